@@ -1,0 +1,129 @@
+//! What `check` produces for each target; serialised as the JSON schema
+//! documented in docs/json.md.
+
+use super::tools::{FirstStarts, ToolVerdicts};
+use crate::findings::{Finding, Severity};
+use crate::layout::{PartKind, TableKind};
+use crate::topology::Topology;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    Disk,
+    Partition,
+    Image,
+}
+
+impl TargetKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::Disk => "disk",
+            TargetKind::Partition => "partition",
+            TargetKind::Image => "image",
+        }
+    }
+}
+
+/// Where the topology came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologySource {
+    Kernel,
+    ImageDefault,
+    Override,
+}
+
+impl TopologySource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TopologySource::Kernel => "kernel",
+            TopologySource::ImageDefault => "image-default",
+            TopologySource::Override => "override",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TableReport {
+    #[serde(rename = "type")]
+    pub kind: TableKind,
+    pub sector_size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_usable_lba: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_usable_lba: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PartitionReport {
+    pub number: u32,
+    pub kind: PartKind,
+    pub type_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub start_bytes: u64,
+    /// Inclusive last byte.
+    pub end_bytes: u64,
+    pub size_bytes: u64,
+    /// In units of the table's sector size.
+    pub start_sector: u64,
+    pub end_sector: u64,
+    pub sectors: u64,
+    /// The kernel's rule (g + ao - start mod g) mod g; 0 = aligned.
+    pub kernel_offset: u64,
+    /// The kernel's own per-partition alignment_offset (live devices).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_alignment_offset: Option<i64>,
+    /// The largest power of two up to 1 MiB dividing the start.
+    pub start_alignment: u64,
+    /// The block size the kernel gives the partition's device node.
+    pub device_block_size: u32,
+    /// The same, read back with BLKBSZGET (live devices).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_block_size_kernel: Option<u32>,
+    /// Overall verdict: no warning or error about this partition's placement.
+    pub aligned: bool,
+    pub tools: ToolVerdicts,
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetReport {
+    pub path: String,
+    pub kind: TargetKind,
+    /// The whole disk a partition or disk target belongs to (live devices).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk: Option<String>,
+    pub size_bytes: u64,
+    pub topology: Topology,
+    pub topology_source: TopologySource,
+    pub partition_table: TableReport,
+    pub partitions: Vec<PartitionReport>,
+    pub first_start_bytes: FirstStarts,
+    /// Every start on 1 MiB and every end on 4 KiB: stays aligned whatever
+    /// plausible topology the disk is moved to.
+    pub portable: bool,
+    /// No warning or error anywhere in this target.
+    pub aligned: bool,
+    /// One line for humans.
+    pub verdict: String,
+    pub findings: Vec<Finding>,
+}
+
+impl TargetReport {
+    /// Every finding of the target and its partitions.
+    pub fn all_findings(&self) -> impl Iterator<Item = &Finding> {
+        self.findings
+            .iter()
+            .chain(self.partitions.iter().flat_map(|p| p.findings.iter()))
+    }
+
+    pub fn count(&self, severity: Severity) -> usize {
+        self.all_findings().filter(|f| f.severity == severity).count()
+    }
+
+    pub fn has_problems(&self) -> bool {
+        self.all_findings().any(Finding::is_problem)
+    }
+}

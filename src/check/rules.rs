@@ -1,0 +1,246 @@
+//! The rules that turn a partition's placement into findings.
+
+use super::tools::{self, ToolVerdicts, ToolView};
+use crate::findings::{Code, Finding, Severity};
+use crate::layout::PartKind;
+use crate::topology::{is_misaligned_marker, Topology};
+use crate::units::{human, BOGUS_USB_OPT, KIB, MIB};
+
+/// The kernel's misalignment for a start: (g + ao - start mod g) mod g with
+/// g = max(pbs, min). 0 means aligned.
+pub fn kernel_offset(t: &Topology, start_bytes: u64) -> u64 {
+    let g = t.grain();
+    let ao = t.usable_alignment_offset() % g;
+    (g + ao - start_bytes % g) % g
+}
+
+/// The block size the kernel picks for a device node of `size_bytes`:
+/// start at the logical block and double while below the page size and
+/// the size stays a multiple of the doubled value.
+pub fn device_block_size(lbs: u32, size_bytes: u64) -> u32 {
+    const PAGE: u32 = 4096;
+    let mut bs = lbs.max(1);
+    while bs < PAGE && size_bytes % (2 * u64::from(bs)) == 0 {
+        bs *= 2;
+    }
+    bs
+}
+
+/// An optimal I/O size worth aligning to: set, a multiple of pbs and min,
+/// larger than them, and not the USB-bridge artefact.
+pub fn sane_optimal(t: &Topology) -> Option<u64> {
+    let opt = u64::from(t.optimal_io_size);
+    let lbs = u64::from(t.logical_block_size);
+    (opt != 0
+        && opt != BOGUS_USB_OPT
+        && opt != 65535 * lbs
+        && opt % u64::from(t.physical_block_size).max(1) == 0
+        && opt % u64::from(t.minimum_io_size).max(1) == 0
+        && opt > t.grain())
+    .then_some(opt)
+}
+
+/// The placement facts of one partition in bytes.
+pub struct Placement {
+    pub number: u32,
+    pub kind: PartKind,
+    pub start: u64,
+    pub size: u64,
+}
+
+impl Placement {
+    pub fn end_exclusive(&self) -> u64 {
+        self.start + self.size
+    }
+}
+
+/// Codes that decide a partition's `aligned` verdict.
+pub fn is_placement_code(c: Code) -> bool {
+    matches!(
+        c,
+        Code::StartMisaligned
+            | Code::StartNot4k
+            | Code::StartNotOptimal
+            | Code::EndNot4k
+            | Code::EndNotPhysical
+            | Code::SizeNot4k
+            | Code::KernelReportsMisaligned
+    )
+}
+
+/// Findings about where a partition starts and ends.
+pub fn placement_findings(t: &Topology, p: &Placement, kernel_ao: Option<i64>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let (start, end, size) = (p.start, p.end_exclusive(), p.size);
+    let g = t.grain();
+    let off = kernel_offset(t, start);
+    if off != 0 {
+        out.push(Finding::new(
+            Code::StartMisaligned,
+            format!(
+                "starts at byte {start}, which the kernel's rule puts {off} bytes off its {g}-byte grain (alignment offset {}): every {} write straddles two physical blocks",
+                t.alignment_offset,
+                human(g)
+            ),
+        ));
+    }
+    if start % (4 * KIB) != 0 {
+        out.push(Finding::new(
+            Code::StartNot4k,
+            format!("starts at byte {start} = {} x 4 KiB + {}: not 4 KiB aligned, so 4 KiB pages straddle flash pages and 4K sectors", start / (4 * KIB), start % (4 * KIB)),
+        ));
+    }
+    if start % MIB != 0 {
+        out.push(Finding::new(
+            Code::StartNot1Mib,
+            format!("starts at byte {start}, a multiple of {} but not of 1 MiB", human(crate::units::alignment_of(start))),
+        ));
+    }
+    if let Some(opt) = sane_optimal(t) {
+        let ao = t.usable_alignment_offset();
+        if (start + opt - ao % opt) % opt != 0 {
+            out.push(Finding::new(
+                Code::StartNotOptimal,
+                format!("starts at byte {start}, not a multiple of the optimal I/O size {opt} ({}): full-stripe writes are split across stripes", human(opt)),
+            ));
+        }
+    }
+    let dg = t.discard_granularity;
+    if dg > u64::from(t.logical_block_size) && (start + dg - t.discard_alignment % dg) % dg != 0 {
+        out.push(Finding::new(
+            Code::StartNotDiscard,
+            format!("starts at byte {start}, not aligned to the discard granularity {}: TRIM of the first and last unit of a range is dropped", human(dg)),
+        ));
+    }
+    if end % (4 * KIB) != 0 {
+        out.push(Finding::new(
+            Code::EndNot4k,
+            format!("ends at byte {end} (last byte {}), not on a 4 KiB boundary", end - 1),
+        ));
+    }
+    let pbs = u64::from(t.physical_block_size);
+    if pbs > 4 * KIB && end % pbs != 0 {
+        out.push(Finding::new(
+            Code::EndNotPhysical,
+            format!("ends at byte {end}, not on a {}-byte physical block boundary", pbs),
+        ));
+    }
+    if size % (4 * KIB) != 0 {
+        let bs = device_block_size(t.logical_block_size, size);
+        out.push(Finding::new(
+            Code::SizeNot4k,
+            format!(
+                "size {size} bytes is not a multiple of 4 KiB, so the kernel gives the partition node a {bs}-byte block size: buffered and synced 4 KiB writes through it are split into {bs}-byte pieces (read-modify-write on 4K media)"
+            ),
+        ));
+    }
+    if let Some(kao) = kernel_ao {
+        if is_misaligned_marker(kao) {
+            out.push(Finding::new(
+                Code::KernelReportsMisaligned,
+                format!("the kernel reports alignment_offset {kao} for this partition: it considers it misaligned"),
+            ));
+        } else if kao != off as i64 {
+            out.push(Finding::new(
+                Code::KernelOffsetDiffers,
+                format!("the kernel reports alignment_offset {kao} for this partition, diskalign computes {off}"),
+            ));
+        }
+    }
+    if p.kind == PartKind::Extended {
+        for f in &mut out {
+            f.severity = Severity::Info;
+            f.message.push_str(" (extended container: it holds only EBRs, its logical partitions are judged on their own)");
+        }
+    }
+    out
+}
+
+/// Each tool's verdict on a partition given in device sectors.
+pub fn tool_verdicts(v: &ToolView, first: u64, last: u64, sgdisk_align: u64) -> ToolVerdicts {
+    ToolVerdicts {
+        parted_optimal: tools::parted_optimal(v).is_aligned(first),
+        parted_minimal: tools::parted_minimal(v).is_aligned(first),
+        fdisk: tools::fdisk_phy_aligned(v, first),
+        sgdisk: !tools::sgdisk_cautions(sgdisk_align, first, last),
+    }
+}
+
+/// One sentence on why the tools disagree about a partition.
+pub fn explain_disagreement(v: &ToolView, verdicts: &ToolVerdicts, sgdisk_align: u64) -> String {
+    let yn = |b: bool| if b { "aligned" } else { "NOT aligned" };
+    let opt = tools::parted_optimal(v);
+    let min = tools::parted_minimal(v);
+    let fdisk_g = v.pbs.max(v.min);
+    let mut s = format!(
+        "parted align-check opt says {} (grain {} sectors), align-check min says {} (grain {} sectors), fdisk says {} (checks the {fdisk_g}-byte physical boundary{}), sgdisk says {} (its {sgdisk_align}-sector alignment, lowered to fit the existing starts, on both start and end)",
+        yn(verdicts.parted_optimal),
+        opt.grain,
+        yn(verdicts.parted_minimal),
+        min.grain,
+        yn(verdicts.fdisk),
+        if v.ao != 0 { format!(" shifted by alignment offset {}", v.ao) } else { String::new() },
+        yn(verdicts.sgdisk),
+    );
+    if v.opt == BOGUS_USB_OPT || (v.opt != 0 && v.opt == 65535 * v.lbs) {
+        s.push_str(&format!(
+            "; parted follows optimal_io_size {} to a 65535-sector grain that is not 4 KiB aligned, fdisk >= 2.37 ignores that value",
+            v.opt
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topo(pbs: u32, min: u32, ao: i64) -> Topology {
+        Topology {
+            physical_block_size: pbs,
+            minimum_io_size: min,
+            alignment_offset: ao,
+            ..Topology::IMAGE_DEFAULT
+        }
+    }
+
+    #[test]
+    fn kernel_rule_examples_from_the_reference() {
+        assert_eq!(kernel_offset(&topo(4096, 4096, 0), 63 * 512), 512);
+        assert_eq!(kernel_offset(&topo(4096, 4096, 3584), 63 * 512), 0);
+        assert_eq!(kernel_offset(&topo(4096, 4096, 3584), 2048 * 512), 3584);
+        assert_eq!(kernel_offset(&topo(512, 512, 0), 63 * 512), 0);
+        // A RAID5 with 512 KiB chunks: g = min.
+        assert_eq!(kernel_offset(&topo(512, 524288, 0), MIB), 0);
+        assert_eq!(kernel_offset(&topo(512, 524288, 0), 63 * 512), 524288 - 63 * 512);
+    }
+
+    #[test]
+    fn device_block_sizes() {
+        assert_eq!(device_block_size(512, 100 * MIB), 4096);
+        assert_eq!(device_block_size(512, 100 * MIB + 512), 512);
+        assert_eq!(device_block_size(512, 100 * MIB + 1024), 1024);
+        assert_eq!(device_block_size(512, 100 * MIB + 2048), 2048);
+        assert_eq!(device_block_size(4096, 100 * MIB), 4096);
+    }
+
+    #[test]
+    fn findings_for_legacy_start() {
+        let t = topo(4096, 4096, 0);
+        let p = Placement { number: 1, kind: PartKind::Primary, start: 63 * 512, size: 100 * MIB };
+        let f = placement_findings(&t, &p, None);
+        let codes: Vec<Code> = f.iter().map(|f| f.code).collect();
+        assert!(codes.contains(&Code::StartMisaligned));
+        assert!(codes.contains(&Code::StartNot4k));
+        assert!(codes.contains(&Code::EndNot4k));
+        assert!(!codes.contains(&Code::SizeNot4k));
+    }
+
+    #[test]
+    fn usb_opt_is_not_sane() {
+        let t = Topology { optimal_io_size: 33_553_920, ..topo(4096, 4096, 0) };
+        assert_eq!(sane_optimal(&t), None);
+        let t = Topology { optimal_io_size: 1_048_576, ..topo(512, 524288, 0) };
+        assert_eq!(sane_optimal(&t), Some(1_048_576));
+    }
+}

@@ -1,0 +1,49 @@
+//! The JSON envelopes of `check --json` and `topology --json`.
+
+use crate::check::report::TargetReport;
+use crate::check::CheckError;
+use crate::topology::Disk;
+use serde::Serialize;
+
+/// Bumped only for incompatible changes (never so far); additions keep it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+pub struct CheckDocument<'a> {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub diskalign_version: &'static str,
+    pub targets: &'a [TargetReport],
+    pub errors: &'a [CheckError],
+}
+
+#[derive(Serialize)]
+pub struct TopologyDocument<'a> {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub diskalign_version: &'static str,
+    pub disks: &'a [Disk],
+    pub errors: &'a [CheckError],
+}
+
+pub fn check(targets: &[TargetReport], errors: &[CheckError]) -> String {
+    let doc = CheckDocument {
+        schema: "diskalign.check",
+        schema_version: SCHEMA_VERSION,
+        diskalign_version: env!("CARGO_PKG_VERSION"),
+        targets,
+        errors,
+    };
+    serde_json::to_string_pretty(&doc).expect("report serialises")
+}
+
+pub fn topology(disks: &[Disk], errors: &[CheckError]) -> String {
+    let doc = TopologyDocument {
+        schema: "diskalign.topology",
+        schema_version: SCHEMA_VERSION,
+        diskalign_version: env!("CARGO_PKG_VERSION"),
+        disks,
+        errors,
+    };
+    serde_json::to_string_pretty(&doc).expect("topology serialises")
+}

@@ -1,0 +1,4 @@
+//! Machine-readable output. The JSON documents are a public, versioned
+//! interface (docs/json.md): fields are only ever added.
+
+pub mod json;

@@ -1,0 +1,187 @@
+//! The finding vocabulary: every code diskalign can report, with its default
+//! severity and a one-line summary. Codes are a public interface (JSON
+//! `findings[].code`); add new ones, never rename or reuse old ones.
+//! docs/findings.md documents each of them (a test keeps the two in sync).
+
+use serde::{Serialize, Serializer};
+use std::fmt;
+
+/// How bad a finding is. Exit status 1 when any finding is a warning or error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+macro_rules! codes {
+    ($( $variant:ident = $text:literal, $sev:ident, $summary:literal; )*) => {
+        /// A stable finding code.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Code { $( $variant, )* }
+
+        impl Code {
+            /// Every code, in documentation order.
+            pub const ALL: &'static [Code] = &[ $( Code::$variant, )* ];
+
+            /// The code as it appears in JSON and in the human report.
+            pub fn as_str(self) -> &'static str {
+                match self { $( Code::$variant => $text, )* }
+            }
+
+            /// The severity a finding with this code has unless a rule says otherwise.
+            pub fn default_severity(self) -> Severity {
+                match self { $( Code::$variant => Severity::$sev, )* }
+            }
+
+            /// One line saying what the code means.
+            pub fn summary(self) -> &'static str {
+                match self { $( Code::$variant => $summary, )* }
+            }
+        }
+    };
+}
+
+codes! {
+    // Partition placement against the device below.
+    StartMisaligned = "start-misaligned", Error,
+        "The start breaks the kernel's rule (g + ao - start mod g) mod g with g = max(pbs, min).";
+    StartNot4k = "start-not-4k", Warning,
+        "The start is not a multiple of 4 KiB.";
+    StartNot1Mib = "start-not-1mib", Info,
+        "The start is not a multiple of 1 MiB, the grain every current tool uses.";
+    StartNotOptimal = "start-not-optimal", Warning,
+        "The start is not a multiple of a sane optimal I/O size (RAID stripe width).";
+    StartNotDiscard = "start-not-discard", Info,
+        "The start is not aligned to the discard (TRIM) granularity.";
+    EndNot4k = "end-not-4k", Warning,
+        "The end (last byte + 1) is not a multiple of 4 KiB.";
+    EndNotPhysical = "end-not-physical", Warning,
+        "The end (last byte + 1) is not a multiple of a physical block larger than 4 KiB.";
+    SizeNot4k = "size-not-4k", Warning,
+        "The size is not a multiple of 4 KiB: the kernel gives the partition node a block size below 4096.";
+    LayoutNotPortable = "layout-not-portable", Info,
+        "Some start or end is not a multiple of 1 MiB, so the layout may misalign under another topology.";
+    // What the tools would say.
+    ToolsDisagree = "tools-disagree", Info,
+        "parted, fdisk and sgdisk reach different verdicts or first starts on this disk; the message says why.";
+    // The partition table itself.
+    TableSectorSizeMismatch = "table-sector-size-mismatch", Error,
+        "The partition table was written for another logical sector size than the device presents.";
+    PartitionOverlap = "partition-overlap", Error,
+        "Two partitions share sectors.";
+    PartitionOutsideDisk = "partition-outside-disk", Error,
+        "A partition ends beyond the device (or outside the GPT usable area).";
+    PartitionInvalid = "partition-invalid", Error,
+        "A partition entry is malformed (end before start, zero size).";
+    GptPrimaryInvalid = "gpt-primary-invalid", Warning,
+        "The primary GPT header or entry array is damaged; the backup was used.";
+    GptBackupInvalid = "gpt-backup-invalid", Warning,
+        "The backup GPT header or entry array is missing or damaged.";
+    HybridMbr = "hybrid-mbr", Info,
+        "The MBR holds real partitions next to the GPT protective entry (a hybrid MBR).";
+    ProtectiveMbrWithoutGpt = "protective-mbr-without-gpt", Error,
+        "The MBR says GPT but no GPT header was found at LBA 1 for 512 or 4096-byte sectors.";
+    // What the kernel says.
+    KernelReportsMisaligned = "kernel-reports-misaligned", Error,
+        "The kernel itself reports alignment_offset -1 / 4294967295 (misaligned stacking).";
+    KernelOffsetDiffers = "kernel-offset-differs", Warning,
+        "The kernel's per-partition alignment_offset differs from diskalign's computation.";
+    KernelTableDiffers = "kernel-table-differs", Warning,
+        "The partitions the kernel registered differ from the table on disk.";
+    // Topology hints.
+    OptimalIoSuspicious = "optimal-io-suspicious", Warning,
+        "optimal_io_size is implausible (65535 x logical block, not a multiple of pbs or min).";
+    MinimumIoSuspicious = "minimum-io-suspicious", Warning,
+        "minimum_io_size is not a multiple of the physical block size.";
+    NonPowerOfTwoIo = "non-power-of-two-io", Warning,
+        "An I/O hint is not a power of two while nothing is stacked underneath.";
+    Hidden4kSuspected = "hidden-4k-suspected", Warning,
+        "A disk larger than 2 TB reports 512-byte physical sectors; it is probably a 4K drive behind a bridge that hides it.";
+    IoctlSysfsMismatch = "ioctl-sysfs-mismatch", Warning,
+        "The ioctl and sysfs views of the same limit disagree.";
+    TopologyUnknown = "topology-unknown", Info,
+        "The target is an image: the real device is unknown, so it is judged against 4 KiB and 1 MiB anyway.";
+}
+
+impl Serialize for Code {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One verdict: a stable code, a severity and a one-sentence reason.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+}
+
+impl Finding {
+    /// A finding with the code's default severity.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Finding {
+            code,
+            severity: code.default_severity(),
+            message: message.into(),
+        }
+    }
+
+    /// The same finding with another severity.
+    pub fn severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    /// True for findings that make the exit status 1.
+    pub fn is_problem(&self) -> bool {
+        self.severity >= Severity::Warning
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_kebab_case() {
+        let mut seen = std::collections::HashSet::new();
+        for c in Code::ALL {
+            assert!(seen.insert(c.as_str()), "duplicate {}", c);
+            assert!(c
+                .as_str()
+                .chars()
+                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-'));
+        }
+    }
+
+    #[test]
+    fn every_code_is_documented() {
+        let doc = include_str!("../docs/findings.md");
+        for c in Code::ALL {
+            assert!(
+                doc.contains(&format!("`{}`", c.as_str())),
+                "docs/findings.md does not document {}",
+                c
+            );
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Partition tables read from raw bytes: GPT (both copies, CRC-checked) and
+//! MBR (with extended/logical partitions, protective and hybrid), probing
+//! 512- and 4096-byte sectors so images work offline and a table written
+//! under another sector size is recognised.
+
+pub mod gpt;
+pub mod mbr;
+pub mod source;
+
+use crate::findings::{Code, Finding};
+use serde::Serialize;
+use source::ReadAt;
+use std::fmt;
+
+/// A read that failed: which layer, at which byte, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutError {
+    pub layer: &'static str,
+    pub offset: u64,
+    pub message: String,
+}
+
+impl LayoutError {
+    pub fn new(layer: &'static str, offset: u64, message: impl Into<String>) -> Self {
+        LayoutError { layer, offset, message: message.into() }
+    }
+}
+
+impl fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}: {}", self.layer, self.offset, self.message)
+    }
+}
+
+impl std::error::Error for LayoutError {}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TableKind {
+    Gpt,
+    Mbr,
+    None,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PartKind {
+    Gpt,
+    Primary,
+    Extended,
+    Logical,
+}
+
+/// One partition in table sectors (`last_lba` inclusive).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partition {
+    pub number: u32,
+    pub kind: PartKind,
+    pub first_lba: u64,
+    pub last_lba: u64,
+    /// GPT type GUID or MBR type byte (`0x83`).
+    pub type_id: String,
+    pub name: Option<String>,
+}
+
+/// A partition table as found on the device.
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub kind: TableKind,
+    /// The sector size the table's LBAs are in.
+    pub sector_size: u64,
+    pub partitions: Vec<Partition>,
+    /// First and last usable LBA (GPT only).
+    pub usable: Option<(u64, u64)>,
+    /// Damage, hybrid MBRs, sector-size mismatches.
+    pub findings: Vec<Finding>,
+}
+
+/// Read the table of a device whose logical block size is `lbs`. `lbs_known`
+/// is false for image files: then a table written for 4096-byte sectors is
+/// simply taken as such, not reported as a mismatch.
+pub fn read_table(src: &(impl ReadAt + ?Sized), lbs: u64, lbs_known: bool) -> Result<Table, LayoutError> {
+    let primary = mbr::read_primary(src)?;
+    let other = if lbs == 4096 { 512 } else { 4096 };
+    let mut broken = None;
+    let mut found = None;
+    for ss in [lbs, other] {
+        match gpt::probe(src, ss) {
+            gpt::Probe::Found(g) => {
+                found = Some((ss, g));
+                break;
+            }
+            gpt::Probe::Broken(e) if broken.is_none() => broken = Some(e),
+            _ => {}
+        }
+    }
+    if let Some((ss, g)) = found {
+        let mut findings = g.findings;
+        if ss != lbs && lbs_known {
+            findings.push(Finding::new(
+                Code::TableSectorSizeMismatch,
+                format!(
+                    "the GPT was written for {ss}-byte sectors but this device presents {lbs}-byte sectors (a disk partitioned behind a USB bridge or another controller?): the kernel does not see these partitions where they are; the offsets below use {ss}-byte sectors"
+                ),
+            ));
+        }
+        if let Some(entries) = &primary {
+            let others: Vec<String> = entries
+                .iter()
+                .filter(|e| e.kind != mbr::PROTECTIVE)
+                .map(|e| format!("#{} type 0x{:02x} at LBA {}", e.index, e.kind, e.start_lba))
+                .collect();
+            if entries.iter().any(|e| e.kind == mbr::PROTECTIVE) && !others.is_empty() {
+                findings.push(Finding::new(
+                    Code::HybridMbr,
+                    format!("hybrid MBR: besides the protective entry it holds {}; tools that read only the MBR see those", others.join(", ")),
+                ));
+            }
+        }
+        return Ok(Table {
+            kind: TableKind::Gpt,
+            sector_size: ss,
+            usable: Some((g.header.first_usable, g.header.last_usable)),
+            partitions: g.partitions,
+            findings,
+        });
+    }
+    let Some(entries) = primary else {
+        return match broken {
+            Some(e) => Err(e),
+            None => Ok(Table { kind: TableKind::None, sector_size: lbs, partitions: vec![], usable: None, findings: vec![] }),
+        };
+    };
+    if entries.iter().any(|e| e.kind == mbr::PROTECTIVE) {
+        let why = broken.map(|e| format!(": {e}")).unwrap_or_default();
+        return Ok(Table {
+            kind: TableKind::Mbr,
+            sector_size: lbs,
+            partitions: vec![],
+            usable: None,
+            findings: vec![Finding::new(
+                Code::ProtectiveMbrWithoutGpt,
+                format!("the MBR holds a GPT protective entry but no usable GPT was found for 512 or 4096-byte sectors{why}"),
+            )],
+        });
+    }
+    let mut findings = Vec::new();
+    let ss = mbr_sector_size(src, &entries, lbs, other, lbs_known, &mut findings);
+    let partitions = mbr::partitions(src, &entries, ss, &mut findings);
+    Ok(Table { kind: TableKind::Mbr, sector_size: ss, partitions, usable: None, findings })
+}
+
+/// Decide which sector size a DOS table was written with. An MBR does not
+/// say, so look for evidence: entries that only fit the device with the
+/// other size, or EBRs found only at the other size.
+fn mbr_sector_size(
+    src: &(impl ReadAt + ?Sized),
+    entries: &[mbr::MbrEntry],
+    lbs: u64,
+    other: u64,
+    lbs_known: bool,
+    findings: &mut Vec<Finding>,
+) -> u64 {
+    let fits = |ss: u64| {
+        entries
+            .iter()
+            .all(|e| (u64::from(e.start_lba) + u64::from(e.sectors)) * ss <= src.len())
+    };
+    let ebr_ok = |ss: u64| {
+        entries
+            .iter()
+            .filter(|e| mbr::is_extended(e.kind))
+            .map(|e| source::read_bytes(src, "EBR", u64::from(e.start_lba) * ss, 512).is_ok_and(|b| b[510] == 0x55 && b[511] == 0xAA))
+            .collect::<Vec<bool>>()
+    };
+    let (here, there) = (ebr_ok(lbs), ebr_ok(other));
+    let other_better = (!fits(lbs) && fits(other))
+        || (!here.is_empty() && here.iter().all(|ok| !ok) && there.iter().all(|ok| *ok));
+    if !other_better {
+        return lbs;
+    }
+    if lbs_known {
+        findings.push(Finding::new(
+            Code::TableSectorSizeMismatch,
+            format!("the MBR only makes sense with {other}-byte sectors but this device presents {lbs}-byte sectors: it was partitioned behind another controller; the offsets below use {other}-byte sectors"),
+        ));
+    }
+    other
+}

@@ -1,0 +1,92 @@
+//! Sanity checks on the hints a disk reports, and sysfs/ioctl disagreements.
+
+use super::{is_misaligned_marker, Disk};
+use crate::findings::{Code, Finding};
+use crate::units::human;
+
+/// Two terabytes: disks above this with 512-byte physical sectors are suspect.
+const TWO_TB: u64 = 2_000_000_000_000;
+
+/// Findings about one disk's reported topology.
+pub fn hints(disk: &Disk) -> Vec<Finding> {
+    let t = &disk.topology;
+    let (lbs, pbs, min, opt) = (
+        u64::from(t.logical_block_size),
+        u64::from(t.physical_block_size),
+        u64::from(t.minimum_io_size),
+        u64::from(t.optimal_io_size),
+    );
+    let mut out = Vec::new();
+    if opt != 0 {
+        if opt == 65535 * lbs {
+            out.push(Finding::new(
+                Code::OptimalIoSuspicious,
+                format!(
+                    "optimal_io_size {opt} is 65535 x {lbs}: a USB bridge filling in its maximum transfer length, not a real stripe; parted follows it to a {}-sector grain, fdisk >= 2.37 ignores it",
+                    65535
+                ),
+            ));
+        } else if opt % pbs != 0 {
+            out.push(Finding::new(
+                Code::OptimalIoSuspicious,
+                format!("optimal_io_size {opt} is not a multiple of the physical block size {pbs}; tools that follow it place partitions off the physical grid"),
+            ));
+        } else if min != 0 && opt % min != 0 {
+            out.push(Finding::new(
+                Code::OptimalIoSuspicious,
+                format!("optimal_io_size {opt} is not a multiple of minimum_io_size {min}"),
+            ));
+        }
+    }
+    if min != 0 && pbs != 0 && min % pbs != 0 {
+        out.push(Finding::new(
+            Code::MinimumIoSuspicious,
+            format!("minimum_io_size {min} is not a multiple of the physical block size {pbs}"),
+        ));
+    }
+    if disk.slaves.is_empty() {
+        for (what, v) in [("minimum_io_size", min), ("optimal_io_size", opt)] {
+            if v != 0 && !v.is_power_of_two() && !(what == "optimal_io_size" && opt == 65535 * lbs) {
+                out.push(Finding::new(
+                    Code::NonPowerOfTwoIo,
+                    format!("{what} {v} is not a power of two, yet nothing is stacked under {}: only RAID/LVM stripes explain such values", disk.name),
+                ));
+            }
+        }
+    }
+    if pbs == 512 && disk.size_bytes > TWO_TB && !matches!(disk.transport, super::Transport::Loop | super::Transport::Zram) {
+        out.push(Finding::new(
+            Code::Hidden4kSuspected,
+            format!(
+                "{} is {} but reports 512-byte physical sectors: disks this large are almost always 4K drives; a bridge or controller may be hiding it, so align to 4 KiB anyway",
+                disk.name,
+                human(disk.size_bytes)
+            ),
+        ));
+    }
+    if is_misaligned_marker(t.alignment_offset) {
+        out.push(Finding::new(
+            Code::KernelReportsMisaligned,
+            format!("the kernel reports alignment_offset {} for {}: a layer below starts off its device's physical grid", t.alignment_offset, disk.name),
+        ));
+    }
+    if let Some(io) = &disk.ioctl {
+        let pairs: [(&str, i128, i128); 6] = [
+            ("logical block size", t.logical_block_size.into(), io.logical_block_size.into()),
+            ("physical block size", t.physical_block_size.into(), io.physical_block_size.into()),
+            ("minimum I/O size", t.minimum_io_size.into(), io.minimum_io_size.into()),
+            ("optimal I/O size", t.optimal_io_size.into(), io.optimal_io_size.into()),
+            ("alignment offset", t.alignment_offset.into(), io.alignment_offset.into()),
+            ("size", disk.size_bytes.into(), io.size_bytes.into()),
+        ];
+        for (what, s, i) in pairs {
+            if s != i {
+                out.push(Finding::new(
+                    Code::IoctlSysfsMismatch,
+                    format!("{what}: sysfs says {s}, the ioctl says {i}"),
+                ));
+            }
+        }
+    }
+    out
+}

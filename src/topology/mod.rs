@@ -1,0 +1,119 @@
+//! What the kernel (or a `--topology` override) says about a disk: I/O limits
+//! from sysfs and from ioctls, transport, identity, and sanity hints.
+
+mod hints;
+pub mod ioctl;
+mod overrides;
+mod sysfs;
+mod transport;
+
+pub use hints::hints;
+pub use overrides::TopologyOverride;
+pub use sysfs::{KernelPartition, Sysfs};
+pub use transport::{Transport, UsbBridge};
+
+use crate::findings::Finding;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// The kernel's I/O limits of one block device, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Topology {
+    pub logical_block_size: u32,
+    pub physical_block_size: u32,
+    pub minimum_io_size: u32,
+    pub optimal_io_size: u32,
+    /// As the kernel prints it: `-1` on a disk and `4294967295` on a
+    /// partition mean "misaligned"; never clamped.
+    pub alignment_offset: i64,
+    pub discard_granularity: u64,
+    pub discard_alignment: u64,
+}
+
+impl Topology {
+    /// What an image file is judged with when nothing else is known.
+    pub const IMAGE_DEFAULT: Topology = Topology {
+        logical_block_size: 512,
+        physical_block_size: 512,
+        minimum_io_size: 512,
+        optimal_io_size: 0,
+        alignment_offset: 0,
+        discard_granularity: 0,
+        discard_alignment: 0,
+    };
+
+    /// A plain device with `lbs`-byte logical and physical blocks.
+    pub fn plain(lbs: u32) -> Topology {
+        Topology {
+            logical_block_size: lbs,
+            physical_block_size: lbs,
+            minimum_io_size: lbs,
+            ..Topology::IMAGE_DEFAULT
+        }
+    }
+
+    /// The kernel's alignment granularity: max(pbs, min).
+    pub fn grain(&self) -> u64 {
+        u64::from(self.physical_block_size.max(self.minimum_io_size)).max(1)
+    }
+
+    /// The kernel's "misaligned" marker (-1 on disks, 4294967295 on partitions).
+    pub fn reports_misaligned(&self) -> bool {
+        is_misaligned_marker(self.alignment_offset)
+    }
+
+    /// The alignment offset usable in arithmetic: the marker counts as 0
+    /// (what libblkid, and so parted and fdisk, do with it).
+    pub fn usable_alignment_offset(&self) -> u64 {
+        if self.reports_misaligned() || self.alignment_offset < 0 {
+            0
+        } else {
+            self.alignment_offset as u64
+        }
+    }
+}
+
+/// True for the kernel's "misaligned" alignment_offset values.
+pub fn is_misaligned_marker(v: i64) -> bool {
+    v == -1 || v == i64::from(u32::MAX)
+}
+
+/// Values read through the block-device ioctls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct IoctlValues {
+    pub logical_block_size: u32,
+    pub physical_block_size: u32,
+    pub minimum_io_size: u32,
+    pub optimal_io_size: u32,
+    pub alignment_offset: i64,
+    pub size_bytes: u64,
+}
+
+/// Everything known about one whole disk.
+#[derive(Clone, Debug, Serialize)]
+pub struct Disk {
+    pub name: String,
+    pub device: PathBuf,
+    pub size_bytes: u64,
+    pub topology: Topology,
+    /// The ioctl view, when the device node could be opened read-only.
+    pub ioctl: Option<IoctlValues>,
+    /// Why the ioctl view is missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ioctl_error: Option<String>,
+    pub rotational: Option<bool>,
+    pub removable: Option<bool>,
+    pub model: Option<String>,
+    pub vendor: Option<String>,
+    pub serial: Option<String>,
+    pub firmware: Option<String>,
+    pub transport: Transport,
+    pub usb: Option<UsbBridge>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backing_file: Option<String>,
+    pub slaves: Vec<String>,
+    pub holders: Vec<String>,
+    pub partitions: Vec<KernelPartition>,
+    /// Suspicious hints and sysfs/ioctl disagreements.
+    pub findings: Vec<Finding>,
+}

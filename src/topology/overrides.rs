@@ -1,0 +1,141 @@
+//! `--topology lbs=512,pbs=4096,min=4096,opt=33553920,ao=0`
+
+use super::Topology;
+use std::str::FromStr;
+
+/// Fields given on the command line; the rest keep their detected value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TopologyOverride {
+    pub lbs: Option<u32>,
+    pub pbs: Option<u32>,
+    pub min: Option<u32>,
+    pub opt: Option<u32>,
+    pub ao: Option<i64>,
+    pub discard: Option<u64>,
+}
+
+impl FromStr for TopologyOverride {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut o = TopologyOverride::default();
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| format!("'{item}' is not KEY=VALUE (keys: lbs, pbs, min, opt, ao, discard)"))?;
+            let num = |v: &str| -> Result<u64, String> {
+                parse_size(v).ok_or_else(|| format!("{key}={v}: not a size in bytes (512, 4096, 4k, 1m...)"))
+            };
+            let small = |v: &str| -> Result<u32, String> {
+                u32::try_from(num(v)?).map_err(|_| format!("{key}={v}: larger than 4 GiB"))
+            };
+            match key.trim() {
+                "lbs" | "logical" => o.lbs = Some(small(value)?),
+                "pbs" | "physical" => o.pbs = Some(small(value)?),
+                "min" | "minimum" => o.min = Some(small(value)?),
+                "opt" | "optimal" => o.opt = Some(small(value)?),
+                "ao" | "alignment" => {
+                    o.ao = Some(if value.trim() == "-1" { -1 } else { num(value)? as i64 })
+                }
+                "discard" | "dg" => o.discard = Some(num(value)?),
+                other => return Err(format!("unknown topology field '{other}' (keys: lbs, pbs, min, opt, ao, discard)")),
+            }
+        }
+        if o == TopologyOverride::default() {
+            return Err("empty --topology: give at least one of lbs, pbs, min, opt, ao, discard".into());
+        }
+        Ok(o)
+    }
+}
+
+/// `4096`, `4k`, `4KiB`, `1m`, `1MiB`.
+fn parse_size(v: &str) -> Option<u64> {
+    let v = v.trim().to_ascii_lowercase();
+    let digits = v.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &v[digits.len()..];
+    let mult = match unit {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+impl TopologyOverride {
+    /// Apply to a detected topology and check the result is one a kernel could report.
+    pub fn apply(&self, base: Topology) -> Result<Topology, String> {
+        let mut t = base;
+        if let Some(lbs) = self.lbs {
+            t.logical_block_size = lbs;
+            // A new logical size drags the unspecified smaller values up with it.
+            t.physical_block_size = t.physical_block_size.max(lbs);
+        }
+        if let Some(pbs) = self.pbs {
+            t.physical_block_size = pbs;
+        }
+        if let Some(min) = self.min {
+            t.minimum_io_size = min;
+        }
+        if let Some(opt) = self.opt {
+            t.optimal_io_size = opt;
+        }
+        if let Some(ao) = self.ao {
+            t.alignment_offset = ao;
+        }
+        if let Some(d) = self.discard {
+            t.discard_granularity = d;
+        }
+        // The kernel never reports a minimum I/O below the physical block.
+        t.minimum_io_size = t.minimum_io_size.max(t.physical_block_size);
+        let lbs = t.logical_block_size;
+        if !lbs.is_power_of_two() || !(512..=65536).contains(&lbs) {
+            return Err(format!("logical block size {lbs} must be a power of two from 512 to 65536"));
+        }
+        if !t.physical_block_size.is_power_of_two() || t.physical_block_size < lbs {
+            return Err(format!(
+                "physical block size {} must be a power of two no smaller than the logical block size {lbs}",
+                t.physical_block_size
+            ));
+        }
+        if t.minimum_io_size % lbs != 0 || t.optimal_io_size % lbs != 0 {
+            return Err(format!("minimum and optimal I/O sizes must be multiples of the logical block size {lbs}"));
+        }
+        if t.alignment_offset != -1 && (t.alignment_offset < 0 || t.alignment_offset as u64 % u64::from(lbs) != 0) {
+            return Err(format!("alignment offset {} must be -1 or a multiple of the logical block size {lbs}", t.alignment_offset));
+        }
+        Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_applies() {
+        let o: TopologyOverride = "lbs=512,pbs=4096,min=4096,opt=33553920,ao=0".parse().unwrap();
+        let t = o.apply(Topology::IMAGE_DEFAULT).unwrap();
+        assert_eq!(t.physical_block_size, 4096);
+        assert_eq!(t.optimal_io_size, 33_553_920);
+    }
+
+    #[test]
+    fn min_raised_to_pbs() {
+        let o: TopologyOverride = "pbs=4k".parse().unwrap();
+        let t = o.apply(Topology::IMAGE_DEFAULT).unwrap();
+        assert_eq!(t.minimum_io_size, 4096);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        assert!("lbs".parse::<TopologyOverride>().is_err());
+        assert!("foo=1".parse::<TopologyOverride>().is_err());
+        assert!("pbs=4x".parse::<TopologyOverride>().is_err());
+        let o: TopologyOverride = "lbs=1000".parse().unwrap();
+        assert!(o.apply(Topology::IMAGE_DEFAULT).is_err());
+        let o: TopologyOverride = "ao=100".parse().unwrap();
+        assert!(o.apply(Topology::IMAGE_DEFAULT).is_err());
+    }
+}

@@ -1,0 +1,205 @@
+//! Reading disks from sysfs. The root is configurable so tests can point it
+//! at fixture trees; with a non-default root no device node is opened.
+
+use super::{hints, ioctl, transport, Disk, Topology};
+use serde::Serialize;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A partition as the kernel registered it (`/sys/block/D/DP`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KernelPartition {
+    pub name: String,
+    pub number: u32,
+    pub start_bytes: u64,
+    pub size_bytes: u64,
+    /// As printed by the kernel; 4294967295 means misaligned.
+    pub alignment_offset: i64,
+}
+
+/// A sysfs tree: `/sys` or a fixture copy of one.
+#[derive(Clone, Debug)]
+pub struct Sysfs {
+    root: PathBuf,
+}
+
+impl Default for Sysfs {
+    fn default() -> Self {
+        Sysfs::new("/sys")
+    }
+}
+
+fn read_str(path: &Path) -> Option<String> {
+    let s = fs::read_to_string(path).ok()?;
+    let s = s.trim();
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+fn read_num<T: std::str::FromStr>(path: &Path) -> Option<T> {
+    read_str(path)?.parse().ok()
+}
+
+fn list_dir(path: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(path)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+impl Sysfs {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Sysfs { root: root.into() }
+    }
+
+    /// True when this is the live `/sys`, so device nodes match it.
+    pub fn is_live(&self) -> bool {
+        self.root == Path::new("/sys")
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn block_dir(&self, name: &str) -> PathBuf {
+        self.root.join("block").join(name)
+    }
+
+    /// Whole disks worth looking at: everything in `block/` except ram
+    /// disks, loop devices without a backing file, and empty drives.
+    pub fn default_disks(&self) -> io::Result<Vec<String>> {
+        let dir = self.root.join("block");
+        fs::read_dir(&dir)?;
+        Ok(list_dir(&dir)
+            .into_iter()
+            .filter(|name| !name.starts_with("ram"))
+            .filter(|name| {
+                !name.starts_with("loop") || self.block_dir(name).join("loop/backing_file").exists()
+            })
+            .filter(|name| read_num::<u64>(&self.block_dir(name).join("size")).unwrap_or(0) > 0)
+            .collect())
+    }
+
+    /// True when `name` is a whole disk in this tree.
+    pub fn has_disk(&self, name: &str) -> bool {
+        self.block_dir(name).join("size").exists()
+    }
+
+    /// Map a device number to (disk name, partition number) through `dev/block/M:m`.
+    pub fn resolve_devnum(&self, major: u32, minor: u32) -> Option<(String, Option<u32>)> {
+        let link = self.root.join(format!("dev/block/{major}:{minor}"));
+        let path = fs::canonicalize(link).ok()?;
+        let name = path.file_name()?.to_string_lossy().into_owned();
+        if path.join("partition").exists() {
+            let disk = path.parent()?.file_name()?.to_string_lossy().into_owned();
+            let number = read_num(&path.join("partition"))?;
+            Some((disk, Some(number)))
+        } else {
+            Some((name, None))
+        }
+    }
+
+    /// The limits of one disk as sysfs states them.
+    pub fn topology(&self, name: &str) -> io::Result<Topology> {
+        let dir = self.block_dir(name);
+        let q = dir.join("queue");
+        let need = |file: &str| -> io::Result<u64> {
+            let p = q.join(file);
+            read_num(&p).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("cannot read {}", p.display()),
+                )
+            })
+        };
+        let lbs = need("logical_block_size")? as u32;
+        Ok(Topology {
+            logical_block_size: lbs,
+            physical_block_size: read_num(&q.join("physical_block_size")).unwrap_or(lbs),
+            minimum_io_size: read_num(&q.join("minimum_io_size")).unwrap_or(lbs),
+            optimal_io_size: read_num(&q.join("optimal_io_size")).unwrap_or(0),
+            alignment_offset: read_num(&dir.join("alignment_offset")).unwrap_or(0),
+            discard_granularity: read_num(&q.join("discard_granularity")).unwrap_or(0),
+            discard_alignment: read_num(&dir.join("discard_alignment")).unwrap_or(0),
+        })
+    }
+
+    /// The partitions the kernel registered for a disk.
+    pub fn partitions(&self, name: &str) -> Vec<KernelPartition> {
+        let dir = self.block_dir(name);
+        let mut parts: Vec<KernelPartition> = list_dir(&dir)
+            .into_iter()
+            .filter_map(|child| {
+                let p = dir.join(&child);
+                let number = read_num(&p.join("partition"))?;
+                Some(KernelPartition {
+                    number,
+                    start_bytes: read_num::<u64>(&p.join("start"))?.checked_mul(512)?,
+                    size_bytes: read_num::<u64>(&p.join("size"))?.checked_mul(512)?,
+                    alignment_offset: read_num(&p.join("alignment_offset")).unwrap_or(0),
+                    name: child,
+                })
+            })
+            .collect();
+        parts.sort_by_key(|p| p.number);
+        parts
+    }
+
+    /// Everything about one whole disk; opens `/dev/NAME` read-only for the
+    /// ioctl view when this is the live sysfs.
+    pub fn disk(&self, name: &str) -> io::Result<Disk> {
+        let dir = self.block_dir(name);
+        if !dir.join("size").exists() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{name} is not a whole disk under {}", self.root.display()),
+            ));
+        }
+        let topology = self.topology(name)?;
+        let size_bytes = read_num::<u64>(&dir.join("size")).unwrap_or(0).saturating_mul(512);
+        let device = PathBuf::from("/dev").join(name);
+        let (ioctl, ioctl_error) = if self.is_live() {
+            match ioctl::read_path(&device) {
+                Ok(v) => (Some(v), None),
+                Err(e) => (None, Some(format!("{}: {e}", device.display()))),
+            }
+        } else {
+            (None, Some(format!("not opened: sysfs root is {}", self.root.display())))
+        };
+        let canonical = fs::canonicalize(&dir).unwrap_or(dir.clone());
+        let (transport, usb) = transport::detect(name, &canonical);
+        let dev = dir.join("device");
+        let slaves = list_dir(&dir.join("slaves"));
+        let mut disk = Disk {
+            name: name.to_string(),
+            device,
+            size_bytes,
+            topology,
+            ioctl,
+            ioctl_error,
+            rotational: read_num::<u8>(&dir.join("queue/rotational")).map(|v| v != 0),
+            removable: read_num::<u8>(&dir.join("removable")).map(|v| v != 0),
+            model: read_str(&dev.join("model")).or_else(|| read_str(&dir.join("md/level"))),
+            vendor: read_str(&dev.join("vendor")),
+            serial: read_str(&dev.join("serial"))
+                .or_else(|| read_str(&dir.join("serial")))
+                .or_else(|| read_str(&dev.join("vpd_pg80")))
+                .or_else(|| read_str(&dev.join("wwid"))),
+            firmware: read_str(&dev.join("firmware_rev")).or_else(|| read_str(&dev.join("rev"))),
+            transport,
+            usb,
+            backing_file: read_str(&dir.join("loop/backing_file")),
+            slaves,
+            holders: list_dir(&dir.join("holders")),
+            partitions: self.partitions(name),
+            findings: Vec::new(),
+        };
+        disk.findings = hints(&disk);
+        Ok(disk)
+    }
+}

@@ -1,0 +1,62 @@
+//! Small helpers for sizes: human formatting and the alignment arithmetic
+//! every stage shares.
+
+pub const KIB: u64 = 1024;
+pub const MIB: u64 = 1024 * 1024;
+/// 65535 × 512: the optimal I/O size some USB bridges report by mistake.
+pub const BOGUS_USB_OPT: u64 = 33_553_920;
+
+/// `1.5 MiB`, `4 KiB`, `512 B`: binary units, one decimal when not exact.
+pub fn human(bytes: u64) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else if value.fract() == 0.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        let shown = format!("{value:.1}");
+        // 33553920 is not 32 MiB: say that the rounded figure is approximate.
+        let approx = if shown.ends_with(".0") { "~" } else { "" };
+        format!("{approx}{shown} {}", UNITS[unit])
+    }
+}
+
+/// The largest power of two (up to 1 MiB) that divides `bytes`; 1 MiB for 0.
+pub fn alignment_of(bytes: u64) -> u64 {
+    if bytes == 0 {
+        return MIB;
+    }
+    (1u64 << bytes.trailing_zeros()).min(MIB)
+}
+
+/// `x` is a multiple of `m` (a zero `m` divides nothing but is treated as "no constraint").
+pub fn is_multiple(x: u64, m: u64) -> bool {
+    m == 0 || x % m == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human(512), "512 B");
+        assert_eq!(human(4096), "4 KiB");
+        assert_eq!(human(1536 * 1024), "1.5 MiB");
+        assert_eq!(human(BOGUS_USB_OPT), "~32.0 MiB");
+    }
+
+    #[test]
+    fn alignment() {
+        assert_eq!(alignment_of(63 * 512), 512);
+        assert_eq!(alignment_of(2048 * 512), MIB);
+        assert_eq!(alignment_of(8 * MIB), MIB);
+        assert_eq!(alignment_of(BOGUS_USB_OPT), 512);
+    }
+}

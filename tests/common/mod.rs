@@ -1,0 +1,152 @@
+//! Helpers shared by the integration tests: running the binary, requiring
+//! root and tools (missing ones fail loudly, never skip), building images
+//! with the real tools, and loop devices that are always detached.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_diskalign")
+}
+
+/// Run diskalign; returns (stdout, exit code).
+pub fn run(args: &[&str]) -> (String, i32) {
+    let out = Command::new(bin()).args(args).output().expect("run diskalign");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// Run diskalign with `--json` appended and parse the document.
+pub fn run_json(args: &[&str]) -> (Value, i32) {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let (out, code) = run(&a);
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON from {a:?}: {e}\n{out}"));
+    (v, code)
+}
+
+/// The tests need these; a missing one is a failure with instructions, not a skip.
+pub fn require_tool(name: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+        .unwrap_or(false)
+        || Path::new("/usr/sbin").join(name).is_file()
+        || Path::new("/sbin").join(name).is_file();
+    assert!(found, "required tool `{name}` is missing: run ./tools/test, which installs it");
+}
+
+pub fn require_root() {
+    assert!(
+        {
+            use std::os::unix::fs::MetadataExt;
+            // /proc/self belongs to the effective user of this process.
+            std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+        },
+        "these tests attach loop devices and need root: run ./tools/test as root"
+    );
+}
+
+/// Run a shell tool and insist it succeeds.
+pub fn sh(cmd: &str, args: &[&str]) -> Output {
+    require_tool(cmd);
+    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+/// Run a shell tool, return (exit code, stdout + stderr).
+pub fn sh_status(cmd: &str, args: &[&str]) -> (i32, String) {
+    require_tool(cmd);
+    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// A sparse image file of `bytes` in `dir`.
+pub fn image(dir: &Path, name: &str, bytes: u64) -> PathBuf {
+    let p = dir.join(name);
+    let f = std::fs::File::create(&p).unwrap();
+    f.set_len(bytes).unwrap();
+    p
+}
+
+/// sfdisk with a script on stdin.
+pub fn sfdisk(target: &Path, script: &str) {
+    require_tool("sfdisk");
+    use std::io::Write;
+    let mut child = Command::new("sfdisk")
+        .args(["--no-reread", "--no-tell-kernel", "-q"])
+        .arg(target)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "sfdisk failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A loop device over a file, with partition nodes from `partx -a`.
+/// Dropping it removes the partitions and detaches it, also after a panic.
+pub struct LoopDev {
+    pub dev: String,
+}
+
+impl LoopDev {
+    pub fn attach(file: &Path, sector_size: Option<u32>) -> LoopDev {
+        require_root();
+        let mut args = vec!["-f".to_string(), "--show".to_string()];
+        if let Some(s) = sector_size {
+            args.push("-b".into());
+            args.push(s.to_string());
+        }
+        args.push(file.display().to_string());
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = sh("losetup", &a);
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let l = LoopDev { dev };
+        // partx fails on a device without a table; that is fine here.
+        let _ = sh_status("partx", &["-a", &l.dev]);
+        l
+    }
+
+    pub fn part(&self, n: u32) -> String {
+        format!("{}p{n}", self.dev)
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("partx").args(["-d", &self.dev]).output();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).output();
+    }
+}
+
+/// The findings codes of a JSON partition or target object.
+pub fn codes(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .map(|a| a.iter().map(|f| f["code"].as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// Partition `n` of the first target.
+pub fn partition(doc: &Value, n: u64) -> &Value {
+    doc["targets"][0]["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["number"] == n)
+        .unwrap_or_else(|| panic!("no partition {n} in {doc:#}"))
+}

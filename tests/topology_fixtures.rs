@@ -1,0 +1,115 @@
+//! `topology` and `check` against sysfs fixture trees of exotic disks.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/sysfs/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn topo(name: &str) -> (Value, i32) {
+    run_json(&["--sysfs-root", &fixture(name), "topology"])
+}
+
+fn disk_codes(doc: &Value) -> Vec<String> {
+    codes(&doc["disks"][0])
+}
+
+#[test]
+fn usb_bridge_with_bogus_optimal_io() {
+    let (doc, code) = topo("usb-bridge");
+    let d = &doc["disks"][0];
+    assert_eq!(doc["schema"], "diskalign.topology");
+    assert_eq!(d["name"], "sda");
+    assert_eq!(d["transport"], "usb-uas");
+    assert_eq!(d["usb"]["vendor_id"], "152d");
+    assert_eq!(d["usb"]["product_id"], "0578");
+    assert_eq!(d["topology"]["optimal_io_size"], 33553920);
+    assert_eq!(d["topology"]["physical_block_size"], 4096);
+    assert_eq!(disk_codes(&doc), vec!["optimal-io-suspicious"]);
+    assert!(d["findings"][0]["message"].as_str().unwrap().contains("65535"));
+    assert_eq!(d["ioctl"], Value::Null, "fixtures never open device nodes");
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn nvme_4kn_is_clean() {
+    let (doc, code) = topo("nvme-4kn");
+    let d = &doc["disks"][0];
+    assert_eq!(d["transport"], "nvme");
+    assert_eq!(d["topology"]["logical_block_size"], 4096);
+    assert_eq!(d["serial"], "S6Z2NF0W000000X");
+    assert_eq!(d["partitions"][0]["start_bytes"], 1048576);
+    assert!(disk_codes(&doc).is_empty());
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn sata_512e_ssd() {
+    let (doc, code) = topo("sata-512e");
+    let d = &doc["disks"][0];
+    assert_eq!(d["transport"], "sata");
+    assert_eq!(d["rotational"], false);
+    assert_eq!(d["model"], "Samsung SSD 870");
+    assert_eq!(d["partitions"].as_array().unwrap().len(), 2);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn alignment_offset_3584_partitions() {
+    let (doc, _) = topo("ao-3584");
+    let d = &doc["disks"][0];
+    assert_eq!(d["topology"]["alignment_offset"], 3584);
+    assert_eq!(d["partitions"][0]["start_bytes"], 63 * 512);
+    assert_eq!(d["partitions"][1]["alignment_offset"], 3584);
+}
+
+#[test]
+fn md_raid5_limits_and_slaves() {
+    let (doc, code) = topo("md-raid5");
+    let d = &doc["disks"][0];
+    assert_eq!(d["transport"], "md");
+    assert_eq!(d["topology"]["minimum_io_size"], 524288);
+    assert_eq!(d["topology"]["optimal_io_size"], 1048576);
+    assert_eq!(d["slaves"].as_array().unwrap().len(), 3);
+    assert!(disk_codes(&doc).is_empty(), "{doc:#}");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn hidden_4k_behind_usb_storage() {
+    let (doc, code) = topo("hidden-4k");
+    assert_eq!(doc["disks"][0]["transport"], "usb-storage");
+    assert_eq!(doc["disks"][0]["usb"]["driver"], "usb-storage");
+    assert_eq!(disk_codes(&doc), vec!["hidden-4k-suspected"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn kernel_misaligned_marker_is_kept() {
+    let (doc, code) = topo("dm-misaligned");
+    assert_eq!(doc["disks"][0]["topology"]["alignment_offset"], -1);
+    assert_eq!(disk_codes(&doc), vec!["kernel-reports-misaligned"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn named_devices_and_unknown_ones() {
+    let root = fixture("sata-512e");
+    let (doc, code) = run_json(&["--sysfs-root", &root, "topology", "/dev/sda"]);
+    assert_eq!(doc["disks"][0]["name"], "sda");
+    assert_eq!(code, 0);
+    let (doc, code) = run_json(&["--sysfs-root", &root, "topology", "sda", "nosuch"]);
+    assert_eq!(doc["disks"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["errors"][0]["path"], "nosuch");
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn human_report_names_the_bridge() {
+    let (out, _) = run(&["--sysfs-root", &fixture("usb-bridge"), "--color", "never", "topology"]);
+    assert!(out.contains("usb bridge 152d:0578 driver uas"), "{out}");
+    assert!(out.contains("optimal-io-suspicious"), "{out}");
+    assert!(!out.contains('\x1b'), "no colour when not asked");
+}
