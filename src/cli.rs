@@ -63,7 +63,11 @@ pub fn main() -> ExitCode {
     let sysfs = Sysfs::new(&cli.sysfs_root);
     let (text, code) = match cli.command {
         Command::Topology { devices, json } => run_topology(&sysfs, &devices, json, &style),
-        Command::Check { targets, json, topology } => {
+        Command::Check {
+            targets,
+            json,
+            topology,
+        } => {
             let opts = CheckOptions { sysfs, topology };
             run_check(&opts, &targets, json, &style)
         }
@@ -83,7 +87,12 @@ fn status(errors: bool, problems: bool) -> u8 {
 }
 
 /// `check`: returns the report text and the exit status.
-pub fn run_check(opts: &CheckOptions, targets: &[PathBuf], as_json: bool, style: &Style) -> (String, u8) {
+pub fn run_check(
+    opts: &CheckOptions,
+    targets: &[PathBuf],
+    as_json: bool,
+    style: &Style,
+) -> (String, u8) {
     let mut errors = Vec::new();
     let targets = if targets.is_empty() {
         match check::default_targets(&opts.sysfs) {
@@ -135,12 +144,20 @@ fn disk_name(arg: &str, sysfs: &Sysfs) -> Result<String, String> {
     if sysfs.has_disk(name) {
         Ok(name.to_string())
     } else {
-        Err(format!("no such disk under {}/block", sysfs.root().display()))
+        Err(format!(
+            "no such disk under {}/block",
+            sysfs.root().display()
+        ))
     }
 }
 
 /// `topology`: returns the report text and the exit status.
-pub fn run_topology(sysfs: &Sysfs, devices: &[String], as_json: bool, style: &Style) -> (String, u8) {
+pub fn run_topology(
+    sysfs: &Sysfs,
+    devices: &[String],
+    as_json: bool,
+    style: &Style,
+) -> (String, u8) {
     let mut errors = Vec::new();
     let names: Vec<String> = if devices.is_empty() {
         sysfs.default_disks().unwrap_or_else(|e| {
@@ -155,7 +172,12 @@ pub fn run_topology(sysfs: &Sysfs, devices: &[String], as_json: bool, style: &St
             .iter()
             .filter_map(|d| {
                 disk_name(d, sysfs)
-                    .map_err(|message| errors.push(CheckError { path: d.clone(), message }))
+                    .map_err(|message| {
+                        errors.push(CheckError {
+                            path: d.clone(),
+                            message,
+                        })
+                    })
                     .ok()
             })
             .collect()
@@ -164,7 +186,10 @@ pub fn run_topology(sysfs: &Sysfs, devices: &[String], as_json: bool, style: &St
     for n in names {
         match sysfs.disk(&n) {
             Ok(d) => disks.push(d),
-            Err(e) => errors.push(CheckError { path: n, message: e.to_string() }),
+            Err(e) => errors.push(CheckError {
+                path: n,
+                message: e.to_string(),
+            }),
         }
     }
     for e in &errors {
@@ -175,6 +200,8 @@ pub fn run_topology(sysfs: &Sysfs, devices: &[String], as_json: bool, style: &St
     } else {
         output::topology(&disks, &errors, style)
     };
-    let problems = disks.iter().any(|d| d.findings.iter().any(|f| f.is_problem()));
+    let problems = disks
+        .iter()
+        .any(|d| d.findings.iter().any(|f| f.is_problem()));
     (text, status(!errors.is_empty(), problems))
 }

@@ -28,7 +28,10 @@ fn usb_bridge_with_bogus_optimal_io() {
     assert_eq!(d["topology"]["optimal_io_size"], 33553920);
     assert_eq!(d["topology"]["physical_block_size"], 4096);
     assert_eq!(disk_codes(&doc), vec!["optimal-io-suspicious"]);
-    assert!(d["findings"][0]["message"].as_str().unwrap().contains("65535"));
+    assert!(d["findings"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("65535"));
     assert_eq!(d["ioctl"], Value::Null, "fixtures never open device nodes");
     assert_eq!(code, 1);
 }
@@ -108,7 +111,13 @@ fn named_devices_and_unknown_ones() {
 
 #[test]
 fn human_report_names_the_bridge() {
-    let (out, _) = run(&["--sysfs-root", &fixture("usb-bridge"), "--color", "never", "topology"]);
+    let (out, _) = run(&[
+        "--sysfs-root",
+        &fixture("usb-bridge"),
+        "--color",
+        "never",
+        "topology",
+    ]);
     assert!(out.contains("usb bridge 152d:0578 driver uas"), "{out}");
     assert!(out.contains("optimal-io-suspicious"), "{out}");
     assert!(!out.contains('\x1b'), "no colour when not asked");

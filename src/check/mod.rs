@@ -36,30 +36,62 @@ pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, CheckError> {
         path: sysfs.root().join("block").display().to_string(),
         message: format!("cannot list disks: {e}"),
     })?;
-    Ok(names.into_iter().map(|n| PathBuf::from("/dev").join(n)).collect())
+    Ok(names
+        .into_iter()
+        .map(|n| PathBuf::from("/dev").join(n))
+        .collect())
 }
 
 /// Check one target.
 pub fn check(path: &Path, opts: &CheckOptions) -> Result<TargetReport, CheckError> {
-    let fail = |message: String| CheckError { path: path.display().to_string(), message };
+    let fail = |message: String| CheckError {
+        path: path.display().to_string(),
+        message,
+    };
     match target::resolve(path, &opts.sysfs).map_err(fail)? {
         Resolved::Image => {
             let src = target::open(path).map_err(fail)?;
             let (topo, source) = match &opts.topology {
-                Some(o) => (o.apply(Topology::IMAGE_DEFAULT).map_err(fail)?, TopologySource::Override),
+                Some(o) => (
+                    o.apply(Topology::IMAGE_DEFAULT).map_err(fail)?,
+                    TopologySource::Override,
+                ),
                 None => (Topology::IMAGE_DEFAULT, TopologySource::ImageDefault),
             };
-            let input = Input { path, kind: TargetKind::Image, size: src.size, topo, source, disk: None, only: None };
+            let input = Input {
+                path,
+                kind: TargetKind::Image,
+                size: src.size,
+                topo,
+                source,
+                disk: None,
+                only: None,
+            };
             analyse(&src, input, opts).map_err(fail)
         }
         Resolved::Live { disk, only, node } => {
             let src = target::open(&node).map_err(fail)?;
             let (topo, source) = match &opts.topology {
-                Some(o) => (o.apply(disk.topology).map_err(fail)?, TopologySource::Override),
+                Some(o) => (
+                    o.apply(disk.topology).map_err(fail)?,
+                    TopologySource::Override,
+                ),
                 None => (disk.topology, TopologySource::Kernel),
             };
-            let kind = if only.is_some() { TargetKind::Partition } else { TargetKind::Disk };
-            let input = Input { path, kind, size: src.size, topo, source, disk: Some(&disk), only };
+            let kind = if only.is_some() {
+                TargetKind::Partition
+            } else {
+                TargetKind::Disk
+            };
+            let input = Input {
+                path,
+                kind,
+                size: src.size,
+                topo,
+                source,
+                disk: Some(&disk),
+                only,
+            };
             analyse(&src, input, opts).map_err(fail)
         }
     }
@@ -75,7 +107,11 @@ struct Input<'a> {
     only: Option<u32>,
 }
 
-fn analyse(src: &(impl ReadAt + ?Sized), mut input: Input<'_>, opts: &CheckOptions) -> Result<TargetReport, String> {
+fn analyse(
+    src: &(impl ReadAt + ?Sized),
+    mut input: Input<'_>,
+    opts: &CheckOptions,
+) -> Result<TargetReport, String> {
     // A live device's sector size is known; an image's only when --topology gives lbs.
     let lbs_known = input.disk.is_some() || opts.topology.is_some_and(|o| o.lbs.is_some());
     let lbs = u64::from(input.topo.logical_block_size);
@@ -123,13 +159,21 @@ fn analyse(src: &(impl ReadAt + ?Sized), mut input: Input<'_>, opts: &CheckOptio
         .map(|p| device_sectors(p.first_lba.saturating_mul(ss)))
         .collect();
     let sg_align = tools::sgdisk_alignment(&view, &data_starts);
-    let mismatch = table.findings.iter().any(|f| f.code == Code::TableSectorSizeMismatch);
+    let mismatch = table
+        .findings
+        .iter()
+        .any(|f| f.code == Code::TableSectorSizeMismatch);
 
     findings.extend(structure_findings(&table, input.size));
 
     let mut partitions = Vec::new();
     for p in &table.partitions {
-        if p.last_lba < p.first_lba || p.last_lba.checked_add(1).and_then(|e| e.checked_mul(ss)).is_none() {
+        if p.last_lba < p.first_lba
+            || p.last_lba
+                .checked_add(1)
+                .and_then(|e| e.checked_mul(ss))
+                .is_none()
+        {
             continue; // reported by structure_findings
         }
         if input.only.is_some_and(|n| n != p.number) {
@@ -137,21 +181,34 @@ fn analyse(src: &(impl ReadAt + ?Sized), mut input: Input<'_>, opts: &CheckOptio
         }
         let start = p.first_lba * ss;
         let size = (p.last_lba - p.first_lba + 1) * ss;
-        let placement = Placement { number: p.number, kind: p.kind, start, size };
-        let kpart = input
-            .disk
-            .filter(|_| !mismatch)
-            .and_then(|d| d.partitions.iter().find(|k| k.number == p.number && k.start_bytes == start));
+        let placement = Placement {
+            number: p.number,
+            kind: p.kind,
+            start,
+            size,
+        };
+        let kpart = input.disk.filter(|_| !mismatch).and_then(|d| {
+            d.partitions
+                .iter()
+                .find(|k| k.number == p.number && k.start_bytes == start)
+        });
         // The kernel's own offset only answers for the real topology.
-        let kernel_ao = kpart.filter(|_| input.source == TopologySource::Kernel).map(|k| k.alignment_offset);
+        let kernel_ao = kpart
+            .filter(|_| input.source == TopologySource::Kernel)
+            .map(|k| k.alignment_offset);
         let mut pf = rules::placement_findings(&topo, &placement, kernel_ao);
         let first = device_sectors(start);
         let last = device_sectors(start + size).saturating_sub(1);
         let verdicts = rules::tool_verdicts(&view, first, last, sg_align);
         if !verdicts.all_agree() && p.kind != PartKind::Extended {
-            pf.push(Finding::new(Code::ToolsDisagree, rules::explain_disagreement(&view, &verdicts, sg_align)));
+            pf.push(Finding::new(
+                Code::ToolsDisagree,
+                rules::explain_disagreement(&view, &verdicts, sg_align),
+            ));
         }
-        let aligned = !pf.iter().any(|f| rules::is_placement_code(f.code) && f.is_problem());
+        let aligned = !pf
+            .iter()
+            .any(|f| rules::is_placement_code(f.code) && f.is_problem());
         partitions.push(PartitionReport {
             number: p.number,
             kind: p.kind,
@@ -177,7 +234,9 @@ fn analyse(src: &(impl ReadAt + ?Sized), mut input: Input<'_>, opts: &CheckOptio
     }
     if let Some(n) = input.only {
         if partitions.is_empty() {
-            return Err(format!("partition {n} is not in the partition table on disk"));
+            return Err(format!(
+                "partition {n} is not in the partition table on disk"
+            ));
         }
     }
     if let (Some(disk), None, false) = (input.disk, input.only, mismatch) {
@@ -186,13 +245,20 @@ fn analyse(src: &(impl ReadAt + ?Sized), mut input: Input<'_>, opts: &CheckOptio
 
     let first_start_bytes = tools::first_starts(&view, table.kind == TableKind::Mbr);
     findings.extend(first_start_findings(&view, &first_start_bytes));
-    let data: Vec<&PartitionReport> = partitions.iter().filter(|p| p.kind != PartKind::Extended).collect();
+    let data: Vec<&PartitionReport> = partitions
+        .iter()
+        .filter(|p| p.kind != PartKind::Extended)
+        .collect();
     let unportable: Vec<String> = data
         .iter()
         .filter(|p| p.start_bytes % MIB != 0 || (p.end_bytes + 1) % (4 * KIB) != 0)
         .map(|p| {
             if p.start_bytes % MIB != 0 {
-                format!("partition {} starts on a {} boundary, not 1 MiB", p.number, human(p.start_alignment))
+                format!(
+                    "partition {} starts on a {} boundary, not 1 MiB",
+                    p.number,
+                    human(p.start_alignment)
+                )
             } else {
                 format!("partition {} ends off 4 KiB", p.number)
             }
@@ -274,23 +340,34 @@ fn structure_findings(table: &Table, size: u64) -> Vec<Finding> {
                         Code::PartitionOutsideDisk,
                         format!("partition {} ends at byte {end}, beyond the end of the device at byte {size}", p.number),
                     ));
-                } else if let Some((lo, hi)) = table.usable.filter(|(lo, hi)| p.first_lba < *lo || p.last_lba > *hi) {
+                } else if let Some((lo, hi)) = table
+                    .usable
+                    .filter(|(lo, hi)| p.first_lba < *lo || p.last_lba > *hi)
+                {
                     out.push(Finding::new(
                         Code::PartitionOutsideDisk,
-                        format!("partition {} (LBA {}..={}) leaves the GPT usable area {lo}..={hi}", p.number, p.first_lba, p.last_lba),
+                        format!(
+                            "partition {} (LBA {}..={}) leaves the GPT usable area {lo}..={hi}",
+                            p.number, p.first_lba, p.last_lba
+                        ),
                     ));
                 }
                 valid.push(p);
             }
             _ => out.push(Finding::new(
                 Code::PartitionInvalid,
-                format!("partition {} runs from LBA {} to LBA {}: end before start or beyond any disk", p.number, p.first_lba, p.last_lba),
+                format!(
+                    "partition {} runs from LBA {} to LBA {}: end before start or beyond any disk",
+                    p.number, p.first_lba, p.last_lba
+                ),
             )),
         }
     }
     for (i, a) in valid.iter().enumerate() {
         for b in &valid[i + 1..] {
-            let container = |x: &layout::Partition, y: &layout::Partition| x.kind == PartKind::Extended && y.kind == PartKind::Logical;
+            let container = |x: &layout::Partition, y: &layout::Partition| {
+                x.kind == PartKind::Extended && y.kind == PartKind::Logical
+            };
             if container(a, b) || container(b, a) {
                 continue;
             }
@@ -311,7 +388,11 @@ fn structure_findings(table: &Table, size: u64) -> Vec<Finding> {
 /// Compare the table on disk with what the kernel registered.
 fn kernel_table_findings(disk: &Disk, table: &Table) -> Vec<Finding> {
     let ss = table.sector_size;
-    let ours: Vec<_> = table.partitions.iter().filter(|p| p.last_lba >= p.first_lba).collect();
+    let ours: Vec<_> = table
+        .partitions
+        .iter()
+        .filter(|p| p.last_lba >= p.first_lba)
+        .collect();
     if disk.partitions.is_empty() {
         if ours.is_empty() {
             return vec![];
@@ -333,18 +414,23 @@ fn kernel_table_findings(disk: &Disk, table: &Table) -> Vec<Finding> {
         let size = (p.last_lba - p.first_lba + 1).saturating_mul(ss);
         match disk.partitions.iter().find(|k| k.number == p.number) {
             None => diffs.push(format!("partition {} is not registered", p.number)),
-            Some(k) if k.start_bytes != start => {
-                diffs.push(format!("partition {} starts at byte {} for the kernel, {start} on disk", p.number, k.start_bytes))
-            }
-            Some(k) if p.kind != PartKind::Extended && k.size_bytes != size => {
-                diffs.push(format!("partition {} is {} bytes for the kernel, {size} on disk", p.number, k.size_bytes))
-            }
+            Some(k) if k.start_bytes != start => diffs.push(format!(
+                "partition {} starts at byte {} for the kernel, {start} on disk",
+                p.number, k.start_bytes
+            )),
+            Some(k) if p.kind != PartKind::Extended && k.size_bytes != size => diffs.push(format!(
+                "partition {} is {} bytes for the kernel, {size} on disk",
+                p.number, k.size_bytes
+            )),
             _ => {}
         }
     }
     for k in &disk.partitions {
         if !ours.iter().any(|p| p.number == k.number) {
-            diffs.push(format!("the kernel has partition {} ({}) that the table on disk does not", k.number, k.name));
+            diffs.push(format!(
+                "the kernel has partition {} ({}) that the table on disk does not",
+                k.number, k.name
+            ));
         }
     }
     if diffs.is_empty() {
@@ -352,7 +438,11 @@ fn kernel_table_findings(disk: &Disk, table: &Table) -> Vec<Finding> {
     }
     vec![Finding::new(
         Code::KernelTableDiffers,
-        format!("{}; run `partx -u {}` or `partprobe` to make the kernel re-read the table", diffs.join("; "), disk.device.display()),
+        format!(
+            "{}; run `partx -u {}` or `partprobe` to make the kernel re-read the table",
+            diffs.join("; "),
+            disk.device.display()
+        ),
     )]
 }
 
@@ -375,11 +465,17 @@ fn first_start_findings(v: &ToolView, f: &tools::FirstStarts) -> Vec<Finding> {
             v.opt
         ));
     } else if v.ao != 0 {
-        msg.push_str(&format!(": fdisk and parted shift starts by the alignment offset {}, sgdisk ignores it", v.ao));
+        msg.push_str(&format!(
+            ": fdisk and parted shift starts by the alignment offset {}, sgdisk ignores it",
+            v.ao
+        ));
     } else {
         msg.push_str(": parted aligns to the optimal I/O size when 1 MiB is not a multiple of it, fdisk to max(optimal I/O, 1 MiB), sgdisk always to 1 MiB");
     }
-    if [f.parted, f.fdisk, f.sgdisk].iter().any(|b| rules_misaligned(v, *b)) {
+    if [f.parted, f.fdisk, f.sgdisk]
+        .iter()
+        .any(|b| rules_misaligned(v, *b))
+    {
         severity = Severity::Warning;
     }
     vec![Finding::new(Code::ToolsDisagree, msg).severity(severity)]
@@ -391,7 +487,11 @@ fn rules_misaligned(v: &ToolView, bytes: u64) -> bool {
 
 /// The one-line summary.
 fn verdict(r: &TargetReport) -> String {
-    let data: Vec<&PartitionReport> = r.partitions.iter().filter(|p| p.kind != PartKind::Extended).collect();
+    let data: Vec<&PartitionReport> = r
+        .partitions
+        .iter()
+        .filter(|p| p.kind != PartKind::Extended)
+        .collect();
     let bad = data.iter().filter(|p| !p.aligned).count();
     let mut s = if data.is_empty() {
         "no partitions".to_string()
@@ -400,10 +500,19 @@ fn verdict(r: &TargetReport) -> String {
     } else {
         format!("{bad} of {} partitions NOT aligned", data.len())
     };
-    s.push_str(if r.portable { ", portable" } else { ", not portable" });
+    s.push_str(if r.portable {
+        ", portable"
+    } else {
+        ", not portable"
+    });
     let (e, w) = (r.count(Severity::Error), r.count(Severity::Warning));
     if e + w > 0 {
-        s.push_str(&format!(" ({e} errors, {w} warnings)"));
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        s.push_str(&format!(
+            " ({}, {})",
+            plural(e, "error"),
+            plural(w, "warning")
+        ));
     }
     s
 }

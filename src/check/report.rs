@@ -120,7 +120,9 @@ impl TargetReport {
     }
 
     pub fn count(&self, severity: Severity) -> usize {
-        self.all_findings().filter(|f| f.severity == severity).count()
+        self.all_findings()
+            .filter(|f| f.severity == severity)
+            .count()
     }
 
     pub fn has_problems(&self) -> bool {

@@ -93,12 +93,15 @@ pub fn placement_findings(t: &Topology, p: &Placement, kernel_ao: Option<i64>) -
     if start % MIB != 0 {
         out.push(Finding::new(
             Code::StartNot1Mib,
-            format!("starts at byte {start}, a multiple of {} but not of 1 MiB", human(crate::units::alignment_of(start))),
+            format!(
+                "starts at byte {start}, a multiple of {} but not of 1 MiB",
+                human(crate::units::alignment_of(start))
+            ),
         ));
     }
     if let Some(opt) = sane_optimal(t) {
         let ao = t.usable_alignment_offset();
-        if (start + opt - ao % opt) % opt != 0 {
+        if (start % opt + opt - ao % opt) % opt != 0 {
             out.push(Finding::new(
                 Code::StartNotOptimal,
                 format!("starts at byte {start}, not a multiple of the optimal I/O size {opt} ({}): full-stripe writes are split across stripes", human(opt)),
@@ -106,7 +109,9 @@ pub fn placement_findings(t: &Topology, p: &Placement, kernel_ao: Option<i64>) -
         }
     }
     let dg = t.discard_granularity;
-    if dg > u64::from(t.logical_block_size) && (start + dg - t.discard_alignment % dg) % dg != 0 {
+    if dg > u64::from(t.logical_block_size)
+        && (start % dg + dg - t.discard_alignment % dg) % dg != 0
+    {
         out.push(Finding::new(
             Code::StartNotDiscard,
             format!("starts at byte {start}, not aligned to the discard granularity {}: TRIM of the first and last unit of a range is dropped", human(dg)),
@@ -115,14 +120,20 @@ pub fn placement_findings(t: &Topology, p: &Placement, kernel_ao: Option<i64>) -
     if end % (4 * KIB) != 0 {
         out.push(Finding::new(
             Code::EndNot4k,
-            format!("ends at byte {end} (last byte {}), not on a 4 KiB boundary", end - 1),
+            format!(
+                "ends at byte {end} (last byte {}), not on a 4 KiB boundary",
+                end - 1
+            ),
         ));
     }
     let pbs = u64::from(t.physical_block_size);
     if pbs > 4 * KIB && end % pbs != 0 {
         out.push(Finding::new(
             Code::EndNotPhysical,
-            format!("ends at byte {end}, not on a {}-byte physical block boundary", pbs),
+            format!(
+                "ends at byte {end}, not on a {}-byte physical block boundary",
+                pbs
+            ),
         ));
     }
     if size % (4 * KIB) != 0 {
@@ -212,7 +223,10 @@ mod tests {
         assert_eq!(kernel_offset(&topo(512, 512, 0), 63 * 512), 0);
         // A RAID5 with 512 KiB chunks: g = min.
         assert_eq!(kernel_offset(&topo(512, 524288, 0), MIB), 0);
-        assert_eq!(kernel_offset(&topo(512, 524288, 0), 63 * 512), 524288 - 63 * 512);
+        assert_eq!(
+            kernel_offset(&topo(512, 524288, 0), 63 * 512),
+            524288 - 63 * 512
+        );
     }
 
     #[test]
@@ -227,7 +241,12 @@ mod tests {
     #[test]
     fn findings_for_legacy_start() {
         let t = topo(4096, 4096, 0);
-        let p = Placement { number: 1, kind: PartKind::Primary, start: 63 * 512, size: 100 * MIB };
+        let p = Placement {
+            number: 1,
+            kind: PartKind::Primary,
+            start: 63 * 512,
+            size: 100 * MIB,
+        };
         let f = placement_findings(&t, &p, None);
         let codes: Vec<Code> = f.iter().map(|f| f.code).collect();
         assert!(codes.contains(&Code::StartMisaligned));
@@ -238,9 +257,15 @@ mod tests {
 
     #[test]
     fn usb_opt_is_not_sane() {
-        let t = Topology { optimal_io_size: 33_553_920, ..topo(4096, 4096, 0) };
+        let t = Topology {
+            optimal_io_size: 33_553_920,
+            ..topo(4096, 4096, 0)
+        };
         assert_eq!(sane_optimal(&t), None);
-        let t = Topology { optimal_io_size: 1_048_576, ..topo(512, 524288, 0) };
+        let t = Topology {
+            optimal_io_size: 1_048_576,
+            ..topo(512, 524288, 0)
+        };
         assert_eq!(sane_optimal(&t), Some(1_048_576));
     }
 }

@@ -9,7 +9,11 @@ use std::path::{Path, PathBuf};
 
 pub enum Resolved {
     /// A block device: its whole disk, and the partition asked for if any.
-    Live { disk: Box<Disk>, only: Option<u32>, node: PathBuf },
+    Live {
+        disk: Box<Disk>,
+        only: Option<u32>,
+        node: PathBuf,
+    },
     Image,
 }
 
@@ -25,17 +29,31 @@ pub fn resolve(path: &Path, sysfs: &Sysfs) -> Result<Resolved, String> {
     }
     let rdev = meta.rdev();
     let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
-    let (name, only) = sysfs
-        .resolve_devnum(major, minor)
-        .ok_or_else(|| format!("no entry for block device {major}:{minor} under {}/dev/block", sysfs.root().display()))?;
-    let disk = sysfs.disk(&name).map_err(|e| format!("reading sysfs for {name}: {e}"))?;
-    let node = if only.is_some() { disk.device.clone() } else { path.to_path_buf() };
-    Ok(Resolved::Live { disk: Box::new(disk), only, node })
+    let (name, only) = sysfs.resolve_devnum(major, minor).ok_or_else(|| {
+        format!(
+            "no entry for block device {major}:{minor} under {}/dev/block",
+            sysfs.root().display()
+        )
+    })?;
+    let disk = sysfs
+        .disk(&name)
+        .map_err(|e| format!("reading sysfs for {name}: {e}"))?;
+    let node = if only.is_some() {
+        disk.device.clone()
+    } else {
+        path.to_path_buf()
+    };
+    Ok(Resolved::Live {
+        disk: Box::new(disk),
+        only,
+        node,
+    })
 }
 
 /// Open a disk or image read-only with its size.
 pub fn open(path: &Path) -> Result<FileSource, String> {
-    let file = File::open(path).map_err(|e| format!("cannot open {} read-only: {e}", path.display()))?;
+    let file =
+        File::open(path).map_err(|e| format!("cannot open {} read-only: {e}", path.display()))?;
     let meta = file.metadata().map_err(|e| e.to_string())?;
     let size = if meta.file_type().is_block_device() {
         ioctl::size_bytes(&file).map_err(|e| format!("BLKGETSIZE64 on {}: {e}", path.display()))?

@@ -22,7 +22,12 @@ pub struct ToolVerdicts {
 
 impl ToolVerdicts {
     pub fn all_agree(&self) -> bool {
-        let v = [self.parted_optimal, self.parted_minimal, self.fdisk, self.sgdisk];
+        let v = [
+            self.parted_optimal,
+            self.parted_minimal,
+            self.fdisk,
+            self.sgdisk,
+        ];
         v.iter().all(|&x| x == v[0])
     }
 }
@@ -113,11 +118,17 @@ pub fn parted_optimal(v: &ToolView) -> PartedAlignment {
         || (v.min == 0 && divides_mib(v.opt))
         || (v.opt == 0 && divides_mib(v.min));
     if use_mib {
-        PartedAlignment { offset: v.ao / v.lbs, grain: (MIB / v.lbs).max(1) }
+        PartedAlignment {
+            offset: v.ao / v.lbs,
+            grain: (MIB / v.lbs).max(1),
+        }
     } else if v.opt == 0 {
         parted_minimal(v)
     } else {
-        PartedAlignment { offset: v.ao / v.lbs, grain: (v.opt / v.lbs).max(1) }
+        PartedAlignment {
+            offset: v.ao / v.lbs,
+            grain: (v.opt / v.lbs).max(1),
+        }
     }
 }
 
@@ -195,8 +206,12 @@ fn fdisk_align_up(v: &ToolView, lba: u64, first_lba: u64) -> u64 {
     } else {
         (lba + per) / per * per
     };
-    if v.ao != 0 && !masked_aligned(granularity, v.ao, res.wrapping_mul(v.lbs)) && res > v.ao / v.lbs {
-        res -= (v.pbs.max(v.min).saturating_sub(v.ao)) / v.lbs;
+    if v.ao != 0
+        && !masked_aligned(granularity, v.ao, res.wrapping_mul(v.lbs))
+        && res > v.ao / v.lbs
+    {
+        // libfdisk's unsigned sector wraps here on tiny disks; saturate instead.
+        res = res.saturating_sub(v.pbs.max(v.min).saturating_sub(v.ao) / v.lbs);
         if res < lba {
             res += per;
         }
@@ -241,9 +256,9 @@ pub fn first_starts(v: &ToolView, dos: bool) -> FirstStarts {
     let sg_align = (2048 * 512 / v.lbs).max(1);
     let sgdisk = gpt_usable.div_ceil(sg_align) * sg_align;
     FirstStarts {
-        parted: parted * v.lbs,
-        fdisk: fdisk * v.lbs,
-        sgdisk: sgdisk * v.lbs,
+        parted: parted.saturating_mul(v.lbs),
+        fdisk: fdisk.saturating_mul(v.lbs),
+        sgdisk: sgdisk.saturating_mul(v.lbs),
     }
 }
 
@@ -252,7 +267,14 @@ mod tests {
     use super::*;
 
     fn view(lbs: u64, pbs: u64, min: u64, opt: u64, ao: u64) -> ToolView {
-        ToolView { lbs, pbs, min, opt, ao, sectors: 1_000_000_000_000 / lbs }
+        ToolView {
+            lbs,
+            pbs,
+            min,
+            opt,
+            ao,
+            sectors: 1_000_000_000_000 / lbs,
+        }
     }
 
     #[test]
@@ -276,7 +298,13 @@ mod tests {
         assert!(fdisk_phy_aligned(&v, 63));
         assert!(!fdisk_phy_aligned(&v, 2048));
         let min = parted_minimal(&v);
-        assert_eq!(min, PartedAlignment { offset: 7, grain: 8 });
+        assert_eq!(
+            min,
+            PartedAlignment {
+                offset: 7,
+                grain: 8
+            }
+        );
         assert!(min.is_aligned(63));
         // fdisk moves its first start back by one sector to land on the physical grid.
         assert_eq!(first_starts(&v, false).fdisk, 2047 * 512);
@@ -302,10 +330,16 @@ mod tests {
 
     #[test]
     fn sgdisk_lowers_alignment_to_fit() {
-        let small = ToolView { sectors: 131072, ..view(512, 512, 512, 0, 0) };
+        let small = ToolView {
+            sectors: 131072,
+            ..view(512, 512, 512, 0, 0)
+        };
         assert_eq!(sgdisk_alignment(&small, &[2048, 63]), 1);
         assert_eq!(sgdisk_alignment(&small, &[2048, 30720]), 2048);
-        let big = ToolView { sectors: 629_145_600, ..small };
+        let big = ToolView {
+            sectors: 629_145_600,
+            ..small
+        };
         assert_eq!(sgdisk_alignment(&big, &[63]), 8);
         assert!(sgdisk_cautions(2048, 30720, 40000));
         assert!(!sgdisk_cautions(2048, 2048, 22527));

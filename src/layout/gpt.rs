@@ -57,7 +57,11 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
     }
     let size = le_u32(&b, 12) as usize;
     if size < 92 || size > b.len() {
-        return Err(LayoutError::new(layer, offset + 12, format!("header size {size} is not within 92..={ss}")));
+        return Err(LayoutError::new(
+            layer,
+            offset + 12,
+            format!("header size {size} is not within 92..={ss}"),
+        ));
     }
     let stored = le_u32(&b, 16);
     let mut copy = b[..size].to_vec();
@@ -81,23 +85,52 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
         entries_crc: le_u32(&b, 88),
     };
     if h.my_lba != lba {
-        return Err(LayoutError::new(layer, offset + 24, format!("header says it lives at LBA {}, found at LBA {lba}", h.my_lba)));
+        return Err(LayoutError::new(
+            layer,
+            offset + 24,
+            format!(
+                "header says it lives at LBA {}, found at LBA {lba}",
+                h.my_lba
+            ),
+        ));
     }
     if h.entry_size < 128 || h.entry_size % 8 != 0 {
-        return Err(LayoutError::new(layer, offset + 84, format!("entry size {} is invalid", h.entry_size)));
+        return Err(LayoutError::new(
+            layer,
+            offset + 84,
+            format!("entry size {} is invalid", h.entry_size),
+        ));
     }
     let bytes = u64::from(h.entry_count) * u64::from(h.entry_size);
     if bytes > MAX_ARRAY_BYTES {
-        return Err(LayoutError::new(layer, offset + 80, format!("{} entries of {} bytes is implausibly large", h.entry_count, h.entry_size)));
+        return Err(LayoutError::new(
+            layer,
+            offset + 80,
+            format!(
+                "{} entries of {} bytes is implausibly large",
+                h.entry_count, h.entry_size
+            ),
+        ));
     }
     if h.first_usable > h.last_usable {
-        return Err(LayoutError::new(layer, offset + 40, format!("first usable LBA {} is after last usable LBA {}", h.first_usable, h.last_usable)));
+        return Err(LayoutError::new(
+            layer,
+            offset + 40,
+            format!(
+                "first usable LBA {} is after last usable LBA {}",
+                h.first_usable, h.last_usable
+            ),
+        ));
     }
     Ok(h)
 }
 
 /// Read and CRC-check the entry array a header points to.
-fn read_entries(src: &(impl ReadAt + ?Sized), h: &Header, ss: u64) -> Result<Vec<Partition>, LayoutError> {
+fn read_entries(
+    src: &(impl ReadAt + ?Sized),
+    h: &Header,
+    ss: u64,
+) -> Result<Vec<Partition>, LayoutError> {
     let layer = "GPT entries";
     let offset = h
         .entries_lba
@@ -110,7 +143,10 @@ fn read_entries(src: &(impl ReadAt + ?Sized), h: &Header, ss: u64) -> Result<Vec
         return Err(LayoutError::new(
             layer,
             offset,
-            format!("entry array CRC32 mismatch (header says {:#010x}, computed {computed:#010x})", h.entries_crc),
+            format!(
+                "entry array CRC32 mismatch (header says {:#010x}, computed {computed:#010x})",
+                h.entries_crc
+            ),
         ));
     }
     let mut parts = Vec::new();
@@ -144,12 +180,19 @@ fn guid(b: &[u8]) -> String {
         u16::from_le_bytes([b[6], b[7]]),
         b[8],
         b[9],
-        b[10..16].iter().map(|x| format!("{x:02X}")).collect::<String>()
+        b[10..16]
+            .iter()
+            .map(|x| format!("{x:02X}"))
+            .collect::<String>()
     )
 }
 
 /// A header and its entries, both valid.
-fn read_copy(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<(Header, Vec<Partition>), LayoutError> {
+fn read_copy(
+    src: &(impl ReadAt + ?Sized),
+    lba: u64,
+    ss: u64,
+) -> Result<(Header, Vec<Partition>), LayoutError> {
     let h = read_header(src, lba, ss)?;
     let parts = read_entries(src, &h, ss)?;
     Ok((h, parts))

@@ -50,7 +50,10 @@ pub fn read_primary(src: &(impl ReadAt + ?Sized)) -> Result<Option<Vec<MbrEntry>
         return Err(LayoutError::new(
             "MBR",
             0,
-            format!("the device is only {} bytes, smaller than one sector", src.len()),
+            format!(
+                "the device is only {} bytes, smaller than one sector",
+                src.len()
+            ),
         ));
     }
     let sector = read_bytes(src, "MBR", 0, 512)?;

@@ -22,13 +22,21 @@ pub struct LayoutError {
 
 impl LayoutError {
     pub fn new(layer: &'static str, offset: u64, message: impl Into<String>) -> Self {
-        LayoutError { layer, offset, message: message.into() }
+        LayoutError {
+            layer,
+            offset,
+            message: message.into(),
+        }
     }
 }
 
 impl fmt::Display for LayoutError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}: {}", self.layer, self.offset, self.message)
+        write!(
+            f,
+            "{} at byte {}: {}",
+            self.layer, self.offset, self.message
+        )
     }
 }
 
@@ -79,7 +87,11 @@ pub struct Table {
 /// Read the table of a device whose logical block size is `lbs`. `lbs_known`
 /// is false for image files: then a table written for 4096-byte sectors is
 /// simply taken as such, not reported as a mismatch.
-pub fn read_table(src: &(impl ReadAt + ?Sized), lbs: u64, lbs_known: bool) -> Result<Table, LayoutError> {
+pub fn read_table(
+    src: &(impl ReadAt + ?Sized),
+    lbs: u64,
+    lbs_known: bool,
+) -> Result<Table, LayoutError> {
     let primary = mbr::read_primary(src)?;
     let other = if lbs == 4096 { 512 } else { 4096 };
     let mut broken = None;
@@ -128,11 +140,20 @@ pub fn read_table(src: &(impl ReadAt + ?Sized), lbs: u64, lbs_known: bool) -> Re
     let Some(entries) = primary else {
         return match broken {
             Some(e) => Err(e),
-            None => Ok(Table { kind: TableKind::None, sector_size: lbs, partitions: vec![], usable: None, findings: vec![] }),
+            None => Ok(Table {
+                kind: TableKind::None,
+                sector_size: lbs,
+                partitions: vec![],
+                usable: None,
+                findings: vec![],
+            }),
         };
     };
     if entries.iter().any(|e| e.kind == mbr::PROTECTIVE) {
-        let why = broken.map(|e| format!(": {e}")).unwrap_or_default();
+        // A GPT is there but unreadable: nothing can be judged.
+        if let Some(e) = broken {
+            return Err(e);
+        }
         return Ok(Table {
             kind: TableKind::Mbr,
             sector_size: lbs,
@@ -140,14 +161,20 @@ pub fn read_table(src: &(impl ReadAt + ?Sized), lbs: u64, lbs_known: bool) -> Re
             usable: None,
             findings: vec![Finding::new(
                 Code::ProtectiveMbrWithoutGpt,
-                format!("the MBR holds a GPT protective entry but no usable GPT was found for 512 or 4096-byte sectors{why}"),
+                "the MBR holds a GPT protective entry but no GPT header was found at LBA 1 or the last LBA, for 512 or 4096-byte sectors",
             )],
         });
     }
     let mut findings = Vec::new();
     let ss = mbr_sector_size(src, &entries, lbs, other, lbs_known, &mut findings);
     let partitions = mbr::partitions(src, &entries, ss, &mut findings);
-    Ok(Table { kind: TableKind::Mbr, sector_size: ss, partitions, usable: None, findings })
+    Ok(Table {
+        kind: TableKind::Mbr,
+        sector_size: ss,
+        partitions,
+        usable: None,
+        findings,
+    })
 }
 
 /// Decide which sector size a DOS table was written with. An MBR does not
@@ -170,7 +197,10 @@ fn mbr_sector_size(
         entries
             .iter()
             .filter(|e| mbr::is_extended(e.kind))
-            .map(|e| source::read_bytes(src, "EBR", u64::from(e.start_lba) * ss, 512).is_ok_and(|b| b[510] == 0x55 && b[511] == 0xAA))
+            .map(|e| {
+                source::read_bytes(src, "EBR", u64::from(e.start_lba) * ss, 512)
+                    .is_ok_and(|b| b[510] == 0x55 && b[511] == 0xAA)
+            })
             .collect::<Vec<bool>>()
     };
     let (here, there) = (ebr_ok(lbs), ebr_ok(other));

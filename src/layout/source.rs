@@ -65,7 +65,11 @@ pub fn read_bytes(
         ));
     }
     if len > 64 << 20 {
-        return Err(LayoutError::new(layer, offset, format!("refusing to read {len} bytes")));
+        return Err(LayoutError::new(
+            layer,
+            offset,
+            format!("refusing to read {len} bytes"),
+        ));
     }
     let mut buf = vec![0u8; len as usize];
     src.read_exact_at(&mut buf, offset)

@@ -17,7 +17,14 @@ fn yes(b: bool) -> &'static str {
 }
 
 fn finding_line(out: &mut String, st: &Style, prefix: &str, f: &Finding) {
-    let _ = writeln!(out, "  {} {}{}: {}", st.severity(f.severity), prefix, st.bold(f.code.as_str()), f.message);
+    let _ = writeln!(
+        out,
+        "  {} {}{}: {}",
+        st.severity(f.severity),
+        prefix,
+        st.bold(f.code.as_str()),
+        f.message
+    );
 }
 
 /// Render every target and error.
@@ -28,7 +35,13 @@ pub fn render(reports: &[TargetReport], errors: &[CheckError], st: &Style) -> St
         out.push('\n');
     }
     for e in errors {
-        let _ = writeln!(out, "{}: {} {}", st.bold(&e.path), st.bad("could not check:"), e.message);
+        let _ = writeln!(
+            out,
+            "{}: {} {}",
+            st.bold(&e.path),
+            st.bad("could not check:"),
+            e.message
+        );
     }
     out
 }
@@ -62,7 +75,19 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
     );
     if !r.partitions.is_empty() {
         let mut rows = vec![[
-            "#", "kind", "start(sector)", "start(bytes)", "end(last byte)", "size", "start on", "k-off", "node-bs", "parted opt/min", "fdisk", "sgdisk", "verdict",
+            "#",
+            "kind",
+            "start(sector)",
+            "start(bytes)",
+            "end(last byte)",
+            "size",
+            "start on",
+            "k-off",
+            "node-bs",
+            "parted opt/min",
+            "fdisk",
+            "sgdisk",
+            "verdict",
         ]
         .iter()
         .map(|s| st.dim(s))
@@ -78,10 +103,18 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
                 human(p.start_alignment),
                 p.kernel_offset.to_string(),
                 p.device_block_size.to_string(),
-                format!("{}/{}", yes(p.tools.parted_optimal), yes(p.tools.parted_minimal)),
+                format!(
+                    "{}/{}",
+                    yes(p.tools.parted_optimal),
+                    yes(p.tools.parted_minimal)
+                ),
                 yes(p.tools.fdisk).to_string(),
                 yes(p.tools.sgdisk).to_string(),
-                if p.aligned { st.good("aligned") } else { st.bad("MISALIGNED") },
+                if p.aligned {
+                    st.good("aligned")
+                } else {
+                    st.bad("MISALIGNED")
+                },
             ]);
         }
         for line in table(&rows).lines() {
@@ -94,7 +127,11 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
         "  first start on an empty disk: parted {} | fdisk {} | sgdisk {}",
         f.parted, f.fdisk, f.sgdisk
     );
-    let verdict = if r.aligned { st.good(&r.verdict) } else { st.bad(&r.verdict) };
+    let verdict = if r.aligned {
+        st.good(&r.verdict)
+    } else {
+        st.bad(&r.verdict)
+    };
     let _ = writeln!(out, "  verdict: {verdict}");
     for f in &r.findings {
         finding_line(out, st, "", f);

@@ -10,7 +10,10 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
     let mut out = String::new();
     for d in disks {
         let t = &d.topology;
-        let ident: Vec<&str> = [d.vendor.as_deref(), d.model.as_deref()].into_iter().flatten().collect();
+        let ident: Vec<&str> = [d.vendor.as_deref(), d.model.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
         let _ = writeln!(
             out,
             "{}  {} ({} bytes)  {}{}",
@@ -18,7 +21,11 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
             human(d.size_bytes),
             d.size_bytes,
             d.transport,
-            if ident.is_empty() { String::new() } else { format!("  {}", ident.join(" ")) }
+            if ident.is_empty() {
+                String::new()
+            } else {
+                format!("  {}", ident.join(" "))
+            }
         );
         if let Some(u) = &d.usb {
             let _ = writeln!(
@@ -26,12 +33,25 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
                 "  usb bridge {}:{}{}{}",
                 u.vendor_id,
                 u.product_id,
-                u.driver.as_deref().map(|d| format!(" driver {d}")).unwrap_or_default(),
-                u.product.as_deref().map(|p| format!(" ({p})")).unwrap_or_default()
+                u.driver
+                    .as_deref()
+                    .map(|d| format!(" driver {d}"))
+                    .unwrap_or_default(),
+                u.product
+                    .as_deref()
+                    .map(|p| format!(" ({p})"))
+                    .unwrap_or_default()
             );
         }
         if let Some(s) = &d.serial {
-            let _ = writeln!(out, "  serial {s}{}", d.firmware.as_deref().map(|f| format!("  firmware {f}")).unwrap_or_default());
+            let _ = writeln!(
+                out,
+                "  serial {s}{}",
+                d.firmware
+                    .as_deref()
+                    .map(|f| format!("  firmware {f}"))
+                    .unwrap_or_default()
+            );
         }
         if let Some(b) = &d.backing_file {
             let _ = writeln!(out, "  backing file {b}");
@@ -44,20 +64,55 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
             };
             format!("  {name:<22}{shown}\n")
         };
-        out.push_str(&row("logical block", t.logical_block_size.to_string(), io.map(|i| i.logical_block_size.to_string())));
-        out.push_str(&row("physical block", t.physical_block_size.to_string(), io.map(|i| i.physical_block_size.to_string())));
-        out.push_str(&row("minimum I/O", t.minimum_io_size.to_string(), io.map(|i| i.minimum_io_size.to_string())));
-        out.push_str(&row("optimal I/O", t.optimal_io_size.to_string(), io.map(|i| i.optimal_io_size.to_string())));
-        out.push_str(&row("alignment offset", t.alignment_offset.to_string(), io.map(|i| i.alignment_offset.to_string())));
-        out.push_str(&row("discard granularity", t.discard_granularity.to_string(), None));
-        out.push_str(&row("discard alignment", t.discard_alignment.to_string(), None));
+        out.push_str(&row(
+            "logical block",
+            t.logical_block_size.to_string(),
+            io.map(|i| i.logical_block_size.to_string()),
+        ));
+        out.push_str(&row(
+            "physical block",
+            t.physical_block_size.to_string(),
+            io.map(|i| i.physical_block_size.to_string()),
+        ));
+        out.push_str(&row(
+            "minimum I/O",
+            t.minimum_io_size.to_string(),
+            io.map(|i| i.minimum_io_size.to_string()),
+        ));
+        out.push_str(&row(
+            "optimal I/O",
+            t.optimal_io_size.to_string(),
+            io.map(|i| i.optimal_io_size.to_string()),
+        ));
+        out.push_str(&row(
+            "alignment offset",
+            t.alignment_offset.to_string(),
+            io.map(|i| i.alignment_offset.to_string()),
+        ));
+        out.push_str(&row(
+            "discard granularity",
+            t.discard_granularity.to_string(),
+            None,
+        ));
+        out.push_str(&row(
+            "discard alignment",
+            t.discard_alignment.to_string(),
+            None,
+        ));
         out.push_str(&row(
             "rotational",
-            d.rotational.map(|r| if r { "yes" } else { "no" }).unwrap_or("unknown").to_string(),
+            d.rotational
+                .map(|r| if r { "yes" } else { "no" })
+                .unwrap_or("unknown")
+                .to_string(),
             None,
         ));
         match (&d.ioctl, &d.ioctl_error) {
-            (Some(_), _) => out.push_str(&row("ioctl view", "read (values agree unless shown)".into(), None)),
+            (Some(_), _) => out.push_str(&row(
+                "ioctl view",
+                "read (values agree unless shown)".into(),
+                None,
+            )),
             (None, Some(e)) => out.push_str(&row("ioctl view", format!("unavailable: {e}"), None)),
             _ => {}
         }
@@ -70,7 +125,10 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
         for p in &d.partitions {
             out.push_str(&row(
                 &format!("partition {}", p.name),
-                format!("start {} size {} alignment_offset {}", p.start_bytes, p.size_bytes, p.alignment_offset),
+                format!(
+                    "start {} size {} alignment_offset {}",
+                    p.start_bytes, p.size_bytes, p.alignment_offset
+                ),
                 None,
             ));
         }
@@ -78,12 +136,24 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
             let _ = writeln!(out, "  {}", st.good("hints look sane"));
         }
         for f in &d.findings {
-            let _ = writeln!(out, "  {} {}: {}", st.severity(f.severity), st.bold(f.code.as_str()), f.message);
+            let _ = writeln!(
+                out,
+                "  {} {}: {}",
+                st.severity(f.severity),
+                st.bold(f.code.as_str()),
+                f.message
+            );
         }
         out.push('\n');
     }
     for e in errors {
-        let _ = writeln!(out, "{}: {} {}", st.bold(&e.path), st.bad("could not read:"), e.message);
+        let _ = writeln!(
+            out,
+            "{}: {} {}",
+            st.bold(&e.path),
+            st.bad("could not read:"),
+            e.message
+        );
     }
     out
 }

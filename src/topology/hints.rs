@@ -46,7 +46,8 @@ pub fn hints(disk: &Disk) -> Vec<Finding> {
     }
     if disk.slaves.is_empty() {
         for (what, v) in [("minimum_io_size", min), ("optimal_io_size", opt)] {
-            if v != 0 && !v.is_power_of_two() && !(what == "optimal_io_size" && opt == 65535 * lbs) {
+            if v != 0 && !v.is_power_of_two() && !(what == "optimal_io_size" && opt == 65535 * lbs)
+            {
                 out.push(Finding::new(
                     Code::NonPowerOfTwoIo,
                     format!("{what} {v} is not a power of two, yet nothing is stacked under {}: only RAID/LVM stripes explain such values", disk.name),
@@ -54,7 +55,13 @@ pub fn hints(disk: &Disk) -> Vec<Finding> {
             }
         }
     }
-    if pbs == 512 && disk.size_bytes > TWO_TB && !matches!(disk.transport, super::Transport::Loop | super::Transport::Zram) {
+    if pbs == 512
+        && disk.size_bytes > TWO_TB
+        && !matches!(
+            disk.transport,
+            super::Transport::Loop | super::Transport::Zram
+        )
+    {
         out.push(Finding::new(
             Code::Hidden4kSuspected,
             format!(
@@ -72,11 +79,31 @@ pub fn hints(disk: &Disk) -> Vec<Finding> {
     }
     if let Some(io) = &disk.ioctl {
         let pairs: [(&str, i128, i128); 6] = [
-            ("logical block size", t.logical_block_size.into(), io.logical_block_size.into()),
-            ("physical block size", t.physical_block_size.into(), io.physical_block_size.into()),
-            ("minimum I/O size", t.minimum_io_size.into(), io.minimum_io_size.into()),
-            ("optimal I/O size", t.optimal_io_size.into(), io.optimal_io_size.into()),
-            ("alignment offset", t.alignment_offset.into(), io.alignment_offset.into()),
+            (
+                "logical block size",
+                t.logical_block_size.into(),
+                io.logical_block_size.into(),
+            ),
+            (
+                "physical block size",
+                t.physical_block_size.into(),
+                io.physical_block_size.into(),
+            ),
+            (
+                "minimum I/O size",
+                t.minimum_io_size.into(),
+                io.minimum_io_size.into(),
+            ),
+            (
+                "optimal I/O size",
+                t.optimal_io_size.into(),
+                io.optimal_io_size.into(),
+            ),
+            (
+                "alignment offset",
+                t.alignment_offset.into(),
+                io.alignment_offset.into(),
+            ),
             ("size", disk.size_bytes.into(), io.size_bytes.into()),
         ];
         for (what, s, i) in pairs {

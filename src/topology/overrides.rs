@@ -20,11 +20,12 @@ impl FromStr for TopologyOverride {
     fn from_str(s: &str) -> Result<Self, String> {
         let mut o = TopologyOverride::default();
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let (key, value) = item
-                .split_once('=')
-                .ok_or_else(|| format!("'{item}' is not KEY=VALUE (keys: lbs, pbs, min, opt, ao, discard)"))?;
+            let (key, value) = item.split_once('=').ok_or_else(|| {
+                format!("'{item}' is not KEY=VALUE (keys: lbs, pbs, min, opt, ao, discard)")
+            })?;
             let num = |v: &str| -> Result<u64, String> {
-                parse_size(v).ok_or_else(|| format!("{key}={v}: not a size in bytes (512, 4096, 4k, 1m...)"))
+                parse_size(v)
+                    .ok_or_else(|| format!("{key}={v}: not a size in bytes (512, 4096, 4k, 1m...)"))
             };
             let small = |v: &str| -> Result<u32, String> {
                 u32::try_from(num(v)?).map_err(|_| format!("{key}={v}: larger than 4 GiB"))
@@ -35,14 +36,24 @@ impl FromStr for TopologyOverride {
                 "min" | "minimum" => o.min = Some(small(value)?),
                 "opt" | "optimal" => o.opt = Some(small(value)?),
                 "ao" | "alignment" => {
-                    o.ao = Some(if value.trim() == "-1" { -1 } else { num(value)? as i64 })
+                    o.ao = Some(if value.trim() == "-1" {
+                        -1
+                    } else {
+                        num(value)? as i64
+                    })
                 }
                 "discard" | "dg" => o.discard = Some(num(value)?),
-                other => return Err(format!("unknown topology field '{other}' (keys: lbs, pbs, min, opt, ao, discard)")),
+                other => {
+                    return Err(format!(
+                        "unknown topology field '{other}' (keys: lbs, pbs, min, opt, ao, discard)"
+                    ))
+                }
             }
         }
         if o == TopologyOverride::default() {
-            return Err("empty --topology: give at least one of lbs, pbs, min, opt, ao, discard".into());
+            return Err(
+                "empty --topology: give at least one of lbs, pbs, min, opt, ao, discard".into(),
+            );
         }
         Ok(o)
     }
@@ -91,7 +102,9 @@ impl TopologyOverride {
         t.minimum_io_size = t.minimum_io_size.max(t.physical_block_size);
         let lbs = t.logical_block_size;
         if !lbs.is_power_of_two() || !(512..=65536).contains(&lbs) {
-            return Err(format!("logical block size {lbs} must be a power of two from 512 to 65536"));
+            return Err(format!(
+                "logical block size {lbs} must be a power of two from 512 to 65536"
+            ));
         }
         if !t.physical_block_size.is_power_of_two() || t.physical_block_size < lbs {
             return Err(format!(
@@ -100,10 +113,17 @@ impl TopologyOverride {
             ));
         }
         if t.minimum_io_size % lbs != 0 || t.optimal_io_size % lbs != 0 {
-            return Err(format!("minimum and optimal I/O sizes must be multiples of the logical block size {lbs}"));
+            return Err(format!(
+                "minimum and optimal I/O sizes must be multiples of the logical block size {lbs}"
+            ));
         }
-        if t.alignment_offset != -1 && (t.alignment_offset < 0 || t.alignment_offset as u64 % u64::from(lbs) != 0) {
-            return Err(format!("alignment offset {} must be -1 or a multiple of the logical block size {lbs}", t.alignment_offset));
+        if t.alignment_offset != -1
+            && (t.alignment_offset < 0 || t.alignment_offset as u64 % u64::from(lbs) != 0)
+        {
+            return Err(format!(
+                "alignment offset {} must be -1 or a multiple of the logical block size {lbs}",
+                t.alignment_offset
+            ));
         }
         Ok(t)
     }
@@ -115,7 +135,9 @@ mod tests {
 
     #[test]
     fn parses_and_applies() {
-        let o: TopologyOverride = "lbs=512,pbs=4096,min=4096,opt=33553920,ao=0".parse().unwrap();
+        let o: TopologyOverride = "lbs=512,pbs=4096,min=4096,opt=33553920,ao=0"
+            .parse()
+            .unwrap();
         let t = o.apply(Topology::IMAGE_DEFAULT).unwrap();
         assert_eq!(t.physical_block_size, 4096);
         assert_eq!(t.optimal_io_size, 33_553_920);

@@ -161,7 +161,9 @@ impl Sysfs {
             ));
         }
         let topology = self.topology(name)?;
-        let size_bytes = read_num::<u64>(&dir.join("size")).unwrap_or(0).saturating_mul(512);
+        let size_bytes = read_num::<u64>(&dir.join("size"))
+            .unwrap_or(0)
+            .saturating_mul(512);
         let device = PathBuf::from("/dev").join(name);
         let (ioctl, ioctl_error) = if self.is_live() {
             match ioctl::read_path(&device) {
@@ -169,7 +171,10 @@ impl Sysfs {
                 Err(e) => (None, Some(format!("{}: {e}", device.display()))),
             }
         } else {
-            (None, Some(format!("not opened: sysfs root is {}", self.root.display())))
+            (
+                None,
+                Some(format!("not opened: sysfs root is {}", self.root.display())),
+            )
         };
         let canonical = fs::canonicalize(&dir).unwrap_or(dir.clone());
         let (transport, usb) = transport::detect(name, &canonical);

@@ -129,13 +129,21 @@ mod tests {
 
     #[test]
     fn by_path() {
-        let p = Path::new("/sys/devices/pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0/block/sda");
+        let p = Path::new(
+            "/sys/devices/pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0/block/sda",
+        );
         assert_eq!(detect("sda", p).0, Transport::Sata);
         let p = Path::new("/sys/devices/pci0000:00/0000:00:02.0/virtio1/block/vda");
         assert_eq!(detect("vda", p).0, Transport::Virtio);
         let p = Path::new("/sys/devices/pci0000:00/0000:00:1d.0/0000:3b:00.0/nvme/nvme0/nvme0n1");
         assert_eq!(detect("nvme0n1", p).0, Transport::Nvme);
-        assert_eq!(detect("loop3", Path::new("/sys/devices/virtual/block/loop3")).0, Transport::Loop);
-        assert_eq!(detect("md127", Path::new("/sys/devices/virtual/block/md127")).0, Transport::Md);
+        assert_eq!(
+            detect("loop3", Path::new("/sys/devices/virtual/block/loop3")).0,
+            Transport::Loop
+        );
+        assert_eq!(
+            detect("md127", Path::new("/sys/devices/virtual/block/md127")).0,
+            Transport::Md
+        );
     }
 }

@@ -13,7 +13,10 @@ pub fn bin() -> &'static str {
 
 /// Run diskalign; returns (stdout, exit code).
 pub fn run(args: &[&str]) -> (String, i32) {
-    let out = Command::new(bin()).args(args).output().expect("run diskalign");
+    let out = Command::new(bin())
+        .args(args)
+        .output()
+        .expect("run diskalign");
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         out.status.code().unwrap_or(-1),
@@ -25,7 +28,8 @@ pub fn run_json(args: &[&str]) -> (Value, i32) {
     let mut a = args.to_vec();
     a.push("--json");
     let (out, code) = run(&a);
-    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON from {a:?}: {e}\n{out}"));
+    let v =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON from {a:?}: {e}\n{out}"));
     (v, code)
 }
 
@@ -36,7 +40,10 @@ pub fn require_tool(name: &str) {
         .unwrap_or(false)
         || Path::new("/usr/sbin").join(name).is_file()
         || Path::new("/sbin").join(name).is_file();
-    assert!(found, "required tool `{name}` is missing: run ./tools/test, which installs it");
+    assert!(
+        found,
+        "required tool `{name}` is missing: run ./tools/test, which installs it"
+    );
 }
 
 pub fn require_root() {
@@ -44,7 +51,9 @@ pub fn require_root() {
         {
             use std::os::unix::fs::MetadataExt;
             // /proc/self belongs to the effective user of this process.
-            std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+            std::fs::metadata("/proc/self")
+                .map(|m| m.uid() == 0)
+                .unwrap_or(false)
         },
         "these tests attach loop devices and need root: run ./tools/test as root"
     );
@@ -53,7 +62,10 @@ pub fn require_root() {
 /// Run a shell tool and insist it succeeds.
 pub fn sh(cmd: &str, args: &[&str]) -> Output {
     require_tool(cmd);
-    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
     assert!(
         out.status.success(),
         "{cmd} {args:?} failed: {}\n{}",
@@ -66,7 +78,10 @@ pub fn sh(cmd: &str, args: &[&str]) -> Output {
 /// Run a shell tool, return (exit code, stdout + stderr).
 pub fn sh_status(cmd: &str, args: &[&str]) -> (i32, String) {
     require_tool(cmd);
-    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
     let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&out.stderr));
     (out.status.code().unwrap_or(-1), text)
@@ -92,9 +107,18 @@ pub fn sfdisk(target: &Path, script: &str) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "sfdisk failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "sfdisk failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A loop device over a file, with partition nodes from `partx -a`.
@@ -137,7 +161,11 @@ impl Drop for LoopDev {
 pub fn codes(v: &Value) -> Vec<String> {
     v["findings"]
         .as_array()
-        .map(|a| a.iter().map(|f| f["code"].as_str().unwrap().to_string()).collect())
+        .map(|a| {
+            a.iter()
+                .map(|f| f["code"].as_str().unwrap().to_string())
+                .collect()
+        })
         .unwrap_or_default()
 }
 

@@ -1,0 +1,323 @@
+//! `check` on image files built at test time by sfdisk, sgdisk and parted.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+const MIB: u64 = 1 << 20;
+
+fn check(img: &Path, extra: &[&str]) -> (serde_json::Value, i32) {
+    let p = img.display().to_string();
+    let mut args = vec!["check", p.as_str()];
+    args.extend_from_slice(extra);
+    run_json(&args)
+}
+
+#[test]
+fn legacy_dos_start_at_63() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "legacy.img", 64 * MIB);
+    sfdisk(
+        &img,
+        "label: dos\nstart=63, size=20417, type=83\nstart=20480, size=40960, type=83\n",
+    );
+    let (doc, code) = check(&img, &[]);
+    let t = &doc["targets"][0];
+    assert_eq!(t["partition_table"]["type"], "mbr");
+    assert_eq!(t["partition_table"]["sector_size"], 512);
+    assert_eq!(t["kind"], "image");
+    assert_eq!(t["topology"]["logical_block_size"], 512);
+    assert!(codes(t).contains(&"topology-unknown".to_string()));
+    let p1 = partition(&doc, 1);
+    assert_eq!(p1["start_bytes"], 63 * 512);
+    assert_eq!(p1["end_bytes"], (63 + 20417) * 512 - 1);
+    assert_eq!(p1["aligned"], false);
+    assert!(codes(p1).contains(&"start-not-4k".to_string()));
+    assert!(
+        !codes(p1).contains(&"start-misaligned".to_string()),
+        "512/512 image: the kernel rule passes"
+    );
+    assert_eq!(partition(&doc, 2)["aligned"], true);
+    assert_eq!(code, 1);
+
+    // The same image on a 512e disk: now the kernel rule fails too.
+    let (doc, _) = check(&img, &["--topology", "pbs=4096"]);
+    let p1 = partition(&doc, 1);
+    assert_eq!(p1["kernel_offset"], 512);
+    assert!(codes(p1).contains(&"start-misaligned".to_string()));
+    assert_eq!(p1["tools"]["fdisk"], false);
+    assert_eq!(p1["tools"]["parted_minimal"], false);
+    assert_eq!(doc["targets"][0]["topology_source"], "override");
+}
+
+#[test]
+fn one_mib_starts_are_clean_and_portable() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "good.img", 64 * MIB);
+    sh(
+        "sgdisk",
+        &["-n", "1:2048:+16M", "-n", "2:0:+16M", img.to_str().unwrap()],
+    );
+    let (doc, code) = check(&img, &["--topology", "lbs=512,pbs=4096"]);
+    let t = &doc["targets"][0];
+    assert_eq!(t["partition_table"]["type"], "gpt");
+    assert_eq!(t["portable"], true);
+    assert_eq!(t["aligned"], true, "{doc:#}");
+    for n in [1, 2] {
+        let p = partition(&doc, n);
+        assert_eq!(p["aligned"], true);
+        assert_eq!(
+            p["tools"],
+            serde_json::json!({"parted_optimal": true, "parted_minimal": true, "fdisk": true, "sgdisk": true})
+        );
+        assert_eq!(p["device_block_size"], 4096);
+    }
+    assert_eq!(t["first_start_bytes"]["parted"], MIB);
+    assert_eq!(t["first_start_bytes"]["fdisk"], MIB);
+    assert_eq!(t["first_start_bytes"]["sgdisk"], MIB);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn odd_end_and_size_give_small_node_block_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "odd.img", 64 * MIB);
+    // 20482 sectors: starts on 1 MiB, size a multiple of 1 KiB but not of 2 KiB.
+    sh(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2048:+20482", img.to_str().unwrap()],
+    );
+    let (doc, code) = check(&img, &[]);
+    let p = partition(&doc, 1);
+    assert_eq!(p["size_bytes"], 20482 * 512);
+    assert_eq!(p["device_block_size"], 1024);
+    let c = codes(p);
+    assert!(
+        c.contains(&"end-not-4k".to_string()) && c.contains(&"size-not-4k".to_string()),
+        "{c:?}"
+    );
+    assert!(!c.contains(&"start-not-4k".to_string()));
+    let msg = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "size-not-4k")
+        .unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(msg.contains("1024-byte"), "{msg}");
+    assert_eq!(doc["targets"][0]["portable"], false);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn parted_on_a_usb_bridge_topology() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "usb.img", 256 * MIB);
+    // Where parted -a optimal lands on a bridge reporting opt 33553920: sector 65535.
+    sh(
+        "parted",
+        &[
+            "-s",
+            img.to_str().unwrap(),
+            "mklabel",
+            "gpt",
+            "unit",
+            "s",
+            "mkpart",
+            "p1",
+            "65535",
+            "131069",
+        ],
+    );
+    let (doc, code) = check(
+        &img,
+        &["--topology", "lbs=512,pbs=4096,min=4096,opt=33553920,ao=0"],
+    );
+    let t = &doc["targets"][0];
+    let p = partition(&doc, 1);
+    assert_eq!(p["start_bytes"], 33553920);
+    assert_eq!(
+        p["tools"]["parted_optimal"], true,
+        "parted's own check passes"
+    );
+    assert_eq!(p["tools"]["parted_minimal"], false);
+    assert_eq!(p["tools"]["fdisk"], false);
+    assert_eq!(p["aligned"], false);
+    assert!(codes(p).contains(&"tools-disagree".to_string()));
+    assert!(codes(p).contains(&"start-not-4k".to_string()));
+    assert_eq!(t["first_start_bytes"]["parted"], 33553920);
+    assert_eq!(t["first_start_bytes"]["fdisk"], MIB);
+    assert_eq!(t["first_start_bytes"]["sgdisk"], MIB);
+    let tc = codes(t);
+    assert!(
+        tc.contains(&"optimal-io-suspicious".to_string())
+            && tc.contains(&"tools-disagree".to_string()),
+        "{tc:?}"
+    );
+    let why = t["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "tools-disagree")
+        .unwrap();
+    assert_eq!(why["severity"], "warning");
+    assert!(why["message"]
+        .as_str()
+        .unwrap()
+        .contains("65535-sector grain"));
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn mbr_with_logical_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "ext.img", 64 * MIB);
+    sfdisk(&img, "label: dos\nstart=2048, size=8192, type=83\nstart=10240, type=5\nsize=8192, type=83\nsize=8192, type=83\n");
+    let (doc, _) = check(&img, &[]);
+    let parts = doc["targets"][0]["partitions"].as_array().unwrap();
+    let kinds: Vec<(u64, &str)> = parts
+        .iter()
+        .map(|p| (p["number"].as_u64().unwrap(), p["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (1, "primary"),
+            (2, "extended"),
+            (5, "logical"),
+            (6, "logical")
+        ]
+    );
+    // sfdisk leaves 2048 sectors of gap before each logical partition.
+    assert_eq!(partition(&doc, 5)["start_bytes"], (10240 + 2048) * 512);
+    assert_eq!(partition(&doc, 5)["aligned"], true);
+    assert!(!codes(&doc["targets"][0]).contains(&"partition-overlap".to_string()));
+}
+
+#[test]
+fn hybrid_mbr_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "hybrid.img", 64 * MIB);
+    let p = img.to_str().unwrap();
+    sh("sgdisk", &["-n", "1:2048:+8M", "-n", "2:0:+8M", p]);
+    sh("sgdisk", &["-h", "1:EE", p]);
+    let (doc, _) = check(&img, &[]);
+    let t = &doc["targets"][0];
+    assert_eq!(t["partition_table"]["type"], "gpt");
+    assert!(
+        codes(t).contains(&"hybrid-mbr".to_string()),
+        "{:?}",
+        codes(t)
+    );
+}
+
+#[test]
+fn corrupted_primary_gpt_uses_backup_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "corrupt.img", 64 * MIB);
+    sh("sgdisk", &["-n", "1:2048:+8M", img.to_str().unwrap()]);
+    // Flip a byte of the primary header's disk GUID: its CRC no longer matches.
+    let mut bytes = std::fs::read(&img).unwrap();
+    bytes[512 + 56] ^= 0xff;
+    std::fs::write(&img, &bytes).unwrap();
+    let (doc, _) = check(&img, &[]);
+    let t = &doc["targets"][0];
+    assert_eq!(t["partition_table"]["type"], "gpt");
+    assert_eq!(partition(&doc, 1)["start_bytes"], MIB);
+    let f = t["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "gpt-primary-invalid")
+        .expect("says the primary is bad");
+    let m = f["message"].as_str().unwrap();
+    assert!(
+        m.contains("byte 528") && m.contains("CRC") && m.contains("backup"),
+        "{m}"
+    );
+}
+
+#[test]
+fn truncated_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "trunc.img", 64 * MIB);
+    sh("sgdisk", &["-n", "1:2048:+8M", img.to_str().unwrap()]);
+    // Cut the end off: the backup GPT is gone and partition 1 still fits.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&img)
+        .unwrap()
+        .set_len(32 * MIB)
+        .unwrap();
+    let (doc, code) = check(&img, &[]);
+    assert!(codes(&doc["targets"][0]).contains(&"gpt-backup-invalid".to_string()));
+    assert_eq!(code, 1);
+    // Cut into the entry array: the GPT cannot be read, exit 2 with the layer and offset.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&img)
+        .unwrap()
+        .set_len(1536)
+        .unwrap();
+    let (doc, code) = check(&img, &[]);
+    assert_eq!(code, 2);
+    let msg = doc["errors"][0]["message"].as_str().unwrap();
+    assert!(msg.contains("GPT entries at byte 1024"), "{msg}");
+    // Smaller than a sector.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&img)
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    let (doc, code) = check(&img, &[]);
+    assert_eq!(code, 2);
+    assert!(doc["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("MBR at byte 0"));
+}
+
+#[test]
+fn bad_targets_are_reported_and_the_rest_still_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "ok.img", 16 * MIB);
+    sfdisk(&img, "label: gpt\nstart=2048, size=8192\n");
+    let (doc, code) = run_json(&[
+        "check",
+        "/nonexistent/disk.img",
+        img.to_str().unwrap(),
+        "/dev/null",
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(doc["targets"].as_array().unwrap().len(), 1);
+    let errs = doc["errors"].as_array().unwrap();
+    assert_eq!(errs.len(), 2);
+    assert!(errs[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("No such file"));
+    assert!(errs[1]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not a block device or a regular file"));
+    let (_, code) = run(&["check", img.to_str().unwrap(), "--topology", "lbs=1000"]);
+    assert_eq!(code, 2);
+    let (_, code) = run(&["check", "--topology", "bogus"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn empty_image_has_no_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "blank.img", 16 * MIB);
+    let (doc, code) = check(&img, &[]);
+    assert_eq!(doc["targets"][0]["partition_table"]["type"], "none");
+    assert_eq!(
+        doc["targets"][0]["verdict"].as_str().unwrap(),
+        "no partitions, portable"
+    );
+    assert_eq!(code, 0);
+}
