@@ -136,16 +136,26 @@ fn analyse(
         ));
     }
     let topo = input.topo;
-    if let Some(disk) = input.disk {
-        let mut d = disk.clone();
-        if input.source == TopologySource::Override {
-            // The ioctls describe the real device, not the what-if topology.
-            d.topology = topo;
-            d.ioctl = None;
+    match input.disk {
+        // The kernel's own view, sysfs against ioctls included.
+        Some(d) if input.source == TopologySource::Kernel => {
+            findings.extend(d.findings.iter().cloned())
         }
-        findings.extend(topology::hints(&d));
-    } else {
-        findings.extend(topo_only_hints(&topo, input.size));
+        // A what-if topology: judge the limits given, not the device's ioctls.
+        Some(d) => findings.extend(topology::limit_hints(
+            &d.name,
+            &topo,
+            input.size,
+            !d.slaves.is_empty(),
+            false,
+        )),
+        None => findings.extend(topology::limit_hints(
+            "the image",
+            &topo,
+            input.size,
+            false,
+            false,
+        )),
     }
     findings.extend(table.findings.iter().cloned());
 
@@ -298,32 +308,6 @@ fn analyse(
     report.aligned = !report.has_problems();
     report.verdict = verdict(&report);
     Ok(report)
-}
-
-/// Hints for an image whose topology came from --topology.
-fn topo_only_hints(t: &Topology, size: u64) -> Vec<Finding> {
-    let disk = Disk {
-        name: "the image".into(),
-        device: PathBuf::new(),
-        size_bytes: size,
-        topology: *t,
-        ioctl: None,
-        ioctl_error: None,
-        rotational: None,
-        removable: None,
-        model: None,
-        vendor: None,
-        serial: None,
-        firmware: None,
-        transport: topology::Transport::Unknown,
-        usb: None,
-        backing_file: None,
-        slaves: vec![],
-        holders: vec![],
-        partitions: vec![],
-        findings: vec![],
-    };
-    topology::hints(&disk)
 }
 
 /// Entries that are malformed, overlap, or leave the disk.

@@ -34,15 +34,7 @@ pub fn render(reports: &[TargetReport], errors: &[CheckError], st: &Style) -> St
         target(&mut out, r, st);
         out.push('\n');
     }
-    for e in errors {
-        let _ = writeln!(
-            out,
-            "{}: {} {}",
-            st.bold(&e.path),
-            st.bad("could not check:"),
-            e.message
-        );
-    }
+    out.push_str(&super::style::errors(errors, st, "could not check:"));
     out
 }
 

@@ -105,3 +105,11 @@ pub fn table(rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+/// The "could not ..." lines for targets that failed.
+pub fn errors(errors: &[crate::check::CheckError], st: &Style, what: &str) -> String {
+    errors
+        .iter()
+        .map(|e| format!("{}: {} {}\n", st.bold(&e.path), st.bad(what), e.message))
+        .collect()
+}

@@ -146,14 +146,6 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
         }
         out.push('\n');
     }
-    for e in errors {
-        let _ = writeln!(
-            out,
-            "{}: {} {}",
-            st.bold(&e.path),
-            st.bad("could not read:"),
-            e.message
-        );
-    }
+    out.push_str(&super::style::errors(errors, st, "could not read:"));
     out
 }

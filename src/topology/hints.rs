@@ -1,15 +1,38 @@
 //! Sanity checks on the hints a disk reports, and sysfs/ioctl disagreements.
 
-use super::{is_misaligned_marker, Disk};
+use super::{is_misaligned_marker, Disk, IoctlValues, Topology, Transport};
 use crate::findings::{Code, Finding};
 use crate::units::human;
 
 /// Two terabytes: disks above this with 512-byte physical sectors are suspect.
 const TWO_TB: u64 = 2_000_000_000_000;
 
-/// Findings about one disk's reported topology.
+/// Findings about one disk: its limits, then any sysfs/ioctl disagreement.
 pub fn hints(disk: &Disk) -> Vec<Finding> {
-    let t = &disk.topology;
+    let virtual_dev = matches!(disk.transport, Transport::Loop | Transport::Zram);
+    let mut out = limit_hints(
+        &disk.name,
+        &disk.topology,
+        disk.size_bytes,
+        !disk.slaves.is_empty(),
+        virtual_dev,
+    );
+    if let Some(io) = &disk.ioctl {
+        out.extend(ioctl_mismatches(&disk.topology, disk.size_bytes, io));
+    }
+    out
+}
+
+/// Findings about a set of limits: `name` is what the messages call the
+/// device, `stacked` says whether something lies underneath (md, dm),
+/// `virtual_dev` exempts loop/zram from the hidden-4K size rule.
+pub fn limit_hints(
+    name: &str,
+    t: &Topology,
+    size_bytes: u64,
+    stacked: bool,
+    virtual_dev: bool,
+) -> Vec<Finding> {
     let (lbs, pbs, min, opt) = (
         u64::from(t.logical_block_size),
         u64::from(t.physical_block_size),
@@ -44,40 +67,39 @@ pub fn hints(disk: &Disk) -> Vec<Finding> {
             format!("minimum_io_size {min} is not a multiple of the physical block size {pbs}"),
         ));
     }
-    if disk.slaves.is_empty() {
+    if !stacked {
         for (what, v) in [("minimum_io_size", min), ("optimal_io_size", opt)] {
             if v != 0 && !v.is_power_of_two() && !(what == "optimal_io_size" && opt == 65535 * lbs)
             {
                 out.push(Finding::new(
                     Code::NonPowerOfTwoIo,
-                    format!("{what} {v} is not a power of two, yet nothing is stacked under {}: only RAID/LVM stripes explain such values", disk.name),
+                    format!("{what} {v} is not a power of two, yet nothing is stacked under {name}: only RAID/LVM stripes explain such values"),
                 ));
             }
         }
     }
-    if pbs == 512
-        && disk.size_bytes > TWO_TB
-        && !matches!(
-            disk.transport,
-            super::Transport::Loop | super::Transport::Zram
-        )
-    {
+    if pbs == 512 && size_bytes > TWO_TB && !virtual_dev {
         out.push(Finding::new(
             Code::Hidden4kSuspected,
             format!(
-                "{} is {} but reports 512-byte physical sectors: disks this large are almost always 4K drives; a bridge or controller may be hiding it, so align to 4 KiB anyway",
-                disk.name,
-                human(disk.size_bytes)
+                "{name} is {} but reports 512-byte physical sectors: disks this large are almost always 4K drives; a bridge or controller may be hiding it, so align to 4 KiB anyway",
+                human(size_bytes)
             ),
         ));
     }
     if is_misaligned_marker(t.alignment_offset) {
         out.push(Finding::new(
             Code::KernelReportsMisaligned,
-            format!("the kernel reports alignment_offset {} for {}: a layer below starts off its device's physical grid", t.alignment_offset, disk.name),
+            format!("the kernel reports alignment_offset {} for {name}: a layer below starts off its device's physical grid", t.alignment_offset),
         ));
     }
-    if let Some(io) = &disk.ioctl {
+    out
+}
+
+/// Where the ioctl view of a disk disagrees with sysfs.
+fn ioctl_mismatches(t: &Topology, size_bytes: u64, io: &IoctlValues) -> Vec<Finding> {
+    let mut out = Vec::new();
+    {
         let pairs: [(&str, i128, i128); 6] = [
             (
                 "logical block size",
@@ -104,7 +126,7 @@ pub fn hints(disk: &Disk) -> Vec<Finding> {
                 t.alignment_offset.into(),
                 io.alignment_offset.into(),
             ),
-            ("size", disk.size_bytes.into(), io.size_bytes.into()),
+            ("size", size_bytes.into(), io.size_bytes.into()),
         ];
         for (what, s, i) in pairs {
             if s != i {

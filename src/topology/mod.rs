@@ -7,7 +7,7 @@ mod overrides;
 mod sysfs;
 mod transport;
 
-pub use hints::hints;
+pub use hints::{hints, limit_hints};
 pub use overrides::TopologyOverride;
 pub use sysfs::{KernelPartition, Sysfs};
 pub use transport::{Transport, UsbBridge};
