@@ -6,7 +6,6 @@ use crate::export::json;
 use crate::output::{self, style::ColorChoice, Style};
 use crate::topology::{Sysfs, TopologyOverride};
 use clap::{Parser, Subcommand};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -129,15 +128,7 @@ fn disk_name(arg: &str, sysfs: &Sysfs) -> Result<String, String> {
     let path = Path::new(arg);
     if sysfs.is_live() {
         if let Ok(meta) = std::fs::metadata(path) {
-            if !meta.file_type().is_block_device() {
-                return Err("not a block device".into());
-            }
-            let rdev = meta.rdev();
-            let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
-            return sysfs
-                .resolve_devnum(major, minor)
-                .map(|(name, _)| name)
-                .ok_or_else(|| format!("no sysfs entry for {major}:{minor}"));
+            return sysfs.resolve_node(&meta).map(|(name, _)| name);
         }
     }
     let name = arg.strip_prefix("/dev/").unwrap_or(arg);

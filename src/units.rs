@@ -6,6 +6,17 @@ pub const MIB: u64 = 1024 * 1024;
 /// 65535 × 512: the optimal I/O size some USB bridges report by mistake.
 pub const BOGUS_USB_OPT: u64 = 33_553_920;
 
+/// Why parted and fdisk part ways over such a value (one sentence, shared by
+/// every message that mentions it).
+pub const BRIDGE_OPT_WHY: &str =
+    "parted follows it to a 65535-sector grain that is not 4 KiB aligned, fdisk >= 2.37 ignores it";
+
+/// The optimal I/O size is 65535 logical blocks: a USB bridge reporting its
+/// maximum transfer length, not a stripe.
+pub fn is_bridge_opt(opt: u64, lbs: u64) -> bool {
+    opt != 0 && opt == 65535 * lbs
+}
+
 /// `1.5 MiB`, `4 KiB`, `512 B`: binary units, one decimal when not exact.
 pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];

@@ -9,7 +9,7 @@ pub mod tools;
 use crate::findings::{Code, Finding, Severity};
 use crate::layout::{self, source::ReadAt, PartKind, Table, TableKind};
 use crate::topology::{self, Disk, Sysfs, Topology, TopologyOverride};
-use crate::units::{human, KIB, MIB};
+use crate::units::{human, is_bridge_opt, BRIDGE_OPT_WHY, KIB, MIB};
 use report::{PartitionReport, TableReport, TargetKind, TargetReport, TopologySource};
 use rules::Placement;
 use std::path::{Path, PathBuf};
@@ -192,7 +192,6 @@ fn analyse(
         let start = p.first_lba * ss;
         let size = (p.last_lba - p.first_lba + 1) * ss;
         let placement = Placement {
-            number: p.number,
             kind: p.kind,
             start,
             size,
@@ -254,7 +253,7 @@ fn analyse(
     }
 
     let first_start_bytes = tools::first_starts(&view, table.kind == TableKind::Mbr);
-    findings.extend(first_start_findings(&view, &first_start_bytes));
+    findings.extend(first_start_findings(&topo, &view, &first_start_bytes));
     let data: Vec<&PartitionReport> = partitions
         .iter()
         .filter(|p| p.kind != PartKind::Extended)
@@ -431,7 +430,7 @@ fn kernel_table_findings(disk: &Disk, table: &Table) -> Vec<Finding> {
 }
 
 /// Say where the tools would put the first partition when they differ.
-fn first_start_findings(v: &ToolView, f: &tools::FirstStarts) -> Vec<Finding> {
+fn first_start_findings(t: &Topology, v: &ToolView, f: &tools::FirstStarts) -> Vec<Finding> {
     if f.parted == f.fdisk && f.fdisk == f.sgdisk {
         return vec![];
     }
@@ -443,9 +442,9 @@ fn first_start_findings(v: &ToolView, f: &tools::FirstStarts) -> Vec<Finding> {
         show(f.sgdisk)
     );
     let mut severity = Severity::Info;
-    if v.opt != 0 && v.opt == 65535 * v.lbs {
+    if is_bridge_opt(v.opt, v.lbs) {
         msg.push_str(&format!(
-            ": parted follows optimal_io_size {} to a 65535-sector grain that is not 4 KiB aligned, fdisk >= 2.37 ignores that value and sgdisk never reads it",
+            ": optimal_io_size is {}: {BRIDGE_OPT_WHY}, and sgdisk never reads it",
             v.opt
         ));
     } else if v.ao != 0 {
@@ -456,17 +455,14 @@ fn first_start_findings(v: &ToolView, f: &tools::FirstStarts) -> Vec<Finding> {
     } else {
         msg.push_str(": parted aligns to the optimal I/O size when 1 MiB is not a multiple of it, fdisk to max(optimal I/O, 1 MiB), sgdisk always to 1 MiB");
     }
+    // A warning when some tool's default would itself be misaligned.
     if [f.parted, f.fdisk, f.sgdisk]
         .iter()
-        .any(|b| rules_misaligned(v, *b))
+        .any(|&b| b % (4 * KIB) != 0 || rules::kernel_offset(t, b) != 0)
     {
         severity = Severity::Warning;
     }
     vec![Finding::new(Code::ToolsDisagree, msg).severity(severity)]
-}
-
-fn rules_misaligned(v: &ToolView, bytes: u64) -> bool {
-    bytes % (4 * KIB) != 0 || !tools::fdisk_phy_aligned(v, bytes / v.lbs)
 }
 
 /// The one-line summary.

@@ -15,16 +15,6 @@ pub enum TargetKind {
     Image,
 }
 
-impl TargetKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TargetKind::Disk => "disk",
-            TargetKind::Partition => "partition",
-            TargetKind::Image => "image",
-        }
-    }
-}
-
 /// Where the topology came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -32,16 +22,6 @@ pub enum TopologySource {
     Kernel,
     ImageDefault,
     Override,
-}
-
-impl TopologySource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TopologySource::Kernel => "kernel",
-            TopologySource::ImageDefault => "image-default",
-            TopologySource::Override => "override",
-        }
-    }
 }
 
 #[derive(Clone, Debug, Serialize)]

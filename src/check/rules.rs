@@ -4,7 +4,7 @@ use super::tools::{self, ToolVerdicts, ToolView};
 use crate::findings::{Code, Finding, Severity};
 use crate::layout::PartKind;
 use crate::topology::{is_misaligned_marker, Topology};
-use crate::units::{human, BOGUS_USB_OPT, KIB, MIB};
+use crate::units::{human, is_bridge_opt, BRIDGE_OPT_WHY, KIB, MIB};
 
 /// The kernel's misalignment for a start: (g + ao - start mod g) mod g with
 /// g = max(pbs, min). 0 means aligned.
@@ -32,8 +32,7 @@ pub fn sane_optimal(t: &Topology) -> Option<u64> {
     let opt = u64::from(t.optimal_io_size);
     let lbs = u64::from(t.logical_block_size);
     (opt != 0
-        && opt != BOGUS_USB_OPT
-        && opt != 65535 * lbs
+        && !is_bridge_opt(opt, lbs)
         && opt % u64::from(t.physical_block_size).max(1) == 0
         && opt % u64::from(t.minimum_io_size).max(1) == 0
         && opt > t.grain())
@@ -42,7 +41,6 @@ pub fn sane_optimal(t: &Topology) -> Option<u64> {
 
 /// The placement facts of one partition in bytes.
 pub struct Placement {
-    pub number: u32,
     pub kind: PartKind,
     pub start: u64,
     pub size: u64,
@@ -193,11 +191,8 @@ pub fn explain_disagreement(v: &ToolView, verdicts: &ToolVerdicts, sgdisk_align:
         if v.ao != 0 { format!(" shifted by alignment offset {}", v.ao) } else { String::new() },
         yn(verdicts.sgdisk),
     );
-    if v.opt == BOGUS_USB_OPT || (v.opt != 0 && v.opt == 65535 * v.lbs) {
-        s.push_str(&format!(
-            "; parted follows optimal_io_size {} to a 65535-sector grain that is not 4 KiB aligned, fdisk >= 2.37 ignores that value",
-            v.opt
-        ));
+    if is_bridge_opt(v.opt, v.lbs) {
+        s.push_str(&format!("; optimal_io_size is {}: {BRIDGE_OPT_WHY}", v.opt));
     }
     s
 }
@@ -242,7 +237,6 @@ mod tests {
     fn findings_for_legacy_start() {
         let t = topo(4096, 4096, 0);
         let p = Placement {
-            number: 1,
             kind: PartKind::Primary,
             start: 63 * 512,
             size: 100 * MIB,

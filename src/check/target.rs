@@ -4,7 +4,7 @@
 use crate::layout::source::FileSource;
 use crate::topology::{ioctl, Disk, Sysfs};
 use std::fs::{self, File};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 pub enum Resolved {
@@ -27,14 +27,7 @@ pub fn resolve(path: &Path, sysfs: &Sysfs) -> Result<Resolved, String> {
     if !ft.is_block_device() {
         return Err("not a block device or a regular file".into());
     }
-    let rdev = meta.rdev();
-    let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
-    let (name, only) = sysfs.resolve_devnum(major, minor).ok_or_else(|| {
-        format!(
-            "no entry for block device {major}:{minor} under {}/dev/block",
-            sysfs.root().display()
-        )
-    })?;
+    let (name, only) = sysfs.resolve_node(&meta)?;
     let disk = sysfs
         .disk(&name)
         .map_err(|e| format!("reading sysfs for {name}: {e}"))?;

@@ -253,7 +253,7 @@ pub fn first_starts(v: &ToolView, dos: bool) -> FirstStarts {
     };
     let parted = parted_optimal(v).align_up(parted_from);
     let fdisk = fdisk_align_up(v, fdisk_from, fdisk_from);
-    let sg_align = (2048 * 512 / v.lbs).max(1);
+    let sg_align = sgdisk_alignment(v, &[]);
     let sgdisk = gpt_usable.div_ceil(sg_align) * sg_align;
     FirstStarts {
         parted: parted.saturating_mul(v.lbs),

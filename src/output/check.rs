@@ -3,6 +3,7 @@
 use super::style::{table, Style};
 use crate::check::report::TargetReport;
 use crate::check::CheckError;
+use crate::export::json;
 use crate::findings::Finding;
 use crate::layout::TableKind;
 use crate::units::human;
@@ -49,7 +50,7 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
         out,
         "{}  {}, {} ({} bytes), {}",
         st.bold(&r.path),
-        r.kind.as_str(),
+        json::name(&r.kind),
         human(r.size_bytes),
         r.size_bytes,
         table_desc
@@ -57,7 +58,7 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
     let _ = writeln!(
         out,
         "  topology ({}): logical {} physical {} min-io {} opt-io {} alignment-offset {} discard {}",
-        r.topology_source.as_str(),
+        json::name(&r.topology_source),
         t.logical_block_size,
         t.physical_block_size,
         t.minimum_io_size,

@@ -2,6 +2,7 @@
 
 use super::style::Style;
 use crate::check::CheckError;
+use crate::export::json;
 use crate::topology::Disk;
 use crate::units::human;
 use std::fmt::Write;
@@ -20,7 +21,7 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
             st.bold(&d.device.display().to_string()),
             human(d.size_bytes),
             d.size_bytes,
-            d.transport,
+            json::name(&d.transport),
             if ident.is_empty() {
                 String::new()
             } else {
@@ -64,31 +65,37 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
             };
             format!("  {name:<22}{shown}\n")
         };
-        out.push_str(&row(
-            "logical block",
-            t.logical_block_size.to_string(),
-            io.map(|i| i.logical_block_size.to_string()),
-        ));
-        out.push_str(&row(
-            "physical block",
-            t.physical_block_size.to_string(),
-            io.map(|i| i.physical_block_size.to_string()),
-        ));
-        out.push_str(&row(
-            "minimum I/O",
-            t.minimum_io_size.to_string(),
-            io.map(|i| i.minimum_io_size.to_string()),
-        ));
-        out.push_str(&row(
-            "optimal I/O",
-            t.optimal_io_size.to_string(),
-            io.map(|i| i.optimal_io_size.to_string()),
-        ));
-        out.push_str(&row(
-            "alignment offset",
-            t.alignment_offset.to_string(),
-            io.map(|i| i.alignment_offset.to_string()),
-        ));
+        // The limits both views have: sysfs first, the ioctl where it differs.
+        let limits: [(&str, i64, Option<i64>); 5] = [
+            (
+                "logical block",
+                t.logical_block_size.into(),
+                io.map(|i| i.logical_block_size.into()),
+            ),
+            (
+                "physical block",
+                t.physical_block_size.into(),
+                io.map(|i| i.physical_block_size.into()),
+            ),
+            (
+                "minimum I/O",
+                t.minimum_io_size.into(),
+                io.map(|i| i.minimum_io_size.into()),
+            ),
+            (
+                "optimal I/O",
+                t.optimal_io_size.into(),
+                io.map(|i| i.optimal_io_size.into()),
+            ),
+            (
+                "alignment offset",
+                t.alignment_offset,
+                io.map(|i| i.alignment_offset),
+            ),
+        ];
+        for (name, sys, ioctl) in limits {
+            out.push_str(&row(name, sys.to_string(), ioctl.map(|i| i.to_string())));
+        }
         out.push_str(&row(
             "discard granularity",
             t.discard_granularity.to_string(),

@@ -2,7 +2,7 @@
 
 use super::{is_misaligned_marker, Disk, IoctlValues, Topology, Transport};
 use crate::findings::{Code, Finding};
-use crate::units::human;
+use crate::units::{human, is_bridge_opt, BRIDGE_OPT_WHY};
 
 /// Two terabytes: disks above this with 512-byte physical sectors are suspect.
 const TWO_TB: u64 = 2_000_000_000_000;
@@ -41,12 +41,11 @@ pub fn limit_hints(
     );
     let mut out = Vec::new();
     if opt != 0 {
-        if opt == 65535 * lbs {
+        if is_bridge_opt(opt, lbs) {
             out.push(Finding::new(
                 Code::OptimalIoSuspicious,
                 format!(
-                    "optimal_io_size {opt} is 65535 x {lbs}: a USB bridge filling in its maximum transfer length, not a real stripe; parted follows it to a {}-sector grain, fdisk >= 2.37 ignores it",
-                    65535
+                    "optimal_io_size {opt} is 65535 x {lbs}: a USB bridge filling in its maximum transfer length, not a real stripe; {BRIDGE_OPT_WHY}"
                 ),
             ));
         } else if opt % pbs != 0 {
@@ -69,7 +68,9 @@ pub fn limit_hints(
     }
     if !stacked {
         for (what, v) in [("minimum_io_size", min), ("optimal_io_size", opt)] {
-            if v != 0 && !v.is_power_of_two() && !(what == "optimal_io_size" && opt == 65535 * lbs)
+            if v != 0
+                && !v.is_power_of_two()
+                && !(what == "optimal_io_size" && is_bridge_opt(opt, lbs))
             {
                 out.push(Finding::new(
                     Code::NonPowerOfTwoIo,

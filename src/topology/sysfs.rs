@@ -104,6 +104,23 @@ impl Sysfs {
         }
     }
 
+    /// Map a block-device node to (disk name, partition number); errors say
+    /// why `path` is not one this tree knows.
+    pub fn resolve_node(&self, meta: &fs::Metadata) -> Result<(String, Option<u32>), String> {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        if !meta.file_type().is_block_device() {
+            return Err("not a block device".into());
+        }
+        let rdev = meta.rdev();
+        let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
+        self.resolve_devnum(major, minor).ok_or_else(|| {
+            format!(
+                "no entry for block device {major}:{minor} under {}/dev/block",
+                self.root.display()
+            )
+        })
+    }
+
     /// The limits of one disk as sysfs states them.
     pub fn topology(&self, name: &str) -> io::Result<Topology> {
         let dir = self.block_dir(name);

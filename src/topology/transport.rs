@@ -1,7 +1,6 @@
 //! How a disk is attached, from its name and its canonical sysfs path.
 
 use serde::Serialize;
-use std::fmt;
 use std::fs;
 use std::path::Path;
 
@@ -23,13 +22,6 @@ pub enum Transport {
     Nbd,
     Xen,
     Unknown,
-}
-
-impl fmt::Display for Transport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = serde_json::to_value(self).ok();
-        f.write_str(s.as_ref().and_then(|v| v.as_str()).unwrap_or("unknown"))
-    }
 }
 
 /// The USB bridge in front of a disk.
