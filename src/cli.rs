@@ -4,10 +4,15 @@
 use crate::check::{self, CheckError, CheckOptions};
 use crate::export::json;
 use crate::output::{self, style::ColorChoice, Style};
+use crate::probe::engine::{EngineChoice, Pattern};
+use crate::probe::grid::{GridRequest, Preset};
 use crate::topology::{Sysfs, TopologyOverride};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -53,6 +58,92 @@ pub enum Command {
         #[arg(long, value_name = "SPEC")]
         topology: Option<TopologyOverride>,
     },
+    /// Measure whether misalignment hurts: a grid of block sizes x offsets on a
+    /// disk, a partition, a file, or a scratch file in a directory.
+    #[command(after_help = PROBE_HELP)]
+    Probe(ProbeArgs),
+}
+
+const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size), removed at the end, on error and on Ctrl-C.\nExit status: 0 no significant penalty, 1 some misaligned offset was significantly slower, 2 could not run.";
+
+#[derive(clap::Args, Debug)]
+pub struct ProbeArgs {
+    /// A disk or partition (/dev/sdb, /dev/sdb1), a file, or a directory (a scratch file is made there).
+    pub target: PathBuf,
+    /// Print JSON (docs/json.md) instead of the human report.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write one CSV row per cell to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Print the fio job file for the planned grid and exit without doing I/O.
+    #[arg(long)]
+    pub emit_fio: bool,
+    /// How much of the grid to run.
+    #[arg(long, value_enum, default_value = "standard")]
+    pub preset: Preset,
+    /// Block sizes, comma-separated (4k,64k); default: powers of two from the logical block size.
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = size_arg)]
+    pub bs: Option<Vec<u64>>,
+    /// Byte offsets from an aligned boundary, comma-separated (0,512,4k+512,1m-512); 0 is always added.
+    #[arg(long, value_name = "OFFSETS", value_delimiter = ',', value_parser = offset_arg)]
+    pub offsets: Option<Vec<u64>>,
+    /// Access patterns, comma-separated; default randread, plus randwrite with --write.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub pattern: Option<Vec<Pattern>>,
+    /// Allow write patterns (on a device also --destructive).
+    #[arg(long)]
+    pub write: bool,
+    /// Confirm that writing to a device or an existing file may destroy its data.
+    #[arg(long)]
+    pub destructive: bool,
+    /// Write even over a partition table, filesystem, LVM, RAID or LUKS signature.
+    #[arg(long)]
+    pub force: bool,
+    /// Go through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// fdatasync after every write (with --buffered: the mode that shows 4 KiB writes split into 512-byte pieces).
+    #[arg(long)]
+    pub fdatasync: bool,
+    /// I/Os in flight per job.
+    #[arg(long, default_value_t = 32)]
+    pub qd: u32,
+    /// Parallel jobs, each with its own queue.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: u32,
+    /// Measured time per cell and round (500ms, 2s); default from the preset.
+    #[arg(long, value_parser = duration_arg)]
+    pub runtime: Option<Duration>,
+    /// Discarded warm-up per cell and round; default from the preset.
+    #[arg(long, value_parser = duration_arg)]
+    pub warmup: Option<Duration>,
+    /// Rounds, each over every cell in a new random order; default from the preset.
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// I/O engine.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: EngineChoice,
+    /// Size of the scratch file made in a directory.
+    #[arg(long, value_parser = size_arg, default_value = "1G")]
+    pub size: u64,
+    /// Seed of the random positions and cell order (default: from the clock; the report records it).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+fn size_arg(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s).ok_or_else(|| format!("{s:?} is not a size (4096, 4k, 64KiB, 1m)"))
+}
+
+fn offset_arg(s: &str) -> Result<u64, String> {
+    crate::units::parse_size_expr(s)
+        .ok_or_else(|| format!("{s:?} is not an offset (512, 4k, 4k+512, 1m-512)"))
+}
+
+fn duration_arg(s: &str) -> Result<Duration, String> {
+    crate::units::parse_duration(s)
+        .ok_or_else(|| format!("{s:?} is not a duration (250ms, 2s, 1m)"))
 }
 
 /// Parse arguments, run, print, and return the exit status.
@@ -70,6 +161,7 @@ pub fn main() -> ExitCode {
             let opts = CheckOptions { sysfs, topology };
             run_check(&opts, &targets, json, &style)
         }
+        Command::Probe(args) => run_probe(sysfs, &args, &style),
     };
     print!("{text}");
     ExitCode::from(code)
@@ -195,4 +287,69 @@ pub fn run_topology(
         .iter()
         .any(|d| d.findings.iter().any(|f| f.is_problem()));
     (text, status(!errors.is_empty(), problems))
+}
+
+/// `probe`: returns the report text and the exit status (0 no significant
+/// penalty, 1 a penalty, 2 could not run or interrupted).
+pub fn run_probe(sysfs: Sysfs, a: &ProbeArgs, style: &Style) -> (String, u8) {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
+            eprintln!("diskalign: cannot catch signal {sig}: {e}");
+        }
+    }
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    });
+    let opts = crate::probe::ProbeOptions {
+        target: a.target.clone(),
+        grid: GridRequest {
+            preset: a.preset,
+            block_sizes: a.bs.clone(),
+            offsets: a.offsets.clone(),
+            patterns: a.pattern.clone(),
+            write: a.write,
+            runtime: a.runtime,
+            warmup: a.warmup,
+            rounds: a.rounds,
+            qd: a.qd,
+            jobs: a.jobs,
+            buffered: a.buffered,
+            fdatasync: a.fdatasync,
+            seed,
+        },
+        engine: a.engine,
+        destructive: a.destructive,
+        force: a.force,
+        scratch_size: a.size,
+        sysfs,
+    };
+    let fail = |e: String| {
+        eprintln!("diskalign: {e}");
+        (String::new(), 2)
+    };
+    if a.emit_fio {
+        return match crate::probe::emit_fio(&opts, &stop) {
+            Ok(text) => (text, 0),
+            Err(e) => fail(format!("{}: {e}", a.target.display())),
+        };
+    }
+    let bar = output::progress::Bar::new(!a.json);
+    let report = match crate::probe::probe(&opts, &stop, &bar) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    if let Some(path) = &a.csv {
+        if let Err(e) = std::fs::write(path, crate::export::csv::probe(&report)) {
+            return fail(format!("cannot write {}: {e}", path.display()));
+        }
+    }
+    let text = if a.json {
+        json::probe(&report) + "\n"
+    } else {
+        output::probe(&report, style)
+    };
+    (text, u8::from(report.has_penalty()))
 }

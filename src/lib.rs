@@ -14,5 +14,7 @@ pub mod export;
 pub mod findings;
 pub mod layout;
 pub mod output;
+pub mod probe;
+pub mod stack;
 pub mod topology;
 pub mod units;

@@ -51,6 +51,53 @@ pub fn is_multiple(x: u64, m: u64) -> bool {
     m == 0 || x % m == 0
 }
 
+/// `4096`, `4k`, `4KiB`, `1m`, `1MiB`, `1g`: a byte count in binary units.
+pub fn parse_size(v: &str) -> Option<u64> {
+    let v = v.trim().to_ascii_lowercase();
+    let digits = v.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &v[digits.len()..];
+    let mult = match unit {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+/// A size with at most one `+` or `-` term: `4k+512`, `1m-512`, `3584`.
+pub fn parse_size_expr(v: &str) -> Option<u64> {
+    let v = v.trim();
+    if let Some((a, b)) = v.split_once('+') {
+        return parse_size(a)?.checked_add(parse_size(b)?);
+    }
+    if let Some((a, b)) = v.split_once('-') {
+        return parse_size(a)?.checked_sub(parse_size(b)?);
+    }
+    parse_size(v)
+}
+
+/// `500ms`, `2s`, `1.5s`, `1m`, `3` (seconds).
+pub fn parse_duration(v: &str) -> Option<std::time::Duration> {
+    let v = v.trim().to_ascii_lowercase();
+    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix("min").or_else(|| v.strip_suffix('m')) {
+        (n, 60.0)
+    } else {
+        (v.as_str(), 1.0)
+    };
+    let secs: f64 = num.trim().parse().ok()?;
+    if !secs.is_finite() || secs < 0.0 || secs * scale > 1.0e7 {
+        return None;
+    }
+    Some(std::time::Duration::from_secs_f64(secs * scale))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +116,27 @@ mod tests {
         assert_eq!(alignment_of(2048 * 512), MIB);
         assert_eq!(alignment_of(8 * MIB), MIB);
         assert_eq!(alignment_of(BOGUS_USB_OPT), 512);
+    }
+
+    #[test]
+    fn parsing() {
+        assert_eq!(parse_size("64KiB"), Some(65536));
+        assert_eq!(parse_size("4x"), None);
+        assert_eq!(parse_size_expr("4k+512"), Some(4608));
+        assert_eq!(parse_size_expr("1m-512"), Some(MIB - 512));
+        assert_eq!(parse_size_expr("512-1k"), None);
+        assert_eq!(
+            parse_duration("250ms"),
+            Some(std::time::Duration::from_millis(250))
+        );
+        assert_eq!(
+            parse_duration("1.5s"),
+            Some(std::time::Duration::from_millis(1500))
+        );
+        assert_eq!(
+            parse_duration("2m"),
+            Some(std::time::Duration::from_secs(120))
+        );
+        assert_eq!(parse_duration("-1"), None);
     }
 }

@@ -3,7 +3,7 @@
 
 pub mod report;
 pub mod rules;
-mod target;
+pub mod target;
 pub mod tools;
 
 use crate::findings::{Code, Finding, Severity};

@@ -56,3 +56,20 @@ pub fn topology(disks: &[Disk], errors: &[CheckError]) -> String {
     };
     serde_json::to_string_pretty(&doc).expect("topology serialises")
 }
+
+#[derive(Serialize)]
+pub struct ProbeDocument<'a> {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    #[serde(flatten)]
+    pub report: &'a crate::probe::report::ProbeReport,
+}
+
+pub fn probe(report: &crate::probe::report::ProbeReport) -> String {
+    let doc = ProbeDocument {
+        schema: "diskalign.probe",
+        schema_version: SCHEMA_VERSION,
+        report,
+    };
+    serde_json::to_string_pretty(&doc).expect("probe report serialises")
+}

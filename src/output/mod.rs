@@ -2,9 +2,12 @@
 //! colour only on a terminal.
 
 mod check;
+mod probe;
+pub mod progress;
 pub mod style;
 mod topology;
 
 pub use check::render as check;
+pub use probe::render as probe;
 pub use style::Style;
 pub use topology::render as topology;

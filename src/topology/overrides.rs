@@ -24,7 +24,7 @@ impl FromStr for TopologyOverride {
                 format!("'{item}' is not KEY=VALUE (keys: lbs, pbs, min, opt, ao, discard)")
             })?;
             let num = |v: &str| -> Result<u64, String> {
-                parse_size(v)
+                crate::units::parse_size(v)
                     .ok_or_else(|| format!("{key}={v}: not a size in bytes (512, 4096, 4k, 1m...)"))
             };
             let small = |v: &str| -> Result<u32, String> {
@@ -57,21 +57,6 @@ impl FromStr for TopologyOverride {
         }
         Ok(o)
     }
-}
-
-/// `4096`, `4k`, `4KiB`, `1m`, `1MiB`.
-fn parse_size(v: &str) -> Option<u64> {
-    let v = v.trim().to_ascii_lowercase();
-    let digits = v.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let unit = &v[digits.len()..];
-    let mult = match unit {
-        "" | "b" => 1,
-        "k" | "kib" => 1 << 10,
-        "m" | "mib" => 1 << 20,
-        "g" | "gib" => 1 << 30,
-        _ => return None,
-    };
-    digits.parse::<u64>().ok()?.checked_mul(mult)
 }
 
 impl TopologyOverride {

@@ -1,0 +1,110 @@
+//! The fallback engine: queue depth N is N threads, each doing blocking
+//! `pread`/`pwrite` (and `fdatasync` when asked). Works wherever plain
+//! system calls do, including under seccomp filters that block io_uring.
+
+use super::{short_io, AlignedBuf, Engine, EngineKind, Measurement, Positions, Workload};
+use rustix::fd::BorrowedFd;
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+pub struct Psync {
+    fd: RawFd,
+    bufs: Vec<AlignedBuf>,
+}
+
+impl Psync {
+    pub fn new(fd: RawFd, qd: u32, max_bs: u32, writes: bool) -> Psync {
+        let bufs = (0..qd.max(1))
+            .map(|_| AlignedBuf::new(max_bs as usize, writes))
+            .collect();
+        Psync { fd, bufs }
+    }
+}
+
+/// One thread's loop: blocking I/O back to back until the deadline.
+fn worker(
+    fd: RawFd,
+    buf: &mut AlignedBuf,
+    w: &Workload,
+    thread: u64,
+    stop: &AtomicBool,
+) -> io::Result<Measurement> {
+    // SAFETY: the descriptor is owned by the prober and outlives the run.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    let mut m = Measurement::new();
+    // Each thread is its own stream: sequential ones start apart.
+    let threads = u64::from(w.qd.max(1));
+    let stream = Workload {
+        job: (u64::from(w.job) * threads + thread) as u32,
+        jobs: (u64::from(w.jobs.max(1)) * threads) as u32,
+        ..w.clone()
+    };
+    let mut pos = Positions::new(&stream, thread);
+    let bs = w.block_size as usize;
+    let start = Instant::now();
+    let measure_from = start + w.warmup;
+    let deadline = measure_from + w.duration;
+    let mut last = measure_from;
+    loop {
+        let t0 = Instant::now();
+        if t0 >= deadline || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let at = pos.next_offset();
+        let data = &mut buf.as_mut_slice()[..bs];
+        let n = if w.pattern.is_write() {
+            let n = rustix::io::pwrite(fd, data, at)?;
+            if w.fdatasync {
+                rustix::fs::fdatasync(fd)?;
+            }
+            n
+        } else {
+            rustix::io::pread(fd, data, at)?
+        };
+        if n != bs {
+            return Err(short_io(w.pattern, n, w.block_size, at));
+        }
+        let now = Instant::now();
+        if now >= measure_from && now < deadline {
+            m.ios += 1;
+            m.bytes += bs as u64;
+            m.latency
+                .saturating_record(((now - t0).as_nanos() as u64).max(1));
+            last = now;
+        }
+    }
+    m.elapsed = w.duration.min(last - measure_from);
+    Ok(m)
+}
+
+impl Engine for Psync {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Psync
+    }
+
+    fn run(&mut self, w: &Workload, stop: &AtomicBool) -> io::Result<Measurement> {
+        let threads = (w.qd as usize).min(self.bufs.len());
+        let fd = self.fd;
+        let results: Vec<io::Result<Measurement>> = std::thread::scope(|s| {
+            let handles: Vec<_> = self.bufs[..threads]
+                .iter_mut()
+                .enumerate()
+                .map(|(i, buf)| s.spawn(move || worker(fd, buf, w, i as u64, stop)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(io::Error::other("I/O thread panicked")))
+                })
+                .collect()
+        });
+        let mut total = Measurement::new();
+        for r in results {
+            total.merge(&r?);
+        }
+        Ok(total)
+    }
+}

@@ -1,0 +1,191 @@
+//! The io_uring engine: one ring per job, the target registered as a fixed
+//! file, one registered buffer per queue slot, submissions and completions
+//! handled in batches with one clock read per batch.
+
+use super::{short_io, AlignedBuf, Engine, EngineKind, Measurement, Positions, Workload};
+use io_uring::{opcode, squeue, types, IoUring};
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Marks the write half of a linked write + fdatasync pair.
+const WRITE_TAG: u64 = 1 << 32;
+
+pub struct Uring {
+    ring: IoUring,
+    qd: u32,
+    max_bs: u32,
+    buf: AlignedBuf,
+    /// The buffers are registered (READ_FIXED / WRITE_FIXED); false when the
+    /// kernel refused to pin them, then plain READ / WRITE are used.
+    fixed_buffers: bool,
+}
+
+impl Uring {
+    pub fn new(fd: RawFd, qd: u32, max_bs: u32, writes: bool) -> io::Result<Uring> {
+        let qd = qd.max(1);
+        // Two entries per slot: a write and its linked fdatasync.
+        let entries = (2 * qd).next_power_of_two();
+        let ring = IoUring::builder().build(entries)?;
+        ring.submitter().register_files(&[fd])?;
+        let mut buf = AlignedBuf::new(qd as usize * max_bs as usize, writes);
+        let base = buf.as_mut_ptr();
+        let iovecs: Vec<libc::iovec> = (0..qd as usize)
+            .map(|i| libc::iovec {
+                // SAFETY: slot i lies inside the qd × max_bs allocation.
+                iov_base: unsafe { base.add(i * max_bs as usize) }.cast(),
+                iov_len: max_bs as usize,
+            })
+            .collect();
+        // SAFETY: the buffers live as long as the ring: both are owned by
+        // the returned value, and the ring is dropped first (field order).
+        let fixed_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        Ok(Uring {
+            ring,
+            qd,
+            max_bs,
+            buf,
+            fixed_buffers,
+        })
+    }
+
+    fn slot_ptr(&mut self, slot: usize) -> *mut u8 {
+        // SAFETY: slot < qd, so the offset stays inside the allocation.
+        unsafe { self.buf.as_mut_ptr().add(slot * self.max_bs as usize) }
+    }
+
+    /// Queue the I/O (and its fdatasync) for `slot` at byte `at`.
+    fn push(&mut self, w: &Workload, slot: usize, at: u64) -> io::Result<()> {
+        let ptr = self.slot_ptr(slot);
+        let len = w.block_size;
+        let file = types::Fixed(0);
+        let io = match (w.pattern.is_write(), self.fixed_buffers) {
+            (false, true) => opcode::ReadFixed::new(file, ptr, len, slot as u16)
+                .offset(at)
+                .build(),
+            (false, false) => opcode::Read::new(file, ptr, len).offset(at).build(),
+            (true, true) => opcode::WriteFixed::new(file, ptr, len, slot as u16)
+                .offset(at)
+                .build(),
+            (true, false) => opcode::Write::new(file, ptr, len).offset(at).build(),
+        };
+        let sync = w.fdatasync && w.pattern.is_write();
+        let io = if sync {
+            io.user_data(slot as u64 | WRITE_TAG)
+                .flags(squeue::Flags::IO_LINK)
+        } else {
+            io.user_data(slot as u64)
+        };
+        let mut sq = self.ring.submission();
+        // SAFETY: the buffer stays valid and untouched until this slot's
+        // completion is reaped (the slot is not reused before then).
+        unsafe {
+            sq.push(&io)
+                .map_err(|_| io::Error::other("submission queue full"))?;
+            if sync {
+                let fsync = opcode::Fsync::new(file)
+                    .flags(types::FsyncFlags::DATASYNC)
+                    .build()
+                    .user_data(slot as u64);
+                sq.push(&fsync)
+                    .map_err(|_| io::Error::other("submission queue full"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Engine for Uring {
+    fn kind(&self) -> EngineKind {
+        EngineKind::IoUring
+    }
+
+    fn run(&mut self, w: &Workload, stop: &AtomicBool) -> io::Result<Measurement> {
+        if w.block_size > self.max_bs || w.qd > self.qd {
+            return Err(io::Error::other(
+                "workload larger than the engine was built for",
+            ));
+        }
+        let mut m = Measurement::new();
+        let mut pos = Positions::new(w, 0);
+        let mut free: Vec<usize> = (0..w.qd as usize).rev().collect();
+        let mut issued_at = vec![Instant::now(); w.qd as usize];
+        let mut offset_of = vec![0u64; w.qd as usize];
+        let mut inflight = 0usize;
+        let start = Instant::now();
+        let measure_from = start + w.warmup;
+        let deadline = measure_from + w.duration;
+        let mut last = start;
+        let mut failure: Option<io::Error> = None;
+        loop {
+            let now = Instant::now();
+            if now < deadline && failure.is_none() && !stop.load(Ordering::Relaxed) {
+                while let Some(slot) = free.pop() {
+                    let at = pos.next_offset();
+                    self.push(w, slot, at)?;
+                    issued_at[slot] = now;
+                    offset_of[slot] = at;
+                    inflight += 1;
+                }
+            }
+            if inflight == 0 {
+                break;
+            }
+            self.ring.submit_and_wait(1)?;
+            let now = Instant::now();
+            for cqe in self.ring.completion() {
+                let tag = cqe.user_data();
+                let slot = (tag & 0xffff_ffff) as usize;
+                let res = cqe.result();
+                if tag & WRITE_TAG != 0 {
+                    // The write of a write + fdatasync pair: the pair is
+                    // complete (and timed) when the fdatasync completes.
+                    if res < 0 && failure.is_none() {
+                        failure = Some(io::Error::from_raw_os_error(-res));
+                    } else if res >= 0 && res as u32 != w.block_size && failure.is_none() {
+                        failure = Some(short_io(
+                            w.pattern,
+                            res as usize,
+                            w.block_size,
+                            offset_of[slot],
+                        ));
+                    }
+                    continue;
+                }
+                inflight -= 1;
+                free.push(slot);
+                if res < 0 {
+                    if failure.is_none() && res != -libc::ECANCELED {
+                        failure = Some(io::Error::from_raw_os_error(-res));
+                    }
+                    continue;
+                }
+                let sync = w.fdatasync && w.pattern.is_write();
+                if !sync && res as u32 != w.block_size {
+                    if failure.is_none() {
+                        failure = Some(short_io(
+                            w.pattern,
+                            res as usize,
+                            w.block_size,
+                            offset_of[slot],
+                        ));
+                    }
+                    continue;
+                }
+                if now >= measure_from && now < deadline {
+                    m.ios += 1;
+                    m.bytes += u64::from(w.block_size);
+                    let ns = (now - issued_at[slot]).as_nanos() as u64;
+                    m.latency.saturating_record(ns.max(1));
+                    last = now;
+                }
+            }
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        m.elapsed = w.duration.min(last.saturating_duration_since(measure_from));
+        Ok(m)
+    }
+}

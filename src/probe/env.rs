@@ -1,0 +1,129 @@
+//! The environment a result was measured in, recorded with every result:
+//! results without it cannot be compared or trusted later.
+
+use super::target::Target;
+use crate::topology::{Topology, Transport};
+use serde::Serialize;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Filesystem {
+    pub fs_type: String,
+    pub mount_point: String,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Environment {
+    pub diskalign_version: &'static str,
+    pub kernel: String,
+    pub arch: String,
+    pub cpu_model: Option<String>,
+    pub cpus: usize,
+    pub cpu_governor: Option<String>,
+    /// `kernel.io_uring_disabled` (0 allowed, 1 restricted, 2 disabled).
+    pub io_uring_disabled: Option<u8>,
+    pub disk: Option<String>,
+    pub partition: Option<u32>,
+    pub model: Option<String>,
+    pub firmware: Option<String>,
+    pub transport: Option<Transport>,
+    pub rotational: Option<bool>,
+    /// The active I/O scheduler of the disk.
+    pub scheduler: Option<String>,
+    pub topology: Option<Topology>,
+    /// BLKBSZGET of the device node: buffered I/O is split into pieces of this size.
+    pub node_block_size: Option<u32>,
+    /// For files: the filesystem they live on.
+    pub filesystem: Option<Filesystem>,
+}
+
+fn read(path: &str) -> Option<String> {
+    let s = fs::read_to_string(path).ok()?;
+    let s = s.trim();
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+/// `[mq-deadline] none` → `mq-deadline`.
+fn active_scheduler(text: &str) -> Option<String> {
+    let start = text.find('[')?;
+    let end = text[start..].find(']')? + start;
+    Some(text[start + 1..end].to_string())
+}
+
+fn filesystem_of(target: &Target) -> Option<Filesystem> {
+    let dev = target.file.metadata().ok()?.dev();
+    let want = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
+    let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    // The last matching line is the mount on top.
+    info.lines().rev().find_map(|line| {
+        let f: Vec<&str> = line.split(' ').collect();
+        let sep = f.iter().position(|x| *x == "-")?;
+        (f.get(2) == Some(&want.as_str())).then(|| Filesystem {
+            fs_type: f.get(sep + 1).unwrap_or(&"?").to_string(),
+            mount_point: f.get(4).unwrap_or(&"?").to_string(),
+            source: f.get(sep + 2).unwrap_or(&"?").to_string(),
+        })
+    })
+}
+
+pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
+    let u = rustix::system::uname();
+    let cpu_model = fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    });
+    let disk = target.disk.as_ref();
+    let scheduler = disk.and_then(|d| {
+        read(
+            &sysfs_root
+                .join("block")
+                .join(&d.name)
+                .join("queue/scheduler")
+                .to_string_lossy(),
+        )
+        .and_then(|s| active_scheduler(&s))
+    });
+    let is_file = matches!(
+        target.kind,
+        super::target::TargetKind::File | super::target::TargetKind::ScratchFile
+    );
+    Environment {
+        diskalign_version: env!("CARGO_PKG_VERSION"),
+        kernel: format!(
+            "{} {}",
+            u.release().to_string_lossy(),
+            u.version().to_string_lossy()
+        ),
+        arch: u.machine().to_string_lossy().into_owned(),
+        cpu_model,
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        cpu_governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        io_uring_disabled: read("/proc/sys/kernel/io_uring_disabled").and_then(|s| s.parse().ok()),
+        disk: disk.map(|d| d.name.clone()),
+        partition: target.partition,
+        model: disk.and_then(|d| d.model.clone()),
+        firmware: disk.and_then(|d| d.firmware.clone()),
+        transport: disk.map(|d| d.transport),
+        rotational: disk.and_then(|d| d.rotational),
+        scheduler,
+        topology: disk.map(|d| d.topology),
+        node_block_size: target.node_block_size,
+        filesystem: if is_file { filesystem_of(target) } else { None },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn scheduler() {
+        assert_eq!(
+            super::active_scheduler("none [mq-deadline] kyber\n").as_deref(),
+            Some("mq-deadline")
+        );
+        assert_eq!(super::active_scheduler("none"), None);
+    }
+}

@@ -1,0 +1,110 @@
+//! `--emit-fio`: the fio job file that reproduces each cell of a plan, so
+//! users can cross-check a result with the tool they already trust.
+
+use super::engine::{EngineKind, Pattern};
+use super::grid::Plan;
+use std::fmt::Write;
+use std::path::Path;
+
+fn fio_rw(p: Pattern) -> &'static str {
+    match p {
+        Pattern::Randread => "randread",
+        Pattern::Randwrite => "randwrite",
+        Pattern::Seqread => "read",
+        Pattern::Seqwrite => "write",
+    }
+}
+
+fn ms(d: std::time::Duration) -> String {
+    format!("{}ms", d.as_millis())
+}
+
+/// Section name of a cell: `randread-4096-at-512`.
+pub fn section(pattern: Pattern, bs: u32, offset: u64) -> String {
+    format!("{}-{bs}-at-{offset}", pattern.as_str())
+}
+
+/// A job file with a `[global]` part and one stonewalled section per cell.
+/// `file_size` is set for a scratch file fio must create itself.
+pub fn job_file(
+    plan: &Plan,
+    filename: &Path,
+    size: u64,
+    engine: EngineKind,
+    file_size: Option<u64>,
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "; diskalign {} probe grid as fio jobs, one section per cell, run in turn.",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(
+        s,
+        "; Random I/O lands at offset + k x blockalign, as diskalign does."
+    );
+    let _ = writeln!(
+        s,
+        "; One cell only: fio --section=randread-4096-at-512 THIS_FILE"
+    );
+    let _ = writeln!(
+        s,
+        "; diskalign runs {} rounds in random order; fio runs each section once.",
+        plan.rounds
+    );
+    let _ = writeln!(s, "[global]");
+    let _ = writeln!(s, "filename={}", filename.display());
+    if let Some(fs) = file_size {
+        let _ = writeln!(s, "filesize={fs}");
+    }
+    match engine {
+        EngineKind::IoUring => {
+            let _ = writeln!(s, "ioengine=io_uring\nfixedbufs=1\nregisterfiles=1");
+        }
+        EngineKind::Psync => {
+            let _ = writeln!(s, "ioengine=psync");
+        }
+    }
+    let _ = writeln!(s, "direct={}", u8::from(plan.direct));
+    let depth_key = if engine == EngineKind::Psync {
+        "numjobs"
+    } else {
+        "iodepth"
+    };
+    if engine == EngineKind::Psync {
+        let _ = writeln!(s, "numjobs={}", plan.qd * plan.jobs);
+    } else {
+        let _ = writeln!(s, "{depth_key}={}\nnumjobs={}", plan.qd, plan.jobs);
+    }
+    if plan.fdatasync {
+        let _ = writeln!(s, "fdatasync=1");
+    }
+    let _ = writeln!(
+        s,
+        "time_based=1\nruntime={}\nramp_time={}\nrandrepeat=0\nnorandommap=1\ngroup_reporting=1",
+        ms(plan.runtime),
+        ms(plan.warmup)
+    );
+    for c in &plan.cells {
+        let bs = u64::from(c.block_size);
+        let _ = writeln!(
+            s,
+            "\n[{}]\nstonewall\nrw={}\nbs={bs}\noffset={}",
+            section(c.pattern, c.block_size, c.offset),
+            fio_rw(c.pattern),
+            c.offset
+        );
+        if c.pattern.is_random() {
+            let slots = (size - c.offset - bs) / plan.unit + 1;
+            let _ = writeln!(
+                s,
+                "blockalign={}\nsize={}",
+                plan.unit,
+                (slots - 1) * plan.unit + bs
+            );
+        } else {
+            let _ = writeln!(s, "size={}", (size - c.offset) / bs * bs);
+        }
+    }
+    s
+}

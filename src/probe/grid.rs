@@ -1,0 +1,423 @@
+//! The grid plan: which cells (block size × offset × pattern) to run, for
+//! how long, in which order, and whether the target can run them.
+
+use super::engine::Pattern;
+use crate::units::{human, KIB, MIB};
+use serde::Serialize;
+use std::time::Duration;
+
+/// `--preset`: how much of the grid to run and for how long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// 3 block sizes, 6 offsets, 5 rounds of 0.2 s: under a minute.
+    Quick,
+    /// Block sizes up to 64 KiB, every offset step below 4 KiB (or the
+    /// physical block) plus a few large ones, 5 rounds of 0.4 s.
+    Standard,
+    /// Block sizes up to 1 MiB, offsets up to 8 KiB, 7 rounds of 1 s.
+    Full,
+}
+
+/// What the user asked for; `None` takes the preset's value.
+#[derive(Clone, Debug)]
+pub struct GridRequest {
+    pub preset: Preset,
+    pub block_sizes: Option<Vec<u64>>,
+    pub offsets: Option<Vec<u64>>,
+    pub patterns: Option<Vec<Pattern>>,
+    pub write: bool,
+    pub runtime: Option<Duration>,
+    pub warmup: Option<Duration>,
+    pub rounds: Option<u32>,
+    pub qd: u32,
+    pub jobs: u32,
+    pub buffered: bool,
+    pub fdatasync: bool,
+    pub seed: u64,
+}
+
+/// What the target allows.
+#[derive(Clone, Debug, Serialize)]
+pub struct Constraints {
+    pub logical_block_size: u32,
+    pub physical_block_size: u32,
+    pub size_bytes: u64,
+    /// Offsets and lengths of O_DIRECT I/O must be multiples of this.
+    pub dio_offset_align: u32,
+    /// Where that rule comes from: "statx STATX_DIOALIGN" or "logical block size".
+    pub dio_rule: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Cell {
+    pub block_size: u32,
+    pub offset: u64,
+    pub pattern: Pattern,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    pub preset: Preset,
+    pub cells: Vec<Cell>,
+    /// I/Os land at `offset + k × unit`: one unit for every cell, larger
+    /// than every offset, so cells differ only in their offset.
+    pub unit: u64,
+    pub rounds: u32,
+    #[serde(serialize_with = "secs")]
+    pub runtime: Duration,
+    #[serde(serialize_with = "secs")]
+    pub warmup: Duration,
+    pub qd: u32,
+    pub jobs: u32,
+    pub direct: bool,
+    pub fdatasync: bool,
+    pub seed: u64,
+}
+
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+impl Plan {
+    pub fn block_sizes(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.cells.iter().map(|c| c.block_size).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    pub fn offsets(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.cells.iter().map(|c| c.offset).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    pub fn patterns(&self) -> Vec<Pattern> {
+        let mut v: Vec<Pattern> = self.cells.iter().map(|c| c.pattern).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    pub fn max_block_size(&self) -> u32 {
+        self.cells.iter().map(|c| c.block_size).max().unwrap_or(0)
+    }
+
+    /// Wall time the measurements take, warm-ups included.
+    pub fn planned_time(&self) -> Duration {
+        (self.runtime + self.warmup) * (self.cells.len() as u32 * self.rounds)
+    }
+
+    /// The cells of round `round`, in a random order of their own so that
+    /// drift over the run (heat, background work) hits every cell alike.
+    pub fn round_order(&self, round: u32) -> Vec<Cell> {
+        let mut order = self.cells.clone();
+        let mut rng = fastrand::Rng::with_seed(
+            self.seed ^ (u64::from(round) + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
+        );
+        rng.shuffle(&mut order);
+        order
+    }
+}
+
+/// The default offsets: every step of `align` below `span` (the physical
+/// block, at least 4 KiB), `span` itself, and crossings of larger
+/// boundaries; the full preset goes to twice the span.
+fn default_offsets(preset: Preset, align: u64, pbs: u64) -> Vec<u64> {
+    let span = pbs.max(4 * KIB);
+    let mut v = match preset {
+        Preset::Quick => vec![0, align, span / 2, span - align, span, span + align],
+        Preset::Standard => {
+            let mut v: Vec<u64> = (0..span).step_by(align as usize).collect();
+            v.extend([span, span + align, 64 * KIB - align, MIB - align]);
+            v
+        }
+        Preset::Full => {
+            let mut v: Vec<u64> = (0..2 * span).step_by(align as usize).collect();
+            v.extend([
+                2 * span,
+                2 * span + align,
+                64 * KIB - align,
+                128 * KIB - align,
+                MIB - align,
+            ]);
+            v
+        }
+    };
+    v.retain(|o| o % align == 0);
+    v
+}
+
+fn default_block_sizes(preset: Preset, min: u64) -> Vec<u64> {
+    let min = min.next_power_of_two().max(512);
+    match preset {
+        Preset::Quick => vec![min.min(4 * KIB), 4 * KIB.max(min), 64 * KIB],
+        Preset::Standard => pow2_range(min, 64 * KIB),
+        Preset::Full => pow2_range(min, MIB),
+    }
+}
+
+fn pow2_range(lo: u64, hi: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut b = lo;
+    while b <= hi {
+        v.push(b);
+        b *= 2;
+    }
+    v
+}
+
+fn preset_timing(preset: Preset) -> (Duration, Duration, u32) {
+    match preset {
+        Preset::Quick => (Duration::from_millis(200), Duration::from_millis(50), 5),
+        Preset::Standard => (Duration::from_millis(400), Duration::from_millis(100), 5),
+        Preset::Full => (Duration::from_secs(1), Duration::from_millis(200), 7),
+    }
+}
+
+/// Build the plan, or say which rule a requested cell breaks.
+pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, String> {
+    let direct = !req.buffered;
+    let align = if direct {
+        u64::from(c.dio_offset_align.max(1))
+    } else {
+        u64::from(c.logical_block_size.max(1))
+    };
+    let patterns = req.patterns.clone().unwrap_or_else(|| {
+        if req.write {
+            vec![Pattern::Randread, Pattern::Randwrite]
+        } else {
+            vec![Pattern::Randread]
+        }
+    });
+    if patterns.is_empty() {
+        return Err("--pattern: give at least one pattern".into());
+    }
+    if let Some(p) = patterns.iter().find(|p| p.is_write()) {
+        if !req.write {
+            return Err(format!(
+                "pattern {} writes: add --write to allow writing",
+                p.as_str()
+            ));
+        }
+    }
+    if req.fdatasync && !patterns.iter().any(|p| p.is_write()) {
+        return Err("--fdatasync needs a write pattern (--write)".into());
+    }
+    if req.qd == 0 || req.qd > 4096 {
+        return Err(format!("--qd {}: must be between 1 and 4096", req.qd));
+    }
+    if req.jobs == 0 || req.jobs > 256 {
+        return Err(format!("--jobs {}: must be between 1 and 256", req.jobs));
+    }
+    let mut block_sizes = req
+        .block_sizes
+        .clone()
+        .unwrap_or_else(|| default_block_sizes(req.preset, align));
+    block_sizes.sort_unstable();
+    block_sizes.dedup();
+    let mut offsets = req
+        .offsets
+        .clone()
+        .unwrap_or_else(|| default_offsets(req.preset, align, u64::from(c.physical_block_size)));
+    offsets.sort_unstable();
+    offsets.dedup();
+    if !offsets.contains(&0) {
+        // Every comparison is against the aligned cell.
+        offsets.insert(0, 0);
+    }
+    for &bs in &block_sizes {
+        if bs == 0 || bs > 64 * MIB {
+            return Err(format!(
+                "block size {bs}: must be between 1 byte and 64 MiB"
+            ));
+        }
+        if direct && bs % align != 0 {
+            return Err(format!(
+                "block size {bs} is not a multiple of {align} bytes, the O_DIRECT alignment of this target ({}): O_DIRECT transfers must be whole multiples of it; use --buffered to measure through the page cache",
+                c.dio_rule
+            ));
+        }
+    }
+    for &off in &offsets {
+        if direct && off % align != 0 {
+            return Err(format!(
+                "offset {off} is not a multiple of {align} bytes, the O_DIRECT alignment of this target ({}): O_DIRECT I/O must start on that boundary; use --buffered to measure through the page cache",
+                c.dio_rule
+            ));
+        }
+    }
+    let max_bs = *block_sizes
+        .last()
+        .ok_or("--bs: give at least one block size")?;
+    let max_off = *offsets.last().unwrap_or(&0);
+    let unit = (max_off + 1)
+        .next_power_of_two()
+        .max(max_bs.next_power_of_two());
+    // At least a few slots per cell, so random I/O has somewhere to go.
+    let needed = max_off + max_bs + 3 * unit;
+    if c.size_bytes < needed {
+        return Err(format!(
+            "the target ({}) is too small for this grid: offsets up to {} with {} blocks need at least {}; give smaller --offsets or a larger --size",
+            human(c.size_bytes),
+            human(max_off),
+            human(max_bs),
+            human(needed)
+        ));
+    }
+    let (runtime, warmup, rounds) = preset_timing(req.preset);
+    let runtime = req.runtime.unwrap_or(runtime);
+    if runtime < Duration::from_millis(10) {
+        return Err("--runtime: at least 10ms per cell".into());
+    }
+    let rounds = req.rounds.unwrap_or(rounds);
+    if rounds == 0 {
+        return Err("--rounds: at least 1".into());
+    }
+    let mut cells = Vec::new();
+    for &pattern in &patterns {
+        for &bs in &block_sizes {
+            for &offset in &offsets {
+                cells.push(Cell {
+                    block_size: bs as u32,
+                    offset,
+                    pattern,
+                });
+            }
+        }
+    }
+    Ok(Plan {
+        preset: req.preset,
+        cells,
+        unit,
+        rounds,
+        runtime,
+        warmup: req.warmup.unwrap_or(warmup),
+        qd: req.qd,
+        jobs: req.jobs,
+        direct,
+        fdatasync: req.fdatasync,
+        seed: req.seed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req() -> GridRequest {
+        GridRequest {
+            preset: Preset::Standard,
+            block_sizes: None,
+            offsets: None,
+            patterns: None,
+            write: false,
+            runtime: None,
+            warmup: None,
+            rounds: None,
+            qd: 32,
+            jobs: 1,
+            buffered: false,
+            fdatasync: false,
+            seed: 1,
+        }
+    }
+
+    fn constraints(lbs: u32, pbs: u32) -> Constraints {
+        Constraints {
+            logical_block_size: lbs,
+            physical_block_size: pbs,
+            size_bytes: 1 << 30,
+            dio_offset_align: lbs,
+            dio_rule: "logical block size",
+        }
+    }
+
+    #[test]
+    fn standard_grid_at_512() {
+        let p = plan(&req(), &constraints(512, 512)).unwrap();
+        assert_eq!(
+            p.block_sizes(),
+            vec![512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+        );
+        let mut want: Vec<u64> = (0..4096).step_by(512).collect();
+        want.extend([4096, 4608, 65024, 1048064]);
+        assert_eq!(p.offsets(), want);
+        assert_eq!(p.unit, MIB);
+        assert_eq!(p.patterns(), vec![Pattern::Randread]);
+        assert_eq!(p.cells.len(), 8 * 12);
+    }
+
+    #[test]
+    fn standard_grid_at_4kn_is_clipped() {
+        let p = plan(&req(), &constraints(4096, 4096)).unwrap();
+        assert_eq!(p.block_sizes()[0], 4096);
+        assert_eq!(p.offsets(), vec![0, 4096, 8192, 61440, 1044480]);
+    }
+
+    #[test]
+    fn quick_is_small_and_write_adds_randwrite() {
+        let r = GridRequest {
+            preset: Preset::Quick,
+            write: true,
+            ..req()
+        };
+        let p = plan(&r, &constraints(512, 4096)).unwrap();
+        assert_eq!(p.block_sizes(), vec![512, 4096, 65536]);
+        assert_eq!(p.offsets(), vec![0, 512, 2048, 3584, 4096, 4608]);
+        assert_eq!(p.patterns(), vec![Pattern::Randread, Pattern::Randwrite]);
+        assert!(p.planned_time() < Duration::from_secs(60));
+    }
+
+    #[test]
+    fn refusals_name_the_rule() {
+        let r = GridRequest {
+            offsets: Some(vec![256]),
+            ..req()
+        };
+        let e = plan(&r, &constraints(512, 512)).unwrap_err();
+        assert!(
+            e.contains("offset 256 is not a multiple of 512") && e.contains("O_DIRECT"),
+            "{e}"
+        );
+        let r = GridRequest {
+            offsets: Some(vec![512]),
+            ..req()
+        };
+        let e = plan(&r, &constraints(4096, 4096)).unwrap_err();
+        assert!(e.contains("offset 512 is not a multiple of 4096"), "{e}");
+        // Buffered I/O has no such rule.
+        let r = GridRequest {
+            offsets: Some(vec![256]),
+            buffered: true,
+            ..req()
+        };
+        assert!(plan(&r, &constraints(512, 512)).is_ok());
+        let r = GridRequest {
+            patterns: Some(vec![Pattern::Randwrite]),
+            ..req()
+        };
+        assert!(plan(&r, &constraints(512, 512))
+            .unwrap_err()
+            .contains("--write"));
+        let small = Constraints {
+            size_bytes: MIB,
+            ..constraints(512, 512)
+        };
+        assert!(plan(&req(), &small).unwrap_err().contains("too small"));
+    }
+
+    #[test]
+    fn rounds_shuffle_differently_but_keep_every_cell() {
+        let p = plan(&req(), &constraints(512, 512)).unwrap();
+        let (a, b) = (p.round_order(0), p.round_order(1));
+        assert_ne!(a, b);
+        let mut a2 = a.clone();
+        a2.sort();
+        let mut all = p.cells.clone();
+        all.sort();
+        assert_eq!(a2, all);
+    }
+}

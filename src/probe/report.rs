@@ -1,0 +1,52 @@
+//! The probe report: what `--json`, `--csv` and the human table are made of.
+
+use super::analyse::{CellReport, Inference};
+use super::engine::EngineKind;
+use super::env::Environment;
+use super::grid::Plan;
+use super::target::TargetKind;
+use serde::Serialize;
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetInfo {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    pub size_bytes: u64,
+    pub logical_block_size: u32,
+    pub physical_block_size: u32,
+    /// O_DIRECT offsets and lengths must be multiples of this.
+    pub dio_offset_align: u32,
+    /// `statx STATX_DIOALIGN` or `logical block size`.
+    pub dio_rule: &'static str,
+    /// BLKBSZGET of the device node (partitions and disks only).
+    pub node_block_size: Option<u32>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineInfo {
+    pub name: EngineKind,
+    /// Why io_uring was not used, when it was asked for implicitly.
+    pub fallback_reason: Option<String>,
+    pub queue_depth: u32,
+    pub jobs: u32,
+    pub direct: bool,
+    pub fdatasync: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ProbeReport {
+    pub target: TargetInfo,
+    pub engine: EngineInfo,
+    pub environment: Environment,
+    pub plan: Plan,
+    pub cells: Vec<CellReport>,
+    pub inference: Inference,
+}
+
+impl ProbeReport {
+    /// Some misaligned cell was significantly slower than aligned.
+    pub fn has_penalty(&self) -> bool {
+        !self.inference.penalties.is_empty()
+    }
+}

@@ -1,0 +1,211 @@
+//! May we write to this device? Destructive I/O is refused while the device
+//! or any of its partitions is mounted, held by LVM/md/dm, used as swap, or
+//! (unless forced) carries a partition table, filesystem, LVM, RAID or
+//! LUKS signature. Devices are matched by device number, never by name.
+
+use crate::layout::source::ReadAt;
+use crate::stack::signature;
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// A block device by name and number, as sysfs lists it.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: String,
+    pub major: u32,
+    pub minor: u32,
+}
+
+/// Why writing is refused.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    /// In use right now: never overridden.
+    pub in_use: Vec<String>,
+    /// Holds data: overridden by --force.
+    pub signatures: Vec<String>,
+}
+
+impl Verdict {
+    pub fn refused(&self, force: bool) -> bool {
+        !self.in_use.is_empty() || (!force && !self.signatures.is_empty())
+    }
+}
+
+fn devnum(sysfs_root: &Path, name: &str) -> Option<(u32, u32)> {
+    let s = fs::read_to_string(sysfs_root.join("class/block").join(name).join("dev")).ok()?;
+    let (a, b) = s.trim().split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// The device itself, its partitions (for a whole disk) or its disk (for
+/// a partition): everything whose use makes writing here unsafe.
+pub fn related_nodes(
+    sysfs_root: &Path,
+    disk: &str,
+    partitions: &[String],
+    only: Option<&str>,
+) -> Vec<Node> {
+    let names: Vec<String> = match only {
+        Some(part) => vec![part.to_string(), disk.to_string()],
+        None => std::iter::once(disk.to_string())
+            .chain(partitions.iter().cloned())
+            .collect(),
+    };
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let (major, minor) = devnum(sysfs_root, &name)?;
+            Some(Node { name, major, minor })
+        })
+        .collect()
+}
+
+fn rdev_of(path: &str) -> Option<(u32, u32)> {
+    let meta = fs::metadata(path).ok()?;
+    if !meta.file_type().is_block_device() {
+        return None;
+    }
+    Some((
+        rustix::fs::major(meta.rdev()),
+        rustix::fs::minor(meta.rdev()),
+    ))
+}
+
+/// Undo the octal escapes of mountinfo and /proc/swaps (`\040` = space).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Mounts of any of `nodes`, from mountinfo text: matched by the device
+/// number of the mount, or of its source device (btrfs reports an
+/// anonymous device number in the first field).
+pub fn mounts(mountinfo: &str, nodes: &[Node]) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in mountinfo.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = fields.iter().position(|f| *f == "-") else {
+            continue;
+        };
+        let (Some(devno), Some(point), Some(source)) =
+            (fields.get(2), fields.get(4), fields.get(sep + 2))
+        else {
+            continue;
+        };
+        let by_number = devno
+            .split_once(':')
+            .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)));
+        let by_source = rdev_of(&unescape(source));
+        for n in nodes {
+            let id = Some((n.major, n.minor));
+            if by_number == id || by_source == id {
+                out.push(format!(
+                    "{} ({}:{}) is mounted on {}",
+                    n.name,
+                    n.major,
+                    n.minor,
+                    unescape(point)
+                ));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Active swap on any of `nodes`, from /proc/swaps text.
+pub fn swaps(proc_swaps: &str, nodes: &[Node]) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in proc_swaps.lines().skip(1) {
+        let Some(path) = line.split_whitespace().next() else {
+            continue;
+        };
+        let path = unescape(path);
+        if let Some(id) = rdev_of(&path) {
+            for n in nodes.iter().filter(|n| (n.major, n.minor) == id) {
+                out.push(format!("{} is active swap ({path})", n.name));
+            }
+        }
+    }
+    out
+}
+
+/// Holders (device-mapper, md, LVM) listed under sysfs for any of `nodes`.
+pub fn holders(sysfs_root: &Path, nodes: &[Node]) -> Vec<String> {
+    let mut out = Vec::new();
+    for n in nodes {
+        let dir: PathBuf = sysfs_root.join("class/block").join(&n.name).join("holders");
+        let mut names: Vec<String> = fs::read_dir(&dir)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        if !names.is_empty() {
+            out.push(format!("{} is held by {}", n.name, names.join(", ")));
+        }
+    }
+    out
+}
+
+/// Everything that makes writing to the device unsafe.
+pub fn assess(sysfs_root: &Path, nodes: &[Node], content: &(impl ReadAt + ?Sized)) -> Verdict {
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let proc_swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
+    let mut in_use = mounts(&mountinfo, nodes);
+    in_use.extend(swaps(&proc_swaps, nodes));
+    in_use.extend(holders(sysfs_root, nodes));
+    let signatures = signature::scan(content)
+        .into_iter()
+        .map(|s| format!("it carries a {} (magic at byte {})", s.what, s.offset))
+        .collect();
+    Verdict { in_use, signatures }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, major: u32, minor: u32) -> Node {
+        Node {
+            name: name.into(),
+            major,
+            minor,
+        }
+    }
+
+    #[test]
+    fn mounts_match_by_number_not_name() {
+        let info = "36 25 7:1 / /mnt/my\\040data rw,relatime shared:1 - ext4 /dev/whatever rw\n\
+                    37 25 0:45 / /srv rw - btrfs /nonexistent rw\n";
+        let got = mounts(info, &[node("loop0p1", 7, 1), node("loop0", 7, 0)]);
+        assert_eq!(got, vec!["loop0p1 (7:1) is mounted on /mnt/my data"]);
+        assert!(mounts(info, &[node("sda1", 8, 1)]).is_empty());
+        assert!(mounts("garbage\n\n1 2 3\n", &[node("x", 7, 1)]).is_empty());
+    }
+
+    #[test]
+    fn unescape_octal() {
+        assert_eq!(unescape("a\\040b\\134c"), "a b\\c");
+        assert_eq!(unescape("tail\\04"), "tail\\04");
+    }
+}

@@ -1,0 +1,319 @@
+//! What to probe: a whole disk, a partition, an existing file, or a scratch
+//! file created in a directory (removed again by [`Scratch`]'s drop, which
+//! runs on success, on error and after Ctrl-C).
+
+use super::grid::Constraints;
+use super::safety;
+use crate::topology::{ioctl, Disk, Sysfs};
+use crate::units::{human, MIB};
+use rustix::fs::{AtFlags, StatxFlags};
+use serde::Serialize;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetKind {
+    Disk,
+    Partition,
+    File,
+    ScratchFile,
+}
+
+/// How the target may be opened.
+pub struct Access<'a> {
+    pub write: bool,
+    pub destructive: bool,
+    pub force: bool,
+    pub buffered: bool,
+    /// Size of a scratch file created in a directory.
+    pub scratch_size: u64,
+    pub sysfs: &'a Sysfs,
+    pub stop: &'a AtomicBool,
+    /// Called with (bytes done, bytes total) while a scratch file is filled.
+    pub on_fill: &'a dyn Fn(u64, u64),
+}
+
+/// A scratch file that deletes itself when dropped.
+pub struct Scratch {
+    pub path: PathBuf,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+pub struct Target {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    pub file: File,
+    pub constraints: Constraints,
+    /// BLKBSZGET of a device node: the size the page cache splits buffered I/O into.
+    pub node_block_size: Option<u32>,
+    /// The disk under the target, when sysfs knows it.
+    pub disk: Option<Disk>,
+    pub partition: Option<u32>,
+    /// Keeps a scratch file alive until the target is dropped.
+    pub scratch: Option<Scratch>,
+}
+
+fn o_direct(buffered: bool) -> i32 {
+    if buffered {
+        0
+    } else {
+        libc::O_DIRECT
+    }
+}
+
+/// The O_DIRECT offset alignment from statx (Linux 6.1+), if reported.
+fn dio_align(file: &File) -> Option<u32> {
+    let st = rustix::fs::statx(file, "", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN).ok()?;
+    if st.stx_mask & StatxFlags::DIOALIGN.bits() == 0 || st.stx_dio_offset_align == 0 {
+        return None;
+    }
+    Some(st.stx_dio_offset_align)
+}
+
+fn constraints(file: &File, lbs: u32, pbs: u32, size: u64) -> Constraints {
+    let (dio_offset_align, dio_rule) = match dio_align(file) {
+        Some(a) => (a, "statx STATX_DIOALIGN"),
+        None => (lbs, "logical block size"),
+    };
+    Constraints {
+        logical_block_size: lbs,
+        physical_block_size: pbs,
+        size_bytes: size,
+        dio_offset_align,
+        dio_rule,
+    }
+}
+
+/// Open `path` for probing.
+pub fn open(path: &Path, a: &Access) -> Result<Target, String> {
+    let meta = fs::metadata(path).map_err(|e| format!("cannot open: {e}"))?;
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        scratch(path, a)
+    } else if ft.is_file() {
+        existing_file(path, &meta, a)
+    } else if ft.is_block_device() {
+        device(path, &meta, a)
+    } else {
+        Err("not a block device, a regular file or a directory".into())
+    }
+}
+
+fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target, String> {
+    let (name, partition) = a.sysfs.resolve_node(meta)?;
+    let disk = a
+        .sysfs
+        .disk(&name)
+        .map_err(|e| format!("reading sysfs for {name}: {e}"))?;
+    let part_name = partition.and_then(|n| {
+        disk.partitions
+            .iter()
+            .find(|p| p.number == n)
+            .map(|p| p.name.clone())
+    });
+    if a.write {
+        if !a.destructive {
+            return Err(format!(
+                "writing to {} destroys the data on it: add --destructive to allow it (refused anyway while it is mounted, held or swap)",
+                path.display()
+            ));
+        }
+        let src = crate::check::target::open(path)?;
+        let parts: Vec<String> = disk.partitions.iter().map(|p| p.name.clone()).collect();
+        let nodes = safety::related_nodes(a.sysfs.root(), &name, &parts, part_name.as_deref());
+        let verdict = safety::assess(a.sysfs.root(), &nodes, &src);
+        if verdict.refused(a.force) {
+            let mut why = verdict.in_use.clone();
+            if !a.force {
+                why.extend(verdict.signatures.iter().cloned());
+            }
+            return Err(format!(
+                "refusing to write to {}: {}{}",
+                path.display(),
+                why.join("; "),
+                if verdict.in_use.is_empty() {
+                    " (add --force to overwrite it anyway)"
+                } else {
+                    " (never overridden: unmount, deactivate or swapoff first)"
+                }
+            ));
+        }
+    }
+    let mut opts = OpenOptions::new();
+    opts.read(true)
+        .write(a.write)
+        .custom_flags(o_direct(a.buffered) | if a.write { libc::O_EXCL } else { 0 });
+    let file = opts.open(path).map_err(|e| {
+        if e.raw_os_error() == Some(libc::EBUSY) {
+            format!(
+                "{} is in use (exclusive open refused: mounted, held or swap)",
+                path.display()
+            )
+        } else {
+            format!("cannot open {}: {e}", path.display())
+        }
+    })?;
+    let v = ioctl::read_fd(&file)
+        .map_err(|e| format!("block-device ioctls on {}: {e}", path.display()))?;
+    let node_block_size = ioctl::device_block_size(&file).ok();
+    let constraints = constraints(
+        &file,
+        v.logical_block_size,
+        v.physical_block_size,
+        v.size_bytes,
+    );
+    Ok(Target {
+        path: path.to_path_buf(),
+        kind: if partition.is_some() {
+            TargetKind::Partition
+        } else {
+            TargetKind::Disk
+        },
+        file,
+        constraints,
+        node_block_size,
+        disk: Some(disk),
+        partition,
+        scratch: None,
+    })
+}
+
+/// The disk holding a file's filesystem, for its topology and environment.
+fn disk_of(meta: &fs::Metadata, sysfs: &Sysfs) -> (Option<Disk>, Option<u32>) {
+    let dev = meta.dev();
+    let Some((name, part)) = sysfs.resolve_devnum(rustix::fs::major(dev), rustix::fs::minor(dev))
+    else {
+        return (None, None);
+    };
+    (sysfs.disk(&name).ok(), part)
+}
+
+fn file_limits(disk: &Option<Disk>) -> (u32, u32) {
+    disk.as_ref()
+        .map(|d| {
+            (
+                d.topology.logical_block_size,
+                d.topology.physical_block_size,
+            )
+        })
+        .unwrap_or((512, 4096))
+}
+
+fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target, String> {
+    if a.write && !a.destructive {
+        return Err(format!(
+            "writing to {} destroys its contents: add --destructive, or give a directory to probe a scratch file there",
+            path.display()
+        ));
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(a.write)
+        .custom_flags(o_direct(a.buffered))
+        .open(path)
+        .map_err(|e| open_error(path, e, a.buffered))?;
+    let (disk, partition) = disk_of(meta, a.sysfs);
+    let (lbs, pbs) = file_limits(&disk);
+    Ok(Target {
+        path: path.to_path_buf(),
+        kind: TargetKind::File,
+        constraints: constraints(&file, lbs, pbs, meta.len()),
+        file,
+        node_block_size: None,
+        disk,
+        partition,
+        scratch: None,
+    })
+}
+
+fn open_error(path: &Path, e: io::Error, buffered: bool) -> String {
+    if e.raw_os_error() == Some(libc::EINVAL) && !buffered {
+        format!(
+            "cannot open {} with O_DIRECT: its filesystem does not support direct I/O (tmpfs?); use --buffered",
+            path.display()
+        )
+    } else {
+        format!("cannot open {}: {e}", path.display())
+    }
+}
+
+fn scratch(dir: &Path, a: &Access) -> Result<Target, String> {
+    let path = dir.join(format!(".diskalign-probe-{}.tmp", std::process::id()));
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(o_direct(a.buffered))
+        .open(&path)
+        .map_err(|e| open_error(&path, e, a.buffered))?;
+    // From here on the file is removed whatever happens.
+    let guard = Scratch { path: path.clone() };
+    let size = a.scratch_size;
+    if size < MIB || size % MIB != 0 {
+        return Err(format!(
+            "--size {}: give a whole number of MiB, at least 1 MiB",
+            human(size)
+        ));
+    }
+    if let Err(e) = rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, size) {
+        if e == rustix::io::Errno::NOSPC {
+            return Err(format!(
+                "no space for a {} scratch file in {}",
+                human(size),
+                dir.display()
+            ));
+        }
+    }
+    fill(&file, size, a).map_err(|e| format!("writing scratch file {}: {e}", path.display()))?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let (disk, partition) = disk_of(&meta, a.sysfs);
+    let (lbs, pbs) = file_limits(&disk);
+    Ok(Target {
+        path,
+        kind: TargetKind::ScratchFile,
+        constraints: constraints(&file, lbs, pbs, size),
+        file,
+        node_block_size: None,
+        disk,
+        partition,
+        scratch: Some(guard),
+    })
+}
+
+/// Write real data over the whole scratch file: reads of unwritten
+/// (fallocated) extents never reach the device and would measure nothing.
+fn fill(file: &File, size: u64, a: &Access) -> io::Result<()> {
+    let mut buf = super::engine::AlignedBuf::new(MIB as usize, true);
+    let mut at = 0;
+    while at < size {
+        if a.stop.load(Ordering::Relaxed) {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+        }
+        let chunk = &mut buf.as_mut_slice()[..(size - at).min(MIB) as usize];
+        // Make each MiB different, so no layer can deduplicate them.
+        chunk[..8].copy_from_slice(&at.to_le_bytes());
+        file.write_all_at(chunk, at)?;
+        at += chunk.len() as u64;
+        (a.on_fill)(at, size);
+    }
+    file.sync_data()
+}
+
+/// The limits of a scratch file that would be created in `dir`, without
+/// creating it (for `--emit-fio`).
+pub fn scratch_constraints(dir: &Path, a: &Access) -> Result<Constraints, String> {
+    let meta = fs::metadata(dir).map_err(|e| format!("cannot open: {e}"))?;
+    let (disk, _) = disk_of(&meta, a.sysfs);
+    let (lbs, pbs) = file_limits(&disk);
+    let file = File::open(dir).map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
+    Ok(constraints(&file, lbs, pbs, a.scratch_size))
+}

@@ -1,0 +1,3 @@
+//! What lives inside a device: LVM, md, LUKS, filesystems.
+
+pub mod signature;

@@ -1,0 +1,117 @@
+//! Is anything on this device? Magic numbers of partition tables,
+//! filesystems, LVM, md RAID, LUKS and swap (offsets from
+//! alignment-facts.md §4 and the formats' own headers). Used to refuse
+//! destructive I/O; says only *what* is there, not its geometry.
+
+use crate::layout::source::ReadAt;
+
+/// One thing found, with the byte offset of its magic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Signature {
+    pub what: &'static str,
+    pub offset: u64,
+}
+
+/// Read `len` bytes at `at`, or None past the end or on a read error.
+fn bytes(src: &(impl ReadAt + ?Sized), at: u64, len: usize) -> Option<Vec<u8>> {
+    if at.checked_add(len as u64)? > src.len() {
+        return None;
+    }
+    let mut b = vec![0; len];
+    src.read_exact_at(&mut b, at).ok()?;
+    Some(b)
+}
+
+fn has(src: &(impl ReadAt + ?Sized), at: u64, magic: &[u8]) -> bool {
+    bytes(src, at, magic.len()).is_some_and(|b| b == magic)
+}
+
+const MD_MAGIC: [u8; 4] = 0xa92b_4efc_u32.to_le_bytes();
+
+/// Every signature found (empty when the device looks blank).
+pub fn scan(src: &(impl ReadAt + ?Sized)) -> Vec<Signature> {
+    let mut found = Vec::new();
+    let mut add = |what, offset| found.push(Signature { what, offset });
+    let size = src.len();
+    let sectors = size / 512;
+    let fixed: [(&'static str, u64, &[u8]); 14] = [
+        ("GPT partition table", 512, b"EFI PART"),
+        ("GPT partition table (4096-byte sectors)", 4096, b"EFI PART"),
+        ("XFS filesystem", 0, b"XFSB"),
+        ("btrfs filesystem", 65536 + 64, b"_BHRfS_M"),
+        ("LUKS encryption header", 0, b"LUKS\xba\xbe"),
+        ("swap space", 4096 - 10, b"SWAPSPACE2"),
+        ("swap space", 4096 - 10, b"SWAP-SPACE"),
+        ("swap space (64 KiB pages)", 65536 - 10, b"SWAPSPACE2"),
+        ("md RAID superblock 1.1", 0, &MD_MAGIC),
+        ("md RAID superblock 1.2", 4096, &MD_MAGIC),
+        ("NTFS filesystem", 3, b"NTFS    "),
+        ("exFAT filesystem", 3, b"EXFAT   "),
+        ("ISO 9660 filesystem", 32769, b"CD001"),
+        ("FAT filesystem", 82, b"FAT32   "),
+    ];
+    for (what, at, magic) in fixed {
+        if has(src, at, magic) {
+            add(what, at);
+        }
+    }
+    if has(src, 54, b"FAT12   ") || has(src, 54, b"FAT16   ") {
+        add("FAT filesystem", 54);
+    }
+    if has(src, 1024 + 0x38, &0xef53u16.to_le_bytes()) {
+        add("ext2/3/4 filesystem", 1024 + 0x38);
+    }
+    for sector in 0..4u64 {
+        let at = sector * 512;
+        if has(src, at, b"LABELONE") && has(src, at + 24, b"LVM2 001") {
+            add("LVM2 physical volume", at);
+        }
+    }
+    if sectors >= 16 {
+        let at = ((sectors - 16) & !7) * 512;
+        if has(src, at, &MD_MAGIC) {
+            add("md RAID superblock 1.0", at);
+        }
+    }
+    if sectors >= 128 {
+        let at = ((sectors & !127) - 128) * 512;
+        if has(src, at, &MD_MAGIC) {
+            add("md RAID superblock 0.90", at);
+        }
+    }
+    if let Some(mbr) = bytes(src, 0, 512) {
+        let used = (0..4).any(|i| mbr[0x1be + 16 * i + 4] != 0);
+        if mbr[510..512] == [0x55, 0xaa] && used {
+            add("MBR partition table", 510);
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_is_blank_and_magics_are_found() {
+        let mut img = vec![0u8; 1 << 20];
+        assert!(scan(&img[..]).is_empty());
+        img[1024 + 0x38..1024 + 0x3a].copy_from_slice(&[0x53, 0xef]);
+        img[512..520].copy_from_slice(b"LABELONE");
+        img[536..544].copy_from_slice(b"LVM2 001");
+        let n = img.len();
+        img[n - 8192..n - 8188].copy_from_slice(&MD_MAGIC);
+        let got: Vec<_> = scan(&img[..]).into_iter().map(|s| s.what).collect();
+        assert!(got.contains(&"ext2/3/4 filesystem"), "{got:?}");
+        assert!(got.contains(&"LVM2 physical volume"), "{got:?}");
+        assert!(got.contains(&"md RAID superblock 1.0"), "{got:?}");
+    }
+
+    #[test]
+    fn tiny_and_truncated_inputs_do_not_panic() {
+        for n in [0usize, 1, 511, 512, 4095, 8191] {
+            let img = vec![0xffu8; n];
+            let _ = scan(&img[..]);
+        }
+    }
+}
