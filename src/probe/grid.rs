@@ -153,7 +153,11 @@ fn default_offsets(preset: Preset, align: u64, pbs: u64) -> Vec<u64> {
 fn default_block_sizes(preset: Preset, min: u64) -> Vec<u64> {
     let min = min.next_power_of_two().max(512);
     match preset {
-        Preset::Quick => vec![min.min(4 * KIB), 4 * KIB.max(min), 64 * KIB],
+        Preset::Quick => {
+            let mut v = vec![min.min(4 * KIB), (4 * KIB).max(min), 64 * KIB];
+            v.dedup();
+            v
+        }
         Preset::Standard => pow2_range(min, 64 * KIB),
         Preset::Full => pow2_range(min, MIB),
     }

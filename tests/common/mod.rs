@@ -178,3 +178,62 @@ pub fn partition(doc: &Value, n: u64) -> &Value {
         .find(|p| p["number"] == n)
         .unwrap_or_else(|| panic!("no partition {n} in {doc:#}"))
 }
+
+/// Run diskalign; returns (stdout, stderr, exit code).
+pub fn run_full(args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(bin())
+        .args(args)
+        .output()
+        .expect("run diskalign");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// A mount that is undone on drop, also after a panic.
+pub struct Mounted {
+    pub dir: tempfile::TempDir,
+}
+
+impl Mounted {
+    pub fn new(dev: &str) -> Mounted {
+        let dir = tempfile::tempdir().unwrap();
+        sh("mount", &[dev, &dir.path().display().to_string()]);
+        Mounted { dir }
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = sh_status("umount", &[&self.dir.path().display().to_string()]);
+    }
+}
+
+/// Active swap on a device, switched off on drop.
+pub struct Swap(pub String);
+
+impl Swap {
+    pub fn on(dev: &str) -> Swap {
+        sh("mkswap", &[dev]);
+        sh("swapon", &[dev]);
+        Swap(dev.to_string())
+    }
+}
+
+impl Drop for Swap {
+    fn drop(&mut self) {
+        let _ = sh_status("swapoff", &[&self.0]);
+    }
+}
+
+/// SHA-256 of a whole device or file.
+pub fn checksum(path: &str) -> String {
+    let out = sh("sha256sum", &[path]);
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}

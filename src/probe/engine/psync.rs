@@ -49,7 +49,7 @@ fn worker(
     let mut last = measure_from;
     loop {
         let t0 = Instant::now();
-        if t0 >= deadline || stop.load(Ordering::Relaxed) {
+        if (t0 >= deadline && m.ios > 0) || stop.load(Ordering::Relaxed) {
             break;
         }
         let at = pos.next_offset();
@@ -67,7 +67,7 @@ fn worker(
             return Err(short_io(w.pattern, n, w.block_size, at));
         }
         let now = Instant::now();
-        if now >= measure_from && now < deadline {
+        if now >= measure_from && (now < deadline || m.ios == 0) {
             m.ios += 1;
             m.bytes += bs as u64;
             m.latency
@@ -75,7 +75,7 @@ fn worker(
             last = now;
         }
     }
-    m.elapsed = w.duration.min(last - measure_from);
+    m.elapsed = last - measure_from;
     Ok(m)
 }
 

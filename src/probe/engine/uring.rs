@@ -120,7 +120,10 @@ impl Engine for Uring {
         let mut failure: Option<io::Error> = None;
         loop {
             let now = Instant::now();
-            if now < deadline && failure.is_none() && !stop.load(Ordering::Relaxed) {
+            // Past the deadline only while nothing has been measured yet (a
+            // starved run still yields one figure).
+            let open = now < deadline || m.ios == 0;
+            if open && failure.is_none() && !stop.load(Ordering::Relaxed) {
                 while let Some(slot) = free.pop() {
                     let at = pos.next_offset();
                     self.push(w, slot, at)?;
@@ -173,7 +176,7 @@ impl Engine for Uring {
                     }
                     continue;
                 }
-                if now >= measure_from && now < deadline {
+                if now >= measure_from && (now < deadline || m.ios == 0) {
                     m.ios += 1;
                     m.bytes += u64::from(w.block_size);
                     let ns = (now - issued_at[slot]).as_nanos() as u64;
@@ -185,7 +188,7 @@ impl Engine for Uring {
         if let Some(e) = failure {
             return Err(e);
         }
-        m.elapsed = w.duration.min(last.saturating_duration_since(measure_from));
+        m.elapsed = last.saturating_duration_since(measure_from);
         Ok(m)
     }
 }

@@ -1,0 +1,355 @@
+//! `diskalign probe` on real loop devices and real files: the grid runs on
+//! 512 and 4096-byte sectors with both engines, O_DIRECT rules are
+//! enforced, destructive runs are refused on devices in use or holding
+//! data (the device left bit-for-bit unchanged), and scratch files are
+//! removed on success, on error and on SIGINT.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A short grid: enough to exercise everything, fast enough for CI.
+const FAST: &[&str] = &[
+    "--preset",
+    "quick",
+    "--runtime",
+    "20ms",
+    "--warmup",
+    "5ms",
+    "--rounds",
+    "3",
+];
+
+fn probe(args: &[&str]) -> (String, String, i32) {
+    let mut a = vec!["probe"];
+    a.extend_from_slice(args);
+    run_full(&a)
+}
+
+fn probe_json(args: &[&str]) -> (Value, i32) {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let (out, err, code) = probe(&a);
+    let v: Value = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}), stderr: {err}\n{out}"));
+    (v, code)
+}
+
+fn with_fast<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = extra.to_vec();
+    v.extend_from_slice(FAST);
+    v
+}
+
+/// Every cell of the grid is in the JSON, with numbers that make sense.
+fn assert_full_grid(v: &Value, block_sizes: &[u64], offsets: &[u64]) {
+    assert_eq!(v["schema"], "diskalign.probe");
+    assert_eq!(v["schema_version"], 1);
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), block_sizes.len() * offsets.len(), "{cells:#?}");
+    for &bs in block_sizes {
+        for &off in offsets {
+            let c = cells
+                .iter()
+                .find(|c| c["block_size"] == bs && c["offset"] == off)
+                .unwrap_or_else(|| panic!("no cell {bs}@{off}"));
+            assert!(c["iops"]["median"].as_f64().unwrap() > 0.0);
+            let ci = c["iops"]["ci95"].as_array().unwrap();
+            assert!(ci[0].as_f64().unwrap() <= ci[1].as_f64().unwrap());
+            assert!(c["lat_us"]["p99"].as_f64().unwrap() >= c["lat_us"]["p50"].as_f64().unwrap());
+            assert_eq!(c["rounds"].as_array().unwrap().len(), 3);
+            if off == 0 {
+                assert!(c["relative"].is_null());
+            } else {
+                assert!(c["relative"]["ratio"].as_f64().unwrap() > 0.0);
+                assert!(c["relative"]["significant"].is_boolean());
+            }
+        }
+    }
+    let inf = &v["inference"];
+    assert!(inf["summary"].as_str().unwrap().len() > 20);
+    assert!(inf["confidence"].is_string());
+    assert!(v["environment"]["kernel"].as_str().unwrap().len() > 3);
+}
+
+#[test]
+fn grid_runs_on_512_byte_sectors_with_both_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "d.img", 64 << 20);
+    let l = LoopDev::attach(&img, None);
+    for engine in ["io_uring", "psync"] {
+        let (v, code) = probe_json(&with_fast(&[&l.dev, "--engine", engine]));
+        assert!(code == 0 || code == 1, "exit {code}");
+        assert_eq!(v["engine"]["name"], engine);
+        assert_eq!(v["target"]["kind"], "disk");
+        assert_eq!(v["target"]["logical_block_size"], 512);
+        assert_full_grid(&v, &[512, 4096, 65536], &[0, 512, 2048, 3584, 4096, 4608]);
+    }
+}
+
+#[test]
+fn grid_runs_on_4096_byte_sectors_and_refuses_sub_sector_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "d.img", 64 << 20);
+    let l = LoopDev::attach(&img, Some(4096));
+    let (v, code) = probe_json(&with_fast(&[&l.dev]));
+    assert!(code == 0 || code == 1, "exit {code}");
+    assert_eq!(v["target"]["logical_block_size"], 4096);
+    assert_full_grid(&v, &[4096, 65536], &[0, 4096, 8192]);
+    for (args, want) in [
+        (
+            vec!["--offsets", "512"],
+            "offset 512 is not a multiple of 4096 bytes",
+        ),
+        (
+            vec!["--bs", "512"],
+            "block size 512 is not a multiple of 4096 bytes",
+        ),
+    ] {
+        let mut a = vec![l.dev.as_str()];
+        a.extend(args);
+        let (out, err, code) = probe(&a);
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty());
+        assert!(err.contains(want) && err.contains("O_DIRECT"), "{err}");
+    }
+}
+
+#[test]
+fn csv_and_fio_job_file() {
+    require_tool("fio");
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "d.img", 64 << 20);
+    let l = LoopDev::attach(&img, None);
+    let csv = dir.path().join("cells.csv");
+    let csv_s = csv.display().to_string();
+    let (_, err, code) = probe(&with_fast(&[&l.dev, "--bs", "4k", "--csv", &csv_s]));
+    assert!(code == 0 || code == 1, "{err}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("pattern,block_size,offset,iops_median"));
+    assert_eq!(lines.len(), 1 + 6);
+    assert!(lines[1].starts_with("randread,4096,0,"));
+    // The job file parses with the real fio and names every cell.
+    let (jobs, err, code) = probe(&[&l.dev, "--preset", "quick", "--emit-fio"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        jobs.contains("[randread-4096-at-512]") && jobs.contains("blockalign=65536"),
+        "{jobs}"
+    );
+    let job = dir.path().join("grid.fio");
+    std::fs::write(&job, &jobs).unwrap();
+    let (code, out) = sh_status("fio", &["--parse-only", &job.display().to_string()]);
+    assert_eq!(code, 0, "fio rejected the job file: {out}\n{jobs}");
+}
+
+/// The refusal suite: each case exits 2 and leaves every byte in place.
+fn assert_refused(dev: &str, extra: &[&str], want: &str) {
+    let before = checksum(dev);
+    let mut a = vec![dev, "--write", "--destructive"];
+    a.extend_from_slice(extra);
+    a.extend_from_slice(FAST);
+    let (out, err, code) = probe(&a);
+    assert_eq!(code, 2, "not refused ({want}): {err}\n{out}");
+    assert!(
+        err.contains("refusing to write") || err.contains("in use"),
+        "{err}"
+    );
+    assert!(err.contains(want), "expected {want:?} in: {err}");
+    assert_eq!(checksum(dev), before, "{dev} changed although refused");
+}
+
+#[test]
+fn refuses_without_destructive() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "d.img", 64 << 20);
+    let l = LoopDev::attach(&img, None);
+    let before = checksum(&l.dev);
+    let (_, err, code) = probe(&with_fast(&[&l.dev, "--write"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("--destructive"), "{err}");
+    let (_, err, code) = probe(&with_fast(&[&l.dev, "--pattern", "randwrite"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("--write"), "{err}");
+    assert_eq!(checksum(&l.dev), before);
+}
+
+#[test]
+fn refuses_a_disk_whose_partition_is_mounted() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "d.img", 64 << 20);
+    sfdisk(&img, "label: gpt\nstart=2048, size=32768\n");
+    let l = LoopDev::attach(&img, None);
+    sh("mkfs.ext4", &["-q", &l.part(1)]);
+    let m = Mounted::new(&l.part(1));
+    assert_refused(&l.dev, &[], "is mounted on");
+    // The partition itself, too; --force never overrides a mount.
+    assert_refused(&l.part(1), &["--force"], "is mounted on");
+    drop(m);
+}
+
+#[test]
+fn refuses_a_mounted_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "d.img", 64 << 20);
+    let l = LoopDev::attach(&img, None);
+    sh("mkfs.ext4", &["-q", &l.dev]);
+    let _m = Mounted::new(&l.dev);
+    assert_refused(&l.dev, &["--force"], "is mounted on");
+}
+
+#[test]
+fn refuses_active_swap() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "d.img", 64 << 20);
+    let l = LoopDev::attach(&img, None);
+    let _s = Swap::on(&l.dev);
+    assert_refused(&l.dev, &["--force"], "is active swap");
+}
+
+#[test]
+fn refuses_an_lvm_physical_volume() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "d.img", 64 << 20);
+    let l = LoopDev::attach(&img, None);
+    let config = format!(
+        "devices{{obtain_device_list_from_udev=0 scan=[\"/dev\"] filter=[\"a|^{}$|\",\"r|.*|\"]}} activation{{udev_sync=0 udev_rules=0}}",
+        l.dev
+    );
+    sh("pvcreate", &["--config", &config, "-q", &l.dev]);
+    assert_refused(&l.dev, &[], "LVM2 physical volume");
+}
+
+#[test]
+fn refuses_a_filesystem_signature_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "d.img", 64 << 20);
+    let l = LoopDev::attach(&img, None);
+    sh("mkfs.ext4", &["-q", &l.dev]);
+    assert_refused(&l.dev, &[], "ext2/3/4 filesystem");
+    // Forced: it runs, and the write cells are measured.
+    let (v, code) = probe_json(&with_fast(&[
+        &l.dev,
+        "--write",
+        "--destructive",
+        "--force",
+        "--bs",
+        "4k",
+    ]));
+    assert!(code == 0 || code == 1);
+    let cells = v["cells"].as_array().unwrap();
+    assert!(cells.iter().any(|c| c["pattern"] == "randwrite"));
+}
+
+#[test]
+fn buffered_fdatasync_reports_the_node_block_size() {
+    // A partition of 32767 sectors: not a multiple of 4 KiB, so the kernel
+    // gives its node a 512-byte block size and splits buffered writes.
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "d.img", 64 << 20);
+    sfdisk(&img, "label: gpt\nstart=2048, size=32767\n");
+    let l = LoopDev::attach(&img, None);
+    let (v, code) = probe_json(&[
+        &l.part(1),
+        "--write",
+        "--destructive",
+        "--buffered",
+        "--fdatasync",
+        "--pattern",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--offsets",
+        "0,512",
+        "--runtime",
+        "20ms",
+        "--warmup",
+        "5ms",
+        "--rounds",
+        "3",
+    ]);
+    assert!(code == 0 || code == 1);
+    assert_eq!(v["target"]["kind"], "partition");
+    assert_eq!(v["target"]["node_block_size"], 512);
+    assert_eq!(v["engine"]["direct"], false);
+    assert_eq!(v["engine"]["fdatasync"], true);
+    assert_eq!(v["cells"].as_array().unwrap().len(), 2);
+}
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn scratch_file_is_removed_on_success_and_on_error() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = dir.path().display().to_string();
+    let (v, code) = probe_json(&with_fast(&[&d, "--size", "64M", "--write", "--bs", "4k"]));
+    assert!(code == 0 || code == 1);
+    assert_eq!(v["target"]["kind"], "scratch-file");
+    assert!(v["environment"]["filesystem"]["fs_type"].is_string());
+    assert!(v["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["pattern"] == "randwrite"));
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+    // An error after the file was made: an offset O_DIRECT cannot do.
+    let (_, err, code) = probe(&with_fast(&[&d, "--size", "64M", "--offsets", "100"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("offset 100"), "{err}");
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}
+
+#[test]
+fn scratch_file_is_removed_on_sigint() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let child = std::process::Command::new(bin())
+        .args([
+            "probe",
+            &dir.path().display().to_string(),
+            "--size",
+            "64M",
+            "--runtime",
+            "2s",
+            "--rounds",
+            "5",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let scratch = dir
+        .path()
+        .join(format!(".diskalign-probe-{}.tmp", child.id()));
+    let t0 = Instant::now();
+    while !scratch.exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "scratch file never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(!scratch.exists() && leftovers(dir.path()).is_empty());
+}
