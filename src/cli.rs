@@ -19,7 +19,7 @@ use std::time::Duration;
     name = "diskalign",
     version,
     about = "Is my storage aligned? Reads disk topology and partition tables and checks every partition against the device below.",
-    after_help = "Exit status: 0 clean, 1 findings (any warning or error), 2 could not run.\nEverything is read-only."
+    after_help = "Exit status: 0 clean, 1 findings (any warning or error), 2 could not run.\nEverything is read-only except probe --write (see probe --help)."
 )]
 pub struct Cli {
     /// Read disks from this sysfs tree instead of /sys (fixture trees, offline

@@ -75,12 +75,12 @@ fn assert_full_grid(v: &Value, block_sizes: &[u64], offsets: &[u64]) {
 }
 
 #[test]
-fn grid_runs_on_512_byte_sectors_with_both_engines() {
+fn grid_runs_on_512_byte_sectors_with_both_engines_and_two_jobs() {
     let dir = tempfile::tempdir().unwrap();
     let img = image(dir.path(), "d.img", 64 << 20);
     let l = LoopDev::attach(&img, None);
-    for engine in ["io_uring", "psync"] {
-        let (v, code) = probe_json(&with_fast(&[&l.dev, "--engine", engine]));
+    for (engine, jobs) in [("io_uring", "1"), ("psync", "1"), ("io_uring", "2")] {
+        let (v, code) = probe_json(&with_fast(&[&l.dev, "--engine", engine, "--jobs", jobs]));
         assert!(code == 0 || code == 1, "exit {code}");
         assert_eq!(v["engine"]["name"], engine);
         assert_eq!(v["target"]["kind"], "disk");

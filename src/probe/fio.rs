@@ -66,15 +66,11 @@ pub fn job_file(
         }
     }
     let _ = writeln!(s, "direct={}", u8::from(plan.direct));
-    let depth_key = if engine == EngineKind::Psync {
-        "numjobs"
-    } else {
-        "iodepth"
-    };
     if engine == EngineKind::Psync {
+        // psync's queue depth is its thread count.
         let _ = writeln!(s, "numjobs={}", plan.qd * plan.jobs);
     } else {
-        let _ = writeln!(s, "{depth_key}={}\nnumjobs={}", plan.qd, plan.jobs);
+        let _ = writeln!(s, "iodepth={}\nnumjobs={}", plan.qd, plan.jobs);
     }
     if plan.fdatasync {
         let _ = writeln!(s, "fdatasync=1");

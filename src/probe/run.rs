@@ -98,6 +98,7 @@ pub fn run(
             plan.qd,
             plan.max_block_size(),
             writes,
+            plan.jobs == 1,
         )
         .map_err(|e| format!("cannot start the I/O engine: {e}"))?;
         fallback = fallback.or(why);

@@ -178,18 +178,21 @@ pub trait Engine: Send {
 
 /// Build an engine for `fd` able to run I/Os up to `max_bs` bytes at depth
 /// `qd`. With `Auto`, io_uring is tried first; the reason it could not be
-/// used comes back with the psync engine.
+/// used comes back with the psync engine. `same_thread`: the engine will
+/// run only on the calling thread.
 pub fn build(
     choice: EngineChoice,
     fd: RawFd,
     qd: u32,
     max_bs: u32,
     writes: bool,
+    same_thread: bool,
 ) -> io::Result<(Box<dyn Engine>, Option<String>)> {
+    let uring = || uring::Uring::new(fd, qd, max_bs, writes, same_thread);
     match choice {
-        EngineChoice::IoUring => Ok((Box::new(uring::Uring::new(fd, qd, max_bs, writes)?), None)),
+        EngineChoice::IoUring => Ok((Box::new(uring()?), None)),
         EngineChoice::Psync => Ok((Box::new(psync::Psync::new(fd, qd, max_bs, writes)), None)),
-        EngineChoice::Auto => match uring::Uring::new(fd, qd, max_bs, writes) {
+        EngineChoice::Auto => match uring() {
             Ok(e) => Ok((Box::new(e), None)),
             Err(e) => Ok((
                 Box::new(psync::Psync::new(fd, qd, max_bs, writes)),
