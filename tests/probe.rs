@@ -353,3 +353,84 @@ fn scratch_file_is_removed_on_sigint() {
     assert!(err.contains("interrupted"), "{err}");
     assert!(!scratch.exists() && leftovers(dir.path()).is_empty());
 }
+
+/// Run diskalign with io_uring_setup(2) failing with ENOSYS, as under a
+/// container's seccomp profile.
+fn probe_without_io_uring(args: &[&str]) -> (String, String, i32) {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(bin());
+    cmd.arg("probe").args(args);
+    // SAFETY: only async-signal-safe prctl calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            const NR_IO_URING_SETUP: u32 = 425; // x86_64 and aarch64 alike
+            let filter = [
+                // A = seccomp_data.nr
+                libc::sock_filter {
+                    code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+                    jt: 0,
+                    jf: 0,
+                    k: 0,
+                },
+                libc::sock_filter {
+                    code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+                    jt: 0,
+                    jf: 1,
+                    k: NR_IO_URING_SETUP,
+                },
+                libc::sock_filter {
+                    code: (libc::BPF_RET | libc::BPF_K) as u16,
+                    jt: 0,
+                    jf: 0,
+                    k: libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+                },
+                libc::sock_filter {
+                    code: (libc::BPF_RET | libc::BPF_K) as u16,
+                    jt: 0,
+                    jf: 0,
+                    k: libc::SECCOMP_RET_ALLOW,
+                },
+            ];
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut _,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().expect("run diskalign under seccomp");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn falls_back_to_psync_when_io_uring_is_blocked() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "d.img", 64 << 20);
+    let l = LoopDev::attach(&img, None);
+    let mut a = with_fast(&[&l.dev, "--bs", "4k", "--json"]);
+    let (out, err, code) = probe_without_io_uring(&a);
+    assert!(code == 0 || code == 1, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["engine"]["name"], "psync");
+    let why = v["engine"]["fallback_reason"].as_str().unwrap();
+    assert!(why.contains("io_uring unavailable"), "{why}");
+    assert_full_grid(&v, &[4096], &[0, 512, 2048, 3584, 4096, 4608]);
+    // Asking for io_uring explicitly is an error, not a silent fallback.
+    a.extend(["--engine", "io_uring"]);
+    let (_, err, code) = probe_without_io_uring(&a);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot start the I/O engine"), "{err}");
+}
