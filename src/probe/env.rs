@@ -54,18 +54,18 @@ fn active_scheduler(text: &str) -> Option<String> {
 
 fn filesystem_of(target: &Target) -> Option<Filesystem> {
     let dev = target.file.metadata().ok()?.dev();
-    let want = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
+    let want = Some((rustix::fs::major(dev), rustix::fs::minor(dev)));
     let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
-    // The last matching line is the mount on top.
-    info.lines().rev().find_map(|line| {
-        let f: Vec<&str> = line.split(' ').collect();
-        let sep = f.iter().position(|x| *x == "-")?;
-        (f.get(2) == Some(&want.as_str())).then(|| Filesystem {
-            fs_type: f.get(sep + 1).unwrap_or(&"?").to_string(),
-            mount_point: f.get(4).unwrap_or(&"?").to_string(),
-            source: f.get(sep + 2).unwrap_or(&"?").to_string(),
+    // The last matching mount is the one on top.
+    super::safety::parse_mountinfo(&info)
+        .into_iter()
+        .rev()
+        .find(|m| m.devno == want)
+        .map(|m| Filesystem {
+            fs_type: m.fs_type,
+            mount_point: m.point,
+            source: m.source,
         })
-    })
 }
 
 pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {

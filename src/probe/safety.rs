@@ -93,34 +93,49 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Mounts of any of `nodes`, from mountinfo text: matched by the device
-/// number of the mount, or of its source device (btrfs reports an
-/// anonymous device number in the first field).
+/// One line of /proc/self/mountinfo, unescaped.
+#[derive(Clone, Debug)]
+pub struct Mount {
+    /// The mount's device number (field 3).
+    pub devno: Option<(u32, u32)>,
+    pub point: String,
+    pub fs_type: String,
+    pub source: String,
+}
+
+/// Parse mountinfo text; malformed lines are skipped.
+pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(' ').collect();
+            let sep = f.iter().position(|x| *x == "-")?;
+            let devno = f
+                .get(2)?
+                .split_once(':')
+                .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+            Some(Mount {
+                devno,
+                point: unescape(f.get(4)?),
+                fs_type: f.get(sep + 1)?.to_string(),
+                source: unescape(f.get(sep + 2)?),
+            })
+        })
+        .collect()
+}
+
+/// Mounts of any of `nodes`: matched by the device number of the mount, or
+/// of its source device (btrfs reports an anonymous device number in the
+/// first field).
 pub fn mounts(mountinfo: &str, nodes: &[Node]) -> Vec<String> {
     let mut out = Vec::new();
-    for line in mountinfo.lines() {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let Some(sep) = fields.iter().position(|f| *f == "-") else {
-            continue;
-        };
-        let (Some(devno), Some(point), Some(source)) =
-            (fields.get(2), fields.get(4), fields.get(sep + 2))
-        else {
-            continue;
-        };
-        let by_number = devno
-            .split_once(':')
-            .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)));
-        let by_source = rdev_of(&unescape(source));
+    for m in parse_mountinfo(mountinfo) {
+        let by_source = rdev_of(&m.source);
         for n in nodes {
             let id = Some((n.major, n.minor));
-            if by_number == id || by_source == id {
+            if m.devno == id || by_source == id {
                 out.push(format!(
                     "{} ({}:{}) is mounted on {}",
-                    n.name,
-                    n.major,
-                    n.minor,
-                    unescape(point)
+                    n.name, n.major, n.minor, m.point
                 ));
             }
         }

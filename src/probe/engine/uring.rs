@@ -139,6 +139,7 @@ impl Engine for Uring {
         let deadline = measure_from + w.duration;
         let mut last = start;
         let mut failure: Option<io::Error> = None;
+        let sync = w.fdatasync && w.pattern.is_write();
         loop {
             let now = Instant::now();
             // Past the deadline only while nothing has been measured yet (a
@@ -165,40 +166,30 @@ impl Engine for Uring {
             for cqe in self.ring.completion() {
                 let tag = cqe.user_data();
                 let slot = (tag & 0xffff_ffff) as usize;
+                let is_write_half = tag & WRITE_TAG != 0;
+                // What the data transfer must return: the whole block. The
+                // fdatasync of a pair returns 0, and -ECANCELED after its
+                // write failed (that error is kept instead).
+                let expect = if sync && !is_write_half {
+                    0
+                } else {
+                    w.block_size as i32
+                };
                 let res = cqe.result();
-                if tag & WRITE_TAG != 0 {
-                    // The write of a write + fdatasync pair: the pair is
-                    // complete (and timed) when the fdatasync completes.
-                    if res < 0 && failure.is_none() {
-                        failure = Some(io::Error::from_raw_os_error(-res));
-                    } else if res >= 0 && res as u32 != w.block_size && failure.is_none() {
-                        failure = Some(short_io(
-                            w.pattern,
-                            res as usize,
-                            w.block_size,
-                            offset_of[slot],
-                        ));
-                    }
+                if res != expect && failure.is_none() && res != -libc::ECANCELED {
+                    failure = Some(if res < 0 {
+                        io::Error::from_raw_os_error(-res)
+                    } else {
+                        short_io(w.pattern, res as usize, w.block_size, offset_of[slot])
+                    });
+                }
+                if is_write_half {
+                    // The pair completes, and is timed, with its fdatasync.
                     continue;
                 }
                 inflight -= 1;
                 free.push(slot);
-                if res < 0 {
-                    if failure.is_none() && res != -libc::ECANCELED {
-                        failure = Some(io::Error::from_raw_os_error(-res));
-                    }
-                    continue;
-                }
-                let sync = w.fdatasync && w.pattern.is_write();
-                if !sync && res as u32 != w.block_size {
-                    if failure.is_none() {
-                        failure = Some(short_io(
-                            w.pattern,
-                            res as usize,
-                            w.block_size,
-                            offset_of[slot],
-                        ));
-                    }
+                if res != expect {
                     continue;
                 }
                 if now >= measure_from && (now < deadline || m.ios == 0) {
