@@ -10,6 +10,27 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// A 64 MiB image, partitioned by an sfdisk `script` when given, on a loop
+/// device. Fields drop in order: the device is detached before its file goes.
+struct TestDisk {
+    l: LoopDev,
+    dir: tempfile::TempDir,
+}
+
+impl TestDisk {
+    fn new(script: Option<&str>, sector_size: Option<u32>) -> TestDisk {
+        let dir = tempfile::tempdir().unwrap();
+        let img = image(dir.path(), "d.img", 64 << 20);
+        if let Some(script) = script {
+            sfdisk(&img, script);
+        }
+        TestDisk {
+            l: LoopDev::attach(&img, sector_size),
+            dir,
+        }
+    }
+}
+
 /// A short grid: enough to exercise everything, fast enough for CI.
 const FAST: &[&str] = &[
     "--preset",
@@ -76,9 +97,8 @@ fn assert_full_grid(v: &Value, block_sizes: &[u64], offsets: &[u64]) {
 
 #[test]
 fn grid_runs_on_512_byte_sectors_with_both_engines_and_two_jobs() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "d.img", 64 << 20);
-    let l = LoopDev::attach(&img, None);
+    let d = TestDisk::new(None, None);
+    let l = &d.l;
     for (engine, jobs) in [("io_uring", "1"), ("psync", "1"), ("io_uring", "2")] {
         let (v, code) = probe_json(&with_fast(&[&l.dev, "--engine", engine, "--jobs", jobs]));
         assert!(code == 0 || code == 1, "exit {code}");
@@ -91,9 +111,8 @@ fn grid_runs_on_512_byte_sectors_with_both_engines_and_two_jobs() {
 
 #[test]
 fn grid_runs_on_4096_byte_sectors_and_refuses_sub_sector_offsets() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "d.img", 64 << 20);
-    let l = LoopDev::attach(&img, Some(4096));
+    let d = TestDisk::new(None, Some(4096));
+    let l = &d.l;
     let (v, code) = probe_json(&with_fast(&[&l.dev]));
     assert!(code == 0 || code == 1, "exit {code}");
     assert_eq!(v["target"]["logical_block_size"], 4096);
@@ -120,10 +139,9 @@ fn grid_runs_on_4096_byte_sectors_and_refuses_sub_sector_offsets() {
 #[test]
 fn csv_and_fio_job_file() {
     require_tool("fio");
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "d.img", 64 << 20);
-    let l = LoopDev::attach(&img, None);
-    let csv = dir.path().join("cells.csv");
+    let d = TestDisk::new(None, None);
+    let l = &d.l;
+    let csv = d.dir.path().join("cells.csv");
     let csv_s = csv.display().to_string();
     let (_, err, code) = probe(&with_fast(&[&l.dev, "--bs", "4k", "--csv", &csv_s]));
     assert!(code == 0 || code == 1, "{err}");
@@ -139,7 +157,7 @@ fn csv_and_fio_job_file() {
         jobs.contains("[randread-4096-at-512]") && jobs.contains("blockalign=65536"),
         "{jobs}"
     );
-    let job = dir.path().join("grid.fio");
+    let job = d.dir.path().join("grid.fio");
     std::fs::write(&job, &jobs).unwrap();
     let (code, out) = sh_status("fio", &["--parse-only", &job.display().to_string()]);
     assert_eq!(code, 0, "fio rejected the job file: {out}\n{jobs}");
@@ -163,9 +181,8 @@ fn assert_refused(dev: &str, extra: &[&str], want: &str) {
 
 #[test]
 fn refuses_without_destructive() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "d.img", 64 << 20);
-    let l = LoopDev::attach(&img, None);
+    let d = TestDisk::new(None, None);
+    let l = &d.l;
     let before = checksum(&l.dev);
     let (_, err, code) = probe(&with_fast(&[&l.dev, "--write"]));
     assert_eq!(code, 2);
@@ -178,10 +195,8 @@ fn refuses_without_destructive() {
 
 #[test]
 fn refuses_a_disk_whose_partition_is_mounted() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "d.img", 64 << 20);
-    sfdisk(&img, "label: gpt\nstart=2048, size=32768\n");
-    let l = LoopDev::attach(&img, None);
+    let d = TestDisk::new(Some("label: gpt\nstart=2048, size=32768\n"), None);
+    let l = &d.l;
     sh("mkfs.ext4", &["-q", &l.part(1)]);
     let m = Mounted::new(&l.part(1));
     assert_refused(&l.dev, &[], "is mounted on");
@@ -192,9 +207,8 @@ fn refuses_a_disk_whose_partition_is_mounted() {
 
 #[test]
 fn refuses_a_mounted_target() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "d.img", 64 << 20);
-    let l = LoopDev::attach(&img, None);
+    let d = TestDisk::new(None, None);
+    let l = &d.l;
     sh("mkfs.ext4", &["-q", &l.dev]);
     let _m = Mounted::new(&l.dev);
     assert_refused(&l.dev, &["--force"], "is mounted on");
@@ -202,18 +216,16 @@ fn refuses_a_mounted_target() {
 
 #[test]
 fn refuses_active_swap() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "d.img", 64 << 20);
-    let l = LoopDev::attach(&img, None);
+    let d = TestDisk::new(None, None);
+    let l = &d.l;
     let _s = Swap::on(&l.dev);
     assert_refused(&l.dev, &["--force"], "is active swap");
 }
 
 #[test]
 fn refuses_an_lvm_physical_volume() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "d.img", 64 << 20);
-    let l = LoopDev::attach(&img, None);
+    let d = TestDisk::new(None, None);
+    let l = &d.l;
     let config = format!(
         "devices{{obtain_device_list_from_udev=0 scan=[\"/dev\"] filter=[\"a|^{}$|\",\"r|.*|\"]}} activation{{udev_sync=0 udev_rules=0}}",
         l.dev
@@ -224,9 +236,8 @@ fn refuses_an_lvm_physical_volume() {
 
 #[test]
 fn refuses_a_filesystem_signature_unless_forced() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "d.img", 64 << 20);
-    let l = LoopDev::attach(&img, None);
+    let d = TestDisk::new(None, None);
+    let l = &d.l;
     sh("mkfs.ext4", &["-q", &l.dev]);
     assert_refused(&l.dev, &[], "ext2/3/4 filesystem");
     // Forced: it runs, and the write cells are measured.
@@ -247,10 +258,8 @@ fn refuses_a_filesystem_signature_unless_forced() {
 fn buffered_fdatasync_reports_the_node_block_size() {
     // A partition of 32767 sectors: not a multiple of 4 KiB, so the kernel
     // gives its node a 512-byte block size and splits buffered writes.
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "d.img", 64 << 20);
-    sfdisk(&img, "label: gpt\nstart=2048, size=32767\n");
-    let l = LoopDev::attach(&img, None);
+    let d = TestDisk::new(Some("label: gpt\nstart=2048, size=32767\n"), None);
+    let l = &d.l;
     let (v, code) = probe_json(&[
         &l.part(1),
         "--write",
@@ -407,19 +416,13 @@ fn probe_without_io_uring(args: &[&str]) -> (String, String, i32) {
             Ok(())
         });
     }
-    let out = cmd.output().expect("run diskalign under seccomp");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
+    output_of(&mut cmd)
 }
 
 #[test]
 fn falls_back_to_psync_when_io_uring_is_blocked() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "d.img", 64 << 20);
-    let l = LoopDev::attach(&img, None);
+    let d = TestDisk::new(None, None);
+    let l = &d.l;
     let mut a = with_fast(&[&l.dev, "--bs", "4k", "--json"]);
     let (out, err, code) = probe_without_io_uring(&a);
     assert!(code == 0 || code == 1, "{err}");

@@ -2,6 +2,7 @@
 //! results without it cannot be compared or trusted later.
 
 use super::target::Target;
+use crate::topology::sysfs::read_str;
 use crate::topology::{Topology, Transport};
 use serde::Serialize;
 use std::fs;
@@ -40,9 +41,7 @@ pub struct Environment {
 }
 
 fn read(path: &str) -> Option<String> {
-    let s = fs::read_to_string(path).ok()?;
-    let s = s.trim();
-    (!s.is_empty()).then(|| s.to_string())
+    read_str(std::path::Path::new(path))
 }
 
 /// `[mq-deadline] none` → `mq-deadline`.

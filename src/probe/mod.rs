@@ -45,9 +45,8 @@ pub trait Progress {
 }
 
 fn access<'a>(
-    o: &ProbeOptions,
+    o: &'a ProbeOptions,
     stop: &'a AtomicBool,
-    sysfs: &'a Sysfs,
     on_fill: &'a dyn Fn(u64, u64),
 ) -> target::Access<'a> {
     target::Access {
@@ -56,7 +55,7 @@ fn access<'a>(
         force: o.force,
         buffered: o.grid.buffered,
         scratch_size: o.scratch_size,
-        sysfs,
+        sysfs: &o.sysfs,
         stop,
         on_fill,
     }
@@ -65,7 +64,7 @@ fn access<'a>(
 /// The fio job file for the plan this probe would run; nothing is written.
 pub fn emit_fio(o: &ProbeOptions, stop: &AtomicBool) -> Result<String, String> {
     let no_fill = |_: u64, _: u64| {};
-    let mut a = access(o, stop, &o.sysfs, &no_fill);
+    let mut a = access(o, stop, &no_fill);
     a.write = false;
     let is_dir = o.target.is_dir();
     let (constraints, filename, file_size) = if is_dir {
@@ -101,7 +100,7 @@ pub fn probe(
     progress: &dyn Progress,
 ) -> Result<ProbeReport, String> {
     let on_fill = |done, total| progress.filling(done, total);
-    let a = access(o, stop, &o.sysfs, &on_fill);
+    let a = access(o, stop, &on_fill);
     let t = target::open(&o.target, &a).map_err(|e| format!("{}: {e}", o.target.display()))?;
     let plan =
         grid::plan(&o.grid, &t.constraints).map_err(|e| format!("{}: {e}", t.path.display()))?;

@@ -57,25 +57,7 @@ fn run_cell(
     if engines.len() == 1 {
         return engines[0].run(&ws[0], stop);
     }
-    let results: Vec<std::io::Result<Measurement>> = std::thread::scope(|s| {
-        let handles: Vec<_> = engines
-            .iter_mut()
-            .zip(ws)
-            .map(|(e, w)| s.spawn(move || e.run(w, stop)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("job thread panicked")))
-            })
-            .collect()
-    });
-    let mut total = Measurement::new();
-    for r in results {
-        total.merge(&r?);
-    }
-    Ok(total)
+    engine::in_parallel(engines.iter_mut().zip(ws), |(e, w)| e.run(w, stop))
 }
 
 /// Run `plan` on `file` (`size` bytes). `tick` is called after each cell

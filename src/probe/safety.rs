@@ -5,9 +5,10 @@
 
 use crate::layout::source::ReadAt;
 use crate::stack::signature;
+use crate::topology::sysfs::list_dir;
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A block device by name and number, as sysfs lists it.
 #[derive(Clone, Debug)]
@@ -166,15 +167,7 @@ pub fn swaps(proc_swaps: &str, nodes: &[Node]) -> Vec<String> {
 pub fn holders(sysfs_root: &Path, nodes: &[Node]) -> Vec<String> {
     let mut out = Vec::new();
     for n in nodes {
-        let dir: PathBuf = sysfs_root.join("class/block").join(&n.name).join("holders");
-        let mut names: Vec<String> = fs::read_dir(&dir)
-            .map(|rd| {
-                rd.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
+        let names = list_dir(&sysfs_root.join("class/block").join(&n.name).join("holders"));
         if !names.is_empty() {
             out.push(format!("{} is held by {}", n.name, names.join(", ")));
         }

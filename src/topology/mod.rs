@@ -4,7 +4,7 @@
 mod hints;
 pub mod ioctl;
 mod overrides;
-mod sysfs;
+pub(crate) mod sysfs;
 mod transport;
 
 pub use hints::{hints, limit_hints};

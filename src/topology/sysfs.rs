@@ -30,7 +30,8 @@ impl Default for Sysfs {
     }
 }
 
-fn read_str(path: &Path) -> Option<String> {
+/// A trimmed, non-empty text attribute (sysfs, procfs).
+pub(crate) fn read_str(path: &Path) -> Option<String> {
     let s = fs::read_to_string(path).ok()?;
     let s = s.trim();
     (!s.is_empty()).then(|| s.to_string())
@@ -40,7 +41,8 @@ fn read_num<T: std::str::FromStr>(path: &Path) -> Option<T> {
     read_str(path)?.parse().ok()
 }
 
-fn list_dir(path: &Path) -> Vec<String> {
+/// Sorted entry names of a directory; empty when it cannot be read.
+pub(crate) fn list_dir(path: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(path)
         .map(|rd| {
             rd.filter_map(|e| e.ok())

@@ -181,10 +181,12 @@ pub fn partition(doc: &Value, n: u64) -> &Value {
 
 /// Run diskalign; returns (stdout, stderr, exit code).
 pub fn run_full(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(bin())
-        .args(args)
-        .output()
-        .expect("run diskalign");
+    output_of(Command::new(bin()).args(args))
+}
+
+/// Run a prepared command; returns (stdout, stderr, exit code).
+pub fn output_of(cmd: &mut Command) -> (String, String, i32) {
+    let out = cmd.output().expect("run diskalign");
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),

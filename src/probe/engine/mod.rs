@@ -163,6 +163,30 @@ impl Measurement {
     }
 }
 
+/// Run `f` on every item, each on its own thread, and merge what they
+/// measured (the jobs of a cell, the threads of the psync engine).
+pub fn in_parallel<T: Send>(
+    items: impl Iterator<Item = T>,
+    f: impl Fn(T) -> io::Result<Measurement> + Sync,
+) -> io::Result<Measurement> {
+    let f = &f;
+    let results: Vec<io::Result<Measurement>> = std::thread::scope(|s| {
+        let handles: Vec<_> = items.map(|item| s.spawn(move || f(item))).collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("I/O thread panicked")))
+            })
+            .collect()
+    });
+    let mut total = Measurement::new();
+    for r in results {
+        total.merge(&r?);
+    }
+    Ok(total)
+}
+
 /// Latency histogram: 1 ns to 1 hour at 2 significant digits (≤ 1 % error),
 /// a few kilobytes however many I/Os are recorded.
 pub fn new_histogram() -> Histogram<u64> {

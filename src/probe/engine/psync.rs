@@ -87,24 +87,8 @@ impl Engine for Psync {
     fn run(&mut self, w: &Workload, stop: &AtomicBool) -> io::Result<Measurement> {
         let threads = (w.qd as usize).min(self.bufs.len());
         let fd = self.fd;
-        let results: Vec<io::Result<Measurement>> = std::thread::scope(|s| {
-            let handles: Vec<_> = self.bufs[..threads]
-                .iter_mut()
-                .enumerate()
-                .map(|(i, buf)| s.spawn(move || worker(fd, buf, w, i as u64, stop)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(io::Error::other("I/O thread panicked")))
-                })
-                .collect()
-        });
-        let mut total = Measurement::new();
-        for r in results {
-            total.merge(&r?);
-        }
-        Ok(total)
+        super::in_parallel(self.bufs[..threads].iter_mut().enumerate(), |(i, buf)| {
+            worker(fd, buf, w, i as u64, stop)
+        })
     }
 }
