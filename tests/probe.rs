@@ -197,7 +197,17 @@ fn refuses_without_destructive() {
 fn refuses_a_disk_whose_partition_is_mounted() {
     let d = TestDisk::new(Some("label: gpt\nstart=2048, size=32768\n"), None);
     let l = &d.l;
-    sh("mkfs.ext4", &["-q", &l.part(1)]);
+    // No lazy init: a background thread zeroing inode tables would change
+    // the bytes the refusal test compares.
+    sh(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-E",
+            "lazy_itable_init=0,lazy_journal_init=0",
+            &l.part(1),
+        ],
+    );
     let m = Mounted::new(&l.part(1));
     assert_refused(&l.dev, &[], "is mounted on");
     // The partition itself, too; --force never overrides a mount.
@@ -209,7 +219,10 @@ fn refuses_a_disk_whose_partition_is_mounted() {
 fn refuses_a_mounted_target() {
     let d = TestDisk::new(None, None);
     let l = &d.l;
-    sh("mkfs.ext4", &["-q", &l.dev]);
+    sh(
+        "mkfs.ext4",
+        &["-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", &l.dev],
+    );
     let _m = Mounted::new(&l.dev);
     assert_refused(&l.dev, &["--force"], "is mounted on");
 }
