@@ -196,23 +196,18 @@ pub fn run_check(
     } else {
         targets.to_vec()
     };
-    let mut reports = Vec::new();
-    for t in &targets {
-        match check::check(t, opts) {
-            Ok(r) => reports.push(r),
-            Err(e) => {
-                eprintln!("diskalign: {}: {}", e.path, e.message);
-                errors.push(e);
-            }
-        }
+    let mut run = check::check_all(&targets, opts);
+    for e in &run.errors {
+        eprintln!("diskalign: {}: {}", e.path, e.message);
     }
+    errors.append(&mut run.errors);
+    run.errors = errors;
     let text = if as_json {
-        json::check(&reports, &errors) + "\n"
+        json::check(&run) + "\n"
     } else {
-        output::check(&reports, &errors, style)
+        output::check(&run, style)
     };
-    let problems = reports.iter().any(|r| r.has_problems());
-    (text, status(!errors.is_empty(), problems))
+    (text, status(!run.errors.is_empty(), run.has_problems()))
 }
 
 /// Map a command-line device to a disk name in the sysfs tree.

@@ -111,6 +111,41 @@ codes! {
         "A disk larger than 2 TB reports 512-byte physical sectors; it is probably a 4K drive behind a bridge that hides it.";
     IoctlSysfsMismatch = "ioctl-sysfs-mismatch", Warning,
         "The ioctl and sysfs views of the same limit disagree.";
+    // Layers above the partition table (LVM, md, LUKS, filesystems).
+    LayerStartMisaligned = "layer-start-misaligned", Error,
+        "A layer's data start (pe_start, md data_offset, LUKS payload, LV leg) breaks the kernel's rule of the device below.";
+    LayerStartNot4k = "layer-start-not-4k", Warning,
+        "A layer's data start is not a multiple of 4 KiB on the device below.";
+    LayerStartNotOptimal = "layer-start-not-optimal", Warning,
+        "A layer's data start is not a multiple of the optimal I/O size (RAID stripe width) of the device below.";
+    LayerStartNot1Mib = "layer-start-not-1mib", Info,
+        "A layer's data start is not a multiple of 1 MiB on the device below.";
+    LvmStripeMisaligned = "lvm-stripe-misaligned", Error,
+        "The legs of a striped LV start off the physical unit or off each other: each stripe write touches more units than it should.";
+    LvmExtentMisaligned = "lvm-extent-misaligned", Warning,
+        "The VG's extent size is not a multiple of an LV's stripe size or of the optimal I/O size below.";
+    LvmPvMissing = "lvm-pv-missing", Warning,
+        "A PV of the volume group is not among the targets, so LVs on it cannot be followed.";
+    MdChunkBelowPhysical = "md-chunk-below-physical", Warning,
+        "The md chunk size is smaller than, or not a multiple of, the members' physical block size.";
+    MdMembersInconsistent = "md-members-inconsistent", Warning,
+        "The md members disagree on geometry or their data areas are not equally aligned.";
+    MdMemberMissing = "md-member-missing", Warning,
+        "An md array slot has no member among the targets.";
+    LuksContentsUnchecked = "luks-contents-unchecked", Info,
+        "The LUKS payload is encrypted: layers inside cannot be checked without opening it.";
+    LuksSectorSize = "luks-sector-size", Warning,
+        "The LUKS2 encryption sector size is below the logical (error) or physical (warning) block size of the device below.";
+    FsBlockBelowPhysical = "fs-block-below-physical", Warning,
+        "The filesystem block or sector size is below the physical (warning) or logical (error) block size of the device below.";
+    FsStripeHintsMissing = "fs-stripe-hints-missing", Warning,
+        "The device below is striped but the filesystem has no stripe hints (ext4 stride/stripe_width, XFS sunit/swidth).";
+    FsStripeHintsMismatch = "fs-stripe-hints-mismatch", Warning,
+        "The filesystem's stripe hints differ from the chunk and stripe width of the device below.";
+    MetadataInvalid = "metadata-invalid", Error,
+        "Metadata of a layer (LVM label or text, md superblock, LUKS header, filesystem superblock) is damaged; the message names the byte.";
+    LayerNotFollowed = "layer-not-followed", Info,
+        "A layer's contents could not be read from the targets given (a member missing, an unsupported layout).";
     TopologyUnknown = "topology-unknown", Info,
         "The target is an image: the real device is unknown, so it is judged against 4 KiB and 1 MiB anyway.";
 }

@@ -3,11 +3,16 @@
 
 pub mod report;
 pub mod rules;
+pub mod stack;
 pub mod target;
 pub mod tools;
 
 use crate::findings::{Code, Finding, Severity};
-use crate::layout::{self, source::ReadAt, PartKind, Table, TableKind};
+use crate::layout::{self, PartKind, Table, TableKind};
+use crate::stack::assemble::{self, Pending};
+use crate::stack::map::Source;
+use crate::stack::walk::{self, Region};
+use crate::stack::{Layer, LayerKind};
 use crate::topology::{self, Disk, Sysfs, Topology, TopologyOverride};
 use crate::units::{human, is_bridge_opt, BRIDGE_OPT_WHY, KIB, MIB};
 use report::{PartitionReport, TableReport, TargetKind, TargetReport, TopologySource};
@@ -42,15 +47,73 @@ pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, CheckError> {
         .collect())
 }
 
-/// Check one target.
+/// Everything one `check` run found.
+#[derive(Debug, Default)]
+pub struct CheckRun {
+    pub targets: Vec<TargetReport>,
+    /// md arrays and volume groups put together from the targets.
+    pub assembled: Vec<Layer>,
+    pub errors: Vec<CheckError>,
+}
+
+impl CheckRun {
+    /// Any warning or error in a target or an assembled layer.
+    pub fn has_problems(&self) -> bool {
+        self.targets.iter().any(TargetReport::has_problems)
+            || self.assembled.iter().any(|l| {
+                l.walk()
+                    .iter()
+                    .any(|x| x.findings.iter().any(Finding::is_problem))
+            })
+    }
+}
+
+/// Check several targets together: each on its own, then the md arrays and
+/// volume groups whose members are spread over them.
+pub fn check_all(paths: &[PathBuf], opts: &CheckOptions) -> CheckRun {
+    let mut run = CheckRun::default();
+    let mut pending = Pending::default();
+    for p in paths {
+        match check_one(p, opts, &mut pending) {
+            Ok(r) => run.targets.push(r),
+            Err(e) => run.errors.push(e),
+        }
+    }
+    run.assembled = assemble::assemble(&mut pending);
+    for l in &mut run.assembled {
+        stack::judge(l);
+    }
+    for r in &mut run.targets {
+        for l in &mut r.stack {
+            stack::judge(l);
+        }
+        r.aligned = !r.has_problems();
+        r.verdict = verdict(r);
+    }
+    run
+}
+
+/// Check one target on its own (no assembly across targets).
 pub fn check(path: &Path, opts: &CheckOptions) -> Result<TargetReport, CheckError> {
+    let mut run = check_all(&[path.to_path_buf()], opts);
+    match run.errors.pop() {
+        Some(e) => Err(e),
+        None => Ok(run.targets.remove(0)),
+    }
+}
+
+fn check_one(
+    path: &Path,
+    opts: &CheckOptions,
+    pending: &mut Pending,
+) -> Result<TargetReport, CheckError> {
     let fail = |message: String| CheckError {
         path: path.display().to_string(),
         message,
     };
     match target::resolve(path, &opts.sysfs).map_err(fail)? {
         Resolved::Image => {
-            let src = target::open(path).map_err(fail)?;
+            let src: Source = std::rc::Rc::new(target::open(path).map_err(fail)?);
             let (topo, source) = match &opts.topology {
                 Some(o) => (
                     o.apply(Topology::IMAGE_DEFAULT).map_err(fail)?,
@@ -61,16 +124,16 @@ pub fn check(path: &Path, opts: &CheckOptions) -> Result<TargetReport, CheckErro
             let input = Input {
                 path,
                 kind: TargetKind::Image,
-                size: src.size,
+                size: src.len(),
                 topo,
                 source,
                 disk: None,
                 only: None,
             };
-            analyse(&src, input, opts).map_err(fail)
+            analyse(&src, input, opts, pending).map_err(fail)
         }
         Resolved::Live { disk, only, node } => {
-            let src = target::open(&node).map_err(fail)?;
+            let src: Source = std::rc::Rc::new(target::open(&node).map_err(fail)?);
             let (topo, source) = match &opts.topology {
                 Some(o) => (
                     o.apply(disk.topology).map_err(fail)?,
@@ -86,13 +149,13 @@ pub fn check(path: &Path, opts: &CheckOptions) -> Result<TargetReport, CheckErro
             let input = Input {
                 path,
                 kind,
-                size: src.size,
+                size: src.len(),
                 topo,
                 source,
                 disk: Some(&disk),
                 only,
             };
-            analyse(&src, input, opts).map_err(fail)
+            analyse(&src, input, opts, pending).map_err(fail)
         }
     }
 }
@@ -108,14 +171,15 @@ struct Input<'a> {
 }
 
 fn analyse(
-    src: &(impl ReadAt + ?Sized),
+    src: &Source,
     mut input: Input<'_>,
     opts: &CheckOptions,
+    pending: &mut Pending,
 ) -> Result<TargetReport, String> {
     // A live device's sector size is known; an image's only when --topology gives lbs.
     let lbs_known = input.disk.is_some() || opts.topology.is_some_and(|o| o.lbs.is_some());
     let lbs = u64::from(input.topo.logical_block_size);
-    let table = layout::read_table(src, lbs, lbs_known).map_err(|e| e.to_string())?;
+    let table = layout::read_table(&**src, lbs, lbs_known).map_err(|e| e.to_string())?;
     let mut findings = Vec::new();
     if input.disk.is_none() && table.sector_size != lbs {
         // An image whose table says 4Kn: judge it as the 4Kn disk it was made for.
@@ -274,6 +338,7 @@ fn analyse(
         })
         .collect();
     let portable = unportable.is_empty();
+    let stack = stack_roots(src, &input, &topo, &partitions, opts, pending);
     if !portable {
         findings.push(Finding::new(
             Code::LayoutNotPortable,
@@ -300,6 +365,7 @@ fn analyse(
         partitions,
         first_start_bytes,
         portable,
+        stack,
         aligned: false,
         verdict: String::new(),
         findings,
@@ -307,6 +373,80 @@ fn analyse(
     report.aligned = !report.has_problems();
     report.verdict = verdict(&report);
     Ok(report)
+}
+
+/// The stack tree of a target: one root per data partition (or the whole
+/// device when it has no table), the layers found inside, and on a live
+/// system the kernel's holders.
+fn stack_roots(
+    src: &Source,
+    input: &Input<'_>,
+    topo: &Topology,
+    partitions: &[PartitionReport],
+    opts: &CheckOptions,
+    pending: &mut Pending,
+) -> Vec<Layer> {
+    // Offsets are on the whole disk, so layers name the disk, also for a partition target.
+    let device = input
+        .disk
+        .map_or(input.path.to_path_buf(), |d| d.device.clone())
+        .display()
+        .to_string();
+    let mut regions: Vec<(Layer, Option<String>)> = Vec::new();
+    let live_part = |n: u32| {
+        input
+            .disk
+            .and_then(|d| d.partitions.iter().find(|k| k.number == n))
+            .map(|k| k.name.clone())
+    };
+    if partitions.is_empty() && input.only.is_none() {
+        let root = Layer::new(
+            LayerKind::Device,
+            "whole device",
+            device.clone(),
+            0,
+            input.size,
+            *topo,
+        );
+        regions.push((root, input.disk.map(|_| String::new())));
+    }
+    for p in partitions.iter().filter(|p| p.kind != PartKind::Extended) {
+        let mut root = Layer::new(
+            LayerKind::Partition,
+            format!("partition {}", p.number),
+            device.clone(),
+            p.start_bytes,
+            p.size_bytes,
+            *topo,
+        );
+        root.aligned = p.aligned;
+        regions.push((root, live_part(p.number)));
+    }
+    let mut out = Vec::new();
+    for (mut root, kernel_name) in regions {
+        let r = Region {
+            src: src.clone(),
+            device: device.clone(),
+            offset: root.offset_bytes,
+            len: root.size_bytes,
+            below: *topo,
+        };
+        root.children.extend(walk::region(&r, pending));
+        if let (Some(d), Some(part)) = (input.disk, kernel_name) {
+            let mut dir = opts.sysfs.root().join("block").join(&d.name);
+            if !part.is_empty() {
+                dir.push(part);
+            }
+            root.children.extend(crate::stack::kernel::holders(
+                &opts.sysfs,
+                &dir,
+                *topo,
+                pending,
+            ));
+        }
+        out.push(root);
+    }
+    out
 }
 
 /// Entries that are malformed, overlap, or leave the disk.
@@ -485,6 +625,23 @@ fn verdict(r: &TargetReport) -> String {
     } else {
         ", not portable"
     });
+    let layers: Vec<&Layer> = r
+        .stack
+        .iter()
+        .flat_map(|l| l.children.iter())
+        .flat_map(|l| l.walk())
+        .collect();
+    if !layers.is_empty() {
+        let bad = layers.iter().filter(|l| !l.aligned).count();
+        if bad == 0 {
+            s.push_str(&format!(", {} stack layers aligned", layers.len()));
+        } else {
+            s.push_str(&format!(
+                ", {bad} of {} stack layers NOT aligned",
+                layers.len()
+            ));
+        }
+    }
     let (e, w) = (r.count(Severity::Error), r.count(Severity::Warning));
     if e + w > 0 {
         let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });

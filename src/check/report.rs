@@ -84,6 +84,8 @@ pub struct TargetReport {
     /// Every start on 1 MiB and every end on 4 KiB: stays aligned whatever
     /// plausible topology the disk is moved to.
     pub portable: bool,
+    /// What lives inside each partition (or the whole device), layer by layer.
+    pub stack: Vec<crate::stack::Layer>,
     /// No warning or error anywhere in this target.
     pub aligned: bool,
     /// One line for humans.
@@ -97,6 +99,12 @@ impl TargetReport {
         self.findings
             .iter()
             .chain(self.partitions.iter().flat_map(|p| p.findings.iter()))
+            .chain(
+                self.stack
+                    .iter()
+                    .flat_map(|l| l.walk())
+                    .flat_map(|l| l.findings.iter()),
+            )
     }
 
     pub fn count(&self, severity: Severity) -> usize {

@@ -1,7 +1,8 @@
 //! The JSON envelopes of `check --json` and `topology --json`.
 
 use crate::check::report::TargetReport;
-use crate::check::CheckError;
+use crate::check::{CheckError, CheckRun};
+use crate::stack::Layer;
 use crate::topology::Disk;
 use serde::Serialize;
 
@@ -23,6 +24,8 @@ pub struct CheckDocument<'a> {
     pub schema_version: u32,
     pub diskalign_version: &'static str,
     pub targets: &'a [TargetReport],
+    /// md arrays and LVM volume groups assembled across the targets.
+    pub assembled: &'a [Layer],
     pub errors: &'a [CheckError],
 }
 
@@ -35,13 +38,14 @@ pub struct TopologyDocument<'a> {
     pub errors: &'a [CheckError],
 }
 
-pub fn check(targets: &[TargetReport], errors: &[CheckError]) -> String {
+pub fn check(run: &CheckRun) -> String {
     let doc = CheckDocument {
         schema: "diskalign.check",
         schema_version: SCHEMA_VERSION,
         diskalign_version: env!("CARGO_PKG_VERSION"),
-        targets,
-        errors,
+        targets: &run.targets,
+        assembled: &run.assembled,
+        errors: &run.errors,
     };
     serde_json::to_string_pretty(&doc).expect("report serialises")
 }

@@ -46,6 +46,15 @@ impl ReadAt for [u8] {
     }
 }
 
+impl ReadAt for Vec<u8> {
+    fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.as_slice().read_exact_at(buf, offset)
+    }
+}
+
 /// Read `len` bytes at `offset`, or an error naming the layer and offset.
 pub fn read_bytes(
     src: &(impl ReadAt + ?Sized),

@@ -2,7 +2,7 @@
 
 use super::style::{table, Style};
 use crate::check::report::TargetReport;
-use crate::check::CheckError;
+use crate::check::CheckRun;
 use crate::export::json;
 use crate::findings::Finding;
 use crate::layout::TableKind;
@@ -28,14 +28,19 @@ fn finding_line(out: &mut String, st: &Style, prefix: &str, f: &Finding) {
     );
 }
 
-/// Render every target and error.
-pub fn render(reports: &[TargetReport], errors: &[CheckError], st: &Style) -> String {
+/// Render every target, the assembled arrays and volume groups, and errors.
+pub fn render(run: &CheckRun, st: &Style) -> String {
     let mut out = String::new();
-    for r in reports {
+    for r in &run.targets {
         target(&mut out, r, st);
         out.push('\n');
     }
-    out.push_str(&super::style::errors(errors, st, "could not check:"));
+    if !run.assembled.is_empty() {
+        let _ = writeln!(out, "{}", st.bold("assembled from the targets:"));
+        super::stack::tree(&mut out, &run.assembled, st, "  ");
+        out.push('\n');
+    }
+    out.push_str(&super::style::errors(&run.errors, st, "could not check:"));
     out
 }
 
@@ -133,5 +138,9 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
         for f in &p.findings {
             finding_line(out, st, &format!("partition {} ", p.number), f);
         }
+    }
+    if r.stack.iter().any(|l| !l.children.is_empty()) {
+        let _ = writeln!(out, "  stack:");
+        super::stack::tree(out, &r.stack, st, "  ");
     }
 }

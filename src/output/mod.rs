@@ -4,6 +4,7 @@
 mod check;
 mod probe;
 pub mod progress;
+mod stack;
 pub mod style;
 mod topology;
 

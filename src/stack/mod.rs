@@ -1,3 +1,234 @@
-//! What lives inside a device: LVM, md, LUKS, filesystems.
+//! What lives inside a device: LVM, md RAID, LUKS, filesystems. Each format
+//! has its own small parser over raw bytes; `walk` finds what is at the
+//! start of a region, `assemble` puts md arrays and volume groups together
+//! across targets, `kernel` follows the live holders in sysfs. The result is
+//! a tree of [`Layer`]s that `check` judges layer by layer.
 
+pub mod assemble;
+pub mod fs;
+pub mod kernel;
+pub mod limits;
+pub mod luks;
+pub mod lvm;
+pub mod map;
+pub mod md;
 pub mod signature;
+pub mod walk;
+
+use crate::findings::Finding;
+use crate::topology::Topology;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LayerKind {
+    /// A partition of a target (its findings are in `partitions[]`).
+    Partition,
+    /// A whole target without a partition table.
+    Device,
+    LvmPv,
+    MdMember,
+    Luks,
+    Filesystem,
+    Swap,
+    /// A device assembled from members: an md array.
+    MdArray,
+    LvmVg,
+    LvmLv,
+    /// One piece of an LV segment on one PV.
+    LvmLeg,
+    /// A device the live kernel stacked on top (sysfs `holders/`).
+    Holder,
+}
+
+/// What the PV label and metadata say, seen from one PV.
+#[derive(Clone, Debug, Serialize)]
+pub struct PvInfo {
+    pub uuid: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vg: Option<String>,
+    pub pe_start_bytes: u64,
+}
+
+/// A volume group as assembled from its PVs.
+#[derive(Clone, Debug, Serialize)]
+pub struct VgInfo {
+    pub id: String,
+    pub seqno: u64,
+    pub extent_size_bytes: u64,
+    /// Every PV the metadata lists, with where it was found.
+    pub pvs: Vec<VgPv>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct VgPv {
+    pub key: String,
+    pub uuid: String,
+    /// The target or device holding it; None when it is not among the targets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found_on: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_hint: Option<String>,
+}
+
+/// One LV segment's geometry.
+#[derive(Clone, Debug, Serialize)]
+pub struct LvInfo {
+    pub segments: Vec<lvm::Segment>,
+}
+
+/// Where one leg of an LV segment lies.
+#[derive(Clone, Debug, Serialize)]
+pub struct LegInfo {
+    pub segment: usize,
+    /// 0-based stripe number within the segment.
+    pub stripe: usize,
+    pub pv: String,
+    pub start_extent: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stripe_size_bytes: Option<u64>,
+}
+
+/// An md array as assembled from the members found.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArrayInfo {
+    pub uuid: String,
+    pub level: String,
+    pub layout: u32,
+    pub chunk_bytes: u64,
+    pub raid_disks: u32,
+    pub members: Vec<ArrayMember>,
+    /// False when the level or the missing members keep diskalign from
+    /// reading the array's contents.
+    pub readable: bool,
+}
+
+/// One member as its own superblock describes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArrayMember {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<u32>,
+    pub device: String,
+    pub offset_bytes: u64,
+    /// Where the member's data starts on `device`.
+    pub data_start_bytes: u64,
+    pub level: i32,
+    pub chunk_bytes: u64,
+    pub raid_disks: u32,
+    pub layout: u32,
+}
+
+/// A live holder as the kernel shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct HolderInfo {
+    /// dm-N or mdN.
+    pub kernel_name: String,
+    /// /dev/mapper name or md level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dm_name: Option<String>,
+    /// dm uuid prefix: CRYPT, LVM, mpath...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dm_uuid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub md_level: Option<String>,
+}
+
+/// One layer of the stack, in its own address space and on the device.
+#[derive(Clone, Debug, Serialize)]
+pub struct Layer {
+    pub kind: LayerKind,
+    pub name: String,
+    /// The target, partition or assembled device whose bytes these are.
+    pub device: String,
+    /// Start of the layer in the address space of `device`, in bytes.
+    pub offset_bytes: u64,
+    pub size_bytes: u64,
+    /// Where the data handed to the layer above starts, from the layer's
+    /// own start (pe_start, md data_offset, LUKS payload).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_offset_bytes: Option<u64>,
+    /// The limits of what this layer sits on (stacked as the kernel does).
+    pub below: Topology,
+    /// The limits this layer gives the layer above, for md arrays, LVs,
+    /// LUKS and live holders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exposes: Option<Topology>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pv: Option<PvInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub md: Option<md::MdMember>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub luks: Option<luks::Luks>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filesystem: Option<fs::Filesystem>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array: Option<ArrayInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vg: Option<VgInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lv: Option<LvInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leg: Option<LegInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder: Option<HolderInfo>,
+    /// No warning or error about this layer.
+    pub aligned: bool,
+    pub findings: Vec<Finding>,
+    pub children: Vec<Layer>,
+}
+
+impl Layer {
+    pub fn new(
+        kind: LayerKind,
+        name: impl Into<String>,
+        device: impl Into<String>,
+        offset: u64,
+        size: u64,
+        below: Topology,
+    ) -> Self {
+        Layer {
+            kind,
+            name: name.into(),
+            device: device.into(),
+            offset_bytes: offset,
+            size_bytes: size,
+            data_offset_bytes: None,
+            below,
+            exposes: None,
+            pv: None,
+            md: None,
+            luks: None,
+            filesystem: None,
+            array: None,
+            vg: None,
+            lv: None,
+            leg: None,
+            holder: None,
+            aligned: true,
+            findings: Vec::new(),
+            children: Vec::new(),
+        }
+    }
+
+    /// Byte offset of the data area on `device`.
+    pub fn data_start(&self) -> Option<u64> {
+        self.data_offset_bytes
+            .map(|d| self.offset_bytes.saturating_add(d))
+    }
+
+    /// This layer and everything above it, depth first.
+    pub fn walk(&self) -> Vec<&Layer> {
+        let mut out = vec![self];
+        for c in &self.children {
+            out.extend(c.walk());
+        }
+        out
+    }
+
+    pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Layer)) {
+        f(self);
+        for c in &mut self.children {
+            c.walk_mut(f);
+        }
+    }
+}

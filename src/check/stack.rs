@@ -1,0 +1,488 @@
+//! Rules for the layers above the partition table: every layer judged in
+//! its own address space against the limits of the layer below it.
+
+use super::rules::{kernel_offset, sane_optimal};
+use crate::findings::{Code, Finding, Severity};
+use crate::stack::fs::FsKind;
+use crate::stack::{Layer, LayerKind};
+use crate::topology::Topology;
+use crate::units::{human, KIB, MIB};
+
+/// Add the findings of `l` and everything above it; set `aligned`.
+pub fn judge(l: &mut Layer) {
+    l.walk_mut(&mut |l| {
+        let mut f = match l.kind {
+            LayerKind::LvmPv => pv(l),
+            LayerKind::MdMember => md_member(l),
+            LayerKind::Luks => luks(l),
+            LayerKind::Filesystem => filesystem(l),
+            LayerKind::MdArray => md_array(l),
+            LayerKind::LvmVg => vg(l),
+            LayerKind::LvmLv => lv(l),
+            LayerKind::Holder => holder(l),
+            LayerKind::LvmLeg => {
+                // The segment's finding is on the LV; the leg's verdict says which legs are off.
+                let unit = l.below.grain().max(4 * KIB);
+                l.aligned =
+                    l.offset_bytes % unit == 0 && kernel_offset(&l.below, l.offset_bytes) == 0;
+                vec![]
+            }
+            LayerKind::Partition | LayerKind::Device | LayerKind::Swap => vec![],
+        };
+        l.findings.append(&mut f);
+        l.aligned = l.aligned && !l.findings.iter().any(Finding::is_problem);
+    });
+}
+
+/// The data-start rules: the kernel's rule, 4 KiB, the optimal I/O size, 1 MiB.
+pub fn start_findings(below: &Topology, start: u64, what: &str, device: &str) -> Vec<Finding> {
+    let at = format!("{what} starts at byte {start} of {device}");
+    let k = kernel_offset(below, start);
+    let mut out = Vec::new();
+    if k != 0 {
+        out.push(Finding::new(
+            Code::LayerStartMisaligned,
+            format!(
+                "{at}, {k} bytes before the next {}-byte boundary the device below aligns to (physical {}, minimum I/O {}, alignment offset {})",
+                below.grain(),
+                below.physical_block_size,
+                below.minimum_io_size,
+                below.alignment_offset
+            ),
+        ));
+    } else if start % (4 * KIB) != 0 {
+        out.push(Finding::new(
+            Code::LayerStartNot4k,
+            format!("{at}, {} bytes past a 4 KiB boundary: on any 4K drive every block it writes straddles two physical sectors", start % (4 * KIB)),
+        ));
+    }
+    if let Some(opt) = sane_optimal(below) {
+        if start % opt != 0 {
+            out.push(Finding::new(
+                Code::LayerStartNotOptimal,
+                format!("{at}, not a multiple of the optimal I/O size {opt} ({}) below: full-stripe writes are split across two stripes", human(opt)),
+            ));
+        }
+    }
+    if start % MIB != 0 && out.is_empty() {
+        out.push(Finding::new(
+            Code::LayerStartNot1Mib,
+            format!("{at}, not on a 1 MiB boundary (aligned today, but not under a larger RAID chunk or erase block)"),
+        ));
+    }
+    out
+}
+
+fn pv(l: &Layer) -> Vec<Finding> {
+    match (&l.pv, l.data_start()) {
+        (Some(p), Some(start)) => start_findings(
+            &l.below,
+            start,
+            &format!(
+                "the PV's first extent (pe_start {})",
+                human(p.pe_start_bytes)
+            ),
+            &l.device,
+        ),
+        _ => vec![],
+    }
+}
+
+fn md_member(l: &Layer) -> Vec<Finding> {
+    let (Some(m), Some(start)) = (&l.md, l.data_start()) else {
+        return vec![];
+    };
+    let mut out = start_findings(
+        &l.below,
+        start,
+        &format!(
+            "the md data area (data_offset {})",
+            human(m.data_offset_bytes)
+        ),
+        &l.device,
+    );
+    let pbs = u64::from(l.below.physical_block_size);
+    let striped = matches!(m.level, 0 | 4 | 5 | 6 | 10);
+    if striped && m.chunk_bytes > 0 && (m.chunk_bytes < pbs || m.chunk_bytes % pbs != 0) {
+        out.push(Finding::new(
+            Code::MdChunkBelowPhysical,
+            format!("chunk {} is not a multiple of the {pbs}-byte physical block of {}: chunk-sized writes are read-modify-write on the drive", human(m.chunk_bytes), l.device),
+        ));
+    }
+    out
+}
+
+fn luks(l: &Layer) -> Vec<Finding> {
+    let (Some(h), Some(start)) = (&l.luks, l.data_start()) else {
+        return vec![];
+    };
+    let mut out = start_findings(
+        &l.below,
+        start,
+        &format!(
+            "the LUKS{} payload (offset {})",
+            h.version,
+            human(h.payload_offset_bytes)
+        ),
+        &l.device,
+    );
+    let (lbs, pbs) = (l.below.logical_block_size, l.below.physical_block_size);
+    if h.sector_size < lbs {
+        out.push(Finding::new(
+            Code::LuksSectorSize,
+            format!("encryption sector size {} is below the device's {lbs}-byte logical block: the kernel refuses to open it", h.sector_size),
+        ).severity(Severity::Error));
+    } else if h.sector_size < pbs {
+        let fix = if h.version == 1 {
+            format!("LUKS1 always uses 512; `cryptsetup convert --type luks2` then `cryptsetup reencrypt --sector-size {pbs}` changes it")
+        } else {
+            format!("cryptsetup picks {pbs} by itself on such a disk; `cryptsetup reencrypt --sector-size {pbs}` changes it")
+        };
+        out.push(Finding::new(
+            Code::LuksSectorSize,
+            format!("encryption sector size {} is below the {pbs}-byte physical block: every encrypted sector written is a read-modify-write on the drive ({fix})", h.sector_size),
+        ));
+    }
+    if l.children.is_empty() {
+        out.push(Finding::new(
+            Code::LuksContentsUnchecked,
+            "the payload is encrypted: the layers inside cannot be checked without opening it (`cryptsetup open`); on a live system diskalign follows the opened dm-crypt device",
+        ));
+    }
+    out
+}
+
+fn filesystem(l: &Layer) -> Vec<Finding> {
+    let Some(fs) = &l.filesystem else {
+        return vec![];
+    };
+    let b = &l.below;
+    let name = crate::export::json::name(&fs.kind);
+    let mut out = Vec::new();
+    let mut size_rule = |what: &str, v: u32| {
+        if v < b.logical_block_size {
+            out.push(Finding::new(
+                Code::FsBlockBelowPhysical,
+                format!("{name} {what} {v} is below the {}-byte logical block of {}: it cannot be mounted there", b.logical_block_size, l.device),
+            ).severity(Severity::Error));
+            true
+        } else if v < b.physical_block_size {
+            out.push(Finding::new(
+                Code::FsBlockBelowPhysical,
+                format!("{name} {what} {v} is below the {}-byte physical block of {}: its small writes are read-modify-write on the drive", b.physical_block_size, l.device),
+            ));
+            true
+        } else {
+            false
+        }
+    };
+    if !size_rule("block size", fs.block_size) && fs.sector_size != fs.block_size {
+        size_rule("sector size", fs.sector_size);
+    }
+    if b.usable_alignment_offset() != 0 && kernel_offset(b, l.offset_bytes) != 0 {
+        out.extend(start_findings(
+            b,
+            l.offset_bytes,
+            &format!("the {name} filesystem"),
+            &l.device,
+        ));
+    }
+    if fs.kind == FsKind::Btrfs {
+        return out;
+    }
+    let (unit, width) = (fs.stripe_unit_bytes(), fs.stripe_width_bytes());
+    let (min, opt) = (u64::from(b.minimum_io_size), sane_optimal(b));
+    let suggest = |min: u64, opt: u64| match fs.kind {
+        FsKind::Xfs => format!("mkfs.xfs -d su={min},sw={}", opt / min.max(1)),
+        _ => format!(
+            "mkfs.ext4 -E stride={},stripe_width={} (or tune2fs -E on the existing one)",
+            min / u64::from(fs.block_size),
+            opt / u64::from(fs.block_size)
+        ),
+    };
+    match opt {
+        Some(opt) if min > u64::from(b.physical_block_size) => {
+            if unit == 0 && width == 0 {
+                out.push(Finding::new(
+                    Code::FsStripeHintsMissing,
+                    format!("{} is striped (chunk {}, stripe width {}) but the {name} filesystem has no stripe hints, so it cannot place data and metadata on stripe boundaries: {}", l.device, human(min), human(opt), suggest(min, opt)),
+                ));
+            } else if unit != min || width != opt {
+                out.push(Finding::new(
+                    Code::FsStripeHintsMismatch,
+                    format!("the {name} stripe hints say unit {unit} and width {width} bytes, the device below has chunk {min} and stripe width {opt}: {}", suggest(min, opt)),
+                ));
+            }
+        }
+        _ if unit != 0 || width != 0 => out.push(
+            Finding::new(
+                Code::FsStripeHintsMismatch,
+                format!("the {name} filesystem has stripe hints (unit {unit}, width {width} bytes) but {} reports no stripe geometry (minimum I/O {min}, optimal I/O {}); harmless if it sits on hardware RAID that does not report one", l.device, b.optimal_io_size),
+            )
+            .severity(Severity::Info),
+        ),
+        _ => {}
+    }
+    out
+}
+
+fn md_array(l: &Layer) -> Vec<Finding> {
+    let Some(a) = &l.array else { return vec![] };
+    let mut out = Vec::new();
+    let missing: Vec<String> = (0..a.raid_disks)
+        .filter(|r| !a.members.iter().any(|m| m.role == Some(*r)))
+        .map(|r| r.to_string())
+        .collect();
+    if !missing.is_empty() {
+        out.push(Finding::new(
+            Code::MdMemberMissing,
+            format!(
+                "roles {} of the {} array are not among the targets; give their devices too",
+                missing.join(", "),
+                a.level
+            ),
+        ));
+    }
+    let first = &a.members[0];
+    let odd: Vec<&str> = a
+        .members
+        .iter()
+        .filter(|m| {
+            (m.level, m.chunk_bytes, m.raid_disks, m.layout)
+                != (
+                    first.level,
+                    first.chunk_bytes,
+                    first.raid_disks,
+                    first.layout,
+                )
+        })
+        .map(|m| m.device.as_str())
+        .collect();
+    if !odd.is_empty() {
+        out.push(Finding::new(
+            Code::MdMembersInconsistent,
+            format!("{} describe a different geometry (level, chunk, disks or layout) than {}: stale superblocks of another array?", odd.join(", "), first.device),
+        ).severity(Severity::Error));
+    }
+    let offs: Vec<u64> = a
+        .members
+        .iter()
+        .map(|m| m.data_start_bytes % (4 * KIB))
+        .collect();
+    if offs.iter().any(|&o| o != offs[0]) {
+        let list: Vec<String> = a
+            .members
+            .iter()
+            .map(|m| format!("{} +{}", m.device, m.data_start_bytes % (4 * KIB)))
+            .collect();
+        out.push(Finding::new(
+            Code::MdMembersInconsistent,
+            format!("the members' data areas sit at different offsets from 4 KiB ({}): a chunk write is aligned on some members and straddles sectors on others", list.join(", ")),
+        ));
+    }
+    if !a.readable {
+        out.push(Finding::new(
+            Code::LayerNotFollowed,
+            format!(
+                "the contents of this {} array were not read ({})",
+                a.level,
+                if missing.is_empty() {
+                    "layout not supported"
+                } else {
+                    "members missing"
+                }
+            ),
+        ));
+    }
+    out
+}
+
+fn vg(l: &Layer) -> Vec<Finding> {
+    let Some(v) = &l.vg else { return vec![] };
+    let mut out = Vec::new();
+    for p in v.pvs.iter().filter(|p| p.found_on.is_none()) {
+        out.push(Finding::new(
+            Code::LvmPvMissing,
+            format!(
+                "PV {} (uuid {}{}) is not among the targets: give its device or image too to check the LVs on it",
+                p.key,
+                p.uuid,
+                p.device_hint.as_ref().map(|d| format!(", last seen as {d}")).unwrap_or_default()
+            ),
+        ));
+    }
+    let es = v.extent_size_bytes;
+    let mut stripes: Vec<u64> = l
+        .children
+        .iter()
+        .filter_map(|c| c.lv.as_ref())
+        .flat_map(|lv| lv.segments.iter().filter_map(|s| s.stripe_size_bytes))
+        .collect();
+    stripes.sort_unstable();
+    stripes.dedup();
+    for ss in stripes.into_iter().filter(|ss| es % ss != 0) {
+        out.push(Finding::new(
+            Code::LvmExtentMisaligned,
+            format!("extent size {} is not a multiple of the stripe size {}: stripes straddle extent boundaries", human(es), human(ss)),
+        ));
+    }
+    let mut opts: Vec<u64> = l
+        .children
+        .iter()
+        .flat_map(|lv| lv.children.iter())
+        .filter(|c| c.kind == LayerKind::LvmLeg)
+        .filter_map(|c| sane_optimal(&c.below))
+        .collect();
+    opts.sort_unstable();
+    opts.dedup();
+    for opt in opts.into_iter().filter(|o| es % o != 0) {
+        out.push(Finding::new(
+            Code::LvmExtentMisaligned,
+            format!("extent size {} is not a multiple of the optimal I/O size {} of a PV's device: extents start at different places in the stripe", human(es), human(opt)),
+        ));
+    }
+    out
+}
+
+fn lv(l: &Layer) -> Vec<Finding> {
+    let Some(info) = &l.lv else { return vec![] };
+    let mut out = Vec::new();
+    for (si, seg) in info.segments.iter().enumerate() {
+        let legs: Vec<&Layer> = l
+            .children
+            .iter()
+            .filter(|c| c.leg.as_ref().is_some_and(|g| g.segment == si))
+            .collect();
+        if legs.len() < seg.legs.len() {
+            out.push(Finding::new(
+                Code::LayerNotFollowed,
+                format!("segment {} uses PVs that are not among the targets; its legs and the LV's contents were not checked", si + 1),
+            ));
+            continue;
+        }
+        match seg.stripe_size_bytes {
+            Some(ss) => out.extend(striped(&legs, ss, si)),
+            None => {
+                for leg in legs {
+                    out.extend(start_findings(
+                        &leg.below,
+                        leg.offset_bytes,
+                        &format!("segment {} of {}", si + 1, l.name),
+                        &leg.device,
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Units touched by one stripe-size write at `start`.
+fn touched(start: u64, ss: u64, unit: u64) -> u64 {
+    (start % unit + ss).div_ceil(unit)
+}
+
+/// A striped segment: every leg on the unit, legs consistent, and the write
+/// amplification when not.
+fn striped(legs: &[&Layer], ss: u64, si: usize) -> Vec<Finding> {
+    let unit = legs
+        .iter()
+        .map(|g| g.below.grain())
+        .max()
+        .unwrap_or(4 * KIB)
+        .max(4 * KIB);
+    let bad: Vec<&&Layer> = legs
+        .iter()
+        .filter(|g| g.offset_bytes % unit != 0 || kernel_offset(&g.below, g.offset_bytes) != 0)
+        .collect();
+    let offsets: Vec<u64> = legs.iter().map(|g| g.offset_bytes % unit).collect();
+    if bad.is_empty() && offsets.iter().all(|&o| o == offsets[0]) {
+        return vec![];
+    }
+    // Average over the chunks of one period of the leg (chunk k of a leg starts at start + k*ss).
+    let period = unit / gcd(ss, unit);
+    let mut worst = (0u64, 0u64, 0.0f64); // (touched numerator over period, leg offset, factor)
+    let ideal = ss.div_ceil(unit).max(1);
+    for g in legs {
+        let total: u64 = (0..period)
+            .map(|k| touched(g.offset_bytes + k * ss, ss, unit))
+            .sum();
+        let factor = total as f64 / (period * ideal) as f64;
+        if factor > worst.2 {
+            worst = (total, g.offset_bytes % unit, factor);
+        }
+    }
+    let each = if worst.0 % period == 0 {
+        format!("{}", worst.0 / period)
+    } else {
+        format!("{:.2} on average", worst.0 as f64 / period as f64)
+    };
+    let where_: Vec<String> = legs
+        .iter()
+        .map(|g| {
+            format!(
+                "stripe {} at byte {} of {} (+{} off {})",
+                g.leg.as_ref().map_or(0, |x| x.stripe),
+                g.offset_bytes,
+                g.device,
+                g.offset_bytes % unit,
+                human(unit)
+            )
+        })
+        .collect();
+    vec![Finding::new(
+        Code::LvmStripeMisaligned,
+        format!(
+            "segment {}: each {} stripe write touches {each} × {} units instead of {ideal}: {}× write amplification ({})",
+            si + 1,
+            human(ss),
+            human(unit),
+            format!("{:.2}", worst.2).trim_end_matches('0').trim_end_matches('.'),
+            where_.join("; ")
+        ),
+    )]
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a.max(1)
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn holder(l: &Layer) -> Vec<Finding> {
+    match l.exposes {
+        Some(t) if t.reports_misaligned() && !l.below.reports_misaligned() => vec![Finding::new(
+            Code::KernelReportsMisaligned,
+            format!(
+                "the kernel reports {} misaligned (alignment_offset {}): the devices under it start at offsets that no single alignment can satisfy",
+                l.name, t.alignment_offset
+            ),
+        )],
+        Some(t) if t.alignment_offset > 0 && !t.reports_misaligned() => vec![Finding::new(
+            Code::LayerStartMisaligned,
+            format!(
+                "the kernel reports {} with alignment_offset {}: its data starts {} bytes before a {}-byte boundary of the device below, so whatever sits at its start is misaligned",
+                l.name,
+                t.alignment_offset,
+                t.alignment_offset,
+                t.grain()
+            ),
+        )],
+        _ => vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stripe_write_amplification() {
+        // 8 KiB stripes, 1536 bytes off 4 KiB: 3 units instead of 2.
+        assert_eq!(touched(1536, 8192, 4096), 3);
+        assert_eq!(touched(0, 8192, 4096), 2);
+        assert_eq!(touched(4096 + 512, 4096, 4096), 2);
+    }
+}

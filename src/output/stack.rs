@@ -1,0 +1,147 @@
+//! The stack drawn as a tree: each layer with its offset, what it hands up,
+//! its verdict and its findings underneath.
+
+use super::style::Style;
+use crate::stack::{Layer, LayerKind};
+use crate::topology::Topology;
+use crate::units::human;
+use std::fmt::Write;
+
+fn limits(t: &Topology) -> String {
+    format!(
+        "limits {}/{}/{}/{} ao {}",
+        t.logical_block_size,
+        t.physical_block_size,
+        t.minimum_io_size,
+        t.optimal_io_size,
+        t.alignment_offset
+    )
+}
+
+fn at(b: u64) -> String {
+    format!("byte {b} ({})", human(b))
+}
+
+/// What the line says about one layer besides its name.
+fn detail(l: &Layer) -> String {
+    let data = l
+        .data_start()
+        .map(|d| format!(" → data at {}", at(d)))
+        .unwrap_or_default();
+    match l.kind {
+        LayerKind::Partition | LayerKind::Device => {
+            format!("{}, {}", at(l.offset_bytes), human(l.size_bytes))
+        }
+        LayerKind::LvmPv => format!(
+            "pe_start {}{data}{}",
+            human(l.pv.as_ref().map_or(0, |p| p.pe_start_bytes)),
+            l.pv.as_ref()
+                .and_then(|p| p.vg.as_ref())
+                .map(|v| format!(", VG {v}"))
+                .unwrap_or_default()
+        ),
+        LayerKind::MdMember => format!(
+            "data_offset {}{data}",
+            human(l.md.as_ref().map_or(0, |m| m.data_offset_bytes))
+        ),
+        LayerKind::Luks => format!(
+            "payload {}{data}, sector {}",
+            human(l.luks.as_ref().map_or(0, |h| h.payload_offset_bytes)),
+            l.luks.as_ref().map_or(0, |h| h.sector_size)
+        ),
+        LayerKind::Filesystem => match &l.filesystem {
+            Some(f) => format!(
+                "at {}, block {}, sector {}, stripe unit {} / width {} blocks",
+                at(l.offset_bytes),
+                f.block_size,
+                f.sector_size,
+                f.stripe_unit_blocks,
+                f.stripe_width_blocks
+            ),
+            None => String::new(),
+        },
+        LayerKind::Swap => format!("at {}", at(l.offset_bytes)),
+        LayerKind::MdArray | LayerKind::LvmLv | LayerKind::Holder => {
+            let mut s = l.exposes.map(|t| limits(&t)).unwrap_or_default();
+            if let Some(a) = &l.array {
+                let m: Vec<String> = a
+                    .members
+                    .iter()
+                    .map(|m| {
+                        format!(
+                            "{}: {} data at {}",
+                            m.role.map_or("spare".into(), |r| r.to_string()),
+                            m.device,
+                            m.data_start_bytes
+                        )
+                    })
+                    .collect();
+                let _ = write!(s, "; members {}", m.join(", "));
+            }
+            if let Some(lv) = &l.lv {
+                let segs: Vec<String> = lv
+                    .segments
+                    .iter()
+                    .map(|g| match g.stripe_size_bytes {
+                        Some(ss) => format!("{} × {} stripes", g.legs.len(), human(ss)),
+                        None => "linear".into(),
+                    })
+                    .collect();
+                let _ = write!(s, "; {}, {}", segs.join(" + "), human(l.size_bytes));
+            }
+            s
+        }
+        LayerKind::LvmVg => match &l.vg {
+            Some(v) => {
+                let pvs: Vec<String> = v
+                    .pvs
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{} on {}",
+                            p.key,
+                            p.found_on.as_deref().unwrap_or("MISSING")
+                        )
+                    })
+                    .collect();
+                pvs.join(", ")
+            }
+            None => String::new(),
+        },
+        LayerKind::LvmLeg => format!("{} on {}", at(l.offset_bytes), l.device),
+    }
+}
+
+/// Draw `layers` as a tree under `prefix`.
+pub fn tree(out: &mut String, layers: &[Layer], st: &Style, prefix: &str) {
+    for (i, l) in layers.iter().enumerate() {
+        let last = i + 1 == layers.len();
+        let (branch, cont) = if last {
+            ("└─ ", "   ")
+        } else {
+            ("├─ ", "│  ")
+        };
+        let verdict = if l.aligned {
+            st.good("ok")
+        } else {
+            st.bad("MISALIGNED")
+        };
+        let _ = writeln!(
+            out,
+            "{prefix}{branch}{}  {}  {verdict}",
+            st.bold(&l.name),
+            detail(l)
+        );
+        let inner = format!("{prefix}{cont}");
+        for f in &l.findings {
+            let _ = writeln!(
+                out,
+                "{inner}  {} {}: {}",
+                st.severity(f.severity),
+                st.bold(f.code.as_str()),
+                f.message
+            );
+        }
+        tree(out, &l.children, st, &inner);
+    }
+}

@@ -1,0 +1,413 @@
+//! Devices made of several others: md arrays from their members and LVM
+//! volume groups from their PVs, across every target given. The contents of
+//! an array or LV are read through the member/segment map.
+
+use super::lvm::{PvFound, Segment, VolumeGroup};
+use super::map::{Mapped, Source};
+use super::md::MdMember;
+use super::walk::{self, Region};
+use super::{limits, ArrayInfo, ArrayMember, Layer, LayerKind, LegInfo, LvInfo, VgInfo, VgPv};
+use crate::topology::Topology;
+use crate::units::human;
+use std::rc::Rc;
+
+/// A PV found in some region, waiting for its VG.
+pub struct PvHandle {
+    pub found: PvFound,
+    /// The PV itself (a window onto its device).
+    pub src: Source,
+    pub device: String,
+    /// Where the PV starts on `device`.
+    pub offset: u64,
+    pub below: Topology,
+}
+
+/// An md member found in some region, waiting for its array.
+pub struct MdHandle {
+    pub member: MdMember,
+    pub src: Source,
+    pub device: String,
+    pub offset: u64,
+    pub below: Topology,
+}
+
+/// Everything found that needs its siblings.
+#[derive(Default)]
+pub struct Pending {
+    pub pvs: Vec<PvHandle>,
+    pub mds: Vec<MdHandle>,
+}
+
+/// Assemble md arrays, then volume groups (whose PVs may sit on the arrays).
+pub fn assemble(pending: &mut Pending) -> Vec<Layer> {
+    let mut out = Vec::new();
+    let mds = std::mem::take(&mut pending.mds);
+    let mut uuids: Vec<&str> = Vec::new();
+    for m in &mds {
+        if !uuids.contains(&m.member.array_uuid.as_str()) {
+            uuids.push(&m.member.array_uuid);
+        }
+    }
+    for uuid in uuids {
+        let members: Vec<&MdHandle> = mds.iter().filter(|m| m.member.array_uuid == uuid).collect();
+        out.push(md_array(&members, pending));
+    }
+    let pvs = std::mem::take(&mut pending.pvs);
+    let mut vg_ids: Vec<String> = Vec::new();
+    for p in &pvs {
+        if let Some(vg) = p.found.vg() {
+            if !vg_ids.contains(&vg.id) {
+                vg_ids.push(vg.id.clone());
+            }
+        }
+    }
+    for id in vg_ids {
+        let newest = pvs
+            .iter()
+            .filter_map(|p| p.found.vg())
+            .filter(|vg| vg.id == id)
+            .max_by_key(|vg| vg.seqno)
+            .cloned();
+        if let Some(vg) = newest {
+            out.push(volume_group(&vg, &pvs, pending));
+        }
+    }
+    out
+}
+
+/// The array device, its stacked limits and what is inside it.
+fn md_array(members: &[&MdHandle], pending: &mut Pending) -> Layer {
+    let first = &members[0].member;
+    let mut slots: Vec<Option<&MdHandle>> = vec![None; first.raid_disks.min(4096) as usize];
+    for m in members {
+        if let Some(slot) = m.member.role.and_then(|r| slots.get_mut(r as usize)) {
+            slot.get_or_insert(m);
+        }
+    }
+    let present: Vec<&MdHandle> = slots.iter().flatten().copied().collect();
+    let stacked: Vec<(Topology, u64)> = present
+        .iter()
+        .map(|m| (m.below, m.offset + m.member.data_offset_bytes))
+        .collect();
+    let exposes = limits::md(first.chunk_bytes, first.data_disks(), &stacked);
+    let device = format!("md:{}", first.name.as_deref().unwrap_or(&first.array_uuid));
+    let data_size = present
+        .iter()
+        .map(|m| m.member.data_size_bytes)
+        .min()
+        .unwrap_or(0);
+    let map = md_map(first, &slots, data_size);
+    let len = map.as_ref().map_or(0, |m| m.len);
+    let mut l = Layer::new(
+        LayerKind::MdArray,
+        format!(
+            "md array {} ({}, {} disks, chunk {})",
+            first.name.as_deref().unwrap_or(&first.array_uuid),
+            first.level_name(),
+            first.raid_disks,
+            human(first.chunk_bytes)
+        ),
+        device.clone(),
+        0,
+        len,
+        exposes,
+    );
+    l.exposes = Some(exposes);
+    l.array = Some(ArrayInfo {
+        uuid: first.array_uuid.clone(),
+        level: first.level_name(),
+        layout: first.layout,
+        chunk_bytes: first.chunk_bytes,
+        raid_disks: first.raid_disks,
+        members: members
+            .iter()
+            .map(|m| ArrayMember {
+                role: m.member.role,
+                device: m.device.clone(),
+                offset_bytes: m.offset,
+                data_start_bytes: m.offset + m.member.data_offset_bytes,
+                level: m.member.level,
+                chunk_bytes: m.member.chunk_bytes,
+                raid_disks: m.member.raid_disks,
+                layout: m.member.layout,
+            })
+            .collect(),
+        readable: map.is_some(),
+    });
+    if let Some(map) = map {
+        let r = Region {
+            src: Rc::new(map),
+            device,
+            offset: 0,
+            len,
+            below: exposes,
+        };
+        l.children.extend(walk::region(&r, pending));
+    }
+    l
+}
+
+/// The read map of an array, when this level and the members present allow
+/// reading it.
+fn md_map(m: &MdMember, slots: &[Option<&MdHandle>], data_size: u64) -> Option<Mapped> {
+    let n = slots.len() as u64;
+    let chunk = m.chunk_bytes;
+    let sources: Vec<Source> = slots
+        .iter()
+        .map(|s| s.map(|h| h.src.clone()))
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default();
+    let starts: Vec<u64> = slots
+        .iter()
+        .map(|s| s.map_or(0, |h| h.member.data_offset_bytes))
+        .collect();
+    let all = !sources.is_empty();
+    if n == 0 || data_size == 0 {
+        return None;
+    }
+    match m.level {
+        1 => {
+            let h = slots.iter().flatten().next()?;
+            let start = h.member.data_offset_bytes;
+            Some(Mapped {
+                sources: vec![h.src.clone()],
+                len: data_size,
+                locate: Box::new(move |x| Some((0, start + x, data_size - x))),
+            })
+        }
+        0 | 4 | 5 | 6 | 10 if all && chunk > 0 => {
+            let (level, layout) = (m.level, m.layout);
+            let data = u64::from(m.data_disks()?);
+            let rows = data_size / chunk;
+            let len = rows.checked_mul(chunk)?.checked_mul(data)?;
+            if level == 6 && layout != 2 || level == 10 && layout >> 8 != 1 {
+                return None; // only the default raid6 and near-only raid10 layouts
+            }
+            Some(Mapped {
+                sources,
+                len,
+                locate: Box::new(move |x| {
+                    let c = x / chunk;
+                    let within = x % chunk;
+                    let (disk, row) = match level {
+                        0 => (c % n, c / n),
+                        4 => (c % (n - 1), c / (n - 1)),
+                        5 => raid5(c, n, layout),
+                        6 => {
+                            let (row, i) = (c / (n - 2), c % (n - 2));
+                            let pd = n - 1 - row % n;
+                            ((pd + 2 + i) % n, row)
+                        }
+                        _ => {
+                            let k = u64::from(layout & 0xff).max(1);
+                            ((c * k) % n, (c * k) / n)
+                        }
+                    };
+                    let d = disk as usize;
+                    Some((d, starts[d] + row * chunk + within, chunk - within))
+                }),
+            })
+        }
+        -1 if all => {
+            let sizes: Vec<u64> = slots
+                .iter()
+                .map(|s| s.map_or(0, |h| h.member.data_size_bytes))
+                .collect();
+            let len = sizes.iter().sum();
+            Some(Mapped {
+                sources,
+                len,
+                locate: Box::new(move |mut x| {
+                    for (i, &s) in sizes.iter().enumerate() {
+                        if x < s {
+                            return Some((i, starts[i] + x, s - x));
+                        }
+                        x -= s;
+                    }
+                    None
+                }),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Chunk `c` of a RAID5 array of `n` disks: (disk, row) for md's four layouts.
+fn raid5(c: u64, n: u64, layout: u32) -> (u64, u64) {
+    let (row, i) = (c / (n - 1), c % (n - 1));
+    let disk = match layout {
+        0 => {
+            // left-asymmetric
+            let pd = n - 1 - row % n;
+            if i < pd {
+                i
+            } else {
+                i + 1
+            }
+        }
+        1 => {
+            // right-asymmetric
+            let pd = row % n;
+            if i < pd {
+                i
+            } else {
+                i + 1
+            }
+        }
+        3 => (row % n + 1 + i) % n,         // right-symmetric
+        _ => (n - 1 - row % n + 1 + i) % n, // left-symmetric (default, 2)
+    };
+    (disk, row)
+}
+
+/// The VG with its LVs, their legs on the PVs and what each LV holds.
+fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> Layer {
+    let es = vg.extent_size_bytes;
+    let handle = |key: &str| -> Option<&PvHandle> {
+        let entry = vg.pvs.iter().find(|p| p.key == key)?;
+        pvs.iter().find(|h| h.found.label.uuid == entry.uuid)
+    };
+    let mut l = Layer::new(
+        LayerKind::LvmVg,
+        format!("VG {} (extent {})", vg.name, human(es)),
+        format!("lvm:{}", vg.name),
+        0,
+        0,
+        limits::STACKING_DEFAULT,
+    );
+    l.vg = Some(VgInfo {
+        id: vg.id.clone(),
+        seqno: vg.seqno,
+        extent_size_bytes: es,
+        pvs: vg
+            .pvs
+            .iter()
+            .map(|p| VgPv {
+                key: p.key.clone(),
+                uuid: p.uuid.clone(),
+                found_on: pvs
+                    .iter()
+                    .find(|h| h.found.label.uuid == p.uuid)
+                    .map(|h| h.device.clone()),
+                device_hint: p.device_hint.clone(),
+            })
+            .collect(),
+    });
+    for lv in &vg.lvs {
+        let size = lv
+            .segments
+            .iter()
+            .map(|s| s.extent_count.saturating_mul(es))
+            .fold(0u64, u64::saturating_add);
+        let device = format!("{}/{}", vg.name, lv.name);
+        let mut targets = Vec::new();
+        let mut legs = Vec::new();
+        for (si, seg) in lv.segments.iter().enumerate() {
+            let n = seg.legs.len().max(1) as u64;
+            let mut stacked = Vec::new();
+            for (k, leg) in seg.legs.iter().enumerate() {
+                let Some(h) = handle(&leg.pv) else { continue };
+                let start = h.offset + h.found.pe_start + leg.start_extent.saturating_mul(es);
+                let mut ll = Layer::new(
+                    LayerKind::LvmLeg,
+                    format!("segment {} stripe {} on {}", si + 1, k, leg.pv),
+                    h.device.clone(),
+                    start,
+                    (seg.extent_count / n).saturating_mul(es),
+                    h.below,
+                );
+                ll.leg = Some(LegInfo {
+                    segment: si,
+                    stripe: k,
+                    pv: leg.pv.clone(),
+                    start_extent: leg.start_extent,
+                    stripe_size_bytes: seg.stripe_size_bytes,
+                });
+                legs.push(ll);
+                stacked.push((h.below, start));
+            }
+            targets.push((seg.stripe_size_bytes, stacked));
+        }
+        let exposes = limits::dm(&targets);
+        let mut ll = Layer::new(
+            LayerKind::LvmLv,
+            format!("LV {device}"),
+            device.clone(),
+            0,
+            size,
+            exposes,
+        );
+        ll.exposes = Some(exposes);
+        ll.lv = Some(LvInfo {
+            segments: lv.segments.clone(),
+        });
+        ll.children = legs;
+        if let Some(map) = lv_map(vg, &lv.segments, pvs) {
+            let r = Region {
+                src: Rc::new(map),
+                device,
+                offset: 0,
+                len: size,
+                below: exposes,
+            };
+            ll.children.extend(walk::region(&r, pending));
+        }
+        l.children.push(ll);
+    }
+    l
+}
+
+/// One LV segment in the read map: its bytes in the LV, its stripe size,
+/// and per leg (source index, first byte on the PV).
+struct SegMap {
+    start: u64,
+    len: u64,
+    stripe: u64,
+    legs: Vec<(usize, u64)>,
+}
+
+/// The read map of an LV when every PV it uses is present.
+fn lv_map(vg: &VolumeGroup, segs: &[Segment], pvs: &[PvHandle]) -> Option<Mapped> {
+    let es = vg.extent_size_bytes;
+    let mut sources: Vec<Source> = Vec::new();
+    let mut table: Vec<SegMap> = Vec::new();
+    for seg in segs {
+        if seg.kind != "striped" || seg.legs.is_empty() {
+            return None;
+        }
+        let mut legs = Vec::new();
+        for leg in &seg.legs {
+            let entry = vg.pvs.iter().find(|p| p.key == leg.pv)?;
+            let h = pvs.iter().find(|h| h.found.label.uuid == entry.uuid)?;
+            sources.push(h.src.clone());
+            legs.push((
+                sources.len() - 1,
+                h.found
+                    .pe_start
+                    .checked_add(leg.start_extent.checked_mul(es)?)?,
+            ));
+        }
+        let start = seg.start_extent.checked_mul(es)?;
+        let len = seg.extent_count.checked_mul(es)?;
+        table.push(SegMap {
+            start,
+            len,
+            stripe: seg.stripe_size_bytes.unwrap_or(len.max(1)),
+            legs,
+        });
+    }
+    let len = table.iter().map(|t| t.start + t.len).max().unwrap_or(0);
+    Some(Mapped {
+        sources,
+        len,
+        locate: Box::new(move |x| {
+            let t = table.iter().find(|t| x >= t.start && x < t.start + t.len)?;
+            let (o, ss) = (x - t.start, t.stripe);
+            let n = t.legs.len() as u64;
+            let chunk = o / ss;
+            let (src, base) = t.legs[(chunk % n) as usize];
+            let run = (ss - o % ss).min(t.len - o);
+            Some((src, base + (chunk / n) * ss + o % ss, run))
+        }),
+    })
+}

@@ -1,0 +1,124 @@
+//! Filesystem superblock fields that matter for alignment: block size,
+//! sector size and the stripe hints (ext4 stride/stripe_width, XFS
+//! sunit/swidth). Layout: alignment-facts.md §4.
+
+use crate::layout::source::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
+use crate::layout::LayoutError;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsKind {
+    Ext4,
+    Xfs,
+    Btrfs,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Filesystem {
+    #[serde(rename = "type")]
+    pub kind: FsKind,
+    pub block_size: u32,
+    /// The smallest unit the filesystem writes (XFS sectsize, btrfs sectorsize;
+    /// ext4: its block size).
+    pub sector_size: u32,
+    /// Stripe unit and width in filesystem blocks, as stored (0 = none):
+    /// ext4 s_raid_stride / s_raid_stripe_width, XFS sb_unit / sb_width.
+    pub stripe_unit_blocks: u32,
+    pub stripe_width_blocks: u32,
+    pub size_bytes: u64,
+}
+
+impl Filesystem {
+    pub fn stripe_unit_bytes(&self) -> u64 {
+        u64::from(self.stripe_unit_blocks) * u64::from(self.block_size)
+    }
+    pub fn stripe_width_bytes(&self) -> u64 {
+        u64::from(self.stripe_width_blocks) * u64::from(self.block_size)
+    }
+}
+
+fn be_u16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+fn be_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+fn be_u64(b: &[u8], at: usize) -> u64 {
+    u64::from(be_u32(b, at)) << 32 | u64::from(be_u32(b, at + 4))
+}
+
+fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, LayoutError> {
+    if bs.is_power_of_two() && (512..=65536).contains(&bs) {
+        Ok(bs)
+    } else {
+        Err(LayoutError::new(
+            layer,
+            at,
+            format!("block size {bs} is not a power of two in 512..=65536"),
+        ))
+    }
+}
+
+/// The filesystem at the start of `src`, if it is one of ext2/3/4, XFS, btrfs.
+pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, LayoutError> {
+    let len = src.len();
+    if len >= 512 {
+        let b = read_bytes(src, "XFS superblock", 0, 512)?;
+        if &b[0..4] == b"XFSB" {
+            let bs = block_size_ok(be_u32(&b, 4), "XFS superblock", 4)?;
+            let sect = be_u16(&b, 102);
+            let sector_size = block_size_ok(u32::from(sect), "XFS superblock", 102)?;
+            return Ok(Some(Filesystem {
+                kind: FsKind::Xfs,
+                block_size: bs,
+                sector_size,
+                stripe_unit_blocks: be_u32(&b, 184),
+                stripe_width_blocks: be_u32(&b, 188),
+                size_bytes: be_u64(&b, 8).saturating_mul(u64::from(bs)),
+            }));
+        }
+    }
+    if len >= 2048 {
+        let b = read_bytes(src, "ext4 superblock", 1024, 1024)?;
+        if le_u16(&b, 0x38) == 0xef53 {
+            let log = le_u32(&b, 0x18);
+            if log > 6 {
+                return Err(LayoutError::new(
+                    "ext4 superblock",
+                    1024 + 0x18,
+                    format!("s_log_block_size {log} is beyond 64 KiB"),
+                ));
+            }
+            let bs = 1024u32 << log;
+            let incompat = le_u32(&b, 0x60);
+            let mut blocks = u64::from(le_u32(&b, 0x04));
+            if incompat & 0x80 != 0 {
+                blocks |= u64::from(le_u32(&b, 0x150)) << 32;
+            }
+            return Ok(Some(Filesystem {
+                kind: FsKind::Ext4,
+                block_size: bs,
+                sector_size: bs,
+                stripe_unit_blocks: u32::from(le_u16(&b, 0x164)),
+                stripe_width_blocks: le_u32(&b, 0x170),
+                size_bytes: blocks.saturating_mul(u64::from(bs)),
+            }));
+        }
+    }
+    if len >= 65536 + 4096 {
+        let b = read_bytes(src, "btrfs superblock", 65536, 4096)?;
+        if &b[64..72] == b"_BHRfS_M" {
+            let sector_size = block_size_ok(le_u32(&b, 144), "btrfs superblock", 65536 + 144)?;
+            return Ok(Some(Filesystem {
+                kind: FsKind::Btrfs,
+                block_size: sector_size,
+                sector_size,
+                stripe_unit_blocks: 0,
+                stripe_width_blocks: 0,
+                size_bytes: le_u64(&b, 112),
+            }));
+        }
+    }
+    Ok(None)
+}

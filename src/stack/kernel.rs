@@ -1,0 +1,97 @@
+//! The live kernel's own stack: from a disk or partition up through sysfs
+//! `holders/` (dm-crypt, dm-linear/striped LVs, md arrays) to the top
+//! devices, with the limits the kernel computed for each. On the live
+//! system the top devices are opened read-only to find the filesystem
+//! inside (an opened LUKS mapping, an active LV).
+
+use super::assemble::Pending;
+use super::map::Source;
+use super::walk::{self, Region};
+use super::{HolderInfo, Layer, LayerKind};
+use crate::layout::source::FileSource;
+use crate::topology::sysfs::{list_dir, read_str};
+use crate::topology::{ioctl, Sysfs, Topology};
+use std::fs::File;
+use std::path::Path;
+use std::rc::Rc;
+
+/// Deeper stacks than this are not followed (real ones have 3 or 4 levels).
+const MAX_DEPTH: usize = 8;
+
+/// The holders of the block device whose sysfs directory is `dir`
+/// (`block/sda` or `block/sda/sda1`), and theirs, recursively.
+pub fn holders(sysfs: &Sysfs, dir: &Path, below: Topology, pending: &mut Pending) -> Vec<Layer> {
+    walk_holders(sysfs, dir, below, pending, 0)
+}
+
+fn walk_holders(
+    sysfs: &Sysfs,
+    dir: &Path,
+    below: Topology,
+    pending: &mut Pending,
+    depth: usize,
+) -> Vec<Layer> {
+    if depth >= MAX_DEPTH {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for name in list_dir(&dir.join("holders")) {
+        let hdir = sysfs.root().join("block").join(&name);
+        let Ok(topo) = sysfs.topology(&name) else {
+            continue;
+        };
+        let size = read_str(&hdir.join("size"))
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0)
+            .saturating_mul(512);
+        let info = HolderInfo {
+            kernel_name: name.clone(),
+            dm_name: read_str(&hdir.join("dm/name")),
+            dm_uuid: read_str(&hdir.join("dm/uuid")),
+            md_level: read_str(&hdir.join("md/level")),
+        };
+        let what = match (&info.dm_uuid, &info.md_level) {
+            (Some(u), _) if u.starts_with("CRYPT-") => "dm-crypt",
+            (Some(u), _) if u.starts_with("LVM-") => "LVM LV",
+            (Some(_), _) | (None, None) => "dm",
+            (None, Some(_)) => "md",
+        };
+        let label = info
+            .dm_name
+            .clone()
+            .or_else(|| info.md_level.clone())
+            .unwrap_or_default();
+        let device = format!("/dev/{name}");
+        let mut l = Layer::new(
+            LayerKind::Holder,
+            format!("{what} {label} ({name})"),
+            device.clone(),
+            0,
+            size,
+            below,
+        );
+        l.exposes = Some(topo);
+        l.holder = Some(info);
+        l.children = walk_holders(sysfs, &hdir, topo, pending, depth + 1);
+        if l.children.is_empty() && sysfs.is_live() {
+            if let Some(src) = open(&device) {
+                let r = Region {
+                    src,
+                    device,
+                    offset: 0,
+                    len: size,
+                    below: topo,
+                };
+                l.children.extend(walk::region(&r, pending));
+            }
+        }
+        out.push(l);
+    }
+    out
+}
+
+fn open(node: &str) -> Option<Source> {
+    let file = File::open(node).ok()?;
+    let size = ioctl::size_bytes(&file).ok()?;
+    Some(Rc::new(FileSource { file, size }))
+}

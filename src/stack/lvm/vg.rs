@@ -1,0 +1,208 @@
+//! The volume group described by the metadata text: extent size, PVs with
+//! their pe_start, LVs with their segments (linear and striped).
+
+use super::text::{Section, Value};
+use serde::Serialize;
+
+/// One PV as the VG metadata lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PvEntry {
+    /// The metadata's own key ("pv0").
+    pub key: String,
+    /// UUID without dashes, comparable with the label's.
+    pub uuid: String,
+    /// The device path LVM last saw it on (a hint only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_hint: Option<String>,
+    pub pe_start_bytes: u64,
+    pub pe_count: u64,
+}
+
+/// One leg of a segment: which PV, from which extent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Leg {
+    pub pv: String,
+    pub start_extent: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Segment {
+    pub start_extent: u64,
+    pub extent_count: u64,
+    /// "striped" (linear is striped with one leg), or another LVM type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Bytes per stripe chunk when there is more than one leg.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stripe_size_bytes: Option<u64>,
+    pub legs: Vec<Leg>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LogicalVolume {
+    pub name: String,
+    pub segments: Vec<Segment>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct VolumeGroup {
+    pub name: String,
+    pub id: String,
+    pub seqno: u64,
+    pub extent_size_bytes: u64,
+    pub pvs: Vec<PvEntry>,
+    pub lvs: Vec<LogicalVolume>,
+}
+
+/// Sectors of 512 bytes in the text, to bytes, refusing overflow.
+fn sectors(s: &Section, key: &str, at: &str) -> Result<u64, String> {
+    let v = s
+        .int(key)
+        .ok_or_else(|| format!("{at}: no integer {key}"))?;
+    u64::try_from(v)
+        .ok()
+        .and_then(|v| v.checked_mul(512))
+        .ok_or_else(|| format!("{at}: {key} = {v} is out of range"))
+}
+
+fn count(s: &Section, key: &str, at: &str) -> Result<u64, String> {
+    let v = s
+        .int(key)
+        .ok_or_else(|| format!("{at}: no integer {key}"))?;
+    u64::try_from(v).map_err(|_| format!("{at}: {key} = {v} is negative"))
+}
+
+/// Refuse counts no real VG has, before allocating for them.
+const MAX_ITEMS: u64 = 1 << 16;
+
+/// Build the VG from the parsed text (the first section holding
+/// `physical_volumes`).
+pub fn volume_group(top: &Section) -> Result<VolumeGroup, String> {
+    let (name, vg) = top
+        .sections()
+        .find(|(_, s)| s.section("physical_volumes").is_some())
+        .ok_or("no volume group section in the metadata")?;
+    let extent_size_bytes = sectors(vg, "extent_size", name)?;
+    if extent_size_bytes == 0 {
+        return Err(format!("{name}: extent_size is 0"));
+    }
+    let mut pvs = Vec::new();
+    for (key, pv) in vg
+        .section("physical_volumes")
+        .into_iter()
+        .flat_map(Section::sections)
+    {
+        let at = format!("{name}/{key}");
+        pvs.push(PvEntry {
+            key: key.to_string(),
+            uuid: pv.str("id").unwrap_or_default().replace('-', ""),
+            device_hint: pv.str("device").map(str::to_string),
+            pe_start_bytes: sectors(pv, "pe_start", &at)?,
+            pe_count: count(pv, "pe_count", &at)?,
+        });
+    }
+    let mut lvs = Vec::new();
+    for (lv_name, lv) in vg
+        .section("logical_volumes")
+        .into_iter()
+        .flat_map(Section::sections)
+    {
+        let mut segments = Vec::new();
+        for (seg_name, seg) in lv.sections() {
+            let at = format!("{name}/{lv_name}/{seg_name}");
+            let kind = seg.str("type").unwrap_or("striped").to_string();
+            let start_extent = count(seg, "start_extent", &at)?;
+            let extent_count = count(seg, "extent_count", &at)?;
+            let mut legs = Vec::new();
+            let mut stripe_size_bytes = None;
+            if kind == "striped" {
+                let n = count(seg, "stripe_count", &at)?;
+                if n == 0 || n > MAX_ITEMS {
+                    return Err(format!("{at}: stripe_count {n} is not plausible"));
+                }
+                let list = seg
+                    .list("stripes")
+                    .ok_or(format!("{at}: no stripes list"))?;
+                if list.len() as u64 != 2 * n {
+                    return Err(format!(
+                        "{at}: stripe_count is {n} but the stripes list has {} items",
+                        list.len()
+                    ));
+                }
+                for pair in list.chunks(2) {
+                    match pair {
+                        [Value::Str(pv), Value::Int(e)] if *e >= 0 => legs.push(Leg {
+                            pv: pv.clone(),
+                            start_extent: *e as u64,
+                        }),
+                        _ => return Err(format!("{at}: stripes must be \"pvN\", extent pairs")),
+                    }
+                }
+                if n > 1 {
+                    let ss = sectors(seg, "stripe_size", &at)?;
+                    if ss == 0 {
+                        return Err(format!("{at}: stripe_size is 0"));
+                    }
+                    stripe_size_bytes = Some(ss);
+                }
+            }
+            segments.push(Segment {
+                start_extent,
+                extent_count,
+                kind,
+                stripe_size_bytes,
+                legs,
+            });
+        }
+        segments.sort_by_key(|s| s.start_extent);
+        lvs.push(LogicalVolume {
+            name: lv_name.to_string(),
+            segments,
+        });
+    }
+    Ok(VolumeGroup {
+        name: name.to_string(),
+        id: vg.str("id").unwrap_or_default().to_string(),
+        seqno: count(vg, "seqno", name).unwrap_or(0),
+        extent_size_bytes,
+        pvs,
+        lvs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::text::parse;
+    use super::*;
+
+    #[test]
+    fn striped_lv_and_bad_counts() {
+        let text = br#"vg0 { id = "A-B" seqno = 3 extent_size = 8192
+physical_volumes { pv0 { id = "x-y" pe_start = 2048 pe_count = 10 } pv1 { id = "z" pe_start = 384 pe_count = 10 } }
+logical_volumes { lv0 { segment1 { start_extent = 0 extent_count = 4 type = "striped" stripe_count = 2 stripe_size = 16 stripes = ["pv0", 0, "pv1", 2] } } } }"#;
+        let vg = volume_group(&parse(text).unwrap()).unwrap();
+        assert_eq!(vg.extent_size_bytes, 4 << 20);
+        assert_eq!(vg.pvs[0].uuid, "xy");
+        assert_eq!(vg.pvs[1].pe_start_bytes, 384 * 512);
+        let seg = &vg.lvs[0].segments[0];
+        assert_eq!(seg.stripe_size_bytes, Some(8192));
+        assert_eq!(
+            seg.legs[1],
+            Leg {
+                pv: "pv1".into(),
+                start_extent: 2
+            }
+        );
+
+        let bad = String::from_utf8_lossy(text).replace("stripe_count = 2", "stripe_count = 3");
+        assert!(volume_group(&parse(bad.as_bytes()).unwrap())
+            .unwrap_err()
+            .contains("stripes list"));
+        let huge =
+            String::from_utf8_lossy(text).replace("stripe_count = 2", "stripe_count = 99999999999");
+        assert!(volume_group(&parse(huge.as_bytes()).unwrap()).is_err());
+        let overflow = String::from_utf8_lossy(text)
+            .replace("extent_size = 8192", "extent_size = 9223372036854775807");
+        assert!(volume_group(&parse(overflow.as_bytes()).unwrap()).is_err());
+    }
+}

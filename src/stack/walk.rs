@@ -1,0 +1,165 @@
+//! What sits at the start of a region (a partition, a whole image, an md
+//! array, an LV): an md member, a LUKS header, an LVM PV, a filesystem or
+//! swap. PVs and md members are also queued for assembly across targets.
+
+use super::assemble::{MdHandle, Pending, PvHandle};
+use super::map::{Source, Window};
+use super::{fs, limits, luks, lvm, md, Layer, LayerKind, PvInfo};
+use crate::findings::{Code, Finding};
+use crate::layout::source::ReadAt;
+use crate::layout::LayoutError;
+use crate::topology::Topology;
+use std::rc::Rc;
+
+/// Where a region is: bytes `offset..offset + len` of `device`, whose
+/// limits are `below`.
+#[derive(Clone)]
+pub struct Region {
+    pub src: Source,
+    pub device: String,
+    pub offset: u64,
+    pub len: u64,
+    pub below: Topology,
+}
+
+impl Region {
+    fn window(&self) -> Source {
+        Rc::new(Window {
+            src: self.src.clone(),
+            start: self.offset,
+            len: self.len,
+        })
+    }
+
+    fn layer(&self, kind: LayerKind, name: impl Into<String>) -> Layer {
+        Layer::new(
+            kind,
+            name,
+            self.device.clone(),
+            self.offset,
+            self.len,
+            self.below,
+        )
+    }
+
+    /// A metadata error as a finding naming the device and absolute byte.
+    fn invalid(&self, e: &LayoutError) -> Finding {
+        Finding::new(
+            Code::MetadataInvalid,
+            format!(
+                "{} at byte {} of {}: {}",
+                e.layer,
+                self.offset.saturating_add(e.offset),
+                self.device,
+                e.message
+            ),
+        )
+    }
+}
+
+fn has_swap(src: &dyn ReadAt) -> bool {
+    [4096u64, 65536].iter().any(|&page| {
+        let mut b = [0u8; 10];
+        page <= src.len()
+            && src.read_exact_at(&mut b, page - 10).is_ok()
+            && (&b == b"SWAPSPACE2" || &b == b"SWAP-SPACE")
+    })
+}
+
+/// The layer at the start of `r`, if anything is recognised there.
+pub fn region(r: &Region, pending: &mut Pending) -> Option<Layer> {
+    let w = r.window();
+    let src: &dyn ReadAt = &*w;
+    match md::read(src) {
+        Ok(Some(m)) => {
+            let mut l = r.layer(LayerKind::MdMember, md_name(&m));
+            l.data_offset_bytes = Some(m.data_offset_bytes);
+            pending.mds.push(MdHandle {
+                member: m.clone(),
+                src: w.clone(),
+                device: r.device.clone(),
+                offset: r.offset,
+                below: r.below,
+            });
+            l.md = Some(m);
+            return Some(l);
+        }
+        Ok(None) => {}
+        Err(e) => {
+            let mut l = r.layer(LayerKind::MdMember, "md member (damaged superblock)");
+            l.findings.push(r.invalid(&e));
+            return Some(l);
+        }
+    }
+    match luks::read(src) {
+        Ok(Some(h)) => {
+            let mut l = r.layer(LayerKind::Luks, format!("LUKS{} {}", h.version, h.uuid));
+            l.data_offset_bytes = Some(h.payload_offset_bytes);
+            l.exposes = Some(limits::crypt(
+                &r.below,
+                r.offset + h.payload_offset_bytes,
+                h.sector_size,
+            ));
+            l.luks = Some(h);
+            return Some(l);
+        }
+        Ok(None) => {}
+        Err(e) => {
+            let mut l = r.layer(LayerKind::Luks, "LUKS (damaged header)");
+            l.findings.push(r.invalid(&e));
+            return Some(l);
+        }
+    }
+    match lvm::read(src) {
+        Ok(Some(pv)) => {
+            let mut l = r.layer(LayerKind::LvmPv, format!("PV {}", pv.label.uuid));
+            l.data_offset_bytes = Some(pv.pe_start);
+            l.pv = Some(PvInfo {
+                uuid: pv.label.uuid.clone(),
+                vg: pv.vg().map(|v| v.name.clone()),
+                pe_start_bytes: pv.pe_start,
+            });
+            if let Err(e) = &pv.vg {
+                l.findings.push(r.invalid(e));
+            }
+            pending.pvs.push(PvHandle {
+                found: pv,
+                src: w.clone(),
+                device: r.device.clone(),
+                offset: r.offset,
+                below: r.below,
+            });
+            return Some(l);
+        }
+        Ok(None) => {}
+        Err(e) => {
+            let mut l = r.layer(LayerKind::LvmPv, "PV (damaged label)");
+            l.findings.push(r.invalid(&e));
+            return Some(l);
+        }
+    }
+    match fs::read(src) {
+        Ok(Some(f)) => {
+            let mut l = r.layer(LayerKind::Filesystem, crate::export::json::name(&f.kind));
+            l.filesystem = Some(f);
+            return Some(l);
+        }
+        Ok(None) => {}
+        Err(e) => {
+            let mut l = r.layer(LayerKind::Filesystem, format!("{} (damaged)", e.layer));
+            l.findings.push(r.invalid(&e));
+            return Some(l);
+        }
+    }
+    has_swap(src).then(|| r.layer(LayerKind::Swap, "swap"))
+}
+
+fn md_name(m: &md::MdMember) -> String {
+    let role = m.role.map_or("spare".to_string(), |r| format!("role {r}"));
+    format!(
+        "md member {role} of {} ({}, metadata {})",
+        m.name.as_deref().unwrap_or(&m.array_uuid),
+        m.level_name(),
+        m.version
+    )
+}
