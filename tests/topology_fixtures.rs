@@ -122,3 +122,37 @@ fn human_report_names_the_bridge() {
     assert!(out.contains("optimal-io-suspicious"), "{out}");
     assert!(!out.contains('\x1b'), "no colour when not asked");
 }
+
+#[test]
+fn live_holders_are_followed_with_the_kernels_limits() {
+    use diskalign::check::stack::judge;
+    use diskalign::stack::assemble::Pending;
+    use diskalign::stack::kernel::holders;
+    use diskalign::topology::Sysfs;
+    let root = std::path::PathBuf::from(fixture("stack-holders"));
+    let sysfs = Sysfs::new(&root);
+    let disk = sysfs.disk("sdd").unwrap();
+    let mut pending = Pending::default();
+    // The whole disk holds a dm-linear target the kernel marks misaligned.
+    let mut up = holders(&sysfs, &root.join("block/sdd"), disk.topology, &mut pending);
+    assert_eq!(up.len(), 1);
+    judge(&mut up[0]);
+    assert_eq!(up[0].name, "dm bad-linear (dm-0)");
+    let f = &up[0].findings;
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].code.as_str(), "kernel-reports-misaligned");
+    assert!(f[0].message.contains("bad-linear"), "{}", f[0].message);
+    // Partition 1 holds an opened LUKS2 mapping with 4096-byte sectors.
+    let mut up = holders(
+        &sysfs,
+        &root.join("block/sdd/sdd1"),
+        disk.topology,
+        &mut pending,
+    );
+    judge(&mut up[0]);
+    assert_eq!(up[0].name, "dm-crypt luks-0f3c (dm-1)");
+    assert_eq!(up[0].exposes.unwrap().logical_block_size, 4096);
+    assert!(up[0].findings.is_empty(), "{:?}", up[0].findings);
+    // Fixture trees never open device nodes, so nothing is read above it.
+    assert!(up[0].children.is_empty());
+}

@@ -3,6 +3,8 @@
 //! with the real tools, and loop devices that are always detached.
 #![allow(dead_code)]
 
+pub mod md;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,905 @@
+//! The whole-stack check on metadata written by the real tools: LVM
+//! (pvcreate/vgcreate/lvcreate without device-mapper), md superblocks
+//! (`mdadm --examine` must accept them), LUKS1/LUKS2 (cryptsetup), ext4,
+//! XFS and btrfs (mkfs.*), and damaged metadata that must never panic.
+
+mod common;
+
+use common::md::{self, Member};
+use common::*;
+use serde_json::Value;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// LVM commands without udev or device-mapper, seeing only `filter_prefix*`.
+fn lvm(cmd: &str, filter_prefix: &str, args: &[&str]) -> String {
+    let config = format!(
+        "devices{{obtain_device_list_from_udev=0 scan=[\"/dev\"] filter=[\"a|^{filter_prefix}|\",\"r|.*|\"]}} activation{{udev_sync=0 udev_rules=0}}"
+    );
+    let mut a = vec!["--config", &config];
+    a.extend_from_slice(args);
+    let out = sh(cmd, &a);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A PV's pe_start in bytes, as `pvs` reports it.
+fn pvs_pe_start(prefix: &str, pv: &str) -> u64 {
+    lvm(
+        "pvs",
+        prefix,
+        &[
+            "--noheadings",
+            "--units",
+            "b",
+            "--nosuffix",
+            "-o",
+            "pe_start",
+            pv,
+        ],
+    )
+    .trim()
+    .parse()
+    .unwrap()
+}
+
+/// Every finding code anywhere in the document (targets, partitions, stack, assembled).
+fn all_codes(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    fn visit(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Array(fs)) = m.get("findings") {
+                    out.extend(
+                        fs.iter()
+                            .filter_map(|f| f["code"].as_str().map(String::from)),
+                    );
+                }
+                m.values().for_each(|x| visit(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| visit(x, out)),
+            _ => {}
+        }
+    }
+    visit(v, &mut out);
+    out
+}
+
+/// All findings with `code`, as (message) strings.
+fn messages(v: &Value, code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    fn visit(v: &Value, code: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if m.get("code").and_then(|c| c.as_str()) == Some(code) {
+                    out.push(m["message"].as_str().unwrap_or_default().to_string());
+                }
+                m.values().for_each(|x| visit(x, code, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| visit(x, code, out)),
+            _ => {}
+        }
+    }
+    visit(v, code, &mut out);
+    out
+}
+
+/// The first layer of `kind` anywhere in the document.
+fn layer<'a>(v: &'a Value, kind: &str) -> Option<&'a Value> {
+    match v {
+        Value::Object(m) => {
+            if m.get("kind").and_then(|k| k.as_str()) == Some(kind) && m.contains_key("below") {
+                return Some(v);
+            }
+            m.values().find_map(|x| layer(x, kind))
+        }
+        Value::Array(a) => a.iter().find_map(|x| layer(x, kind)),
+        _ => None,
+    }
+}
+
+fn check_json(targets: &[&Path], extra: &[&str]) -> (Value, i32) {
+    let mut args: Vec<String> = vec!["check".into()];
+    args.extend(targets.iter().map(|p| p.display().to_string()));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_json(&a)
+}
+
+/// Two 24 MiB partitions (the second starting at `p2_start` sectors), both
+/// PVs of one VG with a 2 × 8 KiB striped LV.
+fn striped_image(dir: &TempDir, p2_start: u64) -> PathBuf {
+    let img = image(dir.path(), "lv.img", 64 << 20);
+    let p2 = format!("2:{p2_start}:+24M");
+    sh(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:2048:+24M",
+            "-n",
+            &p2,
+            img.to_str().unwrap(),
+        ],
+    );
+    let l = LoopDev::attach(&img, None);
+    let prefix = format!("{}p", l.dev);
+    let (p1, p2) = (l.part(1), l.part(2));
+    lvm("pvcreate", &prefix, &[&p1, &p2]);
+    lvm("vgcreate", &prefix, &["-s", "1M", "vg0", &p1, &p2]);
+    lvm(
+        "lvcreate",
+        &prefix,
+        &[
+            "--driverloaded",
+            "n",
+            "-an",
+            "--zero",
+            "n",
+            "-i2",
+            "-I8k",
+            "-L",
+            "16M",
+            "-n",
+            "lv0",
+            "vg0",
+        ],
+    );
+    assert_eq!(pvs_pe_start(&prefix, &p2), 1 << 20);
+    img
+}
+
+#[test]
+fn striped_lv_with_a_leg_1536_bytes_off_is_found_with_its_factor() {
+    let dir = TempDir::new().unwrap();
+    // 53251 sectors = 27264512 bytes = 1536 past a 4 KiB boundary.
+    let img = striped_image(&dir, 53251);
+    let (doc, code) = check_json(&[&img], &[]);
+    assert_eq!(code, 1);
+    let msgs = messages(&doc, "lvm-stripe-misaligned");
+    assert_eq!(msgs.len(), 1, "{doc:#}");
+    assert!(
+        msgs[0].contains("each 8 KiB stripe write touches 3 × 4 KiB units instead of 2: 1.5×"),
+        "{}",
+        msgs[0]
+    );
+    // The legs sit at partition start + pe_start + extent, in absolute bytes.
+    let lv = layer(&doc, "lvm-lv").unwrap();
+    let legs: Vec<u64> = lv["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "lvm-leg")
+        .map(|c| c["offset_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(legs, vec![2048 * 512 + (1 << 20), 53251 * 512 + (1 << 20)]);
+    assert_eq!(lv["exposes"]["minimum_io_size"], 8192);
+    assert_eq!(lv["exposes"]["optimal_io_size"], 16384);
+    // The PV on partition 2 is flagged too, in the target's own tree.
+    assert!(messages(&doc["targets"][0]["stack"], "layer-start-not-4k")
+        .iter()
+        .any(|m| m.contains("byte 28313088")));
+    let (human, _) = run(&["check", img.to_str().unwrap()]);
+    assert!(
+        human.contains("assembled from the targets:") && human.contains("LV vg0/lv0"),
+        "{human}"
+    );
+}
+
+#[test]
+fn striped_lv_on_aligned_partitions_is_clean() {
+    let dir = TempDir::new().unwrap();
+    let img = striped_image(&dir, 53248);
+    let (doc, code) = check_json(&[&img], &[]);
+    let codes = all_codes(&doc);
+    assert!(
+        !codes
+            .iter()
+            .any(|c| c.starts_with("lvm-") || c.starts_with("layer-")),
+        "{codes:?}"
+    );
+    assert_eq!(code, 0, "{doc:#}");
+    let vg = layer(&doc, "lvm-vg").unwrap();
+    assert_eq!(vg["vg"]["extent_size_bytes"], 1 << 20);
+    assert_eq!(
+        vg["children"][0]["lv"]["segments"][0]["stripe_size_bytes"],
+        8192
+    );
+}
+
+#[test]
+fn pvcreate_data_alignment_variants() {
+    let dir = TempDir::new().unwrap();
+    // (pvcreate options, expected pe_start, finding expected with opt = 192 KiB)
+    let cases: [(&[&str], u64, Option<&str>); 3] = [
+        (&[], 1 << 20, Some("layer-start-not-optimal")),
+        (&["--dataalignment", "192k"], 6 * 196608, None),
+        (
+            &["--dataalignmentoffset", "7s"],
+            (1 << 20) + 3584,
+            Some("layer-start-misaligned"),
+        ),
+    ];
+    for (i, (opts, pe_start, finding)) in cases.iter().enumerate() {
+        let img = image(dir.path(), &format!("pv{i}.img"), 16 << 20);
+        {
+            let l = LoopDev::attach(&img, None);
+            let mut a = opts.to_vec();
+            a.push(&l.dev);
+            lvm("pvcreate", &l.dev, &a);
+            assert_eq!(pvs_pe_start(&l.dev, &l.dev), *pe_start, "{opts:?}");
+        }
+        let topo = "--topology=pbs=4096,min=65536,opt=196608";
+        let (doc, _) = check_json(&[&img], &[topo]);
+        let pv = layer(&doc, "lvm-pv").expect("a PV");
+        assert_eq!(pv["pv"]["pe_start_bytes"], *pe_start, "{opts:?}");
+        let codes = common::codes(pv);
+        match finding {
+            Some(c) => assert!(codes.iter().any(|x| x == c), "{opts:?}: {codes:?}"),
+            None => assert!(
+                pv["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|f| f["severity"] == "info"),
+                "{opts:?}: {codes:?}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn a_vg_over_two_images_is_assembled_or_names_the_missing_pv() {
+    let dir = TempDir::new().unwrap();
+    let a = image(dir.path(), "a.img", 16 << 20);
+    let b = image(dir.path(), "b.img", 16 << 20);
+    {
+        let (la, lb) = (LoopDev::attach(&a, None), LoopDev::attach(&b, None));
+        let prefix = "/dev/loop";
+        lvm("pvcreate", prefix, &[&la.dev, &lb.dev]);
+        lvm("vgcreate", prefix, &["-s", "1M", "vgx", &la.dev, &lb.dev]);
+        lvm(
+            "lvcreate",
+            prefix,
+            &[
+                "--driverloaded",
+                "n",
+                "-an",
+                "--zero",
+                "n",
+                "-l",
+                "20",
+                "-n",
+                "lin",
+                "vgx",
+            ],
+        );
+    }
+    let (doc, _) = check_json(&[&a, &b], &[]);
+    let vg = layer(&doc, "lvm-vg").unwrap();
+    assert!(
+        vg["vg"]["pvs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["found_on"].is_string()),
+        "{vg:#}"
+    );
+    assert!(!all_codes(&doc).contains(&"lvm-pv-missing".to_string()));
+    // A 20-extent linear LV over two 15-extent PVs has two segments.
+    assert_eq!(
+        vg["children"][0]["lv"]["segments"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    let (doc, code) = check_json(&[&a], &[]);
+    let msgs = messages(&doc, "lvm-pv-missing");
+    assert_eq!(msgs.len(), 1, "{doc:#}");
+    assert!(
+        msgs[0].contains("pv1") && msgs[0].contains("last seen as /dev/loop"),
+        "{}",
+        msgs[0]
+    );
+    assert!(messages(&doc, "layer-not-followed")
+        .iter()
+        .any(|m| m.contains("segment 2")));
+    assert_eq!(code, 1);
+}
+
+fn member(version: &str, role: u32, data_offset_sectors: u64) -> Member<'_> {
+    Member {
+        version,
+        level: 0,
+        layout: 0,
+        chunk_bytes: 65536,
+        raid_disks: 2,
+        role,
+        data_offset_sectors,
+        data_size_sectors: 16 << 11,
+        uuid: [0x5a; 16],
+        name: "test:0",
+    }
+}
+
+/// A RAID0 of two 20 MiB member images, chunk 64 KiB, holding an ext4 made
+/// with `mkfs_opts` and laid out chunk by chunk as md does.
+fn raid0(dir: &TempDir, version: &str, offsets: [u64; 2], mkfs_opts: &[&str]) -> [PathBuf; 2] {
+    let fsimg = image(dir.path(), "fs.img", 32 << 20);
+    let mut a = vec!["-q", "-F", "-b", "4096"];
+    a.extend_from_slice(mkfs_opts);
+    a.push(fsimg.to_str().unwrap());
+    sh("mkfs.ext4", &a);
+    let data = std::fs::read(&fsimg).unwrap();
+    let members = [0u32, 1].map(|role| {
+        let p = image(dir.path(), &format!("m{role}.img"), 20 << 20);
+        let m = member(version, role, offsets[role as usize]);
+        md::write(&p, &m);
+        let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        let start = if version == "0.90" || version == "1.0" {
+            0
+        } else {
+            offsets[role as usize] * 512
+        };
+        for (c, chunk) in data.chunks(65536).enumerate() {
+            if c % 2 == role as usize {
+                f.write_all_at(chunk, start + (c as u64 / 2) * 65536)
+                    .unwrap();
+            }
+        }
+        p
+    });
+    members
+}
+
+#[test]
+fn md_superblocks_of_every_version_are_read_and_the_array_is_assembled() {
+    let dir = TempDir::new().unwrap();
+    for version in ["0.90", "1.0", "1.1", "1.2"] {
+        let off = if version == "1.1" || version == "1.2" {
+            2048
+        } else {
+            0
+        };
+        let m = raid0(
+            &dir,
+            version,
+            [off, off],
+            &["-E", "stride=16,stripe_width=32"],
+        );
+        for p in &m {
+            let (code, text) = sh_status("mdadm", &["--examine", p.to_str().unwrap()]);
+            assert_eq!(code, 0, "mdadm rejects our {version} superblock: {text}");
+            assert!(text.contains("raid0"), "{text}");
+        }
+        let (doc, code) = check_json(&[&m[0], &m[1]], &[]);
+        let member = layer(&doc, "md-member").unwrap();
+        assert_eq!(member["md"]["version"], version);
+        assert_eq!(member["md"]["chunk_bytes"], 65536);
+        assert_eq!(member["md"]["data_offset_bytes"], off * 512);
+        let array = layer(&doc, "md-array").unwrap();
+        assert_eq!(array["array"]["readable"], true, "{version}: {array:#}");
+        assert_eq!(array["exposes"]["minimum_io_size"], 65536);
+        assert_eq!(array["exposes"]["optimal_io_size"], 131072);
+        let fs =
+            layer(array, "filesystem").unwrap_or_else(|| panic!("{version}: no fs in {array:#}"));
+        assert_eq!(fs["filesystem"]["stripe_unit_blocks"], 16);
+        assert_eq!(fs["filesystem"]["stripe_width_blocks"], 32);
+        assert_eq!(code, 0, "{version}: {:?}", all_codes(&doc));
+        for p in &m {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+}
+
+#[test]
+fn md_rules_hints_missing_misaligned_member_and_missing_member() {
+    let dir = TempDir::new().unwrap();
+    // No stripe hints on a striped array.
+    let m = raid0(
+        &dir,
+        "1.2",
+        [2048, 2048],
+        &["-E", "stride=0,stripe_width=0"],
+    );
+    let (doc, code) = check_json(&[&m[0], &m[1]], &[]);
+    let msgs = messages(&doc, "fs-stripe-hints-missing");
+    assert_eq!(msgs.len(), 1, "{doc:#}");
+    assert!(msgs[0].contains("stride=16,stripe_width=32"), "{}", msgs[0]);
+    assert_eq!(code, 1);
+    // Wrong hints.
+    let m = raid0(
+        &dir,
+        "1.2",
+        [2048, 2048],
+        &["-E", "stride=8,stripe_width=16"],
+    );
+    let (doc, _) = check_json(&[&m[0], &m[1]], &[]);
+    assert_eq!(messages(&doc, "fs-stripe-hints-mismatch").len(), 1);
+    // Member 1's data 1536 bytes off 4 KiB.
+    let m = raid0(
+        &dir,
+        "1.2",
+        [2048, 2051],
+        &["-E", "stride=16,stripe_width=32"],
+    );
+    let (doc, _) = check_json(&[&m[0], &m[1]], &[]);
+    assert!(messages(&doc, "layer-start-not-4k")
+        .iter()
+        .any(|x| x.contains("md data area")));
+    assert_eq!(
+        messages(&doc, "md-members-inconsistent").len(),
+        1,
+        "{doc:#}"
+    );
+    assert_eq!(
+        layer(&doc, "md-array").unwrap()["exposes"]["alignment_offset"],
+        0
+    );
+    // Only one member given.
+    let (doc, code) = check_json(&[&m[0]], &[]);
+    assert!(messages(&doc, "md-member-missing")[0].contains("roles 1"));
+    assert!(!messages(&doc, "layer-not-followed").is_empty());
+    assert_eq!(code, 1);
+}
+
+fn luks_format(img: &Path, extra: &[&str]) {
+    let key = img.with_extension("key");
+    std::fs::write(&key, b"diskalign-test-key").unwrap();
+    let mut a = vec![
+        "luksFormat",
+        "-q",
+        "--pbkdf",
+        "pbkdf2",
+        "--pbkdf-force-iterations",
+        "1000",
+        "--key-file",
+    ];
+    let k = key.display().to_string();
+    a.push(&k);
+    a.extend_from_slice(extra);
+    let i = img.display().to_string();
+    a.push(&i);
+    sh("cryptsetup", &a);
+}
+
+#[test]
+fn luks1_and_luks2_payload_offsets_and_sector_sizes() {
+    let dir = TempDir::new().unwrap();
+    // (format options, payload offset expected, finding expected)
+    let cases: [(&[&str], u64, Option<&str>); 4] = [
+        (&["--type", "luks1"], 4096 * 512, None),
+        // cryptsetup rounds the payload up to a multiple of 2049 past the header.
+        (
+            &["--type", "luks1", "--align-payload", "2049"],
+            2 * 2049 * 512,
+            Some("layer-start-misaligned"),
+        ),
+        (&["--type", "luks2"], 16 << 20, None),
+        (
+            &["--type", "luks2", "--align-payload", "32771"],
+            32771 * 512,
+            Some("layer-start-misaligned"),
+        ),
+    ];
+    for (i, (opts, payload, finding)) in cases.iter().enumerate() {
+        let img = image(dir.path(), &format!("luks{i}.img"), 40 << 20);
+        luks_format(&img, opts);
+        let (_, dump) = sh_status("cryptsetup", &["luksDump", img.to_str().unwrap()]);
+        let (doc, _) = check_json(&[&img], &["--topology=pbs=4096"]);
+        let l = layer(&doc, "luks").unwrap_or_else(|| panic!("{opts:?}: {doc:#}"));
+        assert_eq!(
+            l["luks"]["payload_offset_bytes"], *payload,
+            "{opts:?}\n{dump}"
+        );
+        // luksDump agrees: LUKS1 in sectors, LUKS2 in bytes.
+        let dumped = if opts.contains(&"luks1") {
+            format!("Payload offset:\t{}", payload / 512)
+        } else {
+            format!("offset: {payload} [bytes]")
+        };
+        assert!(dump.contains(&dumped), "{dumped:?} not in\n{dump}");
+        let codes = common::codes(l);
+        assert!(
+            codes.contains(&"luks-contents-unchecked".to_string()),
+            "{codes:?}"
+        );
+        match finding {
+            Some(c) => assert!(codes.iter().any(|x| x == c), "{opts:?}: {codes:?}"),
+            None => assert!(
+                !codes.iter().any(|x| x.starts_with("layer-start")),
+                "{opts:?}: {codes:?}"
+            ),
+        }
+    }
+    // LUKS2 with 512-byte encryption sectors on a 4K-physical disk.
+    let img = image(dir.path(), "ss.img", 40 << 20);
+    luks_format(&img, &["--type", "luks2", "--sector-size", "512"]);
+    let (doc, _) = check_json(&[&img], &["--topology=pbs=4096"]);
+    let l = layer(&doc, "luks").unwrap();
+    assert_eq!(l["luks"]["sector_size"], 512);
+    assert!(messages(l, "luks-sector-size")[0].contains("--sector-size 4096"));
+    assert_eq!(l["exposes"]["physical_block_size"], 4096);
+}
+
+#[test]
+fn filesystems_geometry_ext4_xfs_btrfs() {
+    let dir = TempDir::new().unwrap();
+    // ext4 with hints, on a device that reports a matching stripe geometry.
+    let img = image(dir.path(), "e.img", 64 << 20);
+    sh(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-b",
+            "4096",
+            "-E",
+            "stride=16,stripe_width=64",
+            img.to_str().unwrap(),
+        ],
+    );
+    let (doc, code) = check_json(&[&img], &["--topology=pbs=4096,min=65536,opt=262144"]);
+    let fs = layer(&doc, "filesystem").unwrap();
+    assert_eq!(fs["filesystem"]["type"], "ext4");
+    assert_eq!(fs["filesystem"]["block_size"], 4096);
+    assert!(
+        !all_codes(&doc).iter().any(|c| c.starts_with("fs-")),
+        "{doc:#}"
+    );
+    assert_eq!(code, 0);
+    // The same hints on a device that reports none: info only.
+    let (doc, code) = check_json(&[&img], &[]);
+    assert_eq!(messages(&doc, "fs-stripe-hints-mismatch").len(), 1);
+    assert_eq!(code, 0);
+
+    // XFS with su=64k,sw=2 (needs >= 1 GiB) and 512-byte sectors.
+    let x = image(dir.path(), "x.img", 1 << 30);
+    sh(
+        "mkfs.xfs",
+        &[
+            "-q",
+            "-f",
+            "-s",
+            "size=512",
+            "-d",
+            "su=64k,sw=2",
+            x.to_str().unwrap(),
+        ],
+    );
+    let (doc, _) = check_json(&[&x], &["--topology=pbs=4096,min=65536,opt=131072"]);
+    let fs = layer(&doc, "filesystem").unwrap();
+    assert_eq!(fs["filesystem"]["type"], "xfs");
+    assert_eq!(fs["filesystem"]["stripe_unit_blocks"], 16);
+    assert_eq!(fs["filesystem"]["stripe_width_blocks"], 32);
+    assert_eq!(fs["filesystem"]["sector_size"], 512);
+    assert!(messages(&doc, "fs-block-below-physical")[0].contains("sector size 512"));
+    assert!(messages(&doc, "fs-stripe-hints-mismatch").is_empty());
+    let (doc, _) = check_json(&[&x], &["--topology=pbs=4096,min=65536,opt=196608"]);
+    assert_eq!(messages(&doc, "fs-stripe-hints-mismatch").len(), 1);
+
+    // btrfs: its sector size against a 4Kn presentation (lbs 4096 > 4096? no) and 512.
+    let b = image(dir.path(), "b.img", 256 << 20);
+    sh("mkfs.btrfs", &["-q", "-f", b.to_str().unwrap()]);
+    let (doc, code) = check_json(&[&b], &["--topology=pbs=4096"]);
+    let fs = layer(&doc, "filesystem").unwrap();
+    assert_eq!(fs["filesystem"]["type"], "btrfs");
+    assert_eq!(fs["filesystem"]["sector_size"], 4096);
+    assert_eq!(code, 0, "{:?}", all_codes(&doc));
+}
+
+#[test]
+fn ext4_inside_an_lv_is_found_through_the_segment_map() {
+    let dir = TempDir::new().unwrap();
+    let img = striped_image(&dir, 53248);
+    // The LV's first chunk is on leg 0: partition 1 + pe_start. A filesystem
+    // written there linearly has its superblock where the LV map puts it.
+    let leg0 = 2048 * 512 + (1 << 20);
+    let off = format!("offset={leg0},stride=2,stripe_width=4");
+    sh(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-b",
+            "4096",
+            "-E",
+            &off,
+            img.to_str().unwrap(),
+            "8M",
+        ],
+    );
+    let (doc, code) = check_json(&[&img], &[]);
+    let lv = layer(&doc, "lvm-lv").unwrap();
+    let fs = layer(lv, "filesystem").unwrap_or_else(|| panic!("{lv:#}"));
+    assert_eq!(fs["filesystem"]["stripe_unit_blocks"], 2);
+    assert_eq!(fs["below"]["optimal_io_size"], 16384);
+    assert_eq!(code, 0, "{:?}", all_codes(&doc));
+    // Without hints the LV's stripes are not known to ext4.
+    let off = format!("offset={leg0}");
+    sh(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-b",
+            "4096",
+            "-E",
+            &off,
+            img.to_str().unwrap(),
+            "8M",
+        ],
+    );
+    let (doc, _) = check_json(&[&img], &[]);
+    assert_eq!(
+        messages(&doc, "fs-stripe-hints-missing").len(),
+        1,
+        "{doc:#}"
+    );
+}
+
+/// Rewrite the committed metadata of the PV at the start of `img`, placing
+/// the text so that it wraps when `wrap` is set, with valid checksums.
+fn rewrite_metadata(img: &Path, text: &[u8], wrap: bool, fix_crc: bool) {
+    use diskalign::stack::lvm::pv::lvm_crc;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(img)
+        .unwrap();
+    let mda = 4096u64;
+    let mut h = vec![0u8; 512];
+    f.read_exact_at(&mut h, mda).unwrap();
+    let size = u64::from_le_bytes(h[32..40].try_into().unwrap());
+    let offset = if wrap {
+        size - 100
+    } else {
+        u64::from_le_bytes(h[40..48].try_into().unwrap())
+    };
+    let first = (size - offset).min(text.len() as u64) as usize;
+    f.write_all_at(&text[..first], mda + offset).unwrap();
+    f.write_all_at(&text[first..], mda + 512).unwrap();
+    h[40..48].copy_from_slice(&offset.to_le_bytes());
+    h[48..56].copy_from_slice(&(text.len() as u64).to_le_bytes());
+    if fix_crc {
+        h[56..60].copy_from_slice(&lvm_crc(text).to_le_bytes());
+    }
+    let c = lvm_crc(&h[4..512]);
+    h[0..4].copy_from_slice(&c.to_le_bytes());
+    f.write_all_at(&h, mda).unwrap();
+}
+
+fn committed_text(img: &Path) -> Vec<u8> {
+    let f = std::fs::File::open(img).unwrap();
+    let mut h = vec![0u8; 512];
+    f.read_exact_at(&mut h, 4096).unwrap();
+    let off = u64::from_le_bytes(h[40..48].try_into().unwrap());
+    let len = u64::from_le_bytes(h[48..56].try_into().unwrap());
+    let mut t = vec![0u8; len as usize];
+    f.read_exact_at(&mut t, 4096 + off).unwrap();
+    t
+}
+
+#[test]
+fn damaged_lvm_metadata_is_a_finding_never_a_panic() {
+    let dir = TempDir::new().unwrap();
+    let pv = image(dir.path(), "pv.img", 16 << 20);
+    {
+        let l = LoopDev::attach(&pv, None);
+        lvm("pvcreate", &l.dev, &[&l.dev]);
+        lvm("vgcreate", &l.dev, &["vgd", &l.dev]);
+        lvm(
+            "lvcreate",
+            &l.dev,
+            &[
+                "--driverloaded",
+                "n",
+                "-an",
+                "--zero",
+                "n",
+                "-l",
+                "2",
+                "-n",
+                "l0",
+                "vgd",
+            ],
+        );
+    }
+    let text = committed_text(&pv);
+    let copy = |name: &str| {
+        let p = dir.path().join(name);
+        std::fs::copy(&pv, &p).unwrap();
+        p
+    };
+    // A wrapped ring buffer reads back whole.
+    let wrapped = copy("wrapped.img");
+    rewrite_metadata(&wrapped, &text, true, true);
+    let (doc, code) = check_json(&[&wrapped], &[]);
+    assert!(layer(&doc, "lvm-lv").is_some(), "{doc:#}");
+    assert_eq!(code, 0, "{:?}", all_codes(&doc));
+
+    let cases: Vec<(&str, Damage, &str)> = vec![
+        (
+            "label crc",
+            Box::new(|p: &Path| flip(p, 512 + 100)),
+            "label checksum",
+        ),
+        (
+            "mda header crc",
+            Box::new(|p: &Path| flip(p, 4096 + 300)),
+            "mda_header checksum",
+        ),
+        (
+            "text crc",
+            Box::new(|p: &Path| {
+                rewrite_metadata(p, &text.replace_bytes(b"seqno", b"seqnO"), false, false)
+            }),
+            "metadata text checksum",
+        ),
+        (
+            "truncated text",
+            Box::new(|p: &Path| rewrite_metadata(p, &text[..text.len() / 2], false, true)),
+            "of the text",
+        ),
+        (
+            "huge count",
+            Box::new(|p: &Path| {
+                rewrite_metadata(
+                    p,
+                    &text.replace_bytes(b"stripe_count = 1", b"stripe_count = 99999999999"),
+                    false,
+                    true,
+                )
+            }),
+            "not plausible",
+        ),
+        (
+            "wrapped and truncated",
+            Box::new(|p: &Path| rewrite_metadata(p, &text[..text.len() - 40], true, true)),
+            "LVM2 metadata text",
+        ),
+    ];
+    for (what, damage, expect) in cases {
+        let p = copy("damaged.img");
+        damage(&p);
+        let (doc, code) = check_json(&[&p], &[]);
+        let msgs = messages(&doc, "metadata-invalid");
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains(expect) && m.contains("damaged.img")),
+            "{what}: {msgs:?}"
+        );
+        assert_eq!(code, 1, "{what}");
+    }
+}
+
+/// A way to damage an image.
+type Damage<'a> = Box<dyn Fn(&Path) + 'a>;
+
+fn flip(p: &Path, at: u64) {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(p)
+        .unwrap();
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, at).unwrap();
+    b[0] ^= 0x55;
+    f.write_all_at(&b, at).unwrap();
+}
+
+trait ReplaceBytes {
+    fn replace_bytes(&self, from: &[u8], to: &[u8]) -> Vec<u8>;
+}
+impl ReplaceBytes for Vec<u8> {
+    fn replace_bytes(&self, from: &[u8], to: &[u8]) -> Vec<u8> {
+        let i = self
+            .windows(from.len())
+            .position(|w| w == from)
+            .expect("pattern in metadata");
+        [&self[..i], to, &self[i + from.len()..]].concat()
+    }
+}
+
+#[test]
+fn damaged_md_luks_and_random_mutations_never_panic() {
+    let dir = TempDir::new().unwrap();
+    let m = raid0(&dir, "1.2", [2048, 2048], &[]);
+    flip(&m[0], 4096 + 80);
+    let (doc, _) = check_json(&[&m[0]], &[]);
+    assert!(
+        messages(&doc, "metadata-invalid")
+            .first()
+            .is_some_and(|m| m.contains("checksum")),
+        "{doc:#}"
+    );
+    let l = image(dir.path(), "l.img", 40 << 20);
+    luks_format(&l, &["--type", "luks2"]);
+    flip(&l, 4096);
+    let (doc, _) = check_json(&[&l], &[]);
+    assert!(
+        messages(&doc, "metadata-invalid")[0].contains("LUKS2 JSON"),
+        "{doc:#}"
+    );
+
+    // Random byte damage in every header, checked in-process: a panic fails the test.
+    let pv = image(dir.path(), "pv.img", 16 << 20);
+    {
+        let ld = LoopDev::attach(&pv, None);
+        lvm("pvcreate", &ld.dev, &[&ld.dev]);
+        lvm("vgcreate", &ld.dev, &["vgr", &ld.dev]);
+        lvm(
+            "lvcreate",
+            &ld.dev,
+            &[
+                "--driverloaded",
+                "n",
+                "-an",
+                "--zero",
+                "n",
+                "-l",
+                "2",
+                "-n",
+                "l0",
+                "vgr",
+            ],
+        );
+    }
+    let x = image(dir.path(), "x.img", 16 << 20);
+    sh("mkfs.ext4", &["-q", "-F", x.to_str().unwrap()]);
+    let opts = diskalign::check::CheckOptions::default();
+    let mut rng = fastrand::Rng::with_seed(4);
+    for (src, ranges) in [
+        (
+            &pv,
+            vec![(512u64, 512u64), (4096, 512), (4096 + 2048, 1500)],
+        ),
+        (&m[1], vec![(4096, 512)]),
+        (&l, vec![(0, 4096), (4096, 2048)]),
+        (&x, vec![(1024, 512)]),
+    ] {
+        let orig = std::fs::read(src).unwrap();
+        let p = dir.path().join("fuzz.img");
+        for _ in 0..60 {
+            std::fs::write(&p, &orig).unwrap();
+            let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+            for _ in 0..rng.usize(1..6) {
+                let (start, len) = ranges[rng.usize(..ranges.len())];
+                let v = [rng.u8(..)];
+                f.write_all_at(&v, start + rng.u64(..len)).unwrap();
+            }
+            let _ = diskalign::check::check_all(std::slice::from_ref(&p), &opts);
+        }
+    }
+}
+
+#[test]
+fn live_loop_device_and_its_partitions_as_targets() {
+    let dir = TempDir::new().unwrap();
+    let img = striped_image(&dir, 53251);
+    let l = LoopDev::attach(&img, None);
+    let (doc, code) = run_json(&["check", &l.dev]);
+    assert_eq!(code, 1);
+    assert_eq!(doc["targets"][0]["topology_source"], "kernel");
+    assert_eq!(messages(&doc, "lvm-stripe-misaligned").len(), 1, "{doc:#}");
+    // The two partitions given as targets: the VG is assembled from them,
+    // and the legs are named on the whole disk.
+    let (doc, _) = run_json(&["check", &l.part(1), &l.part(2)]);
+    let vg = layer(&doc, "lvm-vg").unwrap();
+    let found: Vec<&str> = vg["vg"]["pvs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["found_on"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, vec![l.dev.as_str(), l.dev.as_str()]);
+    let msgs = messages(&doc, "lvm-stripe-misaligned");
+    assert!(
+        msgs[0].contains(&format!("byte 28313088 of {}", l.dev)),
+        "{}",
+        msgs[0]
+    );
+}
