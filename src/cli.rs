@@ -18,7 +18,7 @@ use std::time::Duration;
 #[command(
     name = "diskalign",
     version,
-    about = "Is my storage aligned? Reads disk topology and partition tables and checks every partition against the device below.",
+    about = "Is my storage aligned? Reads disk topology and partition tables and checks every partition, LVM, md, LUKS and filesystem layer against the device below.",
     after_help = "Exit status: 0 clean, 1 findings (any warning or error), 2 could not run.\nEverything is read-only except probe --write (see probe --help)."
 )]
 pub struct Cli {
@@ -45,7 +45,7 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check partition placement on disks, partitions or image files.
+    /// Check partitions and every layer above them (LVM, md, LUKS, filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
     Check {
         /// Whole disks, partitions or disk image files; default: every disk of this machine.
         targets: Vec<PathBuf>,

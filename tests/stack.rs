@@ -310,13 +310,13 @@ fn a_vg_over_two_images_is_assembled_or_names_the_missing_pv() {
     assert_eq!(code, 1);
 }
 
-fn member(version: &str, role: u32, data_offset_sectors: u64) -> Member<'_> {
+fn member(version: &str, disks: u32, role: u32, data_offset_sectors: u64) -> Member<'_> {
     Member {
         version,
         level: 0,
         layout: 0,
         chunk_bytes: 65536,
-        raid_disks: 2,
+        raid_disks: disks,
         role,
         data_offset_sectors,
         data_size_sectors: 16 << 11,
@@ -325,34 +325,76 @@ fn member(version: &str, role: u32, data_offset_sectors: u64) -> Member<'_> {
     }
 }
 
-/// A RAID0 of two 20 MiB member images, chunk 64 KiB, holding an ext4 made
-/// with `mkfs_opts` and laid out chunk by chunk as md does.
-fn raid0(dir: &TempDir, version: &str, offsets: [u64; 2], mkfs_opts: &[&str]) -> [PathBuf; 2] {
+/// RAID0 member images of 20 MiB (one per offset), chunk 64 KiB, holding
+/// `data` laid out chunk by chunk as md does.
+fn raid0_members(dir: &TempDir, version: &str, offsets: &[u64], data: &[u8]) -> Vec<PathBuf> {
+    let n = offsets.len();
+    (0..n)
+        .map(|role| {
+            let p = image(dir.path(), &format!("m{role}.img"), 20 << 20);
+            md::write(&p, &member(version, n as u32, role as u32, offsets[role]));
+            let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+            let start = if version == "0.90" || version == "1.0" {
+                0
+            } else {
+                offsets[role] * 512
+            };
+            for (c, chunk) in data.chunks(65536).enumerate() {
+                if c % n == role {
+                    f.write_all_at(chunk, start + (c / n) as u64 * 65536)
+                        .unwrap();
+                }
+            }
+            p
+        })
+        .collect()
+}
+
+/// A RAID0 of two members holding an ext4 made with `mkfs_opts`.
+fn raid0(dir: &TempDir, version: &str, offsets: [u64; 2], mkfs_opts: &[&str]) -> Vec<PathBuf> {
     let fsimg = image(dir.path(), "fs.img", 32 << 20);
     let mut a = vec!["-q", "-F", "-b", "4096"];
     a.extend_from_slice(mkfs_opts);
     a.push(fsimg.to_str().unwrap());
     sh("mkfs.ext4", &a);
-    let data = std::fs::read(&fsimg).unwrap();
-    let members = [0u32, 1].map(|role| {
-        let p = image(dir.path(), &format!("m{role}.img"), 20 << 20);
-        let m = member(version, role, offsets[role as usize]);
-        md::write(&p, &m);
-        let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
-        let start = if version == "0.90" || version == "1.0" {
-            0
-        } else {
-            offsets[role as usize] * 512
-        };
-        for (c, chunk) in data.chunks(65536).enumerate() {
-            if c % 2 == role as usize {
-                f.write_all_at(chunk, start + (c as u64 / 2) * 65536)
-                    .unwrap();
-            }
-        }
-        p
-    });
-    members
+    raid0_members(dir, version, &offsets, &std::fs::read(&fsimg).unwrap())
+}
+
+#[test]
+fn a_pv_on_md_is_judged_against_the_stripe_width() {
+    let dir = TempDir::new().unwrap();
+    // The array's contents: a PV made by pvcreate (default pe_start 1 MiB).
+    let arr = image(dir.path(), "array.img", 48 << 20);
+    {
+        let l = LoopDev::attach(&arr, None);
+        lvm("pvcreate", &l.dev, &[&l.dev]);
+        lvm("vgcreate", &l.dev, &["vgmd", &l.dev]);
+    }
+    let data = std::fs::read(&arr).unwrap();
+    // Three data disks: stripe width 192 KiB, which 1 MiB is not a multiple of.
+    let m = raid0_members(&dir, "1.2", &[2048, 2048, 2048], &data);
+    let refs: Vec<&Path> = m.iter().map(PathBuf::as_path).collect();
+    let (doc, code) = check_json(&refs, &[]);
+    let array = layer(&doc, "md-array").unwrap();
+    assert_eq!(array["exposes"]["optimal_io_size"], 3 * 65536);
+    let pv = layer(array, "lvm-pv").unwrap_or_else(|| panic!("{array:#}"));
+    assert_eq!(pv["device"], "md:test:0");
+    let msgs = messages(pv, "layer-start-not-optimal");
+    assert!(msgs[0].contains("196608"), "{msgs:?}");
+    assert_eq!(code, 1);
+    // The VG is assembled from the PV inside the array.
+    assert_eq!(
+        layer(&doc, "lvm-vg").unwrap()["vg"]["pvs"][0]["found_on"],
+        "md:test:0"
+    );
+    // Two data disks: 128 KiB divides 1 MiB, so the same PV is fine.
+    let m = raid0_members(&dir, "1.2", &[2048, 2048], &data[..32 << 20]);
+    let refs: Vec<&Path> = m.iter().map(PathBuf::as_path).collect();
+    let (doc, _) = check_json(&refs, &[]);
+    assert!(
+        messages(&doc, "layer-start-not-optimal").is_empty(),
+        "{doc:#}"
+    );
 }
 
 #[test]

@@ -232,3 +232,40 @@ impl Layer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every parser on every prefix of buffers holding only its magic and
+    /// garbage: errors or nothing, never a panic or a huge allocation.
+    #[test]
+    fn parsers_survive_magic_followed_by_garbage() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for fill in [0x00u8, 0xff, 0x7f] {
+            let mut b = vec![fill; 70 * 1024];
+            b[4096..4100].copy_from_slice(&md::MAGIC.to_le_bytes());
+            b[4100] = 1;
+            b[0..6].copy_from_slice(b"LUKS\xba\xbe");
+            b[7] = 2;
+            b[512..520].copy_from_slice(b"LABELONE");
+            b[536..544].copy_from_slice(b"LVM2 001");
+            b[1024 + 0x38..1024 + 0x3a].copy_from_slice(&[0x53, 0xef]);
+            b[65536 + 64..65536 + 72].copy_from_slice(b"_BHRfS_M");
+            for _ in 0..200 {
+                let i = rng.usize(..b.len());
+                b[i] = rng.u8(..);
+            }
+            for n in (0..b.len()).step_by(509).chain([b.len()]) {
+                let s: &[u8] = &b[..n];
+                let _ = md::read(s);
+                let _ = luks::read(s);
+                let _ = lvm::read(s);
+                let _ = fs::read(s);
+                let mut x = s.to_vec();
+                x[..n.min(4)].copy_from_slice(&b"XFSB"[..n.min(4)]);
+                let _ = fs::read(&x[..]);
+            }
+        }
+    }
+}
