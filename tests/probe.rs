@@ -163,6 +163,15 @@ fn csv_and_fio_job_file() {
     assert_eq!(code, 0, "fio rejected the job file: {out}\n{jobs}");
 }
 
+/// An ext4 without lazy init: once mounted, no background thread zeroing
+/// inode tables changes the bytes a refusal test compares.
+fn mkfs_ext4_settled(dev: &str) {
+    sh(
+        "mkfs.ext4",
+        &["-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", dev],
+    );
+}
+
 /// The refusal suite: each case exits 2 and leaves every byte in place.
 fn assert_refused(dev: &str, extra: &[&str], want: &str) {
     let before = checksum(dev);
@@ -197,17 +206,7 @@ fn refuses_without_destructive() {
 fn refuses_a_disk_whose_partition_is_mounted() {
     let d = TestDisk::new(Some("label: gpt\nstart=2048, size=32768\n"), None);
     let l = &d.l;
-    // No lazy init: a background thread zeroing inode tables would change
-    // the bytes the refusal test compares.
-    sh(
-        "mkfs.ext4",
-        &[
-            "-q",
-            "-E",
-            "lazy_itable_init=0,lazy_journal_init=0",
-            &l.part(1),
-        ],
-    );
+    mkfs_ext4_settled(&l.part(1));
     let m = Mounted::new(&l.part(1));
     assert_refused(&l.dev, &[], "is mounted on");
     // The partition itself, too; --force never overrides a mount.
@@ -219,10 +218,7 @@ fn refuses_a_disk_whose_partition_is_mounted() {
 fn refuses_a_mounted_target() {
     let d = TestDisk::new(None, None);
     let l = &d.l;
-    sh(
-        "mkfs.ext4",
-        &["-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", &l.dev],
-    );
+    mkfs_ext4_settled(&l.dev);
     let _m = Mounted::new(&l.dev);
     assert_refused(&l.dev, &["--force"], "is mounted on");
 }

@@ -725,31 +725,32 @@ fn committed_text(img: &Path) -> Vec<u8> {
     t
 }
 
+/// A 16 MiB image holding one PV of VG `vg` with a 2-extent linear LV.
+fn linear_pv_image(dir: &TempDir, vg: &str) -> PathBuf {
+    let pv = image(dir.path(), "pv.img", 16 << 20);
+    let l = LoopDev::attach(&pv, None);
+    lvm("pvcreate", &l.dev, &[&l.dev]);
+    lvm("vgcreate", &l.dev, &[vg, &l.dev]);
+    let lv = [
+        "--driverloaded",
+        "n",
+        "-an",
+        "--zero",
+        "n",
+        "-l",
+        "2",
+        "-n",
+        "l0",
+        vg,
+    ];
+    lvm("lvcreate", &l.dev, &lv);
+    pv
+}
+
 #[test]
 fn damaged_lvm_metadata_is_a_finding_never_a_panic() {
     let dir = TempDir::new().unwrap();
-    let pv = image(dir.path(), "pv.img", 16 << 20);
-    {
-        let l = LoopDev::attach(&pv, None);
-        lvm("pvcreate", &l.dev, &[&l.dev]);
-        lvm("vgcreate", &l.dev, &["vgd", &l.dev]);
-        lvm(
-            "lvcreate",
-            &l.dev,
-            &[
-                "--driverloaded",
-                "n",
-                "-an",
-                "--zero",
-                "n",
-                "-l",
-                "2",
-                "-n",
-                "l0",
-                "vgd",
-            ],
-        );
-    }
+    let pv = linear_pv_image(&dir, "vgd");
     let text = committed_text(&pv);
     let copy = |name: &str| {
         let p = dir.path().join(name);
@@ -868,28 +869,7 @@ fn damaged_md_luks_and_random_mutations_never_panic() {
     );
 
     // Random byte damage in every header, checked in-process: a panic fails the test.
-    let pv = image(dir.path(), "pv.img", 16 << 20);
-    {
-        let ld = LoopDev::attach(&pv, None);
-        lvm("pvcreate", &ld.dev, &[&ld.dev]);
-        lvm("vgcreate", &ld.dev, &["vgr", &ld.dev]);
-        lvm(
-            "lvcreate",
-            &ld.dev,
-            &[
-                "--driverloaded",
-                "n",
-                "-an",
-                "--zero",
-                "n",
-                "-l",
-                "2",
-                "-n",
-                "l0",
-                "vgr",
-            ],
-        );
-    }
+    let pv = linear_pv_image(&dir, "vgr");
     let x = image(dir.path(), "x.img", 16 << 20);
     sh("mkfs.ext4", &["-q", "-F", x.to_str().unwrap()]);
     let opts = diskalign::check::CheckOptions::default();

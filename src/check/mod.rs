@@ -392,13 +392,11 @@ fn stack_roots(
         .map_or(input.path.to_path_buf(), |d| d.device.clone())
         .display()
         .to_string();
-    let mut regions: Vec<(Layer, Option<String>)> = Vec::new();
-    let live_part = |n: u32| {
-        input
-            .disk
-            .and_then(|d| d.partitions.iter().find(|k| k.number == n))
-            .map(|k| k.name.clone())
-    };
+    // Each root with the sysfs directory of its kernel device (live disks only).
+    let disk_dir = input
+        .disk
+        .map(|d| opts.sysfs.root().join("block").join(&d.name));
+    let mut regions: Vec<(Layer, Option<PathBuf>)> = Vec::new();
     if partitions.is_empty() && input.only.is_none() {
         let root = Layer::new(
             LayerKind::Device,
@@ -408,7 +406,7 @@ fn stack_roots(
             input.size,
             *topo,
         );
-        regions.push((root, input.disk.map(|_| String::new())));
+        regions.push((root, disk_dir.clone()));
     }
     for p in partitions.iter().filter(|p| p.kind != PartKind::Extended) {
         let mut root = Layer::new(
@@ -420,10 +418,14 @@ fn stack_roots(
             *topo,
         );
         root.aligned = p.aligned;
-        regions.push((root, live_part(p.number)));
+        let kernel = input
+            .disk
+            .and_then(|d| d.partitions.iter().find(|k| k.number == p.number));
+        let dir = disk_dir.as_ref().zip(kernel).map(|(d, k)| d.join(&k.name));
+        regions.push((root, dir));
     }
     let mut out = Vec::new();
-    for (mut root, kernel_name) in regions {
+    for (mut root, dir) in regions {
         let r = Region {
             src: src.clone(),
             device: device.clone(),
@@ -432,17 +434,9 @@ fn stack_roots(
             below: *topo,
         };
         root.children.extend(walk::region(&r, pending));
-        if let (Some(d), Some(part)) = (input.disk, kernel_name) {
-            let mut dir = opts.sysfs.root().join("block").join(&d.name);
-            if !part.is_empty() {
-                dir.push(part);
-            }
-            root.children.extend(crate::stack::kernel::holders(
-                &opts.sysfs,
-                &dir,
-                *topo,
-                pending,
-            ));
+        if let Some(dir) = dir {
+            let up = crate::stack::kernel::holders(&opts.sysfs, &dir, *topo, pending);
+            root.children.extend(up);
         }
         out.push(root);
     }

@@ -378,8 +378,8 @@ fn lv(l: &Layer) -> Vec<Finding> {
 }
 
 /// Units touched by one stripe-size write at `start`.
-fn touched(start: u64, ss: u64, unit: u64) -> u64 {
-    (start % unit + ss).div_ceil(unit)
+fn touched(start: u64, ss: u64, unit: u64) -> u128 {
+    (u128::from(start % unit) + u128::from(ss)).div_ceil(u128::from(unit))
 }
 
 /// A striped segment: every leg on the unit, legs consistent, and the write
@@ -399,23 +399,25 @@ fn striped(legs: &[&Layer], ss: u64, si: usize) -> Vec<Finding> {
     if bad.is_empty() && offsets.iter().all(|&o| o == offsets[0]) {
         return vec![];
     }
-    // Average over the chunks of one period of the leg (chunk k of a leg starts at start + k*ss).
-    let period = unit / gcd(ss, unit);
-    let mut worst = (0u64, 0u64, 0.0f64); // (touched numerator over period, leg offset, factor)
-    let ideal = ss.div_ceil(unit).max(1);
+    // Chunk k of a leg starts at start + k*ss; the offsets into the unit
+    // repeat after `period` chunks, so average over those.
+    let period = (unit / gcd(ss, unit)).min(1 << 16);
+    let ideal = u128::from(ss.div_ceil(unit).max(1));
+    let (mut worst_total, mut worst) = (0u128, 0.0f64);
     for g in legs {
-        let total: u64 = (0..period)
-            .map(|k| touched(g.offset_bytes + k * ss, ss, unit))
+        let total: u128 = (0..period)
+            .map(|k| touched(g.offset_bytes % unit + (k * (ss % unit)) % unit, ss, unit))
             .sum();
-        let factor = total as f64 / (period * ideal) as f64;
-        if factor > worst.2 {
-            worst = (total, g.offset_bytes % unit, factor);
+        let factor = total as f64 / (u128::from(period) * ideal) as f64;
+        if factor > worst {
+            (worst_total, worst) = (total, factor);
         }
     }
-    let each = if worst.0 % period == 0 {
-        format!("{}", worst.0 / period)
+    let period = u128::from(period);
+    let each = if worst_total % period == 0 {
+        format!("{}", worst_total / period)
     } else {
-        format!("{:.2} on average", worst.0 as f64 / period as f64)
+        format!("{:.2} on average", worst_total as f64 / period as f64)
     };
     let where_: Vec<String> = legs
         .iter()
@@ -437,7 +439,7 @@ fn striped(legs: &[&Layer], ss: u64, si: usize) -> Vec<Finding> {
             si + 1,
             human(ss),
             human(unit),
-            format!("{:.2}", worst.2).trim_end_matches('0').trim_end_matches('.'),
+            format!("{worst:.2}").trim_end_matches('0').trim_end_matches('.'),
             where_.join("; ")
         ),
     )]

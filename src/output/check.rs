@@ -4,7 +4,6 @@ use super::style::{table, Style};
 use crate::check::report::TargetReport;
 use crate::check::CheckRun;
 use crate::export::json;
-use crate::findings::Finding;
 use crate::layout::TableKind;
 use crate::units::human;
 use std::fmt::Write;
@@ -15,17 +14,6 @@ fn yes(b: bool) -> &'static str {
     } else {
         "NO"
     }
-}
-
-fn finding_line(out: &mut String, st: &Style, prefix: &str, f: &Finding) {
-    let _ = writeln!(
-        out,
-        "  {} {}{}: {}",
-        st.severity(f.severity),
-        prefix,
-        st.bold(f.code.as_str()),
-        f.message
-    );
 }
 
 /// Render every target, the assembled arrays and volume groups, and errors.
@@ -132,11 +120,11 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
     };
     let _ = writeln!(out, "  verdict: {verdict}");
     for f in &r.findings {
-        finding_line(out, st, "", f);
+        out.push_str(&st.finding("  ", "", f));
     }
     for p in &r.partitions {
         for f in &p.findings {
-            finding_line(out, st, &format!("partition {} ", p.number), f);
+            out.push_str(&st.finding("  ", &format!("partition {} ", p.number), f));
         }
     }
     if r.stack.iter().any(|l| !l.children.is_empty()) {

@@ -134,13 +134,7 @@ pub fn tree(out: &mut String, layers: &[Layer], st: &Style, prefix: &str) {
         );
         let inner = format!("{prefix}{cont}");
         for f in &l.findings {
-            let _ = writeln!(
-                out,
-                "{inner}  {} {}: {}",
-                st.severity(f.severity),
-                st.bold(f.code.as_str()),
-                f.message
-            );
+            out.push_str(&st.finding(&format!("{inner}  "), "", f));
         }
         tree(out, &l.children, st, &inner);
     }

@@ -63,6 +63,16 @@ impl Style {
             Severity::Info => self.dim(&text),
         }
     }
+
+    /// One finding as a report line: `{indent}{severity} {prefix}{code}: {message}`.
+    pub fn finding(&self, indent: &str, prefix: &str, f: &crate::findings::Finding) -> String {
+        format!(
+            "{indent}{} {prefix}{}: {}\n",
+            self.severity(f.severity),
+            self.bold(f.code.as_str()),
+            f.message
+        )
+    }
 }
 
 /// Lay out rows as left-aligned columns separated by two spaces. Widths are

@@ -143,13 +143,7 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
             let _ = writeln!(out, "  {}", st.good("hints look sane"));
         }
         for f in &d.findings {
-            let _ = writeln!(
-                out,
-                "  {} {}: {}",
-                st.severity(f.severity),
-                st.bold(f.code.as_str()),
-                f.message
-            );
+            out.push_str(&st.finding("  ", "", f));
         }
         out.push('\n');
     }

@@ -11,24 +11,16 @@ use crate::topology::Topology;
 use crate::units::human;
 use std::rc::Rc;
 
-/// A PV found in some region, waiting for its VG.
+/// A PV found in a region, waiting for its VG.
 pub struct PvHandle {
     pub found: PvFound,
-    /// The PV itself (a window onto its device).
-    pub src: Source,
-    pub device: String,
-    /// Where the PV starts on `device`.
-    pub offset: u64,
-    pub below: Topology,
+    pub region: Region,
 }
 
-/// An md member found in some region, waiting for its array.
+/// An md member found in a region, waiting for its array.
 pub struct MdHandle {
     pub member: MdMember,
-    pub src: Source,
-    pub device: String,
-    pub offset: u64,
-    pub below: Topology,
+    pub region: Region,
 }
 
 /// Everything found that needs its siblings.
@@ -87,7 +79,7 @@ fn md_array(members: &[&MdHandle], pending: &mut Pending) -> Layer {
     let present: Vec<&MdHandle> = slots.iter().flatten().copied().collect();
     let stacked: Vec<(Topology, u64)> = present
         .iter()
-        .map(|m| (m.below, m.offset + m.member.data_offset_bytes))
+        .map(|m| (m.region.below, m.region.offset + m.member.data_offset_bytes))
         .collect();
     let exposes = limits::md(first.chunk_bytes, first.data_disks(), &stacked);
     let device = format!("md:{}", first.name.as_deref().unwrap_or(&first.array_uuid));
@@ -123,9 +115,9 @@ fn md_array(members: &[&MdHandle], pending: &mut Pending) -> Layer {
             .iter()
             .map(|m| ArrayMember {
                 role: m.member.role,
-                device: m.device.clone(),
-                offset_bytes: m.offset,
-                data_start_bytes: m.offset + m.member.data_offset_bytes,
+                device: m.region.device.clone(),
+                offset_bytes: m.region.offset,
+                data_start_bytes: m.region.offset + m.member.data_offset_bytes,
                 level: m.member.level,
                 chunk_bytes: m.member.chunk_bytes,
                 raid_disks: m.member.raid_disks,
@@ -154,7 +146,7 @@ fn md_map(m: &MdMember, slots: &[Option<&MdHandle>], data_size: u64) -> Option<M
     let chunk = m.chunk_bytes;
     let sources: Vec<Source> = slots
         .iter()
-        .map(|s| s.map(|h| h.src.clone()))
+        .map(|s| s.map(|h| h.region.window()))
         .collect::<Option<Vec<_>>>()
         .unwrap_or_default();
     let starts: Vec<u64> = slots
@@ -170,7 +162,7 @@ fn md_map(m: &MdMember, slots: &[Option<&MdHandle>], data_size: u64) -> Option<M
             let h = slots.iter().flatten().next()?;
             let start = h.member.data_offset_bytes;
             Some(Mapped {
-                sources: vec![h.src.clone()],
+                sources: vec![h.region.window()],
                 len: data_size,
                 locate: Box::new(move |x| Some((0, start + x, data_size - x))),
             })
@@ -288,7 +280,7 @@ fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> La
                 found_on: pvs
                     .iter()
                     .find(|h| h.found.label.uuid == p.uuid)
-                    .map(|h| h.device.clone()),
+                    .map(|h| h.region.device.clone()),
                 device_hint: p.device_hint.clone(),
             })
             .collect(),
@@ -307,14 +299,18 @@ fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> La
             let mut stacked = Vec::new();
             for (k, leg) in seg.legs.iter().enumerate() {
                 let Some(h) = handle(&leg.pv) else { continue };
-                let start = h.offset + h.found.pe_start + leg.start_extent.saturating_mul(es);
+                let start = h
+                    .region
+                    .offset
+                    .saturating_add(h.found.pe_start)
+                    .saturating_add(leg.start_extent.saturating_mul(es));
                 let mut ll = Layer::new(
                     LayerKind::LvmLeg,
                     format!("segment {} stripe {} on {}", si + 1, k, leg.pv),
-                    h.device.clone(),
+                    h.region.device.clone(),
                     start,
                     (seg.extent_count / n).saturating_mul(es),
-                    h.below,
+                    h.region.below,
                 );
                 ll.leg = Some(LegInfo {
                     segment: si,
@@ -324,7 +320,7 @@ fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> La
                     stripe_size_bytes: seg.stripe_size_bytes,
                 });
                 legs.push(ll);
-                stacked.push((h.below, start));
+                stacked.push((h.region.below, start));
             }
             targets.push((seg.stripe_size_bytes, stacked));
         }
@@ -379,7 +375,7 @@ fn lv_map(vg: &VolumeGroup, segs: &[Segment], pvs: &[PvHandle]) -> Option<Mapped
         for leg in &seg.legs {
             let entry = vg.pvs.iter().find(|p| p.key == leg.pv)?;
             let h = pvs.iter().find(|h| h.found.label.uuid == entry.uuid)?;
-            sources.push(h.src.clone());
+            sources.push(h.region.window());
             legs.push((
                 sources.len() - 1,
                 h.found

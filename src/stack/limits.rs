@@ -4,16 +4,9 @@
 
 use crate::topology::Topology;
 
-/// What `blk_set_stacking_limits` starts a dm or md device with.
-pub const STACKING_DEFAULT: Topology = Topology {
-    logical_block_size: 512,
-    physical_block_size: 512,
-    minimum_io_size: 512,
-    optimal_io_size: 0,
-    alignment_offset: 0,
-    discard_granularity: 0,
-    discard_alignment: 0,
-};
+/// What `blk_set_stacking_limits` starts a dm or md device with: 512-byte
+/// blocks, min 512, no optimal size, offset 0 (the same values images get).
+pub const STACKING_DEFAULT: Topology = Topology::IMAGE_DEFAULT;
 
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {

@@ -9,6 +9,14 @@ use std::rc::Rc;
 /// A shared, read-only source.
 pub type Source = Rc<dyn ReadAt>;
 
+/// Refuse a read of `n` bytes at `offset` that does not fit in `len`.
+fn in_bounds(len: u64, offset: u64, n: usize) -> io::Result<()> {
+    match offset.checked_add(n as u64) {
+        Some(end) if end <= len => Ok(()),
+        _ => Err(io::ErrorKind::UnexpectedEof.into()),
+    }
+}
+
 /// Bytes `start..start + len` of another source.
 pub struct Window {
     pub src: Source,
@@ -21,10 +29,7 @@ impl ReadAt for Window {
         self.len
     }
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let end = offset.checked_add(buf.len() as u64);
-        if end.is_none_or(|e| e > self.len) {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
+        in_bounds(self.len, offset, buf.len())?;
         self.src.read_exact_at(buf, self.start + offset)
     }
 }
@@ -45,10 +50,7 @@ impl ReadAt for Mapped {
         self.len
     }
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let end = offset.checked_add(buf.len() as u64);
-        if end.is_none_or(|e| e > self.len) {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
+        in_bounds(self.len, offset, buf.len())?;
         let mut done = 0usize;
         while done < buf.len() {
             let at = offset + done as u64;

@@ -23,7 +23,8 @@ pub struct Region {
 }
 
 impl Region {
-    fn window(&self) -> Source {
+    /// The region as a source of its own, starting at 0.
+    pub fn window(&self) -> Source {
         Rc::new(Window {
             src: self.src.clone(),
             start: self.offset,
@@ -70,45 +71,36 @@ fn has_swap(src: &dyn ReadAt) -> bool {
 pub fn region(r: &Region, pending: &mut Pending) -> Option<Layer> {
     let w = r.window();
     let src: &dyn ReadAt = &*w;
+    let damaged = |kind, what: &str, e: LayoutError| {
+        let mut l = r.layer(kind, format!("{what} (damaged)"));
+        l.findings.push(r.invalid(&e));
+        Some(l)
+    };
     match md::read(src) {
         Ok(Some(m)) => {
             let mut l = r.layer(LayerKind::MdMember, md_name(&m));
             l.data_offset_bytes = Some(m.data_offset_bytes);
+            l.md = Some(m.clone());
             pending.mds.push(MdHandle {
-                member: m.clone(),
-                src: w.clone(),
-                device: r.device.clone(),
-                offset: r.offset,
-                below: r.below,
+                member: m,
+                region: r.clone(),
             });
-            l.md = Some(m);
             return Some(l);
         }
         Ok(None) => {}
-        Err(e) => {
-            let mut l = r.layer(LayerKind::MdMember, "md member (damaged superblock)");
-            l.findings.push(r.invalid(&e));
-            return Some(l);
-        }
+        Err(e) => return damaged(LayerKind::MdMember, "md member", e),
     }
     match luks::read(src) {
         Ok(Some(h)) => {
             let mut l = r.layer(LayerKind::Luks, format!("LUKS{} {}", h.version, h.uuid));
             l.data_offset_bytes = Some(h.payload_offset_bytes);
-            l.exposes = Some(limits::crypt(
-                &r.below,
-                r.offset + h.payload_offset_bytes,
-                h.sector_size,
-            ));
+            let payload = r.offset + h.payload_offset_bytes;
+            l.exposes = Some(limits::crypt(&r.below, payload, h.sector_size));
             l.luks = Some(h);
             return Some(l);
         }
         Ok(None) => {}
-        Err(e) => {
-            let mut l = r.layer(LayerKind::Luks, "LUKS (damaged header)");
-            l.findings.push(r.invalid(&e));
-            return Some(l);
-        }
+        Err(e) => return damaged(LayerKind::Luks, "LUKS header", e),
     }
     match lvm::read(src) {
         Ok(Some(pv)) => {
@@ -124,19 +116,12 @@ pub fn region(r: &Region, pending: &mut Pending) -> Option<Layer> {
             }
             pending.pvs.push(PvHandle {
                 found: pv,
-                src: w.clone(),
-                device: r.device.clone(),
-                offset: r.offset,
-                below: r.below,
+                region: r.clone(),
             });
             return Some(l);
         }
         Ok(None) => {}
-        Err(e) => {
-            let mut l = r.layer(LayerKind::LvmPv, "PV (damaged label)");
-            l.findings.push(r.invalid(&e));
-            return Some(l);
-        }
+        Err(e) => return damaged(LayerKind::LvmPv, "PV label", e),
     }
     match fs::read(src) {
         Ok(Some(f)) => {
@@ -145,11 +130,7 @@ pub fn region(r: &Region, pending: &mut Pending) -> Option<Layer> {
             return Some(l);
         }
         Ok(None) => {}
-        Err(e) => {
-            let mut l = r.layer(LayerKind::Filesystem, format!("{} (damaged)", e.layer));
-            l.findings.push(r.invalid(&e));
-            return Some(l);
-        }
+        Err(e) => return damaged(LayerKind::Filesystem, e.layer, e),
     }
     has_swap(src).then(|| r.layer(LayerKind::Swap, "swap"))
 }
