@@ -235,11 +235,7 @@ fn refuses_active_swap() {
 fn refuses_an_lvm_physical_volume() {
     let d = TestDisk::new(None, None);
     let l = &d.l;
-    let config = format!(
-        "devices{{obtain_device_list_from_udev=0 scan=[\"/dev\"] filter=[\"a|^{}$|\",\"r|.*|\"]}} activation{{udev_sync=0 udev_rules=0}}",
-        l.dev
-    );
-    sh("pvcreate", &["--config", &config, "-q", &l.dev]);
+    lvm("pvcreate", &format!("{}$", l.dev), &["-q", &l.dev]);
     assert_refused(&l.dev, &[], "LVM2 physical volume");
 }
 

@@ -12,17 +12,6 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
-/// LVM commands without udev or device-mapper, seeing only `filter_prefix*`.
-fn lvm(cmd: &str, filter_prefix: &str, args: &[&str]) -> String {
-    let config = format!(
-        "devices{{obtain_device_list_from_udev=0 scan=[\"/dev\"] filter=[\"a|^{filter_prefix}|\",\"r|.*|\"]}} activation{{udev_sync=0 udev_rules=0}}"
-    );
-    let mut a = vec!["--config", &config];
-    a.extend_from_slice(args);
-    let out = sh(cmd, &a);
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// A PV's pe_start in bytes, as `pvs` reports it.
 fn pvs_pe_start(prefix: &str, pv: &str) -> u64 {
     lvm(
@@ -640,20 +629,23 @@ fn ext4_inside_an_lv_is_found_through_the_segment_map() {
     // The LV's first chunk is on leg 0: partition 1 + pe_start. A filesystem
     // written there linearly has its superblock where the LV map puts it.
     let leg0 = 2048 * 512 + (1 << 20);
-    let off = format!("offset={leg0},stride=2,stripe_width=4");
-    sh(
-        "mkfs.ext4",
-        &[
-            "-q",
-            "-F",
-            "-b",
-            "4096",
-            "-E",
-            &off,
-            img.to_str().unwrap(),
-            "8M",
-        ],
-    );
+    let mkfs_at_leg0 = |hints: &str| {
+        let e = format!("offset={leg0}{hints}");
+        sh(
+            "mkfs.ext4",
+            &[
+                "-q",
+                "-F",
+                "-b",
+                "4096",
+                "-E",
+                &e,
+                img.to_str().unwrap(),
+                "8M",
+            ],
+        );
+    };
+    mkfs_at_leg0(",stride=2,stripe_width=4");
     let (doc, code) = check_json(&[&img], &[]);
     let lv = layer(&doc, "lvm-lv").unwrap();
     let fs = layer(lv, "filesystem").unwrap_or_else(|| panic!("{lv:#}"));
@@ -661,20 +653,7 @@ fn ext4_inside_an_lv_is_found_through_the_segment_map() {
     assert_eq!(fs["below"]["optimal_io_size"], 16384);
     assert_eq!(code, 0, "{:?}", all_codes(&doc));
     // Without hints the LV's stripes are not known to ext4.
-    let off = format!("offset={leg0}");
-    sh(
-        "mkfs.ext4",
-        &[
-            "-q",
-            "-F",
-            "-b",
-            "4096",
-            "-E",
-            &off,
-            img.to_str().unwrap(),
-            "8M",
-        ],
-    );
+    mkfs_at_leg0("");
     let (doc, _) = check_json(&[&img], &[]);
     assert_eq!(
         messages(&doc, "fs-stripe-hints-missing").len(),

@@ -159,6 +159,18 @@ impl Drop for LoopDev {
     }
 }
 
+/// An LVM command without udev or device-mapper that sees only devices
+/// whose path starts with `filter_prefix`; returns its stdout.
+pub fn lvm(cmd: &str, filter_prefix: &str, args: &[&str]) -> String {
+    let config = format!(
+        "devices{{obtain_device_list_from_udev=0 scan=[\"/dev\"] filter=[\"a|^{filter_prefix}|\",\"r|.*|\"]}} activation{{udev_sync=0 udev_rules=0}}"
+    );
+    let mut a = vec!["--config", &config];
+    a.extend_from_slice(args);
+    let out = sh(cmd, &a);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The findings codes of a JSON partition or target object.
 pub fn codes(v: &Value) -> Vec<String> {
     v["findings"]
