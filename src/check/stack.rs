@@ -43,7 +43,8 @@ pub fn start_findings(below: &Topology, start: u64, what: &str, device: &str) ->
         out.push(Finding::new(
             Code::LayerStartMisaligned,
             format!(
-                "{at}, {k} bytes before the next {}-byte boundary the device below aligns to (physical {}, minimum I/O {}, alignment offset {})",
+                "{at}, {} bytes past the {}-byte grain the device below aligns to (physical {}, minimum I/O {}, alignment offset {}; the kernel's rule gives {k})",
+                below.grain() - k,
                 below.grain(),
                 below.physical_block_size,
                 below.minimum_io_size,

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 fn limits(t: &Topology) -> String {
     format!(
-        "limits {}/{}/{}/{} ao {}",
+        "limits lbs {} pbs {} min {} opt {} ao {}",
         t.logical_block_size,
         t.physical_block_size,
         t.minimum_io_size,
