@@ -2,8 +2,10 @@
 //!
 //! Data flows one way: [`topology`] (what the kernel or `--topology` says
 //! about a disk) → [`layout`] (partition tables read from raw bytes) →
-//! [`check`] (rules turning both into [`findings`]) → [`export`] (JSON) and
-//! [`output`] (human tables).
+//! [`stack`] (LVM, md, LUKS, filesystems found inside, assembled across
+//! targets) → [`check`] (rules turning all of it into [`findings`]) →
+//! [`export`] (JSON, CSV) and [`output`] (human tables and trees). The
+//! [`probe`] is the second pipeline, measuring instead of reading.
 
 #[cfg(not(target_os = "linux"))]
 compile_error!("diskalign supports Linux only");

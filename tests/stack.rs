@@ -612,7 +612,7 @@ fn filesystems_geometry_ext4_xfs_btrfs() {
     let (doc, _) = check_json(&[&x], &["--topology=pbs=4096,min=65536,opt=196608"]);
     assert_eq!(messages(&doc, "fs-stripe-hints-mismatch").len(), 1);
 
-    // btrfs: its sector size against a 4Kn presentation (lbs 4096 > 4096? no) and 512.
+    // btrfs: a 4096-byte sectorsize is fine on a 4K-physical disk.
     let b = image(dir.path(), "b.img", 256 << 20);
     sh("mkfs.btrfs", &["-q", "-f", b.to_str().unwrap()]);
     let (doc, code) = check_json(&[&b], &["--topology=pbs=4096"]);

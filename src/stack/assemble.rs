@@ -144,16 +144,13 @@ fn md_array(members: &[&MdHandle], pending: &mut Pending) -> Layer {
 fn md_map(m: &MdMember, slots: &[Option<&MdHandle>], data_size: u64) -> Option<Mapped> {
     let n = slots.len() as u64;
     let chunk = m.chunk_bytes;
-    let sources: Vec<Source> = slots
-        .iter()
-        .map(|s| s.map(|h| h.region.window()))
-        .collect::<Option<Vec<_>>>()
-        .unwrap_or_default();
+    // Every slot has its member (needed by all levels but raid1).
+    let all = slots.iter().all(Option::is_some);
+    let sources: Vec<Source> = slots.iter().flatten().map(|h| h.region.window()).collect();
     let starts: Vec<u64> = slots
         .iter()
         .map(|s| s.map_or(0, |h| h.member.data_offset_bytes))
         .collect();
-    let all = !sources.is_empty();
     if n == 0 || data_size == 0 {
         return None;
     }
