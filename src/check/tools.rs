@@ -221,7 +221,9 @@ fn fdisk_align_up(v: &ToolView, lba: u64, first_lba: u64) -> u64 {
 
 /// sgdisk's `ComputeAlignment`: 1 MiB in sectors, lowered to the largest
 /// power of two dividing every start, raised to 8 on disks of at least
-/// 585937500 sectors.
+/// 585937500 sectors and to the physical block (in logical sectors): a
+/// 512e disk with a partition at 63 gets "doesn't begin on a 8-sector
+/// boundary" (seen with gdisk 1.0.9 under qemu, tests/vm).
 pub fn sgdisk_alignment(v: &ToolView, starts: &[u64]) -> u64 {
     let mut exponent = (2048 * 512 / v.lbs).max(1).trailing_zeros();
     for &s in starts {
@@ -229,12 +231,11 @@ pub fn sgdisk_alignment(v: &ToolView, starts: &[u64]) -> u64 {
             exponent -= 1;
         }
     }
-    let align = 1u64 << exponent;
+    let mut align = 1u64 << exponent;
     if align < 8 && v.sectors >= 585_937_500 {
-        8
-    } else {
-        align
+        align = 8;
     }
+    align.max(v.pbs / v.lbs)
 }
 
 /// `sgdisk -v` cautions for a partition (start, then end + 1).
@@ -341,6 +342,14 @@ mod tests {
             ..small
         };
         assert_eq!(sgdisk_alignment(&big, &[63]), 8);
+        // Never below the physical block: 512e gives 8, 16 KiB pages 32.
+        let e512 = ToolView { pbs: 4096, ..small };
+        assert_eq!(sgdisk_alignment(&e512, &[2048, 63]), 8);
+        let pages = ToolView {
+            pbs: 16384,
+            ..small
+        };
+        assert_eq!(sgdisk_alignment(&pages, &[72]), 32);
         assert!(sgdisk_cautions(2048, 30720, 40000));
         assert!(!sgdisk_cautions(2048, 2048, 22527));
     }
