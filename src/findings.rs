@@ -95,7 +95,7 @@ codes! {
         "The MBR says GPT but no GPT header was found at LBA 1 for 512 or 4096-byte sectors.";
     // What the kernel says.
     KernelReportsMisaligned = "kernel-reports-misaligned", Error,
-        "The kernel itself reports alignment_offset -1 / 4294967295 (misaligned stacking).";
+        "The kernel itself reports a misalignment: alignment_offset -1 / 4294967295 (misaligned stacking), or a dm/md device it places off the physical grid below (alignment_offset > 0).";
     KernelOffsetDiffers = "kernel-offset-differs", Warning,
         "The kernel's per-partition alignment_offset differs from diskalign's computation.";
     KernelTableDiffers = "kernel-table-differs", Warning,

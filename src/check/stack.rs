@@ -464,12 +464,12 @@ fn holder(l: &Layer) -> Vec<Finding> {
             ),
         )],
         Some(t) if t.alignment_offset > 0 && !t.reports_misaligned() => vec![Finding::new(
-            Code::LayerStartMisaligned,
+            Code::KernelReportsMisaligned,
             format!(
-                "the kernel reports {} with alignment_offset {}: its data starts {} bytes before a {}-byte boundary of the device below, so whatever sits at its start is misaligned",
+                "the kernel reports {} with alignment_offset {}: it starts {} bytes past a {}-byte boundary of the device below, so whatever sits at its start is misaligned",
                 l.name,
                 t.alignment_offset,
-                t.alignment_offset,
+                t.grain().saturating_sub(t.alignment_offset.unsigned_abs()),
                 t.grain()
             ),
         )],

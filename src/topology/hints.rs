@@ -93,6 +93,19 @@ pub fn limit_hints(
             Code::KernelReportsMisaligned,
             format!("the kernel reports alignment_offset {} for {name}: a layer below starts off its device's physical grid", t.alignment_offset),
         ));
+    } else if stacked && t.alignment_offset > 0 {
+        // A disk may legitimately report an offset (old 512e drives with
+        // lowest_aligned); a dm/md device reports one only when it starts
+        // off the physical grid of what lies under it.
+        out.push(Finding::new(
+            Code::KernelReportsMisaligned,
+            format!(
+                "the kernel reports alignment_offset {} for {name}: it starts {} bytes past a {}-byte boundary of the device below, so whatever sits at its start is misaligned",
+                t.alignment_offset,
+                t.grain().saturating_sub(t.alignment_offset.unsigned_abs()),
+                t.grain()
+            ),
+        ));
     }
     out
 }
