@@ -436,7 +436,21 @@ fn stack_roots(
         root.children.extend(walk::region(&r, pending));
         if let Some(dir) = dir {
             let up = crate::stack::kernel::holders(&opts.sysfs, &dir, *topo, pending);
-            root.children.extend(up);
+            // The kernel's device is built from the metadata found at the
+            // start (an opened LUKS header, an md member, a PV): it goes
+            // above that layer; otherwise above the region itself.
+            let built_from = match root.children.as_mut_slice() {
+                [one]
+                    if matches!(
+                        one.kind,
+                        LayerKind::Luks | LayerKind::MdMember | LayerKind::LvmPv
+                    ) =>
+                {
+                    &mut one.children
+                }
+                _ => &mut root.children,
+            };
+            built_from.extend(up);
         }
         out.push(root);
     }
