@@ -103,10 +103,12 @@ pub fn detect(name: &str, devpath: &Path) -> (Transport, Option<UsbBridge>) {
         Transport::Nvme
     } else if has("ata") {
         Transport::Sata
+    } else if has("host") || has("target") {
+        // The SCSI midlayer, also behind virtio-scsi: an sd disk, with
+        // the sd driver's rules for the limits it reports.
+        Transport::Scsi
     } else if has("virtio") {
         Transport::Virtio
-    } else if has("host") || has("target") {
-        Transport::Scsi
     } else if has("mmc") {
         Transport::Mmc
     } else {
@@ -127,6 +129,10 @@ mod tests {
         assert_eq!(detect("sda", p).0, Transport::Sata);
         let p = Path::new("/sys/devices/pci0000:00/0000:00:02.0/virtio1/block/vda");
         assert_eq!(detect("vda", p).0, Transport::Virtio);
+        let p = Path::new(
+            "/sys/devices/pci0000:00/0000:00:03.0/virtio2/host0/target0:0:0/0:0:0:0/block/sda",
+        );
+        assert_eq!(detect("sda", p).0, Transport::Scsi);
         let p = Path::new("/sys/devices/pci0000:00/0000:00:1d.0/0000:3b:00.0/nvme/nvme0/nvme0n1");
         assert_eq!(detect("nvme0n1", p).0, Transport::Nvme);
         assert_eq!(
