@@ -1,0 +1,105 @@
+# Helpers for scenario scripts inside the guest (busybox sh). The host
+# turns each scenario line into one call: `run CMD` (must succeed) or
+# `capture KEY CMD` (stdout and exit status go back to the host).
+
+# Prints $1 on the serial console between markers; the host strips "\r".
+capture() {
+  key=$1; shift
+  out=/tmp/capture.$$
+  status=0
+  ( eval "$*" ) > "$out" 2> "$out.err" || status=$?
+  echo "@@vm begin $key"
+  cat "$out"
+  echo "@@vm end $key $status"
+  if [ -s "$out.err" ]; then
+    sed "s/^/@@vm log: $key: /" "$out.err"
+  fi
+  rm -f "$out" "$out.err"
+}
+
+# Runs a preparation step; a failure stops the scenario with its output.
+run() {
+  echo "@@vm run $*"
+  status=0
+  ( eval "$*" ) > /tmp/run.out 2>&1 || status=$?
+  sed 's/^/@@vm log: /' /tmp/run.out
+  if [ $status -ne 0 ]; then
+    echo "@@vm failed $status: $*"
+    exit $status
+  fi
+}
+
+# The /dev node of the disk whose serial is $1 (virtio-blk `serial`, SCSI
+# VPD page 0x80). Device scanning is asynchronous: waits up to 30 s.
+disk_by_serial() {
+  i=0
+  while [ $i -lt 300 ]; do
+    for d in /sys/block/*; do
+      n=${d##*/}
+      if [ "$(cat "$d/serial" 2>/dev/null)" = "$1" ] || grep -aq "$1\$" "$d/device/vpd_pg80" 2>/dev/null; then
+        echo "/dev/$n"; return 0
+      fi
+    done
+    sleep 0.1; i=$((i + 1))
+  done
+  echo "@@vm log: no disk with serial $1" >&2
+  return 1
+}
+
+# The /dev node of the disk whose SCSI model is $1 (scsi_debug: "scsi_debug").
+disk_by_model() {
+  i=0
+  while [ $i -lt 300 ]; do
+    for d in /sys/block/sd*; do
+      if [ "$(cat "$d/device/model" 2>/dev/null | sed 's/ *$//')" = "$1" ]; then
+        echo "/dev/${d##*/}"; return 0
+      fi
+    done
+    sleep 0.1; i=$((i + 1))
+  done
+  echo "@@vm log: no disk with model $1" >&2
+  return 1
+}
+
+# The kernel name (dm-N) of the device-mapper device called $1.
+dm_kname() {
+  for d in /sys/block/dm-*; do
+    [ "$(cat "$d/dm/name" 2>/dev/null)" = "$1" ] && { echo "${d##*/}"; return 0; }
+  done
+  return 1
+}
+
+# The kernel's own limits of block device $1 (kernel name or /dev path; a
+# partition works too) as one JSON object.
+limits() {
+  n=${1#/dev/}
+  if [ -d "/sys/class/block/$n" ]; then d=/sys/class/block/$n; else echo null; return 1; fi
+  q=$d/queue
+  [ -d "$q" ] || q=$d/../queue
+  printf '{"logical_block_size":%s,"physical_block_size":%s,"minimum_io_size":%s,"optimal_io_size":%s,"alignment_offset":%s,"size_bytes":%s}\n' \
+    "$(cat $q/logical_block_size)" "$(cat $q/physical_block_size)" "$(cat $q/minimum_io_size)" \
+    "$(cat $q/optimal_io_size)" "$(cat $d/alignment_offset)" "$(($(cat $d/size) * 512))"
+}
+
+# busybox sh runs its own applets (fdisk, blockdev, ...) before anything on
+# PATH; these functions make the names mean the real tools copied into the
+# guest, which are the ones diskalign is compared with.
+for _t in /usr/sbin/*; do
+  _n=${_t##*/}
+  case $_n in *[!a-z0-9_]*) continue ;; esac
+  eval "$_n() { $_t \"\$@\"; }"
+done
+unset _t _n
+
+# setvar NAME CMD: NAME=$(CMD) for the steps after it; a failure stops.
+setvar() {
+  _v=$1; shift
+  _st=0
+  _val=$(eval "$*") || _st=$?
+  if [ $_st -ne 0 ] || [ -z "$_val" ]; then
+    echo "@@vm failed $_st: set $_v: $*"
+    exit 1
+  fi
+  eval "$_v=\$_val"; export "$_v"
+  echo "@@vm set $_v=$_val"
+}

@@ -1,0 +1,517 @@
+//! The scenario language of the kernel-in-the-loop tests: one small text
+//! file per case (tests/vm/README.md describes it), parsed here, and the
+//! expectations evaluated against what the guest sent back.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A disk attached to a boot. Its image lives in the scenario's work
+/// folder, so a later boot of the same scenario sees what an earlier one
+/// wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Disk {
+    pub name: String,
+    pub size: u64,
+    pub bus: Bus,
+    /// qemu device properties, `key=value` each.
+    pub props: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bus {
+    /// virtio-blk-pci: passes every block property through exactly.
+    Virtio,
+    /// scsi-hd on virtio-scsi: the sd driver, as a SATA/SAS disk looks.
+    Scsi,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// A preparation command; the scenario stops when it fails.
+    Run(String),
+    /// A command whose stdout and exit status go back to the host.
+    Capture(String, String),
+    /// `set NAME CMD`: a guest variable for later steps (the scenario
+    /// stops when CMD fails).
+    Set(String, String),
+}
+
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Boot {
+    pub disks: Vec<Disk>,
+    pub steps: Vec<Step>,
+    pub timeout_s: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    /// `$KEY`, `$KEY/json/pointer` (`*` matches every element), `$KEY.status`.
+    Ref {
+        key: String,
+        pointer: Option<String>,
+        status: bool,
+    },
+    Literal(Value),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Contains,
+    Lacks,
+    Ge,
+    Le,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expect {
+    pub line: usize,
+    pub text: String,
+    pub left: Operand,
+    pub op: Op,
+    pub right: Operand,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub boots: Vec<Boot>,
+    pub expects: Vec<Expect>,
+}
+
+/// What one capture sent back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Captured {
+    pub stdout: String,
+    pub status: i32,
+}
+
+pub const DEFAULT_TIMEOUT_S: u64 = 150;
+
+pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
+    let mut boots: Vec<Boot> = Vec::new();
+    let mut expects = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    let mut pending = String::new();
+    let mut first_line = 0;
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        if pending.is_empty() {
+            first_line = line_no;
+        }
+        let trimmed = raw.trim();
+        if let Some(head) = trimmed.strip_suffix('\\') {
+            pending.push_str(head);
+            pending.push(' ');
+            continue;
+        }
+        pending.push_str(trimmed);
+        let line = std::mem::take(&mut pending);
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let err = |m: String| format!("{name}:{first_line}: {m}");
+        let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let rest = rest.trim();
+        if word == "boot" {
+            boots.push(Boot {
+                timeout_s: DEFAULT_TIMEOUT_S,
+                ..Boot::default()
+            });
+            continue;
+        }
+        if word == "expect" {
+            expects.push(parse_expect(first_line, rest).map_err(err)?);
+            continue;
+        }
+        let Some(boot) = boots.last_mut() else {
+            return Err(err(format!("`{word}` before the first `boot`")));
+        };
+        match word {
+            "disk" => boot.disks.push(parse_disk(rest).map_err(err)?),
+            "timeout" => {
+                boot.timeout_s = rest
+                    .parse()
+                    .map_err(|_| err(format!("timeout `{rest}` is not a number of seconds")))?
+            }
+            "run" if !rest.is_empty() => boot.steps.push(Step::Run(rest.to_string())),
+            "set" => {
+                let (var, cmd) = rest
+                    .split_once(char::is_whitespace)
+                    .ok_or_else(|| err("set needs a variable and a command".into()))?;
+                if !shell_ident(var) {
+                    return Err(err(format!("set `{var}`: not a shell variable name")));
+                }
+                boot.steps
+                    .push(Step::Set(var.to_string(), cmd.trim().to_string()));
+            }
+            "capture" => {
+                let (key, cmd) = rest
+                    .split_once(char::is_whitespace)
+                    .ok_or_else(|| err("capture needs a key and a command".into()))?;
+                if !valid_key(key) {
+                    return Err(err(format!(
+                        "capture key `{key}`: use letters, digits, _ and -"
+                    )));
+                }
+                if keys.iter().any(|k| k == key) {
+                    return Err(err(format!("capture key `{key}` is used twice")));
+                }
+                keys.push(key.to_string());
+                boot.steps
+                    .push(Step::Capture(key.to_string(), cmd.trim().to_string()));
+            }
+            _ => return Err(err(format!("unknown line `{line}`"))),
+        }
+    }
+    if boots.is_empty() {
+        return Err(format!("{name}: no `boot`"));
+    }
+    if expects.is_empty() {
+        return Err(format!(
+            "{name}: no `expect`: a scenario must assert something"
+        ));
+    }
+    for e in &expects {
+        for o in [&e.left, &e.right] {
+            if let Operand::Ref { key, .. } = o {
+                if !keys.contains(key) {
+                    return Err(format!(
+                        "{name}:{}: `{key}` is not captured by any boot",
+                        e.line
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Scenario {
+        name: name.to_string(),
+        boots,
+        expects,
+    })
+}
+
+fn valid_key(k: &str) -> bool {
+    !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+fn shell_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 20
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+fn parse_size(s: &str) -> Option<u64> {
+    let (num, mult) = match s.as_bytes().last()? {
+        b'K' => (&s[..s.len() - 1], 1u64 << 10),
+        b'M' => (&s[..s.len() - 1], 1 << 20),
+        b'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+fn parse_disk(rest: &str) -> Result<Disk, String> {
+    let mut it = rest.split_whitespace();
+    let usage = "disk NAME SIZE virtio|scsi [prop=value,...]";
+    let (Some(name), Some(size), Some(bus)) = (it.next(), it.next(), it.next()) else {
+        return Err(format!("expected `{usage}`"));
+    };
+    if !shell_ident(name) {
+        return Err(format!(
+            "disk name `{name}`: a shell identifier of at most 20 characters (it is the disk's serial and the guest variable holding its node)"
+        ));
+    }
+    let size = parse_size(size)
+        .filter(|&s| s > 0 && s % 4096 == 0)
+        .ok_or_else(|| format!("disk size `{size}`: a multiple of 4 KiB such as 64M or 8G"))?;
+    let bus = match bus {
+        "virtio" => Bus::Virtio,
+        "scsi" => Bus::Scsi,
+        _ => return Err(format!("bus `{bus}`: virtio or scsi")),
+    };
+    let mut props = Vec::new();
+    for p in it.flat_map(|p| p.split(',')).filter(|p| !p.is_empty()) {
+        if p.split_once('=')
+            .is_none_or(|(k, v)| k.is_empty() || v.is_empty())
+        {
+            return Err(format!("property `{p}`: expected key=value"));
+        }
+        props.push(p.to_string());
+    }
+    Ok(Disk {
+        name: name.to_string(),
+        size,
+        bus,
+        props,
+    })
+}
+
+fn parse_operand(s: &str) -> Result<Operand, String> {
+    if let Some(r) = s.strip_prefix('$') {
+        let (key, pointer, status) = if let Some(k) = r.strip_suffix(".status") {
+            (k, None, true)
+        } else if let Some(i) = r.find('/') {
+            (&r[..i], Some(r[i..].to_string()), false)
+        } else {
+            (r, None, false)
+        };
+        if !valid_key(key) {
+            return Err(format!("`{s}`: bad capture key"));
+        }
+        return Ok(Operand::Ref {
+            key: key.to_string(),
+            pointer,
+            status,
+        });
+    }
+    Ok(Operand::Literal(literal(s)))
+}
+
+fn literal(s: &str) -> Value {
+    serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.to_string()))
+}
+
+fn parse_expect(line: usize, rest: &str) -> Result<Expect, String> {
+    let ops = [
+        ("==", Op::Eq),
+        ("!=", Op::Ne),
+        (">=", Op::Ge),
+        ("<=", Op::Le),
+        ("contains", Op::Contains),
+        ("lacks", Op::Lacks),
+    ];
+    let (left, tail) = rest
+        .split_once(char::is_whitespace)
+        .ok_or_else(|| "expected `expect $REF OP VALUE`".to_string())?;
+    let tail = tail.trim();
+    let (op_word, right) = tail.split_once(char::is_whitespace).unwrap_or((tail, ""));
+    let op = ops
+        .iter()
+        .find(|(w, _)| *w == op_word)
+        .map(|&(_, o)| o)
+        .ok_or_else(|| format!("operator `{op_word}`: one of == != >= <= contains lacks"))?;
+    let right = right.trim();
+    if right.is_empty() {
+        return Err("expect has no right-hand side".into());
+    }
+    let left = parse_operand(left)?;
+    if !matches!(left, Operand::Ref { .. }) {
+        return Err("the left side of expect must be a $capture".into());
+    }
+    Ok(Expect {
+        line,
+        text: rest.to_string(),
+        left,
+        op,
+        right: parse_operand(right)?,
+    })
+}
+
+/// A JSON pointer where a `*` segment matches every element (the result
+/// is then an array of what each element gave) and a `[path=value]`
+/// segment picks the one array element whose field at the dotted `path`
+/// is `value` (`[array.level=raid5]`): none or several is an error.
+fn select(v: &Value, pointer: &str) -> Option<Value> {
+    let segs: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    select_segs(v, &segs)
+}
+
+fn select_segs(v: &Value, segs: &[String]) -> Option<Value> {
+    let Some((first, rest)) = segs.split_first() else {
+        return Some(v.clone());
+    };
+    if first == "*" {
+        let items: Vec<&Value> = match v {
+            Value::Array(a) => a.iter().collect(),
+            Value::Object(o) => o.values().collect(),
+            _ => return None,
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match select_segs(item, rest)? {
+                Value::Array(a) if rest.iter().any(|s| s == "*") => out.extend(a),
+                x => out.push(x),
+            }
+        }
+        return Some(Value::Array(out));
+    }
+    if let Some(filter) = first.strip_prefix('[').and_then(|f| f.strip_suffix(']')) {
+        let (path, want) = filter.split_once('=')?;
+        let want = literal(want);
+        let hits: Vec<&Value> = v
+            .as_array()?
+            .iter()
+            .filter(|item| {
+                path.split('.')
+                    .try_fold(*item, |cur, k| cur.get(k))
+                    .is_some_and(|x| same(x, &want))
+            })
+            .collect();
+        return match hits.as_slice() {
+            [one] => select_segs(one, rest),
+            _ => None,
+        };
+    }
+    let next = match v {
+        Value::Array(a) => a.get(first.parse::<usize>().ok()?)?,
+        Value::Object(o) => o.get(first)?,
+        _ => return None,
+    };
+    select_segs(next, rest)
+}
+
+fn resolve(o: &Operand, caps: &BTreeMap<String, Captured>) -> Result<Value, String> {
+    match o {
+        Operand::Literal(v) => Ok(v.clone()),
+        Operand::Ref {
+            key,
+            pointer,
+            status,
+        } => {
+            let c = caps
+                .get(key)
+                .ok_or_else(|| format!("${key} was not captured (the boot stopped before it?)"))?;
+            if *status {
+                return Ok(Value::from(c.status));
+            }
+            let text = c.stdout.trim();
+            match pointer {
+                None => Ok(literal(text)),
+                Some(p) => {
+                    let doc: Value = serde_json::from_str(text)
+                        .map_err(|e| format!("${key} is not JSON ({e})"))?;
+                    select(&doc, p).ok_or_else(|| format!("${key}{p} is not in the document"))
+                }
+            }
+        }
+    }
+}
+
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+        }
+        _ => a == b,
+    }
+}
+
+fn contains(hay: &Value, needle: &Value) -> Result<bool, String> {
+    match (hay, needle) {
+        (Value::Array(a), n) => Ok(a.iter().any(|x| same(x, n))),
+        (Value::String(s), Value::String(n)) => Ok(s.contains(n.as_str())),
+        (Value::String(s), n) => Ok(s.contains(&n.to_string())),
+        _ => Err(format!("`contains` needs an array or a string, got {hay}")),
+    }
+}
+
+fn number(v: &Value) -> Result<f64, String> {
+    v.as_f64().ok_or_else(|| format!("{v} is not a number"))
+}
+
+/// Ok(()) when the expectation holds, else why not (with the values seen).
+pub fn evaluate(e: &Expect, caps: &BTreeMap<String, Captured>) -> Result<(), String> {
+    let l = resolve(&e.left, caps)?;
+    let r = resolve(&e.right, caps)?;
+    let ok = match e.op {
+        Op::Eq => same(&l, &r),
+        Op::Ne => !same(&l, &r),
+        Op::Contains => contains(&l, &r)?,
+        Op::Lacks => !contains(&l, &r)?,
+        Op::Ge => number(&l)? >= number(&r)?,
+        Op::Le => number(&l)? <= number(&r)?,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("left is {l}, right is {r}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps() -> BTreeMap<String, Captured> {
+        let mut m = BTreeMap::new();
+        m.insert(
+            "check".to_string(),
+            Captured {
+                stdout: r#"{"targets":[{"findings":[{"code":"a"},{"code":"b"}],"n":4096}]}"#.into(),
+                status: 1,
+            },
+        );
+        m.insert(
+            "ao".to_string(),
+            Captured {
+                stdout: "3584\r\n".into(),
+                status: 0,
+            },
+        );
+        m.insert(
+            "text".to_string(),
+            Captured {
+                stdout: "Partition 1 does not start on physical sector boundary.\n".into(),
+                status: 0,
+            },
+        );
+        m
+    }
+
+    fn check(line: &str) -> Result<(), String> {
+        let s = parse(
+            "t",
+            &format!("boot\ncapture check x\ncapture ao x\ncapture text x\nexpect {line}\n"),
+        )?;
+        evaluate(&s.expects[0], &caps())
+    }
+
+    #[test]
+    fn expectations() {
+        assert!(check("$check/targets/0/n == 4096").is_ok());
+        assert!(check("$check/targets/0/n == 4096.0").is_ok());
+        assert!(check("$check/targets/0/n == $check/targets/0/n").is_ok());
+        assert!(check("$check/targets/0/n != 512").is_ok());
+        assert!(check("$check/targets/0/n >= 4096").is_ok());
+        assert!(check("$check/targets/0/n <= 4095").is_err());
+        assert!(check("$check.status == 1").is_ok());
+        assert!(check("$ao == 3584").is_ok());
+        assert!(check("$check/targets/*/findings/*/code contains b").is_ok());
+        assert!(check("$check/targets/*/findings/*/code == [\"a\",\"b\"]").is_ok());
+        assert!(check("$check/targets/0/findings/*/code lacks c").is_ok());
+        assert!(check("$check/targets/0/findings/*/code lacks a").is_err());
+        assert!(check("$text contains does not start on physical").is_ok());
+        assert!(check("$check/targets/0/findings/[code=b]/code == b").is_ok());
+        assert!(check("$check/targets/0/findings/[code=c]/code == c").is_err());
+        let e = check("$check/targets/1/n == 1").unwrap_err();
+        assert!(e.contains("not in the document"), "{e}");
+    }
+
+    #[test]
+    fn parse_errors_name_the_line() {
+        let e = parse("t", "boot\ndisk 1a 8G virtio\n").unwrap_err();
+        assert!(e.starts_with("t:2:"), "{e}");
+        let e = parse("t", "boot\ncapture k x\nexpect $nope == 1\n").unwrap_err();
+        assert!(e.contains("not captured"), "{e}");
+        let e = parse("t", "run x\n").unwrap_err();
+        assert!(e.contains("before the first `boot`"), "{e}");
+        let s = parse(
+            "t",
+            "boot\ndisk d 8G virtio logical_block_size=4096,\\\n  physical_block_size=4096\ncapture k x\nexpect $k == 1\n",
+        )
+        .unwrap();
+        assert_eq!(s.boots[0].disks[0].props.len(), 2);
+        assert_eq!(s.boots[0].disks[0].size, 8 << 30);
+    }
+}
