@@ -37,6 +37,18 @@ pub(crate) fn read_str(path: &Path) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())
 }
 
+/// The unit serial number from a raw SCSI VPD page 0x80 (`device/vpd_pg80`):
+/// a 4-byte header whose bytes 2..4 give the length, then ASCII.
+fn vpd_serial(path: &Path) -> Option<String> {
+    let raw = fs::read(path).ok()?;
+    let len = usize::from(u16::from_be_bytes([*raw.get(2)?, *raw.get(3)?]));
+    let body = raw.get(4..)?;
+    let body = &body[..len.min(body.len())];
+    let s = String::from_utf8_lossy(body);
+    let s = s.trim_matches(|c: char| c.is_whitespace() || c == '\0');
+    (!s.is_empty()).then(|| s.to_string())
+}
+
 fn read_num<T: std::str::FromStr>(path: &Path) -> Option<T> {
     read_str(path)?.parse().ok()
 }
@@ -212,7 +224,7 @@ impl Sysfs {
             vendor: read_str(&dev.join("vendor")),
             serial: read_str(&dev.join("serial"))
                 .or_else(|| read_str(&dir.join("serial")))
-                .or_else(|| read_str(&dev.join("vpd_pg80")))
+                .or_else(|| vpd_serial(&dev.join("vpd_pg80")))
                 .or_else(|| read_str(&dev.join("wwid"))),
             firmware: read_str(&dev.join("firmware_rev")).or_else(|| read_str(&dev.join("rev"))),
             transport,
@@ -225,5 +237,22 @@ impl Sysfs {
         };
         disk.findings = hints(&disk);
         Ok(disk)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vpd_page_80_serial() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("vpd_pg80");
+        fs::write(&p, b"\x00\x80\x00\x05  usb\x00trailing").unwrap();
+        assert_eq!(vpd_serial(&p).as_deref(), Some("usb"));
+        fs::write(&p, b"\x00\x80").unwrap();
+        assert_eq!(vpd_serial(&p), None);
+        fs::write(&p, b"\x00\x80\x00\x40abc").unwrap();
+        assert_eq!(vpd_serial(&p).as_deref(), Some("abc"));
     }
 }
