@@ -465,13 +465,7 @@ fn holder(l: &Layer) -> Vec<Finding> {
         )],
         Some(t) if t.alignment_offset > 0 && !t.reports_misaligned() => vec![Finding::new(
             Code::KernelReportsMisaligned,
-            format!(
-                "the kernel reports {} with alignment_offset {}: it starts {} bytes past a {}-byte boundary of the device below, so whatever sits at its start is misaligned",
-                l.name,
-                t.alignment_offset,
-                t.grain().saturating_sub(t.alignment_offset.unsigned_abs()),
-                t.grain()
-            ),
+            crate::topology::stacked_offset_why(&l.name, &t),
         )],
         _ => vec![],
     }

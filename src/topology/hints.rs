@@ -99,15 +99,22 @@ pub fn limit_hints(
         // off the physical grid of what lies under it.
         out.push(Finding::new(
             Code::KernelReportsMisaligned,
-            format!(
-                "the kernel reports alignment_offset {} for {name}: it starts {} bytes past a {}-byte boundary of the device below, so whatever sits at its start is misaligned",
-                t.alignment_offset,
-                t.grain().saturating_sub(t.alignment_offset.unsigned_abs()),
-                t.grain()
-            ),
+            stacked_offset_why(name, t),
         ));
     }
     out
+}
+
+/// Why a dm/md device with a positive alignment_offset is misaligned: the
+/// kernel says its byte `ao` is the first on the grid below, so it starts
+/// `grain - ao` bytes past a boundary.
+pub fn stacked_offset_why(name: &str, t: &Topology) -> String {
+    format!(
+        "the kernel reports alignment_offset {} for {name}: it starts {} bytes past a {}-byte boundary of the device below, so whatever sits at its start is misaligned",
+        t.alignment_offset,
+        t.grain().saturating_sub(t.alignment_offset.unsigned_abs()),
+        t.grain()
+    )
 }
 
 /// Where the ioctl view of a disk disagrees with sysfs.

@@ -7,7 +7,7 @@ mod overrides;
 pub(crate) mod sysfs;
 mod transport;
 
-pub use hints::{hints, limit_hints};
+pub use hints::{hints, limit_hints, stacked_offset_why};
 pub use overrides::TopologyOverride;
 pub use sysfs::{KernelPartition, Sysfs};
 pub use transport::{Transport, UsbBridge};

@@ -29,37 +29,27 @@ run() {
   fi
 }
 
-# The /dev node of the disk whose serial is $1 (virtio-blk `serial`, SCSI
-# VPD page 0x80). Device scanning is asynchronous: waits up to 30 s.
-disk_by_serial() {
+# Prints the /dev node of the first disk for which `$1 SYSDIR $2` holds.
+# Device scanning is asynchronous: waits up to 30 s.
+_find_disk() {
   i=0
   while [ $i -lt 300 ]; do
     for d in /sys/block/*; do
-      n=${d##*/}
-      if [ "$(cat "$d/serial" 2>/dev/null)" = "$1" ] || grep -aq "$1\$" "$d/device/vpd_pg80" 2>/dev/null; then
-        echo "/dev/$n"; return 0
-      fi
+      if "$1" "$d" "$2"; then echo "/dev/${d##*/}"; return 0; fi
     done
     sleep 0.1; i=$((i + 1))
   done
-  echo "@@vm log: no disk with serial $1" >&2
+  echo "@@vm log: no disk matches $1 $2" >&2
   return 1
 }
+# virtio-blk has `serial`; SCSI disks carry it in VPD page 0x80.
+_has_serial() { [ "$(cat "$1/serial" 2>/dev/null)" = "$2" ] || grep -aq "$2\$" "$1/device/vpd_pg80" 2>/dev/null; }
+_has_model() { [ "$(sed 's/ *$//' "$1/device/model" 2>/dev/null)" = "$2" ]; }
 
+# The /dev node of the disk whose serial is $1 (the scenario's disk name).
+disk_by_serial() { _find_disk _has_serial "$1"; }
 # The /dev node of the disk whose SCSI model is $1 (scsi_debug: "scsi_debug").
-disk_by_model() {
-  i=0
-  while [ $i -lt 300 ]; do
-    for d in /sys/block/sd*; do
-      if [ "$(cat "$d/device/model" 2>/dev/null | sed 's/ *$//')" = "$1" ]; then
-        echo "/dev/${d##*/}"; return 0
-      fi
-    done
-    sleep 0.1; i=$((i + 1))
-  done
-  echo "@@vm log: no disk with model $1" >&2
-  return 1
-}
+disk_by_model() { _find_disk _has_model "$1"; }
 
 # The kernel name (dm-N) of the device-mapper device called $1.
 dm_kname() {
