@@ -136,7 +136,12 @@ fn parse_serial(log: &str) -> Serial {
             cur = Some((key.trim().to_string(), String::new()));
         } else if let Some(rest) = line.strip_prefix("@@vm end ") {
             let mut it = rest.split_whitespace();
-            if let (Some((key, out)), Some(_), Some(st)) = (cur.take(), it.next(), it.next()) {
+            if let (Some((key, out)), Some(end_key), Some(st)) = (cur.take(), it.next(), it.next())
+            {
+                if key != end_key {
+                    // A marker line was lost: drop both rather than mix them.
+                    continue;
+                }
                 s.captures.insert(
                     key,
                     Captured {
