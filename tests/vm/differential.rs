@@ -858,3 +858,214 @@ pub fn report(seed: u64, rows: &[(String, &Outcome)]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_valid(l: &Layout, lbs: u64, sectors: u64) {
+        let mut spans: Vec<(u64, u64)> = Vec::new();
+        let ext = l.parts.iter().find(|p| p.kind == Kind::Extended);
+        for p in &l.parts {
+            assert!(p.size >= 1, "{}", l.describe());
+            let end = p.start + p.size - 1;
+            match l.table {
+                Table::Gpt => {
+                    assert!(p.start >= gpt_first_usable(lbs), "{}", l.describe());
+                    assert!(end <= sectors - gpt_first_usable(lbs), "{}", l.describe());
+                }
+                Table::Dos => assert!(p.start >= 1 && end < sectors, "{}", l.describe()),
+            }
+            if p.kind == Kind::Logical {
+                let e = ext.expect("a logical needs an extended partition");
+                // Its EBR needs a sector before it inside the extended one.
+                assert!(
+                    p.start > e.start && end < e.start + e.size,
+                    "{}",
+                    l.describe()
+                );
+            } else {
+                spans.push((p.start, end));
+            }
+        }
+        spans.sort();
+        for w in spans.windows(2) {
+            assert!(w[0].1 < w[1].0, "overlap in {}", l.describe());
+        }
+    }
+
+    #[test]
+    fn layouts_are_deterministic_valid_and_varied() {
+        for (lbs, bytes) in [(512, 8u64 << 30), (4096, 16 << 30), (512, 256 << 20)] {
+            let a = generate(seed_for(7, "k"), lbs, bytes, 200);
+            assert_eq!(a, generate(seed_for(7, "k"), lbs, bytes, 200));
+            assert_ne!(a, generate(seed_for(7, "other"), lbs, bytes, 200));
+            for l in &a {
+                check_valid(l, lbs, bytes / lbs);
+            }
+            let logicals = a
+                .iter()
+                .flat_map(|l| &l.parts)
+                .filter(|p| p.kind == Kind::Logical)
+                .count();
+            assert!(logicals > 50, "{logicals} logical partitions");
+            assert!(a.iter().any(|l| l.table == Table::Gpt));
+            let starts: Vec<u64> = a.iter().flat_map(|l| &l.parts).map(|p| p.start).collect();
+            // Some starts sit on the odd grains, some just off them.
+            if lbs == 512 {
+                assert!(starts
+                    .iter()
+                    .any(|s| s % 24 == 0 && s % 8 == 0 && s % 16 != 0));
+                assert!(starts.iter().any(|s| s % 2048 == 1 || s % 2048 == 2047));
+            }
+        }
+    }
+
+    #[test]
+    fn sfdisk_scripts() {
+        let l = Layout {
+            index: 0,
+            table: Table::Dos,
+            parts: vec![
+                Part {
+                    number: 1,
+                    start: 63,
+                    size: 100,
+                    kind: Kind::Data,
+                },
+                Part {
+                    number: 2,
+                    start: 2048,
+                    size: 4096,
+                    kind: Kind::Extended,
+                },
+                Part {
+                    number: 5,
+                    start: 2049,
+                    size: 10,
+                    kind: Kind::Logical,
+                },
+                Part {
+                    number: 3,
+                    start: 8192,
+                    size: 8,
+                    kind: Kind::Data,
+                },
+            ],
+        };
+        assert_eq!(
+            l.sfdisk_script(512),
+            "label: dos\nstart=63, size=100, type=83\nstart=2048, size=4096, type=5\n\
+             start=8192, size=8, type=83\nstart=2049, size=10, type=83\n"
+        );
+        assert_eq!(
+            l.describe(),
+            "dos 1:63+100 2e:2048+4096 5l:2049+10 3:8192+8"
+        );
+        let g = Layout {
+            index: 0,
+            table: Table::Gpt,
+            parts: vec![Part {
+                number: 1,
+                start: 6,
+                size: 1,
+                kind: Kind::Data,
+            }],
+        };
+        assert_eq!(
+            g.sfdisk_script(4096),
+            "label: gpt\nfirst-lba: 6\nstart=6, size=1\n"
+        );
+    }
+
+    #[test]
+    fn parted_interactive_output() {
+        let text = "\u{1b}[?7l  (parted) align-check opt 1\n1 not aligned: 44s % 2048s != 7s\n\
+                    (parted) align-check min 1\n1 aligned\n\
+                    (parted) align-check opt 12\n(parted) align-check min 5\n5 aligned\n";
+        let v = parse_parted(text);
+        assert_eq!(v.get(&("opt".into(), 1)), Some(&false));
+        assert_eq!(v.get(&("min".into(), 1)), Some(&true));
+        // No answer for opt 12: nothing recorded, the next answer is min 5's.
+        assert_eq!(v.get(&("opt".into(), 12)), None);
+        assert_eq!(v.get(&("min".into(), 5)), Some(&true));
+    }
+
+    fn differential() -> Differential {
+        Differential {
+            key: "t".into(),
+            node: "$t".into(),
+            lbs: 512,
+            size: 1 << 30,
+            count: 1,
+        }
+    }
+
+    #[test]
+    fn a_layout_is_compared_partition_by_partition() {
+        let l = Layout {
+            index: 0,
+            table: Table::Gpt,
+            parts: vec![Part {
+                number: 1,
+                start: 63,
+                size: 8,
+                kind: Kind::Data,
+            }],
+        };
+        let check = r#"{"targets":[{"partitions":[{"number":1,"kind":"gpt","start_sector":63,
+            "sectors":8,"start_bytes":32256,"size_bytes":4096,"kernel_offset":512,
+            "device_block_size":4096,"device_block_size_kernel":4096,
+            "tools":{"parted_optimal":false,"parted_minimal":true,"fdisk":false,"sgdisk":false}}]}]}"#;
+        let text = format!(
+            "@@ sfdisk\n@@ status 0\n@@ check\n{check}\n@@ fdisk\n\
+             Partition 1 does not start on physical sector boundary.\n@@ sgdisk\n\
+             Caution: Partition 1 doesn't begin on a 8-sector boundary. This may\n\
+             @@ sysfs\n1 vdb1 63 8 512\n@@ parted\n(parted) align-check opt 1\n\
+             1 not aligned: x\n(parted) align-check min 1\n1 aligned\n@@ exit\nopt 1 1\nmin 1 0\n\
+             @@ bsz 1\n4096\n@@ end\n"
+        );
+        let o = compare(&differential(), std::slice::from_ref(&l), |_| {
+            Some(text.clone())
+        });
+        assert!(!o.failed(), "{:?}", o.disagreements);
+        assert_eq!(o.counts["parted-exit"], (2, 2));
+        assert_eq!(o.counts["fdisk"], (1, 1));
+        // The kernel disagreeing on the offset and fdisk staying silent.
+        let bad = text.replace("1 vdb1 63 8 512", "1 vdb1 63 8 0").replace(
+            "Partition 1 does not start on physical sector boundary.\n",
+            "",
+        );
+        let o = compare(&differential(), &[l], |_| Some(bad.clone()));
+        let what: Vec<&str> = o.disagreements.iter().map(|d| d.comparison).collect();
+        assert_eq!(what, ["kernel-ao", "fdisk"]);
+        assert!(o.disagreements[0]
+            .text
+            .contains("kernel_offset 512, kernel's alignment_offset 0"));
+    }
+
+    #[test]
+    fn refused_and_broken_layouts() {
+        let l = Layout {
+            index: 0,
+            table: Table::Dos,
+            parts: vec![Part {
+                number: 1,
+                start: 1,
+                size: 1,
+                kind: Kind::Data,
+            }],
+        };
+        let o = compare(&differential(), std::slice::from_ref(&l), |_| {
+            Some("@@ sfdisk\nNo free sectors available.\n@@ status 1\n@@ end\n".into())
+        });
+        assert_eq!(o.refused.len(), 1);
+        assert!(!o.failed());
+        let o = compare(&differential(), std::slice::from_ref(&l), |_| None);
+        assert!(o.failed());
+        let o = compare(&differential(), &[l], |_| {
+            Some("@@ sfdisk\n@@ status 0\n".into())
+        });
+        assert!(o.failed(), "output cut short");
+    }
+}
