@@ -16,6 +16,7 @@ mod scenario;
 use scenario::{Boot, Bus, Captured, Scenario, Step};
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
@@ -47,7 +48,12 @@ fn seed() -> u64 {
     static SEED: OnceLock<u64> = OnceLock::new();
     *SEED.get_or_init(|| {
         let s = differential::run_seed();
-        eprintln!("vm differential seed {s:#x} (DISKALIGN_VM_SEED={s:#x} reproduces this run)");
+        // Straight to stderr: the test harness keeps eprintln! output of a
+        // passing test, and the seed matters most when a run was random.
+        let _ = writeln!(
+            std::io::stderr(),
+            "vm differential seed {s:#x} (DISKALIGN_VM_SEED={s:#x} reproduces this run)"
+        );
         s
     })
 }
@@ -371,7 +377,7 @@ fn check_differentials(
     }
     let path = out_dir.join("differential.txt");
     let _ = fs::write(&path, &full);
-    eprintln!("vm scenario {}:\n{table}", s.name);
+    let _ = writeln!(std::io::stderr(), "vm scenario {}:\n{table}", s.name);
     let mut failed: Vec<String> = outcomes
         .iter()
         .filter(|(_, o)| o.failed())
