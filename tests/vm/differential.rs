@@ -69,9 +69,9 @@ impl Layout {
         s
     }
 
-    /// The sfdisk script that writes this layout (sectors, explicit starts
-    /// and sizes; a DOS logical is recognised by its start inside the
-    /// extended partition, so they come after the primaries).
+    /// The sfdisk script that writes this layout: sectors, explicit starts
+    /// and sizes, the partition number from the name before the colon
+    /// (libfdisk takes the trailing digits), logicals last.
     pub fn sfdisk_script(&self, lbs: u64) -> String {
         let mut s = String::new();
         match self.table {
@@ -92,7 +92,11 @@ impl Layout {
                 (Table::Dos, Kind::Extended) => ", type=5",
                 (Table::Dos, _) => ", type=83",
             };
-            let _ = writeln!(s, "start={}, size={}{ty}", p.start, p.size);
+            let _ = writeln!(
+                s,
+                "/dev/p{} : start={}, size={}{ty}",
+                p.number, p.start, p.size
+            );
         }
         s
     }
@@ -239,11 +243,31 @@ pub fn generate(seed: u64, lbs: u64, bytes: u64, count: usize) -> Vec<Layout> {
                     dos_layout(&mut g, index, sectors)
                 };
                 if !l.parts.is_empty() {
-                    break l;
+                    break renumber(&mut g, l);
                 }
             }
         })
         .collect()
+}
+
+/// Half the time, the partitions (DOS: the primaries and the extended
+/// one) take other entries than 1, 2, 3 in disk order: gaps and tables
+/// "not in disk order", where each tool numbers partitions its own way.
+fn renumber(g: &mut Gen, mut l: Layout) -> Layout {
+    if g.rng.bool() {
+        return l;
+    }
+    let slots = match l.table {
+        Table::Gpt => 8,
+        Table::Dos => 4,
+    };
+    let mut numbers: Vec<u32> = (1..=slots).collect();
+    g.rng.shuffle(&mut numbers);
+    let mut it = numbers.into_iter();
+    for p in l.parts.iter_mut().filter(|p| p.kind != Kind::Logical) {
+        p.number = it.next().expect("at most 4 primaries, 6 GPT partitions");
+    }
+    l
 }
 
 fn gpt_layout(g: &mut Gen, index: usize, sectors: u64) -> Layout {
@@ -888,6 +912,10 @@ mod tests {
                 spans.push((p.start, end));
             }
         }
+        let mut numbers: Vec<u32> = l.parts.iter().map(|p| p.number).collect();
+        numbers.sort();
+        numbers.dedup();
+        assert_eq!(numbers.len(), l.parts.len(), "{}", l.describe());
         spans.sort();
         for w in spans.windows(2) {
             assert!(w[0].1 < w[1].0, "overlap in {}", l.describe());
@@ -955,8 +983,9 @@ mod tests {
         };
         assert_eq!(
             l.sfdisk_script(512),
-            "label: dos\nstart=63, size=100, type=83\nstart=2048, size=4096, type=5\n\
-             start=8192, size=8, type=83\nstart=2049, size=10, type=83\n"
+            "label: dos\n/dev/p1 : start=63, size=100, type=83\n\
+             /dev/p2 : start=2048, size=4096, type=5\n/dev/p3 : start=8192, size=8, type=83\n\
+             /dev/p5 : start=2049, size=10, type=83\n"
         );
         assert_eq!(
             l.describe(),
@@ -974,7 +1003,7 @@ mod tests {
         };
         assert_eq!(
             g.sfdisk_script(4096),
-            "label: gpt\nfirst-lba: 6\nstart=6, size=1\n"
+            "label: gpt\nfirst-lba: 6\n/dev/p1 : start=6, size=1\n"
         );
     }
 
