@@ -321,3 +321,26 @@ fn empty_image_has_no_table() {
     );
     assert_eq!(code, 0);
 }
+
+/// fdisk (util-linux ≥ 2.27) judges a granularity that is not a power of two
+/// with a remainder. With min 12288 the kernel's offsets are 4096 for the
+/// first partition and 0 for the second; fdisk 2.38.1 warns for the first
+/// one only, and so must our emulation.
+#[test]
+fn fdisk_non_power_of_two_granularity() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "np2.img", 4096 * MIB);
+    sfdisk(
+        &img,
+        "label: gpt\nfirst-lba: 34\n1 : start=2034424, size=636934\n2 : start=2758656, size=120831\n",
+    );
+    let (doc, _) = check(&img, &["--topology", "lbs=512,pbs=4096,min=12288,opt=0"]);
+    let (p1, p2) = (partition(&doc, 1), partition(&doc, 2));
+    assert_eq!(p1["kernel_offset"], 4096, "{p1:#}");
+    assert_eq!(p2["kernel_offset"], 0, "{p2:#}");
+    assert_eq!(p1["tools"]["fdisk"], false, "{p1:#}");
+    assert_eq!(p2["tools"]["fdisk"], true, "{p2:#}");
+    // On the empty disk libfdisk aligns up to its 1 MiB grain (the grain is
+    // above the 12288 granularity): sfdisk's first start is sector 2048.
+    assert_eq!(doc["targets"][0]["first_start_bytes"]["fdisk"], MIB);
+}
