@@ -48,7 +48,7 @@ pub fn limit_hints(
                     "optimal_io_size {opt} is 65535 x {lbs}: a USB bridge filling in its maximum transfer length, not a real stripe; {BRIDGE_OPT_WHY}"
                 ),
             ));
-        } else if opt % pbs != 0 {
+        } else if pbs != 0 && opt % pbs != 0 {
             out.push(Finding::new(
                 Code::OptimalIoSuspicious,
                 format!("optimal_io_size {opt} is not a multiple of the physical block size {pbs}; tools that follow it place partitions off the physical grid"),

@@ -85,31 +85,7 @@ impl TopologyOverride {
         }
         // The kernel never reports a minimum I/O below the physical block.
         t.minimum_io_size = t.minimum_io_size.max(t.physical_block_size);
-        let lbs = t.logical_block_size;
-        if !lbs.is_power_of_two() || !(512..=65536).contains(&lbs) {
-            return Err(format!(
-                "logical block size {lbs} must be a power of two from 512 to 65536"
-            ));
-        }
-        if !t.physical_block_size.is_power_of_two() || t.physical_block_size < lbs {
-            return Err(format!(
-                "physical block size {} must be a power of two no smaller than the logical block size {lbs}",
-                t.physical_block_size
-            ));
-        }
-        if t.minimum_io_size % lbs != 0 || t.optimal_io_size % lbs != 0 {
-            return Err(format!(
-                "minimum and optimal I/O sizes must be multiples of the logical block size {lbs}"
-            ));
-        }
-        if t.alignment_offset != -1
-            && (t.alignment_offset < 0 || t.alignment_offset as u64 % u64::from(lbs) != 0)
-        {
-            return Err(format!(
-                "alignment offset {} must be -1 or a multiple of the logical block size {lbs}",
-                t.alignment_offset
-            ));
-        }
+        t.validate()?;
         Ok(t)
     }
 }
