@@ -189,15 +189,47 @@ fn hostile(attr: &str, value: Option<&str>) -> tempfile::TempDir {
 #[test]
 fn hostile_sysfs_values_are_errors_not_panics() {
     let cases: &[(&str, Option<&str>, &str)] = &[
-        ("queue/physical_block_size", Some("0"), "physical block size 0"),
-        ("queue/physical_block_size", Some("4k"), "'4k' is not a number"),
+        (
+            "queue/physical_block_size",
+            Some("0"),
+            "physical block size 0",
+        ),
+        (
+            "queue/physical_block_size",
+            Some("4k"),
+            "'4k' is not a number",
+        ),
         ("queue/physical_block_size", None, "physical_block_size"),
-        ("queue/physical_block_size", Some("@fifo"), "physical_block_size"),
-        ("queue/logical_block_size", Some("0"), "logical block size 0"),
-        ("queue/logical_block_size", Some("@zero"), "logical_block_size"),
-        ("queue/minimum_io_size", Some("1000"), "multiples of the logical block size"),
-        ("queue/optimal_io_size", Some("99999999999"), "not a number in range"),
-        ("queue/optimal_io_size", Some("-512"), "not a number in range"),
+        (
+            "queue/physical_block_size",
+            Some("@fifo"),
+            "physical_block_size",
+        ),
+        (
+            "queue/logical_block_size",
+            Some("0"),
+            "logical block size 0",
+        ),
+        (
+            "queue/logical_block_size",
+            Some("@zero"),
+            "logical_block_size",
+        ),
+        (
+            "queue/minimum_io_size",
+            Some("1000"),
+            "multiples of the logical block size",
+        ),
+        (
+            "queue/optimal_io_size",
+            Some("99999999999"),
+            "not a number in range",
+        ),
+        (
+            "queue/optimal_io_size",
+            Some("-512"),
+            "not a number in range",
+        ),
         ("alignment_offset", Some("-7"), "alignment offset -7"),
     ];
     for (attr, value, says) in cases {
