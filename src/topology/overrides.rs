@@ -19,10 +19,24 @@ impl FromStr for TopologyOverride {
 
     fn from_str(s: &str) -> Result<Self, String> {
         let mut o = TopologyOverride::default();
+        let mut seen: Vec<&str> = Vec::new();
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let (key, value) = item.split_once('=').ok_or_else(|| {
                 format!("'{item}' is not KEY=VALUE (keys: lbs, pbs, min, opt, ao, discard)")
             })?;
+            // An alias counts as its key: `lbs=512,logical=4096` is a duplicate too.
+            let canonical = canonical_key(key.trim()).ok_or_else(|| {
+                format!(
+                    "unknown topology field '{}' (keys: lbs, pbs, min, opt, ao, discard)",
+                    key.trim()
+                )
+            })?;
+            if seen.contains(&canonical) {
+                return Err(format!(
+                    "'{canonical}' is given twice in --topology; give each field once"
+                ));
+            }
+            seen.push(canonical);
             let num = |v: &str| -> Result<u64, String> {
                 crate::units::parse_size(v)
                     .ok_or_else(|| format!("{key}={v}: not a size in bytes (512, 4096, 4k, 1m...)"))
@@ -30,24 +44,19 @@ impl FromStr for TopologyOverride {
             let small = |v: &str| -> Result<u32, String> {
                 u32::try_from(num(v)?).map_err(|_| format!("{key}={v}: larger than 4 GiB"))
             };
-            match key.trim() {
-                "lbs" | "logical" => o.lbs = Some(small(value)?),
-                "pbs" | "physical" => o.pbs = Some(small(value)?),
-                "min" | "minimum" => o.min = Some(small(value)?),
-                "opt" | "optimal" => o.opt = Some(small(value)?),
-                "ao" | "alignment" => {
+            match canonical {
+                "lbs" => o.lbs = Some(small(value)?),
+                "pbs" => o.pbs = Some(small(value)?),
+                "min" => o.min = Some(small(value)?),
+                "opt" => o.opt = Some(small(value)?),
+                "ao" => {
                     o.ao = Some(if value.trim() == "-1" {
                         -1
                     } else {
                         num(value)? as i64
                     })
                 }
-                "discard" | "dg" => o.discard = Some(num(value)?),
-                other => {
-                    return Err(format!(
-                        "unknown topology field '{other}' (keys: lbs, pbs, min, opt, ao, discard)"
-                    ))
-                }
+                _ => o.discard = Some(num(value)?),
             }
         }
         if o == TopologyOverride::default() {
@@ -57,6 +66,19 @@ impl FromStr for TopologyOverride {
         }
         Ok(o)
     }
+}
+
+/// The field a key or its alias names.
+fn canonical_key(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "lbs" | "logical" => "lbs",
+        "pbs" | "physical" => "pbs",
+        "min" | "minimum" => "min",
+        "opt" | "optimal" => "opt",
+        "ao" | "alignment" => "ao",
+        "discard" | "dg" => "discard",
+        _ => return None,
+    })
 }
 
 impl TopologyOverride {
@@ -116,6 +138,9 @@ mod tests {
         assert!("lbs".parse::<TopologyOverride>().is_err());
         assert!("foo=1".parse::<TopologyOverride>().is_err());
         assert!("pbs=4x".parse::<TopologyOverride>().is_err());
+        let dup = "lbs=512,lbs=4096".parse::<TopologyOverride>().unwrap_err();
+        assert!(dup.contains("'lbs' is given twice"), "{dup}");
+        assert!("lbs=512,logical=512".parse::<TopologyOverride>().is_err());
         let o: TopologyOverride = "lbs=1000".parse().unwrap();
         assert!(o.apply(Topology::IMAGE_DEFAULT).is_err());
         let o: TopologyOverride = "ao=100".parse().unwrap();
