@@ -203,6 +203,15 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target,
             path.display()
         ));
     }
+    // Reads of a hole are answered from nothing and never reach the device.
+    let allocated = meta.blocks().saturating_mul(512);
+    if allocated.saturating_add(MIB) < meta.len() {
+        return Err(format!(
+            "sparse file ({} of its {} allocated): reads of holes never reach the device; give a directory to probe a filled scratch file there",
+            human(allocated),
+            human(meta.len())
+        ));
+    }
     let file = OpenOptions::new()
         .read(true)
         .write(a.write)
