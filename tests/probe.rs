@@ -340,14 +340,13 @@ fn probe_holding_scratch(dir: &Path, size: &str) -> std::process::Child {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let mut child = child;
     let fds = format!("/proc/{}/fd", child.id());
     let t0 = Instant::now();
-    loop {
-        assert!(
-            leftovers(dir).is_empty(),
-            "a path exists: {:?}",
-            leftovers(dir)
-        );
+    let failure = loop {
+        if !leftovers(dir).is_empty() {
+            break format!("a path exists: {:?}", leftovers(dir));
+        }
         let held = std::fs::read_dir(&fds)
             .into_iter()
             .flatten()
@@ -359,12 +358,14 @@ fn probe_holding_scratch(dir: &Path, size: &str) -> std::process::Child {
         if held {
             return child;
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "scratch file never opened"
-        );
+        if t0.elapsed() > Duration::from_secs(20) {
+            break "scratch file never opened".to_string();
+        }
         std::thread::sleep(Duration::from_millis(5));
-    }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("{failure}");
 }
 
 fn free_bytes(dir: &Path) -> u64 {

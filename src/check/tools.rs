@@ -7,7 +7,7 @@
 //! the real tools on loop devices and in qemu guests (tests/vm).
 
 use crate::topology::Topology;
-use crate::units::{BOGUS_USB_OPT, MIB};
+use crate::units::{libfdisk_ignores_io, MIB};
 use serde::Serialize;
 
 /// Each tool's verdict on one partition: true = "this tool calls it aligned".
@@ -139,7 +139,7 @@ pub fn parted_optimal(v: &ToolView) -> PartedAlignment {
 /// value that is 33553920 or not a multiple of pbs is replaced by pbs.
 pub fn fdisk_io_size(v: &ToolView) -> u64 {
     let mut io = if v.opt != 0 { v.opt } else { v.min };
-    if io != 0 && (io == BOGUS_USB_OPT || io % v.pbs != 0) {
+    if io != 0 && libfdisk_ignores_io(io, v.pbs) {
         io = v.pbs;
     }
     if io == 0 {
@@ -274,6 +274,7 @@ pub fn first_starts(v: &ToolView, dos: bool) -> FirstStarts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::BOGUS_USB_OPT;
 
     fn view(lbs: u64, pbs: u64, min: u64, opt: u64, ao: u64) -> ToolView {
         ToolView {
