@@ -207,7 +207,7 @@ fn refuses_a_disk_whose_partition_is_mounted() {
     let d = TestDisk::new(Some("label: gpt\nstart=2048, size=32768\n"), None);
     let l = &d.l;
     mkfs_ext4_settled(&l.part(1));
-    let m = Mounted::new(&l.part(1));
+    let m = Mounted::read_only(&l.part(1));
     assert_refused(&l.dev, &[], "is mounted on");
     // The partition itself, too; --force never overrides a mount.
     assert_refused(&l.part(1), &["--force"], "is mounted on");
@@ -219,7 +219,8 @@ fn refuses_a_mounted_target() {
     let d = TestDisk::new(None, None);
     let l = &d.l;
     mkfs_ext4_settled(&l.dev);
-    let _m = Mounted::new(&l.dev);
+    // Read-only, so the only writer that could change a byte is the probe.
+    let _m = Mounted::read_only(&l.dev);
     assert_refused(&l.dev, &["--force"], "is mounted on");
 }
 
