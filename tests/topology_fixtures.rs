@@ -241,6 +241,12 @@ fn hostile_sysfs_values_are_errors_not_panics() {
         assert_eq!(err.lines().count(), 1, "{ctx}");
         assert!(err.contains(says) && err.contains("sda"), "{ctx}");
     }
+    // Linux 6.1 prints a misaligned dm device's alignment offset (-1) as its
+    // discard_alignment too: accepted as "no discard alignment".
+    let dir = hostile("discard_alignment", Some("-1"));
+    let root = dir.path().join("usb-bridge");
+    let (out, err, code) = run_full(&["--sysfs-root", root.to_str().unwrap(), "topology"]);
+    assert_eq!(code, 1, "{out}{err}");
     // A size that reads as NULs from /dev/zero is not a number: size unknown, no hang.
     let dir = hostile("size", Some("@zero"));
     let root = dir.path().join("usb-bridge");

@@ -196,7 +196,10 @@ impl Sysfs {
             optimal_io_size: need_num(&q.join("optimal_io_size"))?,
             alignment_offset: opt_num(&dir.join("alignment_offset"))?.unwrap_or(0),
             discard_granularity: opt_num(&q.join("discard_granularity"))?.unwrap_or(0),
-            discard_alignment: opt_num(&dir.join("discard_alignment"))?.unwrap_or(0),
+            // Printed with %d, and Linux 6.1 prints the alignment offset
+            // there (so -1 on a misaligned dm device): negative means none.
+            discard_alignment: opt_num::<i64>(&dir.join("discard_alignment"))?
+                .map_or(0, |v| u64::try_from(v).unwrap_or(0)),
         };
         t.validate()
             .map_err(|e| invalid(format!("{}: {e}", q.display())))?;

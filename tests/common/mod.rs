@@ -224,7 +224,10 @@ impl Mounted {
     /// read-write ext4 commits its journal a few seconds after mounting).
     pub fn read_only(dev: &str) -> Mounted {
         let dir = tempfile::tempdir().unwrap();
-        sh("mount", &["-o", "ro", dev, &dir.path().display().to_string()]);
+        sh(
+            "mount",
+            &["-o", "ro", dev, &dir.path().display().to_string()],
+        );
         Mounted { dir }
     }
 }
