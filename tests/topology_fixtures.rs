@@ -254,3 +254,46 @@ fn hostile_sysfs_values_are_errors_not_panics() {
     assert!(code == 0 || code == 1 || code == 2, "{code} {err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// A holder whose limits no kernel would report stays in the tree,
+/// unfollowed and saying why, instead of vanishing.
+#[test]
+fn a_holder_with_unreadable_limits_is_named() {
+    use diskalign::stack::assemble::Pending;
+    use diskalign::stack::kernel::holders;
+    use diskalign::topology::Sysfs;
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("cp")
+        .args([
+            "-a",
+            &fixture("stack-holders"),
+            dir.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let root = dir.path().join("stack-holders");
+    let pbs = std::fs::canonicalize(root.join("block/dm-0"))
+        .unwrap()
+        .join("queue/physical_block_size");
+    std::fs::write(&pbs, "0\n").unwrap();
+    let sysfs = Sysfs::new(&root);
+    let disk = sysfs.disk("sdd").unwrap();
+    let up = holders(
+        &sysfs,
+        &root.join("block/sdd"),
+        disk.topology,
+        &mut Pending::default(),
+    );
+    assert_eq!(up.len(), 1);
+    assert_eq!(up[0].name, "dm bad-linear (dm-0)");
+    assert!(up[0].exposes.is_none());
+    let f = &up[0].findings;
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].code.as_str(), "layer-not-followed");
+    assert!(
+        f[0].message.contains("physical block size 0"),
+        "{}",
+        f[0].message
+    );
+}
