@@ -148,7 +148,10 @@ fn duration_arg(s: &str) -> Result<Duration, String> {
 
 /// Parse arguments, run, print, and return the exit status.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return ExitCode::from(usage_error(e)),
+    };
     let style = Style::new(cli.color);
     let sysfs = Sysfs::new(&cli.sysfs_root);
     let (text, code) = match cli.command {
@@ -163,8 +166,50 @@ pub fn main() -> ExitCode {
         }
         Command::Probe(args) => run_probe(sysfs, &args, &style),
     };
-    print!("{text}");
-    ExitCode::from(code)
+    ExitCode::from(emit(&text, code))
+}
+
+/// Help and version go out as clap writes them; a usage error is one line
+/// on stderr (`diskalign: error: ...`) and status 2, like every other
+/// refusal, so scripts and logs get the problem on one line.
+fn usage_error(e: clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.use_stderr() { 2 } else { 0 };
+    }
+    let text = e.render().to_string();
+    let message = text.split("\n\n").next().unwrap_or_default();
+    warn(&message.split_whitespace().collect::<Vec<_>>().join(" "));
+    2
+}
+
+/// Writes the report to stdout. A reader that went away (`| head -1`)
+/// ends the program quietly with the status it had, as other Unix tools
+/// do; any other failure (a full disk) is one line on stderr and status 2.
+/// Rust ignores SIGPIPE, so without this `print!` would panic.
+fn emit(text: &str, code: u8) -> u8 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => code,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
+        Err(e) => {
+            warn(&format!("cannot write the report to standard output: {e}"));
+            2
+        }
+    }
+}
+
+/// One line on stderr; a stderr that cannot be written is ignored.
+fn warn(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "diskalign: {line}");
 }
 
 fn status(errors: bool, problems: bool) -> u8 {
@@ -198,7 +243,7 @@ pub fn run_check(
     };
     let mut run = check::check_all(&targets, opts);
     for e in &run.errors {
-        eprintln!("diskalign: {}: {}", e.path, e.message);
+        warn(&format!("{}: {}", e.path, e.message));
     }
     errors.append(&mut run.errors);
     run.errors = errors;
@@ -271,7 +316,7 @@ pub fn run_topology(
         }
     }
     for e in &errors {
-        eprintln!("diskalign: {}: {}", e.path, e.message);
+        warn(&format!("{}: {}", e.path, e.message));
     }
     let text = if as_json {
         json::topology(&disks, &errors) + "\n"
@@ -290,7 +335,7 @@ pub fn run_probe(sysfs: Sysfs, a: &ProbeArgs, style: &Style) -> (String, u8) {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
-            eprintln!("diskalign: cannot catch signal {sig}: {e}");
+            warn(&format!("cannot catch signal {sig}: {e}"));
         }
     }
     let seed = a.seed.unwrap_or_else(|| {
@@ -322,7 +367,7 @@ pub fn run_probe(sysfs: Sysfs, a: &ProbeArgs, style: &Style) -> (String, u8) {
         sysfs,
     };
     let fail = |e: String| {
-        eprintln!("diskalign: {e}");
+        warn(&e);
         (String::new(), 2)
     };
     if a.emit_fio {

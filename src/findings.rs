@@ -98,6 +98,8 @@ codes! {
         "The kernel itself reports a misalignment: alignment_offset -1 / 4294967295 (misaligned stacking), or a dm/md device it places off the physical grid below (alignment_offset > 0).";
     KernelOffsetDiffers = "kernel-offset-differs", Warning,
         "The kernel's per-partition alignment_offset differs from diskalign's computation.";
+    NodeBlockSizeDiffers = "node-block-size-differs", Info,
+        "The partition node's block size read back with BLKBSZGET differs from the one the kernel picks for its size: something set it (a mounted filesystem sets its own block size, or BLKBSZSET).";
     KernelTableDiffers = "kernel-table-differs", Warning,
         "The partitions the kernel registered differ from the table on disk.";
     // Topology hints.

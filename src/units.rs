@@ -6,10 +6,37 @@ pub const MIB: u64 = 1024 * 1024;
 /// 65535 × 512: the optimal I/O size some USB bridges report by mistake.
 pub const BOGUS_USB_OPT: u64 = 33_553_920;
 
-/// Why parted and fdisk part ways over such a value (one sentence, shared by
-/// every message that mentions it).
-pub const BRIDGE_OPT_WHY: &str =
-    "parted follows it to a 65535-sector grain that is not 4 KiB aligned, fdisk >= 2.37 ignores it";
+/// libfdisk (util-linux ≥ 2.37, `fdisk_discover_topology`) replaces an
+/// I/O size by the physical block when it is exactly 33553920 ("always a
+/// controller error") or not a multiple of the physical block.
+pub fn libfdisk_ignores_io(io: u64, pbs: u64) -> bool {
+    io == BOGUS_USB_OPT || io % pbs.max(1) != 0
+}
+
+/// What parted and fdisk do with a bridge's 65535-block optimal I/O size,
+/// true for the disk at hand (one sentence, shared by every message that
+/// mentions it): on 4Kn the grain is 4 KiB aligned, and fdisk ignores
+/// exactly 33553920 only.
+pub fn bridge_opt_why(opt: u64, lbs: u64, pbs: u64) -> String {
+    let parted = if opt % (4 * KIB) != 0 {
+        "parted follows it to a 65535-sector grain that is not 4 KiB aligned".to_string()
+    } else {
+        format!(
+            "parted follows it to a 65535-sector grain ({} per step, not a power of two)",
+            human(opt)
+        )
+    };
+    let fdisk = if opt == BOGUS_USB_OPT {
+        "fdisk >= 2.37 ignores it (it ignores exactly 33553920)".to_string()
+    } else if libfdisk_ignores_io(opt, pbs) {
+        format!("fdisk ignores it (not a multiple of the {pbs}-byte physical block)")
+    } else {
+        format!(
+            "fdisk follows it too (it ignores exactly 33553920 only, and this is 65535 x {lbs})"
+        )
+    };
+    format!("{parted}, {fdisk}")
+}
 
 /// The optimal I/O size is 65535 logical blocks: a USB bridge reporting its
 /// maximum transfer length, not a stripe.

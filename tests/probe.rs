@@ -207,7 +207,7 @@ fn refuses_a_disk_whose_partition_is_mounted() {
     let d = TestDisk::new(Some("label: gpt\nstart=2048, size=32768\n"), None);
     let l = &d.l;
     mkfs_ext4_settled(&l.part(1));
-    let m = Mounted::new(&l.part(1));
+    let m = Mounted::read_only(&l.part(1));
     assert_refused(&l.dev, &[], "is mounted on");
     // The partition itself, too; --force never overrides a mount.
     assert_refused(&l.part(1), &["--force"], "is mounted on");
@@ -219,7 +219,8 @@ fn refuses_a_mounted_target() {
     let d = TestDisk::new(None, None);
     let l = &d.l;
     mkfs_ext4_settled(&l.dev);
-    let _m = Mounted::new(&l.dev);
+    // Read-only, so the only writer that could change a byte is the probe.
+    let _m = Mounted::read_only(&l.dev);
     assert_refused(&l.dev, &["--force"], "is mounted on");
 }
 
@@ -329,35 +330,54 @@ fn scratch_file_is_removed_on_success_and_on_error() {
     );
 }
 
-#[test]
-fn scratch_file_is_removed_on_sigint() {
-    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+/// Starts a probe on a scratch file in `dir` and waits until it holds the
+/// file open. The file never has a name: the directory stays empty all
+/// along, and /proc shows the descriptor as a deleted file in `dir`.
+fn probe_holding_scratch(dir: &Path, size: &str) -> std::process::Child {
     let child = std::process::Command::new(bin())
-        .args([
-            "probe",
-            &dir.path().display().to_string(),
-            "--size",
-            "64M",
-            "--runtime",
-            "2s",
-            "--rounds",
-            "5",
-        ])
+        .args(["probe", &dir.display().to_string(), "--size", size])
+        .args(["--runtime", "2s", "--rounds", "5"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let scratch = dir
-        .path()
-        .join(format!(".diskalign-probe-{}.tmp", child.id()));
+    let mut child = child;
+    let fds = format!("/proc/{}/fd", child.id());
     let t0 = Instant::now();
-    while !scratch.exists() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "scratch file never appeared"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let failure = loop {
+        if !leftovers(dir).is_empty() {
+            break format!("a path exists: {:?}", leftovers(dir));
+        }
+        let held = std::fs::read_dir(&fds)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                std::fs::read_link(e.path())
+                    .is_ok_and(|l| l.starts_with(dir) && l.to_string_lossy().ends_with("(deleted)"))
+            });
+        if held {
+            return child;
+        }
+        if t0.elapsed() > Duration::from_secs(20) {
+            break "scratch file never opened".to_string();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("{failure}");
+}
+
+fn free_bytes(dir: &Path) -> u64 {
+    let st = rustix::fs::statvfs(dir).unwrap();
+    st.f_bavail * st.f_frsize
+}
+
+#[test]
+fn scratch_file_is_removed_on_sigint() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let child = probe_holding_scratch(dir.path(), "64M");
     std::thread::sleep(Duration::from_millis(500));
     // SAFETY: plain kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -365,7 +385,88 @@ fn scratch_file_is_removed_on_sigint() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("interrupted"), "{err}");
-    assert!(!scratch.exists() && leftovers(dir.path()).is_empty());
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+/// SIGKILL (or a power cut) used to leave all of --size behind as
+/// `.diskalign-probe-PID.tmp`; a nameless file is freed by the kernel.
+#[test]
+fn scratch_file_is_gone_after_sigkill() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let before = free_bytes(dir.path());
+    let mut child = probe_holding_scratch(dir.path(), "256M");
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+    // The space comes back (other writers on this filesystem may move it a little).
+    let t0 = Instant::now();
+    while free_bytes(dir.path()) + (128 << 20) < before {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the 256 MiB were not freed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A --size the filesystem cannot hold is refused before anything is
+/// written (it used to fill a 64 MiB ext4 with 54 MiB, and --size 100T
+/// never finished); so is one above RLIMIT_FSIZE, whose SIGXFSZ would kill
+/// the probe mid-write.
+#[test]
+fn scratch_size_beyond_the_filesystem_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "small.img", 64 << 20);
+    sh("mkfs.ext4", &["-q", "-F", img.to_str().unwrap()]);
+    let disk = LoopDev::attach(&img, None);
+    let mnt = Mounted::new(&disk.dev);
+    let m = mnt.dir.path();
+    let used = || {
+        let s = rustix::fs::statvfs(m).unwrap();
+        (s.f_blocks - s.f_bfree) * s.f_frsize
+    };
+    let before = used();
+    let (_, err, code) = probe(&with_fast(&[
+        &m.display().to_string(),
+        "--size",
+        "100M",
+        "--write",
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("free") && err.contains("give a smaller --size"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert_eq!(used(), before, "nothing may be written before refusing");
+    assert!(
+        leftovers(m).iter().all(|n| n == "lost+found"),
+        "{:?}",
+        leftovers(m)
+    );
+
+    let t0 = Instant::now();
+    let (_, err, code) = probe(&with_fast(&["/var/tmp", "--size", "100T"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("give a smaller --size"), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(5));
+
+    let out = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -f 1024; exec \"$0\" probe /var/tmp --size 2M --preset quick",
+        ])
+        .arg(bin())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("file size limit"), "{err}");
 }
 
 /// Run diskalign with io_uring_setup(2) failing with ENOSYS, as under a

@@ -904,3 +904,38 @@ fn live_loop_device_and_its_partitions_as_targets() {
         msgs[0]
     );
 }
+
+/// A checksum-valid superblock with a huge raid_disks used to make `check`
+/// build one string per missing role (10 M roles took 724 MB; 4294967295
+/// aborted). The count is bounded by the roles the superblock can record,
+/// and missing roles are listed as ranges.
+#[test]
+fn md_raid_disks_is_bounded_and_missing_roles_are_ranges() {
+    let dir = TempDir::new().unwrap();
+    let p = image(dir.path(), "huge.img", 20 << 20);
+    md::write(&p, &member("1.2", 2, 0, 2048));
+    md::patch_v1(&p, 4096, 92, u32::MAX);
+    let started = std::time::Instant::now();
+    let (doc, code) = check_json(&[&p], &[]);
+    assert!(
+        started.elapsed().as_secs() < 20,
+        "took {:?}",
+        started.elapsed()
+    );
+    let msgs = messages(&doc, "metadata-invalid");
+    assert!(
+        msgs.iter().any(|m| m.contains("raid_disks 4294967295")
+            && m.contains("byte 4188")
+            && m.contains("max_dev")),
+        "{doc:#}"
+    );
+    assert_eq!(code, 1);
+
+    // 300 roles (the superblock records 300), only role 0 given.
+    let p = image(dir.path(), "wide.img", 20 << 20);
+    md::write(&p, &member("1.2", 300, 0, 2048));
+    let (doc, _) = check_json(&[&p], &[]);
+    let msgs = messages(&doc, "md-member-missing");
+    assert_eq!(msgs.len(), 1, "{doc:#}");
+    assert!(msgs[0].contains("roles 1-299 of"), "{}", msgs[0]);
+}

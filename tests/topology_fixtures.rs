@@ -156,3 +156,144 @@ fn live_holders_are_followed_with_the_kernels_limits() {
     // Fixture trees never open device nodes, so nothing is read above it.
     assert!(up[0].children.is_empty());
 }
+
+/// A copy of a fixture tree with one attribute of sda replaced; `None`
+/// removes it, `Some("@fifo")` makes it a FIFO, `Some("@zero")` a link to
+/// /dev/zero.
+fn hostile(attr: &str, value: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("cp")
+        .args(["-a", &fixture("usb-bridge"), dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let root = dir.path().join("usb-bridge/block/sda");
+    let file = std::fs::canonicalize(&root).unwrap().join(attr);
+    let _ = std::fs::remove_file(&file);
+    match value {
+        None => {}
+        Some("@fifo") => assert!(std::process::Command::new("mkfifo")
+            .arg(&file)
+            .status()
+            .unwrap()
+            .success()),
+        Some("@zero") => std::os::unix::fs::symlink("/dev/zero", &file).unwrap(),
+        Some(v) => std::fs::write(&file, format!("{v}\n")).unwrap(),
+    }
+    dir
+}
+
+/// Every sysfs value is input: zero, huge, non-numeric, missing or not a
+/// regular file gives exit 2 and one line naming the problem, never a
+/// panic or a hang.
+#[test]
+fn hostile_sysfs_values_are_errors_not_panics() {
+    let cases: &[(&str, Option<&str>, &str)] = &[
+        (
+            "queue/physical_block_size",
+            Some("0"),
+            "physical block size 0",
+        ),
+        (
+            "queue/physical_block_size",
+            Some("4k"),
+            "'4k' is not a number",
+        ),
+        ("queue/physical_block_size", None, "physical_block_size"),
+        (
+            "queue/physical_block_size",
+            Some("@fifo"),
+            "physical_block_size",
+        ),
+        (
+            "queue/logical_block_size",
+            Some("0"),
+            "logical block size 0",
+        ),
+        (
+            "queue/logical_block_size",
+            Some("@zero"),
+            "logical_block_size",
+        ),
+        (
+            "queue/minimum_io_size",
+            Some("1000"),
+            "multiples of the logical block size",
+        ),
+        (
+            "queue/optimal_io_size",
+            Some("99999999999"),
+            "not a number in range",
+        ),
+        (
+            "queue/optimal_io_size",
+            Some("-512"),
+            "not a number in range",
+        ),
+        ("alignment_offset", Some("-7"), "alignment offset -7"),
+    ];
+    for (attr, value, says) in cases {
+        let dir = hostile(attr, *value);
+        let root = dir.path().join("usb-bridge");
+        let (out, err, code) = run_full(&["--sysfs-root", root.to_str().unwrap(), "topology"]);
+        let ctx = format!("{attr}={value:?}: exit {code}\nstdout: {out}\nstderr: {err}");
+        assert_eq!(code, 2, "{ctx}");
+        assert_eq!(err.lines().count(), 1, "{ctx}");
+        assert!(err.contains(says) && err.contains("sda"), "{ctx}");
+    }
+    // Linux 6.1 prints a misaligned dm device's alignment offset (-1) as its
+    // discard_alignment too: accepted as "no discard alignment".
+    let dir = hostile("discard_alignment", Some("-1"));
+    let root = dir.path().join("usb-bridge");
+    let (out, err, code) = run_full(&["--sysfs-root", root.to_str().unwrap(), "topology"]);
+    assert_eq!(code, 1, "{out}{err}");
+    // A size that reads as NULs from /dev/zero is not a number: size unknown, no hang.
+    let dir = hostile("size", Some("@zero"));
+    let root = dir.path().join("usb-bridge");
+    let (_, err, code) = run_full(&["--sysfs-root", root.to_str().unwrap(), "topology"]);
+    assert!(code == 0 || code == 1 || code == 2, "{code} {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A holder whose limits no kernel would report stays in the tree,
+/// unfollowed and saying why, instead of vanishing.
+#[test]
+fn a_holder_with_unreadable_limits_is_named() {
+    use diskalign::stack::assemble::Pending;
+    use diskalign::stack::kernel::holders;
+    use diskalign::topology::Sysfs;
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("cp")
+        .args([
+            "-a",
+            &fixture("stack-holders"),
+            dir.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let root = dir.path().join("stack-holders");
+    let pbs = std::fs::canonicalize(root.join("block/dm-0"))
+        .unwrap()
+        .join("queue/physical_block_size");
+    std::fs::write(&pbs, "0\n").unwrap();
+    let sysfs = Sysfs::new(&root);
+    let disk = sysfs.disk("sdd").unwrap();
+    let up = holders(
+        &sysfs,
+        &root.join("block/sdd"),
+        disk.topology,
+        &mut Pending::default(),
+    );
+    assert_eq!(up.len(), 1);
+    assert_eq!(up[0].name, "dm bad-linear (dm-0)");
+    assert!(up[0].exposes.is_none());
+    let f = &up[0].findings;
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].code.as_str(), "layer-not-followed");
+    assert!(
+        f[0].message.contains("physical block size 0"),
+        "{}",
+        f[0].message
+    );
+}

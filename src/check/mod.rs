@@ -14,7 +14,7 @@ use crate::stack::map::Source;
 use crate::stack::walk::{self, Region};
 use crate::stack::{Layer, LayerKind};
 use crate::topology::{self, Disk, Sysfs, Topology, TopologyOverride};
-use crate::units::{human, is_bridge_opt, BRIDGE_OPT_WHY, KIB, MIB};
+use crate::units::{bridge_opt_why, human, is_bridge_opt, KIB, MIB};
 use report::{PartitionReport, TableReport, TargetKind, TargetReport, TopologySource};
 use rules::Placement;
 use std::path::{Path, PathBuf};
@@ -279,6 +279,17 @@ fn analyse(
                 rules::explain_disagreement(&view, &verdicts, sg_align),
             ));
         }
+        let device_block_size = rules::device_block_size(
+            topo.logical_block_size,
+            rules::node_size(p.kind, topo.logical_block_size, size),
+        );
+        let device_block_size_kernel = kpart
+            .filter(|_| opts.sysfs.is_live())
+            .and_then(|k| target::node_block_size(&Path::new("/dev").join(&k.name)));
+        pf.extend(rules::node_block_size_finding(
+            device_block_size,
+            device_block_size_kernel,
+        ));
         let aligned = !pf
             .iter()
             .any(|f| rules::is_placement_code(f.code) && f.is_problem());
@@ -296,10 +307,8 @@ fn analyse(
             kernel_offset: rules::kernel_offset(&topo, start),
             kernel_alignment_offset: kernel_ao,
             start_alignment: crate::units::alignment_of(start),
-            device_block_size: rules::device_block_size(topo.logical_block_size, size),
-            device_block_size_kernel: kpart
-                .filter(|_| opts.sysfs.is_live())
-                .and_then(|k| target::node_block_size(&Path::new("/dev").join(&k.name))),
+            device_block_size,
+            device_block_size_kernel,
             aligned,
             tools: verdicts,
             findings: pf,
@@ -592,8 +601,9 @@ fn first_start_findings(t: &Topology, v: &ToolView, f: &tools::FirstStarts) -> V
     let mut severity = Severity::Info;
     if is_bridge_opt(v.opt, v.lbs) {
         msg.push_str(&format!(
-            ": optimal_io_size is {}: {BRIDGE_OPT_WHY}, and sgdisk never reads it",
-            v.opt
+            ": optimal_io_size is {}: {}, and sgdisk never reads it",
+            v.opt,
+            bridge_opt_why(v.opt, v.lbs, v.pbs)
         ));
     } else if v.ao != 0 {
         msg.push_str(&format!(

@@ -4,7 +4,7 @@ use super::tools::{self, ToolVerdicts, ToolView};
 use crate::findings::{Code, Finding, Severity};
 use crate::layout::PartKind;
 use crate::topology::{is_misaligned_marker, Topology};
-use crate::units::{human, is_bridge_opt, BRIDGE_OPT_WHY, KIB, MIB};
+use crate::units::{bridge_opt_why, human, is_bridge_opt, KIB, MIB};
 
 /// The kernel's misalignment for a start: (g + ao - start mod g) mod g with
 /// g = max(pbs, min). 0 means aligned.
@@ -12,6 +12,18 @@ pub fn kernel_offset(t: &Topology, start_bytes: u64) -> u64 {
     let g = t.grain();
     let ao = t.usable_alignment_offset() % g;
     (g + ao - start_bytes % g) % g
+}
+
+/// The size the kernel registers for a partition node: a DOS extended
+/// container gets max(lbs/512, 2) 512-byte sectors (capped by its table
+/// size), whatever the table says (block/partitions/msdos.c, "prevent
+/// someone doing mkfs or mkswap on an extended partition").
+pub fn node_size(kind: PartKind, lbs: u32, size_bytes: u64) -> u64 {
+    if kind == PartKind::Extended {
+        size_bytes.min(u64::from(lbs).max(1024))
+    } else {
+        size_bytes
+    }
 }
 
 /// The block size the kernel picks for a device node of `size_bytes`:
@@ -99,10 +111,22 @@ pub fn placement_findings(t: &Topology, p: &Placement, kernel_ao: Option<i64>) -
     }
     if let Some(opt) = sane_optimal(t) {
         let ao = t.usable_alignment_offset();
-        if (start % opt + opt - ao % opt) % opt != 0 {
+        let past = (start % opt + opt - ao % opt) % opt;
+        if past != 0 {
+            // The grid starts at the alignment offset, so say so when it is not 0.
+            let grid = if ao == 0 {
+                format!(
+                    "not a multiple of the optimal I/O size {opt} ({})",
+                    human(opt)
+                )
+            } else {
+                format!("{past} bytes past the optimal I/O grid ({opt} bytes, {}, from the alignment offset {ao})", human(opt))
+            };
             out.push(Finding::new(
                 Code::StartNotOptimal,
-                format!("starts at byte {start}, not a multiple of the optimal I/O size {opt} ({}): full-stripe writes are split across stripes", human(opt)),
+                format!(
+                    "starts at byte {start}, {grid}: full-stripe writes are split across stripes"
+                ),
             ));
         }
     }
@@ -134,12 +158,14 @@ pub fn placement_findings(t: &Topology, p: &Placement, kernel_ao: Option<i64>) -
             ),
         ));
     }
-    if size % (4 * KIB) != 0 {
+    // An extended container's node is registered at 1 KiB (4 KiB on 4Kn)
+    // whatever its table size: that size decides no block size.
+    if size % (4 * KIB) != 0 && p.kind != PartKind::Extended {
         let bs = device_block_size(t.logical_block_size, size);
         out.push(Finding::new(
             Code::SizeNot4k,
             format!(
-                "size {size} bytes is not a multiple of 4 KiB, so the kernel gives the partition node a {bs}-byte block size: buffered and synced 4 KiB writes through it are split into {bs}-byte pieces (read-modify-write on 4K media)"
+                "size {size} bytes is not a multiple of 4 KiB, so the kernel gives the partition node a {bs}-byte block size and the page cache works on it in {bs}-byte buffers; buffered 4 KiB writes may then reach the device as {bs}-byte pieces where nothing merges them (read-modify-write on 4K media); `diskalign probe --buffered --fdatasync` on the partition measures it"
             ),
         ));
     }
@@ -163,6 +189,17 @@ pub fn placement_findings(t: &Topology, p: &Placement, kernel_ao: Option<i64>) -
         }
     }
     out
+}
+
+/// When the node's block size read back with BLKBSZGET is not the one the
+/// kernel picks for its size: something set it since (a mounted filesystem
+/// sets its own block size, BLKBSZSET does too).
+pub fn node_block_size_finding(predicted: u32, kernel: Option<u32>) -> Option<Finding> {
+    let kernel = kernel.filter(|&k| k != predicted)?;
+    Some(Finding::new(
+        Code::NodeBlockSizeDiffers,
+        format!("the kernel reports a {kernel}-byte block size for this partition's node (BLKBSZGET), where its size gives {predicted}: something set it since (a mounted filesystem sets its own block size, BLKBSZSET too)"),
+    ))
 }
 
 /// Each tool's verdict on a partition given in device sectors.
@@ -192,7 +229,11 @@ pub fn explain_disagreement(v: &ToolView, verdicts: &ToolVerdicts, sgdisk_align:
         yn(verdicts.sgdisk),
     );
     if is_bridge_opt(v.opt, v.lbs) {
-        s.push_str(&format!("; optimal_io_size is {}: {BRIDGE_OPT_WHY}", v.opt));
+        s.push_str(&format!(
+            "; optimal_io_size is {}: {}",
+            v.opt,
+            bridge_opt_why(v.opt, v.lbs, v.pbs)
+        ));
     }
     s
 }
@@ -231,6 +272,12 @@ mod tests {
         assert_eq!(device_block_size(512, 100 * MIB + 1024), 1024);
         assert_eq!(device_block_size(512, 100 * MIB + 2048), 2048);
         assert_eq!(device_block_size(4096, 100 * MIB), 4096);
+        // DOS extended containers are registered at 2 sectors (8 on 4Kn).
+        let ext = |lbs, size| device_block_size(lbs, node_size(PartKind::Extended, lbs, size));
+        assert_eq!(ext(512, 100 * MIB), 1024);
+        assert_eq!(ext(512, 100 * MIB + 512), 1024);
+        assert_eq!(ext(4096, 100 * MIB), 4096);
+        assert_eq!(ext(512, 512), 512);
     }
 
     #[test]

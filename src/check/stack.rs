@@ -227,13 +227,30 @@ fn filesystem(l: &Layer) -> Vec<Finding> {
     out
 }
 
+/// The roles in `0..count` that no member holds, as ranges ("2-5", "7"):
+/// the work grows with the members present, not with the count.
+fn missing_ranges(count: u32, present: &[u32]) -> Vec<String> {
+    let mut held: Vec<u32> = present.iter().copied().filter(|&r| r < count).collect();
+    held.sort_unstable();
+    held.dedup();
+    let mut out = Vec::new();
+    let mut next = 0u32;
+    for r in held.into_iter().chain(std::iter::once(count)) {
+        match r.checked_sub(next) {
+            Some(0) | None => {}
+            Some(1) => out.push(next.to_string()),
+            Some(_) => out.push(format!("{next}-{}", r - 1)),
+        }
+        next = r.saturating_add(1);
+    }
+    out
+}
+
 fn md_array(l: &Layer) -> Vec<Finding> {
     let Some(a) = &l.array else { return vec![] };
     let mut out = Vec::new();
-    let missing: Vec<String> = (0..a.raid_disks)
-        .filter(|r| !a.members.iter().any(|m| m.role == Some(*r)))
-        .map(|r| r.to_string())
-        .collect();
+    let present: Vec<u32> = a.members.iter().filter_map(|m| m.role).collect();
+    let missing = missing_ranges(a.raid_disks, &present);
     if !missing.is_empty() {
         out.push(Finding::new(
             Code::MdMemberMissing,
@@ -474,6 +491,15 @@ fn holder(l: &Layer) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missing_roles_are_ranges() {
+        assert_eq!(missing_ranges(4, &[0, 1, 2, 3]), Vec::<String>::new());
+        assert_eq!(missing_ranges(6, &[1, 4]), ["0", "2-3", "5"]);
+        assert_eq!(missing_ranges(3, &[0, 0, 9]), ["1-2"]);
+        // A huge count costs nothing: one range.
+        assert_eq!(missing_ranges(u32::MAX, &[0, 1]), ["2-4294967294"]);
+    }
 
     #[test]
     fn stripe_write_amplification() {

@@ -1,10 +1,13 @@
 //! What parted, fdisk and sgdisk would decide on a disk with this topology.
-//! Each function follows the tool's own source (see
-//! shared/reference/alignment-facts.md §3); differential tests compare them
-//! with the real tools on loop devices.
+//! Each function follows the tool's own source: parted's
+//! `libparted/arch/linux.c` (`linux_get_{minimum,optimum}_alignment`) and
+//! `libparted/cs/natmath.c` (`ped_alignment_is_aligned`), util-linux's
+//! `libfdisk/src/alignment.c`, and gptfdisk's `gpt.cc` (`ComputeAlignment`)
+//! and `gpt.cc`/`gptpart.cc` (`Verify`). Differential tests compare them with
+//! the real tools on loop devices and in qemu guests (tests/vm).
 
 use crate::topology::Topology;
-use crate::units::{BOGUS_USB_OPT, MIB};
+use crate::units::{libfdisk_ignores_io, MIB};
 use serde::Serialize;
 
 /// Each tool's verdict on one partition: true = "this tool calls it aligned".
@@ -136,7 +139,7 @@ pub fn parted_optimal(v: &ToolView) -> PartedAlignment {
 /// value that is 33553920 or not a multiple of pbs is replaced by pbs.
 pub fn fdisk_io_size(v: &ToolView) -> u64 {
     let mut io = if v.opt != 0 { v.opt } else { v.min };
-    if io != 0 && (io == BOGUS_USB_OPT || io % v.pbs != 0) {
+    if io != 0 && libfdisk_ignores_io(io, v.pbs) {
         io = v.pbs;
     }
     if io == 0 {
@@ -145,16 +148,21 @@ pub fn fdisk_io_size(v: &ToolView) -> u64 {
     io
 }
 
-/// `lba_is_phy_aligned`, with libfdisk's power-of-two masks kept as they are.
+/// libfdisk's `lba_is_phy_aligned` (libfdisk/src/alignment.c): the
+/// granularity is max(pbs, min).
 pub fn fdisk_phy_aligned(v: &ToolView, lba: u64) -> bool {
-    let g = v.pbs.max(v.min).max(1);
-    masked_aligned(g, v.ao, lba.wrapping_mul(v.lbs))
+    fdisk_aligned_to(v.pbs.max(v.min), v.ao, lba.wrapping_mul(v.lbs))
 }
 
-fn masked_aligned(g: u64, ao: u64, bytes: u64) -> bool {
-    let mask = g.wrapping_sub(1);
-    let offset = bytes & mask;
-    g.wrapping_add(ao).wrapping_sub(offset) & mask == 0
+/// The test shared by libfdisk's `lba_is_aligned` and `lba_is_phy_aligned`
+/// since util-linux 2.27 (commit 68a8648ce, "libfdisk: support alignment to
+/// non power of 2"): `offset = bytes % g; aligned = (g + ao - offset) % g == 0`.
+/// A remainder, not a bit mask, so a granularity such as 12288 is judged
+/// as the kernel judges it. u128 keeps `g + ao` from overflowing.
+fn fdisk_aligned_to(g: u64, ao: u64, bytes: u64) -> bool {
+    let g = u128::from(g.max(1));
+    let offset = u128::from(bytes) % g;
+    (g + u128::from(ao) - offset) % g == 0
 }
 
 /// libfdisk's grain: max(io, 1 MiB), or pbs on disks of at most 4 grains.
@@ -197,7 +205,7 @@ fn fdisk_topology_first_lba(v: &ToolView) -> u64 {
 fn fdisk_align_up(v: &ToolView, lba: u64, first_lba: u64) -> u64 {
     let grain = fdisk_grain(v);
     let granularity = v.pbs.max(v.min).max(grain);
-    if masked_aligned(granularity, v.ao, lba.wrapping_mul(v.lbs)) {
+    if fdisk_aligned_to(granularity, v.ao, lba.wrapping_mul(v.lbs)) {
         return lba;
     }
     let per = (grain / v.lbs).max(1);
@@ -207,7 +215,7 @@ fn fdisk_align_up(v: &ToolView, lba: u64, first_lba: u64) -> u64 {
         (lba + per) / per * per
     };
     if v.ao != 0
-        && !masked_aligned(granularity, v.ao, res.wrapping_mul(v.lbs))
+        && !fdisk_aligned_to(granularity, v.ao, res.wrapping_mul(v.lbs))
         && res > v.ao / v.lbs
     {
         // libfdisk's unsigned sector wraps here on tiny disks; saturate instead.
@@ -266,6 +274,7 @@ pub fn first_starts(v: &ToolView, dos: bool) -> FirstStarts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::BOGUS_USB_OPT;
 
     fn view(lbs: u64, pbs: u64, min: u64, opt: u64, ao: u64) -> ToolView {
         ToolView {
@@ -327,6 +336,19 @@ mod tests {
         assert_eq!(parted_optimal(&v).grain, 3072);
         assert_eq!(first_starts(&v, false).parted, 1_572_864);
         assert_eq!(first_starts(&v, false).fdisk, 1_572_864);
+    }
+
+    #[test]
+    fn fdisk_judges_non_power_of_two_grains_with_a_remainder() {
+        // min 12288: the kernel puts 1041625088 4096 bytes off the grain
+        // and 1412431872 on it; libfdisk ≥ 2.27 agrees (a mask would not).
+        let v = view(512, 4096, 12288, 0, 0);
+        assert!(!fdisk_phy_aligned(&v, 2_034_424));
+        assert!(fdisk_phy_aligned(&v, 2_758_656));
+        // opt 3 x 512 KiB: a DOS label's first start is the opt itself,
+        // already on the 1572864-byte grain.
+        let raid5 = view(512, 512, 524_288, 1_572_864, 0);
+        assert_eq!(first_starts(&raid5, true).fdisk, 1_572_864);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! What to probe: a whole disk, a partition, an existing file, or a scratch
-//! file created in a directory (removed again by [`Scratch`]'s drop, which
-//! runs on success, on error and after Ctrl-C).
+//! file created in a directory. The scratch file never has a name
+//! (`O_TMPFILE`, or created and unlinked at once where the filesystem has
+//! no `O_TMPFILE`), so the kernel frees it when its last descriptor closes:
+//! on success, on error, after Ctrl-C, and after SIGKILL or a crash.
 
 use super::grid::Constraints;
 use super::safety;
@@ -37,17 +39,6 @@ pub struct Access<'a> {
     pub on_fill: &'a dyn Fn(u64, u64),
 }
 
-/// A scratch file that deletes itself when dropped.
-pub struct Scratch {
-    pub path: PathBuf,
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
-    }
-}
-
 pub struct Target {
     pub path: PathBuf,
     pub kind: TargetKind,
@@ -58,8 +49,6 @@ pub struct Target {
     /// The disk under the target, when sysfs knows it.
     pub disk: Option<Disk>,
     pub partition: Option<u32>,
-    /// Keeps a scratch file alive until the target is dropped.
-    pub scratch: Option<Scratch>,
 }
 
 fn o_direct(buffered: bool) -> i32 {
@@ -183,7 +172,6 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target, String
         node_block_size,
         disk: Some(disk),
         partition,
-        scratch: None,
     })
 }
 
@@ -215,6 +203,15 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target,
             path.display()
         ));
     }
+    // Reads of a hole are answered from nothing and never reach the device.
+    let allocated = meta.blocks().saturating_mul(512);
+    if allocated.saturating_add(MIB) < meta.len() {
+        return Err(format!(
+            "sparse file ({} of its {} allocated): reads of holes never reach the device; give a directory to probe a filled scratch file there",
+            human(allocated),
+            human(meta.len())
+        ));
+    }
     let file = OpenOptions::new()
         .read(true)
         .write(a.write)
@@ -231,7 +228,6 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target,
         node_block_size: None,
         disk,
         partition,
-        scratch: None,
     })
 }
 
@@ -247,16 +243,6 @@ fn open_error(path: &Path, e: io::Error, buffered: bool) -> String {
 }
 
 fn scratch(dir: &Path, a: &Access) -> Result<Target, String> {
-    let path = dir.join(format!(".diskalign-probe-{}.tmp", std::process::id()));
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .custom_flags(o_direct(a.buffered))
-        .open(&path)
-        .map_err(|e| open_error(&path, e, a.buffered))?;
-    // From here on the file is removed whatever happens.
-    let guard = Scratch { path: path.clone() };
     let size = a.scratch_size;
     if size < MIB || size % MIB != 0 {
         return Err(format!(
@@ -264,29 +250,103 @@ fn scratch(dir: &Path, a: &Access) -> Result<Target, String> {
             human(size)
         ));
     }
-    if let Err(e) = rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, size) {
-        if e == rustix::io::Errno::NOSPC {
+    room_for(dir, size)?;
+    let file = nameless_file(dir, a.buffered)?;
+    match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, size) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::NOSPC) => {
             return Err(format!(
                 "no space for a {} scratch file in {}",
                 human(size),
                 dir.display()
-            ));
+            ))
         }
+        Err(rustix::io::Errno::FBIG) => {
+            return Err(format!(
+                "--size {}: larger than the filesystem of {} allows for one file",
+                human(size),
+                dir.display()
+            ))
+        }
+        // No fallocate here (EOPNOTSUPP): room_for checked the space, and
+        // fill writes every byte anyway.
+        Err(_) => {}
     }
-    fill(&file, size, a).map_err(|e| format!("writing scratch file {}: {e}", path.display()))?;
+    fill(&file, size, a)
+        .map_err(|e| format!("writing the scratch file in {}: {e}", dir.display()))?;
     let meta = file.metadata().map_err(|e| e.to_string())?;
     let (disk, partition) = disk_of(&meta, a.sysfs);
     let (lbs, pbs) = file_limits(&disk);
     Ok(Target {
-        path,
+        path: dir.to_path_buf(),
         kind: TargetKind::ScratchFile,
         constraints: constraints(&file, lbs, pbs, size),
         file,
         node_block_size: None,
         disk,
         partition,
-        scratch: Some(guard),
     })
+}
+
+/// The share of a filesystem a scratch file leaves free for everyone else.
+const KEEP_FREE_PERCENT: u64 = 1;
+
+/// Refuses a scratch file the filesystem or the process limits cannot
+/// hold, before anything is written: the free space (less 1 % of the
+/// filesystem, left for everyone else) and RLIMIT_FSIZE, whose SIGXFSZ
+/// would kill the probe mid-write.
+fn room_for(dir: &Path, size: u64) -> Result<(), String> {
+    let st = rustix::fs::statvfs(dir)
+        .map_err(|e| format!("cannot stat the filesystem of {}: {e}", dir.display()))?;
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    let keep = st.f_blocks.saturating_mul(st.f_frsize) / 100 * KEEP_FREE_PERCENT;
+    if size > free.saturating_sub(keep) {
+        return Err(format!(
+            "--size {}: the filesystem of {} has {} free, and a probe leaves {KEEP_FREE_PERCENT} % of it ({}) for others; give a smaller --size",
+            human(size),
+            dir.display(),
+            human(free),
+            human(keep)
+        ));
+    }
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Fsize).current;
+    if let Some(limit) = limit.filter(|&l| size > l) {
+        return Err(format!(
+            "--size {}: above this process's file size limit of {} (ulimit -f)",
+            human(size),
+            human(limit)
+        ));
+    }
+    Ok(())
+}
+
+/// A file in `dir` that no path names: `O_TMPFILE`, or where the filesystem
+/// lacks it (EOPNOTSUPP, EISDIR on old kernels), a new file unlinked at once.
+fn nameless_file(dir: &Path, buffered: bool) -> Result<File, String> {
+    let tmpfile = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE | o_direct(buffered))
+        .open(dir);
+    match tmpfile {
+        Ok(f) => return Ok(f),
+        Err(e) if !matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => {
+            return Err(open_error(dir, e, buffered))
+        }
+        Err(_) => {}
+    }
+    let path = dir.join(format!(".diskalign-probe-{}.tmp", std::process::id()));
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(o_direct(buffered))
+        .open(&path)
+        .map_err(|e| open_error(&path, e, buffered))?;
+    fs::remove_file(&path).map_err(|e| format!("cannot unlink {}: {e}", path.display()))?;
+    Ok(file)
 }
 
 /// Write real data over the whole scratch file: reads of unwritten

@@ -8,6 +8,7 @@ use super::assemble::Pending;
 use super::map::Source;
 use super::walk::{self, Region};
 use super::{HolderInfo, Layer, LayerKind};
+use crate::findings::{Code, Finding};
 use crate::layout::source::FileSource;
 use crate::topology::sysfs::{list_dir, read_str};
 use crate::topology::{ioctl, Sysfs, Topology};
@@ -37,9 +38,9 @@ fn walk_holders(
     let mut out = Vec::new();
     for name in list_dir(&dir.join("holders")) {
         let hdir = sysfs.root().join("block").join(&name);
-        let Ok(topo) = sysfs.topology(&name) else {
-            continue;
-        };
+        // Limits no kernel would report leave the holder in the tree,
+        // unfollowed, with the reason, instead of dropping it unseen.
+        let topo = sysfs.topology(&name);
         let size = read_str(&hdir.join("size"))
             .and_then(|s| s.parse::<u64>().ok())
             .unwrap_or(0)
@@ -70,8 +71,19 @@ fn walk_holders(
             size,
             below,
         );
-        l.exposes = Some(topo);
         l.holder = Some(info);
+        let topo = match topo {
+            Ok(topo) => topo,
+            Err(e) => {
+                l.findings.push(Finding::new(
+                    Code::LayerNotFollowed,
+                    format!("the kernel's limits of {name} cannot be read ({e}): what it holds is not checked"),
+                ));
+                out.push(l);
+                continue;
+            }
+        };
+        l.exposes = Some(topo);
         l.children = walk_holders(sysfs, &hdir, topo, pending, depth + 1);
         if l.children.is_empty() && sysfs.is_live() {
             if let Some(src) = open(&device) {

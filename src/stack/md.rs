@@ -7,6 +7,8 @@ use serde::Serialize;
 
 pub const MAGIC: u32 = 0xa92b_4efc;
 const LAYER: &str = "md superblock";
+/// `MD_SB_DISKS` (md_p.h): a v0.90 superblock has 27 disk descriptors.
+const V090_MAX_DISKS: u32 = 27;
 
 /// What one member's superblock says.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -135,6 +137,15 @@ fn v1(
             ),
         ));
     }
+    // Each role is recorded in dev_roles[max_dev] (md_p.h, struct
+    // mdp_superblock_1): an array of more disks cannot be described.
+    let raid_disks = le_u32(&b, 92);
+    if raid_disks as usize > max_dev {
+        return Err(err(
+            92,
+            format!("raid_disks {raid_disks} is more than the {max_dev} roles the superblock records (max_dev)"),
+        ));
+    }
     let data_offset = le_u64(&b, 128);
     let data_size = le_u64(&b, 136);
     let too_big = |v: u64| v.checked_mul(512).filter(|&x| x <= src.len());
@@ -163,7 +174,7 @@ fn v1(
         level: le_u32(&b, 72) as i32,
         layout: le_u32(&b, 76),
         chunk_bytes: u64::from(le_u32(&b, 88)) * 512,
-        raid_disks: le_u32(&b, 92),
+        raid_disks,
         data_offset_bytes,
         data_size_bytes,
         role,
@@ -197,6 +208,13 @@ fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, Layo
     let raid_disk = le_u32(&b, 3968 + 12);
     let state = le_u32(&b, 3968 + 16);
     let raid_disks = le_u32(&b, 40);
+    if raid_disks > V090_MAX_DISKS {
+        return Err(LayoutError::new(
+            LAYER,
+            off + 40,
+            format!("version 0.90: raid_disks {raid_disks} is more than the {V090_MAX_DISKS} disk descriptors the format has"),
+        ));
+    }
     let active = state & (1 << 1) != 0; // MD_DISK_ACTIVE
     Ok(Some(MdMember {
         version: "0.90",

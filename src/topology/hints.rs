@@ -2,7 +2,7 @@
 
 use super::{is_misaligned_marker, Disk, IoctlValues, Topology, Transport};
 use crate::findings::{Code, Finding};
-use crate::units::{human, is_bridge_opt, BRIDGE_OPT_WHY};
+use crate::units::{bridge_opt_why, human, is_bridge_opt};
 
 /// Two terabytes: disks above this with 512-byte physical sectors are suspect.
 const TWO_TB: u64 = 2_000_000_000_000;
@@ -45,10 +45,11 @@ pub fn limit_hints(
             out.push(Finding::new(
                 Code::OptimalIoSuspicious,
                 format!(
-                    "optimal_io_size {opt} is 65535 x {lbs}: a USB bridge filling in its maximum transfer length, not a real stripe; {BRIDGE_OPT_WHY}"
+                    "optimal_io_size {opt} is 65535 x {lbs}: a USB bridge filling in its maximum transfer length, not a real stripe; {}",
+                    bridge_opt_why(opt, lbs, pbs)
                 ),
             ));
-        } else if opt % pbs != 0 {
+        } else if pbs != 0 && opt % pbs != 0 {
             out.push(Finding::new(
                 Code::OptimalIoSuspicious,
                 format!("optimal_io_size {opt} is not a multiple of the physical block size {pbs}; tools that follow it place partitions off the physical grid"),

@@ -62,6 +62,38 @@ impl Topology {
         is_misaligned_marker(self.alignment_offset)
     }
 
+    /// Whether a kernel could report these limits: the invariants
+    /// `blk_validate_limits` (block/blk-settings.c) enforces on every queue.
+    /// sysfs trees and `--topology` are input, so both are checked here
+    /// before any arithmetic divides by them.
+    pub fn validate(&self) -> Result<(), String> {
+        let lbs = self.logical_block_size;
+        if !lbs.is_power_of_two() || !(512..=65536).contains(&lbs) {
+            return Err(format!(
+                "logical block size {lbs} must be a power of two from 512 to 65536"
+            ));
+        }
+        let pbs = self.physical_block_size;
+        if !pbs.is_power_of_two() || pbs < lbs {
+            return Err(format!(
+                "physical block size {pbs} must be a power of two no smaller than the logical block size {lbs}"
+            ));
+        }
+        if self.minimum_io_size % lbs != 0 || self.optimal_io_size % lbs != 0 {
+            return Err(format!(
+                "minimum and optimal I/O sizes ({} and {}) must be multiples of the logical block size {lbs}",
+                self.minimum_io_size, self.optimal_io_size
+            ));
+        }
+        let ao = self.alignment_offset;
+        if !self.reports_misaligned() && (ao < 0 || ao as u64 % u64::from(lbs) != 0) {
+            return Err(format!(
+                "alignment offset {ao} must be -1 or a multiple of the logical block size {lbs}"
+            ));
+        }
+        Ok(())
+    }
+
     /// The alignment offset usable in arithmetic: the marker counts as 0
     /// (what libblkid, and so parted and fdisk, do with it).
     pub fn usable_alignment_offset(&self) -> u64 {

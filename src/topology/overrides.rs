@@ -19,10 +19,24 @@ impl FromStr for TopologyOverride {
 
     fn from_str(s: &str) -> Result<Self, String> {
         let mut o = TopologyOverride::default();
+        let mut seen: Vec<&str> = Vec::new();
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let (key, value) = item.split_once('=').ok_or_else(|| {
                 format!("'{item}' is not KEY=VALUE (keys: lbs, pbs, min, opt, ao, discard)")
             })?;
+            // An alias counts as its key: `lbs=512,logical=4096` is a duplicate too.
+            let canonical = canonical_key(key.trim()).ok_or_else(|| {
+                format!(
+                    "unknown topology field '{}' (keys: lbs, pbs, min, opt, ao, discard)",
+                    key.trim()
+                )
+            })?;
+            if seen.contains(&canonical) {
+                return Err(format!(
+                    "'{canonical}' is given twice in --topology; give each field once"
+                ));
+            }
+            seen.push(canonical);
             let num = |v: &str| -> Result<u64, String> {
                 crate::units::parse_size(v)
                     .ok_or_else(|| format!("{key}={v}: not a size in bytes (512, 4096, 4k, 1m...)"))
@@ -30,24 +44,19 @@ impl FromStr for TopologyOverride {
             let small = |v: &str| -> Result<u32, String> {
                 u32::try_from(num(v)?).map_err(|_| format!("{key}={v}: larger than 4 GiB"))
             };
-            match key.trim() {
-                "lbs" | "logical" => o.lbs = Some(small(value)?),
-                "pbs" | "physical" => o.pbs = Some(small(value)?),
-                "min" | "minimum" => o.min = Some(small(value)?),
-                "opt" | "optimal" => o.opt = Some(small(value)?),
-                "ao" | "alignment" => {
+            match canonical {
+                "lbs" => o.lbs = Some(small(value)?),
+                "pbs" => o.pbs = Some(small(value)?),
+                "min" => o.min = Some(small(value)?),
+                "opt" => o.opt = Some(small(value)?),
+                "ao" => {
                     o.ao = Some(if value.trim() == "-1" {
                         -1
                     } else {
                         num(value)? as i64
                     })
                 }
-                "discard" | "dg" => o.discard = Some(num(value)?),
-                other => {
-                    return Err(format!(
-                        "unknown topology field '{other}' (keys: lbs, pbs, min, opt, ao, discard)"
-                    ))
-                }
+                _ => o.discard = Some(num(value)?),
             }
         }
         if o == TopologyOverride::default() {
@@ -57,6 +66,19 @@ impl FromStr for TopologyOverride {
         }
         Ok(o)
     }
+}
+
+/// The field a key or its alias names.
+fn canonical_key(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "lbs" | "logical" => "lbs",
+        "pbs" | "physical" => "pbs",
+        "min" | "minimum" => "min",
+        "opt" | "optimal" => "opt",
+        "ao" | "alignment" => "ao",
+        "discard" | "dg" => "discard",
+        _ => return None,
+    })
 }
 
 impl TopologyOverride {
@@ -85,31 +107,7 @@ impl TopologyOverride {
         }
         // The kernel never reports a minimum I/O below the physical block.
         t.minimum_io_size = t.minimum_io_size.max(t.physical_block_size);
-        let lbs = t.logical_block_size;
-        if !lbs.is_power_of_two() || !(512..=65536).contains(&lbs) {
-            return Err(format!(
-                "logical block size {lbs} must be a power of two from 512 to 65536"
-            ));
-        }
-        if !t.physical_block_size.is_power_of_two() || t.physical_block_size < lbs {
-            return Err(format!(
-                "physical block size {} must be a power of two no smaller than the logical block size {lbs}",
-                t.physical_block_size
-            ));
-        }
-        if t.minimum_io_size % lbs != 0 || t.optimal_io_size % lbs != 0 {
-            return Err(format!(
-                "minimum and optimal I/O sizes must be multiples of the logical block size {lbs}"
-            ));
-        }
-        if t.alignment_offset != -1
-            && (t.alignment_offset < 0 || t.alignment_offset as u64 % u64::from(lbs) != 0)
-        {
-            return Err(format!(
-                "alignment offset {} must be -1 or a multiple of the logical block size {lbs}",
-                t.alignment_offset
-            ));
-        }
+        t.validate()?;
         Ok(t)
     }
 }
@@ -140,6 +138,9 @@ mod tests {
         assert!("lbs".parse::<TopologyOverride>().is_err());
         assert!("foo=1".parse::<TopologyOverride>().is_err());
         assert!("pbs=4x".parse::<TopologyOverride>().is_err());
+        let dup = "lbs=512,lbs=4096".parse::<TopologyOverride>().unwrap_err();
+        assert!(dup.contains("'lbs' is given twice"), "{dup}");
+        assert!("lbs=512,logical=512".parse::<TopologyOverride>().is_err());
         let o: TopologyOverride = "lbs=1000".parse().unwrap();
         assert!(o.apply(Topology::IMAGE_DEFAULT).is_err());
         let o: TopologyOverride = "ao=100".parse().unwrap();

@@ -30,17 +30,36 @@ impl Default for Sysfs {
     }
 }
 
+/// A sysfs attribute is at most one page; reading stops there, so a
+/// hostile tree (a link to /dev/zero, a FIFO) can neither fill memory nor
+/// block.
+const ATTR_MAX: u64 = 4096;
+
+/// The raw bytes of an attribute, at most [`ATTR_MAX`] of them.
+fn read_attr(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let mut buf = Vec::new();
+    f.take(ATTR_MAX).read_to_end(&mut buf).ok()?;
+    Some(buf)
+}
+
 /// A trimmed, non-empty text attribute (sysfs, procfs).
 pub(crate) fn read_str(path: &Path) -> Option<String> {
-    let s = fs::read_to_string(path).ok()?;
-    let s = s.trim();
+    let raw = read_attr(path)?;
+    let s = std::str::from_utf8(&raw).ok()?.trim();
     (!s.is_empty()).then(|| s.to_string())
 }
 
 /// The unit serial number from a raw SCSI VPD page 0x80 (`device/vpd_pg80`):
 /// a 4-byte header whose bytes 2..4 give the length, then ASCII.
 fn vpd_serial(path: &Path) -> Option<String> {
-    let raw = fs::read(path).ok()?;
+    let raw = read_attr(path)?;
     let len = usize::from(u16::from_be_bytes([*raw.get(2)?, *raw.get(3)?]));
     let body = raw.get(4..)?;
     let body = &body[..len.min(body.len())];
@@ -51,6 +70,35 @@ fn vpd_serial(path: &Path) -> Option<String> {
 
 fn read_num<T: std::str::FromStr>(path: &Path) -> Option<T> {
     read_str(path)?.parse().ok()
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg)
+}
+
+/// A numeric attribute that may be absent; present but not a number of
+/// this type (text, negative, too large) is an error naming the file.
+fn opt_num<T: std::str::FromStr>(path: &Path) -> io::Result<Option<T>> {
+    let Some(s) = read_str(path) else {
+        return Ok(None);
+    };
+    let s: String = s.chars().take(40).collect();
+    s.parse().map(Some).map_err(|_| {
+        invalid(format!(
+            "{}: '{s}' is not a number in range",
+            path.display()
+        ))
+    })
+}
+
+/// A numeric attribute that every kernel since 2.6.32 publishes.
+fn need_num<T: std::str::FromStr>(path: &Path) -> io::Result<T> {
+    opt_num(path)?.ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("cannot read {}", path.display()),
+        )
+    })
 }
 
 /// Sorted entry names of a directory; empty when it cannot be read.
@@ -135,29 +183,27 @@ impl Sysfs {
         })
     }
 
-    /// The limits of one disk as sysfs states them.
+    /// The limits of one disk as sysfs states them. Every value is input: a
+    /// missing limit, one that is not a number, or a set no kernel would
+    /// report (a physical block of 0, say) is an error naming the file.
     pub fn topology(&self, name: &str) -> io::Result<Topology> {
         let dir = self.block_dir(name);
         let q = dir.join("queue");
-        let need = |file: &str| -> io::Result<u64> {
-            let p = q.join(file);
-            read_num(&p).ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("cannot read {}", p.display()),
-                )
-            })
+        let t = Topology {
+            logical_block_size: need_num(&q.join("logical_block_size"))?,
+            physical_block_size: need_num(&q.join("physical_block_size"))?,
+            minimum_io_size: need_num(&q.join("minimum_io_size"))?,
+            optimal_io_size: need_num(&q.join("optimal_io_size"))?,
+            alignment_offset: opt_num(&dir.join("alignment_offset"))?.unwrap_or(0),
+            discard_granularity: opt_num(&q.join("discard_granularity"))?.unwrap_or(0),
+            // Printed with %d, and Linux 6.1 prints the alignment offset
+            // there (so -1 on a misaligned dm device): negative means none.
+            discard_alignment: opt_num::<i64>(&dir.join("discard_alignment"))?
+                .map_or(0, |v| u64::try_from(v).unwrap_or(0)),
         };
-        let lbs = need("logical_block_size")? as u32;
-        Ok(Topology {
-            logical_block_size: lbs,
-            physical_block_size: read_num(&q.join("physical_block_size")).unwrap_or(lbs),
-            minimum_io_size: read_num(&q.join("minimum_io_size")).unwrap_or(lbs),
-            optimal_io_size: read_num(&q.join("optimal_io_size")).unwrap_or(0),
-            alignment_offset: read_num(&dir.join("alignment_offset")).unwrap_or(0),
-            discard_granularity: read_num(&q.join("discard_granularity")).unwrap_or(0),
-            discard_alignment: read_num(&dir.join("discard_alignment")).unwrap_or(0),
-        })
+        t.validate()
+            .map_err(|e| invalid(format!("{}: {e}", q.display())))?;
+        Ok(t)
     }
 
     /// The partitions the kernel registered for a disk.

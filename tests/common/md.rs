@@ -136,3 +136,32 @@ pub fn write(path: &Path, m: &Member) {
     put32(&mut b, 216, fold(sum));
     f.write_all_at(&b[..len.div_ceil(512) * 512], at).unwrap();
 }
+
+/// Rewrite the u32 at `field` of the v1.x superblock at byte `at` of `path`
+/// and fix its checksum, the way a crafted (but checksum-valid) superblock
+/// would look.
+pub fn patch_v1(path: &Path, at: u64, field: usize, value: u32) {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut b = vec![0u8; 1024];
+    f.read_exact_at(&mut b, at).unwrap();
+    put32(&mut b, field, value);
+    let max_dev = u32::from_le_bytes(b[220..224].try_into().unwrap()) as usize;
+    let len = 256 + 2 * max_dev;
+    let mut sum = 0u64;
+    let mut i = 0;
+    while i + 4 <= len {
+        if i != 216 {
+            sum += u64::from(u32::from_le_bytes(b[i..i + 4].try_into().unwrap()));
+        }
+        i += 4;
+    }
+    if i < len {
+        sum += u64::from(u16::from_le_bytes(b[i..i + 2].try_into().unwrap()));
+    }
+    put32(&mut b, 216, fold(sum));
+    f.write_all_at(&b, at).unwrap();
+}

@@ -219,6 +219,17 @@ impl Mounted {
         sh("mount", &[dev, &dir.path().display().to_string()]);
         Mounted { dir }
     }
+
+    /// Mounted read-only: the kernel writes nothing to it afterwards (a
+    /// read-write ext4 commits its journal a few seconds after mounting).
+    pub fn read_only(dev: &str) -> Mounted {
+        let dir = tempfile::tempdir().unwrap();
+        sh(
+            "mount",
+            &["-o", "ro", dev, &dir.path().display().to_string()],
+        );
+        Mounted { dir }
+    }
 }
 
 impl Drop for Mounted {

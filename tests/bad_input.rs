@@ -1,0 +1,174 @@
+//! Hostile and broken input from outside the disks: where the output goes,
+//! odd kinds of target, and option values out of range. Each gives exit 2
+//! and one line naming the problem, or a sane result; never a panic.
+
+mod common;
+use common::*;
+use std::process::{Command, Stdio};
+
+const MIB: u64 = 1 << 20;
+
+/// Exit 2 with exactly one stderr line containing `says`.
+fn refused(args: &[&str], says: &str) {
+    let (out, err, code) = run_full(args);
+    let ctx = format!("{args:?}: exit {code}\nstdout: {out}\nstderr: {err}");
+    assert_eq!(code, 2, "{ctx}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{ctx}");
+    assert!(err.contains(says), "{ctx}");
+    assert!(!err.contains("panicked"), "{ctx}");
+}
+
+/// A file with every block allocated (a probe refuses sparse ones).
+fn filled(dir: &std::path::Path) -> String {
+    let p = dir.join("filled.img");
+    std::fs::write(&p, vec![7u8; 8 << 20]).unwrap();
+    p.display().to_string()
+}
+
+fn small_gpt(dir: &std::path::Path) -> String {
+    let img = image(dir, "x.img", 64 * MIB);
+    sfdisk(&img, "label: gpt\nstart=2048, size=4096\n");
+    img.display().to_string()
+}
+
+#[test]
+fn a_full_disk_on_stdout_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = small_gpt(dir.path());
+    let file = filled(dir.path());
+    let fixture = format!(
+        "{}/tests/fixtures/sysfs/usb-bridge",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    for args in [
+        vec!["check", img.as_str(), "--json"],
+        vec!["check", img.as_str()],
+        vec!["--sysfs-root", fixture.as_str(), "topology"],
+        vec!["probe", file.as_str(), "--emit-fio"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let (out, err, code) = output_of(Command::new(bin()).args(&args).stdout(full));
+        let ctx = format!("{args:?}: exit {code}\nstdout: {out}\nstderr: {err}");
+        assert_eq!(code, 2, "{ctx}");
+        assert!(
+            err.contains("cannot write the report to standard output"),
+            "{ctx}"
+        );
+        assert!(err.contains("No space left on device"), "{ctx}");
+        assert!(!err.contains("panicked"), "{ctx}");
+    }
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = small_gpt(dir.path());
+    let file = filled(dir.path());
+    for args in [
+        vec!["check", img.as_str(), "--json"],
+        vec!["check", img.as_str()],
+        vec!["probe", file.as_str(), "--emit-fio"],
+    ] {
+        let mut child = Command::new(bin())
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader goes away before anything is written
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let code = out.status.code();
+        assert!(matches!(code, Some(0 | 1)), "{args:?}: {code:?} {err}");
+        assert_eq!(err, "", "{args:?}: a closed pipe is not an error to report");
+    }
+}
+
+#[test]
+fn bad_topology_specs_are_one_line_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = small_gpt(dir.path());
+    for (spec, says) in [
+        ("lbs=512,lbs=4096", "'lbs' is given twice"),
+        ("min=4096,minimum=8192", "'min' is given twice"),
+        ("", "empty --topology"),
+        ("foo=1", "unknown topology field 'foo'"),
+        ("lbs", "is not KEY=VALUE"),
+        ("pbs=4x", "not a size in bytes"),
+        ("opt=99999999999", "larger than 4 GiB"),
+        ("ao=-5", "not a size in bytes"),
+        ("lbs=1000", "logical block size 1000"),
+        ("pbs=0", "physical block size 0"),
+        ("lbs=4096,pbs=512", "no smaller than the logical block size"),
+        ("min=1000", "multiples of the logical block size"),
+        ("ao=100", "alignment offset 100"),
+    ] {
+        refused(&["check", &img, "--topology", spec], says);
+    }
+}
+
+#[test]
+fn odd_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let sock = dir.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let d = dir.path().display().to_string();
+    for t in [
+        &fifo.display().to_string(),
+        &sock.display().to_string(),
+        &d,
+        "/dev/null",
+    ] {
+        refused(&["check", t], "not a block device or a regular file");
+    }
+    for t in [fifo.display().to_string(), sock.display().to_string()] {
+        refused(
+            &["probe", &t],
+            "not a block device, a regular file or a directory",
+        );
+    }
+    refused(&["check", "/nonexistent/x.img"], "/nonexistent/x.img");
+    // A 1 EiB sparse file (tmpfs allows it): check reads its empty first
+    // sectors and says so; probe refuses to time reads of holes.
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let huge = shm.path().join("huge.img");
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(1 << 60).unwrap();
+    let h = huge.display().to_string();
+    let (doc, code) = run_json(&["check", &h]);
+    assert_eq!(doc["targets"][0]["size_bytes"], 1u64 << 60, "{doc:#}");
+    assert!(code == 0 || code == 1, "{doc:#}");
+    refused(&["probe", &h], "sparse file");
+}
+
+#[test]
+fn probe_options_out_of_range() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let t = filled(dir.path());
+    for (opt, value, says) in [
+        ("--bs", "0", "block size 0"),
+        ("--bs", "100000000000", "between 1 byte and 64 MiB"),
+        ("--qd", "0", "--qd 0"),
+        ("--qd", "1000000", "--qd 1000000"),
+        ("--jobs", "10000", "--jobs 10000"),
+        ("--rounds", "0", "--rounds"),
+        ("--runtime", "0", "--runtime"),
+        ("--offsets", "1", "offset 1 is not a multiple"),
+    ] {
+        refused(&["probe", &t, "--preset", "quick", opt, value], says);
+    }
+    refused(
+        &["probe", dir.path().to_str().unwrap(), "--size", "0"],
+        "--size 0 B",
+    );
+    refused(&["probe", &t, "--qd", "many"], "invalid value 'many'");
+}
