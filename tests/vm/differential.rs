@@ -571,6 +571,9 @@ pub struct Outcome {
     pub gpt: usize,
     pub dos: usize,
     pub partitions: usize,
+    /// The disk's limits as diskalign read them in the guest:
+    /// `lbs/pbs/min/opt ao N`.
+    pub topology: Option<String>,
     /// Layouts sfdisk refused (not compared), with its message.
     pub refused: Vec<String>,
     /// Layouts whose capture is missing or unreadable: a failure.
@@ -645,6 +648,17 @@ pub fn compare(
             ));
             continue;
         };
+        if out.topology.is_none() {
+            let t = &check["targets"][0]["topology"];
+            out.topology = Some(format!(
+                "{}/{}/{}/{} ao {}",
+                t["logical_block_size"],
+                t["physical_block_size"],
+                t["minimum_io_size"],
+                t["optimal_io_size"],
+                t["alignment_offset"]
+            ));
+        }
         compare_layout(d, l, &key, &o, check, &mut out);
     }
     out
@@ -870,7 +884,8 @@ pub fn report(seed: u64, rows: &[(String, &Outcome)]) -> String {
     for (name, o) in rows {
         let _ = writeln!(
             s,
-            "{name}: {} GPT and {} DOS layouts compared, {} exactly as generated, {} refused by sfdisk",
+            "{name} (lbs/pbs/min/opt {}): {} GPT and {} DOS layouts compared, {} exactly as generated, {} refused by sfdisk",
+            o.topology.as_deref().unwrap_or("?"),
             o.gpt,
             o.dos,
             o.as_generated,
