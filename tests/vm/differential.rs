@@ -157,6 +157,7 @@ const LITERALS: &[u64] = &[
 struct Gen<'a> {
     rng: &'a mut fastrand::Rng,
     lbs: u64,
+    sectors: u64,
 }
 
 impl Gen<'_> {
@@ -187,7 +188,9 @@ impl Gen<'_> {
                     from
                 }
             }
-            55..=69 => from,
+            55..=66 => from,
+            // Far out: large sector numbers (the disks are sparse files).
+            67..=69 => from + self.rng.u64(..self.sectors.saturating_sub(from) / 2 + 1),
             _ => {
                 let bits = self.rng.u32(1..22);
                 from + self.rng.u64(..1u64 << bits)
@@ -235,7 +238,11 @@ pub fn generate(seed: u64, lbs: u64, bytes: u64, count: usize) -> Vec<Layout> {
     let sectors = bytes / lbs;
     (0..count)
         .map(|index| {
-            let mut g = Gen { rng: &mut rng, lbs };
+            let mut g = Gen {
+                rng: &mut rng,
+                lbs,
+                sectors,
+            };
             loop {
                 let l = if g.rng.bool() {
                     gpt_layout(&mut g, index, sectors)
