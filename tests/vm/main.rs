@@ -8,7 +8,10 @@
 //!
 //! `DISKALIGN_VM_SCENARIOS=usb,dm` runs only the scenarios whose file name
 //! contains one of the words; `DISKALIGN_VM_JOBS` sets how many guests run
-//! at once (default 2, one per core).
+//! at once (default 2, one per core). The generated differential
+//! (differential.rs, scenarios 11 and 12) takes `DISKALIGN_VM_SEED`
+//! (a number or `random`; the seed is printed) and `DISKALIGN_VM_LAYOUTS`
+//! (layouts per topology).
 
 mod differential;
 mod scenario;
