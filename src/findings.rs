@@ -15,15 +15,7 @@ pub enum Severity {
     Error,
 }
 
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        })
-    }
-}
+crate::spelled_as_serde!(Severity);
 
 macro_rules! codes {
     ($( $variant:ident = $text:literal, $sev:ident, $summary:literal; )*) => {

@@ -15,6 +15,7 @@ pub mod cli;
 pub mod export;
 pub mod findings;
 pub mod layout;
+pub mod names;
 pub mod output;
 pub mod probe;
 pub mod stack;

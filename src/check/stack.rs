@@ -158,7 +158,7 @@ fn filesystem(l: &Layer) -> Vec<Finding> {
         return vec![];
     };
     let b = &l.below;
-    let name = crate::export::json::name(&fs.kind);
+    let name = fs.kind.as_str();
     let mut out = Vec::new();
     let mut size_rule = |what: &str, v: u32| {
         if v < b.logical_block_size {

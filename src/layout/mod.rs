@@ -50,6 +50,8 @@ pub enum TableKind {
     None,
 }
 
+crate::spelled_as_serde!(TableKind);
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PartKind {
@@ -58,6 +60,8 @@ pub enum PartKind {
     Extended,
     Logical,
 }
+
+crate::spelled_as_serde!(PartKind);
 
 /// One partition in table sectors (`last_lba` inclusive).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -25,6 +25,8 @@ pub enum TargetKind {
     ScratchFile,
 }
 
+crate::spelled_as_serde!(TargetKind);
+
 /// How the target may be opened.
 pub struct Access<'a> {
     pub write: bool,

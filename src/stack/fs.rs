@@ -14,6 +14,8 @@ pub enum FsKind {
     Btrfs,
 }
 
+crate::spelled_as_serde!(FsKind);
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Filesystem {
     #[serde(rename = "type")]

@@ -41,6 +41,8 @@ pub enum LayerKind {
     Holder,
 }
 
+crate::spelled_as_serde!(LayerKind);
+
 /// What the PV label and metadata say, seen from one PV.
 #[derive(Clone, Debug, Serialize)]
 pub struct PvInfo {

@@ -125,7 +125,7 @@ pub fn region(r: &Region, pending: &mut Pending) -> Option<Layer> {
     }
     match fs::read(src) {
         Ok(Some(f)) => {
-            let mut l = r.layer(LayerKind::Filesystem, crate::export::json::name(&f.kind));
+            let mut l = r.layer(LayerKind::Filesystem, f.kind.as_str());
             l.filesystem = Some(f);
             return Some(l);
         }

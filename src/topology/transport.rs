@@ -24,6 +24,8 @@ pub enum Transport {
     Unknown,
 }
 
+crate::spelled_as_serde!(Transport);
+
 /// The USB bridge in front of a disk.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct UsbBridge {
