@@ -28,6 +28,7 @@ fn every_saved_fuzz_input_replays_without_panic() {
             }
         }
     }
+    entries::cleanup();
     assert!(failed.is_empty(), "fuzz inputs that panic: {failed:#?}");
     // The corpus is committed: an empty replay means the paths are wrong.
     assert!(

@@ -352,9 +352,33 @@ fn sysfs_value(sel: u8, raw: u64) -> String {
     }
 }
 
+/// Write `v` to `dir/file`, or remove the file for a missing attribute.
+fn put(dir: &Path, file: &str, v: Option<String>) -> io::Result<()> {
+    match v {
+        Some(v) => std::fs::write(dir.join(file), v),
+        None => match std::fs::remove_file(dir.join(file)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        },
+    }
+}
+
+/// Create `dir`, or remove it and everything in it.
+fn keep_dir(dir: &Path, keep: bool) -> io::Result<()> {
+    if keep {
+        std::fs::create_dir_all(dir)
+    } else if dir.exists() {
+        std::fs::remove_dir_all(dir)
+    } else {
+        Ok(())
+    }
+}
+
 /// Decode the input into a small sysfs tree: one disk `sdf` with queue
-/// limits, size, partitions and a few identity files, each attribute
-/// present or missing and holding any of `sysfs_value`'s values.
+/// limits, size, up to four partitions and a few identity files, each
+/// attribute present or missing and holding any of `sysfs_value`'s values.
+/// The tree is rewritten in place (every file written or removed, every
+/// directory made or removed), so it depends on this input alone.
 fn build_tree(data: &[u8], root: &Path) -> io::Result<()> {
     let mut data = data;
     let mut byte = || take::<1>(&mut data).map_or(0, |b| b[0]);
@@ -370,12 +394,6 @@ fn build_tree(data: &[u8], root: &Path) -> io::Result<()> {
     let disk = root.join("block/sdf");
     let queue = disk.join("queue");
     std::fs::create_dir_all(&queue)?;
-    let put = |dir: &Path, file: &str, v: Option<String>| -> io::Result<()> {
-        match v {
-            Some(v) => std::fs::write(dir.join(file), v),
-            None => Ok(()),
-        }
-    };
     for f in [
         "logical_block_size",
         "physical_block_size",
@@ -390,44 +408,51 @@ fn build_tree(data: &[u8], root: &Path) -> io::Result<()> {
         put(&disk, f, next(&mut byte))?;
     }
     let parts = byte() % 5;
-    for n in 1..=parts {
+    for n in 1..=4 {
         let p = disk.join(format!("sdf{n}"));
-        std::fs::create_dir_all(&p)?;
-        for f in ["partition", "start", "size", "alignment_offset"] {
-            put(&p, f, next(&mut byte))?;
+        keep_dir(&p, n <= parts)?;
+        if n <= parts {
+            for f in ["partition", "start", "size", "alignment_offset"] {
+                put(&p, f, next(&mut byte))?;
+            }
         }
     }
     let flags = byte();
+    let dev = disk.join("device");
+    keep_dir(&dev, flags & 1 != 0)?;
     if flags & 1 != 0 {
-        let dev = disk.join("device");
-        std::fs::create_dir_all(&dev)?;
         put(&dev, "model", Some("FUZZ DISK".into()))?;
         put(&dev, "vpd_pg80", next(&mut byte))?;
     }
-    if flags & 2 != 0 {
-        std::fs::create_dir_all(disk.join("slaves/sda"))?;
-    }
-    if flags & 4 != 0 {
-        std::fs::create_dir_all(disk.join("holders/dm-0"))?;
-    }
+    keep_dir(&disk.join("slaves/sda"), flags & 2 != 0)?;
+    keep_dir(&disk.join("holders/dm-0"), flags & 4 != 0)?;
     Ok(())
 }
 
 /// `Sysfs::new(root)` over a generated tree: `disk`, `partitions`,
-/// `topology`, `default_disks` and `hints`.
+/// `topology`, `default_disks` and `hints`. The tree of one process and
+/// thread is reused from input to input (see `build_tree`); `cleanup`
+/// removes it.
 pub fn sysfs_tree(data: &[u8]) {
     let root = scratch("sysfs");
-    let _ = std::fs::remove_dir_all(&root);
-    if build_tree(data, &root).is_ok() {
-        let s = Sysfs::new(&root);
-        let _ = s.default_disks();
-        let _ = s.topology("sdf");
-        let _ = s.partitions("sdf");
-        if let Ok(d) = s.disk("sdf") {
-            let _ = topology::hints(&d);
-        }
+    if build_tree(data, &root).is_err() {
+        // Start over from nothing next time.
+        let _ = std::fs::remove_dir_all(&root);
+        return;
     }
-    let _ = std::fs::remove_dir_all(&root);
+    let s = Sysfs::new(&root);
+    let _ = s.default_disks();
+    let _ = s.topology("sdf");
+    let _ = s.partitions("sdf");
+    if let Ok(d) = s.disk("sdf") {
+        let _ = topology::hints(&d);
+    }
+}
+
+/// Remove the scratch files and trees of this process and thread.
+pub fn cleanup() {
+    let _ = std::fs::remove_dir_all(scratch("sysfs"));
+    let _ = std::fs::remove_file(scratch("image"));
 }
 
 // ---------------------------------------------------------------------------
