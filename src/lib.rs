@@ -10,6 +10,7 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("diskalign supports Linux only");
 
+pub mod bytes;
 pub mod check;
 pub mod cli;
 pub mod export;

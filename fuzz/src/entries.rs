@@ -6,7 +6,7 @@
 //! Each function only requires "no panic" (and, under the fuzzer, no hang
 //! and bounded memory); results are dropped. See docs/fuzzing.md.
 
-use diskalign::layout::source::ReadAt;
+use diskalign::bytes::ReadAt;
 use diskalign::layout::{self, gpt, mbr};
 use diskalign::stack::assemble::{self, Pending};
 use diskalign::stack::lvm::{self, pv, text, vg};

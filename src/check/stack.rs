@@ -6,7 +6,7 @@ use crate::findings::{Code, Finding, Severity};
 use crate::stack::fs::FsKind;
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Topology;
-use crate::units::{human, KIB, MIB};
+use crate::units::{gcd, human, KIB, MIB};
 
 /// Add the findings of `l` and everything above it; set `aligned`.
 pub fn judge(l: &mut Layer) {
@@ -419,7 +419,7 @@ fn striped(legs: &[&Layer], ss: u64, si: usize) -> Vec<Finding> {
     }
     // Chunk k of a leg starts at start + k*ss; the offsets into the unit
     // repeat after `period` chunks, so average over those.
-    let period = (unit / gcd(ss, unit)).min(1 << 16);
+    let period = (unit / gcd(ss, unit).max(1)).min(1 << 16);
     let ideal = u128::from(ss.div_ceil(unit).max(1));
     let (mut worst_total, mut worst) = (0u128, 0.0f64);
     for g in legs {
@@ -461,14 +461,6 @@ fn striped(legs: &[&Layer], ss: u64, si: usize) -> Vec<Finding> {
             where_.join("; ")
         ),
     )]
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a.max(1)
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 fn holder(l: &Layer) -> Vec<Finding> {

@@ -3,7 +3,7 @@
 //! (unless forced) carries a partition table, filesystem, LVM, RAID or
 //! LUKS signature. Devices are matched by device number, never by name.
 
-use crate::layout::source::ReadAt;
+use crate::bytes::ReadAt;
 use crate::stack::signature;
 use crate::topology::sysfs::list_dir;
 use std::fs;

@@ -2,8 +2,8 @@
 //! sector size and the stripe hints (ext4 stride/stripe_width, XFS
 //! sunit/swidth). Layout: alignment-facts.md §4.
 
-use crate::layout::source::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
-use crate::layout::LayoutError;
+use crate::bytes::ParseError;
+use crate::bytes::{be_u16, be_u32, be_u64, le_u16, le_u32, le_u64, read_bytes, ReadAt};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -40,21 +40,11 @@ impl Filesystem {
     }
 }
 
-fn be_u16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
-fn be_u32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-fn be_u64(b: &[u8], at: usize) -> u64 {
-    u64::from(be_u32(b, at)) << 32 | u64::from(be_u32(b, at + 4))
-}
-
-fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, LayoutError> {
+fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, ParseError> {
     if bs.is_power_of_two() && (512..=65536).contains(&bs) {
         Ok(bs)
     } else {
-        Err(LayoutError::new(
+        Err(ParseError::new(
             layer,
             at,
             format!("block size {bs} is not a power of two in 512..=65536"),
@@ -63,7 +53,7 @@ fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, LayoutErr
 }
 
 /// The filesystem at the start of `src`, if it is one of ext2/3/4, XFS, btrfs.
-pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, LayoutError> {
+pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseError> {
     let len = src.len();
     if len >= 512 {
         let b = read_bytes(src, "XFS superblock", 0, 512)?;
@@ -86,7 +76,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, LayoutEr
         if le_u16(&b, 0x38) == 0xef53 {
             let log = le_u32(&b, 0x18);
             if log > 6 {
-                return Err(LayoutError::new(
+                return Err(ParseError::new(
                     "ext4 superblock",
                     1024 + 0x18,
                     format!("s_log_block_size {log} is beyond 64 KiB"),

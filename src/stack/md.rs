@@ -1,8 +1,8 @@
 //! md RAID member superblocks, v0.90 and v1.0/1.1/1.2, checksums verified.
 //! Layout: alignment-facts.md §4 and the kernel's md_p.h.
 
-use crate::layout::source::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
-use crate::layout::LayoutError;
+use crate::bytes::ParseError;
+use crate::bytes::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
 use serde::Serialize;
 
 pub const MAGIC: u32 = 0xa92b_4efc;
@@ -73,7 +73,7 @@ fn fold(sum: u64) -> u32 {
 }
 
 /// The superblock on `src`, if any; a magic with a bad checksum is an error.
-pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<MdMember>, LayoutError> {
+pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<MdMember>, ParseError> {
     let sectors = src.len() / 512;
     let mut at = vec![(0u64, "1.1"), (4096, "1.2")];
     if sectors >= 16 {
@@ -98,7 +98,7 @@ fn v1(
     src: &(impl ReadAt + ?Sized),
     off: u64,
     version: &'static str,
-) -> Result<Option<MdMember>, LayoutError> {
+) -> Result<Option<MdMember>, ParseError> {
     if !has_magic(src, off) || off + 1024 > src.len() {
         return Ok(None);
     }
@@ -107,7 +107,7 @@ fn v1(
         return Ok(None); // not a v1 superblock at this place
     }
     let err =
-        |at: u64, m: String| LayoutError::new(LAYER, off + at, format!("version {version}: {m}"));
+        |at: u64, m: String| ParseError::new(LAYER, off + at, format!("version {version}: {m}"));
     let max_dev = le_u32(&b, 220) as usize;
     if max_dev > 384 {
         return Err(err(
@@ -181,7 +181,7 @@ fn v1(
     }))
 }
 
-fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, LayoutError> {
+fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, ParseError> {
     if !has_magic(src, off) || off + 4096 > src.len() {
         return Ok(None);
     }
@@ -195,7 +195,7 @@ fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, Layo
         .sum();
     let stored = le_u32(&b, 152);
     if fold(sum) != stored {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             LAYER,
             off + 152,
             format!(
@@ -209,7 +209,7 @@ fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, Layo
     let state = le_u32(&b, 3968 + 16);
     let raid_disks = le_u32(&b, 40);
     if raid_disks > V090_MAX_DISKS {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             LAYER,
             off + 40,
             format!("version 0.90: raid_disks {raid_disks} is more than the {V090_MAX_DISKS} disk descriptors the format has"),

@@ -3,7 +3,7 @@
 //! alignment-facts.md §4 and the formats' own headers). Used to refuse
 //! destructive I/O; says only *what* is there, not its geometry.
 
-use crate::layout::source::ReadAt;
+use crate::bytes::ReadAt;
 
 /// One thing found, with the byte offset of its magic.
 #[derive(Clone, Debug, PartialEq, Eq)]

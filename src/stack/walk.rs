@@ -5,9 +5,9 @@
 use super::assemble::{MdHandle, Pending, PvHandle};
 use super::map::{Source, Window};
 use super::{fs, limits, luks, lvm, md, Layer, LayerKind, PvInfo};
+use crate::bytes::ParseError;
+use crate::bytes::ReadAt;
 use crate::findings::{Code, Finding};
-use crate::layout::source::ReadAt;
-use crate::layout::LayoutError;
 use crate::topology::Topology;
 use std::rc::Rc;
 
@@ -44,7 +44,7 @@ impl Region {
     }
 
     /// A metadata error as a finding naming the device and absolute byte.
-    fn invalid(&self, e: &LayoutError) -> Finding {
+    fn invalid(&self, e: &ParseError) -> Finding {
         Finding::new(
             Code::MetadataInvalid,
             format!(
@@ -71,7 +71,7 @@ fn has_swap(src: &dyn ReadAt) -> bool {
 pub fn region(r: &Region, pending: &mut Pending) -> Option<Layer> {
     let w = r.window();
     let src: &dyn ReadAt = &*w;
-    let damaged = |kind, what: &str, e: LayoutError| {
+    let damaged = |kind, what: &str, e: ParseError| {
         let mut l = r.layer(kind, format!("{what} (damaged)"));
         l.findings.push(r.invalid(&e));
         Some(l)

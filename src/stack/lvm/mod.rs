@@ -5,8 +5,8 @@ pub mod pv;
 pub mod text;
 pub mod vg;
 
-use crate::layout::source::ReadAt;
-use crate::layout::LayoutError;
+use crate::bytes::ParseError;
+use crate::bytes::ReadAt;
 pub use vg::{Leg, LogicalVolume, PvEntry, Segment, VolumeGroup};
 
 /// A PV found on a device, with the VG its metadata describes.
@@ -17,7 +17,7 @@ pub struct PvFound {
     pub pe_start: u64,
     /// The VG (None: this PV keeps no metadata, or belongs to no VG yet),
     /// or why its metadata could not be read.
-    pub vg: Result<Option<VolumeGroup>, LayoutError>,
+    pub vg: Result<Option<VolumeGroup>, ParseError>,
 }
 
 impl PvFound {
@@ -29,7 +29,7 @@ impl PvFound {
 
 /// The PV on `src`, if there is one. A damaged label is an error; damaged
 /// metadata behind a good label is reported in `vg`.
-pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, LayoutError> {
+pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, ParseError> {
     let Some(label) = pv::read_label(src)? else {
         return Ok(None);
     };
@@ -37,7 +37,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, LayoutError
     let vg = pv::read_metadata(src, &label).and_then(|text| {
         let Some(text) = text else { return Ok(None) };
         let top = text::parse(&text).map_err(|e| {
-            LayoutError::new(
+            ParseError::new(
                 "LVM2 metadata text",
                 at,
                 format!("byte {} of the text: {}", e.offset, e.message),
@@ -45,7 +45,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, LayoutError
         })?;
         vg::volume_group(&top)
             .map(Some)
-            .map_err(|m| LayoutError::new("LVM2 metadata text", at, m))
+            .map_err(|m| ParseError::new("LVM2 metadata text", at, m))
     });
     let pe_start = match (&vg, label.data_areas.first()) {
         (_, Some(&(off, _))) => off,

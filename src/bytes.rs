@@ -1,0 +1,128 @@
+//! Bytes read from disks, images and buffers: the bounded, checked
+//! [`read_bytes`], the little- and big-endian field readers, and the
+//! [`ParseError`] every parser returns, naming the layer and the byte.
+
+use std::fmt;
+
+/// A read that failed: which layer, at which byte, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub layer: &'static str,
+    pub offset: u64,
+    pub message: String,
+}
+
+impl ParseError {
+    pub fn new(layer: &'static str, offset: u64, message: impl Into<String>) -> Self {
+        ParseError {
+            layer,
+            offset,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at byte {}: {}",
+            self.layer, self.offset, self.message
+        )
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Something metadata can be read from: a device, an image, a buffer.
+pub trait ReadAt {
+    /// Total size in bytes.
+    fn len(&self) -> u64;
+    /// Fill `buf` from `offset`; the caller has checked the bounds.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl ReadAt for [u8] {
+    fn len(&self) -> u64 {
+        <[u8]>::len(self) as u64
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let start = usize::try_from(offset).map_err(|_| std::io::ErrorKind::UnexpectedEof)?;
+        let end = start
+            .checked_add(buf.len())
+            .filter(|&e| e <= <[u8]>::len(self))
+            .ok_or(std::io::ErrorKind::UnexpectedEof)?;
+        buf.copy_from_slice(&self[start..end]);
+        Ok(())
+    }
+}
+
+impl ReadAt for Vec<u8> {
+    fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.as_slice().read_exact_at(buf, offset)
+    }
+}
+
+/// Read `len` bytes at `offset`, or an error naming the layer and offset.
+pub fn read_bytes(
+    src: &(impl ReadAt + ?Sized),
+    layer: &'static str,
+    offset: u64,
+    len: u64,
+) -> Result<Vec<u8>, ParseError> {
+    let end = offset.checked_add(len);
+    if end.is_none_or(|e| e > src.len()) {
+        return Err(ParseError::new(
+            layer,
+            offset,
+            format!(
+                "needs {len} bytes but the device ends at byte {} (truncated?)",
+                src.len()
+            ),
+        ));
+    }
+    if len > 64 << 20 {
+        return Err(ParseError::new(
+            layer,
+            offset,
+            format!("refusing to read {len} bytes"),
+        ));
+    }
+    let mut buf = vec![0u8; len as usize];
+    src.read_exact_at(&mut buf, offset)
+        .map_err(|e| ParseError::new(layer, offset, format!("read failed: {e}")))?;
+    Ok(buf)
+}
+
+/// Little-endian field readers over a buffer known to be long enough.
+pub fn le_u16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+pub fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+pub fn le_u64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// Big-endian field readers over a buffer known to be long enough.
+pub fn be_u16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+pub fn be_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+pub fn be_u64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_be_bytes(a)
+}
