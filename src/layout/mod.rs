@@ -5,7 +5,6 @@
 
 pub mod gpt;
 pub mod mbr;
-pub mod source;
 
 use crate::bytes::{self, ParseError, ReadAt};
 use crate::findings::{Code, Finding};
