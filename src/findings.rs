@@ -128,6 +128,8 @@ codes! {
         "An md array slot has no member among the targets.";
     LuksContentsUnchecked = "luks-contents-unchecked", Info,
         "The LUKS payload is encrypted: layers inside cannot be checked without opening it.";
+    BcacheBlockSize = "bcache-block-size", Warning,
+        "A bcache device's block size is below the physical block of the device below, so its writes are read-modify-writes there.";
     LuksSectorSize = "luks-sector-size", Warning,
         "The LUKS2 encryption sector size is below the logical (error) or physical (warning) block size of the device below.";
     FsBlockBelowPhysical = "fs-block-below-physical", Warning,

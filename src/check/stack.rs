@@ -15,6 +15,7 @@ pub fn judge(l: &mut Layer) {
             LayerKind::LvmPv => pv(l),
             LayerKind::MdMember => md_member(l),
             LayerKind::Luks => luks(l),
+            LayerKind::Bcache => bcache(l),
             LayerKind::Filesystem => filesystem(l),
             LayerKind::MdArray => md_array(l),
             LayerKind::LvmVg => vg(l),
@@ -108,6 +109,37 @@ fn md_member(l: &Layer) -> Vec<Finding> {
         out.push(Finding::new(
             Code::MdChunkBelowPhysical,
             format!("chunk {} is not a multiple of the {pbs}-byte physical block of {}: chunk-sized writes are read-modify-write on the drive", human(m.chunk_bytes), l.device),
+        ));
+    }
+    out
+}
+
+/// A backing device's data start is judged like any layer's; bcache's
+/// block size below the physical block makes every write of that size a
+/// read-modify-write of the device below.
+fn bcache(l: &Layer) -> Vec<Finding> {
+    let Some(b) = &l.bcache else { return vec![] };
+    let mut out = match l.data_start() {
+        Some(start) => start_findings(
+            &l.below,
+            start,
+            &format!(
+                "the bcache backing device's data (data_offset {})",
+                human(b.data_offset_bytes.unwrap_or(0))
+            ),
+            &l.device,
+        ),
+        None => vec![],
+    };
+    let pbs = u64::from(l.below.physical_block_size);
+    if b.block_size_bytes < pbs {
+        out.push(Finding::new(
+            Code::BcacheBlockSize,
+            format!(
+                "bcache block size {} is below the device's {pbs}-byte physical block: each {} write is a read-modify-write below; `make-bcache --block {pbs}` when the device is made again",
+                b.block_size_bytes,
+                human(b.block_size_bytes)
+            ),
         ));
     }
     out

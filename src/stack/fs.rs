@@ -2,6 +2,8 @@
 //! sector size and the stripe hints (ext4 stride/stripe_width, XFS
 //! sunit/swidth). Layout: alignment-facts.md §4.
 
+use super::registry::{Format, Magic};
+use super::LayerKind;
 use crate::bytes::ParseError;
 use crate::bytes::{be_u16, be_u32, be_u64, le_u16, le_u32, le_u64, read_bytes, ReadAt};
 use serde::Serialize;
@@ -51,6 +53,38 @@ fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, ParseErro
         ))
     }
 }
+
+/// ext2/3/4, XFS and btrfs superblocks.
+pub static FORMAT: Format = Format {
+    name: "filesystem",
+    description: "ext2/3/4, XFS or btrfs filesystem",
+    magics: &[
+        Magic {
+            offset: 1024 + 0x38,
+            bytes: &[0x53, 0xef],
+            what: "ext2/3/4 filesystem",
+        },
+        Magic {
+            offset: 0,
+            bytes: b"XFSB",
+            what: "XFS filesystem",
+        },
+        Magic {
+            offset: 65536 + 64,
+            bytes: b"_BHRfS_M",
+            what: "btrfs filesystem",
+        },
+    ],
+    probe: |r, src, _| match read(src) {
+        Ok(Some(f)) => {
+            let mut l = r.layer(LayerKind::Filesystem, f.kind.as_str());
+            l.filesystem = Some(f);
+            Some(l)
+        }
+        Ok(None) => None,
+        Err(e) => r.damaged(LayerKind::Filesystem, e.layer, e),
+    },
+};
 
 /// The filesystem at the start of `src`, if it is one of ext2/3/4, XFS, btrfs.
 pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseError> {

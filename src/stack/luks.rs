@@ -1,6 +1,8 @@
 //! LUKS1 and LUKS2 headers: where the encrypted payload starts and, for
 //! LUKS2, its encryption sector size. Layout: alignment-facts.md §4.
 
+use super::registry::{Format, Magic};
+use super::{limits, LayerKind};
 use crate::bytes::ParseError;
 use crate::bytes::{be_u16, be_u32, be_u64, read_bytes, ReadAt};
 use serde::Serialize;
@@ -24,6 +26,29 @@ fn cstr(b: &[u8]) -> String {
     let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
     String::from_utf8_lossy(&b[..end]).into_owned()
 }
+
+/// LUKS1 and LUKS2 headers.
+pub static FORMAT: Format = Format {
+    name: "luks",
+    description: "LUKS1/LUKS2 encryption header",
+    magics: &[Magic {
+        offset: 0,
+        bytes: b"LUKS\xba\xbe",
+        what: "LUKS encryption header",
+    }],
+    probe: |r, src, _| match read(src) {
+        Ok(Some(h)) => {
+            let mut l = r.layer(LayerKind::Luks, format!("LUKS{} {}", h.version, h.uuid));
+            l.data_offset_bytes = Some(h.payload_offset_bytes);
+            let payload = r.offset + h.payload_offset_bytes;
+            l.exposes = Some(limits::crypt(&r.below, payload, h.sector_size));
+            l.luks = Some(h);
+            Some(l)
+        }
+        Ok(None) => None,
+        Err(e) => r.damaged(LayerKind::Luks, "LUKS header", e),
+    },
+};
 
 /// The LUKS header on `src`, if there is one.
 pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Luks>, ParseError> {

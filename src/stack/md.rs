@@ -1,12 +1,64 @@
 //! md RAID member superblocks, v0.90 and v1.0/1.1/1.2, checksums verified.
 //! Layout: alignment-facts.md §4 and the kernel's md_p.h.
 
+use super::assemble::{MdHandle, Pending};
+use super::registry::{Format, Magic};
+use super::walk::Region;
+use super::{Layer, LayerKind};
 use crate::bytes::ParseError;
 use crate::bytes::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
 use serde::Serialize;
 
 pub const MAGIC: u32 = 0xa92b_4efc;
 const LAYER: &str = "md superblock";
+const MAGIC_LE: [u8; 4] = MAGIC.to_le_bytes();
+
+/// md members: 1.1 and 1.2 at fixed offsets; 1.0 and 0.90 sit near the end
+/// (the signature scan adds those).
+pub static FORMAT: Format = Format {
+    name: "md",
+    description: "Linux md RAID member (superblock 0.90, 1.0, 1.1, 1.2)",
+    magics: &[
+        Magic {
+            offset: 0,
+            bytes: &MAGIC_LE,
+            what: "md RAID superblock 1.1",
+        },
+        Magic {
+            offset: 4096,
+            bytes: &MAGIC_LE,
+            what: "md RAID superblock 1.2",
+        },
+    ],
+    probe,
+};
+
+fn probe(r: &Region, src: &dyn ReadAt, pending: &mut Pending) -> Option<Layer> {
+    match read(src) {
+        Ok(Some(m)) => {
+            let mut l = r.layer(LayerKind::MdMember, member_name(&m));
+            l.data_offset_bytes = Some(m.data_offset_bytes);
+            l.md = Some(m.clone());
+            pending.mds.push(MdHandle {
+                member: m,
+                region: r.clone(),
+            });
+            Some(l)
+        }
+        Ok(None) => None,
+        Err(e) => r.damaged(LayerKind::MdMember, "md member", e),
+    }
+}
+
+fn member_name(m: &MdMember) -> String {
+    let role = m.role.map_or("spare".to_string(), |r| format!("role {r}"));
+    format!(
+        "md member {role} of {} ({}, metadata {})",
+        m.name.as_deref().unwrap_or(&m.array_uuid),
+        m.level_name(),
+        m.version
+    )
+}
 /// `MD_SB_DISKS` (md_p.h): a v0.90 superblock has 27 disk descriptors.
 const V090_MAX_DISKS: u32 = 27;
 

@@ -5,9 +5,46 @@ pub mod pv;
 pub mod text;
 pub mod vg;
 
+use super::assemble::{Pending, PvHandle};
+use super::registry::Format;
+use super::walk::Region;
+use super::{Layer, LayerKind, PvInfo};
 use crate::bytes::ParseError;
 use crate::bytes::ReadAt;
 pub use vg::{Leg, LogicalVolume, PvEntry, Segment, VolumeGroup};
+
+/// LVM2 physical volumes. The label may sit in any of the first four
+/// sectors, so the signature scan looks for it itself.
+pub static FORMAT: Format = Format {
+    name: "lvm2",
+    description: "LVM2 physical volume",
+    magics: &[],
+    probe,
+};
+
+fn probe(r: &Region, src: &dyn ReadAt, pending: &mut Pending) -> Option<Layer> {
+    match read(src) {
+        Ok(Some(pv)) => {
+            let mut l = r.layer(LayerKind::LvmPv, format!("PV {}", pv.label.uuid));
+            l.data_offset_bytes = Some(pv.pe_start);
+            l.pv = Some(PvInfo {
+                uuid: pv.label.uuid.clone(),
+                vg: pv.vg().map(|v| v.name.clone()),
+                pe_start_bytes: pv.pe_start,
+            });
+            if let Err(e) = &pv.vg {
+                l.findings.push(r.invalid(e));
+            }
+            pending.pvs.push(PvHandle {
+                found: pv,
+                region: r.clone(),
+            });
+            Some(l)
+        }
+        Ok(None) => None,
+        Err(e) => r.damaged(LayerKind::LvmPv, "PV label", e),
+    }
+}
 
 /// A PV found on a device, with the VG its metadata describes.
 #[derive(Clone, Debug)]
