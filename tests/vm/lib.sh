@@ -93,3 +93,51 @@ setvar() {
   eval "$_v=\$_val"; export "$_v"
   echo "@@vm set $_v=$_val"
 }
+
+# difflayout DEV SCRIPT [N]: one layout of a `differential` (tests/vm/
+# differential.rs). Clears both ends of DEV, writes SCRIPT (printf %b)
+# with sfdisk, has the kernel re-read the table, then prints sections
+# "@@ NAME": diskalign's JSON (messages emptied: the serial line is slow),
+# fdisk's and sgdisk's warnings, parted's align-check opt and min of every
+# partition the kernel registered (one interactive parted: each exec costs
+# tens of ms under TCG), the exit statuses of `parted -s align-check` for
+# partition N, and per partition the kernel's start, size and
+# alignment_offset and the node's block size (BLKBSZGET).
+difflayout() {
+  _d=$1; _k=${1#/dev/}
+  read _ss < /sys/block/$_k/queue/logical_block_size
+  read _sz < /sys/block/$_k/size
+  _n=$((_sz * 512 / _ss))
+  dd if=/dev/zero of=$_d bs=$_ss count=34 conv=notrunc 2>/dev/null
+  dd if=/dev/zero of=$_d bs=$_ss seek=$((_n - 34)) count=34 conv=notrunc 2>/dev/null
+  echo "@@ sfdisk"
+  printf '%b' "$2" | sfdisk -q --no-reread --no-tell-kernel --wipe never "$_d" 2>&1
+  echo "@@ status $?"
+  blockdev --rereadpt "$_d" 2>&1
+  echo "@@ check"
+  diskalign check --json "$_d" | sed -e 's/^ *//' -e 's/"message": ".*"/"message":""/'
+  echo "@@ fdisk"
+  fdisk -l "$_d" 2>&1 | grep 'physical sector boundary'
+  case $2 in label:\ gpt*)
+    echo "@@ sgdisk"
+    sgdisk -v "$_d" 2>&1 | grep "^Caution: Partition" ;;
+  esac
+  _parts=; _nodes=
+  echo "@@ sysfs"
+  for _p in /sys/block/$_k/$_k*; do
+    [ -e "$_p/partition" ] || continue
+    read _pn < $_p/partition; read _st < $_p/start; read _ps < $_p/size; read _ao < $_p/alignment_offset
+    echo "$_pn ${_p##*/} $_st $_ps $_ao"
+    _parts="$_parts $_pn"; _nodes="$_nodes /dev/${_p##*/}"
+  done
+  echo "@@ parted"
+  for _pn in $_parts; do printf 'align-check opt %s\nalign-check min %s\n' $_pn $_pn; done | parted "$_d" 2>&1 | grep align
+  if [ -n "$3" ]; then
+    echo "@@ exit"
+    parted -s "$_d" align-check opt "$3" >/dev/null 2>&1; echo "opt $3 $?"
+    parted -s "$_d" align-check min "$3" >/dev/null 2>&1; echo "min $3 $?"
+  fi
+  echo "@@ bsz$_parts"
+  [ -z "$_nodes" ] || blockdev --getbsz $_nodes 2>&1
+  echo "@@ end"
+}

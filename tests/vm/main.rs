@@ -8,13 +8,18 @@
 //!
 //! `DISKALIGN_VM_SCENARIOS=usb,dm` runs only the scenarios whose file name
 //! contains one of the words; `DISKALIGN_VM_JOBS` sets how many guests run
-//! at once (default 2, one per core).
+//! at once (default 2, one per core). The generated differential
+//! (differential.rs, scenarios 11 and 12) takes `DISKALIGN_VM_SEED`
+//! (a number or `random`; the seed is printed) and `DISKALIGN_VM_LAYOUTS`
+//! (layouts per topology).
 
+mod differential;
 mod scenario;
 
 use scenario::{Boot, Bus, Captured, Scenario, Step};
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
@@ -41,6 +46,35 @@ fn vm_dir() -> &'static Path {
     })
 }
 
+/// The differentials' seed, chosen once per run and printed.
+fn seed() -> u64 {
+    static SEED: OnceLock<u64> = OnceLock::new();
+    *SEED.get_or_init(|| {
+        let s = differential::run_seed();
+        // Straight to stderr: the test harness keeps eprintln! output of a
+        // passing test, and the seed matters most when a run was random.
+        let _ = writeln!(
+            std::io::stderr(),
+            "vm differential seed {s:#x} (DISKALIGN_VM_SEED={s:#x} reproduces this run)"
+        );
+        s
+    })
+}
+
+/// How long a boot may take: its `timeout` plus 4 s per generated layout
+/// (about 1 s each under TCG on an idle core).
+fn boot_timeout(boot: &Boot) -> u64 {
+    let layouts: usize = boot
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Differential(d) => Some(differential::layouts(d, seed()).len()),
+            _ => None,
+        })
+        .sum();
+    boot.timeout_s + 4 * layouts as u64
+}
+
 fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
@@ -57,6 +91,11 @@ fn guest_script(boot: &Boot) -> String {
             Step::Run(cmd) => s.push_str(&format!("run {}\n", quote(cmd))),
             Step::Capture(key, cmd) => s.push_str(&format!("capture {key} {}\n", quote(cmd))),
             Step::Set(var, cmd) => s.push_str(&format!("setvar {var} {}\n", quote(cmd))),
+            Step::Differential(d) => s.push_str(&differential::guest_lines(
+                d,
+                &differential::layouts(d, seed()),
+                quote,
+            )),
         }
     }
     s
@@ -212,10 +251,11 @@ fn run_boot(
     if !st.success() {
         return Err(format!("packing the initramfs failed: {st}"));
     }
+    let timeout_s = boot_timeout(boot);
     let out = Command::new("timeout")
         .args([
             "--kill-after=5",
-            &boot.timeout_s.to_string(),
+            &timeout_s.to_string(),
             "qemu-system-x86_64",
         ])
         .args(qemu_args(vm, boot, work, &initrd))
@@ -231,7 +271,7 @@ fn run_boot(
         let _ = fs::write(out_dir.join(format!("{k}.out")), &c.stdout);
     }
     let why = if out.status.code() == Some(124) || out.status.code() == Some(137) {
-        Some(format!("the guest hung: killed after {} s", boot.timeout_s))
+        Some(format!("the guest hung: killed after {timeout_s} s"))
     } else if let Some(f) = &serial.failed {
         Some(format!("a step failed (status {f})"))
     } else if !serial.done {
@@ -261,6 +301,7 @@ fn run_scenario(vm: &Path, s: &Scenario) -> Result<usize, String> {
     for (i, boot) in s.boots.iter().enumerate() {
         caps.extend(run_boot(vm, boot, work.path(), &out_dir, i + 1)?);
     }
+    let diff = check_differentials(s, &caps, &out_dir);
     let failed: Vec<String> = s
         .expects
         .iter()
@@ -270,17 +311,110 @@ fn run_scenario(vm: &Path, s: &Scenario) -> Result<usize, String> {
                 .map(|why| format!("  line {}: expect {}\n      {why}", e.line, e.text))
         })
         .collect();
-    if failed.is_empty() {
-        Ok(s.expects.len())
-    } else {
-        Err(format!(
+    if failed.is_empty() && diff.is_empty() {
+        return Ok(s.expects.len());
+    }
+    let mut m = String::new();
+    if !failed.is_empty() {
+        m = format!(
             "{} of {} expectations failed (captures in {}):\n{}",
             failed.len(),
             s.expects.len(),
             out_dir.display(),
             failed.join("\n")
-        ))
+        );
     }
+    if !diff.is_empty() {
+        if !m.is_empty() {
+            m.push('\n');
+        }
+        m.push_str(&format!(
+            "the differential disagrees with the real tools (captures in {}):\n{}",
+            out_dir.display(),
+            diff.join("\n")
+        ));
+    }
+    Err(m)
+}
+
+/// Compares the scenario's differentials; writes the agreement table and
+/// every disagreement to `out_dir/differential.txt`, prints the table, and
+/// returns one failure per differential that did not agree fully (the
+/// first disagreements of each comparison listed).
+fn check_differentials(
+    s: &Scenario,
+    caps: &BTreeMap<String, Captured>,
+    out_dir: &Path,
+) -> Vec<String> {
+    let diffs: Vec<&scenario::Differential> = s
+        .boots
+        .iter()
+        .flat_map(|b| &b.steps)
+        .filter_map(|st| match st {
+            Step::Differential(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    if diffs.is_empty() {
+        return Vec::new();
+    }
+    let outcomes: Vec<(String, differential::Outcome)> = diffs
+        .iter()
+        .map(|d| {
+            let layouts = differential::layouts(d, seed());
+            let o = differential::compare(d, &layouts, |k| caps.get(k).map(|c| c.stdout.clone()));
+            (d.key.clone(), o)
+        })
+        .collect();
+    let rows: Vec<(String, &differential::Outcome)> =
+        outcomes.iter().map(|(k, o)| (k.clone(), o)).collect();
+    let table = differential::report(seed(), &rows);
+    let mut full = table.clone();
+    for (_, o) in &outcomes {
+        for b in &o.broken {
+            full.push_str(&format!("BROKEN {b}\n"));
+        }
+        for x in &o.disagreements {
+            full.push_str(&format!("DISAGREE {}: {}\n", x.comparison, x.text));
+        }
+    }
+    let path = out_dir.join("differential.txt");
+    let _ = fs::write(&path, &full);
+    let _ = writeln!(std::io::stderr(), "vm scenario {}:\n{table}", s.name);
+    let mut failed: Vec<String> = outcomes
+        .iter()
+        .filter(|(_, o)| o.failed())
+        .map(|(key, o)| {
+            let mut m = format!(
+                "  differential {key}: {} disagreements, {} broken layouts (all in {}):\n",
+                o.disagreements.len(),
+                o.broken.len(),
+                path.display()
+            );
+            for b in o.broken.iter().take(5) {
+                m.push_str(&format!("      broken: {b}\n"));
+            }
+            let mut per: BTreeMap<&str, usize> = BTreeMap::new();
+            for x in &o.disagreements {
+                let seen = per.entry(x.comparison).or_default();
+                *seen += 1;
+                if *seen <= 10 {
+                    m.push_str(&format!("      {}: {}\n", x.comparison, x.text));
+                }
+            }
+            for (c, n) in per.iter().filter(|(_, n)| **n > 10) {
+                m.push_str(&format!("      {c}: ... {} more\n", n - 10));
+            }
+            m
+        })
+        .collect();
+    if !failed.is_empty() {
+        failed.insert(
+            0,
+            format!("  differential agreement (agreed/compared):\n{table}"),
+        );
+    }
+    failed
 }
 
 /// The scenario files, those `DISKALIGN_VM_SCENARIOS` selects when `selected`.

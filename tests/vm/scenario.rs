@@ -34,6 +34,25 @@ pub enum Step {
     /// `set NAME CMD`: a guest variable for later steps (the scenario
     /// stops when CMD fails).
     Set(String, String),
+    /// `differential KEY NODE LBS SIZE COUNT`: generated layouts compared
+    /// with the real tools (tests/vm/differential.rs).
+    Differential(Differential),
+}
+
+/// A generated differential on one guest disk: `count` random layouts,
+/// each written and judged in the guest, compared on the host. Every
+/// disagreement fails the scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Differential {
+    /// Names the topology in the report; the captures are `KEY-1` ...
+    pub key: String,
+    /// The disk's node as the guest shell sees it: `$usb`, `$sd`.
+    pub node: String,
+    /// The disk's logical sector size and size in bytes (the layouts are
+    /// generated on the host).
+    pub lbs: u64,
+    pub size: u64,
+    pub count: usize,
 }
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -93,6 +112,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
     let mut boots: Vec<Boot> = Vec::new();
     let mut expects = Vec::new();
     let mut keys: Vec<String> = Vec::new();
+    let mut differentials = 0;
     let mut pending = String::new();
     let mut first_line = 0;
     for (i, raw) in text.lines().enumerate() {
@@ -147,6 +167,15 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
                 boot.steps
                     .push(Step::Set(var.to_string(), cmd.trim().to_string()));
             }
+            "differential" => {
+                let d = parse_differential(rest).map_err(err)?;
+                if keys.contains(&d.key) {
+                    return Err(err(format!("key `{}` is used twice", d.key)));
+                }
+                keys.push(d.key.clone());
+                differentials += 1;
+                boot.steps.push(Step::Differential(d));
+            }
             "capture" => {
                 let (key, cmd) = rest
                     .split_once(char::is_whitespace)
@@ -169,9 +198,9 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
     if boots.is_empty() {
         return Err(format!("{name}: no `boot`"));
     }
-    if expects.is_empty() {
+    if expects.is_empty() && differentials == 0 {
         return Err(format!(
-            "{name}: no `expect`: a scenario must assert something"
+            "{name}: no `expect` or `differential`: a scenario must assert something"
         ));
     }
     for e in &expects {
@@ -214,6 +243,42 @@ fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+fn parse_differential(rest: &str) -> Result<Differential, String> {
+    let usage = "differential KEY NODE LBS SIZE COUNT";
+    let w: Vec<&str> = rest.split_whitespace().collect();
+    let [key, node, lbs, size, count] = w.as_slice() else {
+        return Err(format!("expected `{usage}`"));
+    };
+    if !valid_key(key) || key.contains('-') {
+        return Err(format!(
+            "differential key `{key}`: use letters, digits and _"
+        ));
+    }
+    if !node.starts_with('$') || !shell_ident(&node[1..]) {
+        return Err(format!("node `{node}`: a guest variable such as $usb"));
+    }
+    let lbs: u64 = lbs
+        .parse()
+        .ok()
+        .filter(|l: &u64| *l >= 512 && l.is_power_of_two())
+        .ok_or_else(|| format!("LBS `{lbs}`: 512, 4096, ..."))?;
+    let size = parse_size(size)
+        .filter(|s| *s >= 16 << 20 && s % lbs == 0)
+        .ok_or_else(|| format!("SIZE `{size}`: at least 16M, a multiple of LBS"))?;
+    let count = count
+        .parse()
+        .ok()
+        .filter(|c| *c > 0)
+        .ok_or_else(|| format!("COUNT `{count}`: how many layouts"))?;
+    Ok(Differential {
+        key: key.to_string(),
+        node: node.to_string(),
+        lbs,
+        size,
+        count,
+    })
 }
 
 fn parse_disk(rest: &str) -> Result<Disk, String> {
