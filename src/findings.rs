@@ -15,15 +15,7 @@ pub enum Severity {
     Error,
 }
 
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        })
-    }
-}
+crate::spelled_as_serde!(Severity);
 
 macro_rules! codes {
     ($( $variant:ident = $text:literal, $sev:ident, $summary:literal; )*) => {
@@ -136,6 +128,8 @@ codes! {
         "An md array slot has no member among the targets.";
     LuksContentsUnchecked = "luks-contents-unchecked", Info,
         "The LUKS payload is encrypted: layers inside cannot be checked without opening it.";
+    BcacheBlockSize = "bcache-block-size", Warning,
+        "A bcache device's block size is below the physical block of the device below, so its writes are read-modify-writes there.";
     LuksSectorSize = "luks-sector-size", Warning,
         "The LUKS2 encryption sector size is below the logical (error) or physical (warning) block size of the device below.";
     FsBlockBelowPhysical = "fs-block-below-physical", Warning,

@@ -10,13 +10,17 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("diskalign supports Linux only");
 
+pub mod bytes;
 pub mod check;
 pub mod cli;
 pub mod export;
 pub mod findings;
+pub mod iolimits;
 pub mod layout;
+pub mod names;
 pub mod output;
 pub mod probe;
 pub mod stack;
+pub mod sys;
 pub mod topology;
 pub mod units;

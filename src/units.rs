@@ -44,6 +44,15 @@ pub fn is_bridge_opt(opt: u64, lbs: u64) -> bool {
     opt != 0 && opt == 65535 * lbs
 }
 
+/// Greatest common divisor (0 when both are 0).
+pub fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 /// `1.5 MiB`, `4 KiB`, `512 B`: binary units, one decimal when not exact.
 pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];

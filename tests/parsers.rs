@@ -132,3 +132,38 @@ fn hostile_gpt_fields() {
         }
     }
 }
+
+/// Every spelled enum says what its JSON says.
+#[test]
+fn enums_spell_themselves_as_their_serde_name() {
+    use clap::ValueEnum;
+    use diskalign::probe::engine::{EngineKind, Pattern};
+    use diskalign::probe::grid::Preset;
+    fn same<T: serde::Serialize + std::fmt::Display>(v: &T) {
+        let json = serde_json::to_value(v).unwrap();
+        assert_eq!(json.as_str(), Some(v.to_string().as_str()));
+        assert_ne!(v.to_string(), "?");
+    }
+    Preset::value_variants().iter().for_each(same);
+    EngineKind::value_variants().iter().for_each(same);
+    Pattern::value_variants().iter().for_each(same);
+    use diskalign::topology::Transport::*;
+    for t in [
+        Nvme, Sata, Scsi, UsbUas, UsbStorage, Usb, Virtio, Mmc, Loop, Dm, Md, Zram, Nbd, Xen,
+        Unknown,
+    ] {
+        same(&t);
+    }
+    use diskalign::stack::LayerKind;
+    for k in [
+        LayerKind::LvmPv,
+        LayerKind::MdMember,
+        LayerKind::MdArray,
+        LayerKind::LvmLv,
+    ] {
+        same(&k);
+    }
+    same(&diskalign::findings::Severity::Warning);
+    same(&diskalign::layout::PartKind::Extended);
+    same(&diskalign::check::report::TopologySource::ImageDefault);
+}

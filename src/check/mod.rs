@@ -113,7 +113,7 @@ fn check_one(
     };
     match target::resolve(path, &opts.sysfs).map_err(fail)? {
         Resolved::Image => {
-            let src: Source = std::rc::Rc::new(target::open(path).map_err(fail)?);
+            let src: Source = std::rc::Rc::new(crate::sys::dev::open(path).map_err(fail)?);
             let (topo, source) = match &opts.topology {
                 Some(o) => (
                     o.apply(Topology::IMAGE_DEFAULT).map_err(fail)?,
@@ -133,7 +133,7 @@ fn check_one(
             analyse(&src, input, opts, pending).map_err(fail)
         }
         Resolved::Live { disk, only, node } => {
-            let src: Source = std::rc::Rc::new(target::open(&node).map_err(fail)?);
+            let src: Source = std::rc::Rc::new(crate::sys::dev::open(&node).map_err(fail)?);
             let (topo, source) = match &opts.topology {
                 Some(o) => (
                     o.apply(disk.topology).map_err(fail)?,
@@ -285,7 +285,7 @@ fn analyse(
         );
         let device_block_size_kernel = kpart
             .filter(|_| opts.sysfs.is_live())
-            .and_then(|k| target::node_block_size(&Path::new("/dev").join(&k.name)));
+            .and_then(|k| crate::sys::dev::node_block_size(&Path::new("/dev").join(&k.name)));
         pf.extend(rules::node_block_size_finding(
             device_block_size,
             device_block_size_kernel,

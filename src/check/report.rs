@@ -15,6 +15,8 @@ pub enum TargetKind {
     Image,
 }
 
+crate::spelled_as_serde!(TargetKind);
+
 /// Where the topology came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -23,6 +25,8 @@ pub enum TopologySource {
     ImageDefault,
     Override,
 }
+
+crate::spelled_as_serde!(TopologySource);
 
 #[derive(Clone, Debug, Serialize)]
 pub struct TableReport {

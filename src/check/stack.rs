@@ -6,7 +6,7 @@ use crate::findings::{Code, Finding, Severity};
 use crate::stack::fs::FsKind;
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Topology;
-use crate::units::{human, KIB, MIB};
+use crate::units::{gcd, human, KIB, MIB};
 
 /// Add the findings of `l` and everything above it; set `aligned`.
 pub fn judge(l: &mut Layer) {
@@ -15,6 +15,7 @@ pub fn judge(l: &mut Layer) {
             LayerKind::LvmPv => pv(l),
             LayerKind::MdMember => md_member(l),
             LayerKind::Luks => luks(l),
+            LayerKind::Bcache => bcache(l),
             LayerKind::Filesystem => filesystem(l),
             LayerKind::MdArray => md_array(l),
             LayerKind::LvmVg => vg(l),
@@ -113,6 +114,37 @@ fn md_member(l: &Layer) -> Vec<Finding> {
     out
 }
 
+/// A backing device's data start is judged like any layer's; bcache's
+/// block size below the physical block makes every write of that size a
+/// read-modify-write of the device below.
+fn bcache(l: &Layer) -> Vec<Finding> {
+    let Some(b) = &l.bcache else { return vec![] };
+    let mut out = match l.data_start() {
+        Some(start) => start_findings(
+            &l.below,
+            start,
+            &format!(
+                "the bcache backing device's data (data_offset {})",
+                human(b.data_offset_bytes.unwrap_or(0))
+            ),
+            &l.device,
+        ),
+        None => vec![],
+    };
+    let pbs = u64::from(l.below.physical_block_size);
+    if b.block_size_bytes < pbs {
+        out.push(Finding::new(
+            Code::BcacheBlockSize,
+            format!(
+                "bcache block size {} is below the device's {pbs}-byte physical block: each {} write is a read-modify-write below; `make-bcache --block {pbs}` when the device is made again",
+                b.block_size_bytes,
+                human(b.block_size_bytes)
+            ),
+        ));
+    }
+    out
+}
+
 fn luks(l: &Layer) -> Vec<Finding> {
     let (Some(h), Some(start)) = (&l.luks, l.data_start()) else {
         return vec![];
@@ -158,7 +190,7 @@ fn filesystem(l: &Layer) -> Vec<Finding> {
         return vec![];
     };
     let b = &l.below;
-    let name = crate::export::json::name(&fs.kind);
+    let name = fs.kind.as_str();
     let mut out = Vec::new();
     let mut size_rule = |what: &str, v: u32| {
         if v < b.logical_block_size {
@@ -419,7 +451,7 @@ fn striped(legs: &[&Layer], ss: u64, si: usize) -> Vec<Finding> {
     }
     // Chunk k of a leg starts at start + k*ss; the offsets into the unit
     // repeat after `period` chunks, so average over those.
-    let period = (unit / gcd(ss, unit)).min(1 << 16);
+    let period = (unit / gcd(ss, unit).max(1)).min(1 << 16);
     let ideal = u128::from(ss.div_ceil(unit).max(1));
     let (mut worst_total, mut worst) = (0u128, 0.0f64);
     for g in legs {
@@ -461,14 +493,6 @@ fn striped(legs: &[&Layer], ss: u64, si: usize) -> Vec<Finding> {
             where_.join("; ")
         ),
     )]
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a.max(1)
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 fn holder(l: &Layer) -> Vec<Finding> {

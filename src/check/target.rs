@@ -1,9 +1,8 @@
 //! Turning a command-line target into something to read: a live whole disk,
 //! a partition of one, or an image file.
 
-use crate::layout::source::FileSource;
-use crate::topology::{ioctl, Disk, Sysfs};
-use std::fs::{self, File};
+use crate::topology::{Disk, Sysfs};
+use std::fs;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
@@ -41,23 +40,4 @@ pub fn resolve(path: &Path, sysfs: &Sysfs) -> Result<Resolved, String> {
         only,
         node,
     })
-}
-
-/// Open a disk or image read-only with its size.
-pub fn open(path: &Path) -> Result<FileSource, String> {
-    let file =
-        File::open(path).map_err(|e| format!("cannot open {} read-only: {e}", path.display()))?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    let size = if meta.file_type().is_block_device() {
-        ioctl::size_bytes(&file).map_err(|e| format!("BLKGETSIZE64 on {}: {e}", path.display()))?
-    } else {
-        meta.len()
-    };
-    Ok(FileSource { file, size })
-}
-
-/// BLKBSZGET of a partition node, when it can be opened.
-pub fn node_block_size(node: &Path) -> Option<u32> {
-    let fd = ioctl::open_read_only(node).ok()?;
-    ioctl::device_block_size(&fd).ok()
 }

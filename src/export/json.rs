@@ -6,15 +6,6 @@ use crate::stack::Layer;
 use crate::topology::Disk;
 use serde::Serialize;
 
-/// The JSON spelling of a unit enum value (`"usb-uas"`, `"image-default"`),
-/// so human output never drifts from the schema.
-pub fn name<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::from("?"),
-    }
-}
-
 /// Bumped only for incompatible changes (never so far); additions keep it.
 pub const SCHEMA_VERSION: u32 = 1;
 

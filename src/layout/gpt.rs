@@ -1,7 +1,8 @@
 //! GPT: header at LBA 1 (and its backup at the last LBA), CRC-checked entries.
 
-use super::source::{le_u32, le_u64, read_bytes, ReadAt};
-use super::{LayoutError, PartKind, Partition};
+use super::{PartKind, Partition};
+use crate::bytes::ParseError;
+use crate::bytes::{le_u32, le_u64, read_bytes, ReadAt};
 use crate::findings::{Code, Finding};
 
 const SIGNATURE: &[u8; 8] = b"EFI PART";
@@ -37,7 +38,7 @@ pub enum Probe {
     Absent,
     Found(Gpt),
     /// A signature exists but neither header copy is usable.
-    Broken(LayoutError),
+    Broken(ParseError),
 }
 
 /// True when "EFI PART" sits at LBA `lba`.
@@ -46,18 +47,18 @@ fn signature_at(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> bool {
 }
 
 /// Read and validate the header at `lba`.
-pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<Header, LayoutError> {
+pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<Header, ParseError> {
     let layer = "GPT header";
     let offset = lba
         .checked_mul(ss)
-        .ok_or_else(|| LayoutError::new(layer, u64::MAX, "LBA overflows"))?;
+        .ok_or_else(|| ParseError::new(layer, u64::MAX, "LBA overflows"))?;
     let b = read_bytes(src, layer, offset, ss)?;
     if &b[0..8] != SIGNATURE {
-        return Err(LayoutError::new(layer, offset, "no \"EFI PART\" signature"));
+        return Err(ParseError::new(layer, offset, "no \"EFI PART\" signature"));
     }
     let size = le_u32(&b, 12) as usize;
     if size < 92 || size > b.len() {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             layer,
             offset + 12,
             format!("header size {size} is not within 92..={ss}"),
@@ -68,7 +69,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
     copy[16..20].fill(0);
     let computed = crc32fast::hash(&copy);
     if stored != computed {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             layer,
             offset + 16,
             format!("header CRC32 mismatch (stored {stored:#010x}, computed {computed:#010x})"),
@@ -85,7 +86,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
         entries_crc: le_u32(&b, 88),
     };
     if h.my_lba != lba {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             layer,
             offset + 24,
             format!(
@@ -95,7 +96,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
         ));
     }
     if h.entry_size < 128 || h.entry_size % 8 != 0 {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             layer,
             offset + 84,
             format!("entry size {} is invalid", h.entry_size),
@@ -103,7 +104,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
     }
     let bytes = u64::from(h.entry_count) * u64::from(h.entry_size);
     if bytes > MAX_ARRAY_BYTES {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             layer,
             offset + 80,
             format!(
@@ -113,7 +114,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
         ));
     }
     if h.first_usable > h.last_usable {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             layer,
             offset + 40,
             format!(
@@ -130,17 +131,17 @@ fn read_entries(
     src: &(impl ReadAt + ?Sized),
     h: &Header,
     ss: u64,
-) -> Result<Vec<Partition>, LayoutError> {
+) -> Result<Vec<Partition>, ParseError> {
     let layer = "GPT entries";
     let offset = h
         .entries_lba
         .checked_mul(ss)
-        .ok_or_else(|| LayoutError::new(layer, u64::MAX, "LBA overflows"))?;
+        .ok_or_else(|| ParseError::new(layer, u64::MAX, "LBA overflows"))?;
     let len = u64::from(h.entry_count) * u64::from(h.entry_size);
     let b = read_bytes(src, layer, offset, len)?;
     let computed = crc32fast::hash(&b);
     if computed != h.entries_crc {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             layer,
             offset,
             format!(
@@ -192,7 +193,7 @@ fn read_copy(
     src: &(impl ReadAt + ?Sized),
     lba: u64,
     ss: u64,
-) -> Result<(Header, Vec<Partition>), LayoutError> {
+) -> Result<(Header, Vec<Partition>), ParseError> {
     let h = read_header(src, lba, ss)?;
     let parts = read_entries(src, &h, ss)?;
     Ok((h, parts))
@@ -242,7 +243,7 @@ pub fn probe(src: &(impl ReadAt + ?Sized), ss: u64) -> Probe {
                     format!("primary GPT unusable ({primary_err}); using the backup at LBA {last} (byte {})", last * ss),
                 )],
             }),
-            Err(backup_err) if primary_sig => Probe::Broken(LayoutError::new(
+            Err(backup_err) if primary_sig => Probe::Broken(ParseError::new(
                 primary_err.layer,
                 primary_err.offset,
                 format!("{}; the backup is unusable too ({backup_err})", primary_err.message),

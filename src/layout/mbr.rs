@@ -1,7 +1,8 @@
 //! MBR: four primary entries at 0x1BE, extended partitions as EBR chains.
 
-use super::source::{le_u32, read_bytes, ReadAt};
-use super::{LayoutError, PartKind, Partition};
+use super::{PartKind, Partition};
+use crate::bytes::ParseError;
+use crate::bytes::{le_u32, read_bytes, ReadAt};
 use crate::findings::{Code, Finding};
 use std::collections::HashSet;
 
@@ -45,9 +46,9 @@ fn has_signature(sector: &[u8]) -> bool {
 }
 
 /// The primary entries of the MBR, or None when sector 0 has no 55 AA.
-pub fn read_primary(src: &(impl ReadAt + ?Sized)) -> Result<Option<Vec<MbrEntry>>, LayoutError> {
+pub fn read_primary(src: &(impl ReadAt + ?Sized)) -> Result<Option<Vec<MbrEntry>>, ParseError> {
     if src.len() < 512 {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             "MBR",
             0,
             format!(

@@ -5,42 +5,10 @@
 
 pub mod gpt;
 pub mod mbr;
-pub mod source;
 
+use crate::bytes::{self, ParseError, ReadAt};
 use crate::findings::{Code, Finding};
 use serde::Serialize;
-use source::ReadAt;
-use std::fmt;
-
-/// A read that failed: which layer, at which byte, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LayoutError {
-    pub layer: &'static str,
-    pub offset: u64,
-    pub message: String,
-}
-
-impl LayoutError {
-    pub fn new(layer: &'static str, offset: u64, message: impl Into<String>) -> Self {
-        LayoutError {
-            layer,
-            offset,
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for LayoutError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} at byte {}: {}",
-            self.layer, self.offset, self.message
-        )
-    }
-}
-
-impl std::error::Error for LayoutError {}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -50,6 +18,8 @@ pub enum TableKind {
     None,
 }
 
+crate::spelled_as_serde!(TableKind);
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PartKind {
@@ -58,6 +28,8 @@ pub enum PartKind {
     Extended,
     Logical,
 }
+
+crate::spelled_as_serde!(PartKind);
 
 /// One partition in table sectors (`last_lba` inclusive).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,7 +63,7 @@ pub fn read_table(
     src: &(impl ReadAt + ?Sized),
     lbs: u64,
     lbs_known: bool,
-) -> Result<Table, LayoutError> {
+) -> Result<Table, ParseError> {
     let primary = mbr::read_primary(src)?;
     let other = if lbs == 4096 { 512 } else { 4096 };
     let mut broken = None;
@@ -198,7 +170,7 @@ fn mbr_sector_size(
             .iter()
             .filter(|e| mbr::is_extended(e.kind))
             .map(|e| {
-                source::read_bytes(src, "EBR", u64::from(e.start_lba) * ss, 512)
+                bytes::read_bytes(src, "EBR", u64::from(e.start_lba) * ss, 512)
                     .is_ok_and(|b| b[510] == 0x55 && b[511] == 0xAA)
             })
             .collect::<Vec<bool>>()

@@ -3,7 +3,6 @@
 use super::style::{table, Style};
 use crate::check::report::TargetReport;
 use crate::check::CheckRun;
-use crate::export::json;
 use crate::layout::TableKind;
 use crate::units::human;
 use std::fmt::Write;
@@ -43,7 +42,7 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
         out,
         "{}  {}, {} ({} bytes), {}",
         st.bold(&r.path),
-        json::name(&r.kind),
+        r.kind.as_str(),
         human(r.size_bytes),
         r.size_bytes,
         table_desc
@@ -51,7 +50,7 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
     let _ = writeln!(
         out,
         "  topology ({}): logical {} physical {} min-io {} opt-io {} alignment-offset {} discard {}",
-        json::name(&r.topology_source),
+        r.topology_source.as_str(),
         t.logical_block_size,
         t.physical_block_size,
         t.minimum_io_size,

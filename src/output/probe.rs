@@ -3,7 +3,6 @@
 //! verdict lines.
 
 use super::style::{table, Style};
-use crate::export::json::name;
 use crate::probe::report::ProbeReport;
 use crate::units::human;
 
@@ -37,7 +36,7 @@ pub fn render(r: &ProbeReport, st: &Style) -> String {
     out.push_str(&format!(
         "{} ({}, {}; logical {}, physical {}; O_DIRECT alignment {} from {}{})\n",
         st.bold(&t.path.display().to_string()),
-        name(&t.kind),
+        t.kind.as_str(),
         human(t.size_bytes),
         human(u64::from(t.logical_block_size)),
         human(u64::from(t.physical_block_size)),
@@ -51,7 +50,7 @@ pub fn render(r: &ProbeReport, st: &Style) -> String {
     let e = &r.engine;
     out.push_str(&format!(
         "engine {}, queue depth {}, {} job{}, {}{}; {} round{} x {:.2} s per cell (+{:.2} s warm-up), random I/O at offset + k x {}\n",
-        name(&e.name),
+        e.name.as_str(),
         e.queue_depth,
         e.jobs,
         if e.jobs == 1 { "" } else { "s" },

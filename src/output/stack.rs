@@ -61,6 +61,16 @@ fn detail(l: &Layer) -> String {
             None => String::new(),
         },
         LayerKind::Swap => format!("at {}", at(l.offset_bytes)),
+        LayerKind::Bcache => match &l.bcache {
+            Some(b) => format!(
+                "block {}{}{data}",
+                human(b.block_size_bytes),
+                b.bucket_size_bytes
+                    .map(|x| format!(", bucket {}", human(x)))
+                    .unwrap_or_default()
+            ),
+            None => String::new(),
+        },
         LayerKind::MdArray | LayerKind::LvmLv | LayerKind::Holder => {
             let mut s = l.exposes.map(|t| limits(&t)).unwrap_or_default();
             if let Some(a) = &l.array {

@@ -2,7 +2,6 @@
 
 use super::style::Style;
 use crate::check::CheckError;
-use crate::export::json;
 use crate::topology::Disk;
 use crate::units::human;
 use std::fmt::Write;
@@ -21,7 +20,7 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
             st.bold(&d.device.display().to_string()),
             human(d.size_bytes),
             d.size_bytes,
-            json::name(&d.transport),
+            d.transport.as_str(),
             if ident.is_empty() {
                 String::new()
             } else {

@@ -2,10 +2,10 @@
 //! results without it cannot be compared or trusted later.
 
 use super::target::Target;
-use crate::topology::sysfs::read_str;
+use crate::sys::procfs;
+use crate::sys::sysfs::read_str;
 use crate::topology::{Topology, Transport};
 use serde::Serialize;
-use std::fs;
 use std::os::unix::fs::MetadataExt;
 
 #[derive(Clone, Debug, Serialize)]
@@ -54,9 +54,9 @@ fn active_scheduler(text: &str) -> Option<String> {
 fn filesystem_of(target: &Target) -> Option<Filesystem> {
     let dev = target.file.metadata().ok()?.dev();
     let want = Some((rustix::fs::major(dev), rustix::fs::minor(dev)));
-    let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let info = procfs::mountinfo();
     // The last matching mount is the one on top.
-    super::safety::parse_mountinfo(&info)
+    procfs::parse_mountinfo(&info)
         .into_iter()
         .rev()
         .find(|m| m.devno == want)
@@ -69,12 +69,7 @@ fn filesystem_of(target: &Target) -> Option<Filesystem> {
 
 pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
     let u = rustix::system::uname();
-    let cpu_model = fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
-        s.lines()
-            .find(|l| l.starts_with("model name"))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string())
-    });
+    let cpu_model = procfs::cpu_model();
     let disk = target.disk.as_ref();
     let scheduler = disk.and_then(|d| {
         read(

@@ -19,6 +19,8 @@ pub enum Preset {
     Full,
 }
 
+crate::spelled_as_serde!(Preset);
+
 /// What the user asked for; `None` takes the preset's value.
 #[derive(Clone, Debug)]
 pub struct GridRequest {

@@ -3,11 +3,10 @@
 //! (unless forced) carries a partition table, filesystem, LVM, RAID or
 //! LUKS signature. Devices are matched by device number, never by name.
 
-use crate::layout::source::ReadAt;
+use crate::bytes::ReadAt;
 use crate::stack::signature;
-use crate::topology::sysfs::list_dir;
-use std::fs;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use crate::sys::sysfs::{self, list_dir};
+use crate::sys::{dev, procfs};
 use std::path::Path;
 
 /// A block device by name and number, as sysfs lists it.
@@ -33,12 +32,6 @@ impl Verdict {
     }
 }
 
-fn devnum(sysfs_root: &Path, name: &str) -> Option<(u32, u32)> {
-    let s = fs::read_to_string(sysfs_root.join("class/block").join(name).join("dev")).ok()?;
-    let (a, b) = s.trim().split_once(':')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
-}
-
 /// The device itself, its partitions (for a whole disk) or its disk (for
 /// a partition): everything whose use makes writing here unsafe.
 pub fn related_nodes(
@@ -56,70 +49,8 @@ pub fn related_nodes(
     names
         .into_iter()
         .filter_map(|name| {
-            let (major, minor) = devnum(sysfs_root, &name)?;
+            let (major, minor) = sysfs::devnum(sysfs_root, &name)?;
             Some(Node { name, major, minor })
-        })
-        .collect()
-}
-
-fn rdev_of(path: &str) -> Option<(u32, u32)> {
-    let meta = fs::metadata(path).ok()?;
-    if !meta.file_type().is_block_device() {
-        return None;
-    }
-    Some((
-        rustix::fs::major(meta.rdev()),
-        rustix::fs::minor(meta.rdev()),
-    ))
-}
-
-/// Undo the octal escapes of mountinfo and /proc/swaps (`\040` = space).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
-            out.push(v);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// One line of /proc/self/mountinfo, unescaped.
-#[derive(Clone, Debug)]
-pub struct Mount {
-    /// The mount's device number (field 3).
-    pub devno: Option<(u32, u32)>,
-    pub point: String,
-    pub fs_type: String,
-    pub source: String,
-}
-
-/// Parse mountinfo text; malformed lines are skipped.
-pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
-    text.lines()
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split(' ').collect();
-            let sep = f.iter().position(|x| *x == "-")?;
-            let devno = f
-                .get(2)?
-                .split_once(':')
-                .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
-            Some(Mount {
-                devno,
-                point: unescape(f.get(4)?),
-                fs_type: f.get(sep + 1)?.to_string(),
-                source: unescape(f.get(sep + 2)?),
-            })
         })
         .collect()
 }
@@ -129,8 +60,8 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
 /// first field).
 pub fn mounts(mountinfo: &str, nodes: &[Node]) -> Vec<String> {
     let mut out = Vec::new();
-    for m in parse_mountinfo(mountinfo) {
-        let by_source = rdev_of(&m.source);
+    for m in procfs::parse_mountinfo(mountinfo) {
+        let by_source = dev::rdev_of(&m.source);
         for n in nodes {
             let id = Some((n.major, n.minor));
             if m.devno == id || by_source == id {
@@ -153,8 +84,8 @@ pub fn swaps(proc_swaps: &str, nodes: &[Node]) -> Vec<String> {
         let Some(path) = line.split_whitespace().next() else {
             continue;
         };
-        let path = unescape(path);
-        if let Some(id) = rdev_of(&path) {
+        let path = procfs::unescape(path);
+        if let Some(id) = dev::rdev_of(&path) {
             for n in nodes.iter().filter(|n| (n.major, n.minor) == id) {
                 out.push(format!("{} is active swap ({path})", n.name));
             }
@@ -177,8 +108,8 @@ pub fn holders(sysfs_root: &Path, nodes: &[Node]) -> Vec<String> {
 
 /// Everything that makes writing to the device unsafe.
 pub fn assess(sysfs_root: &Path, nodes: &[Node], content: &(impl ReadAt + ?Sized)) -> Verdict {
-    let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let proc_swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
+    let mountinfo = procfs::mountinfo();
+    let proc_swaps = procfs::swaps();
     let mut in_use = mounts(&mountinfo, nodes);
     in_use.extend(swaps(&proc_swaps, nodes));
     in_use.extend(holders(sysfs_root, nodes));
@@ -213,7 +144,7 @@ mod tests {
 
     #[test]
     fn unescape_octal() {
-        assert_eq!(unescape("a\\040b\\134c"), "a b\\c");
-        assert_eq!(unescape("tail\\04"), "tail\\04");
+        assert_eq!(procfs::unescape("a\\040b\\134c"), "a b\\c");
+        assert_eq!(procfs::unescape("tail\\04"), "tail\\04");
     }
 }

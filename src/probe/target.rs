@@ -6,7 +6,8 @@
 
 use super::grid::Constraints;
 use super::safety;
-use crate::topology::{ioctl, Disk, Sysfs};
+use crate::sys::ioctl;
+use crate::topology::{Disk, Sysfs};
 use crate::units::{human, MIB};
 use rustix::fs::{AtFlags, StatxFlags};
 use serde::Serialize;
@@ -24,6 +25,8 @@ pub enum TargetKind {
     File,
     ScratchFile,
 }
+
+crate::spelled_as_serde!(TargetKind);
 
 /// How the target may be opened.
 pub struct Access<'a> {
@@ -116,7 +119,7 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target, String
                 path.display()
             ));
         }
-        let src = crate::check::target::open(path)?;
+        let src = crate::sys::dev::open(path)?;
         let parts: Vec<String> = disk.partitions.iter().map(|p| p.name.clone()).collect();
         let nodes = safety::related_nodes(a.sysfs.root(), &name, &parts, part_name.as_deref());
         let verdict = safety::assess(a.sysfs.root(), &nodes, &src);

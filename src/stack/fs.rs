@@ -2,8 +2,10 @@
 //! sector size and the stripe hints (ext4 stride/stripe_width, XFS
 //! sunit/swidth). Layout: alignment-facts.md §4.
 
-use crate::layout::source::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
-use crate::layout::LayoutError;
+use super::registry::{Format, Magic};
+use super::LayerKind;
+use crate::bytes::ParseError;
+use crate::bytes::{be_u16, be_u32, be_u64, le_u16, le_u32, le_u64, read_bytes, ReadAt};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -13,6 +15,8 @@ pub enum FsKind {
     Xfs,
     Btrfs,
 }
+
+crate::spelled_as_serde!(FsKind);
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Filesystem {
@@ -38,21 +42,11 @@ impl Filesystem {
     }
 }
 
-fn be_u16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
-fn be_u32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-fn be_u64(b: &[u8], at: usize) -> u64 {
-    u64::from(be_u32(b, at)) << 32 | u64::from(be_u32(b, at + 4))
-}
-
-fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, LayoutError> {
+fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, ParseError> {
     if bs.is_power_of_two() && (512..=65536).contains(&bs) {
         Ok(bs)
     } else {
-        Err(LayoutError::new(
+        Err(ParseError::new(
             layer,
             at,
             format!("block size {bs} is not a power of two in 512..=65536"),
@@ -60,8 +54,40 @@ fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, LayoutErr
     }
 }
 
+/// ext2/3/4, XFS and btrfs superblocks.
+pub static FORMAT: Format = Format {
+    name: "filesystem",
+    description: "ext2/3/4, XFS or btrfs filesystem",
+    magics: &[
+        Magic {
+            offset: 1024 + 0x38,
+            bytes: &[0x53, 0xef],
+            what: "ext2/3/4 filesystem",
+        },
+        Magic {
+            offset: 0,
+            bytes: b"XFSB",
+            what: "XFS filesystem",
+        },
+        Magic {
+            offset: 65536 + 64,
+            bytes: b"_BHRfS_M",
+            what: "btrfs filesystem",
+        },
+    ],
+    probe: |r, src, _| match read(src) {
+        Ok(Some(f)) => {
+            let mut l = r.layer(LayerKind::Filesystem, f.kind.as_str());
+            l.filesystem = Some(f);
+            Some(l)
+        }
+        Ok(None) => None,
+        Err(e) => r.damaged(LayerKind::Filesystem, e.layer, e),
+    },
+};
+
 /// The filesystem at the start of `src`, if it is one of ext2/3/4, XFS, btrfs.
-pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, LayoutError> {
+pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseError> {
     let len = src.len();
     if len >= 512 {
         let b = read_bytes(src, "XFS superblock", 0, 512)?;
@@ -84,7 +110,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, LayoutEr
         if le_u16(&b, 0x38) == 0xef53 {
             let log = le_u32(&b, 0x18);
             if log > 6 {
-                return Err(LayoutError::new(
+                return Err(ParseError::new(
                     "ext4 superblock",
                     1024 + 0x18,
                     format!("s_log_block_size {log} is beyond 64 KiB"),

@@ -9,10 +9,8 @@ use super::map::Source;
 use super::walk::{self, Region};
 use super::{HolderInfo, Layer, LayerKind};
 use crate::findings::{Code, Finding};
-use crate::layout::source::FileSource;
-use crate::topology::sysfs::{list_dir, read_str};
-use crate::topology::{ioctl, Sysfs, Topology};
-use std::fs::File;
+use crate::sys::sysfs::{list_dir, read_str};
+use crate::topology::{Sysfs, Topology};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -103,7 +101,6 @@ fn walk_holders(
 }
 
 fn open(node: &str) -> Option<Source> {
-    let file = File::open(node).ok()?;
-    let size = ioctl::size_bytes(&file).ok()?;
-    Some(Rc::new(FileSource { file, size }))
+    let src = crate::sys::dev::open(Path::new(node)).ok()?;
+    Some(Rc::new(src))
 }

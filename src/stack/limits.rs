@@ -3,18 +3,11 @@
 //! each md, dm-linear/dm-stripe and dm-crypt layer. alignment-facts.md §2.
 
 use crate::topology::Topology;
+use crate::units::gcd;
 
 /// What `blk_set_stacking_limits` starts a dm or md device with: 512-byte
 /// blocks, min 512, no optimal size, offset 0 (the same values images get).
 pub const STACKING_DEFAULT: Topology = Topology::IMAGE_DEFAULT;
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
 
 fn lcm_not_zero(a: u64, b: u64) -> u64 {
     match (a, b) {

@@ -1,8 +1,10 @@
 //! LUKS1 and LUKS2 headers: where the encrypted payload starts and, for
 //! LUKS2, its encryption sector size. Layout: alignment-facts.md §4.
 
-use crate::layout::source::{read_bytes, ReadAt};
-use crate::layout::LayoutError;
+use super::registry::{Format, Magic};
+use super::{limits, LayerKind};
+use crate::bytes::ParseError;
+use crate::bytes::{be_u16, be_u32, be_u64, read_bytes, ReadAt};
 use serde::Serialize;
 
 const LAYER: &str = "LUKS header";
@@ -20,24 +22,36 @@ pub struct Luks {
     pub cipher: Option<String>,
 }
 
-fn be_u16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
-fn be_u32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-fn be_u64(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_be_bytes(a)
-}
 fn cstr(b: &[u8]) -> String {
     let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
     String::from_utf8_lossy(&b[..end]).into_owned()
 }
 
+/// LUKS1 and LUKS2 headers.
+pub static FORMAT: Format = Format {
+    name: "luks",
+    description: "LUKS1/LUKS2 encryption header",
+    magics: &[Magic {
+        offset: 0,
+        bytes: b"LUKS\xba\xbe",
+        what: "LUKS encryption header",
+    }],
+    probe: |r, src, _| match read(src) {
+        Ok(Some(h)) => {
+            let mut l = r.layer(LayerKind::Luks, format!("LUKS{} {}", h.version, h.uuid));
+            l.data_offset_bytes = Some(h.payload_offset_bytes);
+            let payload = r.offset + h.payload_offset_bytes;
+            l.exposes = Some(limits::crypt(&r.below, payload, h.sector_size));
+            l.luks = Some(h);
+            Some(l)
+        }
+        Ok(None) => None,
+        Err(e) => r.damaged(LayerKind::Luks, "LUKS header", e),
+    },
+};
+
 /// The LUKS header on `src`, if there is one.
-pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Luks>, LayoutError> {
+pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Luks>, ParseError> {
     if src.len() < 592 {
         return Ok(None);
     }
@@ -52,7 +66,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Luks>, LayoutError> {
             let sectors = be_u32(&b, 104);
             let payload = u64::from(sectors) * 512;
             if payload > src.len() {
-                return Err(LayoutError::new(
+                return Err(ParseError::new(
                     LAYER,
                     104,
                     format!("LUKS1 payload offset {sectors} sectors is beyond the device end"),
@@ -67,7 +81,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Luks>, LayoutError> {
             }))
         }
         2 => luks2(src, &b, uuid).map(Some),
-        v => Err(LayoutError::new(
+        v => Err(ParseError::new(
             LAYER,
             6,
             format!("unknown LUKS version {v}"),
@@ -75,11 +89,11 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Luks>, LayoutError> {
     }
 }
 
-fn luks2(src: &(impl ReadAt + ?Sized), b: &[u8], uuid: String) -> Result<Luks, LayoutError> {
+fn luks2(src: &(impl ReadAt + ?Sized), b: &[u8], uuid: String) -> Result<Luks, ParseError> {
     let hdr_size = be_u64(b, 8);
     // The binary header is 4 KiB; the JSON area fills the rest (at most 4 MiB).
     if !(4096 + 1..=4 << 20).contains(&hdr_size) {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             LAYER,
             8,
             format!("LUKS2 hdr_size {hdr_size} is not plausible"),
@@ -88,7 +102,7 @@ fn luks2(src: &(impl ReadAt + ?Sized), b: &[u8], uuid: String) -> Result<Luks, L
     let json = read_bytes(src, "LUKS2 JSON area", 4096, hdr_size - 4096)?;
     let end = json.iter().position(|&c| c == 0).unwrap_or(json.len());
     let doc: serde_json::Value = serde_json::from_slice(&json[..end])
-        .map_err(|e| LayoutError::new("LUKS2 JSON area", 4096, format!("not valid JSON: {e}")))?;
+        .map_err(|e| ParseError::new("LUKS2 JSON area", 4096, format!("not valid JSON: {e}")))?;
     let seg = doc
         .get("segments")
         .and_then(|s| s.as_object())
@@ -99,13 +113,13 @@ fn luks2(src: &(impl ReadAt + ?Sized), b: &[u8], uuid: String) -> Result<Luks, L
                 .min_by_key(|(k, _)| *k)
         })
         .map(|(_, v)| v)
-        .ok_or_else(|| LayoutError::new("LUKS2 JSON area", 4096, "no data segment"))?;
+        .ok_or_else(|| ParseError::new("LUKS2 JSON area", 4096, "no data segment"))?;
     let offset = seg
         .get("offset")
         .and_then(|o| o.as_str())
         .and_then(|o| o.parse::<u64>().ok())
         .ok_or_else(|| {
-            LayoutError::new(
+            ParseError::new(
                 "LUKS2 JSON area",
                 4096,
                 "segment offset is not a byte count string",
@@ -117,14 +131,14 @@ fn luks2(src: &(impl ReadAt + ?Sized), b: &[u8], uuid: String) -> Result<Luks, L
         .and_then(|s| u32::try_from(s).ok())
         .filter(|s| s.is_power_of_two() && (512..=4096).contains(s))
         .ok_or_else(|| {
-            LayoutError::new(
+            ParseError::new(
                 "LUKS2 JSON area",
                 4096,
                 "segment sector_size is not 512..4096",
             )
         })?;
     if offset > src.len() {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             "LUKS2 JSON area",
             4096,
             format!("segment offset {offset} is beyond the device end"),

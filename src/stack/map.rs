@@ -2,7 +2,7 @@
 //! area) and a device assembled from pieces of others (an md array, an LV),
 //! so the same parsers read every layer.
 
-use crate::layout::source::ReadAt;
+use crate::bytes::ReadAt;
 use std::io;
 use std::rc::Rc;
 

@@ -1,12 +1,64 @@
 //! md RAID member superblocks, v0.90 and v1.0/1.1/1.2, checksums verified.
 //! Layout: alignment-facts.md §4 and the kernel's md_p.h.
 
-use crate::layout::source::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
-use crate::layout::LayoutError;
+use super::assemble::{MdHandle, Pending};
+use super::registry::{Format, Magic};
+use super::walk::Region;
+use super::{Layer, LayerKind};
+use crate::bytes::ParseError;
+use crate::bytes::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
 use serde::Serialize;
 
 pub const MAGIC: u32 = 0xa92b_4efc;
 const LAYER: &str = "md superblock";
+const MAGIC_LE: [u8; 4] = MAGIC.to_le_bytes();
+
+/// md members: 1.1 and 1.2 at fixed offsets; 1.0 and 0.90 sit near the end
+/// (the signature scan adds those).
+pub static FORMAT: Format = Format {
+    name: "md",
+    description: "Linux md RAID member (superblock 0.90, 1.0, 1.1, 1.2)",
+    magics: &[
+        Magic {
+            offset: 0,
+            bytes: &MAGIC_LE,
+            what: "md RAID superblock 1.1",
+        },
+        Magic {
+            offset: 4096,
+            bytes: &MAGIC_LE,
+            what: "md RAID superblock 1.2",
+        },
+    ],
+    probe,
+};
+
+fn probe(r: &Region, src: &dyn ReadAt, pending: &mut Pending) -> Option<Layer> {
+    match read(src) {
+        Ok(Some(m)) => {
+            let mut l = r.layer(LayerKind::MdMember, member_name(&m));
+            l.data_offset_bytes = Some(m.data_offset_bytes);
+            l.md = Some(m.clone());
+            pending.mds.push(MdHandle {
+                member: m,
+                region: r.clone(),
+            });
+            Some(l)
+        }
+        Ok(None) => None,
+        Err(e) => r.damaged(LayerKind::MdMember, "md member", e),
+    }
+}
+
+fn member_name(m: &MdMember) -> String {
+    let role = m.role.map_or("spare".to_string(), |r| format!("role {r}"));
+    format!(
+        "md member {role} of {} ({}, metadata {})",
+        m.name.as_deref().unwrap_or(&m.array_uuid),
+        m.level_name(),
+        m.version
+    )
+}
 /// `MD_SB_DISKS` (md_p.h): a v0.90 superblock has 27 disk descriptors.
 const V090_MAX_DISKS: u32 = 27;
 
@@ -73,7 +125,7 @@ fn fold(sum: u64) -> u32 {
 }
 
 /// The superblock on `src`, if any; a magic with a bad checksum is an error.
-pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<MdMember>, LayoutError> {
+pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<MdMember>, ParseError> {
     let sectors = src.len() / 512;
     let mut at = vec![(0u64, "1.1"), (4096, "1.2")];
     if sectors >= 16 {
@@ -98,7 +150,7 @@ fn v1(
     src: &(impl ReadAt + ?Sized),
     off: u64,
     version: &'static str,
-) -> Result<Option<MdMember>, LayoutError> {
+) -> Result<Option<MdMember>, ParseError> {
     if !has_magic(src, off) || off + 1024 > src.len() {
         return Ok(None);
     }
@@ -107,7 +159,7 @@ fn v1(
         return Ok(None); // not a v1 superblock at this place
     }
     let err =
-        |at: u64, m: String| LayoutError::new(LAYER, off + at, format!("version {version}: {m}"));
+        |at: u64, m: String| ParseError::new(LAYER, off + at, format!("version {version}: {m}"));
     let max_dev = le_u32(&b, 220) as usize;
     if max_dev > 384 {
         return Err(err(
@@ -181,7 +233,7 @@ fn v1(
     }))
 }
 
-fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, LayoutError> {
+fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, ParseError> {
     if !has_magic(src, off) || off + 4096 > src.len() {
         return Ok(None);
     }
@@ -195,7 +247,7 @@ fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, Layo
         .sum();
     let stored = le_u32(&b, 152);
     if fold(sum) != stored {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             LAYER,
             off + 152,
             format!(
@@ -209,7 +261,7 @@ fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, Layo
     let state = le_u32(&b, 3968 + 16);
     let raid_disks = le_u32(&b, 40);
     if raid_disks > V090_MAX_DISKS {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             LAYER,
             off + 40,
             format!("version 0.90: raid_disks {raid_disks} is more than the {V090_MAX_DISKS} disk descriptors the format has"),

@@ -5,6 +5,7 @@
 //! a tree of [`Layer`]s that `check` judges layer by layer.
 
 pub mod assemble;
+pub mod bcache;
 pub mod fs;
 pub mod kernel;
 pub mod limits;
@@ -12,6 +13,7 @@ pub mod luks;
 pub mod lvm;
 pub mod map;
 pub mod md;
+pub mod registry;
 pub mod signature;
 pub mod walk;
 
@@ -28,6 +30,8 @@ pub enum LayerKind {
     Device,
     LvmPv,
     MdMember,
+    /// A bcache backing or cache device.
+    Bcache,
     Luks,
     Filesystem,
     Swap,
@@ -40,6 +44,8 @@ pub enum LayerKind {
     /// A device the live kernel stacked on top (sysfs `holders/`).
     Holder,
 }
+
+crate::spelled_as_serde!(LayerKind);
 
 /// What the PV label and metadata say, seen from one PV.
 #[derive(Clone, Debug, Serialize)]
@@ -171,6 +177,8 @@ pub struct Layer {
     pub leg: Option<LegInfo>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holder: Option<HolderInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bcache: Option<bcache::Bcache>,
     /// No warning or error about this layer.
     pub aligned: bool,
     pub findings: Vec<Finding>,
@@ -204,6 +212,7 @@ impl Layer {
             lv: None,
             leg: None,
             holder: None,
+            bcache: None,
             aligned: true,
             findings: Vec::new(),
             children: Vec::new(),

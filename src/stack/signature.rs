@@ -1,9 +1,11 @@
-//! Is anything on this device? Magic numbers of partition tables,
-//! filesystems, LVM, md RAID, LUKS and swap (offsets from
-//! alignment-facts.md §4 and the formats' own headers). Used to refuse
+//! Is anything on this device? Magic numbers of partition tables, foreign
+//! filesystems, and every format of the stack registry (its descriptors
+//! carry their magics; LVM labels and md 0.90/1.0 superblocks, whose place
+//! depends on the device, are looked for here). Used to refuse
 //! destructive I/O; says only *what* is there, not its geometry.
 
-use crate::layout::source::ReadAt;
+use super::registry::FORMATS;
+use crate::bytes::ReadAt;
 
 /// One thing found, with the byte offset of its magic.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,32 +36,27 @@ pub fn scan(src: &(impl ReadAt + ?Sized)) -> Vec<Signature> {
     let mut add = |what, offset| found.push(Signature { what, offset });
     let size = src.len();
     let sectors = size / 512;
-    let fixed: [(&'static str, u64, &[u8]); 14] = [
+    // Partition tables and the filesystems the stack does not read; the
+    // stack's own formats bring their magics from the registry.
+    let fixed: [(&'static str, u64, &[u8]); 6] = [
         ("GPT partition table", 512, b"EFI PART"),
         ("GPT partition table (4096-byte sectors)", 4096, b"EFI PART"),
-        ("XFS filesystem", 0, b"XFSB"),
-        ("btrfs filesystem", 65536 + 64, b"_BHRfS_M"),
-        ("LUKS encryption header", 0, b"LUKS\xba\xbe"),
-        ("swap space", 4096 - 10, b"SWAPSPACE2"),
-        ("swap space", 4096 - 10, b"SWAP-SPACE"),
-        ("swap space (64 KiB pages)", 65536 - 10, b"SWAPSPACE2"),
-        ("md RAID superblock 1.1", 0, &MD_MAGIC),
-        ("md RAID superblock 1.2", 4096, &MD_MAGIC),
         ("NTFS filesystem", 3, b"NTFS    "),
         ("exFAT filesystem", 3, b"EXFAT   "),
         ("ISO 9660 filesystem", 32769, b"CD001"),
         ("FAT filesystem", 82, b"FAT32   "),
     ];
-    for (what, at, magic) in fixed {
+    let registered = FORMATS
+        .iter()
+        .flat_map(|f| f.magics)
+        .map(|m| (m.what, m.offset, m.bytes));
+    for (what, at, magic) in fixed.into_iter().chain(registered) {
         if has(src, at, magic) {
             add(what, at);
         }
     }
     if has(src, 54, b"FAT12   ") || has(src, 54, b"FAT16   ") {
         add("FAT filesystem", 54);
-    }
-    if has(src, 1024 + 0x38, &0xef53u16.to_le_bytes()) {
-        add("ext2/3/4 filesystem", 1024 + 0x38);
     }
     for sector in 0..4u64 {
         let at = sector * 512;

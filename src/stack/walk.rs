@@ -2,12 +2,13 @@
 //! array, an LV): an md member, a LUKS header, an LVM PV, a filesystem or
 //! swap. PVs and md members are also queued for assembly across targets.
 
-use super::assemble::{MdHandle, Pending, PvHandle};
+use super::assemble::Pending;
 use super::map::{Source, Window};
-use super::{fs, limits, luks, lvm, md, Layer, LayerKind, PvInfo};
+use super::registry::{Format, Magic, FORMATS};
+use super::{Layer, LayerKind};
+use crate::bytes::ParseError;
+use crate::bytes::ReadAt;
 use crate::findings::{Code, Finding};
-use crate::layout::source::ReadAt;
-use crate::layout::LayoutError;
 use crate::topology::Topology;
 use std::rc::Rc;
 
@@ -32,7 +33,7 @@ impl Region {
         })
     }
 
-    fn layer(&self, kind: LayerKind, name: impl Into<String>) -> Layer {
+    pub(super) fn layer(&self, kind: LayerKind, name: impl Into<String>) -> Layer {
         Layer::new(
             kind,
             name,
@@ -43,8 +44,15 @@ impl Region {
         )
     }
 
+    /// A layer whose metadata could not be read: named, with the error.
+    pub(super) fn damaged(&self, kind: LayerKind, what: &str, e: ParseError) -> Option<Layer> {
+        let mut l = self.layer(kind, format!("{what} (damaged)"));
+        l.findings.push(self.invalid(&e));
+        Some(l)
+    }
+
     /// A metadata error as a finding naming the device and absolute byte.
-    fn invalid(&self, e: &LayoutError) -> Finding {
+    pub(super) fn invalid(&self, e: &ParseError) -> Finding {
         Finding::new(
             Code::MetadataInvalid,
             format!(
@@ -58,6 +66,30 @@ impl Region {
     }
 }
 
+/// Swap space: the signature at the end of the first page (4 KiB or 64 KiB).
+pub static SWAP: Format = Format {
+    name: "swap",
+    description: "Linux swap space",
+    magics: &[
+        Magic {
+            offset: 4096 - 10,
+            bytes: b"SWAPSPACE2",
+            what: "swap space",
+        },
+        Magic {
+            offset: 4096 - 10,
+            bytes: b"SWAP-SPACE",
+            what: "swap space",
+        },
+        Magic {
+            offset: 65536 - 10,
+            bytes: b"SWAPSPACE2",
+            what: "swap space (64 KiB pages)",
+        },
+    ],
+    probe: |r, src, _| has_swap(src).then(|| r.layer(LayerKind::Swap, "swap")),
+};
+
 fn has_swap(src: &dyn ReadAt) -> bool {
     [4096u64, 65536].iter().any(|&page| {
         let mut b = [0u8; 10];
@@ -67,80 +99,9 @@ fn has_swap(src: &dyn ReadAt) -> bool {
     })
 }
 
-/// The layer at the start of `r`, if anything is recognised there.
+/// The layer at the start of `r`, if any format of the registry recognises it.
 pub fn region(r: &Region, pending: &mut Pending) -> Option<Layer> {
     let w = r.window();
     let src: &dyn ReadAt = &*w;
-    let damaged = |kind, what: &str, e: LayoutError| {
-        let mut l = r.layer(kind, format!("{what} (damaged)"));
-        l.findings.push(r.invalid(&e));
-        Some(l)
-    };
-    match md::read(src) {
-        Ok(Some(m)) => {
-            let mut l = r.layer(LayerKind::MdMember, md_name(&m));
-            l.data_offset_bytes = Some(m.data_offset_bytes);
-            l.md = Some(m.clone());
-            pending.mds.push(MdHandle {
-                member: m,
-                region: r.clone(),
-            });
-            return Some(l);
-        }
-        Ok(None) => {}
-        Err(e) => return damaged(LayerKind::MdMember, "md member", e),
-    }
-    match luks::read(src) {
-        Ok(Some(h)) => {
-            let mut l = r.layer(LayerKind::Luks, format!("LUKS{} {}", h.version, h.uuid));
-            l.data_offset_bytes = Some(h.payload_offset_bytes);
-            let payload = r.offset + h.payload_offset_bytes;
-            l.exposes = Some(limits::crypt(&r.below, payload, h.sector_size));
-            l.luks = Some(h);
-            return Some(l);
-        }
-        Ok(None) => {}
-        Err(e) => return damaged(LayerKind::Luks, "LUKS header", e),
-    }
-    match lvm::read(src) {
-        Ok(Some(pv)) => {
-            let mut l = r.layer(LayerKind::LvmPv, format!("PV {}", pv.label.uuid));
-            l.data_offset_bytes = Some(pv.pe_start);
-            l.pv = Some(PvInfo {
-                uuid: pv.label.uuid.clone(),
-                vg: pv.vg().map(|v| v.name.clone()),
-                pe_start_bytes: pv.pe_start,
-            });
-            if let Err(e) = &pv.vg {
-                l.findings.push(r.invalid(e));
-            }
-            pending.pvs.push(PvHandle {
-                found: pv,
-                region: r.clone(),
-            });
-            return Some(l);
-        }
-        Ok(None) => {}
-        Err(e) => return damaged(LayerKind::LvmPv, "PV label", e),
-    }
-    match fs::read(src) {
-        Ok(Some(f)) => {
-            let mut l = r.layer(LayerKind::Filesystem, crate::export::json::name(&f.kind));
-            l.filesystem = Some(f);
-            return Some(l);
-        }
-        Ok(None) => {}
-        Err(e) => return damaged(LayerKind::Filesystem, e.layer, e),
-    }
-    has_swap(src).then(|| r.layer(LayerKind::Swap, "swap"))
-}
-
-fn md_name(m: &md::MdMember) -> String {
-    let role = m.role.map_or("spare".to_string(), |r| format!("role {r}"));
-    format!(
-        "md member {role} of {} ({}, metadata {})",
-        m.name.as_deref().unwrap_or(&m.array_uuid),
-        m.level_name(),
-        m.version
-    )
+    FORMATS.iter().find_map(|f| (f.probe)(r, src, pending))
 }

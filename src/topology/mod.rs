@@ -2,124 +2,24 @@
 //! from sysfs and from ioctls, transport, identity, and sanity hints.
 
 mod hints;
-pub mod ioctl;
 mod overrides;
-pub(crate) mod sysfs;
 mod transport;
 
+pub use crate::iolimits::{is_misaligned_marker, Topology};
+pub use crate::sys::ioctl::IoctlValues;
+pub use crate::sys::sysfs::{KernelPartition, Sysfs};
 pub use hints::{hints, limit_hints, stacked_offset_why};
 pub use overrides::TopologyOverride;
-pub use sysfs::{KernelPartition, Sysfs};
 pub use transport::{Transport, UsbBridge};
 
 use crate::findings::Finding;
+use crate::sys::ioctl;
+use crate::sys::sysfs::{self, list_dir, read_num, read_str};
 use serde::Serialize;
+use std::fs;
+use std::io;
+use std::path::Path;
 use std::path::PathBuf;
-
-/// The kernel's I/O limits of one block device, in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Topology {
-    pub logical_block_size: u32,
-    pub physical_block_size: u32,
-    pub minimum_io_size: u32,
-    pub optimal_io_size: u32,
-    /// As the kernel prints it: `-1` on a disk and `4294967295` on a
-    /// partition mean "misaligned"; never clamped.
-    pub alignment_offset: i64,
-    pub discard_granularity: u64,
-    pub discard_alignment: u64,
-}
-
-impl Topology {
-    /// What an image file is judged with when nothing else is known.
-    pub const IMAGE_DEFAULT: Topology = Topology {
-        logical_block_size: 512,
-        physical_block_size: 512,
-        minimum_io_size: 512,
-        optimal_io_size: 0,
-        alignment_offset: 0,
-        discard_granularity: 0,
-        discard_alignment: 0,
-    };
-
-    /// A plain device with `lbs`-byte logical and physical blocks.
-    pub fn plain(lbs: u32) -> Topology {
-        Topology {
-            logical_block_size: lbs,
-            physical_block_size: lbs,
-            minimum_io_size: lbs,
-            ..Topology::IMAGE_DEFAULT
-        }
-    }
-
-    /// The kernel's alignment granularity: max(pbs, min).
-    pub fn grain(&self) -> u64 {
-        u64::from(self.physical_block_size.max(self.minimum_io_size)).max(1)
-    }
-
-    /// The kernel's "misaligned" marker (-1 on disks, 4294967295 on partitions).
-    pub fn reports_misaligned(&self) -> bool {
-        is_misaligned_marker(self.alignment_offset)
-    }
-
-    /// Whether a kernel could report these limits: the invariants
-    /// `blk_validate_limits` (block/blk-settings.c) enforces on every queue.
-    /// sysfs trees and `--topology` are input, so both are checked here
-    /// before any arithmetic divides by them.
-    pub fn validate(&self) -> Result<(), String> {
-        let lbs = self.logical_block_size;
-        if !lbs.is_power_of_two() || !(512..=65536).contains(&lbs) {
-            return Err(format!(
-                "logical block size {lbs} must be a power of two from 512 to 65536"
-            ));
-        }
-        let pbs = self.physical_block_size;
-        if !pbs.is_power_of_two() || pbs < lbs {
-            return Err(format!(
-                "physical block size {pbs} must be a power of two no smaller than the logical block size {lbs}"
-            ));
-        }
-        if self.minimum_io_size % lbs != 0 || self.optimal_io_size % lbs != 0 {
-            return Err(format!(
-                "minimum and optimal I/O sizes ({} and {}) must be multiples of the logical block size {lbs}",
-                self.minimum_io_size, self.optimal_io_size
-            ));
-        }
-        let ao = self.alignment_offset;
-        if !self.reports_misaligned() && (ao < 0 || ao as u64 % u64::from(lbs) != 0) {
-            return Err(format!(
-                "alignment offset {ao} must be -1 or a multiple of the logical block size {lbs}"
-            ));
-        }
-        Ok(())
-    }
-
-    /// The alignment offset usable in arithmetic: the marker counts as 0
-    /// (what libblkid, and so parted and fdisk, do with it).
-    pub fn usable_alignment_offset(&self) -> u64 {
-        if self.reports_misaligned() || self.alignment_offset < 0 {
-            0
-        } else {
-            self.alignment_offset as u64
-        }
-    }
-}
-
-/// True for the kernel's "misaligned" alignment_offset values.
-pub fn is_misaligned_marker(v: i64) -> bool {
-    v == -1 || v == i64::from(u32::MAX)
-}
-
-/// Values read through the block-device ioctls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct IoctlValues {
-    pub logical_block_size: u32,
-    pub physical_block_size: u32,
-    pub minimum_io_size: u32,
-    pub optimal_io_size: u32,
-    pub alignment_offset: i64,
-    pub size_bytes: u64,
-}
 
 /// Everything known about one whole disk.
 #[derive(Clone, Debug, Serialize)]
@@ -148,4 +48,97 @@ pub struct Disk {
     pub partitions: Vec<KernelPartition>,
     /// Suspicious hints and sysfs/ioctl disagreements.
     pub findings: Vec<Finding>,
+}
+
+/// The unit serial number from a raw SCSI VPD page 0x80 (`device/vpd_pg80`):
+/// a 4-byte header whose bytes 2..4 give the length, then ASCII.
+fn vpd_serial(path: &Path) -> Option<String> {
+    let raw = sysfs::read_attr(path)?;
+    let len = usize::from(u16::from_be_bytes([*raw.get(2)?, *raw.get(3)?]));
+    let body = raw.get(4..)?;
+    let body = &body[..len.min(body.len())];
+    let s = String::from_utf8_lossy(body);
+    let s = s.trim_matches(|c: char| c.is_whitespace() || c == '\0');
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+impl Sysfs {
+    /// Everything about one whole disk; opens `/dev/NAME` read-only for the
+    /// ioctl view when this is the live sysfs.
+    pub fn disk(&self, name: &str) -> io::Result<Disk> {
+        let dir = self.block_dir(name);
+        if !dir.join("size").exists() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{name} is not a whole disk under {}", self.root().display()),
+            ));
+        }
+        let topology = self.topology(name)?;
+        let size_bytes = read_num::<u64>(&dir.join("size"))
+            .unwrap_or(0)
+            .saturating_mul(512);
+        let device = PathBuf::from("/dev").join(name);
+        let (ioctl, ioctl_error) = if self.is_live() {
+            match ioctl::read_path(&device) {
+                Ok(v) => (Some(v), None),
+                Err(e) => (None, Some(format!("{}: {e}", device.display()))),
+            }
+        } else {
+            (
+                None,
+                Some(format!(
+                    "not opened: sysfs root is {}",
+                    self.root().display()
+                )),
+            )
+        };
+        let canonical = fs::canonicalize(&dir).unwrap_or(dir.clone());
+        let (transport, usb) = transport::detect(name, &canonical);
+        let dev = dir.join("device");
+        let slaves = list_dir(&dir.join("slaves"));
+        let mut disk = Disk {
+            name: name.to_string(),
+            device,
+            size_bytes,
+            topology,
+            ioctl,
+            ioctl_error,
+            rotational: read_num::<u8>(&dir.join("queue/rotational")).map(|v| v != 0),
+            removable: read_num::<u8>(&dir.join("removable")).map(|v| v != 0),
+            model: read_str(&dev.join("model")).or_else(|| read_str(&dir.join("md/level"))),
+            vendor: read_str(&dev.join("vendor")),
+            serial: read_str(&dev.join("serial"))
+                .or_else(|| read_str(&dir.join("serial")))
+                .or_else(|| vpd_serial(&dev.join("vpd_pg80")))
+                .or_else(|| read_str(&dev.join("wwid"))),
+            firmware: read_str(&dev.join("firmware_rev")).or_else(|| read_str(&dev.join("rev"))),
+            transport,
+            usb,
+            backing_file: read_str(&dir.join("loop/backing_file")),
+            slaves,
+            holders: list_dir(&dir.join("holders")),
+            partitions: self.partitions(name),
+            findings: Vec::new(),
+        };
+        disk.findings = hints(&disk);
+        Ok(disk)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn vpd_page_80_serial() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("vpd_pg80");
+        fs::write(&p, b"\x00\x80\x00\x05  usb\x00trailing").unwrap();
+        assert_eq!(vpd_serial(&p).as_deref(), Some("usb"));
+        fs::write(&p, b"\x00\x80").unwrap();
+        assert_eq!(vpd_serial(&p), None);
+        fs::write(&p, b"\x00\x80\x00\x40abc").unwrap();
+        assert_eq!(vpd_serial(&p).as_deref(), Some("abc"));
+    }
 }

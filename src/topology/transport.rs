@@ -1,5 +1,6 @@
 //! How a disk is attached, from its name and its canonical sysfs path.
 
+use crate::sys::sysfs::read_str;
 use serde::Serialize;
 use std::fs;
 use std::path::Path;
@@ -24,6 +25,8 @@ pub enum Transport {
     Unknown,
 }
 
+crate::spelled_as_serde!(Transport);
+
 /// The USB bridge in front of a disk.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct UsbBridge {
@@ -36,9 +39,7 @@ pub struct UsbBridge {
 }
 
 fn read(path: &Path) -> Option<String> {
-    let s = fs::read_to_string(path).ok()?;
-    let s = s.trim();
-    (!s.is_empty()).then(|| s.to_string())
+    read_str(path)
 }
 
 /// Find the USB device (idVendor/idProduct) and the interface driver among

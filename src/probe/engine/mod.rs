@@ -26,6 +26,8 @@ pub enum EngineKind {
     Psync,
 }
 
+crate::spelled_as_serde!(EngineKind);
+
 /// What the user asked for with `--engine`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineChoice {
@@ -46,20 +48,14 @@ pub enum Pattern {
     Seqwrite,
 }
 
+crate::spelled_as_serde!(Pattern);
+
 impl Pattern {
     pub fn is_write(self) -> bool {
         matches!(self, Pattern::Randwrite | Pattern::Seqwrite)
     }
     pub fn is_random(self) -> bool {
         matches!(self, Pattern::Randread | Pattern::Randwrite)
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Pattern::Randread => "randread",
-            Pattern::Randwrite => "randwrite",
-            Pattern::Seqread => "seqread",
-            Pattern::Seqwrite => "seqwrite",
-        }
     }
 }
 

@@ -5,9 +5,46 @@ pub mod pv;
 pub mod text;
 pub mod vg;
 
-use crate::layout::source::ReadAt;
-use crate::layout::LayoutError;
+use super::assemble::{Pending, PvHandle};
+use super::registry::Format;
+use super::walk::Region;
+use super::{Layer, LayerKind, PvInfo};
+use crate::bytes::ParseError;
+use crate::bytes::ReadAt;
 pub use vg::{Leg, LogicalVolume, PvEntry, Segment, VolumeGroup};
+
+/// LVM2 physical volumes. The label may sit in any of the first four
+/// sectors, so the signature scan looks for it itself.
+pub static FORMAT: Format = Format {
+    name: "lvm2",
+    description: "LVM2 physical volume",
+    magics: &[],
+    probe,
+};
+
+fn probe(r: &Region, src: &dyn ReadAt, pending: &mut Pending) -> Option<Layer> {
+    match read(src) {
+        Ok(Some(pv)) => {
+            let mut l = r.layer(LayerKind::LvmPv, format!("PV {}", pv.label.uuid));
+            l.data_offset_bytes = Some(pv.pe_start);
+            l.pv = Some(PvInfo {
+                uuid: pv.label.uuid.clone(),
+                vg: pv.vg().map(|v| v.name.clone()),
+                pe_start_bytes: pv.pe_start,
+            });
+            if let Err(e) = &pv.vg {
+                l.findings.push(r.invalid(e));
+            }
+            pending.pvs.push(PvHandle {
+                found: pv,
+                region: r.clone(),
+            });
+            Some(l)
+        }
+        Ok(None) => None,
+        Err(e) => r.damaged(LayerKind::LvmPv, "PV label", e),
+    }
+}
 
 /// A PV found on a device, with the VG its metadata describes.
 #[derive(Clone, Debug)]
@@ -17,7 +54,7 @@ pub struct PvFound {
     pub pe_start: u64,
     /// The VG (None: this PV keeps no metadata, or belongs to no VG yet),
     /// or why its metadata could not be read.
-    pub vg: Result<Option<VolumeGroup>, LayoutError>,
+    pub vg: Result<Option<VolumeGroup>, ParseError>,
 }
 
 impl PvFound {
@@ -29,7 +66,7 @@ impl PvFound {
 
 /// The PV on `src`, if there is one. A damaged label is an error; damaged
 /// metadata behind a good label is reported in `vg`.
-pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, LayoutError> {
+pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, ParseError> {
     let Some(label) = pv::read_label(src)? else {
         return Ok(None);
     };
@@ -37,7 +74,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, LayoutError
     let vg = pv::read_metadata(src, &label).and_then(|text| {
         let Some(text) = text else { return Ok(None) };
         let top = text::parse(&text).map_err(|e| {
-            LayoutError::new(
+            ParseError::new(
                 "LVM2 metadata text",
                 at,
                 format!("byte {} of the text: {}", e.offset, e.message),
@@ -45,7 +82,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, LayoutError
         })?;
         vg::volume_group(&top)
             .map(Some)
-            .map_err(|m| LayoutError::new("LVM2 metadata text", at, m))
+            .map_err(|m| ParseError::new("LVM2 metadata text", at, m))
     });
     let pe_start = match (&vg, label.data_areas.first()) {
         (_, Some(&(off, _))) => off,

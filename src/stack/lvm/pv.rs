@@ -2,8 +2,8 @@
 //! and the committed metadata text (a ring buffer), all CRC-checked.
 //! Layout: alignment-facts.md §4.
 
-use crate::layout::source::{le_u32, le_u64, read_bytes, ReadAt};
-use crate::layout::LayoutError;
+use crate::bytes::ParseError;
+use crate::bytes::{le_u32, le_u64, read_bytes, ReadAt};
 
 const LAYER: &str = "LVM2 label";
 const MDA_LAYER: &str = "LVM2 metadata area";
@@ -42,7 +42,7 @@ pub struct PvLabel {
 
 /// Find and check the label in the first four sectors; `Ok(None)` when
 /// there is none.
-pub fn read_label(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvLabel>, LayoutError> {
+pub fn read_label(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvLabel>, ParseError> {
     for sector in 0..4u64 {
         let at = sector * 512;
         if at + 512 > src.len() {
@@ -55,7 +55,7 @@ pub fn read_label(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvLabel>, Layou
         let stored = le_u32(&b, 16);
         let computed = lvm_crc(&b[20..512]);
         if stored != computed {
-            return Err(LayoutError::new(
+            return Err(ParseError::new(
                 LAYER,
                 at + 16,
                 format!(
@@ -66,7 +66,7 @@ pub fn read_label(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvLabel>, Layou
         let hdr = le_u32(&b, 20) as usize;
         // pv_header: uuid[32], device_size u64, then the area lists.
         if hdr < 32 || hdr + 40 > 512 {
-            return Err(LayoutError::new(
+            return Err(ParseError::new(
                 LAYER,
                 at + 20,
                 format!("pv_header offset {hdr} is outside the label sector"),
@@ -79,7 +79,7 @@ pub fn read_label(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvLabel>, Layou
         for list in &mut lists {
             loop {
                 if pos + 16 > 512 {
-                    return Err(LayoutError::new(
+                    return Err(ParseError::new(
                         LAYER,
                         at + pos as u64,
                         "area list runs past the label sector without its terminating entry",
@@ -110,18 +110,18 @@ pub fn read_label(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvLabel>, Layou
 pub fn read_metadata(
     src: &(impl ReadAt + ?Sized),
     label: &PvLabel,
-) -> Result<Option<Vec<u8>>, LayoutError> {
+) -> Result<Option<Vec<u8>>, ParseError> {
     let Some(&(mda, _)) = label.metadata_areas.first() else {
         return Ok(None);
     };
     let h = read_bytes(src, MDA_LAYER, mda, MDA_HEADER_SIZE)?;
     if &h[4..20] != MDA_MAGIC {
-        return Err(LayoutError::new(MDA_LAYER, mda + 4, "no mda_header magic"));
+        return Err(ParseError::new(MDA_LAYER, mda + 4, "no mda_header magic"));
     }
     let stored = le_u32(&h, 0);
     let computed = lvm_crc(&h[4..512]);
     if stored != computed {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             MDA_LAYER,
             mda,
             format!(
@@ -132,7 +132,7 @@ pub fn read_metadata(
     let start = le_u64(&h, 24);
     let size = le_u64(&h, 32);
     if start != mda || size <= MDA_HEADER_SIZE {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             MDA_LAYER,
             mda + 24,
             format!("mda_header says the area starts at {start} with {size} bytes; the label says {mda}"),
@@ -148,7 +148,7 @@ pub fn read_metadata(
         return Ok(None);
     }
     if offset < MDA_HEADER_SIZE || offset >= size || len > size - MDA_HEADER_SIZE {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             MDA_LAYER,
             mda + 40,
             format!("metadata at {offset}+{len} does not fit the {size}-byte area"),
@@ -167,7 +167,7 @@ pub fn read_metadata(
     }
     let computed = lvm_crc(&text);
     if computed != crc {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             MDA_LAYER,
             mda + offset,
             format!(

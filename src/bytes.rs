@@ -1,10 +1,40 @@
-//! Bounded, checked reads from a disk, image or byte buffer.
+//! Bytes read from disks, images and buffers: the bounded, checked
+//! [`read_bytes`], the little- and big-endian field readers, and the
+//! [`ParseError`] every parser returns, naming the layer and the byte.
 
-use super::LayoutError;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
+use std::fmt;
 
-/// Something partition tables can be read from.
+/// A read that failed: which layer, at which byte, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub layer: &'static str,
+    pub offset: u64,
+    pub message: String,
+}
+
+impl ParseError {
+    pub fn new(layer: &'static str, offset: u64, message: impl Into<String>) -> Self {
+        ParseError {
+            layer,
+            offset,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at byte {}: {}",
+            self.layer, self.offset, self.message
+        )
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Something metadata can be read from: a device, an image, a buffer.
 pub trait ReadAt {
     /// Total size in bytes.
     fn len(&self) -> u64;
@@ -13,21 +43,6 @@ pub trait ReadAt {
 
     fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-}
-
-/// A file or block device with its size.
-pub struct FileSource {
-    pub file: File,
-    pub size: u64,
-}
-
-impl ReadAt for FileSource {
-    fn len(&self) -> u64 {
-        self.size
-    }
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        FileExt::read_exact_at(&self.file, buf, offset)
     }
 }
 
@@ -61,10 +76,10 @@ pub fn read_bytes(
     layer: &'static str,
     offset: u64,
     len: u64,
-) -> Result<Vec<u8>, LayoutError> {
+) -> Result<Vec<u8>, ParseError> {
     let end = offset.checked_add(len);
     if end.is_none_or(|e| e > src.len()) {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             layer,
             offset,
             format!(
@@ -74,7 +89,7 @@ pub fn read_bytes(
         ));
     }
     if len > 64 << 20 {
-        return Err(LayoutError::new(
+        return Err(ParseError::new(
             layer,
             offset,
             format!("refusing to read {len} bytes"),
@@ -82,7 +97,7 @@ pub fn read_bytes(
     }
     let mut buf = vec![0u8; len as usize];
     src.read_exact_at(&mut buf, offset)
-        .map_err(|e| LayoutError::new(layer, offset, format!("read failed: {e}")))?;
+        .map_err(|e| ParseError::new(layer, offset, format!("read failed: {e}")))?;
     Ok(buf)
 }
 
@@ -97,4 +112,17 @@ pub fn le_u64(b: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[at..at + 8]);
     u64::from_le_bytes(a)
+}
+
+/// Big-endian field readers over a buffer known to be long enough.
+pub fn be_u16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+pub fn be_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+pub fn be_u64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_be_bytes(a)
 }

@@ -1,7 +1,7 @@
 //! Reading disks from sysfs. The root is configurable so tests can point it
 //! at fixture trees; with a non-default root no device node is opened.
 
-use super::{hints, ioctl, transport, Disk, Topology};
+use crate::iolimits::Topology;
 use serde::Serialize;
 use std::fs;
 use std::io;
@@ -36,7 +36,7 @@ impl Default for Sysfs {
 const ATTR_MAX: u64 = 4096;
 
 /// The raw bytes of an attribute, at most [`ATTR_MAX`] of them.
-fn read_attr(path: &Path) -> Option<Vec<u8>> {
+pub fn read_attr(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let f = fs::OpenOptions::new()
@@ -50,25 +50,13 @@ fn read_attr(path: &Path) -> Option<Vec<u8>> {
 }
 
 /// A trimmed, non-empty text attribute (sysfs, procfs).
-pub(crate) fn read_str(path: &Path) -> Option<String> {
+pub fn read_str(path: &Path) -> Option<String> {
     let raw = read_attr(path)?;
     let s = std::str::from_utf8(&raw).ok()?.trim();
     (!s.is_empty()).then(|| s.to_string())
 }
 
-/// The unit serial number from a raw SCSI VPD page 0x80 (`device/vpd_pg80`):
-/// a 4-byte header whose bytes 2..4 give the length, then ASCII.
-fn vpd_serial(path: &Path) -> Option<String> {
-    let raw = read_attr(path)?;
-    let len = usize::from(u16::from_be_bytes([*raw.get(2)?, *raw.get(3)?]));
-    let body = raw.get(4..)?;
-    let body = &body[..len.min(body.len())];
-    let s = String::from_utf8_lossy(body);
-    let s = s.trim_matches(|c: char| c.is_whitespace() || c == '\0');
-    (!s.is_empty()).then(|| s.to_string())
-}
-
-fn read_num<T: std::str::FromStr>(path: &Path) -> Option<T> {
+pub fn read_num<T: std::str::FromStr>(path: &Path) -> Option<T> {
     read_str(path)?.parse().ok()
 }
 
@@ -102,7 +90,7 @@ fn need_num<T: std::str::FromStr>(path: &Path) -> io::Result<T> {
 }
 
 /// Sorted entry names of a directory; empty when it cannot be read.
-pub(crate) fn list_dir(path: &Path) -> Vec<String> {
+pub fn list_dir(path: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(path)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -128,7 +116,7 @@ impl Sysfs {
         &self.root
     }
 
-    fn block_dir(&self, name: &str) -> PathBuf {
+    pub fn block_dir(&self, name: &str) -> PathBuf {
         self.root.join("block").join(name)
     }
 
@@ -226,79 +214,11 @@ impl Sysfs {
         parts.sort_by_key(|p| p.number);
         parts
     }
-
-    /// Everything about one whole disk; opens `/dev/NAME` read-only for the
-    /// ioctl view when this is the live sysfs.
-    pub fn disk(&self, name: &str) -> io::Result<Disk> {
-        let dir = self.block_dir(name);
-        if !dir.join("size").exists() {
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("{name} is not a whole disk under {}", self.root.display()),
-            ));
-        }
-        let topology = self.topology(name)?;
-        let size_bytes = read_num::<u64>(&dir.join("size"))
-            .unwrap_or(0)
-            .saturating_mul(512);
-        let device = PathBuf::from("/dev").join(name);
-        let (ioctl, ioctl_error) = if self.is_live() {
-            match ioctl::read_path(&device) {
-                Ok(v) => (Some(v), None),
-                Err(e) => (None, Some(format!("{}: {e}", device.display()))),
-            }
-        } else {
-            (
-                None,
-                Some(format!("not opened: sysfs root is {}", self.root.display())),
-            )
-        };
-        let canonical = fs::canonicalize(&dir).unwrap_or(dir.clone());
-        let (transport, usb) = transport::detect(name, &canonical);
-        let dev = dir.join("device");
-        let slaves = list_dir(&dir.join("slaves"));
-        let mut disk = Disk {
-            name: name.to_string(),
-            device,
-            size_bytes,
-            topology,
-            ioctl,
-            ioctl_error,
-            rotational: read_num::<u8>(&dir.join("queue/rotational")).map(|v| v != 0),
-            removable: read_num::<u8>(&dir.join("removable")).map(|v| v != 0),
-            model: read_str(&dev.join("model")).or_else(|| read_str(&dir.join("md/level"))),
-            vendor: read_str(&dev.join("vendor")),
-            serial: read_str(&dev.join("serial"))
-                .or_else(|| read_str(&dir.join("serial")))
-                .or_else(|| vpd_serial(&dev.join("vpd_pg80")))
-                .or_else(|| read_str(&dev.join("wwid"))),
-            firmware: read_str(&dev.join("firmware_rev")).or_else(|| read_str(&dev.join("rev"))),
-            transport,
-            usb,
-            backing_file: read_str(&dir.join("loop/backing_file")),
-            slaves,
-            holders: list_dir(&dir.join("holders")),
-            partitions: self.partitions(name),
-            findings: Vec::new(),
-        };
-        disk.findings = hints(&disk);
-        Ok(disk)
-    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn vpd_page_80_serial() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("vpd_pg80");
-        fs::write(&p, b"\x00\x80\x00\x05  usb\x00trailing").unwrap();
-        assert_eq!(vpd_serial(&p).as_deref(), Some("usb"));
-        fs::write(&p, b"\x00\x80").unwrap();
-        assert_eq!(vpd_serial(&p), None);
-        fs::write(&p, b"\x00\x80\x00\x40abc").unwrap();
-        assert_eq!(vpd_serial(&p).as_deref(), Some("abc"));
-    }
+/// A block device's number from `class/block/NAME/dev` (`8:1`).
+pub fn devnum(sysfs_root: &Path, name: &str) -> Option<(u32, u32)> {
+    let s = fs::read_to_string(sysfs_root.join("class/block").join(name).join("dev")).ok()?;
+    let (a, b) = s.trim().split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
 }

@@ -1,11 +1,22 @@
 //! The block-device ioctls (linux/fs.h). Read-only: nothing here changes a device.
 
-use super::IoctlValues;
 use rustix::fd::AsFd;
 use rustix::fs::{open, Mode, OFlags};
 use rustix::ioctl::{ioctl, Getter, Opcode};
+use serde::Serialize;
 use std::io;
 use std::path::Path;
+
+/// Values read through the block-device ioctls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct IoctlValues {
+    pub logical_block_size: u32,
+    pub physical_block_size: u32,
+    pub minimum_io_size: u32,
+    pub optimal_io_size: u32,
+    pub alignment_offset: i64,
+    pub size_bytes: u64,
+}
 
 const BLKSSZGET: Opcode = 0x1268;
 const BLKPBSZGET: Opcode = 0x127b;

@@ -1,0 +1,98 @@
+//! The kernel's I/O limits of a block device: the vocabulary every floor
+//! speaks, from sysfs and the ioctls up to the rules and the reports.
+
+use serde::Serialize;
+
+/// The kernel's I/O limits of one block device, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Topology {
+    pub logical_block_size: u32,
+    pub physical_block_size: u32,
+    pub minimum_io_size: u32,
+    pub optimal_io_size: u32,
+    /// As the kernel prints it: `-1` on a disk and `4294967295` on a
+    /// partition mean "misaligned"; never clamped.
+    pub alignment_offset: i64,
+    pub discard_granularity: u64,
+    pub discard_alignment: u64,
+}
+
+impl Topology {
+    /// What an image file is judged with when nothing else is known.
+    pub const IMAGE_DEFAULT: Topology = Topology {
+        logical_block_size: 512,
+        physical_block_size: 512,
+        minimum_io_size: 512,
+        optimal_io_size: 0,
+        alignment_offset: 0,
+        discard_granularity: 0,
+        discard_alignment: 0,
+    };
+
+    /// A plain device with `lbs`-byte logical and physical blocks.
+    pub fn plain(lbs: u32) -> Topology {
+        Topology {
+            logical_block_size: lbs,
+            physical_block_size: lbs,
+            minimum_io_size: lbs,
+            ..Topology::IMAGE_DEFAULT
+        }
+    }
+
+    /// The kernel's alignment granularity: max(pbs, min).
+    pub fn grain(&self) -> u64 {
+        u64::from(self.physical_block_size.max(self.minimum_io_size)).max(1)
+    }
+
+    /// The kernel's "misaligned" marker (-1 on disks, 4294967295 on partitions).
+    pub fn reports_misaligned(&self) -> bool {
+        is_misaligned_marker(self.alignment_offset)
+    }
+
+    /// Whether a kernel could report these limits: the invariants
+    /// `blk_validate_limits` (block/blk-settings.c) enforces on every queue.
+    /// sysfs trees and `--topology` are input, so both are checked here
+    /// before any arithmetic divides by them.
+    pub fn validate(&self) -> Result<(), String> {
+        let lbs = self.logical_block_size;
+        if !lbs.is_power_of_two() || !(512..=65536).contains(&lbs) {
+            return Err(format!(
+                "logical block size {lbs} must be a power of two from 512 to 65536"
+            ));
+        }
+        let pbs = self.physical_block_size;
+        if !pbs.is_power_of_two() || pbs < lbs {
+            return Err(format!(
+                "physical block size {pbs} must be a power of two no smaller than the logical block size {lbs}"
+            ));
+        }
+        if self.minimum_io_size % lbs != 0 || self.optimal_io_size % lbs != 0 {
+            return Err(format!(
+                "minimum and optimal I/O sizes ({} and {}) must be multiples of the logical block size {lbs}",
+                self.minimum_io_size, self.optimal_io_size
+            ));
+        }
+        let ao = self.alignment_offset;
+        if !self.reports_misaligned() && (ao < 0 || ao as u64 % u64::from(lbs) != 0) {
+            return Err(format!(
+                "alignment offset {ao} must be -1 or a multiple of the logical block size {lbs}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The alignment offset usable in arithmetic: the marker counts as 0
+    /// (what libblkid, and so parted and fdisk, do with it).
+    pub fn usable_alignment_offset(&self) -> u64 {
+        if self.reports_misaligned() || self.alignment_offset < 0 {
+            0
+        } else {
+            self.alignment_offset as u64
+        }
+    }
+}
+
+/// True for the kernel's "misaligned" alignment_offset values.
+pub fn is_misaligned_marker(v: i64) -> bool {
+    v == -1 || v == i64::from(u32::MAX)
+}

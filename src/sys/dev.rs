@@ -1,0 +1,54 @@
+//! Opening device nodes and image files read-only: a [`FileSource`] with
+//! its size (BLKGETSIZE64 for a device), and a partition node's block size.
+
+use super::ioctl;
+use crate::bytes::ReadAt;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
+use std::path::Path;
+
+/// A file or block device with its size.
+pub struct FileSource {
+    pub file: File,
+    pub size: u64,
+}
+
+impl ReadAt for FileSource {
+    fn len(&self) -> u64 {
+        self.size
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        FileExt::read_exact_at(&self.file, buf, offset)
+    }
+}
+
+/// Open a disk or image read-only with its size.
+pub fn open(path: &Path) -> Result<FileSource, String> {
+    let file =
+        File::open(path).map_err(|e| format!("cannot open {} read-only: {e}", path.display()))?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let size = if meta.file_type().is_block_device() {
+        ioctl::size_bytes(&file).map_err(|e| format!("BLKGETSIZE64 on {}: {e}", path.display()))?
+    } else {
+        meta.len()
+    };
+    Ok(FileSource { file, size })
+}
+
+/// BLKBSZGET of a partition node, when it can be opened.
+pub fn node_block_size(node: &Path) -> Option<u32> {
+    let fd = ioctl::open_read_only(node).ok()?;
+    ioctl::device_block_size(&fd).ok()
+}
+
+/// The device number of a block device node.
+pub fn rdev_of(path: &str) -> Option<(u32, u32)> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.file_type().is_block_device() {
+        return None;
+    }
+    Some((
+        rustix::fs::major(meta.rdev()),
+        rustix::fs::minor(meta.rdev()),
+    ))
+}
