@@ -127,7 +127,11 @@ fn qemu_args(vm: &Path, boot: &Boot, work: &Path, initrd: &Path) -> Vec<String> 
     a.push("-initrd".into());
     a.push(initrd.display().to_string());
     a.push("-append".into());
-    a.push("console=ttyS0 panic=-1 quiet".into());
+    // no_timer_check: under TCG on a loaded host the kernel's early check
+    // that the 8254 timer ticks through the IO-APIC can miss its ticks and
+    // panic ("IO-APIC + timer doesn't work"), seen once in a full run at
+    // load 8 on 2 cores; the check is for broken hardware, not for qemu.
+    a.push("console=ttyS0 panic=-1 quiet no_timer_check".into());
     if boot.disks.iter().any(|d| d.bus == Bus::Scsi) {
         a.push("-device".into());
         a.push("virtio-scsi-pci,id=scsi".into());
