@@ -146,6 +146,27 @@ fn duration_arg(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("{s:?} is not a duration (250ms, 2s, 1m)"))
 }
 
+impl ProbeArgs {
+    /// The grid these options ask for (one place, for the CLI and the fuzzer).
+    pub fn grid_request(&self, seed: u64) -> GridRequest {
+        GridRequest {
+            preset: self.preset,
+            block_sizes: self.bs.clone(),
+            offsets: self.offsets.clone(),
+            patterns: self.pattern.clone(),
+            write: self.write,
+            runtime: self.runtime,
+            warmup: self.warmup,
+            rounds: self.rounds,
+            qd: self.qd,
+            jobs: self.jobs,
+            buffered: self.buffered,
+            fdatasync: self.fdatasync,
+            seed,
+        }
+    }
+}
+
 /// Parse arguments, run, print, and return the exit status.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -345,21 +366,7 @@ pub fn run_probe(sysfs: Sysfs, a: &ProbeArgs, style: &Style) -> (String, u8) {
     });
     let opts = crate::probe::ProbeOptions {
         target: a.target.clone(),
-        grid: GridRequest {
-            preset: a.preset,
-            block_sizes: a.bs.clone(),
-            offsets: a.offsets.clone(),
-            patterns: a.pattern.clone(),
-            write: a.write,
-            runtime: a.runtime,
-            warmup: a.warmup,
-            rounds: a.rounds,
-            qd: a.qd,
-            jobs: a.jobs,
-            buffered: a.buffered,
-            fdatasync: a.fdatasync,
-            seed,
-        },
+        grid: a.grid_request(seed),
         engine: a.engine,
         destructive: a.destructive,
         force: a.force,

@@ -475,7 +475,7 @@ pub fn topology_spec(data: &[u8]) {
 /// bs, offsets, size, runtime, warmup, rounds.
 pub fn sizes(data: &[u8]) {
     use diskalign::cli::{Cli, Command};
-    use diskalign::probe::grid::{self, Constraints, GridRequest};
+    use diskalign::probe::grid::{self, Constraints};
     let s = String::from_utf8_lossy(data);
     let mut f = s.split('\0');
     let mut field = || f.next().unwrap_or("").to_string();
@@ -507,21 +507,7 @@ pub fn sizes(data: &[u8]) {
     let Command::Probe(a) = cli.command else {
         return;
     };
-    let req = GridRequest {
-        preset: a.preset,
-        block_sizes: a.bs,
-        offsets: a.offsets,
-        patterns: a.pattern,
-        write: a.write,
-        runtime: a.runtime,
-        warmup: a.warmup,
-        rounds: a.rounds,
-        qd: a.qd,
-        jobs: a.jobs,
-        buffered: a.buffered,
-        fdatasync: a.fdatasync,
-        seed: 1,
-    };
+    let req = a.grid_request(1);
     for (lbs, pbs) in [(512, 512), (512, 4096), (4096, 4096)] {
         let c = Constraints {
             logical_block_size: lbs,

@@ -1,0 +1,114 @@
+//! Golden tests of the human output: `topology` on every fixture tree and
+//! `check` on images built by sfdisk and sgdisk. The report code is about
+//! to move behind one output interface; these keep what people read the
+//! same. `DISKALIGN_BLESS=1 cargo test --test golden` rewrites the files
+//! after an intended change (review the diff).
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+
+const MIB: u64 = 1 << 20;
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// Compare `got` with tests/golden/NAME, or write it when blessing.
+fn golden(name: &str, got: &str) {
+    let path = golden_dir().join(name);
+    if std::env::var_os("DISKALIGN_BLESS").is_some() {
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (DISKALIGN_BLESS=1 writes it)", path.display()));
+    if want != got {
+        let diff: Vec<String> = want
+            .lines()
+            .zip(got.lines())
+            .enumerate()
+            .filter(|(_, (w, g))| w != g)
+            .take(5)
+            .map(|(i, (w, g))| format!("line {}:\n  want: {w}\n  got:  {g}", i + 1))
+            .collect();
+        panic!(
+            "{name} differs ({} lines wanted, {} got):\n{}\n(DISKALIGN_BLESS=1 rewrites it after an intended change)",
+            want.lines().count(),
+            got.lines().count(),
+            diff.join("\n")
+        );
+    }
+}
+
+#[test]
+fn topology_of_every_fixture() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs");
+    let mut names: Vec<String> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 8, "{names:?}");
+    for name in names {
+        let root = fixtures.join(&name);
+        let (out, _, code) = run_full(&[
+            "--sysfs-root",
+            root.to_str().unwrap(),
+            "--color",
+            "never",
+            "topology",
+        ]);
+        golden(
+            &format!("topology-{name}.txt"),
+            &format!("{out}exit {code}\n"),
+        );
+    }
+}
+
+/// `check` of an image, with the temporary directory taken out.
+fn check_image(name: &str, script: Option<&str>, sgdisk: Option<&[&str]>, extra: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), &format!("{name}.img"), 256 * MIB);
+    if let Some(s) = script {
+        sfdisk(&img, s);
+    }
+    if let Some(args) = sgdisk {
+        let mut a = args.to_vec();
+        let p = img.display().to_string();
+        a.push(&p);
+        sh("sgdisk", &a);
+    }
+    let p = img.display().to_string();
+    let mut args = vec!["--color", "never", "check", p.as_str()];
+    args.extend_from_slice(extra);
+    let (out, _, code) = run_full(&args);
+    let out = out.replace(&format!("{}/", dir.path().display()), "");
+    golden(&format!("check-{name}.txt"), &format!("{out}exit {code}\n"));
+}
+
+#[test]
+fn check_of_images() {
+    check_image("legacy-dos", Some("label: dos\nstart=63, size=20417, type=83\nstart=20480, size=40960, type=83\nstart=61440, type=5\nsize=8192, type=83\n"), None, &[]);
+    check_image(
+        "usb-bridge",
+        Some("label: gpt\nstart=65535, size=200001\n"),
+        None,
+        &["--topology", "lbs=512,pbs=4096,min=4096,opt=33553920"],
+    );
+    check_image(
+        "clean-gpt",
+        None,
+        Some(&["-n", "1:2048:+64M", "-n", "2:0:+64M"]),
+        &["--topology", "pbs=4096"],
+    );
+    check_image(
+        "ao-3584",
+        Some("label: dos\nstart=63, size=1985\nstart=2048, size=65536\n"),
+        None,
+        &["--topology", "pbs=4096,ao=3584"],
+    );
+    check_image("empty", None, None, &[]);
+}

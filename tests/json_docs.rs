@@ -1,0 +1,165 @@
+//! docs/json.md stays true to what is serialized: every key of the JSON
+//! that `topology`, `check` (tables, stack layers, assembled arrays) and
+//! `probe` print is documented there, in backticks.
+
+mod common;
+use common::md::{self, Member};
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const MIB: u64 = 1 << 20;
+
+fn keys(v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                out.insert(k.clone());
+                keys(x, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+        _ => {}
+    }
+}
+
+fn md_member(path: &Path, role: u32) {
+    md::write(
+        path,
+        &Member {
+            version: "1.2",
+            level: 0,
+            layout: 0,
+            chunk_bytes: 65536,
+            raid_disks: 2,
+            role,
+            data_offset_sectors: 2048,
+            data_size_sectors: 16 << 11,
+            uuid: [0x5a; 16],
+            name: "docs:0",
+        },
+    );
+}
+
+#[test]
+fn every_serialized_key_is_in_docs_json_md() {
+    let mut seen = BTreeSet::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs");
+    for e in std::fs::read_dir(&fixtures).unwrap().flatten() {
+        if e.path().is_dir() {
+            let (doc, _) = run_json(&["--sysfs-root", e.path().to_str().unwrap(), "topology"]);
+            keys(&doc, &mut seen);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    // Tables, a GPT with names, LUKS, bcache, ext4 and an md array over two members.
+    let gpt = image(dir.path(), "gpt.img", 256 * MIB);
+    sh(
+        "sgdisk",
+        &[
+            "-n",
+            "1:2048:+64M",
+            "-c",
+            "1:data",
+            "-n",
+            "2:0:+64M",
+            &p("gpt.img"),
+        ],
+    );
+    let dos = image(dir.path(), "dos.img", 64 * MIB);
+    sfdisk(
+        &dos,
+        "label: dos\nstart=63, size=1985\nstart=2048, type=5\nsize=8192\n",
+    );
+    let bc = image(dir.path(), "bcache.img", 64 * MIB);
+    sh("make-bcache", &["-C", &p("bcache.img")]);
+    let fs = image(dir.path(), "ext4.img", 64 * MIB);
+    sh(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-E",
+            "stride=16,stripe_width=32",
+            &p("ext4.img"),
+        ],
+    );
+    let (m0, m1) = (
+        image(dir.path(), "m0.img", 20 * MIB),
+        image(dir.path(), "m1.img", 20 * MIB),
+    );
+    md_member(&m0, 0);
+    md_member(&m1, 1);
+    let luks = image(dir.path(), "luks.img", 32 * MIB);
+    let key = dir.path().join("key");
+    std::fs::write(&key, b"docs").unwrap();
+    sh(
+        "cryptsetup",
+        &[
+            "luksFormat",
+            "-q",
+            "--type",
+            "luks2",
+            "--pbkdf",
+            "pbkdf2",
+            "--pbkdf-force-iterations",
+            "1000",
+            "--key-file",
+            key.to_str().unwrap(),
+            &p("luks.img"),
+        ],
+    );
+    for (targets, extra) in [
+        (vec![&gpt], vec!["--topology", "pbs=4096,opt=33553920"]),
+        (vec![&dos], vec![]),
+        (vec![&bc, &fs, &luks], vec!["--topology", "pbs=4096"]),
+        (vec![&m0, &m1], vec![]),
+        (vec![&m0], vec![]),
+    ] {
+        let mut args: Vec<String> = vec!["check".into()];
+        args.extend(targets.iter().map(|t| t.display().to_string()));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.push("/nonexistent".into()); // an `errors` entry
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (doc, _) = run_json(&a);
+        keys(&doc, &mut seen);
+    }
+    // A probe of a filled file, the smallest grid.
+    let file = dir.path().join("probe.img");
+    std::fs::write(&file, vec![1u8; 16 << 20]).unwrap();
+    let (doc, _) = run_json(&[
+        "probe",
+        file.to_str().unwrap(),
+        "--bs",
+        "4k",
+        "--offsets",
+        "0,512",
+        "--runtime",
+        "50ms",
+        "--warmup",
+        "10ms",
+        "--rounds",
+        "2",
+        "--qd",
+        "4",
+    ]);
+    keys(&doc, &mut seen);
+
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
+        .unwrap();
+    let missing: Vec<&String> = seen
+        .iter()
+        .filter(|k| !docs.contains(&format!("`{k}`")) && !docs.contains(&format!("\"{k}\"")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "keys serialized but not in docs/json.md: {missing:?}"
+    );
+    assert!(
+        seen.len() > 100,
+        "only {} keys seen: the inputs lost their layers?",
+        seen.len()
+    );
+}
