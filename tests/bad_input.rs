@@ -172,3 +172,25 @@ fn probe_options_out_of_range() {
     );
     refused(&["probe", &t, "--qd", "many"], "invalid value 'many'");
 }
+
+/// Offsets near 2^64 overflowed the grid's size arithmetic (a panic in
+/// debug builds, a wrap in release); found by the `sizes` fuzz target.
+#[test]
+fn huge_offsets_are_refused_not_overflowed() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = dir.path().display().to_string();
+    for offsets in ["7745454T", "0,009135011444977069k"] {
+        refused(
+            &[
+                "probe",
+                &d,
+                "--size",
+                "64M",
+                "--offsets",
+                offsets,
+                "--emit-fio",
+            ],
+            "too small for this grid",
+        );
+    }
+}

@@ -259,20 +259,24 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, String> {
         .last()
         .ok_or("--bs: give at least one block size")?;
     let max_off = *offsets.last().unwrap_or(&0);
-    let unit = (max_off + 1)
+    // In u128: an offset near 2^64 (`--offsets 7745454T`) must be refused
+    // as too large for the target, not overflow (found by the fuzzer).
+    let unit = (u128::from(max_off) + 1)
         .next_power_of_two()
-        .max(max_bs.next_power_of_two());
+        .max(u128::from(max_bs).next_power_of_two());
     // At least a few slots per cell, so random I/O has somewhere to go.
-    let needed = max_off + max_bs + 3 * unit;
-    if c.size_bytes < needed {
+    let needed = u128::from(max_off) + u128::from(max_bs) + 3 * unit;
+    if u128::from(c.size_bytes) < needed {
         return Err(format!(
             "the target ({}) is too small for this grid: offsets up to {} with {} blocks need at least {}; give smaller --offsets or a larger --size",
             human(c.size_bytes),
             human(max_off),
             human(max_bs),
-            human(needed)
+            human(u64::try_from(needed).unwrap_or(u64::MAX))
         ));
     }
+    // needed <= size_bytes, so the unit fits.
+    let unit = unit as u64;
     let (runtime, warmup, rounds) = preset_timing(req.preset);
     let runtime = req.runtime.unwrap_or(runtime);
     if runtime < Duration::from_millis(10) {
