@@ -303,6 +303,33 @@ fn gpt_layout(g: &mut Gen, index: usize, sectors: u64) -> Layout {
     }
 }
 
+/// Up to `count` primaries from `cursor` on, numbered from `number`; stops
+/// at the first that would not fit before `last`.
+fn primaries(
+    g: &mut Gen,
+    count: u32,
+    last: u64,
+    cursor: &mut u64,
+    number: &mut u32,
+    parts: &mut Vec<Part>,
+) {
+    for _ in 0..count {
+        let start = g.start(*cursor);
+        let size = g.size();
+        if start + size - 1 > last {
+            break;
+        }
+        parts.push(Part {
+            number: *number,
+            start,
+            size,
+            kind: Kind::Data,
+        });
+        *number += 1;
+        *cursor = start + size;
+    }
+}
+
 fn dos_layout(g: &mut Gen, index: usize, sectors: u64) -> Layout {
     let last = sectors.min(u64::from(u32::MAX)) - 1;
     let mut cursor = 1;
@@ -324,16 +351,7 @@ fn dos_layout(g: &mut Gen, index: usize, sectors: u64) -> Layout {
             kind,
         })
     };
-    for _ in 0..before {
-        let start = g.start(cursor);
-        let size = g.size();
-        if start + size - 1 > last {
-            break;
-        }
-        push(&mut parts, start, size, Kind::Data, number);
-        number += 1;
-        cursor = start + size;
-    }
+    primaries(g, before, last, &mut cursor, &mut number, &mut parts);
     if extended {
         // The first EBR sits at the extended start, the next ones in the
         // gap before each logical: leave at least one sector there.
@@ -374,16 +392,7 @@ fn dos_layout(g: &mut Gen, index: usize, sectors: u64) -> Layout {
             cursor = end + 1;
         }
     }
-    for _ in 0..after {
-        let start = g.start(cursor);
-        let size = g.size();
-        if start + size - 1 > last {
-            break;
-        }
-        push(&mut parts, start, size, Kind::Data, number);
-        number += 1;
-        cursor = start + size;
-    }
+    primaries(g, after, last, &mut cursor, &mut number, &mut parts);
     parts.extend(logicals);
     Layout {
         index,
