@@ -64,7 +64,7 @@ pub enum Command {
     Probe(ProbeArgs),
 }
 
-const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size), removed at the end, on error and on Ctrl-C.\nExit status: 0 no significant penalty, 1 some misaligned offset was significantly slower, 2 could not run.";
+const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nExit status: 0 no significant penalty, 1 some misaligned offset was significantly slower, 2 could not run.";
 
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {
@@ -124,7 +124,8 @@ pub struct ProbeArgs {
     /// I/O engine.
     #[arg(long, value_enum, default_value = "auto")]
     pub engine: EngineChoice,
-    /// Size of the scratch file made in a directory.
+    /// Size of the scratch file made in a directory (whole MiB; refused when
+    /// above the free space less 1 % of the filesystem, or ulimit -f).
     #[arg(long, value_parser = size_arg, default_value = "1G")]
     pub size: u64,
     /// Seed of the random positions and cell order (default: from the clock; the report records it).
