@@ -1,11 +1,17 @@
 //! diskalign: is my storage aligned, does misalignment hurt, how do I fix it.
 //!
-//! Data flows one way: [`topology`] (what the kernel or `--topology` says
-//! about a disk) → [`layout`] (partition tables read from raw bytes) →
-//! [`stack`] (LVM, md, LUKS, filesystems found inside, assembled across
-//! targets) → [`check`] (rules turning all of it into [`findings`]) →
-//! [`export`] (JSON, CSV) and [`output`] (human tables and trees). The
-//! [`probe`] is the second pipeline, measuring instead of reading.
+//! Read first, judge second, render third, on floors that import only
+//! downwards (docs/architecture.md; `tests/floors.rs` enforces it):
+//!
+//! 1. vocabulary: [`units`], [`names`], [`errors`], [`bytes`],
+//!    [`findings`] (codes, subjects, typed facts, sentences), [`iolimits`];
+//! 2. [`sys`]: the only code that touches /sys, /proc, /dev and ioctls;
+//! 3. readers: [`topology`], [`layout`] (GPT/MBR), [`stack`] (the format
+//!    registry: LVM, md, LUKS, bcache, filesystems);
+//! 4. [`inspect`]: the whole picture of every target, before any rule;
+//! 5. [`check`] (pure rules) and [`probe`] (measurement);
+//! 6. [`report`]: one exporter per format, one column model;
+//! 7. [`cli`]: parsing and dispatch.
 
 #[cfg(not(target_os = "linux"))]
 compile_error!("diskalign supports Linux only");
@@ -13,13 +19,14 @@ compile_error!("diskalign supports Linux only");
 pub mod bytes;
 pub mod check;
 pub mod cli;
-pub mod export;
+pub mod errors;
 pub mod findings;
+pub mod inspect;
 pub mod iolimits;
 pub mod layout;
 pub mod names;
-pub mod output;
 pub mod probe;
+pub mod report;
 pub mod stack;
 pub mod sys;
 pub mod topology;

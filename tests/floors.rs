@@ -7,15 +7,17 @@ use std::path::Path;
 /// Top-level modules, bottom floor first.
 const FLOORS: &[&[&str]] = &[
     // 1. vocabulary
-    &["units", "names", "bytes", "findings", "iolimits"],
+    &["units", "names", "errors", "bytes", "findings", "iolimits"],
     // 2. the live system
     &["sys"],
     // 3. readers
     &["topology", "layout", "stack"],
+    // 4. the whole picture, read before any rule
+    &["inspect"],
     // 5. rules, measurement
     &["check", "probe"],
     // 6. output
-    &["export", "output"],
+    &["report"],
     // 7. command line
     &["cli"],
 ];

@@ -92,6 +92,50 @@ fn check_image(name: &str, script: Option<&str>, sgdisk: Option<&[&str]>, extra:
 }
 
 #[test]
+fn csv_of_check_and_topology() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "csv.img", 256 * MIB);
+    sfdisk(
+        &img,
+        "label: dos\nstart=63, size=20417, type=83\nstart=20480, size=40960, type=83\n",
+    );
+    let p = img.display().to_string();
+    let (out, _, code) = run_full(&["check", &p, "--format", "csv"]);
+    let out = out.replace(&format!("{}/", dir.path().display()), "");
+    golden("check-csv.csv", &format!("{out}exit {code}\n"));
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs");
+    let root = fixtures.join("usb-bridge");
+    let (out, _, code) = run_full(&[
+        "--sysfs-root",
+        root.to_str().unwrap(),
+        "topology",
+        "--format",
+        "csv",
+    ]);
+    golden("topology-csv.csv", &format!("{out}exit {code}\n"));
+}
+
+/// `--json` is `--format json`; asking for both is a usage error.
+#[test]
+fn json_is_format_json() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs/md-raid5");
+    let root = fixtures.to_str().unwrap();
+    let a = run_full(&["--sysfs-root", root, "topology", "--json"]);
+    let b = run_full(&["--sysfs-root", root, "topology", "--format", "json"]);
+    assert_eq!(a, b);
+    let (out, err, code) = run_full(&[
+        "--sysfs-root",
+        root,
+        "topology",
+        "--json",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!((out.as_str(), code), ("", 2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
 fn check_of_images() {
     check_image("legacy-dos", Some("label: dos\nstart=63, size=20417, type=83\nstart=20480, size=40960, type=83\nstart=61440, type=5\nsize=8192, type=83\n"), None, &[]);
     check_image(

@@ -38,6 +38,26 @@ fn legacy_dos_start_at_63() {
         "512/512 image: the kernel rule passes"
     );
     assert_eq!(partition(&doc, 2)["aligned"], true);
+    // Findings carry their numbers and their subject.
+    let f = p1["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "start-not-4k")
+        .unwrap();
+    assert_eq!(f["facts"]["offset_bytes"], 32256, "{f:#}");
+    assert_eq!(f["facts"]["grain_bytes"], 4096);
+    assert_eq!(f["facts"]["misalignment_bytes"], 3584);
+    assert_eq!(f["subject"]["partition"], 1);
+    assert_eq!(f["subject"]["target"], img.to_str().unwrap());
+    let size = p1["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "size-not-4k")
+        .unwrap();
+    assert_eq!(size["facts"]["size_bytes"], 20417 * 512);
+    assert_eq!(size["facts"]["block_size_bytes"], 512);
     assert_eq!(code, 1);
 
     // The same image on a 512e disk: now the kernel rule fails too.

@@ -137,7 +137,7 @@ fn hostile_gpt_fields() {
 #[test]
 fn enums_spell_themselves_as_their_serde_name() {
     use clap::ValueEnum;
-    use diskalign::probe::engine::{EngineKind, Pattern};
+    use diskalign::probe::engine::{Pattern, ENGINES};
     use diskalign::probe::grid::Preset;
     fn same<T: serde::Serialize + std::fmt::Display>(v: &T) {
         let json = serde_json::to_value(v).unwrap();
@@ -145,7 +145,7 @@ fn enums_spell_themselves_as_their_serde_name() {
         assert_ne!(v.to_string(), "?");
     }
     Preset::value_variants().iter().for_each(same);
-    EngineKind::value_variants().iter().for_each(same);
+    ENGINES.iter().for_each(|d| same(&d.kind));
     Pattern::value_variants().iter().for_each(same);
     use diskalign::topology::Transport::*;
     for t in [
@@ -166,4 +166,5 @@ fn enums_spell_themselves_as_their_serde_name() {
     same(&diskalign::findings::Severity::Warning);
     same(&diskalign::layout::PartKind::Extended);
     same(&diskalign::check::report::TopologySource::ImageDefault);
+    same(&diskalign::report::Format::Csv);
 }

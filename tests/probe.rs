@@ -143,9 +143,13 @@ fn csv_and_fio_job_file() {
     let l = &d.l;
     let csv = d.dir.path().join("cells.csv");
     let csv_s = csv.display().to_string();
-    let (_, err, code) = probe(&with_fast(&[&l.dev, "--bs", "4k", "--csv", &csv_s]));
+    // --format csv on stdout, and the same rows in --csv FILE.
+    let (out, err, code) = probe(&with_fast(&[
+        &l.dev, "--bs", "4k", "--csv", &csv_s, "--format", "csv",
+    ]));
     assert!(code == 0 || code == 1, "{err}");
     let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(out, text);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("pattern,block_size,offset,iops_median"));
     assert_eq!(lines.len(), 1 + 6);

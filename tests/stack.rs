@@ -55,6 +55,25 @@ fn all_codes(v: &Value) -> Vec<String> {
 }
 
 /// All findings with `code`, as (message) strings.
+/// Every finding with `code` anywhere in `v`.
+fn findings(v: &Value, code: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    fn visit(v: &Value, code: &str, out: &mut Vec<Value>) {
+        match v {
+            Value::Object(m) => {
+                if m.get("code").and_then(|c| c.as_str()) == Some(code) {
+                    out.push(v.clone());
+                }
+                m.values().for_each(|x| visit(x, code, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| visit(x, code, out)),
+            _ => {}
+        }
+    }
+    visit(v, code, &mut out);
+    out
+}
+
 fn messages(v: &Value, code: &str) -> Vec<String> {
     let mut out = Vec::new();
     fn visit(v: &Value, code: &str, out: &mut Vec<String>) {
@@ -153,6 +172,27 @@ fn striped_lv_with_a_leg_1536_bytes_off_is_found_with_its_factor() {
         "{}",
         msgs[0]
     );
+    // The same numbers as facts, and what the finding is about.
+    let f = &findings(&doc, "lvm-stripe-misaligned")[0];
+    assert_eq!(f["facts"]["amplification"], 1.5, "{f:#}");
+    assert_eq!(f["facts"]["units_touched"], 3.0);
+    assert_eq!(f["facts"]["units_ideal"], 2);
+    assert_eq!(f["facts"]["grain_bytes"], 4096);
+    assert_eq!(f["facts"]["chunk_bytes"], 8192);
+    assert_eq!(f["facts"]["legs"][1]["misalignment_bytes"], 1536);
+    assert!(f["subject"]["target"].is_null(), "assembled: {f:#}");
+    assert!(f["subject"]["layer"]
+        .as_str()
+        .unwrap()
+        .ends_with("LV vg0/lv0"));
+    let pv = findings(&doc["targets"][0]["stack"], "layer-start-not-4k");
+    let pv = pv
+        .iter()
+        .find(|f| f["facts"]["offset_bytes"] == 28313088)
+        .expect("the PV on partition 2");
+    assert_eq!(pv["facts"]["misalignment_bytes"], 1536);
+    assert_eq!(pv["subject"]["partition"], 2);
+    assert_eq!(pv["subject"]["target"], img.to_str().unwrap());
     // The legs sit at partition start + pe_start + extent, in absolute bytes.
     let lv = layer(&doc, "lvm-lv").unwrap();
     let legs: Vec<u64> = lv["children"]

@@ -2,31 +2,12 @@
 //! documented in docs/json.md.
 
 use super::tools::{FirstStarts, ToolVerdicts};
-use crate::findings::{Finding, Severity};
+use crate::findings::{Finding, Severity, Subject};
 use crate::layout::{PartKind, TableKind};
 use crate::topology::Topology;
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TargetKind {
-    Disk,
-    Partition,
-    Image,
-}
-
-crate::spelled_as_serde!(TargetKind);
-
-/// Where the topology came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TopologySource {
-    Kernel,
-    ImageDefault,
-    Override,
-}
-
-crate::spelled_as_serde!(TopologySource);
+pub use crate::inspect::{TargetKind, TopologySource};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct TableReport {
@@ -119,5 +100,64 @@ impl TargetReport {
 
     pub fn has_problems(&self) -> bool {
         self.all_findings().any(Finding::is_problem)
+    }
+}
+
+/// Say in each finding what it is about: the target, the partition, and
+/// the layers from the root down. `target` is None for what was assembled
+/// across targets.
+pub fn assign_subjects(
+    target: Option<&str>,
+    partition: Option<u32>,
+    layer: &mut crate::stack::Layer,
+    path: &str,
+) {
+    let path = if path.is_empty() {
+        layer.name.clone()
+    } else {
+        format!("{path} / {}", layer.name)
+    };
+    for f in &mut layer.findings {
+        f.subject = Subject {
+            target: target.map(str::to_string),
+            partition,
+            layer: Some(path.clone()),
+        };
+    }
+    for c in &mut layer.children {
+        assign_subjects(target, partition, c, &path);
+    }
+}
+
+impl TargetReport {
+    /// Fill in the subject of every finding of the target.
+    pub fn assign_subjects(&mut self) {
+        let target = Some(self.path.clone());
+        for f in &mut self.findings {
+            f.subject = Subject {
+                target: target.clone(),
+                ..Subject::default()
+            };
+        }
+        for p in &mut self.partitions {
+            for f in &mut p.findings {
+                f.subject = Subject {
+                    target: target.clone(),
+                    partition: Some(p.number),
+                    layer: None,
+                };
+            }
+        }
+        for root in &mut self.stack {
+            let number = match root.kind {
+                crate::stack::LayerKind::Partition => self
+                    .partitions
+                    .iter()
+                    .find(|p| format!("partition {}", p.number) == root.name)
+                    .map(|p| p.number),
+                _ => None,
+            };
+            assign_subjects(target.as_deref(), number, root, "");
+        }
     }
 }

@@ -1,10 +1,11 @@
 //! The rules that turn a partition's placement into findings.
 
+use super::start::Start;
 use super::tools::{self, ToolVerdicts, ToolView};
-use crate::findings::{Code, Finding, Severity};
+use crate::findings::{Code, Facts, Finding, Severity};
 use crate::layout::PartKind;
 use crate::topology::{is_misaligned_marker, Topology};
-use crate::units::{bridge_opt_why, human, is_bridge_opt, KIB, MIB};
+use crate::units::{bridge_opt_why, is_bridge_opt, KIB};
 
 /// The kernel's misalignment for a start: (g + ao - start mod g) mod g with
 /// g = max(pbs, min). 0 means aligned.
@@ -80,115 +81,96 @@ pub fn is_placement_code(c: Code) -> bool {
 
 /// Findings about where a partition starts and ends.
 pub fn placement_findings(t: &Topology, p: &Placement, kernel_ao: Option<i64>) -> Vec<Finding> {
-    let mut out = Vec::new();
     let (start, end, size) = (p.start, p.end_exclusive(), p.size);
-    let g = t.grain();
-    let off = kernel_offset(t, start);
-    if off != 0 {
-        out.push(Finding::new(
-            Code::StartMisaligned,
-            format!(
-                "starts at byte {start}, which the kernel's rule puts {off} bytes off its {g}-byte grain (alignment offset {}): every {} write straddles two physical blocks",
-                t.alignment_offset,
-                human(g)
-            ),
-        ));
-    }
-    if start % (4 * KIB) != 0 {
-        out.push(Finding::new(
-            Code::StartNot4k,
-            format!("starts at byte {start} = {} x 4 KiB + {}: not 4 KiB aligned, so 4 KiB pages straddle flash pages and 4K sectors", start / (4 * KIB), start % (4 * KIB)),
-        ));
-    }
-    if start % MIB != 0 {
-        out.push(Finding::new(
-            Code::StartNot1Mib,
-            format!(
-                "starts at byte {start}, a multiple of {} but not of 1 MiB",
-                human(crate::units::alignment_of(start))
-            ),
-        ));
-    }
-    if let Some(opt) = sane_optimal(t) {
-        let ao = t.usable_alignment_offset();
-        let past = (start % opt + opt - ao % opt) % opt;
-        if past != 0 {
-            // The grid starts at the alignment offset, so say so when it is not 0.
-            let grid = if ao == 0 {
-                format!(
-                    "not a multiple of the optimal I/O size {opt} ({})",
-                    human(opt)
-                )
-            } else {
-                format!("{past} bytes past the optimal I/O grid ({opt} bytes, {}, from the alignment offset {ao})", human(opt))
-            };
-            out.push(Finding::new(
-                Code::StartNotOptimal,
-                format!(
-                    "starts at byte {start}, {grid}: full-stripe writes are split across stripes"
-                ),
-            ));
-        }
-    }
+    // An extended container's own placement is informational.
+    let base = Facts {
+        extended_container: p.kind == PartKind::Extended,
+        ..Facts::default()
+    };
+    let judged = Start::judge(t, start);
+    let mut out = judged.partition_findings(t.alignment_offset, &base);
     let dg = t.discard_granularity;
     if dg > u64::from(t.logical_block_size)
         && (start % dg + dg - t.discard_alignment % dg) % dg != 0
     {
-        out.push(Finding::new(
+        out.push(Finding::of(
             Code::StartNotDiscard,
-            format!("starts at byte {start}, not aligned to the discard granularity {}: TRIM of the first and last unit of a range is dropped", human(dg)),
+            Facts {
+                offset_bytes: Some(start),
+                grain_bytes: Some(dg),
+                ..base.clone()
+            },
         ));
     }
+    out.extend(end_findings(t, end, &base));
+    // An extended container's node is registered at 1 KiB (4 KiB on 4Kn)
+    // whatever its table size: that size decides no block size.
+    if size % (4 * KIB) != 0 && p.kind != PartKind::Extended {
+        out.push(Finding::of(
+            Code::SizeNot4k,
+            Facts {
+                size_bytes: Some(size),
+                grain_bytes: Some(4 * KIB),
+                block_size_bytes: Some(device_block_size(t.logical_block_size, size).into()),
+                ..base.clone()
+            },
+        ));
+    }
+    out.extend(kernel_ao.and_then(|kao| kernel_ao_finding(kao, judged.kernel_offset, &base)));
+    if p.kind == PartKind::Extended {
+        for f in &mut out {
+            f.severity = Severity::Info;
+        }
+    }
+    out
+}
+
+/// The end on 4 KiB, and on a physical block larger than that.
+fn end_findings(t: &Topology, end: u64, base: &Facts) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let at = Facts {
+        end_bytes: Some(end),
+        ..base.clone()
+    };
     if end % (4 * KIB) != 0 {
-        out.push(Finding::new(
+        out.push(Finding::of(
             Code::EndNot4k,
-            format!(
-                "ends at byte {end} (last byte {}), not on a 4 KiB boundary",
-                end - 1
-            ),
+            Facts {
+                grain_bytes: Some(4 * KIB),
+                misalignment_bytes: Some(end % (4 * KIB)),
+                ..at.clone()
+            },
         ));
     }
     let pbs = u64::from(t.physical_block_size);
     if pbs > 4 * KIB && end % pbs != 0 {
-        out.push(Finding::new(
+        out.push(Finding::of(
             Code::EndNotPhysical,
-            format!(
-                "ends at byte {end}, not on a {}-byte physical block boundary",
-                pbs
-            ),
+            Facts {
+                grain_bytes: Some(pbs),
+                physical_block_bytes: Some(pbs),
+                misalignment_bytes: Some(end % pbs),
+                ..at
+            },
         ));
-    }
-    // An extended container's node is registered at 1 KiB (4 KiB on 4Kn)
-    // whatever its table size: that size decides no block size.
-    if size % (4 * KIB) != 0 && p.kind != PartKind::Extended {
-        let bs = device_block_size(t.logical_block_size, size);
-        out.push(Finding::new(
-            Code::SizeNot4k,
-            format!(
-                "size {size} bytes is not a multiple of 4 KiB, so the kernel gives the partition node a {bs}-byte block size and the page cache works on it in {bs}-byte buffers; buffered 4 KiB writes may then reach the device as {bs}-byte pieces where nothing merges them (read-modify-write on 4K media); `diskalign probe --buffered --fdatasync` on the partition measures it"
-            ),
-        ));
-    }
-    if let Some(kao) = kernel_ao {
-        if is_misaligned_marker(kao) {
-            out.push(Finding::new(
-                Code::KernelReportsMisaligned,
-                format!("the kernel reports alignment_offset {kao} for this partition: it considers it misaligned"),
-            ));
-        } else if kao != off as i64 {
-            out.push(Finding::new(
-                Code::KernelOffsetDiffers,
-                format!("the kernel reports alignment_offset {kao} for this partition, diskalign computes {off}"),
-            ));
-        }
-    }
-    if p.kind == PartKind::Extended {
-        for f in &mut out {
-            f.severity = Severity::Info;
-            f.message.push_str(" (extended container: it holds only EBRs, its logical partitions are judged on their own)");
-        }
     }
     out
+}
+
+/// The kernel's own per-partition alignment_offset against ours.
+fn kernel_ao_finding(kao: i64, ours: u64, base: &Facts) -> Option<Finding> {
+    let facts = Facts {
+        kernel_value: Some(kao),
+        misalignment_bytes: Some(ours),
+        ..base.clone()
+    };
+    if is_misaligned_marker(kao) {
+        Some(Finding::of(Code::KernelReportsMisaligned, facts))
+    } else if kao != ours as i64 {
+        Some(Finding::of(Code::KernelOffsetDiffers, facts))
+    } else {
+        None
+    }
 }
 
 /// When the node's block size read back with BLKBSZGET is not the one the
@@ -196,9 +178,13 @@ pub fn placement_findings(t: &Topology, p: &Placement, kernel_ao: Option<i64>) -
 /// sets its own block size, BLKBSZSET does too).
 pub fn node_block_size_finding(predicted: u32, kernel: Option<u32>) -> Option<Finding> {
     let kernel = kernel.filter(|&k| k != predicted)?;
-    Some(Finding::new(
+    Some(Finding::of(
         Code::NodeBlockSizeDiffers,
-        format!("the kernel reports a {kernel}-byte block size for this partition's node (BLKBSZGET), where its size gives {predicted}: something set it since (a mounted filesystem sets its own block size, BLKBSZSET too)"),
+        Facts {
+            block_size_bytes: Some(predicted.into()),
+            kernel_value: Some(kernel.into()),
+            ..Facts::default()
+        },
     ))
 }
 
@@ -241,6 +227,7 @@ pub fn explain_disagreement(v: &ToolView, verdicts: &ToolVerdicts, sgdisk_align:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::MIB;
 
     fn topo(pbs: u32, min: u32, ao: i64) -> Topology {
         Topology {
@@ -252,7 +239,7 @@ mod tests {
     }
 
     #[test]
-    fn kernel_rule_examples_from_the_reference() {
+    fn kernel_rule_examples() {
         assert_eq!(kernel_offset(&topo(4096, 4096, 0), 63 * 512), 512);
         assert_eq!(kernel_offset(&topo(4096, 4096, 3584), 63 * 512), 0);
         assert_eq!(kernel_offset(&topo(4096, 4096, 3584), 2048 * 512), 3584);

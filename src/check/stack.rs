@@ -2,11 +2,12 @@
 //! its own address space against the limits of the layer below it.
 
 use super::rules::{kernel_offset, sane_optimal};
-use crate::findings::{Code, Finding, Severity};
+use super::start::Start;
+use crate::findings::{Code, Facts, Finding, LegFact, Severity};
 use crate::stack::fs::FsKind;
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Topology;
-use crate::units::{gcd, human, KIB, MIB};
+use crate::units::{gcd, human, KIB};
 
 /// Add the findings of `l` and everything above it; set `aligned`.
 pub fn judge(l: &mut Layer) {
@@ -35,44 +36,14 @@ pub fn judge(l: &mut Layer) {
     });
 }
 
-/// The data-start rules: the kernel's rule, 4 KiB, the optimal I/O size, 1 MiB.
+/// The data-start rules of a layer: the one start rule, under the layer codes.
 pub fn start_findings(below: &Topology, start: u64, what: &str, device: &str) -> Vec<Finding> {
-    let at = format!("{what} starts at byte {start} of {device}");
-    let k = kernel_offset(below, start);
-    let mut out = Vec::new();
-    if k != 0 {
-        out.push(Finding::new(
-            Code::LayerStartMisaligned,
-            format!(
-                "{at}, {} bytes past the {}-byte grain the device below aligns to (physical {}, minimum I/O {}, alignment offset {}; the kernel's rule gives {k})",
-                below.grain() - k,
-                below.grain(),
-                below.physical_block_size,
-                below.minimum_io_size,
-                below.alignment_offset
-            ),
-        ));
-    } else if start % (4 * KIB) != 0 {
-        out.push(Finding::new(
-            Code::LayerStartNot4k,
-            format!("{at}, {} bytes past a 4 KiB boundary: on any 4K drive every block it writes straddles two physical sectors", start % (4 * KIB)),
-        ));
-    }
-    if let Some(opt) = sane_optimal(below) {
-        if start % opt != 0 {
-            out.push(Finding::new(
-                Code::LayerStartNotOptimal,
-                format!("{at}, not a multiple of the optimal I/O size {opt} ({}) below: full-stripe writes are split across two stripes", human(opt)),
-            ));
-        }
-    }
-    if start % MIB != 0 && out.is_empty() {
-        out.push(Finding::new(
-            Code::LayerStartNot1Mib,
-            format!("{at}, not on a 1 MiB boundary (aligned today, but not under a larger RAID chunk or erase block)"),
-        ));
-    }
-    out
+    let base = Facts {
+        region: Some(what.to_string()),
+        device: Some(device.to_string()),
+        ..Facts::default()
+    };
+    Start::judge(below, start).layer_findings(below, &base)
 }
 
 fn pv(l: &Layer) -> Vec<Finding> {
@@ -106,9 +77,14 @@ fn md_member(l: &Layer) -> Vec<Finding> {
     let pbs = u64::from(l.below.physical_block_size);
     let striped = matches!(m.level, 0 | 4 | 5 | 6 | 10);
     if striped && m.chunk_bytes > 0 && (m.chunk_bytes < pbs || m.chunk_bytes % pbs != 0) {
-        out.push(Finding::new(
+        out.push(Finding::of(
             Code::MdChunkBelowPhysical,
-            format!("chunk {} is not a multiple of the {pbs}-byte physical block of {}: chunk-sized writes are read-modify-write on the drive", human(m.chunk_bytes), l.device),
+            Facts {
+                chunk_bytes: Some(m.chunk_bytes),
+                physical_block_bytes: Some(pbs),
+                device: Some(l.device.clone()),
+                ..Facts::default()
+            },
         ));
     }
     out
@@ -133,13 +109,15 @@ fn bcache(l: &Layer) -> Vec<Finding> {
     };
     let pbs = u64::from(l.below.physical_block_size);
     if b.block_size_bytes < pbs {
-        out.push(Finding::new(
+        out.push(Finding::of(
             Code::BcacheBlockSize,
-            format!(
-                "bcache block size {} is below the device's {pbs}-byte physical block: each {} write is a read-modify-write below; `make-bcache --block {pbs}` when the device is made again",
-                b.block_size_bytes,
-                human(b.block_size_bytes)
-            ),
+            Facts {
+                block_size_bytes: Some(b.block_size_bytes),
+                physical_block_bytes: Some(pbs),
+                device: Some(l.device.clone()),
+                fix: Some(format!("make-bcache --block {pbs}")),
+                ..Facts::default()
+            },
         ));
     }
     out
@@ -160,20 +138,35 @@ fn luks(l: &Layer) -> Vec<Finding> {
         &l.device,
     );
     let (lbs, pbs) = (l.below.logical_block_size, l.below.physical_block_size);
+    let facts = Facts {
+        block_size_bytes: Some(h.sector_size.into()),
+        device: Some(l.device.clone()),
+        ..Facts::default()
+    };
     if h.sector_size < lbs {
-        out.push(Finding::new(
-            Code::LuksSectorSize,
-            format!("encryption sector size {} is below the device's {lbs}-byte logical block: the kernel refuses to open it", h.sector_size),
-        ).severity(Severity::Error));
+        out.push(
+            Finding::of(
+                Code::LuksSectorSize,
+                Facts {
+                    logical_block_bytes: Some(lbs.into()),
+                    ..facts
+                },
+            )
+            .severity(Severity::Error),
+        );
     } else if h.sector_size < pbs {
         let fix = if h.version == 1 {
             format!("LUKS1 always uses 512; `cryptsetup convert --type luks2` then `cryptsetup reencrypt --sector-size {pbs}` changes it")
         } else {
             format!("cryptsetup picks {pbs} by itself on such a disk; `cryptsetup reencrypt --sector-size {pbs}` changes it")
         };
-        out.push(Finding::new(
+        out.push(Finding::of(
             Code::LuksSectorSize,
-            format!("encryption sector size {} is below the {pbs}-byte physical block: every encrypted sector written is a read-modify-write on the drive ({fix})", h.sector_size),
+            Facts {
+                physical_block_bytes: Some(pbs.into()),
+                fix: Some(fix),
+                ..facts
+            },
         ));
     }
     if l.children.is_empty() {
@@ -193,17 +186,25 @@ fn filesystem(l: &Layer) -> Vec<Finding> {
     let name = fs.kind.as_str();
     let mut out = Vec::new();
     let mut size_rule = |what: &str, v: u32| {
+        let facts = Facts {
+            region: Some(format!("{name} {what}")),
+            block_size_bytes: Some(v.into()),
+            device: Some(l.device.clone()),
+            ..Facts::default()
+        };
         if v < b.logical_block_size {
-            out.push(Finding::new(
-                Code::FsBlockBelowPhysical,
-                format!("{name} {what} {v} is below the {}-byte logical block of {}: it cannot be mounted there", b.logical_block_size, l.device),
-            ).severity(Severity::Error));
+            let facts = Facts {
+                logical_block_bytes: Some(b.logical_block_size.into()),
+                ..facts
+            };
+            out.push(Finding::of(Code::FsBlockBelowPhysical, facts).severity(Severity::Error));
             true
         } else if v < b.physical_block_size {
-            out.push(Finding::new(
-                Code::FsBlockBelowPhysical,
-                format!("{name} {what} {v} is below the {}-byte physical block of {}: its small writes are read-modify-write on the drive", b.physical_block_size, l.device),
-            ));
+            let facts = Facts {
+                physical_block_bytes: Some(b.physical_block_size.into()),
+                ..facts
+            };
+            out.push(Finding::of(Code::FsBlockBelowPhysical, facts));
             true
         } else {
             false
@@ -233,27 +234,35 @@ fn filesystem(l: &Layer) -> Vec<Finding> {
             opt / u64::from(fs.block_size)
         ),
     };
+    let facts = Facts {
+        region: Some(name.to_string()),
+        device: Some(l.device.clone()),
+        hint_unit_bytes: Some(unit),
+        hint_width_bytes: Some(width),
+        ..Facts::default()
+    };
     match opt {
         Some(opt) if min > u64::from(b.physical_block_size) => {
+            let facts = Facts {
+                chunk_bytes: Some(min),
+                stripe_width_bytes: Some(opt),
+                fix: Some(suggest(min, opt)),
+                ..facts
+            };
             if unit == 0 && width == 0 {
-                out.push(Finding::new(
-                    Code::FsStripeHintsMissing,
-                    format!("{} is striped (chunk {}, stripe width {}) but the {name} filesystem has no stripe hints, so it cannot place data and metadata on stripe boundaries: {}", l.device, human(min), human(opt), suggest(min, opt)),
-                ));
+                out.push(Finding::of(Code::FsStripeHintsMissing, facts));
             } else if unit != min || width != opt {
-                out.push(Finding::new(
-                    Code::FsStripeHintsMismatch,
-                    format!("the {name} stripe hints say unit {unit} and width {width} bytes, the device below has chunk {min} and stripe width {opt}: {}", suggest(min, opt)),
-                ));
+                out.push(Finding::of(Code::FsStripeHintsMismatch, facts));
             }
         }
-        _ if unit != 0 || width != 0 => out.push(
-            Finding::new(
-                Code::FsStripeHintsMismatch,
-                format!("the {name} filesystem has stripe hints (unit {unit}, width {width} bytes) but {} reports no stripe geometry (minimum I/O {min}, optimal I/O {}); harmless if it sits on hardware RAID that does not report one", l.device, b.optimal_io_size),
-            )
-            .severity(Severity::Info),
-        ),
+        _ if unit != 0 || width != 0 => {
+            let facts = Facts {
+                minimum_io_bytes: Some(min),
+                optimal_io_bytes: Some(b.optimal_io_size.into()),
+                ..facts
+            };
+            out.push(Finding::of(Code::FsStripeHintsMismatch, facts).severity(Severity::Info));
+        }
         _ => {}
     }
     out
@@ -370,11 +379,16 @@ fn vg(l: &Layer) -> Vec<Finding> {
         .collect();
     stripes.sort_unstable();
     stripes.dedup();
+    let extent = Facts {
+        size_bytes: Some(es),
+        ..Facts::default()
+    };
     for ss in stripes.into_iter().filter(|ss| es % ss != 0) {
-        out.push(Finding::new(
-            Code::LvmExtentMisaligned,
-            format!("extent size {} is not a multiple of the stripe size {}: stripes straddle extent boundaries", human(es), human(ss)),
-        ));
+        let facts = Facts {
+            chunk_bytes: Some(ss),
+            ..extent.clone()
+        };
+        out.push(Finding::of(Code::LvmExtentMisaligned, facts));
     }
     let mut opts: Vec<u64> = l
         .children
@@ -386,10 +400,11 @@ fn vg(l: &Layer) -> Vec<Finding> {
     opts.sort_unstable();
     opts.dedup();
     for opt in opts.into_iter().filter(|o| es % o != 0) {
-        out.push(Finding::new(
-            Code::LvmExtentMisaligned,
-            format!("extent size {} is not a multiple of the optimal I/O size {} of a PV's device: extents start at different places in the stripe", human(es), human(opt)),
-        ));
+        let facts = Facts {
+            optimal_io_bytes: Some(opt),
+            ..extent.clone()
+        };
+        out.push(Finding::of(Code::LvmExtentMisaligned, facts));
     }
     out
 }
@@ -463,35 +478,27 @@ fn striped(legs: &[&Layer], ss: u64, si: usize) -> Vec<Finding> {
             (worst_total, worst) = (total, factor);
         }
     }
-    let period = u128::from(period);
-    let each = if worst_total % period == 0 {
-        format!("{}", worst_total / period)
-    } else {
-        format!("{:.2} on average", worst_total as f64 / period as f64)
-    };
-    let where_: Vec<String> = legs
+    let legs = legs
         .iter()
-        .map(|g| {
-            format!(
-                "stripe {} at byte {} of {} (+{} off {})",
-                g.leg.as_ref().map_or(0, |x| x.stripe),
-                g.offset_bytes,
-                g.device,
-                g.offset_bytes % unit,
-                human(unit)
-            )
+        .map(|g| LegFact {
+            stripe: g.leg.as_ref().map_or(0, |x| x.stripe),
+            device: g.device.clone(),
+            offset_bytes: g.offset_bytes,
+            misalignment_bytes: g.offset_bytes % unit,
         })
         .collect();
-    vec![Finding::new(
+    vec![Finding::of(
         Code::LvmStripeMisaligned,
-        format!(
-            "segment {}: each {} stripe write touches {each} × {} units instead of {ideal}: {}× write amplification ({})",
-            si + 1,
-            human(ss),
-            human(unit),
-            format!("{worst:.2}").trim_end_matches('0').trim_end_matches('.'),
-            where_.join("; ")
-        ),
+        Facts {
+            segment: Some(si + 1),
+            chunk_bytes: Some(ss),
+            grain_bytes: Some(unit),
+            units_touched: Some(worst_total as f64 / period as f64),
+            units_ideal: Some(ideal as u64),
+            amplification: Some(worst),
+            legs,
+            ..Facts::default()
+        },
     )]
 }
 

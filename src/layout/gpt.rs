@@ -3,7 +3,15 @@
 use super::{PartKind, Partition};
 use crate::bytes::ParseError;
 use crate::bytes::{le_u32, le_u64, read_bytes, ReadAt};
-use crate::findings::{Code, Finding};
+use crate::findings::{Code, Facts, Finding};
+
+/// The facts of a finding about the structure at byte `offset`.
+fn at(offset: u64) -> Facts {
+    Facts {
+        offset_bytes: Some(offset),
+        ..Facts::default()
+    }
+}
 
 const SIGNATURE: &[u8; 8] = b"EFI PART";
 /// Upper bound on the entry array we agree to read (the spec's minimum is 16 KiB).
@@ -220,7 +228,7 @@ pub fn probe(src: &(impl ReadAt + ?Sized), ss: u64) -> Probe {
                 Ok(_) => findings.push(Finding::new(
                     Code::GptBackupInvalid,
                     format!("the backup GPT at LBA {alt} (byte {}) lists other partitions than the primary", alt.saturating_mul(ss)),
-                )),
+                ).with_facts(at(alt.saturating_mul(ss)))),
                 Err(e) => findings.push(Finding::new(
                     Code::GptBackupInvalid,
                     format!("backup GPT unusable: {e}; `sgdisk -e` or `sgdisk -b`/`-l` can rewrite it"),
@@ -230,7 +238,7 @@ pub fn probe(src: &(impl ReadAt + ?Sized), ss: u64) -> Probe {
                 findings.push(Finding::new(
                     Code::GptBackupInvalid,
                     format!("the backup GPT header is at LBA {alt}, not at the last LBA {last} (disk grown or image truncated?)"),
-                ));
+                ).with_facts(at(alt.saturating_mul(ss))));
             }
             Probe::Found(Gpt { header, partitions, findings })
         }
@@ -241,7 +249,7 @@ pub fn probe(src: &(impl ReadAt + ?Sized), ss: u64) -> Probe {
                 findings: vec![Finding::new(
                     Code::GptPrimaryInvalid,
                     format!("primary GPT unusable ({primary_err}); using the backup at LBA {last} (byte {})", last * ss),
-                )],
+                ).with_facts(at(last.saturating_mul(ss)))],
             }),
             Err(backup_err) if primary_sig => Probe::Broken(ParseError::new(
                 primary_err.layer,

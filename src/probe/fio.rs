@@ -57,16 +57,10 @@ pub fn job_file(
     if let Some(fs) = file_size {
         let _ = writeln!(s, "filesize={fs}");
     }
-    match engine {
-        EngineKind::IoUring => {
-            let _ = writeln!(s, "ioengine=io_uring\nfixedbufs=1\nregisterfiles=1");
-        }
-        EngineKind::Psync => {
-            let _ = writeln!(s, "ioengine=psync");
-        }
-    }
+    let engine = super::engine::descriptor(engine);
+    let _ = writeln!(s, "{}", engine.fio);
     let _ = writeln!(s, "direct={}", u8::from(plan.direct));
-    if engine == EngineKind::Psync {
+    if engine.depth_is_threads {
         // psync's queue depth is its thread count.
         let _ = writeln!(s, "numjobs={}", plan.qd * plan.jobs);
     } else {

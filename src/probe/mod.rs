@@ -17,7 +17,7 @@ pub mod stats;
 pub mod target;
 
 use crate::topology::Sysfs;
-use engine::{EngineChoice, EngineKind};
+use engine::EngineKind;
 use grid::{Cell, GridRequest, Plan};
 use report::{EngineInfo, ProbeReport, TargetInfo};
 use std::path::PathBuf;
@@ -26,7 +26,8 @@ use std::sync::atomic::AtomicBool;
 pub struct ProbeOptions {
     pub target: PathBuf,
     pub grid: GridRequest,
-    pub engine: EngineChoice,
+    /// The engine asked for; None: the first in `engine::ENGINES` that starts.
+    pub engine: Option<EngineKind>,
     pub destructive: bool,
     pub force: bool,
     pub scratch_size: u64,
@@ -79,10 +80,8 @@ pub fn emit_fio(o: &ProbeOptions, stop: &AtomicBool) -> Result<String, String> {
         (t.constraints.clone(), o.target.clone(), None)
     };
     let plan = grid::plan(&o.grid, &constraints)?;
-    let kind = match o.engine {
-        EngineChoice::Psync => EngineKind::Psync,
-        _ => EngineKind::IoUring,
-    };
+    // The job file names the engine asked for, else the preferred one.
+    let kind = o.engine.unwrap_or(engine::ENGINES[0].kind);
     Ok(fio::job_file(
         &plan,
         &filename,

@@ -1,7 +1,7 @@
 //! Run a plan: every cell, every round, in a fresh random order each round,
 //! on one engine per job. Returns the raw per-round measurements.
 
-use super::engine::{self, Engine, EngineChoice, EngineKind, Measurement, Workload};
+use super::engine::{self, Engine, EngineKind, Measurement, Setup, Workload};
 use super::grid::{Cell, Plan};
 use hdrhistogram::Histogram;
 use std::os::fd::AsRawFd;
@@ -66,23 +66,22 @@ pub fn run(
     file: &std::fs::File,
     size: u64,
     plan: &Plan,
-    choice: EngineChoice,
+    choice: Option<EngineKind>,
     stop: &AtomicBool,
     tick: &mut dyn FnMut(&Cell, u32),
 ) -> Result<Outcome, String> {
-    let writes = plan.cells.iter().any(|c| c.pattern.is_write());
+    let setup = Setup {
+        fd: file.as_raw_fd(),
+        qd: plan.qd,
+        max_bs: plan.max_block_size(),
+        writes: plan.cells.iter().any(|c| c.pattern.is_write()),
+        same_thread: plan.jobs == 1,
+    };
     let mut engines = Vec::new();
     let mut fallback = None;
     for _ in 0..plan.jobs {
-        let (e, why) = engine::build(
-            choice,
-            file.as_raw_fd(),
-            plan.qd,
-            plan.max_block_size(),
-            writes,
-            plan.jobs == 1,
-        )
-        .map_err(|e| format!("cannot start the I/O engine: {e}"))?;
+        let (e, why) = engine::build(choice, &setup)
+            .map_err(|e| format!("cannot start the I/O engine: {e}"))?;
         fallback = fallback.or(why);
         engines.push(e);
     }

@@ -1,6 +1,8 @@
 //! Filesystem superblock fields that matter for alignment: block size,
 //! sector size and the stripe hints (ext4 stride/stripe_width, XFS
-//! sunit/swidth). Layout: alignment-facts.md §4.
+//! sunit/swidth). Layout: the kernel's fs/ext4/ext4.h (`ext4_super_block`),
+//! fs/xfs/libxfs/xfs_format.h (`xfs_sb`) and
+//! include/uapi/linux/btrfs_tree.h (`btrfs_super_block`).
 
 use super::registry::{Format, Magic};
 use super::LayerKind;

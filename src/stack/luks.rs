@@ -1,5 +1,7 @@
 //! LUKS1 and LUKS2 headers: where the encrypted payload starts and, for
-//! LUKS2, its encryption sector size. Layout: alignment-facts.md §4.
+//! LUKS2, its encryption sector size. Layout: cryptsetup's lib/luks1/luks.h
+//! (`luks_phdr`), lib/luks2/luks2.h (`luks2_hdr_disk`) and
+//! docs/on-disk-format-luks2.pdf (the JSON `segments` and `sector_size`).
 
 use super::registry::{Format, Magic};
 use super::{limits, LayerKind};

@@ -1,5 +1,6 @@
 //! md RAID member superblocks, v0.90 and v1.0/1.1/1.2, checksums verified.
-//! Layout: alignment-facts.md §4 and the kernel's md_p.h.
+//! Layout: the kernel's include/uapi/linux/raid/md_p.h (`mdp_super_t`,
+//! `mdp_superblock_1`) and mdadm's super0.c/super1.c for placement.
 
 use super::assemble::{MdHandle, Pending};
 use super::registry::{Format, Magic};

@@ -47,6 +47,19 @@ pub enum LayerKind {
 
 crate::spelled_as_serde!(LayerKind);
 
+impl LayerKind {
+    /// Whether the kernel builds a device of its own from this layer's
+    /// metadata (an opened LUKS header, an md member, a PV's LVs, a bcache
+    /// backing device): its live holders hang above this layer, not above
+    /// the region it sits in.
+    pub fn builds_kernel_device(self) -> bool {
+        matches!(
+            self,
+            LayerKind::Luks | LayerKind::MdMember | LayerKind::LvmPv | LayerKind::Bcache
+        )
+    }
+}
+
 /// What the PV label and metadata say, seen from one PV.
 #[derive(Clone, Debug, Serialize)]
 pub struct PvInfo {

@@ -8,7 +8,7 @@ use super::registry::{Format, Magic, FORMATS};
 use super::{Layer, LayerKind};
 use crate::bytes::ParseError;
 use crate::bytes::ReadAt;
-use crate::findings::{Code, Finding};
+use crate::findings::{Code, Facts, Finding};
 use crate::topology::Topology;
 use std::rc::Rc;
 
@@ -53,16 +53,18 @@ impl Region {
 
     /// A metadata error as a finding naming the device and absolute byte.
     pub(super) fn invalid(&self, e: &ParseError) -> Finding {
+        let at = self.offset.saturating_add(e.offset);
+        let facts = Facts {
+            offset_bytes: Some(at),
+            device: Some(self.device.clone()),
+            region: Some(e.layer.to_string()),
+            ..Facts::default()
+        };
         Finding::new(
             Code::MetadataInvalid,
-            format!(
-                "{} at byte {} of {}: {}",
-                e.layer,
-                self.offset.saturating_add(e.offset),
-                self.device,
-                e.message
-            ),
+            format!("{} at byte {at} of {}: {}", e.layer, self.device, e.message),
         )
+        .with_facts(facts)
     }
 }
 

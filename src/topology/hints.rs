@@ -1,7 +1,7 @@
 //! Sanity checks on the hints a disk reports, and sysfs/ioctl disagreements.
 
 use super::{is_misaligned_marker, Disk, IoctlValues, Topology, Transport};
-use crate::findings::{Code, Finding};
+use crate::findings::{Code, Facts, Finding};
 use crate::units::{bridge_opt_why, human, is_bridge_opt};
 
 /// Two terabytes: disks above this with 512-byte physical sectors are suspect.
@@ -27,6 +27,30 @@ pub fn hints(disk: &Disk) -> Vec<Finding> {
 /// device, `stacked` says whether something lies underneath (md, dm),
 /// `virtual_dev` exempts loop/zram from the hidden-4K size rule.
 pub fn limit_hints(
+    name: &str,
+    t: &Topology,
+    size_bytes: u64,
+    stacked: bool,
+    virtual_dev: bool,
+) -> Vec<Finding> {
+    let facts = Facts {
+        device: Some(name.to_string()),
+        size_bytes: Some(size_bytes),
+        logical_block_bytes: Some(t.logical_block_size.into()),
+        physical_block_bytes: Some(t.physical_block_size.into()),
+        minimum_io_bytes: Some(t.minimum_io_size.into()),
+        optimal_io_bytes: Some(t.optimal_io_size.into()),
+        alignment_offset_bytes: Some(t.alignment_offset),
+        ..Facts::default()
+    };
+    prose_hints(name, t, size_bytes, stacked, virtual_dev)
+        .into_iter()
+        .map(|f| f.with_facts(facts.clone()))
+        .collect()
+}
+
+/// The hints' sentences; `limit_hints` adds the limits as facts.
+fn prose_hints(
     name: &str,
     t: &Topology,
     size_bytes: u64,
@@ -152,10 +176,18 @@ fn ioctl_mismatches(t: &Topology, size_bytes: u64, io: &IoctlValues) -> Vec<Find
         ];
         for (what, s, i) in pairs {
             if s != i {
-                out.push(Finding::new(
-                    Code::IoctlSysfsMismatch,
-                    format!("{what}: sysfs says {s}, the ioctl says {i}"),
-                ));
+                let facts = Facts {
+                    region: Some(what.to_string()),
+                    kernel_value: i64::try_from(i).ok(),
+                    ..Facts::default()
+                };
+                out.push(
+                    Finding::new(
+                        Code::IoctlSysfsMismatch,
+                        format!("{what}: sysfs says {s}, the ioctl says {i}"),
+                    )
+                    .with_facts(facts),
+                );
             }
         }
     }

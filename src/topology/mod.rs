@@ -3,6 +3,7 @@
 
 mod hints;
 mod overrides;
+mod survey;
 mod transport;
 
 pub use crate::iolimits::{is_misaligned_marker, Topology};
@@ -10,6 +11,7 @@ pub use crate::sys::ioctl::IoctlValues;
 pub use crate::sys::sysfs::{KernelPartition, Sysfs};
 pub use hints::{hints, limit_hints, stacked_offset_why};
 pub use overrides::TopologyOverride;
+pub use survey::{survey, Survey};
 pub use transport::{Transport, UsbBridge};
 
 use crate::findings::Finding;

@@ -2,12 +2,22 @@
 //! `pread`/`pwrite` (and `fdatasync` when asked). Works wherever plain
 //! system calls do, including under seccomp filters that block io_uring.
 
-use super::{short_io, AlignedBuf, Engine, EngineKind, Measurement, Positions, Workload};
+use super::{
+    short_io, AlignedBuf, Descriptor, Engine, EngineKind, Measurement, Positions, Workload,
+};
 use rustix::fd::BorrowedFd;
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+/// The registry's entry (see `engine::ENGINES`).
+pub static ENGINE: Descriptor = Descriptor {
+    kind: EngineKind::Psync,
+    fio: "ioengine=psync",
+    depth_is_threads: true,
+    start: |s| Ok(Box::new(Psync::new(s.fd, s.qd, s.max_bs, s.writes))),
+};
 
 pub struct Psync {
     fd: RawFd,

@@ -2,12 +2,30 @@
 //! file, one registered buffer per queue slot, submissions and completions
 //! handled in batches with one clock read per batch.
 
-use super::{short_io, AlignedBuf, Engine, EngineKind, Measurement, Positions, Workload};
+use super::{
+    short_io, AlignedBuf, Descriptor, Engine, EngineKind, Measurement, Positions, Workload,
+};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+/// The registry's entry (see `engine::ENGINES`).
+pub static ENGINE: Descriptor = Descriptor {
+    kind: EngineKind::IoUring,
+    fio: "ioengine=io_uring\nfixedbufs=1\nregisterfiles=1",
+    depth_is_threads: false,
+    start: |s| {
+        Ok(Box::new(Uring::new(
+            s.fd,
+            s.qd,
+            s.max_bs,
+            s.writes,
+            s.same_thread,
+        )?))
+    },
+};
 
 /// Marks the write half of a linked write + fdatasync pair.
 const WRITE_TAG: u64 = 1 << 32;

@@ -1,6 +1,7 @@
 //! The LVM2 physical-volume label, its pv_header, the metadata-area header
 //! and the committed metadata text (a ring buffer), all CRC-checked.
-//! Layout: alignment-facts.md §4.
+//! Layout: LVM2's lib/label/label.h (`label_header`) and
+//! lib/format_text/layout.h (`pv_header`, `mda_header`, `raw_locn`).
 
 use crate::bytes::ParseError;
 use crate::bytes::{le_u32, le_u64, read_bytes, ReadAt};

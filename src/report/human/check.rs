@@ -1,19 +1,12 @@
 //! The human report of `check`.
 
-use super::style::{table, Style};
 use crate::check::report::TargetReport;
 use crate::check::CheckRun;
 use crate::layout::TableKind;
+use crate::report::columns::{partitions, table_rows, PartitionRow};
+use crate::report::style::{table, Style};
 use crate::units::human;
 use std::fmt::Write;
-
-fn yes(b: bool) -> &'static str {
-    if b {
-        "ok"
-    } else {
-        "NO"
-    }
-}
 
 /// Render every target, the assembled arrays and volume groups, and errors.
 pub fn render(run: &CheckRun, st: &Style) -> String {
@@ -27,7 +20,11 @@ pub fn render(run: &CheckRun, st: &Style) -> String {
         super::stack::tree(&mut out, &run.assembled, st, "  ");
         out.push('\n');
     }
-    out.push_str(&super::style::errors(&run.errors, st, "could not check:"));
+    out.push_str(&crate::report::style::errors(
+        &run.errors,
+        st,
+        "could not check:",
+    ));
     out
 }
 
@@ -59,49 +56,15 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
         t.discard_granularity
     );
     if !r.partitions.is_empty() {
-        let mut rows = vec![[
-            "#",
-            "kind",
-            "start(sector)",
-            "start(bytes)",
-            "end(last byte)",
-            "size",
-            "start on",
-            "k-off",
-            "node-bs",
-            "parted opt/min",
-            "fdisk",
-            "sgdisk",
-            "verdict",
-        ]
-        .iter()
-        .map(|s| st.dim(s))
-        .collect::<Vec<_>>()];
-        for p in &r.partitions {
-            rows.push(vec![
-                p.number.to_string(),
-                format!("{:?}", p.kind).to_lowercase(),
-                p.start_sector.to_string(),
-                p.start_bytes.to_string(),
-                p.end_bytes.to_string(),
-                human(p.size_bytes),
-                human(p.start_alignment),
-                p.kernel_offset.to_string(),
-                p.device_block_size.to_string(),
-                format!(
-                    "{}/{}",
-                    yes(p.tools.parted_optimal),
-                    yes(p.tools.parted_minimal)
-                ),
-                yes(p.tools.fdisk).to_string(),
-                yes(p.tools.sgdisk).to_string(),
-                if p.aligned {
-                    st.good("aligned")
-                } else {
-                    st.bad("MISALIGNED")
-                },
-            ]);
-        }
+        let rows: Vec<PartitionRow> = r
+            .partitions
+            .iter()
+            .map(|p| PartitionRow {
+                target: r,
+                partition: p,
+            })
+            .collect();
+        let rows = table_rows(&partitions(), &rows.iter().collect::<Vec<_>>(), st);
         for line in table(&rows).lines() {
             let _ = writeln!(out, "  {line}");
         }

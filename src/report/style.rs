@@ -117,7 +117,7 @@ pub fn table(rows: &[Vec<String>]) -> String {
 }
 
 /// The "could not ..." lines for targets that failed.
-pub fn errors(errors: &[crate::check::CheckError], st: &Style, what: &str) -> String {
+pub fn errors(errors: &[crate::errors::TargetError], st: &Style, what: &str) -> String {
     errors
         .iter()
         .map(|e| format!("{}: {} {}\n", st.bold(&e.path), st.bad(what), e.message))

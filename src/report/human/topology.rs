@@ -1,7 +1,7 @@
 //! The human report of `topology`.
 
-use super::style::Style;
-use crate::check::CheckError;
+use crate::errors::TargetError as CheckError;
+use crate::report::style::Style;
 use crate::topology::Disk;
 use crate::units::human;
 use std::fmt::Write;
@@ -146,6 +146,6 @@ pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
         }
         out.push('\n');
     }
-    out.push_str(&super::style::errors(errors, st, "could not read:"));
+    out.push_str(&crate::report::style::errors(errors, st, "could not read:"));
     out
 }

@@ -1,7 +1,8 @@
-//! The JSON envelopes of `check --json` and `topology --json`.
+//! The JSON documents of `check`, `topology` and `probe` (docs/json.md).
 
 use crate::check::report::TargetReport;
-use crate::check::{CheckError, CheckRun};
+use crate::check::CheckRun;
+use crate::errors::TargetError as CheckError;
 use crate::stack::Layer;
 use crate::topology::Disk;
 use serde::Serialize;
@@ -39,6 +40,23 @@ pub fn check(run: &CheckRun) -> String {
         errors: &run.errors,
     };
     serde_json::to_string_pretty(&doc).expect("report serialises")
+}
+
+/// The JSON documents of docs/json.md.
+pub struct Json;
+
+impl super::Exporter for Json {
+    fn check(&self, run: &CheckRun) -> String {
+        check(run) + "\n"
+    }
+
+    fn topology(&self, survey: &crate::topology::Survey) -> String {
+        topology(&survey.disks, &survey.errors) + "\n"
+    }
+
+    fn probe(&self, report: &crate::probe::report::ProbeReport) -> String {
+        probe(report) + "\n"
+    }
 }
 
 pub fn topology(disks: &[Disk], errors: &[CheckError]) -> String {

@@ -3,6 +3,10 @@
 //! `findings[].code`); add new ones, never rename or reuse old ones.
 //! docs/findings.md documents each of them (a test keeps the two in sync).
 
+pub mod facts;
+pub mod render;
+
+pub use facts::{Facts, LegFact, Subject};
 use serde::{Serialize, Serializer};
 use std::fmt;
 
@@ -158,22 +162,44 @@ impl fmt::Display for Code {
     }
 }
 
-/// One verdict: a stable code, a severity and a one-sentence reason.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// One verdict: a stable code, a severity, what it is about, the facts the
+/// rule judged and the sentence rendered from them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
     pub code: Code,
     pub severity: Severity,
     pub message: String,
+    #[serde(skip_serializing_if = "Subject::is_empty")]
+    pub subject: Subject,
+    pub facts: Facts,
 }
 
 impl Finding {
-    /// A finding with the code's default severity.
+    /// A finding written as prose where it is made, with the code's
+    /// default severity; `with_facts` adds the numbers it names.
     pub fn new(code: Code, message: impl Into<String>) -> Self {
         Finding {
             code,
             severity: code.default_severity(),
             message: message.into(),
+            subject: Subject::default(),
+            facts: Facts::default(),
         }
+    }
+
+    /// A finding whose sentence is rendered from its facts.
+    pub fn of(code: Code, facts: Facts) -> Self {
+        let message = render::sentence(code, &facts).unwrap_or_else(|| code.summary().into());
+        Finding {
+            facts,
+            ..Finding::new(code, message)
+        }
+    }
+
+    /// The same finding carrying these facts (the message stays).
+    pub fn with_facts(mut self, facts: Facts) -> Self {
+        self.facts = facts;
+        self
     }
 
     /// The same finding with another severity.
@@ -206,7 +232,7 @@ mod tests {
 
     #[test]
     fn every_code_is_documented() {
-        let doc = include_str!("../docs/findings.md");
+        let doc = include_str!("../../docs/findings.md");
         for c in Code::ALL {
             assert!(
                 doc.contains(&format!("`{}`", c.as_str())),

@@ -2,8 +2,8 @@
 //! offset; aligned IOPS first, then each offset as % of aligned), then the
 //! verdict lines.
 
-use super::style::{table, Style};
 use crate::probe::report::ProbeReport;
+use crate::report::style::{table, Style};
 use crate::units::human;
 
 /// `512`, `3584`, `4608`, `63.5K`, `1023.5K`.

@@ -1,7 +1,7 @@
 //! The stack drawn as a tree: each layer with its offset, what it hands up,
 //! its verdict and its findings underneath.
 
-use super::style::Style;
+use crate::report::style::Style;
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Topology;
 use crate::units::human;

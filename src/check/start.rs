@@ -1,0 +1,204 @@
+//! The one start rule, shared by partitions and by the data starts of the
+//! layers inside them (PV first extent, md data area, LUKS payload, bcache
+//! data, LV legs): where a start stands against the grids of the device
+//! below. Partitions and layers report it under their own codes.
+
+use super::rules::{kernel_offset, sane_optimal};
+use crate::findings::{Code, Facts, Finding};
+use crate::iolimits::Topology;
+use crate::units::{KIB, MIB};
+
+/// A start judged against the device below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Start {
+    pub offset: u64,
+    /// The kernel's grain, max(physical block, minimum I/O).
+    pub grain: u64,
+    /// The kernel's rule (g + ao - start mod g) mod g; 0 = aligned.
+    pub kernel_offset: u64,
+    /// Bytes past a 4 KiB boundary.
+    pub past_4k: u64,
+    /// A sane optimal I/O size below, and how far past its grid the start
+    /// is. The grid starts at the alignment offset, as the physical one does.
+    pub optimal: Option<(u64, u64)>,
+    /// The alignment offset the grids start from (0 when the kernel marks
+    /// the device misaligned).
+    pub alignment_offset: u64,
+}
+
+impl Start {
+    pub fn judge(below: &Topology, offset: u64) -> Start {
+        let ao = below.usable_alignment_offset();
+        let optimal = sane_optimal(below).map(|opt| (opt, (offset % opt + opt - ao % opt) % opt));
+        Start {
+            offset,
+            grain: below.grain(),
+            kernel_offset: kernel_offset(below, offset),
+            past_4k: offset % (4 * KIB),
+            optimal,
+            alignment_offset: ao,
+        }
+    }
+
+    pub fn off_optimal(&self) -> bool {
+        self.optimal.is_some_and(|(_, past)| past != 0)
+    }
+
+    pub fn off_1mib(&self) -> bool {
+        self.offset % MIB != 0
+    }
+
+    /// The facts of an optimal-grid finding, on top of `base`.
+    fn optimal_facts(&self, base: &Facts) -> Facts {
+        let (opt, past) = self.optimal.unwrap_or_default();
+        Facts {
+            optimal_io_bytes: Some(opt),
+            grain_bytes: Some(opt),
+            misalignment_bytes: Some(past),
+            alignment_offset_bytes: Some(self.alignment_offset as i64),
+            ..base.clone()
+        }
+    }
+
+    /// A partition's start findings; `base` carries what every one of them
+    /// shares (the extended-container flag). `raw_ao` is the alignment
+    /// offset as the kernel reports it, which the sentence names.
+    pub fn partition_findings(&self, raw_ao: i64, base: &Facts) -> Vec<Finding> {
+        let at = Facts {
+            offset_bytes: Some(self.offset),
+            ..base.clone()
+        };
+        let mut out = Vec::new();
+        if self.kernel_offset != 0 {
+            out.push(Finding::of(
+                Code::StartMisaligned,
+                Facts {
+                    grain_bytes: Some(self.grain),
+                    misalignment_bytes: Some(self.kernel_offset),
+                    alignment_offset_bytes: Some(raw_ao),
+                    ..at.clone()
+                },
+            ));
+        }
+        if self.past_4k != 0 {
+            out.push(Finding::of(Code::StartNot4k, self.grid(&at, 4 * KIB)));
+        }
+        if self.off_1mib() {
+            out.push(Finding::of(Code::StartNot1Mib, self.grid(&at, MIB)));
+        }
+        if self.off_optimal() {
+            out.push(Finding::of(Code::StartNotOptimal, self.optimal_facts(&at)));
+        }
+        out
+    }
+
+    /// A layer's start findings: the kernel's rule or else 4 KiB, the
+    /// optimal I/O grid, and 1 MiB only when nothing else is wrong.
+    /// `base` names the region and the device below.
+    pub fn layer_findings(&self, below: &Topology, base: &Facts) -> Vec<Finding> {
+        let at = Facts {
+            offset_bytes: Some(self.offset),
+            ..base.clone()
+        };
+        let mut out = Vec::new();
+        if self.kernel_offset != 0 {
+            out.push(Finding::of(
+                Code::LayerStartMisaligned,
+                Facts {
+                    grain_bytes: Some(self.grain),
+                    misalignment_bytes: Some(self.kernel_offset),
+                    physical_block_bytes: Some(below.physical_block_size.into()),
+                    minimum_io_bytes: Some(below.minimum_io_size.into()),
+                    alignment_offset_bytes: Some(below.alignment_offset),
+                    ..at.clone()
+                },
+            ));
+        } else if self.past_4k != 0 {
+            out.push(Finding::of(Code::LayerStartNot4k, self.grid(&at, 4 * KIB)));
+        }
+        if self.off_optimal() {
+            out.push(Finding::of(
+                Code::LayerStartNotOptimal,
+                self.optimal_facts(&at),
+            ));
+        }
+        if self.off_1mib() && out.is_empty() {
+            out.push(Finding::of(Code::LayerStartNot1Mib, self.grid(&at, MIB)));
+        }
+        out
+    }
+
+    fn grid(&self, at: &Facts, unit: u64) -> Facts {
+        Facts {
+            grain_bytes: Some(unit),
+            misalignment_bytes: Some(self.offset % unit),
+            ..at.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topo(pbs: u32, min: u32, opt: u32, ao: i64) -> Topology {
+        Topology {
+            physical_block_size: pbs,
+            minimum_io_size: min,
+            optimal_io_size: opt,
+            alignment_offset: ao,
+            ..Topology::IMAGE_DEFAULT
+        }
+    }
+
+    fn has(f: &[Finding], c: Code) -> bool {
+        f.iter().any(|x| x.code == c)
+    }
+
+    /// A partition and a layer starting at the same byte of the same device
+    /// get the same verdicts: the layers' optimal I/O test used to ignore
+    /// the alignment offset.
+    #[test]
+    fn partitions_and_layers_agree() {
+        let topos = [
+            topo(4096, 4096, 65536, 3584),
+            topo(4096, 65536, 262144, 512),
+            topo(512, 524288, 1048576, 0),
+            topo(4096, 4096, 0, 0),
+            topo(512, 512, 196608, 65536),
+        ];
+        let base = Facts {
+            region: Some("a layer".into()),
+            device: Some("/dev/x".into()),
+            ..Facts::default()
+        };
+        for t in &topos {
+            for start in (0..64u64).map(|i| i * 3584 + (i % 3) * 65536) {
+                let s = Start::judge(t, start);
+                let p = s.partition_findings(t.alignment_offset, &Facts::default());
+                let l = s.layer_findings(t, &base);
+                let pairs = [
+                    (Code::StartMisaligned, Code::LayerStartMisaligned),
+                    (Code::StartNotOptimal, Code::LayerStartNotOptimal),
+                ];
+                for (pc, lc) in pairs {
+                    assert_eq!(
+                        has(&p, pc),
+                        has(&l, lc),
+                        "{t:?} start {start}: {pc} vs {lc}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_optimal_grid_starts_at_the_alignment_offset() {
+        let t = topo(4096, 4096, 65536, 3584);
+        let s = Start::judge(&t, 3584 + 16 * 65536);
+        assert_eq!(s.kernel_offset, 0);
+        assert!(!s.off_optimal());
+        let s = Start::judge(&t, 16 * 65536);
+        assert_eq!(s.optimal, Some((65536, 65536 - 3584)));
+    }
+}

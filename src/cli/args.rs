@@ -1,0 +1,198 @@
+//! The command line as clap parses it; `options` turns it into what the
+//! commands run with.
+
+use crate::probe::engine::{Pattern, ENGINES};
+use crate::probe::grid::{GridRequest, Preset};
+use crate::report::style::ColorChoice;
+use crate::report::Format;
+use crate::topology::TopologyOverride;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "diskalign",
+    version,
+    about = "Is my storage aligned? Reads disk topology and partition tables and checks every partition, LVM, md, LUKS and filesystem layer against the device below.",
+    after_help = "Exit status: 0 clean, 1 findings (any warning or error), 2 could not run.\nEverything is read-only except probe --write (see probe --help)."
+)]
+pub struct Cli {
+    /// Read disks from this sysfs tree instead of /sys (fixture trees, offline
+    /// inspection); device nodes are then not opened.
+    #[arg(long, global = true, value_name = "DIR", default_value = "/sys")]
+    pub sysfs_root: PathBuf,
+
+    /// Colour in the human report.
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// How every command prints its result.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct OutputArgs {
+    /// Output format: human tables, JSON (docs/json.md) or CSV (one row per partition, disk or probe cell).
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
+impl OutputArgs {
+    /// The format asked for, --json included.
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show what the kernel reports about each disk (sysfs and ioctls) and flag suspicious hints.
+    Topology {
+        /// Disks (sda, /dev/nvme0n1); default: every disk except ram and unbacked loop devices.
+        devices: Vec<String>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Check partitions and every layer above them (LVM, md, LUKS, filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
+    Check {
+        /// Whole disks, partitions or disk image files; default: every disk of this machine.
+        targets: Vec<PathBuf>,
+        #[command(flatten)]
+        output: OutputArgs,
+        /// Override the topology for what-if questions and images, e.g.
+        /// lbs=512,pbs=4096,min=4096,opt=33553920,ao=0 (unnamed fields keep
+        /// their detected value; min is raised to pbs).
+        #[arg(long, value_name = "SPEC")]
+        topology: Option<TopologyOverride>,
+    },
+    /// Measure whether misalignment hurts: a grid of block sizes x offsets on a
+    /// disk, a partition, a file, or a scratch file in a directory.
+    #[command(after_help = PROBE_HELP)]
+    Probe(ProbeArgs),
+}
+
+const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nExit status: 0 no significant penalty, 1 some misaligned offset was significantly slower, 2 could not run.";
+
+#[derive(clap::Args, Debug)]
+pub struct ProbeArgs {
+    /// A disk or partition (/dev/sdb, /dev/sdb1), a file, or a directory (a scratch file is made there).
+    pub target: PathBuf,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Also write one CSV row per cell to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Print the fio job file for the planned grid and exit without doing I/O.
+    #[arg(long)]
+    pub emit_fio: bool,
+    /// How much of the grid to run.
+    #[arg(long, value_enum, default_value = "standard")]
+    pub preset: Preset,
+    /// Block sizes, comma-separated (4k,64k); default: powers of two from the logical block size.
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = size_arg)]
+    pub bs: Option<Vec<u64>>,
+    /// Byte offsets from an aligned boundary, comma-separated (0,512,4k+512,1m-512); 0 is always added.
+    #[arg(long, value_name = "OFFSETS", value_delimiter = ',', value_parser = offset_arg)]
+    pub offsets: Option<Vec<u64>>,
+    /// Access patterns, comma-separated; default randread, plus randwrite with --write.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub pattern: Option<Vec<Pattern>>,
+    /// Allow write patterns (on a device also --destructive).
+    #[arg(long)]
+    pub write: bool,
+    /// Confirm that writing to a device or an existing file may destroy its data.
+    #[arg(long)]
+    pub destructive: bool,
+    /// Write even over a partition table, filesystem, LVM, RAID or LUKS signature.
+    #[arg(long)]
+    pub force: bool,
+    /// Go through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// fdatasync after every write (with --buffered: the mode that shows 4 KiB writes split into 512-byte pieces).
+    #[arg(long)]
+    pub fdatasync: bool,
+    /// I/Os in flight per job.
+    #[arg(long, default_value_t = 32)]
+    pub qd: u32,
+    /// Parallel jobs, each with its own queue.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: u32,
+    /// Measured time per cell and round (500ms, 2s); default from the preset.
+    #[arg(long, value_parser = duration_arg)]
+    pub runtime: Option<Duration>,
+    /// Discarded warm-up per cell and round; default from the preset.
+    #[arg(long, value_parser = duration_arg)]
+    pub warmup: Option<Duration>,
+    /// Rounds, each over every cell in a new random order; default from the preset.
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// I/O engine.
+    #[arg(long, default_value = "auto", value_parser = engine_names())]
+    pub engine: String,
+    /// Size of the scratch file made in a directory (whole MiB; refused when
+    /// above the free space less 1 % of the filesystem, or ulimit -f).
+    #[arg(long, value_parser = size_arg, default_value = "1G")]
+    pub size: u64,
+    /// Seed of the random positions and cell order (default: from the clock; the report records it).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// `auto` and every registered engine, with what each means.
+fn engine_names() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    let auto = PossibleValue::new("auto").help("the first engine that starts, in this order");
+    let each = ENGINES.iter().map(|d| {
+        PossibleValue::new(d.kind.as_str()).help(if d.depth_is_threads {
+            "queue depth = threads doing blocking I/O"
+        } else {
+            "one asynchronous queue per job"
+        })
+    });
+    std::iter::once(auto).chain(each).collect::<Vec<_>>().into()
+}
+
+fn size_arg(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s).ok_or_else(|| format!("{s:?} is not a size (4096, 4k, 64KiB, 1m)"))
+}
+
+fn offset_arg(s: &str) -> Result<u64, String> {
+    crate::units::parse_size_expr(s)
+        .ok_or_else(|| format!("{s:?} is not an offset (512, 4k, 4k+512, 1m-512)"))
+}
+
+fn duration_arg(s: &str) -> Result<Duration, String> {
+    crate::units::parse_duration(s)
+        .ok_or_else(|| format!("{s:?} is not a duration (250ms, 2s, 1m)"))
+}
+
+impl ProbeArgs {
+    /// The grid these options ask for (one place, for the CLI and the fuzzer).
+    pub fn grid_request(&self, seed: u64) -> GridRequest {
+        GridRequest {
+            preset: self.preset,
+            block_sizes: self.bs.clone(),
+            offsets: self.offsets.clone(),
+            patterns: self.pattern.clone(),
+            write: self.write,
+            runtime: self.runtime,
+            warmup: self.warmup,
+            rounds: self.rounds,
+            qd: self.qd,
+            jobs: self.jobs,
+            buffered: self.buffered,
+            fdatasync: self.fdatasync,
+            seed,
+        }
+    }
+}

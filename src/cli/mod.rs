@@ -1,0 +1,163 @@
+//! Command-line interface: parsing, then each command run and printed
+//! through the one output interface. Exit status: 0 clean, 1 findings (any
+//! warning or error), 2 could not run.
+
+mod args;
+mod options;
+
+pub use args::{Cli, Command, OutputArgs, ProbeArgs};
+pub use options::{Options, Task};
+
+use crate::check::{self, CheckOptions};
+use crate::report::{self, progress, Exporter, Format};
+use crate::topology::Sysfs;
+use clap::Parser;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Parse arguments, run, print, and return the exit status.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return ExitCode::from(usage_error(e)),
+    };
+    let opts = Options::resolve(cli);
+    let out = report::exporter(opts.format, opts.style);
+    let (text, code) = match opts.task {
+        Task::Topology { sysfs, devices } => run_topology(&sysfs, &devices, &*out),
+        Task::Check { options, targets } => run_check(&options, &targets, &*out),
+        Task::Probe {
+            options,
+            emit_fio,
+            csv,
+        } => run_probe(&options, emit_fio, csv.as_ref(), opts.format, &*out),
+    };
+    ExitCode::from(emit(&text, code))
+}
+
+/// Help and version go out as clap writes them; a usage error is one line
+/// on stderr (`diskalign: error: ...`) and status 2, like every other
+/// refusal, so scripts and logs get the problem on one line.
+fn usage_error(e: clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.use_stderr() { 2 } else { 0 };
+    }
+    let text = e.render().to_string();
+    let message = text.split("\n\n").next().unwrap_or_default();
+    warn(&message.split_whitespace().collect::<Vec<_>>().join(" "));
+    2
+}
+
+/// Writes the report to stdout. A reader that went away (`| head -1`)
+/// ends the program quietly with the status it had, as other Unix tools
+/// do; any other failure (a full disk) is one line on stderr and status 2.
+/// Rust ignores SIGPIPE, so without this `print!` would panic.
+fn emit(text: &str, code: u8) -> u8 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => code,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
+        Err(e) => {
+            warn(&format!("cannot write the report to standard output: {e}"));
+            2
+        }
+    }
+}
+
+/// One line on stderr; a stderr that cannot be written is ignored.
+fn warn(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "diskalign: {line}");
+}
+
+fn status(errors: bool, problems: bool) -> u8 {
+    if errors {
+        2
+    } else if problems {
+        1
+    } else {
+        0
+    }
+}
+
+/// `check`: returns the report text and the exit status.
+pub fn run_check(opts: &CheckOptions, targets: &[PathBuf], out: &dyn Exporter) -> (String, u8) {
+    let mut errors = Vec::new();
+    let targets = if targets.is_empty() {
+        match check::default_targets(&opts.sysfs) {
+            Ok(t) => t,
+            Err(e) => {
+                errors.push(e);
+                vec![]
+            }
+        }
+    } else {
+        targets.to_vec()
+    };
+    let mut run = check::check_all(&targets, opts);
+    for e in &run.errors {
+        warn(&e.to_string());
+    }
+    errors.append(&mut run.errors);
+    run.errors = errors;
+    let code = status(!run.errors.is_empty(), run.has_problems());
+    (out.check(&run), code)
+}
+
+/// `topology`: returns the report text and the exit status.
+pub fn run_topology(sysfs: &Sysfs, devices: &[String], out: &dyn Exporter) -> (String, u8) {
+    let survey = crate::topology::survey(sysfs, devices);
+    for e in &survey.errors {
+        warn(&e.to_string());
+    }
+    let code = status(!survey.errors.is_empty(), survey.has_problems());
+    (out.topology(&survey), code)
+}
+
+/// `probe`: returns the report text and the exit status (0 no significant
+/// penalty, 1 a penalty, 2 could not run or interrupted).
+pub fn run_probe(
+    opts: &crate::probe::ProbeOptions,
+    emit_fio: bool,
+    csv: Option<&PathBuf>,
+    format: Format,
+    out: &dyn Exporter,
+) -> (String, u8) {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
+            warn(&format!("cannot catch signal {sig}: {e}"));
+        }
+    }
+    let fail = |e: String| {
+        warn(&e);
+        (String::new(), 2)
+    };
+    if emit_fio {
+        return match crate::probe::emit_fio(opts, &stop) {
+            Ok(text) => (text, 0),
+            Err(e) => fail(format!("{}: {e}", opts.target.display())),
+        };
+    }
+    let bar = progress::Bar::new(format == Format::Human);
+    let report = match crate::probe::probe(opts, &stop, &bar) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    if let Some(path) = csv {
+        if let Err(e) = std::fs::write(path, report::csv::probe(&report)) {
+            return fail(format!("cannot write {}: {e}", path.display()));
+        }
+    }
+    (out.probe(&report), u8::from(report.has_penalty()))
+}

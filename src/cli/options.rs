@@ -1,0 +1,87 @@
+//! The parsed command line resolved in one step into what the commands run
+//! with: the output format and style, the sysfs tree, and each command's
+//! library options (like hyperfine's `options.rs`).
+
+use super::args::{Cli, Command, ProbeArgs};
+use crate::check::CheckOptions;
+use crate::probe::ProbeOptions;
+use crate::report::{Format, Style};
+use crate::topology::Sysfs;
+use std::path::PathBuf;
+
+/// What to run and how to print it.
+pub struct Options {
+    pub format: Format,
+    pub style: Style,
+    pub task: Task,
+}
+
+pub enum Task {
+    Topology {
+        sysfs: Sysfs,
+        devices: Vec<String>,
+    },
+    Check {
+        options: CheckOptions,
+        targets: Vec<PathBuf>,
+    },
+    Probe {
+        options: Box<ProbeOptions>,
+        /// Print the fio job file and do no I/O.
+        emit_fio: bool,
+        /// Also write the CSV here.
+        csv: Option<PathBuf>,
+    },
+}
+
+impl Options {
+    pub fn resolve(cli: Cli) -> Options {
+        let style = Style::new(cli.color);
+        let sysfs = Sysfs::new(&cli.sysfs_root);
+        let (format, task) = match cli.command {
+            Command::Topology { devices, output } => {
+                (output.format(), Task::Topology { sysfs, devices })
+            }
+            Command::Check {
+                targets,
+                output,
+                topology,
+            } => (
+                output.format(),
+                Task::Check {
+                    options: CheckOptions { sysfs, topology },
+                    targets,
+                },
+            ),
+            Command::Probe(a) => (a.output.format(), probe(a, sysfs)),
+        };
+        Options {
+            format,
+            style,
+            task,
+        }
+    }
+}
+
+fn probe(a: ProbeArgs, sysfs: Sysfs) -> Task {
+    // The seed is fixed here, so the report can record it.
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    });
+    Task::Probe {
+        options: Box::new(ProbeOptions {
+            target: a.target.clone(),
+            grid: a.grid_request(seed),
+            // `auto` (or anything clap let through that no engine has) is None.
+            engine: crate::probe::engine::by_name(&a.engine),
+            destructive: a.destructive,
+            force: a.force,
+            scratch_size: a.size,
+            sysfs,
+        }),
+        emit_fio: a.emit_fio,
+        csv: a.csv,
+    }
+}

@@ -1,0 +1,114 @@
+//! The typed facts a finding is about, and its subject. Sentences are
+//! rendered from these (see `render`); JSON consumers, the CSV and the
+//! Prometheus exporter read the numbers here instead of parsing English.
+//! Every field is optional: a finding sets the ones its rule looked at.
+
+use serde::Serialize;
+
+/// Where a finding sits, so a flat list (a CSV row, a metric) still says
+/// what it is about.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Subject {
+    /// The target as given on the command line; absent for md arrays and
+    /// volume groups assembled across targets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The partition number, for a partition and every layer inside it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<u32>,
+    /// The layers' names from the root down, joined by " / ".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
+}
+
+impl Subject {
+    /// True when nothing is set yet.
+    pub fn is_empty(&self) -> bool {
+        self.target.is_none() && self.partition.is_none() && self.layer.is_none()
+    }
+}
+
+/// One leg of a striped LV segment, as a stripe rule saw it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LegFact {
+    pub stripe: usize,
+    pub device: String,
+    pub offset_bytes: u64,
+    /// `offset_bytes` modulo the unit.
+    pub misalignment_bytes: u64,
+}
+
+/// The numbers and names a rule judged. Offsets are in bytes of the device
+/// below (the whole disk for partitions and the layers inside them).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Facts {
+    /// The byte judged: a partition's start, a layer's data start, a leg.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_bytes: Option<u64>,
+    /// The end judged (last byte + 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// The unit the offset, end or size should be a multiple of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grain_bytes: Option<u64>,
+    /// How far the offset is from that unit's grid; for the kernel's rule,
+    /// the rule's result (g + ao - start mod g) mod g.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub misalignment_bytes: Option<u64>,
+    /// The alignment offset the grid starts from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alignment_offset_bytes: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logical_block_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub physical_block_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub minimum_io_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub optimal_io_bytes: Option<u64>,
+    /// A block or sector size the layer uses (node, filesystem, LUKS, bcache).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_size_bytes: Option<u64>,
+    /// The kernel's own value for what was computed (alignment_offset, BLKBSZGET).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_value: Option<i64>,
+    /// The device below, by path or kernel name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// What was judged, in words ("the md data area (data_offset 1 MiB)").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// md chunk, or LV stripe size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stripe_width_bytes: Option<u64>,
+    /// The filesystem's stripe hints, in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint_unit_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint_width_bytes: Option<u64>,
+    /// Units one chunk-sized write touches (an average over the pattern
+    /// the offsets repeat in), against the ideal count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_touched: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_ideal: Option<u64>,
+    /// units_touched / units_ideal for the worst leg.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub amplification: Option<f64>,
+    /// 1-based LV segment number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segment: Option<usize>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub legs: Vec<LegFact>,
+    /// A command that changes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+    /// The partition is a DOS extended container (its own placement is
+    /// informational).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub extended_container: bool,
+}

@@ -1,0 +1,272 @@
+//! The sentence of a finding, rendered from its code and facts. Each
+//! renderer reads only the facts, so the JSON's numbers and the sentence a
+//! person reads cannot disagree.
+
+use super::facts::Facts;
+use super::Code;
+use crate::units::{alignment_of, human, KIB};
+
+/// The sentence for `code` from `f`; None for codes whose findings are
+/// written as prose where they are made.
+pub fn sentence(code: Code, f: &Facts) -> Option<String> {
+    let s = match code {
+        Code::StartMisaligned => start_misaligned(f),
+        Code::StartNot4k => start_not_4k(f),
+        Code::StartNot1Mib => start_not_1mib(f),
+        Code::StartNotOptimal => start_not_optimal(f),
+        Code::StartNotDiscard => start_not_discard(f),
+        Code::EndNot4k => end_not_4k(f),
+        Code::EndNotPhysical => end_not_physical(f),
+        Code::SizeNot4k => size_not_4k(f),
+        Code::KernelOffsetDiffers => kernel_offset_differs(f),
+        Code::NodeBlockSizeDiffers => node_block_size_differs(f),
+        Code::LayerStartMisaligned => layer_start_misaligned(f),
+        Code::LayerStartNot4k => layer_start_not_4k(f),
+        Code::LayerStartNotOptimal => layer_start_not_optimal(f),
+        Code::LayerStartNot1Mib => layer_start_not_1mib(f),
+        Code::MdChunkBelowPhysical => md_chunk(f),
+        Code::BcacheBlockSize => bcache_block(f),
+        Code::LuksSectorSize => luks_sector(f),
+        Code::FsBlockBelowPhysical => fs_block(f),
+        Code::FsStripeHintsMissing => fs_hints_missing(f),
+        Code::FsStripeHintsMismatch => fs_hints_mismatch(f),
+        Code::LvmExtentMisaligned => extent(f),
+        Code::LvmStripeMisaligned => stripe(f),
+        Code::KernelReportsMisaligned if f.region.is_none() => partition_marker(f),
+        _ => return None,
+    };
+    let mut s = s;
+    if f.extended_container {
+        s.push_str(" (extended container: it holds only EBRs, its logical partitions are judged on their own)");
+    }
+    Some(s)
+}
+
+fn n(v: Option<u64>) -> u64 {
+    v.unwrap_or(0)
+}
+
+fn text(v: &Option<String>) -> &str {
+    v.as_deref().unwrap_or("?")
+}
+
+fn start_misaligned(f: &Facts) -> String {
+    let g = n(f.grain_bytes);
+    format!(
+        "starts at byte {}, which the kernel's rule puts {} bytes off its {g}-byte grain (alignment offset {}): every {} write straddles two physical blocks",
+        n(f.offset_bytes),
+        n(f.misalignment_bytes),
+        f.alignment_offset_bytes.unwrap_or(0),
+        human(g)
+    )
+}
+
+fn start_not_4k(f: &Facts) -> String {
+    let start = n(f.offset_bytes);
+    format!("starts at byte {start} = {} x 4 KiB + {}: not 4 KiB aligned, so 4 KiB pages straddle flash pages and 4K sectors", start / (4 * KIB), start % (4 * KIB))
+}
+
+fn start_not_1mib(f: &Facts) -> String {
+    let start = n(f.offset_bytes);
+    format!(
+        "starts at byte {start}, a multiple of {} but not of 1 MiB",
+        human(alignment_of(start))
+    )
+}
+
+/// "not a multiple of the optimal I/O size ...", naming the alignment
+/// offset the grid starts from when it is not 0.
+fn optimal_grid(f: &Facts) -> String {
+    let opt = n(f.optimal_io_bytes);
+    match f.alignment_offset_bytes.unwrap_or(0) {
+        0 => format!(
+            "not a multiple of the optimal I/O size {opt} ({})",
+            human(opt)
+        ),
+        ao => format!(
+            "{} bytes past the optimal I/O grid ({opt} bytes, {}, from the alignment offset {ao})",
+            n(f.misalignment_bytes),
+            human(opt)
+        ),
+    }
+}
+
+fn start_not_optimal(f: &Facts) -> String {
+    format!(
+        "starts at byte {}, {}: full-stripe writes are split across stripes",
+        n(f.offset_bytes),
+        optimal_grid(f)
+    )
+}
+
+fn start_not_discard(f: &Facts) -> String {
+    format!("starts at byte {}, not aligned to the discard granularity {}: TRIM of the first and last unit of a range is dropped", n(f.offset_bytes), human(n(f.grain_bytes)))
+}
+
+fn end_not_4k(f: &Facts) -> String {
+    let end = n(f.end_bytes);
+    format!(
+        "ends at byte {end} (last byte {}), not on a 4 KiB boundary",
+        end.saturating_sub(1)
+    )
+}
+
+fn end_not_physical(f: &Facts) -> String {
+    format!(
+        "ends at byte {}, not on a {}-byte physical block boundary",
+        n(f.end_bytes),
+        n(f.physical_block_bytes)
+    )
+}
+
+fn size_not_4k(f: &Facts) -> String {
+    let (size, bs) = (n(f.size_bytes), n(f.block_size_bytes));
+    format!("size {size} bytes is not a multiple of 4 KiB, so the kernel gives the partition node a {bs}-byte block size and the page cache works on it in {bs}-byte buffers; buffered 4 KiB writes may then reach the device as {bs}-byte pieces where nothing merges them (read-modify-write on 4K media); `diskalign probe --buffered --fdatasync` on the partition measures it")
+}
+
+fn partition_marker(f: &Facts) -> String {
+    format!(
+        "the kernel reports alignment_offset {} for this partition: it considers it misaligned",
+        f.kernel_value.unwrap_or(0)
+    )
+}
+
+fn kernel_offset_differs(f: &Facts) -> String {
+    format!(
+        "the kernel reports alignment_offset {} for this partition, diskalign computes {}",
+        f.kernel_value.unwrap_or(0),
+        n(f.misalignment_bytes)
+    )
+}
+
+fn node_block_size_differs(f: &Facts) -> String {
+    format!("the kernel reports a {}-byte block size for this partition's node (BLKBSZGET), where its size gives {}: something set it since (a mounted filesystem sets its own block size, BLKBSZSET too)", f.kernel_value.unwrap_or(0), n(f.block_size_bytes))
+}
+
+/// "<region> starts at byte N of <device>".
+fn layer_at(f: &Facts) -> String {
+    format!(
+        "{} starts at byte {} of {}",
+        text(&f.region),
+        n(f.offset_bytes),
+        text(&f.device)
+    )
+}
+
+fn layer_start_misaligned(f: &Facts) -> String {
+    let (g, k) = (n(f.grain_bytes), n(f.misalignment_bytes));
+    format!(
+        "{}, {} bytes past the {g}-byte grain the device below aligns to (physical {}, minimum I/O {}, alignment offset {}; the kernel's rule gives {k})",
+        layer_at(f),
+        g.saturating_sub(k),
+        n(f.physical_block_bytes),
+        n(f.minimum_io_bytes),
+        f.alignment_offset_bytes.unwrap_or(0)
+    )
+}
+
+fn layer_start_not_4k(f: &Facts) -> String {
+    format!("{}, {} bytes past a 4 KiB boundary: on any 4K drive every block it writes straddles two physical sectors", layer_at(f), n(f.misalignment_bytes))
+}
+
+fn layer_start_not_optimal(f: &Facts) -> String {
+    format!(
+        "{}, {} below: full-stripe writes are split across two stripes",
+        layer_at(f),
+        optimal_grid(f)
+    )
+}
+
+fn layer_start_not_1mib(f: &Facts) -> String {
+    format!("{}, not on a 1 MiB boundary (aligned today, but not under a larger RAID chunk or erase block)", layer_at(f))
+}
+
+fn md_chunk(f: &Facts) -> String {
+    format!("chunk {} is not a multiple of the {}-byte physical block of {}: chunk-sized writes are read-modify-write on the drive", human(n(f.chunk_bytes)), n(f.physical_block_bytes), text(&f.device))
+}
+
+fn bcache_block(f: &Facts) -> String {
+    let bs = n(f.block_size_bytes);
+    format!(
+        "bcache block size {bs} is below the device's {}-byte physical block: each {} write is a read-modify-write below; `{}` when the device is made again",
+        n(f.physical_block_bytes),
+        human(bs),
+        text(&f.fix)
+    )
+}
+
+fn luks_sector(f: &Facts) -> String {
+    let ss = n(f.block_size_bytes);
+    match f.logical_block_bytes {
+        Some(lbs) => format!("encryption sector size {ss} is below the device's {lbs}-byte logical block: the kernel refuses to open it"),
+        None => format!("encryption sector size {ss} is below the {}-byte physical block: every encrypted sector written is a read-modify-write on the drive ({})", n(f.physical_block_bytes), text(&f.fix)),
+    }
+}
+
+fn fs_block(f: &Facts) -> String {
+    let (what, v, dev) = (text(&f.region), n(f.block_size_bytes), text(&f.device));
+    match f.logical_block_bytes {
+        Some(lbs) => {
+            format!("{what} {v} is below the {lbs}-byte logical block of {dev}: it cannot be mounted there")
+        }
+        None => format!("{what} {v} is below the {}-byte physical block of {dev}: its small writes are read-modify-write on the drive", n(f.physical_block_bytes)),
+    }
+}
+
+fn fs_hints_missing(f: &Facts) -> String {
+    format!("{} is striped (chunk {}, stripe width {}) but the {} filesystem has no stripe hints, so it cannot place data and metadata on stripe boundaries: {}", text(&f.device), human(n(f.chunk_bytes)), human(n(f.stripe_width_bytes)), text(&f.region), text(&f.fix))
+}
+
+fn fs_hints_mismatch(f: &Facts) -> String {
+    let (name, unit, width) = (text(&f.region), n(f.hint_unit_bytes), n(f.hint_width_bytes));
+    match &f.fix {
+        Some(fix) => format!("the {name} stripe hints say unit {unit} and width {width} bytes, the device below has chunk {} and stripe width {}: {fix}", n(f.chunk_bytes), n(f.stripe_width_bytes)),
+        None => format!("the {name} filesystem has stripe hints (unit {unit}, width {width} bytes) but {} reports no stripe geometry (minimum I/O {}, optimal I/O {}); harmless if it sits on hardware RAID that does not report one", text(&f.device), n(f.minimum_io_bytes), n(f.optimal_io_bytes)),
+    }
+}
+
+fn extent(f: &Facts) -> String {
+    let es = human(n(f.size_bytes));
+    match f.chunk_bytes {
+        Some(ss) => format!("extent size {es} is not a multiple of the stripe size {}: stripes straddle extent boundaries", human(ss)),
+        None => format!("extent size {es} is not a multiple of the optimal I/O size {} of a PV's device: extents start at different places in the stripe", human(n(f.optimal_io_bytes))),
+    }
+}
+
+/// A count as a whole number when it is one, else with two decimals.
+fn count(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2} on average")
+    }
+}
+
+fn stripe(f: &Facts) -> String {
+    let unit = n(f.grain_bytes);
+    let amp = format!("{:.2}", f.amplification.unwrap_or(1.0));
+    let legs: Vec<String> = f
+        .legs
+        .iter()
+        .map(|g| {
+            format!(
+                "stripe {} at byte {} of {} (+{} off {})",
+                g.stripe,
+                g.offset_bytes,
+                g.device,
+                g.misalignment_bytes,
+                human(unit)
+            )
+        })
+        .collect();
+    format!(
+        "segment {}: each {} stripe write touches {} × {} units instead of {}: {}× write amplification ({})",
+        f.segment.unwrap_or(0),
+        human(n(f.chunk_bytes)),
+        count(f.units_touched.unwrap_or(0.0)),
+        human(unit),
+        n(f.units_ideal),
+        amp.trim_end_matches('0').trim_end_matches('.'),
+        legs.join("; ")
+    )
+}

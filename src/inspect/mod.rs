@@ -1,0 +1,214 @@
+//! The whole picture, read before any rule runs: each target resolved
+//! (live disk, partition, image) with its topology, its partition table,
+//! the layers found inside each partition and the live kernel's holders
+//! above them, then the md arrays and volume groups assembled across the
+//! targets. `check` judges the result without further I/O.
+
+mod resolve;
+mod roots;
+
+use crate::errors::TargetError;
+use crate::findings::{Code, Finding};
+use crate::layout::{self, Table};
+use crate::stack::assemble::{self, Pending};
+use crate::stack::map::Source;
+use crate::stack::Layer;
+use crate::topology::{Disk, Sysfs, Topology, TopologyOverride};
+use resolve::Resolved;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// What to read and with which topology.
+#[derive(Clone, Debug, Default)]
+pub struct InspectOptions {
+    pub sysfs: Sysfs,
+    /// A what-if topology, applied over the detected one.
+    pub topology: Option<TopologyOverride>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    Disk,
+    Partition,
+    Image,
+}
+
+crate::spelled_as_serde!(TargetKind);
+
+/// Where the topology came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologySource {
+    Kernel,
+    ImageDefault,
+    Override,
+}
+
+crate::spelled_as_serde!(TopologySource);
+
+/// One target as read.
+#[derive(Debug)]
+pub struct Target {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    /// The whole disk (live targets).
+    pub disk: Option<Disk>,
+    /// The partition asked for, when the target is one.
+    pub only: Option<u32>,
+    pub size: u64,
+    pub topology: Topology,
+    pub source: TopologySource,
+    pub table: Table,
+    /// BLKBSZGET of each registered partition's node, by partition number
+    /// (live disks with the real sysfs only).
+    pub node_block_sizes: Vec<(u32, u32)>,
+    /// What reading noticed: an image judged as the 4Kn disk its table was
+    /// made for.
+    pub notes: Vec<Finding>,
+    /// One root per data partition (or the whole device without a table),
+    /// with the layers found inside and the kernel's holders above.
+    pub stack: Vec<Layer>,
+}
+
+impl Target {
+    /// The table's valid partitions (end after start, within u64 bytes),
+    /// restricted to the one asked for.
+    pub fn partitions(&self) -> impl Iterator<Item = &layout::Partition> {
+        let ss = self.table.sector_size;
+        self.table.partitions.iter().filter(move |p| {
+            p.last_lba >= p.first_lba
+                && p.last_lba
+                    .checked_add(1)
+                    .and_then(|e| e.checked_mul(ss))
+                    .is_some()
+                && self.only.is_none_or(|n| n == p.number)
+        })
+    }
+
+    /// The kernel's BLKBSZGET for partition `number`, when read.
+    pub fn node_block_size(&self, number: u32) -> Option<u32> {
+        self.node_block_sizes
+            .iter()
+            .find(|(n, _)| *n == number)
+            .map(|(_, b)| *b)
+    }
+}
+
+/// Everything read for one run.
+#[derive(Debug, Default)]
+pub struct Inspection {
+    pub targets: Vec<Target>,
+    /// md arrays and volume groups put together from the targets.
+    pub assembled: Vec<Layer>,
+    pub errors: Vec<TargetError>,
+}
+
+/// Read every target, then assemble what spans them.
+pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
+    let mut out = Inspection::default();
+    let mut pending = Pending::default();
+    for p in paths {
+        match target(p, opts, &mut pending) {
+            Ok(t) => out.targets.push(t),
+            Err(message) => out
+                .errors
+                .push(TargetError::new(p.display().to_string(), message)),
+        }
+    }
+    out.assembled = assemble::assemble(&mut pending);
+    out
+}
+
+/// The device nodes of every disk of this machine (or of the sysfs tree).
+pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, TargetError> {
+    let names = sysfs.default_disks().map_err(|e| {
+        TargetError::new(
+            sysfs.root().join("block").display().to_string(),
+            format!("cannot list disks: {e}"),
+        )
+    })?;
+    Ok(names
+        .into_iter()
+        .map(|n| PathBuf::from("/dev").join(n))
+        .collect())
+}
+
+fn target(path: &Path, opts: &InspectOptions, pending: &mut Pending) -> Result<Target, String> {
+    let (disk, only, node) = match resolve::resolve(path, &opts.sysfs)? {
+        Resolved::Image => (None, None, path.to_path_buf()),
+        Resolved::Live { disk, only, node } => (Some(*disk), only, node),
+    };
+    let src: Source = std::rc::Rc::new(crate::sys::dev::open(&node)?);
+    let (detected, detected_source) = match &disk {
+        Some(d) => (d.topology, TopologySource::Kernel),
+        None => (Topology::IMAGE_DEFAULT, TopologySource::ImageDefault),
+    };
+    let (topology, source) = match &opts.topology {
+        Some(o) => (o.apply(detected)?, TopologySource::Override),
+        None => (detected, detected_source),
+    };
+    let lbs_known = disk.is_some() || opts.topology.is_some_and(|o| o.lbs.is_some());
+    let kind = match (&disk, only) {
+        (None, _) => TargetKind::Image,
+        (Some(_), Some(_)) => TargetKind::Partition,
+        (Some(_), None) => TargetKind::Disk,
+    };
+    let mut t = Target {
+        path: path.to_path_buf(),
+        kind,
+        disk,
+        only,
+        size: src.len(),
+        topology,
+        source,
+        table: read_table(&src, &topology, lbs_known)?,
+        node_block_sizes: Vec::new(),
+        notes: Vec::new(),
+        stack: Vec::new(),
+    };
+    if t.disk.is_none() && t.table.sector_size != u64::from(topology.logical_block_size) {
+        // An image whose table says 4Kn: judge it as the 4Kn disk it was made for.
+        let plain = Topology::plain(t.table.sector_size as u32);
+        t.topology = match &opts.topology {
+            Some(o) => o.apply(plain)?,
+            None => plain,
+        };
+        let ss = t.table.sector_size;
+        t.notes.push(Finding::new(
+            Code::TopologyUnknown,
+            format!("the partition table uses {ss}-byte sectors, so this image is judged as a disk with {ss}-byte logical blocks"),
+        ));
+    }
+    if let Some(n) = t.only {
+        if t.partitions().next().is_none() {
+            return Err(format!(
+                "partition {n} is not in the partition table on disk"
+            ));
+        }
+    }
+    if opts.sysfs.is_live() {
+        t.node_block_sizes = node_block_sizes(t.disk.as_ref());
+    }
+    t.stack = roots::stack(&src, &t, &opts.sysfs, pending);
+    Ok(t)
+}
+
+/// The table, read with the device's sector size (a live device's is
+/// known; an image's only when `--topology` gives lbs).
+fn read_table(src: &Source, topo: &Topology, lbs_known: bool) -> Result<Table, String> {
+    layout::read_table(&**src, u64::from(topo.logical_block_size), lbs_known)
+        .map_err(|e| e.to_string())
+}
+
+/// BLKBSZGET of every partition the kernel registered on `disk`.
+fn node_block_sizes(disk: Option<&Disk>) -> Vec<(u32, u32)> {
+    let Some(d) = disk else { return vec![] };
+    d.partitions
+        .iter()
+        .filter_map(|k| {
+            crate::sys::dev::node_block_size(&Path::new("/dev").join(&k.name))
+                .map(|b| (k.number, b))
+        })
+        .collect()
+}

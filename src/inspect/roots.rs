@@ -1,0 +1,91 @@
+//! The stack tree of a target: one root per data partition (or the whole
+//! device when it has no table), the layers found inside, and on a live
+//! system the kernel's holders, hung above the layer they are built from.
+
+use super::Target;
+use crate::layout::PartKind;
+use crate::stack::assemble::Pending;
+use crate::stack::kernel;
+use crate::stack::map::Source;
+use crate::stack::walk::{self, Region};
+use crate::stack::{Layer, LayerKind};
+use crate::topology::Sysfs;
+use std::path::PathBuf;
+
+/// The roots of `t`'s stack, walked and with their holders.
+pub fn stack(src: &Source, t: &Target, sysfs: &Sysfs, pending: &mut Pending) -> Vec<Layer> {
+    // Offsets are on the whole disk, so layers name the disk, also for a partition target.
+    let device = t
+        .disk
+        .as_ref()
+        .map_or(t.path.clone(), |d| d.device.clone())
+        .display()
+        .to_string();
+    let mut out = Vec::new();
+    for (mut root, dir) in regions(t, &device, sysfs) {
+        let r = Region {
+            src: src.clone(),
+            device: device.clone(),
+            offset: root.offset_bytes,
+            len: root.size_bytes,
+            below: t.topology,
+        };
+        root.children.extend(walk::region(&r, pending));
+        if let Some(dir) = dir {
+            let up = kernel::holders(sysfs, &dir, t.topology, pending);
+            // The kernel's device is built from the metadata found at the
+            // start when that layer says so (an opened LUKS header, an md
+            // member, a PV, a bcache backing device); otherwise from the
+            // region itself.
+            let built_from = match root.children.as_mut_slice() {
+                [one] if one.kind.builds_kernel_device() => &mut one.children,
+                _ => &mut root.children,
+            };
+            built_from.extend(up);
+        }
+        out.push(root);
+    }
+    out
+}
+
+/// Each root with the sysfs directory of its kernel device (live disks only).
+fn regions(t: &Target, device: &str, sysfs: &Sysfs) -> Vec<(Layer, Option<PathBuf>)> {
+    let disk_dir = t
+        .disk
+        .as_ref()
+        .map(|d| sysfs.root().join("block").join(&d.name));
+    let ss = t.table.sector_size;
+    let data: Vec<_> = t
+        .partitions()
+        .filter(|p| p.kind != PartKind::Extended)
+        .collect();
+    if t.only.is_none() && t.partitions().next().is_none() {
+        let root = Layer::new(
+            LayerKind::Device,
+            "whole device",
+            device,
+            0,
+            t.size,
+            t.topology,
+        );
+        return vec![(root, disk_dir)];
+    }
+    data.into_iter()
+        .map(|p| {
+            let root = Layer::new(
+                LayerKind::Partition,
+                format!("partition {}", p.number),
+                device,
+                p.first_lba * ss,
+                (p.last_lba - p.first_lba + 1) * ss,
+                t.topology,
+            );
+            let kernel = t
+                .disk
+                .as_ref()
+                .and_then(|d| d.partitions.iter().find(|k| k.number == p.number));
+            let dir = disk_dir.as_ref().zip(kernel).map(|(d, k)| d.join(&k.name));
+            (root, dir)
+        })
+        .collect()
+}

@@ -1,0 +1,31 @@
+//! Human-readable reports: tables, a one-line verdict, reasons underneath;
+//! colour only on a terminal.
+
+mod check;
+mod probe;
+mod stack;
+mod topology;
+
+use super::style::Style;
+use super::Exporter;
+use crate::check::CheckRun;
+use crate::probe::report::ProbeReport;
+use crate::topology::Survey;
+
+pub struct Human {
+    pub style: Style,
+}
+
+impl Exporter for Human {
+    fn check(&self, run: &CheckRun) -> String {
+        check::render(run, &self.style)
+    }
+
+    fn topology(&self, survey: &Survey) -> String {
+        topology::render(&survey.disks, &survey.errors, &self.style)
+    }
+
+    fn probe(&self, report: &ProbeReport) -> String {
+        probe::render(report, &self.style)
+    }
+}

@@ -1,0 +1,47 @@
+//! Every output goes through one interface: an [`Exporter`] per format
+//! (human, JSON, CSV), like hyperfine's exporters. The human table and the
+//! CSV share one column model ([`columns`]), like lsblk's `colinfo`, so a
+//! column added there shows in both. The JSON documents are a public,
+//! versioned interface (docs/json.md): fields are only ever added.
+
+pub mod columns;
+pub mod csv;
+pub mod human;
+pub mod json;
+pub mod progress;
+pub mod style;
+
+use crate::check::CheckRun;
+use crate::probe::report::ProbeReport;
+use crate::topology::Survey;
+pub use style::Style;
+
+/// The output formats every command has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Tables and sentences for people.
+    Human,
+    /// One JSON document (docs/json.md).
+    Json,
+    /// One header line and one row per partition, disk or cell.
+    Csv,
+}
+
+crate::spelled_as_serde!(Format);
+
+/// One output format: each command's result as the text to print.
+pub trait Exporter {
+    fn check(&self, run: &CheckRun) -> String;
+    fn topology(&self, survey: &Survey) -> String;
+    fn probe(&self, report: &ProbeReport) -> String;
+}
+
+/// The exporter of `format`; `style` is for the human one.
+pub fn exporter(format: Format, style: Style) -> Box<dyn Exporter> {
+    match format {
+        Format::Human => Box::new(human::Human { style }),
+        Format::Json => Box::new(json::Json),
+        Format::Csv => Box::new(csv::Csv),
+    }
+}
