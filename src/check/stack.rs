@@ -47,7 +47,7 @@ pub fn start_findings(below: &Topology, start: u64, what: &str, device: &str) ->
 }
 
 fn pv(l: &Layer) -> Vec<Finding> {
-    match (&l.pv, l.data_start()) {
+    match (l.pv(), l.data_start()) {
         (Some(p), Some(start)) => start_findings(
             &l.below,
             start,
@@ -62,7 +62,7 @@ fn pv(l: &Layer) -> Vec<Finding> {
 }
 
 fn md_member(l: &Layer) -> Vec<Finding> {
-    let (Some(m), Some(start)) = (&l.md, l.data_start()) else {
+    let (Some(m), Some(start)) = (l.md(), l.data_start()) else {
         return vec![];
     };
     let mut out = start_findings(
@@ -94,7 +94,7 @@ fn md_member(l: &Layer) -> Vec<Finding> {
 /// block size below the physical block makes every write of that size a
 /// read-modify-write of the device below.
 fn bcache(l: &Layer) -> Vec<Finding> {
-    let Some(b) = &l.bcache else { return vec![] };
+    let Some(b) = l.bcache() else { return vec![] };
     let mut out = match l.data_start() {
         Some(start) => start_findings(
             &l.below,
@@ -124,7 +124,7 @@ fn bcache(l: &Layer) -> Vec<Finding> {
 }
 
 fn luks(l: &Layer) -> Vec<Finding> {
-    let (Some(h), Some(start)) = (&l.luks, l.data_start()) else {
+    let (Some(h), Some(start)) = (l.luks(), l.data_start()) else {
         return vec![];
     };
     let mut out = start_findings(
@@ -179,7 +179,7 @@ fn luks(l: &Layer) -> Vec<Finding> {
 }
 
 fn filesystem(l: &Layer) -> Vec<Finding> {
-    let Some(fs) = &l.filesystem else {
+    let Some(fs) = l.filesystem() else {
         return vec![];
     };
     let b = &l.below;
@@ -288,7 +288,7 @@ fn missing_ranges(count: u32, present: &[u32]) -> Vec<String> {
 }
 
 fn md_array(l: &Layer) -> Vec<Finding> {
-    let Some(a) = &l.array else { return vec![] };
+    let Some(a) = l.array() else { return vec![] };
     let mut out = Vec::new();
     let present: Vec<u32> = a.members.iter().filter_map(|m| m.role).collect();
     let missing = missing_ranges(a.raid_disks, &present);
@@ -357,7 +357,7 @@ fn md_array(l: &Layer) -> Vec<Finding> {
 }
 
 fn vg(l: &Layer) -> Vec<Finding> {
-    let Some(v) = &l.vg else { return vec![] };
+    let Some(v) = l.vg() else { return vec![] };
     let mut out = Vec::new();
     for p in v.pvs.iter().filter(|p| p.found_on.is_none()) {
         out.push(Finding::new(
@@ -374,7 +374,7 @@ fn vg(l: &Layer) -> Vec<Finding> {
     let mut stripes: Vec<u64> = l
         .children
         .iter()
-        .filter_map(|c| c.lv.as_ref())
+        .filter_map(|c| c.lv())
         .flat_map(|lv| lv.segments.iter().filter_map(|s| s.stripe_size_bytes))
         .collect();
     stripes.sort_unstable();
@@ -410,13 +410,13 @@ fn vg(l: &Layer) -> Vec<Finding> {
 }
 
 fn lv(l: &Layer) -> Vec<Finding> {
-    let Some(info) = &l.lv else { return vec![] };
+    let Some(info) = l.lv() else { return vec![] };
     let mut out = Vec::new();
     for (si, seg) in info.segments.iter().enumerate() {
         let legs: Vec<&Layer> = l
             .children
             .iter()
-            .filter(|c| c.leg.as_ref().is_some_and(|g| g.segment == si))
+            .filter(|c| c.leg().is_some_and(|g| g.segment == si))
             .collect();
         if legs.len() < seg.legs.len() {
             out.push(Finding::new(
@@ -481,7 +481,7 @@ fn striped(legs: &[&Layer], ss: u64, si: usize) -> Vec<Finding> {
     let legs = legs
         .iter()
         .map(|g| LegFact {
-            stripe: g.leg.as_ref().map_or(0, |x| x.stripe),
+            stripe: g.leg().map_or(0, |x| x.stripe),
             device: g.device.clone(),
             offset_bytes: g.offset_bytes,
             misalignment_bytes: g.offset_bytes % unit,

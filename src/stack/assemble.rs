@@ -6,6 +6,7 @@ use super::lvm::{PvFound, Segment, VolumeGroup};
 use super::map::{Mapped, Source};
 use super::md::MdMember;
 use super::walk::{self, Region};
+use super::Detail;
 use super::{limits, ArrayInfo, ArrayMember, Layer, LayerKind, LegInfo, LvInfo, VgInfo, VgPv};
 use crate::topology::Topology;
 use crate::units::human;
@@ -105,7 +106,7 @@ fn md_array(members: &[&MdHandle], pending: &mut Pending) -> Layer {
         exposes,
     );
     l.exposes = Some(exposes);
-    l.array = Some(ArrayInfo {
+    l.detail = Some(Detail::Array(ArrayInfo {
         uuid: first.array_uuid.clone(),
         level: first.level_name(),
         layout: first.layout,
@@ -125,7 +126,7 @@ fn md_array(members: &[&MdHandle], pending: &mut Pending) -> Layer {
             })
             .collect(),
         readable: map.is_some(),
-    });
+    }));
     if let Some(map) = map {
         let r = Region {
             src: Rc::new(map),
@@ -264,7 +265,7 @@ fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> La
         0,
         limits::STACKING_DEFAULT,
     );
-    l.vg = Some(VgInfo {
+    l.detail = Some(Detail::Vg(VgInfo {
         id: vg.id.clone(),
         seqno: vg.seqno,
         extent_size_bytes: es,
@@ -281,7 +282,7 @@ fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> La
                 device_hint: p.device_hint.clone(),
             })
             .collect(),
-    });
+    }));
     for lv in &vg.lvs {
         let size = lv
             .segments
@@ -309,13 +310,13 @@ fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> La
                     (seg.extent_count / n).saturating_mul(es),
                     h.region.below,
                 );
-                ll.leg = Some(LegInfo {
+                ll.detail = Some(Detail::Leg(LegInfo {
                     segment: si,
                     stripe: k,
                     pv: leg.pv.clone(),
                     start_extent: leg.start_extent,
                     stripe_size_bytes: seg.stripe_size_bytes,
-                });
+                }));
                 legs.push(ll);
                 stacked.push((h.region.below, start));
             }
@@ -331,9 +332,9 @@ fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> La
             exposes,
         );
         ll.exposes = Some(exposes);
-        ll.lv = Some(LvInfo {
+        ll.detail = Some(Detail::Lv(LvInfo {
             segments: lv.segments.clone(),
-        });
+        }));
         ll.children = legs;
         if let Some(map) = lv_map(vg, &lv.segments, pvs) {
             let r = Region {

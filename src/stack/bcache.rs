@@ -6,6 +6,7 @@
 
 use super::registry::{Format, Magic};
 use super::walk::Region;
+use super::Detail;
 use super::{Layer, LayerKind};
 use crate::bytes::{le_u16, le_u64, read_bytes, ParseError, ReadAt};
 use serde::Serialize;
@@ -162,7 +163,7 @@ fn probe(r: &Region, src: &dyn ReadAt, pending: &mut super::assemble::Pending) -
                 };
                 l.children.extend(super::walk::region(&inner, pending));
             }
-            l.bcache = Some(sb);
+            l.detail = Some(Detail::Bcache(sb));
             Some(l)
         }
         Ok(None) => None,

@@ -5,6 +5,7 @@
 //! include/uapi/linux/btrfs_tree.h (`btrfs_super_block`).
 
 use super::registry::{Format, Magic};
+use super::Detail;
 use super::LayerKind;
 use crate::bytes::ParseError;
 use crate::bytes::{be_u16, be_u32, be_u64, le_u16, le_u32, le_u64, read_bytes, ReadAt};
@@ -80,7 +81,7 @@ pub static FORMAT: Format = Format {
     probe: |r, src, _| match read(src) {
         Ok(Some(f)) => {
             let mut l = r.layer(LayerKind::Filesystem, f.kind.as_str());
-            l.filesystem = Some(f);
+            l.detail = Some(Detail::Filesystem(f));
             Some(l)
         }
         Ok(None) => None,

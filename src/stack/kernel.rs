@@ -7,6 +7,7 @@
 use super::assemble::Pending;
 use super::map::Source;
 use super::walk::{self, Region};
+use super::Detail;
 use super::{HolderInfo, Layer, LayerKind};
 use crate::findings::{Code, Finding};
 use crate::sys::sysfs::{list_dir, read_str};
@@ -69,7 +70,7 @@ fn walk_holders(
             size,
             below,
         );
-        l.holder = Some(info);
+        l.detail = Some(Detail::Holder(info));
         let topo = match topo {
             Ok(topo) => topo,
             Err(e) => {

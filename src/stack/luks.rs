@@ -4,6 +4,7 @@
 //! docs/on-disk-format-luks2.pdf (the JSON `segments` and `sector_size`).
 
 use super::registry::{Format, Magic};
+use super::Detail;
 use super::{limits, LayerKind};
 use crate::bytes::ParseError;
 use crate::bytes::{be_u16, be_u32, be_u64, read_bytes, ReadAt};
@@ -44,7 +45,7 @@ pub static FORMAT: Format = Format {
             l.data_offset_bytes = Some(h.payload_offset_bytes);
             let payload = r.offset + h.payload_offset_bytes;
             l.exposes = Some(limits::crypt(&r.below, payload, h.sector_size));
-            l.luks = Some(h);
+            l.detail = Some(Detail::Luks(h));
             Some(l)
         }
         Ok(None) => None,

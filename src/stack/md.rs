@@ -5,6 +5,7 @@
 use super::assemble::{MdHandle, Pending};
 use super::registry::{Format, Magic};
 use super::walk::Region;
+use super::Detail;
 use super::{Layer, LayerKind};
 use crate::bytes::ParseError;
 use crate::bytes::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
@@ -39,7 +40,7 @@ fn probe(r: &Region, src: &dyn ReadAt, pending: &mut Pending) -> Option<Layer> {
         Ok(Some(m)) => {
             let mut l = r.layer(LayerKind::MdMember, member_name(&m));
             l.data_offset_bytes = Some(m.data_offset_bytes);
-            l.md = Some(m.clone());
+            l.detail = Some(Detail::Md(m.clone()));
             pending.mds.push(MdHandle {
                 member: m,
                 region: r.clone(),
@@ -287,4 +288,32 @@ fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, Pars
         data_size_bytes: u64::from(le_u32(&b, 32)).saturating_mul(1024),
         role: (active && raid_disk < raid_disks).then_some(raid_disk),
     }))
+}
+/// An md array as assembled from the members found.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArrayInfo {
+    pub uuid: String,
+    pub level: String,
+    pub layout: u32,
+    pub chunk_bytes: u64,
+    pub raid_disks: u32,
+    pub members: Vec<ArrayMember>,
+    /// False when the level or the missing members keep diskalign from
+    /// reading the array's contents.
+    pub readable: bool,
+}
+
+/// One member as its own superblock describes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArrayMember {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<u32>,
+    pub device: String,
+    pub offset_bytes: u64,
+    /// Where the member's data starts on `device`.
+    pub data_start_bytes: u64,
+    pub level: i32,
+    pub chunk_bytes: u64,
+    pub raid_disks: u32,
+    pub layout: u32,
 }

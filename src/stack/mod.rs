@@ -19,6 +19,8 @@ pub mod walk;
 
 use crate::findings::Finding;
 use crate::topology::Topology;
+pub use lvm::{LegInfo, LvInfo, VgInfo, VgPv};
+pub use md::{ArrayInfo, ArrayMember};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -69,74 +71,6 @@ pub struct PvInfo {
     pub pe_start_bytes: u64,
 }
 
-/// A volume group as assembled from its PVs.
-#[derive(Clone, Debug, Serialize)]
-pub struct VgInfo {
-    pub id: String,
-    pub seqno: u64,
-    pub extent_size_bytes: u64,
-    /// Every PV the metadata lists, with where it was found.
-    pub pvs: Vec<VgPv>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct VgPv {
-    pub key: String,
-    pub uuid: String,
-    /// The target or device holding it; None when it is not among the targets.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub found_on: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub device_hint: Option<String>,
-}
-
-/// One LV segment's geometry.
-#[derive(Clone, Debug, Serialize)]
-pub struct LvInfo {
-    pub segments: Vec<lvm::Segment>,
-}
-
-/// Where one leg of an LV segment lies.
-#[derive(Clone, Debug, Serialize)]
-pub struct LegInfo {
-    pub segment: usize,
-    /// 0-based stripe number within the segment.
-    pub stripe: usize,
-    pub pv: String,
-    pub start_extent: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stripe_size_bytes: Option<u64>,
-}
-
-/// An md array as assembled from the members found.
-#[derive(Clone, Debug, Serialize)]
-pub struct ArrayInfo {
-    pub uuid: String,
-    pub level: String,
-    pub layout: u32,
-    pub chunk_bytes: u64,
-    pub raid_disks: u32,
-    pub members: Vec<ArrayMember>,
-    /// False when the level or the missing members keep diskalign from
-    /// reading the array's contents.
-    pub readable: bool,
-}
-
-/// One member as its own superblock describes it.
-#[derive(Clone, Debug, Serialize)]
-pub struct ArrayMember {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<u32>,
-    pub device: String,
-    pub offset_bytes: u64,
-    /// Where the member's data starts on `device`.
-    pub data_start_bytes: u64,
-    pub level: i32,
-    pub chunk_bytes: u64,
-    pub raid_disks: u32,
-    pub layout: u32,
-}
-
 /// A live holder as the kernel shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct HolderInfo {
@@ -150,6 +84,50 @@ pub struct HolderInfo {
     pub dm_uuid: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub md_level: Option<String>,
+}
+
+/// What a layer's own metadata says: one variant per kind of metadata,
+/// serialized under its name (`"pv": {...}`).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Detail {
+    Pv(PvInfo),
+    Md(md::MdMember),
+    Luks(luks::Luks),
+    Filesystem(fs::Filesystem),
+    Array(ArrayInfo),
+    Vg(VgInfo),
+    Lv(LvInfo),
+    Leg(LegInfo),
+    Holder(HolderInfo),
+    Bcache(bcache::Bcache),
+}
+
+/// `Layer::pv()` and the like: the detail when it is of that variant.
+macro_rules! detail_accessors {
+    ($($name:ident: $variant:ident => $t:ty),* $(,)?) => {
+        impl Layer {$(
+            pub fn $name(&self) -> Option<&$t> {
+                match &self.detail {
+                    Some(Detail::$variant(x)) => Some(x),
+                    _ => None,
+                }
+            }
+        )*}
+    };
+}
+
+detail_accessors! {
+    pv: Pv => PvInfo,
+    md: Md => md::MdMember,
+    luks: Luks => luks::Luks,
+    filesystem: Filesystem => fs::Filesystem,
+    array: Array => ArrayInfo,
+    vg: Vg => VgInfo,
+    lv: Lv => LvInfo,
+    leg: Leg => LegInfo,
+    holder: Holder => HolderInfo,
+    bcache: Bcache => bcache::Bcache,
 }
 
 /// One layer of the stack, in its own address space and on the device.
@@ -172,26 +150,10 @@ pub struct Layer {
     /// LUKS and live holders.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exposes: Option<Topology>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pv: Option<PvInfo>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub md: Option<md::MdMember>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub luks: Option<luks::Luks>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub filesystem: Option<fs::Filesystem>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub array: Option<ArrayInfo>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub vg: Option<VgInfo>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lv: Option<LvInfo>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub leg: Option<LegInfo>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub holder: Option<HolderInfo>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bcache: Option<bcache::Bcache>,
+    /// What the layer's own metadata says (`pv`, `md`, `luks`,
+    /// `filesystem`, `array`, `vg`, `lv`, `leg`, `holder`, `bcache` in the JSON).
+    #[serde(flatten)]
+    pub detail: Option<Detail>,
     /// No warning or error about this layer.
     pub aligned: bool,
     pub findings: Vec<Finding>,
@@ -216,16 +178,7 @@ impl Layer {
             data_offset_bytes: None,
             below,
             exposes: None,
-            pv: None,
-            md: None,
-            luks: None,
-            filesystem: None,
-            array: None,
-            vg: None,
-            lv: None,
-            leg: None,
-            holder: None,
-            bcache: None,
+            detail: None,
             aligned: true,
             findings: Vec::new(),
             children: Vec::new(),

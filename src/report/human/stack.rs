@@ -34,22 +34,22 @@ fn detail(l: &Layer) -> String {
         }
         LayerKind::LvmPv => format!(
             "pe_start {}{data}{}",
-            human(l.pv.as_ref().map_or(0, |p| p.pe_start_bytes)),
-            l.pv.as_ref()
+            human(l.pv().map_or(0, |p| p.pe_start_bytes)),
+            l.pv()
                 .and_then(|p| p.vg.as_ref())
                 .map(|v| format!(", VG {v}"))
                 .unwrap_or_default()
         ),
         LayerKind::MdMember => format!(
             "data_offset {}{data}",
-            human(l.md.as_ref().map_or(0, |m| m.data_offset_bytes))
+            human(l.md().map_or(0, |m| m.data_offset_bytes))
         ),
         LayerKind::Luks => format!(
             "payload {}{data}, sector {}",
-            human(l.luks.as_ref().map_or(0, |h| h.payload_offset_bytes)),
-            l.luks.as_ref().map_or(0, |h| h.sector_size)
+            human(l.luks().map_or(0, |h| h.payload_offset_bytes)),
+            l.luks().map_or(0, |h| h.sector_size)
         ),
-        LayerKind::Filesystem => match &l.filesystem {
+        LayerKind::Filesystem => match l.filesystem() {
             Some(f) => format!(
                 "at {}, block {}, sector {}, stripe unit {} / width {} blocks",
                 at(l.offset_bytes),
@@ -61,7 +61,7 @@ fn detail(l: &Layer) -> String {
             None => String::new(),
         },
         LayerKind::Swap => format!("at {}", at(l.offset_bytes)),
-        LayerKind::Bcache => match &l.bcache {
+        LayerKind::Bcache => match l.bcache() {
             Some(b) => format!(
                 "block {}{}{data}",
                 human(b.block_size_bytes),
@@ -73,7 +73,7 @@ fn detail(l: &Layer) -> String {
         },
         LayerKind::MdArray | LayerKind::LvmLv | LayerKind::Holder => {
             let mut s = l.exposes.map(|t| limits(&t)).unwrap_or_default();
-            if let Some(a) = &l.array {
+            if let Some(a) = l.array() {
                 let m: Vec<String> = a
                     .members
                     .iter()
@@ -88,7 +88,7 @@ fn detail(l: &Layer) -> String {
                     .collect();
                 let _ = write!(s, "; members {}", m.join(", "));
             }
-            if let Some(lv) = &l.lv {
+            if let Some(lv) = l.lv() {
                 let segs: Vec<String> = lv
                     .segments
                     .iter()
@@ -101,7 +101,7 @@ fn detail(l: &Layer) -> String {
             }
             s
         }
-        LayerKind::LvmVg => match &l.vg {
+        LayerKind::LvmVg => match l.vg() {
             Some(v) => {
                 let pvs: Vec<String> = v
                     .pvs

@@ -8,9 +8,11 @@ pub mod vg;
 use super::assemble::{Pending, PvHandle};
 use super::registry::Format;
 use super::walk::Region;
+use super::Detail;
 use super::{Layer, LayerKind, PvInfo};
 use crate::bytes::ParseError;
 use crate::bytes::ReadAt;
+use serde::Serialize;
 pub use vg::{Leg, LogicalVolume, PvEntry, Segment, VolumeGroup};
 
 /// LVM2 physical volumes. The label may sit in any of the first four
@@ -27,11 +29,11 @@ fn probe(r: &Region, src: &dyn ReadAt, pending: &mut Pending) -> Option<Layer> {
         Ok(Some(pv)) => {
             let mut l = r.layer(LayerKind::LvmPv, format!("PV {}", pv.label.uuid));
             l.data_offset_bytes = Some(pv.pe_start);
-            l.pv = Some(PvInfo {
+            l.detail = Some(Detail::Pv(PvInfo {
                 uuid: pv.label.uuid.clone(),
                 vg: pv.vg().map(|v| v.name.clone()),
                 pe_start_bytes: pv.pe_start,
-            });
+            }));
             if let Err(e) = &pv.vg {
                 l.findings.push(r.invalid(e));
             }
@@ -98,4 +100,43 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, ParseError>
         pe_start,
         vg,
     }))
+}
+
+/// A volume group as assembled from its PVs.
+#[derive(Clone, Debug, Serialize)]
+pub struct VgInfo {
+    pub id: String,
+    pub seqno: u64,
+    pub extent_size_bytes: u64,
+    /// Every PV the metadata lists, with where it was found.
+    pub pvs: Vec<VgPv>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct VgPv {
+    pub key: String,
+    pub uuid: String,
+    /// The target or device holding it; None when it is not among the targets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found_on: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_hint: Option<String>,
+}
+
+/// One LV segment's geometry.
+#[derive(Clone, Debug, Serialize)]
+pub struct LvInfo {
+    pub segments: Vec<Segment>,
+}
+
+/// Where one leg of an LV segment lies.
+#[derive(Clone, Debug, Serialize)]
+pub struct LegInfo {
+    pub segment: usize,
+    /// 0-based stripe number within the segment.
+    pub stripe: usize,
+    pub pv: String,
+    pub start_extent: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stripe_size_bytes: Option<u64>,
 }
