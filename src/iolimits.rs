@@ -53,30 +53,22 @@ impl Topology {
     /// `blk_validate_limits` (block/blk-settings.c) enforces on every queue.
     /// sysfs trees and `--topology` are input, so both are checked here
     /// before any arithmetic divides by them.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), LimitError> {
         let lbs = self.logical_block_size;
         if !lbs.is_power_of_two() || !(512..=65536).contains(&lbs) {
-            return Err(format!(
-                "logical block size {lbs} must be a power of two from 512 to 65536"
-            ));
+            return Err(LimitError::LogicalBlock { lbs });
         }
         let pbs = self.physical_block_size;
         if !pbs.is_power_of_two() || pbs < lbs {
-            return Err(format!(
-                "physical block size {pbs} must be a power of two no smaller than the logical block size {lbs}"
-            ));
+            return Err(LimitError::PhysicalBlock { pbs, lbs });
         }
-        if self.minimum_io_size % lbs != 0 || self.optimal_io_size % lbs != 0 {
-            return Err(format!(
-                "minimum and optimal I/O sizes ({} and {}) must be multiples of the logical block size {lbs}",
-                self.minimum_io_size, self.optimal_io_size
-            ));
+        let (min, opt) = (self.minimum_io_size, self.optimal_io_size);
+        if min % lbs != 0 || opt % lbs != 0 {
+            return Err(LimitError::IoSizes { min, opt, lbs });
         }
         let ao = self.alignment_offset;
         if !self.reports_misaligned() && (ao < 0 || ao as u64 % u64::from(lbs) != 0) {
-            return Err(format!(
-                "alignment offset {ao} must be -1 or a multiple of the logical block size {lbs}"
-            ));
+            return Err(LimitError::AlignmentOffset { ao, lbs });
         }
         Ok(())
     }
@@ -95,4 +87,17 @@ impl Topology {
 /// True for the kernel's "misaligned" alignment_offset values.
 pub fn is_misaligned_marker(v: i64) -> bool {
     v == -1 || v == i64::from(u32::MAX)
+}
+
+/// Limits no kernel would report (`blk_validate_limits`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error("logical block size {lbs} must be a power of two from 512 to 65536")]
+    LogicalBlock { lbs: u32 },
+    #[error("physical block size {pbs} must be a power of two no smaller than the logical block size {lbs}")]
+    PhysicalBlock { pbs: u32, lbs: u32 },
+    #[error("minimum and optimal I/O sizes ({min} and {opt}) must be multiples of the logical block size {lbs}")]
+    IoSizes { min: u32, opt: u32, lbs: u32 },
+    #[error("alignment offset {ao} must be -1 or a multiple of the logical block size {lbs}")]
+    AlignmentOffset { ao: i64, lbs: u32 },
 }

@@ -104,6 +104,21 @@ pub struct Inspection {
     pub errors: Vec<TargetError>,
 }
 
+/// Why a target could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InspectError {
+    #[error(transparent)]
+    Resolve(#[from] resolve::ResolveError),
+    #[error(transparent)]
+    Open(#[from] crate::sys::dev::OpenError),
+    #[error(transparent)]
+    Limits(#[from] crate::iolimits::LimitError),
+    #[error(transparent)]
+    Table(#[from] crate::bytes::ParseError),
+    #[error("partition {0} is not in the partition table on disk")]
+    NoSuchPartition(u32),
+}
+
 /// Read every target, then assemble what spans them.
 pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
     let mut out = Inspection::default();
@@ -111,9 +126,9 @@ pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
     for p in paths {
         match target(p, opts, &mut pending) {
             Ok(t) => out.targets.push(t),
-            Err(message) => out
+            Err(e) => out
                 .errors
-                .push(TargetError::new(p.display().to_string(), message)),
+                .push(TargetError::new(p.display().to_string(), e.to_string())),
         }
     }
     out.assembled = assemble::assemble(&mut pending);
@@ -134,7 +149,11 @@ pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, TargetError> {
         .collect())
 }
 
-fn target(path: &Path, opts: &InspectOptions, pending: &mut Pending) -> Result<Target, String> {
+fn target(
+    path: &Path,
+    opts: &InspectOptions,
+    pending: &mut Pending,
+) -> Result<Target, InspectError> {
     let (disk, only, node) = match resolve::resolve(path, &opts.sysfs)? {
         Resolved::Image => (None, None, path.to_path_buf()),
         Resolved::Live { disk, only, node } => (Some(*disk), only, node),
@@ -182,9 +201,7 @@ fn target(path: &Path, opts: &InspectOptions, pending: &mut Pending) -> Result<T
     }
     if let Some(n) = t.only {
         if t.partitions().next().is_none() {
-            return Err(format!(
-                "partition {n} is not in the partition table on disk"
-            ));
+            return Err(InspectError::NoSuchPartition(n));
         }
     }
     if opts.sysfs.is_live() {
@@ -196,9 +213,12 @@ fn target(path: &Path, opts: &InspectOptions, pending: &mut Pending) -> Result<T
 
 /// The table, read with the device's sector size (a live device's is
 /// known; an image's only when `--topology` gives lbs).
-fn read_table(src: &Source, topo: &Topology, lbs_known: bool) -> Result<Table, String> {
+fn read_table(
+    src: &Source,
+    topo: &Topology,
+    lbs_known: bool,
+) -> Result<Table, crate::bytes::ParseError> {
     layout::read_table(&**src, u64::from(topo.logical_block_size), lbs_known)
-        .map_err(|e| e.to_string())
 }
 
 /// BLKBSZGET of every partition the kernel registered on `disk`.

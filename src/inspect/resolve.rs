@@ -3,6 +3,7 @@
 
 use crate::topology::{Disk, Sysfs};
 use std::fs;
+use std::io;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
@@ -16,20 +17,34 @@ pub enum Resolved {
     Image,
 }
 
+/// Why a path is not something `check` can read.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error("cannot open: {0}")]
+    Stat(io::Error),
+    #[error("not a block device or a regular file")]
+    NotADevice,
+    /// The node is not in the sysfs tree (sysfs says why).
+    #[error("{0}")]
+    Node(String),
+    #[error("reading sysfs for {name}: {source}")]
+    Sysfs { name: String, source: io::Error },
+}
+
 /// Work out what `path` is.
-pub fn resolve(path: &Path, sysfs: &Sysfs) -> Result<Resolved, String> {
-    let meta = fs::metadata(path).map_err(|e| format!("cannot open: {e}"))?;
+pub fn resolve(path: &Path, sysfs: &Sysfs) -> Result<Resolved, ResolveError> {
+    let meta = fs::metadata(path).map_err(ResolveError::Stat)?;
     let ft = meta.file_type();
     if ft.is_file() {
         return Ok(Resolved::Image);
     }
     if !ft.is_block_device() {
-        return Err("not a block device or a regular file".into());
+        return Err(ResolveError::NotADevice);
     }
-    let (name, only) = sysfs.resolve_node(&meta)?;
+    let (name, only) = sysfs.resolve_node(&meta).map_err(ResolveError::Node)?;
     let disk = sysfs
         .disk(&name)
-        .map_err(|e| format!("reading sysfs for {name}: {e}"))?;
+        .map_err(|source| ResolveError::Sysfs { name, source })?;
     let node = if only.is_some() {
         disk.device.clone()
     } else {

@@ -119,7 +119,7 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target, String
                 path.display()
             ));
         }
-        let src = crate::sys::dev::open(path)?;
+        let src = crate::sys::dev::open(path).map_err(|e| e.to_string())?;
         let parts: Vec<String> = disk.partitions.iter().map(|p| p.name.clone()).collect();
         let nodes = safety::related_nodes(a.sysfs.root(), &name, &parts, part_name.as_deref());
         let verdict = safety::assess(a.sysfs.root(), &nodes, &src);

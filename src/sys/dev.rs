@@ -4,8 +4,9 @@
 use super::ioctl;
 use crate::bytes::ReadAt;
 use std::fs::File;
+use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A file or block device with its size.
 pub struct FileSource {
@@ -22,13 +23,26 @@ impl ReadAt for FileSource {
     }
 }
 
+/// Why a disk or image could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("cannot open {} read-only: {source}", path.display())]
+    Open { path: PathBuf, source: io::Error },
+    #[error("{}: {source}", path.display())]
+    Metadata { path: PathBuf, source: io::Error },
+    #[error("BLKGETSIZE64 on {}: {source}", path.display())]
+    Size { path: PathBuf, source: io::Error },
+}
+
 /// Open a disk or image read-only with its size.
-pub fn open(path: &Path) -> Result<FileSource, String> {
-    let file =
-        File::open(path).map_err(|e| format!("cannot open {} read-only: {e}", path.display()))?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
+pub fn open(path: &Path) -> Result<FileSource, OpenError> {
+    let at = || path.to_path_buf();
+    let file = File::open(path).map_err(|source| OpenError::Open { path: at(), source })?;
+    let meta = file
+        .metadata()
+        .map_err(|source| OpenError::Metadata { path: at(), source })?;
     let size = if meta.file_type().is_block_device() {
-        ioctl::size_bytes(&file).map_err(|e| format!("BLKGETSIZE64 on {}: {e}", path.display()))?
+        ioctl::size_bytes(&file).map_err(|source| OpenError::Size { path: at(), source })?
     } else {
         meta.len()
     };

@@ -1,6 +1,7 @@
 //! `--topology lbs=512,pbs=4096,min=4096,opt=33553920,ao=0`
 
 use super::Topology;
+use crate::iolimits::LimitError;
 use std::str::FromStr;
 
 /// Fields given on the command line; the rest keep their detected value.
@@ -14,35 +15,52 @@ pub struct TopologyOverride {
     pub discard: Option<u64>,
 }
 
-impl FromStr for TopologyOverride {
-    type Err = String;
+/// Why a `--topology` value was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OverrideError {
+    #[error("'{0}' is not KEY=VALUE (keys: lbs, pbs, min, opt, ao, discard)")]
+    NotKeyValue(String),
+    #[error("unknown topology field '{0}' (keys: lbs, pbs, min, opt, ao, discard)")]
+    UnknownField(String),
+    #[error("'{0}' is given twice in --topology; give each field once")]
+    Duplicate(&'static str),
+    #[error("{key}={value}: not a size in bytes (512, 4096, 4k, 1m...)")]
+    NotASize { key: String, value: String },
+    #[error("{key}={value}: larger than 4 GiB")]
+    TooLarge { key: String, value: String },
+    #[error("empty --topology: give at least one of lbs, pbs, min, opt, ao, discard")]
+    Empty,
+}
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl FromStr for TopologyOverride {
+    type Err = OverrideError;
+
+    fn from_str(s: &str) -> Result<Self, OverrideError> {
         let mut o = TopologyOverride::default();
         let mut seen: Vec<&str> = Vec::new();
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let (key, value) = item.split_once('=').ok_or_else(|| {
-                format!("'{item}' is not KEY=VALUE (keys: lbs, pbs, min, opt, ao, discard)")
-            })?;
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| OverrideError::NotKeyValue(item.to_string()))?;
             // An alias counts as its key: `lbs=512,logical=4096` is a duplicate too.
-            let canonical = canonical_key(key.trim()).ok_or_else(|| {
-                format!(
-                    "unknown topology field '{}' (keys: lbs, pbs, min, opt, ao, discard)",
-                    key.trim()
-                )
-            })?;
+            let canonical = canonical_key(key.trim())
+                .ok_or_else(|| OverrideError::UnknownField(key.trim().to_string()))?;
             if seen.contains(&canonical) {
-                return Err(format!(
-                    "'{canonical}' is given twice in --topology; give each field once"
-                ));
+                return Err(OverrideError::Duplicate(canonical));
             }
             seen.push(canonical);
-            let num = |v: &str| -> Result<u64, String> {
-                crate::units::parse_size(v)
-                    .ok_or_else(|| format!("{key}={v}: not a size in bytes (512, 4096, 4k, 1m...)"))
+            let named = |v: &str| (key.to_string(), v.to_string());
+            let num = |v: &str| -> Result<u64, OverrideError> {
+                crate::units::parse_size(v).ok_or_else(|| {
+                    let (key, value) = named(v);
+                    OverrideError::NotASize { key, value }
+                })
             };
-            let small = |v: &str| -> Result<u32, String> {
-                u32::try_from(num(v)?).map_err(|_| format!("{key}={v}: larger than 4 GiB"))
+            let small = |v: &str| -> Result<u32, OverrideError> {
+                u32::try_from(num(v)?).map_err(|_| {
+                    let (key, value) = named(v);
+                    OverrideError::TooLarge { key, value }
+                })
             };
             match canonical {
                 "lbs" => o.lbs = Some(small(value)?),
@@ -60,9 +78,7 @@ impl FromStr for TopologyOverride {
             }
         }
         if o == TopologyOverride::default() {
-            return Err(
-                "empty --topology: give at least one of lbs, pbs, min, opt, ao, discard".into(),
-            );
+            return Err(OverrideError::Empty);
         }
         Ok(o)
     }
@@ -83,7 +99,7 @@ fn canonical_key(key: &str) -> Option<&'static str> {
 
 impl TopologyOverride {
     /// Apply to a detected topology and check the result is one a kernel could report.
-    pub fn apply(&self, base: Topology) -> Result<Topology, String> {
+    pub fn apply(&self, base: Topology) -> Result<Topology, LimitError> {
         let mut t = base;
         if let Some(lbs) = self.lbs {
             t.logical_block_size = lbs;
@@ -139,8 +155,12 @@ mod tests {
         assert!("foo=1".parse::<TopologyOverride>().is_err());
         assert!("pbs=4x".parse::<TopologyOverride>().is_err());
         let dup = "lbs=512,lbs=4096".parse::<TopologyOverride>().unwrap_err();
-        assert!(dup.contains("'lbs' is given twice"), "{dup}");
-        assert!("lbs=512,logical=512".parse::<TopologyOverride>().is_err());
+        assert_eq!(dup, OverrideError::Duplicate("lbs"));
+        assert!(dup.to_string().contains("'lbs' is given twice"), "{dup}");
+        assert_eq!(
+            "lbs=512,logical=512".parse::<TopologyOverride>(),
+            Err(OverrideError::Duplicate("lbs"))
+        );
         let o: TopologyOverride = "lbs=1000".parse().unwrap();
         assert!(o.apply(Topology::IMAGE_DEFAULT).is_err());
         let o: TopologyOverride = "ao=100".parse().unwrap();
