@@ -84,7 +84,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, ParseError>
         })?;
         vg::volume_group(&top)
             .map(Some)
-            .map_err(|m| ParseError::new("LVM2 metadata text", at, m))
+            .map_err(|e| ParseError::new("LVM2 metadata text", at, e.to_string()))
     });
     let pe_start = match (&vg, label.data_areas.first()) {
         (_, Some(&(off, _))) => off,

@@ -54,22 +54,69 @@ pub struct VolumeGroup {
     pub lvs: Vec<LogicalVolume>,
 }
 
-/// Sectors of 512 bytes in the text, to bytes, refusing overflow.
-fn sectors(s: &Section, key: &str, at: &str) -> Result<u64, String> {
-    let v = s
-        .int(key)
-        .ok_or_else(|| format!("{at}: no integer {key}"))?;
-    u64::try_from(v)
-        .ok()
-        .and_then(|v| v.checked_mul(512))
-        .ok_or_else(|| format!("{at}: {key} = {v} is out of range"))
+/// What is wrong with a VG's metadata text; `at` is the section path
+/// (`vg0/lv0/segment1`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VgError {
+    #[error("no volume group section in the metadata")]
+    NoSection,
+    #[error("{at}: no integer {key}")]
+    Missing { at: String, key: &'static str },
+    #[error("{at}: {key} = {value} is out of range")]
+    OutOfRange {
+        at: String,
+        key: &'static str,
+        value: i64,
+    },
+    #[error("{at}: {key} = {value} is negative")]
+    Negative {
+        at: String,
+        key: &'static str,
+        value: i64,
+    },
+    #[error("{at}: {key} is 0")]
+    Zero { at: String, key: &'static str },
+    #[error("{at}: stripe_count {count} is not plausible")]
+    StripeCount { at: String, count: u64 },
+    #[error("{at}: no stripes list")]
+    NoStripes { at: String },
+    #[error("{at}: stripe_count is {count} but the stripes list has {items} items")]
+    StripeList {
+        at: String,
+        count: u64,
+        items: usize,
+    },
+    #[error("{at}: stripes must be \"pvN\", extent pairs")]
+    StripePair { at: String },
 }
 
-fn count(s: &Section, key: &str, at: &str) -> Result<u64, String> {
-    let v = s
-        .int(key)
-        .ok_or_else(|| format!("{at}: no integer {key}"))?;
-    u64::try_from(v).map_err(|_| format!("{at}: {key} = {v} is negative"))
+fn int(s: &Section, key: &'static str, at: &str) -> Result<i64, VgError> {
+    s.int(key).ok_or_else(|| VgError::Missing {
+        at: at.to_string(),
+        key,
+    })
+}
+
+/// Sectors of 512 bytes in the text, to bytes, refusing overflow.
+fn sectors(s: &Section, key: &'static str, at: &str) -> Result<u64, VgError> {
+    let value = int(s, key, at)?;
+    u64::try_from(value)
+        .ok()
+        .and_then(|v| v.checked_mul(512))
+        .ok_or_else(|| VgError::OutOfRange {
+            at: at.to_string(),
+            key,
+            value,
+        })
+}
+
+fn count(s: &Section, key: &'static str, at: &str) -> Result<u64, VgError> {
+    let value = int(s, key, at)?;
+    u64::try_from(value).map_err(|_| VgError::Negative {
+        at: at.to_string(),
+        key,
+        value,
+    })
 }
 
 /// Refuse counts no real VG has, before allocating for them.
@@ -77,14 +124,17 @@ const MAX_ITEMS: u64 = 1 << 16;
 
 /// Build the VG from the parsed text (the first section holding
 /// `physical_volumes`).
-pub fn volume_group(top: &Section) -> Result<VolumeGroup, String> {
+pub fn volume_group(top: &Section) -> Result<VolumeGroup, VgError> {
     let (name, vg) = top
         .sections()
         .find(|(_, s)| s.section("physical_volumes").is_some())
-        .ok_or("no volume group section in the metadata")?;
+        .ok_or(VgError::NoSection)?;
     let extent_size_bytes = sectors(vg, "extent_size", name)?;
     if extent_size_bytes == 0 {
-        return Err(format!("{name}: extent_size is 0"));
+        return Err(VgError::Zero {
+            at: name.to_string(),
+            key: "extent_size",
+        });
     }
     let mut pvs = Vec::new();
     for (key, pv) in vg
@@ -118,16 +168,17 @@ pub fn volume_group(top: &Section) -> Result<VolumeGroup, String> {
             if kind == "striped" {
                 let n = count(seg, "stripe_count", &at)?;
                 if n == 0 || n > MAX_ITEMS {
-                    return Err(format!("{at}: stripe_count {n} is not plausible"));
+                    return Err(VgError::StripeCount { at, count: n });
                 }
                 let list = seg
                     .list("stripes")
-                    .ok_or(format!("{at}: no stripes list"))?;
+                    .ok_or_else(|| VgError::NoStripes { at: at.clone() })?;
                 if list.len() as u64 != 2 * n {
-                    return Err(format!(
-                        "{at}: stripe_count is {n} but the stripes list has {} items",
-                        list.len()
-                    ));
+                    return Err(VgError::StripeList {
+                        at,
+                        count: n,
+                        items: list.len(),
+                    });
                 }
                 for pair in list.chunks(2) {
                     match pair {
@@ -135,13 +186,16 @@ pub fn volume_group(top: &Section) -> Result<VolumeGroup, String> {
                             pv: pv.clone(),
                             start_extent: *e as u64,
                         }),
-                        _ => return Err(format!("{at}: stripes must be \"pvN\", extent pairs")),
+                        _ => return Err(VgError::StripePair { at }),
                     }
                 }
                 if n > 1 {
                     let ss = sectors(seg, "stripe_size", &at)?;
                     if ss == 0 {
-                        return Err(format!("{at}: stripe_size is 0"));
+                        return Err(VgError::Zero {
+                            at,
+                            key: "stripe_size",
+                        });
                     }
                     stripe_size_bytes = Some(ss);
                 }
@@ -195,9 +249,14 @@ logical_volumes { lv0 { segment1 { start_extent = 0 extent_count = 4 type = "str
         );
 
         let bad = String::from_utf8_lossy(text).replace("stripe_count = 2", "stripe_count = 3");
-        assert!(volume_group(&parse(bad.as_bytes()).unwrap())
-            .unwrap_err()
-            .contains("stripes list"));
+        assert!(matches!(
+            volume_group(&parse(bad.as_bytes()).unwrap()),
+            Err(VgError::StripeList {
+                count: 3,
+                items: 4,
+                ..
+            })
+        ));
         let huge =
             String::from_utf8_lossy(text).replace("stripe_count = 2", "stripe_count = 99999999999");
         assert!(volume_group(&parse(huge.as_bytes()).unwrap()).is_err());
