@@ -167,4 +167,16 @@ fn enums_spell_themselves_as_their_serde_name() {
     same(&diskalign::layout::PartKind::Extended);
     same(&diskalign::check::report::TopologySource::ImageDefault);
     same(&diskalign::report::Format::Csv);
+    same(&diskalign::probe::grid::DioRule::Statx);
+    same(&diskalign::probe::grid::DioRule::LogicalBlockSize);
+    use diskalign::probe::analyse::Confidence;
+    for c in [
+        Confidence::Bracketed,
+        Confidence::LowerBound,
+        Confidence::NoDifference,
+        Confidence::Inconsistent,
+        Confidence::Untested,
+    ] {
+        same(&c);
+    }
 }

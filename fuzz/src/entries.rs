@@ -514,7 +514,7 @@ pub fn sizes(data: &[u8]) {
             physical_block_size: pbs,
             size_bytes: a.size,
             dio_offset_align: lbs,
-            dio_rule: "logical block size",
+            dio_rule: grid::DioRule::LogicalBlockSize,
         };
         if let Ok(plan) = grid::plan(&req, &c) {
             let _ = plan.round_order(0);

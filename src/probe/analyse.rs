@@ -67,13 +67,30 @@ pub struct Penalty {
     pub p_adjusted: f64,
 }
 
+/// How far the grid pins the internal unit down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Confidence {
+    /// Between a slower offset and a coarser one that was not.
+    Bracketed,
+    /// Every probed offset was slower: the unit is at least twice the largest.
+    LowerBound,
+    /// No misaligned offset was significantly slower.
+    NoDifference,
+    /// Slower offsets and unaffected ones do not nest.
+    Inconsistent,
+    /// One round: nothing to compare with.
+    Untested,
+}
+
+crate::spelled_as_serde!(Confidence);
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Inference {
     /// Smallest offset granularity that performed like aligned; null when
     /// the grid cannot tell.
     pub effective_unit_bytes: Option<u64>,
-    /// `bracketed`, `lower-bound`, `no-difference`, `inconsistent` or `untested`.
-    pub confidence: &'static str,
+    pub confidence: Confidence,
     /// The sentence about the unit alone.
     pub statement: String,
     /// The statement followed by every penalty found.
@@ -247,17 +264,17 @@ pub fn infer(reports: &[CellReport], lbs: u64, rounds: u32) -> Inference {
     let (unit, confidence, statement) = match (max_slow, min_fine) {
         _ if rounds < 2 => (
             None,
-            "untested",
+            Confidence::Untested,
             "one round only: nothing to compare the differences with, so no verdict (use --rounds 3 or more)".to_string(),
         ),
         (None, _) => (
             Some(lbs),
-            "no-difference",
+            Confidence::NoDifference,
             "misalignment made no measurable difference on this device: no misaligned offset was significantly slower than aligned".to_string(),
         ),
         (Some(m), _) if inconsistent => (
             None,
-            "inconsistent",
+            Confidence::Inconsistent,
             format!(
                 "offsets aligned to {} were slower while coarser or equal ones were not: no single internal unit explains the results (noisy device? try more --rounds)",
                 human(m)
@@ -265,7 +282,7 @@ pub fn infer(reports: &[CellReport], lbs: u64, rounds: u32) -> Inference {
         ),
         (Some(m), Some(f)) => (
             Some(f),
-            "bracketed",
+            Confidence::Bracketed,
             format!(
                 "effective internal unit {}: offsets aligned only to {} were significantly slower, offsets aligned to {} performed like aligned",
                 human(f),
@@ -275,7 +292,7 @@ pub fn infer(reports: &[CellReport], lbs: u64, rounds: u32) -> Inference {
         ),
         (Some(m), None) => (
             Some(2 * m),
-            "lower-bound",
+            Confidence::LowerBound,
             format!(
                 "effective internal unit at least {}: every probed offset aligned to {} or less was slower; probe larger offsets to bound it",
                 human(2 * m),
@@ -345,7 +362,7 @@ mod tests {
         ));
         let inf = infer(&cells, 512, 5);
         assert_eq!(inf.effective_unit_bytes, Some(4096), "{}", inf.summary);
-        assert_eq!(inf.confidence, "bracketed");
+        assert_eq!(inf.confidence.as_str(), "bracketed");
         assert_eq!(inf.penalties.len(), 2);
         let p = &inf.penalties[0];
         assert!((p.slower_pct - 20.0).abs() < 2.0, "{}", p.sentence());
@@ -365,7 +382,7 @@ mod tests {
     fn no_penalty_says_so() {
         let cells = cells(&grid(&OFFSETS, 5, |_| 1.0));
         let inf = infer(&cells, 512, 5);
-        assert_eq!(inf.confidence, "no-difference");
+        assert_eq!(inf.confidence.as_str(), "no-difference");
         assert!(inf.penalties.is_empty());
         assert!(inf.summary.contains("no measurable difference"));
         assert!(cells
@@ -377,7 +394,7 @@ mod tests {
     fn every_offset_slow_gives_a_lower_bound() {
         let cells = cells(&grid(&OFFSETS, 5, |o| if o == 0 { 1.0 } else { 0.7 }));
         let inf = infer(&cells, 512, 5);
-        assert_eq!(inf.confidence, "lower-bound");
+        assert_eq!(inf.confidence.as_str(), "lower-bound");
         assert_eq!(inf.effective_unit_bytes, Some(16384));
     }
 
@@ -385,7 +402,7 @@ mod tests {
     fn one_round_gives_no_verdict() {
         let cells = cells(&grid(&OFFSETS, 1, |o| if o == 0 { 1.0 } else { 0.5 }));
         let inf = infer(&cells, 512, 1);
-        assert_eq!(inf.confidence, "untested");
+        assert_eq!(inf.confidence.as_str(), "untested");
         assert!(inf.penalties.is_empty());
     }
 }

@@ -39,6 +39,19 @@ pub struct GridRequest {
     pub seed: u64,
 }
 
+/// Where the O_DIRECT alignment rule comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum DioRule {
+    /// The filesystem or device said so (Linux 6.1+).
+    #[serde(rename = "statx STATX_DIOALIGN")]
+    Statx,
+    /// No statx answer: the logical block size, which always works.
+    #[serde(rename = "logical block size")]
+    LogicalBlockSize,
+}
+
+crate::spelled_as_serde!(DioRule);
+
 /// What the target allows.
 #[derive(Clone, Debug, Serialize)]
 pub struct Constraints {
@@ -48,7 +61,7 @@ pub struct Constraints {
     /// Offsets and lengths of O_DIRECT I/O must be multiples of this.
     pub dio_offset_align: u32,
     /// Where that rule comes from: "statx STATX_DIOALIGN" or "logical block size".
-    pub dio_rule: &'static str,
+    pub dio_rule: DioRule,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -341,7 +354,7 @@ mod tests {
             physical_block_size: pbs,
             size_bytes: 1 << 30,
             dio_offset_align: lbs,
-            dio_rule: "logical block size",
+            dio_rule: DioRule::LogicalBlockSize,
         }
     }
 

@@ -18,7 +18,7 @@ pub struct TargetInfo {
     /// O_DIRECT offsets and lengths must be multiples of this.
     pub dio_offset_align: u32,
     /// `statx STATX_DIOALIGN` or `logical block size`.
-    pub dio_rule: &'static str,
+    pub dio_rule: super::grid::DioRule,
     /// BLKBSZGET of the device node (partitions and disks only).
     pub node_block_size: Option<u32>,
 }

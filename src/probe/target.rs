@@ -4,7 +4,7 @@
 //! no `O_TMPFILE`), so the kernel frees it when its last descriptor closes:
 //! on success, on error, after Ctrl-C, and after SIGKILL or a crash.
 
-use super::grid::Constraints;
+use super::grid::{Constraints, DioRule};
 use super::safety;
 use crate::sys::ioctl;
 use crate::topology::{Disk, Sysfs};
@@ -73,8 +73,8 @@ fn dio_align(file: &File) -> Option<u32> {
 
 fn constraints(file: &File, lbs: u32, pbs: u32, size: u64) -> Constraints {
     let (dio_offset_align, dio_rule) = match dio_align(file) {
-        Some(a) => (a, "statx STATX_DIOALIGN"),
-        None => (lbs, "logical block size"),
+        Some(a) => (a, DioRule::Statx),
+        None => (lbs, DioRule::LogicalBlockSize),
     };
     Constraints {
         logical_block_size: lbs,
