@@ -12,7 +12,7 @@ use diskalign::stack::assemble::{self, Pending};
 use diskalign::stack::lvm::{self, pv, text, vg};
 use diskalign::stack::map::Source;
 use diskalign::stack::walk::{self, Region};
-use diskalign::stack::{fs, luks, md};
+use diskalign::stack::{bcache, fs, luks, md};
 use diskalign::topology::{self, Sysfs, Topology, TopologyOverride};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -31,6 +31,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("lvm", lvm_read),
     ("md", md_read),
     ("luks", luks_read),
+    ("bcache", bcache_read),
     ("fs", fs_read),
     ("stack", stack_walk),
     ("check_image", check_image),
@@ -238,6 +239,21 @@ pub fn md_read(data: &[u8]) {
 
 pub fn luks_read(data: &[u8]) {
     let _ = luks::read(data);
+}
+
+/// The input as it is, then with its checksum set right, so mutations of
+/// the fields behind the checksum reach their checks too.
+pub fn bcache_read(data: &[u8]) {
+    let _ = bcache::read(data);
+    let at = bcache::SUPERBLOCK_AT as usize;
+    let Some(sb) = data.get(at..at + 4096) else {
+        return;
+    };
+    if let Some(sum) = bcache::expected_checksum(sb) {
+        let mut sealed = data.to_vec();
+        sealed[at..at + 8].copy_from_slice(&sum.to_le_bytes());
+        let _ = bcache::read(&sealed[..]);
+    }
 }
 
 pub fn fs_read(data: &[u8]) {
