@@ -39,6 +39,40 @@ pub struct GridRequest {
     pub seed: u64,
 }
 
+/// Why a grid cannot be planned: each names the option to change.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("--pattern: give at least one pattern")]
+    NoPattern,
+    #[error("pattern {0} writes: add --write to allow writing")]
+    WriteNotAllowed(Pattern),
+    #[error("--fdatasync needs a write pattern (--write)")]
+    FdatasyncWithoutWrite,
+    #[error("--qd {0}: must be between 1 and 4096")]
+    QueueDepth(u32),
+    #[error("--jobs {0}: must be between 1 and 256")]
+    Jobs(u32),
+    #[error("block size {0}: must be between 1 byte and 64 MiB")]
+    BlockSize(u64),
+    #[error("block size {bs} is not a multiple of {align} bytes, the O_DIRECT alignment of this target ({rule}): O_DIRECT transfers must be whole multiples of it; use --buffered to measure through the page cache")]
+    BlockSizeNotDirect { bs: u64, align: u64, rule: DioRule },
+    #[error("offset {off} is not a multiple of {align} bytes, the O_DIRECT alignment of this target ({rule}): O_DIRECT I/O must start on that boundary; use --buffered to measure through the page cache")]
+    OffsetNotDirect { off: u64, align: u64, rule: DioRule },
+    #[error("--bs: give at least one block size")]
+    NoBlockSize,
+    #[error("the target ({}) is too small for this grid: offsets up to {} with {} blocks need at least {}; give smaller --offsets or a larger --size", human(*size), human(*max_off), human(*max_bs), human(*needed))]
+    TooSmall {
+        size: u64,
+        max_off: u64,
+        max_bs: u64,
+        needed: u64,
+    },
+    #[error("--runtime: at least 10ms per cell")]
+    Runtime,
+    #[error("--rounds: at least 1")]
+    Rounds,
+}
+
 /// Where the O_DIRECT alignment rule comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum DioRule {
@@ -197,7 +231,7 @@ fn preset_timing(preset: Preset) -> (Duration, Duration, u32) {
 }
 
 /// Build the plan, or say which rule a requested cell breaks.
-pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, String> {
+pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
     let direct = !req.buffered;
     let align = if direct {
         u64::from(c.dio_offset_align.max(1))
@@ -212,24 +246,21 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, String> {
         }
     });
     if patterns.is_empty() {
-        return Err("--pattern: give at least one pattern".into());
+        return Err(PlanError::NoPattern);
     }
     if let Some(p) = patterns.iter().find(|p| p.is_write()) {
         if !req.write {
-            return Err(format!(
-                "pattern {} writes: add --write to allow writing",
-                p.as_str()
-            ));
+            return Err(PlanError::WriteNotAllowed(*p));
         }
     }
     if req.fdatasync && !patterns.iter().any(|p| p.is_write()) {
-        return Err("--fdatasync needs a write pattern (--write)".into());
+        return Err(PlanError::FdatasyncWithoutWrite);
     }
     if req.qd == 0 || req.qd > 4096 {
-        return Err(format!("--qd {}: must be between 1 and 4096", req.qd));
+        return Err(PlanError::QueueDepth(req.qd));
     }
     if req.jobs == 0 || req.jobs > 256 {
-        return Err(format!("--jobs {}: must be between 1 and 256", req.jobs));
+        return Err(PlanError::Jobs(req.jobs));
     }
     let mut block_sizes = req
         .block_sizes
@@ -249,28 +280,26 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, String> {
     }
     for &bs in &block_sizes {
         if bs == 0 || bs > 64 * MIB {
-            return Err(format!(
-                "block size {bs}: must be between 1 byte and 64 MiB"
-            ));
+            return Err(PlanError::BlockSize(bs));
         }
         if direct && bs % align != 0 {
-            return Err(format!(
-                "block size {bs} is not a multiple of {align} bytes, the O_DIRECT alignment of this target ({}): O_DIRECT transfers must be whole multiples of it; use --buffered to measure through the page cache",
-                c.dio_rule
-            ));
+            return Err(PlanError::BlockSizeNotDirect {
+                bs,
+                align,
+                rule: c.dio_rule,
+            });
         }
     }
     for &off in &offsets {
         if direct && off % align != 0 {
-            return Err(format!(
-                "offset {off} is not a multiple of {align} bytes, the O_DIRECT alignment of this target ({}): O_DIRECT I/O must start on that boundary; use --buffered to measure through the page cache",
-                c.dio_rule
-            ));
+            return Err(PlanError::OffsetNotDirect {
+                off,
+                align,
+                rule: c.dio_rule,
+            });
         }
     }
-    let max_bs = *block_sizes
-        .last()
-        .ok_or("--bs: give at least one block size")?;
+    let max_bs = *block_sizes.last().ok_or(PlanError::NoBlockSize)?;
     let max_off = *offsets.last().unwrap_or(&0);
     // In u128: an offset near 2^64 (`--offsets 7745454T`) must be refused
     // as too large for the target, not overflow (found by the fuzzer).
@@ -280,24 +309,23 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, String> {
     // At least a few slots per cell, so random I/O has somewhere to go.
     let needed = u128::from(max_off) + u128::from(max_bs) + 3 * unit;
     if u128::from(c.size_bytes) < needed {
-        return Err(format!(
-            "the target ({}) is too small for this grid: offsets up to {} with {} blocks need at least {}; give smaller --offsets or a larger --size",
-            human(c.size_bytes),
-            human(max_off),
-            human(max_bs),
-            human(u64::try_from(needed).unwrap_or(u64::MAX))
-        ));
+        return Err(PlanError::TooSmall {
+            size: c.size_bytes,
+            max_off,
+            max_bs,
+            needed: u64::try_from(needed).unwrap_or(u64::MAX),
+        });
     }
     // needed <= size_bytes, so the unit fits.
     let unit = unit as u64;
     let (runtime, warmup, rounds) = preset_timing(req.preset);
     let runtime = req.runtime.unwrap_or(runtime);
     if runtime < Duration::from_millis(10) {
-        return Err("--runtime: at least 10ms per cell".into());
+        return Err(PlanError::Runtime);
     }
     let rounds = req.rounds.unwrap_or(rounds);
     if rounds == 0 {
-        return Err("--rounds: at least 1".into());
+        return Err(PlanError::Rounds);
     }
     let mut cells = Vec::new();
     for &pattern in &patterns {
@@ -402,6 +430,18 @@ mod tests {
         };
         let e = plan(&r, &constraints(512, 512)).unwrap_err();
         assert!(
+            matches!(
+                e,
+                PlanError::OffsetNotDirect {
+                    off: 256,
+                    align: 512,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = e.to_string();
+        assert!(
             e.contains("offset 256 is not a multiple of 512") && e.contains("O_DIRECT"),
             "{e}"
         );
@@ -410,7 +450,11 @@ mod tests {
             ..req()
         };
         let e = plan(&r, &constraints(4096, 4096)).unwrap_err();
-        assert!(e.contains("offset 512 is not a multiple of 4096"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("offset 512 is not a multiple of 4096"),
+            "{e}"
+        );
         // Buffered I/O has no such rule.
         let r = GridRequest {
             offsets: Some(vec![256]),
@@ -422,14 +466,18 @@ mod tests {
             patterns: Some(vec![Pattern::Randwrite]),
             ..req()
         };
-        assert!(plan(&r, &constraints(512, 512))
-            .unwrap_err()
-            .contains("--write"));
+        assert_eq!(
+            plan(&r, &constraints(512, 512)).unwrap_err(),
+            PlanError::WriteNotAllowed(Pattern::Randwrite)
+        );
         let small = Constraints {
             size_bytes: MIB,
             ..constraints(512, 512)
         };
-        assert!(plan(&req(), &small).unwrap_err().contains("too small"));
+        assert!(matches!(
+            plan(&req(), &small),
+            Err(PlanError::TooSmall { size: MIB, .. })
+        ));
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub fn emit_fio(o: &ProbeOptions, stop: &AtomicBool) -> Result<String, String> {
         let t = target::open(&o.target, &a)?;
         (t.constraints.clone(), o.target.clone(), None)
     };
-    let plan = grid::plan(&o.grid, &constraints)?;
+    let plan = grid::plan(&o.grid, &constraints).map_err(|e| e.to_string())?;
     // The job file names the engine asked for, else the preferred one.
     let kind = o.engine.unwrap_or(engine::ENGINES[0].kind);
     Ok(fio::job_file(
