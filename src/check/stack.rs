@@ -75,8 +75,7 @@ fn md_member(l: &Layer) -> Vec<Finding> {
         &l.device,
     );
     let pbs = u64::from(l.below.physical_block_size);
-    let striped = matches!(m.level, 0 | 4 | 5 | 6 | 10);
-    if striped && m.chunk_bytes > 0 && (m.chunk_bytes < pbs || m.chunk_bytes % pbs != 0) {
+    if m.is_striped() && m.chunk_bytes > 0 && (m.chunk_bytes < pbs || m.chunk_bytes % pbs != 0) {
         out.push(Finding::of(
             Code::MdChunkBelowPhysical,
             Facts {

@@ -64,21 +64,14 @@ impl Start {
     /// shares (the extended-container flag). `raw_ao` is the alignment
     /// offset as the kernel reports it, which the sentence names.
     pub fn partition_findings(&self, raw_ao: i64, base: &Facts) -> Vec<Finding> {
-        let at = Facts {
-            offset_bytes: Some(self.offset),
-            ..base.clone()
-        };
+        let at = self.at(base);
         let mut out = Vec::new();
         if self.kernel_offset != 0 {
-            out.push(Finding::of(
-                Code::StartMisaligned,
-                Facts {
-                    grain_bytes: Some(self.grain),
-                    misalignment_bytes: Some(self.kernel_offset),
-                    alignment_offset_bytes: Some(raw_ao),
-                    ..at.clone()
-                },
-            ));
+            let facts = Facts {
+                alignment_offset_bytes: Some(raw_ao),
+                ..self.kernel_facts(&at)
+            };
+            out.push(Finding::of(Code::StartMisaligned, facts));
         }
         if self.past_4k != 0 {
             out.push(Finding::of(Code::StartNot4k, self.grid(&at, 4 * KIB)));
@@ -96,23 +89,16 @@ impl Start {
     /// optimal I/O grid, and 1 MiB only when nothing else is wrong.
     /// `base` names the region and the device below.
     pub fn layer_findings(&self, below: &Topology, base: &Facts) -> Vec<Finding> {
-        let at = Facts {
-            offset_bytes: Some(self.offset),
-            ..base.clone()
-        };
+        let at = self.at(base);
         let mut out = Vec::new();
         if self.kernel_offset != 0 {
-            out.push(Finding::of(
-                Code::LayerStartMisaligned,
-                Facts {
-                    grain_bytes: Some(self.grain),
-                    misalignment_bytes: Some(self.kernel_offset),
-                    physical_block_bytes: Some(below.physical_block_size.into()),
-                    minimum_io_bytes: Some(below.minimum_io_size.into()),
-                    alignment_offset_bytes: Some(below.alignment_offset),
-                    ..at.clone()
-                },
-            ));
+            let facts = Facts {
+                physical_block_bytes: Some(below.physical_block_size.into()),
+                minimum_io_bytes: Some(below.minimum_io_size.into()),
+                alignment_offset_bytes: Some(below.alignment_offset),
+                ..self.kernel_facts(&at)
+            };
+            out.push(Finding::of(Code::LayerStartMisaligned, facts));
         } else if self.past_4k != 0 {
             out.push(Finding::of(Code::LayerStartNot4k, self.grid(&at, 4 * KIB)));
         }
@@ -126,6 +112,23 @@ impl Start {
             out.push(Finding::of(Code::LayerStartNot1Mib, self.grid(&at, MIB)));
         }
         out
+    }
+
+    /// `base` with the start judged.
+    fn at(&self, base: &Facts) -> Facts {
+        Facts {
+            offset_bytes: Some(self.offset),
+            ..base.clone()
+        }
+    }
+
+    /// The kernel's rule: its grain and the rule's result.
+    fn kernel_facts(&self, at: &Facts) -> Facts {
+        Facts {
+            grain_bytes: Some(self.grain),
+            misalignment_bytes: Some(self.kernel_offset),
+            ..at.clone()
+        }
     }
 
     fn grid(&self, at: &Facts, unit: u64) -> Facts {

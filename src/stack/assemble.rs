@@ -165,7 +165,7 @@ fn md_map(m: &MdMember, slots: &[Option<&MdHandle>], data_size: u64) -> Option<M
                 locate: Box::new(move |x| Some((0, start + x, data_size - x))),
             })
         }
-        0 | 4 | 5 | 6 | 10 if all && chunk > 0 => {
+        _ if m.is_striped() && all && chunk > 0 => {
             let (level, layout) = (m.level, m.layout);
             let data = u64::from(m.data_disks()?);
             let rows = data_size / chunk;

@@ -100,6 +100,12 @@ impl MdMember {
         }
     }
 
+    /// Levels that spread data in chunks over the members (0, 4, 5, 6, 10);
+    /// their chunk is the unit writes are split in.
+    pub fn is_striped(&self) -> bool {
+        matches!(self.level, 0 | 4 | 5 | 6 | 10)
+    }
+
     /// Data disks of one stripe (for the optimal I/O size).
     pub fn data_disks(&self) -> Option<u32> {
         let n = self.raid_disks;
