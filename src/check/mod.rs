@@ -9,6 +9,7 @@ pub mod stack;
 pub mod start;
 pub mod tools;
 
+use crate::errors::TargetError;
 use crate::findings::{Code, Facts, Finding, Severity};
 use crate::inspect::{self, Inspection, Target};
 use crate::layout::{self, PartKind, Table, TableKind};
@@ -20,8 +21,6 @@ use rules::Placement;
 use std::path::{Path, PathBuf};
 use tools::ToolView;
 
-/// A target that could not be checked, and why.
-pub use crate::errors::TargetError as CheckError;
 pub use crate::inspect::default_targets;
 /// How to run a check: what `inspect` reads with.
 pub use crate::inspect::InspectOptions as CheckOptions;
@@ -32,7 +31,7 @@ pub struct CheckRun {
     pub targets: Vec<TargetReport>,
     /// md arrays and volume groups put together from the targets.
     pub assembled: Vec<Layer>,
-    pub errors: Vec<CheckError>,
+    pub errors: Vec<TargetError>,
 }
 
 impl CheckRun {
@@ -54,7 +53,7 @@ pub fn check_all(paths: &[PathBuf], opts: &CheckOptions) -> CheckRun {
 }
 
 /// Check one target on its own (no assembly across targets).
-pub fn check(path: &Path, opts: &CheckOptions) -> Result<TargetReport, CheckError> {
+pub fn check(path: &Path, opts: &CheckOptions) -> Result<TargetReport, TargetError> {
     let mut run = check_all(&[path.to_path_buf()], opts);
     match run.errors.pop() {
         Some(e) => Err(e),
@@ -141,18 +140,22 @@ fn target(t: Target) -> TargetReport {
             ),
         ));
     }
-    let mut stack = t.stack;
-    for root in &mut stack {
-        if let Some(p) = partitions
-            .iter()
-            .find(|p| root.name == format!("partition {}", p.number))
-        {
-            root.aligned = p.aligned;
-        }
-        stack::judge(root);
-    }
+    let path = t.path.display().to_string();
+    let stack = t
+        .stack
+        .into_iter()
+        .map(|root| {
+            let mut l = root.layer;
+            if let Some(p) = partitions.iter().find(|p| Some(p.number) == root.partition) {
+                l.aligned = p.aligned;
+            }
+            stack::judge(&mut l);
+            report::assign_subjects(Some(&path), root.partition, &mut l, "");
+            l
+        })
+        .collect();
     TargetReport {
-        path: t.path.display().to_string(),
+        path,
         kind: t.kind,
         disk: t.disk.as_ref().map(|d| d.name.clone()),
         size_bytes: t.size,

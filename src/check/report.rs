@@ -130,7 +130,8 @@ pub fn assign_subjects(
 }
 
 impl TargetReport {
-    /// Fill in the subject of every finding of the target.
+    /// Fill in the subject of the target's and its partitions' findings
+    /// (the stack's are filled in as each root is judged).
     pub fn assign_subjects(&mut self) {
         let target = Some(self.path.clone());
         for f in &mut self.findings {
@@ -147,17 +148,6 @@ impl TargetReport {
                     layer: None,
                 };
             }
-        }
-        for root in &mut self.stack {
-            let number = match root.kind {
-                crate::stack::LayerKind::Partition => self
-                    .partitions
-                    .iter()
-                    .find(|p| format!("partition {}", p.number) == root.name)
-                    .map(|p| p.number),
-                _ => None,
-            };
-            assign_subjects(target.as_deref(), number, root, "");
         }
     }
 }

@@ -7,9 +7,10 @@ use super::Code;
 use crate::units::{alignment_of, human, KIB};
 
 /// The sentence for `code` from `f`; None for codes whose findings are
-/// written as prose where they are made.
+/// written as prose where they are made. `kernel-reports-misaligned` is
+/// rendered here for a partition; the device-level ones are prose.
 pub fn sentence(code: Code, f: &Facts) -> Option<String> {
-    let s = match code {
+    let mut s = match code {
         Code::StartMisaligned => start_misaligned(f),
         Code::StartNot4k => start_not_4k(f),
         Code::StartNot1Mib => start_not_1mib(f),
@@ -32,10 +33,9 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::FsStripeHintsMismatch => fs_hints_mismatch(f),
         Code::LvmExtentMisaligned => extent(f),
         Code::LvmStripeMisaligned => stripe(f),
-        Code::KernelReportsMisaligned if f.region.is_none() => partition_marker(f),
+        Code::KernelReportsMisaligned => partition_marker(f),
         _ => return None,
     };
-    let mut s = s;
     if f.extended_container {
         s.push_str(" (extended container: it holds only EBRs, its logical partitions are judged on their own)");
     }

@@ -47,6 +47,14 @@ pub enum TopologySource {
 
 crate::spelled_as_serde!(TopologySource);
 
+/// A root of a target's stack: a data partition (with its number) or the
+/// whole device.
+#[derive(Debug)]
+pub struct Root {
+    pub partition: Option<u32>,
+    pub layer: Layer,
+}
+
 /// One target as read.
 #[derive(Debug)]
 pub struct Target {
@@ -68,7 +76,7 @@ pub struct Target {
     pub notes: Vec<Finding>,
     /// One root per data partition (or the whole device without a table),
     /// with the layers found inside and the kernel's holders above.
-    pub stack: Vec<Layer>,
+    pub stack: Vec<Root>,
 }
 
 impl Target {
@@ -205,7 +213,7 @@ fn target(
         }
     }
     if opts.sysfs.is_live() {
-        t.node_block_sizes = node_block_sizes(t.disk.as_ref());
+        t.node_block_sizes = node_block_sizes(t.disk.as_ref(), t.only);
     }
     t.stack = roots::stack(&src, &t, &opts.sysfs, pending);
     Ok(t)
@@ -221,11 +229,13 @@ fn read_table(
     layout::read_table(&**src, u64::from(topo.logical_block_size), lbs_known)
 }
 
-/// BLKBSZGET of every partition the kernel registered on `disk`.
-fn node_block_sizes(disk: Option<&Disk>) -> Vec<(u32, u32)> {
+/// BLKBSZGET of the partitions the kernel registered on `disk` (only the
+/// one asked for, for a partition target).
+fn node_block_sizes(disk: Option<&Disk>, only: Option<u32>) -> Vec<(u32, u32)> {
     let Some(d) = disk else { return vec![] };
     d.partitions
         .iter()
+        .filter(|k| only.is_none_or(|n| n == k.number))
         .filter_map(|k| {
             crate::sys::dev::node_block_size(&Path::new("/dev").join(&k.name))
                 .map(|b| (k.number, b))

@@ -2,7 +2,7 @@
 //! device when it has no table), the layers found inside, and on a live
 //! system the kernel's holders, hung above the layer they are built from.
 
-use super::Target;
+use super::{Root, Target};
 use crate::layout::PartKind;
 use crate::stack::assemble::Pending;
 use crate::stack::kernel;
@@ -13,7 +13,7 @@ use crate::topology::Sysfs;
 use std::path::PathBuf;
 
 /// The roots of `t`'s stack, walked and with their holders.
-pub fn stack(src: &Source, t: &Target, sysfs: &Sysfs, pending: &mut Pending) -> Vec<Layer> {
+pub fn stack(src: &Source, t: &Target, sysfs: &Sysfs, pending: &mut Pending) -> Vec<Root> {
     // Offsets are on the whole disk, so layers name the disk, also for a partition target.
     let device = t
         .disk
@@ -22,7 +22,7 @@ pub fn stack(src: &Source, t: &Target, sysfs: &Sysfs, pending: &mut Pending) -> 
         .display()
         .to_string();
     let mut out = Vec::new();
-    for (mut root, dir) in regions(t, &device, sysfs) {
+    for (partition, mut root, dir) in regions(t, &device, sysfs) {
         let r = Region {
             src: src.clone(),
             device: device.clone(),
@@ -43,13 +43,17 @@ pub fn stack(src: &Source, t: &Target, sysfs: &Sysfs, pending: &mut Pending) -> 
             };
             built_from.extend(up);
         }
-        out.push(root);
+        out.push(Root {
+            partition,
+            layer: root,
+        });
     }
     out
 }
 
-/// Each root with the sysfs directory of its kernel device (live disks only).
-fn regions(t: &Target, device: &str, sysfs: &Sysfs) -> Vec<(Layer, Option<PathBuf>)> {
+/// Each root with its partition number and the sysfs directory of its
+/// kernel device (live disks only).
+fn regions(t: &Target, device: &str, sysfs: &Sysfs) -> Vec<(Option<u32>, Layer, Option<PathBuf>)> {
     let disk_dir = t
         .disk
         .as_ref()
@@ -68,7 +72,7 @@ fn regions(t: &Target, device: &str, sysfs: &Sysfs) -> Vec<(Layer, Option<PathBu
             t.size,
             t.topology,
         );
-        return vec![(root, disk_dir)];
+        return vec![(None, root, disk_dir)];
     }
     data.into_iter()
         .map(|p| {
@@ -85,7 +89,7 @@ fn regions(t: &Target, device: &str, sysfs: &Sysfs) -> Vec<(Layer, Option<PathBu
                 .as_ref()
                 .and_then(|d| d.partitions.iter().find(|k| k.number == p.number));
             let dir = disk_dir.as_ref().zip(kernel).map(|(d, k)| d.join(&k.name));
-            (root, dir)
+            (Some(p.number), root, dir)
         })
         .collect()
 }

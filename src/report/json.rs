@@ -2,7 +2,7 @@
 
 use crate::check::report::TargetReport;
 use crate::check::CheckRun;
-use crate::errors::TargetError as CheckError;
+use crate::errors::TargetError;
 use crate::stack::Layer;
 use crate::topology::Disk;
 use serde::Serialize;
@@ -18,7 +18,7 @@ pub struct CheckDocument<'a> {
     pub targets: &'a [TargetReport],
     /// md arrays and LVM volume groups assembled across the targets.
     pub assembled: &'a [Layer],
-    pub errors: &'a [CheckError],
+    pub errors: &'a [TargetError],
 }
 
 #[derive(Serialize)]
@@ -27,7 +27,7 @@ pub struct TopologyDocument<'a> {
     pub schema_version: u32,
     pub diskalign_version: &'static str,
     pub disks: &'a [Disk],
-    pub errors: &'a [CheckError],
+    pub errors: &'a [TargetError],
 }
 
 pub fn check(run: &CheckRun) -> String {
@@ -59,7 +59,7 @@ impl super::Exporter for Json {
     }
 }
 
-pub fn topology(disks: &[Disk], errors: &[CheckError]) -> String {
+pub fn topology(disks: &[Disk], errors: &[TargetError]) -> String {
     let doc = TopologyDocument {
         schema: "diskalign.topology",
         schema_version: SCHEMA_VERSION,

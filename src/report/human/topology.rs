@@ -1,12 +1,12 @@
 //! The human report of `topology`.
 
-use crate::errors::TargetError as CheckError;
+use crate::errors::TargetError;
 use crate::report::style::Style;
 use crate::topology::Disk;
 use crate::units::human;
 use std::fmt::Write;
 
-pub fn render(disks: &[Disk], errors: &[CheckError], st: &Style) -> String {
+pub fn render(disks: &[Disk], errors: &[TargetError], st: &Style) -> String {
     let mut out = String::new();
     for d in disks {
         let t = &d.topology;
