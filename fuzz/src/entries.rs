@@ -533,7 +533,10 @@ pub fn sizes(data: &[u8]) {
             dio_rule: grid::DioRule::LogicalBlockSize,
         };
         if let Ok(plan) = grid::plan(&req, &c) {
-            let _ = plan.round_order(0);
+            let _ = plan.shuffled(&plan.cells, 0);
+            let _ = diskalign::probe::sequential::contrasts(
+                &plan.all_cells().copied().collect::<Vec<_>>(),
+            );
         }
     }
 }

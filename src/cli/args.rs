@@ -94,8 +94,11 @@ pub struct ProbeArgs {
     /// Print the fio job file for the planned grid and exit without doing I/O.
     #[arg(long)]
     pub emit_fio: bool,
-    /// How much of the grid to run.
-    #[arg(long, value_enum, default_value = "standard")]
+    /// Also print how the comparisons are made (the method paragraph).
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// How much of the grid to run: auto searches the unit adaptively and stops each comparison once decided.
+    #[arg(long, value_enum, default_value = "auto")]
     pub preset: Preset,
     /// Block sizes, comma-separated (4k,64k); default: powers of two from the logical block size.
     #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = size_arg)]
@@ -133,7 +136,7 @@ pub struct ProbeArgs {
     /// Discarded warm-up per cell and round; default from the preset.
     #[arg(long, value_parser = duration_arg)]
     pub warmup: Option<Duration>,
-    /// Rounds, each over every cell in a new random order; default from the preset.
+    /// Most rounds per comparison (each round runs the open cells in a new random order; a decided comparison stops); default from the preset.
     #[arg(long)]
     pub rounds: Option<u32>,
     /// I/O engine.

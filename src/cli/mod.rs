@@ -9,7 +9,7 @@ pub use args::{Cli, Command, OutputArgs, ProbeArgs};
 pub use options::{Options, Task};
 
 use crate::check::{self, CheckOptions};
-use crate::report::{self, progress, Exporter, Format};
+use crate::report::{self, progress, Exporter};
 use crate::topology::Sysfs;
 use clap::Parser;
 use std::path::PathBuf;
@@ -32,7 +32,7 @@ pub fn main() -> ExitCode {
             options,
             emit_fio,
             csv,
-        } => run_probe(&options, emit_fio, csv.as_ref(), opts.format, &*out),
+        } => run_probe(&options, emit_fio, csv.as_ref(), &*out),
     };
     ExitCode::from(emit(&text, code))
 }
@@ -130,7 +130,6 @@ pub fn run_probe(
     opts: &crate::probe::ProbeOptions,
     emit_fio: bool,
     csv: Option<&PathBuf>,
-    format: Format,
     out: &dyn Exporter,
 ) -> (String, u8) {
     let stop = Arc::new(AtomicBool::new(false));
@@ -149,7 +148,8 @@ pub fn run_probe(
             Err(e) => fail(format!("{}: {e}", opts.target.display())),
         };
     }
-    let bar = progress::Bar::new(format == Format::Human);
+    // Progress and the plan go to stderr whenever it is a terminal.
+    let bar = progress::Bar::new(true);
     let report = match crate::probe::probe(opts, &stop, &bar) {
         Ok(r) => r,
         Err(e) => return fail(e),
@@ -158,6 +158,14 @@ pub fn run_probe(
         if let Err(e) = std::fs::write(path, report::csv::probe(&report)) {
             return fail(format!("cannot write {}: {e}", path.display()));
         }
+    }
+    if report.partial {
+        warn(&format!(
+            "{}: interrupted after {} round(s): the report holds what was measured until then (marked partial)",
+            opts.target.display(),
+            report.rounds_run
+        ));
+        return (out.probe(&report), 2);
     }
     (out.probe(&report), u8::from(report.has_penalty()))
 }

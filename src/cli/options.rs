@@ -36,7 +36,7 @@ pub enum Task {
 
 impl Options {
     pub fn resolve(cli: Cli) -> Options {
-        let style = Style::new(cli.color);
+        let mut style = Style::new(cli.color);
         let sysfs = Sysfs::new(&cli.sysfs_root);
         let (format, task) = match cli.command {
             Command::Topology { devices, output } => {
@@ -53,7 +53,10 @@ impl Options {
                     targets,
                 },
             ),
-            Command::Probe(a) => (a.output.format(), probe(a, sysfs)),
+            Command::Probe(a) => {
+                style.verbose = a.verbose;
+                (a.output.format(), probe(a, sysfs))
+            }
         };
         Options {
             format,

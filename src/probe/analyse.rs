@@ -1,19 +1,22 @@
-//! From raw samples to the report: per-cell estimates, each misaligned
-//! cell compared with the aligned cell of its block size and pattern, and
-//! the inference of the device's effective internal unit.
+//! From raw samples to the report: per-cell estimates, the contrasts as the
+//! sequential procedure judged them ([`super::sequential`]), each row's
+//! typical penalty, the noise of the run, and the inference of the
+//! device's effective internal unit.
 
+use super::engine::Pattern;
 use super::grid::Cell;
 use super::run::CellSamples;
+use super::sequential::{self, Assessment, ContrastKind, Decision};
 use super::stats;
 use crate::units::{alignment_of, human};
 use serde::Serialize;
 
-/// Family-wise error rate of the "significant" flags of one grid.
-pub const ALPHA: f64 = 0.05;
+/// Family-wise error rate of all decisions of one run.
+pub const ALPHA: f64 = sequential::ALPHA;
 const LEVEL: f64 = 0.95;
 
 /// How comparisons are made, spelled out in every report.
-pub const METHOD: &str = "one IOPS figure per cell and round (rounds are the replicates: I/Os within a run share the device's momentary state); 95% CI of the geometric mean over rounds from Student's t on log IOPS; each misaligned cell against the aligned cell of its block size and pattern by Welch's t-test on log IOPS (ratio of geometric means with its 95% CI), Holm-corrected over every comparison of the grid (family-wise alpha 0.05)";
+pub const METHOD: &str = "one IOPS figure per cell and round (rounds are the replicates; IOPS = the I/O work inside the window / its length, fio's time_based figure without end effects; broken rounds measured again); each contrast judged on its per-round paired log differences (cell against the same round's reference, so drift cancels), outlying rounds (over 5 robust SDs, at most 1 in 5) left out, variance moderated toward the pattern's pooled variance (6 prior degrees of freedom); looked at after every round from the third: intervals at level 1 - 0.05/(contrasts x looks), so all decisions hold together at 95% however early the run stops; slower/faster when the interval excludes 1, fine when it excludes a penalty of min_effect";
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Estimate {
@@ -32,15 +35,23 @@ pub struct Latency {
     pub max: f64,
 }
 
+/// A contrast as judged when its measuring stopped.
 #[derive(Clone, Debug, Serialize)]
 pub struct Relative {
-    /// Geometric-mean IOPS of this cell over that of the aligned cell.
+    /// Geometric-mean IOPS ratio over the paired rounds (this cell over the
+    /// reference).
     pub ratio: f64,
+    /// Its simultaneous 95 % interval (see `inference.method`).
     pub ci95: [f64; 2],
     pub p_value: f64,
-    /// Holm-adjusted p-value.
+    /// Bonferroni-adjusted over contrasts and looks.
     pub p_adjusted: f64,
+    /// Decided slower or faster.
     pub significant: bool,
+    pub decision: Decision,
+    /// Paired rounds used, and rounds left out as outliers.
+    pub rounds: usize,
+    pub outliers: usize,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -50,52 +61,95 @@ pub struct CellReport {
     pub iops: Estimate,
     pub mib_s: Estimate,
     pub lat_us: Latency,
-    /// IOPS of each round.
+    /// IOPS of each round this cell ran, in order.
     pub rounds: Vec<f64>,
+    /// The round numbers of those figures (from 0).
+    pub round_numbers: Vec<u32>,
+    /// Broken measurements run again, and rounds still broken after that.
+    pub retries: u32,
+    pub broken_rounds: u32,
     /// Against offset 0 of the same block size and pattern; null there.
     pub relative: Option<Relative>,
 }
 
+/// Every contrast, including block size against block size.
+#[derive(Clone, Debug, Serialize)]
+pub struct ContrastReport {
+    pub kind: ContrastKind,
+    pub pattern: Pattern,
+    pub block_size: u32,
+    pub offset: u64,
+    pub reference_block_size: u32,
+    pub reference_offset: u64,
+    #[serde(flatten)]
+    pub relative: Relative,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Penalty {
-    pub pattern: super::engine::Pattern,
+    pub pattern: Pattern,
     pub block_size: u32,
+    /// `offset`: misaligned offsets of this row against aligned;
+    /// `block-size`: aligned IOPS against the next larger block size.
+    pub kind: ContrastKind,
+    /// The slowest offset (0 for a block-size penalty).
     pub worst_offset: u64,
-    /// Percent slower than aligned, and its 95 % CI.
+    /// The slower offsets of the row.
+    pub offsets: Vec<u64>,
+    /// A block-size penalty's larger block size.
+    pub reference_block_size: Option<u32>,
+    /// The row's typical penalty in percent, and its 95 % CI.
     pub slower_pct: f64,
     pub ci95_pct: [f64; 2],
     pub p_adjusted: f64,
+    /// The unit the slower offsets are not aligned to, when inferred.
+    pub not_aligned_to: Option<u64>,
 }
 
-/// How far the grid pins the internal unit down.
+/// How far the run pins the internal unit down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Confidence {
     /// Between a slower offset and a coarser one that was not.
     Bracketed,
-    /// Every probed offset was slower: the unit is at least twice the largest.
+    /// Every probed offset was slower, or only the block-size curve spoke.
     LowerBound,
-    /// No misaligned offset was significantly slower.
+    /// No misaligned offset was slower.
     NoDifference,
     /// Slower offsets and unaffected ones do not nest.
     Inconsistent,
-    /// One round: nothing to compare with.
+    /// Fewer than two rounds: nothing to compare with.
     Untested,
 }
 
 crate::spelled_as_serde!(Confidence);
 
+/// The noise of one pattern: what the run could have seen.
+#[derive(Clone, Debug, Serialize)]
+pub struct Noise {
+    pub pattern: Pattern,
+    /// SD of the paired per-round differences, in percent.
+    pub paired_sd_pct: f64,
+    /// The smallest penalty the plan's most rounds could call slower.
+    pub detectable_pct: f64,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Inference {
-    /// Smallest offset granularity that performed like aligned; null when
-    /// the grid cannot tell.
+    /// Smallest offset granularity that performed like aligned (or the
+    /// lower bound); null when the run cannot tell or found no difference.
     pub effective_unit_bytes: Option<u64>,
     pub confidence: Confidence,
-    /// The sentence about the unit alone.
+    /// The sentence about the unit.
     pub statement: String,
-    /// The statement followed by every penalty found.
+    /// The verdict in one line: what misalignment costs here.
     pub summary: String,
     pub penalties: Vec<Penalty>,
+    pub noise: Vec<Noise>,
+    /// Advice when the noise is too large for the question.
+    pub advice: Option<String>,
+    /// Contrasts still open when measuring stopped.
+    pub undecided: usize,
     pub method: &'static str,
 }
 
@@ -108,18 +162,30 @@ fn estimate(samples: &[f64], scale: f64) -> Estimate {
     }
 }
 
-fn round_iops(c: &CellSamples) -> Vec<f64> {
-    c.rounds.iter().map(|r| r.iops).collect()
+fn relative(a: &Assessment) -> Relative {
+    Relative {
+        ratio: a.ratio,
+        ci95: a.ci,
+        p_value: a.p,
+        p_adjusted: a.p_adjusted,
+        significant: matches!(a.decision, Decision::Slower | Decision::Faster),
+        decision: a.decision,
+        rounds: a.n,
+        outliers: a.outliers,
+    }
 }
 
-/// Per-cell reports, in plan order.
-pub fn cells(samples: &[CellSamples]) -> Vec<CellReport> {
-    let mut reports: Vec<CellReport> = samples
+/// Per-cell reports, in the order the cells first ran.
+pub fn cells(samples: &[CellSamples], assessed: &[Assessment]) -> Vec<CellReport> {
+    samples
         .iter()
         .map(|c| {
-            let s = round_iops(c);
+            let s: Vec<f64> = c.rounds.iter().map(|r| r.iops).collect();
             let mib = f64::from(c.cell.block_size) / (1024.0 * 1024.0);
             let us = |q: f64| c.latency.value_at_quantile(q) as f64 / 1000.0;
+            let rel = assessed
+                .iter()
+                .find(|a| a.contrast.kind == ContrastKind::Offset && a.contrast.subject == c.cell);
             CellReport {
                 cell: c.cell,
                 iops: estimate(&s, 1.0),
@@ -130,67 +196,30 @@ pub fn cells(samples: &[CellSamples]) -> Vec<CellReport> {
                     p999: us(0.999),
                     max: c.latency.max() as f64 / 1000.0,
                 },
-                rounds: s.clone(),
-                relative: None,
+                round_numbers: c.rounds.iter().map(|r| r.round).collect(),
+                rounds: s,
+                retries: c.rounds.iter().map(|r| r.retries).sum(),
+                broken_rounds: c.rounds.iter().filter(|r| r.broken).count() as u32,
+                relative: rel.map(relative),
             }
         })
-        .collect();
-    // Compare every misaligned cell with its aligned sibling.
-    let mut compared = Vec::new();
-    for (i, c) in samples.iter().enumerate() {
-        if c.cell.offset == 0 {
-            continue;
-        }
-        let Some(base) = samples.iter().find(|b| {
-            b.cell.offset == 0
-                && b.cell.block_size == c.cell.block_size
-                && b.cell.pattern == c.cell.pattern
-        }) else {
-            continue;
-        };
-        let cmp = stats::welch_log(&round_iops(c), &round_iops(base), LEVEL);
-        compared.push(i);
-        reports[i].relative = Some(Relative {
-            ratio: cmp.ratio,
-            ci95: cmp.ci,
-            p_value: cmp.p,
-            p_adjusted: cmp.p,
-            significant: false,
-        });
-    }
-    let ps: Vec<f64> = compared
+        .collect()
+}
+
+/// Every contrast for the report.
+pub fn contrast_reports(assessed: &[Assessment]) -> Vec<ContrastReport> {
+    assessed
         .iter()
-        .map(|&i| reports[i].relative.as_ref().map_or(1.0, |r| r.p_value))
-        .collect();
-    for (&i, q) in compared.iter().zip(stats::holm(&ps)) {
-        if let Some(r) = reports[i].relative.as_mut() {
-            r.p_adjusted = q;
-            r.significant = q < ALPHA && (r.ci95[1] < 1.0 || r.ci95[0] > 1.0);
-        }
-    }
-    reports
-}
-
-fn slower(r: &CellReport) -> bool {
-    r.relative
-        .as_ref()
-        .is_some_and(|x| x.significant && x.ratio < 1.0)
-}
-
-impl Penalty {
-    /// `4 KiB randwrite 14% ± 3% slower at offset 512 (not 4 KiB aligned) (p < 0.01)`.
-    pub fn sentence(&self) -> String {
-        format!(
-            "{} {} {:.0}% ± {:.0}% slower at offset {} (aligned only to {}) ({})",
-            human(u64::from(self.block_size)),
-            self.pattern.as_str(),
-            self.slower_pct,
-            (self.ci95_pct[1] - self.ci95_pct[0]) / 2.0,
-            self.worst_offset,
-            human(alignment_of(self.worst_offset)),
-            p_text(self.p_adjusted)
-        )
-    }
+        .map(|a| ContrastReport {
+            kind: a.contrast.kind,
+            pattern: a.contrast.subject.pattern,
+            block_size: a.contrast.subject.block_size,
+            offset: a.contrast.subject.offset,
+            reference_block_size: a.contrast.reference.block_size,
+            reference_offset: a.contrast.reference.offset,
+            relative: relative(a),
+        })
+        .collect()
 }
 
 fn p_text(p: f64) -> String {
@@ -203,206 +232,659 @@ fn p_text(p: f64) -> String {
     }
 }
 
-/// The effective unit and the worst penalty per block size and pattern.
-pub fn infer(reports: &[CellReport], lbs: u64, rounds: u32) -> Inference {
-    let mut penalties = Vec::new();
-    let mut keys: Vec<(super::engine::Pattern, u32)> = reports
+/// `512 B … 2 KiB` or `512 B`.
+fn span(lo: u64, hi: u64) -> String {
+    if lo == hi {
+        human(lo)
+    } else {
+        format!("{} … {}", human(lo), human(hi))
+    }
+}
+
+impl Penalty {
+    /// `4 KiB randwrite 48% ± 3% slower at offsets not aligned to 4 KiB
+    /// (512 B … 2 KiB) (p < 0.001)`.
+    pub fn sentence(&self) -> String {
+        let pm = (self.ci95_pct[1] - self.ci95_pct[0]) / 2.0;
+        let lo = self.offsets.iter().min().copied().unwrap_or(0);
+        let hi = self.offsets.iter().max().copied().unwrap_or(0);
+        match (self.kind, self.reference_block_size) {
+            (ContrastKind::BlockSize, Some(big)) => format!(
+                "aligned {} {} {:.0}% ± {:.0}% fewer IOPS than aligned {} ({}): smaller blocks are read-modify-write",
+                human(u64::from(self.block_size)),
+                self.pattern.as_str(),
+                self.slower_pct,
+                pm,
+                human(u64::from(big)),
+                p_text(self.p_adjusted)
+            ),
+            _ => format!(
+                "{} {} {:.0}% ± {:.0}% slower at offsets {} ({})",
+                human(u64::from(self.block_size)),
+                self.pattern.as_str(),
+                self.slower_pct,
+                pm,
+                match self.not_aligned_to {
+                    Some(u) => format!("not aligned to {} ({})", human(u), span(lo, hi)),
+                    None => span(lo, hi),
+                },
+                p_text(self.p_adjusted)
+            ),
+        }
+    }
+}
+
+/// Per round, the median over `subjects` of ln(subject) − ln(reference).
+fn row_differences(samples: &[CellSamples], subjects: &[Cell], reference: &Cell) -> Vec<f64> {
+    let find = |c: &Cell| samples.iter().find(|s| s.cell == *c);
+    let Some(r) = find(reference) else {
+        return Vec::new();
+    };
+    r.rounds
         .iter()
-        .map(|r| (r.cell.pattern, r.cell.block_size))
+        .filter_map(|rr| {
+            let ds: Vec<f64> = subjects
+                .iter()
+                .filter_map(|c| find(c)?.in_round(rr.round))
+                .filter(|&x| x > 0.0 && rr.iops > 0.0)
+                .map(|x| x.ln() - rr.iops.ln())
+                .collect();
+            (!ds.is_empty()).then(|| stats::median(&ds))
+        })
+        .collect()
+}
+
+/// A row's typical penalty: the per-round median difference, outlying
+/// rounds left out, Student's 95 % interval over rounds.
+fn typical(diffs: &[f64]) -> (f64, [f64; 2]) {
+    let scale = sequential::robust_scale(&[diffs.to_vec()]);
+    let (kept, _) = sequential::without_outliers(diffs, scale);
+    let t = stats::moderated_t(&kept, None, 0.0, 1.0 - LEVEL);
+    let pct = |x: f64| (1.0 - x.exp()) * 100.0;
+    let ci = if t.ci[0].is_finite() {
+        [pct(t.ci[1]), pct(t.ci[0])]
+    } else {
+        [f64::NAN, f64::NAN]
+    };
+    (pct(t.mean), ci)
+}
+
+fn penalties(samples: &[CellSamples], assessed: &[Assessment], unit: Option<u64>) -> Vec<Penalty> {
+    let slower = |a: &&Assessment| a.decision == Decision::Slower;
+    let mut rows: Vec<(Pattern, u32)> = assessed
+        .iter()
+        .filter(slower)
+        .map(|a| (a.contrast.subject.pattern, a.contrast.subject.block_size))
         .collect();
-    keys.sort_unstable();
-    keys.dedup();
-    for (pattern, bs) in keys {
-        let worst = reports
-            .iter()
-            .filter(|r| r.cell.pattern == pattern && r.cell.block_size == bs && slower(r))
-            .min_by(|a, b| {
-                let ra = a.relative.as_ref().map_or(1.0, |x| x.ratio);
-                let rb = b.relative.as_ref().map_or(1.0, |x| x.ratio);
-                ra.total_cmp(&rb)
-            });
-        if let Some(w) = worst {
-            let rel = w.relative.as_ref().expect("compared cell");
-            penalties.push(Penalty {
+    rows.sort_unstable();
+    rows.dedup();
+    let mut out = Vec::new();
+    for (pattern, bs) in rows {
+        let in_row = |kind| {
+            assessed
+                .iter()
+                .filter(slower)
+                .filter(move |a| {
+                    a.contrast.kind == kind
+                        && a.contrast.subject.pattern == pattern
+                        && a.contrast.subject.block_size == bs
+                })
+                .collect::<Vec<_>>()
+        };
+        for kind in [ContrastKind::Offset, ContrastKind::BlockSize] {
+            let found = in_row(kind);
+            let Some(first) = found.first() else { continue };
+            let subjects: Vec<Cell> = found.iter().map(|a| a.contrast.subject).collect();
+            let (pct, ci) = typical(&row_differences(
+                samples,
+                &subjects,
+                &first.contrast.reference,
+            ));
+            let worst = found
+                .iter()
+                .min_by(|a, b| a.ratio.total_cmp(&b.ratio))
+                .expect("non-empty");
+            out.push(Penalty {
                 pattern,
                 block_size: bs,
-                worst_offset: w.cell.offset,
-                slower_pct: (1.0 - rel.ratio) * 100.0,
-                ci95_pct: [(1.0 - rel.ci95[1]) * 100.0, (1.0 - rel.ci95[0]) * 100.0],
-                p_adjusted: rel.p_adjusted,
+                kind,
+                worst_offset: worst.contrast.subject.offset,
+                offsets: subjects.iter().map(|c| c.offset).collect(),
+                reference_block_size: (kind == ContrastKind::BlockSize)
+                    .then_some(first.contrast.reference.block_size),
+                slower_pct: pct,
+                ci95_pct: ci,
+                p_adjusted: found.iter().map(|a| a.p_adjusted).fold(1.0, f64::min),
+                not_aligned_to: unit.filter(|_| kind == ContrastKind::Offset),
             });
         }
     }
-    // Per offset: slow when any of its cells is significantly slower.
-    let mut offsets: Vec<u64> = reports
+    out
+}
+
+/// The evidence about the unit, by alignment class of the offsets.
+struct Evidence {
+    /// Largest alignment with a slower offset, and the smallest above it
+    /// that was decided fine.
+    max_slow: Option<u64>,
+    min_slow: Option<u64>,
+    min_fine: Option<u64>,
+    inconsistent: bool,
+    /// From the block-size curve: the unit is at least this.
+    curve: Option<u64>,
+    /// The largest pair of aligned block sizes where the smaller was slower.
+    curve_pair: Option<(u32, u32)>,
+    /// Patterns with slower offsets or block sizes.
+    slow_patterns: Vec<Pattern>,
+    /// Alignments above the slower ones that stayed undecided (sorted).
+    open_above: Vec<u64>,
+}
+
+fn evidence(assessed: &[Assessment]) -> Evidence {
+    let offsets: Vec<&Assessment> = assessed
         .iter()
-        .map(|r| r.cell.offset)
-        .filter(|&o| o != 0)
+        .filter(|a| a.contrast.kind == ContrastKind::Offset)
         .collect();
-    offsets.sort_unstable();
-    offsets.dedup();
-    let slow: Vec<(u64, bool)> = offsets
+    let class = |a: &&Assessment| alignment_of(a.contrast.subject.offset);
+    let slow: Vec<u64> = offsets
         .iter()
-        .map(|&o| {
+        .filter(|a| a.decision == Decision::Slower)
+        .map(class)
+        .collect();
+    let max_slow = slow.iter().max().copied();
+    let curve_pair = assessed
+        .iter()
+        .filter(|a| a.contrast.kind == ContrastKind::BlockSize && a.decision == Decision::Slower)
+        .map(|a| {
             (
-                alignment_of(o),
-                reports.iter().any(|r| r.cell.offset == o && slower(r)),
+                a.contrast.subject.block_size,
+                a.contrast.reference.block_size,
             )
         })
-        .collect();
-    let max_slow = slow.iter().filter(|s| s.1).map(|s| s.0).max();
-    let min_fine = slow
+        .max();
+    let curve = curve_pair.map(|(small, _)| 2 * u64::from(small));
+    // A row whose blocks are smaller than the unit is read-modify-write at
+    // every offset, aligned included: its "fine" says nothing. Only rows
+    // with blocks as large as the unit's lower bound count as fine.
+    let bound = max_slow.map_or(0, |m| 2 * m).max(curve.unwrap_or(0));
+    let fine: Vec<u64> = offsets
         .iter()
-        .filter(|s| !s.1)
-        .map(|s| s.0)
-        .filter(|&a| max_slow.is_none_or(|m| a > m))
-        .min();
-    let inconsistent = match max_slow {
-        Some(m) => slow.iter().any(|&(a, is_slow)| !is_slow && a <= m),
-        None => false,
-    };
-    let (unit, confidence, statement) = match (max_slow, min_fine) {
-        _ if rounds < 2 => (
+        .filter(|a| matches!(a.decision, Decision::Fine | Decision::Faster))
+        .filter(|a| u64::from(a.contrast.subject.block_size) >= bound)
+        .map(class)
+        .filter(|c| !slow.contains(c))
+        .collect();
+    let mut open_above: Vec<u64> = offsets
+        .iter()
+        .filter(|a| a.decision == Decision::Open)
+        .filter(|a| u64::from(a.contrast.subject.block_size) >= bound)
+        .map(class)
+        .filter(|&c| max_slow.is_some_and(|m| c > m) && !fine.contains(&c))
+        .collect();
+    open_above.sort_unstable();
+    open_above.dedup();
+    let mut slow_patterns: Vec<Pattern> = assessed
+        .iter()
+        .filter(|a| a.decision == Decision::Slower)
+        .map(|a| a.contrast.subject.pattern)
+        .collect();
+    slow_patterns.sort_unstable();
+    slow_patterns.dedup();
+    Evidence {
+        max_slow,
+        min_slow: slow.iter().min().copied(),
+        min_fine: fine
+            .iter()
+            .copied()
+            .filter(|&f| max_slow.is_none_or(|m| f > m))
+            .min(),
+        inconsistent: max_slow.is_some_and(|m| fine.iter().any(|&f| f < m)),
+        curve,
+        curve_pair,
+        slow_patterns,
+        open_above,
+    }
+}
+
+/// " (randwrite only)" when some probed patterns showed nothing.
+fn only(e: &Evidence, patterns: &[Pattern]) -> String {
+    if e.slow_patterns.len() < patterns.len() && !e.slow_patterns.is_empty() {
+        let names: Vec<&str> = e.slow_patterns.iter().map(|p| p.as_str()).collect();
+        format!(" ({} only)", names.join(", "))
+    } else {
+        String::new()
+    }
+}
+
+/// `aligned 4 KiB blocks were slower per I/O than 16 KiB ones`.
+fn curve_words(e: &Evidence) -> String {
+    e.curve_pair
+        .map(|(small, big)| {
+            format!(
+                "aligned {} blocks were slower per I/O than {} ones (read-modify-write below the unit)",
+                human(u64::from(small)),
+                human(u64::from(big))
+            )
+        })
+        .unwrap_or_default()
+}
+
+fn curve_clause(e: &Evidence) -> String {
+    if e.curve_pair.is_some() {
+        format!("; {}", curve_words(e))
+    } else {
+        String::new()
+    }
+}
+
+/// The unit, how sure, and the sentence.
+fn unit_statement(e: &Evidence, patterns: &[Pattern]) -> (Option<u64>, Confidence, String) {
+    let o = only(e, patterns);
+    match (e.max_slow, e.min_fine, e.curve) {
+        (None, _, None) => (
             None,
-            Confidence::Untested,
-            "one round only: nothing to compare the differences with, so no verdict (use --rounds 3 or more)".to_string(),
-        ),
-        (None, _) => (
-            Some(lbs),
             Confidence::NoDifference,
-            "misalignment made no measurable difference on this device: no misaligned offset was significantly slower than aligned".to_string(),
+            "misalignment made no measurable difference on this device: no misaligned offset was slower than aligned".into(),
         ),
-        (Some(m), _) if inconsistent => (
+        (Some(m), _, _) if e.inconsistent => (
             None,
             Confidence::Inconsistent,
-            format!(
-                "offsets aligned to {} were slower while coarser or equal ones were not: no single internal unit explains the results (noisy device? try more --rounds)",
-                human(m)
-            ),
+            format!("offsets aligned to {} were slower while coarser or equal ones were not: no single internal unit explains the results (noisy device? try more --rounds)", human(m)),
         ),
-        (Some(m), Some(f)) => (
+        (Some(_), Some(f), Some(c)) if c > f => (
+            None,
+            Confidence::Inconsistent,
+            format!("offsets aligned to {} performed like aligned, yet aligned blocks below {} were slower: no single internal unit explains the results", human(f), human(c)),
+        ),
+        (Some(m), Some(f), _) => (
             Some(f),
             Confidence::Bracketed,
             format!(
-                "effective internal unit {}: offsets aligned only to {} were significantly slower, offsets aligned to {} performed like aligned",
+                "effective internal unit {}: offsets not aligned to {} ({}) were slower{o}; offsets aligned to {} performed like aligned{}",
                 human(f),
-                human(m),
-                human(f)
+                human(f),
+                span(e.min_slow.unwrap_or(m), m),
+                human(f),
+                curve_clause(e)
             ),
         ),
-        (Some(m), None) => (
-            Some(2 * m),
+        (Some(m), None, c) => {
+            let at_least = c.unwrap_or(0).max(2 * m);
+            let next = match (e.open_above.first(), e.open_above.last()) {
+                (Some(&lo), Some(&hi)) => format!(
+                    "; offsets aligned to {} were neither slower nor decided fine: more --rounds (or a longer --runtime) would bound it",
+                    span(lo, hi)
+                ),
+                _ => format!(
+                    "; to bound it, probe offsets {} … {} with blocks of {} or more (--bs {}k --offsets {})",
+                    human(at_least),
+                    human(8 * at_least),
+                    human(16 * at_least),
+                    (16 * at_least) / 1024,
+                    (0..4)
+                        .map(|i| format!("{}k", (at_least << i) / 1024))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                ),
+            };
+            (
+                Some(at_least),
+                Confidence::LowerBound,
+                format!(
+                    "effective internal unit at least {}: offsets aligned to {} were slower{o}{}{next}",
+                    human(at_least),
+                    span(e.min_slow.unwrap_or(m), m),
+                    curve_clause(e),
+                ),
+            )
+        }
+        (None, _, Some(c)) => (
+            Some(c),
             Confidence::LowerBound,
             format!(
-                "effective internal unit at least {}: every probed offset aligned to {} or less was slower; probe larger offsets to bound it",
-                human(2 * m),
-                human(m)
+                "effective internal unit at least {}: {}{o}, while no misaligned offset was slower; to bracket it, probe offsets {} … {} with blocks of {} or more",
+                human(c),
+                curve_words(e),
+                human(c / 2),
+                human(4 * c),
+                human(8 * c)
             ),
         ),
-    };
-    let mut summary = statement.clone();
-    for p in &penalties {
-        summary.push_str("; ");
-        summary.push_str(&p.sentence());
     }
+}
+
+fn noise(
+    samples: &[CellSamples],
+    assessed: &[Assessment],
+    p: &sequential::Params,
+    rounds: u32,
+) -> Vec<Noise> {
+    let mut patterns: Vec<Pattern> = assessed
+        .iter()
+        .map(|a| a.contrast.subject.pattern)
+        .collect();
+    patterns.sort_unstable();
+    patterns.dedup();
+    patterns
+        .into_iter()
+        .filter_map(|pat| {
+            let groups: Vec<Vec<f64>> = assessed
+                .iter()
+                .filter(|a| a.contrast.subject.pattern == pat)
+                .map(|a| sequential::paired_of(&a.contrast, samples))
+                .collect();
+            let var = stats::pooled_variance(groups.iter().map(|g| g.as_slice()))?;
+            let sd = var.sqrt();
+            let n = f64::from(rounds.max(2));
+            let df = sequential::PRIOR_DF + n - 1.0;
+            let half = stats::t_quantile(p.per_interval_alpha(), df) * sd / n.sqrt();
+            Some(Noise {
+                pattern: pat,
+                paired_sd_pct: (sd.exp() - 1.0) * 100.0,
+                detectable_pct: (1.0 - (-half).exp()) * 100.0,
+            })
+        })
+        .collect()
+}
+
+/// The inference from the final assessments.
+pub fn infer(
+    samples: &[CellSamples],
+    assessed: &[Assessment],
+    params: &sequential::Params,
+    rounds_run: u32,
+    max_rounds: u32,
+) -> Inference {
+    let mut patterns: Vec<Pattern> = samples.iter().map(|s| s.cell.pattern).collect();
+    patterns.sort_unstable();
+    patterns.dedup();
+    let e = evidence(assessed);
+    let undecided = assessed
+        .iter()
+        .filter(|a| a.decision == Decision::Open)
+        .count();
+    let noise = noise(samples, assessed, params, max_rounds);
+    let (unit, confidence, statement) = if rounds_run < 2 {
+        (
+            None,
+            Confidence::Untested,
+            "one round only: nothing to compare the differences with, so no verdict (use --rounds 3 or more)".to_string(),
+        )
+    } else {
+        unit_statement(&e, &patterns)
+    };
+    let bracketed = (confidence == Confidence::Bracketed)
+        .then_some(unit)
+        .flatten();
+    let penalties = if rounds_run < 2 {
+        Vec::new()
+    } else {
+        penalties(samples, assessed, bracketed)
+    };
+    let advice = noise
+        .iter()
+        .filter(|n| n.detectable_pct > params.min_effect * 100.0)
+        .map(|n| {
+            format!(
+                "{}: rounds vary by ±{:.0}% against each other, so with {} rounds a penalty below {:.0}% cannot be told from none; raise --runtime or --rounds, or quiet the machine",
+                n.pattern.as_str(),
+                n.paired_sd_pct,
+                max_rounds,
+                n.detectable_pct
+            )
+        })
+        .reduce(|a, b| format!("{a}; {b}"));
+    let summary = summary(&penalties, unit, confidence, undecided, rounds_run);
     Inference {
         effective_unit_bytes: unit,
         confidence,
         statement,
         summary,
         penalties,
+        noise,
+        advice,
+        undecided,
         method: METHOD,
+    }
+}
+
+/// The one-line verdict: the worst typical penalty and what to align to.
+fn summary(
+    penalties: &[Penalty],
+    unit: Option<u64>,
+    confidence: Confidence,
+    undecided: usize,
+    rounds: u32,
+) -> String {
+    let open = if undecided > 0 {
+        format!("; {undecided} comparison(s) undecided after {rounds} rounds")
+    } else {
+        String::new()
+    };
+    let worst = penalties
+        .iter()
+        .max_by(|a, b| a.slower_pct.total_cmp(&b.slower_pct));
+    match (worst, unit) {
+        (None, _) => format!("no penalty found{open}"),
+        (Some(w), Some(u)) => format!(
+            "misalignment costs up to {:.0}% ({} {}); keep I/O and partitions aligned to {}{}{open}",
+            w.slower_pct,
+            human(u64::from(w.block_size)),
+            w.pattern.as_str(),
+            human(u),
+            if confidence == Confidence::LowerBound { " or more" } else { "" }
+        ),
+        (Some(w), None) => format!(
+            "misalignment costs up to {:.0}% ({} {}), but no single unit explains it{open}",
+            w.slower_pct,
+            human(u64::from(w.block_size)),
+            w.pattern.as_str()
+        ),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::engine::{new_histogram, Pattern};
+    use crate::probe::engine::new_histogram;
+    use crate::probe::grid::{self, Constraints, DioRule, GridRequest, Preset};
     use crate::probe::run::RoundSample;
+    use crate::probe::sequential::{assess, contrasts, Params};
 
-    /// A synthetic grid: `speed(offset)` scales the aligned IOPS; rounds
-    /// jitter by about 1 %.
-    fn grid(offsets: &[u64], rounds: usize, speed: impl Fn(u64) -> f64) -> Vec<CellSamples> {
-        let mut rng = fastrand::Rng::with_seed(42);
-        let mut out = Vec::new();
-        for bs in [4096u32, 65536] {
-            for &offset in offsets {
-                let base = 10_000.0 * speed(offset);
-                out.push(CellSamples {
-                    cell: Cell {
-                        block_size: bs,
-                        offset,
-                        pattern: Pattern::Randwrite,
-                    },
-                    rounds: (0..rounds)
-                        .map(|_| {
-                            let iops = base * (1.0 + (rng.f64() - 0.5) * 0.02);
-                            RoundSample {
-                                iops,
-                                bytes_per_s: iops * f64::from(bs),
-                            }
-                        })
-                        .collect(),
-                    latency: new_histogram(),
+    /// The auto plan's cells (with the zoom) for randread and randwrite.
+    fn auto_plan() -> grid::Plan {
+        let req = GridRequest {
+            preset: Preset::Auto,
+            block_sizes: None,
+            offsets: None,
+            patterns: None,
+            write: true,
+            runtime: None,
+            warmup: None,
+            rounds: None,
+            qd: 32,
+            jobs: 1,
+            buffered: false,
+            fdatasync: false,
+            seed: 1,
+        };
+        let c = Constraints {
+            logical_block_size: 512,
+            physical_block_size: 512,
+            size_bytes: 1 << 30,
+            dio_offset_align: 512,
+            dio_rule: DioRule::LogicalBlockSize,
+        };
+        grid::plan(&req, &c).unwrap()
+    }
+
+    /// A device with internal unit `unit` that penalises writes only, the
+    /// way qemu's blkdebug pads them: a write that does not cover whole
+    /// units costs a read of each partial unit first (one I/O time each).
+    fn rmw(unit: u64) -> impl Fn(&Cell) -> f64 {
+        move |c: &Cell| {
+            if !c.pattern.is_write() {
+                return 1.0;
+            }
+            let (start, end) = (c.offset, c.offset + u64::from(c.block_size));
+            let head = start % unit != 0;
+            let tail = end % unit != 0;
+            let same = start / unit == (end - 1) / unit;
+            let reads = if same && (head || tail) {
+                1
+            } else {
+                u32::from(head) + u32::from(tail)
+            };
+            1.0 / f64::from(1 + reads)
+        }
+    }
+
+    fn samples(cells: &[Cell], rounds: u32, speed: &dyn Fn(&Cell) -> f64) -> Vec<CellSamples> {
+        let mut rng = fastrand::Rng::with_seed(23);
+        let mut out: Vec<CellSamples> = cells
+            .iter()
+            .map(|&c| CellSamples {
+                cell: c,
+                rounds: Vec::new(),
+                latency: new_histogram(),
+            })
+            .collect();
+        for round in 0..rounds {
+            let drift = 1.0 + (rng.f64() - 0.5) * 0.2;
+            for s in &mut out {
+                let iops = 2000.0 * speed(&s.cell) * drift * (1.0 + (rng.f64() - 0.5) * 0.04);
+                s.rounds.push(RoundSample {
+                    round,
+                    iops,
+                    bytes_per_s: iops,
+                    window_s: 0.2,
+                    retries: 0,
+                    broken: false,
                 });
             }
         }
         out
     }
 
-    const OFFSETS: [u64; 9] = [0, 512, 1024, 1536, 2048, 3584, 4096, 8192, 4608];
+    fn run(unit: u64, zoom: bool) -> Inference {
+        let plan = auto_plan();
+        let cells: Vec<Cell> = if zoom {
+            plan.all_cells().copied().collect()
+        } else {
+            plan.cells.clone()
+        };
+        let s = samples(&cells, 6, &rmw(unit));
+        let p = Params::of(&plan);
+        let a = assess(&contrasts(&cells), &s, &p);
+        infer(&s, &a, &p, 6, plan.rounds)
+    }
 
     #[test]
-    fn a_4k_device_is_bracketed_at_4k() {
-        let cells = cells(&grid(
-            &OFFSETS,
-            5,
-            |o| if o % 4096 == 0 { 1.0 } else { 0.8 },
-        ));
-        let inf = infer(&cells, 512, 5);
-        assert_eq!(inf.effective_unit_bytes, Some(4096), "{}", inf.summary);
-        assert_eq!(inf.confidence.as_str(), "bracketed");
-        assert_eq!(inf.penalties.len(), 2);
-        let p = &inf.penalties[0];
-        assert!((p.slower_pct - 20.0).abs() < 2.0, "{}", p.sentence());
+    fn a_4k_unit_is_bracketed_with_the_row_penalties() {
+        let inf = run(4096, false);
+        assert_eq!(inf.confidence, Confidence::Bracketed, "{}", inf.statement);
+        assert_eq!(inf.effective_unit_bytes, Some(4096));
         assert!(
-            p.ci95_pct[0] < 20.0 && 20.0 < p.ci95_pct[1] + 0.5,
-            "{:?}",
-            p.ci95_pct
+            inf.statement.starts_with(
+                "effective internal unit 4 KiB: offsets not aligned to 4 KiB (512 B … 2 KiB) were slower (randwrite only)"
+            ),
+            "{}",
+            inf.statement
+        );
+        // 512 B writes are read-modify-write at every offset: the curve says so.
+        assert!(
+            inf.statement
+                .contains("aligned 512 B blocks were slower per I/O than 4 KiB ones"),
+            "{}",
+            inf.statement
+        );
+        let rows: Vec<(u32, ContrastKind)> = inf
+            .penalties
+            .iter()
+            .map(|p| (p.block_size, p.kind))
+            .collect();
+        assert!(rows.contains(&(4096, ContrastKind::Offset)), "{rows:?}");
+        assert!(rows.contains(&(65536, ContrastKind::Offset)), "{rows:?}");
+        assert!(rows.contains(&(512, ContrastKind::BlockSize)), "{rows:?}");
+        assert!(inf
+            .penalties
+            .iter()
+            .all(|p| p.pattern == Pattern::Randwrite));
+        let p64 = inf
+            .penalties
+            .iter()
+            .find(|p| p.block_size == 65536)
+            .unwrap();
+        // 64 KiB at 512: head and tail reads, a third of the speed.
+        assert!((p64.slower_pct - 66.7).abs() < 3.0, "{}", p64.sentence());
+        assert!(p64.ci95_pct[0] <= p64.slower_pct && p64.slower_pct <= p64.ci95_pct[1]);
+        assert!(
+            p64.sentence()
+                .contains("slower at offsets not aligned to 4 KiB (512 B … 2 KiB)"),
+            "{}",
+            p64.sentence()
         );
         assert!(
-            inf.summary.contains("effective internal unit 4 KiB"),
+            inf.summary.starts_with("misalignment costs up to"),
             "{}",
             inf.summary
         );
+        assert_ne!(inf.summary, inf.statement);
     }
 
     #[test]
-    fn no_penalty_says_so() {
-        let cells = cells(&grid(&OFFSETS, 5, |_| 1.0));
-        let inf = infer(&cells, 512, 5);
-        assert_eq!(inf.confidence.as_str(), "no-difference");
+    fn a_16k_unit_is_bracketed_by_the_ladder() {
+        let inf = run(16384, false);
+        assert_eq!(inf.effective_unit_bytes, Some(16384), "{}", inf.statement);
+        assert_eq!(inf.confidence, Confidence::Bracketed);
+        assert!(
+            inf.statement.contains("(512 B … 8 KiB)"),
+            "{}",
+            inf.statement
+        );
+    }
+
+    #[test]
+    fn a_256k_unit_needs_the_zoom() {
+        // Without the zoom only the curve sees it: 64 KiB writes are
+        // read-modify-write, 1 MiB ones are not.
+        let inf = run(256 * 1024, false);
+        assert_eq!(inf.confidence, Confidence::LowerBound, "{}", inf.statement);
+        assert_eq!(inf.effective_unit_bytes, Some(128 * 1024));
+        assert!(
+            inf.statement
+                .contains("aligned 64 KiB blocks were slower per I/O than 1 MiB ones"),
+            "{}",
+            inf.statement
+        );
+        let inf = run(256 * 1024, true);
+        assert_eq!(inf.confidence, Confidence::Bracketed, "{}", inf.statement);
+        assert_eq!(inf.effective_unit_bytes, Some(256 * 1024));
+    }
+
+    #[test]
+    fn no_penalty_has_no_unit() {
+        let plan = auto_plan();
+        let s = samples(&plan.cells, 6, &|_| 1.0);
+        let p = Params::of(&plan);
+        let a = assess(&contrasts(&plan.cells), &s, &p);
+        let inf = infer(&s, &a, &p, 6, plan.rounds);
+        assert_eq!(inf.confidence, Confidence::NoDifference);
+        assert_eq!(inf.effective_unit_bytes, None);
         assert!(inf.penalties.is_empty());
-        assert!(inf.summary.contains("no measurable difference"));
-        assert!(cells
-            .iter()
-            .all(|c| c.relative.as_ref().is_none_or(|r| !r.significant)));
-    }
-
-    #[test]
-    fn every_offset_slow_gives_a_lower_bound() {
-        let cells = cells(&grid(&OFFSETS, 5, |o| if o == 0 { 1.0 } else { 0.7 }));
-        let inf = infer(&cells, 512, 5);
-        assert_eq!(inf.confidence.as_str(), "lower-bound");
-        assert_eq!(inf.effective_unit_bytes, Some(16384));
+        assert_eq!(inf.summary, "no penalty found");
+        assert_eq!(inf.noise.len(), 2);
+        assert!(inf.noise[0].paired_sd_pct < 5.0, "{:?}", inf.noise);
     }
 
     #[test]
     fn one_round_gives_no_verdict() {
-        let cells = cells(&grid(&OFFSETS, 1, |o| if o == 0 { 1.0 } else { 0.5 }));
-        let inf = infer(&cells, 512, 1);
-        assert_eq!(inf.confidence.as_str(), "untested");
+        let plan = auto_plan();
+        let s = samples(&plan.cells, 1, &rmw(4096));
+        let p = Params::of(&plan);
+        let a = assess(&contrasts(&plan.cells), &s, &p);
+        let inf = infer(&s, &a, &p, 1, 1);
+        assert_eq!(inf.confidence, Confidence::Untested);
         assert!(inf.penalties.is_empty());
     }
 }

@@ -49,7 +49,7 @@ pub fn job_file(
     );
     let _ = writeln!(
         s,
-        "; diskalign runs {} rounds in random order; fio runs each section once.",
+        "; diskalign runs up to {} rounds in random order, stopping each comparison once decided; fio runs each section once.",
         plan.rounds
     );
     let _ = writeln!(s, "[global]");
@@ -75,7 +75,7 @@ pub fn job_file(
         ms(plan.runtime),
         ms(plan.warmup)
     );
-    for c in &plan.cells {
+    for c in plan.all_cells() {
         let bs = u64::from(c.block_size);
         let _ = writeln!(
             s,

@@ -10,6 +10,11 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
+    /// Adaptive (the default): the block-size curve at aligned offsets, an
+    /// offset ladder (512 B to 32 KiB) with 64 KiB blocks, the 4 KiB and
+    /// 16 KiB rows at the first misaligned offset; a 1 MiB zoom when every
+    /// ladder offset is slower; each comparison stops once decided.
+    Auto,
     /// 3 block sizes, 6 offsets, 5 rounds of 0.2 s: under a minute.
     Quick,
     /// Block sizes up to 64 KiB, every offset step below 4 KiB (or the
@@ -108,13 +113,28 @@ pub struct Cell {
 #[derive(Clone, Debug, Serialize)]
 pub struct Plan {
     pub preset: Preset,
+    /// The cells measured from the first round.
     pub cells: Vec<Cell>,
+    /// Cells added only when the search asks for them (auto: every ladder
+    /// offset was slower, so the unit is 64 KiB or more).
+    pub zoom: Vec<Cell>,
     /// I/Os land at `offset + k × unit`: one unit for every cell, larger
     /// than every offset, so cells differ only in their offset.
     pub unit: u64,
+    /// The most rounds any comparison gets; one stops earlier once decided.
     pub rounds: u32,
+    /// Rounds before the first decision.
+    pub min_rounds: u32,
+    /// A window lasts at least `runtime` and until this many I/Os
+    /// completed in it (per job), up to `max_runtime`.
     #[serde(serialize_with = "secs")]
     pub runtime: Duration,
+    #[serde(serialize_with = "secs")]
+    pub max_runtime: Duration,
+    pub min_completions: u64,
+    /// The smallest penalty worth finding, as a fraction (0.1 = 10 %): a
+    /// comparison whose interval excludes a penalty this large is decided.
+    pub min_effect: f64,
     #[serde(serialize_with = "secs")]
     pub warmup: Duration,
     pub qd: u32,
@@ -151,18 +171,29 @@ impl Plan {
     }
 
     pub fn max_block_size(&self) -> u32 {
-        self.cells.iter().map(|c| c.block_size).max().unwrap_or(0)
+        self.all_cells().map(|c| c.block_size).max().unwrap_or(0)
     }
 
-    /// Wall time the measurements take, warm-ups included.
+    /// Wall time of every cell for every round, warm-ups included: the
+    /// most the measurements take unless windows grow for slow devices.
     pub fn planned_time(&self) -> Duration {
         (self.runtime + self.warmup) * (self.cells.len() as u32 * self.rounds)
     }
 
-    /// The cells of round `round`, in a random order of their own so that
+    /// Wall time until the first decision (`min_rounds` of every cell).
+    pub fn first_look_time(&self) -> Duration {
+        (self.runtime + self.warmup) * (self.cells.len() as u32 * self.min_rounds)
+    }
+
+    /// Every cell that may run: the first ones, then the zoom.
+    pub fn all_cells(&self) -> impl Iterator<Item = &Cell> {
+        self.cells.iter().chain(&self.zoom)
+    }
+
+    /// `cells` of round `round`, in a random order of their own so that
     /// drift over the run (heat, background work) hits every cell alike.
-    pub fn round_order(&self, round: u32) -> Vec<Cell> {
-        let mut order = self.cells.clone();
+    pub fn shuffled(&self, cells: &[Cell], round: u32) -> Vec<Cell> {
+        let mut order = cells.to_vec();
         let mut rng = fastrand::Rng::with_seed(
             self.seed ^ (u64::from(round) + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
         );
@@ -178,7 +209,7 @@ fn default_offsets(preset: Preset, align: u64, pbs: u64) -> Vec<u64> {
     let span = pbs.max(4 * KIB);
     let mut v = match preset {
         Preset::Quick => vec![0, align, span / 2, span - align, span, span + align],
-        Preset::Standard => {
+        Preset::Auto | Preset::Standard => {
             let mut v: Vec<u64> = (0..span).step_by(align as usize).collect();
             v.extend([span, span + align, 64 * KIB - align, MIB - align]);
             v
@@ -207,7 +238,7 @@ fn default_block_sizes(preset: Preset, min: u64) -> Vec<u64> {
             v.dedup();
             v
         }
-        Preset::Standard => pow2_range(min, 64 * KIB),
+        Preset::Auto | Preset::Standard => pow2_range(min, 64 * KIB),
         Preset::Full => pow2_range(min, MIB),
     }
 }
@@ -222,22 +253,90 @@ fn pow2_range(lo: u64, hi: u64) -> Vec<u64> {
     v
 }
 
+/// Runtime, warm-up and the most rounds of each preset.
 fn preset_timing(preset: Preset) -> (Duration, Duration, u32) {
     match preset {
+        Preset::Auto => (Duration::from_millis(150), Duration::from_millis(50), 12),
         Preset::Quick => (Duration::from_millis(200), Duration::from_millis(50), 5),
         Preset::Standard => (Duration::from_millis(400), Duration::from_millis(100), 5),
         Preset::Full => (Duration::from_secs(1), Duration::from_millis(200), 7),
     }
 }
 
-/// Build the plan, or say which rule a requested cell breaks.
-pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
-    let direct = !req.buffered;
-    let align = if direct {
-        u64::from(c.dio_offset_align.max(1))
-    } else {
-        u64::from(c.logical_block_size.max(1))
+/// Block size of the auto preset's offset ladder, and its largest zoom.
+const LADDER_BS: u64 = 64 * KIB;
+const ZOOM_BS: u64 = MIB;
+
+/// The auto preset's first cells for one pattern at O_DIRECT alignment
+/// `align`: the block-size curve at offset 0 (lbs, 4 KiB, 16 KiB, 64 KiB),
+/// the ladder (every power-of-two offset below 64 KiB with 64 KiB blocks:
+/// blocks at least as large as any unit it can bracket), and the 4 KiB and
+/// 16 KiB rows at the first misaligned offset.
+fn auto_cells(pattern: Pattern, align: u64) -> Vec<Cell> {
+    let cell = |bs: u64, offset: u64| Cell {
+        block_size: bs as u32,
+        offset,
+        pattern,
     };
+    let mut v: Vec<Cell> = [align, 4 * KIB, 16 * KIB, LADDER_BS]
+        .into_iter()
+        .filter(|&bs| bs >= align && bs % align == 0)
+        .map(|bs| cell(bs, 0))
+        .collect();
+    let ladder_bs = LADDER_BS.max(2 * align);
+    v.push(cell(ladder_bs, 0));
+    let mut off = align;
+    while off < ladder_bs {
+        v.push(cell(ladder_bs, off));
+        off *= 2;
+    }
+    for bs in [4 * KIB, 16 * KIB] {
+        if bs > align && bs % align == 0 {
+            v.push(cell(bs, align));
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The zoom: 1 MiB blocks at every power of two from the ladder's block
+/// size up to 512 KiB, so units up to 1 MiB are bracketed. (1 MiB at
+/// offset 0 is among the first cells: against 64 KiB it tells whether the
+/// unit is larger than the ladder can see.)
+fn zoom_cells(pattern: Pattern, align: u64) -> Vec<Cell> {
+    let mut v = Vec::new();
+    let mut off = LADDER_BS.max(2 * align);
+    while off < ZOOM_BS {
+        v.push(Cell {
+            block_size: ZOOM_BS as u32,
+            offset: off,
+            pattern,
+        });
+        off *= 2;
+    }
+    v
+}
+
+/// The cross product of block sizes, offsets and patterns.
+fn cross(patterns: &[Pattern], block_sizes: &[u64], offsets: &[u64]) -> Vec<Cell> {
+    let mut cells = Vec::new();
+    for &pattern in patterns {
+        for &bs in block_sizes {
+            for &offset in offsets {
+                cells.push(Cell {
+                    block_size: bs as u32,
+                    offset,
+                    pattern,
+                });
+            }
+        }
+    }
+    cells
+}
+
+/// The patterns asked for, or randread (plus randwrite with --write).
+fn patterns(req: &GridRequest) -> Result<Vec<Pattern>, PlanError> {
     let patterns = req.patterns.clone().unwrap_or_else(|| {
         if req.write {
             vec![Pattern::Randread, Pattern::Randwrite]
@@ -256,51 +355,36 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
     if req.fdatasync && !patterns.iter().any(|p| p.is_write()) {
         return Err(PlanError::FdatasyncWithoutWrite);
     }
-    if req.qd == 0 || req.qd > 4096 {
-        return Err(PlanError::QueueDepth(req.qd));
-    }
-    if req.jobs == 0 || req.jobs > 256 {
-        return Err(PlanError::Jobs(req.jobs));
-    }
-    let mut block_sizes = req
-        .block_sizes
-        .clone()
-        .unwrap_or_else(|| default_block_sizes(req.preset, align));
-    block_sizes.sort_unstable();
-    block_sizes.dedup();
-    let mut offsets = req
-        .offsets
-        .clone()
-        .unwrap_or_else(|| default_offsets(req.preset, align, u64::from(c.physical_block_size)));
-    offsets.sort_unstable();
-    offsets.dedup();
-    if !offsets.contains(&0) {
-        // Every comparison is against the aligned cell.
-        offsets.insert(0, 0);
-    }
-    for &bs in &block_sizes {
+    Ok(patterns)
+}
+
+/// Every cell must be one O_DIRECT can do.
+fn check_cells(cells: &[Cell], direct: bool, align: u64, rule: DioRule) -> Result<(), PlanError> {
+    for c in cells {
+        let bs = u64::from(c.block_size);
         if bs == 0 || bs > 64 * MIB {
             return Err(PlanError::BlockSize(bs));
         }
         if direct && bs % align != 0 {
-            return Err(PlanError::BlockSizeNotDirect {
-                bs,
-                align,
-                rule: c.dio_rule,
-            });
+            return Err(PlanError::BlockSizeNotDirect { bs, align, rule });
         }
-    }
-    for &off in &offsets {
-        if direct && off % align != 0 {
+        if direct && c.offset % align != 0 {
             return Err(PlanError::OffsetNotDirect {
-                off,
+                off: c.offset,
                 align,
-                rule: c.dio_rule,
+                rule,
             });
         }
     }
-    let max_bs = *block_sizes.last().ok_or(PlanError::NoBlockSize)?;
-    let max_off = *offsets.last().unwrap_or(&0);
+    Ok(())
+}
+
+/// The random-I/O unit for `cells` (a power of two above every offset and
+/// at least every block size) when the target holds a few slots of it.
+fn unit_for(cells: &[Cell], size: u64) -> Result<u64, PlanError> {
+    let max_bs = cells.iter().map(|c| u64::from(c.block_size)).max();
+    let max_bs = max_bs.ok_or(PlanError::NoBlockSize)?;
+    let max_off = cells.iter().map(|c| c.offset).max().unwrap_or(0);
     // In u128: an offset near 2^64 (`--offsets 7745454T`) must be refused
     // as too large for the target, not overflow (found by the fuzzer).
     let unit = (u128::from(max_off) + 1)
@@ -308,16 +392,89 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
         .max(u128::from(max_bs).next_power_of_two());
     // At least a few slots per cell, so random I/O has somewhere to go.
     let needed = u128::from(max_off) + u128::from(max_bs) + 3 * unit;
-    if u128::from(c.size_bytes) < needed {
+    if u128::from(size) < needed {
         return Err(PlanError::TooSmall {
-            size: c.size_bytes,
+            size,
             max_off,
             max_bs,
             needed: u64::try_from(needed).unwrap_or(u64::MAX),
         });
     }
-    // needed <= size_bytes, so the unit fits.
-    let unit = unit as u64;
+    // needed <= size, so the unit fits.
+    Ok(unit as u64)
+}
+
+/// Build the plan, or say which rule a requested cell breaks.
+pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
+    let direct = !req.buffered;
+    let align = if direct {
+        u64::from(c.dio_offset_align.max(1))
+    } else {
+        u64::from(c.logical_block_size.max(1))
+    };
+    let patterns = patterns(req)?;
+    if req.qd == 0 || req.qd > 4096 {
+        return Err(PlanError::QueueDepth(req.qd));
+    }
+    if req.jobs == 0 || req.jobs > 256 {
+        return Err(PlanError::Jobs(req.jobs));
+    }
+    let adaptive = req.preset == Preset::Auto && req.block_sizes.is_none() && req.offsets.is_none();
+    let (cells, zoom) = if adaptive {
+        let first: Vec<Cell> = patterns
+            .iter()
+            .flat_map(|&p| auto_cells(p, align))
+            .collect();
+        let big: Vec<Cell> = patterns
+            .iter()
+            .map(|&pattern| Cell {
+                block_size: ZOOM_BS as u32,
+                offset: 0,
+                pattern,
+            })
+            .collect();
+        let zoom: Vec<Cell> = patterns
+            .iter()
+            .flat_map(|&p| zoom_cells(p, align))
+            .collect();
+        let all: Vec<Cell> = first.iter().chain(&big).chain(&zoom).copied().collect();
+        // A target too small for the zoom still gets the ladder.
+        if unit_for(&all, c.size_bytes).is_ok() {
+            (first.into_iter().chain(big).collect(), zoom)
+        } else {
+            (first, Vec::new())
+        }
+    } else {
+        // Auto with --bs or --offsets: the standard grid's defaults for
+        // what was not given.
+        let preset = match req.preset {
+            Preset::Auto => Preset::Standard,
+            p => p,
+        };
+        let mut block_sizes = req
+            .block_sizes
+            .clone()
+            .unwrap_or_else(|| default_block_sizes(preset, align));
+        block_sizes.sort_unstable();
+        block_sizes.dedup();
+        if block_sizes.is_empty() {
+            return Err(PlanError::NoBlockSize);
+        }
+        let mut offsets = req
+            .offsets
+            .clone()
+            .unwrap_or_else(|| default_offsets(preset, align, u64::from(c.physical_block_size)));
+        offsets.sort_unstable();
+        offsets.dedup();
+        if !offsets.contains(&0) {
+            // Every comparison is against the aligned cell.
+            offsets.insert(0, 0);
+        }
+        (cross(&patterns, &block_sizes, &offsets), Vec::new())
+    };
+    let all: Vec<Cell> = cells.iter().chain(&zoom).copied().collect();
+    check_cells(&all, direct, align, c.dio_rule)?;
+    let unit = unit_for(&all, c.size_bytes)?;
     let (runtime, warmup, rounds) = preset_timing(req.preset);
     let runtime = req.runtime.unwrap_or(runtime);
     if runtime < Duration::from_millis(10) {
@@ -327,24 +484,17 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
     if rounds == 0 {
         return Err(PlanError::Rounds);
     }
-    let mut cells = Vec::new();
-    for &pattern in &patterns {
-        for &bs in &block_sizes {
-            for &offset in &offsets {
-                cells.push(Cell {
-                    block_size: bs as u32,
-                    offset,
-                    pattern,
-                });
-            }
-        }
-    }
     Ok(Plan {
         preset: req.preset,
         cells,
+        zoom,
         unit,
         rounds,
+        min_rounds: rounds.min(3),
         runtime,
+        max_runtime: (runtime * 10).max(Duration::from_secs(2)),
+        min_completions: u64::from(req.qd) * 4,
+        min_effect: 0.1,
         warmup: req.warmup.unwrap_or(warmup),
         qd: req.qd,
         jobs: req.jobs,
@@ -483,7 +633,7 @@ mod tests {
     #[test]
     fn rounds_shuffle_differently_but_keep_every_cell() {
         let p = plan(&req(), &constraints(512, 512)).unwrap();
-        let (a, b) = (p.round_order(0), p.round_order(1));
+        let (a, b) = (p.shuffled(&p.cells, 0), p.shuffled(&p.cells, 1));
         assert_ne!(a, b);
         let mut a2 = a.clone();
         a2.sort();

@@ -1,6 +1,6 @@
 //! The probe report: what `--json`, `--csv` and the human table are made of.
 
-use super::analyse::{CellReport, Inference};
+use super::analyse::{CellReport, ContrastReport, Inference};
 use super::engine::EngineKind;
 use super::env::Environment;
 use super::grid::Plan;
@@ -40,7 +40,19 @@ pub struct ProbeReport {
     pub engine: EngineInfo,
     pub environment: Environment,
     pub plan: Plan,
+    /// Rounds run (a comparison may have stopped earlier), whether the
+    /// zoom ran, and whether the run was interrupted (Ctrl-C): then the
+    /// report holds what was measured until then.
+    pub rounds_run: u32,
+    pub zoomed: bool,
+    pub partial: bool,
+    /// Wall time of the measurements, in seconds.
+    pub elapsed_s: f64,
+    /// When the run started (seconds since the Unix epoch).
+    pub started_unix: u64,
     pub cells: Vec<CellReport>,
+    /// Every comparison, including block size against block size.
+    pub contrasts: Vec<ContrastReport>,
     pub inference: Inference,
 }
 

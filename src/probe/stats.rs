@@ -212,6 +212,75 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
     adjusted
 }
 
+/// The variance pooled over groups (each around its own mean), weighted
+/// by their degrees of freedom; None when no group has two values.
+pub fn pooled_variance<'a>(groups: impl Iterator<Item = &'a [f64]>) -> Option<f64> {
+    let (mut ss, mut df) = (0.0, 0.0);
+    for g in groups.filter(|g| g.len() >= 2) {
+        let (_, v) = mean_var(g);
+        ss += v * (g.len() - 1) as f64;
+        df += (g.len() - 1) as f64;
+    }
+    (df > 0.0).then(|| ss / df)
+}
+
+/// A mean with its interval and two-sided p-value against 0.
+#[derive(Clone, Copy, Debug)]
+pub struct TInterval {
+    pub mean: f64,
+    pub se: f64,
+    pub df: f64,
+    pub ci: [f64; 2],
+    pub p: f64,
+}
+
+/// The moderated t (Smyth 2004) of the mean of `d`: its variance shrunk
+/// toward `pooled` as if that came with `prior_df` degrees of freedom,
+/// and the interval at two-sided error `alpha`. Without a pooled value it
+/// is Student's t; with neither, the interval is unbounded.
+pub fn moderated_t(d: &[f64], pooled: Option<f64>, prior_df: f64, alpha: f64) -> TInterval {
+    let n = d.len();
+    let open = |mean: f64| TInterval {
+        mean,
+        se: f64::INFINITY,
+        df: 0.0,
+        ci: [f64::NEG_INFINITY, f64::INFINITY],
+        p: 1.0,
+    };
+    if n == 0 {
+        return open(f64::NAN);
+    }
+    let (mean, var) = mean_var(d);
+    let own_df = (n - 1) as f64;
+    let (var, df) = match pooled {
+        Some(s0) if n >= 2 => (
+            (prior_df * s0 + own_df * var) / (prior_df + own_df),
+            prior_df + own_df,
+        ),
+        Some(s0) => (s0, prior_df),
+        None if n >= 2 => (var, own_df),
+        None => return open(mean),
+    };
+    let se = (var / n as f64).sqrt();
+    if se == 0.0 {
+        return TInterval {
+            mean,
+            se,
+            df,
+            ci: [mean, mean],
+            p: if mean == 0.0 { 1.0 } else { 0.0 },
+        };
+    }
+    let half = t_quantile(alpha, df) * se;
+    TInterval {
+        mean,
+        se,
+        df,
+        ci: [mean - half, mean + half],
+        p: t_two_sided(mean / se, df),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

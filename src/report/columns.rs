@@ -5,6 +5,7 @@
 use super::style::Style;
 use crate::check::report::{PartitionReport, TargetReport};
 use crate::probe::analyse::CellReport;
+use crate::probe::report::ProbeReport;
 use crate::topology::Disk;
 use crate::units::human;
 
@@ -220,35 +221,62 @@ fn opt4(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.4}")).unwrap_or_default()
 }
 
+/// A probe cell with the run it belongs to (its CSV row names the target,
+/// the device, the seed and the time, so two files can be told apart).
+pub struct CellRow<'a> {
+    pub report: &'a ProbeReport,
+    pub cell: &'a CellReport,
+}
+
+type C<'a> = Column<CellRow<'a>>;
+
 /// One row per probe cell (`probe --format csv`, `--csv FILE`).
-pub const CELLS: &[Column<CellReport>] = &[
-    Column::csv_only("pattern", |c| c.cell.pattern.as_str().into()),
-    Column::csv_only("block_size", |c| c.cell.block_size.to_string()),
-    Column::csv_only("offset", |c| c.cell.offset.to_string()),
-    Column::csv_only("iops_median", |c| format!("{:.1}", c.iops.median)),
-    Column::csv_only("iops_ci95_lo", |c| format!("{:.1}", c.iops.ci95[0])),
-    Column::csv_only("iops_ci95_hi", |c| format!("{:.1}", c.iops.ci95[1])),
-    Column::csv_only("mib_s_median", |c| format!("{:.3}", c.mib_s.median)),
-    Column::csv_only("lat_us_p50", |c| format!("{:.2}", c.lat_us.p50)),
-    Column::csv_only("lat_us_p99", |c| format!("{:.2}", c.lat_us.p99)),
-    Column::csv_only("lat_us_p999", |c| format!("{:.2}", c.lat_us.p999)),
-    Column::csv_only("ratio", |c| opt4(c.relative.as_ref().map(|x| x.ratio))),
-    Column::csv_only("ratio_ci95_lo", |c| {
-        opt4(c.relative.as_ref().map(|x| x.ci95[0]))
-    }),
-    Column::csv_only("ratio_ci95_hi", |c| {
-        opt4(c.relative.as_ref().map(|x| x.ci95[1]))
-    }),
-    Column::csv_only("p_adjusted", |c| {
-        opt4(c.relative.as_ref().map(|x| x.p_adjusted))
-    }),
-    Column::csv_only("significant", |c| {
-        c.relative
-            .as_ref()
-            .map(|x| x.significant.to_string())
-            .unwrap_or_default()
-    }),
-];
+pub fn cells<'a>() -> Vec<C<'a>> {
+    vec![
+        C::csv_only("pattern", |r| r.cell.cell.pattern.as_str().into()),
+        C::csv_only("block_size", |r| r.cell.cell.block_size.to_string()),
+        C::csv_only("offset", |r| r.cell.cell.offset.to_string()),
+        C::csv_only("iops_median", |r| format!("{:.1}", r.cell.iops.median)),
+        C::csv_only("iops_ci95_lo", |r| format!("{:.1}", r.cell.iops.ci95[0])),
+        C::csv_only("iops_ci95_hi", |r| format!("{:.1}", r.cell.iops.ci95[1])),
+        C::csv_only("mib_s_median", |r| format!("{:.3}", r.cell.mib_s.median)),
+        C::csv_only("lat_us_p50", |r| format!("{:.2}", r.cell.lat_us.p50)),
+        C::csv_only("lat_us_p99", |r| format!("{:.2}", r.cell.lat_us.p99)),
+        C::csv_only("lat_us_p999", |r| format!("{:.2}", r.cell.lat_us.p999)),
+        C::csv_only("ratio", |r| opt4(r.cell.relative.as_ref().map(|x| x.ratio))),
+        C::csv_only("ratio_ci95_lo", |r| {
+            opt4(r.cell.relative.as_ref().map(|x| x.ci95[0]))
+        }),
+        C::csv_only("ratio_ci95_hi", |r| {
+            opt4(r.cell.relative.as_ref().map(|x| x.ci95[1]))
+        }),
+        C::csv_only("p_adjusted", |r| {
+            opt4(r.cell.relative.as_ref().map(|x| x.p_adjusted))
+        }),
+        C::csv_only("significant", |r| {
+            r.cell
+                .relative
+                .as_ref()
+                .map(|x| x.significant.to_string())
+                .unwrap_or_default()
+        }),
+        C::csv_only("decision", |r| {
+            r.cell
+                .relative
+                .as_ref()
+                .map(|x| x.decision.as_str().to_string())
+                .unwrap_or_default()
+        }),
+        C::csv_only("rounds", |r| r.cell.rounds.len().to_string()),
+        C::csv_only("target", |r| r.report.target.path.display().to_string()),
+        C::csv_only("disk", |r| opt_text(&r.report.environment.disk)),
+        C::csv_only("model", |r| opt_text(&r.report.environment.model)),
+        C::csv_only("firmware", |r| opt_text(&r.report.environment.firmware)),
+        C::csv_only("seed", |r| r.report.plan.seed.to_string()),
+        C::csv_only("started_unix", |r| r.report.started_unix.to_string()),
+        C::csv_only("partial", |r| r.report.partial.to_string()),
+    ]
+}
 
 #[cfg(test)]
 mod tests {
@@ -262,7 +290,7 @@ mod tests {
             .iter()
             .filter_map(|c| c.csv)
             .chain(DISKS.iter().filter_map(|c| c.csv))
-            .chain(CELLS.iter().filter_map(|c| c.csv))
+            .chain(cells().iter().filter_map(|c| c.csv))
             .collect::<Vec<_>>();
         for n in names {
             assert!(doc.contains(&format!("`{n}`")), "docs/csv.md lacks {n}");

@@ -2,7 +2,7 @@
 //! per partition, `topology` one row per disk, `probe` one row per cell.
 //! Targets that could not be read are on stderr, as for every format.
 
-use super::columns::{self, PartitionRow, CELLS, DISKS};
+use super::columns::{self, PartitionRow, DISKS};
 use super::Exporter;
 use crate::check::CheckRun;
 use crate::probe::report::ProbeReport;
@@ -36,5 +36,10 @@ impl Exporter for Csv {
 
 /// `probe --csv FILE` and `probe --format csv`: one row per cell.
 pub fn probe(report: &ProbeReport) -> String {
-    columns::csv(CELLS, &report.cells.iter().collect::<Vec<_>>())
+    let rows: Vec<columns::CellRow> = report
+        .cells
+        .iter()
+        .map(|cell| columns::CellRow { report, cell })
+        .collect();
+    columns::csv(&columns::cells(), &rows.iter().collect::<Vec<_>>())
 }

@@ -74,6 +74,7 @@ pub fn topology(disks: &[Disk], errors: &[TargetError]) -> String {
 pub struct ProbeDocument<'a> {
     pub schema: &'static str,
     pub schema_version: u32,
+    pub diskalign_version: &'static str,
     #[serde(flatten)]
     pub report: &'a crate::probe::report::ProbeReport,
 }
@@ -82,6 +83,7 @@ pub fn probe(report: &crate::probe::report::ProbeReport) -> String {
     let doc = ProbeDocument {
         schema: "diskalign.probe",
         schema_version: SCHEMA_VERSION,
+        diskalign_version: env!("CARGO_PKG_VERSION"),
         report,
     };
     serde_json::to_string_pretty(&doc).expect("probe report serialises")

@@ -13,6 +13,8 @@ pub enum ColorChoice {
 #[derive(Clone, Copy, Debug)]
 pub struct Style {
     pub color: bool,
+    /// Print every explanation (`-v`): the probe's method paragraph.
+    pub verbose: bool,
 }
 
 impl Style {
@@ -24,11 +26,17 @@ impl Style {
                 std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
             }
         };
-        Style { color }
+        Style {
+            color,
+            verbose: false,
+        }
     }
 
     pub fn plain() -> Self {
-        Style { color: false }
+        Style {
+            color: false,
+            verbose: false,
+        }
     }
 
     fn paint(&self, code: &str, s: &str) -> String {

@@ -13,7 +13,7 @@ pub mod uring;
 pub mod workload;
 
 pub use buffers::AlignedBuf;
-pub use measurement::{in_parallel, new_histogram, Measurement};
+pub use measurement::{in_parallel, new_histogram, Measurement, Meter};
 pub use workload::{short_io, Pattern, Positions, Workload};
 
 use serde::Serialize;

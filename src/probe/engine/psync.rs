@@ -3,7 +3,7 @@
 //! system calls do, including under seccomp filters that block io_uring.
 
 use super::{
-    short_io, AlignedBuf, Descriptor, Engine, EngineKind, Measurement, Positions, Workload,
+    short_io, AlignedBuf, Descriptor, Engine, EngineKind, Measurement, Meter, Positions, Workload,
 };
 use rustix::fd::BorrowedFd;
 use std::io;
@@ -43,7 +43,6 @@ fn worker(
 ) -> io::Result<Measurement> {
     // SAFETY: the descriptor is owned by the prober and outlives the run.
     let fd = unsafe { BorrowedFd::borrow_raw(fd) };
-    let mut m = Measurement::new();
     // Each thread is its own stream: sequential ones start apart.
     let threads = u64::from(w.qd.max(1));
     let stream = Workload {
@@ -53,13 +52,10 @@ fn worker(
     };
     let mut pos = Positions::new(&stream, thread);
     let bs = w.block_size as usize;
-    let start = Instant::now();
-    let measure_from = start + w.warmup;
-    let deadline = measure_from + w.duration;
-    let mut last = measure_from;
+    let mut meter = Meter::new(Instant::now(), w, threads);
     loop {
         let t0 = Instant::now();
-        if (t0 >= deadline && m.ios > 0) || stop.load(Ordering::Relaxed) {
+        if !meter.open(t0, stop.load(Ordering::Relaxed)) {
             break;
         }
         let at = pos.next_offset();
@@ -76,17 +72,9 @@ fn worker(
         if n != bs {
             return Err(short_io(w.pattern, n, w.block_size, at));
         }
-        let now = Instant::now();
-        if now >= measure_from && (now < deadline || m.ios == 0) {
-            m.ios += 1;
-            m.bytes += bs as u64;
-            m.latency
-                .saturating_record(((now - t0).as_nanos() as u64).max(1));
-            last = now;
-        }
+        meter.complete(t0, Instant::now());
     }
-    m.elapsed = last - measure_from;
-    Ok(m)
+    Ok(meter.finish())
 }
 
 impl Engine for Psync {

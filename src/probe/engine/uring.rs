@@ -3,7 +3,7 @@
 //! handled in batches with one clock read per batch.
 
 use super::{
-    short_io, AlignedBuf, Descriptor, Engine, EngineKind, Measurement, Positions, Workload,
+    short_io, AlignedBuf, Descriptor, Engine, EngineKind, Measurement, Meter, Positions, Workload,
 };
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
@@ -146,24 +146,18 @@ impl Engine for Uring {
                 "workload larger than the engine was built for",
             ));
         }
-        let mut m = Measurement::new();
         let mut pos = Positions::new(w, 0);
         let mut free: Vec<usize> = (0..w.qd as usize).rev().collect();
         let mut issued_at = vec![Instant::now(); w.qd as usize];
         let mut offset_of = vec![0u64; w.qd as usize];
         let mut inflight = 0usize;
-        let start = Instant::now();
-        let measure_from = start + w.warmup;
-        let deadline = measure_from + w.duration;
-        let mut last = start;
+        let mut meter = Meter::new(Instant::now(), w, 1);
         let mut failure: Option<io::Error> = None;
         let sync = w.fdatasync && w.pattern.is_write();
         loop {
             let now = Instant::now();
-            // Past the deadline only while nothing has been measured yet (a
-            // starved run still yields one figure).
-            let open = now < deadline || m.ios == 0;
-            if open && failure.is_none() && !stop.load(Ordering::Relaxed) {
+            let stopping = failure.is_some() || stop.load(Ordering::Relaxed);
+            if !free.is_empty() && meter.open(now, stopping) {
                 while let Some(slot) = free.pop() {
                     let at = pos.next_offset();
                     self.push(w, slot, at)?;
@@ -173,6 +167,8 @@ impl Engine for Uring {
                 }
             }
             if inflight == 0 {
+                // Nothing in flight and nothing issued: the window is closed.
+                meter.open(now, true);
                 break;
             }
             // Wake once a quarter of the queue has completed: three quarters
@@ -206,22 +202,14 @@ impl Engine for Uring {
                 }
                 inflight -= 1;
                 free.push(slot);
-                if res != expect {
-                    continue;
-                }
-                if now >= measure_from && (now < deadline || m.ios == 0) {
-                    m.ios += 1;
-                    m.bytes += u64::from(w.block_size);
-                    let ns = (now - issued_at[slot]).as_nanos() as u64;
-                    m.latency.saturating_record(ns.max(1));
-                    last = now;
+                if res == expect {
+                    meter.complete(issued_at[slot], now);
                 }
             }
         }
         if let Some(e) = failure {
             return Err(e);
         }
-        m.elapsed = last.saturating_duration_since(measure_from);
-        Ok(m)
+        Ok(meter.finish())
     }
 }

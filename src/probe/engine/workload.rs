@@ -42,7 +42,11 @@ pub struct Workload {
     pub fdatasync: bool,
     /// Discarded run before measuring.
     pub warmup: Duration,
+    /// The measured window lasts at least this, and until `min_completions`
+    /// I/Os completed in it, but no longer than `max_duration`.
     pub duration: Duration,
+    pub max_duration: Duration,
+    pub min_completions: u64,
     pub seed: u64,
     /// This job's index and the job count (sequential streams start apart).
     pub job: u32,
@@ -123,6 +127,8 @@ mod tests {
             fdatasync: false,
             warmup: Duration::ZERO,
             duration: Duration::from_millis(100),
+            max_duration: Duration::from_secs(1),
+            min_completions: 0,
             seed: 1,
             job: 0,
             jobs: 1,

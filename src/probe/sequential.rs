@@ -1,0 +1,548 @@
+//! The sequential procedure: which comparisons (contrasts) the grid asks,
+//! how each is judged after every round, and which cells still need
+//! measuring.
+//!
+//! **Pairing.** Every round runs every active cell, so a contrast is judged
+//! on its per-round differences of log IOPS, d_r = ln(cell_r) − ln(ref_r):
+//! drift over the run (heat, background work) hits both alike and cancels.
+//!
+//! **Robustness.** A round whose difference lies more than 5 robust
+//! standard deviations (1.4826 × the median absolute deviation, pooled over
+//! the pattern's contrasts) from its contrast's median is left out, at most
+//! one round in five: one bad round cannot move the estimate. Broken
+//! measurements (too few completions, a stall) were already run again by
+//! the runner.
+//!
+//! **Moderated t.** Each contrast's variance is shrunk toward the variance
+//! pooled over all contrasts of its pattern, as if it had [`PRIOR_DF`] more
+//! rounds of that pooled noise (Smyth's moderated t, 2004): few rounds then
+//! still give a usable test, and a contrast noisier than the rest keeps
+//! most of its own variance.
+//!
+//! **Error rates under optional stopping.** After round `min_rounds` and
+//! every round after it, each open contrast is looked at. Its interval is
+//! taken at level 1 − α / (m × K), for m contrasts the plan may ask and K
+//! looks at most (Bonferroni over contrasts and looks): whenever the run
+//! stops, every interval holds at once with probability ≥ 1 − α, so the
+//! decisions are simultaneously right at that rate.
+//!
+//! **Decisions.** Slower: the interval lies below 1. Faster: above 1. Fine:
+//! its lower end is above 1 − `min_effect` (no penalty as large as the
+//! smallest one worth finding). Otherwise open: measured again, until the
+//! plan's most rounds.
+
+use super::engine::Pattern;
+use super::grid::{Cell, Plan};
+use super::run::CellSamples;
+use super::stats;
+use serde::Serialize;
+
+/// Family-wise error rate of all decisions of one run.
+pub const ALPHA: f64 = 0.05;
+/// Prior degrees of freedom of the moderated variance.
+pub const PRIOR_DF: f64 = 6.0;
+/// A paired difference further than this many robust SDs is an outlier.
+const OUTLIER_SDS: f64 = 5.0;
+/// The robust scale is never taken below 0.5 % (log units), so a
+/// near-noiseless run does not call ordinary jitter an outlier.
+const MIN_SCALE: f64 = 0.005;
+
+/// What a contrast compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContrastKind {
+    /// A misaligned cell against offset 0 of its block size and pattern.
+    Offset,
+    /// Aligned IOPS of a block size against the next larger one: smaller
+    /// blocks significantly slower per I/O are read-modify-write.
+    BlockSize,
+}
+
+crate::spelled_as_serde!(ContrastKind);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decision {
+    Slower,
+    Faster,
+    /// No penalty as large as `min_effect`.
+    Fine,
+    /// Not decided (yet, or within the plan's rounds).
+    Open,
+}
+
+crate::spelled_as_serde!(Decision);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Contrast {
+    pub kind: ContrastKind,
+    pub subject: Cell,
+    pub reference: Cell,
+}
+
+/// One contrast as judged at a look.
+#[derive(Clone, Debug)]
+pub struct Assessment {
+    pub contrast: Contrast,
+    /// Paired rounds measured, and how many of them were left out as
+    /// outliers.
+    pub n: usize,
+    pub outliers: usize,
+    /// exp(mean paired log difference): subject IOPS over reference IOPS.
+    pub ratio: f64,
+    /// The simultaneous interval of the ratio (see the module notes).
+    pub ci: [f64; 2],
+    pub p: f64,
+    /// p × m × K, capped at 1: below α exactly when the interval excludes 1.
+    pub p_adjusted: f64,
+    pub decision: Decision,
+}
+
+/// The settings of the procedure for one plan.
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    /// Contrasts the plan may ask (zoom included) and looks at most.
+    pub family: usize,
+    pub looks: u32,
+    pub min_rounds: u32,
+    pub min_effect: f64,
+}
+
+impl Params {
+    pub fn of(plan: &Plan) -> Params {
+        let all: Vec<Cell> = plan.all_cells().copied().collect();
+        Params {
+            family: contrasts(&all).len().max(1),
+            looks: plan.rounds.saturating_sub(plan.min_rounds) + 1,
+            min_rounds: plan.min_rounds.max(2),
+            min_effect: plan.min_effect,
+        }
+    }
+
+    /// Two-sided error level of each interval.
+    pub fn per_interval_alpha(&self) -> f64 {
+        ALPHA / (self.family as f64 * f64::from(self.looks))
+    }
+}
+
+/// Every contrast among `cells`: each misaligned cell against offset 0 of
+/// its block size and pattern, and each aligned block size against the
+/// next larger aligned one of its pattern.
+pub fn contrasts(cells: &[Cell]) -> Vec<Contrast> {
+    let mut v = Vec::new();
+    for c in cells.iter().filter(|c| c.offset != 0) {
+        let reference = Cell { offset: 0, ..*c };
+        if cells.contains(&reference) {
+            v.push(Contrast {
+                kind: ContrastKind::Offset,
+                subject: *c,
+                reference,
+            });
+        }
+    }
+    let mut aligned: Vec<Cell> = cells.iter().filter(|c| c.offset == 0).copied().collect();
+    aligned.sort_by_key(|c| (c.pattern, c.block_size));
+    aligned.dedup();
+    for w in aligned.windows(2) {
+        if w[0].pattern == w[1].pattern {
+            v.push(Contrast {
+                kind: ContrastKind::BlockSize,
+                subject: w[0],
+                reference: w[1],
+            });
+        }
+    }
+    v
+}
+
+/// Per-round paired log differences of a contrast, by round.
+pub fn paired_of(c: &Contrast, samples: &[CellSamples]) -> Vec<f64> {
+    let find = |cell: &Cell| samples.iter().find(|s| s.cell == *cell);
+    let (Some(s), Some(r)) = (find(&c.subject), find(&c.reference)) else {
+        return Vec::new();
+    };
+    s.rounds
+        .iter()
+        .filter_map(|x| {
+            let y = r.in_round(x.round)?;
+            (x.iops > 0.0 && y > 0.0).then(|| x.iops.ln() - y.ln())
+        })
+        .collect()
+}
+
+/// The robust SD of a pattern's paired differences around their
+/// contrasts' medians (the median's own zero deviation left out).
+pub(crate) fn robust_scale(groups: &[Vec<f64>]) -> f64 {
+    let mut dev = Vec::new();
+    for g in groups.iter().filter(|g| g.len() >= 3) {
+        let m = stats::median(g);
+        let mut d: Vec<f64> = g.iter().map(|x| (x - m).abs()).collect();
+        d.sort_by(f64::total_cmp);
+        if g.len() % 2 == 1 {
+            d.remove(0);
+        }
+        dev.extend(d);
+    }
+    (1.4826 * stats::median(&dev)).max(MIN_SCALE)
+}
+
+/// `xs` without its outliers (at most one in five, largest first), and
+/// how many were left out.
+pub(crate) fn without_outliers(xs: &[f64], scale: f64) -> (Vec<f64>, usize) {
+    if xs.len() < 4 {
+        return (xs.to_vec(), 0);
+    }
+    let m = stats::median(xs);
+    let mut idx: Vec<usize> = (0..xs.len()).collect();
+    idx.sort_by(|&a, &b| (xs[b] - m).abs().total_cmp(&(xs[a] - m).abs()));
+    let cap = xs.len().div_ceil(5);
+    let drop: Vec<usize> = idx
+        .into_iter()
+        .take(cap)
+        .filter(|&i| (xs[i] - m).abs() > OUTLIER_SDS * scale)
+        .collect();
+    let kept = (0..xs.len())
+        .filter(|i| !drop.contains(i))
+        .map(|i| xs[i])
+        .collect();
+    (kept, drop.len())
+}
+
+/// Judge every contrast on what was measured so far.
+pub fn assess(contrasts: &[Contrast], samples: &[CellSamples], p: &Params) -> Vec<Assessment> {
+    let raw: Vec<Vec<f64>> = contrasts.iter().map(|c| paired_of(c, samples)).collect();
+    let mut out = Vec::with_capacity(contrasts.len());
+    let mut patterns: Vec<Pattern> = contrasts.iter().map(|c| c.subject.pattern).collect();
+    patterns.sort_unstable();
+    patterns.dedup();
+    let mut by_pattern = std::collections::BTreeMap::new();
+    for pat in patterns {
+        let idx: Vec<usize> = (0..contrasts.len())
+            .filter(|&i| contrasts[i].subject.pattern == pat)
+            .collect();
+        let groups: Vec<Vec<f64>> = idx.iter().map(|&i| raw[i].clone()).collect();
+        let scale = robust_scale(&groups);
+        let cleaned: Vec<(Vec<f64>, usize)> =
+            groups.iter().map(|g| without_outliers(g, scale)).collect();
+        let pooled = stats::pooled_variance(cleaned.iter().map(|(g, _)| g.as_slice()));
+        for (&i, (g, dropped)) in idx.iter().zip(cleaned) {
+            by_pattern.insert(i, judge(contrasts[i], &g, dropped, pooled, p));
+        }
+    }
+    for i in 0..contrasts.len() {
+        out.push(by_pattern.remove(&i).expect("every contrast judged"));
+    }
+    out
+}
+
+/// One contrast's interval and decision.
+fn judge(c: Contrast, d: &[f64], outliers: usize, pooled: Option<f64>, p: &Params) -> Assessment {
+    let a = p.per_interval_alpha();
+    let t = stats::moderated_t(d, pooled, PRIOR_DF, a);
+    let decided = d.len() as u32 >= p.min_rounds;
+    let decision = if !decided || !t.ci[0].is_finite() {
+        Decision::Open
+    } else if t.ci[1] < 0.0 {
+        Decision::Slower
+    } else if t.ci[0] > 0.0 {
+        Decision::Faster
+    } else if t.ci[0] > (1.0 - p.min_effect).ln() {
+        Decision::Fine
+    } else {
+        Decision::Open
+    };
+    let factor = p.family as f64 * f64::from(p.looks);
+    Assessment {
+        contrast: c,
+        n: d.len() + outliers,
+        outliers,
+        ratio: t.mean.exp(),
+        ci: [t.ci[0].exp(), t.ci[1].exp()],
+        p: t.p,
+        p_adjusted: (t.p * factor).min(1.0),
+        decision,
+    }
+}
+
+/// The cells the open contrasts still need (their subjects and
+/// references) among those that may run more rounds.
+pub fn still_needed(assessed: &[Assessment], max_rounds: u32) -> Vec<Cell> {
+    let mut v: Vec<Cell> = assessed
+        .iter()
+        .filter(|a| a.decision == Decision::Open && (a.n as u32) < max_rounds)
+        .flat_map(|a| [a.contrast.subject, a.contrast.reference])
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The zoom is wanted when an offset contrast at the largest alignment of
+/// the first cells was slower, or aligned blocks of the ladder's size were
+/// slower than larger ones: the unit may be larger than they can tell.
+pub fn wants_zoom(plan: &Plan, assessed: &[Assessment]) -> bool {
+    let ladder_bs = plan
+        .cells
+        .iter()
+        .filter(|c| c.offset != 0)
+        .map(|c| c.block_size)
+        .max();
+    let curve = assessed.iter().any(|a| {
+        a.contrast.kind == ContrastKind::BlockSize
+            && a.decision == Decision::Slower
+            && Some(a.contrast.subject.block_size) == ladder_bs
+    });
+    let top = plan
+        .cells
+        .iter()
+        .filter(|c| c.offset != 0)
+        .map(|c| crate::units::alignment_of(c.offset))
+        .max();
+    !plan.zoom.is_empty()
+        && (curve
+            || assessed.iter().any(|a| {
+                a.contrast.kind == ContrastKind::Offset
+                    && a.decision == Decision::Slower
+                    && Some(crate::units::alignment_of(a.contrast.subject.offset)) == top
+            }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::engine::new_histogram;
+    use crate::probe::run::RoundSample;
+
+    fn normal(rng: &mut fastrand::Rng) -> f64 {
+        let u1 = rng.f64().max(1e-300);
+        let u2 = rng.f64();
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+
+    fn cell(bs: u32, offset: u64) -> Cell {
+        Cell {
+            block_size: bs,
+            offset,
+            pattern: Pattern::Randwrite,
+        }
+    }
+
+    /// Rounds of a grid: `speed(cell)` scales 1000 IOPS; each round has a
+    /// drift shared by all cells (`drift` SD) and each measurement its own
+    /// noise (`noise` SD), both on log IOPS.
+    fn simulate(
+        cells: &[Cell],
+        rounds: u32,
+        drift: f64,
+        noise: f64,
+        rng: &mut fastrand::Rng,
+        speed: &dyn Fn(&Cell) -> f64,
+    ) -> Vec<CellSamples> {
+        let mut out: Vec<CellSamples> = cells
+            .iter()
+            .map(|&c| CellSamples {
+                cell: c,
+                rounds: Vec::new(),
+                latency: new_histogram(),
+            })
+            .collect();
+        for round in 0..rounds {
+            let shared = drift * normal(rng);
+            for s in &mut out {
+                let iops = 1000.0 * speed(&s.cell) * (shared + noise * normal(rng)).exp();
+                s.rounds.push(RoundSample {
+                    round,
+                    iops,
+                    bytes_per_s: iops,
+                    window_s: 0.1,
+                    retries: 0,
+                    broken: false,
+                });
+            }
+        }
+        out
+    }
+
+    fn params(family: usize, looks: u32) -> Params {
+        Params {
+            family,
+            looks,
+            min_rounds: 3,
+            min_effect: 0.1,
+        }
+    }
+
+    /// Runs the sequential procedure on a simulated grid, as the prober
+    /// does: look after every round from the third, drop decided contrasts.
+    fn sequential(
+        cells: &[Cell],
+        max_rounds: u32,
+        drift: f64,
+        noise: f64,
+        rng: &mut fastrand::Rng,
+        speed: &dyn Fn(&Cell) -> f64,
+    ) -> Vec<Assessment> {
+        let all = simulate(cells, max_rounds, drift, noise, rng, speed);
+        let cs = contrasts(cells);
+        let p = params(cs.len(), max_rounds - 2);
+        let mut final_: Vec<Option<Assessment>> = vec![None; cs.len()];
+        for r in 3..=max_rounds {
+            let seen: Vec<CellSamples> = all
+                .iter()
+                .map(|s| CellSamples {
+                    cell: s.cell,
+                    rounds: s.rounds[..r as usize].to_vec(),
+                    latency: new_histogram(),
+                })
+                .collect();
+            let look = assess(&cs, &seen, &p);
+            for (i, a) in look.into_iter().enumerate() {
+                let done = final_[i]
+                    .as_ref()
+                    .is_some_and(|f| f.decision != Decision::Open);
+                if !done {
+                    final_[i] = Some(a);
+                }
+            }
+        }
+        final_.into_iter().map(|a| a.expect("judged")).collect()
+    }
+
+    fn ladder() -> Vec<Cell> {
+        let mut v = vec![cell(4096, 0), cell(16384, 0), cell(65536, 0)];
+        v.extend([512, 1024, 2048, 4096, 8192, 16384, 32768].map(|o| cell(65536, o)));
+        v.push(cell(4096, 512));
+        v
+    }
+
+    #[test]
+    fn contrasts_pair_offsets_with_aligned_and_block_sizes_in_order() {
+        let cs = contrasts(&ladder());
+        assert_eq!(
+            cs.iter().filter(|c| c.kind == ContrastKind::Offset).count(),
+            8
+        );
+        let bs: Vec<(u32, u32)> = cs
+            .iter()
+            .filter(|c| c.kind == ContrastKind::BlockSize)
+            .map(|c| (c.subject.block_size, c.reference.block_size))
+            .collect();
+        assert_eq!(bs, vec![(4096, 16384), (16384, 65536)]);
+    }
+
+    #[test]
+    fn no_false_decisions_beyond_alpha_on_a_null_grid() {
+        // Every cell equally fast: any "slower" or "faster" is an error of
+        // the family. Drift is large, so unpaired tests would drown in it.
+        let mut rng = fastrand::Rng::with_seed(5);
+        let cells = ladder();
+        let runs = 300;
+        let mut errors = 0;
+        let mut fine = 0;
+        for _ in 0..runs {
+            let a = sequential(&cells, 12, 0.2, 0.04, &mut rng, &|_| 1.0);
+            if a.iter()
+                .any(|x| matches!(x.decision, Decision::Slower | Decision::Faster))
+            {
+                errors += 1;
+            }
+            fine += a.iter().filter(|x| x.decision == Decision::Fine).count();
+        }
+        let rate = errors as f64 / runs as f64;
+        assert!(rate <= 0.05, "family-wise error rate {rate}");
+        // And the procedure does decide: most contrasts end "fine".
+        assert!(fine as f64 / (runs * 10) as f64 > 0.9, "fine {fine}");
+    }
+
+    #[test]
+    fn intervals_cover_the_true_ratio_simultaneously() {
+        // Offsets below 4 KiB are 30 % slower; every decided interval must
+        // hold the true ratio, in at least 95 % of runs all at once.
+        let mut rng = fastrand::Rng::with_seed(9);
+        let cells = ladder();
+        let truth = |c: &Cell| {
+            if c.offset % 4096 == 0 {
+                1.0
+            } else {
+                0.7
+            }
+        };
+        let runs = 300;
+        let mut all_covered = 0;
+        for _ in 0..runs {
+            let a = sequential(&cells, 12, 0.1, 0.05, &mut rng, &truth);
+            let ok = a.iter().all(|x| {
+                let want = truth(&x.contrast.subject) / truth(&x.contrast.reference);
+                x.ci[0] <= want && want <= x.ci[1]
+            });
+            all_covered += usize::from(ok);
+        }
+        let rate = all_covered as f64 / runs as f64;
+        assert!(rate >= 0.95, "simultaneous coverage {rate}");
+    }
+
+    #[test]
+    fn penalties_of_10_to_50_percent_are_found_early() {
+        let mut rng = fastrand::Rng::with_seed(17);
+        let cells = ladder();
+        for pen in [0.5, 0.3, 0.15, 0.1] {
+            let speed = |c: &Cell| if c.offset % 4096 == 0 { 1.0 } else { 1.0 - pen };
+            let a = sequential(&cells, 12, 0.1, 0.03, &mut rng, &speed);
+            for x in a.iter().filter(|x| x.contrast.kind == ContrastKind::Offset) {
+                let slow = x.contrast.subject.offset % 4096 != 0;
+                let want = if slow {
+                    Decision::Slower
+                } else {
+                    Decision::Fine
+                };
+                assert_eq!(x.decision, want, "penalty {pen}: {x:?}");
+                if slow && pen >= 0.3 {
+                    assert!(x.n <= 4, "penalty {pen} took {} rounds", x.n);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn one_bad_round_does_not_hide_a_penalty() {
+        // The case: the reference's rounds 2696 1531 2633 2679 2810
+        // and a true 47 % penalty.
+        let ref_rounds = [2696.0, 1531.0, 2633.0, 2679.0, 2810.0];
+        let mk = |c: Cell, xs: &[f64]| CellSamples {
+            cell: c,
+            rounds: xs
+                .iter()
+                .enumerate()
+                .map(|(i, &iops)| RoundSample {
+                    round: i as u32,
+                    iops,
+                    bytes_per_s: iops,
+                    window_s: 0.1,
+                    retries: 0,
+                    broken: false,
+                })
+                .collect(),
+            latency: new_histogram(),
+        };
+        let slow: Vec<f64> = [1430.0, 1411.0, 1395.0, 1440.0, 1462.0].to_vec();
+        let fine: Vec<f64> = [2710.0, 2650.0, 2600.0, 2690.0, 2790.0].to_vec();
+        let samples = vec![
+            mk(cell(4096, 0), &ref_rounds),
+            mk(cell(4096, 512), &slow),
+            mk(cell(4096, 2048), &slow),
+            mk(cell(4096, 8192), &fine),
+        ];
+        let cs = contrasts(&samples.iter().map(|s| s.cell).collect::<Vec<_>>());
+        let a = assess(&cs, &samples, &params(36, 10));
+        for x in &a {
+            let want = if x.contrast.subject.offset == 8192 {
+                Decision::Fine
+            } else {
+                Decision::Slower
+            };
+            assert_eq!(x.decision, want, "{x:?}");
+        }
+        assert!(a.iter().all(|x| x.outliers == 1), "{a:?}");
+        assert!((a[0].ratio - 0.53).abs() < 0.03, "{}", a[0].ratio);
+    }
+}
