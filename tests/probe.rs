@@ -547,3 +547,31 @@ fn falls_back_to_psync_when_io_uring_is_blocked() {
     assert_eq!(code, 2);
     assert!(err.contains("cannot start the I/O engine"), "{err}");
 }
+
+/// Ctrl-C ends the run after the I/Os in flight, and what was measured is
+/// still reported (marked partial), as fio does; the exit status is 2.
+#[test]
+fn sigint_reports_what_was_measured() {
+    let d = TestDisk::new(None, None);
+    let child = std::process::Command::new(bin())
+        .args(["probe", &d.l.dev, "--json", "--runtime", "300ms"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("interrupted after"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(v["partial"], true);
+    assert!(v["diskalign_version"].is_string());
+    let cells = v["cells"].as_array().unwrap();
+    assert!(!cells.is_empty() && cells.len() < 30, "{}", cells.len());
+    assert!(cells
+        .iter()
+        .all(|c| c["iops"]["median"].as_f64().unwrap() > 0.0));
+}

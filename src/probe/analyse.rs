@@ -175,10 +175,12 @@ fn relative(a: &Assessment) -> Relative {
     }
 }
 
-/// Per-cell reports, in the order the cells first ran.
+/// Per-cell reports, by pattern, block size and offset.
 pub fn cells(samples: &[CellSamples], assessed: &[Assessment]) -> Vec<CellReport> {
-    samples
-        .iter()
+    let mut order: Vec<&CellSamples> = samples.iter().collect();
+    order.sort_by_key(|c| (c.cell.pattern, c.cell.block_size, c.cell.offset));
+    order
+        .into_iter()
         .map(|c| {
             let s: Vec<f64> = c.rounds.iter().map(|r| r.iops).collect();
             let mib = f64::from(c.cell.block_size) / (1024.0 * 1024.0);
