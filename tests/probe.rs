@@ -575,3 +575,42 @@ fn sigint_reports_what_was_measured() {
         .iter()
         .all(|c| c["iops"]["median"].as_f64().unwrap() > 0.0));
 }
+
+/// Several targets in one run: the same grid on each, shuffled together,
+/// each with its own verdict, and each further target's cells against the
+/// first's.
+#[test]
+fn two_targets_in_one_run() {
+    let a = TestDisk::new(None, None);
+    let b = TestDisk::new(None, None);
+    let (v, code) = probe_json(&with_fast(&[&a.l.dev, &b.l.dev, "--bs", "4k"]));
+    assert!(code == 0 || code == 1, "{v}");
+    let targets = v["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    assert_eq!(targets[0]["target"]["path"], a.l.dev.as_str());
+    assert_eq!(targets[1]["target"]["path"], b.l.dev.as_str());
+    assert_eq!(v["target"], targets[0]["target"]);
+    for t in targets {
+        assert_eq!(t["cells"].as_array().unwrap().len(), 6);
+        assert!(t["inference"]["statement"].is_string());
+    }
+    let versus = v["versus"].as_array().unwrap();
+    assert_eq!(versus.len(), 6);
+    assert!(versus
+        .iter()
+        .all(|c| c["kind"] == "target" && c["target"] == 1 && c["reference_target"] == 0));
+    // CSV: one row per cell of each target, naming it.
+    let (csv, _, _) = probe(&with_fast(&[
+        &a.l.dev, &b.l.dev, "--bs", "4k", "--format", "csv",
+    ]));
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 12, "{csv}");
+    assert_eq!(rows.iter().filter(|r| r.contains(&b.l.dev)).count(), 6);
+    // The job file names each target's file.
+    let (jobs, err, code) = probe(&[&a.l.dev, &b.l.dev, "--preset", "quick", "--emit-fio"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        jobs.contains("[t2-randread-4096-at-512]")
+            && jobs.contains(&format!("filename={}", b.l.dev))
+    );
+}

@@ -536,6 +536,7 @@ pub fn sizes(data: &[u8]) {
             let _ = plan.shuffled(&plan.cells, 0);
             let _ = diskalign::probe::sequential::contrasts(
                 &plan.all_cells().copied().collect::<Vec<_>>(),
+                2,
             );
         }
     }

@@ -84,8 +84,9 @@ const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also nee
 
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {
-    /// A disk or partition (/dev/sdb, /dev/sdb1), a file, or a directory (a scratch file is made there).
-    pub target: PathBuf,
+    /// Disks or partitions (/dev/sdb, /dev/sdb1), files, or directories (a scratch file is made there); several are probed together, their cells shuffled in every round and each compared with the first's.
+    #[arg(required = true, num_args = 1..)]
+    pub targets: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Also write one CSV row per cell to FILE.

@@ -145,7 +145,7 @@ pub fn run_probe(
     if emit_fio {
         return match crate::probe::emit_fio(opts, &stop) {
             Ok(text) => (text, 0),
-            Err(e) => fail(format!("{}: {e}", opts.target.display())),
+            Err(e) => fail(e),
         };
     }
     // Progress and the plan go to stderr whenever it is a terminal.
@@ -162,7 +162,7 @@ pub fn run_probe(
     if report.partial {
         warn(&format!(
             "{}: interrupted after {} round(s): the report holds what was measured until then (marked partial)",
-            opts.target.display(),
+            report.target.path.display(),
             report.rounds_run
         ));
         return (out.probe(&report), 2);

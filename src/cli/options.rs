@@ -75,7 +75,7 @@ fn probe(a: ProbeArgs, sysfs: Sysfs) -> Task {
     });
     Task::Probe {
         options: Box::new(ProbeOptions {
-            target: a.target.clone(),
+            targets: a.targets.clone(),
             grid: a.grid_request(seed),
             // `auto` (or anything clap let through that no engine has) is None.
             engine: crate::probe::engine::by_name(&a.engine),

@@ -76,6 +76,10 @@ pub struct CellReport {
 #[derive(Clone, Debug, Serialize)]
 pub struct ContrastReport {
     pub kind: ContrastKind,
+    /// Indexes of the targets compared (the same but for `target`
+    /// contrasts, whose reference is the first target).
+    pub target: usize,
+    pub reference_target: usize,
     pub pattern: Pattern,
     pub block_size: u32,
     pub offset: u64,
@@ -187,7 +191,7 @@ pub fn cells(samples: &[CellSamples], assessed: &[Assessment]) -> Vec<CellReport
             let us = |q: f64| c.latency.value_at_quantile(q) as f64 / 1000.0;
             let rel = assessed
                 .iter()
-                .find(|a| a.contrast.kind == ContrastKind::Offset && a.contrast.subject == c.cell);
+                .find(|a| a.contrast.kind == ContrastKind::Offset && a.contrast.subject == c.key());
             CellReport {
                 cell: c.cell,
                 iops: estimate(&s, 1.0),
@@ -214,11 +218,13 @@ pub fn contrast_reports(assessed: &[Assessment]) -> Vec<ContrastReport> {
         .iter()
         .map(|a| ContrastReport {
             kind: a.contrast.kind,
-            pattern: a.contrast.subject.pattern,
-            block_size: a.contrast.subject.block_size,
-            offset: a.contrast.subject.offset,
-            reference_block_size: a.contrast.reference.block_size,
-            reference_offset: a.contrast.reference.offset,
+            target: a.contrast.subject.target,
+            reference_target: a.contrast.reference.target,
+            pattern: a.contrast.subject.cell.pattern,
+            block_size: a.contrast.subject.cell.block_size,
+            offset: a.contrast.subject.cell.offset,
+            reference_block_size: a.contrast.reference.cell.block_size,
+            reference_offset: a.contrast.reference.cell.offset,
             relative: relative(a),
         })
         .collect()
@@ -316,7 +322,12 @@ fn penalties(samples: &[CellSamples], assessed: &[Assessment], unit: Option<u64>
     let mut rows: Vec<(Pattern, u32)> = assessed
         .iter()
         .filter(slower)
-        .map(|a| (a.contrast.subject.pattern, a.contrast.subject.block_size))
+        .map(|a| {
+            (
+                a.contrast.subject.cell.pattern,
+                a.contrast.subject.cell.block_size,
+            )
+        })
         .collect();
     rows.sort_unstable();
     rows.dedup();
@@ -328,19 +339,19 @@ fn penalties(samples: &[CellSamples], assessed: &[Assessment], unit: Option<u64>
                 .filter(slower)
                 .filter(move |a| {
                     a.contrast.kind == kind
-                        && a.contrast.subject.pattern == pattern
-                        && a.contrast.subject.block_size == bs
+                        && a.contrast.subject.cell.pattern == pattern
+                        && a.contrast.subject.cell.block_size == bs
                 })
                 .collect::<Vec<_>>()
         };
         for kind in [ContrastKind::Offset, ContrastKind::BlockSize] {
             let found = in_row(kind);
             let Some(first) = found.first() else { continue };
-            let subjects: Vec<Cell> = found.iter().map(|a| a.contrast.subject).collect();
+            let subjects: Vec<Cell> = found.iter().map(|a| a.contrast.subject.cell).collect();
             let (pct, ci) = typical(&row_differences(
                 samples,
                 &subjects,
-                &first.contrast.reference,
+                &first.contrast.reference.cell,
             ));
             let worst = found
                 .iter()
@@ -350,10 +361,10 @@ fn penalties(samples: &[CellSamples], assessed: &[Assessment], unit: Option<u64>
                 pattern,
                 block_size: bs,
                 kind,
-                worst_offset: worst.contrast.subject.offset,
+                worst_offset: worst.contrast.subject.cell.offset,
                 offsets: subjects.iter().map(|c| c.offset).collect(),
                 reference_block_size: (kind == ContrastKind::BlockSize)
-                    .then_some(first.contrast.reference.block_size),
+                    .then_some(first.contrast.reference.cell.block_size),
                 slower_pct: pct,
                 ci95_pct: ci,
                 p_adjusted: found.iter().map(|a| a.p_adjusted).fold(1.0, f64::min),
@@ -387,7 +398,7 @@ fn evidence(assessed: &[Assessment]) -> Evidence {
         .iter()
         .filter(|a| a.contrast.kind == ContrastKind::Offset)
         .collect();
-    let class = |a: &&Assessment| alignment_of(a.contrast.subject.offset);
+    let class = |a: &&Assessment| alignment_of(a.contrast.subject.cell.offset);
     let slow: Vec<u64> = offsets
         .iter()
         .filter(|a| a.decision == Decision::Slower)
@@ -399,8 +410,8 @@ fn evidence(assessed: &[Assessment]) -> Evidence {
         .filter(|a| a.contrast.kind == ContrastKind::BlockSize && a.decision == Decision::Slower)
         .map(|a| {
             (
-                a.contrast.subject.block_size,
-                a.contrast.reference.block_size,
+                a.contrast.subject.cell.block_size,
+                a.contrast.reference.cell.block_size,
             )
         })
         .max();
@@ -412,14 +423,14 @@ fn evidence(assessed: &[Assessment]) -> Evidence {
     let fine: Vec<u64> = offsets
         .iter()
         .filter(|a| matches!(a.decision, Decision::Fine | Decision::Faster))
-        .filter(|a| u64::from(a.contrast.subject.block_size) >= bound)
+        .filter(|a| u64::from(a.contrast.subject.cell.block_size) >= bound)
         .map(class)
         .filter(|c| !slow.contains(c))
         .collect();
     let mut open_above: Vec<u64> = offsets
         .iter()
         .filter(|a| a.decision == Decision::Open)
-        .filter(|a| u64::from(a.contrast.subject.block_size) >= bound)
+        .filter(|a| u64::from(a.contrast.subject.cell.block_size) >= bound)
         .map(class)
         .filter(|&c| max_slow.is_some_and(|m| c > m) && !fine.contains(&c))
         .collect();
@@ -428,7 +439,7 @@ fn evidence(assessed: &[Assessment]) -> Evidence {
     let mut slow_patterns: Vec<Pattern> = assessed
         .iter()
         .filter(|a| a.decision == Decision::Slower)
-        .map(|a| a.contrast.subject.pattern)
+        .map(|a| a.contrast.subject.cell.pattern)
         .collect();
     slow_patterns.sort_unstable();
     slow_patterns.dedup();
@@ -563,7 +574,7 @@ fn noise(
 ) -> Vec<Noise> {
     let mut patterns: Vec<Pattern> = assessed
         .iter()
-        .map(|a| a.contrast.subject.pattern)
+        .map(|a| a.contrast.subject.cell.pattern)
         .collect();
     patterns.sort_unstable();
     patterns.dedup();
@@ -572,7 +583,7 @@ fn noise(
         .filter_map(|pat| {
             let groups: Vec<Vec<f64>> = assessed
                 .iter()
-                .filter(|a| a.contrast.subject.pattern == pat)
+                .filter(|a| a.contrast.subject.cell.pattern == pat)
                 .map(|a| sequential::paired_of(&a.contrast, samples))
                 .collect();
             let var = stats::pooled_variance(groups.iter().map(|g| g.as_slice()))?;
@@ -746,6 +757,7 @@ mod tests {
         let mut out: Vec<CellSamples> = cells
             .iter()
             .map(|&c| CellSamples {
+                target: 0,
                 cell: c,
                 rounds: Vec::new(),
                 latency: new_histogram(),
@@ -776,8 +788,8 @@ mod tests {
             plan.cells.clone()
         };
         let s = samples(&cells, 6, &rmw(unit));
-        let p = Params::of(&plan);
-        let a = assess(&contrasts(&cells), &s, &p);
+        let p = Params::of(&plan, 1);
+        let a = assess(&contrasts(&cells, 1), &s, &p);
         infer(&s, &a, &p, 6, plan.rounds)
     }
 
@@ -868,8 +880,8 @@ mod tests {
     fn no_penalty_has_no_unit() {
         let plan = auto_plan();
         let s = samples(&plan.cells, 6, &|_| 1.0);
-        let p = Params::of(&plan);
-        let a = assess(&contrasts(&plan.cells), &s, &p);
+        let p = Params::of(&plan, 1);
+        let a = assess(&contrasts(&plan.cells, 1), &s, &p);
         let inf = infer(&s, &a, &p, 6, plan.rounds);
         assert_eq!(inf.confidence, Confidence::NoDifference);
         assert_eq!(inf.effective_unit_bytes, None);
@@ -883,8 +895,8 @@ mod tests {
     fn one_round_gives_no_verdict() {
         let plan = auto_plan();
         let s = samples(&plan.cells, 1, &rmw(4096));
-        let p = Params::of(&plan);
-        let a = assess(&contrasts(&plan.cells), &s, &p);
+        let p = Params::of(&plan, 1);
+        let a = assess(&contrasts(&plan.cells, 1), &s, &p);
         let inf = infer(&s, &a, &p, 1, 1);
         assert_eq!(inf.confidence, Confidence::Untested);
         assert!(inf.penalties.is_empty());

@@ -4,7 +4,7 @@
 use super::engine::{EngineKind, Pattern};
 use super::grid::Plan;
 use std::fmt::Write;
-use std::path::Path;
+use std::path::PathBuf;
 
 fn fio_rw(p: Pattern) -> &'static str {
     match p {
@@ -24,15 +24,17 @@ pub fn section(pattern: Pattern, bs: u32, offset: u64) -> String {
     format!("{}-{bs}-at-{offset}", pattern.as_str())
 }
 
-/// A job file with a `[global]` part and one stonewalled section per cell.
-/// `file_size` is set for a scratch file fio must create itself.
-pub fn job_file(
-    plan: &Plan,
-    filename: &Path,
-    size: u64,
-    engine: EngineKind,
-    file_size: Option<u64>,
-) -> String {
+/// A file the job file runs on: a target, or a scratch file fio creates
+/// itself (`create_size`) in a directory target.
+pub struct File {
+    pub path: PathBuf,
+    pub create_size: Option<u64>,
+}
+
+/// A job file with a `[global]` part and one stonewalled section per cell
+/// (and per file, with several: `t2-randread-4096-at-512`). `size` is the
+/// bytes every file has.
+pub fn job_file(plan: &Plan, files: &[File], size: u64, engine: EngineKind) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -53,9 +55,8 @@ pub fn job_file(
         plan.rounds
     );
     let _ = writeln!(s, "[global]");
-    let _ = writeln!(s, "filename={}", filename.display());
-    if let Some(fs) = file_size {
-        let _ = writeln!(s, "filesize={fs}");
+    if let [one] = files {
+        global_file(&mut s, one);
     }
     let engine = super::engine::descriptor(engine);
     let _ = writeln!(s, "{}", engine.fio);
@@ -75,26 +76,48 @@ pub fn job_file(
         ms(plan.runtime),
         ms(plan.warmup)
     );
-    for c in plan.all_cells() {
-        let bs = u64::from(c.block_size);
-        let _ = writeln!(
-            s,
-            "\n[{}]\nstonewall\nrw={}\nbs={bs}\noffset={}",
-            section(c.pattern, c.block_size, c.offset),
-            fio_rw(c.pattern),
-            c.offset
-        );
-        if c.pattern.is_random() {
-            let slots = (size - c.offset - bs) / plan.unit + 1;
-            let _ = writeln!(
-                s,
-                "blockalign={}\nsize={}",
-                plan.unit,
-                (slots - 1) * plan.unit + bs
-            );
+    for (i, f) in files.iter().enumerate() {
+        let prefix = if files.len() > 1 {
+            format!("t{}-", i + 1)
         } else {
-            let _ = writeln!(s, "size={}", (size - c.offset) / bs * bs);
+            String::new()
+        };
+        for c in plan.all_cells() {
+            cell_section(&mut s, plan, c, size, &prefix);
+            if files.len() > 1 {
+                global_file(&mut s, f);
+            }
         }
     }
     s
+}
+
+/// `filename=` (and `filesize=` for a file fio creates).
+fn global_file(s: &mut String, f: &File) {
+    let _ = writeln!(s, "filename={}", f.path.display());
+    if let Some(fs) = f.create_size {
+        let _ = writeln!(s, "filesize={fs}");
+    }
+}
+
+fn cell_section(s: &mut String, plan: &Plan, c: &super::grid::Cell, size: u64, prefix: &str) {
+    let bs = u64::from(c.block_size);
+    let _ = writeln!(
+        s,
+        "\n[{prefix}{}]\nstonewall\nrw={}\nbs={bs}\noffset={}",
+        section(c.pattern, c.block_size, c.offset),
+        fio_rw(c.pattern),
+        c.offset
+    );
+    if c.pattern.is_random() {
+        let slots = (size - c.offset - bs) / plan.unit + 1;
+        let _ = writeln!(
+            s,
+            "blockalign={}\nsize={}",
+            plan.unit,
+            (slots - 1) * plan.unit + bs
+        );
+    } else {
+        let _ = writeln!(s, "size={}", (size - c.offset) / bs * bs);
+    }
 }

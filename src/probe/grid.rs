@@ -192,7 +192,7 @@ impl Plan {
 
     /// `cells` of round `round`, in a random order of their own so that
     /// drift over the run (heat, background work) hits every cell alike.
-    pub fn shuffled(&self, cells: &[Cell], round: u32) -> Vec<Cell> {
+    pub fn shuffled<T: Clone>(&self, cells: &[T], round: u32) -> Vec<T> {
         let mut order = cells.to_vec();
         let mut rng = fastrand::Rng::with_seed(
             self.seed ^ (u64::from(round) + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),

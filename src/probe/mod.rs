@@ -20,12 +20,14 @@ pub mod target;
 use crate::topology::Sysfs;
 use engine::EngineKind;
 use grid::{Cell, GridRequest, Plan};
-use report::{EngineInfo, ProbeReport, TargetInfo};
+use report::{EngineInfo, ProbeReport, TargetInfo, TargetReport};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 pub struct ProbeOptions {
-    pub target: PathBuf,
+    /// One target, or several probed together (cells of all shuffled
+    /// together in every round, and each compared with the first's).
+    pub targets: Vec<PathBuf>,
     pub grid: GridRequest,
     /// The engine asked for; None: the first in `engine::ENGINES` that starts.
     pub engine: Option<EngineKind>,
@@ -33,19 +35,6 @@ pub struct ProbeOptions {
     pub force: bool,
     pub scratch_size: u64,
     pub sysfs: Sysfs,
-}
-
-/// Progress callbacks, so the library stays free of terminal code.
-pub trait Progress {
-    /// Filling a scratch file: bytes done of total.
-    fn filling(&self, done: u64, total: u64);
-    /// The measurements start (before the first I/O).
-    fn start(&self, plan: &Plan);
-    /// Round `round` (from 0) of at most `plan.rounds` starts with `cells`.
-    fn round(&self, round: u32, cells: usize);
-    /// One cell of the current round is done, at `iops`.
-    fn cell_done(&self, cell: &Cell, iops: f64);
-    fn finish(&self);
 }
 
 fn access<'a>(
@@ -65,33 +54,65 @@ fn access<'a>(
     }
 }
 
+/// The constraints every target meets: the coarsest O_DIRECT alignment
+/// and block sizes, the smallest size. One grid runs on all.
+fn common(ts: &[grid::Constraints]) -> grid::Constraints {
+    let mut c = ts[0].clone();
+    for t in &ts[1..] {
+        c.logical_block_size = c.logical_block_size.max(t.logical_block_size);
+        c.physical_block_size = c.physical_block_size.max(t.physical_block_size);
+        c.size_bytes = c.size_bytes.min(t.size_bytes);
+        if t.dio_offset_align > c.dio_offset_align {
+            c.dio_offset_align = t.dio_offset_align;
+            c.dio_rule = t.dio_rule;
+        }
+    }
+    c
+}
+
 /// The fio job file for the plan this probe would run; nothing is written.
+/// With several targets each section names its file.
 pub fn emit_fio(o: &ProbeOptions, stop: &AtomicBool) -> Result<String, String> {
     let no_fill = |_: u64, _: u64| {};
     let mut a = access(o, stop, &no_fill);
     a.write = false;
-    let is_dir = o.target.is_dir();
-    let (constraints, filename, file_size) = if is_dir {
-        let c = target::scratch_constraints(&o.target, &a)?;
-        (
-            c,
-            o.target.join("diskalign-probe.fio.tmp"),
-            Some(o.scratch_size),
-        )
-    } else {
-        let t = target::open(&o.target, &a)?;
-        (t.constraints.clone(), o.target.clone(), None)
-    };
-    let plan = grid::plan(&o.grid, &constraints).map_err(|e| e.to_string())?;
+    let mut files = Vec::new();
+    let mut constraints = Vec::new();
+    for path in &o.targets {
+        let named = |e: String| format!("{}: {e}", path.display());
+        if path.is_dir() {
+            constraints.push(target::scratch_constraints(path, &a).map_err(named)?);
+            files.push(fio::File {
+                path: path.join("diskalign-probe.fio.tmp"),
+                create_size: Some(o.scratch_size),
+            });
+        } else {
+            let t = target::open(path, &a).map_err(named)?;
+            constraints.push(t.constraints.clone());
+            files.push(fio::File {
+                path: path.clone(),
+                create_size: None,
+            });
+        }
+    }
+    let c = common(&constraints);
+    let plan = grid::plan(&o.grid, &c).map_err(|e| e.to_string())?;
     // The job file names the engine asked for, else the preferred one.
     let kind = o.engine.unwrap_or(engine::ENGINES[0].kind);
-    Ok(fio::job_file(
-        &plan,
-        &filename,
-        constraints.size_bytes,
-        kind,
-        file_size,
-    ))
+    Ok(fio::job_file(&plan, &files, c.size_bytes, kind))
+}
+
+/// Progress callbacks, so the library stays free of terminal code.
+pub trait Progress {
+    /// Filling a scratch file: bytes done of total.
+    fn filling(&self, done: u64, total: u64);
+    /// The measurements start (before the first I/O), on `targets` targets.
+    fn start(&self, plan: &Plan, targets: usize);
+    /// Round `round` (from 0) of at most `plan.rounds` starts with `cells`.
+    fn round(&self, round: u32, cells: usize);
+    /// One cell of the current round is done, at `iops`.
+    fn cell_done(&self, cell: &Cell, iops: f64);
+    fn finish(&self);
 }
 
 /// What the rounds left: the samples, the final judgement of every
@@ -106,39 +127,55 @@ struct Measured {
     fallback: Option<String>,
 }
 
+/// Each contrast keeps its first decision: it stopped measuring then.
+fn keep_decided(frozen: &mut [Option<sequential::Assessment>], now: &mut [sequential::Assessment]) {
+    for (slot, a) in frozen.iter_mut().zip(now.iter_mut()) {
+        match slot {
+            Some(f) => *a = f.clone(),
+            None if a.decision != sequential::Decision::Open => *slot = Some(a.clone()),
+            None => {}
+        }
+    }
+}
+
 /// Rounds until every contrast is decided or has had the plan's most
 /// rounds; a decided contrast keeps its decision and stops measuring.
 fn measure(
-    t: &target::Target,
+    ts: &[target::Target],
     plan: &Plan,
     o: &ProbeOptions,
     stop: &AtomicBool,
     progress: &dyn Progress,
 ) -> Result<Measured, String> {
-    let mut runner = run::Runner::new(&t.file, t.constraints.size_bytes, plan, o.engine)
-        .map_err(|e| e.to_string())?;
-    let params = sequential::Params::of(plan);
-    let mut contrasts = sequential::contrasts(&plan.cells);
-    let mut frozen: Vec<Option<sequential::Assessment>> = vec![None; contrasts.len()];
+    let size = ts
+        .iter()
+        .map(|t| t.constraints.size_bytes)
+        .min()
+        .unwrap_or(0);
+    let files: Vec<(&std::fs::File, u64)> = ts.iter().map(|t| (&t.file, size)).collect();
+    let mut runner = run::Runner::new(&files, plan, o.engine).map_err(|e| e.to_string())?;
+    let params = sequential::Params::of(plan, ts.len());
+    let mut contrasts = sequential::contrasts(&plan.cells, ts.len());
+    let mut frozen = vec![None; contrasts.len()];
     let mut assessed = Vec::new();
-    let mut active = plan.cells.clone();
+    let mut active: Vec<run::Key> = (0..ts.len())
+        .flat_map(|target| {
+            plan.cells
+                .iter()
+                .map(move |&cell| run::Key { target, cell })
+        })
+        .collect();
     let (mut round, mut zoomed, mut partial) = (0, false, false);
     while !active.is_empty() {
         progress.round(round, active.len());
         let done = runner
-            .round(round, &active, stop, &mut |c, iops| {
-                progress.cell_done(c, iops)
+            .round(round, &active, stop, &mut |k, iops| {
+                progress.cell_done(&k.cell, iops)
             })
             .map_err(|e| e.to_string())?;
         round += 1;
         assessed = sequential::assess(&contrasts, &runner.cells, &params);
-        for (slot, a) in frozen.iter_mut().zip(assessed.iter_mut()) {
-            match slot {
-                Some(f) => *a = f.clone(),
-                None if a.decision != sequential::Decision::Open => *slot = Some(a.clone()),
-                None => {}
-            }
-        }
+        keep_decided(&mut frozen, &mut assessed);
         if !done {
             partial = true;
             break;
@@ -146,17 +183,15 @@ fn measure(
         if !zoomed && sequential::wants_zoom(plan, &assessed) {
             zoomed = true;
             let all: Vec<Cell> = plan.all_cells().copied().collect();
-            contrasts = sequential::contrasts(&all);
+            let before: Vec<(sequential::Contrast, Option<sequential::Assessment>)> =
+                contrasts.iter().copied().zip(frozen).collect();
+            contrasts = sequential::contrasts(&all, ts.len());
             frozen = contrasts
                 .iter()
-                .map(|c| {
-                    assessed
-                        .iter()
-                        .find(|a| a.contrast == *c)
-                        .and_then(|a| (a.decision != sequential::Decision::Open).then(|| a.clone()))
-                })
+                .map(|c| before.iter().find(|b| b.0 == *c).and_then(|b| b.1.clone()))
                 .collect();
             assessed = sequential::assess(&contrasts, &runner.cells, &params);
+            keep_decided(&mut frozen, &mut assessed);
         }
         active = sequential::still_needed(&assessed, plan.rounds);
     }
@@ -171,6 +206,58 @@ fn measure(
     })
 }
 
+fn target_info(path: &std::path::Path, t: &target::Target) -> TargetInfo {
+    TargetInfo {
+        path: path.to_path_buf(),
+        kind: t.kind,
+        size_bytes: t.constraints.size_bytes,
+        logical_block_size: t.constraints.logical_block_size,
+        physical_block_size: t.constraints.physical_block_size,
+        dio_offset_align: t.constraints.dio_offset_align,
+        dio_rule: t.constraints.dio_rule,
+        node_block_size: t.node_block_size,
+    }
+}
+
+/// One target's part of the run: its cells, its own contrasts and what
+/// they say about its unit.
+fn target_report(
+    i: usize,
+    path: &std::path::Path,
+    t: &target::Target,
+    m: &Measured,
+    params: &sequential::Params,
+    plan: &Plan,
+    o: &ProbeOptions,
+) -> TargetReport {
+    let samples: Vec<run::CellSamples> = m
+        .cells
+        .iter()
+        .filter(|c| c.target == i)
+        .map(|c| run::CellSamples {
+            target: c.target,
+            cell: c.cell,
+            rounds: c.rounds.clone(),
+            latency: c.latency.clone(),
+        })
+        .collect();
+    let own: Vec<sequential::Assessment> = m
+        .assessed
+        .iter()
+        .filter(|a| {
+            a.contrast.kind != sequential::ContrastKind::Target && a.contrast.subject.target == i
+        })
+        .cloned()
+        .collect();
+    TargetReport {
+        target: target_info(path, t),
+        environment: env::record(t, o.sysfs.root()),
+        cells: analyse::cells(&samples, &own),
+        contrasts: analyse::contrast_reports(&own),
+        inference: analyse::infer(&samples, &own, params, m.rounds_run, plan.rounds),
+    }
+}
+
 /// Plan, run and analyse. `stop` set (Ctrl-C) ends the run after the I/Os
 /// in flight; the report then holds what was measured, marked partial. A
 /// scratch file is removed on every path out of here.
@@ -181,32 +268,47 @@ pub fn probe(
 ) -> Result<ProbeReport, String> {
     let on_fill = |done, total| progress.filling(done, total);
     let a = access(o, stop, &on_fill);
-    let t = target::open(&o.target, &a).map_err(|e| format!("{}: {e}", o.target.display()))?;
-    let plan =
-        grid::plan(&o.grid, &t.constraints).map_err(|e| format!("{}: {e}", t.path.display()))?;
+    let mut ts = Vec::new();
+    for path in &o.targets {
+        ts.push(target::open(path, &a).map_err(|e| format!("{}: {e}", path.display()))?);
+    }
+    let names = || {
+        o.targets
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let c = common(&ts.iter().map(|t| t.constraints.clone()).collect::<Vec<_>>());
+    let plan = grid::plan(&o.grid, &c).map_err(|e| format!("{}: {e}", names()))?;
     let started_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let clock = std::time::Instant::now();
-    progress.start(&plan);
-    let m = measure(&t, &plan, o, stop, progress);
+    progress.start(&plan, ts.len());
+    let m = measure(&ts, &plan, o, stop, progress);
     progress.finish();
-    let m = m.map_err(|e| format!("{}: {e}", t.path.display()))?;
-    let params = sequential::Params::of(&plan);
-    let cells = analyse::cells(&m.cells, &m.assessed);
-    let inference = analyse::infer(&m.cells, &m.assessed, &params, m.rounds_run, plan.rounds);
-    let environment = env::record(&t, o.sysfs.root());
+    let m = m.map_err(|e| format!("{}: {e}", names()))?;
+    let params = sequential::Params::of(&plan, ts.len());
+    let mut reports: Vec<TargetReport> = o
+        .targets
+        .iter()
+        .zip(&ts)
+        .enumerate()
+        .map(|(i, (path, t))| target_report(i, path, t, &m, &params, &plan, o))
+        .collect();
+    let versus: Vec<sequential::Assessment> = m
+        .assessed
+        .iter()
+        .filter(|a| a.contrast.kind == sequential::ContrastKind::Target)
+        .cloned()
+        .collect();
+    let first = reports[0].clone();
+    if reports.len() == 1 {
+        reports.clear();
+    }
     Ok(ProbeReport {
-        target: TargetInfo {
-            path: o.target.clone(),
-            kind: t.kind,
-            size_bytes: t.constraints.size_bytes,
-            logical_block_size: t.constraints.logical_block_size,
-            physical_block_size: t.constraints.physical_block_size,
-            dio_offset_align: t.constraints.dio_offset_align,
-            dio_rule: t.constraints.dio_rule,
-            node_block_size: t.node_block_size,
-        },
+        target: first.target,
         engine: EngineInfo {
             name: m.engine,
             fallback_reason: m.fallback,
@@ -215,15 +317,17 @@ pub fn probe(
             direct: plan.direct,
             fdatasync: plan.fdatasync,
         },
-        environment,
+        environment: first.environment,
         rounds_run: m.rounds_run,
         zoomed: m.zoomed,
         partial: m.partial,
         elapsed_s: clock.elapsed().as_secs_f64(),
         started_unix,
         plan,
-        contrasts: analyse::contrast_reports(&m.assessed),
-        cells,
-        inference,
+        cells: first.cells,
+        contrasts: first.contrasts,
+        inference: first.inference,
+        targets: reports,
+        versus: analyse::contrast_reports(&versus),
     })
 }

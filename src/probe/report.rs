@@ -54,11 +54,31 @@ pub struct ProbeReport {
     /// Every comparison, including block size against block size.
     pub contrasts: Vec<ContrastReport>,
     pub inference: Inference,
+    /// With several targets: every target's own report (the first is the
+    /// one above), and each further target's cells against the first's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetReport>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub versus: Vec<ContrastReport>,
+}
+
+/// One target of a run over several.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetReport {
+    pub target: TargetInfo,
+    pub environment: Environment,
+    pub cells: Vec<CellReport>,
+    pub contrasts: Vec<ContrastReport>,
+    pub inference: Inference,
 }
 
 impl ProbeReport {
     /// Some misaligned cell was significantly slower than aligned.
     pub fn has_penalty(&self) -> bool {
         !self.inference.penalties.is_empty()
+            || self
+                .targets
+                .iter()
+                .any(|t| !t.inference.penalties.is_empty())
     }
 }

@@ -30,8 +30,10 @@ pub struct RoundSample {
     pub broken: bool,
 }
 
-/// Everything measured for one cell.
+/// Everything measured for one cell of one target.
 pub struct CellSamples {
+    /// Index of the target among those probed together.
+    pub target: usize,
     pub cell: Cell,
     pub rounds: Vec<RoundSample>,
     pub latency: Histogram<u64>,
@@ -62,11 +64,16 @@ impl std::fmt::Display for RunError {
     }
 }
 
+/// One target's engines (one per job) and the bytes its I/O may touch.
+struct Bound {
+    engines: Vec<Box<dyn Engine>>,
+    size: u64,
+}
+
 /// The engines of a run and what they measured so far.
 pub struct Runner<'a> {
     plan: &'a Plan,
-    size: u64,
-    engines: Vec<Box<dyn Engine>>,
+    targets: Vec<Bound>,
     pub engine: EngineKind,
     /// Why io_uring was not used, when `auto` fell back.
     pub fallback: Option<String>,
@@ -74,53 +81,65 @@ pub struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
-    /// Start one engine per job on `file` (`size` bytes).
+    /// Start one engine per job on each target (its file and the bytes
+    /// its I/O may touch).
     pub fn new(
-        file: &std::fs::File,
-        size: u64,
+        targets: &[(&std::fs::File, u64)],
         plan: &'a Plan,
         choice: Option<EngineKind>,
     ) -> Result<Runner<'a>, RunError> {
-        let setup = Setup {
-            fd: file.as_raw_fd(),
-            qd: plan.qd,
-            max_bs: plan.max_block_size(),
-            writes: plan.all_cells().any(|c| c.pattern.is_write()),
-            same_thread: plan.jobs == 1,
-        };
-        let mut engines = Vec::new();
+        let mut bound = Vec::new();
         let mut fallback = None;
-        for _ in 0..plan.jobs {
-            let (e, why) = engine::build(choice, &setup)
-                .map_err(|e| RunError::Io(format!("cannot start the I/O engine: {e}")))?;
-            fallback = fallback.or(why);
-            engines.push(e);
+        for (file, size) in targets {
+            let setup = Setup {
+                fd: file.as_raw_fd(),
+                qd: plan.qd,
+                max_bs: plan.max_block_size(),
+                writes: plan.all_cells().any(|c| c.pattern.is_write()),
+                same_thread: plan.jobs == 1,
+            };
+            let mut engines = Vec::new();
+            for _ in 0..plan.jobs {
+                let (e, why) = engine::build(choice, &setup)
+                    .map_err(|e| RunError::Io(format!("cannot start the I/O engine: {e}")))?;
+                fallback = fallback.or(why);
+                engines.push(e);
+            }
+            bound.push(Bound {
+                engines,
+                size: *size,
+            });
         }
+        let engine = bound
+            .first()
+            .and_then(|b| b.engines.first())
+            .map(|e| e.kind())
+            .ok_or_else(|| RunError::Io("no target".into()))?;
         Ok(Runner {
             plan,
-            size,
-            engine: engines[0].kind(),
-            engines,
+            targets: bound,
+            engine,
             fallback,
             cells: Vec::new(),
         })
     }
 
-    /// Run `cells` once each, in round `round`'s random order. `tick` gets
-    /// each cell and its IOPS; returns false when `stop` ended the round
+    /// Run each (target, cell) once, all shuffled together in round
+    /// `round`'s random order, so drift hits every target alike. `tick`
+    /// gets each and its IOPS; returns false when `stop` ended the round
     /// early (what was measured before is kept).
     pub fn round(
         &mut self,
         round: u32,
-        cells: &[Cell],
+        keys: &[Key],
         stop: &AtomicBool,
-        tick: &mut dyn FnMut(&Cell, f64),
+        tick: &mut dyn FnMut(&Key, f64),
     ) -> Result<bool, RunError> {
-        for cell in self.plan.shuffled(cells, round) {
-            let Some((m, retries)) = self.measure(&cell, round, stop)? else {
+        for key in self.plan.shuffled(keys, round) {
+            let Some((m, retries)) = self.measure(&key, round, stop)? else {
                 return Ok(false);
             };
-            let bs = f64::from(cell.block_size);
+            let bs = f64::from(key.cell.block_size);
             let sample = RoundSample {
                 round,
                 iops: m.iops,
@@ -129,8 +148,8 @@ impl<'a> Runner<'a> {
                 retries,
                 broken: m.is_broken(),
             };
-            tick(&cell, m.iops);
-            let slot = self.slot(cell);
+            tick(&key, m.iops);
+            let slot = self.slot(key);
             slot.rounds.push(sample);
             let _ = slot.latency.add(&m.latency);
         }
@@ -141,21 +160,23 @@ impl<'a> Runner<'a> {
     /// None when `stop` was set during it.
     fn measure(
         &mut self,
-        cell: &Cell,
+        key: &Key,
         round: u32,
         stop: &AtomicBool,
     ) -> Result<Option<(Measurement, u32)>, RunError> {
         let mut retries = 0;
+        let plan = self.plan;
+        let bound = &mut self.targets[key.target];
         loop {
-            let ws: Vec<Workload> = (0..self.plan.jobs)
-                .map(|j| workload(self.plan, cell, self.size, round, j, retries))
+            let ws: Vec<Workload> = (0..plan.jobs)
+                .map(|j| workload(plan, &key.cell, bound.size, round, j, retries))
                 .collect();
-            let m = run_cell(&mut self.engines, &ws, stop).map_err(|e| {
+            let m = run_cell(&mut bound.engines, &ws, stop).map_err(|e| {
                 RunError::Io(format!(
                     "{} {} at offset {}: {e}",
-                    cell.pattern.as_str(),
-                    crate::units::human(u64::from(cell.block_size)),
-                    cell.offset
+                    key.cell.pattern.as_str(),
+                    crate::units::human(u64::from(key.cell.block_size)),
+                    key.cell.offset
                 ))
             })?;
             if stop.load(Ordering::Relaxed) {
@@ -168,17 +189,38 @@ impl<'a> Runner<'a> {
         }
     }
 
-    fn slot(&mut self, cell: Cell) -> &mut CellSamples {
-        match self.cells.iter().position(|c| c.cell == cell) {
+    fn slot(&mut self, key: Key) -> &mut CellSamples {
+        let found = self
+            .cells
+            .iter()
+            .position(|c| c.cell == key.cell && c.target == key.target);
+        match found {
             Some(i) => &mut self.cells[i],
             None => {
                 self.cells.push(CellSamples {
-                    cell,
+                    target: key.target,
+                    cell: key.cell,
                     rounds: Vec::new(),
                     latency: engine::new_histogram(),
                 });
                 self.cells.last_mut().expect("just pushed")
             }
+        }
+    }
+}
+
+/// A cell of one target: what a round runs and a contrast compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    pub target: usize,
+    pub cell: Cell,
+}
+
+impl CellSamples {
+    pub fn key(&self) -> Key {
+        Key {
+            target: self.target,
+            cell: self.cell,
         }
     }
 }

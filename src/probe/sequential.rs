@@ -33,7 +33,7 @@
 
 use super::engine::Pattern;
 use super::grid::{Cell, Plan};
-use super::run::CellSamples;
+use super::run::{CellSamples, Key};
 use super::stats;
 use serde::Serialize;
 
@@ -56,6 +56,8 @@ pub enum ContrastKind {
     /// Aligned IOPS of a block size against the next larger one: smaller
     /// blocks significantly slower per I/O are read-modify-write.
     BlockSize,
+    /// The same cell on another target against the first target.
+    Target,
 }
 
 crate::spelled_as_serde!(ContrastKind);
@@ -76,8 +78,8 @@ crate::spelled_as_serde!(Decision);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Contrast {
     pub kind: ContrastKind,
-    pub subject: Cell,
-    pub reference: Cell,
+    pub subject: Key,
+    pub reference: Key,
 }
 
 /// One contrast as judged at a look.
@@ -109,10 +111,10 @@ pub struct Params {
 }
 
 impl Params {
-    pub fn of(plan: &Plan) -> Params {
+    pub fn of(plan: &Plan, targets: usize) -> Params {
         let all: Vec<Cell> = plan.all_cells().copied().collect();
         Params {
-            family: contrasts(&all).len().max(1),
+            family: contrasts(&all, targets).len().max(1),
             looks: plan.rounds.saturating_sub(plan.min_rounds) + 1,
             min_rounds: plan.min_rounds.max(2),
             min_effect: plan.min_effect,
@@ -125,30 +127,43 @@ impl Params {
     }
 }
 
-/// Every contrast among `cells`: each misaligned cell against offset 0 of
-/// its block size and pattern, and each aligned block size against the
-/// next larger aligned one of its pattern.
-pub fn contrasts(cells: &[Cell]) -> Vec<Contrast> {
+/// Every contrast among `cells` on `targets` targets: on each target,
+/// each misaligned cell against offset 0 of its block size and pattern,
+/// and each aligned block size against the next larger aligned one of its
+/// pattern; then each cell of every further target against the first's.
+pub fn contrasts(cells: &[Cell], targets: usize) -> Vec<Contrast> {
     let mut v = Vec::new();
-    for c in cells.iter().filter(|c| c.offset != 0) {
-        let reference = Cell { offset: 0, ..*c };
-        if cells.contains(&reference) {
-            v.push(Contrast {
-                kind: ContrastKind::Offset,
-                subject: *c,
-                reference,
-            });
+    for target in 0..targets {
+        let key = |cell: Cell| Key { target, cell };
+        for c in cells.iter().filter(|c| c.offset != 0) {
+            let reference = Cell { offset: 0, ..*c };
+            if cells.contains(&reference) {
+                v.push(Contrast {
+                    kind: ContrastKind::Offset,
+                    subject: key(*c),
+                    reference: key(reference),
+                });
+            }
+        }
+        let mut aligned: Vec<Cell> = cells.iter().filter(|c| c.offset == 0).copied().collect();
+        aligned.sort_by_key(|c| (c.pattern, c.block_size));
+        aligned.dedup();
+        for w in aligned.windows(2) {
+            if w[0].pattern == w[1].pattern {
+                v.push(Contrast {
+                    kind: ContrastKind::BlockSize,
+                    subject: key(w[0]),
+                    reference: key(w[1]),
+                });
+            }
         }
     }
-    let mut aligned: Vec<Cell> = cells.iter().filter(|c| c.offset == 0).copied().collect();
-    aligned.sort_by_key(|c| (c.pattern, c.block_size));
-    aligned.dedup();
-    for w in aligned.windows(2) {
-        if w[0].pattern == w[1].pattern {
+    for target in 1..targets {
+        for &cell in cells {
             v.push(Contrast {
-                kind: ContrastKind::BlockSize,
-                subject: w[0],
-                reference: w[1],
+                kind: ContrastKind::Target,
+                subject: Key { target, cell },
+                reference: Key { target: 0, cell },
             });
         }
     }
@@ -157,7 +172,7 @@ pub fn contrasts(cells: &[Cell]) -> Vec<Contrast> {
 
 /// Per-round paired log differences of a contrast, by round.
 pub fn paired_of(c: &Contrast, samples: &[CellSamples]) -> Vec<f64> {
-    let find = |cell: &Cell| samples.iter().find(|s| s.cell == *cell);
+    let find = |k: &Key| samples.iter().find(|s| s.key() == *k);
     let (Some(s), Some(r)) = (find(&c.subject), find(&c.reference)) else {
         return Vec::new();
     };
@@ -212,13 +227,13 @@ pub(crate) fn without_outliers(xs: &[f64], scale: f64) -> (Vec<f64>, usize) {
 pub fn assess(contrasts: &[Contrast], samples: &[CellSamples], p: &Params) -> Vec<Assessment> {
     let raw: Vec<Vec<f64>> = contrasts.iter().map(|c| paired_of(c, samples)).collect();
     let mut out = Vec::with_capacity(contrasts.len());
-    let mut patterns: Vec<Pattern> = contrasts.iter().map(|c| c.subject.pattern).collect();
+    let mut patterns: Vec<Pattern> = contrasts.iter().map(|c| c.subject.cell.pattern).collect();
     patterns.sort_unstable();
     patterns.dedup();
     let mut by_pattern = std::collections::BTreeMap::new();
     for pat in patterns {
         let idx: Vec<usize> = (0..contrasts.len())
-            .filter(|&i| contrasts[i].subject.pattern == pat)
+            .filter(|&i| contrasts[i].subject.cell.pattern == pat)
             .collect();
         let groups: Vec<Vec<f64>> = idx.iter().map(|&i| raw[i].clone()).collect();
         let scale = robust_scale(&groups);
@@ -266,8 +281,8 @@ fn judge(c: Contrast, d: &[f64], outliers: usize, pooled: Option<f64>, p: &Param
 
 /// The cells the open contrasts still need (their subjects and
 /// references) among those that may run more rounds.
-pub fn still_needed(assessed: &[Assessment], max_rounds: u32) -> Vec<Cell> {
-    let mut v: Vec<Cell> = assessed
+pub fn still_needed(assessed: &[Assessment], max_rounds: u32) -> Vec<Key> {
+    let mut v: Vec<Key> = assessed
         .iter()
         .filter(|a| a.decision == Decision::Open && (a.n as u32) < max_rounds)
         .flat_map(|a| [a.contrast.subject, a.contrast.reference])
@@ -290,7 +305,7 @@ pub fn wants_zoom(plan: &Plan, assessed: &[Assessment]) -> bool {
     let curve = assessed.iter().any(|a| {
         a.contrast.kind == ContrastKind::BlockSize
             && a.decision == Decision::Slower
-            && Some(a.contrast.subject.block_size) == ladder_bs
+            && Some(a.contrast.subject.cell.block_size) == ladder_bs
     });
     let top = plan
         .cells
@@ -303,7 +318,7 @@ pub fn wants_zoom(plan: &Plan, assessed: &[Assessment]) -> bool {
             || assessed.iter().any(|a| {
                 a.contrast.kind == ContrastKind::Offset
                     && a.decision == Decision::Slower
-                    && Some(crate::units::alignment_of(a.contrast.subject.offset)) == top
+                    && Some(crate::units::alignment_of(a.contrast.subject.cell.offset)) == top
             }))
 }
 
@@ -341,6 +356,7 @@ mod tests {
         let mut out: Vec<CellSamples> = cells
             .iter()
             .map(|&c| CellSamples {
+                target: 0,
                 cell: c,
                 rounds: Vec::new(),
                 latency: new_histogram(),
@@ -383,13 +399,14 @@ mod tests {
         speed: &dyn Fn(&Cell) -> f64,
     ) -> Vec<Assessment> {
         let all = simulate(cells, max_rounds, drift, noise, rng, speed);
-        let cs = contrasts(cells);
+        let cs = contrasts(cells, 1);
         let p = params(cs.len(), max_rounds - 2);
         let mut final_: Vec<Option<Assessment>> = vec![None; cs.len()];
         for r in 3..=max_rounds {
             let seen: Vec<CellSamples> = all
                 .iter()
                 .map(|s| CellSamples {
+                    target: 0,
                     cell: s.cell,
                     rounds: s.rounds[..r as usize].to_vec(),
                     latency: new_histogram(),
@@ -417,7 +434,7 @@ mod tests {
 
     #[test]
     fn contrasts_pair_offsets_with_aligned_and_block_sizes_in_order() {
-        let cs = contrasts(&ladder());
+        let cs = contrasts(&ladder(), 1);
         assert_eq!(
             cs.iter().filter(|c| c.kind == ContrastKind::Offset).count(),
             8
@@ -425,7 +442,7 @@ mod tests {
         let bs: Vec<(u32, u32)> = cs
             .iter()
             .filter(|c| c.kind == ContrastKind::BlockSize)
-            .map(|c| (c.subject.block_size, c.reference.block_size))
+            .map(|c| (c.subject.cell.block_size, c.reference.cell.block_size))
             .collect();
         assert_eq!(bs, vec![(4096, 16384), (16384, 65536)]);
     }
@@ -472,7 +489,7 @@ mod tests {
         for _ in 0..runs {
             let a = sequential(&cells, 12, 0.1, 0.05, &mut rng, &truth);
             let ok = a.iter().all(|x| {
-                let want = truth(&x.contrast.subject) / truth(&x.contrast.reference);
+                let want = truth(&x.contrast.subject.cell) / truth(&x.contrast.reference.cell);
                 x.ci[0] <= want && want <= x.ci[1]
             });
             all_covered += usize::from(ok);
@@ -489,7 +506,7 @@ mod tests {
             let speed = |c: &Cell| if c.offset % 4096 == 0 { 1.0 } else { 1.0 - pen };
             let a = sequential(&cells, 12, 0.1, 0.03, &mut rng, &speed);
             for x in a.iter().filter(|x| x.contrast.kind == ContrastKind::Offset) {
-                let slow = x.contrast.subject.offset % 4096 != 0;
+                let slow = x.contrast.subject.cell.offset % 4096 != 0;
                 let want = if slow {
                     Decision::Slower
                 } else {
@@ -509,6 +526,7 @@ mod tests {
         // and a true 47 % penalty.
         let ref_rounds = [2696.0, 1531.0, 2633.0, 2679.0, 2810.0];
         let mk = |c: Cell, xs: &[f64]| CellSamples {
+            target: 0,
             cell: c,
             rounds: xs
                 .iter()
@@ -532,10 +550,10 @@ mod tests {
             mk(cell(4096, 2048), &slow),
             mk(cell(4096, 8192), &fine),
         ];
-        let cs = contrasts(&samples.iter().map(|s| s.cell).collect::<Vec<_>>());
+        let cs = contrasts(&samples.iter().map(|s| s.cell).collect::<Vec<_>>(), 1);
         let a = assess(&cs, &samples, &params(36, 10));
         for x in &a {
-            let want = if x.contrast.subject.offset == 8192 {
+            let want = if x.contrast.subject.cell.offset == 8192 {
                 Decision::Fine
             } else {
                 Decision::Slower

@@ -5,7 +5,8 @@
 use super::style::Style;
 use crate::check::report::{PartitionReport, TargetReport};
 use crate::probe::analyse::CellReport;
-use crate::probe::report::ProbeReport;
+use crate::probe::env::Environment;
+use crate::probe::report::{ProbeReport, TargetInfo};
 use crate::topology::Disk;
 use crate::units::human;
 
@@ -225,6 +226,9 @@ fn opt4(v: Option<f64>) -> String {
 /// the device, the seed and the time, so two files can be told apart).
 pub struct CellRow<'a> {
     pub report: &'a ProbeReport,
+    /// The target the cell belongs to (one of several, perhaps).
+    pub target: &'a TargetInfo,
+    pub environment: &'a Environment,
     pub cell: &'a CellReport,
 }
 
@@ -268,10 +272,10 @@ pub fn cells<'a>() -> Vec<C<'a>> {
                 .unwrap_or_default()
         }),
         C::csv_only("rounds", |r| r.cell.rounds.len().to_string()),
-        C::csv_only("target", |r| r.report.target.path.display().to_string()),
-        C::csv_only("disk", |r| opt_text(&r.report.environment.disk)),
-        C::csv_only("model", |r| opt_text(&r.report.environment.model)),
-        C::csv_only("firmware", |r| opt_text(&r.report.environment.firmware)),
+        C::csv_only("target", |r| r.target.path.display().to_string()),
+        C::csv_only("disk", |r| opt_text(&r.environment.disk)),
+        C::csv_only("model", |r| opt_text(&r.environment.model)),
+        C::csv_only("firmware", |r| opt_text(&r.environment.firmware)),
         C::csv_only("seed", |r| r.report.plan.seed.to_string()),
         C::csv_only("started_unix", |r| r.report.started_unix.to_string()),
         C::csv_only("partial", |r| r.report.partial.to_string()),

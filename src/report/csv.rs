@@ -36,10 +36,22 @@ impl Exporter for Csv {
 
 /// `probe --csv FILE` and `probe --format csv`: one row per cell.
 pub fn probe(report: &ProbeReport) -> String {
-    let rows: Vec<columns::CellRow> = report
-        .cells
-        .iter()
-        .map(|cell| columns::CellRow { report, cell })
-        .collect();
+    let mut rows: Vec<columns::CellRow> = Vec::new();
+    if report.targets.is_empty() {
+        rows.extend(report.cells.iter().map(|cell| columns::CellRow {
+            report,
+            target: &report.target,
+            environment: &report.environment,
+            cell,
+        }));
+    }
+    for t in &report.targets {
+        rows.extend(t.cells.iter().map(|cell| columns::CellRow {
+            report,
+            target: &t.target,
+            environment: &t.environment,
+            cell,
+        }));
+    }
     columns::csv(&columns::cells(), &rows.iter().collect::<Vec<_>>())
 }

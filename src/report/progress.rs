@@ -16,7 +16,7 @@ pub struct Bar {
 
 /// `probe plan: 26 cells, 3 to 12 rounds, first decisions after ~16 s,
 /// at most ~62 s`: printed before the first I/O.
-pub fn plan_line(plan: &Plan) -> String {
+pub fn plan_line(plan: &Plan, targets: usize) -> String {
     let zoom = if plan.zoom.is_empty() {
         String::new()
     } else {
@@ -25,13 +25,19 @@ pub fn plan_line(plan: &Plan) -> String {
             plan.zoom.len()
         )
     };
+    let on = if targets > 1 {
+        format!(" on each of {targets} targets")
+    } else {
+        String::new()
+    };
+    let n = targets.max(1) as f64;
     format!(
-        "probe plan: {} cells{zoom}, {} to {} rounds; first decisions after ~{:.0} s, at most ~{:.0} s; decided comparisons stop early",
+        "probe plan: {} cells{zoom}{on}, {} to {} rounds; first decisions after ~{:.0} s, at most ~{:.0} s; decided comparisons stop early",
         plan.cells.len(),
         plan.min_rounds,
         plan.rounds,
-        plan.first_look_time().as_secs_f64(),
-        plan.planned_time().as_secs_f64()
+        plan.first_look_time().as_secs_f64() * n,
+        plan.planned_time().as_secs_f64() * n
     )
 }
 
@@ -63,9 +69,9 @@ impl crate::probe::Progress for Bar {
         }
     }
 
-    fn start(&self, plan: &Plan) {
+    fn start(&self, plan: &Plan, targets: usize) {
         if let Some(b) = &self.bar {
-            b.println(plan_line(plan));
+            b.println(plan_line(plan, targets));
             b.reset();
             b.set_length(plan.cells.len() as u64);
             b.set_position(0);

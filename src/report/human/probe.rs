@@ -2,7 +2,9 @@
 //! offset; aligned IOPS first, then each offset as % of aligned), then the
 //! verdict lines.
 
-use crate::probe::report::ProbeReport;
+use crate::probe::analyse::{CellReport, ContrastReport, Inference};
+use crate::probe::engine::Pattern;
+use crate::probe::report::{ProbeReport, TargetInfo};
 use crate::report::style::{table, Style};
 use crate::units::human;
 
@@ -32,8 +34,7 @@ fn si(v: f64) -> String {
 
 /// The target line: what was measured, and (O_DIRECT only) the rule
 /// offsets and sizes had to follow.
-fn target_line(r: &ProbeReport, st: &Style) -> String {
-    let t = &r.target;
+fn target_line(t: &TargetInfo, r: &ProbeReport, st: &Style) -> String {
     let direct = if r.engine.direct {
         format!(
             "; O_DIRECT alignment {} from {}",
@@ -79,53 +80,54 @@ fn engine_line(r: &ProbeReport) -> String {
 }
 
 /// A cell's table entry: aligned IOPS, or the % difference from them.
-fn entry(c: &crate::probe::analyse::CellReport, st: &Style) -> String {
+fn entry(c: &CellReport, st: &Style) -> String {
     let Some(rel) = &c.relative else {
         return si(c.iops.median);
     };
-    let pct = (rel.ratio - 1.0) * 100.0;
-    let text = format!("{pct:+.0}%{}", if rel.significant { "*" } else { "" });
-    if rel.significant && pct < 0.0 {
+    percent(rel.ratio, rel.significant, st)
+}
+
+/// `-21%*`: the difference, starred (and coloured) when decided.
+fn percent(ratio: f64, significant: bool, st: &Style) -> String {
+    let rel_ratio = ratio;
+    let pct = (rel_ratio - 1.0) * 100.0;
+    let text = format!("{pct:+.0}%{}", if significant { "*" } else { "" });
+    if significant && pct < 0.0 {
         st.bad(&text)
-    } else if rel.significant {
+    } else if significant {
         st.good(&text)
     } else {
         st.dim(&text)
     }
 }
 
-fn tables(r: &ProbeReport, st: &Style) -> String {
+/// One table per pattern: rows block sizes, columns offsets, each entry
+/// from `value` (None: "-").
+fn grid_tables(
+    cells: &[CellReport],
+    patterns: &[Pattern],
+    title: &str,
+    st: &Style,
+    value: &dyn Fn(Pattern, u32, u64) -> Option<String>,
+) -> String {
     let mut out = String::new();
     let sorted = |mut v: Vec<u64>| {
         v.sort_unstable();
         v.dedup();
         v
     };
-    let offsets = sorted(r.cells.iter().map(|c| c.cell.offset).collect());
-    let sizes = sorted(
-        r.cells
-            .iter()
-            .map(|c| u64::from(c.cell.block_size))
-            .collect(),
-    );
-    for pattern in r.plan.patterns() {
+    let offsets = sorted(cells.iter().map(|c| c.cell.offset).collect());
+    let sizes = sorted(cells.iter().map(|c| u64::from(c.cell.block_size)).collect());
+    for &pattern in patterns {
         out.push('\n');
-        out.push_str(&format!(
-            "{}: IOPS at offset 0, then % difference from it at each offset (* decided)\n",
-            st.bold(pattern.as_str())
-        ));
+        out.push_str(&format!("{}: {title}\n", st.bold(pattern.as_str())));
         let mut rows = vec![std::iter::once("bs".to_string())
             .chain(offsets.iter().map(|&o| offset_label(o)))
             .collect::<Vec<_>>()];
         for &bs in &sizes {
             let mut row = vec![human(bs)];
             for &o in &offsets {
-                let cell = r.cells.iter().find(|c| {
-                    c.cell.pattern == pattern
-                        && u64::from(c.cell.block_size) == bs
-                        && c.cell.offset == o
-                });
-                row.push(cell.map_or_else(|| "-".into(), |c| entry(c, st)));
+                row.push(value(pattern, bs as u32, o).unwrap_or_else(|| "-".into()));
             }
             rows.push(row);
         }
@@ -134,8 +136,84 @@ fn tables(r: &ProbeReport, st: &Style) -> String {
     out
 }
 
+fn tables(cells: &[CellReport], patterns: &[Pattern], st: &Style) -> String {
+    grid_tables(
+        cells,
+        patterns,
+        "IOPS at offset 0, then % difference from it at each offset (* decided)",
+        st,
+        &|pattern, bs, o| {
+            cells
+                .iter()
+                .find(|c| {
+                    c.cell.pattern == pattern && c.cell.block_size == bs && c.cell.offset == o
+                })
+                .map(|c| entry(c, st))
+        },
+    )
+}
+
+/// Each further target's cells against the first target's.
+fn versus(r: &ProbeReport, st: &Style) -> String {
+    let mut out = String::new();
+    let patterns = r.plan.patterns();
+    for (i, t) in r.targets.iter().enumerate().skip(1) {
+        let title = format!(
+            "% difference of {} from {} (* decided)",
+            t.target.path.display(),
+            r.target.path.display()
+        );
+        let find = |v: &&ContrastReport, p: Pattern, bs: u32, o: u64| {
+            v.target == i && v.pattern == p && v.block_size == bs && v.offset == o
+        };
+        out.push_str(&grid_tables(
+            &t.cells,
+            &patterns,
+            &title,
+            st,
+            &|p, bs, o| {
+                r.versus
+                    .iter()
+                    .find(|v| find(v, p, bs, o))
+                    .map(|v| percent(v.relative.ratio, v.relative.significant, st))
+            },
+        ));
+    }
+    out
+}
+
+fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
+    let mut out = String::new();
+    let line = if penalty {
+        st.warn(&inf.statement)
+    } else {
+        st.good(&inf.statement)
+    };
+    out.push_str(&format!("{line}\n"));
+    for pen in &inf.penalties {
+        out.push_str(&format!("  {}\n", pen.sentence()));
+    }
+    out.push_str(&format!("{}\n", inf.summary));
+    for n in &inf.noise {
+        out.push_str(&st.dim(&format!(
+            "noise {}: rounds vary by ±{:.1}% against each other; smallest penalty {} rounds can tell: {:.0}%\n",
+            n.pattern.as_str(),
+            n.paired_sd_pct,
+            rounds,
+            n.detectable_pct
+        )));
+    }
+    if let Some(a) = &inf.advice {
+        out.push_str(&format!("{}\n", st.warn(a)));
+    }
+    out
+}
+
 pub fn render(r: &ProbeReport, st: &Style) -> String {
-    let mut out = target_line(r, st);
+    let mut out = String::new();
+    if r.targets.is_empty() {
+        out.push_str(&target_line(&r.target, r, st));
+    }
     out.push_str(&engine_line(r));
     if let Some(why) = &r.engine.fallback_reason {
         out.push_str(&format!("{}\n", st.warn(why)));
@@ -151,38 +229,28 @@ pub fn render(r: &ProbeReport, st: &Style) -> String {
             .map(|f| format!("; {} on {} ({})", f.fs_type, f.mount_point, f.source))
             .unwrap_or_default()
     )));
-    out.push_str(&tables(r, st));
-    out.push('\n');
     if r.partial {
         out.push_str(&st.warn(
             "PARTIAL: interrupted; what follows is judged on the rounds measured until then\n",
         ));
     }
-    let inf = &r.inference;
-    let verdict = if r.has_penalty() {
-        st.warn(&inf.statement)
-    } else {
-        st.good(&inf.statement)
-    };
-    out.push_str(&format!("{verdict}\n"));
-    for pen in &inf.penalties {
-        out.push_str(&format!("  {}\n", pen.sentence()));
+    let patterns = r.plan.patterns();
+    if r.targets.is_empty() {
+        out.push_str(&tables(&r.cells, &patterns, st));
+        out.push('\n');
+        out.push_str(&verdict(&r.inference, r.has_penalty(), r.plan.rounds, st));
     }
-    out.push_str(&format!("{}\n", inf.summary));
-    for n in &inf.noise {
-        out.push_str(&st.dim(&format!(
-            "noise {}: rounds vary by ±{:.1}% against each other; smallest penalty {} rounds can tell: {:.0}%\n",
-            n.pattern.as_str(),
-            n.paired_sd_pct,
-            r.plan.rounds,
-            n.detectable_pct
-        )));
+    for t in &r.targets {
+        out.push('\n');
+        out.push_str(&target_line(&t.target, r, st));
+        out.push_str(&tables(&t.cells, &patterns, st));
+        out.push('\n');
+        let penalty = !t.inference.penalties.is_empty();
+        out.push_str(&verdict(&t.inference, penalty, r.plan.rounds, st));
     }
-    if let Some(a) = &inf.advice {
-        out.push_str(&format!("{}\n", st.warn(a)));
-    }
+    out.push_str(&versus(r, st));
     if st.verbose {
-        out.push_str(&st.dim(&format!("method: {}\n", inf.method)));
+        out.push_str(&st.dim(&format!("method: {}\n", r.inference.method)));
     }
     out
 }
