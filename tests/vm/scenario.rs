@@ -62,6 +62,20 @@ pub struct Boot {
     pub timeout_s: u64,
 }
 
+impl Boot {
+    /// Whether a `run`, `set` or `capture` command of this boot names the
+    /// program `word`: as a whole word or a path's last part (`fio -`,
+    /// `x | /usr/bin/fio`), not inside another word (`fio.json`, `myfio`).
+    pub fn calls(&self, word: &str) -> bool {
+        self.steps.iter().any(|s| match s {
+            Step::Run(cmd) | Step::Capture(_, cmd) | Step::Set(_, cmd) => cmd
+                .split(|c: char| c.is_whitespace() || ";|&()`$".contains(c))
+                .any(|w| w == word || w.rsplit('/').next() == Some(word)),
+            Step::Differential(_) => false,
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Operand {
     /// `$KEY`, `$KEY/json/pointer` (`*` matches every element), `$KEY.status`.
@@ -578,5 +592,17 @@ mod tests {
         .unwrap();
         assert_eq!(s.boots[0].disks[0].props.len(), 2);
         assert_eq!(s.boots[0].disks[0].size, 8 << 30);
+    }
+
+    #[test]
+    fn a_boot_calls_a_program_by_word() {
+        let s = parse(
+            "t",
+            "boot\nrun echo x > /tmp/fio.json\ncapture k myfio\nexpect $k == 1\nboot\nset v x | /usr/bin/fio --name=a\nboot\ncapture f t=$(fio -)\n",
+        )
+        .unwrap();
+        assert!(!s.boots[0].calls("fio"));
+        assert!(s.boots[1].calls("fio"));
+        assert!(s.boots[2].calls("fio"));
     }
 }
