@@ -15,7 +15,38 @@ pub struct Disk {
     pub bus: Bus,
     /// qemu device properties, `key=value` each.
     pub props: Vec<String>,
+    pub backing: Backing,
 }
+
+/// What is behind a disk on the host side.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Backing {
+    /// A sparse image file (`disk`).
+    Image,
+    /// No file (`nulldisk`): a qemu `null-co` node, which completes every
+    /// request after `latency-ns` (reads return zeros, writes are
+    /// dropped), under a `blkdebug` node whose `align` is the unit qemu's
+    /// block layer pads requests to: a misaligned write becomes a
+    /// read-modify-write, a misaligned read a longer read. A device with a
+    /// known internal unit and a real misalignment penalty.
+    Null {
+        /// `null-co` properties, `key=value` each (`latency-ns`, `read-zeroes`).
+        null: Vec<String>,
+        /// `blkdebug` properties (`align`, `max-transfer`, ...).
+        blkdebug: Vec<String>,
+    },
+}
+
+/// The `nulldisk` node properties and the qemu node each belongs to.
+const NULL_CO_PROPS: &[&str] = &["latency-ns", "read-zeroes"];
+const BLKDEBUG_PROPS: &[&str] = &[
+    "align",
+    "max-transfer",
+    "opt-write-zero",
+    "max-write-zero",
+    "opt-discard",
+    "max-discard",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Bus {
@@ -165,6 +196,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
         };
         match word {
             "disk" => boot.disks.push(parse_disk(rest).map_err(err)?),
+            "nulldisk" => boot.disks.push(parse_nulldisk(rest).map_err(err)?),
             "timeout" => {
                 boot.timeout_s = rest
                     .parse()
@@ -314,8 +346,19 @@ fn parse_disk(rest: &str) -> Result<Disk, String> {
         "scsi" => Bus::Scsi,
         _ => return Err(format!("bus `{bus}`: virtio or scsi")),
     };
+    Ok(Disk {
+        name: name.to_string(),
+        size,
+        bus,
+        props: parse_props(it)?,
+        backing: Backing::Image,
+    })
+}
+
+/// `key=value` items, comma-separated, from the remaining words.
+fn parse_props<'a>(words: impl Iterator<Item = &'a str>) -> Result<Vec<String>, String> {
     let mut props = Vec::new();
-    for p in it.flat_map(|p| p.split(',')).filter(|p| !p.is_empty()) {
+    for p in words.flat_map(|p| p.split(',')).filter(|p| !p.is_empty()) {
         if p.split_once('=')
             .is_none_or(|(k, v)| k.is_empty() || v.is_empty())
         {
@@ -323,11 +366,36 @@ fn parse_disk(rest: &str) -> Result<Disk, String> {
         }
         props.push(p.to_string());
     }
+    Ok(props)
+}
+
+fn parse_nulldisk(rest: &str) -> Result<Disk, String> {
+    let mut it = rest.split_whitespace();
+    let usage = "nulldisk NAME SIZE NODEPROPS [DEVICEPROPS]";
+    let (Some(name), Some(size), Some(node)) = (it.next(), it.next(), it.next()) else {
+        return Err(format!("expected `{usage}`"));
+    };
+    let disk = parse_disk(&format!("{name} {size} virtio"))?;
+    let mut null = Vec::new();
+    let mut blkdebug = Vec::new();
+    for p in parse_props(std::iter::once(node))? {
+        let key = p.split_once('=').map_or("", |(k, _)| k);
+        if NULL_CO_PROPS.contains(&key) {
+            null.push(p);
+        } else if BLKDEBUG_PROPS.contains(&key) {
+            blkdebug.push(p);
+        } else {
+            return Err(format!(
+                "node property `{p}`: one of {} (null-co) or {} (blkdebug)",
+                NULL_CO_PROPS.join(", "),
+                BLKDEBUG_PROPS.join(", ")
+            ));
+        }
+    }
     Ok(Disk {
-        name: name.to_string(),
-        size,
-        bus,
-        props,
+        props: parse_props(it)?,
+        backing: Backing::Null { null, blkdebug },
+        ..disk
     })
 }
 
@@ -592,6 +660,36 @@ mod tests {
         .unwrap();
         assert_eq!(s.boots[0].disks[0].props.len(), 2);
         assert_eq!(s.boots[0].disks[0].size, 8 << 30);
+        assert_eq!(s.boots[0].disks[0].backing, Backing::Image);
+    }
+
+    #[test]
+    fn nulldisk_splits_its_node_properties() {
+        let s = parse(
+            "t",
+            "boot\nnulldisk u4k 4G align=4096,latency-ns=2000000,max-transfer=65536 physical_block_size=4096\ncapture k x\nexpect $k == 1\n",
+        )
+        .unwrap();
+        let d = &s.boots[0].disks[0];
+        assert_eq!(d.name, "u4k");
+        assert_eq!(d.size, 4 << 30);
+        assert_eq!(d.bus, Bus::Virtio);
+        assert_eq!(d.props, ["physical_block_size=4096"]);
+        assert_eq!(
+            d.backing,
+            Backing::Null {
+                null: vec!["latency-ns=2000000".into()],
+                blkdebug: vec!["align=4096".into(), "max-transfer=65536".into()],
+            }
+        );
+        let d = parse_nulldisk("n 1G latency-ns=0").unwrap();
+        assert!(d.props.is_empty());
+        let e = parse_nulldisk("n 1G size=5").unwrap_err();
+        assert!(e.contains("one of latency-ns"), "{e}");
+        let e = parse_nulldisk("n 1G").unwrap_err();
+        assert!(e.contains("NODEPROPS"), "{e}");
+        let e = parse_nulldisk("n 1000 align=4096").unwrap_err();
+        assert!(e.contains("multiple of 4 KiB"), "{e}");
     }
 
     #[test]
