@@ -116,6 +116,19 @@ pub enum Operand {
         status: bool,
     },
     Literal(Value),
+    /// `K * $REF` (right side only): a number times a captured number.
+    Scaled(f64, Box<Operand>),
+}
+
+impl Operand {
+    /// The capture this operand reads, if any.
+    fn key(&self) -> Option<&str> {
+        match self {
+            Operand::Ref { key, .. } => Some(key),
+            Operand::Scaled(_, of) => of.key(),
+            Operand::Literal(_) => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -126,6 +139,9 @@ pub enum Op {
     Lacks,
     Ge,
     Le,
+    /// `within P%`: both numbers, |left - right| <= P % of |right| (the
+    /// right side is the reference).
+    Within(f64),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -251,8 +267,8 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
     }
     for e in &expects {
         for o in [&e.left, &e.right] {
-            if let Operand::Ref { key, .. } = o {
-                if !keys.contains(key) {
+            if let Some(key) = o.key() {
+                if !keys.iter().any(|k| k == key) {
                     return Err(format!(
                         "{name}:{}: `{key}` is not captured by any boot",
                         e.line
@@ -400,6 +416,17 @@ fn parse_nulldisk(rest: &str) -> Result<Disk, String> {
 }
 
 fn parse_operand(s: &str) -> Result<Operand, String> {
+    // `K * $REF`; any other text with " * " stays a literal string.
+    if let Some((k, r)) = s
+        .split_once(" * ")
+        .filter(|(_, r)| r.trim_start().starts_with('$'))
+    {
+        let k: f64 = k
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}`: K * $REF needs a number K"))?;
+        return Ok(Operand::Scaled(k, Box::new(parse_operand(r.trim())?)));
+    }
     if let Some(r) = s.strip_prefix('$') {
         let (key, pointer, status) = if let Some(k) = r.strip_suffix(".status") {
             (k, None, true)
@@ -438,12 +465,24 @@ fn parse_expect(line: usize, rest: &str) -> Result<Expect, String> {
         .ok_or_else(|| "expected `expect $REF OP VALUE`".to_string())?;
     let tail = tail.trim();
     let (op_word, right) = tail.split_once(char::is_whitespace).unwrap_or((tail, ""));
-    let op = ops
-        .iter()
-        .find(|(w, _)| *w == op_word)
-        .map(|&(_, o)| o)
-        .ok_or_else(|| format!("operator `{op_word}`: one of == != >= <= contains lacks"))?;
-    let right = right.trim();
+    let mut right = right.trim();
+    let op = if op_word == "within" {
+        let (pct, rest) = right.split_once(char::is_whitespace).unwrap_or((right, ""));
+        right = rest.trim();
+        let p = pct
+            .strip_suffix('%')
+            .and_then(|p| p.parse::<f64>().ok())
+            .filter(|p| p.is_finite() && *p >= 0.0)
+            .ok_or_else(|| format!("`within {pct}`: a tolerance such as 10%"))?;
+        Op::Within(p)
+    } else {
+        ops.iter()
+            .find(|(w, _)| *w == op_word)
+            .map(|&(_, o)| o)
+            .ok_or_else(|| {
+                format!("operator `{op_word}`: one of == != >= <= contains lacks within")
+            })?
+    };
     if right.is_empty() {
         return Err("expect has no right-hand side".into());
     }
@@ -520,6 +559,7 @@ fn select_segs(v: &Value, segs: &[String]) -> Option<Value> {
 fn resolve(o: &Operand, caps: &BTreeMap<String, Captured>) -> Result<Value, String> {
     match o {
         Operand::Literal(v) => Ok(v.clone()),
+        Operand::Scaled(k, of) => Ok(Value::from(k * number(&resolve(of, caps)?)?)),
         Operand::Ref {
             key,
             pointer,
@@ -578,6 +618,20 @@ pub fn evaluate(e: &Expect, caps: &BTreeMap<String, Captured>) -> Result<(), Str
         Op::Lacks => !contains(&l, &r)?,
         Op::Ge => number(&l)? >= number(&r)?,
         Op::Le => number(&l)? <= number(&r)?,
+        Op::Within(pct) => {
+            let (a, b) = (number(&l)?, number(&r)?);
+            if (a - b).abs() > pct / 100.0 * b.abs() {
+                let off = if b == 0.0 {
+                    "infinitely".to_string()
+                } else {
+                    format!("{:+.1} %", (a - b) / b.abs() * 100.0)
+                };
+                return Err(format!(
+                    "left is {l}, right is {r}: left is off by {off} (allowed {pct} %)"
+                ));
+            }
+            true
+        }
     };
     if ok {
         Ok(())
@@ -690,6 +744,61 @@ mod tests {
         assert!(e.contains("NODEPROPS"), "{e}");
         let e = parse_nulldisk("n 1000 align=4096").unwrap_err();
         assert!(e.contains("multiple of 4 KiB"), "{e}");
+    }
+
+    #[test]
+    fn within_a_tolerance_of_the_right_side() {
+        let mut c = caps();
+        c.insert(
+            "fio".into(),
+            Captured {
+                stdout: r#"{"jobs":[{"read":{"iops":1000.5}}]}"#.into(),
+                status: 0,
+            },
+        );
+        let check = |line: &str| {
+            let s = parse(
+                "t",
+                &format!("boot\ncapture fio x\ncapture ao x\nexpect {line}\n"),
+            )?;
+            evaluate(&s.expects[0], &c)
+        };
+        assert!(check("$fio/jobs/0/read/iops within 10% 1000").is_ok());
+        assert!(check("$fio/jobs/0/read/iops within 10% 1100").is_ok());
+        assert!(check("$fio/jobs/0/read/iops within 10% 910").is_ok());
+        assert!(check("$fio/jobs/0/read/iops within 0% 1000.5").is_ok());
+        let e = check("$fio/jobs/0/read/iops within 10% 900").unwrap_err();
+        assert!(e.contains("off by +11.2 % (allowed 10 %)"), "{e}");
+        let e = check("$fio/jobs/0/read/iops within 10% 1200").unwrap_err();
+        assert!(e.contains("off by -16.6 %"), "{e}");
+        assert!(check("$ao within 1% $fio/jobs/0/read/iops").is_err());
+        assert!(check("$ao within 1% 3584").is_ok());
+        let e = check("$ao within 10 3584").unwrap_err();
+        assert!(e.contains("a tolerance such as 10%"), "{e}");
+        let e = check("$ao within 10%").unwrap_err();
+        assert!(e.contains("no right-hand side"), "{e}");
+        let e = check("$fio within 10% 1").unwrap_err();
+        assert!(e.contains("not a number"), "{e}");
+        let e = check("$ao within 5% 0").unwrap_err();
+        assert!(e.contains("infinitely"), "{e}");
+    }
+
+    #[test]
+    fn a_number_times_a_capture() {
+        assert!(check("$ao <= 0.5 * $check/targets/0/n").is_err());
+        assert!(check("$ao <= 0.9 * $check/targets/0/n").is_ok());
+        assert!(check("$ao >= 0.875 * $check/targets/0/n").is_ok());
+        assert!(check("$ao == 0.875 * $check/targets/0/n").is_ok());
+        let e = check("$ao <= 0.5 * $check/targets/0/n").unwrap_err();
+        assert!(e.contains("right is 2048"), "{e}");
+        let e = check("$ao <= x * $check/targets/0/n").unwrap_err();
+        assert!(e.contains("needs a number"), "{e}");
+        assert!(check("$text contains a * b").is_err());
+        assert!(check("$text lacks a * b").is_ok());
+        let e = check("$ao <= 2 * $text").unwrap_err();
+        assert!(e.contains("not a number"), "{e}");
+        let e = check("$ao <= 2 * $nope").unwrap_err();
+        assert!(e.contains("not captured"), "{e}");
     }
 
     #[test]
