@@ -141,3 +141,22 @@ difflayout() {
   [ -z "$_nodes" ] || blockdev --getbsz $_nodes 2>&1
   echo "@@ end"
 }
+
+# fio_iops: reads fio's `--output-format=json` on stdin and prints one
+# line of JSON, each job's read and write IOPS by job name:
+# {"randread-4k-at-0":{"read":7566.12,"write":0.0},...}. fio's own
+# document is about 4.4 KB a job and the serial console carries about
+# 400 KB/s; keep the whole one in a file when it matters.
+fio_iops() {
+  awk '
+    /^ *"jobname" : / { n = $0; sub(/^[^:]*: "/, "", n); sub(/",?[ \r]*$/, "", n); r = ""; d = "" }
+    /^ *"read" : \{/ { d = "read" }
+    /^ *"write" : \{/ { d = "write" }
+    /^ *"iops" : / && d != "" {
+      v = $0; sub(/^[^:]*: /, "", v); sub(/,?[ \r]*$/, "", v)
+      if (d == "read") r = v
+      else { printf "%s\"%s\":{\"read\":%s,\"write\":%s}", (sep ? "," : "{"), n, r, v; sep = 1 }
+      d = ""
+    }
+    END { print (sep ? "}" : "{}") }'
+}

@@ -15,7 +15,38 @@ pub struct Disk {
     pub bus: Bus,
     /// qemu device properties, `key=value` each.
     pub props: Vec<String>,
+    pub backing: Backing,
 }
+
+/// What is behind a disk on the host side.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Backing {
+    /// A sparse image file (`disk`).
+    Image,
+    /// No file (`nulldisk`): a qemu `null-co` node, which completes every
+    /// request after `latency-ns` (reads return zeros, writes are
+    /// dropped), under a `blkdebug` node whose `align` is the unit qemu's
+    /// block layer pads requests to: a misaligned write becomes a
+    /// read-modify-write, a misaligned read a longer read. A device with a
+    /// known internal unit and a real misalignment penalty.
+    Null {
+        /// `null-co` properties, `key=value` each (`latency-ns`, `read-zeroes`).
+        null: Vec<String>,
+        /// `blkdebug` properties (`align`, `max-transfer`, ...).
+        blkdebug: Vec<String>,
+    },
+}
+
+/// The `nulldisk` node properties and the qemu node each belongs to.
+const NULL_CO_PROPS: &[&str] = &["latency-ns", "read-zeroes"];
+const BLKDEBUG_PROPS: &[&str] = &[
+    "align",
+    "max-transfer",
+    "opt-write-zero",
+    "max-write-zero",
+    "opt-discard",
+    "max-discard",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Bus {
@@ -62,6 +93,20 @@ pub struct Boot {
     pub timeout_s: u64,
 }
 
+impl Boot {
+    /// Whether a `run`, `set` or `capture` command of this boot names the
+    /// program `word`: as a whole word or a path's last part (`fio -`,
+    /// `x | /usr/bin/fio`), not inside another word (`fio.json`, `myfio`).
+    pub fn calls(&self, word: &str) -> bool {
+        self.steps.iter().any(|s| match s {
+            Step::Run(cmd) | Step::Capture(_, cmd) | Step::Set(_, cmd) => cmd
+                .split(|c: char| c.is_whitespace() || ";|&()`$".contains(c))
+                .any(|w| w == word || w.rsplit('/').next() == Some(word)),
+            Step::Differential(_) => false,
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Operand {
     /// `$KEY`, `$KEY/json/pointer` (`*` matches every element), `$KEY.status`.
@@ -71,6 +116,19 @@ pub enum Operand {
         status: bool,
     },
     Literal(Value),
+    /// `K * $REF` (right side only): a number times a captured number.
+    Scaled(f64, Box<Operand>),
+}
+
+impl Operand {
+    /// The capture this operand reads, if any.
+    fn key(&self) -> Option<&str> {
+        match self {
+            Operand::Ref { key, .. } => Some(key),
+            Operand::Scaled(_, of) => of.key(),
+            Operand::Literal(_) => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -81,6 +139,9 @@ pub enum Op {
     Lacks,
     Ge,
     Le,
+    /// `within P%`: both numbers, |left - right| <= P % of |right| (the
+    /// right side is the reference).
+    Within(f64),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -151,6 +212,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
         };
         match word {
             "disk" => boot.disks.push(parse_disk(rest).map_err(err)?),
+            "nulldisk" => boot.disks.push(parse_nulldisk(rest).map_err(err)?),
             "timeout" => {
                 boot.timeout_s = rest
                     .parse()
@@ -205,8 +267,8 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
     }
     for e in &expects {
         for o in [&e.left, &e.right] {
-            if let Operand::Ref { key, .. } = o {
-                if !keys.contains(key) {
+            if let Some(key) = o.key() {
+                if !keys.iter().any(|k| k == key) {
                     return Err(format!(
                         "{name}:{}: `{key}` is not captured by any boot",
                         e.line
@@ -300,8 +362,19 @@ fn parse_disk(rest: &str) -> Result<Disk, String> {
         "scsi" => Bus::Scsi,
         _ => return Err(format!("bus `{bus}`: virtio or scsi")),
     };
+    Ok(Disk {
+        name: name.to_string(),
+        size,
+        bus,
+        props: parse_props(it)?,
+        backing: Backing::Image,
+    })
+}
+
+/// `key=value` items, comma-separated, from the remaining words.
+fn parse_props<'a>(words: impl Iterator<Item = &'a str>) -> Result<Vec<String>, String> {
     let mut props = Vec::new();
-    for p in it.flat_map(|p| p.split(',')).filter(|p| !p.is_empty()) {
+    for p in words.flat_map(|p| p.split(',')).filter(|p| !p.is_empty()) {
         if p.split_once('=')
             .is_none_or(|(k, v)| k.is_empty() || v.is_empty())
         {
@@ -309,15 +382,51 @@ fn parse_disk(rest: &str) -> Result<Disk, String> {
         }
         props.push(p.to_string());
     }
+    Ok(props)
+}
+
+fn parse_nulldisk(rest: &str) -> Result<Disk, String> {
+    let mut it = rest.split_whitespace();
+    let usage = "nulldisk NAME SIZE NODEPROPS [DEVICEPROPS]";
+    let (Some(name), Some(size), Some(node)) = (it.next(), it.next(), it.next()) else {
+        return Err(format!("expected `{usage}`"));
+    };
+    let disk = parse_disk(&format!("{name} {size} virtio"))?;
+    let mut null = Vec::new();
+    let mut blkdebug = Vec::new();
+    for p in parse_props(std::iter::once(node))? {
+        let key = p.split_once('=').map_or("", |(k, _)| k);
+        if NULL_CO_PROPS.contains(&key) {
+            null.push(p);
+        } else if BLKDEBUG_PROPS.contains(&key) {
+            blkdebug.push(p);
+        } else {
+            return Err(format!(
+                "node property `{p}`: one of {} (null-co) or {} (blkdebug)",
+                NULL_CO_PROPS.join(", "),
+                BLKDEBUG_PROPS.join(", ")
+            ));
+        }
+    }
     Ok(Disk {
-        name: name.to_string(),
-        size,
-        bus,
-        props,
+        props: parse_props(it)?,
+        backing: Backing::Null { null, blkdebug },
+        ..disk
     })
 }
 
 fn parse_operand(s: &str) -> Result<Operand, String> {
+    // `K * $REF`; any other text with " * " stays a literal string.
+    if let Some((k, r)) = s
+        .split_once(" * ")
+        .filter(|(_, r)| r.trim_start().starts_with('$'))
+    {
+        let k: f64 = k
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}`: K * $REF needs a number K"))?;
+        return Ok(Operand::Scaled(k, Box::new(parse_operand(r.trim())?)));
+    }
     if let Some(r) = s.strip_prefix('$') {
         let (key, pointer, status) = if let Some(k) = r.strip_suffix(".status") {
             (k, None, true)
@@ -356,12 +465,24 @@ fn parse_expect(line: usize, rest: &str) -> Result<Expect, String> {
         .ok_or_else(|| "expected `expect $REF OP VALUE`".to_string())?;
     let tail = tail.trim();
     let (op_word, right) = tail.split_once(char::is_whitespace).unwrap_or((tail, ""));
-    let op = ops
-        .iter()
-        .find(|(w, _)| *w == op_word)
-        .map(|&(_, o)| o)
-        .ok_or_else(|| format!("operator `{op_word}`: one of == != >= <= contains lacks"))?;
-    let right = right.trim();
+    let mut right = right.trim();
+    let op = if op_word == "within" {
+        let (pct, rest) = right.split_once(char::is_whitespace).unwrap_or((right, ""));
+        right = rest.trim();
+        let p = pct
+            .strip_suffix('%')
+            .and_then(|p| p.parse::<f64>().ok())
+            .filter(|p| p.is_finite() && *p >= 0.0)
+            .ok_or_else(|| format!("`within {pct}`: a tolerance such as 10%"))?;
+        Op::Within(p)
+    } else {
+        ops.iter()
+            .find(|(w, _)| *w == op_word)
+            .map(|&(_, o)| o)
+            .ok_or_else(|| {
+                format!("operator `{op_word}`: one of == != >= <= contains lacks within")
+            })?
+    };
     if right.is_empty() {
         return Err("expect has no right-hand side".into());
     }
@@ -438,6 +559,7 @@ fn select_segs(v: &Value, segs: &[String]) -> Option<Value> {
 fn resolve(o: &Operand, caps: &BTreeMap<String, Captured>) -> Result<Value, String> {
     match o {
         Operand::Literal(v) => Ok(v.clone()),
+        Operand::Scaled(k, of) => Ok(Value::from(k * number(&resolve(of, caps)?)?)),
         Operand::Ref {
             key,
             pointer,
@@ -496,6 +618,20 @@ pub fn evaluate(e: &Expect, caps: &BTreeMap<String, Captured>) -> Result<(), Str
         Op::Lacks => !contains(&l, &r)?,
         Op::Ge => number(&l)? >= number(&r)?,
         Op::Le => number(&l)? <= number(&r)?,
+        Op::Within(pct) => {
+            let (a, b) = (number(&l)?, number(&r)?);
+            if (a - b).abs() > pct / 100.0 * b.abs() {
+                let off = if b == 0.0 {
+                    "infinitely".to_string()
+                } else {
+                    format!("{:+.1} %", (a - b) / b.abs() * 100.0)
+                };
+                return Err(format!(
+                    "left is {l}, right is {r}: left is off by {off} (allowed {pct} %)"
+                ));
+            }
+            true
+        }
     };
     if ok {
         Ok(())
@@ -578,5 +714,102 @@ mod tests {
         .unwrap();
         assert_eq!(s.boots[0].disks[0].props.len(), 2);
         assert_eq!(s.boots[0].disks[0].size, 8 << 30);
+        assert_eq!(s.boots[0].disks[0].backing, Backing::Image);
+    }
+
+    #[test]
+    fn nulldisk_splits_its_node_properties() {
+        let s = parse(
+            "t",
+            "boot\nnulldisk u4k 4G align=4096,latency-ns=2000000,max-transfer=65536 physical_block_size=4096\ncapture k x\nexpect $k == 1\n",
+        )
+        .unwrap();
+        let d = &s.boots[0].disks[0];
+        assert_eq!(d.name, "u4k");
+        assert_eq!(d.size, 4 << 30);
+        assert_eq!(d.bus, Bus::Virtio);
+        assert_eq!(d.props, ["physical_block_size=4096"]);
+        assert_eq!(
+            d.backing,
+            Backing::Null {
+                null: vec!["latency-ns=2000000".into()],
+                blkdebug: vec!["align=4096".into(), "max-transfer=65536".into()],
+            }
+        );
+        let d = parse_nulldisk("n 1G latency-ns=0").unwrap();
+        assert!(d.props.is_empty());
+        let e = parse_nulldisk("n 1G size=5").unwrap_err();
+        assert!(e.contains("one of latency-ns"), "{e}");
+        let e = parse_nulldisk("n 1G").unwrap_err();
+        assert!(e.contains("NODEPROPS"), "{e}");
+        let e = parse_nulldisk("n 1000 align=4096").unwrap_err();
+        assert!(e.contains("multiple of 4 KiB"), "{e}");
+    }
+
+    #[test]
+    fn within_a_tolerance_of_the_right_side() {
+        let mut c = caps();
+        c.insert(
+            "fio".into(),
+            Captured {
+                stdout: r#"{"jobs":[{"read":{"iops":1000.5}}]}"#.into(),
+                status: 0,
+            },
+        );
+        let check = |line: &str| {
+            let s = parse(
+                "t",
+                &format!("boot\ncapture fio x\ncapture ao x\nexpect {line}\n"),
+            )?;
+            evaluate(&s.expects[0], &c)
+        };
+        assert!(check("$fio/jobs/0/read/iops within 10% 1000").is_ok());
+        assert!(check("$fio/jobs/0/read/iops within 10% 1100").is_ok());
+        assert!(check("$fio/jobs/0/read/iops within 10% 910").is_ok());
+        assert!(check("$fio/jobs/0/read/iops within 0% 1000.5").is_ok());
+        let e = check("$fio/jobs/0/read/iops within 10% 900").unwrap_err();
+        assert!(e.contains("off by +11.2 % (allowed 10 %)"), "{e}");
+        let e = check("$fio/jobs/0/read/iops within 10% 1200").unwrap_err();
+        assert!(e.contains("off by -16.6 %"), "{e}");
+        assert!(check("$ao within 1% $fio/jobs/0/read/iops").is_err());
+        assert!(check("$ao within 1% 3584").is_ok());
+        let e = check("$ao within 10 3584").unwrap_err();
+        assert!(e.contains("a tolerance such as 10%"), "{e}");
+        let e = check("$ao within 10%").unwrap_err();
+        assert!(e.contains("no right-hand side"), "{e}");
+        let e = check("$fio within 10% 1").unwrap_err();
+        assert!(e.contains("not a number"), "{e}");
+        let e = check("$ao within 5% 0").unwrap_err();
+        assert!(e.contains("infinitely"), "{e}");
+    }
+
+    #[test]
+    fn a_number_times_a_capture() {
+        assert!(check("$ao <= 0.5 * $check/targets/0/n").is_err());
+        assert!(check("$ao <= 0.9 * $check/targets/0/n").is_ok());
+        assert!(check("$ao >= 0.875 * $check/targets/0/n").is_ok());
+        assert!(check("$ao == 0.875 * $check/targets/0/n").is_ok());
+        let e = check("$ao <= 0.5 * $check/targets/0/n").unwrap_err();
+        assert!(e.contains("right is 2048"), "{e}");
+        let e = check("$ao <= x * $check/targets/0/n").unwrap_err();
+        assert!(e.contains("needs a number"), "{e}");
+        assert!(check("$text contains a * b").is_err());
+        assert!(check("$text lacks a * b").is_ok());
+        let e = check("$ao <= 2 * $text").unwrap_err();
+        assert!(e.contains("not a number"), "{e}");
+        let e = check("$ao <= 2 * $nope").unwrap_err();
+        assert!(e.contains("not captured"), "{e}");
+    }
+
+    #[test]
+    fn a_boot_calls_a_program_by_word() {
+        let s = parse(
+            "t",
+            "boot\nrun echo x > /tmp/fio.json\ncapture k myfio\nexpect $k == 1\nboot\nset v x | /usr/bin/fio --name=a\nboot\ncapture f t=$(fio -)\n",
+        )
+        .unwrap();
+        assert!(!s.boots[0].calls("fio"));
+        assert!(s.boots[1].calls("fio"));
+        assert!(s.boots[2].calls("fio"));
     }
 }
