@@ -420,9 +420,23 @@ fn evidence(assessed: &[Assessment]) -> Evidence {
     // every offset, aligned included: its "fine" says nothing. Only rows
     // with blocks as large as the unit's lower bound count as fine.
     let bound = max_slow.map_or(0, |m| 2 * m).max(curve.unwrap_or(0));
+    // Fine, or clearly apart from the penalty: its simultaneous interval
+    // lies above that of a slower offset in the same row (the intervals
+    // hold together, so the class is faster than the slow ones).
+    let apart = |a: &&&Assessment| {
+        offsets.iter().any(|s| {
+            s.decision == Decision::Slower
+                && s.contrast.subject.cell.pattern == a.contrast.subject.cell.pattern
+                && s.contrast.subject.cell.block_size == a.contrast.subject.cell.block_size
+                && a.ci[0] > s.ci[1]
+        })
+    };
     let fine: Vec<u64> = offsets
         .iter()
-        .filter(|a| matches!(a.decision, Decision::Fine | Decision::Faster))
+        .filter(|a| {
+            matches!(a.decision, Decision::Fine | Decision::Faster)
+                || (a.decision == Decision::Open && apart(a))
+        })
         .filter(|a| u64::from(a.contrast.subject.cell.block_size) >= bound)
         .map(class)
         .filter(|c| !slow.contains(c))
@@ -457,6 +471,15 @@ fn evidence(assessed: &[Assessment]) -> Evidence {
         slow_patterns,
         open_above,
     }
+}
+
+/// The unit is bracketed already: the rest of the open contrasts cannot
+/// change it, so measuring may stop.
+pub fn bracketed(assessed: &[Assessment]) -> bool {
+    let e = evidence(assessed);
+    e.max_slow.is_some()
+        && !e.inconsistent
+        && e.min_fine.is_some_and(|f| e.curve.is_none_or(|c| c <= f))
 }
 
 /// " (randwrite only)" when some probed patterns showed nothing.
@@ -513,7 +536,7 @@ fn unit_statement(e: &Evidence, patterns: &[Pattern]) -> (Option<u64>, Confidenc
             Some(f),
             Confidence::Bracketed,
             format!(
-                "effective internal unit {}: offsets not aligned to {} ({}) were slower{o}; offsets aligned to {} performed like aligned{}",
+                "effective internal unit {}: offsets not aligned to {} ({}) were slower{o}; offsets aligned to {} were not{}",
                 human(f),
                 human(f),
                 span(e.min_slow.unwrap_or(m), m),

@@ -256,7 +256,7 @@ fn pow2_range(lo: u64, hi: u64) -> Vec<u64> {
 /// Runtime, warm-up and the most rounds of each preset.
 fn preset_timing(preset: Preset) -> (Duration, Duration, u32) {
     match preset {
-        Preset::Auto => (Duration::from_millis(150), Duration::from_millis(50), 12),
+        Preset::Auto => (Duration::from_millis(150), Duration::from_millis(50), 8),
         Preset::Quick => (Duration::from_millis(200), Duration::from_millis(50), 5),
         Preset::Standard => (Duration::from_millis(400), Duration::from_millis(100), 5),
         Preset::Full => (Duration::from_secs(1), Duration::from_millis(200), 7),

@@ -193,7 +193,13 @@ fn measure(
             assessed = sequential::assess(&contrasts, &runner.cells, &params);
             keep_decided(&mut frozen, &mut assessed);
         }
-        active = sequential::still_needed(&assessed, plan.rounds);
+        // Once the unit is bracketed, the comparisons still open cannot
+        // change the verdict: they are reported as undecided.
+        active = if analyse::bracketed(&assessed) {
+            Vec::new()
+        } else {
+            sequential::still_needed(&assessed, plan.rounds)
+        };
     }
     Ok(Measured {
         cells: runner.cells,
