@@ -160,3 +160,17 @@ fio_iops() {
     }
     END { print (sep ? "}" : "{}") }'
 }
+
+# timed FILE CMD...: runs CMD with its stdout in FILE (stderr as usual) and
+# prints {"status":N,"seconds":S}: its exit status and wall time, from
+# /proc/uptime (10 ms steps). The output stays in the guest until a later
+# capture sends what is needed of it, so the serial console's speed is
+# not part of the time.
+timed() {
+  _f=$1; shift
+  read _t0 _x < /proc/uptime
+  _st=0
+  "$@" > "$_f" || _st=$?
+  read _t1 _x < /proc/uptime
+  printf '{"status":%s,"seconds":%s}\n' "$_st" "$(awk "BEGIN { print $_t1 - $_t0 }")"
+}

@@ -11,7 +11,8 @@
 //! at once (default 2, one per core). The generated differential
 //! (differential.rs, scenarios 11 and 12) takes `DISKALIGN_VM_SEED`
 //! (a number or `random`; the seed is printed) and `DISKALIGN_VM_LAYOUTS`
-//! (layouts per topology).
+//! (layouts per topology). `DISKALIGN_VM_SCENARIO_DIR` runs the scenario
+//! files of another folder instead (bench/time-to-verdict does).
 
 mod differential;
 mod scenario;
@@ -453,16 +454,22 @@ fn check_differentials(
     failed
 }
 
-/// The scenario files, those `DISKALIGN_VM_SCENARIOS` selects when `selected`.
+/// The scenario files, those `DISKALIGN_VM_SCENARIOS` selects when
+/// `selected`; then `DISKALIGN_VM_SCENARIO_DIR` (relative to the
+/// repository or absolute) names another folder of them, such as a
+/// benchmark's (bench/time-to-verdict).
 fn scenarios(selected: bool) -> Vec<Scenario> {
-    let dir = repo().join("tests/vm/scenarios");
+    let dir = match std::env::var_os("DISKALIGN_VM_SCENARIO_DIR").filter(|_| selected) {
+        Some(d) => repo().join(d),
+        None => repo().join("tests/vm/scenarios"),
+    };
     let only: Vec<String> = std::env::var("DISKALIGN_VM_SCENARIOS")
         .ok()
         .filter(|_| selected)
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_default();
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
-        .expect("tests/vm/scenarios")
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("dir entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "scn"))
         .collect();
