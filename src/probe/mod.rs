@@ -195,7 +195,15 @@ fn measure(
         }
         // Once the unit is bracketed, the comparisons still open cannot
         // change the verdict: they are reported as undecided.
-        active = if analyse::bracketed(&assessed) {
+        active = if contrasts.is_empty() {
+            // Nothing to compare (one offset, one block size): every
+            // round the plan asks for, for the cells' own intervals.
+            if round < plan.rounds {
+                active
+            } else {
+                Vec::new()
+            }
+        } else if analyse::bracketed(&assessed) {
             Vec::new()
         } else {
             sequential::still_needed(&assessed, plan.rounds)
