@@ -722,9 +722,7 @@ fn summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::engine::new_histogram;
     use crate::probe::grid::{self, Constraints, DioRule, GridRequest, Preset};
-    use crate::probe::run::RoundSample;
     use crate::probe::sequential::{assess, contrasts, Params};
 
     /// The auto plan's cells (with the zoom) for randread and randwrite.
@@ -775,32 +773,10 @@ mod tests {
         }
     }
 
+    /// Rounds with a shared drift of about 6 % and 1.2 % noise of their own.
     fn samples(cells: &[Cell], rounds: u32, speed: &dyn Fn(&Cell) -> f64) -> Vec<CellSamples> {
         let mut rng = fastrand::Rng::with_seed(23);
-        let mut out: Vec<CellSamples> = cells
-            .iter()
-            .map(|&c| CellSamples {
-                target: 0,
-                cell: c,
-                rounds: Vec::new(),
-                latency: new_histogram(),
-            })
-            .collect();
-        for round in 0..rounds {
-            let drift = 1.0 + (rng.f64() - 0.5) * 0.2;
-            for s in &mut out {
-                let iops = 2000.0 * speed(&s.cell) * drift * (1.0 + (rng.f64() - 0.5) * 0.04);
-                s.rounds.push(RoundSample {
-                    round,
-                    iops,
-                    bytes_per_s: iops,
-                    window_s: 0.2,
-                    retries: 0,
-                    broken: false,
-                });
-            }
-        }
-        out
+        crate::probe::sequential::tests::simulate(cells, rounds, 0.06, 0.012, &mut rng, speed)
     }
 
     fn run(unit: u64, zoom: bool) -> Inference {

@@ -7,7 +7,6 @@
 use super::engine::{self, Engine, EngineKind, Measurement, Setup, Workload};
 use super::grid::{Cell, Plan};
 use hdrhistogram::Histogram;
-use serde::Serialize;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -15,15 +14,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const RETRIES: u32 = 2;
 
 /// One round of one cell.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct RoundSample {
     /// The round (from 0): pairs this figure with the other cells' figures
     /// of the same round.
     pub round: u32,
     pub iops: f64,
-    pub bytes_per_s: f64,
-    /// The measured window, in seconds.
-    pub window_s: f64,
     /// Broken measurements of this round that were run again.
     pub retries: u32,
     /// Still broken after the retries (kept, and marked).
@@ -139,12 +135,9 @@ impl<'a> Runner<'a> {
             let Some((m, retries)) = self.measure(&key, round, stop)? else {
                 return Ok(false);
             };
-            let bs = f64::from(key.cell.block_size);
             let sample = RoundSample {
                 round,
                 iops: m.iops,
-                bytes_per_s: m.iops * bs,
-                window_s: m.window.as_secs_f64(),
                 retries,
                 broken: m.is_broken(),
             };

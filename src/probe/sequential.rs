@@ -323,7 +323,7 @@ pub fn wants_zoom(plan: &Plan, assessed: &[Assessment]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::probe::engine::new_histogram;
     use crate::probe::run::RoundSample;
@@ -345,7 +345,7 @@ mod tests {
     /// Rounds of a grid: `speed(cell)` scales 1000 IOPS; each round has a
     /// drift shared by all cells (`drift` SD) and each measurement its own
     /// noise (`noise` SD), both on log IOPS.
-    fn simulate(
+    pub(crate) fn simulate(
         cells: &[Cell],
         rounds: u32,
         drift: f64,
@@ -369,8 +369,6 @@ mod tests {
                 s.rounds.push(RoundSample {
                     round,
                     iops,
-                    bytes_per_s: iops,
-                    window_s: 0.1,
                     retries: 0,
                     broken: false,
                 });
@@ -534,8 +532,6 @@ mod tests {
                 .map(|(i, &iops)| RoundSample {
                     round: i as u32,
                     iops,
-                    bytes_per_s: iops,
-                    window_s: 0.1,
                     retries: 0,
                     broken: false,
                 })

@@ -89,8 +89,7 @@ fn entry(c: &CellReport, st: &Style) -> String {
 
 /// `-21%*`: the difference, starred (and coloured) when decided.
 fn percent(ratio: f64, significant: bool, st: &Style) -> String {
-    let rel_ratio = ratio;
-    let pct = (rel_ratio - 1.0) * 100.0;
+    let pct = (ratio - 1.0) * 100.0;
     let text = format!("{pct:+.0}%{}", if significant { "*" } else { "" });
     if significant && pct < 0.0 {
         st.bad(&text)
