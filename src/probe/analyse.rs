@@ -595,30 +595,19 @@ fn noise(
     p: &sequential::Params,
     rounds: u32,
 ) -> Vec<Noise> {
-    let mut patterns: Vec<Pattern> = assessed
-        .iter()
-        .map(|a| a.contrast.subject.cell.pattern)
-        .collect();
-    patterns.sort_unstable();
-    patterns.dedup();
-    patterns
+    let contrasts: Vec<sequential::Contrast> = assessed.iter().map(|a| a.contrast).collect();
+    sequential::pooled_variances(&contrasts, samples)
         .into_iter()
-        .filter_map(|pat| {
-            let groups: Vec<Vec<f64>> = assessed
-                .iter()
-                .filter(|a| a.contrast.subject.cell.pattern == pat)
-                .map(|a| sequential::paired_of(&a.contrast, samples))
-                .collect();
-            let var = stats::pooled_variance(groups.iter().map(|g| g.as_slice()))?;
+        .map(|(pattern, var)| {
             let sd = var.sqrt();
             let n = f64::from(rounds.max(2));
             let df = sequential::PRIOR_DF + n - 1.0;
             let half = stats::t_quantile(p.per_interval_alpha(), df) * sd / n.sqrt();
-            Some(Noise {
-                pattern: pat,
+            Noise {
+                pattern,
                 paired_sd_pct: (sd.exp() - 1.0) * 100.0,
                 detectable_pct: (1.0 - (-half).exp()) * 100.0,
-            })
+            }
         })
         .collect()
 }

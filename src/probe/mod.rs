@@ -158,13 +158,13 @@ fn measure(
     let mut contrasts = sequential::contrasts(&plan.cells, ts.len());
     let mut frozen = vec![None; contrasts.len()];
     let mut assessed = Vec::new();
-    let mut active: Vec<run::Key> = (0..ts.len())
-        .flat_map(|target| {
-            plan.cells
-                .iter()
-                .map(move |&cell| run::Key { target, cell })
-        })
-        .collect();
+    let keys = |cells: &[Cell]| -> Vec<run::Key> {
+        (0..ts.len())
+            .flat_map(|target| cells.iter().map(move |&cell| run::Key { target, cell }))
+            .collect()
+    };
+    let mut planned = keys(&plan.cells);
+    let mut active = planned.clone();
     let (mut round, mut zoomed, mut partial) = (0, false, false);
     while !active.is_empty() {
         progress.round(round, active.len());
@@ -183,6 +183,7 @@ fn measure(
         if !zoomed && sequential::wants_zoom(plan, &assessed) {
             zoomed = true;
             let all: Vec<Cell> = plan.all_cells().copied().collect();
+            planned = keys(&all);
             let before: Vec<(sequential::Contrast, Option<sequential::Assessment>)> =
                 contrasts.iter().copied().zip(frozen).collect();
             contrasts = sequential::contrasts(&all, ts.len());
@@ -195,18 +196,10 @@ fn measure(
         }
         // Once the unit is bracketed, the comparisons still open cannot
         // change the verdict: they are reported as undecided.
-        active = if contrasts.is_empty() {
-            // Nothing to compare (one offset, one block size): every
-            // round the plan asks for, for the cells' own intervals.
-            if round < plan.rounds {
-                active
-            } else {
-                Vec::new()
-            }
-        } else if analyse::bracketed(&assessed) {
+        active = if analyse::bracketed(&assessed) {
             Vec::new()
         } else {
-            sequential::still_needed(&assessed, plan.rounds)
+            sequential::still_needed(&planned, &contrasts, &assessed, round, plan.rounds)
         };
     }
     Ok(Measured {

@@ -223,31 +223,67 @@ pub(crate) fn without_outliers(xs: &[f64], scale: f64) -> (Vec<f64>, usize) {
     (kept, drop.len())
 }
 
-/// Judge every contrast on what was measured so far.
-pub fn assess(contrasts: &[Contrast], samples: &[CellSamples], p: &Params) -> Vec<Assessment> {
-    let raw: Vec<Vec<f64>> = contrasts.iter().map(|c| paired_of(c, samples)).collect();
-    let mut out = Vec::with_capacity(contrasts.len());
+/// One pattern's contrasts: each one's index, its paired differences with
+/// outliers left out and how many were, and the variance pooled over them.
+struct PatternGroup {
+    pattern: Pattern,
+    members: Vec<(usize, Vec<f64>, usize)>,
+    pooled: Option<f64>,
+}
+
+fn by_pattern(contrasts: &[Contrast], samples: &[CellSamples]) -> Vec<PatternGroup> {
     let mut patterns: Vec<Pattern> = contrasts.iter().map(|c| c.subject.cell.pattern).collect();
     patterns.sort_unstable();
     patterns.dedup();
-    let mut by_pattern = std::collections::BTreeMap::new();
-    for pat in patterns {
-        let idx: Vec<usize> = (0..contrasts.len())
-            .filter(|&i| contrasts[i].subject.cell.pattern == pat)
-            .collect();
-        let groups: Vec<Vec<f64>> = idx.iter().map(|&i| raw[i].clone()).collect();
-        let scale = robust_scale(&groups);
-        let cleaned: Vec<(Vec<f64>, usize)> =
-            groups.iter().map(|g| without_outliers(g, scale)).collect();
-        let pooled = stats::pooled_variance(cleaned.iter().map(|(g, _)| g.as_slice()));
-        for (&i, (g, dropped)) in idx.iter().zip(cleaned) {
-            by_pattern.insert(i, judge(contrasts[i], &g, dropped, pooled, p));
+    patterns
+        .into_iter()
+        .map(|pattern| {
+            let idx: Vec<usize> = (0..contrasts.len())
+                .filter(|&i| contrasts[i].subject.cell.pattern == pattern)
+                .collect();
+            let raw: Vec<Vec<f64>> = idx
+                .iter()
+                .map(|&i| paired_of(&contrasts[i], samples))
+                .collect();
+            let scale = robust_scale(&raw);
+            let members: Vec<(usize, Vec<f64>, usize)> = idx
+                .into_iter()
+                .zip(&raw)
+                .map(|(i, g)| {
+                    let (kept, dropped) = without_outliers(g, scale);
+                    (i, kept, dropped)
+                })
+                .collect();
+            let pooled = stats::pooled_variance(members.iter().map(|m| m.1.as_slice()));
+            PatternGroup {
+                pattern,
+                members,
+                pooled,
+            }
+        })
+        .collect()
+}
+
+/// Judge every contrast on what was measured so far.
+pub fn assess(contrasts: &[Contrast], samples: &[CellSamples], p: &Params) -> Vec<Assessment> {
+    let mut out: Vec<Option<Assessment>> = vec![None; contrasts.len()];
+    for g in by_pattern(contrasts, samples) {
+        for (i, d, dropped) in g.members {
+            out[i] = Some(judge(contrasts[i], &d, dropped, g.pooled, p));
         }
     }
-    for i in 0..contrasts.len() {
-        out.push(by_pattern.remove(&i).expect("every contrast judged"));
-    }
-    out
+    out.into_iter()
+        .map(|a| a.expect("every contrast is in its pattern's group"))
+        .collect()
+}
+
+/// The variance of the paired differences pooled per pattern, outliers left
+/// out: the noise the decisions were made against.
+pub fn pooled_variances(contrasts: &[Contrast], samples: &[CellSamples]) -> Vec<(Pattern, f64)> {
+    by_pattern(contrasts, samples)
+        .into_iter()
+        .filter_map(|g| Some((g.pattern, g.pooled?)))
+        .collect()
 }
 
 /// One contrast's interval and decision.
@@ -279,13 +315,32 @@ fn judge(c: Contrast, d: &[f64], outliers: usize, pooled: Option<f64>, p: &Param
     }
 }
 
-/// The cells the open contrasts still need (their subjects and
-/// references) among those that may run more rounds.
-pub fn still_needed(assessed: &[Assessment], max_rounds: u32) -> Vec<Key> {
+/// The cells round `rounds_done + 1` runs, among `keys` (every cell
+/// planned so far): those the open contrasts still need (subjects and
+/// references that have had fewer than `max_rounds`), and those no contrast
+/// covers (nothing to decide: they run every round, for their own
+/// intervals).
+pub fn still_needed(
+    keys: &[Key],
+    contrasts: &[Contrast],
+    assessed: &[Assessment],
+    rounds_done: u32,
+    max_rounds: u32,
+) -> Vec<Key> {
+    let covered = |k: &Key| {
+        contrasts
+            .iter()
+            .any(|c| c.subject == *k || c.reference == *k)
+    };
     let mut v: Vec<Key> = assessed
         .iter()
         .filter(|a| a.decision == Decision::Open && (a.n as u32) < max_rounds)
         .flat_map(|a| [a.contrast.subject, a.contrast.reference])
+        .chain(
+            keys.iter()
+                .filter(|k| rounds_done < max_rounds && !covered(k))
+                .copied(),
+        )
         .collect();
     v.sort_unstable();
     v.dedup();
@@ -558,5 +613,15 @@ pub(crate) mod tests {
         }
         assert!(a.iter().all(|x| x.outliers == 1), "{a:?}");
         assert!((a[0].ratio - 0.53).abs() < 0.03, "{}", a[0].ratio);
+    }
+
+    #[test]
+    fn cells_no_contrast_covers_run_every_round() {
+        let k = Key {
+            target: 0,
+            cell: cell(65536, 0),
+        };
+        assert_eq!(still_needed(&[k], &[], &[], 1, 3), vec![k]);
+        assert!(still_needed(&[k], &[], &[], 3, 3).is_empty());
     }
 }
