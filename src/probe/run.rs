@@ -45,19 +45,15 @@ impl CellSamples {
     }
 }
 
-/// Why a run ended before the plan's end.
-#[derive(Debug)]
+/// Why a run could not go on.
+#[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// An I/O failed, or no engine could start.
-    Io(String),
-}
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::Io(m) => f.write_str(m),
-        }
-    }
+    #[error("cannot start the I/O engine: {0}")]
+    EngineStart(std::io::Error),
+    #[error("{} {} at offset {}: {source}", .cell.pattern.as_str(), crate::units::human(u64::from(.cell.block_size)), .cell.offset)]
+    Io { cell: Cell, source: std::io::Error },
+    #[error("no target to probe")]
+    NoTarget,
 }
 
 /// One target's engines (one per job) and the bytes its I/O may touch.
@@ -96,8 +92,7 @@ impl<'a> Runner<'a> {
             };
             let mut engines = Vec::new();
             for _ in 0..plan.jobs {
-                let (e, why) = engine::build(choice, &setup)
-                    .map_err(|e| RunError::Io(format!("cannot start the I/O engine: {e}")))?;
+                let (e, why) = engine::build(choice, &setup).map_err(RunError::EngineStart)?;
                 fallback = fallback.or(why);
                 engines.push(e);
             }
@@ -110,7 +105,7 @@ impl<'a> Runner<'a> {
             .first()
             .and_then(|b| b.engines.first())
             .map(|e| e.kind())
-            .ok_or_else(|| RunError::Io("no target".into()))?;
+            .ok_or(RunError::NoTarget)?;
         Ok(Runner {
             plan,
             targets: bound,
@@ -164,13 +159,9 @@ impl<'a> Runner<'a> {
             let ws: Vec<Workload> = (0..plan.jobs)
                 .map(|j| workload(plan, &key.cell, bound.size, round, j, retries))
                 .collect();
-            let m = run_cell(&mut bound.engines, &ws, stop).map_err(|e| {
-                RunError::Io(format!(
-                    "{} {} at offset {}: {e}",
-                    key.cell.pattern.as_str(),
-                    crate::units::human(u64::from(key.cell.block_size)),
-                    key.cell.offset
-                ))
+            let m = run_cell(&mut bound.engines, &ws, stop).map_err(|source| RunError::Io {
+                cell: key.cell,
+                source,
             })?;
             if stop.load(Ordering::Relaxed) {
                 return Ok(None);
