@@ -80,7 +80,7 @@ pub enum Command {
     Probe(ProbeArgs),
 }
 
-const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nExit status: 0 no significant penalty, 1 some misaligned offset was significantly slower, 2 could not run.";
+const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nSeveral targets run the same grid with their cells shuffled together in every round; each further target is compared with the first, cell by cell. Ctrl-C stops after the I/Os in flight and still reports what was measured (marked partial).\nExit status: 0 no penalty, 1 a misaligned offset (or a smaller block size) was decided slower, 2 could not run or was interrupted.";
 
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {
