@@ -460,11 +460,15 @@ fn evidence(assessed: &[Assessment]) -> Evidence {
     Evidence {
         max_slow,
         min_slow: slow.iter().min().copied(),
+        // The unit is the smallest fine class only when no class between it
+        // and the slower ones is still open: 4 KiB open and 8 KiB fine
+        // leaves 4 KiB or 8 KiB, not 8 KiB.
         min_fine: fine
             .iter()
             .copied()
             .filter(|&f| max_slow.is_none_or(|m| f > m))
-            .min(),
+            .min()
+            .filter(|&f| !open_above.iter().any(|&o| o < f)),
         inconsistent: max_slow.is_some_and(|m| fine.iter().any(|&f| f < m)),
         curve,
         curve_pair,
@@ -862,6 +866,63 @@ mod tests {
         let inf = run(256 * 1024, true);
         assert_eq!(inf.confidence, Confidence::Bracketed, "{}", inf.statement);
         assert_eq!(inf.effective_unit_bytes, Some(256 * 1024));
+    }
+
+    /// An offset contrast of 64 KiB writes at `offset`, as judged.
+    fn judged(offset: u64, decision: Decision, ci: [f64; 2]) -> Assessment {
+        let key = |offset| crate::probe::run::Key {
+            target: 0,
+            cell: Cell {
+                block_size: 65536,
+                offset,
+                pattern: Pattern::Randwrite,
+            },
+        };
+        Assessment {
+            contrast: crate::probe::sequential::Contrast {
+                kind: ContrastKind::Offset,
+                subject: key(offset),
+                reference: key(0),
+            },
+            n: 6,
+            outliers: 0,
+            ratio: (ci[0] * ci[1]).sqrt(),
+            ci,
+            p: 0.5,
+            p_adjusted: 1.0,
+            decision,
+        }
+    }
+
+    #[test]
+    fn an_open_class_below_the_fine_one_is_not_skipped() {
+        // 2 KiB slower; 4 KiB open and overlapping the penalty; 8 KiB apart
+        // from it. The unit is 4 or 8 KiB: not bracketed yet.
+        let mut a = vec![
+            judged(2048, Decision::Slower, [0.2, 0.71]),
+            judged(4096, Decision::Open, [0.65, 1.23]),
+            judged(8192, Decision::Open, [0.72, 1.27]),
+        ];
+        assert!(!bracketed(&a));
+        let e = evidence(&a);
+        assert_eq!(e.min_fine, None);
+        let (unit, confidence, statement) = unit_statement(&e, &[Pattern::Randwrite]);
+        assert_eq!(
+            (unit, confidence),
+            (Some(4096), Confidence::LowerBound),
+            "{statement}"
+        );
+        assert!(
+            statement.contains("offsets aligned to 4 KiB were neither slower nor decided fine"),
+            "{statement}"
+        );
+        // Once 4 KiB is apart too, 4 KiB is the unit.
+        a[1] = judged(4096, Decision::Open, [0.75, 1.2]);
+        assert!(bracketed(&a));
+        assert_eq!(
+            unit_statement(&evidence(&a), &[Pattern::Randwrite]).0,
+            Some(4096)
+        );
     }
 
     #[test]
