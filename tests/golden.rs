@@ -41,8 +41,8 @@ fn golden(name: &str, got: &str) {
     }
 }
 
-#[test]
-fn topology_of_every_fixture() {
+/// The fixture trees' directory and their names.
+fn fixtures() -> (PathBuf, Vec<String>) {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs");
     let mut names: Vec<String> = std::fs::read_dir(&fixtures)
         .unwrap()
@@ -52,6 +52,32 @@ fn topology_of_every_fixture() {
         .collect();
     names.sort();
     assert!(names.len() >= 8, "{names:?}");
+    (fixtures, names)
+}
+
+/// `check` works on every fixture tree: the partitions are judged from
+/// the kernel's view (the nodes are not opened), stderr included.
+#[test]
+fn check_of_every_fixture() {
+    let (fixtures, names) = fixtures();
+    for name in names {
+        let root = fixtures.join(&name);
+        let (out, err, code) = run_full(&[
+            "--sysfs-root",
+            root.to_str().unwrap(),
+            "--color",
+            "never",
+            "check",
+        ]);
+        let text = format!("{out}stderr: {err}exit {code}\n");
+        let text = text.replace(&format!("{}/", fixtures.display()), "<fixtures>/");
+        golden(&format!("check-fixture-{name}.txt"), &text);
+    }
+}
+
+#[test]
+fn topology_of_every_fixture() {
+    let (fixtures, names) = fixtures();
     for name in names {
         let root = fixtures.join(&name);
         let (out, _, code) = run_full(&[

@@ -162,3 +162,52 @@ fn extended_container_node_block_size() {
         "{p:#}"
     );
 }
+
+/// Without permission to open the node (here: as `nobody`; in a container
+/// it is EPERM), the partitions are judged from the kernel's view in sysfs,
+/// the reason is said once, and nothing is reported twice.
+#[test]
+fn unreadable_node_is_judged_from_sysfs() {
+    require_tool("setpriv");
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "noperm.img", 64 * MIB);
+    // p1 at the legacy sector 63; p2 on 1 MiB, filled to the end.
+    sh(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:63:20001",
+            "-n",
+            "2:20480:0",
+            img.to_str().unwrap(),
+        ],
+    );
+    let lo = LoopDev::attach(&img, None);
+    let as_nobody = |args: &[&str]| {
+        let mut cmd = std::process::Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()])
+            .args(args);
+        output_of(&mut cmd)
+    };
+    let (out, err, code) = as_nobody(&["check", &lo.dev, "--json"]);
+    assert!(err.is_empty(), "nothing on stderr: {err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let t = &doc["targets"][0];
+    assert_eq!(t["partition_table"]["type"], "kernel");
+    assert!(codes(t).contains(&"table-not-read".to_string()), "{t:#}");
+    assert_eq!(partition(&doc, 1)["start_bytes"], 63 * 512);
+    assert_eq!(partition(&doc, 1)["kernel_alignment_offset"], 0);
+    assert_eq!(partition(&doc, 2)["start_bytes"], MIB * 10);
+    assert!(codes(partition(&doc, 1)).contains(&"start-not-4k".to_string()));
+    assert_eq!(code, 1);
+
+    let (out, err, _) = as_nobody(&["check", &lo.dev]);
+    assert!(err.is_empty(), "nothing on stderr: {err}");
+    assert_eq!(
+        out.matches("partition table not read (EACCES)").count(),
+        1,
+        "{out}"
+    );
+}

@@ -146,6 +146,8 @@ codes! {
         "Metadata of a layer (LVM label or text, md superblock, LUKS header, filesystem superblock) is damaged; the message names the byte.";
     LayerNotFollowed = "layer-not-followed", Info,
         "A layer's contents could not be read from the targets given (a member missing, an unsupported layout).";
+    TableNotRead = "table-not-read", Info,
+        "The device node could not be opened (no permission, a container, a --sysfs-root tree): the partitions are judged from the kernel's view in sysfs, and the layers inside them are not checked.";
     TopologyUnknown = "topology-unknown", Info,
         "The target is an image: the real device is unknown, so it is judged against 4 KiB and 1 MiB anyway.";
 }

@@ -4,6 +4,7 @@
 //! above them, then the md arrays and volume groups assembled across the
 //! targets. `check` judges the result without further I/O.
 
+mod kernel_view;
 mod resolve;
 mod roots;
 
@@ -166,7 +167,8 @@ fn target(
         Resolved::Image => (None, None, path.to_path_buf()),
         Resolved::Live { disk, only, node } => (Some(*disk), only, node),
     };
-    let src: Source = std::rc::Rc::new(crate::sys::dev::open(&node)?);
+    let (src, unread) = open(&node, disk.is_some(), &opts.sysfs)?;
+    let disk_size = disk.as_ref().map_or(0, |d| d.size_bytes);
     let (detected, detected_source) = match &disk {
         Some(d) => (d.topology, TopologySource::Kernel),
         None => (Topology::IMAGE_DEFAULT, TopologySource::ImageDefault),
@@ -181,19 +183,28 @@ fn target(
         (Some(_), Some(_)) => TargetKind::Partition,
         (Some(_), None) => TargetKind::Disk,
     };
+    let table = match (&src, &disk) {
+        (Some(src), _) => read_table(src, &topology, lbs_known)?,
+        (None, Some(d)) => kernel_view::table(d),
+        (None, None) => unreachable!("open gives a source unless there is a kernel's view"),
+    };
     let mut t = Target {
         path: path.to_path_buf(),
         kind,
         disk,
         only,
-        size: src.len(),
+        size: src.as_ref().map_or(disk_size, |s| s.len()),
         topology,
         source,
-        table: read_table(&src, &topology, lbs_known)?,
+        table,
         node_block_sizes: Vec::new(),
         notes: Vec::new(),
         stack: Vec::new(),
     };
+    if let (Some(reason), Some(d)) = (&unread, &t.disk) {
+        let device = d.device.display().to_string();
+        t.notes.push(kernel_view::note(&device, reason));
+    }
     if t.disk.is_none() && t.table.sector_size != u64::from(topology.logical_block_size) {
         // An image whose table says 4Kn: judge it as the 4Kn disk it was made for.
         let plain = Topology::plain(t.table.sector_size as u32);
@@ -215,8 +226,31 @@ fn target(
     if opts.sysfs.is_live() {
         t.node_block_sizes = node_block_sizes(t.disk.as_ref(), t.only);
     }
-    t.stack = roots::stack(&src, &t, &opts.sysfs, pending);
+    t.stack = roots::stack(src.as_ref(), &t, &opts.sysfs, pending);
     Ok(t)
+}
+
+/// The device node or image opened read-only; for a disk whose node
+/// cannot be opened (or a fixture tree, whose nodes are not this
+/// machine's), no source and the reason, so its partitions are judged
+/// from the kernel's view instead.
+fn open(
+    node: &Path,
+    live_disk: bool,
+    sysfs: &Sysfs,
+) -> Result<(Option<Source>, Option<String>), InspectError> {
+    if live_disk && !sysfs.is_live() {
+        let why = format!(
+            "sysfs root is {}: device nodes are not opened",
+            sysfs.root().display()
+        );
+        return Ok((None, Some(why)));
+    }
+    match crate::sys::dev::open(node) {
+        Ok(f) => Ok((Some(std::rc::Rc::new(f) as Source), None)),
+        Err(e) if live_disk => Ok((None, Some(e.reason()))),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The table, read with the device's sector size (a live device's is

@@ -31,9 +31,20 @@ pub enum ResolveError {
     Sysfs { name: String, source: io::Error },
 }
 
-/// Work out what `path` is.
+/// Work out what `path` is. A fixture tree (`--sysfs-root`) knows its
+/// disks by name only: `/dev/NAME` or `NAME` is looked up there, never
+/// stat'ed. On the live system a node that is missing (a container
+/// shows /sys but not every /dev node) is looked up by name too.
 pub fn resolve(path: &Path, sysfs: &Sysfs) -> Result<Resolved, ResolveError> {
-    let meta = fs::metadata(path).map_err(ResolveError::Stat)?;
+    if !sysfs.is_live() {
+        if let Some(r) = by_name(path, sysfs)? {
+            return Ok(r);
+        }
+    }
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) => return by_name(path, sysfs)?.ok_or(ResolveError::Stat(e)),
+    };
     let ft = meta.file_type();
     if ft.is_file() {
         return Ok(Resolved::Image);
@@ -55,4 +66,21 @@ pub fn resolve(path: &Path, sysfs: &Sysfs) -> Result<Resolved, ResolveError> {
         only,
         node,
     })
+}
+
+/// `/dev/NAME` or `NAME` as the sysfs tree knows it; None when it does not.
+fn by_name(path: &Path, sysfs: &Sysfs) -> Result<Option<Resolved>, ResolveError> {
+    let text = path.to_string_lossy();
+    let name = text.strip_prefix("/dev/").unwrap_or(&text);
+    let Some((name, only)) = sysfs.resolve_name(name) else {
+        return Ok(None);
+    };
+    let disk = sysfs
+        .disk(&name)
+        .map_err(|source| ResolveError::Sysfs { name, source })?;
+    Ok(Some(Resolved::Live {
+        node: disk.device.clone(),
+        disk: Box::new(disk),
+        only,
+    }))
 }

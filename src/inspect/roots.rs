@@ -13,7 +13,9 @@ use crate::topology::Sysfs;
 use std::path::PathBuf;
 
 /// The roots of `t`'s stack, walked and with their holders.
-pub fn stack(src: &Source, t: &Target, sysfs: &Sysfs, pending: &mut Pending) -> Vec<Root> {
+/// Without a source (the node could not be opened) only the kernel's
+/// holders are hung above each root.
+pub fn stack(src: Option<&Source>, t: &Target, sysfs: &Sysfs, pending: &mut Pending) -> Vec<Root> {
     // Offsets are on the whole disk, so layers name the disk, also for a partition target.
     let device = t
         .disk
@@ -23,14 +25,16 @@ pub fn stack(src: &Source, t: &Target, sysfs: &Sysfs, pending: &mut Pending) -> 
         .to_string();
     let mut out = Vec::new();
     for (partition, mut root, dir) in regions(t, &device, sysfs) {
-        let r = Region {
-            src: src.clone(),
-            device: device.clone(),
-            offset: root.offset_bytes,
-            len: root.size_bytes,
-            below: t.topology,
-        };
-        root.children.extend(walk::region(&r, pending));
+        if let Some(src) = src {
+            let r = Region {
+                src: src.clone(),
+                device: device.clone(),
+                offset: root.offset_bytes,
+                len: root.size_bytes,
+                below: t.topology,
+            };
+            root.children.extend(walk::region(&r, pending));
+        }
         if let Some(dir) = dir {
             let up = kernel::holders(sysfs, &dir, t.topology, pending);
             // The kernel's device is built from the metadata found at the

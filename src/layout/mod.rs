@@ -16,6 +16,9 @@ pub enum TableKind {
     Gpt,
     Mbr,
     None,
+    /// Not read: the partitions the kernel registered (sysfs), used when
+    /// the device node cannot be opened.
+    Kernel,
 }
 
 crate::spelled_as_serde!(TableKind);
@@ -27,6 +30,8 @@ pub enum PartKind {
     Primary,
     Extended,
     Logical,
+    /// Registered by the kernel; the table entry itself was not read.
+    Registered,
 }
 
 crate::spelled_as_serde!(PartKind);

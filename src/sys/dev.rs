@@ -34,6 +34,25 @@ pub enum OpenError {
     Size { path: PathBuf, source: io::Error },
 }
 
+impl OpenError {
+    /// The reason in a word: the errno's name (`EPERM`, `EACCES`,
+    /// `ENOENT`) where it has a common one, else the error's text.
+    pub fn reason(&self) -> String {
+        let (Self::Open { source, .. } | Self::Metadata { source, .. } | Self::Size { source, .. }) =
+            self;
+        let name = match source.raw_os_error() {
+            Some(libc::EPERM) => "EPERM",
+            Some(libc::EACCES) => "EACCES",
+            Some(libc::ENOENT) => "ENOENT",
+            Some(libc::ENXIO) => "ENXIO",
+            Some(libc::ENOMEDIUM) => "ENOMEDIUM",
+            Some(libc::EIO) => "EIO",
+            _ => return source.to_string(),
+        };
+        name.to_string()
+    }
+}
+
 /// Open a disk or image read-only with its size.
 pub fn open(path: &Path) -> Result<FileSource, OpenError> {
     let at = || path.to_path_buf();

@@ -154,6 +154,24 @@ impl Sysfs {
         }
     }
 
+    /// Map a kernel name (`sda`, `sda1`, `nvme0n1p2`) to (disk name,
+    /// partition number) without touching /dev: a whole disk in `block/`,
+    /// or a partition directory of one (with its `partition` number).
+    pub fn resolve_name(&self, name: &str) -> Option<(String, Option<u32>)> {
+        if name.is_empty() || name.contains('/') || name.starts_with('.') {
+            return None;
+        }
+        if self.has_disk(name) {
+            return Some((name.to_string(), None));
+        }
+        list_dir(&self.root.join("block"))
+            .into_iter()
+            .find_map(|disk| {
+                let n = read_num(&self.block_dir(&disk).join(name).join("partition"))?;
+                Some((disk, Some(n)))
+            })
+    }
+
     /// Map a block-device node to (disk name, partition number); errors say
     /// why `path` is not one this tree knows.
     pub fn resolve_node(&self, meta: &fs::Metadata) -> Result<(String, Option<u32>), String> {

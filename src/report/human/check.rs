@@ -34,6 +34,7 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
         TableKind::Gpt => format!("GPT, {}-byte sectors", r.partition_table.sector_size),
         TableKind::Mbr => format!("MBR, {}-byte sectors", r.partition_table.sector_size),
         TableKind::None => "no partition table".to_string(),
+        TableKind::Kernel => "partitions as the kernel registered them".to_string(),
     };
     let _ = writeln!(
         out,
