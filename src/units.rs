@@ -74,6 +74,22 @@ pub fn human(bytes: u64) -> String {
     }
 }
 
+/// `human` where that is exact ("1 MiB", "64 KiB"), else the bytes
+/// ("1052160 bytes"): for offsets, where "~1.0 MiB" would hide a +3584.
+pub fn exact(bytes: u64) -> String {
+    // The unit `human` picks, and whether one decimal of it is the whole truth.
+    let unit = (0..7u32)
+        .rev()
+        .map(|p| 1u128 << (10 * p))
+        .find(|&u| u128::from(bytes) >= u)
+        .unwrap_or(1);
+    if (u128::from(bytes) * 10) % unit == 0 {
+        human(bytes)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// The largest power of two (up to 1 MiB) that divides `bytes`; 1 MiB for 0.
 pub fn alignment_of(bytes: u64) -> u64 {
     if bytes == 0 {
@@ -144,6 +160,11 @@ mod tests {
         assert_eq!(human(4096), "4 KiB");
         assert_eq!(human(1536 * 1024), "1.5 MiB");
         assert_eq!(human(BOGUS_USB_OPT), "~32.0 MiB");
+        assert_eq!(exact(BOGUS_USB_OPT), "33553920 bytes");
+        assert_eq!(exact(MIB + 3584), "1052160 bytes");
+        assert_eq!(exact(1536 * 1024), "1.5 MiB");
+        assert_eq!(exact(512), "512 B");
+        assert_eq!(exact(0), "0 B");
     }
 
     #[test]

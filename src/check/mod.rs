@@ -7,10 +7,11 @@ pub mod report;
 pub mod rules;
 pub mod stack;
 pub mod start;
+pub mod summary;
 pub mod tools;
 
 use crate::errors::TargetError;
-use crate::findings::{Code, Facts, Finding, Severity};
+use crate::findings::{Code, FailOn, Facts, Finding, Severity, Status};
 use crate::inspect::{self, Inspection, Target};
 use crate::layout::{self, PartKind, Table, TableKind};
 use crate::stack::Layer;
@@ -32,24 +33,37 @@ pub struct CheckRun {
     /// md arrays and volume groups put together from the targets.
     pub assembled: Vec<Layer>,
     pub errors: Vec<TargetError>,
+    /// Counts, the status and the exit status.
+    pub summary: summary::RunSummary,
 }
 
 impl CheckRun {
     /// Any warning or error in a target or an assembled layer.
     pub fn has_problems(&self) -> bool {
-        self.targets.iter().any(TargetReport::has_problems)
-            || self.assembled.iter().any(|l| {
-                l.walk()
-                    .iter()
-                    .any(|x| x.findings.iter().any(Finding::is_problem))
-            })
+        self.summary.findings.failing(FailOn::Warning) > 0
     }
 }
 
 /// Read several targets together (md arrays and volume groups spread over
-/// them are assembled), then judge.
+/// them are assembled), then judge. No targets: every disk of the machine
+/// (or of the sysfs tree).
 pub fn check_all(paths: &[PathBuf], opts: &CheckOptions) -> CheckRun {
-    judge(inspect::inspect(paths, opts))
+    check_with(paths, opts, FailOn::default())
+}
+
+/// [`check_all`] with the findings that make the exit status 1.
+pub fn check_with(paths: &[PathBuf], opts: &CheckOptions, fail_on: FailOn) -> CheckRun {
+    let (paths, listing_error) = if paths.is_empty() {
+        match default_targets(&opts.sysfs) {
+            Ok(t) => (t, None),
+            Err(e) => (vec![], Some(e)),
+        }
+    } else {
+        (paths.to_vec(), None)
+    };
+    let mut i = inspect::inspect(&paths, opts);
+    i.errors.extend(listing_error);
+    judge(i, fail_on)
 }
 
 /// Check one target on its own (no assembly across targets).
@@ -62,11 +76,12 @@ pub fn check(path: &Path, opts: &CheckOptions) -> Result<TargetReport, TargetErr
 }
 
 /// Judge everything inspected.
-pub fn judge(i: Inspection) -> CheckRun {
+pub fn judge(i: Inspection, fail_on: FailOn) -> CheckRun {
     let mut run = CheckRun {
         targets: i.targets.into_iter().map(target).collect(),
         assembled: i.assembled,
         errors: i.errors,
+        summary: summary::RunSummary::default(),
     };
     for l in &mut run.assembled {
         stack::judge(l);
@@ -74,9 +89,11 @@ pub fn judge(i: Inspection) -> CheckRun {
     }
     for r in &mut run.targets {
         r.assign_subjects();
-        r.aligned = !r.has_problems();
+        r.summary = summary::target(r);
+        r.aligned = r.summary.status.is_clean();
         r.verdict = verdict(r);
     }
+    run.summary = summary::run(&run.targets, &run.assembled, run.errors.len(), fail_on);
     run
 }
 
@@ -147,7 +164,7 @@ fn target(t: Target) -> TargetReport {
         .map(|root| {
             let mut l = root.layer;
             if let Some(p) = partitions.iter().find(|p| Some(p.number) == root.partition) {
-                l.aligned = p.aligned;
+                l.status = p.status;
             }
             stack::judge(&mut l);
             report::assign_subjects(Some(&path), root.partition, &mut l, "");
@@ -174,6 +191,7 @@ fn target(t: Target) -> TargetReport {
         aligned: false,
         verdict: String::new(),
         findings,
+        summary: summary::TargetSummary::default(),
     }
 }
 
@@ -247,9 +265,7 @@ fn partition_reports(t: &Target, view: &ToolView, mismatch: bool) -> Vec<Partiti
             device_block_size,
             device_block_size_kernel,
         ));
-        let aligned = !pf
-            .iter()
-            .any(|f| rules::is_placement_code(f.code) && f.is_problem());
+        let status = Status::of(pf.iter().filter(|f| rules::is_placement_code(f.code)));
         out.push(PartitionReport {
             number: p.number,
             kind: p.kind,
@@ -266,7 +282,8 @@ fn partition_reports(t: &Target, view: &ToolView, mismatch: bool) -> Vec<Partiti
             start_alignment: crate::units::alignment_of(start),
             device_block_size,
             device_block_size_kernel,
-            aligned,
+            aligned: status.is_clean(),
+            status,
             tools: verdicts,
             findings: pf,
         });
@@ -444,51 +461,55 @@ fn first_start_findings(t: &Topology, v: &ToolView, f: &tools::FirstStarts) -> V
     vec![Finding::new(Code::ToolsDisagree, msg).severity(severity)]
 }
 
-/// The one-line summary.
+/// The one-line summary: the status word, then what it comes from.
 fn verdict(r: &TargetReport) -> String {
-    let data: Vec<&PartitionReport> = r
-        .partitions
-        .iter()
-        .filter(|p| p.kind != PartKind::Extended)
-        .collect();
-    let bad = data.iter().filter(|p| !p.aligned).count();
-    let mut s = if data.is_empty() {
-        "no partitions".to_string()
-    } else if bad == 0 {
-        format!("all {} partitions aligned", data.len())
+    let sum = &r.summary;
+    let registered = if r.partition_table.kind == TableKind::Kernel {
+        " registered"
     } else {
-        format!("{bad} of {} partitions NOT aligned", data.len())
+        ""
     };
-    s.push_str(if r.portable {
-        ", portable"
-    } else {
-        ", not portable"
-    });
-    let layers: Vec<&Layer> = r
-        .stack
-        .iter()
-        .flat_map(|l| l.children.iter())
-        .flat_map(|l| l.walk())
-        .collect();
-    if !layers.is_empty() {
-        let bad = layers.iter().filter(|l| !l.aligned).count();
-        if bad == 0 {
-            s.push_str(&format!(", {} stack layers aligned", layers.len()));
-        } else {
-            s.push_str(&format!(
-                ", {bad} of {} stack layers NOT aligned",
-                layers.len()
-            ));
+    let mut parts = vec![match sum.partitions {
+        0 => format!("no partitions{registered}"),
+        n => tally(n, "partition", r.partitions.iter().filter(|p| p.kind != PartKind::Extended).map(|p| p.status)),
+    }];
+    if sum.partitions > 0 {
+        parts.push(if r.portable { "portable" } else { "not portable" }.into());
+    }
+    if sum.layers > 0 {
+        let statuses = summary::layers(r).into_iter().map(|l| l.status);
+        parts.push(tally(sum.layers, "stack layer", statuses));
+    }
+    format!(
+        "{}: {} ({})",
+        sum.status.word(),
+        parts.join(", "),
+        sum.findings.phrase()
+    )
+}
+
+/// "1 partition aligned", "all 3 partitions aligned", "1 of 3 partitions
+/// MISALIGNED, 1 untidy".
+fn tally(n: usize, noun: &str, statuses: impl Iterator<Item = Status>) -> String {
+    let mut by: Vec<(Status, usize)> = Vec::new();
+    for s in statuses {
+        match by.iter_mut().find(|(x, _)| *x == s) {
+            Some((_, c)) => *c += 1,
+            None => by.push((s, 1)),
         }
     }
-    let (e, w) = (r.count(Severity::Error), r.count(Severity::Warning));
-    if e + w > 0 {
-        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-        s.push_str(&format!(
-            " ({}, {})",
-            plural(e, "error"),
-            plural(w, "warning")
-        ));
+    by.sort_by(|a, b| b.0.cmp(&a.0));
+    let nouns = if n == 1 { noun.to_string() } else { format!("{noun}s") };
+    match by.as_slice() {
+        [(s, _)] if n == 1 => format!("1 {nouns} {s}"),
+        [(s, _)] => format!("all {n} {nouns} {s}"),
+        [(s, c), rest @ ..] => {
+            let mut t = format!("{c} of {n} {nouns} {s}");
+            for (s, c) in rest.iter().filter(|(s, _)| *s != Status::Aligned) {
+                t.push_str(&format!(", {c} {s}"));
+            }
+            t
+        }
+        [] => format!("no {nouns}"),
     }
-    s
 }

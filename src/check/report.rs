@@ -49,6 +49,10 @@ pub struct PartitionReport {
     pub device_block_size_kernel: Option<u32>,
     /// Overall verdict: no warning or error about this partition's placement.
     pub aligned: bool,
+    /// The tier of the worst placement finding: `aligned`, `untidy` (an
+    /// end or size off 4 KiB, a start off the stripe width) or `misaligned`
+    /// (the start off its grain).
+    pub status: crate::findings::Status,
     pub tools: ToolVerdicts,
     pub findings: Vec<Finding>,
 }
@@ -76,6 +80,8 @@ pub struct TargetReport {
     /// One line for humans.
     pub verdict: String,
     pub findings: Vec<Finding>,
+    /// Counts and the status, for scripts.
+    pub summary: super::summary::TargetSummary,
 }
 
 impl TargetReport {

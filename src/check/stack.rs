@@ -3,11 +3,11 @@
 
 use super::rules::{kernel_offset, sane_optimal};
 use super::start::Start;
-use crate::findings::{Code, Facts, Finding, LegFact, Severity};
+use crate::findings::{Code, Facts, Finding, LegFact, Severity, Status};
 use crate::stack::fs::FsKind;
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Topology;
-use crate::units::{gcd, human, KIB};
+use crate::units::{gcd, exact, KIB};
 
 /// Add the findings of `l` and everything above it; set `aligned`.
 pub fn judge(l: &mut Layer) {
@@ -25,14 +25,17 @@ pub fn judge(l: &mut Layer) {
             LayerKind::LvmLeg => {
                 // The segment's finding is on the LV; the leg's verdict says which legs are off.
                 let unit = l.below.grain().max(4 * KIB);
-                l.aligned =
-                    l.offset_bytes % unit == 0 && kernel_offset(&l.below, l.offset_bytes) == 0;
+                if l.offset_bytes % unit != 0 || kernel_offset(&l.below, l.offset_bytes) != 0 {
+                    l.status = Status::Misaligned;
+                }
                 vec![]
             }
             LayerKind::Partition | LayerKind::Device | LayerKind::Swap => vec![],
         };
         l.findings.append(&mut f);
-        l.aligned = l.aligned && !l.findings.iter().any(Finding::is_problem);
+        // A partition root arrives with its partition's status.
+        l.status = l.status.max(Status::of(&l.findings));
+        l.aligned = l.status.is_clean();
     });
 }
 
@@ -53,7 +56,7 @@ fn pv(l: &Layer) -> Vec<Finding> {
             start,
             &format!(
                 "the PV's first extent (pe_start {})",
-                human(p.pe_start_bytes)
+                exact(p.pe_start_bytes)
             ),
             &l.device,
         ),
@@ -70,7 +73,7 @@ fn md_member(l: &Layer) -> Vec<Finding> {
         start,
         &format!(
             "the md data area (data_offset {})",
-            human(m.data_offset_bytes)
+            exact(m.data_offset_bytes)
         ),
         &l.device,
     );
@@ -100,7 +103,7 @@ fn bcache(l: &Layer) -> Vec<Finding> {
             start,
             &format!(
                 "the bcache backing device's data (data_offset {})",
-                human(b.data_offset_bytes.unwrap_or(0))
+                exact(b.data_offset_bytes.unwrap_or(0))
             ),
             &l.device,
         ),
@@ -132,7 +135,7 @@ fn luks(l: &Layer) -> Vec<Finding> {
         &format!(
             "the LUKS{} payload (offset {})",
             h.version,
-            human(h.payload_offset_bytes)
+            exact(h.payload_offset_bytes)
         ),
         &l.device,
     );

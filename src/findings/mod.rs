@@ -5,12 +5,15 @@
 
 pub mod facts;
 pub mod render;
+pub mod status;
 
 pub use facts::{Facts, LegFact, Subject};
+pub use status::{Counts, FailOn, Status};
 use serde::{Serialize, Serializer};
 use std::fmt;
 
-/// How bad a finding is. Exit status 1 when any finding is a warning or error.
+/// How bad a finding is: an error hurts every I/O or breaks the layout, a
+/// warning is hygiene, info is advice (see `status`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -53,8 +56,8 @@ codes! {
     // Partition placement against the device below.
     StartMisaligned = "start-misaligned", Error,
         "The start breaks the kernel's rule (g + ao - start mod g) mod g with g = max(pbs, min).";
-    StartNot4k = "start-not-4k", Warning,
-        "The start is not a multiple of 4 KiB.";
+    StartNot4k = "start-not-4k", Error,
+        "The start is not a multiple of 4 KiB: 4K media (every SSD, every disk since 2011, whatever it reports) splits every 4 KiB I/O in two.";
     StartNot1Mib = "start-not-1mib", Info,
         "The start is not a multiple of 1 MiB, the grain every current tool uses.";
     StartNotOptimal = "start-not-optimal", Warning,
@@ -112,7 +115,7 @@ codes! {
     // Layers above the partition table (LVM, md, LUKS, filesystems).
     LayerStartMisaligned = "layer-start-misaligned", Error,
         "A layer's data start (pe_start, md data_offset, LUKS payload, LV leg) breaks the kernel's rule of the device below.";
-    LayerStartNot4k = "layer-start-not-4k", Warning,
+    LayerStartNot4k = "layer-start-not-4k", Error,
         "A layer's data start is not a multiple of 4 KiB on the device below.";
     LayerStartNotOptimal = "layer-start-not-optimal", Warning,
         "A layer's data start is not a multiple of the optimal I/O size (RAID stripe width) of the device below.";
@@ -122,13 +125,13 @@ codes! {
         "The legs of a striped LV start off the physical unit or off each other: each stripe write touches more units than it should.";
     LvmExtentMisaligned = "lvm-extent-misaligned", Warning,
         "The VG's extent size is not a multiple of an LV's stripe size or of the optimal I/O size below.";
-    LvmPvMissing = "lvm-pv-missing", Warning,
+    LvmPvMissing = "lvm-pv-missing", Info,
         "A PV of the volume group is not among the targets, so LVs on it cannot be followed.";
     MdChunkBelowPhysical = "md-chunk-below-physical", Warning,
         "The md chunk size is smaller than, or not a multiple of, the members' physical block size.";
     MdMembersInconsistent = "md-members-inconsistent", Warning,
         "The md members disagree on geometry or their data areas are not equally aligned.";
-    MdMemberMissing = "md-member-missing", Warning,
+    MdMemberMissing = "md-member-missing", Info,
         "An md array slot has no member among the targets.";
     LuksContentsUnchecked = "luks-contents-unchecked", Info,
         "The LUKS payload is encrypted: layers inside cannot be checked without opening it.";

@@ -4,7 +4,7 @@
 
 use super::facts::Facts;
 use super::Code;
-use crate::units::{alignment_of, human, KIB};
+use crate::units::{alignment_of, exact, KIB};
 
 /// The sentence for `code` from `f`; None for codes whose findings are
 /// written as prose where they are made. `kernel-reports-misaligned` is
@@ -57,7 +57,7 @@ fn start_misaligned(f: &Facts) -> String {
         n(f.offset_bytes),
         n(f.misalignment_bytes),
         f.alignment_offset_bytes.unwrap_or(0),
-        human(g)
+        exact(g)
     )
 }
 
@@ -70,7 +70,7 @@ fn start_not_1mib(f: &Facts) -> String {
     let start = n(f.offset_bytes);
     format!(
         "starts at byte {start}, a multiple of {} but not of 1 MiB",
-        human(alignment_of(start))
+        exact(alignment_of(start))
     )
 }
 
@@ -81,12 +81,12 @@ fn optimal_grid(f: &Facts) -> String {
     match f.alignment_offset_bytes.unwrap_or(0) {
         0 => format!(
             "not a multiple of the optimal I/O size {opt} ({})",
-            human(opt)
+            exact(opt)
         ),
         ao => format!(
             "{} bytes past the optimal I/O grid ({opt} bytes, {}, from the alignment offset {ao})",
             n(f.misalignment_bytes),
-            human(opt)
+            exact(opt)
         ),
     }
 }
@@ -100,7 +100,7 @@ fn start_not_optimal(f: &Facts) -> String {
 }
 
 fn start_not_discard(f: &Facts) -> String {
-    format!("starts at byte {}, not aligned to the discard granularity {}: TRIM of the first and last unit of a range is dropped", n(f.offset_bytes), human(n(f.grain_bytes)))
+    format!("starts at byte {}, not aligned to the discard granularity {}: TRIM of the first and last unit of a range is dropped", n(f.offset_bytes), exact(n(f.grain_bytes)))
 }
 
 fn end_not_4k(f: &Facts) -> String {
@@ -182,7 +182,7 @@ fn layer_start_not_1mib(f: &Facts) -> String {
 }
 
 fn md_chunk(f: &Facts) -> String {
-    format!("chunk {} is not a multiple of the {}-byte physical block of {}: chunk-sized writes are read-modify-write on the drive", human(n(f.chunk_bytes)), n(f.physical_block_bytes), text(&f.device))
+    format!("chunk {} is not a multiple of the {}-byte physical block of {}: chunk-sized writes are read-modify-write on the drive", exact(n(f.chunk_bytes)), n(f.physical_block_bytes), text(&f.device))
 }
 
 fn bcache_block(f: &Facts) -> String {
@@ -190,7 +190,7 @@ fn bcache_block(f: &Facts) -> String {
     format!(
         "bcache block size {bs} is below the device's {}-byte physical block: each {} write is a read-modify-write below; `{}` when the device is made again",
         n(f.physical_block_bytes),
-        human(bs),
+        exact(bs),
         text(&f.fix)
     )
 }
@@ -214,7 +214,7 @@ fn fs_block(f: &Facts) -> String {
 }
 
 fn fs_hints_missing(f: &Facts) -> String {
-    format!("{} is striped (chunk {}, stripe width {}) but the {} filesystem has no stripe hints, so it cannot place data and metadata on stripe boundaries: {}", text(&f.device), human(n(f.chunk_bytes)), human(n(f.stripe_width_bytes)), text(&f.region), text(&f.fix))
+    format!("{} is striped (chunk {}, stripe width {}) but the {} filesystem has no stripe hints, so it cannot place data and metadata on stripe boundaries: {}", text(&f.device), exact(n(f.chunk_bytes)), exact(n(f.stripe_width_bytes)), text(&f.region), text(&f.fix))
 }
 
 fn fs_hints_mismatch(f: &Facts) -> String {
@@ -226,10 +226,10 @@ fn fs_hints_mismatch(f: &Facts) -> String {
 }
 
 fn extent(f: &Facts) -> String {
-    let es = human(n(f.size_bytes));
+    let es = exact(n(f.size_bytes));
     match f.chunk_bytes {
-        Some(ss) => format!("extent size {es} is not a multiple of the stripe size {}: stripes straddle extent boundaries", human(ss)),
-        None => format!("extent size {es} is not a multiple of the optimal I/O size {} of a PV's device: extents start at different places in the stripe", human(n(f.optimal_io_bytes))),
+        Some(ss) => format!("extent size {es} is not a multiple of the stripe size {}: stripes straddle extent boundaries", exact(ss)),
+        None => format!("extent size {es} is not a multiple of the optimal I/O size {} of a PV's device: extents start at different places in the stripe", exact(n(f.optimal_io_bytes))),
     }
 }
 
@@ -255,16 +255,16 @@ fn stripe(f: &Facts) -> String {
                 g.offset_bytes,
                 g.device,
                 g.misalignment_bytes,
-                human(unit)
+                exact(unit)
             )
         })
         .collect();
     format!(
         "segment {}: each {} stripe write touches {} × {} units instead of {}: {}× write amplification ({})",
         f.segment.unwrap_or(0),
-        human(n(f.chunk_bytes)),
+        exact(n(f.chunk_bytes)),
         count(f.units_touched.unwrap_or(0.0)),
-        human(unit),
+        exact(unit),
         n(f.units_ideal),
         amp.trim_end_matches('0').trim_end_matches('.'),
         legs.join("; ")

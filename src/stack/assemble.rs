@@ -9,7 +9,7 @@ use super::walk::{self, Region};
 use super::Detail;
 use super::{limits, ArrayInfo, ArrayMember, Layer, LayerKind, LegInfo, LvInfo, VgInfo, VgPv};
 use crate::topology::Topology;
-use crate::units::human;
+use crate::units::exact;
 use std::rc::Rc;
 
 /// A PV found in a region, waiting for its VG.
@@ -98,7 +98,7 @@ fn md_array(members: &[&MdHandle], pending: &mut Pending) -> Layer {
             first.name.as_deref().unwrap_or(&first.array_uuid),
             first.level_name(),
             first.raid_disks,
-            human(first.chunk_bytes)
+            exact(first.chunk_bytes)
         ),
         device.clone(),
         0,
@@ -259,7 +259,7 @@ fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> La
     };
     let mut l = Layer::new(
         LayerKind::LvmVg,
-        format!("VG {} (extent {})", vg.name, human(es)),
+        format!("VG {} (extent {})", vg.name, exact(es)),
         format!("lvm:{}", vg.name),
         0,
         0,

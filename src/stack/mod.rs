@@ -17,7 +17,7 @@ pub mod registry;
 pub mod signature;
 pub mod walk;
 
-use crate::findings::Finding;
+use crate::findings::{Finding, Status};
 use crate::topology::Topology;
 pub use lvm::{LegInfo, LvInfo, VgInfo, VgPv};
 pub use md::{ArrayInfo, ArrayMember};
@@ -156,6 +156,9 @@ pub struct Layer {
     pub detail: Option<Detail>,
     /// No warning or error about this layer.
     pub aligned: bool,
+    /// The tier of its worst finding (`aligned`, `incomplete`, `untidy`,
+    /// `damaged`, `misaligned`).
+    pub status: Status,
     pub findings: Vec<Finding>,
     pub children: Vec<Layer>,
 }
@@ -180,6 +183,7 @@ impl Layer {
             exposes: None,
             detail: None,
             aligned: true,
+            status: Status::Aligned,
             findings: Vec::new(),
             children: Vec::new(),
         }

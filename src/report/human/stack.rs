@@ -4,7 +4,7 @@
 use crate::report::style::Style;
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Topology;
-use crate::units::human;
+use crate::units::{exact, human};
 use std::fmt::Write;
 
 fn limits(t: &Topology) -> String {
@@ -34,7 +34,7 @@ fn detail(l: &Layer) -> String {
         }
         LayerKind::LvmPv => format!(
             "pe_start {}{data}{}",
-            human(l.pv().map_or(0, |p| p.pe_start_bytes)),
+            exact(l.pv().map_or(0, |p| p.pe_start_bytes)),
             l.pv()
                 .and_then(|p| p.vg.as_ref())
                 .map(|v| format!(", VG {v}"))
@@ -42,11 +42,11 @@ fn detail(l: &Layer) -> String {
         ),
         LayerKind::MdMember => format!(
             "data_offset {}{data}",
-            human(l.md().map_or(0, |m| m.data_offset_bytes))
+            exact(l.md().map_or(0, |m| m.data_offset_bytes))
         ),
         LayerKind::Luks => format!(
             "payload {}{data}, sector {}",
-            human(l.luks().map_or(0, |h| h.payload_offset_bytes)),
+            exact(l.luks().map_or(0, |h| h.payload_offset_bytes)),
             l.luks().map_or(0, |h| h.sector_size)
         ),
         LayerKind::Filesystem => match l.filesystem() {
@@ -64,9 +64,9 @@ fn detail(l: &Layer) -> String {
         LayerKind::Bcache => match l.bcache() {
             Some(b) => format!(
                 "block {}{}{data}",
-                human(b.block_size_bytes),
+                exact(b.block_size_bytes),
                 b.bucket_size_bytes
-                    .map(|x| format!(", bucket {}", human(x)))
+                    .map(|x| format!(", bucket {}", exact(x)))
                     .unwrap_or_default()
             ),
             None => String::new(),
@@ -93,7 +93,7 @@ fn detail(l: &Layer) -> String {
                     .segments
                     .iter()
                     .map(|g| match g.stripe_size_bytes {
-                        Some(ss) => format!("{} × {} stripes", g.legs.len(), human(ss)),
+                        Some(ss) => format!("{} × {} stripes", g.legs.len(), exact(ss)),
                         None => "linear".into(),
                     })
                     .collect();

@@ -1,0 +1,122 @@
+//! The summary of a target and of a whole run, for scripts and fleets:
+//! the status, findings counted by severity, how many partitions and
+//! layers are aligned, what is incomplete, and the exit status that
+//! follows under `--fail-on`.
+
+use super::report::TargetReport;
+use crate::findings::{Counts, FailOn, Status};
+use crate::layout::PartKind;
+use crate::stack::Layer;
+use serde::Serialize;
+
+/// One target in numbers (`targets[].summary` in the JSON).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TargetSummary {
+    pub status: Status,
+    #[serde(flatten)]
+    pub findings: Counts,
+    /// Data partitions (extended containers left out), and how many of
+    /// them have no warning or error.
+    pub partitions: usize,
+    pub partitions_aligned: usize,
+    /// Layers above the partitions (filesystems, PVs, LVs, holders...).
+    pub layers: usize,
+    pub layers_aligned: usize,
+    /// Something could not be followed (a PV or md member not among the targets).
+    pub incomplete: bool,
+}
+
+/// The whole run in numbers (`summary` at the top of the JSON).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunSummary {
+    /// The worst status of every target and assembled array or VG.
+    pub status: Status,
+    /// Targets asked for (or found), checked, and not checked (errors).
+    pub targets: usize,
+    pub checked: usize,
+    pub unchecked: usize,
+    /// Checked targets with no warning or error.
+    pub aligned: usize,
+    /// Targets and assembled layers with something not followed.
+    pub incomplete: usize,
+    /// md arrays and volume groups assembled across the targets.
+    pub assembled: usize,
+    /// Every finding, the assembled section's included.
+    #[serde(flatten)]
+    pub findings: Counts,
+    pub fail_on: FailOn,
+    /// Findings at or above `fail_on`.
+    pub failing: usize,
+    /// 1 findings at or above `fail_on`, 2 a target not checked, 3 both.
+    pub exit_status: u8,
+}
+
+/// The layers above a target's roots (the partitions or whole device).
+pub fn layers(r: &TargetReport) -> Vec<&Layer> {
+    r.stack
+        .iter()
+        .flat_map(|l| l.children.iter())
+        .flat_map(|l| l.walk())
+        .collect()
+}
+
+pub fn target(r: &TargetReport) -> TargetSummary {
+    let data: Vec<_> = r
+        .partitions
+        .iter()
+        .filter(|p| p.kind != PartKind::Extended)
+        .collect();
+    let layers = layers(r);
+    let status = Status::of(r.all_findings())
+        .max(data.iter().map(|p| p.status).max().unwrap_or_default())
+        .max(layers.iter().map(|l| l.status).max().unwrap_or_default());
+    TargetSummary {
+        status,
+        findings: Counts::of(r.all_findings()),
+        partitions: data.len(),
+        partitions_aligned: data.iter().filter(|p| p.status.is_clean()).count(),
+        layers: layers.len(),
+        layers_aligned: layers.iter().filter(|l| l.status.is_clean()).count(),
+        incomplete: layers.iter().any(|l| l.status == Status::Incomplete)
+            || Status::of(r.all_findings()) == Status::Incomplete,
+    }
+}
+
+/// The run's summary from its targets, the assembled layers and the
+/// number of targets that could not be checked.
+pub fn run(
+    targets: &[TargetReport],
+    assembled: &[Layer],
+    unchecked: usize,
+    fail_on: FailOn,
+) -> RunSummary {
+    let mut findings = Counts::default();
+    let mut status = Status::Aligned;
+    let mut incomplete = 0;
+    for t in targets {
+        findings.merge(t.summary.findings);
+        status = status.max(t.summary.status);
+        incomplete += usize::from(t.summary.incomplete);
+    }
+    for l in assembled {
+        let all = l.walk();
+        findings.merge(Counts::of(all.iter().flat_map(|x| x.findings.iter())));
+        let worst = all.iter().map(|x| x.status).max().unwrap_or_default();
+        status = status.max(worst);
+        incomplete += usize::from(all.iter().any(|x| x.status == Status::Incomplete));
+    }
+    let failing = findings.failing(fail_on);
+    RunSummary {
+        status,
+        targets: targets.len() + unchecked,
+        checked: targets.len(),
+        unchecked,
+        aligned: targets.iter().filter(|t| t.summary.status.is_clean()).count(),
+        incomplete,
+        assembled: assembled.len(),
+        findings,
+        fail_on,
+        failing,
+        exit_status: u8::from(failing > 0) | if unchecked > 0 { 2 } else { 0 },
+    }
+}
