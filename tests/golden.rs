@@ -184,3 +184,35 @@ fn check_of_images() {
     );
     check_image("empty", None, None, &[]);
 }
+
+/// The views of one report: fitted to an 80-column terminal (COLUMNS),
+/// verdicts only (-q), every explanation (-v), columns picked (-o), and
+/// the column list.
+#[test]
+fn check_views() {
+    let (fixtures, _) = fixtures();
+    let root = fixtures.join("usb-bridge");
+    let root = root.to_str().unwrap();
+    let view = |name: &str, columns: Option<&str>, extra: &[&str]| {
+        let mut cmd = std::process::Command::new(bin());
+        cmd.args(["--sysfs-root", root, "--color", "never", "check"])
+            .args(extra)
+            .env_remove("COLUMNS");
+        if let Some(c) = columns {
+            cmd.env("COLUMNS", c);
+        }
+        let (out, err, code) = output_of(&mut cmd);
+        let text = format!("{out}stderr: {err}exit {code}\n").replace(root, "<fixture>");
+        golden(&format!("check-view-{name}.txt"), &text);
+    };
+    view("80-columns", Some("80"), &[]);
+    view("quiet", None, &["-q"]);
+    view("verbose", Some("100"), &["-v"]);
+    view(
+        "output",
+        None,
+        &["-o", "number,start_bytes,kernel_offset,aligned"],
+    );
+    view("output-plus", None, &["-o", "+problems"]);
+    view("list-columns", Some("80"), &["--list-columns"]);
+}

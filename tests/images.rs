@@ -347,7 +347,7 @@ fn empty_image_has_no_table() {
     assert_eq!(doc["targets"][0]["partition_table"]["type"], "none");
     assert_eq!(
         doc["targets"][0]["verdict"].as_str().unwrap(),
-        "no partitions, portable"
+        "aligned: no partitions (1 info)"
     );
     assert_eq!(code, 0);
 }
@@ -418,4 +418,47 @@ fn sentences_fit_the_disk() {
     assert!(m.contains("starts at byte 67108864"), "{m}");
     assert!(m.contains("from the alignment offset 3584"), "{m}");
     assert!(!m.contains("not a multiple of the optimal I/O size"), "{m}");
+}
+
+/// sgdisk's usual fill-to-end (`-n2:0:0`) ends a partition at the last
+/// usable LBA, off 4 KiB: hygiene (untidy, a warning), not MISALIGNED.
+/// `--fail-on` moves the line, and the exit status is a bitmask.
+#[test]
+fn an_end_off_4k_is_untidy_and_fail_on_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "fill.img", 64 * MIB);
+    let p = img.to_str().unwrap();
+    sh("sgdisk", &["-n", "1:2048:+16M", "-n", "2:0:0", p]);
+    let (doc, code) = run_json(&["check", p]);
+    let t = &doc["targets"][0];
+    assert_eq!(partition(&doc, 1)["status"], "aligned");
+    assert_eq!(partition(&doc, 2)["status"], "untidy");
+    assert!(codes(partition(&doc, 2)).contains(&"end-not-4k".to_string()));
+    assert_eq!(t["summary"]["status"], "untidy");
+    assert_eq!(t["summary"]["errors"], 0);
+    assert_eq!(t["summary"]["partitions"], 2);
+    assert_eq!(t["summary"]["partitions_aligned"], 1);
+    assert_eq!(doc["summary"]["exit_status"], 1);
+    assert_eq!(doc["summary"]["fail_on"], "warning");
+    assert_eq!(code, 1);
+
+    let (out, _) = run(&["--color", "never", "check", p]);
+    assert!(
+        out.contains("verdict: untidy: 1 of 2 partitions untidy, not portable"),
+        "{out}"
+    );
+    assert!(!out.contains("MISALIGNED"), "{out}");
+
+    for (tier, want) in [("error", 0), ("warning", 1), ("info", 1), ("never", 0)] {
+        let (doc, code) = run_json(&["check", p, "--fail-on", tier]);
+        assert_eq!(code, want, "--fail-on {tier}");
+        assert_eq!(doc["summary"]["exit_status"], want);
+    }
+    // A target that cannot be checked adds bit 2 without hiding bit 1.
+    let (doc, code) = run_json(&["check", p, "/nonexistent/disk.img"]);
+    assert_eq!(code, 3);
+    assert_eq!(doc["summary"]["unchecked"], 1);
+    assert_eq!(doc["summary"]["checked"], 1);
+    let (_, code) = run_json(&["check", p, "/nonexistent/disk.img", "--fail-on", "error"]);
+    assert_eq!(code, 2);
 }

@@ -111,7 +111,7 @@ fn human_report_of_a_live_disk() {
     let lo = LoopDev::attach(&img, None);
     let (out, code) = run(&["--color", "never", "check", &lo.dev]);
     assert!(
-        out.contains("verdict: 1 of 1 partitions NOT aligned"),
+        out.contains("verdict: MISALIGNED: 1 partition misaligned"),
         "{out}"
     );
     assert!(out.contains("start-not-4k"), "{out}");

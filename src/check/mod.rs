@@ -11,7 +11,7 @@ pub mod summary;
 pub mod tools;
 
 use crate::errors::TargetError;
-use crate::findings::{Code, FailOn, Facts, Finding, Severity, Status};
+use crate::findings::{Code, Facts, FailOn, Finding, Severity, Status};
 use crate::inspect::{self, Inspection, Target};
 use crate::layout::{self, PartKind, Table, TableKind};
 use crate::stack::Layer;
@@ -471,10 +471,24 @@ fn verdict(r: &TargetReport) -> String {
     };
     let mut parts = vec![match sum.partitions {
         0 => format!("no partitions{registered}"),
-        n => tally(n, "partition", r.partitions.iter().filter(|p| p.kind != PartKind::Extended).map(|p| p.status)),
+        n => tally(
+            n,
+            "partition",
+            r.partitions
+                .iter()
+                .filter(|p| p.kind != PartKind::Extended)
+                .map(|p| p.status),
+        ),
     }];
     if sum.partitions > 0 {
-        parts.push(if r.portable { "portable" } else { "not portable" }.into());
+        parts.push(
+            if r.portable {
+                "portable"
+            } else {
+                "not portable"
+            }
+            .into(),
+        );
     }
     if sum.layers > 0 {
         let statuses = summary::layers(r).into_iter().map(|l| l.status);
@@ -498,8 +512,12 @@ fn tally(n: usize, noun: &str, statuses: impl Iterator<Item = Status>) -> String
             None => by.push((s, 1)),
         }
     }
-    by.sort_by(|a, b| b.0.cmp(&a.0));
-    let nouns = if n == 1 { noun.to_string() } else { format!("{noun}s") };
+    by.sort_by_key(|b| std::cmp::Reverse(b.0));
+    let nouns = if n == 1 {
+        noun.to_string()
+    } else {
+        format!("{noun}s")
+    };
     match by.as_slice() {
         [(s, _)] if n == 1 => format!("1 {nouns} {s}"),
         [(s, _)] => format!("all {n} {nouns} {s}"),

@@ -7,7 +7,7 @@ use crate::findings::{Code, Facts, Finding, LegFact, Severity, Status};
 use crate::stack::fs::FsKind;
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Topology;
-use crate::units::{gcd, exact, KIB};
+use crate::units::{exact, gcd, KIB};
 
 /// Add the findings of `l` and everything above it; set `aligned`.
 pub fn judge(l: &mut Layer) {

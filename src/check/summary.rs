@@ -111,7 +111,10 @@ pub fn run(
         targets: targets.len() + unchecked,
         checked: targets.len(),
         unchecked,
-        aligned: targets.iter().filter(|t| t.summary.status.is_clean()).count(),
+        aligned: targets
+            .iter()
+            .filter(|t| t.summary.status.is_clean())
+            .count(),
         incomplete,
         assembled: assembled.len(),
         findings,

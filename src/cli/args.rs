@@ -1,6 +1,7 @@
 //! The command line as clap parses it; `options` turns it into what the
 //! commands run with.
 
+use crate::findings::FailOn;
 use crate::probe::engine::{Pattern, ENGINES};
 use crate::probe::grid::{GridRequest, Preset};
 use crate::report::style::ColorChoice;
@@ -10,12 +11,14 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
+const EXIT_HELP: &str = "Exit status is a bitmask, as smartctl's: 0 clean; bit 1 (1) findings at or above check --fail-on (default: warnings), a measured penalty for probe; bit 2 (2) a target could not be checked or the command could not run; 3 both.\nEverything is read-only except probe --write (see probe --help).";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "diskalign",
     version,
     about = "Is my storage aligned? Reads disk topology and partition tables and checks every partition, LVM, md, LUKS and filesystem layer against the device below.",
-    after_help = "Exit status: 0 clean, 1 findings (any warning or error), 2 could not run.\nEverything is read-only except probe --write (see probe --help)."
+    after_help = EXIT_HELP
 )]
 pub struct Cli {
     /// Read disks from this sysfs tree instead of /sys (fixture trees, offline
@@ -62,6 +65,7 @@ pub enum Command {
         #[command(flatten)]
         output: OutputArgs,
     },
+    #[command(after_long_help = crate::report::columns::list(&crate::report::Style::plain()))]
     /// Check partitions and every layer above them (LVM, md, LUKS, filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
     Check {
         /// Whole disks, partitions or disk image files; default: every disk of this machine.
@@ -73,6 +77,21 @@ pub enum Command {
         /// their detected value; min is raised to pbs).
         #[arg(long, value_name = "SPEC")]
         topology: Option<TopologyOverride>,
+        /// Which findings make the exit status 1: errors (a start off its grain, a broken layout), warnings too (hygiene such as an end off 4 KiB), info too, or never.
+        #[arg(long, value_enum, value_name = "TIER", default_value = "warning")]
+        fail_on: FailOn,
+        /// Columns of the partition table and the CSV, comma-separated, in that order; +COL adds to the default set (--list-columns names them).
+        #[arg(short = 'o', long = "output", value_name = "COLUMNS", value_delimiter = ',', value_parser = column_arg)]
+        columns: Option<Vec<String>>,
+        /// Print the columns -o accepts, with what each means, and exit.
+        #[arg(long)]
+        list_columns: bool,
+        /// Print each target's verdict only, and the summary line.
+        #[arg(short, long, conflicts_with = "verbose")]
+        quiet: bool,
+        /// Print every explanation: info findings too (why the tools disagree, portability).
+        #[arg(short, long)]
+        verbose: bool,
     },
     /// Measure whether misalignment hurts: a grid of block sizes x offsets on a
     /// disk, a partition, a file, or a scratch file in a directory.
@@ -164,6 +183,18 @@ fn engine_names() -> clap::builder::PossibleValuesParser {
         })
     });
     std::iter::once(auto).chain(each).collect::<Vec<_>>().into()
+}
+
+fn column_arg(s: &str) -> Result<String, String> {
+    let ids = crate::report::columns::check_ids();
+    if ids.contains(&s.trim_start_matches('+')) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "{s:?} is not a column; --list-columns names them ({})",
+            ids.join(", ")
+        ))
+    }
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {

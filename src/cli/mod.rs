@@ -1,6 +1,7 @@
 //! Command-line interface: parsing, then each command run and printed
-//! through the one output interface. Exit status: 0 clean, 1 findings (any
-//! warning or error), 2 could not run.
+//! through the one output interface. Exit status, a bitmask: 1 findings
+//! (at or above `--fail-on`) or a penalty, 2 a target could not be checked
+//! or the command could not run, 3 both.
 
 mod args;
 mod options;
@@ -24,10 +25,15 @@ pub fn main() -> ExitCode {
         Err(e) => return ExitCode::from(usage_error(e)),
     };
     let opts = Options::resolve(cli);
-    let out = report::exporter(opts.format, opts.style);
+    let out = report::exporter(opts.format, opts.style.clone());
     let (text, code) = match opts.task {
         Task::Topology { sysfs, devices } => run_topology(&sysfs, &devices, &*out),
-        Task::Check { options, targets } => run_check(&options, &targets, &*out),
+        Task::Check {
+            options,
+            targets,
+            fail_on,
+        } => run_check(&options, &targets, fail_on, &*out),
+        Task::ListColumns => (report::columns::list(&opts.style), 0),
         Task::Probe {
             options,
             emit_fio,
@@ -80,38 +86,25 @@ fn warn(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "diskalign: {line}");
 }
 
+/// The exit status bitmask: 1 findings (or a penalty), 2 something could
+/// not be checked, 3 both.
 fn status(errors: bool, problems: bool) -> u8 {
-    if errors {
-        2
-    } else if problems {
-        1
-    } else {
-        0
-    }
+    u8::from(problems) | if errors { 2 } else { 0 }
 }
 
-/// `check`: returns the report text and the exit status.
-pub fn run_check(opts: &CheckOptions, targets: &[PathBuf], out: &dyn Exporter) -> (String, u8) {
-    let mut errors = Vec::new();
-    let targets = if targets.is_empty() {
-        match check::default_targets(&opts.sysfs) {
-            Ok(t) => t,
-            Err(e) => {
-                errors.push(e);
-                vec![]
-            }
-        }
-    } else {
-        targets.to_vec()
-    };
-    let mut run = check::check_all(&targets, opts);
+/// `check`: returns the report text and the exit status. Each target that
+/// could not be checked is one line on stderr, here and nowhere else.
+pub fn run_check(
+    opts: &CheckOptions,
+    targets: &[PathBuf],
+    fail_on: crate::findings::FailOn,
+    out: &dyn Exporter,
+) -> (String, u8) {
+    let run = check::check_with(targets, opts, fail_on);
     for e in &run.errors {
         warn(&e.to_string());
     }
-    errors.append(&mut run.errors);
-    run.errors = errors;
-    let code = status(!run.errors.is_empty(), run.has_problems());
-    (out.check(&run), code)
+    (out.check(&run), run.summary.exit_status)
 }
 
 /// `topology`: returns the report text and the exit status.
@@ -165,7 +158,7 @@ pub fn run_probe(
             report.target.path.display(),
             report.rounds_run
         ));
-        return (out.probe(&report), 2);
+        return (out.probe(&report), 2 | u8::from(report.has_penalty()));
     }
     (out.probe(&report), u8::from(report.has_penalty()))
 }

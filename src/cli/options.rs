@@ -4,6 +4,7 @@
 
 use super::args::{Cli, Command, ProbeArgs};
 use crate::check::CheckOptions;
+use crate::findings::FailOn;
 use crate::probe::ProbeOptions;
 use crate::report::{Format, Style};
 use crate::topology::Sysfs;
@@ -24,7 +25,10 @@ pub enum Task {
     Check {
         options: CheckOptions,
         targets: Vec<PathBuf>,
+        fail_on: FailOn,
     },
+    /// `check --list-columns`.
+    ListColumns,
     Probe {
         options: Box<ProbeOptions>,
         /// Print the fio job file and do no I/O.
@@ -37,22 +41,39 @@ pub enum Task {
 impl Options {
     pub fn resolve(cli: Cli) -> Options {
         let mut style = Style::new(cli.color);
+        style.width = crate::sys::term::width();
         let sysfs = Sysfs::new(&cli.sysfs_root);
         let (format, task) = match cli.command {
             Command::Topology { devices, output } => {
                 (output.format(), Task::Topology { sysfs, devices })
             }
             Command::Check {
+                list_columns: true,
+                output,
+                ..
+            } => (output.format(), Task::ListColumns),
+            Command::Check {
                 targets,
                 output,
                 topology,
-            } => (
-                output.format(),
-                Task::Check {
-                    options: CheckOptions { sysfs, topology },
-                    targets,
-                },
-            ),
+                fail_on,
+                columns,
+                quiet,
+                verbose,
+                list_columns: false,
+            } => {
+                style.quiet = quiet;
+                style.verbose = verbose;
+                style.columns = columns;
+                (
+                    output.format(),
+                    Task::Check {
+                        options: CheckOptions { sysfs, topology },
+                        targets,
+                        fail_on,
+                    },
+                )
+            }
             Command::Probe(a) => {
                 style.verbose = a.verbose;
                 (a.output.format(), probe(a, sysfs))

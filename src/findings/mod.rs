@@ -8,8 +8,8 @@ pub mod render;
 pub mod status;
 
 pub use facts::{Facts, LegFact, Subject};
-pub use status::{Counts, FailOn, Status};
 use serde::{Serialize, Serializer};
+pub use status::{Counts, FailOn, Status};
 use std::fmt;
 
 /// How bad a finding is: an error hurts every I/O or breaks the layout, a

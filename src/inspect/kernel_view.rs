@@ -71,7 +71,7 @@ pub fn note(device: &str, reason: &str) -> Finding {
     Finding::new(
         Code::TableNotRead,
         format!(
-            "partition table not read ({reason}); judged from the kernel's view in sysfs: each partition's start, size and alignment_offset as the kernel registered it ({device} itself was not opened, so the table's type, entries the kernel did not register, and the layers inside the partitions are not checked)"
+            "partition table not read ({reason}); judged from the kernel's view in sysfs (each partition's start, size and alignment_offset): the table's type and the layers inside {device}'s partitions are not checked"
         ),
     )
 }

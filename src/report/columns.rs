@@ -12,32 +12,54 @@ use crate::units::human;
 
 /// One column over rows of type `R`.
 pub struct Column<R: ?Sized> {
-    /// The CSV header; None for a human-only column.
-    pub csv: Option<&'static str>,
-    /// The human table's title; None for a CSV-only column.
-    pub title: Option<&'static str>,
+    /// The name `-o` selects it by, and the CSV header of a CSV column.
+    pub id: &'static str,
+    /// The human table's title.
+    pub title: &'static str,
+    /// In the CSV by default.
+    pub csv: bool,
+    /// In the human table by default.
+    pub human: bool,
+    /// A CSV column that stands for part of a human one (`parted_optimal`
+    /// of `parted`): selecting that one selects it.
+    pub part_of: Option<&'static str>,
+    /// What the column means (`--list-columns`).
+    pub help: &'static str,
     /// The raw value (bytes, numbers, names) for CSV.
     pub raw: fn(&R) -> String,
     /// The value as people read it; None: the raw value.
     pub shown: Option<fn(&R, &Style) -> String>,
+    /// Hidden first when the table is wider than the terminal: 0 never,
+    /// higher sooner.
+    pub drop: u8,
 }
 
 impl<R: ?Sized> Column<R> {
-    const fn both(csv: &'static str, title: &'static str, raw: fn(&R) -> String) -> Self {
+    const fn both(id: &'static str, title: &'static str, raw: fn(&R) -> String) -> Self {
         Column {
-            csv: Some(csv),
-            title: Some(title),
+            id,
+            title,
+            csv: true,
+            human: true,
+            part_of: None,
+            help: "",
             raw,
             shown: None,
+            drop: 0,
         }
     }
 
-    const fn csv_only(csv: &'static str, raw: fn(&R) -> String) -> Self {
+    const fn csv_only(id: &'static str, raw: fn(&R) -> String) -> Self {
         Column {
-            csv: Some(csv),
-            title: None,
-            raw,
-            shown: None,
+            human: false,
+            ..Column::both(id, id, raw)
+        }
+    }
+
+    const fn human_only(id: &'static str, title: &'static str, raw: fn(&R) -> String) -> Self {
+        Column {
+            csv: false,
+            ..Column::both(id, title, raw)
         }
     }
 
@@ -45,27 +67,121 @@ impl<R: ?Sized> Column<R> {
         self.shown = Some(shown);
         self
     }
+
+    const fn help(mut self, help: &'static str) -> Self {
+        self.help = help;
+        self
+    }
+
+    const fn drop(mut self, rank: u8) -> Self {
+        self.drop = rank;
+        self
+    }
+
+    const fn part_of(mut self, id: &'static str) -> Self {
+        self.part_of = Some(id);
+        self
+    }
+
+    fn value(&self, r: &R, st: &Style) -> String {
+        match self.shown {
+            Some(f) => f(r, st),
+            None => (self.raw)(r),
+        }
+    }
 }
 
-/// The human table: a dimmed title row, then one row per item.
-pub fn table_rows<R: ?Sized>(cols: &[Column<R>], rows: &[&R], st: &Style) -> Vec<Vec<String>> {
-    let human: Vec<&Column<R>> = cols.iter().filter(|c| c.title.is_some()).collect();
-    let mut out = vec![human
-        .iter()
-        .map(|c| st.dim(c.title.unwrap_or_default()))
-        .collect::<Vec<_>>()];
-    for r in rows {
-        out.push(
-            human
-                .iter()
-                .map(|c| match c.shown {
-                    Some(f) => f(r, st),
-                    None => (c.raw)(r),
-                })
-                .collect(),
-        );
+/// The columns `-o` asked for, in its order; `+COL` adds to the default
+/// set (`human` or `csv`); None asks for the default set.
+pub fn select<'c, R: ?Sized>(
+    cols: &'c [Column<R>],
+    asked: Option<&[String]>,
+    default: fn(&Column<R>) -> bool,
+) -> Vec<&'c Column<R>> {
+    let Some(asked) = asked else {
+        return cols.iter().filter(|c| default(c)).collect();
+    };
+    let mut out: Vec<&Column<R>> = if asked.iter().all(|a| a.starts_with('+')) {
+        cols.iter().filter(|c| default(c)).collect()
+    } else {
+        vec![]
+    };
+    for a in asked {
+        let id = a.trim_start_matches('+');
+        for c in cols.iter().filter(|c| c.id == id) {
+            if !out.iter().any(|o| o.id == c.id) {
+                out.push(c);
+            }
+        }
     }
     out
+}
+
+/// `check --list-columns`: each column's id, its title in the table, where
+/// it shows by default, and what it means (wrapped to the terminal).
+pub fn list(st: &Style) -> String {
+    let cols = partitions();
+    let id_w = cols.iter().map(|c| c.id.len()).max().unwrap_or(0);
+    let title_w = cols.iter().map(|c| c.title.len()).max().unwrap_or(0);
+    let mut out = st.line(
+        "",
+        "Columns of `check` (-o COL,COL picks them in that order; -o +COL adds to the default set):",
+        "",
+    );
+    for c in &cols {
+        let default = match (c.human, c.csv) {
+            (true, true) => "table, csv",
+            (true, false) => "table",
+            (false, true) => "csv",
+            (false, false) => "",
+        };
+        let head = format!("  {:id_w$}  {:title_w$}  {default:10}  ", c.id, c.title);
+        let hang = " ".repeat(head.len());
+        out.push_str(&st.line(&head, c.help, &hang));
+    }
+    out
+}
+
+/// Every column id `-o` accepts for `check`.
+pub fn check_ids() -> Vec<&'static str> {
+    partitions().iter().map(|c| c.id).collect()
+}
+
+/// The human table: a dimmed title row, then one row per item, without
+/// the columns `hidden` names.
+pub fn table_rows<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style) -> Vec<Vec<String>> {
+    let mut out = vec![cols.iter().map(|c| st.dim(c.title)).collect::<Vec<_>>()];
+    for r in rows {
+        out.push(cols.iter().map(|c| c.value(r, st)).collect());
+    }
+    out
+}
+
+/// The columns left when the table must fit `width` (after `indent`):
+/// the highest drop rank goes first, then the next. Returns what is kept
+/// and the titles hidden.
+pub fn fit<'c, R: ?Sized>(
+    cols: Vec<&'c Column<R>>,
+    rows: &[&R],
+    st: &Style,
+    width: usize,
+) -> (Vec<&'c Column<R>>, Vec<&'static str>) {
+    let mut kept = cols;
+    let mut hidden = Vec::new();
+    loop {
+        let widths = super::style::column_widths(&table_rows(&kept, rows, st));
+        let total: usize = widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
+        let worst = kept
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.drop > 0)
+            .max_by_key(|(_, c)| c.drop)
+            .map(|(i, _)| i);
+        match worst {
+            Some(i) if total > width => hidden.push(kept.remove(i).title),
+            _ => return (kept, hidden),
+        }
+    }
 }
 
 /// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
@@ -77,17 +193,22 @@ pub fn field(s: &str) -> String {
     }
 }
 
-/// CSV: the header, then one line per row.
-pub fn csv<R: ?Sized>(cols: &[Column<R>], rows: &[&R]) -> String {
-    let cols: Vec<&Column<R>> = cols.iter().filter(|c| c.csv.is_some()).collect();
-    let mut out = cols
-        .iter()
-        .map(|c| c.csv.unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join(",");
+/// CSV: the header, then one line per row, of the columns `-o` asked for
+/// (a human-only column brings the CSV columns that are part of it).
+pub fn csv<R: ?Sized>(cols: &[Column<R>], rows: &[&R], asked: Option<&[String]>) -> String {
+    let mut picked: Vec<&Column<R>> = Vec::new();
+    for p in select(cols, asked, |c| c.csv) {
+        let parts = cols.iter().filter(|c| c.part_of == Some(p.id));
+        for c in std::iter::once(p).filter(|p| p.csv).chain(parts) {
+            if !picked.iter().any(|x| x.id == c.id) {
+                picked.push(c);
+            }
+        }
+    }
+    let mut out = picked.iter().map(|c| c.id).collect::<Vec<_>>().join(",");
     out.push('\n');
     for r in rows {
-        let line: Vec<String> = cols.iter().map(|c| field(&(c.raw)(r))).collect();
+        let line: Vec<String> = picked.iter().map(|c| field(&(c.raw)(r))).collect();
         out.push_str(&line.join(","));
         out.push('\n');
     }
@@ -122,60 +243,80 @@ type P<'a> = Column<PartitionRow<'a>>;
 /// The partition table of `check`.
 pub fn partitions<'a>() -> Vec<P<'a>> {
     vec![
-        P::csv_only("target", |r| r.target.path.clone()),
-        P::both("number", "#", |r| r.partition.number.to_string()),
-        P::both("kind", "kind", |r| r.partition.kind.as_str().into()),
+        P::csv_only("target", |r| r.target.path.clone())
+            .help("the target as given (a disk, a partition, an image)"),
+        P::both("number", "#", |r| r.partition.number.to_string())
+            .help("the partition's number"),
+        P::both("kind", "kind", |r| r.partition.kind.as_str().into())
+            .help("gpt; primary, extended or logical (MBR); registered: the kernel's view, the table not read")
+            .drop(8),
         P::both("start_sector", "start(sector)", |r| {
             r.partition.start_sector.to_string()
-        }),
+        })
+        .help("the first sector, in the table's sector size")
+        .drop(9),
         P::both("start_bytes", "start(bytes)", |r| {
             r.partition.start_bytes.to_string()
-        }),
+        })
+        .help("the first byte"),
         P::both("end_bytes", "end(last byte)", |r| {
             r.partition.end_bytes.to_string()
-        }),
+        })
+        .help("the last byte (inclusive); the end judged against 4 KiB is this + 1")
+        .drop(7),
         P::both("size_bytes", "size", |r| r.partition.size_bytes.to_string())
-            .shown_as(|r, _| human(r.partition.size_bytes)),
+            .shown_as(|r, _| human(r.partition.size_bytes))
+            .help("the size (bytes in CSV)"),
         P::both("start_alignment", "start on", |r| {
             r.partition.start_alignment.to_string()
         })
-        .shown_as(|r, _| human(r.partition.start_alignment)),
+        .shown_as(|r, _| human(r.partition.start_alignment))
+        .help("the largest power of two, up to 1 MiB, that divides the start: 512 B means only sector-aligned")
+        .drop(2),
         P::both("kernel_offset", "k-off", |r| {
             r.partition.kernel_offset.to_string()
-        }),
+        })
+        .help("the kernel's rule (g + ao - start mod g) mod g with g = max(physical block, minimum I/O) and ao the disk's alignment offset: 0 = aligned, else the bytes to the next aligned start")
+        .drop(1),
         P::both("device_block_size", "node-bs", |r| {
             r.partition.device_block_size.to_string()
-        }),
-        P {
-            csv: None,
-            title: Some("parted opt/min"),
-            raw: |r| {
-                format!(
-                    "{}/{}",
-                    yes(r.partition.tools.parted_optimal),
-                    yes(r.partition.tools.parted_minimal)
-                )
-            },
-            shown: None,
-        },
+        })
+        .help("the block size the kernel gives the partition's device node: the logical block doubled while the size stays a multiple, up to 4096; below 4096 buffered I/O works in smaller pieces")
+        .drop(3),
+        P::human_only("parted", "parted opt/min", |r| {
+            format!(
+                "{}/{}",
+                yes(r.partition.tools.parted_optimal),
+                yes(r.partition.tools.parted_minimal)
+            )
+        })
+        .help("parted's align-check optimal / minimal on this disk (CSV: parted_optimal, parted_minimal)")
+        .drop(6),
         P::csv_only("parted_optimal", |r| {
             r.partition.tools.parted_optimal.to_string()
-        }),
+        })
+        .part_of("parted")
+        .help("parted align-check optimal says aligned"),
         P::csv_only("parted_minimal", |r| {
             r.partition.tools.parted_minimal.to_string()
-        }),
+        })
+        .part_of("parted")
+        .help("parted align-check minimal says aligned"),
         P::both("fdisk", "fdisk", |r| r.partition.tools.fdisk.to_string())
-            .shown_as(|r, _| yes(r.partition.tools.fdisk).into()),
+            .shown_as(|r, _| yes(r.partition.tools.fdisk).into())
+            .help("fdisk/sfdisk would not warn about this partition's start")
+            .drop(4),
         P::both("sgdisk", "sgdisk", |r| r.partition.tools.sgdisk.to_string())
-            .shown_as(|r, _| yes(r.partition.tools.sgdisk).into()),
-        P::both("aligned", "verdict", |r| r.partition.aligned.to_string()).shown_as(|r, st| {
-            if r.partition.aligned {
-                st.good("aligned")
-            } else {
-                st.bad("MISALIGNED")
-            }
-        }),
-        P::csv_only("problems", |r| problem_codes(&r.partition.findings)),
+            .shown_as(|r, _| yes(r.partition.tools.sgdisk).into())
+            .help("sgdisk -v would not warn about this partition's start or end")
+            .drop(5),
+        P::both("aligned", "verdict", |r| r.partition.aligned.to_string())
+            .shown_as(|r, st| st.status(r.partition.status))
+            .help("aligned; untidy: an end or size off 4 KiB or a start off the stripe width (hygiene, a warning); MISALIGNED: the start off its grain (an error: every I/O pays). CSV: true when aligned"),
+        P::csv_only("problems", |r| problem_codes(&r.partition.findings))
+            .help("the codes of its warnings and errors, space-separated"),
+        P::csv_only("status", |r| r.partition.status.as_str().into())
+            .help("aligned, untidy or misaligned"),
     ]
 }
 
@@ -292,9 +433,10 @@ mod tests {
         let doc = include_str!("../../docs/csv.md");
         let names = partitions()
             .iter()
-            .filter_map(|c| c.csv)
-            .chain(DISKS.iter().filter_map(|c| c.csv))
-            .chain(cells().iter().filter_map(|c| c.csv))
+            .filter(|c| c.csv)
+            .map(|c| c.id)
+            .chain(DISKS.iter().filter(|c| c.csv).map(|c| c.id))
+            .chain(cells().iter().filter(|c| c.csv).map(|c| c.id))
             .collect::<Vec<_>>();
         for n in names {
             assert!(doc.contains(&format!("`{n}`")), "docs/csv.md lacks {n}");

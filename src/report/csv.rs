@@ -8,7 +8,10 @@ use crate::check::CheckRun;
 use crate::probe::report::ProbeReport;
 use crate::topology::Survey;
 
-pub struct Csv;
+/// CSV with the columns `-o` asked for (None: every CSV column).
+pub struct Csv {
+    pub columns: Option<Vec<String>>,
+}
 
 impl Exporter for Csv {
     fn check(&self, run: &CheckRun) -> String {
@@ -22,11 +25,15 @@ impl Exporter for Csv {
                 })
             })
             .collect();
-        columns::csv(&columns::partitions(), &rows.iter().collect::<Vec<_>>())
+        columns::csv(
+            &columns::partitions(),
+            &rows.iter().collect::<Vec<_>>(),
+            self.columns.as_deref(),
+        )
     }
 
     fn topology(&self, survey: &Survey) -> String {
-        columns::csv(DISKS, &survey.disks.iter().collect::<Vec<_>>())
+        columns::csv(DISKS, &survey.disks.iter().collect::<Vec<_>>(), None)
     }
 
     fn probe(&self, report: &ProbeReport) -> String {
@@ -53,5 +60,5 @@ pub fn probe(report: &ProbeReport) -> String {
             cell,
         }));
     }
-    columns::csv(&columns::cells(), &rows.iter().collect::<Vec<_>>())
+    columns::csv(&columns::cells(), &rows.iter().collect::<Vec<_>>(), None)
 }

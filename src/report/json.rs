@@ -19,6 +19,8 @@ pub struct CheckDocument<'a> {
     /// md arrays and LVM volume groups assembled across the targets.
     pub assembled: &'a [Layer],
     pub errors: &'a [TargetError],
+    /// Counts, the status and the exit status of the run.
+    pub summary: &'a crate::check::summary::RunSummary,
 }
 
 #[derive(Serialize)]
@@ -38,6 +40,7 @@ pub fn check(run: &CheckRun) -> String {
         targets: &run.targets,
         assembled: &run.assembled,
         errors: &run.errors,
+        summary: &run.summary,
     };
     serde_json::to_string_pretty(&doc).expect("report serialises")
 }

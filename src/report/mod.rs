@@ -42,6 +42,8 @@ pub fn exporter(format: Format, style: Style) -> Box<dyn Exporter> {
     match format {
         Format::Human => Box::new(human::Human { style }),
         Format::Json => Box::new(json::Json),
-        Format::Csv => Box::new(csv::Csv),
+        Format::Csv => Box::new(csv::Csv {
+            columns: style.columns,
+        }),
     }
 }

@@ -1,6 +1,6 @@
 //! ANSI colour, used only when asked for or when stdout is a terminal.
 
-use crate::findings::Severity;
+use crate::findings::{Severity, Status};
 use std::io::IsTerminal;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -10,11 +10,18 @@ pub enum ColorChoice {
     Never,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Style {
     pub color: bool,
-    /// Print every explanation (`-v`): the probe's method paragraph.
+    /// Print every explanation (`-v`): info findings, the probe's method paragraph.
     pub verbose: bool,
+    /// Print the verdicts only (`-q`).
+    pub quiet: bool,
+    /// Fit lines and tables to this many columns (a terminal's width);
+    /// None: never wrap (a pipe, a file).
+    pub width: Option<usize>,
+    /// The table and CSV columns asked for with `-o` (ids, validated).
+    pub columns: Option<Vec<String>>,
 }
 
 impl Style {
@@ -28,15 +35,12 @@ impl Style {
         };
         Style {
             color,
-            verbose: false,
+            ..Style::default()
         }
     }
 
     pub fn plain() -> Self {
-        Style {
-            color: false,
-            verbose: false,
-        }
+        Style::default()
     }
 
     fn paint(&self, code: &str, s: &str) -> String {
@@ -63,6 +67,16 @@ impl Style {
         self.paint("2", s)
     }
 
+    /// A status word in the colour of its tier.
+    pub fn status(&self, s: Status) -> String {
+        let w = s.word();
+        match s {
+            Status::Aligned => self.good(w),
+            Status::Incomplete | Status::Untidy => self.warn(w),
+            Status::Damaged | Status::Misaligned => self.bad(w),
+        }
+    }
+
     pub fn severity(&self, sev: Severity) -> String {
         let text = format!("{sev:<7}");
         match sev {
@@ -72,43 +86,71 @@ impl Style {
         }
     }
 
-    /// One finding as a report line: `{indent}{severity} {prefix}{code}: {message}`.
+    /// One finding as a report line: `{indent}{severity} {prefix}{code}:
+    /// {message}`, wrapped to the width under the message's start.
     pub fn finding(&self, indent: &str, prefix: &str, f: &crate::findings::Finding) -> String {
-        format!(
-            "{indent}{} {prefix}{}: {}\n",
+        let head = format!(
+            "{indent}{} {prefix}{}: ",
             self.severity(f.severity),
-            self.bold(f.code.as_str()),
-            f.message
-        )
+            self.bold(f.code.as_str())
+        );
+        // Continuation lines start under the severity word's end.
+        let hang = " ".repeat(visible(indent) + 8);
+        wrap(&head, &f.message, &hang, self.width)
     }
+
+    /// A line of prose wrapped to the width, continuation lines indented by `hang`.
+    pub fn line(&self, head: &str, text: &str, hang: &str) -> String {
+        wrap(head, text, hang, self.width)
+    }
+}
+
+/// `head` then `text`, broken at spaces so no line passes `width`
+/// (a word longer than a line stands alone); ends with a newline.
+pub fn wrap(head: &str, text: &str, hang: &str, width: Option<usize>) -> String {
+    let Some(width) = width else {
+        return format!("{head}{text}\n");
+    };
+    let mut out = head.to_string();
+    let mut col = visible(head);
+    let mut first = true;
+    for word in text.split(' ') {
+        let w = visible(word);
+        if !first && col + 1 + w > width {
+            out.push('\n');
+            out.push_str(hang);
+            col = visible(hang);
+        } else if !first {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += w;
+        first = false;
+    }
+    out.push('\n');
+    out
+}
+
+/// The width of `s` on a terminal: characters, colour codes left out.
+pub fn visible(s: &str) -> usize {
+    let mut n = 0;
+    let mut in_esc = false;
+    for c in s.chars() {
+        match (in_esc, c) {
+            (false, '\x1b') => in_esc = true,
+            (true, 'm') => in_esc = false,
+            (false, _) => n += 1,
+            _ => {}
+        }
+    }
+    n
 }
 
 /// Lay out rows as left-aligned columns separated by two spaces. Widths are
 /// measured on the text without colour codes.
 pub fn table(rows: &[Vec<String>]) -> String {
-    let visible = |s: &str| {
-        let mut n = 0;
-        let mut in_esc = false;
-        for c in s.chars() {
-            match (in_esc, c) {
-                (false, '\x1b') => in_esc = true,
-                (true, 'm') => in_esc = false,
-                (false, _) => n += 1,
-                _ => {}
-            }
-        }
-        n
-    };
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| visible(s))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths = column_widths(rows);
     let mut out = String::new();
     for r in rows {
         let mut line = String::new();
@@ -122,6 +164,20 @@ pub fn table(rows: &[Vec<String>]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The widest cell of each column.
+pub fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| visible(s))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
 }
 
 /// The "could not ..." lines for targets that failed.

@@ -6,3 +6,4 @@ pub mod dev;
 pub mod ioctl;
 pub mod procfs;
 pub mod sysfs;
+pub mod term;

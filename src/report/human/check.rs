@@ -1,54 +1,109 @@
-//! The human report of `check`.
+//! The human report of `check`: per target a header, the partition table
+//! fitted to the terminal, the verdict and the findings (info ones with
+//! `-v`), the stack; then what was assembled across targets and one line
+//! for the whole run. `-q` prints the verdicts only. Targets that could
+//! not be checked were said on stderr, once; the last line counts them.
 
 use crate::check::report::TargetReport;
 use crate::check::CheckRun;
+use crate::findings::{Code, Finding, Severity};
 use crate::layout::TableKind;
-use crate::report::columns::{partitions, table_rows, PartitionRow};
+use crate::report::columns::{self, partitions, table_rows, PartitionRow};
 use crate::report::style::{table, Style};
 use crate::units::human;
 use std::fmt::Write;
 
-/// Render every target, the assembled arrays and volume groups, and errors.
+/// Render every target, the assembled arrays and volume groups, and the
+/// run's summary line.
 pub fn render(run: &CheckRun, st: &Style) -> String {
     let mut out = String::new();
     for r in &run.targets {
-        target(&mut out, r, st);
-        out.push('\n');
+        if st.quiet {
+            let head = format!("{}: ", st.bold(&r.path));
+            out.push_str(&st.line(&head, &verdict(r, st), "  "));
+        } else {
+            target(&mut out, r, st);
+            out.push('\n');
+        }
     }
     if !run.assembled.is_empty() {
-        let _ = writeln!(out, "{}", st.bold("assembled from the targets:"));
-        super::stack::tree(&mut out, &run.assembled, st, "  ");
-        out.push('\n');
+        if st.quiet {
+            for l in &run.assembled {
+                let head = format!("{} (assembled): ", st.bold(&l.name));
+                out.push_str(&st.line(&head, &st.status(l.status), "  "));
+            }
+        } else {
+            let _ = writeln!(out, "{}", st.bold("assembled from the targets:"));
+            super::stack::tree(&mut out, &run.assembled, st, "  ");
+            out.push('\n');
+        }
     }
-    out.push_str(&crate::report::style::errors(
-        &run.errors,
-        st,
-        "could not check:",
-    ));
+    out.push_str(&summary_line(run, st));
     out
 }
 
-fn target(out: &mut String, r: &TargetReport, st: &Style) {
-    let t = &r.topology;
+/// "2 targets checked: 1 aligned, 1 MISALIGNED; 3 errors, 1 warning; exit 1 (--fail-on warning)".
+fn summary_line(run: &CheckRun, st: &Style) -> String {
+    let s = &run.summary;
+    let mut text = format!(
+        "{} of {} target{} checked",
+        s.checked,
+        s.targets,
+        if s.targets == 1 { "" } else { "s" }
+    );
+    if s.checked > 0 {
+        let _ = write!(text, ", {} aligned", s.aligned);
+    }
+    if s.incomplete > 0 {
+        let _ = write!(text, ", {} incomplete", s.incomplete);
+    }
+    if s.unchecked > 0 {
+        let _ = write!(text, ", {} could not be (said on stderr)", s.unchecked);
+    }
+    let _ = write!(
+        text,
+        "; {}; exit status {} (--fail-on {})",
+        s.findings.phrase(),
+        s.exit_status,
+        s.fail_on.as_str()
+    );
+    let head = format!("summary: {}; ", st.status(s.status));
+    st.line(&head, &text, "  ")
+}
+
+/// The verdict in the colour of the target's status.
+fn verdict(r: &TargetReport, st: &Style) -> String {
+    let word = r.summary.status.word();
+    match r.verdict.strip_prefix(word) {
+        Some(rest) => format!("{}{rest}", st.status(r.summary.status)),
+        None => r.verdict.clone(),
+    }
+}
+
+/// "disk, 1 GiB (1073741824 bytes)"; a partition target names its disk
+/// and that disk's size.
+fn what(r: &TargetReport) -> String {
+    let size = format!("{} ({} bytes)", human(r.size_bytes), r.size_bytes);
+    match (r.kind.as_str(), &r.disk, r.partitions.first()) {
+        ("partition", Some(disk), Some(p)) => {
+            format!("partition {} of /dev/{disk}, a {size} disk", p.number)
+        }
+        (kind, _, _) => format!("{kind}, {size}"),
+    }
+}
+
+fn header(out: &mut String, r: &TargetReport, st: &Style) {
+    let ss = r.partition_table.sector_size;
     let table_desc = match r.partition_table.kind {
-        TableKind::Gpt => format!("GPT, {}-byte sectors", r.partition_table.sector_size),
-        TableKind::Mbr => format!("MBR, {}-byte sectors", r.partition_table.sector_size),
+        TableKind::Gpt => format!("GPT, {ss}-byte sectors"),
+        TableKind::Mbr => format!("MBR, {ss}-byte sectors"),
         TableKind::None => "no partition table".to_string(),
         TableKind::Kernel => "partitions as the kernel registered them".to_string(),
     };
-    let _ = writeln!(
-        out,
-        "{}  {}, {} ({} bytes), {}",
-        st.bold(&r.path),
-        r.kind.as_str(),
-        human(r.size_bytes),
-        r.size_bytes,
-        table_desc
-    );
-    let _ = writeln!(
-        out,
-        "  topology ({}): logical {} physical {} min-io {} opt-io {} alignment-offset {} discard {}",
-        r.topology_source.as_str(),
+    let _ = writeln!(out, "{}  {}, {table_desc}", st.bold(&r.path), what(r));
+    let t = &r.topology;
+    let text = format!(
+        "logical {} physical {} min-io {} opt-io {} alignment-offset {} discard {}",
         t.logical_block_size,
         t.physical_block_size,
         t.minimum_io_size,
@@ -56,19 +111,50 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
         t.alignment_offset,
         t.discard_granularity
     );
+    let head = format!("  topology ({}): ", r.topology_source.as_str());
+    out.push_str(&st.line(&head, &text, "    "));
+}
+
+fn partition_table(out: &mut String, r: &TargetReport, st: &Style) {
+    let rows: Vec<PartitionRow> = r
+        .partitions
+        .iter()
+        .map(|p| PartitionRow {
+            target: r,
+            partition: p,
+        })
+        .collect();
+    let rows: Vec<&PartitionRow> = rows.iter().collect();
+    let all = partitions();
+    let picked = columns::select(&all, st.columns.as_deref(), |c| c.human);
+    let (cols, hidden) = match (st.width, &st.columns) {
+        (Some(w), None) => columns::fit(picked, &rows, st, w.saturating_sub(2)),
+        _ => (picked, vec![]),
+    };
+    for line in table(&table_rows(&cols, &rows, st)).lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+    if !hidden.is_empty() {
+        let text = format!(
+            "({} hidden to fit the terminal; -o picks columns, --list-columns explains them)",
+            hidden.join(", ")
+        );
+        out.push_str(&st.line("  ", &st.dim(&text), "  "));
+    }
+}
+
+/// Shown without -v: errors, warnings, and the notes that say how the
+/// target was read.
+fn shown(f: &Finding, st: &Style) -> bool {
+    st.verbose
+        || f.severity > Severity::Info
+        || matches!(f.code, Code::TableNotRead | Code::TopologyUnknown)
+}
+
+fn target(out: &mut String, r: &TargetReport, st: &Style) {
+    header(out, r, st);
     if !r.partitions.is_empty() {
-        let rows: Vec<PartitionRow> = r
-            .partitions
-            .iter()
-            .map(|p| PartitionRow {
-                target: r,
-                partition: p,
-            })
-            .collect();
-        let rows = table_rows(&partitions(), &rows.iter().collect::<Vec<_>>(), st);
-        for line in table(&rows).lines() {
-            let _ = writeln!(out, "  {line}");
-        }
+        partition_table(out, r, st);
     }
     let f = &r.first_start_bytes;
     let _ = writeln!(
@@ -76,19 +162,30 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
         "  first start on an empty disk: parted {} | fdisk {} | sgdisk {}",
         f.parted, f.fdisk, f.sgdisk
     );
-    let verdict = if r.aligned {
-        st.good(&r.verdict)
-    } else {
-        st.bad(&r.verdict)
-    };
-    let _ = writeln!(out, "  verdict: {verdict}");
-    for f in &r.findings {
-        out.push_str(&st.finding("  ", "", f));
-    }
-    for p in &r.partitions {
-        for f in &p.findings {
-            out.push_str(&st.finding("  ", &format!("partition {} ", p.number), f));
+    out.push_str(&st.line("  verdict: ", &verdict(r, st), "    "));
+    let mut hidden = 0;
+    let all = r
+        .findings
+        .iter()
+        .map(|f| (String::new(), f))
+        .chain(r.partitions.iter().flat_map(|p| {
+            p.findings
+                .iter()
+                .map(move |f| (format!("partition {} ", p.number), f))
+        }));
+    for (prefix, f) in all {
+        if shown(f, st) {
+            out.push_str(&st.finding("  ", &prefix, f));
+        } else {
+            hidden += 1;
         }
+    }
+    if hidden > 0 {
+        let text = format!(
+            "({hidden} info finding{} not shown: -v shows every explanation)",
+            if hidden == 1 { "" } else { "s" }
+        );
+        let _ = writeln!(out, "  {}", st.dim(&text));
     }
     if r.stack.iter().any(|l| !l.children.is_empty()) {
         let _ = writeln!(out, "  stack:");

@@ -1,6 +1,7 @@
 //! The stack drawn as a tree: each layer with its offset, what it hands up,
 //! its verdict and its findings underneath.
 
+use crate::findings::{Severity, Status};
 use crate::report::style::Style;
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Topology;
@@ -131,11 +132,7 @@ pub fn tree(out: &mut String, layers: &[Layer], st: &Style, prefix: &str) {
         } else {
             ("├─ ", "│  ")
         };
-        let verdict = if l.aligned {
-            st.good("ok")
-        } else {
-            st.bad("MISALIGNED")
-        };
+        let verdict = st.status(l.status);
         let _ = writeln!(
             out,
             "{prefix}{branch}{}  {}  {verdict}",
@@ -143,7 +140,11 @@ pub fn tree(out: &mut String, layers: &[Layer], st: &Style, prefix: &str) {
             detail(l)
         );
         let inner = format!("{prefix}{cont}");
-        for f in &l.findings {
+        // Info findings with -v only, except those that say why a layer is incomplete.
+        let shown = l.findings.iter().filter(|f| {
+            st.verbose || f.severity > Severity::Info || Status::of([*f]) == Status::Incomplete
+        });
+        for f in shown {
             out.push_str(&st.finding(&format!("{inner}  "), "", f));
         }
         tree(out, &l.children, st, &inner);
