@@ -115,7 +115,10 @@ pub fn assess(sysfs_root: &Path, nodes: &[Node], content: &(impl ReadAt + ?Sized
     in_use.extend(holders(sysfs_root, nodes));
     let signatures = signature::scan(content)
         .into_iter()
-        .map(|s| format!("it carries a {} (magic at byte {})", s.what, s.offset))
+        .map(|s| {
+            let a = signature::article(s.what);
+            format!("it carries {a} {} (magic at byte {})", s.what, s.offset)
+        })
         .collect();
     Verdict { in_use, signatures }
 }

@@ -76,13 +76,38 @@ pub fn scan(src: &(impl ReadAt + ?Sized)) -> Vec<Signature> {
             add("md RAID superblock 0.90", at);
         }
     }
+    let gpt = found.iter().any(|s| s.what.starts_with("GPT"));
     if let Some(mbr) = bytes(src, 0, 512) {
-        let used = (0..4).any(|i| mbr[0x1be + 16 * i + 4] != 0);
-        if mbr[510..512] == [0x55, 0xaa] && used {
-            add("MBR partition table", 510);
+        let types: Vec<u8> = (0..4).map(|i| mbr[0x1be + 16 * i + 4]).collect();
+        let protective = types.contains(&0xee);
+        if mbr[510..512] == [0x55, 0xaa] && types.iter().any(|&t| t != 0) {
+            // A GPT's protective MBR is part of the GPT, not a second table.
+            match (protective, gpt) {
+                (true, true) => {}
+                (true, false) => found.push(Signature {
+                    what: "protective MBR whose GPT was not found",
+                    offset: 510,
+                }),
+                (false, _) => found.push(Signature {
+                    what: "MBR partition table",
+                    offset: 510,
+                }),
+            }
         }
     }
     found
+}
+
+/// "a" or "an" before `what`, as it is read aloud: initialisms spelled
+/// letter by letter that start with a vowel sound (an MBR, an XFS, an
+/// LVM2, an md, an ext4) take "an"; LUKS is read as a word.
+pub fn article(what: &str) -> &'static str {
+    let an = ["MBR", "XFS", "LVM", "md ", "ext", "NTFS", "exFAT", "ISO"];
+    if an.iter().any(|p| what.starts_with(p)) {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 #[cfg(test)]
@@ -102,6 +127,23 @@ mod tests {
         assert!(got.contains(&"ext2/3/4 filesystem"), "{got:?}");
         assert!(got.contains(&"LVM2 physical volume"), "{got:?}");
         assert!(got.contains(&"md RAID superblock 1.0"), "{got:?}");
+    }
+
+    #[test]
+    fn a_protective_mbr_is_part_of_its_gpt() {
+        let mut img = vec![0u8; 1 << 20];
+        img[0x1be + 4] = 0xee;
+        img[510..512].copy_from_slice(&[0x55, 0xaa]);
+        let what = |img: &[u8]| scan(img).into_iter().map(|s| s.what).collect::<Vec<_>>();
+        assert_eq!(what(&img), ["protective MBR whose GPT was not found"]);
+        img[512..520].copy_from_slice(b"EFI PART");
+        assert_eq!(what(&img), ["GPT partition table"]);
+        img[0x1be + 4] = 0x83;
+        assert_eq!(what(&img), ["GPT partition table", "MBR partition table"]);
+        assert_eq!(article("MBR partition table"), "an");
+        assert_eq!(article("ext2/3/4 filesystem"), "an");
+        assert_eq!(article("LUKS encryption header"), "a");
+        assert_eq!(article("GPT partition table"), "a");
     }
 
     #[test]
