@@ -29,8 +29,9 @@ pub struct TargetSummary {
 /// The whole run in numbers (`summary` at the top of the JSON).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RunSummary {
-    /// The worst status of every target and assembled array or VG.
-    pub status: Status,
+    /// The worst status of every target and assembled array or VG; null
+    /// when no target could be checked.
+    pub status: Option<Status>,
     /// Targets asked for (or found), checked, and not checked (errors).
     pub targets: usize,
     pub checked: usize,
@@ -107,7 +108,7 @@ pub fn run(
     }
     let failing = findings.failing(fail_on);
     RunSummary {
-        status,
+        status: (!targets.is_empty()).then_some(status),
         targets: targets.len() + unchecked,
         checked: targets.len(),
         unchecked,

@@ -67,7 +67,10 @@ fn summary_line(run: &CheckRun, st: &Style) -> String {
         s.exit_status,
         s.fail_on.as_str()
     );
-    let head = format!("summary: {}; ", st.status(s.status));
+    let head = match s.status {
+        Some(status) => format!("summary: {}; ", st.status(status)),
+        None => format!("summary: {}; ", st.bad("nothing checked")),
+    };
     st.line(&head, &text, "  ")
 }
 
