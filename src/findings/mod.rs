@@ -235,6 +235,16 @@ mod tests {
         }
     }
 
+    /// docs/findings.md's table gives each code's default severity.
+    #[test]
+    fn documented_severities_match() {
+        let doc = include_str!("../../docs/findings.md");
+        for c in Code::ALL {
+            let row = format!("| `{}` | {} |", c.as_str(), c.default_severity().as_str());
+            assert!(doc.contains(&row), "docs/findings.md: want the row {row}");
+        }
+    }
+
     #[test]
     fn every_code_is_documented() {
         let doc = include_str!("../../docs/findings.md");
