@@ -3,6 +3,7 @@
 //! warning or error), 2 could not run.
 
 mod args;
+mod assets;
 mod options;
 
 pub use args::{Cli, Command, OutputArgs, ProbeArgs};
@@ -33,6 +34,7 @@ pub fn main() -> ExitCode {
             emit_fio,
             csv,
         } => run_probe(&options, emit_fio, csv.as_ref(), &*out),
+        Task::Assets(a) => (assets::render(a), 0),
     };
     ExitCode::from(emit(&text, code))
 }

@@ -32,6 +32,8 @@ pub enum Task {
         /// Also write the CSV here.
         csv: Option<PathBuf>,
     },
+    /// Print the man page or a completion script.
+    Assets(super::assets::Asset),
 }
 
 impl Options {
@@ -57,6 +59,7 @@ impl Options {
                 style.verbose = a.verbose;
                 (a.output.format(), probe(a, sysfs))
             }
+            Command::Assets(a) => (Format::Human, Task::Assets(a)),
         };
         Options {
             format,
