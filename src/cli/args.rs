@@ -97,6 +97,9 @@ pub enum Command {
     /// disk, a partition, a file, or a scratch file in a directory.
     #[command(after_help = PROBE_HELP)]
     Probe(ProbeArgs),
+    /// `completions SHELL` and `man`.
+    #[command(flatten)]
+    Assets(super::assets::Asset),
 }
 
 const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nSeveral targets run the same grid with their cells shuffled together in every round; each further target is compared with the first, cell by cell. Ctrl-C stops after the I/Os in flight and still reports what was measured (marked partial).\nExit status: 0 no penalty, 1 a misaligned offset (or a smaller block size) was decided slower, 2 could not run or was interrupted.";

@@ -4,6 +4,7 @@
 //! or the command could not run, 3 both.
 
 mod args;
+mod assets;
 mod options;
 
 pub use args::{Cli, Command, OutputArgs, ProbeArgs};
@@ -39,6 +40,7 @@ pub fn main() -> ExitCode {
             emit_fio,
             csv,
         } => run_probe(&options, emit_fio, csv.as_ref(), &*out),
+        Task::Assets(a) => (assets::render(a), 0),
     };
     ExitCode::from(emit(&text, code))
 }

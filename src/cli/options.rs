@@ -36,6 +36,8 @@ pub enum Task {
         /// Also write the CSV here.
         csv: Option<PathBuf>,
     },
+    /// Print the man page or a completion script.
+    Assets(super::assets::Asset),
 }
 
 impl Options {
@@ -78,6 +80,7 @@ impl Options {
                 style.verbose = a.verbose;
                 (a.output.format(), probe(a, sysfs))
             }
+            Command::Assets(a) => (Format::Human, Task::Assets(a)),
         };
         Options {
             format,
