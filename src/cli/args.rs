@@ -65,7 +65,7 @@ pub enum Command {
         #[command(flatten)]
         output: OutputArgs,
     },
-    #[command(after_long_help = crate::report::columns::list(&crate::report::Style::plain()))]
+    #[command(after_long_help = crate::report::columns::help())]
     /// Check partitions and every layer above them (LVM, md, LUKS, filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
     Check {
         /// Whole disks, partitions or disk image files; default: every disk of this machine.

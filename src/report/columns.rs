@@ -142,6 +142,27 @@ pub fn list(st: &Style) -> String {
     out
 }
 
+/// The same for `check --help` and the man page: one paragraph per
+/// column, which reflows wherever it is shown.
+pub fn help() -> String {
+    let mut out = String::from(
+        "Columns (-o COL,COL picks them in that order; -o +COL adds to the default set):\n",
+    );
+    for c in &partitions() {
+        let shown = match (c.human, c.csv) {
+            (true, true) => "table and CSV",
+            (true, false) => "table",
+            (false, true) => "CSV",
+            (false, false) => "on request",
+        };
+        out.push_str(&format!(
+            "\n{} (\"{}\", {shown}): {}\n",
+            c.id, c.title, c.help
+        ));
+    }
+    out
+}
+
 /// Every column id `-o` accepts for `check`.
 pub fn check_ids() -> Vec<&'static str> {
     partitions().iter().map(|c| c.id).collect()
