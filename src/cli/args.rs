@@ -61,6 +61,9 @@ pub enum Command {
         devices: Vec<String>,
         #[command(flatten)]
         output: OutputArgs,
+        /// Also write the limits and hints as Prometheus metrics to FILE (node_exporter textfile format, replaced atomically; docs/prometheus.md).
+        #[arg(long, value_name = "FILE")]
+        prometheus: Option<PathBuf>,
     },
     /// Check partitions and every layer above them (LVM, md, LUKS, filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
     Check {
@@ -73,6 +76,9 @@ pub enum Command {
         /// their detected value; min is raised to pbs).
         #[arg(long, value_name = "SPEC")]
         topology: Option<TopologyOverride>,
+        /// Also write the verdicts as Prometheus metrics to FILE (node_exporter textfile format, replaced atomically; docs/prometheus.md).
+        #[arg(long, value_name = "FILE")]
+        prometheus: Option<PathBuf>,
     },
     /// Measure whether misalignment hurts: a grid of block sizes x offsets on a
     /// disk, a partition, a file, or a scratch file in a directory.

@@ -4,6 +4,7 @@
 
 mod args;
 mod options;
+mod textfile;
 
 pub use args::{Cli, Command, OutputArgs, ProbeArgs};
 pub use options::{Options, Task};
@@ -12,10 +13,11 @@ use crate::check::{self, CheckOptions};
 use crate::report::{self, progress, Exporter};
 use crate::topology::Sysfs;
 use clap::Parser;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 /// Parse arguments, run, print, and return the exit status.
 pub fn main() -> ExitCode {
@@ -26,8 +28,16 @@ pub fn main() -> ExitCode {
     let opts = Options::resolve(cli);
     let out = report::exporter(opts.format, opts.style);
     let (text, code) = match opts.task {
-        Task::Topology { sysfs, devices } => run_topology(&sysfs, &devices, &*out),
-        Task::Check { options, targets } => run_check(&options, &targets, &*out),
+        Task::Topology {
+            sysfs,
+            devices,
+            prometheus,
+        } => run_topology(&sysfs, &devices, prometheus.as_deref(), &*out),
+        Task::Check {
+            options,
+            targets,
+            prometheus,
+        } => run_check(&options, &targets, prometheus.as_deref(), &*out),
         Task::Probe {
             options,
             emit_fio,
@@ -90,8 +100,26 @@ fn status(errors: bool, problems: bool) -> u8 {
     }
 }
 
+/// Write the metrics to `path` (when asked); a failure is one line on
+/// stderr and adds the "could not run" status 2 to `code`.
+fn metrics(path: Option<&Path>, code: u8, text: impl FnOnce(SystemTime) -> String) -> u8 {
+    let Some(path) = path else { return code };
+    match textfile::write_atomic(path, &text(SystemTime::now())) {
+        Ok(()) => code,
+        Err(e) => {
+            warn(&format!("cannot write {}: {e}", path.display()));
+            code | 2
+        }
+    }
+}
+
 /// `check`: returns the report text and the exit status.
-pub fn run_check(opts: &CheckOptions, targets: &[PathBuf], out: &dyn Exporter) -> (String, u8) {
+pub fn run_check(
+    opts: &CheckOptions,
+    targets: &[PathBuf],
+    prometheus: Option<&Path>,
+    out: &dyn Exporter,
+) -> (String, u8) {
     let mut errors = Vec::new();
     let targets = if targets.is_empty() {
         match check::default_targets(&opts.sysfs) {
@@ -111,16 +139,25 @@ pub fn run_check(opts: &CheckOptions, targets: &[PathBuf], out: &dyn Exporter) -
     errors.append(&mut run.errors);
     run.errors = errors;
     let code = status(!run.errors.is_empty(), run.has_problems());
+    let code = metrics(prometheus, code, |at| report::prometheus::check(&run, at));
     (out.check(&run), code)
 }
 
 /// `topology`: returns the report text and the exit status.
-pub fn run_topology(sysfs: &Sysfs, devices: &[String], out: &dyn Exporter) -> (String, u8) {
+pub fn run_topology(
+    sysfs: &Sysfs,
+    devices: &[String],
+    prometheus: Option<&Path>,
+    out: &dyn Exporter,
+) -> (String, u8) {
     let survey = crate::topology::survey(sysfs, devices);
     for e in &survey.errors {
         warn(&e.to_string());
     }
     let code = status(!survey.errors.is_empty(), survey.has_problems());
+    let code = metrics(prometheus, code, |at| {
+        report::prometheus::topology(&survey, at)
+    });
     (out.topology(&survey), code)
 }
 

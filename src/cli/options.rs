@@ -20,10 +20,14 @@ pub enum Task {
     Topology {
         sysfs: Sysfs,
         devices: Vec<String>,
+        /// Also write Prometheus metrics here.
+        prometheus: Option<PathBuf>,
     },
     Check {
         options: CheckOptions,
         targets: Vec<PathBuf>,
+        /// Also write Prometheus metrics here.
+        prometheus: Option<PathBuf>,
     },
     Probe {
         options: Box<ProbeOptions>,
@@ -39,18 +43,29 @@ impl Options {
         let mut style = Style::new(cli.color);
         let sysfs = Sysfs::new(&cli.sysfs_root);
         let (format, task) = match cli.command {
-            Command::Topology { devices, output } => {
-                (output.format(), Task::Topology { sysfs, devices })
-            }
+            Command::Topology {
+                devices,
+                output,
+                prometheus,
+            } => (
+                output.format(),
+                Task::Topology {
+                    sysfs,
+                    devices,
+                    prometheus,
+                },
+            ),
             Command::Check {
                 targets,
                 output,
                 topology,
+                prometheus,
             } => (
                 output.format(),
                 Task::Check {
                     options: CheckOptions { sysfs, topology },
                     targets,
+                    prometheus,
                 },
             ),
             Command::Probe(a) => {
