@@ -5,32 +5,13 @@
 
 mod common;
 
+use common::lvm::{pvs_pe_start, striped_image};
 use common::md::{self, Member};
 use common::*;
 use serde_json::Value;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
-
-/// A PV's pe_start in bytes, as `pvs` reports it.
-fn pvs_pe_start(prefix: &str, pv: &str) -> u64 {
-    lvm(
-        "pvs",
-        prefix,
-        &[
-            "--noheadings",
-            "--units",
-            "b",
-            "--nosuffix",
-            "-o",
-            "pe_start",
-            pv,
-        ],
-    )
-    .trim()
-    .parse()
-    .unwrap()
-}
 
 /// Every finding code anywhere in the document (targets, partitions, stack, assembled).
 fn all_codes(v: &Value) -> Vec<String> {
@@ -112,50 +93,6 @@ fn check_json(targets: &[&Path], extra: &[&str]) -> (Value, i32) {
     args.extend(extra.iter().map(|s| s.to_string()));
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     run_json(&a)
-}
-
-/// Two 24 MiB partitions (the second starting at `p2_start` sectors), both
-/// PVs of one VG with a 2 × 8 KiB striped LV.
-fn striped_image(dir: &TempDir, p2_start: u64) -> PathBuf {
-    let img = image(dir.path(), "lv.img", 64 << 20);
-    let p2 = format!("2:{p2_start}:+24M");
-    sh(
-        "sgdisk",
-        &[
-            "-a",
-            "1",
-            "-n",
-            "1:2048:+24M",
-            "-n",
-            &p2,
-            img.to_str().unwrap(),
-        ],
-    );
-    let l = LoopDev::attach(&img, None);
-    let prefix = format!("{}p", l.dev);
-    let (p1, p2) = (l.part(1), l.part(2));
-    lvm("pvcreate", &prefix, &[&p1, &p2]);
-    lvm("vgcreate", &prefix, &["-s", "1M", "vg0", &p1, &p2]);
-    lvm(
-        "lvcreate",
-        &prefix,
-        &[
-            "--driverloaded",
-            "n",
-            "-an",
-            "--zero",
-            "n",
-            "-i2",
-            "-I8k",
-            "-L",
-            "16M",
-            "-n",
-            "lv0",
-            "vg0",
-        ],
-    );
-    assert_eq!(pvs_pe_start(&prefix, &p2), 1 << 20);
-    img
 }
 
 #[test]

@@ -64,6 +64,9 @@ pub enum Command {
         devices: Vec<String>,
         #[command(flatten)]
         output: OutputArgs,
+        /// Also write the limits and hints as Prometheus metrics to FILE (node_exporter textfile format, replaced atomically; docs/prometheus.md).
+        #[arg(long, value_name = "FILE")]
+        prometheus: Option<PathBuf>,
     },
     #[command(after_long_help = crate::report::columns::help())]
     /// Check partitions and every layer above them (LVM, md, LUKS, filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
@@ -92,6 +95,9 @@ pub enum Command {
         /// Print every explanation: info findings too (why the tools disagree, portability).
         #[arg(short, long)]
         verbose: bool,
+        /// Also write the verdicts as Prometheus metrics to FILE (node_exporter textfile format, replaced atomically; docs/prometheus.md).
+        #[arg(long, value_name = "FILE")]
+        prometheus: Option<PathBuf>,
     },
     /// Measure whether misalignment hurts: a grid of block sizes x offsets on a
     /// disk, a partition, a file, or a scratch file in a directory.

@@ -6,6 +6,7 @@
 mod args;
 mod assets;
 mod options;
+mod textfile;
 
 pub use args::{Cli, Command, OutputArgs, ProbeArgs};
 pub use options::{Options, Task};
@@ -14,10 +15,11 @@ use crate::check::{self, CheckOptions};
 use crate::report::{self, progress, Exporter};
 use crate::topology::Sysfs;
 use clap::Parser;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 /// Parse arguments, run, print, and return the exit status.
 pub fn main() -> ExitCode {
@@ -28,12 +30,17 @@ pub fn main() -> ExitCode {
     let opts = Options::resolve(cli);
     let out = report::exporter(opts.format, opts.style.clone());
     let (text, code) = match opts.task {
-        Task::Topology { sysfs, devices } => run_topology(&sysfs, &devices, &*out),
+        Task::Topology {
+            sysfs,
+            devices,
+            prometheus,
+        } => run_topology(&sysfs, &devices, prometheus.as_deref(), &*out),
         Task::Check {
             options,
             targets,
             fail_on,
-        } => run_check(&options, &targets, fail_on, &*out),
+            prometheus,
+        } => run_check(&options, &targets, fail_on, prometheus.as_deref(), &*out),
         Task::ListColumns => (report::columns::list(&opts.style), 0),
         Task::Probe {
             options,
@@ -94,28 +101,52 @@ fn status(errors: bool, problems: bool) -> u8 {
     u8::from(problems) | if errors { 2 } else { 0 }
 }
 
+/// Write the metrics to `path` (when asked); a failure is one line on
+/// stderr and adds the "could not run" status 2 to `code`.
+fn metrics(path: Option<&Path>, code: u8, text: impl FnOnce(SystemTime) -> String) -> u8 {
+    let Some(path) = path else { return code };
+    match textfile::write_atomic(path, &text(SystemTime::now())) {
+        Ok(()) => code,
+        Err(e) => {
+            warn(&format!("cannot write {}: {e}", path.display()));
+            code | 2
+        }
+    }
+}
+
 /// `check`: returns the report text and the exit status. Each target that
 /// could not be checked is one line on stderr, here and nowhere else.
 pub fn run_check(
     opts: &CheckOptions,
     targets: &[PathBuf],
     fail_on: crate::findings::FailOn,
+    prometheus: Option<&Path>,
     out: &dyn Exporter,
 ) -> (String, u8) {
     let run = check::check_with(targets, opts, fail_on);
     for e in &run.errors {
         warn(&e.to_string());
     }
-    (out.check(&run), run.summary.exit_status)
+    let code = run.summary.exit_status;
+    let code = metrics(prometheus, code, |at| report::prometheus::check(&run, at));
+    (out.check(&run), code)
 }
 
 /// `topology`: returns the report text and the exit status.
-pub fn run_topology(sysfs: &Sysfs, devices: &[String], out: &dyn Exporter) -> (String, u8) {
+pub fn run_topology(
+    sysfs: &Sysfs,
+    devices: &[String],
+    prometheus: Option<&Path>,
+    out: &dyn Exporter,
+) -> (String, u8) {
     let survey = crate::topology::survey(sysfs, devices);
     for e in &survey.errors {
         warn(&e.to_string());
     }
     let code = status(!survey.errors.is_empty(), survey.has_problems());
+    let code = metrics(prometheus, code, |at| {
+        report::prometheus::topology(&survey, at)
+    });
     (out.topology(&survey), code)
 }
 

@@ -21,11 +21,15 @@ pub enum Task {
     Topology {
         sysfs: Sysfs,
         devices: Vec<String>,
+        /// Also write Prometheus metrics here.
+        prometheus: Option<PathBuf>,
     },
     Check {
         options: CheckOptions,
         targets: Vec<PathBuf>,
         fail_on: FailOn,
+        /// Also write Prometheus metrics here.
+        prometheus: Option<PathBuf>,
     },
     /// `check --list-columns`.
     ListColumns,
@@ -46,9 +50,18 @@ impl Options {
         style.width = crate::sys::term::width();
         let sysfs = Sysfs::new(&cli.sysfs_root);
         let (format, task) = match cli.command {
-            Command::Topology { devices, output } => {
-                (output.format(), Task::Topology { sysfs, devices })
-            }
+            Command::Topology {
+                devices,
+                output,
+                prometheus,
+            } => (
+                output.format(),
+                Task::Topology {
+                    sysfs,
+                    devices,
+                    prometheus,
+                },
+            ),
             Command::Check {
                 list_columns: true,
                 output,
@@ -63,6 +76,7 @@ impl Options {
                 quiet,
                 verbose,
                 list_columns: false,
+                prometheus,
             } => {
                 style.quiet = quiet;
                 style.verbose = verbose;
@@ -73,6 +87,7 @@ impl Options {
                         options: CheckOptions { sysfs, topology },
                         targets,
                         fail_on,
+                        prometheus,
                     },
                 )
             }

@@ -3,12 +3,15 @@
 //! CSV share one column model ([`columns`]), like lsblk's `colinfo`, so a
 //! column added there shows in both. The JSON documents are a public,
 //! versioned interface (docs/json.md): fields are only ever added.
+//! `check` and `topology` can also write Prometheus metrics ([`prometheus`],
+//! docs/prometheus.md) beside whichever format they print.
 
 pub mod columns;
 pub mod csv;
 pub mod human;
 pub mod json;
 pub mod progress;
+pub mod prometheus;
 pub mod style;
 
 use crate::check::CheckRun;

@@ -1,0 +1,605 @@
+//! Metrics for fleets: `check` and `topology` in the Prometheus text
+//! exposition format, for node_exporter's textfile collector
+//! (docs/prometheus.md lists every series).
+//!
+//! This is not an [`Exporter`](super::Exporter): the file is written beside
+//! whatever `--format` prints, and `probe` has none. Labels hold only
+//! bounded identifiers (target paths, partition numbers, layer paths, layer
+//! kinds, severities, finding codes, disk names), never a sentence. The time
+//! is passed in, so the text is a pure function of the run.
+
+use crate::check::CheckRun;
+use crate::findings::{Finding, Severity};
+use crate::stack::{Layer, LayerKind};
+use crate::topology::Survey;
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const SEVERITIES: [Severity; 3] = [Severity::Info, Severity::Warning, Severity::Error];
+
+/// The metrics of a `check` run, taken at `at`.
+pub fn check(run: &CheckRun, at: SystemTime) -> String {
+    let mut time = Family::gauge(
+        "diskalign_check_timestamp_seconds",
+        "Unix time at which diskalign check finished.",
+        f64::max,
+    );
+    time.add(&[], seconds(at));
+    let mut exit = Family::gauge(
+        "diskalign_check_exit_status",
+        "The check's exit status: bit 1 findings at or above --fail-on (label fail_on), bit 2 a target could not be checked.",
+        f64::max,
+    );
+    exit.add(
+        &[("fail_on", run.summary.fail_on.as_str())],
+        f64::from(run.summary.exit_status),
+    );
+    let mut checked = Family::gauge(
+        "diskalign_target_checked",
+        "1 if the target was read and checked, 0 if it could not be (the check's stderr says why).",
+        f64::min,
+    );
+    let mut target_aligned = Family::gauge(
+        "diskalign_target_aligned",
+        "1 if no warning or error was found anywhere in the target (partitions and every layer inside), else 0.",
+        f64::min,
+    );
+    let mut partition_aligned = Family::gauge(
+        "diskalign_partition_aligned",
+        "1 if no warning or error was found about the partition's placement, else 0.",
+        f64::min,
+    );
+    let mut layer_aligned = Family::gauge(
+        "diskalign_layer_aligned",
+        "1 if no warning or error was found about the layer (LVM, md, LUKS, bcache, filesystem, holder), else 0; target is empty for md arrays and volume groups assembled across targets.",
+        f64::min,
+    );
+    let mut totals = Family::gauge(
+        "diskalign_target_findings",
+        "Findings about the target and everything inside it, by severity; every severity is present, 0 included; target is empty for what was assembled across targets.",
+        f64::max,
+    );
+    let mut by_code = Family::gauge(
+        "diskalign_findings",
+        "Findings by target, severity and code (docs/findings.md); only codes found are present.",
+        f64::max,
+    );
+    let mut amplification = Family::gauge(
+        "diskalign_write_amplification",
+        "Units one chunk-sized write touches on a striped LV against the ideal count (1 when its legs are aligned); the worst segment.",
+        f64::max,
+    );
+    for t in &run.targets {
+        let target = t.path.as_str();
+        checked.add(&[("target", target)], 1.0);
+        target_aligned.add(&[("target", target)], flag(t.aligned));
+        for p in &t.partitions {
+            let number = p.number.to_string();
+            partition_aligned.add(
+                &[("target", target), ("partition", &number)],
+                flag(p.aligned),
+            );
+        }
+        for (path, l) in t.stack.iter().flat_map(layers) {
+            let labels = [("target", target), ("layer", path.as_str())];
+            layer_series(l, &labels, &mut layer_aligned, &mut amplification);
+        }
+        count_findings(
+            ("target", target),
+            t.all_findings(),
+            &mut totals,
+            &mut by_code,
+        );
+    }
+    for e in &run.errors {
+        checked.add(&[("target", &e.path)], 0.0);
+    }
+    for (path, l) in run.assembled.iter().flat_map(layers) {
+        let labels = [("target", ""), ("layer", path.as_str())];
+        layer_series(l, &labels, &mut layer_aligned, &mut amplification);
+    }
+    if !run.assembled.is_empty() {
+        let all = run
+            .assembled
+            .iter()
+            .flat_map(|r| r.walk())
+            .flat_map(|l| l.findings.iter());
+        count_findings(("target", ""), all, &mut totals, &mut by_code);
+    }
+    render(&[
+        time,
+        exit,
+        checked,
+        target_aligned,
+        partition_aligned,
+        layer_aligned,
+        totals,
+        by_code,
+        amplification,
+    ])
+}
+
+/// The metrics of a `topology` survey, taken at `at`.
+pub fn topology(survey: &Survey, at: SystemTime) -> String {
+    let mut time = Family::gauge(
+        "diskalign_topology_timestamp_seconds",
+        "Unix time at which diskalign topology finished.",
+        f64::max,
+    );
+    time.add(&[], seconds(at));
+    let mut read = Family::gauge(
+        "diskalign_disk_read",
+        "1 if the disk's limits were read, 0 if they could not be (the command's stderr says why).",
+        f64::min,
+    );
+    let limit = |name, help| Family::gauge(name, help, f64::max);
+    let mut limits = [
+        limit(
+            "diskalign_disk_logical_block_bytes",
+            "The disk's logical block size (sysfs queue/logical_block_size).",
+        ),
+        limit(
+            "diskalign_disk_physical_block_bytes",
+            "The disk's physical block size (sysfs queue/physical_block_size).",
+        ),
+        limit(
+            "diskalign_disk_minimum_io_bytes",
+            "The disk's minimum I/O size (sysfs queue/minimum_io_size).",
+        ),
+        limit(
+            "diskalign_disk_optimal_io_bytes",
+            "The disk's optimal I/O size, 0 when none (sysfs queue/optimal_io_size).",
+        ),
+        limit(
+            "diskalign_disk_alignment_offset_bytes",
+            "The disk's alignment offset (sysfs alignment_offset); -1 is the kernel's own misaligned marker.",
+        ),
+    ];
+    let mut totals = Family::gauge(
+        "diskalign_disk_findings",
+        "Hints about the disk's limits, by severity; every severity is present, 0 included.",
+        f64::max,
+    );
+    let mut by_code = Family::gauge(
+        "diskalign_topology_findings",
+        "Hints about the disk's limits by disk, severity and code (docs/findings.md); only codes found are present.",
+        f64::max,
+    );
+    for d in &survey.disks {
+        let disk = [("disk", d.name.as_str())];
+        read.add(&disk, 1.0);
+        let t = &d.topology;
+        let values = [
+            f64::from(t.logical_block_size),
+            f64::from(t.physical_block_size),
+            f64::from(t.minimum_io_size),
+            f64::from(t.optimal_io_size),
+            t.alignment_offset as f64,
+        ];
+        for (family, v) in limits.iter_mut().zip(values) {
+            family.add(&disk, v);
+        }
+        count_findings(
+            ("disk", &d.name),
+            d.findings.iter(),
+            &mut totals,
+            &mut by_code,
+        );
+    }
+    for e in &survey.errors {
+        let disk = e.path.strip_prefix("/dev/").unwrap_or(&e.path);
+        read.add(&[("disk", disk)], 0.0);
+    }
+    let [a, b, c, d, e] = limits;
+    render(&[time, read, a, b, c, d, e, totals, by_code])
+}
+
+/// A layer's series: its verdict (partition roots have theirs in
+/// `diskalign_partition_aligned`) and a striped LV's write amplification.
+fn layer_series(
+    l: &Layer,
+    labels: &[(&str, &str); 2],
+    aligned: &mut Family,
+    amplification: &mut Family,
+) {
+    if l.kind != LayerKind::Partition {
+        let mut with_kind = labels.to_vec();
+        with_kind.push(("kind", l.kind.as_str()));
+        aligned.add(&with_kind, flag(l.aligned));
+    }
+    if let Some(a) = write_amplification(l) {
+        amplification.add(labels, a);
+    }
+}
+
+/// The worst amplification a layer's findings carry; 1 for a striped LV
+/// whose legs were all found in some striped segment and judged aligned.
+fn write_amplification(l: &Layer) -> Option<f64> {
+    let worst = l
+        .findings
+        .iter()
+        .filter_map(|f| f.facts.amplification)
+        .reduce(f64::max);
+    if worst.is_some() {
+        return worst;
+    }
+    let info = l.lv()?;
+    let judged = info.segments.iter().enumerate().any(|(si, seg)| {
+        seg.stripe_size_bytes.is_some()
+            && l.children
+                .iter()
+                .filter(|c| c.leg().is_some_and(|g| g.segment == si))
+                .count()
+                >= seg.legs.len()
+    });
+    judged.then_some(1.0)
+}
+
+/// Every layer from `root` up, with its path: the names from the root
+/// down joined by " / ", as in the findings' `subject.layer`.
+fn layers(root: &Layer) -> Vec<(String, &Layer)> {
+    fn visit<'a>(l: &'a Layer, above: &str, out: &mut Vec<(String, &'a Layer)>) {
+        let path = if above.is_empty() {
+            l.name.clone()
+        } else {
+            format!("{above} / {}", l.name)
+        };
+        out.push((path.clone(), l));
+        for c in &l.children {
+            visit(c, &path, out);
+        }
+    }
+    let mut out = Vec::new();
+    visit(root, "", &mut out);
+    out
+}
+
+/// Per-severity totals (all three, 0 included) and per-code counts (only
+/// those found) of one subject's findings.
+fn count_findings<'a>(
+    subject: (&str, &str),
+    findings: impl Iterator<Item = &'a Finding>,
+    totals: &mut Family,
+    by_code: &mut Family,
+) {
+    let mut per_code: Vec<((Severity, &str), usize)> = Vec::new();
+    let mut per_severity = [0usize; 3];
+    for f in findings {
+        per_severity[SEVERITIES
+            .iter()
+            .position(|s| *s == f.severity)
+            .unwrap_or(0)] += 1;
+        let key = (f.severity, f.code.as_str());
+        match per_code.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => per_code.push((key, 1)),
+        }
+    }
+    for (s, n) in SEVERITIES.iter().zip(per_severity) {
+        totals.add(&[subject, ("severity", s.as_str())], n as f64);
+    }
+    per_code.sort_by(|a, b| a.0.cmp(&b.0));
+    for ((s, code), n) in per_code {
+        by_code.add(
+            &[subject, ("severity", s.as_str()), ("code", code)],
+            n as f64,
+        );
+    }
+}
+
+fn flag(b: bool) -> f64 {
+    if b {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// Unix time in seconds, to the millisecond.
+fn seconds(at: SystemTime) -> f64 {
+    at.duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_millis() as f64 / 1000.0)
+}
+
+/// One metric family: its samples in the order added. A label set added
+/// twice (a target given twice, two volume groups of the same name) is one
+/// sample, merged by `merge` (the worse of the two), because
+/// node_exporter refuses a whole file that repeats a series.
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    merge: fn(f64, f64) -> f64,
+    samples: Vec<(String, f64)>,
+    index: HashMap<String, usize>,
+}
+
+impl Family {
+    fn gauge(name: &'static str, help: &'static str, merge: fn(f64, f64) -> f64) -> Family {
+        Family {
+            name,
+            help,
+            merge,
+            samples: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    fn add(&mut self, labels: &[(&str, &str)], value: f64) {
+        let key = label_set(labels);
+        match self.index.get(&key) {
+            Some(&i) => {
+                let old = self.samples[i].1;
+                self.samples[i].1 = (self.merge)(old, value);
+            }
+            None => {
+                self.index.insert(key.clone(), self.samples.len());
+                self.samples.push((key, value));
+            }
+        }
+    }
+}
+
+/// The families with samples, each under its HELP and TYPE lines.
+fn render(families: &[Family]) -> String {
+    let mut out = String::new();
+    for f in families.iter().filter(|f| !f.samples.is_empty()) {
+        let _ = writeln!(out, "# HELP {} {}", f.name, escape_help(f.help));
+        let _ = writeln!(out, "# TYPE {} gauge", f.name);
+        for (labels, v) in &f.samples {
+            let _ = writeln!(out, "{}{labels} {}", f.name, value(*v));
+        }
+    }
+    out
+}
+
+/// `{a="x",b="y"}`, or nothing without labels.
+fn label_set(labels: &[(&str, &str)]) -> String {
+    if labels.is_empty() {
+        return String::new();
+    }
+    let body: Vec<String> = labels
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
+        .collect();
+    format!("{{{}}}", body.join(","))
+}
+
+/// A label value as the text format wants it: backslash, double quote and
+/// line feed escaped.
+fn escape_label(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// HELP text: backslash and line feed escaped (a quote is fine there).
+fn escape_help(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+/// A sample value: integers without a fraction, NaN and infinities as Go
+/// parses them.
+fn value(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::errors::TargetError;
+    use crate::findings::{Code, Facts};
+    use crate::stack::lvm::{Leg, Segment};
+    use crate::stack::{Detail, LegInfo, LvInfo};
+    use crate::topology::Topology;
+    use std::time::Duration;
+
+    fn at(secs: f64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs_f64(secs)
+    }
+
+    /// The samples of `text`, without HELP and TYPE lines.
+    fn samples(text: &str) -> Vec<&str> {
+        text.lines().filter(|l| !l.starts_with('#')).collect()
+    }
+
+    #[test]
+    fn label_values_are_escaped_as_the_text_format_says() {
+        assert_eq!(escape_label(r#"a\b"c"#), r#"a\\b\"c"#);
+        assert_eq!(escape_label("two\nlines"), r"two\nlines");
+        assert_eq!(escape_label("/dev/sda"), "/dev/sda");
+        assert_eq!(
+            label_set(&[("target", "x\"y"), ("severity", "error")]),
+            r#"{target="x\"y",severity="error"}"#
+        );
+        assert_eq!(label_set(&[]), "");
+        assert_eq!(escape_help("a\\b\nc \"q\""), "a\\\\b\\nc \"q\"");
+    }
+
+    #[test]
+    fn values_print_as_go_parses_them() {
+        assert_eq!(value(1.0), "1");
+        assert_eq!(value(0.0), "0");
+        assert_eq!(value(1.5), "1.5");
+        assert_eq!(value(33553920.0), "33553920");
+        assert_eq!(value(-1.0), "-1");
+        assert_eq!(value(f64::NAN), "NaN");
+        assert_eq!(value(f64::INFINITY), "+Inf");
+        assert_eq!(value(f64::NEG_INFINITY), "-Inf");
+        assert_eq!(seconds(at(1_700_000_000.25)), 1_700_000_000.25);
+        assert_eq!(seconds(UNIX_EPOCH - Duration::from_secs(5)), 0.0);
+    }
+
+    #[test]
+    fn a_series_added_twice_is_one_sample_with_the_worse_value() {
+        let mut aligned = Family::gauge("x_aligned", "h", f64::min);
+        aligned.add(&[("target", "a")], 1.0);
+        aligned.add(&[("target", "a")], 0.0);
+        aligned.add(&[("target", "a")], 1.0);
+        aligned.add(&[("target", "b")], 1.0);
+        let mut amp = Family::gauge("x_amp", "h", f64::max);
+        amp.add(&[("layer", "l")], 1.5);
+        amp.add(&[("layer", "l")], 1.25);
+        let empty = Family::gauge("x_none", "h", f64::max);
+        assert_eq!(
+            render(&[aligned, empty, amp]),
+            "# HELP x_aligned h\n# TYPE x_aligned gauge\nx_aligned{target=\"a\"} 0\nx_aligned{target=\"b\"} 1\n\
+             # HELP x_amp h\n# TYPE x_amp gauge\nx_amp{layer=\"l\"} 1.5\n"
+        );
+    }
+
+    /// A VG with one LV striped over two legs, `amplification` on the LV
+    /// when a rule found one.
+    fn volume_group(amplification: Option<f64>, legs_found: usize) -> Layer {
+        let t = Topology::plain(512);
+        let mut vg = Layer::new(
+            LayerKind::LvmVg,
+            "VG vg0 (extent 1 MiB)",
+            "lvm:vg0",
+            0,
+            0,
+            t,
+        );
+        let mut lv = Layer::new(LayerKind::LvmLv, "LV vg0/lv0", "vg0/lv0", 0, 16 << 20, t);
+        lv.detail = Some(Detail::Lv(LvInfo {
+            segments: vec![Segment {
+                start_extent: 0,
+                extent_count: 16,
+                kind: "striped".into(),
+                stripe_size_bytes: Some(8192),
+                legs: (0..2)
+                    .map(|k| Leg {
+                        pv: format!("pv{k}"),
+                        start_extent: 0,
+                    })
+                    .collect(),
+            }],
+        }));
+        for k in 0..legs_found {
+            let mut leg = Layer::new(
+                LayerKind::LvmLeg,
+                format!("segment 1 stripe {k} on pv{k}"),
+                "d",
+                1 << 20,
+                8 << 20,
+                t,
+            );
+            leg.detail = Some(Detail::Leg(LegInfo {
+                segment: 0,
+                stripe: k,
+                pv: format!("pv{k}"),
+                start_extent: 0,
+                stripe_size_bytes: Some(8192),
+            }));
+            lv.children.push(leg);
+        }
+        if let Some(a) = amplification {
+            lv.aligned = false;
+            lv.findings.push(Finding::of(
+                Code::LvmStripeMisaligned,
+                Facts {
+                    amplification: Some(a),
+                    ..Facts::default()
+                },
+            ));
+        }
+        vg.children.push(lv);
+        vg
+    }
+
+    #[test]
+    fn assembled_layers_unchecked_targets_and_the_time() {
+        let assembled = vec![volume_group(Some(1.5), 2)];
+        let summary = crate::check::summary::run(&[], &assembled, 2, Default::default());
+        let run = CheckRun {
+            targets: vec![],
+            assembled,
+            // A target given twice is one series.
+            errors: vec![
+                TargetError::new("/dev/sdz", "gone"),
+                TargetError::new("/dev/sdz", "gone"),
+            ],
+            summary,
+        };
+        let text = check(&run, at(1_700_000_000.5));
+        let vg = "VG vg0 (extent 1 MiB)";
+        let lv = format!("{vg} / LV vg0/lv0");
+        assert_eq!(
+            samples(&text),
+            [
+                "diskalign_check_timestamp_seconds 1700000000.5".to_string(),
+                r#"diskalign_check_exit_status{fail_on="warning"} 3"#.into(),
+                r#"diskalign_target_checked{target="/dev/sdz"} 0"#.into(),
+                format!(r#"diskalign_layer_aligned{{target="",layer="{vg}",kind="lvm-vg"}} 1"#),
+                format!(r#"diskalign_layer_aligned{{target="",layer="{lv}",kind="lvm-lv"}} 0"#),
+                format!(
+                    r#"diskalign_layer_aligned{{target="",layer="{lv} / segment 1 stripe 0 on pv0",kind="lvm-leg"}} 1"#
+                ),
+                format!(
+                    r#"diskalign_layer_aligned{{target="",layer="{lv} / segment 1 stripe 1 on pv1",kind="lvm-leg"}} 1"#
+                ),
+                r#"diskalign_target_findings{target="",severity="info"} 0"#.into(),
+                r#"diskalign_target_findings{target="",severity="warning"} 0"#.into(),
+                r#"diskalign_target_findings{target="",severity="error"} 1"#.into(),
+                r#"diskalign_findings{target="",severity="error",code="lvm-stripe-misaligned"} 1"#
+                    .into(),
+                format!(r#"diskalign_write_amplification{{target="",layer="{lv}"}} 1.5"#),
+            ]
+        );
+        // Every family has its HELP and TYPE once, right before its samples.
+        for name in ["diskalign_layer_aligned", "diskalign_write_amplification"] {
+            assert_eq!(text.matches(&format!("# TYPE {name} gauge\n")).count(), 1);
+            assert_eq!(text.matches(&format!("# HELP {name} ")).count(), 1);
+        }
+    }
+
+    #[test]
+    fn a_striped_lv_with_every_leg_found_and_none_off_amplifies_by_one() {
+        let amp = |vg: &Layer| write_amplification(&vg.children[0]);
+        assert_eq!(amp(&volume_group(None, 2)), Some(1.0));
+        // A leg missing: nothing was judged, so no figure.
+        assert_eq!(amp(&volume_group(None, 1)), None);
+        assert_eq!(amp(&volume_group(Some(1.5), 2)), Some(1.5));
+        // Not an LV: nothing.
+        assert_eq!(write_amplification(&volume_group(None, 2)), None);
+    }
+
+    #[test]
+    fn topology_of_a_usb_bridge_has_its_limits_and_the_hint() {
+        let root = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sysfs/usb-bridge"
+        );
+        let sysfs = crate::topology::Sysfs::new(std::path::Path::new(root));
+        let mut survey = crate::topology::survey(&sysfs, &[]);
+        survey
+            .errors
+            .push(TargetError::new("/dev/sdq", "no such disk"));
+        let text = topology(&survey, at(1_700_000_000.0));
+        let got = samples(&text);
+        for want in [
+            "diskalign_topology_timestamp_seconds 1700000000",
+            r#"diskalign_disk_read{disk="sda"} 1"#,
+            r#"diskalign_disk_read{disk="sdq"} 0"#,
+            r#"diskalign_disk_physical_block_bytes{disk="sda"} 4096"#,
+            r#"diskalign_disk_optimal_io_bytes{disk="sda"} 33553920"#,
+            r#"diskalign_disk_findings{disk="sda",severity="error"} 0"#,
+            r#"diskalign_topology_findings{disk="sda",severity="warning",code="optimal-io-suspicious"} 1"#,
+        ] {
+            assert!(got.contains(&want), "{want} missing from\n{text}");
+        }
+    }
+}

@@ -1,0 +1,564 @@
+//! `--prometheus` with the real parts: images made by sfdisk, mkfs.ext4 and
+//! LVM, the file checked by `promtool check metrics`, served by Debian's
+//! `prometheus-node-exporter` from its textfile collector on a loopback
+//! port and scraped over HTTP; the alerting rules checked and unit-tested
+//! by promtool, the systemd units by `systemd-analyze verify`. A missing
+//! tool fails the test (./tools/test installs them).
+
+mod common;
+
+use common::lvm::striped_image;
+use common::*;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tempfile::TempDir;
+
+const MIB: u64 = 1 << 20;
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// One sample of the text format.
+#[derive(Debug)]
+struct Sample {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// The samples of a text-format document. Label values are unescaped;
+/// empty ones are dropped, as PromQL sees them.
+fn parse(text: &str) -> Vec<Sample> {
+    let mut out = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let (series, value) = line.rsplit_once(' ').unwrap();
+        let value: f64 = match value {
+            "+Inf" => f64::INFINITY,
+            "-Inf" => f64::NEG_INFINITY,
+            v => v.parse().unwrap_or_else(|e| panic!("{line}: {e}")),
+        };
+        let (name, mut rest) = match series.split_once('{') {
+            Some((n, r)) => (n, r.strip_suffix('}').unwrap()),
+            None => (series, ""),
+        };
+        let mut labels = BTreeMap::new();
+        while !rest.is_empty() {
+            let (key, after) = rest.split_once("=\"").unwrap();
+            let mut v = String::new();
+            let mut chars = after.char_indices();
+            let end = loop {
+                match chars.next().unwrap() {
+                    (_, '\\') => match chars.next().unwrap().1 {
+                        'n' => v.push('\n'),
+                        c => v.push(c),
+                    },
+                    (i, '"') => break i,
+                    (_, c) => v.push(c),
+                }
+            };
+            if !v.is_empty() {
+                labels.insert(key.to_string(), v);
+            }
+            rest = after[end + 1..].trim_start_matches(',');
+        }
+        out.push(Sample {
+            name: name.to_string(),
+            labels,
+            value,
+        });
+    }
+    out
+}
+
+/// The value of the one sample named `name` with exactly these labels
+/// (an empty value is the label's absence).
+fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> f64 {
+    let want: BTreeMap<String, String> = labels
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let found: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.name == name && s.labels == want)
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "{name}{want:?}: {} samples among\n{:#?}",
+        found.len(),
+        samples
+            .iter()
+            .filter(|s| s.name == name)
+            .collect::<Vec<_>>()
+    );
+    found[0].value
+}
+
+/// Every sample named `name`.
+fn named<'a>(samples: &'a [Sample], name: &str) -> Vec<&'a Sample> {
+    samples.iter().filter(|s| s.name == name).collect()
+}
+
+/// `promtool check metrics` on a file: valid and without lint problems.
+fn promtool_check_metrics(file: &Path) {
+    require_tool("promtool");
+    let out = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::fs::File::open(file).unwrap())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && text.trim().is_empty(),
+        "promtool check metrics {}: {text}\n{}",
+        file.display(),
+        std::fs::read_to_string(file).unwrap()
+    );
+}
+
+/// The names in a directory, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Debian's node_exporter with only its textfile collector, reading `dir`,
+/// on a loopback port. Killed on drop, also after a panic.
+struct NodeExporter {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl NodeExporter {
+    fn start(dir: &Path, log: PathBuf) -> NodeExporter {
+        require_tool("prometheus-node-exporter");
+        // A port another process takes between our probe and its bind
+        // makes node_exporter exit: try another one.
+        for _ in 0..3 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let child = Command::new("prometheus-node-exporter")
+                .args([
+                    "--collector.disable-defaults".to_string(),
+                    "--collector.textfile".into(),
+                    format!("--collector.textfile.directory={}", dir.display()),
+                    format!("--web.listen-address=127.0.0.1:{port}"),
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .expect("start prometheus-node-exporter");
+            let mut ne = NodeExporter {
+                child,
+                port,
+                log: log.clone(),
+            };
+            if ne.wait_until_it_answers() {
+                return ne;
+            }
+            assert!(
+                ne.log_text().contains("address already in use"),
+                "prometheus-node-exporter exited:\n{}",
+                ne.log_text()
+            );
+        }
+        panic!("prometheus-node-exporter found no free port in 3 tries");
+    }
+
+    /// True once this node_exporter listens on its port (its log says so,
+    /// and the port answers); false if it exited (the port was taken).
+    fn wait_until_it_answers(&mut self) -> bool {
+        let listening = format!("address=127.0.0.1:{}", self.port);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if self.child.try_wait().unwrap().is_some() {
+                return false;
+            }
+            let log = self.log_text();
+            if log
+                .lines()
+                .any(|l| l.contains("Listening on") && l.contains(&listening))
+                && TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+            {
+                return true;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "prometheus-node-exporter did not answer on port {} within 30 s:\n{log}",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// GET /metrics over loopback (HTTP/1.0: the server closes the
+    /// connection after the body).
+    fn scrape(&self) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let mut response = String::new();
+        s.read_to_string(&mut response).unwrap();
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.0 200"), "{head}");
+        body.to_string()
+    }
+
+    /// The scrape, checked the way node_exporter reports trouble with a
+    /// textfile: its error gauge and its log (a repeated series is only
+    /// logged, and drops the family).
+    fn scrape_clean(&self) -> (String, Vec<Sample>) {
+        let body = self.scrape();
+        let samples = parse(&body);
+        assert_eq!(
+            value(&samples, "node_textfile_scrape_error", &[]),
+            0.0,
+            "{body}"
+        );
+        let errors: Vec<String> = self
+            .log_text()
+            .lines()
+            .filter(|l| l.contains("level=error"))
+            .map(str::to_string)
+            .collect();
+        assert!(errors.is_empty(), "node_exporter logged:\n{errors:#?}");
+        (body, samples)
+    }
+}
+
+impl Drop for NodeExporter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A 64 MiB GPT image: partition 1 on 1 MiB with ext4 (4 KiB blocks)
+/// inside, partition 2 at sector 43015, 3584 bytes past a 4 KiB boundary.
+fn two_partitions(dir: &Path) -> PathBuf {
+    let img = image(dir, "fleet.img", 64 * MIB);
+    sfdisk(
+        &img,
+        "label: gpt\nstart=2048, size=40960\nstart=43015, size=20480\n",
+    );
+    let p = img.display().to_string();
+    sh(
+        "mkfs.ext4",
+        &["-q", "-F", "-b", "4096", "-E", "offset=1048576", &p, "16M"],
+    );
+    img
+}
+
+#[test]
+fn check_metrics_as_node_exporter_serves_them() {
+    let dir = TempDir::new().unwrap();
+    let textfiles = dir.path().join("textfile");
+    std::fs::create_dir(&textfiles).unwrap();
+    let img = two_partitions(dir.path());
+    let target = img.to_str().unwrap();
+    let ne = NodeExporter::start(&textfiles, dir.path().join("node-exporter.log"));
+
+    let file = textfiles.join("diskalign.prom");
+    let before = now();
+    let (out, err, code) = run_full(&[
+        "check",
+        target,
+        "--topology",
+        "pbs=4096",
+        "--prometheus",
+        file.to_str().unwrap(),
+    ]);
+    let after = now();
+    assert_eq!((code, err.as_str()), (1, ""), "{out}");
+    assert!(
+        out.contains("partition"),
+        "the report still goes to stdout: {out}"
+    );
+    // The temporary file was renamed, not left beside it.
+    assert_eq!(listing(&textfiles), ["diskalign.prom"]);
+    promtool_check_metrics(&file);
+
+    let (body, s) = ne.scrape_clean();
+    assert!(
+        body.contains("# TYPE diskalign_partition_aligned gauge"),
+        "{body}"
+    );
+    let t = ("target", target);
+    let at = value(&s, "diskalign_check_timestamp_seconds", &[]);
+    assert!(
+        before - 0.001 <= at && at <= after + 0.001,
+        "{before} {at} {after}"
+    );
+    assert_eq!(value(&s, "diskalign_target_checked", &[t]), 1.0);
+    let exit = value(&s, "diskalign_check_exit_status", &[("fail_on", "warning")]);
+    assert_eq!(exit, 1.0);
+    assert_eq!(value(&s, "diskalign_target_aligned", &[t]), 0.0);
+    let partition = |n| value(&s, "diskalign_partition_aligned", &[t, ("partition", n)]);
+    assert_eq!((partition("1"), partition("2")), (1.0, 0.0));
+    let ext4 = [t, ("layer", "partition 1 / ext4"), ("kind", "filesystem")];
+    assert_eq!(value(&s, "diskalign_layer_aligned", &ext4), 1.0);
+    // Partition roots are in diskalign_partition_aligned only.
+    assert!(named(&s, "diskalign_layer_aligned")
+        .iter()
+        .all(|x| x.labels["kind"] != "partition"));
+    let misaligned = [t, ("severity", "error"), ("code", "start-misaligned")];
+    assert_eq!(value(&s, "diskalign_findings", &misaligned), 1.0);
+    let totals: Vec<f64> = ["info", "warning", "error"]
+        .iter()
+        .map(|sev| value(&s, "diskalign_target_findings", &[t, ("severity", sev)]))
+        .collect();
+    assert!(totals[2] >= 1.0, "{totals:?}");
+    // The per-severity totals are the per-code counts summed.
+    for (sev, total) in ["info", "warning", "error"].iter().zip(&totals) {
+        let sum: f64 = named(&s, "diskalign_findings")
+            .iter()
+            .filter(|x| x.labels["severity"] == *sev)
+            .map(|x| x.value)
+            .sum();
+        assert_eq!(sum, *total, "{sev}");
+    }
+
+    // A second run replaces the file under the running exporter.
+    let (_, err, code) = run_full(&["check", target, "--prometheus", file.to_str().unwrap()]);
+    assert_eq!((code, err.as_str()), (1, ""));
+    assert_eq!(listing(&textfiles), ["diskalign.prom"]);
+    let (_, s) = ne.scrape_clean();
+    // Without --topology the image is judged 512/512: partition 2 is off
+    // 4 KiB (a warning), no longer off the kernel's rule.
+    assert!(named(&s, "diskalign_findings")
+        .iter()
+        .all(|x| x.labels["code"] != "start-misaligned"));
+    assert_eq!(
+        value(&s, "diskalign_partition_aligned", &[t, ("partition", "2")]),
+        0.0
+    );
+    assert!(value(&s, "diskalign_check_timestamp_seconds", &[]) >= at);
+}
+
+#[test]
+fn topology_hints_as_node_exporter_serves_them() {
+    let dir = TempDir::new().unwrap();
+    let textfiles = dir.path().join("textfile");
+    std::fs::create_dir(&textfiles).unwrap();
+    let ne = NodeExporter::start(&textfiles, dir.path().join("node-exporter.log"));
+    let file = textfiles.join("diskalign-topology.prom");
+    let root = repo("tests/fixtures/sysfs/usb-bridge");
+    let (_, err, code) = run_full(&[
+        "--sysfs-root",
+        root.to_str().unwrap(),
+        "topology",
+        "--prometheus",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.as_str()), (1, ""));
+    assert_eq!(listing(&textfiles), ["diskalign-topology.prom"]);
+    promtool_check_metrics(&file);
+    let (_, s) = ne.scrape_clean();
+    let sda = ("disk", "sda");
+    assert_eq!(value(&s, "diskalign_disk_read", &[sda]), 1.0);
+    assert!(value(&s, "diskalign_topology_timestamp_seconds", &[]) > 1.6e9);
+    assert_eq!(
+        value(&s, "diskalign_disk_logical_block_bytes", &[sda]),
+        512.0
+    );
+    assert_eq!(
+        value(&s, "diskalign_disk_physical_block_bytes", &[sda]),
+        4096.0
+    );
+    assert_eq!(value(&s, "diskalign_disk_minimum_io_bytes", &[sda]), 4096.0);
+    assert_eq!(
+        value(&s, "diskalign_disk_optimal_io_bytes", &[sda]),
+        33553920.0
+    );
+    assert_eq!(
+        value(&s, "diskalign_disk_alignment_offset_bytes", &[sda]),
+        0.0
+    );
+    let hint = [
+        sda,
+        ("severity", "warning"),
+        ("code", "optimal-io-suspicious"),
+    ];
+    assert_eq!(value(&s, "diskalign_topology_findings", &hint), 1.0);
+    let warnings = [sda, ("severity", "warning")];
+    assert_eq!(value(&s, "diskalign_disk_findings", &warnings), 1.0);
+}
+
+#[test]
+fn striped_lv_write_amplification() {
+    require_root();
+    for (p2_start, amplification, aligned) in [(53251, 1.5, 0.0), (53248, 1.0, 1.0)] {
+        let dir = TempDir::new().unwrap();
+        let img = striped_image(&dir, p2_start);
+        let file = dir.path().join("lv.prom");
+        let (_, err, _) = run_full(&[
+            "check",
+            img.to_str().unwrap(),
+            "--prometheus",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(err, "");
+        promtool_check_metrics(&file);
+        let s = parse(&std::fs::read_to_string(&file).unwrap());
+        // The VG is assembled across targets: no target label.
+        let lv = named(&s, "diskalign_layer_aligned")
+            .into_iter()
+            .find(|x| x.labels["kind"] == "lvm-lv")
+            .expect("an LV layer");
+        let layer = lv.labels["layer"].clone();
+        assert!(
+            layer.ends_with(" / LV vg0/lv0") && !lv.labels.contains_key("target"),
+            "{lv:?}"
+        );
+        assert_eq!(lv.value, aligned, "{layer}");
+        assert_eq!(
+            value(&s, "diskalign_write_amplification", &[("layer", &layer)]),
+            amplification,
+            "partition 2 at sector {p2_start}"
+        );
+    }
+}
+
+#[test]
+fn an_unwritable_file_is_one_line_and_status_bit_2() {
+    let dir = TempDir::new().unwrap();
+    let img = two_partitions(dir.path());
+    let target = img.to_str().unwrap();
+    // A missing directory.
+    let missing = dir.path().join("no/such/dir/diskalign.prom");
+    let (out, err, code) = run_full(&["check", target, "--prometheus", missing.to_str().unwrap()]);
+    assert_eq!(code, 1 | 2, "findings and the unwritten file: {err}");
+    assert!(!out.is_empty(), "the report is still printed");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("diskalign: cannot write {}: ", missing.display())),
+        "{err}"
+    );
+    // A directory where the file should go: the temporary file was made
+    // and is removed again.
+    let textfiles = dir.path().join("textfile");
+    std::fs::create_dir_all(textfiles.join("busy.prom/inside")).unwrap();
+    let busy = textfiles.join("busy.prom");
+    let (_, err, code) = run_full(&["check", target, "--prometheus", busy.to_str().unwrap()]);
+    assert_eq!((code & 2, err.lines().count()), (2, 1), "{err}");
+    assert_eq!(listing(&textfiles), ["busy.prom"]);
+    // topology too, on a clean disk: only the bit of the file.
+    let root = repo("tests/fixtures/sysfs/nvme-4kn");
+    let (_, err, code) = run_full(&[
+        "--sysfs-root",
+        root.to_str().unwrap(),
+        "topology",
+        "--prometheus",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+}
+
+#[test]
+fn alerting_rules_are_valid_and_fire_as_their_tests_say() {
+    let rules = repo("contrib/prometheus/diskalign-alerts.yml");
+    let (code, out) = sh_status("promtool", &["check", "rules", rules.to_str().unwrap()]);
+    assert!(code == 0 && out.contains("SUCCESS: 7 rules found"), "{out}");
+    let tests = repo("contrib/prometheus/diskalign-alerts.test.yml");
+    let (code, out) = sh_status("promtool", &["test", "rules", tests.to_str().unwrap()]);
+    assert!(code == 0 && out.contains("SUCCESS"), "{out}");
+}
+
+/// The command lines of the systemd service and the cron job.
+fn contrib_commands() -> Vec<String> {
+    let service = std::fs::read_to_string(repo("contrib/systemd/diskalign.service")).unwrap();
+    let cron = std::fs::read_to_string(repo("contrib/cron/diskalign")).unwrap();
+    let mut out: Vec<String> = service
+        .lines()
+        .filter_map(|l| l.strip_prefix("ExecStart="))
+        .map(str::to_string)
+        .collect();
+    let job = cron
+        .lines()
+        .find(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap();
+    // Minute, hour, day, month, weekday, user, then the commands.
+    let commands = job.split_whitespace().skip(6).collect::<Vec<_>>().join(" ");
+    out.extend(
+        commands
+            .split(';')
+            .map(|c| c.trim().trim_end_matches(">/dev/null").trim().to_string()),
+    );
+    out
+}
+
+#[test]
+fn the_systemd_units_verify_and_every_contrib_command_parses() {
+    let commands = contrib_commands();
+    assert_eq!(commands.len(), 4, "{commands:?}");
+    for c in &commands {
+        assert!(
+            c.contains("--prometheus /var/lib/prometheus/node-exporter/"),
+            "{c}"
+        );
+        let args: Vec<&str> = c.split_whitespace().collect();
+        assert_eq!(args[0], "diskalign", "{c}");
+        if let Err(e) = <diskalign::cli::Cli as clap::Parser>::try_parse_from(&args) {
+            panic!("{c}: {e}");
+        }
+    }
+    // systemd-analyze checks that ExecStart is executable: point it at
+    // this build.
+    let dir = TempDir::new().unwrap();
+    let service = std::fs::read_to_string(repo("contrib/systemd/diskalign.service"))
+        .unwrap()
+        .replace("ExecStart=diskalign ", &format!("ExecStart={} ", bin()));
+    std::fs::write(dir.path().join("diskalign.service"), service).unwrap();
+    std::fs::copy(
+        repo("contrib/systemd/diskalign.timer"),
+        dir.path().join("diskalign.timer"),
+    )
+    .unwrap();
+    let unit = |n: &str| dir.path().join(n).display().to_string();
+    let (code, out) = sh_status(
+        "systemd-analyze",
+        &[
+            "verify",
+            "--recursive-errors=no",
+            &unit("diskalign.service"),
+            &unit("diskalign.timer"),
+        ],
+    );
+    // Only these units, not the machine's own they pull in, are judged;
+    // an unknown key is then an error, and any remark a failure.
+    assert!(
+        code == 0 && out.trim().is_empty(),
+        "systemd-analyze verify: {out}"
+    );
+}
