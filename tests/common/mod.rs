@@ -16,8 +16,10 @@ pub fn bin() -> &'static str {
 
 /// Run diskalign; returns (stdout, exit code).
 pub fn run(args: &[&str]) -> (String, i32) {
+    // COLUMNS would wrap the human report: the tests read it unwrapped.
     let out = Command::new(bin())
         .args(args)
+        .env_remove("COLUMNS")
         .output()
         .expect("run diskalign");
     (
@@ -196,7 +198,7 @@ pub fn partition(doc: &Value, n: u64) -> &Value {
 
 /// Run diskalign; returns (stdout, stderr, exit code).
 pub fn run_full(args: &[&str]) -> (String, String, i32) {
-    output_of(Command::new(bin()).args(args))
+    output_of(Command::new(bin()).args(args).env_remove("COLUMNS"))
 }
 
 /// Run a prepared command; returns (stdout, stderr, exit code).
