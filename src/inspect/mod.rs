@@ -167,8 +167,7 @@ fn target(
         Resolved::Image => (None, None, path.to_path_buf()),
         Resolved::Live { disk, only, node } => (Some(*disk), only, node),
     };
-    let (src, unread) = open(&node, disk.is_some(), &opts.sysfs)?;
-    let disk_size = disk.as_ref().map_or(0, |d| d.size_bytes);
+    let content = open(&node, disk.as_ref(), &opts.sysfs)?;
     let (detected, detected_source) = match &disk {
         Some(d) => (d.topology, TopologySource::Kernel),
         None => (Topology::IMAGE_DEFAULT, TopologySource::ImageDefault),
@@ -183,28 +182,26 @@ fn target(
         (Some(_), Some(_)) => TargetKind::Partition,
         (Some(_), None) => TargetKind::Disk,
     };
-    let table = match (&src, &disk) {
-        (Some(src), _) => read_table(src, &topology, lbs_known)?,
-        (None, Some(d)) => kernel_view::table(d),
-        (None, None) => unreachable!("open gives a source unless there is a kernel's view"),
+    let (size, table, notes, src) = match content {
+        Content::Bytes(src) => {
+            let table = read_table(&src, &topology, lbs_known)?;
+            (src.len(), table, vec![], Some(src))
+        }
+        Content::Kernel { size, table, note } => (size, table, vec![*note], None),
     };
     let mut t = Target {
         path: path.to_path_buf(),
         kind,
         disk,
         only,
-        size: src.as_ref().map_or(disk_size, |s| s.len()),
+        size,
         topology,
         source,
         table,
         node_block_sizes: Vec::new(),
-        notes: Vec::new(),
+        notes,
         stack: Vec::new(),
     };
-    if let (Some(reason), Some(d)) = (&unread, &t.disk) {
-        let device = d.device.display().to_string();
-        t.notes.push(kernel_view::note(&device, reason));
-    }
     if t.disk.is_none() && t.table.sector_size != u64::from(topology.logical_block_size) {
         // An image whose table says 4Kn: judge it as the 4Kn disk it was made for.
         let plain = Topology::plain(t.table.sector_size as u32);
@@ -230,27 +227,43 @@ fn target(
     Ok(t)
 }
 
-/// The device node or image opened read-only; for a disk whose node
-/// cannot be opened (or a fixture tree, whose nodes are not this
-/// machine's), no source and the reason, so its partitions are judged
-/// from the kernel's view instead.
-fn open(
-    node: &Path,
-    live_disk: bool,
-    sysfs: &Sysfs,
-) -> Result<(Option<Source>, Option<String>), InspectError> {
-    if live_disk && !sysfs.is_live() {
-        let why = format!(
+/// What a target is read from.
+enum Content {
+    /// The device node or image, opened read-only.
+    Bytes(Source),
+    /// Only the kernel's view of a disk whose node cannot be opened: its
+    /// size, its registered partitions as a table, and the note saying why.
+    Kernel {
+        size: u64,
+        table: Table,
+        note: Box<Finding>,
+    },
+}
+
+/// Open the node or image read-only. A disk whose node cannot be opened
+/// (or any disk of a fixture tree, whose nodes are not this machine's) is
+/// judged from the kernel's view instead.
+fn open(node: &Path, disk: Option<&Disk>, sysfs: &Sysfs) -> Result<Content, InspectError> {
+    let bytes = |f| Content::Bytes(std::rc::Rc::new(f));
+    let Some(d) = disk else {
+        return Ok(bytes(crate::sys::dev::open(node)?));
+    };
+    let reason = if sysfs.is_live() {
+        match crate::sys::dev::open(node) {
+            Ok(f) => return Ok(bytes(f)),
+            Err(e) => e.reason(),
+        }
+    } else {
+        format!(
             "sysfs root is {}: device nodes are not opened",
             sysfs.root().display()
-        );
-        return Ok((None, Some(why)));
-    }
-    match crate::sys::dev::open(node) {
-        Ok(f) => Ok((Some(std::rc::Rc::new(f) as Source), None)),
-        Err(e) if live_disk => Ok((None, Some(e.reason()))),
-        Err(e) => Err(e.into()),
-    }
+        )
+    };
+    Ok(Content::Kernel {
+        size: d.size_bytes,
+        table: kernel_view::table(d),
+        note: Box::new(kernel_view::note(&d.device.display().to_string(), &reason)),
+    })
 }
 
 /// The table, read with the device's sector size (a live device's is
