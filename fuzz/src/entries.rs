@@ -337,7 +337,7 @@ pub fn check_image(data: &[u8]) {
             topology,
         };
         let run = diskalign::check::check_all(std::slice::from_ref(&path), &opts);
-        let _ = run.has_problems();
+        let _ = run.summary.exit_status;
     }
     let _ = std::fs::remove_file(&path);
 }

@@ -37,13 +37,6 @@ pub struct CheckRun {
     pub summary: summary::RunSummary,
 }
 
-impl CheckRun {
-    /// Any warning or error in a target or an assembled layer.
-    pub fn has_problems(&self) -> bool {
-        self.summary.findings.failing(FailOn::Warning) > 0
-    }
-}
-
 /// Read several targets together (md arrays and volume groups spread over
 /// them are assembled), then judge. No targets: every disk of the machine
 /// (or of the sysfs tree).

@@ -2,7 +2,7 @@
 //! documented in docs/json.md.
 
 use super::tools::{FirstStarts, ToolVerdicts};
-use crate::findings::{Finding, Severity, Subject};
+use crate::findings::{Finding, Subject};
 use crate::layout::{PartKind, TableKind};
 use crate::topology::Topology;
 use serde::Serialize;
@@ -96,16 +96,6 @@ impl TargetReport {
                     .flat_map(|l| l.walk())
                     .flat_map(|l| l.findings.iter()),
             )
-    }
-
-    pub fn count(&self, severity: Severity) -> usize {
-        self.all_findings()
-            .filter(|f| f.severity == severity)
-            .count()
-    }
-
-    pub fn has_problems(&self) -> bool {
-        self.all_findings().any(Finding::is_problem)
     }
 }
 

@@ -4,7 +4,7 @@
 //! follows under `--fail-on`.
 
 use super::report::TargetReport;
-use crate::findings::{Counts, FailOn, Status};
+use crate::findings::{Counts, FailOn, Finding, Status};
 use crate::layout::PartKind;
 use crate::stack::Layer;
 use serde::Serialize;
@@ -68,6 +68,7 @@ pub fn target(r: &TargetReport) -> TargetSummary {
         .filter(|p| p.kind != PartKind::Extended)
         .collect();
     let layers = layers(r);
+    // A misaligned LV leg has no finding of its own: its status counts too.
     let status = Status::of(r.all_findings())
         .max(data.iter().map(|p| p.status).max().unwrap_or_default())
         .max(layers.iter().map(|l| l.status).max().unwrap_or_default());
@@ -78,8 +79,7 @@ pub fn target(r: &TargetReport) -> TargetSummary {
         partitions_aligned: data.iter().filter(|p| p.status.is_clean()).count(),
         layers: layers.len(),
         layers_aligned: layers.iter().filter(|l| l.status.is_clean()).count(),
-        incomplete: layers.iter().any(|l| l.status == Status::Incomplete)
-            || Status::of(r.all_findings()) == Status::Incomplete,
+        incomplete: r.all_findings().any(Finding::leaves_incomplete),
     }
 }
 
@@ -104,7 +104,8 @@ pub fn run(
         findings.merge(Counts::of(all.iter().flat_map(|x| x.findings.iter())));
         let worst = all.iter().map(|x| x.status).max().unwrap_or_default();
         status = status.max(worst);
-        incomplete += usize::from(all.iter().any(|x| x.status == Status::Incomplete));
+        let mut findings_of_all = all.iter().flat_map(|x| x.findings.iter());
+        incomplete += usize::from(findings_of_all.any(Finding::leaves_incomplete));
     }
     let failing = findings.failing(fail_on);
     RunSummary {

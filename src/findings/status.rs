@@ -46,12 +46,16 @@ fn is_damage(c: Code) -> bool {
     )
 }
 
-/// Codes that say something could not be followed.
-fn is_incomplete(c: Code) -> bool {
-    matches!(
-        c,
-        Code::LvmPvMissing | Code::MdMemberMissing | Code::LayerNotFollowed
-    )
+impl Finding {
+    /// True for the findings that say something could not be followed
+    /// (a PV or md member not among the targets): they leave what they
+    /// are about incomplete.
+    pub fn leaves_incomplete(&self) -> bool {
+        matches!(
+            self.code,
+            Code::LvmPvMissing | Code::MdMemberMissing | Code::LayerNotFollowed
+        )
+    }
 }
 
 impl Status {
@@ -63,7 +67,7 @@ impl Status {
                 Severity::Error if is_damage(f.code) => Status::Damaged,
                 Severity::Error => Status::Misaligned,
                 Severity::Warning => Status::Untidy,
-                Severity::Info if is_incomplete(f.code) => Status::Incomplete,
+                Severity::Info if f.leaves_incomplete() => Status::Incomplete,
                 Severity::Info => Status::Aligned,
             })
             .max()

@@ -1,7 +1,7 @@
 //! The stack drawn as a tree: each layer with its offset, what it hands up,
 //! its verdict and its findings underneath.
 
-use crate::findings::{Severity, Status};
+use crate::findings::Severity;
 use crate::report::style::Style;
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Topology;
@@ -141,9 +141,10 @@ pub fn tree(out: &mut String, layers: &[Layer], st: &Style, prefix: &str) {
         );
         let inner = format!("{prefix}{cont}");
         // Info findings with -v only, except those that say why a layer is incomplete.
-        let shown = l.findings.iter().filter(|f| {
-            st.verbose || f.severity > Severity::Info || Status::of([*f]) == Status::Incomplete
-        });
+        let shown = l
+            .findings
+            .iter()
+            .filter(|f| st.verbose || f.severity > Severity::Info || f.leaves_incomplete());
         for f in shown {
             out.push_str(&st.finding(&format!("{inner}  "), "", f));
         }
