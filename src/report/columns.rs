@@ -83,6 +83,16 @@ impl<R: ?Sized> Column<R> {
         self
     }
 
+    /// Where the column shows by default: "table, csv", "table", "csv".
+    fn shown_in(&self) -> &'static str {
+        match (self.human, self.csv) {
+            (true, true) => "table, csv",
+            (true, false) => "table",
+            (false, true) => "csv",
+            (false, false) => "on request",
+        }
+    }
+
     fn value(&self, r: &R, st: &Style) -> String {
         match self.shown {
             Some(f) => f(r, st),
@@ -129,13 +139,12 @@ pub fn list(st: &Style) -> String {
         "",
     );
     for c in &cols {
-        let default = match (c.human, c.csv) {
-            (true, true) => "table, csv",
-            (true, false) => "table",
-            (false, true) => "csv",
-            (false, false) => "",
-        };
-        let head = format!("  {:id_w$}  {:title_w$}  {default:10}  ", c.id, c.title);
+        let head = format!(
+            "  {:id_w$}  {:title_w$}  {:10}  ",
+            c.id,
+            c.title,
+            c.shown_in()
+        );
         let hang = " ".repeat(head.len());
         out.push_str(&st.line(&head, c.help, &hang));
     }
@@ -149,15 +158,12 @@ pub fn help() -> String {
         "Columns (-o COL,COL picks them in that order; -o +COL adds to the default set):\n",
     );
     for c in &partitions() {
-        let shown = match (c.human, c.csv) {
-            (true, true) => "table and CSV",
-            (true, false) => "table",
-            (false, true) => "CSV",
-            (false, false) => "on request",
-        };
         out.push_str(&format!(
-            "\n{} (\"{}\", {shown}): {}\n",
-            c.id, c.title, c.help
+            "\n{} (\"{}\"; {}): {}\n",
+            c.id,
+            c.title,
+            c.shown_in(),
+            c.help
         ));
     }
     out
@@ -168,8 +174,7 @@ pub fn check_ids() -> Vec<&'static str> {
     partitions().iter().map(|c| c.id).collect()
 }
 
-/// The human table: a dimmed title row, then one row per item, without
-/// the columns `hidden` names.
+/// The human table of `cols`: a dimmed title row, then one row per item.
 pub fn table_rows<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style) -> Vec<Vec<String>> {
     let mut out = vec![cols.iter().map(|c| st.dim(c.title)).collect::<Vec<_>>()];
     for r in rows {
@@ -178,9 +183,9 @@ pub fn table_rows<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style) -> Ve
     out
 }
 
-/// The columns left when the table must fit `width` (after `indent`):
-/// the highest drop rank goes first, then the next. Returns what is kept
-/// and the titles hidden.
+/// The columns left when the table must fit `width`: the highest drop
+/// rank goes first, then the next. Returns what is kept and the titles
+/// hidden.
 pub fn fit<'c, R: ?Sized>(
     cols: Vec<&'c Column<R>>,
     rows: &[&R],
