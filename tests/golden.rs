@@ -55,40 +55,35 @@ fn fixtures() -> (PathBuf, Vec<String>) {
     (fixtures, names)
 }
 
+/// `diskalign --sysfs-root TREE --color never COMMAND` on every fixture
+/// tree, with the checkout's path taken out: (name, stdout, stderr, status).
+fn on_every_fixture(command: &str) -> Vec<(String, String, String, i32)> {
+    let (fixtures, names) = fixtures();
+    let hide = |s: String| s.replace(&format!("{}/", fixtures.display()), "<fixtures>/");
+    names
+        .into_iter()
+        .map(|name| {
+            let root = fixtures.join(&name);
+            let args = ["--sysfs-root", root.to_str().unwrap(), "--color", "never"];
+            let (out, err, code) = run_full(&[&args[..], &[command]].concat());
+            (name, hide(out), hide(err), code)
+        })
+        .collect()
+}
+
 /// `check` works on every fixture tree: the partitions are judged from
 /// the kernel's view (the nodes are not opened), stderr included.
 #[test]
 fn check_of_every_fixture() {
-    let (fixtures, names) = fixtures();
-    for name in names {
-        let root = fixtures.join(&name);
-        let (out, err, code) = run_full(&[
-            "--sysfs-root",
-            root.to_str().unwrap(),
-            "--color",
-            "never",
-            "check",
-        ]);
+    for (name, out, err, code) in on_every_fixture("check") {
         let text = format!("{out}stderr: {err}exit {code}\n");
-        let text = text.replace(&format!("{}/", fixtures.display()), "<fixtures>/");
         golden(&format!("check-fixture-{name}.txt"), &text);
     }
 }
 
 #[test]
 fn topology_of_every_fixture() {
-    let (fixtures, names) = fixtures();
-    for name in names {
-        let root = fixtures.join(&name);
-        let (out, _, code) = run_full(&[
-            "--sysfs-root",
-            root.to_str().unwrap(),
-            "--color",
-            "never",
-            "topology",
-        ]);
-        // The checkout's path is not part of what people read.
-        let out = out.replace(&format!("{}/", fixtures.display()), "<fixtures>/");
+    for (name, out, _, code) in on_every_fixture("topology") {
         golden(
             &format!("topology-{name}.txt"),
             &format!("{out}exit {code}\n"),
