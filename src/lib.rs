@@ -18,6 +18,7 @@ compile_error!("diskalign supports Linux only");
 
 pub mod bytes;
 pub mod check;
+pub mod compare;
 pub mod cli;
 pub mod errors;
 pub mod findings;
@@ -27,6 +28,7 @@ pub mod layout;
 pub mod names;
 pub mod probe;
 pub mod report;
+pub mod saved;
 pub mod stack;
 pub mod sys;
 pub mod topology;

@@ -48,7 +48,7 @@ const OUTLIER_SDS: f64 = 5.0;
 const MIN_SCALE: f64 = 0.005;
 
 /// What a contrast compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ContrastKind {
     /// A misaligned cell against offset 0 of its block size and pattern.
@@ -62,7 +62,7 @@ pub enum ContrastKind {
 
 crate::spelled_as_serde!(ContrastKind);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Decision {
     Slower,

@@ -1,0 +1,71 @@
+//! `diskalign compare A.json B.json`: two saved runs side by side.
+//!
+//! - Two probe runs (or a probe run and fio's results for its job file, or
+//!   two fio runs): for each cell both measured, the IOPS ratio B/A with
+//!   its 95 % interval from the rounds, tested and corrected over the
+//!   cells compared; the environment differences first, since they often
+//!   explain everything; cells present in only one run are named.
+//! - Two check runs: the findings that appeared, disappeared or changed,
+//!   per target, partition and layer.
+//!
+//! The result is data (this module); `report` renders it as text, JSON,
+//! CSV and HTML. The JSON document is `diskalign.compare` (docs/json.md).
+
+pub mod check;
+pub mod probe;
+
+use crate::saved::Saved;
+use serde::{Deserialize, Serialize};
+
+pub use check::CheckComparison;
+pub use probe::ProbeComparison;
+
+/// The result of comparing two saved runs.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Comparison {
+    Probe(ProbeComparison),
+    Check(CheckComparison),
+}
+
+/// Which run, as the comparison names it.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default)]
+pub struct RunInfo {
+    /// The file it was read from.
+    pub file: String,
+    /// `check`, `probe` or `fio`.
+    pub source: String,
+    /// When it ran (seconds since the Unix epoch; 0 when unknown).
+    pub started_unix: u64,
+}
+
+/// Why two documents cannot be compared.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CompareError {
+    #[error("cannot compare a {a} run with a {b} run: both must be probe runs (or fio results), or both check runs")]
+    Kinds { a: &'static str, b: &'static str },
+}
+
+/// Compares A (the reference) with B.
+pub fn compare(a: &Saved, b: &Saved) -> Result<Comparison, CompareError> {
+    match (a, b) {
+        (Saved::Probe(x), Saved::Probe(y)) => Ok(Comparison::Probe(probe::compare(x, y))),
+        (Saved::Check(x), Saved::Check(y)) => Ok(Comparison::Check(check::compare(x, y))),
+        _ => Err(CompareError::Kinds {
+            a: a.kind(),
+            b: b.kind(),
+        }),
+    }
+}
+
+impl Comparison {
+    /// Something differs: a cell significantly slower or faster, or a
+    /// finding that appeared, disappeared or changed (exit status 1).
+    pub fn differs(&self) -> bool {
+        match self {
+            Comparison::Probe(p) => p.differs(),
+            Comparison::Check(c) => c.differs(),
+        }
+    }
+}

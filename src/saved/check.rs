@@ -1,0 +1,246 @@
+//! A saved `check` document (docs/json.md, `check --json`).
+
+use crate::findings::{Severity, Status};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct CheckDoc {
+    pub diskalign_version: String,
+    pub targets: Vec<Target>,
+    pub assembled: Vec<Layer>,
+    pub errors: Vec<DocError>,
+    pub summary: Option<RunSummary>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default)]
+pub struct DocError {
+    pub path: String,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct RunSummary {
+    pub status: Option<Status>,
+    pub targets: u64,
+    pub checked: u64,
+    pub errors: u64,
+    pub warnings: u64,
+    pub info: u64,
+    pub exit_status: u64,
+}
+
+/// The kernel's I/O limits as the documents spell them.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct Limits {
+    pub logical_block_size: u64,
+    pub physical_block_size: u64,
+    pub minimum_io_size: u64,
+    pub optimal_io_size: u64,
+    pub alignment_offset: i64,
+    pub discard_granularity: u64,
+    pub discard_alignment: u64,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Target {
+    pub path: String,
+    pub kind: String,
+    pub disk: Option<String>,
+    pub size_bytes: u64,
+    pub topology: Limits,
+    pub topology_source: String,
+    pub partition_table: Table,
+    pub partitions: Vec<Partition>,
+    pub first_start_bytes: FirstStarts,
+    pub stack: Vec<Layer>,
+    pub aligned: bool,
+    pub verdict: String,
+    pub findings: Vec<Finding>,
+    pub summary: Option<TargetSummary>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Table {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub sector_size: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FirstStarts {
+    pub parted: u64,
+    pub fdisk: u64,
+    pub sgdisk: u64,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct TargetSummary {
+    pub status: Option<Status>,
+    pub errors: u64,
+    pub warnings: u64,
+    pub info: u64,
+    pub partitions: u64,
+    pub partitions_aligned: u64,
+    pub layers: u64,
+    pub layers_aligned: u64,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Partition {
+    pub number: u32,
+    pub kind: String,
+    pub type_id: String,
+    pub name: Option<String>,
+    pub start_bytes: u64,
+    /// The inclusive last byte.
+    pub end_bytes: u64,
+    pub size_bytes: u64,
+    pub kernel_offset: u64,
+    pub start_alignment: u64,
+    pub aligned: bool,
+    pub status: Option<Status>,
+    pub tools: Tools,
+    pub findings: Vec<Finding>,
+}
+
+/// The tools' verdicts (docs/tools.md).
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Tools {
+    pub parted_optimal: bool,
+    pub parted_minimal: bool,
+    pub fdisk: bool,
+    pub sgdisk: bool,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Layer {
+    pub kind: String,
+    pub name: String,
+    pub device: String,
+    pub offset_bytes: u64,
+    pub size_bytes: u64,
+    pub data_offset_bytes: Option<u64>,
+    pub below: Limits,
+    pub exposes: Option<Limits>,
+    pub aligned: bool,
+    pub status: Option<Status>,
+    pub findings: Vec<Finding>,
+    pub children: Vec<Layer>,
+}
+
+impl Layer {
+    /// Where the data this layer hands up starts on its device.
+    pub fn data_start(&self) -> u64 {
+        self.offset_bytes
+            .saturating_add(self.data_offset_bytes.unwrap_or(0))
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default)]
+pub struct Subject {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct Finding {
+    pub code: String,
+    pub severity: Severity,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default)]
+    pub subject: Subject,
+    #[serde(default)]
+    pub facts: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Finding {
+    /// A fact that is a byte count or offset.
+    pub fn fact(&self, key: &str) -> Option<u64> {
+        self.facts.get(key)?.as_u64()
+    }
+}
+
+impl CheckDoc {
+    /// Every finding of the run with the subject it belongs to: the
+    /// targets' own, their partitions', every layer's, and the assembled
+    /// layers'. Older documents have no `subject`; it is filled in here
+    /// from where the finding sits.
+    pub fn all_findings(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for t in &self.targets {
+            let at = |f: &Finding, partition: Option<u32>, layer: Option<&str>| {
+                let mut f = f.clone();
+                f.subject.target.get_or_insert_with(|| t.path.clone());
+                if f.subject.partition.is_none() {
+                    f.subject.partition = partition;
+                }
+                if f.subject.layer.is_none() {
+                    f.subject.layer = layer.map(str::to_string);
+                }
+                f
+            };
+            out.extend(t.findings.iter().map(|f| at(f, None, None)));
+            for p in &t.partitions {
+                out.extend(p.findings.iter().map(|f| at(f, Some(p.number), None)));
+            }
+            for root in &t.stack {
+                root.walk(&mut Vec::new(), &mut |path, l| {
+                    let partition = partition_of(&t.stack, root);
+                    let layer = path.join(" / ");
+                    out.extend(l.findings.iter().map(|f| at(f, partition, Some(&layer))));
+                });
+            }
+        }
+        for root in &self.assembled {
+            root.walk(&mut Vec::new(), &mut |path, l| {
+                let layer = path.join(" / ");
+                for f in &l.findings {
+                    let mut f = f.clone();
+                    if f.subject.layer.is_none() {
+                        f.subject.layer = Some(layer.clone());
+                    }
+                    out.push(f);
+                }
+            });
+        }
+        out
+    }
+}
+
+/// The partition number of a `partition` root (`partition 3`).
+fn partition_of(_stack: &[Layer], root: &Layer) -> Option<u32> {
+    if root.kind != "partition" {
+        return None;
+    }
+    root.name.strip_prefix("partition ")?.parse().ok()
+}
+
+impl Layer {
+    /// Visits this layer and everything above it, each with the names
+    /// from the root down. The depth is bounded by the document itself.
+    pub fn walk<'a>(&'a self, path: &mut Vec<&'a str>, f: &mut dyn FnMut(&[&'a str], &'a Layer)) {
+        path.push(&self.name);
+        f(path, self);
+        for c in &self.children {
+            c.walk(path, f);
+        }
+        path.pop();
+    }
+}

@@ -1,0 +1,137 @@
+//! Saved runs read back: the JSON documents of `check`, `topology`,
+//! `probe` and `compare` (docs/json.md), and the JSON fio writes for the
+//! job file of `probe --emit-fio`. `report` draws them and `compare`
+//! compares them.
+//!
+//! These are views, not the types that wrote the documents: each holds
+//! only what the pictures and comparisons need, every field has a default,
+//! and unknown fields are ignored. So a document from an older or newer
+//! diskalign of the same schema version reads, as docs/json.md promises
+//! ("fields are only ever added").
+
+pub mod check;
+pub mod fio;
+pub mod probe;
+pub mod topology;
+
+pub use check::CheckDoc;
+pub use probe::ProbeDoc;
+pub use topology::TopologyDoc;
+
+use serde::Deserialize;
+
+/// The schema version this diskalign writes and reads.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// One saved run.
+#[derive(Clone, Debug)]
+pub enum Saved {
+    Check(CheckDoc),
+    Topology(TopologyDoc),
+    /// A probe run, or fio's results mapped back to the cells of the job
+    /// file (`ProbeDoc::source` says which).
+    Probe(ProbeDoc),
+    Compare(crate::compare::Comparison),
+}
+
+/// Why a document could not be read: one line, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum SavedError {
+    #[error("{name}: not JSON: {error}")]
+    NotJson {
+        name: String,
+        error: serde_json::Error,
+    },
+    #[error("{name}: not a diskalign document (schema {schema:?}) nor fio's JSON output")]
+    Unknown { name: String, schema: Option<String> },
+    #[error("{name}: {schema} schema version {version} is newer than this diskalign reads ({SCHEMA_VERSION})")]
+    Version {
+        name: String,
+        schema: String,
+        version: u64,
+    },
+    #[error("{name}: {schema}: {error}")]
+    Shape {
+        name: String,
+        schema: String,
+        error: serde_json::Error,
+    },
+}
+
+#[derive(Deserialize)]
+struct Header {
+    schema: Option<String>,
+    #[serde(default)]
+    schema_version: Option<u64>,
+    #[serde(rename = "fio version")]
+    fio_version: Option<String>,
+}
+
+impl Saved {
+    /// Reads one document; `name` (its file name) goes into the errors.
+    pub fn parse(text: &str, name: &str) -> Result<Saved, SavedError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|error| SavedError::NotJson {
+                name: name.to_string(),
+                error,
+            })?;
+        let header = Header::deserialize(&value).unwrap_or(Header {
+            schema: None,
+            schema_version: None,
+            fio_version: None,
+        });
+        if header.fio_version.is_some() {
+            let shape = |error| SavedError::Shape {
+                name: name.to_string(),
+                schema: "fio".into(),
+                error,
+            };
+            let fio = fio::FioDoc::deserialize(&value).map_err(shape)?;
+            return Ok(Saved::Probe(fio.into_probe(name)));
+        }
+        let schema = header.schema.clone().unwrap_or_default();
+        if let Some(version) = header.schema_version.filter(|v| *v > SCHEMA_VERSION) {
+            return Err(SavedError::Version {
+                name: name.into(),
+                schema,
+                version,
+            });
+        }
+        let shape = |error| SavedError::Shape {
+            name: name.to_string(),
+            schema: schema.clone(),
+            error,
+        };
+        match schema.as_str() {
+            "diskalign.check" => Ok(Saved::Check(
+                CheckDoc::deserialize(&value).map_err(shape)?,
+            )),
+            "diskalign.topology" => Ok(Saved::Topology(
+                TopologyDoc::deserialize(&value).map_err(shape)?,
+            )),
+            "diskalign.probe" => {
+                let mut doc = ProbeDoc::deserialize(&value).map_err(shape)?;
+                doc.name = name.to_string();
+                Ok(Saved::Probe(doc))
+            }
+            "diskalign.compare" => Ok(Saved::Compare(
+                crate::compare::Comparison::deserialize(&value).map_err(shape)?,
+            )),
+            _ => Err(SavedError::Unknown {
+                name: name.into(),
+                schema: header.schema,
+            }),
+        }
+    }
+
+    /// What kind of run this is, in one word (`check`, `probe`, `fio` ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Saved::Check(_) => "check",
+            Saved::Topology(_) => "topology",
+            Saved::Probe(p) if p.source == probe::Source::Fio => "fio",
+            Saved::Probe(_) => "probe",
+            Saved::Compare(_) => "compare",
+        }
+    }
+}
