@@ -30,7 +30,7 @@ pub enum Saved {
     Topology(TopologyDoc),
     /// A probe run, or fio's results mapped back to the cells of the job
     /// file (`ProbeDoc::source` says which).
-    Probe(ProbeDoc),
+    Probe(Box<ProbeDoc>),
     Compare(crate::compare::Comparison),
 }
 
@@ -87,7 +87,7 @@ impl Saved {
                 error,
             };
             let fio = fio::FioDoc::deserialize(&value).map_err(shape)?;
-            return Ok(Saved::Probe(fio.into_probe(name)));
+            return Ok(Saved::Probe(Box::new(fio.into_probe(name))));
         }
         let schema = header.schema.clone().unwrap_or_default();
         if let Some(version) = header.schema_version.filter(|v| *v > SCHEMA_VERSION) {
@@ -112,7 +112,7 @@ impl Saved {
             "diskalign.probe" => {
                 let mut doc = ProbeDoc::deserialize(&value).map_err(shape)?;
                 doc.name = name.to_string();
-                Ok(Saved::Probe(doc))
+                Ok(Saved::Probe(Box::new(doc)))
             }
             "diskalign.compare" => Ok(Saved::Compare(
                 crate::compare::Comparison::deserialize(&value).map_err(shape)?,
