@@ -35,14 +35,17 @@ pub struct Cli {
 }
 
 /// How every command prints its result.
-#[derive(clap::Args, Debug, Clone, Copy)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Output format: human tables, JSON (docs/json.md) or CSV (one row per partition, disk or probe cell).
+    /// Output format: human tables, JSON (docs/json.md), CSV (one row per partition, disk or probe cell) or one self-contained HTML page with figures (docs/html.md).
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
     /// Same as --format json.
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Also write the HTML report (figures and their tables, docs/html.md) to FILE, whatever --format prints.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 impl OutputArgs {
@@ -103,12 +106,38 @@ pub enum Command {
     /// disk, a partition, a file, or a scratch file in a directory.
     #[command(after_help = PROBE_HELP)]
     Probe(ProbeArgs),
+    /// Draw saved runs as one self-contained HTML page: the JSON of check, topology, probe or compare (--json), or fio's JSON output for a probe --emit-fio job file.
+    #[command(after_help = REPORT_HELP)]
+    Report {
+        /// Saved runs (`diskalign ... --json > run.json`, or `fio --output-format=json`); - reads standard input.
+        #[arg(required = true, num_args = 1.., value_name = "RUN.json")]
+        runs: Vec<PathBuf>,
+        /// Write the page to FILE (replaced atomically) instead of standard output.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Compare two saved runs: two probe runs (or fio results) cell by cell, B/A with its 95 % CI; two check runs finding by finding.
+    #[command(after_help = COMPARE_HELP)]
+    Compare {
+        /// The reference run (A): a saved probe or check JSON, or fio's JSON.
+        #[arg(value_name = "A.json")]
+        a: PathBuf,
+        /// The run compared with it (B).
+        #[arg(value_name = "B.json")]
+        b: PathBuf,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
     /// `completions SHELL` and `man`.
     #[command(flatten)]
     Assets(super::assets::Asset),
 }
 
 const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nSeveral targets run the same grid with their cells shuffled together in every round; each further target is compared with the first, cell by cell. Ctrl-C stops after the I/Os in flight and still reports what was measured (marked partial).\nExit status, a bitmask: 0 no penalty, 1 a misaligned offset (or a smaller block size) was decided slower, 2 could not run or was interrupted, 3 interrupted after a penalty was decided.";
+
+const REPORT_HELP: &str = "The page opens offline in any browser: its CSS and SVG are inline and it loads nothing from anywhere. Several runs make one page, one section each, in the order given. Exit status: 0 written, 2 a run could not be read (one line on stderr, nothing written).";
+
+const COMPARE_HELP: &str = "Probe runs: the environment differences first (kernel, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer.\nExit status: 0 no difference, 1 a cell decided slower or faster or a finding changed, 2 a run could not be read or the two cannot be compared.";
 
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {

@@ -6,6 +6,7 @@
 mod args;
 mod assets;
 mod options;
+mod runs;
 mod textfile;
 
 pub use args::{Cli, Command, OutputArgs, ProbeArgs};
@@ -29,25 +30,34 @@ pub fn main() -> ExitCode {
     };
     let opts = Options::resolve(cli);
     let out = report::exporter(opts.format, opts.style.clone());
+    let html = opts.html.as_deref();
     let (text, code) = match opts.task {
         Task::Topology {
             sysfs,
             devices,
             prometheus,
-        } => run_topology(&sysfs, &devices, prometheus.as_deref(), &*out),
+        } => run_topology(&sysfs, &devices, prometheus.as_deref(), html, &*out),
         Task::Check {
             options,
             targets,
             fail_on,
             prometheus,
-        } => run_check(&options, &targets, fail_on, prometheus.as_deref(), &*out),
+        } => run_check(
+            &options,
+            &targets,
+            fail_on,
+            [prometheus.as_deref(), html],
+            &*out,
+        ),
         Task::ListColumns => (report::columns::list(&opts.style), 0),
         Task::Probe {
             options,
             emit_fio,
             csv,
-        } => run_probe(&options, emit_fio, csv.as_ref(), &*out),
+        } => run_probe(&options, emit_fio, [csv.as_deref(), html], &*out),
         Task::Assets(a) => (assets::render(a), 0),
+        Task::Report { runs, output } => runs::report(&runs, output.as_deref()),
+        Task::Compare { a, b } => runs::compare(&a, &b, html, &*out),
     };
     ExitCode::from(emit(&text, code))
 }
@@ -101,11 +111,12 @@ fn status(errors: bool, problems: bool) -> u8 {
     u8::from(problems) | if errors { 2 } else { 0 }
 }
 
-/// Write the metrics to `path` (when asked); a failure is one line on
-/// stderr and adds the "could not run" status 2 to `code`.
-fn metrics(path: Option<&Path>, code: u8, text: impl FnOnce(SystemTime) -> String) -> u8 {
+/// Write a file beside the report (`--prometheus`, `--html`, `--csv`)
+/// when asked, atomically; a failure is one line on stderr and adds the
+/// "could not run" status 2 to `code`.
+fn side_file(path: Option<&Path>, code: u8, text: impl FnOnce() -> String) -> u8 {
     let Some(path) = path else { return code };
-    match textfile::write_atomic(path, &text(SystemTime::now())) {
+    match textfile::write_atomic(path, &text()) {
         Ok(()) => code,
         Err(e) => {
             warn(&format!("cannot write {}: {e}", path.display()));
@@ -120,7 +131,7 @@ pub fn run_check(
     opts: &CheckOptions,
     targets: &[PathBuf],
     fail_on: crate::findings::FailOn,
-    prometheus: Option<&Path>,
+    [prometheus, html]: [Option<&Path>; 2],
     out: &dyn Exporter,
 ) -> (String, u8) {
     let run = check::check_with(targets, opts, fail_on);
@@ -128,7 +139,10 @@ pub fn run_check(
         warn(&e.to_string());
     }
     let code = run.summary.exit_status;
-    let code = metrics(prometheus, code, |at| report::prometheus::check(&run, at));
+    let code = side_file(prometheus, code, || {
+        report::prometheus::check(&run, SystemTime::now())
+    });
+    let code = side_file(html, code, || report::html::Html.check(&run));
     (out.check(&run), code)
 }
 
@@ -137,6 +151,7 @@ pub fn run_topology(
     sysfs: &Sysfs,
     devices: &[String],
     prometheus: Option<&Path>,
+    html: Option<&Path>,
     out: &dyn Exporter,
 ) -> (String, u8) {
     let survey = crate::topology::survey(sysfs, devices);
@@ -144,9 +159,10 @@ pub fn run_topology(
         warn(&e.to_string());
     }
     let code = status(!survey.errors.is_empty(), survey.has_problems());
-    let code = metrics(prometheus, code, |at| {
-        report::prometheus::topology(&survey, at)
+    let code = side_file(prometheus, code, || {
+        report::prometheus::topology(&survey, SystemTime::now())
     });
+    let code = side_file(html, code, || report::html::Html.topology(&survey));
     (out.topology(&survey), code)
 }
 
@@ -155,7 +171,7 @@ pub fn run_topology(
 pub fn run_probe(
     opts: &crate::probe::ProbeOptions,
     emit_fio: bool,
-    csv: Option<&PathBuf>,
+    [csv, html]: [Option<&Path>; 2],
     out: &dyn Exporter,
 ) -> (String, u8) {
     let stop = Arc::new(AtomicBool::new(false));
@@ -180,11 +196,8 @@ pub fn run_probe(
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    if let Some(path) = csv {
-        if let Err(e) = std::fs::write(path, report::csv::probe(&report)) {
-            return fail(format!("cannot write {}: {e}", path.display()));
-        }
-    }
+    let files = side_file(csv, 0, || report::csv::probe(&report));
+    let files = side_file(html, files, || report::html::Html.probe(&report));
     if report.partial {
         warn(&format!(
             "{}: interrupted after {} round(s): the report holds what was measured until then (marked partial)",
@@ -193,5 +206,5 @@ pub fn run_probe(
         ));
         return (out.probe(&report), 2 | u8::from(report.has_penalty()));
     }
-    (out.probe(&report), u8::from(report.has_penalty()))
+    (out.probe(&report), files | u8::from(report.has_penalty()))
 }

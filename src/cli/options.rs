@@ -14,6 +14,8 @@ use std::path::PathBuf;
 pub struct Options {
     pub format: Format,
     pub style: Style,
+    /// `--html FILE`: also write the HTML report there.
+    pub html: Option<PathBuf>,
     pub task: Task,
 }
 
@@ -42,6 +44,13 @@ pub enum Task {
     },
     /// Print the man page or a completion script.
     Assets(super::assets::Asset),
+    /// Draw saved runs as one HTML page, to `output` or standard output.
+    Report {
+        runs: Vec<PathBuf>,
+        output: Option<PathBuf>,
+    },
+    /// Compare two saved runs.
+    Compare { a: PathBuf, b: PathBuf },
 }
 
 impl Options {
@@ -49,13 +58,18 @@ impl Options {
         let mut style = Style::new(cli.color);
         style.width = crate::sys::term::width();
         let sysfs = Sysfs::new(&cli.sysfs_root);
+        let mut html = None;
+        let mut take = |o: super::args::OutputArgs| {
+            html = o.html.clone();
+            o.format()
+        };
         let (format, task) = match cli.command {
             Command::Topology {
                 devices,
                 output,
                 prometheus,
             } => (
-                output.format(),
+                take(output),
                 Task::Topology {
                     sysfs,
                     devices,
@@ -66,7 +80,7 @@ impl Options {
                 list_columns: true,
                 output,
                 ..
-            } => (output.format(), Task::ListColumns),
+            } => (take(output), Task::ListColumns),
             Command::Check {
                 targets,
                 output,
@@ -82,7 +96,7 @@ impl Options {
                 style.verbose = verbose;
                 style.columns = columns;
                 (
-                    output.format(),
+                    take(output),
                     Task::Check {
                         options: CheckOptions { sysfs, topology },
                         targets,
@@ -93,13 +107,16 @@ impl Options {
             }
             Command::Probe(a) => {
                 style.verbose = a.verbose;
-                (a.output.format(), probe(a, sysfs))
+                (take(a.output.clone()), probe(a, sysfs))
             }
             Command::Assets(a) => (Format::Human, Task::Assets(a)),
+            Command::Report { runs, output } => (Format::Html, Task::Report { runs, output }),
+            Command::Compare { a, b, output } => (take(output), Task::Compare { a, b }),
         };
         Options {
             format,
             style,
+            html,
             task,
         }
     }

@@ -36,6 +36,11 @@ impl Exporter for Csv {
         columns::csv(DISKS, &survey.disks.iter().collect::<Vec<_>>(), None)
     }
 
+    // Replaced by the compare branch's rendering.
+    fn compare(&self, _c: &crate::compare::Comparison) -> String {
+        String::new()
+    }
+
     fn probe(&self, report: &ProbeReport) -> String {
         probe(report)
     }

@@ -57,6 +57,11 @@ impl super::Exporter for Json {
         topology(&survey.disks, &survey.errors) + "\n"
     }
 
+    // Replaced by the compare branch's rendering.
+    fn compare(&self, _c: &crate::compare::Comparison) -> String {
+        String::new()
+    }
+
     fn probe(&self, report: &crate::probe::report::ProbeReport) -> String {
         probe(report) + "\n"
     }

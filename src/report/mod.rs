@@ -8,6 +8,7 @@
 
 pub mod columns;
 pub mod csv;
+pub mod html;
 pub mod human;
 pub mod json;
 pub mod progress;
@@ -29,6 +30,8 @@ pub enum Format {
     Json,
     /// One header line and one row per partition, disk or cell.
     Csv,
+    /// One self-contained HTML page with figures (docs/html.md).
+    Html,
 }
 
 crate::spelled_as_serde!(Format);
@@ -38,6 +41,7 @@ pub trait Exporter {
     fn check(&self, run: &CheckRun) -> String;
     fn topology(&self, survey: &Survey) -> String;
     fn probe(&self, report: &ProbeReport) -> String;
+    fn compare(&self, c: &crate::compare::Comparison) -> String;
 }
 
 /// The exporter of `format`; `style` is for the human one.
@@ -48,5 +52,6 @@ pub fn exporter(format: Format, style: Style) -> Box<dyn Exporter> {
         Format::Csv => Box::new(csv::Csv {
             columns: style.columns,
         }),
+        Format::Html => Box::new(html::Html),
     }
 }

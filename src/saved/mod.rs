@@ -42,8 +42,8 @@ pub enum SavedError {
         name: String,
         error: serde_json::Error,
     },
-    #[error("{name}: not a diskalign document (schema {schema:?}) nor fio's JSON output")]
-    Unknown { name: String, schema: Option<String> },
+    #[error("{name}: neither a diskalign document ({schema}) nor fio's JSON output")]
+    Unknown { name: String, schema: String },
     #[error("{name}: {schema} schema version {version} is newer than this diskalign reads ({SCHEMA_VERSION})")]
     Version {
         name: String,
@@ -103,9 +103,7 @@ impl Saved {
             error,
         };
         match schema.as_str() {
-            "diskalign.check" => Ok(Saved::Check(
-                CheckDoc::deserialize(&value).map_err(shape)?,
-            )),
+            "diskalign.check" => Ok(Saved::Check(CheckDoc::deserialize(&value).map_err(shape)?)),
             "diskalign.topology" => Ok(Saved::Topology(
                 TopologyDoc::deserialize(&value).map_err(shape)?,
             )),
@@ -119,7 +117,10 @@ impl Saved {
             )),
             _ => Err(SavedError::Unknown {
                 name: name.into(),
-                schema: header.schema,
+                schema: match header.schema {
+                    Some(s) => format!("schema {s:?}"),
+                    None => "no schema".into(),
+                },
             }),
         }
     }

@@ -25,6 +25,11 @@ impl Exporter for Human {
         topology::render(&survey.disks, &survey.errors, &self.style)
     }
 
+    // Replaced by the compare branch's rendering.
+    fn compare(&self, _c: &crate::compare::Comparison) -> String {
+        String::new()
+    }
+
     fn probe(&self, report: &ProbeReport) -> String {
         probe::render(report, &self.style)
     }

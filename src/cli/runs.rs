@@ -1,0 +1,82 @@
+//! `report` and `compare`: saved runs read from files (or standard
+//! input), then drawn or compared.
+
+use super::{side_file, warn};
+use crate::report::html::{self, Input};
+use crate::report::Exporter;
+use crate::saved::Saved;
+use std::io::Read;
+use std::path::Path;
+
+/// The largest saved run read (a full-preset probe of several targets is
+/// a few MB); a bigger file is refused rather than read into memory.
+const MAX_RUN_BYTES: u64 = 256 << 20;
+
+/// Reads one saved run; `-` is standard input. The error is one line
+/// naming the file.
+fn read_run(path: &Path) -> Result<Input, String> {
+    let name = path.display().to_string();
+    let mut text = String::new();
+    let read = if name == "-" {
+        std::io::stdin()
+            .lock()
+            .take(MAX_RUN_BYTES + 1)
+            .read_to_string(&mut text)
+    } else {
+        std::fs::File::open(path).and_then(|f| f.take(MAX_RUN_BYTES + 1).read_to_string(&mut text))
+    };
+    let name = if name == "-" { "stdin".into() } else { name };
+    read.map_err(|e| format!("cannot read {name}: {e}"))?;
+    if text.len() as u64 > MAX_RUN_BYTES {
+        return Err(format!(
+            "{name}: larger than {} MiB; not a saved run",
+            MAX_RUN_BYTES >> 20
+        ));
+    }
+    let doc = Saved::parse(&text, &name).map_err(|e| e.to_string())?;
+    Ok(Input { name, doc })
+}
+
+/// Reads every run or says why one could not be read.
+fn read_all(paths: &[&Path]) -> Result<Vec<Input>, String> {
+    paths.iter().map(|p| read_run(p)).collect()
+}
+
+/// `report`: the page to standard output, or written to `output`.
+pub fn report(runs: &[std::path::PathBuf], output: Option<&Path>) -> (String, u8) {
+    let paths: Vec<&Path> = runs.iter().map(|p| p.as_path()).collect();
+    let inputs = match read_all(&paths) {
+        Ok(i) => i,
+        Err(e) => {
+            warn(&e);
+            return (String::new(), 2);
+        }
+    };
+    let page = html::render(&inputs);
+    match output {
+        Some(path) => (String::new(), side_file(Some(path), 0, || page)),
+        None => (page, 0),
+    }
+}
+
+/// `compare`: the comparison in the format asked for (and `--html`);
+/// exit status 1 when something differs.
+pub fn compare(a: &Path, b: &Path, html: Option<&Path>, out: &dyn Exporter) -> (String, u8) {
+    let inputs = match read_all(&[a, b]) {
+        Ok(i) => i,
+        Err(e) => {
+            warn(&e);
+            return (String::new(), 2);
+        }
+    };
+    let c = match crate::compare::compare(&inputs[0].doc, &inputs[1].doc) {
+        Ok(c) => c,
+        Err(e) => {
+            warn(&e.to_string());
+            return (String::new(), 2);
+        }
+    };
+    let code = u8::from(c.differs());
+    let code = side_file(html, code, || html::Html.compare(&c));
+    (out.compare(&c), code)
+}

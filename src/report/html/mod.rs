@@ -1,0 +1,99 @@
+//! The HTML report: one self-contained file with the figures of saved
+//! runs (`diskalign report RUN.json... -o report.html`, or `--html FILE`
+//! and `--format html` on check, topology, probe and compare).
+//!
+//! Every page is drawn from the saved documents ([`crate::saved`]): the
+//! commands serialise their run to its JSON document and read it back, so
+//! a report from `--html` and one from `report` of the saved JSON are the
+//! same page.
+//!
+//! The figures are SVG written by [`svg`], our own: a heatmap, line plots
+//! with a band, bars and a few marks need rectangles, polylines, polygons
+//! and text, with a `<title>` per mark for the hover details and `data-*`
+//! attributes the browser tests read. A plotting crate (plotters) would
+//! bring its own text layout and a larger dependency tree and gives
+//! neither per-mark titles nor attributes; [`scale`] holds the numbers
+//! (scales, ticks, colours) and is tested apart from the drawing.
+
+pub mod check;
+pub mod compare;
+pub mod page;
+pub mod probe;
+pub mod scale;
+pub mod svg;
+pub mod topology;
+
+use crate::saved::Saved;
+
+/// One saved run and the name it is shown by (its file name).
+pub struct Input {
+    pub name: String,
+    pub doc: Saved,
+}
+
+/// The page's title: what is in it.
+fn title(inputs: &[Input]) -> String {
+    match inputs {
+        [one] => format!("diskalign {} report: {}", one.doc.kind(), one.name),
+        _ => format!("diskalign report: {} runs", inputs.len()),
+    }
+}
+
+/// The page of several saved runs, one section each, in the order given.
+/// `n` numbers each run's ids so two runs of one kind never share one.
+pub fn render(inputs: &[Input]) -> String {
+    let sections: Vec<String> = inputs
+        .iter()
+        .enumerate()
+        .map(|(n, i)| {
+            let id = format!("run{}", n + 1);
+            match &i.doc {
+                Saved::Check(d) => check::section(&id, &i.name, d),
+                Saved::Topology(d) => topology::section(&id, &i.name, d),
+                Saved::Probe(d) => probe::section(&id, &i.name, d),
+                Saved::Compare(c) => compare::section(&id, &i.name, c),
+            }
+        })
+        .collect();
+    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+    page::document(&title(inputs), &names, &sections)
+}
+
+/// The HTML exporter: each command's run as its JSON document, read back
+/// and drawn, so `--format html` and `report` of the saved JSON agree.
+pub struct Html;
+
+fn from_json(text: &str, name: &str) -> String {
+    match Saved::parse(text, name) {
+        Ok(doc) => render(&[Input {
+            name: name.to_string(),
+            doc,
+        }]),
+        // Our own document always reads back; this would be a bug.
+        Err(e) => page::document("diskalign report", &[], &[page::para(&e.to_string())]),
+    }
+}
+
+impl super::Exporter for Html {
+    fn check(&self, run: &crate::check::CheckRun) -> String {
+        from_json(&super::json::check(run), "this check run")
+    }
+
+    fn topology(&self, survey: &crate::topology::Survey) -> String {
+        from_json(
+            &super::json::topology(&survey.disks, &survey.errors),
+            "this topology run",
+        )
+    }
+
+    fn probe(&self, report: &crate::probe::report::ProbeReport) -> String {
+        from_json(&super::json::probe(report), "this probe run")
+    }
+
+    fn compare(&self, c: &crate::compare::Comparison) -> String {
+        render(&[Input {
+            name: "this comparison".into(),
+            doc: Saved::Compare(c.clone()),
+        }])
+    }
+}
