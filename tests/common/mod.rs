@@ -3,6 +3,7 @@
 //! with the real tools, and loop devices that are always detached.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod lvm;
 pub mod md;
 

@@ -1,0 +1,260 @@
+//! The HTML report in a real browser: the pages of real check, topology,
+//! probe (one target and two), fio and compare runs are rendered by
+//! headless Chromium. Each screenshot (target/screenshots/) must show
+//! something, the DOM must hold the figures with the expected cells,
+//! partitions and layers, the page must fetch nothing, and the standard
+//! grid's page must stay under 1 MB.
+
+mod common;
+use common::browser::{self, assert_not_blank, assert_self_contained, count, Rendered};
+use common::*;
+use std::path::{Path, PathBuf};
+
+/// The size budget of one run's page.
+const BUDGET: u64 = 1 << 20;
+
+/// A short probe grid: enough for every figure, fast enough for CI.
+const FAST: &[&str] = &[
+    "--bs",
+    "4k,64k",
+    "--offsets",
+    "0,512,4k",
+    "--runtime",
+    "10ms",
+    "--warmup",
+    "2ms",
+    "--rounds",
+    "3",
+];
+
+/// Runs diskalign with `args` (exit status 0 or 1), saving stdout to `out`.
+fn save(dir: &Path, out: &str, args: &[&str]) -> PathBuf {
+    let (text, err, code) = run_full(args);
+    assert!(
+        code == 0 || code == 1,
+        "diskalign {args:?} exited {code}: {err}"
+    );
+    let path = dir.join(out);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `diskalign report RUNS -o NAME.html`, then the page in the browser.
+fn report(dir: &Path, name: &str, runs: &[&Path], height: u32) -> (PathBuf, Rendered) {
+    let page = dir.join(format!("{name}.html"));
+    let mut args = vec!["report".to_string()];
+    args.extend(runs.iter().map(|p| p.display().to_string()));
+    args.extend(["-o".into(), page.display().to_string()]);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (out, err, code) = run_full(&a);
+    assert_eq!(code, 0, "report failed: {err}");
+    assert!(out.is_empty(), "report -o printed to stdout: {out}");
+    let size = std::fs::metadata(&page).unwrap().len();
+    assert!(size < BUDGET, "{name}.html is {size} bytes");
+    let r = browser::render(&page, name, 1280, height);
+    assert_self_contained(&r);
+    assert_not_blank(&r, 0.02);
+    (page, r)
+}
+
+#[test]
+fn the_detectors_catch_a_page_that_fetches() {
+    // The checks below are only worth something if they can fail: a page
+    // with a remote image and style must show up in both.
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("control.html");
+    std::fs::write(
+        &page,
+        "<!DOCTYPE html><html><body><p>control</p><img src=\"http://198.51.100.7/x.png\">\
+         <link rel=\"stylesheet\" href=\"https://198.51.100.8/a.css\"></body></html>",
+    )
+    .unwrap();
+    let r = browser::render(&page, "control", 400, 300);
+    assert!(
+        r.requests
+            .iter()
+            .any(|u| u.starts_with("http://198.51.100.7/")),
+        "the net log missed the image: {:?}",
+        r.requests
+    );
+    let caught = std::panic::catch_unwind(|| assert_self_contained(&r));
+    assert!(caught.is_err(), "the DOM scan missed the remote resources");
+}
+
+/// A 64 MiB image partitioned by sfdisk.
+fn sfdisk_image(dir: &Path, name: &str, script: &str) -> PathBuf {
+    let img = image(dir, name, 64 << 20);
+    sfdisk(&img, script);
+    img
+}
+
+#[test]
+fn check_pages_draw_disks_boundaries_and_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    // A partition at sector 63 (the old DOS start) and one at 32 MiB; an
+    // image with a striped LV on two PVs (lvcreate, no device-mapper).
+    let old = sfdisk_image(dir.path(), "old.img", "start=63,size=50000\nstart=65536\n");
+    let lv = common::lvm::striped_image(&dir, 2048 + 24 * 2048 + 7);
+    let (o, l) = (old.display().to_string(), lv.display().to_string());
+    let saved = save(dir.path(), "check.json", &["check", &o, &l, "--json"]);
+    let (_, r) = report(dir.path(), "check", &[&saved], 3000);
+    assert!(r.dom.contains("check: "), "no check section");
+    // --html on the command writes the same figures.
+    let direct = dir.path().join("direct.html");
+    let d = direct.display().to_string();
+    let (_, _, code) = run_full(&["check", &o, &l, "--html", &d]);
+    assert_eq!(code, 1);
+    let page = std::fs::read_to_string(&direct).unwrap();
+    assert_eq!(count(&page, "<svg"), count(&r.dom, "<svg"));
+}
+
+#[test]
+fn topology_pages_show_sysfs_beside_the_ioctls() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sysfs/usb-bridge"
+    );
+    let usb = save(
+        dir.path(),
+        "usb.json",
+        &["--sysfs-root", fixture, "topology", "--json"],
+    );
+    let img = image(dir.path(), "t.img", 16 << 20);
+    let l = LoopDev::attach(&img, Some(4096));
+    let name = l.dev.trim_start_matches("/dev/");
+    let live = save(dir.path(), "live.json", &["topology", name, "--json"]);
+    // Two runs on one page: their ids must not collide.
+    let (_, r) = report(dir.path(), "topology", &[&usb, &live], 1600);
+    assert!(r.dom.contains("id=\"run1\"") && r.dom.contains("id=\"run2\""));
+}
+
+/// `diskalign probe ARGS FAST --json`, saved as `out`.
+fn probe(dir: &Path, out: &str, targets: &[&str], extra: &[&str]) -> PathBuf {
+    let mut a = vec!["probe"];
+    a.extend_from_slice(targets);
+    a.extend_from_slice(FAST);
+    a.extend_from_slice(extra);
+    a.push("--json");
+    save(dir, out, &a)
+}
+
+/// fio's JSON for the job file `probe --emit-fio` writes for `target`.
+fn fio(dir: &Path, target: &str) -> PathBuf {
+    require_tool("fio");
+    let job = save(dir, "grid.fio", &{
+        let mut a = vec!["probe", target, "--emit-fio"];
+        a.extend_from_slice(FAST);
+        a
+    });
+    let out = dir.join("fio.json");
+    let o = format!("--output={}", out.display());
+    let (code, err) = sh_status("fio", &["--output-format=json", &o, job.to_str().unwrap()]);
+    assert_eq!(code, 0, "fio failed: {err}");
+    out
+}
+
+#[test]
+fn probe_pages_draw_the_grid_for_one_target_two_and_fio() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "p.img", 64 << 20);
+    let l = LoopDev::attach(&img, None);
+    let scratch = dir.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let s = scratch.display().to_string();
+    let one = probe(dir.path(), "one.json", &[&l.dev], &[]);
+    let two = probe(dir.path(), "two.json", &[&l.dev, &s], &["--size", "16M"]);
+    let fio = fio(dir.path(), &l.dev);
+    let (_, r) = report(dir.path(), "probe", &[&one], 2400);
+    assert!(r.dom.contains("probe: "));
+    let (_, r) = report(dir.path(), "probe-two-targets", &[&two], 3000);
+    assert!(r.dom.contains("probe: "));
+    let (_, r) = report(dir.path(), "fio", &[&fio], 2400);
+    assert!(r.dom.contains("fio"));
+}
+
+#[test]
+fn the_standard_grid_page_stays_under_budget() {
+    // The standard preset's grid with its five rounds, on short windows.
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = dir.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let s = scratch.display().to_string();
+    let (text, err, code) = run_full(&[
+        "probe",
+        &s,
+        "--preset",
+        "standard",
+        "--write",
+        "--runtime",
+        "10ms",
+        "--warmup",
+        "2ms",
+        "--size",
+        "32M",
+        "--json",
+    ]);
+    assert!(code == 0 || code == 1, "probe failed: {err}");
+    let saved = dir.path().join("standard.json");
+    std::fs::write(&saved, text).unwrap();
+    let (page, _) = report(dir.path(), "probe-standard", &[&saved], 3000);
+    let size = std::fs::metadata(page).unwrap().len();
+    eprintln!("standard grid page: {size} bytes");
+}
+
+#[test]
+fn compare_pages_for_probe_fio_and_check_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "c.img", 64 << 20);
+    let l = LoopDev::attach(&img, None);
+    let a = probe(dir.path(), "a.json", &[&l.dev], &[]);
+    let b = probe(dir.path(), "b.json", &[&l.dev], &[]);
+    let fio = fio(dir.path(), &l.dev);
+    let ab = save(
+        dir.path(),
+        "ab.json",
+        &[
+            "compare",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let af = save(
+        dir.path(),
+        "af.json",
+        &[
+            "compare",
+            a.to_str().unwrap(),
+            fio.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    // A fix: the partition at sector 63 moved to 1 MiB.
+    let old = sfdisk_image(dir.path(), "old.img", "start=63,size=50000\n");
+    let new = sfdisk_image(dir.path(), "new.img", "start=2048,size=50000\n");
+    let before = save(
+        dir.path(),
+        "before.json",
+        &["check", old.to_str().unwrap(), "--json"],
+    );
+    let after = save(
+        dir.path(),
+        "after.json",
+        &["check", new.to_str().unwrap(), "--json"],
+    );
+    let fix = save(
+        dir.path(),
+        "fix.json",
+        &[
+            "compare",
+            before.to_str().unwrap(),
+            after.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let (_, r) = report(dir.path(), "compare-probe", &[&ab, &af], 3000);
+    assert!(r.dom.contains("compare: "));
+    let (_, r) = report(dir.path(), "compare-check", &[&fix], 1600);
+    assert!(r.dom.contains("compare: "));
+}
