@@ -115,6 +115,9 @@ pub enum Command {
         /// Write the page to FILE (replaced atomically) instead of standard output.
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Also write each figure as its own SVG file into DIR (DIR/<figure id>.svg), to put in a wiki page or a ticket.
+        #[arg(long, value_name = "DIR")]
+        figures: Option<PathBuf>,
     },
     /// Compare two saved runs: two probe runs (or fio results) cell by cell, B/A with its 95 % CI; two check runs finding by finding.
     #[command(after_help = COMPARE_HELP)]

@@ -56,7 +56,11 @@ pub fn main() -> ExitCode {
             csv,
         } => run_probe(&options, emit_fio, [csv.as_deref(), html], &*out),
         Task::Assets(a) => (assets::render(a), 0),
-        Task::Report { runs, output } => runs::report(&runs, output.as_deref()),
+        Task::Report {
+            runs,
+            output,
+            figures,
+        } => runs::report(&runs, output.as_deref(), figures.as_deref()),
         Task::Compare { a, b } => runs::compare(&a, &b, html, &*out),
     };
     ExitCode::from(emit(&text, code))

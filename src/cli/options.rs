@@ -48,6 +48,8 @@ pub enum Task {
     Report {
         runs: Vec<PathBuf>,
         output: Option<PathBuf>,
+        /// Each figure also as DIR/<id>.svg.
+        figures: Option<PathBuf>,
     },
     /// Compare two saved runs.
     Compare { a: PathBuf, b: PathBuf },
@@ -110,7 +112,18 @@ impl Options {
                 (take(a.output.clone()), probe(a, sysfs))
             }
             Command::Assets(a) => (Format::Human, Task::Assets(a)),
-            Command::Report { runs, output } => (Format::Html, Task::Report { runs, output }),
+            Command::Report {
+                runs,
+                output,
+                figures,
+            } => (
+                Format::Html,
+                Task::Report {
+                    runs,
+                    output,
+                    figures,
+                },
+            ),
             Command::Compare { a, b, output } => (take(output), Task::Compare { a, b }),
         };
         Options {

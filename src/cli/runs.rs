@@ -42,8 +42,13 @@ fn read_all(paths: &[&Path]) -> Result<Vec<Input>, String> {
     paths.iter().map(|p| read_run(p)).collect()
 }
 
-/// `report`: the page to standard output, or written to `output`.
-pub fn report(runs: &[std::path::PathBuf], output: Option<&Path>) -> (String, u8) {
+/// `report`: the page to standard output, or written to `output`; with
+/// `figures`, each figure also as its own SVG file there.
+pub fn report(
+    runs: &[std::path::PathBuf],
+    output: Option<&Path>,
+    figures: Option<&Path>,
+) -> (String, u8) {
     let paths: Vec<&Path> = runs.iter().map(|p| p.as_path()).collect();
     let inputs = match read_all(&paths) {
         Ok(i) => i,
@@ -53,9 +58,23 @@ pub fn report(runs: &[std::path::PathBuf], output: Option<&Path>) -> (String, u8
         }
     };
     let page = html::render(&inputs);
+    let mut code = 0;
+    if let Some(dir) = figures {
+        // The directory was asked for; its parent must exist.
+        if let Err(e) = std::fs::create_dir(dir).or_else(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists if dir.is_dir() => Ok(()),
+            _ => Err(e),
+        }) {
+            warn(&format!("cannot make {}: {e}", dir.display()));
+            return (String::new(), 2);
+        }
+        for (id, svg) in html::figures(&page) {
+            code = side_file(Some(&dir.join(format!("{id}.svg"))), code, || svg);
+        }
+    }
     match output {
-        Some(path) => (String::new(), side_file(Some(path), 0, || page)),
-        None => (page, 0),
+        Some(path) => (String::new(), side_file(Some(path), code, || page)),
+        None => (page, code),
     }
 }
 

@@ -59,6 +59,33 @@ pub fn render(inputs: &[Input]) -> String {
     page::document(&title(inputs), &names, &sections)
 }
 
+/// Every figure of a page, as (id, standalone SVG): `report --figures`
+/// writes each to its own file. The figures draw with presentation
+/// attributes only, so each stands alone.
+pub fn figures(page: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = page;
+    while let Some(start) = rest.find("<svg ") {
+        let Some(len) = rest[start..].find("</svg>") else {
+            break;
+        };
+        let svg = &rest[start..start + len + "</svg>".len()];
+        let id = svg
+            .split_once(" id=\"")
+            .and_then(|(_, tail)| tail.split_once('"'))
+            .map_or_else(
+                || format!("figure{}", out.len() + 1),
+                |(id, _)| id.to_string(),
+            );
+        out.push((
+            id,
+            format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n"),
+        ));
+        rest = &rest[start + svg.len()..];
+    }
+    out
+}
+
 /// The HTML exporter: each command's run as its JSON document, read back
 /// and drawn, so `--format html` and `report` of the saved JSON agree.
 pub struct Html;
@@ -95,5 +122,24 @@ impl super::Exporter for Html {
             name: "this comparison".into(),
             doc: Saved::Compare(c.clone()),
         }])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_cut_out_by_id() {
+        let mut a = svg::Figure::new("run1-map-0", 10.0, 10.0, "map");
+        a.add(svg::El::new("rect").at("width", 1.0));
+        let b = svg::Figure::new("run1-zoom", 10.0, 10.0, "zoom");
+        let page = format!("<p>x</p>{}<p>y</p>{}", a.finish(), b.finish());
+        let f = figures(&page);
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[0].0, "run1-map-0");
+        assert!(f[0].1.starts_with("<?xml"));
+        assert!(f[0].1.trim_end().ends_with("</svg>"));
+        assert!(f[1].1.contains("zoom"));
     }
 }
