@@ -194,3 +194,75 @@ fn huge_offsets_are_refused_not_overflowed() {
         );
     }
 }
+
+#[test]
+fn report_and_compare_refuse_what_is_not_a_saved_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let garbage = write("garbage.json", "not json at all");
+    let other = write("other.json", "{\"schema\": \"someone.else\"}");
+    let newer = write(
+        "newer.json",
+        "{\"schema\": \"diskalign.check\", \"schema_version\": 99}",
+    );
+    let img = small_gpt(dir.path());
+    let (check, _) = run(&["check", &img, "--json"]);
+    let check = write("check.json", &check);
+    let topo = write(
+        "topo.json",
+        "{\"schema\": \"diskalign.topology\", \"schema_version\": 1, \"disks\": []}",
+    );
+    refused(&["report", &garbage], "garbage.json: not JSON");
+    refused(&["report", &other], "neither a diskalign document");
+    refused(&["report", &newer], "schema version 99 is newer");
+    refused(&["report", "/nonexistent/run.json"], "cannot read");
+    refused(&["report", dir.path().to_str().unwrap()], "cannot read");
+    refused(
+        &["compare", &check, &topo],
+        "cannot compare a check run with a topology run",
+    );
+    refused(&["compare", &check, &garbage], "not JSON");
+    // Nothing written when a run cannot be read.
+    let page = dir.path().join("page.html");
+    refused(
+        &["report", &check, &garbage, "-o", page.to_str().unwrap()],
+        "not JSON",
+    );
+    assert!(!page.exists());
+}
+
+#[test]
+fn report_writes_only_what_was_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = small_gpt(dir.path());
+    let (check, _) = run(&["check", &img, "--json"]);
+    let saved = dir.path().join("check.json");
+    std::fs::write(&saved, check).unwrap();
+    let s = saved.display().to_string();
+    // To stdout by default; -o writes the file and prints nothing.
+    let (page, code) = run(&["report", &s]);
+    assert_eq!(code, 0);
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    let out = dir.path().join("r.html");
+    let (printed, code) = run(&["report", &s, "-o", out.to_str().unwrap()]);
+    assert_eq!((printed.as_str(), code), ("", 0));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), page);
+    // The same page from standard input.
+    let (out, err, code) = output_of(
+        Command::new(bin())
+            .args(["report", "-"])
+            .stdin(std::fs::File::open(&saved).unwrap()),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.replace("stdin", &s), page);
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["check.json", "r.html", "x.img"]);
+}
