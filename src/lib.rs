@@ -18,8 +18,8 @@ compile_error!("diskalign supports Linux only");
 
 pub mod bytes;
 pub mod check;
-pub mod compare;
 pub mod cli;
+pub mod compare;
 pub mod errors;
 pub mod findings;
 pub mod inspect;

@@ -14,7 +14,9 @@ use std::fmt;
 
 /// How bad a finding is: an error hurts every I/O or breaks the layout, a
 /// warning is hygiene, info is advice (see `status`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,

@@ -13,7 +13,9 @@ use super::{Code, Finding, Severity};
 use serde::Serialize;
 
 /// One word for a partition, a layer or a target.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// No warning or error.

@@ -78,7 +78,11 @@ fn percentile(c: &Clat, p: &str) -> f64 {
 /// ours, failed, or did no I/O.
 fn cell_of(job: &Job) -> Option<(usize, Cell, Option<&str>)> {
     let (target, pattern, block_size, offset) = parse_job_name(&job.jobname)?;
-    let side = if pattern.is_write() { &job.write } else { &job.read };
+    let side = if pattern.is_write() {
+        &job.write
+    } else {
+        &job.read
+    };
     if job.error != 0 || side.total_ios == 0 {
         return None;
     }

@@ -43,7 +43,10 @@ pub enum SavedError {
         error: serde_json::Error,
     },
     #[error("{name}: not a diskalign document (schema {schema:?}) nor fio's JSON output")]
-    Unknown { name: String, schema: Option<String> },
+    Unknown {
+        name: String,
+        schema: Option<String>,
+    },
     #[error("{name}: {schema} schema version {version} is newer than this diskalign reads ({SCHEMA_VERSION})")]
     Version {
         name: String,
@@ -103,9 +106,7 @@ impl Saved {
             error,
         };
         match schema.as_str() {
-            "diskalign.check" => Ok(Saved::Check(
-                CheckDoc::deserialize(&value).map_err(shape)?,
-            )),
+            "diskalign.check" => Ok(Saved::Check(CheckDoc::deserialize(&value).map_err(shape)?)),
             "diskalign.topology" => Ok(Saved::Topology(
                 TopologyDoc::deserialize(&value).map_err(shape)?,
             )),

@@ -6,7 +6,19 @@ use std::io;
 use std::time::Duration;
 
 /// The access pattern of a cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, clap::ValueEnum, serde::Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    clap::ValueEnum,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     Randread,
