@@ -12,7 +12,11 @@
 //! CSV and HTML. The JSON document is `diskalign.compare` (docs/json.md).
 
 pub mod check;
+pub mod environment;
 pub mod probe;
+
+#[cfg(test)]
+mod tests;
 
 use crate::saved::Saved;
 use serde::{Deserialize, Serialize};
