@@ -16,6 +16,8 @@ pub mod environment;
 pub mod probe;
 
 #[cfg(test)]
+pub(crate) mod fixtures;
+#[cfg(test)]
 mod tests;
 
 use crate::saved::Saved;

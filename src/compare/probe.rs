@@ -207,6 +207,22 @@ impl ProbeComparison {
     pub fn count(&self, d: Decision) -> usize {
         self.cells.iter().filter(|c| c.decision == d).count()
     }
+
+    /// How many targets either run has (1 for single-target runs).
+    pub fn target_count(&self) -> usize {
+        let env = self.environment.iter().filter_map(|f| f.target).max();
+        let only = self.only_a.targets.iter().chain(&self.only_b.targets);
+        env.max(only.map(|t| t.target).max()).map_or(1, |t| t + 1)
+    }
+
+    /// The path of target `t` (A's; B's when A has none).
+    pub fn target_path(&self, t: usize) -> &str {
+        self.environment
+            .iter()
+            .find(|f| f.field == "target" && f.target == Some(t))
+            .and_then(|f| f.a.as_deref().or(f.b.as_deref()))
+            .unwrap_or("")
+    }
 }
 
 fn run_info(d: &ProbeDoc) -> RunInfo {

@@ -1,60 +1,17 @@
 //! Comparisons of synthetic saved runs, read through `Saved::parse` as
 //! the command reads files.
 
+use super::fixtures::*;
 use super::probe::Decision;
 use super::*;
 use crate::saved::fio::NO_REPLICATES;
 use serde_json::{json, Value};
-
-/// Five rounds around `iops`, spread ±2 %.
-fn rounds(iops: f64) -> Vec<f64> {
-    [-2.0, 1.0, 0.0, -1.0, 2.0]
-        .iter()
-        .map(|d| iops * (1.0 + d / 100.0))
-        .collect()
-}
-
-fn cell(pattern: &str, bs: u64, offset: u64, rounds: Vec<f64>) -> Value {
-    json!({ "pattern": pattern, "block_size": bs, "offset": offset,
-            "iops": { "median": rounds[0], "geo_mean": rounds[0] }, "rounds": rounds })
-}
-
-fn probe_doc(kernel: &str, transport: &str, cells: Vec<Value>) -> Value {
-    json!({
-        "schema": "diskalign.probe", "schema_version": 1, "diskalign_version": "0.1.0",
-        "target": { "path": "/dev/sdb", "kind": "disk", "logical_block_size": 512,
-                    "physical_block_size": 4096 },
-        "engine": { "name": "io_uring", "queue_depth": 32, "jobs": 1, "direct": true },
-        "environment": { "kernel": format!("{kernel} #1 SMP"), "transport": transport,
-                         "model": "Disk 1", "scheduler": "none" },
-        "plan": { "preset": "standard", "rounds": 5, "runtime": 0.15, "min_effect": 0.1 },
-        "rounds_run": 5, "started_unix": 1_795_000_000u64,
-        "cells": cells,
-    })
-}
-
-fn saved(v: &Value, name: &str) -> Saved {
-    Saved::parse(&v.to_string(), name).expect("parses")
-}
 
 fn probe(a: &Value, b: &Value) -> ProbeComparison {
     match compare(&saved(a, "a.json"), &saved(b, "b.json")).unwrap() {
         Comparison::Probe(p) => p,
         Comparison::Check(_) => panic!("a check comparison"),
     }
-}
-
-/// randwrite at 0 and 512, randread at 0; `write` scales randwrite.
-fn grid(kernel: &str, write: f64) -> Value {
-    probe_doc(
-        kernel,
-        "sata",
-        vec![
-            cell("randwrite", 4096, 0, rounds(1000.0 * write)),
-            cell("randwrite", 4096, 512, rounds(800.0 * write)),
-            cell("randread", 4096, 0, rounds(5000.0)),
-        ],
-    )
 }
 
 #[test]
@@ -139,18 +96,6 @@ fn when_nothing_is_significant_the_intervals_are_bonferronis() {
     for x in &c.cells {
         assert!((x.ci_level.unwrap() - (1.0 - 0.05 / 3.0)).abs() < 1e-12);
     }
-}
-
-fn fio_doc() -> Value {
-    let job = |name: &str, iops: f64| {
-        json!({ "jobname": name, "error": 0,
-                "job options": { "filename": "/dev/sdb" },
-                "read": { "iops": 0.0, "total_ios": 0 },
-                "write": { "iops": iops, "bw_bytes": iops * 4096.0, "total_ios": 5000 } })
-    };
-    json!({ "fio version": "fio-3.36", "timestamp": 1_795_000_100u64,
-            "global options": {},
-            "jobs": [ job("randwrite-4096-at-0", 500.0), job("randwrite-4096-at-512", 400.0) ] })
 }
 
 #[test]
@@ -268,22 +213,6 @@ fn a_probe_comparison_survives_serde() {
 
 // ---- check runs ----
 
-fn finding(code: &str, severity: &str, message: &str) -> Value {
-    json!({ "code": code, "severity": severity, "message": message,
-            "facts": { "offset_bytes": 32256 } })
-}
-
-fn target(path: &str, status: &str, p1: Vec<Value>) -> Value {
-    json!({ "path": path, "kind": "image",
-            "partitions": [ { "number": 1, "start_bytes": 32256, "findings": p1 } ],
-            "findings": [ finding("portable", "info", "not portable") ],
-            "summary": { "status": status } })
-}
-
-fn check_doc(targets: Vec<Value>) -> Value {
-    json!({ "schema": "diskalign.check", "schema_version": 1, "targets": targets })
-}
-
 fn check(a: &Value, b: &Value) -> CheckComparison {
     match compare(&saved(a, "before.json"), &saved(b, "after.json")).unwrap() {
         Comparison::Check(c) => c,
@@ -293,13 +222,9 @@ fn check(a: &Value, b: &Value) -> CheckComparison {
 
 #[test]
 fn a_fixed_partition_loses_its_finding_and_a_new_target_appears() {
-    let bad = vec![finding("start-not-4k", "warning", "starts at 32256")];
-    let a = check_doc(vec![target("disk.img", "untidy", bad)]);
-    let b = check_doc(vec![
-        target("disk.img", "aligned", vec![]),
-        target("new.img", "aligned", vec![]),
-    ]);
-    let c = check(&a, &b);
+    let Comparison::Check(c) = fixed() else {
+        panic!("a probe comparison");
+    };
     assert_eq!(c.a.file, "before.json");
     assert_eq!(c.a.source, "check");
     assert_eq!(c.changes.len(), 2, "{:?}", c.changes);

@@ -2,6 +2,7 @@
 //! colour only on a terminal.
 
 mod check;
+mod compare;
 mod probe;
 mod stack;
 mod topology;
@@ -9,6 +10,7 @@ mod topology;
 use super::style::Style;
 use super::Exporter;
 use crate::check::CheckRun;
+use crate::compare::Comparison;
 use crate::probe::report::ProbeReport;
 use crate::topology::Survey;
 
@@ -27,5 +29,9 @@ impl Exporter for Human {
 
     fn probe(&self, report: &ProbeReport) -> String {
         probe::render(report, &self.style)
+    }
+
+    fn compare(&self, comparison: &Comparison) -> String {
+        compare::render(comparison, &self.style)
     }
 }
