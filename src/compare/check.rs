@@ -114,58 +114,68 @@ fn renamed(a: &CheckDoc, b: &CheckDoc) -> Option<(String, String)> {
     }
 }
 
-fn targets(a: &CheckDoc, b: &CheckDoc, rename: &Option<(String, String)>) -> Vec<TargetChange> {
-    let in_a = |path: &str| -> TargetChange {
-        let t = a.targets.iter().find(|t| t.path == path);
-        let e = a.errors.iter().find(|e| e.path == path);
-        TargetChange {
-            target: path.to_string(),
-            in_a: t.is_some(),
-            status_a: t.and_then(|t| t.summary.as_ref()?.status),
-            error_a: e.map(|e| e.message.clone()),
-            ..TargetChange::default()
-        }
-    };
-    let paths_a = a
-        .targets
-        .iter()
-        .map(|t| &t.path)
-        .chain(a.errors.iter().map(|e| &e.path));
-    let mut out: Vec<TargetChange> = Vec::new();
-    for p in paths_a {
-        if !out.iter().any(|t| &t.target == p) {
-            out.push(in_a(p));
+/// Whether `path` was checked in `d`, its status, and why not.
+fn side(d: &CheckDoc, path: &str) -> (bool, Option<Status>, Option<String>) {
+    let t = d.targets.iter().find(|t| t.path == path);
+    let e = d.errors.iter().find(|e| e.path == path);
+    (
+        t.is_some(),
+        t.and_then(|t| t.summary.as_ref()?.status),
+        e.map(|e| e.message.clone()),
+    )
+}
+
+/// Every target a run names: checked, then not checked.
+fn paths(d: &CheckDoc) -> impl Iterator<Item = &String> {
+    let errors = d.errors.iter().map(|e| &e.path);
+    d.targets.iter().map(|t| &t.path).chain(errors)
+}
+
+/// Every target of either run, A's first: (the name used, B's path).
+fn names(
+    a: &CheckDoc,
+    b: &CheckDoc,
+    rename: &Option<(String, String)>,
+) -> Vec<(String, Option<String>)> {
+    let mut out: Vec<(String, Option<String>)> = Vec::new();
+    for p in paths(a) {
+        if !out.iter().any(|(n, _)| n == p) {
+            out.push((p.clone(), None));
         }
     }
-    let paths_b = b
-        .targets
-        .iter()
-        .map(|t| &t.path)
-        .chain(b.errors.iter().map(|e| &e.path));
-    for p in paths_b {
-        let as_a = match rename {
+    for p in paths(b) {
+        let name = match rename {
             Some((from, to)) if from == p => to,
             _ => p,
         };
-        let i = match out.iter().position(|t| &t.target == as_a) {
-            Some(i) => i,
-            None => {
-                out.push(in_a(as_a));
-                out.len() - 1
-            }
-        };
-        let t = b.targets.iter().find(|t| &t.path == p);
-        let x = &mut out[i];
-        x.in_b = t.is_some();
-        x.status_b = t.and_then(|t| t.summary.as_ref()?.status);
-        x.error_b = b
-            .errors
-            .iter()
-            .find(|e| &e.path == p)
-            .map(|e| e.message.clone());
-        x.path_b = (as_a != p).then(|| p.clone());
+        match out.iter_mut().find(|(n, _)| n == name) {
+            Some(x) => x.1 = Some(p.clone()),
+            None => out.push((name.clone(), Some(p.clone()))),
+        }
     }
     out
+}
+
+fn targets(a: &CheckDoc, b: &CheckDoc, rename: &Option<(String, String)>) -> Vec<TargetChange> {
+    let nowhere = (false, None, None);
+    names(a, b, rename)
+        .into_iter()
+        .map(|(name, in_b)| {
+            let (in_a, status_a, error_a) = side(a, &name);
+            let (present_b, status_b, error_b) =
+                in_b.as_deref().map_or(nowhere.clone(), |p| side(b, p));
+            TargetChange {
+                path_b: in_b.filter(|p| *p != name),
+                target: name,
+                in_a,
+                in_b: present_b,
+                status_a,
+                status_b,
+                error_a,
+                error_b,
+            }
+        })
+        .collect()
 }
 
 /// Target (assembled last), partition, layer, code.

@@ -521,7 +521,11 @@ fn cell_clauses(c: &ProbeComparison) -> Vec<String> {
     if !moved.is_empty() {
         out.push(format!("B is {}", moved.join(" and ")));
     } else if let Some((_, word)) = REST.iter().find(|(d, _)| c.count(*d) == n) {
-        return vec![format!("{word} in all {}", plural(n, "cell"))];
+        let all = match n {
+            1 => "the one cell".to_string(),
+            _ => format!("all {n} cells"),
+        };
+        return vec![format!("{all} {word}")];
     } else {
         out.push(format!(
             "B is not significantly different in any of {}",

@@ -52,7 +52,7 @@ fn identical_runs_are_never_significant() {
     }
     assert!(!c.differs());
     assert!(c.environment.iter().all(|f| !f.differs));
-    assert_eq!(c.summary, "the same in all 3 cells");
+    assert_eq!(c.summary, "all 3 cells the same");
 }
 
 #[test]
@@ -288,4 +288,21 @@ fn a_probe_and_a_check_run_do_not_compare() {
         &saved(&check_doc(vec![]), "b"),
     );
     assert!(e.is_err());
+}
+
+#[test]
+fn a_target_that_could_not_be_checked_says_why() {
+    let a = check_doc(vec![target("d.img", "aligned", vec![])]);
+    let mut b = check_doc(vec![]);
+    b["errors"] = json!([{ "path": "d.img", "message": "cannot open" }]);
+    let c = check(&a, &b);
+    let t = &c.targets[0];
+    assert!(t.in_a && !t.in_b);
+    assert_eq!(t.error_b.as_deref(), Some("cannot open"));
+    assert_eq!(t.path_b, None);
+    assert!(
+        c.summary.ends_with("d.img checked only in A"),
+        "{}",
+        c.summary
+    );
 }

@@ -71,6 +71,7 @@ fn probe(c: &ProbeComparison, st: &Style) -> String {
 /// The fields that differ as a table; with `-v` the rest on one line.
 fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
     let label = |f: &crate::compare::environment::EnvField| match f.target {
+        Some(t) if c.target_count() > 1 && f.field == "target" => format!("target {}", t + 1),
         Some(t) if c.target_count() > 1 => format!("{} (target {})", f.field, t + 1),
         _ => f.field.clone(),
     };
@@ -122,10 +123,19 @@ fn decision(d: Decision, st: &Style) -> String {
     }
 }
 
+/// A ratio as a difference from A: `-52%`, `+6.2%`, `-0.4%`.
+fn diff(ratio: f64) -> String {
+    let pct = (ratio - 1.0) * 100.0;
+    match pct.abs() < 10.0 {
+        true => format!("{pct:+.1}%"),
+        false => format!("{pct:+.0}%"),
+    }
+}
+
 /// `-52%..-48%`: the interval as differences from A.
 fn interval(r: &CellRatio) -> String {
     match r.ci95 {
-        Some([lo, hi]) => format!("{:+.0}%..{:+.0}%", (lo - 1.0) * 100.0, (hi - 1.0) * 100.0),
+        Some([lo, hi]) => format!("{}..{}", diff(lo), diff(hi)),
         None => "-".into(),
     }
 }
@@ -133,7 +143,15 @@ fn interval(r: &CellRatio) -> String {
 fn cell_rows(c: &ProbeComparison, st: &Style) -> Vec<Vec<String>> {
     let multi = c.target_count() > 1;
     let titles = [
-        "target", "pattern", "bs", "offset", "A IOPS", "B IOPS", "B/A", "interval", "decision",
+        "target",
+        "pattern",
+        "bs",
+        "offset",
+        "A IOPS (rounds)",
+        "B IOPS (rounds)",
+        "B/A",
+        "interval",
+        "decision",
     ];
     let mut rows = vec![titles
         .iter()
