@@ -14,14 +14,14 @@
 //!
 //! **Intervals that agree with the test.** Each cell's interval is at the
 //! level Holm's procedure judged it at. With m cells tested, sorted by
-//! p-value, Holm rejects the k-th while p ≤ α / (m − k + 1) for it and every
+//! p-value, Holm rejects the k-th while p < α / (m − k + 1) for it and every
 //! earlier one; the k-th rejected cell gets the 1 − α/(m − k + 1) interval,
 //! and every cell not rejected gets the interval of the step where Holm
 //! stopped, 1 − α/(m − j + 1). A Welch interval at level 1 − γ excludes 1
 //! exactly when p < γ, so an interval excludes 1 exactly when its cell is
-//! significant, and `significant` is defined as "the interval excludes 1
-//! and the Holm-adjusted p < α" so that no rounding can make the two
-//! disagree. Every interval is at least a 95 % one; when nothing is
+//! significant. `significant` is defined as "the Holm-adjusted p < α and
+//! the interval excludes 1", so even rounding at the boundary cannot make
+//! the interval shown contradict it. Every interval is at least a 95 % one; when nothing is
 //! significant they are Bonferroni's simultaneous intervals (1 − α/m).
 //! `ci_level` says which level each has.
 //!
