@@ -1,6 +1,7 @@
 //! docs/json.md stays true to what is serialized: every key of the JSON
-//! that `topology`, `check` (tables, stack layers, assembled arrays) and
-//! `probe` print is documented there, in backticks.
+//! that `topology`, `check` (tables, stack layers, assembled arrays),
+//! `probe` and `compare` (of those probe and check runs) print is
+//! documented there, in backticks.
 
 mod common;
 use common::md::{self, Member};
@@ -40,6 +41,14 @@ fn md_member(path: &Path, role: u32) {
             name: "docs:0",
         },
     );
+}
+
+/// The `compare --json` document of two saved runs.
+fn compared(a: &Value, b: &Value) -> Value {
+    use diskalign::saved::Saved;
+    let saved = |v: &Value, name: &str| Saved::parse(&v.to_string(), name).unwrap();
+    let c = diskalign::compare::compare(&saved(a, "a.json"), &saved(b, "b.json")).unwrap();
+    serde_json::from_str(&diskalign::report::json::compare(&c)).unwrap()
 }
 
 #[test]
@@ -111,6 +120,7 @@ fn every_serialized_key_is_in_docs_json_md() {
             &p("luks.img"),
         ],
     );
+    let mut checks = Vec::new();
     for (targets, extra) in [
         (vec![&gpt], vec!["--topology", "pbs=4096,opt=33553920"]),
         (vec![&dos], vec![]),
@@ -125,6 +135,7 @@ fn every_serialized_key_is_in_docs_json_md() {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         let (doc, _) = run_json(&a);
         keys(&doc, &mut seen);
+        checks.push(doc);
     }
     // A probe of a filled file, the smallest grid.
     let file = dir.path().join("probe.img");
@@ -146,6 +157,10 @@ fn every_serialized_key_is_in_docs_json_md() {
         "4",
     ]);
     keys(&doc, &mut seen);
+    // compare: the probe run with itself, and two of the check runs.
+    for (a, b) in [(&doc, &doc), (&checks[0], &checks[1])] {
+        keys(&compared(a, b), &mut seen);
+    }
 
     let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
         .unwrap();

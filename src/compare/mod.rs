@@ -12,7 +12,13 @@
 //! CSV and HTML. The JSON document is `diskalign.compare` (docs/json.md).
 
 pub mod check;
+pub mod environment;
 pub mod probe;
+
+#[cfg(test)]
+pub(crate) mod fixtures;
+#[cfg(test)]
+mod tests;
 
 use crate::saved::Saved;
 use serde::{Deserialize, Serialize};

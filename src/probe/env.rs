@@ -4,7 +4,7 @@
 use super::target::Target;
 use crate::sys::procfs;
 use crate::sys::sysfs::read_str;
-use crate::topology::{Topology, Transport};
+use crate::topology::{Topology, Transport, UsbBridge};
 use serde::Serialize;
 use std::os::unix::fs::MetadataExt;
 
@@ -38,6 +38,9 @@ pub struct Environment {
     pub node_block_size: Option<u32>,
     /// For files: the filesystem they live on.
     pub filesystem: Option<Filesystem>,
+    /// The USB bridge in front of the disk, `vendor_id:product_id product`
+    /// (`152d:0578 JMS578`), as `topology` detects it.
+    pub usb_bridge: Option<String>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -49,6 +52,15 @@ fn active_scheduler(text: &str) -> Option<String> {
     let start = text.find('[')?;
     let end = text[start..].find(']')? + start;
     Some(text[start + 1..end].to_string())
+}
+
+/// `152d:0578 JMS578`: what `compare` puts beside the transport.
+fn bridge_name(b: &UsbBridge) -> String {
+    let id = format!("{}:{}", b.vendor_id, b.product_id);
+    match &b.product {
+        Some(p) => format!("{id} {p}"),
+        None => id,
+    }
 }
 
 fn filesystem_of(target: &Target) -> Option<Filesystem> {
@@ -107,6 +119,7 @@ pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
         topology: disk.map(|d| d.topology),
         node_block_size: target.node_block_size,
         filesystem: if is_file { filesystem_of(target) } else { None },
+        usb_bridge: disk.and_then(|d| d.usb.as_ref()).map(bridge_name),
     }
 }
 
@@ -119,5 +132,19 @@ mod tests {
             Some("mq-deadline")
         );
         assert_eq!(super::active_scheduler("none"), None);
+    }
+
+    #[test]
+    fn bridge() {
+        let mut b = crate::topology::UsbBridge {
+            vendor_id: "152d".into(),
+            product_id: "0578".into(),
+            driver: Some("uas".into()),
+            manufacturer: None,
+            product: Some("JMS578".into()),
+        };
+        assert_eq!(super::bridge_name(&b), "152d:0578 JMS578");
+        b.product = None;
+        assert_eq!(super::bridge_name(&b), "152d:0578");
     }
 }

@@ -1,10 +1,12 @@
 //! CSV for every command, from the shared column model: `check` one row
-//! per partition, `topology` one row per disk, `probe` one row per cell.
+//! per partition, `topology` one row per disk, `probe` one row per cell,
+//! `compare` one row per cell compared or per finding changed.
 //! Targets that could not be read are on stderr, as for every format.
 
 use super::columns::{self, PartitionRow, DISKS};
 use super::Exporter;
 use crate::check::CheckRun;
+use crate::compare::Comparison;
 use crate::probe::report::ProbeReport;
 use crate::topology::Survey;
 
@@ -36,13 +38,35 @@ impl Exporter for Csv {
         columns::csv(DISKS, &survey.disks.iter().collect::<Vec<_>>(), None)
     }
 
-    // Replaced by the compare branch's rendering.
-    fn compare(&self, _c: &crate::compare::Comparison) -> String {
-        String::new()
-    }
-
     fn probe(&self, report: &ProbeReport) -> String {
         probe(report)
+    }
+
+    fn compare(&self, comparison: &Comparison) -> String {
+        compare(comparison)
+    }
+}
+
+/// `compare --format csv`: one row per cell both probe runs measured, or
+/// one row per finding that appeared, disappeared or changed.
+pub fn compare(comparison: &Comparison) -> String {
+    match comparison {
+        Comparison::Probe(p) => {
+            let rows: Vec<columns::RatioRow> = p
+                .cells
+                .iter()
+                .map(|cell| columns::RatioRow {
+                    comparison: p,
+                    cell,
+                })
+                .collect();
+            columns::csv(&columns::ratios(), &rows.iter().collect::<Vec<_>>(), None)
+        }
+        Comparison::Check(c) => columns::csv(
+            &columns::changes(),
+            &c.changes.iter().collect::<Vec<_>>(),
+            None,
+        ),
     }
 }
 
@@ -66,4 +90,30 @@ pub fn probe(report: &ProbeReport) -> String {
         }));
     }
     columns::csv(&columns::cells(), &rows.iter().collect::<Vec<_>>(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compare::fixtures;
+
+    #[test]
+    fn a_comparison_is_one_row_per_cell_or_change() {
+        let text = super::compare(&fixtures::slower());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(lines[0].starts_with("target,pattern,block_size,offset,a_iops,b_iops"));
+        assert!(lines[1].starts_with("/dev/sdb,randwrite,4096,0,"), "{text}");
+        assert!(lines[1].ends_with(",true,slower"), "{text}");
+        let text = super::compare(&fixtures::fixed());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "change,target,partition,layer,code,severity_a,severity_b,message_a,message_b"
+        );
+        assert_eq!(
+            lines[1],
+            "disappeared,disk.img,1,,start-not-4k,warning,,starts at 32256,"
+        );
+        assert_eq!(lines.len(), 3);
+    }
 }

@@ -1,7 +1,9 @@
-//! The JSON documents of `check`, `topology` and `probe` (docs/json.md).
+//! The JSON documents of `check`, `topology`, `probe` and `compare`
+//! (docs/json.md).
 
 use crate::check::report::TargetReport;
 use crate::check::CheckRun;
+use crate::compare::Comparison;
 use crate::errors::TargetError;
 use crate::stack::Layer;
 use crate::topology::Disk;
@@ -57,13 +59,12 @@ impl super::Exporter for Json {
         topology(&survey.disks, &survey.errors) + "\n"
     }
 
-    // Replaced by the compare branch's rendering.
-    fn compare(&self, _c: &crate::compare::Comparison) -> String {
-        String::new()
-    }
-
     fn probe(&self, report: &crate::probe::report::ProbeReport) -> String {
         probe(report) + "\n"
+    }
+
+    fn compare(&self, comparison: &Comparison) -> String {
+        compare(comparison) + "\n"
     }
 }
 
@@ -95,4 +96,57 @@ pub fn probe(report: &crate::probe::report::ProbeReport) -> String {
         report,
     };
     serde_json::to_string_pretty(&doc).expect("probe report serialises")
+}
+
+/// `compare --json`: the comparison under the common header, its `kind`
+/// (`probe` or `check`) saying which fields follow.
+#[derive(Serialize)]
+pub struct CompareDocument<'a> {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub diskalign_version: &'static str,
+    #[serde(flatten)]
+    pub comparison: &'a Comparison,
+}
+
+pub fn compare(comparison: &Comparison) -> String {
+    let doc = CompareDocument {
+        schema: "diskalign.compare",
+        schema_version: SCHEMA_VERSION,
+        diskalign_version: env!("CARGO_PKG_VERSION"),
+        comparison,
+    };
+    serde_json::to_string_pretty(&doc).expect("comparison serialises")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compare::{fixtures, Comparison};
+    use crate::saved::Saved;
+
+    /// A saved comparison reads back as one (`report` draws it again).
+    #[test]
+    fn compare_documents_read_back() {
+        for c in [fixtures::slower(), fixtures::fixed()] {
+            let text = super::compare(&c);
+            let back = match Saved::parse(&text, "c.json").expect("reads") {
+                Saved::Compare(back) => back,
+                other => panic!("read back as {}", other.kind()),
+            };
+            match (&c, back.as_ref()) {
+                (Comparison::Probe(x), Comparison::Probe(y)) => {
+                    assert_eq!(x.cells.len(), y.cells.len());
+                    assert_eq!(x.environment, y.environment);
+                    assert_eq!((&x.summary, &x.notes), (&y.summary, &y.notes));
+                    assert_eq!(x.only_a, y.only_a);
+                }
+                (Comparison::Check(x), Comparison::Check(y)) => {
+                    assert_eq!((&x.changes, &x.targets), (&y.changes, &y.targets));
+                    assert_eq!((&x.a, &x.b), (&y.a, &y.b));
+                }
+                _ => panic!("kind changed: {text}"),
+            }
+            assert!(text.contains("\"schema\": \"diskalign.compare\""));
+        }
+    }
 }

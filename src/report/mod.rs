@@ -16,6 +16,7 @@ pub mod prometheus;
 pub mod style;
 
 use crate::check::CheckRun;
+use crate::compare::Comparison;
 use crate::probe::report::ProbeReport;
 use crate::topology::Survey;
 pub use style::Style;
@@ -41,7 +42,8 @@ pub trait Exporter {
     fn check(&self, run: &CheckRun) -> String;
     fn topology(&self, survey: &Survey) -> String;
     fn probe(&self, report: &ProbeReport) -> String;
-    fn compare(&self, c: &crate::compare::Comparison) -> String;
+    /// `compare`: two saved runs side by side.
+    fn compare(&self, comparison: &Comparison) -> String;
 }
 
 /// The exporter of `format`; `style` is for the human one.

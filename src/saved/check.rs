@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct CheckDoc {
+    /// The file it was read from (not in the document).
+    #[serde(skip)]
+    pub name: String,
     pub diskalign_version: String,
     pub targets: Vec<Target>,
     pub assembled: Vec<Layer>,

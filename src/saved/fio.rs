@@ -141,7 +141,11 @@ impl FioDoc {
             rounds_run: 1,
             ..ProbeDoc::default()
         };
-        doc.engine.name = format!("fio {}", self.version);
+        // fio spells its version `fio-3.36`: keep it as it is.
+        doc.engine.name = match self.version.starts_with("fio") {
+            true => self.version.clone(),
+            false => format!("fio {}", self.version),
+        };
         if let Some(first) = parts.first() {
             doc.target = first.target.clone();
             doc.cells = first.cells.clone();

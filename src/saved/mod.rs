@@ -31,7 +31,8 @@ pub enum Saved {
     /// A probe run, or fio's results mapped back to the cells of the job
     /// file (`ProbeDoc::source` says which).
     Probe(Box<ProbeDoc>),
-    Compare(crate::compare::Comparison),
+    /// A saved comparison (boxed: the largest variant by far).
+    Compare(Box<crate::compare::Comparison>),
 }
 
 /// Why a document could not be read: one line, naming the file.
@@ -103,7 +104,11 @@ impl Saved {
             error,
         };
         match schema.as_str() {
-            "diskalign.check" => Ok(Saved::Check(CheckDoc::deserialize(&value).map_err(shape)?)),
+            "diskalign.check" => {
+                let mut doc = CheckDoc::deserialize(&value).map_err(shape)?;
+                doc.name = name.to_string();
+                Ok(Saved::Check(doc))
+            }
             "diskalign.topology" => Ok(Saved::Topology(
                 TopologyDoc::deserialize(&value).map_err(shape)?,
             )),
@@ -112,9 +117,9 @@ impl Saved {
                 doc.name = name.to_string();
                 Ok(Saved::Probe(Box::new(doc)))
             }
-            "diskalign.compare" => Ok(Saved::Compare(
+            "diskalign.compare" => Ok(Saved::Compare(Box::new(
                 crate::compare::Comparison::deserialize(&value).map_err(shape)?,
-            )),
+            ))),
             _ => Err(SavedError::Unknown {
                 name: name.into(),
                 schema: match header.schema {

@@ -120,7 +120,7 @@ impl super::Exporter for Html {
     fn compare(&self, c: &crate::compare::Comparison) -> String {
         render(&[Input {
             name: "this comparison".into(),
-            doc: Saved::Compare(c.clone()),
+            doc: Saved::Compare(Box::new(c.clone())),
         }])
     }
 }

@@ -2,6 +2,7 @@
 //! colour only on a terminal.
 
 mod check;
+mod compare;
 mod probe;
 mod stack;
 mod topology;
@@ -9,6 +10,7 @@ mod topology;
 use super::style::Style;
 use super::Exporter;
 use crate::check::CheckRun;
+use crate::compare::Comparison;
 use crate::probe::report::ProbeReport;
 use crate::topology::Survey;
 
@@ -25,12 +27,11 @@ impl Exporter for Human {
         topology::render(&survey.disks, &survey.errors, &self.style)
     }
 
-    // Replaced by the compare branch's rendering.
-    fn compare(&self, _c: &crate::compare::Comparison) -> String {
-        String::new()
-    }
-
     fn probe(&self, report: &ProbeReport) -> String {
         probe::render(report, &self.style)
+    }
+
+    fn compare(&self, comparison: &Comparison) -> String {
+        compare::render(comparison, &self.style)
     }
 }

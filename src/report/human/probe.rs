@@ -9,7 +9,7 @@ use crate::report::style::{table, Style};
 use crate::units::human;
 
 /// `512`, `3584`, `4608`, `63.5K`, `1023.5K`.
-fn offset_label(o: u64) -> String {
+pub(super) fn offset_label(o: u64) -> String {
     if o < 10_000 {
         o.to_string()
     } else {
@@ -22,7 +22,7 @@ fn offset_label(o: u64) -> String {
     }
 }
 
-fn si(v: f64) -> String {
+pub(super) fn si(v: f64) -> String {
     if v >= 1e6 {
         format!("{:.2}M", v / 1e6)
     } else if v >= 1e3 {
@@ -88,7 +88,7 @@ fn entry(c: &CellReport, st: &Style) -> String {
 }
 
 /// `-21%*`: the difference, starred (and coloured) when decided.
-fn percent(ratio: f64, significant: bool, st: &Style) -> String {
+pub(super) fn percent(ratio: f64, significant: bool, st: &Style) -> String {
     let pct = (ratio - 1.0) * 100.0;
     let text = format!("{pct:+.0}%{}", if significant { "*" } else { "" });
     if significant && pct < 0.0 {

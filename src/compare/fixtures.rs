@@ -1,0 +1,98 @@
+//! Small saved runs for the tests of `compare` and of its renderings:
+//! JSON built here and read through `Saved::parse`, as files are.
+
+use super::{compare, Comparison};
+use crate::saved::Saved;
+use serde_json::{json, Value};
+
+/// Five rounds around `iops`, spread ±2 %.
+pub fn rounds(iops: f64) -> Vec<f64> {
+    [-2.0, 1.0, 0.0, -1.0, 2.0]
+        .iter()
+        .map(|d| iops * (1.0 + d / 100.0))
+        .collect()
+}
+
+pub fn cell(pattern: &str, bs: u64, offset: u64, rounds: Vec<f64>) -> Value {
+    json!({ "pattern": pattern, "block_size": bs, "offset": offset,
+            "iops": { "median": rounds[0], "geo_mean": rounds[0] }, "rounds": rounds })
+}
+
+pub fn probe_doc(kernel: &str, transport: &str, cells: Vec<Value>) -> Value {
+    json!({
+        "schema": "diskalign.probe", "schema_version": 1, "diskalign_version": "0.1.0",
+        "target": { "path": "/dev/sdb", "kind": "disk", "logical_block_size": 512,
+                    "physical_block_size": 4096 },
+        "engine": { "name": "io_uring", "queue_depth": 32, "jobs": 1, "direct": true },
+        "environment": { "kernel": format!("{kernel} #1 SMP"), "transport": transport,
+                         "model": "Disk 1", "scheduler": "none" },
+        "plan": { "preset": "standard", "rounds": 5, "runtime": 0.15, "min_effect": 0.1 },
+        "rounds_run": 5, "started_unix": 1_795_000_000u64,
+        "cells": cells,
+    })
+}
+
+pub fn saved(v: &Value, name: &str) -> Saved {
+    Saved::parse(&v.to_string(), name).expect("parses")
+}
+
+/// randwrite at 0 and 512, randread at 0; `write` scales randwrite.
+pub fn grid(kernel: &str, write: f64) -> Value {
+    probe_doc(
+        kernel,
+        "sata",
+        vec![
+            cell("randwrite", 4096, 0, rounds(1000.0 * write)),
+            cell("randwrite", 4096, 512, rounds(800.0 * write)),
+            cell("randread", 4096, 0, rounds(5000.0)),
+        ],
+    )
+}
+
+pub fn fio_doc() -> Value {
+    let job = |name: &str, iops: f64| {
+        json!({ "jobname": name, "error": 0,
+                "job options": { "filename": "/dev/sdb" },
+                "read": { "iops": 0.0, "total_ios": 0 },
+                "write": { "iops": iops, "bw_bytes": iops * 4096.0, "total_ios": 5000 } })
+    };
+    json!({ "fio version": "fio-3.36", "timestamp": 1_795_000_100u64,
+            "global options": {},
+            "jobs": [ job("randwrite-4096-at-0", 500.0), job("randwrite-4096-at-512", 400.0) ] })
+}
+
+pub fn finding(code: &str, severity: &str, message: &str) -> Value {
+    json!({ "code": code, "severity": severity, "message": message,
+            "facts": { "offset_bytes": 32256 } })
+}
+
+pub fn target(path: &str, status: &str, p1: Vec<Value>) -> Value {
+    json!({ "path": path, "kind": "image",
+            "partitions": [ { "number": 1, "start_bytes": 32256, "findings": p1 } ],
+            "findings": [ finding("portable", "info", "not portable") ],
+            "summary": { "status": status } })
+}
+
+pub fn check_doc(targets: Vec<Value>) -> Value {
+    json!({ "schema": "diskalign.check", "schema_version": 1, "targets": targets })
+}
+
+/// A probe run against the same run with randwrite at half the speed.
+pub fn slower() -> Comparison {
+    compare(
+        &saved(&grid("6.1.0", 1.0), "a.json"),
+        &saved(&grid("6.8.0", 0.5), "b.json"),
+    )
+    .unwrap()
+}
+
+/// A check run against one where the partition was fixed and a target added.
+pub fn fixed() -> Comparison {
+    let bad = vec![finding("start-not-4k", "warning", "starts at 32256")];
+    let a = check_doc(vec![target("disk.img", "untidy", bad)]);
+    let b = check_doc(vec![
+        target("disk.img", "aligned", vec![]),
+        target("new.img", "aligned", vec![]),
+    ]);
+    compare(&saved(&a, "before.json"), &saved(&b, "after.json")).unwrap()
+}

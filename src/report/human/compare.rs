@@ -1,0 +1,339 @@
+//! The human report of `compare`. Probe runs: which runs, the environment
+//! differences first (they often explain everything), the notes, a table
+//! of the cells with B/A, its interval and the decision, what only one run
+//! has, then the summary. Check runs: the targets' status in each run, the
+//! findings that disappeared, appeared or changed, then the summary. `-q`
+//! prints the summary only; `-v` adds the environment that did not differ.
+
+use super::probe::{offset_label, percent, si};
+use crate::compare::check::{Change, FindingChange, TargetChange};
+use crate::compare::probe::{CellRatio, Decision, OnlyIn};
+use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
+use crate::report::style::{table, Style};
+use crate::units::human;
+use std::fmt::Write;
+
+pub fn render(c: &Comparison, st: &Style) -> String {
+    match c {
+        Comparison::Probe(p) if st.quiet => format!("{}\n", st.bold(&p.summary)),
+        Comparison::Check(k) if st.quiet => format!("{}\n", st.bold(&k.summary)),
+        Comparison::Probe(p) => probe(p, st),
+        Comparison::Check(k) => check(k, st),
+    }
+}
+
+/// `2026-11-19 08:53 UTC` from seconds since the epoch.
+fn utc(unix: u64) -> String {
+    let (days, secs) = ((unix / 86_400) as i64, unix % 86_400);
+    // Days to a civil date (proleptic Gregorian), eras of 400 years.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y}-{m:02}-{d:02} {:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+fn run_line(side: &str, r: &RunInfo, st: &Style) -> String {
+    let when = match r.started_unix {
+        0 => String::new(),
+        t => format!(", {}", utc(t)),
+    };
+    format!("{side}: {} ({}{when})\n", st.bold(&r.file), r.source)
+}
+
+fn probe(c: &ProbeComparison, st: &Style) -> String {
+    let mut out = run_line("A", &c.a, st) + &run_line("B", &c.b, st);
+    environment(&mut out, c, st);
+    for n in &c.notes {
+        out.push_str(&st.line("", &st.warn(n), "  "));
+    }
+    if !c.cells.is_empty() {
+        let head = "B against A, cell by cell (* significant after Holm's correction; each interval at the level Holm judged its cell at):";
+        out.push('\n');
+        out.push_str(&st.line("", &st.bold(head), ""));
+        out.push_str(&table(&cell_rows(c, st)));
+    }
+    only(&mut out, "A", &c.only_a, c, st);
+    only(&mut out, "B", &c.only_b, c, st);
+    let _ = writeln!(out, "\n{}", st.bold(&c.summary));
+    out
+}
+
+/// The fields that differ as a table; with `-v` the rest on one line.
+fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
+    let label = |f: &crate::compare::environment::EnvField| match f.target {
+        Some(t) if c.target_count() > 1 && f.field == "target" => format!("target {}", t + 1),
+        Some(t) if c.target_count() > 1 => format!("{} (target {})", f.field, t + 1),
+        _ => f.field.clone(),
+    };
+    let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let differing: Vec<_> = c.environment.iter().filter(|f| f.differs).collect();
+    if !differing.is_empty() {
+        let _ = writeln!(out, "\n{}", st.bold("environment differs:"));
+        let mut rows = vec![vec![st.dim("field"), st.dim("A"), st.dim("B")]];
+        for f in differing {
+            rows.push(vec![label(f), value(&f.a), value(&f.b)]);
+        }
+        out.push_str(&indent(&table(&rows)));
+    }
+    if st.verbose {
+        let same: Vec<String> = c
+            .environment
+            .iter()
+            .filter(|f| !f.differs)
+            .map(|f| {
+                format!(
+                    "{} {}",
+                    label(f),
+                    value(if f.a.is_some() { &f.a } else { &f.b })
+                )
+            })
+            .collect();
+        out.push_str(&st.line(
+            "",
+            &st.dim(&format!(
+                "same or not recorded on both sides: {}",
+                same.join(", ")
+            )),
+            "  ",
+        ));
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+fn decision(d: Decision, st: &Style) -> String {
+    let w = d.as_str();
+    match d {
+        Decision::Slower => st.bad(w),
+        Decision::Faster => st.good(w),
+        Decision::Open => st.warn(w),
+        Decision::Same | Decision::Untested => st.dim(w),
+    }
+}
+
+/// A ratio as a difference from A: `-52%`, `+6.2%`, `-0.4%`.
+fn diff(ratio: f64) -> String {
+    let pct = (ratio - 1.0) * 100.0;
+    match pct.abs() < 10.0 {
+        true => format!("{pct:+.1}%"),
+        false => format!("{pct:+.0}%"),
+    }
+}
+
+/// `-52%..-48%`: the interval as differences from A.
+fn interval(r: &CellRatio) -> String {
+    match r.ci95 {
+        Some([lo, hi]) => format!("{}..{}", diff(lo), diff(hi)),
+        None => "-".into(),
+    }
+}
+
+fn cell_rows(c: &ProbeComparison, st: &Style) -> Vec<Vec<String>> {
+    let multi = c.target_count() > 1;
+    let titles = [
+        "target",
+        "pattern",
+        "bs",
+        "offset",
+        "A IOPS (rounds)",
+        "B IOPS (rounds)",
+        "B/A",
+        "interval",
+        "decision",
+    ];
+    let mut rows = vec![titles
+        .iter()
+        .skip(usize::from(!multi))
+        .map(|t| st.dim(t))
+        .collect::<Vec<_>>()];
+    for r in &c.cells {
+        let k = &r.key;
+        let mut row = if multi {
+            vec![c.target_path(k.target).to_string()]
+        } else {
+            vec![]
+        };
+        row.extend([
+            k.pattern.as_str().to_string(),
+            human(k.block_size),
+            offset_label(k.offset),
+            format!("{} ({})", si(r.a_iops), r.a_rounds),
+            format!("{} ({})", si(r.b_iops), r.b_rounds),
+            r.ratio
+                .map_or("-".into(), |x| percent(x, r.significant, st)),
+            interval(r),
+            decision(r.decision, st),
+        ]);
+        rows.push(row);
+    }
+    rows
+}
+
+/// `only in A: target /dev/sdc; pattern seqread; cells randwrite 4 KiB at 1024`.
+fn only(out: &mut String, side: &str, o: &OnlyIn, c: &ProbeComparison, st: &Style) {
+    if o.is_empty() {
+        return;
+    }
+    let mut what: Vec<String> = o
+        .targets
+        .iter()
+        .map(|t| format!("target {}", t.path))
+        .collect();
+    let on = |t: usize| match c.target_count() {
+        1 => String::new(),
+        _ => format!(" on {}", c.target_path(t)),
+    };
+    what.extend(
+        o.patterns
+            .iter()
+            .map(|p| format!("pattern {}{}", p.pattern, on(p.target))),
+    );
+    what.extend(
+        o.cells
+            .iter()
+            .map(|k| format!("{}{}", k.label(), on(k.target))),
+    );
+    let head = format!("\n{} ", st.warn(&format!("only in {side}:")));
+    out.push_str(&st.line(&head, &what.join(", "), "  "));
+}
+
+fn check(c: &CheckComparison, st: &Style) -> String {
+    let mut out = run_line("A", &c.a, st) + &run_line("B", &c.b, st);
+    out.push('\n');
+    let mut rows = vec![vec![st.dim("target"), st.dim("A"), st.dim("B")]];
+    rows.extend(c.targets.iter().map(|t| target_row(t, st)));
+    out.push_str(&table(&rows));
+    if !c.changes.is_empty() {
+        out.push('\n');
+    }
+    for f in &c.changes {
+        out.push_str(&change_line(f, st));
+    }
+    let _ = writeln!(out, "\n{}", st.bold(&c.summary));
+    out
+}
+
+fn target_row(t: &TargetChange, st: &Style) -> Vec<String> {
+    let side =
+        |present: bool, status: Option<crate::findings::Status>, error: &Option<String>| match (
+            present, status, error,
+        ) {
+            (true, Some(s), _) => st.status(s),
+            (true, None, _) => "checked".into(),
+            (false, _, Some(e)) => st.bad(&format!("not checked: {e}")),
+            (false, _, None) => st.dim("-"),
+        };
+    let name = match &t.path_b {
+        Some(b) => format!("{} (B: {b})", t.target),
+        None => t.target.clone(),
+    };
+    vec![
+        st.bold(&name),
+        side(t.in_a, t.status_a, &t.error_a),
+        side(t.in_b, t.status_b, &t.error_b),
+    ]
+}
+
+/// `/dev/sdb, partition 1, PV x`: what the finding is about.
+fn subject(f: &FindingChange) -> String {
+    let mut parts = vec![f.target.clone().unwrap_or_else(|| "assembled".into())];
+    parts.extend(f.partition.map(|p| format!("partition {p}")));
+    parts.extend(f.layer.clone());
+    parts.join(", ")
+}
+
+fn change_line(f: &FindingChange, st: &Style) -> String {
+    let sev = |s: Option<crate::findings::Severity>| {
+        let text = format!("{:<7}", s.map_or("", |s| s.as_str()));
+        match s {
+            Some(s) if s >= crate::findings::Severity::Warning => st.warn(&text),
+            _ => st.dim(&text),
+        }
+    };
+    let (mark, severity, message) = match f.change {
+        Change::Disappeared => (
+            st.good("- disappeared"),
+            sev(f.severity_a),
+            f.message_a.clone(),
+        ),
+        Change::Appeared => (
+            st.bad("+ appeared   "),
+            sev(f.severity_b),
+            f.message_b.clone(),
+        ),
+        Change::Changed => (st.warn("~ changed    "), sev(f.severity_b), changed(f)),
+    };
+    let head = format!("{mark}  {severity}  {}: {}: ", subject(f), st.bold(&f.code));
+    st.line(&head, &message.unwrap_or_default(), &" ".repeat(25))
+}
+
+/// What a changed finding said in each run.
+fn changed(f: &FindingChange) -> Option<String> {
+    let sev = |s: Option<crate::findings::Severity>| s.map_or("?", |s| s.as_str());
+    let was = match f.severity_a == f.severity_b {
+        true => String::new(),
+        false => format!("was {}; ", sev(f.severity_a)),
+    };
+    Some(match f.message_a == f.message_b {
+        true => format!("{was}{}", f.message_b.clone().unwrap_or_default()),
+        false => format!(
+            "{was}A: {}; B: {}",
+            f.message_a.clone().unwrap_or_default(),
+            f.message_b.clone().unwrap_or_default()
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::fixtures;
+
+    #[test]
+    fn dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
+        assert_eq!(utc(1_795_000_000), "2026-11-18 11:06 UTC");
+    }
+
+    #[test]
+    fn probe_report_puts_the_environment_first() {
+        let text = render(&fixtures::slower(), &Style::plain());
+        let env = text.find("environment differs").expect("environment");
+        let cells = text.find("cell by cell").expect("cells");
+        assert!(env < cells, "{text}");
+        assert!(text.contains("kernel  6.1.0  6.8.0"), "{text}");
+        assert!(text.contains("-50%*"), "{text}");
+        assert!(text.contains("slower"), "{text}");
+        assert!(text.trim_end().ends_with("kernel"), "{text}");
+    }
+
+    #[test]
+    fn check_report_lists_the_changes() {
+        let text = render(&fixtures::fixed(), &Style::plain());
+        for line in [
+            "- disappeared  warning  disk.img, partition 1: start-not-4k: starts at 32256\n",
+            "+ appeared     info     new.img: portable: not portable\n",
+            "new.img   -       aligned\n",
+        ] {
+            assert!(text.contains(line), "{line} not in\n{text}");
+        }
+        let quiet = Style {
+            quiet: true,
+            ..Style::plain()
+        };
+        assert_eq!(render(&fixtures::fixed(), &quiet).lines().count(), 1);
+    }
+}
