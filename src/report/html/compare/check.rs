@@ -1,0 +1,254 @@
+//! A check comparison: each target's status in A and in B, the findings
+//! of each run by severity (a grouped bar chart), and every finding that
+//! appeared, disappeared or changed.
+
+use super::super::page::{self, Td};
+use super::super::scale::{Band, Linear, Rgb};
+use super::super::svg::{El, Figure};
+use crate::compare::check::{Change, FindingChange};
+use crate::compare::CheckComparison;
+use crate::findings::{Severity, Status};
+
+pub fn section(s: &mut String, id: &str, k: &CheckComparison) {
+    s.push_str(&super::runs(&k.a, &k.b));
+    s.push_str(&page::para(&k.summary));
+    s.push_str(&targets(id, k));
+    let counts = counts(k);
+    s.push_str(&bars(id, &counts));
+    s.push_str(&changes(id, k));
+}
+
+fn status_td(s: Option<Status>, error: &Option<String>, present: bool) -> Td {
+    match (present, s, error) {
+        (false, _, _) => Td::text("not in this run"),
+        (_, _, Some(e)) => Td::Class("sev-error".into(), format!("not checked: {e}")),
+        (_, Some(s), _) => Td::Class(format!("status-{}", s.as_str()), s.as_str().to_string()),
+        (_, None, None) => Td::text("-"),
+    }
+}
+
+fn targets(id: &str, k: &CheckComparison) -> String {
+    let rows: Vec<Vec<Td>> = k
+        .targets
+        .iter()
+        .map(|t| {
+            let name = match &t.path_b {
+                Some(b) => format!("{} (B: {b})", t.target),
+                None => t.target.clone(),
+            };
+            vec![
+                Td::text(name),
+                status_td(t.status_a, &t.error_a, t.in_a),
+                status_td(t.status_b, &t.error_b, t.in_b),
+            ]
+        })
+        .collect();
+    page::table(
+        &format!("{id}-targets"),
+        "Each target in A and in B",
+        &["target", "A", "B"],
+        &rows,
+    )
+}
+
+/// Findings by severity in A and in B: `[error, warning, info]` each.
+/// Only the findings that differ are in the comparison, so these count
+/// what each run had of them: B = A - disappeared + appeared.
+pub fn counts(k: &CheckComparison) -> [[usize; 3]; 2] {
+    let mut c = [[0; 3]; 2];
+    let index = |s: Severity| match s {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Info => 2,
+    };
+    for ch in &k.changes {
+        if let Some(s) = ch.severity_a {
+            c[0][index(s)] += 1;
+        }
+        if let Some(s) = ch.severity_b {
+            c[1][index(s)] += 1;
+        }
+    }
+    c
+}
+
+const SEVERITIES: [(&str, Rgb); 3] = [
+    ("error", Rgb(213, 94, 0)),
+    ("warning", Rgb(230, 159, 0)),
+    ("info", Rgb(86, 180, 233)),
+];
+
+/// Grouped bars: per severity, the changed findings A had and B has.
+fn bars(id: &str, counts: &[[usize; 3]; 2]) -> String {
+    let (w, h, left, top, bottom) = (520.0, 230.0, 60.0, 40.0, 180.0);
+    let mut f = Figure::new(
+        &format!("{id}-severity"),
+        w,
+        h,
+        "Findings that differ, by severity, in A and in B",
+    );
+    let max = counts.iter().flatten().copied().max().unwrap_or(0).max(1) as f64;
+    let y = Linear::new((0.0, max), (bottom, top));
+    let band = Band {
+        n: 3,
+        r0: left,
+        r1: w - 20.0,
+    };
+    for t in y.ticks(4).into_iter().filter(|t| t.fract() == 0.0) {
+        f.add(
+            El::new("line")
+                .at("x1", left)
+                .at("x2", w - 20.0)
+                .at("y1", y.map(t))
+                .at("y2", y.map(t))
+                .attr("stroke", "#e4e4e4"),
+        );
+        f.add(
+            El::new("text")
+                .at("x", left - 6.0)
+                .at("y", y.map(t) + 4.0)
+                .attr("text-anchor", "end")
+                .text(format!("{t}")),
+        );
+    }
+    for (i, (name, colour)) in SEVERITIES.iter().enumerate() {
+        for (side, label) in ["A", "B"].iter().enumerate() {
+            let n = counts[side][i];
+            let x = band.start(i) + 12.0 + side as f64 * (band.width() - 24.0) / 2.0;
+            let bw = (band.width() - 24.0) / 2.0 - 4.0;
+            let fill = if side == 0 {
+                "#ffffff".to_string()
+            } else {
+                colour.hex()
+            };
+            f.group(
+                "count",
+                &[
+                    ("severity", name.to_string()),
+                    ("run", label.to_string()),
+                    ("count", n.to_string()),
+                ],
+            );
+            f.add(
+                El::new("rect")
+                    .at("x", x)
+                    .at("y", y.map(n as f64))
+                    .at("width", bw)
+                    .at("height", bottom - y.map(n as f64))
+                    .attr("fill", fill)
+                    .attr("stroke", colour.hex())
+                    .attr("stroke-width", 2)
+                    .title(format!(
+                        "{label}: {n} {name} finding(s) among those that differ"
+                    )),
+            );
+            f.add(
+                El::new("text")
+                    .at("x", x + bw / 2.0)
+                    .at("y", bottom + 14.0)
+                    .attr("text-anchor", "middle")
+                    .text(*label),
+            );
+            f.end_group();
+        }
+        f.add(
+            El::new("text")
+                .at("x", band.mid(i))
+                .at("y", bottom + 30.0)
+                .attr("text-anchor", "middle")
+                .attr("font-weight", "bold")
+                .text(*name),
+        );
+    }
+    f.add(
+        El::new("text")
+            .at("x", 14.0)
+            .at("y", (top + bottom) / 2.0)
+            .attr("text-anchor", "middle")
+            .attr(
+                "transform",
+                format!("rotate(-90 14 {})", (top + bottom) / 2.0),
+            )
+            .text("findings (count)"),
+    );
+    f.add(
+        El::new("text")
+            .at("x", left)
+            .at("y", h - 8.0)
+            .text("A: outlined; B: filled"),
+    );
+    let rows: Vec<Vec<Td>> = SEVERITIES
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| {
+            vec![
+                Td::text(*name),
+                Td::num(counts[0][i]),
+                Td::num(counts[1][i]),
+            ]
+        })
+        .collect();
+    f.finish()
+        + &page::table(
+            &format!("{id}-severity-table"),
+            "Findings that differ, by severity",
+            &["severity", "A", "B"],
+            &rows,
+        )
+}
+
+fn where_(c: &FindingChange) -> String {
+    let mut parts = vec![c.target.clone().unwrap_or_else(|| "assembled".into())];
+    if let Some(p) = c.partition {
+        parts.push(format!("partition {p}"));
+    }
+    if let Some(l) = &c.layer {
+        parts.push(l.clone());
+    }
+    parts.join(" / ")
+}
+
+fn sev(s: Option<Severity>) -> Td {
+    match s {
+        Some(s) => Td::Class(format!("sev-{}", s.as_str()), s.as_str().to_string()),
+        None => Td::text("-"),
+    }
+}
+
+fn changes(id: &str, k: &CheckComparison) -> String {
+    let mut s = String::new();
+    for change in [Change::Appeared, Change::Disappeared, Change::Changed] {
+        let rows: Vec<Vec<Td>> = k
+            .changes
+            .iter()
+            .filter(|c| c.change == change)
+            .map(|c| {
+                let message = c
+                    .message_b
+                    .clone()
+                    .or_else(|| c.message_a.clone())
+                    .unwrap_or_default();
+                vec![
+                    Td::text(where_(c)),
+                    Td::text(&c.code),
+                    sev(c.severity_a),
+                    sev(c.severity_b),
+                    Td::text(message),
+                ]
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        s.push_str(&page::table(
+            &format!("{id}-{change}"),
+            &format!("Findings that {change} ({})", rows.len()),
+            &["where", "code", "A", "B", "finding"],
+            &rows,
+        ));
+    }
+    if s.is_empty() {
+        s = page::para("No finding appeared, disappeared or changed.");
+    }
+    s
+}

@@ -1,0 +1,406 @@
+//! The forest plot of a probe comparison: one row per cell, B/A as a dot
+//! on a log axis with its interval as a whisker, the line of no change
+//! and the band of "the same" (1 ± min_effect). One figure per target and
+//! pattern; the numbers in a table under each.
+
+use super::super::page::{self, Td};
+use super::super::scale::Rgb;
+use super::super::svg::{El, Figure};
+use crate::compare::probe::{CellRatio, Decision};
+use crate::compare::ProbeComparison;
+use crate::probe::engine::Pattern;
+use crate::units::human;
+
+const LABEL_W: f64 = 150.0;
+const PLOT_W: f64 = 560.0;
+const ROW_H: f64 = 13.0;
+const TOP: f64 = 48.0;
+const BOTTOM: f64 = 80.0;
+
+/// The widest the axis goes: 16× either way.
+const LIMIT: f64 = 16.0;
+
+/// A log-scaled axis of ratios onto `[r0, r1]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogAxis {
+    pub lo: f64,
+    pub hi: f64,
+    pub r0: f64,
+    pub r1: f64,
+}
+
+impl LogAxis {
+    pub fn map(&self, ratio: f64) -> f64 {
+        let r = ratio.clamp(self.lo, self.hi).ln();
+        let (a, b) = (self.lo.ln(), self.hi.ln());
+        self.r0 + (r - a) / (b - a) * (self.r1 - self.r0)
+    }
+}
+
+/// The axis range: every ratio and interval end, the band 1 ± min_effect
+/// and a margin, within 1/16 … 16.
+pub fn domain(cells: &[&CellRatio], min_effect: f64) -> (f64, f64) {
+    let mut lo = (1.0 - min_effect).max(1.0 / LIMIT);
+    let mut hi = 1.0 + min_effect;
+    let values = cells.iter().flat_map(|c| {
+        let ci = c.ci95.map_or([f64::NAN; 2], |x| x);
+        [c.ratio.unwrap_or(f64::NAN), ci[0], ci[1]]
+    });
+    for v in values.filter(|v| v.is_finite() && *v > 0.0) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    ((lo / 1.1).max(1.0 / LIMIT), (hi * 1.1).min(LIMIT))
+}
+
+/// Round ratios to label the axis with, inside the range.
+pub fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    [
+        0.0625, 0.125, 0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 4.0, 8.0, 16.0,
+    ]
+    .into_iter()
+    .filter(|t| *t >= lo && *t <= hi)
+    .collect()
+}
+
+/// The colour of a decision (Okabe–Ito): slower vermillion, faster blue,
+/// the same green, open grey, untested black. The dot is filled only
+/// when decided, so the marks read without colour too.
+pub fn colour(d: Decision) -> Rgb {
+    match d {
+        Decision::Slower => Rgb(213, 94, 0),
+        Decision::Faster => Rgb(0, 114, 178),
+        Decision::Same => Rgb(0, 158, 115),
+        Decision::Open => Rgb(120, 120, 120),
+        Decision::Untested => Rgb(0, 0, 0),
+    }
+}
+
+/// The cells of one target and pattern, in grid order.
+fn rows(p: &ProbeComparison, target: usize, pattern: Pattern) -> Vec<&CellRatio> {
+    let mut v: Vec<&CellRatio> = p
+        .cells
+        .iter()
+        .filter(|c| c.key.target == target && c.key.pattern == pattern)
+        .collect();
+    v.sort_by_key(|c| (c.key.block_size, c.key.offset));
+    v
+}
+
+/// Every forest plot of the comparison with its table.
+pub fn figures(id: &str, p: &ProbeComparison) -> String {
+    let mut groups: Vec<(usize, Pattern)> = p
+        .cells
+        .iter()
+        .map(|c| (c.key.target, c.key.pattern))
+        .collect();
+    groups.sort();
+    groups.dedup();
+    let several = groups.iter().any(|g| g.0 > 0);
+    let mut s = String::new();
+    for (target, pattern) in groups {
+        let cells = rows(p, target, pattern);
+        let fig_id = format!("{id}-ratio-{}-t{}", pattern.as_str(), target + 1);
+        let title = if several {
+            format!(
+                "B/A IOPS, {pattern}, target {} ({})",
+                target + 1,
+                p.target_path(target)
+            )
+        } else {
+            format!("B/A IOPS, {pattern}")
+        };
+        s.push_str(&forest(&fig_id, &title, &cells, p.min_effect));
+        s.push_str(&table(&fig_id, &title, &cells));
+    }
+    s
+}
+
+fn tip(c: &CellRatio) -> String {
+    let ratio = c.ratio.map_or("no ratio".into(), |r| format!("B/A {r:.3}"));
+    let ci = match (c.ci95, c.ci_level) {
+        (Some([lo, hi]), Some(level)) => {
+            format!(" ({:.1} % interval {lo:.3}–{hi:.3})", level * 100.0)
+        }
+        _ => " (no interval: a side has one round)".into(),
+    };
+    format!(
+        "{}: A {:.0} IOPS ({} rounds), B {:.0} IOPS ({} rounds), {ratio}{ci}, {}",
+        c.key.label(),
+        c.a_iops,
+        c.a_rounds,
+        c.b_iops,
+        c.b_rounds,
+        c.decision
+    )
+}
+
+fn forest(fig_id: &str, title: &str, cells: &[&CellRatio], min_effect: f64) -> String {
+    let height = TOP + ROW_H * cells.len() as f64 + BOTTOM;
+    let mut f = Figure::new(fig_id, LABEL_W + PLOT_W + 30.0, height, title);
+    let (lo, hi) = domain(cells, min_effect);
+    let x = LogAxis {
+        lo,
+        hi,
+        r0: LABEL_W,
+        r1: LABEL_W + PLOT_W,
+    };
+    let bottom = TOP + ROW_H * cells.len() as f64;
+    frame(&mut f, &x, bottom, min_effect);
+    for (i, c) in cells.iter().enumerate() {
+        mark(&mut f, &x, TOP + ROW_H * (i as f64 + 0.5), c);
+    }
+    legend(&mut f, bottom + 40.0);
+    f.finish()
+}
+
+/// The band of "the same", the line of no change, ticks and axis label.
+fn frame(f: &mut Figure, x: &LogAxis, bottom: f64, min_effect: f64) {
+    let (b0, b1) = (x.map(1.0 - min_effect), x.map(1.0 + min_effect));
+    f.add(
+        El::new("rect")
+            .at("x", b0)
+            .at("y", TOP)
+            .at("width", b1 - b0)
+            .at("height", bottom - TOP)
+            .attr("fill", "#e8f4ef")
+            .title(format!(
+                "the same: within ±{:.0} % (min_effect)",
+                min_effect * 100.0
+            )),
+    );
+    for t in ticks(x.lo, x.hi) {
+        let px = x.map(t);
+        let stroke = if t == 1.0 { "#333333" } else { "#dddddd" };
+        f.add(
+            El::new("line")
+                .at("x1", px)
+                .at("x2", px)
+                .at("y1", TOP)
+                .at("y2", bottom)
+                .attr("stroke", stroke),
+        );
+        f.add(
+            El::new("text")
+                .at("x", px)
+                .at("y", bottom + 14.0)
+                .attr("text-anchor", "middle")
+                .text(format!("{t}")),
+        );
+    }
+    f.add(
+        El::new("text")
+            .at("x", x.map(1.0))
+            .at("y", bottom + 28.0)
+            .attr("text-anchor", "middle")
+            .text("B/A IOPS (log scale; 1 = no change, left = B slower)"),
+    );
+    f.add(
+        El::new("text")
+            .at("x", 8.0)
+            .at("y", TOP - 6.0)
+            .attr("font-weight", "bold")
+            .text("block size @ offset"),
+    );
+}
+
+fn mark(f: &mut Figure, x: &LogAxis, y: f64, c: &CellRatio) {
+    let ink = colour(c.decision).hex();
+    f.group(
+        "ratio",
+        &[
+            ("pattern", c.key.pattern.as_str().to_string()),
+            ("target", c.key.target.to_string()),
+            ("bs", c.key.block_size.to_string()),
+            ("offset", c.key.offset.to_string()),
+            ("decision", c.decision.as_str().to_string()),
+        ],
+    );
+    f.add(
+        El::new("text")
+            .at("x", LABEL_W - 6.0)
+            .at("y", y + 4.0)
+            .attr("text-anchor", "end")
+            .text(format!("{} @ {}", human(c.key.block_size), c.key.offset)),
+    );
+    if let Some([lo, hi]) = c.ci95 {
+        f.add(
+            El::new("line")
+                .at("x1", x.map(lo))
+                .at("x2", x.map(hi))
+                .at("y1", y)
+                .at("y2", y)
+                .attr("stroke", &ink)
+                .attr("stroke-width", 1.5),
+        );
+    }
+    if let Some(r) = c.ratio {
+        let decided = matches!(
+            c.decision,
+            Decision::Slower | Decision::Faster | Decision::Same
+        );
+        let fill = if decided {
+            ink.clone()
+        } else {
+            "#ffffff".into()
+        };
+        f.add(
+            El::new("circle")
+                .at("cx", x.map(r))
+                .at("cy", y)
+                .at("r", 3.5)
+                .attr("fill", fill)
+                .attr("stroke", &ink)
+                .attr("stroke-width", 1.5)
+                .title(tip(c)),
+        );
+    }
+    f.end_group();
+}
+
+fn legend(f: &mut Figure, y: f64) {
+    let items = [
+        Decision::Slower,
+        Decision::Faster,
+        Decision::Same,
+        Decision::Open,
+        Decision::Untested,
+    ];
+    let mut x = LABEL_W;
+    for d in items {
+        let ink = colour(d).hex();
+        let filled = matches!(d, Decision::Slower | Decision::Faster | Decision::Same);
+        f.add(
+            El::new("circle")
+                .at("cx", x)
+                .at("cy", y - 4.0)
+                .at("r", 3.5)
+                .attr("fill", if filled { ink.as_str() } else { "#ffffff" })
+                .attr("stroke", &ink)
+                .attr("stroke-width", 1.5),
+        );
+        f.add(El::new("text").at("x", x + 8.0).at("y", y).text(d.as_str()));
+        x += 90.0;
+    }
+    f.add(
+        El::new("text")
+            .at("x", LABEL_W)
+            .at("y", y + 16.0)
+            .text("filled: decided; hollow: not decided; the line through a dot: its interval"),
+    );
+}
+
+fn table(fig_id: &str, title: &str, cells: &[&CellRatio]) -> String {
+    let fmt = |v: Option<f64>, p: usize| v.map_or("-".into(), |v| format!("{v:.p$}"));
+    let rows: Vec<Vec<Td>> = cells
+        .iter()
+        .map(|c| {
+            let ci = c
+                .ci95
+                .map_or("-".into(), |[lo, hi]| format!("{lo:.3}–{hi:.3}"));
+            vec![
+                Td::num(c.key.block_size),
+                Td::num(c.key.offset),
+                Td::num(format!("{:.0}", c.a_iops)),
+                Td::num(c.a_rounds),
+                Td::num(format!("{:.0}", c.b_iops)),
+                Td::num(c.b_rounds),
+                Td::num(fmt(c.ratio, 3)),
+                Td::num(ci),
+                Td::num(fmt(c.ci_level.map(|l| l * 100.0), 2)),
+                Td::num(fmt(c.p_adjusted, 4)),
+                Td::text(c.decision.as_str()),
+            ]
+        })
+        .collect();
+    let t = page::table(
+        &format!("{fig_id}-table"),
+        &format!("{title}: the numbers"),
+        &[
+            "block size (bytes)",
+            "offset (bytes)",
+            "A IOPS",
+            "A rounds",
+            "B IOPS",
+            "B rounds",
+            "B/A",
+            "interval",
+            "level (%)",
+            "p (Holm)",
+            "decision",
+        ],
+        &rows,
+    );
+    page::folded(&format!("{title}: table of {} cells", cells.len()), &t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::probe::CellKey;
+
+    fn cell(ratio: f64, ci: [f64; 2]) -> CellRatio {
+        CellRatio {
+            key: CellKey::default(),
+            a_iops: 100.0,
+            b_iops: 100.0 * ratio,
+            a_rounds: 5,
+            b_rounds: 5,
+            ratio: Some(ratio),
+            ci95: Some(ci),
+            ci_level: Some(0.95),
+            p_value: None,
+            p_adjusted: None,
+            significant: false,
+            decision: Decision::Open,
+        }
+    }
+
+    #[test]
+    fn the_axis_holds_every_interval_and_the_band() {
+        let a = cell(0.5, [0.4, 0.6]);
+        let b = cell(1.2, [1.1, 1.3]);
+        let (lo, hi) = domain(&[&a, &b], 0.1);
+        assert!((lo - 0.4 / 1.1).abs() < 1e-9 && (hi - 1.3 * 1.1).abs() < 1e-9);
+        // No cells: the band alone.
+        let (lo, hi) = domain(&[], 0.1);
+        assert!((lo - 0.9 / 1.1).abs() < 1e-9 && (hi - 1.1 * 1.1).abs() < 1e-9);
+        // A runaway interval is cut at 16x.
+        let c = cell(1.0, [1e-6, 1e6]);
+        assert_eq!(domain(&[&c], 0.1), (1.0 / 16.0, 16.0));
+    }
+
+    #[test]
+    fn the_log_axis_puts_halves_and_doubles_symmetrically() {
+        let x = LogAxis {
+            lo: 0.25,
+            hi: 4.0,
+            r0: 0.0,
+            r1: 400.0,
+        };
+        assert!((x.map(1.0) - 200.0).abs() < 1e-9);
+        assert!((x.map(0.5) - 150.0).abs() < 1e-9);
+        assert!((x.map(2.0) - 250.0).abs() < 1e-9);
+        assert_eq!(x.map(100.0), 400.0);
+        assert_eq!(
+            ticks(0.3, 2.5),
+            vec![0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0]
+        );
+    }
+
+    #[test]
+    fn decisions_differ_in_colour() {
+        let all = [
+            Decision::Slower,
+            Decision::Faster,
+            Decision::Same,
+            Decision::Open,
+            Decision::Untested,
+        ];
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert_ne!(colour(*a), colour(*b));
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! The figures of a comparison: for probe runs, B/A per cell with its
+//! interval (a forest plot per pattern) after the environment
+//! differences; for check runs, the findings by severity in each run and
+//! every finding that appeared, disappeared or changed.
+
+mod check;
+mod forest;
+
+use super::page::{self, Td};
+use crate::compare::{Comparison, ProbeComparison, RunInfo};
+
+/// The section of one comparison; `id` prefixes every id in it.
+pub fn section(id: &str, name: &str, c: &Comparison) -> String {
+    let mut s = page::heading(2, id, &format!("compare: {name}"));
+    match c {
+        Comparison::Probe(p) => probe(&mut s, id, p),
+        Comparison::Check(k) => check::section(&mut s, id, k),
+    }
+    s
+}
+
+/// "A: run.json (probe, started 2026-11-22 21:04 UTC)".
+pub(super) fn runs(a: &RunInfo, b: &RunInfo) -> String {
+    let one = |r: &RunInfo| format!("{} ({})", r.file, r.source);
+    page::para(&format!("A (reference): {}. B: {}.", one(a), one(b)))
+}
+
+fn probe(s: &mut String, id: &str, p: &ProbeComparison) {
+    s.push_str(&runs(&p.a, &p.b));
+    s.push_str(&page::para(&p.summary));
+    s.push_str(&environment(id, p));
+    for n in &p.notes {
+        s.push_str(&page::note(n));
+    }
+    s.push_str(&forest::figures(id, p));
+    s.push_str(&only_in(id, p));
+}
+
+/// The environment, differing fields first: they often explain it all.
+fn environment(id: &str, p: &ProbeComparison) -> String {
+    let mut fields: Vec<_> = p.environment.iter().collect();
+    fields.sort_by_key(|f| !f.differs);
+    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "not recorded".into());
+    let rows: Vec<Vec<Td>> = fields
+        .iter()
+        .map(|f| {
+            let mark = if f.differs {
+                Td::Class("sev-warning".into(), "differs".into())
+            } else if f.a.is_none() || f.b.is_none() {
+                Td::text("not compared")
+            } else {
+                Td::text("same")
+            };
+            let field = match f.target {
+                Some(t) => format!("{} (target {})", f.field, t + 1),
+                None => f.field.clone(),
+            };
+            vec![
+                Td::text(field),
+                Td::text(shown(&f.a)),
+                Td::text(shown(&f.b)),
+                mark,
+            ]
+        })
+        .collect();
+    page::table(
+        &format!("{id}-environment"),
+        "The environments, differences first",
+        &["field", "A", "B", ""],
+        &rows,
+    )
+}
+
+/// Cells, patterns and targets only one run has.
+fn only_in(id: &str, p: &ProbeComparison) -> String {
+    let mut rows = Vec::new();
+    for (side, only) in [("A", &p.only_a), ("B", &p.only_b)] {
+        for t in &only.targets {
+            rows.push(vec![Td::text(side), Td::text(format!("target {}", t.path))]);
+        }
+        for pat in &only.patterns {
+            rows.push(vec![
+                Td::text(side),
+                Td::text(format!(
+                    "pattern {} (target {})",
+                    pat.pattern,
+                    pat.target + 1
+                )),
+            ]);
+        }
+        for c in &only.cells {
+            rows.push(vec![
+                Td::text(side),
+                Td::text(format!("cell {}", c.label())),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return page::note("Both runs measured the same cells.");
+    }
+    page::table(
+        &format!("{id}-only"),
+        "Measured in one run only",
+        &["only in", "what"],
+        &rows,
+    )
+}
