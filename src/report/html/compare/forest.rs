@@ -379,8 +379,8 @@ mod tests {
             r1: 400.0,
         };
         assert!((x.map(1.0) - 200.0).abs() < 1e-9);
-        assert!((x.map(0.5) - 150.0).abs() < 1e-9);
-        assert!((x.map(2.0) - 250.0).abs() < 1e-9);
+        assert!((x.map(0.5) - 100.0).abs() < 1e-9);
+        assert!((x.map(2.0) - 300.0).abs() < 1e-9);
         assert_eq!(x.map(100.0), 400.0);
         assert_eq!(
             ticks(0.3, 2.5),
