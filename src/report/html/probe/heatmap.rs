@@ -96,21 +96,16 @@ fn tile(f: &mut Figure, grid: &Tiles, shade: &Shade, t: &Tile) {
                 .attr("stroke-width", 2),
         );
     }
-    let bold = if t.standing.significant() {
-        "bold"
+    // Centred 10 px text is set once on the panel's group.
+    let label = El::new("text")
+        .at("x", x + w / 2.0)
+        .at("y", y + h / 2.0 + 4.0);
+    let label = if t.standing.significant() {
+        label.attr("font-weight", "bold")
     } else {
-        "normal"
+        label
     };
-    f.add(
-        El::new("text")
-            .at("x", x + w / 2.0)
-            .at("y", y + h / 2.0 + 4.0)
-            .attr("text-anchor", "middle")
-            .attr("font-size", 10)
-            .attr("font-weight", bold)
-            .attr("fill", ink)
-            .text(text),
-    );
+    f.add(label.attr("fill", ink).text(text));
     f.end_group();
 }
 
@@ -228,9 +223,11 @@ pub fn draw(h: &Heatmap) -> String {
             (grid.rows.r0 + grid.rows.r1) / 2.0,
             "block size",
         );
+        f.raw("<g text-anchor=\"middle\" font-size=\"10\">\n");
         for t in &panel.tiles {
             tile(&mut f, &grid, &h.shade, t);
         }
+        f.raw("</g>\n");
         last = Some(grid);
     }
     let mut height = bottom + 12.0;

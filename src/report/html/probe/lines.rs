@@ -92,26 +92,27 @@ fn series(f: &mut Figure, s: &Series, x: &Band, y: &Log) {
         el = el.attr("stroke-dasharray", d);
     }
     f.add(el);
+    // The markers' stroke and hollow fill are set once on their group.
+    f.raw(&format!(
+        "<g fill=\"#ffffff\" stroke=\"{}\" stroke-width=\"1.5\">\n",
+        s.colour.hex()
+    ));
     for m in &s.markers {
-        let fill = if m.filled {
-            s.colour.hex()
-        } else {
-            "#ffffff".into()
-        };
         let mut el = El::new("circle")
             .attr("class", "point")
             .at("cx", xs(m.point.slot))
             .at("cy", y.map(m.point.y))
-            .at("r", 3.5)
-            .attr("fill", fill)
-            .attr("stroke", s.colour.hex())
-            .attr("stroke-width", 1.5)
-            .title(m.tip.clone());
+            .at("r", 3.5);
+        if m.filled {
+            el = el.attr("fill", s.colour.hex());
+        }
+        el = el.title(m.tip.clone());
         for (k, v) in &m.data {
             el = el.attr(&format!("data-{k}"), v);
         }
         f.add(el);
     }
+    f.raw("</g>\n");
     f.end_group();
 }
 

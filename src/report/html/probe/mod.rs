@@ -203,3 +203,201 @@ pub fn section(id: &str, name: &str, doc: &ProbeDoc) -> String {
     s.push_str(&text::environment(&run));
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::sequential::Decision;
+    use crate::saved::probe::{Contrast, Estimate, Relative};
+
+    fn est(x: f64, ci: bool) -> Estimate {
+        Estimate {
+            median: x,
+            geo_mean: x,
+            ci95: ci.then_some([x * 0.95, x * 1.05]),
+        }
+    }
+
+    fn rel(ratio: f64, decision: Decision) -> Relative {
+        Relative {
+            ratio,
+            ci95: [ratio - 0.04, ratio + 0.04],
+            p_adjusted: 0.01,
+            significant: matches!(decision, Decision::Slower | Decision::Faster),
+            decision,
+            rounds: 5,
+        }
+    }
+
+    /// A grid of `sizes` × `offsets` per pattern; 4 KiB at 512 B is
+    /// 48 % slower (significant), every other cell fine.
+    fn cells(patterns: &[Pattern], sizes: &[u64], offsets: &[u64], ci: bool) -> Vec<Cell> {
+        let mut out = Vec::new();
+        for &pattern in patterns {
+            for &bs in sizes {
+                for &offset in offsets {
+                    let slow = bs == 4096 && offset == 512;
+                    let ratio = if slow { 0.52 } else { 0.99 };
+                    let iops =
+                        100_000.0 * 512.0 / bs as f64 * if offset == 0 { 1.0 } else { ratio };
+                    let decision = if slow {
+                        Decision::Slower
+                    } else {
+                        Decision::Fine
+                    };
+                    out.push(Cell {
+                        block_size: bs,
+                        offset,
+                        pattern,
+                        iops: est(iops, ci),
+                        mib_s: est(iops * bs as f64 / 1048576.0, ci),
+                        lat_us: Default::default(),
+                        rounds: vec![iops; if ci { 5 } else { 1 }],
+                        relative: (ci && offset != 0).then(|| rel(ratio, decision)),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn doc(cells: Vec<Cell>) -> ProbeDoc {
+        let mut d = ProbeDoc {
+            cells,
+            rounds_run: 5,
+            ..ProbeDoc::default()
+        };
+        d.target.path = "/dev/sdx".into();
+        d.inference.summary = "misalignment costs up to 48%".into();
+        d
+    }
+
+    fn quick() -> ProbeDoc {
+        doc(cells(
+            &[Pattern::Randwrite],
+            &[512, 4096],
+            &[0, 512, 4096],
+            true,
+        ))
+    }
+
+    fn count(s: &str, needle: &str) -> usize {
+        s.matches(needle).count()
+    }
+
+    #[test]
+    fn every_tile_and_line_carries_its_numbers_and_data() {
+        let s = section("run1", "a.json", &quick());
+        for id in [
+            "run1-heatmap-randwrite",
+            "run1-lines-randwrite",
+            "run1-bs-curve",
+            "run1-cells-randwrite",
+            "run1-bs-curve-table",
+            "run1-plan",
+            "run1-environment",
+        ] {
+            assert!(s.contains(&format!("id=\"{id}\"")), "{id} missing");
+        }
+        assert_eq!(count(&s, "<g class=\"cell\""), 6);
+        assert_eq!(
+            count(
+                &s,
+                "<g class=\"line\" data-target=\"0\" data-pattern=\"randwrite\" data-bs="
+            ),
+            2
+        );
+        assert!(s.contains(
+            "<g class=\"cell\" data-target=\"0\" data-pattern=\"randwrite\" data-bs=\"4096\" \
+             data-offset=\"512\" data-decision=\"slower\" data-significant=\"true\"><title>\
+             randwrite 4 KiB at 512 B: 6\u{202f}500 IOPS (95 % CI 6\u{202f}175–6\u{202f}825), \
+             0.52× aligned (CI 0.48–0.56), slower, 5 rounds</title>"
+        ));
+        assert!(
+            s.contains("data-offset=\"0\" data-decision=\"aligned\" data-significant=\"false\"")
+        );
+        assert!(s.contains("\u{25cf} \u{2212}48 %"));
+        assert!(s.contains("class=\"band\""));
+        assert!(!s.contains("run1-versus"));
+    }
+
+    #[test]
+    fn a_fio_run_has_no_band_no_test_and_says_so() {
+        let mut d = doc(cells(&[Pattern::Randread], &[512, 4096], &[0, 512], false));
+        d.source = Source::Fio;
+        let s = section("run1", "fio.json", &d);
+        assert!(!s.contains("class=\"band\""));
+        assert_eq!(count(&s, "data-decision=\"untested\""), 2 + 2);
+        assert!(!s.contains("data-significant=\"true\""));
+        assert!(s.contains("one fio pass: no interval"));
+    }
+
+    #[test]
+    fn several_targets_are_panels_and_compared_with_the_first() {
+        let mut d = quick();
+        let mut second = d.parts().remove(0);
+        second.target.path = "/dev/sdy".into();
+        d.targets = vec![d.parts().remove(0), second];
+        d.versus = vec![Contrast {
+            kind: ContrastKind::Target,
+            target: 1,
+            reference_target: 0,
+            pattern: Pattern::Randwrite,
+            block_size: 4096,
+            offset: 0,
+            reference_block_size: 4096,
+            reference_offset: 0,
+            relative: rel(0.5, Decision::Slower),
+        }];
+        let s = section("run1", "multi.json", &d);
+        assert_eq!(count(&s, "<g class=\"cell\" data-target=\"1\""), 6 + 1);
+        assert_eq!(
+            count(
+                &s,
+                "<g class=\"line\" data-target=\"1\" data-pattern=\"randwrite\" data-bs="
+            ),
+            2
+        );
+        assert!(s.contains("id=\"run1-versus-randwrite\""));
+        assert!(s.contains("id=\"run1-versus-table\""));
+        assert!(s.contains(
+            "data-decision=\"slower\" data-significant=\"true\" data-reference-target=\"0\""
+        ));
+        assert!(s.contains("target 1 (/dev/sdy) against target 0 (/dev/sdx)"));
+    }
+
+    #[test]
+    fn two_runs_on_one_page_share_no_id() {
+        let input = |n: &str| super::super::Input {
+            name: n.into(),
+            doc: crate::saved::Saved::Probe(Box::new(quick())),
+        };
+        let page = super::super::render(&[input("a.json"), input("b.json")]);
+        let mut ids: Vec<&str> = page
+            .split(" id=\"")
+            .skip(1)
+            .map(|s| &s[..s.find('"').unwrap()])
+            .collect();
+        let n = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), n);
+    }
+
+    #[test]
+    fn the_standard_grid_stays_small() {
+        let offsets: Vec<u64> = (0..8)
+            .map(|k| k * 512)
+            .chain([4096, 4608, 65024, 1048064])
+            .collect();
+        let sizes: Vec<u64> = (9..=16).map(|k| 1 << k).collect();
+        let d = doc(cells(
+            &[Pattern::Randread, Pattern::Randwrite],
+            &sizes,
+            &offsets,
+            true,
+        ));
+        let s = section("run1", "standard.json", &d);
+        assert!(s.len() < 400_000, "{} bytes", s.len());
+    }
+}
