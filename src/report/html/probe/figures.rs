@@ -217,55 +217,51 @@ fn line_notes(run: &Run, filled: &[&str]) -> Vec<String> {
     notes
 }
 
+/// One target's lines of a pattern: one per block size, a marker per
+/// offset.
+fn offset_series(run: &Run, t: usize, pattern: Pattern) -> Vec<Series> {
+    let standings = run.standings(t);
+    let marker = |(c, s): &(&Cell, Standing)| Marker {
+        point: Point {
+            slot: slot(&run.offsets, c.offset),
+            y: c.iops.median,
+            ci: c.iops.ci95,
+        },
+        filled: s.significant(),
+        tip: cell_tip(run, t, c, s),
+        data: vec![
+            ("offset", c.offset.to_string()),
+            ("decision", s.decision_name().into()),
+        ],
+    };
+    let line = |(i, &bs): (usize, &u64)| {
+        let markers: Vec<Marker> = standings
+            .iter()
+            .filter(|(c, _)| c.pattern == pattern && c.block_size == bs)
+            .map(marker)
+            .collect();
+        (!markers.is_empty()).then(|| Series {
+            label: bs_label(bs),
+            colour: category(i),
+            dash: None,
+            markers,
+            data: data(t, (pattern, bs, 0)),
+        })
+    };
+    run.sizes.iter().enumerate().filter_map(line).collect()
+}
+
 /// IOPS against offset, one line per block size, a panel per target on
 /// one shared y range.
 pub fn offset_lines(run: &Run, pattern: Pattern) -> String {
-    let cells = run
-        .parts
-        .iter()
-        .flat_map(|p| &p.cells)
-        .filter(|c| c.pattern == pattern);
-    let y = log_domain(iops_extent(cells));
+    let cells = run.parts.iter().flat_map(|p| &p.cells);
+    let y = log_domain(iops_extent(cells.filter(|c| c.pattern == pattern)));
     let panels = (0..run.parts.len())
-        .map(|t| {
-            let standings = run.standings(t);
-            let series = run
-                .sizes
-                .iter()
-                .enumerate()
-                .filter_map(|(i, &bs)| {
-                    let markers: Vec<Marker> = standings
-                        .iter()
-                        .filter(|(c, _)| c.pattern == pattern && c.block_size == bs)
-                        .map(|(c, s)| Marker {
-                            point: Point {
-                                slot: slot(&run.offsets, c.offset),
-                                y: c.iops.median,
-                                ci: c.iops.ci95,
-                            },
-                            filled: s.significant(),
-                            tip: cell_tip(run, t, c, s),
-                            data: vec![
-                                ("offset", c.offset.to_string()),
-                                ("decision", s.decision_name().into()),
-                            ],
-                        })
-                        .collect();
-                    (!markers.is_empty()).then(|| Series {
-                        label: bs_label(bs),
-                        colour: category(i),
-                        dash: None,
-                        markers,
-                        data: data(t, (pattern, bs, 0)),
-                    })
-                })
-                .collect();
-            lines::Panel {
-                caption: run.multi().then(|| run.target_name(t)),
-                y_title: "IOPS (log scale)".into(),
-                y,
-                series,
-            }
+        .map(|t| lines::Panel {
+            caption: run.multi().then(|| run.target_name(t)),
+            y_title: "IOPS (log scale)".into(),
+            y,
+            series: offset_series(run, t, pattern),
         })
         .collect();
     lines::draw(&Plot {

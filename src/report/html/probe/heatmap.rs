@@ -240,7 +240,7 @@ pub fn draw(h: &Heatmap) -> String {
             &mut f,
             mid,
             title_y,
-            "offset from the aligned start (slots, not to scale)",
+            "offset (evenly spaced slots, not to scale)",
         );
         height = title_y + 12.0;
     }

@@ -2,8 +2,10 @@
 //! (statement, penalties, noise, advice) and its setup.
 
 use super::super::page::{self, Td};
+use super::super::svg::esc;
 use super::layout::{bs_label, offset_label, utc};
 use super::Run;
+use crate::probe::sequential::ContrastKind;
 use crate::saved::fio::NO_REPLICATES;
 use crate::saved::probe::{Environment, Inference, TargetPart};
 use crate::units::human;
@@ -34,6 +36,15 @@ pub fn overview(run: &Run) -> String {
     s
 }
 
+/// What a penalty was measured against.
+fn against(kind: ContrastKind) -> String {
+    match kind {
+        ContrastKind::Offset => "offset 0".into(),
+        ContrastKind::BlockSize => "the next larger block size".into(),
+        ContrastKind::Target => "the first target".into(),
+    }
+}
+
 fn penalties(id: &str, inf: &Inference) -> String {
     if inf.penalties.is_empty() {
         return String::new();
@@ -46,7 +57,7 @@ fn penalties(id: &str, inf: &Inference) -> String {
             vec![
                 Td::text(p.pattern.to_string()),
                 Td::text(bs_label(p.block_size)),
-                Td::text(p.kind.to_string()),
+                Td::text(against(p.kind)),
                 Td::text(offset_label(p.worst_offset)),
                 Td::text(offsets.join(", ")),
                 Td::num(format!("{:.1} %", p.slower_pct)),
@@ -87,8 +98,12 @@ fn noise(id: &str, inf: &Inference) -> String {
         .collect();
     page::table(
         &format!("{id}-noise"),
-        "Noise: how much rounds vary against each other, and the smallest penalty the plan could call",
-        &["pattern", "paired round-to-round SD", "smallest detectable penalty"],
+        "Noise: how much rounds vary, and the smallest penalty the plan could detect",
+        &[
+            "pattern",
+            "paired round-to-round SD",
+            "smallest detectable penalty",
+        ],
         &rows,
     )
 }
@@ -105,10 +120,14 @@ fn verdict(run: &Run, t: usize, part: &TargetPart) -> String {
             &run.target_name(t),
         ));
     }
-    for line in [&inf.statement, &inf.summary] {
-        if !line.is_empty() {
-            s.push_str(&page::para(line));
-        }
+    if !inf.statement.is_empty() {
+        s.push_str(&format!(
+            "<p><strong>{}</strong></p>\n",
+            esc(&inf.statement)
+        ));
+    }
+    if !inf.summary.is_empty() {
+        s.push_str(&page::para(&inf.summary));
     }
     if !inf.confidence.is_empty() {
         let unit = inf
