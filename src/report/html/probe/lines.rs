@@ -1,0 +1,235 @@
+//! Line plots over categories (offsets, block sizes): one line per
+//! series, its 95 % interval as a band, a marker per point with its
+//! tooltip. Several panels (targets, or IOPS beside MiB/s) share one
+//! legend; the caller gives each panel its y range, so targets can share
+//! one.
+
+use super::super::scale::{Band, Rgb};
+use super::super::svg::{points, El, Figure};
+use super::draw;
+use super::layout::{band_outline, band_runs, short, Log, Point};
+
+pub struct Marker {
+    pub point: Point,
+    /// Filled: significantly different from its reference.
+    pub filled: bool,
+    pub tip: String,
+    pub data: Vec<(&'static str, String)>,
+}
+
+pub struct Series {
+    /// The legend's text for it.
+    pub label: String,
+    pub colour: Rgb,
+    /// A `stroke-dasharray` (several targets), `None` for solid.
+    pub dash: Option<&'static str>,
+    pub markers: Vec<Marker>,
+    pub data: Vec<(&'static str, String)>,
+}
+
+pub struct Panel {
+    pub caption: Option<String>,
+    pub y_title: String,
+    pub y: (f64, f64),
+    pub series: Vec<Series>,
+}
+
+pub struct Plot {
+    pub id: String,
+    pub title: String,
+    pub x_labels: Vec<String>,
+    pub x_title: String,
+    pub panels: Vec<Panel>,
+    pub per_row: usize,
+    pub legend_title: String,
+    /// Lines under the legend (what the band and filled markers mean).
+    pub notes: Vec<String>,
+}
+
+/// The plot area's height, its least width and the least width of a slot.
+const PLOT_H: f64 = 260.0;
+const PLOT_W: f64 = 420.0;
+const SLOT_W: f64 = 50.0;
+/// The widest figure that still reads on the page (scaled by at most 5 %).
+const PAGE_W: f64 = 1240.0;
+const LEFT: f64 = 72.0;
+const TOP: f64 = 48.0;
+const RIGHT: f64 = 24.0;
+const LEGEND_W: f64 = 190.0;
+
+/// One series in its panel: band, line, markers.
+fn series(f: &mut Figure, s: &Series, x: &Band, y: &Log) {
+    f.group("line", &s.data);
+    let xs = |slot: usize| x.mid(slot);
+    let pts: Vec<Point> = s.markers.iter().map(|m| m.point).collect();
+    for run in band_runs(&pts) {
+        let el = if run.len() == 1 {
+            let (slot, lo, hi) = run[0];
+            El::new("line")
+                .at("x1", xs(slot))
+                .at("x2", xs(slot))
+                .at("y1", y.map(lo))
+                .at("y2", y.map(hi))
+                .attr("stroke", s.colour.hex())
+                .attr("stroke-opacity", 0.4)
+                .attr("stroke-width", 6)
+        } else {
+            let outline = band_outline(&run, xs, |v| y.map(v));
+            El::new("polygon")
+                .attr("points", points(&outline))
+                .attr("fill", s.colour.hex())
+                .attr("fill-opacity", 0.12)
+        };
+        f.add(el.attr("class", "band"));
+    }
+    let line: Vec<(f64, f64)> = pts.iter().map(|p| (xs(p.slot), y.map(p.y))).collect();
+    let mut el = El::new("polyline")
+        .attr("points", points(&line))
+        .attr("fill", "none")
+        .attr("stroke", s.colour.hex())
+        .attr("stroke-width", 2);
+    if let Some(d) = s.dash {
+        el = el.attr("stroke-dasharray", d);
+    }
+    f.add(el);
+    // The markers' stroke and hollow fill are set once on their group.
+    f.raw(&format!(
+        "<g fill=\"#ffffff\" stroke=\"{}\" stroke-width=\"1.5\">\n",
+        s.colour.hex()
+    ));
+    for m in &s.markers {
+        let mut el = El::new("circle")
+            .attr("class", "point")
+            .at("cx", xs(m.point.slot))
+            .at("cy", y.map(m.point.y))
+            .at("r", 3.5);
+        if m.filled {
+            el = el.attr("fill", s.colour.hex());
+        }
+        el = el.title(m.tip.clone());
+        for (k, v) in &m.data {
+            el = el.attr(&format!("data-{k}"), v);
+        }
+        f.add(el);
+    }
+    f.raw("</g>\n");
+    f.end_group();
+}
+
+/// One panel at `(ox, oy)`: axes, grid, the series.
+fn panel(f: &mut Figure, p: &Panel, plot: &Plot, at: (f64, f64), plot_w: f64, last_row: bool) {
+    let (x0, y0) = (at.0 + LEFT, at.1 + TOP);
+    let (x1, y1) = (x0 + plot_w, y0 + PLOT_H);
+    if let Some(c) = &p.caption {
+        draw::caption(f, x0, y0 - 10.0, c);
+    }
+    let y = Log::new(p.y, (y1, y0));
+    let ticks: Vec<(f64, String)> = y
+        .ticks()
+        .into_iter()
+        .map(|t| (y.map(t), short(t)))
+        .collect();
+    draw::y_ticks(f, &ticks, x0, x1);
+    draw::y_title(f, at.0 + 16.0, (y0 + y1) / 2.0, &p.y_title);
+    let x = Band {
+        n: plot.x_labels.len(),
+        r0: x0,
+        r1: x1,
+    };
+    draw::frame(f, x0, y0, x1, y1);
+    draw::x_labels(f, &x, &plot.x_labels, y1);
+    if last_row {
+        let h = draw::x_labels_height(&x, &plot.x_labels);
+        draw::x_title(f, (x0 + x1) / 2.0, y1 + h + 14.0, &plot.x_title);
+    }
+    for s in &p.series {
+        series(f, s, &x, &y);
+    }
+}
+
+/// The legend: one line per distinct series label, then the notes.
+fn legend(f: &mut Figure, plot: &Plot, x: f64, y: f64) -> f64 {
+    draw::caption(f, x, y, &plot.legend_title);
+    let mut seen: Vec<&str> = Vec::new();
+    let mut ly = y + 20.0;
+    for s in plot.panels.iter().flat_map(|p| &p.series) {
+        if seen.contains(&s.label.as_str()) {
+            continue;
+        }
+        seen.push(&s.label);
+        let mut el = El::new("line")
+            .at("x1", x)
+            .at("x2", x + 26.0)
+            .at("y1", ly - 4.0)
+            .at("y2", ly - 4.0)
+            .attr("stroke", s.colour.hex())
+            .attr("stroke-width", 2.5);
+        if let Some(d) = s.dash {
+            el = el.attr("stroke-dasharray", d);
+        }
+        f.add(el);
+        draw::label(f, x + 32.0, ly, &s.label);
+        ly += 16.0;
+    }
+    ly += 6.0;
+    for n in &plot.notes {
+        draw::label(f, x, ly, n);
+        ly += 14.0;
+    }
+    ly
+}
+
+/// How wide a panel's plot area is: wider with more slots.
+pub fn plot_width(slots: usize) -> f64 {
+    (SLOT_W * slots as f64).max(PLOT_W)
+}
+
+/// Panels a row: side by side while they fit on the page, else stacked.
+pub fn per_row(wanted: usize, panels: usize, panel_w: f64) -> usize {
+    let fit = ((PAGE_W - LEGEND_W) / panel_w).floor().max(1.0) as usize;
+    wanted.min(fit).clamp(1, panels.max(1))
+}
+
+/// The figure.
+pub fn draw(plot: &Plot) -> String {
+    let plot_w = plot_width(plot.x_labels.len());
+    let slots = Band {
+        n: plot.x_labels.len(),
+        r0: 0.0,
+        r1: plot_w,
+    };
+    let below = draw::x_labels_height(&slots, &plot.x_labels) + 24.0;
+    let size = (LEFT + plot_w + RIGHT, TOP + PLOT_H + below);
+    let n = plot.panels.len().max(1);
+    let per_row = per_row(plot.per_row, n, size.0);
+    let rows = n.div_ceil(per_row);
+    let width = size.0 * per_row as f64 + LEGEND_W;
+    let mut f = Figure::new(&plot.id, width, size.1 * rows as f64, &plot.title);
+    for (i, p) in plot.panels.iter().enumerate() {
+        let at = super::layout::panel_origin(i, per_row, size);
+        panel(&mut f, p, plot, at, plot_w, i / per_row == rows - 1);
+    }
+    let end = legend(&mut f, plot, size.0 * per_row as f64 + 4.0, TOP);
+    f.height = f.height.max(end + 10.0);
+    f.finish()
+}
+
+/// The legend's dash of the `i`th target (solid for the first).
+pub fn dash(i: usize) -> Option<&'static str> {
+    [None, Some("7 4"), Some("2 3"), Some("9 3 2 3")][i % 4]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panels_widen_with_slots_and_stack_when_too_wide() {
+        assert_eq!(plot_width(6), PLOT_W);
+        assert_eq!(plot_width(12), 600.0);
+        // Two 516 px panels fit beside the legend; two 696 px ones do not.
+        assert_eq!(per_row(2, 2, 516.0), 2);
+        assert_eq!(per_row(2, 2, 696.0), 1);
+        assert_eq!(per_row(2, 1, 516.0), 1);
+    }
+}

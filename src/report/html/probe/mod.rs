@@ -1,0 +1,403 @@
+//! The figures of a probe run (or fio's results): the verdict, then per
+//! pattern the penalty heatmap and IOPS against offset per block size,
+//! the block-size curve at offset 0, several targets against the first,
+//! and the setup. Every figure's numbers are in a table beside it.
+//!
+//! Ids: every id starts with the section's `id`: figures
+//! `{id}-heatmap-{pattern}`, `{id}-lines-{pattern}`, `{id}-bs-curve`,
+//! `{id}-versus-{pattern}` (several targets); tables `{id}-cells-{pattern}`,
+//! `{id}-bs-curve-table`, `{id}-versus-table`, `{id}-penalties`,
+//! `{id}-noise` (`{id}-t{k}-…` per target when there are several),
+//! `{id}-plan`, `{id}-environment`. Marks carry `data-target` (the index
+//! into the document's `targets`, 0 for a single target), `data-pattern`,
+//! `data-bs` and, for heatmap tiles, `data-offset`, `data-decision` and
+//! `data-significant`.
+
+mod draw;
+mod figures;
+mod heatmap;
+pub mod layout;
+mod lines;
+mod tables;
+mod text;
+
+use super::page;
+use crate::probe::engine::Pattern;
+use crate::probe::sequential::ContrastKind;
+use crate::saved::probe::{axes, Cell, Source, TargetPart};
+use crate::saved::ProbeDoc;
+use layout::{against_aligned, Rel, Shade, Standing};
+
+/// A run as the figures need it: every target's part and the grid they
+/// all span.
+pub struct Run<'a> {
+    pub id: &'a str,
+    pub doc: &'a ProbeDoc,
+    pub parts: Vec<TargetPart>,
+    pub patterns: Vec<Pattern>,
+    pub sizes: Vec<u64>,
+    pub offsets: Vec<u64>,
+}
+
+impl<'a> Run<'a> {
+    pub fn new(id: &'a str, doc: &'a ProbeDoc) -> Run<'a> {
+        let parts = doc.parts();
+        let all: Vec<Cell> = parts.iter().flat_map(|p| p.cells.clone()).collect();
+        let (patterns, sizes, offsets) = axes(&all);
+        Run {
+            id,
+            doc,
+            parts,
+            patterns,
+            sizes,
+            offsets,
+        }
+    }
+
+    pub fn multi(&self) -> bool {
+        self.parts.len() > 1
+    }
+
+    pub fn fio(&self) -> bool {
+        self.doc.source == Source::Fio
+    }
+
+    pub fn cell(&self, target: usize, key: (Pattern, u64, u64)) -> Option<&Cell> {
+        self.parts
+            .get(target)?
+            .cells
+            .iter()
+            .find(|c| c.key() == key)
+    }
+
+    /// `target 1 (/dev/sdb)` with several targets; empty with one.
+    pub fn target_name(&self, t: usize) -> String {
+        match self.parts.get(t) {
+            Some(p) if self.multi() => format!("target {t} ({})", p.target.path),
+            _ => String::new(),
+        }
+    }
+
+    /// An id suffix per target when there are several (`-t1`).
+    pub fn target_id(&self, t: usize) -> String {
+        if self.multi() {
+            format!("-t{t}")
+        } else {
+            String::new()
+        }
+    }
+
+    /// Every cell of a target with its standing against offset 0.
+    pub fn standings(&self, t: usize) -> Vec<(&Cell, Standing)> {
+        let cells = &self.parts[t].cells;
+        cells
+            .iter()
+            .map(|c| (c, against_aligned(c, cells)))
+            .collect()
+    }
+
+    /// One colour scale for every heatmap of the run, so tiles compare
+    /// across patterns and targets.
+    pub fn shade(&self) -> Shade {
+        let penalties: Vec<f64> = (0..self.parts.len())
+            .flat_map(|t| self.standings(t))
+            .filter_map(|(_, s)| match s {
+                Standing::Measured(r) => Some(r.penalty()),
+                _ => None,
+            })
+            .collect();
+        Shade::over(penalties.into_iter())
+    }
+
+    /// Every further target's cells against the first's: the run's own
+    /// comparisons, or (fio) the ratio of the medians, untested.
+    pub fn versus(&self) -> Vec<Versus> {
+        if !self.doc.versus.is_empty() {
+            return self
+                .doc
+                .versus
+                .iter()
+                .filter(|c| c.kind == ContrastKind::Target)
+                .map(|c| Versus {
+                    target: c.target,
+                    reference: c.reference_target,
+                    key: (c.pattern, c.block_size, c.offset),
+                    rel: Rel::of(&c.relative),
+                })
+                .collect();
+        }
+        let mut out = Vec::new();
+        for (t, part) in self.parts.iter().enumerate().skip(1) {
+            for c in &part.cells {
+                let reference = self.cell(0, c.key()).map(|r| r.iops.median);
+                if let Some(rel) = reference.and_then(|r| Rel::untested(c.iops.median, r)) {
+                    out.push(Versus {
+                        target: t,
+                        reference: 0,
+                        key: c.key(),
+                        rel,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// One cell of a further target against the same cell of the first.
+pub struct Versus {
+    pub target: usize,
+    pub reference: usize,
+    pub key: (Pattern, u64, u64),
+    pub rel: Rel,
+}
+
+/// The section of one probe run; `id` prefixes every id in it.
+pub fn section(id: &str, name: &str, doc: &ProbeDoc) -> String {
+    let run = Run::new(id, doc);
+    let mut s = page::heading(2, id, &format!("probe: {name}"));
+    s.push_str(&text::overview(&run));
+    s.push_str(&text::verdicts(&run));
+    if run.parts.iter().all(|p| p.cells.is_empty()) {
+        s.push_str(&page::para(
+            "No cell was measured: there is nothing to draw.",
+        ));
+    }
+    let shade = run.shade();
+    for &pattern in &run.patterns {
+        s.push_str(&page::heading(
+            3,
+            &format!("{id}-{pattern}"),
+            &format!("{pattern}: by block size and offset"),
+        ));
+        s.push_str(&figures::heatmap(&run, pattern, &shade));
+        s.push_str(&figures::offset_lines(&run, pattern));
+        s.push_str(&tables::cells(&run, pattern));
+    }
+    if run.offsets.contains(&0) {
+        s.push_str(&page::heading(
+            3,
+            &format!("{id}-block-sizes"),
+            "Aligned I/O by block size",
+        ));
+        s.push_str(&figures::bs_curve(&run));
+        s.push_str(&tables::bs_curve(&run));
+    }
+    if run.multi() {
+        s.push_str(&page::heading(
+            3,
+            &format!("{id}-targets"),
+            "Each target against the first",
+        ));
+        for &pattern in &run.patterns {
+            s.push_str(&figures::versus(&run, pattern));
+        }
+        s.push_str(&tables::versus(&run));
+    }
+    s.push_str(&page::heading(
+        3,
+        &format!("{id}-setup"),
+        "Setup and environment",
+    ));
+    s.push_str(&text::plan(&run));
+    s.push_str(&text::environment(&run));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::sequential::Decision;
+    use crate::saved::probe::{Contrast, Estimate, Relative};
+
+    fn est(x: f64, ci: bool) -> Estimate {
+        Estimate {
+            median: x,
+            geo_mean: x,
+            ci95: ci.then_some([x * 0.95, x * 1.05]),
+        }
+    }
+
+    fn rel(ratio: f64, decision: Decision) -> Relative {
+        Relative {
+            ratio,
+            ci95: [ratio - 0.04, ratio + 0.04],
+            p_adjusted: 0.01,
+            significant: matches!(decision, Decision::Slower | Decision::Faster),
+            decision,
+            rounds: 5,
+        }
+    }
+
+    /// A grid of `sizes` × `offsets` per pattern; 4 KiB at 512 B is
+    /// 48 % slower (significant), every other cell fine.
+    fn cells(patterns: &[Pattern], sizes: &[u64], offsets: &[u64], ci: bool) -> Vec<Cell> {
+        let mut out = Vec::new();
+        for &pattern in patterns {
+            for &bs in sizes {
+                for &offset in offsets {
+                    let slow = bs == 4096 && offset == 512;
+                    let ratio = if slow { 0.52 } else { 0.99 };
+                    let iops =
+                        100_000.0 * 512.0 / bs as f64 * if offset == 0 { 1.0 } else { ratio };
+                    let decision = if slow {
+                        Decision::Slower
+                    } else {
+                        Decision::Fine
+                    };
+                    out.push(Cell {
+                        block_size: bs,
+                        offset,
+                        pattern,
+                        iops: est(iops, ci),
+                        mib_s: est(iops * bs as f64 / 1048576.0, ci),
+                        lat_us: Default::default(),
+                        rounds: vec![iops; if ci { 5 } else { 1 }],
+                        relative: (ci && offset != 0).then(|| rel(ratio, decision)),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn doc(cells: Vec<Cell>) -> ProbeDoc {
+        let mut d = ProbeDoc {
+            cells,
+            rounds_run: 5,
+            ..ProbeDoc::default()
+        };
+        d.target.path = "/dev/sdx".into();
+        d.inference.summary = "misalignment costs up to 48%".into();
+        d
+    }
+
+    fn quick() -> ProbeDoc {
+        doc(cells(
+            &[Pattern::Randwrite],
+            &[512, 4096],
+            &[0, 512, 4096],
+            true,
+        ))
+    }
+
+    fn count(s: &str, needle: &str) -> usize {
+        s.matches(needle).count()
+    }
+
+    #[test]
+    fn every_tile_and_line_carries_its_numbers_and_data() {
+        let s = section("run1", "a.json", &quick());
+        for id in [
+            "run1-heatmap-randwrite",
+            "run1-lines-randwrite",
+            "run1-bs-curve",
+            "run1-cells-randwrite",
+            "run1-bs-curve-table",
+            "run1-plan",
+            "run1-environment",
+        ] {
+            assert!(s.contains(&format!("id=\"{id}\"")), "{id} missing");
+        }
+        assert_eq!(count(&s, "<g class=\"cell\""), 6);
+        assert_eq!(
+            count(
+                &s,
+                "<g class=\"line\" data-target=\"0\" data-pattern=\"randwrite\" data-bs="
+            ),
+            2
+        );
+        assert!(s.contains(
+            "<g class=\"cell\" data-target=\"0\" data-pattern=\"randwrite\" data-bs=\"4096\" \
+             data-offset=\"512\" data-decision=\"slower\" data-significant=\"true\"><title>\
+             randwrite 4 KiB at 512 B: 6\u{202f}500 IOPS (95 % CI 6\u{202f}175–6\u{202f}825), \
+             0.52× aligned (CI 0.48–0.56), slower, 5 rounds</title>"
+        ));
+        assert!(
+            s.contains("data-offset=\"0\" data-decision=\"aligned\" data-significant=\"false\"")
+        );
+        assert!(s.contains("\u{25cf} \u{2212}48 %"));
+        assert!(s.contains("class=\"band\""));
+        assert!(!s.contains("run1-versus"));
+    }
+
+    #[test]
+    fn a_fio_run_has_no_band_no_test_and_says_so() {
+        let mut d = doc(cells(&[Pattern::Randread], &[512, 4096], &[0, 512], false));
+        d.source = Source::Fio;
+        let s = section("run1", "fio.json", &d);
+        assert!(!s.contains("class=\"band\""));
+        assert_eq!(count(&s, "data-decision=\"untested\""), 2 + 2);
+        assert!(!s.contains("data-significant=\"true\""));
+        assert!(s.contains("one fio pass: no interval"));
+    }
+
+    #[test]
+    fn several_targets_are_panels_and_compared_with_the_first() {
+        let mut d = quick();
+        let mut second = d.parts().remove(0);
+        second.target.path = "/dev/sdy".into();
+        d.targets = vec![d.parts().remove(0), second];
+        d.versus = vec![Contrast {
+            kind: ContrastKind::Target,
+            target: 1,
+            reference_target: 0,
+            pattern: Pattern::Randwrite,
+            block_size: 4096,
+            offset: 0,
+            reference_block_size: 4096,
+            reference_offset: 0,
+            relative: rel(0.5, Decision::Slower),
+        }];
+        let s = section("run1", "multi.json", &d);
+        assert_eq!(count(&s, "<g class=\"cell\" data-target=\"1\""), 6 + 1);
+        assert_eq!(
+            count(
+                &s,
+                "<g class=\"line\" data-target=\"1\" data-pattern=\"randwrite\" data-bs="
+            ),
+            2
+        );
+        assert!(s.contains("id=\"run1-versus-randwrite\""));
+        assert!(s.contains("id=\"run1-versus-table\""));
+        assert!(s.contains(
+            "data-decision=\"slower\" data-significant=\"true\" data-reference-target=\"0\""
+        ));
+        assert!(s.contains("target 1 (/dev/sdy) against target 0 (/dev/sdx)"));
+    }
+
+    #[test]
+    fn two_runs_on_one_page_share_no_id() {
+        let input = |n: &str| super::super::Input {
+            name: n.into(),
+            doc: crate::saved::Saved::Probe(Box::new(quick())),
+        };
+        let page = super::super::render(&[input("a.json"), input("b.json")]);
+        let mut ids: Vec<&str> = page
+            .split(" id=\"")
+            .skip(1)
+            .map(|s| &s[..s.find('"').unwrap()])
+            .collect();
+        let n = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), n);
+    }
+
+    #[test]
+    fn the_standard_grid_stays_small() {
+        let offsets: Vec<u64> = (0..8)
+            .map(|k| k * 512)
+            .chain([4096, 4608, 65024, 1048064])
+            .collect();
+        let sizes: Vec<u64> = (9..=16).map(|k| 1 << k).collect();
+        let d = doc(cells(
+            &[Pattern::Randread, Pattern::Randwrite],
+            &sizes,
+            &offsets,
+            true,
+        ));
+        let s = section("run1", "standard.json", &d);
+        assert!(s.len() < 400_000, "{} bytes", s.len());
+    }
+}

@@ -1,0 +1,304 @@
+//! The words of a probe section: what the run is, its verdict per target
+//! (statement, penalties, noise, advice) and its setup.
+
+use super::super::page::{self, Td};
+use super::super::svg::esc;
+use super::layout::{bs_label, offset_label, utc};
+use super::Run;
+use crate::probe::sequential::ContrastKind;
+use crate::saved::fio::NO_REPLICATES;
+use crate::saved::probe::{Environment, Inference, TargetPart};
+use crate::units::human;
+
+/// What the run measured, and whether its numbers have intervals.
+pub fn overview(run: &Run) -> String {
+    let cells: usize = run.parts.iter().map(|p| p.cells.len()).sum();
+    let patterns: Vec<String> = run.patterns.iter().map(|p| p.to_string()).collect();
+    let mut s = page::para(&format!(
+        "{cells} cells ({}; {} block sizes × {} offsets) on {} target{}.",
+        patterns.join(", "),
+        run.sizes.len(),
+        run.offsets.len(),
+        run.parts.len(),
+        if run.parts.len() == 1 { "" } else { "s" }
+    ));
+    if run.fio() {
+        s.push_str(&page::note(&format!(
+            "fio's results for the grid of probe --emit-fio: {NO_REPLICATES}. \
+             Ratios against offset 0 are of the single figures."
+        )));
+    }
+    if run.doc.partial {
+        s.push_str(&page::note(
+            "Ctrl-C ended this run early: it is judged on what was measured.",
+        ));
+    }
+    s
+}
+
+/// What a penalty was measured against.
+fn against(kind: ContrastKind) -> String {
+    match kind {
+        ContrastKind::Offset => "offset 0".into(),
+        ContrastKind::BlockSize => "the next larger block size".into(),
+        ContrastKind::Target => "the first target".into(),
+    }
+}
+
+fn penalties(id: &str, inf: &Inference) -> String {
+    if inf.penalties.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<Td>> = inf
+        .penalties
+        .iter()
+        .map(|p| {
+            let offsets: Vec<String> = p.offsets.iter().map(|o| offset_label(*o)).collect();
+            vec![
+                Td::text(p.pattern.to_string()),
+                Td::text(bs_label(p.block_size)),
+                Td::text(against(p.kind)),
+                Td::text(offset_label(p.worst_offset)),
+                Td::text(offsets.join(", ")),
+                Td::num(format!("{:.1} %", p.slower_pct)),
+                Td::num(format!("{:.1}–{:.1} %", p.ci95_pct[0], p.ci95_pct[1])),
+            ]
+        })
+        .collect();
+    page::table(
+        &format!("{id}-penalties"),
+        "Penalties found: IOPS lost (the row's typical penalty and its 95 % CI)",
+        &[
+            "pattern",
+            "block size",
+            "against",
+            "worst offset",
+            "slower offsets",
+            "IOPS lost",
+            "95 % CI",
+        ],
+        &rows,
+    )
+}
+
+fn noise(id: &str, inf: &Inference) -> String {
+    if inf.noise.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<Td>> = inf
+        .noise
+        .iter()
+        .map(|n| {
+            vec![
+                Td::text(n.pattern.to_string()),
+                Td::num(format!("±{:.1} %", n.paired_sd_pct)),
+                Td::num(format!("{:.1} %", n.detectable_pct)),
+            ]
+        })
+        .collect();
+    page::table(
+        &format!("{id}-noise"),
+        "Noise: how much rounds vary, and the smallest penalty the plan could detect",
+        &[
+            "pattern",
+            "paired round-to-round SD",
+            "smallest detectable penalty",
+        ],
+        &rows,
+    )
+}
+
+/// One target's inference.
+fn verdict(run: &Run, t: usize, part: &TargetPart) -> String {
+    let inf = &part.inference;
+    let id = format!("{}{}", run.id, run.target_id(t));
+    let mut s = String::new();
+    if run.multi() {
+        s.push_str(&page::heading(
+            4,
+            &format!("{id}-verdict"),
+            &run.target_name(t),
+        ));
+    }
+    if !inf.statement.is_empty() {
+        s.push_str(&format!(
+            "<p><strong>{}</strong></p>\n",
+            esc(&inf.statement)
+        ));
+    }
+    if !inf.summary.is_empty() {
+        s.push_str(&page::para(&inf.summary));
+    }
+    if !inf.confidence.is_empty() {
+        let unit = inf
+            .effective_unit_bytes
+            .map(|u| format!("; effective internal unit {}", human(u)))
+            .unwrap_or_default();
+        s.push_str(&page::note(&format!(
+            "confidence: {}{unit}",
+            inf.confidence
+        )));
+    }
+    s.push_str(&penalties(&id, inf));
+    s.push_str(&noise(&id, inf));
+    if let Some(a) = &inf.advice {
+        s.push_str(&page::note(&format!("advice: {a}")));
+    }
+    if inf.undecided > 0 {
+        s.push_str(&page::note(&format!(
+            "{} comparison(s) were still undecided when measuring stopped.",
+            inf.undecided
+        )));
+    }
+    s
+}
+
+/// The verdict of every target.
+pub fn verdicts(run: &Run) -> String {
+    let mut s = page::heading(3, &format!("{}-verdict", run.id), "Verdict");
+    for (t, part) in run.parts.iter().enumerate() {
+        s.push_str(&verdict(run, t, part));
+    }
+    s
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.into()
+}
+
+/// How the run was measured: engine and plan.
+pub fn plan(run: &Run) -> String {
+    let d = run.doc;
+    let (e, p) = (&d.engine, &d.plan);
+    let io = format!(
+        "{}{}",
+        if e.direct { "O_DIRECT" } else { "buffered" },
+        if e.fdatasync {
+            ", fdatasync after each write"
+        } else {
+            ""
+        }
+    );
+    let mut rows: Vec<(&str, String)> = vec![
+        (
+            "source",
+            if run.fio() {
+                "fio".into()
+            } else {
+                format!("diskalign {}", d.diskalign_version)
+            },
+        ),
+        ("engine", e.name.clone()),
+    ];
+    if !run.fio() {
+        rows.extend([
+            ("queue depth", e.queue_depth.to_string()),
+            ("jobs", e.jobs.to_string()),
+            ("I/O", io),
+            ("preset", p.preset.clone()),
+            (
+                "rounds run",
+                format!("{} (at most {} per comparison)", d.rounds_run, p.rounds),
+            ),
+            (
+                "window per cell and round",
+                format!("{:.2} s or more", p.runtime),
+            ),
+            (
+                "smallest penalty sought",
+                format!("{:.0} %", p.min_effect * 100.0),
+            ),
+            ("seed", p.seed.to_string()),
+            ("elapsed", format!("{:.1} s", d.elapsed_s)),
+            ("partial (Ctrl-C)", yes_no(d.partial)),
+        ]);
+    }
+    if d.started_unix > 0 {
+        rows.push(("started", utc(d.started_unix)));
+    }
+    let rows: Vec<Vec<Td>> = rows
+        .into_iter()
+        .map(|(k, v)| vec![Td::text(k), Td::text(v)])
+        .collect();
+    page::table(
+        &format!("{}-plan", run.id),
+        "How it was measured",
+        &["", "value"],
+        &rows,
+    )
+}
+
+/// The rows of the environment table: a label and one value per target.
+fn env_rows(parts: &[TargetPart]) -> Vec<(&'static str, Vec<String>)> {
+    let per = |f: &dyn Fn(&TargetPart) -> String| parts.iter().map(f).collect::<Vec<_>>();
+    let env =
+        |f: fn(&Environment) -> Option<String>| per(&|p| f(&p.environment).unwrap_or_default());
+    let topo = |f: fn(&crate::saved::check::Limits) -> String| {
+        per(&|p| p.environment.topology.as_ref().map(f).unwrap_or_default())
+    };
+    let size = |b: u64| if b == 0 { String::new() } else { human(b) };
+    vec![
+        ("target", per(&|p| p.target.path.clone())),
+        ("kind", per(&|p| p.target.kind.clone())),
+        ("size", per(&|p| size(p.target.size_bytes))),
+        ("logical block", per(&|p| size(p.target.logical_block_size))),
+        (
+            "physical block",
+            per(&|p| size(p.target.physical_block_size)),
+        ),
+        ("disk", env(|e| e.disk.clone())),
+        ("model", env(|e| e.model.clone())),
+        ("firmware", env(|e| e.firmware.clone())),
+        ("transport", env(|e| e.transport.clone())),
+        ("USB bridge", env(|e| e.usb_bridge.clone())),
+        ("rotational", env(|e| e.rotational.map(yes_no))),
+        ("scheduler", env(|e| e.scheduler.clone())),
+        ("minimum I/O size", topo(|l| human(l.minimum_io_size))),
+        ("optimal I/O size", topo(|l| human(l.optimal_io_size))),
+        (
+            "alignment offset",
+            topo(|l| format!("{} bytes", l.alignment_offset)),
+        ),
+        (
+            "filesystem",
+            env(|e| {
+                e.filesystem
+                    .as_ref()
+                    .map(|f| format!("{} on {} ({})", f.fs_type, f.mount_point, f.source))
+            }),
+        ),
+        ("kernel", env(|e| Some(e.kernel.clone()))),
+        ("arch", env(|e| Some(e.arch.clone()))),
+        ("CPU", env(|e| e.cpu_model.clone())),
+        ("CPUs", env(|e| (e.cpus > 0).then(|| e.cpus.to_string()))),
+        ("CPU governor", env(|e| e.cpu_governor.clone())),
+    ]
+}
+
+/// The machine and each target, one column per target.
+pub fn environment(run: &Run) -> String {
+    let mut headers = vec![""];
+    let names: Vec<String> = (0..run.parts.len())
+        .map(|t| format!("target {t}"))
+        .collect();
+    if run.multi() {
+        headers.extend(names.iter().map(String::as_str));
+    } else {
+        headers.push("value");
+    }
+    let rows: Vec<Vec<Td>> = env_rows(&run.parts)
+        .into_iter()
+        .filter(|(_, v)| v.iter().any(|x| !x.is_empty()))
+        .map(|(k, v)| {
+            let mut row = vec![Td::text(k)];
+            row.extend(v.into_iter().map(Td::Text));
+            row
+        })
+        .collect();
+    page::table(
+        &format!("{}-environment", run.id),
+        "The machine and the target as recorded",
+        &headers,
+        &rows,
+    )
+}
