@@ -37,8 +37,9 @@ impl Linear {
     pub fn ticks(&self, n: usize) -> Vec<f64> {
         let (lo, hi) = (self.d0.min(self.d1), self.d0.max(self.d1));
         let step = nice_step((hi - lo) / n.max(1) as f64);
-        let first = (lo / step).ceil() as i64;
-        let last = (hi / step).floor() as i64;
+        // A hair of slack: 0.3 / 0.1 is 2.9999999999999996.
+        let first = (lo / step - 1e-9).ceil() as i64;
+        let last = (hi / step + 1e-9).floor() as i64;
         (first..=last.min(first + 100))
             .map(|k| k as f64 * step)
             .collect()
@@ -184,6 +185,8 @@ mod tests {
         let s = Linear::new((0.0, 187_000.0), (0.0, 1.0));
         assert_eq!(s.ticks(5), vec![0.0, 50_000.0, 100_000.0, 150_000.0]);
         assert_eq!(nice_step(0.23), 0.25);
+        let p = Linear::new((0.0, 0.3), (0.0, 1.0)).ticks(3);
+        assert_eq!(p.len(), 4, "{p:?}");
         assert_eq!(nice_step(7.0), 10.0);
         assert_eq!(zero_based([0.0, 187_000.0].into_iter()), (0.0, 200_000.0));
     }
