@@ -165,12 +165,37 @@ fn probe_pages_draw_the_grid_for_one_target_two_and_fio() {
     let one = probe(dir.path(), "one.json", &[&l.dev], &[]);
     let two = probe(dir.path(), "two.json", &[&l.dev, &s], &["--size", "16M"]);
     let fio = fio(dir.path(), &l.dev);
+    // The grid: 2 block sizes x 3 offsets of randread.
     let (_, r) = report(dir.path(), "probe", &[&one], 2400);
-    assert!(r.dom.contains("probe: "));
+    for fig in [
+        "run1-heatmap-randread",
+        "run1-lines-randread",
+        "run1-bs-curve",
+    ] {
+        assert!(
+            r.dom.contains(&format!(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"{fig}\""
+            )),
+            "no {fig}"
+        );
+    }
+    assert_eq!(count(&r.dom, "<g class=\"cell\""), 6);
+    let lines = browser::figure(&r.dom, "run1-lines-randread");
+    assert_eq!(count(lines, "<g class=\"line\""), 2);
+    let heatmap = browser::figure(&r.dom, "run1-heatmap-randread");
+    assert_eq!(count(heatmap, "data-decision=\"aligned\""), 2);
+    assert!(r.dom.contains("class=\"band\""), "rounds give intervals");
+    // Two targets: each drawn on shared axes, the second against the first.
     let (_, r) = report(dir.path(), "probe-two-targets", &[&two], 3000);
-    assert!(r.dom.contains("probe: "));
+    assert_eq!(count(&r.dom, "<g class=\"cell\" data-target=\"0\""), 6);
+    assert!(count(&r.dom, "<g class=\"cell\" data-target=\"1\"") >= 6);
+    assert!(r.dom.contains("id=\"run1-versus-randread\""));
+    // One fio pass: the same cells, no interval, nothing decided.
     let (_, r) = report(dir.path(), "fio", &[&fio], 2400);
-    assert!(r.dom.contains("fio"));
+    assert_eq!(count(&r.dom, "<g class=\"cell\""), 6);
+    assert!(!r.dom.contains("class=\"band\""), "fio has no replicates");
+    assert!(r.dom.contains("data-decision=\"untested\""));
+    assert!(!r.dom.contains("data-significant=\"true\""));
 }
 
 #[test]
@@ -253,8 +278,24 @@ fn compare_pages_for_probe_fio_and_check_runs() {
             "--json",
         ],
     );
+    // Every shared cell a mark; against fio nothing is tested.
     let (_, r) = report(dir.path(), "compare-probe", &[&ab, &af], 3000);
-    assert!(r.dom.contains("compare: "));
+    assert!(r.dom.contains("id=\"run1-ratio-randread-t1\""));
+    assert!(r.dom.contains("id=\"run2-ratio-randread-t1\""));
+    assert_eq!(count(&r.dom, "<g class=\"ratio\""), 12);
+    assert_eq!(count(&r.dom, "data-decision=\"untested\""), 6);
+    assert!(r.dom.contains("id=\"run1-environment\""));
+    // The fix: the start off 4 KiB is gone.
     let (_, r) = report(dir.path(), "compare-check", &[&fix], 1600);
-    assert!(r.dom.contains("compare: "));
+    assert!(r.dom.contains("id=\"run1-severity\""));
+    let gone = r
+        .dom
+        .split("id=\"run1-disappeared\"")
+        .nth(1)
+        .expect("a table of what disappeared");
+    assert!(gone
+        .split("</table>")
+        .next()
+        .unwrap()
+        .contains("start-not-4k"));
 }

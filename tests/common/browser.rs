@@ -135,14 +135,15 @@ pub fn assert_not_blank(r: &Rendered, min_ink: f64) {
 /// Fails when the page fetched anything (the net log), or names anything
 /// it could fetch: no `src`, `href`, `url(`, `@import`, `<link`,
 /// `<iframe`, `<object` or `<embed` in the DOM. The SVG namespace
-/// (`xmlns`) is a name, not a request.
+/// (`xmlns`) is a name, not a request, and `url(#ramp)` points inside the
+/// page (a gradient), so those two are allowed.
 pub fn assert_self_contained(r: &Rendered) {
     assert!(
         r.requests.is_empty(),
         "the page made requests: {:?}",
         r.requests
     );
-    let dom = r.dom.to_ascii_lowercase();
+    let dom = r.dom.to_ascii_lowercase().replace("url(#", "fragment(#");
     for bad in [
         " src=",
         " href=",
@@ -161,4 +162,14 @@ pub fn assert_self_contained(r: &Rendered) {
 /// How many times `needle` occurs in the DOM.
 pub fn count(dom: &str, needle: &str) -> usize {
     dom.matches(needle).count()
+}
+
+/// The markup of the figure `id` (its `<svg>` element), or a failure.
+pub fn figure<'a>(dom: &'a str, id: &str) -> &'a str {
+    let start = dom
+        .find(&format!(" id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no figure {id}"));
+    let open = dom[..start].rfind("<svg").expect("the figure is an svg");
+    let len = dom[open..].find("</svg>").expect("the svg ends");
+    &dom[open..open + len]
 }
