@@ -53,14 +53,21 @@ pub fn domain(cells: &[&CellRatio], min_effect: f64) -> (f64, f64) {
     ((lo / 1.1).max(1.0 / LIMIT), (hi * 1.1).min(LIMIT))
 }
 
-/// Round ratios to label the axis with, inside the range.
-pub fn ticks(lo: f64, hi: f64) -> Vec<f64> {
-    [
-        0.0625, 0.125, 0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 4.0, 8.0, 16.0,
-    ]
-    .into_iter()
-    .filter(|t| *t >= lo && *t <= hi)
-    .collect()
+/// Round ratios to label the axis with, inside the range and at least
+/// `gap` pixels apart: 1 first, then halves and doubles, then the finer
+/// steps where there is room.
+pub fn ticks(x: &LogAxis, gap: f64) -> Vec<f64> {
+    let by_rank = [
+        1.0, 0.5, 2.0, 0.25, 4.0, 0.125, 8.0, 0.0625, 16.0, 0.8, 1.25, 0.67, 1.5, 0.9, 1.1,
+    ];
+    let mut kept: Vec<f64> = Vec::new();
+    for t in by_rank.into_iter().filter(|t| *t >= x.lo && *t <= x.hi) {
+        if kept.iter().all(|k| (x.map(*k) - x.map(t)).abs() >= gap) {
+            kept.push(t);
+        }
+    }
+    kept.sort_by(f64::total_cmp);
+    kept
 }
 
 /// The colour of a decision (Okabe–Ito): slower vermillion, faster blue,
@@ -169,7 +176,7 @@ fn frame(f: &mut Figure, x: &LogAxis, bottom: f64, min_effect: f64) {
                 min_effect * 100.0
             )),
     );
-    for t in ticks(x.lo, x.hi) {
+    for t in ticks(x, 34.0) {
         let px = x.map(t);
         let stroke = if t == 1.0 { "#333333" } else { "#dddddd" };
         f.add(
@@ -382,9 +389,26 @@ mod tests {
         assert!((x.map(0.5) - 100.0).abs() < 1e-9);
         assert!((x.map(2.0) - 300.0).abs() < 1e-9);
         assert_eq!(x.map(100.0), 400.0);
+        let near = LogAxis {
+            lo: 0.3,
+            hi: 2.5,
+            r0: 0.0,
+            r1: 560.0,
+        };
         assert_eq!(
-            ticks(0.3, 2.5),
-            vec![0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0]
+            ticks(&near, 34.0),
+            vec![0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 2.0]
+        );
+        // Wide: the fine steps near 1 would overlap and are left out.
+        let wide = LogAxis {
+            lo: 1.0 / 16.0,
+            hi: 16.0,
+            r0: 0.0,
+            r1: 560.0,
+        };
+        assert_eq!(
+            ticks(&wide, 34.0),
+            vec![0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
         );
     }
 
