@@ -133,3 +133,91 @@ fn codes(findings: &[Finding]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::saved::Saved;
+
+    /// `sfdisk` of a 64 MiB image with `start=63,size=50000` and
+    /// `start=65536`, trimmed, with a PV inside partition 2 and a VG.
+    const DOC: &str = r#"{"schema":"diskalign.check","schema_version":1,
+      "targets":[{"path":"a.img","kind":"image","size_bytes":67108864,
+        "topology":{"logical_block_size":512,"physical_block_size":512,"minimum_io_size":512,"optimal_io_size":0,"alignment_offset":0},
+        "partition_table":{"type":"mbr","sector_size":512},
+        "partitions":[
+          {"number":1,"kind":"primary","type_id":"0x83","start_bytes":32256,"end_bytes":25632255,"size_bytes":25600000,
+           "start_alignment":512,"status":"misaligned",
+           "tools":{"parted_optimal":false,"parted_minimal":true,"fdisk":true,"sgdisk":true},
+           "findings":[
+             {"code":"start-not-4k","severity":"error","message":"starts at byte 32256 = 7 x 4 KiB + 3584"},
+             {"code":"end-not-4k","severity":"warning","message":"ends at byte 25632256"}]},
+          {"number":2,"kind":"primary","type_id":"0x83","start_bytes":33554432,"end_bytes":67108863,"size_bytes":33554432,
+           "start_alignment":1048576,"status":"aligned",
+           "tools":{"parted_optimal":true,"parted_minimal":true,"fdisk":true,"sgdisk":true}}],
+        "stack":[{"kind":"partition","name":"partition 2","device":"a.img","offset_bytes":33554432,"status":"aligned",
+          "children":[{"kind":"lvm-pv","name":"PV x","device":"a.img","offset_bytes":33554432,"data_offset_bytes":1048576,"status":"aligned"}]}],
+        "verdict":"MISALIGNED"}],
+      "assembled":[{"kind":"lvm-vg","name":"VG vg","device":"lvm:vg","status":"aligned",
+        "children":[{"kind":"lvm-lv","name":"LV vg/lv","device":"vg/lv","status":"aligned"}]}],
+      "errors":[{"path":"/dev/nosuch","message":"cannot open"}],
+      "summary":{"status":"misaligned","targets":2,"checked":1,"errors":1,"warnings":1,"info":0,"exit_status":3}}"#;
+
+    fn page() -> String {
+        let Ok(Saved::Check(doc)) = Saved::parse(DOC, "a.json") else {
+            panic!("not a check document");
+        };
+        section("run1", "a.json", &doc)
+    }
+
+    #[test]
+    fn the_map_marks_partitions_and_misaligned_boundaries() {
+        let s = page();
+        assert!(s.contains("id=\"run1-map-0\""));
+        assert!(s.contains(
+            "data-partition=\"1\" data-start=\"32256\" data-end=\"25632255\" data-status=\"misaligned\""
+        ));
+        assert!(s.contains(
+            "data-partition=\"2\" data-start=\"33554432\" data-end=\"67108863\" data-status=\"aligned\""
+        ));
+        assert!(
+            s.contains("data-mark=\"start-misaligned\" data-partition=\"1\" data-offset=\"32256\"")
+        );
+        assert!(s.contains(
+            "data-mark=\"end-misaligned\" data-partition=\"1\" data-offset=\"25632256\""
+        ));
+        assert!(!s.contains("data-mark=\"start-misaligned\" data-partition=\"2\""));
+        assert!(s.contains("id=\"run1-map-0-table\""));
+    }
+
+    #[test]
+    fn each_boundary_has_a_zoom_with_its_grids() {
+        let s = page();
+        assert!(s.contains("id=\"run1-zoom-0-p1-start\""));
+        assert!(s.contains("id=\"run1-zoom-0-p2-end\""));
+        assert!(s.contains("data-boundary=\"start\" data-offset=\"32256\" data-partition=\"1\""));
+        assert!(s.contains("data-boundary=\"end\" data-offset=\"67108864\" data-partition=\"2\""));
+        assert!(s.contains(
+            "data-grid=\"4k\" data-grain=\"4096\" data-grid-offset=\"0\" data-below=\"28672\" data-above=\"32768\" data-on=\"false\""
+        ));
+        assert!(s.contains("3584 bytes past the line at 28672, 512 bytes short of 32768"));
+        assert!(s.contains("id=\"run1-zoom-0-table\""));
+    }
+
+    #[test]
+    fn the_stack_the_tools_and_the_findings_are_drawn() {
+        let s = page();
+        assert!(s.contains("id=\"run1-stack-0\""));
+        assert!(s.contains(
+            "data-kind=\"lvm-pv\" data-layer=\"PV x\" data-path=\"partition 2 / PV x\" data-status=\"aligned\" data-device=\"a.img\" data-start=\"34603008\""
+        ));
+        assert!(s.contains("id=\"run1-assembled\""));
+        assert!(s.contains("data-kind=\"lvm-vg\""));
+        assert!(s.contains("id=\"run1-tools-0\""));
+        assert!(s.contains("<td class=\"status-misaligned\">✗ not aligned</td>"));
+        assert!(s.contains("id=\"run1-findings-error\""));
+        assert!(s.contains("id=\"run1-findings-warning\""));
+        assert!(s.contains("id=\"run1-summary\""));
+        assert!(s.contains("id=\"run1-errors\""));
+    }
+}

@@ -11,6 +11,7 @@ mod limits;
 
 use super::page::{self, Td};
 use super::svg::esc;
+use crate::findings::Severity;
 use crate::saved::topology::Disk;
 use crate::saved::TopologyDoc;
 use crate::units::human;
@@ -108,7 +109,7 @@ fn about(d: &Disk) -> String {
 
 /// The limits, sysfs beside the ioctl; distrusted cells marked ⚠ with why.
 fn table(tid: &str, d: &Disk, rows: &[Row]) -> String {
-    let body: Vec<Vec<Td>> = rows.iter().map(|r| table_row(d, r)).collect();
+    let body: Vec<Vec<Td>> = rows.iter().map(table_row).collect();
     let mut s = page::table(
         tid,
         &format!(
@@ -127,18 +128,12 @@ fn table(tid: &str, d: &Disk, rows: &[Row]) -> String {
     s
 }
 
-fn table_row(d: &Disk, r: &Row) -> Vec<Td> {
-    let class = |warn: bool| {
-        let worst = r.findings.iter().map(|f| f.severity).max();
-        match worst {
-            Some(crate::findings::Severity::Error) => "sev-error",
-            _ if warn => "sev-warning",
-            _ => "",
-        }
-    };
+fn table_row(r: &Row) -> Vec<Td> {
+    let error = r.findings.iter().any(|f| f.severity == Severity::Error);
+    let class = if error { "sev-error" } else { "sev-warning" };
     let cell = |v: String, warn: bool| {
         if warn {
-            Td::Class(format!("num {}", class(true)), format!("⚠ {v}"))
+            Td::Class(format!("num {class}"), format!("⚠ {v}"))
         } else {
             Td::num(v)
         }
@@ -146,17 +141,7 @@ fn table_row(d: &Disk, r: &Row) -> Vec<Td> {
     let ioctl = match r.ioctl {
         Some(v) => cell(v.to_string(), r.differs()),
         None if !r.has_ioctl => Td::text("no ioctl"),
-        None => Td::Class(
-            "sev-info".into(),
-            format!(
-                "⚠ not read{}",
-                if d.ioctl_error.is_some() {
-                    " (see note)"
-                } else {
-                    ""
-                }
-            ),
-        ),
+        None => Td::Class("sev-info".into(), "⚠ not read".into()),
     };
     let mut why: Vec<String> = r
         .findings
@@ -209,4 +194,51 @@ fn findings(tid: &str, d: &Disk) -> String {
         &["finding", "about", "message"],
         &rows,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::saved::Saved;
+
+    /// The usb-bridge fixture's disk: a JMicron bridge reporting 65535 × 512.
+    const DOC: &str = r#"{"schema":"diskalign.topology","schema_version":1,"disks":[{
+        "name":"sda","device":"/dev/sda","size_bytes":1000204886016,
+        "topology":{"logical_block_size":512,"physical_block_size":4096,"minimum_io_size":4096,
+                    "optimal_io_size":33553920,"alignment_offset":0,"discard_granularity":0,"discard_alignment":0},
+        "ioctl":null,"ioctl_error":"not opened: sysfs root is fixtures",
+        "model":"WD10EZEX-00WN4A0","vendor":"WDC","transport":"usb-uas",
+        "usb":{"vendor_id":"152d","product_id":"0578","manufacturer":"JMicron","product":"USB to ATA/ATAPI Bridge"},
+        "findings":[{"code":"optimal-io-suspicious","severity":"warning","message":"optimal_io_size 33553920 is 65535 x 512"}]}],
+        "errors":[{"path":"nosuch","message":"no such disk under /sys/block"}]}"#;
+
+    fn page() -> String {
+        let Ok(Saved::Topology(doc)) = Saved::parse(DOC, "t.json") else {
+            panic!("not a topology document");
+        };
+        section("run1", "t.json", &doc)
+    }
+
+    #[test]
+    fn the_bridges_hint_is_marked_in_the_figure_and_the_table() {
+        let s = page();
+        assert!(s.contains("<div class=\"disk\" data-disk=\"sda\">"));
+        assert!(s.contains("id=\"run1-grains-0\""));
+        assert!(s.contains(
+            "data-disk=\"sda\" data-limit=\"optimal_io_size\" data-source=\"sysfs\" data-value=\"33553920\" data-suspicious=\"true\""
+        ));
+        assert!(s.contains(
+            "data-disk=\"sda\" data-limit=\"physical_block_size\" data-source=\"sysfs\" data-value=\"4096\" data-suspicious=\"false\""
+        ));
+        assert!(s.contains(
+            "data-limit=\"optimal_io_size\" data-source=\"ioctl\" data-value=\"\" data-suspicious=\"false\""
+        ));
+        assert!(s.contains("id=\"run1-limits-0\""));
+        assert!(s.contains("<td class=\"num sev-warning\">⚠ 33553920</td>"));
+        assert!(s.contains("<td class=\"sev-info\">⚠ not read</td>"));
+        assert!(s.contains("optimal-io-suspicious: optimal_io_size 33553920 is 65535 x 512"));
+        assert!(s.contains("The ioctls were not read: not opened: sysfs root is fixtures."));
+        assert!(s.contains("id=\"run1-findings-0\""));
+        assert!(s.contains("id=\"run1-errors\""));
+    }
 }

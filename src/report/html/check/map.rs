@@ -94,9 +94,19 @@ fn legend(f: &mut Figure, fig: &str, t: &Target) {
     ];
     let present: Vec<Option<Status>> = all
         .into_iter()
-        .filter(|s| t.partitions.iter().any(|p| status(p) == *s))
+        .filter(|s| {
+            t.partitions
+                .iter()
+                .any(|p| p.kind != "extended" && status(p) == *s)
+        })
         .collect();
     let mut x = look::legend(f, fig, &present, LEFT, 40.0);
+    if t.partitions.iter().any(|p| p.kind == "extended") {
+        f.add(extended_box(x, 31.0, 14.0, 11.0));
+        let words = "extended container";
+        f.add(El::new("text").at("x", x + 18.0).at("y", 40.0).text(words));
+        x += 18.0 + text_width(words, 11.0) + 14.0;
+    }
     for (shape, words) in [
         (down as fn(f64, f64) -> String, "start off its grain"),
         (up, "end off its grain"),
@@ -111,6 +121,18 @@ fn legend(f: &mut Figure, fig: &str, t: &Target) {
         f.add(El::new("text").at("x", x + 16.0).at("y", 40.0).text(words));
         x += 16.0 + text_width(words, 11.0) + 8.0;
     }
+}
+
+/// The dashed outline an extended container is drawn as.
+fn extended_box(x: f64, y: f64, w: f64, h: f64) -> El {
+    El::new("rect")
+        .at("x", x)
+        .at("y", y)
+        .at("width", w)
+        .at("height", h)
+        .attr("fill", "none")
+        .attr("stroke", "#555555")
+        .attr("stroke-dasharray", "4 2")
 }
 
 /// The status a partition is drawn in (extended containers: not judged).
@@ -203,15 +225,7 @@ fn partition(f: &mut Figure, fig: &str, p: &Partition, x: &Linear) {
     };
     let base = El::new("rect").title(tip(p));
     if extended {
-        f.add(
-            base.at("x", s.x)
-                .at("y", y)
-                .at("width", s.w)
-                .at("height", h)
-                .attr("fill", "#ffffff")
-                .attr("stroke", "#555555")
-                .attr("stroke-dasharray", "4 2"),
-        );
+        f.add(extended_box(s.x, y, s.w, h).title(tip(p)));
     } else {
         look::swatch(f, fig, l, (s.x, y, s.w, h), base);
     }
@@ -270,6 +284,9 @@ fn tip(p: &Partition) -> String {
 /// The label drawn in the partition when it fits: the long one, else
 /// the number alone; none when even that does not fit.
 fn inside_label(p: &Partition, w: f64) -> Option<String> {
+    if p.kind == "extended" {
+        return None;
+    }
     let l = look(status(p));
     let long = format!(
         "{} {} · {} · {}",
@@ -354,7 +371,6 @@ fn up(x: f64, top: f64) -> String {
 fn outside_labels(f: &mut Figure, parts: &[Partition], x: &Linear) {
     let mut outside: Vec<(&Partition, Slot)> = parts
         .iter()
-        .filter(|p| p.kind != "extended")
         .map(|p| {
             (
                 p,
@@ -366,7 +382,7 @@ fn outside_labels(f: &mut Figure, parts: &[Partition], x: &Linear) {
     outside.sort_by(|a, b| a.1.x.total_cmp(&b.1.x));
     let width = outside
         .iter()
-        .map(|(p, _)| text_width(&p.number.to_string(), 10.0))
+        .map(|(p, _)| text_width(&outside_label(p), 10.0))
         .fold(8.0, f64::max);
     let wants: Vec<f64> = outside.iter().map(|(_, s)| s.x + s.w / 2.0).collect();
     let xs = layout::place_labels(&wants, width, 4.0, (LEFT, RIGHT));
@@ -376,7 +392,10 @@ fn outside_labels(f: &mut Figure, parts: &[Partition], x: &Linear) {
                 .attr(
                     "points",
                     super::super::svg::points(&[
-                        (s.x + s.w / 2.0, BAR_TOP + BAR_H - 6.0),
+                        (
+                            s.x + s.w / 2.0,
+                            BAR_TOP + BAR_H + if p.kind == "extended" { 4.0 } else { -6.0 },
+                        ),
                         (s.x + s.w / 2.0, BAR_TOP + BAR_H + 12.0),
                         (lx, LABEL_Y - 10.0),
                     ]),
@@ -391,8 +410,18 @@ fn outside_labels(f: &mut Figure, parts: &[Partition], x: &Linear) {
                 .at("y", LABEL_Y)
                 .attr("text-anchor", "middle")
                 .attr("font-size", 10)
-                .text(p.number.to_string())
+                .text(outside_label(p))
                 .title(tip(p)),
         );
+    }
+}
+
+/// A partition's label under the bar: its number, and for an extended
+/// container that it is one.
+fn outside_label(p: &Partition) -> String {
+    if p.kind == "extended" {
+        format!("{} (ext.)", p.number)
+    } else {
+        p.number.to_string()
     }
 }

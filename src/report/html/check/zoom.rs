@@ -215,14 +215,7 @@ fn lane(f: &mut Figure, g: &Grid, at: u64, (lo, hi): (u64, u64), x: &Linear, y: 
             ("on", pos.on_line().to_string()),
         ],
     );
-    f.add(
-        El::new("text")
-            .at("x", RULER.0 - 6.0)
-            .at("y", y + LANE_H / 2.0 + 4.0)
-            .attr("text-anchor", "end")
-            .attr("font-size", 10)
-            .text(&g.label),
-    );
+    lane_label(f, g, y);
     f.add(
         El::new("rect")
             .at("x", RULER.0)
@@ -233,16 +226,26 @@ fn lane(f: &mut Figure, g: &Grid, at: u64, (lo, hi): (u64, u64), x: &Linear, y: 
             .title(format!("{} grid: {}", g.label, grid::describe(at, g))),
     );
     let cap = ((RULER.1 - RULER.0) / 4.0) as usize;
+    let bx = x.map(at as f64);
     match grid::lines(lo, hi, g, cap) {
-        Ok(lines) if lines.is_empty() => far_lines(f, at, pos, x.map(at as f64), y),
         Ok(lines) => {
             for l in lines {
                 let near = Some(l) == pos.below || Some(l) == pos.above;
                 grid_line(f, g, l, x, y, near);
             }
-            distances(f, at, pos, x, y);
+            if !pos.on_line() {
+                let sides = [(pos.below, true), (pos.above, false)];
+                for (line, left) in sides {
+                    let Some(line) = line else { continue };
+                    if (lo..=hi).contains(&line) {
+                        distance(f, at, line, x, y);
+                    } else {
+                        far_line(f, at, line, left, bx, y);
+                    }
+                }
+            }
         }
-        Err(n) => dense(f, g, n, y),
+        Err(n) => dense(f, g, n, bx, y),
     }
     verdict(f, g, at, pos, y);
     f.end_group();
@@ -262,61 +265,74 @@ fn grid_line(f: &mut Figure, g: &Grid, l: u64, x: &Linear, y: f64, near: bool) {
     );
 }
 
-/// The bytes between the boundary and the nearest lines, written in the
-/// lane where there is room.
-fn distances(f: &mut Figure, at: u64, pos: grid::Position, x: &Linear, y: f64) {
-    if pos.on_line() {
+/// The bytes between the boundary and a nearest line in the window,
+/// written between them where there is room.
+fn distance(f: &mut Figure, at: u64, line: u64, x: &Linear, y: f64) {
+    let (a, b) = (x.map(line as f64), x.map(at as f64));
+    let text = format!("{} B", line.abs_diff(at));
+    if (a - b).abs() < text_width(&text, 9.0) + 6.0 {
         return;
     }
-    for line in [pos.below, pos.above].into_iter().flatten() {
-        let (a, b) = (x.map(line as f64), x.map(at as f64));
-        let text = format!("{} B", line.abs_diff(at));
-        if (a - b).abs() < text_width(&text, 9.0) + 6.0 {
-            continue;
-        }
+    f.add(
+        El::new("text")
+            .at("x", (a + b) / 2.0)
+            .at("y", y + LANE_H / 2.0 + 3.0)
+            .attr("text-anchor", "middle")
+            .attr("font-size", 9)
+            .text(text),
+    );
+}
+
+/// A nearest line outside the window: where it is, written at the lane's
+/// end on its side, in smaller type where the room beside the boundary
+/// (at `bx` px) is short.
+fn far_line(f: &mut Figure, at: u64, line: u64, left: bool, bx: f64, y: f64) {
+    let d = line.abs_diff(at);
+    let (text, px, anchor) = if left {
+        (format!("◀ {line} (−{d} B)"), RULER.0 + 4.0, "start")
+    } else {
+        (format!("{line} (+{d} B) ▶"), RULER.1 - 4.0, "end")
+    };
+    let room = (bx - px).abs() - 6.0;
+    let size = (room / text_width(&text, 1.0)).clamp(6.5, 9.0);
+    f.add(
+        El::new("text")
+            .at("x", px)
+            .at("y", y + LANE_H / 2.0 + 3.0)
+            .attr("text-anchor", anchor)
+            .at("font-size", size)
+            .attr("fill", "#0b5394")
+            .text(text),
+    );
+}
+
+/// The lane's name, and where its grid starts when not at byte 0.
+fn lane_label(f: &mut Figure, g: &Grid, y: f64) {
+    let shifted = g.offset != 0;
+    f.add(
+        El::new("text")
+            .at("x", RULER.0 - 6.0)
+            .at("y", y + LANE_H / 2.0 + if shifted { -1.0 } else { 4.0 })
+            .attr("text-anchor", "end")
+            .attr("font-size", 10)
+            .text(&g.label),
+    );
+    if shifted {
         f.add(
             El::new("text")
-                .at("x", (a + b) / 2.0)
-                .at("y", y + LANE_H / 2.0 + 3.0)
-                .attr("text-anchor", "middle")
-                .attr("font-size", 9)
-                .text(text),
+                .at("x", RULER.0 - 6.0)
+                .at("y", y + LANE_H / 2.0 + 9.0)
+                .attr("text-anchor", "end")
+                .attr("font-size", 8.5)
+                .attr("fill", "#555555")
+                .text(format!("from byte {}", g.offset)),
         );
     }
 }
 
-/// No line in the window: where the nearest ones are, written at the
-/// lane's ends, in smaller type where the room beside the boundary (at
-/// `bx` px) is short.
-fn far_lines(f: &mut Figure, at: u64, pos: grid::Position, bx: f64, y: f64) {
-    let sides = [
-        (pos.below, RULER.0 + 4.0, "start", true),
-        (pos.above, RULER.1 - 4.0, "end", false),
-    ];
-    for (line, px, anchor, left) in sides {
-        let Some(line) = line else { continue };
-        let d = line.abs_diff(at);
-        let text = if left {
-            format!("◀ {line} (−{d} B)")
-        } else {
-            format!("{line} (+{d} B) ▶")
-        };
-        let room = (bx - px).abs() - 6.0;
-        let size = (room / text_width(&text, 1.0)).clamp(6.5, 9.0);
-        f.add(
-            El::new("text")
-                .at("x", px)
-                .at("y", y + LANE_H / 2.0 + 3.0)
-                .attr("text-anchor", anchor)
-                .at("font-size", size)
-                .attr("fill", "#0b5394")
-                .text(text),
-        );
-    }
-}
-
-/// More lines than can be drawn apart: a band, and how many.
-fn dense(f: &mut Figure, g: &Grid, n: u64, y: f64) {
+/// More lines than can be drawn apart: a band, and how many, written on
+/// the side of the boundary (at `bx` px) with more room.
+fn dense(f: &mut Figure, g: &Grid, n: u64, bx: f64, y: f64) {
     f.add(
         El::new("rect")
             .at("x", RULER.0)
@@ -326,15 +342,24 @@ fn dense(f: &mut Figure, g: &Grid, n: u64, y: f64) {
             .attr("fill", "#8a8a8a")
             .attr("fill-opacity", "0.25"),
     );
+    let text = format!(
+        "a line every {} ({n} here: too dense to draw)",
+        human(g.grain)
+    );
+    let right = bx - RULER.0 < RULER.1 - bx;
+    let (px, anchor) = if right {
+        (RULER.1 - 4.0, "end")
+    } else {
+        (RULER.0 + 4.0, "start")
+    };
+    let room = (bx - px).abs() - 6.0;
     f.add(
         El::new("text")
-            .at("x", RULER.0 + 4.0)
+            .at("x", px)
             .at("y", y + LANE_H / 2.0 + 3.0)
-            .attr("font-size", 9)
-            .text(format!(
-                "a line every {} ({n} here: too dense to draw)",
-                human(g.grain)
-            )),
+            .attr("text-anchor", anchor)
+            .at("font-size", (room / text_width(&text, 1.0)).clamp(6.5, 9.0))
+            .text(text),
     );
 }
 
