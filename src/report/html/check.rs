@@ -9,9 +9,11 @@
 
 mod axis;
 mod grid;
+mod lane;
 mod layout;
 pub(super) mod look;
 mod map;
+mod marks;
 mod stack;
 mod tables;
 mod verdicts;
@@ -70,12 +72,15 @@ fn target(id: &str, n: usize, t: &Target) -> String {
         },
         limits(&t.topology)
     )));
-    if t.partitions.is_empty() {
+    let layers = stack::has_layers(&t.stack);
+    if t.partitions.is_empty() && !layers {
         s.push_str(&page::para(&format!(
-            "{} has no partitions to draw.",
+            "{} has no partitions, and nothing was found on it.",
             t.path
         )));
-    } else {
+        return s;
+    }
+    if !t.partitions.is_empty() {
         s.push_str(&map::figure(&format!("{id}-map-{n}"), t));
         s.push_str(&page::heading(
             4,
@@ -84,21 +89,16 @@ fn target(id: &str, n: usize, t: &Target) -> String {
         ));
         s.push_str(&zoom::section(&format!("{id}-zoom-{n}"), t));
     }
-    s.push_str(&page::heading(4, &format!("{id}-layers-{n}"), "The stack"));
-    if stack::has_layers(&t.stack) {
+    if layers {
+        s.push_str(&page::heading(4, &format!("{id}-layers-{n}"), "The stack"));
         s.push_str(&stack::figure(
             &format!("{id}-stack-{n}"),
             &format!("Stack of {}", t.path),
             &t.stack,
         ));
     } else {
-        s.push_str(&page::para(&format!(
-            "Nothing was found above the {} of {}.",
-            if t.partitions.is_empty() {
-                "device"
-            } else {
-                "partitions"
-            },
+        s.push_str(&page::note(&format!(
+            "Nothing was found above the partitions of {}.",
             t.path
         )));
     }

@@ -75,7 +75,7 @@ pub fn figure(fig: &str, title: &str, roots: &[Layer]) -> String {
     let cells = icicle(roots);
     let columns: usize = roots.iter().map(leaves).sum::<usize>().max(1);
     let levels = cells.iter().map(|c| c.depth + 1).max().unwrap_or(1);
-    let width = (LEFT + 8.0 + columns as f64 * MIN_LEAF).max(1100.0);
+    let width = (LEFT + 8.0 + columns as f64 * MIN_LEAF).max(720.0);
     let col = (width - LEFT - 8.0) / columns as f64;
     let bottom = TOP + levels as f64 * STEP;
     let mut f = Figure::new(fig, width, bottom + 58.0, title);
@@ -207,7 +207,7 @@ fn axes(f: &mut Figure, fig: &str, width: f64, bottom: f64, cells: &[Cell]) {
             .at("y", bottom + 18.0)
             .attr("text-anchor", "middle")
             .attr("fill", "#333333")
-            .text("each box spans the layers that sit on it (widths are not to scale; data starts are absolute bytes on the device named)"),
+            .text("each box spans what sits on it (widths not to scale); data starts in bytes on the device named"),
     );
     let all = [
         Some(Status::Aligned),
