@@ -1,22 +1,244 @@
 //! The figures of a topology run: each disk's I/O limits, sysfs beside
 //! the ioctls, with the suspicious hints marked.
+//!
+//! Ids, from the run's `id` and each disk's index `n`: `{id}-disk-{n}`
+//! (its heading), `{id}-grains-{n}` (the figure), `{id}-limits-{n}` (the
+//! table), `{id}-findings-{n}`; each disk's part is a
+//! `<div class="disk" data-disk="NAME">`.
+
+mod grains;
+mod limits;
 
 use super::page::{self, Td};
+use super::svg::esc;
+use crate::findings::Severity;
+use crate::saved::topology::Disk;
 use crate::saved::TopologyDoc;
+use crate::units::human;
+use limits::Row;
 
 /// The section of one topology run; `id` prefixes every id in it.
 pub fn section(id: &str, name: &str, doc: &TopologyDoc) -> String {
     let mut s = page::heading(2, id, &format!("topology: {name}"));
-    let rows: Vec<Vec<Td>> = doc
-        .disks
-        .iter()
-        .map(|d| vec![Td::text(&d.device), Td::num(d.size_bytes)])
-        .collect();
-    s.push_str(&page::table(
-        &format!("{id}-disks"),
-        "Disks",
-        &["disk", "size (bytes)"],
-        &rows,
-    ));
+    if doc.disks.is_empty() {
+        s.push_str(&page::para("No disks in this run."));
+    }
+    for (n, d) in doc.disks.iter().enumerate() {
+        s.push_str(&disk(id, n, d));
+    }
+    if !doc.errors.is_empty() {
+        let rows: Vec<Vec<Td>> = doc
+            .errors
+            .iter()
+            .map(|e| {
+                vec![
+                    Td::text(&e.path),
+                    Td::Class("sev-error".into(), e.message.clone()),
+                ]
+            })
+            .collect();
+        s.push_str(&page::table(
+            &format!("{id}-errors"),
+            "Disks not read",
+            &["disk", "why"],
+            &rows,
+        ));
+    }
     s
+}
+
+/// One disk: who it is, its limits drawn and tabled, its findings.
+fn disk(id: &str, n: usize, d: &Disk) -> String {
+    let mut s = format!("<div class=\"disk\" data-disk=\"{}\">\n", esc(&d.name));
+    s.push_str(&page::heading(3, &format!("{id}-disk-{n}"), &title(d)));
+    s.push_str(&page::note(&about(d)));
+    let rows = limits::rows(d);
+    s.push_str(&grains::figure(&format!("{id}-grains-{n}"), d, &rows));
+    s.push_str(&table(&format!("{id}-limits-{n}"), d, &rows));
+    s.push_str(&findings(&format!("{id}-findings-{n}"), d));
+    s.push_str("</div>\n");
+    s
+}
+
+/// `/dev/sda: WDC WD10EZEX-00WN4A0`.
+fn title(d: &Disk) -> String {
+    let who: Vec<&str> = [d.vendor.as_deref(), d.model.as_deref()]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .collect();
+    if who.is_empty() {
+        d.device.clone()
+    } else {
+        format!("{}: {}", d.device, who.join(" "))
+    }
+}
+
+/// Size, transport, bridge, firmware and rotation in one line.
+fn about(d: &Disk) -> String {
+    let mut parts = vec![format!("{} bytes ({})", d.size_bytes, human(d.size_bytes))];
+    if let Some(t) = &d.transport {
+        parts.push(format!("transport {t}"));
+    }
+    if let Some(u) = &d.usb {
+        let name: Vec<&str> = [u.manufacturer.as_deref(), u.product.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        parts.push(
+            format!(
+                "USB bridge {}:{} {}",
+                u.vendor_id,
+                u.product_id,
+                name.join(" ")
+            )
+            .trim_end()
+            .to_string(),
+        );
+    }
+    if let Some(fw) = &d.firmware {
+        parts.push(format!("firmware {fw}"));
+    }
+    match d.rotational {
+        Some(true) => parts.push("rotational".into()),
+        Some(false) => parts.push("not rotational".into()),
+        None => {}
+    }
+    parts.join("; ")
+}
+
+/// The limits, sysfs beside the ioctl; distrusted cells marked ⚠ with why.
+fn table(tid: &str, d: &Disk, rows: &[Row]) -> String {
+    let body: Vec<Vec<Td>> = rows.iter().map(table_row).collect();
+    let mut s = page::table(
+        tid,
+        &format!(
+            "I/O limits of {} (bytes): sysfs (queue/) and the ioctls",
+            d.device
+        ),
+        &["limit", "sysfs", "ioctl", "in units", "why marked"],
+        &body,
+    );
+    if d.ioctl.is_none() {
+        s.push_str(&page::note(&format!(
+            "The ioctls were not read: {}.",
+            d.ioctl_error.as_deref().unwrap_or("no reason given")
+        )));
+    }
+    s
+}
+
+fn table_row(r: &Row) -> Vec<Td> {
+    let error = r.findings.iter().any(|f| f.severity == Severity::Error);
+    let class = if error { "sev-error" } else { "sev-warning" };
+    let cell = |v: String, warn: bool| {
+        if warn {
+            Td::Class(format!("num {class}"), format!("⚠ {v}"))
+        } else {
+            Td::num(v)
+        }
+    };
+    let ioctl = match r.ioctl {
+        Some(v) => cell(v.to_string(), r.differs()),
+        None if !r.has_ioctl => Td::text("no ioctl"),
+        None => Td::Class("sev-info".into(), "⚠ not read".into()),
+    };
+    let mut why: Vec<String> = r
+        .findings
+        .iter()
+        .map(|f| format!("{}: {}", f.code, f.message))
+        .collect();
+    if r.differs() && r.findings.is_empty() {
+        why.push(format!(
+            "sysfs says {}, the ioctl says {}",
+            r.sysfs,
+            r.ioctl.unwrap_or_default()
+        ));
+    }
+    vec![
+        Td::text(format!("{} ({})", r.label, r.key)),
+        cell(r.sysfs.to_string(), r.suspicious()),
+        ioctl,
+        Td::num(if r.sysfs > 0 {
+            human(r.sysfs as u64)
+        } else {
+            "–".into()
+        }),
+        Td::text(why.join("; ")),
+    ]
+}
+
+/// All of the disk's findings, worst first.
+fn findings(tid: &str, d: &Disk) -> String {
+    if d.findings.is_empty() {
+        return page::note(&format!("No findings about {}.", d.device));
+    }
+    let mut all: Vec<_> = d.findings.iter().collect();
+    all.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    let rows: Vec<Vec<Td>> = all
+        .iter()
+        .map(|f| {
+            vec![
+                Td::Class(
+                    format!("sev-{}", f.severity),
+                    format!("{} {}", f.severity, f.code),
+                ),
+                Td::text(limits::about(f).unwrap_or("the disk")),
+                Td::text(&f.message),
+            ]
+        })
+        .collect();
+    page::table(
+        tid,
+        &format!("Findings about {}", d.device),
+        &["finding", "about", "message"],
+        &rows,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::saved::Saved;
+
+    /// The usb-bridge fixture's disk: a JMicron bridge reporting 65535 × 512.
+    const DOC: &str = r#"{"schema":"diskalign.topology","schema_version":1,"disks":[{
+        "name":"sda","device":"/dev/sda","size_bytes":1000204886016,
+        "topology":{"logical_block_size":512,"physical_block_size":4096,"minimum_io_size":4096,
+                    "optimal_io_size":33553920,"alignment_offset":0,"discard_granularity":0,"discard_alignment":0},
+        "ioctl":null,"ioctl_error":"not opened: sysfs root is fixtures",
+        "model":"WD10EZEX-00WN4A0","vendor":"WDC","transport":"usb-uas",
+        "usb":{"vendor_id":"152d","product_id":"0578","manufacturer":"JMicron","product":"USB to ATA/ATAPI Bridge"},
+        "findings":[{"code":"optimal-io-suspicious","severity":"warning","message":"optimal_io_size 33553920 is 65535 x 512"}]}],
+        "errors":[{"path":"nosuch","message":"no such disk under /sys/block"}]}"#;
+
+    fn page() -> String {
+        let Ok(Saved::Topology(doc)) = Saved::parse(DOC, "t.json") else {
+            panic!("not a topology document");
+        };
+        section("run1", "t.json", &doc)
+    }
+
+    #[test]
+    fn the_bridges_hint_is_marked_in_the_figure_and_the_table() {
+        let s = page();
+        assert!(s.contains("<div class=\"disk\" data-disk=\"sda\">"));
+        assert!(s.contains("id=\"run1-grains-0\""));
+        assert!(s.contains(
+            "data-disk=\"sda\" data-limit=\"optimal_io_size\" data-source=\"sysfs\" data-value=\"33553920\" data-suspicious=\"true\""
+        ));
+        assert!(s.contains(
+            "data-disk=\"sda\" data-limit=\"physical_block_size\" data-source=\"sysfs\" data-value=\"4096\" data-suspicious=\"false\""
+        ));
+        assert!(s.contains(
+            "data-limit=\"optimal_io_size\" data-source=\"ioctl\" data-value=\"\" data-suspicious=\"false\""
+        ));
+        assert!(s.contains("id=\"run1-limits-0\""));
+        assert!(s.contains("<td class=\"num sev-warning\">⚠ 33553920</td>"));
+        assert!(s.contains("<td class=\"sev-info\">⚠ not read</td>"));
+        assert!(s.contains("optimal-io-suspicious: optimal_io_size 33553920 is 65535 x 512"));
+        assert!(s.contains("The ioctls were not read: not opened: sysfs root is fixtures."));
+        assert!(s.contains("id=\"run1-findings-0\""));
+        assert!(s.contains("id=\"run1-errors\""));
+    }
 }

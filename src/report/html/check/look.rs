@@ -1,0 +1,211 @@
+//! How a status looks in the figures: a colour from the Okabe–Ito palette
+//! and, so that colour is never the only cue, a fill pattern, a glyph and
+//! the status word itself.
+
+use super::super::scale::{category, Rgb};
+use super::super::svg::{esc, El, Figure};
+use crate::findings::Status;
+
+/// The drawing of one status (or of none: a partition nobody judged, such
+/// as an MBR extended container).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Look {
+    pub word: &'static str,
+    pub glyph: &'static str,
+    pub fill: Rgb,
+    /// The pattern laid over the fill (`None`: plain).
+    pub pattern: Option<Pattern>,
+}
+
+/// The fill patterns, one per status that needs attention.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// Diagonal hatch: misaligned.
+    Hatch,
+    /// Cross hatch: damaged.
+    Cross,
+    /// Dots: untidy.
+    Dots,
+    /// Vertical lines: incomplete.
+    Bars,
+}
+
+impl Pattern {
+    const ALL: [Pattern; 4] = [Pattern::Hatch, Pattern::Cross, Pattern::Dots, Pattern::Bars];
+
+    fn name(self) -> &'static str {
+        match self {
+            Pattern::Hatch => "hatch",
+            Pattern::Cross => "cross",
+            Pattern::Dots => "dots",
+            Pattern::Bars => "bars",
+        }
+    }
+
+    /// The pattern's id in figure `fig` (ids are page-wide).
+    pub fn id(self, fig: &str) -> String {
+        format!("{fig}-{}", self.name())
+    }
+
+    /// The strokes of one 6 × 6 tile.
+    fn tile(self) -> &'static str {
+        match self {
+            Pattern::Hatch => "<path d=\"M-1,1 l2,-2 M0,6 l6,-6 M5,7 l2,-2\" stroke=\"#000\" stroke-width=\"1.2\" stroke-opacity=\"0.45\"/>",
+            Pattern::Cross => "<path d=\"M0,0 l6,6 M6,0 l-6,6\" stroke=\"#000\" stroke-width=\"1\" stroke-opacity=\"0.45\"/>",
+            Pattern::Dots => "<circle cx=\"3\" cy=\"3\" r=\"1.1\" fill=\"#000\" fill-opacity=\"0.45\"/>",
+            Pattern::Bars => "<path d=\"M3,0 v6\" stroke=\"#000\" stroke-width=\"1\" stroke-opacity=\"0.4\"/>",
+        }
+    }
+}
+
+/// The look of `status`; `None` is "not judged".
+pub fn look(status: Option<Status>) -> Look {
+    let (word, glyph, fill, pattern) = match status {
+        Some(Status::Aligned) => ("aligned", "✓", category(2), None),
+        Some(Status::Incomplete) => ("incomplete", "?", category(4), Some(Pattern::Bars)),
+        Some(Status::Untidy) => ("untidy", "!", category(1), Some(Pattern::Dots)),
+        Some(Status::Damaged) => ("damaged", "✗", category(3), Some(Pattern::Cross)),
+        Some(Status::Misaligned) => ("misaligned", "✗", category(5), Some(Pattern::Hatch)),
+        None => ("not judged", "–", Rgb(190, 190, 190), None),
+    };
+    Look {
+        word,
+        glyph,
+        fill,
+        pattern,
+    }
+}
+
+/// The page's CSS class of a status (`status-misaligned`; the page styles
+/// each of them).
+pub fn class(status: Option<Status>) -> String {
+    match status {
+        Some(s) => format!("status-{s}"),
+        None => "status-none".into(),
+    }
+}
+
+/// The status as a table cell's words: `✗ misaligned`.
+pub fn words(status: Option<Status>) -> String {
+    let l = look(status);
+    format!("{} {}", l.glyph, l.word)
+}
+
+/// A colour mixed toward white by `t` (0: itself, 1: white), for the
+/// light background of a box whose text must stay black.
+pub fn tint(c: Rgb, t: f64) -> Rgb {
+    let m = |v: u8| (f64::from(v) + (255.0 - f64::from(v)) * t).round() as u8;
+    Rgb(m(c.0), m(c.1), m(c.2))
+}
+
+/// The `<defs>` with every pattern of figure `fig`.
+pub fn defs(f: &mut Figure, fig: &str) {
+    let mut s = String::from("<defs>");
+    for p in Pattern::ALL {
+        s.push_str(&format!(
+            "<pattern id=\"{}\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">{}</pattern>",
+            esc(&p.id(fig)),
+            p.tile()
+        ));
+    }
+    s.push_str("</defs>\n");
+    f.raw(&s);
+}
+
+/// A rectangle filled in the status's look: the colour, then its pattern
+/// on top (which lets the pointer through to the titled rectangle below).
+pub fn swatch(f: &mut Figure, fig: &str, l: Look, (x, y, w, h): (f64, f64, f64, f64), base: El) {
+    f.add(
+        base.at("x", x)
+            .at("y", y)
+            .at("width", w)
+            .at("height", h)
+            .attr("fill", l.fill.hex())
+            .attr("stroke", "#333333")
+            .attr("stroke-width", "0.6"),
+    );
+    if let Some(p) = l.pattern {
+        f.add(
+            El::new("rect")
+                .at("x", x)
+                .at("y", y)
+                .at("width", w)
+                .at("height", h)
+                .attr("fill", format!("url(#{})", p.id(fig)))
+                .attr("pointer-events", "none"),
+        );
+    }
+}
+
+/// A legend of `statuses` from `(x, y)` rightward: swatch, glyph, word.
+/// Returns the x after the last entry.
+pub fn legend(f: &mut Figure, fig: &str, statuses: &[Option<Status>], x: f64, y: f64) -> f64 {
+    let mut x = x;
+    for s in statuses {
+        let l = look(*s);
+        f.group("legend-item", &[("status", l.word.to_string())]);
+        swatch(f, fig, l, (x, y - 9.0, 14.0, 11.0), El::new("rect"));
+        let text = format!("{} {}", l.glyph, l.word);
+        f.add(El::new("text").at("x", x + 18.0).at("y", y).text(&text));
+        f.end_group();
+        x += 18.0 + text_width(&text, 11.0) + 14.0;
+    }
+    x
+}
+
+/// About how wide `text` is at `size` px in DejaVu Sans (0.6 em a
+/// character is a little generous, so labels rather keep their distance).
+pub fn text_width(text: &str, size: f64) -> f64 {
+    text.chars().count() as f64 * size * 0.6
+}
+
+/// `text` cut to fit `width` px at `size` px, with an ellipsis when cut.
+pub fn fit(text: &str, width: f64, size: f64) -> String {
+    let room = (width / (size * 0.6)).floor().max(0.0) as usize;
+    if text.chars().count() <= room {
+        return text.to_string();
+    }
+    if room < 2 {
+        return String::new();
+    }
+    let mut s: String = text.chars().take(room - 1).collect();
+    s.push('…');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_has_its_own_colour_glyph_and_pattern() {
+        let all = [
+            Some(Status::Aligned),
+            Some(Status::Incomplete),
+            Some(Status::Untidy),
+            Some(Status::Damaged),
+            Some(Status::Misaligned),
+            None,
+        ];
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                let (la, lb) = (look(*a), look(*b));
+                assert_ne!(la.fill, lb.fill);
+                assert_ne!(la.word, lb.word);
+                // Told apart without colour: by pattern, or by glyph.
+                assert!(la.pattern != lb.pattern || la.glyph != lb.glyph);
+            }
+        }
+        assert_eq!(words(Some(Status::Misaligned)), "✗ misaligned");
+        assert_eq!(class(Some(Status::Untidy)), "status-untidy");
+    }
+
+    #[test]
+    fn text_is_cut_to_fit() {
+        assert_eq!(fit("partition 1", 200.0, 10.0), "partition 1");
+        assert_eq!(fit("partition 1", 30.0, 10.0), "part…");
+        assert_eq!(fit("partition 1", 5.0, 10.0), "");
+        assert_eq!(tint(Rgb(0, 100, 200), 1.0), Rgb(255, 255, 255));
+        assert_eq!(tint(Rgb(0, 100, 200), 0.0), Rgb(0, 100, 200));
+    }
+}

@@ -1,0 +1,303 @@
+//! The disk map: one bar per disk, to scale, with its partitions coloured
+//! and patterned by status, the free space between them, and marks on the
+//! starts and ends that are off their grain.
+
+use super::super::scale::Linear;
+use super::super::svg::{El, Figure};
+use super::layout::{self, Slot};
+use super::look::{self, look, text_width};
+use super::marks::{self, down, up};
+use super::{axis, codes, tables};
+use crate::findings::Status;
+use crate::saved::check::{Partition, Target};
+use crate::units::human;
+
+const WIDTH: f64 = 1100.0;
+pub const LEFT: f64 = 24.0;
+pub const RIGHT: f64 = WIDTH - 24.0;
+pub const BAR_TOP: f64 = 66.0;
+pub const BAR_H: f64 = 40.0;
+pub const LABEL_Y: f64 = BAR_TOP + BAR_H + 28.0;
+const AXIS_Y: f64 = LABEL_Y + 12.0;
+const HEIGHT: f64 = AXIS_Y + 42.0;
+/// The colour of the marks on misaligned boundaries (Okabe–Ito vermillion).
+pub const MARK: &str = "#d55e00";
+
+/// The map of target `t` (figure `fig`) and the tables of its numbers.
+pub fn figure(fig: &str, t: &Target) -> String {
+    let end = layout::extent(t.size_bytes, &t.partitions);
+    let x = Linear::new((0.0, end as f64), (LEFT, RIGHT));
+    let mut f = Figure::new(
+        fig,
+        WIDTH,
+        HEIGHT,
+        &format!(
+            "Disk map of {}: {} on {}, to scale",
+            t.path,
+            count(t.partitions.len()),
+            human(t.size_bytes)
+        ),
+    );
+    look::defs(&mut f, fig);
+    legend(&mut f, fig, t);
+    disk(&mut f, t, end, &x);
+    for (s, e) in layout::gaps(t.size_bytes, &t.partitions) {
+        gap(&mut f, s, e, &x);
+    }
+    let order = drawing_order(&t.partitions);
+    for &i in &order {
+        partition(&mut f, fig, &t.partitions[i], &x);
+    }
+    for &i in &order {
+        marks::marks(&mut f, &t.partitions[i], &x);
+    }
+    marks::outside_labels(&mut f, &t.partitions, &x);
+    axis::draw(
+        &mut f,
+        x,
+        (0, end),
+        AXIS_Y,
+        axis::Labels::Binary,
+        &format!(
+            "byte offset on {} (binary units: 1 MiB = 1048576 bytes)",
+            t.path
+        ),
+    );
+    let mut s = f.finish();
+    s.push_str(&tables::partitions(fig, t));
+    s.push_str(&tables::free(fig, t));
+    s
+}
+
+fn count(n: usize) -> String {
+    match n {
+        1 => "1 partition".into(),
+        n => format!("{n} partitions"),
+    }
+}
+
+/// Extended containers first, so the logical partitions lie on top.
+fn drawing_order(parts: &[Partition]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|&i| (parts[i].kind != "extended", parts[i].start_bytes));
+    order
+}
+
+/// The statuses present, in a fixed order, and the two marks.
+fn legend(f: &mut Figure, fig: &str, t: &Target) {
+    let all = [
+        Some(Status::Aligned),
+        Some(Status::Untidy),
+        Some(Status::Incomplete),
+        Some(Status::Damaged),
+        Some(Status::Misaligned),
+        None,
+    ];
+    let present: Vec<Option<Status>> = all
+        .into_iter()
+        .filter(|s| {
+            t.partitions
+                .iter()
+                .any(|p| p.kind != "extended" && status(p) == *s)
+        })
+        .collect();
+    let mut x = look::legend(f, fig, &present, LEFT, 40.0);
+    if t.partitions.iter().any(|p| p.kind == "extended") {
+        f.add(extended_box(x, 31.0, 14.0, 11.0));
+        let words = "extended container";
+        f.add(El::new("text").at("x", x + 18.0).at("y", 40.0).text(words));
+        x += 18.0 + text_width(words, 11.0) + 14.0;
+    }
+    for (shape, words) in [
+        (down as fn(f64, f64) -> String, "start off its grain"),
+        (up, "end off its grain"),
+    ] {
+        f.add(
+            El::new("polygon")
+                .attr("points", shape(x + 6.0, 31.0))
+                .attr("fill", MARK)
+                .attr("stroke", "#000000")
+                .attr("stroke-width", "0.5"),
+        );
+        f.add(El::new("text").at("x", x + 16.0).at("y", 40.0).text(words));
+        x += 16.0 + text_width(words, 11.0) + 8.0;
+    }
+}
+
+/// The dashed outline an extended container is drawn as.
+fn extended_box(x: f64, y: f64, w: f64, h: f64) -> El {
+    El::new("rect")
+        .at("x", x)
+        .at("y", y)
+        .at("width", w)
+        .at("height", h)
+        .attr("fill", "none")
+        .attr("stroke", "#555555")
+        .attr("stroke-dasharray", "4 2")
+}
+
+/// The status a partition is drawn in (extended containers: not judged).
+pub fn status(p: &Partition) -> Option<Status> {
+    if p.kind == "extended" {
+        None
+    } else {
+        p.status
+    }
+}
+
+/// The whole disk as the bar's background, and its end when partitions
+/// run past it.
+fn disk(f: &mut Figure, t: &Target, end: u64, x: &Linear) {
+    f.add(
+        El::new("rect")
+            .at("x", LEFT)
+            .at("y", BAR_TOP)
+            .at("width", x.map(t.size_bytes as f64) - LEFT)
+            .at("height", BAR_H)
+            .attr("fill", "#f2f2f2")
+            .attr("stroke", "#777777")
+            .title(format!(
+                "{}: {} bytes ({})",
+                t.path,
+                t.size_bytes,
+                human(t.size_bytes)
+            )),
+    );
+    if end > t.size_bytes {
+        let at = x.map(t.size_bytes as f64);
+        f.add(
+            El::new("line")
+                .at("x1", at)
+                .at("x2", at)
+                .at("y1", BAR_TOP - 8.0)
+                .at("y2", BAR_TOP + BAR_H + 8.0)
+                .attr("stroke", "#000000")
+                .attr("stroke-dasharray", "3 2")
+                .title(format!("end of the disk: byte {}", t.size_bytes)),
+        );
+    }
+}
+
+fn gap(f: &mut Figure, start: u64, end: u64, x: &Linear) {
+    let s = Slot {
+        x: x.map(start as f64),
+        w: x.map(end as f64) - x.map(start as f64),
+    };
+    f.group(
+        "gap",
+        &[("start", start.to_string()), ("end", (end - 1).to_string())],
+    );
+    f.add(
+        El::new("rect")
+            .at("x", s.x)
+            .at("y", BAR_TOP + 1.0)
+            .at("width", s.w)
+            .at("height", BAR_H - 2.0)
+            .attr("fill", "#f2f2f2")
+            .title(format!(
+                "free: bytes {start}–{} ({} bytes, {})",
+                end - 1,
+                end - start,
+                human(end - start)
+            )),
+    );
+    f.end_group();
+}
+
+/// One partition: its rectangle in its status's look, titled with the
+/// exact numbers, and its label inside when it fits.
+fn partition(f: &mut Figure, fig: &str, p: &Partition, x: &Linear) {
+    let s = layout::slot(p.start_bytes, p.end_bytes.saturating_add(1), x);
+    let l = look(status(p));
+    f.group(
+        "partition",
+        &[
+            ("partition", p.number.to_string()),
+            ("start", p.start_bytes.to_string()),
+            ("end", p.end_bytes.to_string()),
+            ("status", l.word.to_string()),
+        ],
+    );
+    let extended = p.kind == "extended";
+    let (y, h) = if extended {
+        (BAR_TOP - 4.0, BAR_H + 8.0)
+    } else {
+        (BAR_TOP + 6.0, BAR_H - 12.0)
+    };
+    let base = El::new("rect").title(tip(p));
+    if extended {
+        f.add(extended_box(s.x, y, s.w, h).title(tip(p)));
+    } else {
+        look::swatch(f, fig, l, (s.x, y, s.w, h), base);
+    }
+    if let Some(text) = inside_label(p, s.w) {
+        let w = text_width(&text, 10.0) + 6.0;
+        let cx = s.x + s.w / 2.0;
+        let ty = if extended { BAR_TOP + 4.0 } else { y + h / 2.0 };
+        f.add(
+            El::new("rect")
+                .at("x", cx - w / 2.0)
+                .at("y", ty - 7.0)
+                .at("width", w)
+                .at("height", 14.0)
+                .attr("rx", 3)
+                .attr("fill", "#ffffff")
+                .attr("fill-opacity", "0.9")
+                .attr("pointer-events", "none"),
+        );
+        f.add(
+            El::new("text")
+                .at("x", cx)
+                .at("y", ty + 3.5)
+                .attr("text-anchor", "middle")
+                .attr("font-size", 10)
+                .attr("pointer-events", "none")
+                .text(text),
+        );
+    }
+    f.end_group();
+}
+
+/// The hover text: every number exactly.
+pub fn tip(p: &Partition) -> String {
+    let mut s = format!(
+        "partition {} ({}{}): bytes {}–{} (last byte inclusive), {} bytes ({}); {}",
+        p.number,
+        p.kind,
+        if p.type_id.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", p.type_id)
+        },
+        p.start_bytes,
+        p.end_bytes,
+        p.size_bytes,
+        human(p.size_bytes),
+        look(status(p)).word
+    );
+    let codes = codes(&p.findings);
+    if !codes.is_empty() {
+        s.push_str(&format!(" ({codes})"));
+    }
+    s
+}
+
+/// The label drawn in the partition when it fits: the long one, else
+/// the number alone; none when even that does not fit.
+pub fn inside_label(p: &Partition, w: f64) -> Option<String> {
+    if p.kind == "extended" {
+        return None;
+    }
+    let l = look(status(p));
+    let long = format!(
+        "{} {} · {} · {}",
+        l.glyph,
+        p.number,
+        human(p.size_bytes),
+        l.word
+    );
+    let short = format!("{} {}", l.glyph, p.number);
+    [long, short]
+        .into_iter()
+        .find(|t| text_width(t, 10.0) + 10.0 <= w)
+}

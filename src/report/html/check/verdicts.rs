@@ -1,0 +1,228 @@
+//! The tables in words: the run's summary, the targets not checked, the
+//! tools' verdicts beside diskalign's, and the findings by severity.
+
+use super::super::page::{self, Td};
+use super::look;
+use crate::findings::Severity;
+use crate::saved::check::{CheckDoc, Finding, Subject, Target};
+
+/// The run in numbers, and the targets that could not be checked.
+pub fn summary(id: &str, doc: &CheckDoc) -> String {
+    let mut s = String::new();
+    if let Some(sum) = &doc.summary {
+        let rows = vec![vec![
+            Td::Class(look::class(sum.status), look::words(sum.status)),
+            Td::num(sum.targets),
+            Td::num(sum.checked),
+            Td::num(doc.errors.len()),
+            Td::num(sum.errors),
+            Td::num(sum.warnings),
+            Td::num(sum.info),
+            Td::num(sum.exit_status),
+        ]];
+        s.push_str(&page::table(
+            &format!("{id}-summary"),
+            "The run",
+            &[
+                "status",
+                "targets",
+                "checked",
+                "not checked",
+                "errors",
+                "warnings",
+                "info",
+                "exit status",
+            ],
+            &rows,
+        ));
+    }
+    if !doc.errors.is_empty() {
+        let rows: Vec<Vec<Td>> = doc
+            .errors
+            .iter()
+            .map(|e| {
+                vec![
+                    Td::text(&e.path),
+                    Td::Class("sev-error".into(), e.message.clone()),
+                ]
+            })
+            .collect();
+        s.push_str(&page::table(
+            &format!("{id}-errors"),
+            "Targets not checked",
+            &["target", "why"],
+            &rows,
+        ));
+    }
+    s
+}
+
+fn verdict(ok: bool) -> Td {
+    if ok {
+        Td::Class("status-aligned".into(), "✓ aligned".into())
+    } else {
+        Td::Class("status-misaligned".into(), "✗ not aligned".into())
+    }
+}
+
+/// One row per partition: what parted (optimal and minimal), fdisk and
+/// sgdisk would say, beside diskalign's status; then where each tool
+/// would start the first partition of an empty disk.
+pub fn tools(fig: &str, t: &Target) -> String {
+    let rows: Vec<Vec<Td>> = t
+        .partitions
+        .iter()
+        .map(|p| {
+            let st = if p.kind == "extended" { None } else { p.status };
+            vec![
+                Td::num(p.number),
+                Td::num(p.start_bytes),
+                verdict(p.tools.parted_optimal),
+                verdict(p.tools.parted_minimal),
+                verdict(p.tools.fdisk),
+                verdict(p.tools.sgdisk),
+                Td::Class(look::class(st), look::words(st)),
+            ]
+        })
+        .collect();
+    let mut s = page::table(
+        fig,
+        &format!(
+            "The tools' verdicts on {} (docs/tools.md), beside diskalign's",
+            t.path
+        ),
+        &[
+            "partition",
+            "start (bytes)",
+            "parted align-check opt",
+            "parted align-check min",
+            "fdisk",
+            "sgdisk -v",
+            "diskalign",
+        ],
+        &rows,
+    );
+    let first = t.first_start_bytes;
+    let starts = [
+        ("parted -a optimal", first.parted),
+        ("fdisk / sfdisk", first.fdisk),
+        ("sgdisk", first.sgdisk),
+    ];
+    let rows: Vec<Vec<Td>> = starts
+        .iter()
+        .map(|(tool, b)| {
+            let on = |g: u64| if b % g == 0 { "✓ yes" } else { "✗ no" };
+            vec![
+                Td::text(*tool),
+                Td::num(b),
+                Td::text(crate::units::exact(*b)),
+                Td::text(on(4096)),
+                Td::text(on(1 << 20)),
+            ]
+        })
+        .collect();
+    s.push_str(&page::table(
+        &format!("{fig}-first"),
+        &format!(
+            "Where each tool would start the first partition of an empty {}",
+            t.path
+        ),
+        &[
+            "tool",
+            "first start (bytes)",
+            "in units",
+            "on 4 KiB",
+            "on 1 MiB",
+        ],
+        &rows,
+    ));
+    s
+}
+
+/// Every finding of the run, a table per severity, worst first.
+pub fn findings(id: &str, doc: &CheckDoc) -> String {
+    let all = doc.all_findings();
+    let mut s = page::heading(
+        3,
+        &format!("{id}-findings"),
+        &format!("Findings ({})", all.len()),
+    );
+    for (sev, word) in [
+        (Severity::Error, "Errors"),
+        (Severity::Warning, "Warnings"),
+        (Severity::Info, "Info"),
+    ] {
+        let these: Vec<&Finding> = all.iter().filter(|f| f.severity == sev).collect();
+        if these.is_empty() {
+            s.push_str(&page::note(&format!("{word}: none.")));
+            continue;
+        }
+        let rows: Vec<Vec<Td>> = these
+            .iter()
+            .map(|f| {
+                vec![
+                    Td::Class(format!("sev-{sev}"), format!("{} {}", glyph(sev), f.code)),
+                    Td::text(subject(&f.subject)),
+                    Td::text(&f.message),
+                ]
+            })
+            .collect();
+        s.push_str(&page::table(
+            &format!("{id}-findings-{sev}"),
+            &format!("{word} ({})", these.len()),
+            &["code", "about", "message"],
+            &rows,
+        ));
+    }
+    s
+}
+
+fn glyph(sev: Severity) -> &'static str {
+    match sev {
+        Severity::Error => "✗",
+        Severity::Warning => "!",
+        Severity::Info => "ℹ",
+    }
+}
+
+/// What a finding is about, in one phrase: `a.img partition 1 / PV …`.
+pub fn subject(s: &Subject) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = &s.target {
+        parts.push(t.clone());
+    }
+    if let Some(p) = s.partition {
+        parts.push(format!("partition {p}"));
+    }
+    if let Some(l) = &s.layer {
+        // The layer path starts at the partition root, already named.
+        let l = l
+            .strip_prefix(&format!("partition {} / ", s.partition.unwrap_or(0)))
+            .unwrap_or(l);
+        if Some(l) != s.partition.map(|p| format!("partition {p}")).as_deref() {
+            parts.push(l.to_string());
+        }
+    }
+    parts.join(" · ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subjects_name_target_partition_and_layer_once() {
+        let s = Subject {
+            target: Some("/dev/loop1".into()),
+            partition: Some(1),
+            layer: Some("partition 1 / PV abc".into()),
+        };
+        assert_eq!(subject(&s), "/dev/loop1 · partition 1 · PV abc");
+        let s = Subject {
+            target: None,
+            partition: None,
+            layer: Some("VG vgh / LV vgh/lvs".into()),
+        };
+        assert_eq!(subject(&s), "VG vgh / LV vgh/lvs");
+    }
+}
