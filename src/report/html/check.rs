@@ -11,7 +11,6 @@ mod axis;
 mod grid;
 mod lane;
 mod layout;
-pub(super) mod look;
 mod map;
 mod marks;
 mod stack;

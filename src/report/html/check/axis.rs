@@ -1,9 +1,9 @@
 //! Byte axes: ticks at round binary values (so their labels read "8 MiB",
 //! not "8388608") and the axis drawn under a plot.
 
+use super::super::look::text_width;
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};
-use super::look::text_width;
 use crate::units::human;
 
 /// The power of two nearest above `span / n`: about `n` ticks over `span`.

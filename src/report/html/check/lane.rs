@@ -2,10 +2,10 @@
 //! distances from the boundary to the nearest ones (written at the edge
 //! when outside the window), and the verdict in words.
 
+use super::super::look::text_width;
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};
 use super::grid::{self, Grid};
-use super::look::text_width;
 use crate::units::human;
 
 /// Where the lines are drawn, in px across the zoom.

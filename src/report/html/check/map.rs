@@ -2,10 +2,10 @@
 //! and patterned by status, the free space between them, and marks on the
 //! starts and ends that are off their grain.
 
+use super::super::look::{self, look, text_width};
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};
 use super::layout::{self, Slot};
-use super::look::{self, look, text_width};
 use super::marks::{self, down, up};
 use super::{axis, codes, tables};
 use crate::findings::Status;

@@ -2,10 +2,10 @@
 //! ends, and the labels of partitions too narrow for their own, in a row
 //! under the bar.
 
+use super::super::look::text_width;
 use super::super::scale::Linear;
 use super::super::svg::{points, El, Figure};
 use super::layout::{self, end_mark, start_mark, Slot};
-use super::look::text_width;
 use super::map::{inside_label, tip, BAR_H, BAR_TOP, LABEL_Y, LEFT, MARK, RIGHT};
 use crate::saved::check::Partition;
 

@@ -3,10 +3,10 @@
 //! stacked above, each box spanning the boxes that sit on it. Each box
 //! gives its kind, name, absolute data start and status.
 
+use super::super::look::{self, fit, look, tint};
 use super::super::page::{self, Td};
 use super::super::svg::{El, Figure};
 use super::codes;
-use super::look::{self, fit, look, tint};
 use crate::findings::Status;
 use crate::saved::check::{Layer, Limits};
 

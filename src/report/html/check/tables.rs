@@ -1,9 +1,9 @@
 //! The tables under the disk map: the partitions as drawn, with every
 //! number exactly, and the free space between them.
 
+use super::super::look;
 use super::super::page::{self, Td};
 use super::layout::{self, end_mark, start_mark};
-use super::look;
 use super::map::status;
 use crate::saved::check::{Finding, Target};
 use crate::units::human;

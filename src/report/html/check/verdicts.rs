@@ -1,8 +1,8 @@
 //! The tables in words: the run's summary, the targets not checked, the
 //! tools' verdicts beside diskalign's, and the findings by severity.
 
+use super::super::look;
 use super::super::page::{self, Td};
-use super::look;
 use crate::findings::Severity;
 use crate::saved::check::{CheckDoc, Finding, Subject, Target};
 

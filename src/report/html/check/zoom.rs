@@ -3,6 +3,7 @@
 //! physical or minimum I/O grain, the optimal I/O size) showing its lines
 //! and how far the boundary lies from them.
 
+use super::super::look::text_width;
 use super::super::page::{self, Td};
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};
@@ -10,7 +11,6 @@ use super::axis;
 use super::grid::{self, Grid};
 use super::lane::{self, RULER};
 use super::layout::{end_mark, start_mark};
-use super::look::text_width;
 use crate::findings::Status;
 use crate::saved::check::{Partition, Target};
 use crate::units::human;

@@ -2,7 +2,7 @@
 //! beside each other per limit, the distrusted ones marked, 4 KiB and
 //! 1 MiB drawn for reference.
 
-use super::super::check::look::{self, text_width, Pattern};
+use super::super::look::{self, text_width, Pattern};
 use super::super::scale::{category, Linear};
 use super::super::svg::{El, Figure};
 use super::limits::Row;

@@ -2,8 +2,8 @@
 //! and, so that colour is never the only cue, a fill pattern, a glyph and
 //! the status word itself.
 
-use super::super::scale::{category, Rgb};
-use super::super::svg::{esc, El, Figure};
+use super::scale::{category, Rgb};
+use super::svg::{esc, El, Figure};
 use crate::findings::Status;
 
 /// The drawing of one status (or of none: a partition nobody judged, such
