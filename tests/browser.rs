@@ -98,7 +98,26 @@ fn check_pages_draw_disks_boundaries_and_stacks() {
     let (o, l) = (old.display().to_string(), lv.display().to_string());
     let saved = save(dir.path(), "check.json", &["check", &o, &l, "--json"]);
     let (_, r) = report(dir.path(), "check", &[&saved], 3000);
-    assert!(r.dom.contains("check: "), "no check section");
+    // The old image's map: partition 1 misaligned at byte 32256 (marked),
+    // partition 2 aligned at 32 MiB.
+    let map = browser::figure(&r.dom, "run1-map-0");
+    assert!(map.contains(
+        "<g class=\"partition\" data-partition=\"1\" data-start=\"32256\" data-end=\"25632255\" data-status=\"misaligned\""
+    ));
+    assert!(map.contains("data-partition=\"2\" data-start=\"33554432\""));
+    assert!(
+        map.contains("data-mark=\"start-misaligned\" data-partition=\"1\" data-offset=\"32256\"")
+    );
+    // Its start against the grids: 3584 bytes past a 4 KiB line.
+    let zoom = browser::figure(&r.dom, "run1-zoom-0-p1-start");
+    assert!(zoom.contains("data-grid=\"4k\" data-grain=\"4096\""));
+    assert!(zoom.contains("data-below=\"28672\" data-above=\"32768\" data-on=\"false\""));
+    // The LV image's stack: both PVs, the LV and its two legs.
+    let stack = browser::figure(&r.dom, "run1-stack-1");
+    assert_eq!(count(stack, "data-kind=\"lvm-pv\""), 2);
+    assert_eq!(count(&r.dom, "<g class=\"layer\" data-kind=\"lvm-leg\""), 2);
+    assert!(r.dom.contains("id=\"run1-tools-0\""));
+    assert!(r.dom.contains("id=\"run1-findings-error\""));
     // --html on the command writes the same figures.
     let direct = dir.path().join("direct.html");
     let d = direct.display().to_string();
@@ -127,6 +146,14 @@ fn topology_pages_show_sysfs_beside_the_ioctls() {
     // Two runs on one page: their ids must not collide.
     let (_, r) = report(dir.path(), "topology", &[&usb, &live], 1600);
     assert!(r.dom.contains("id=\"run1\"") && r.dom.contains("id=\"run2\""));
+    // The bridge's optimal I/O size is marked; the loop device's 4096-byte
+    // sectors are read both ways.
+    let usb = browser::figure(&r.dom, "run1-grains-0");
+    assert!(usb.contains("data-limit=\"optimal_io_size\" data-source=\"sysfs\" data-value=\"33553920\" data-suspicious=\"true\""));
+    let live = browser::figure(&r.dom, "run2-grains-0");
+    assert!(live
+        .contains("data-limit=\"logical_block_size\" data-source=\"ioctl\" data-value=\"4096\""));
+    assert!(r.dom.contains("id=\"run2-limits-0\""));
 }
 
 /// `diskalign probe ARGS FAST --json`, saved as `out`.
