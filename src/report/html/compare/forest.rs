@@ -197,7 +197,7 @@ fn frame(f: &mut Figure, x: &LogAxis, bottom: f64, min_effect: f64) {
     }
     f.add(
         El::new("text")
-            .at("x", x.map(1.0))
+            .at("x", (x.r0 + x.r1) / 2.0)
             .at("y", bottom + 28.0)
             .attr("text-anchor", "middle")
             .text("B/A IOPS (log scale; 1 = no change, left = B slower)"),
