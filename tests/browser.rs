@@ -305,6 +305,22 @@ fn compare_pages_for_probe_fio_and_check_runs() {
             "--json",
         ],
     );
+    // Something changed: exit 1, and -q says it in one line.
+    let (out, err, code) = run_full(&[
+        "compare",
+        before.to_str().unwrap(),
+        after.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!((code, out.lines().count()), (1, 1), "{out}{err}");
+    assert!(out.contains("MISALIGNED → aligned"), "{out}");
+    // A run against itself: nothing differs, exit 0.
+    let (_, _, code) = run_full(&[
+        "compare",
+        before.to_str().unwrap(),
+        before.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
     // Every shared cell a mark; against fio nothing is tested.
     let (_, r) = report(dir.path(), "compare-probe", &[&ab, &af], 3000);
     assert!(r.dom.contains("id=\"run1-ratio-randread-t1\""));

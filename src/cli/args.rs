@@ -130,6 +130,12 @@ pub enum Command {
         b: PathBuf,
         #[command(flatten)]
         output: OutputArgs,
+        /// Print the summary line only.
+        #[arg(short, long, conflicts_with = "verbose")]
+        quiet: bool,
+        /// Also list the environment fields that are the same.
+        #[arg(short, long)]
+        verbose: bool,
     },
     /// `completions SHELL` and `man`.
     #[command(flatten)]

@@ -124,7 +124,17 @@ impl Options {
                     figures,
                 },
             ),
-            Command::Compare { a, b, output } => (take(output), Task::Compare { a, b }),
+            Command::Compare {
+                a,
+                b,
+                output,
+                quiet,
+                verbose,
+            } => {
+                style.quiet = quiet;
+                style.verbose = verbose;
+                (take(output), Task::Compare { a, b })
+            }
         };
         Options {
             format,
