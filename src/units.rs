@@ -150,6 +150,29 @@ pub fn parse_duration(v: &str) -> Option<std::time::Duration> {
     Some(std::time::Duration::from_secs_f64(secs * scale))
 }
 
+/// `2026-11-22 21:04 UTC` from seconds since 1970 (civil date from the
+/// day count, in 400-year eras: no time-zone database needed).
+pub fn utc(unix: u64) -> String {
+    let days = (unix / 86_400) as i64;
+    let secs = unix % 86_400;
+    // Days since 1970-01-01 to a civil date, counting in 400-year eras
+    // that start on 1 March (so the leap day ends a year).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,5 +218,12 @@ mod tests {
             Some(std::time::Duration::from_secs(120))
         );
         assert_eq!(parse_duration("-1"), None);
+    }
+
+    #[test]
+    fn utc_dates_cross_leap_days_and_eras() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
+        assert_eq!(utc(1_795_381_475), "2026-11-22 21:04 UTC");
     }
 }

@@ -26,24 +26,12 @@ pub fn section(id: &str, name: &str, doc: &TopologyDoc) -> String {
     for (n, d) in doc.disks.iter().enumerate() {
         s.push_str(&disk(id, n, d));
     }
-    if !doc.errors.is_empty() {
-        let rows: Vec<Vec<Td>> = doc
-            .errors
-            .iter()
-            .map(|e| {
-                vec![
-                    Td::text(&e.path),
-                    Td::Class("sev-error".into(), e.message.clone()),
-                ]
-            })
-            .collect();
-        s.push_str(&page::table(
-            &format!("{id}-errors"),
-            "Disks not read",
-            &["disk", "why"],
-            &rows,
-        ));
-    }
+    s.push_str(&page::errors(
+        &format!("{id}-errors"),
+        "Disks not read",
+        "disk",
+        &doc.errors,
+    ));
     s
 }
 

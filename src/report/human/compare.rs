@@ -11,6 +11,7 @@ use crate::compare::probe::{CellRatio, Decision, OnlyIn};
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
 use crate::report::style::{table, Style};
 use crate::units::human;
+use crate::units::utc;
 use std::fmt::Write;
 
 pub fn render(c: &Comparison, st: &Style) -> String {
@@ -20,26 +21,6 @@ pub fn render(c: &Comparison, st: &Style) -> String {
         Comparison::Probe(p) => probe(p, st),
         Comparison::Check(k) => check(k, st),
     }
-}
-
-/// `2026-11-19 08:53 UTC` from seconds since the epoch.
-fn utc(unix: u64) -> String {
-    let (days, secs) = ((unix / 86_400) as i64, unix % 86_400);
-    // Days to a civil date (proleptic Gregorian), eras of 400 years.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y}-{m:02}-{d:02} {:02}:{:02} UTC",
-        secs / 3600,
-        secs % 3600 / 60
-    )
 }
 
 fn run_line(side: &str, r: &RunInfo, st: &Style) -> String {
@@ -300,13 +281,6 @@ fn changed(f: &FindingChange) -> Option<String> {
 mod tests {
     use super::*;
     use crate::compare::fixtures;
-
-    #[test]
-    fn dates() {
-        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
-        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
-        assert_eq!(utc(1_795_000_000), "2026-11-18 11:06 UTC");
-    }
 
     #[test]
     fn probe_report_puts_the_environment_first() {

@@ -36,24 +36,12 @@ pub fn summary(id: &str, doc: &CheckDoc) -> String {
             &rows,
         ));
     }
-    if !doc.errors.is_empty() {
-        let rows: Vec<Vec<Td>> = doc
-            .errors
-            .iter()
-            .map(|e| {
-                vec![
-                    Td::text(&e.path),
-                    Td::Class("sev-error".into(), e.message.clone()),
-                ]
-            })
-            .collect();
-        s.push_str(&page::table(
-            &format!("{id}-errors"),
-            "Targets not checked",
-            &["target", "why"],
-            &rows,
-        ));
-    }
+    s.push_str(&page::errors(
+        &format!("{id}-errors"),
+        "Targets not checked",
+        "target",
+        &doc.errors,
+    ));
     s
 }
 

@@ -402,28 +402,6 @@ pub fn panel_origin(i: usize, per_row: usize, size: (f64, f64)) -> (f64, f64) {
     ((i % per_row) as f64 * size.0, (i / per_row) as f64 * size.1)
 }
 
-/// `2026-11-22 21:04 UTC` from seconds since 1970.
-pub fn utc(unix: u64) -> String {
-    let days = (unix / 86_400) as i64;
-    let secs = unix % 86_400;
-    // Days since 1970-01-01 to a civil date, counting in 400-year eras
-    // that start on 1 March (so the leap day ends a year).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        secs / 3600,
-        secs % 3600 / 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -608,12 +586,5 @@ mod tests {
         assert_eq!(panel_origin(0, 2, (400.0, 300.0)), (0.0, 0.0));
         assert_eq!(panel_origin(3, 2, (400.0, 300.0)), (400.0, 300.0));
         assert_eq!(panel_origin(2, 0, (400.0, 300.0)), (0.0, 600.0));
-    }
-
-    #[test]
-    fn unix_time_reads_as_a_date() {
-        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
-        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
-        assert_eq!(utc(1_795_381_475), "2026-11-22 21:04 UTC");
     }
 }

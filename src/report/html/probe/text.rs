@@ -3,12 +3,13 @@
 
 use super::super::page::{self, Td};
 use super::super::svg::esc;
-use super::layout::{bs_label, offset_label, utc};
+use super::layout::{bs_label, offset_label};
 use super::Run;
 use crate::probe::sequential::ContrastKind;
 use crate::saved::fio::NO_REPLICATES;
 use crate::saved::probe::{Environment, Inference, TargetPart};
 use crate::units::human;
+use crate::units::utc;
 
 /// What the run measured, and whether its numbers have intervals.
 pub fn overview(run: &Run) -> String {
