@@ -153,7 +153,7 @@ fn versus_tip(run: &Run, v: &Versus) -> String {
         place(v.key),
         iops(v.target),
         iops(v.reference),
-        relative(&v.rel, &format!("target {}", v.reference)),
+        relative(&v.rel, &format!("target {}", v.reference + 1)),
         rounds(run, v.rel.rounds)
     )
 }
@@ -190,12 +190,12 @@ pub fn versus(run: &Run, pattern: Pattern) -> String {
     let (rows, cols) = grid_labels(run);
     heatmap::draw(&Heatmap {
         id: format!("{}-versus-{pattern}", run.id),
-        title: format!("{pattern}: IOPS lost against target 0, same cell"),
+        title: format!("{pattern}: IOPS lost against target 1, same cell"),
         rows,
         cols,
         panels,
         shade,
-        against: "target 0, same cell".into(),
+        against: "target 1, same cell".into(),
         untested: run.fio(),
     })
 }
@@ -334,7 +334,7 @@ fn bs_series(run: &Run, value: fn(&Cell) -> &Estimate) -> Vec<Series> {
                 continue;
             }
             let label = if run.multi() {
-                format!("{p}, target {t}")
+                format!("{p}, target {}", t + 1)
             } else {
                 p.to_string()
             };

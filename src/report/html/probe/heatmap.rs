@@ -208,7 +208,16 @@ pub fn draw(h: &Heatmap) -> String {
     };
     let panel_h = caption + grid_h + GAP;
     let bottom = TOP + panel_h * h.panels.len() as f64 - GAP;
-    let mut f = Figure::new(&h.id, LEFT + grid_w + 30.0 + LEGEND_W, 0.0, &h.title);
+    // A panel's caption (a long path) may be wider than its tiles: the
+    // legend starts after whichever is wider.
+    let captions_w = h
+        .panels
+        .iter()
+        .filter_map(|p| p.caption.as_deref())
+        .map(|c| super::super::look::text_width(c, 11.0))
+        .fold(0.0, f64::max);
+    let body_w = grid_w.max(captions_w);
+    let mut f = Figure::new(&h.id, LEFT + body_w + 30.0 + LEGEND_W, 0.0, &h.title);
     let mut last = None;
     for (i, panel) in h.panels.iter().enumerate() {
         let top = TOP + panel_h * i as f64;
@@ -244,7 +253,7 @@ pub fn draw(h: &Heatmap) -> String {
         );
         height = title_y + 12.0;
     }
-    let legend_x = LEFT + grid_w + 30.0;
+    let legend_x = LEFT + body_w + 30.0;
     let next = colour_bar(&mut f, h, legend_x, TOP + 10.0);
     let end = key(&mut f, h, legend_x, next);
     f.height = height.max(end + 12.0);

@@ -73,7 +73,7 @@ impl<'a> Run<'a> {
     /// `target 1 (/dev/sdb)` with several targets; empty with one.
     pub fn target_name(&self, t: usize) -> String {
         match self.parts.get(t) {
-            Some(p) if self.multi() => format!("target {t} ({})", p.target.path),
+            Some(p) if self.multi() => format!("target {} ({})", t + 1, p.target.path),
             _ => String::new(),
         }
     }
@@ -363,7 +363,7 @@ mod tests {
         assert!(s.contains(
             "data-decision=\"slower\" data-significant=\"true\" data-reference-target=\"0\""
         ));
-        assert!(s.contains("target 1 (/dev/sdy) against target 0 (/dev/sdx)"));
+        assert!(s.contains("target 2 (/dev/sdy) against target 1 (/dev/sdx)"));
     }
 
     #[test]
