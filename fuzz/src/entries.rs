@@ -38,6 +38,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("sysfs", sysfs_tree),
     ("topology_spec", topology_spec),
     ("sizes", sizes),
+    ("saved", saved),
 ];
 
 // ---------------------------------------------------------------------------
@@ -540,4 +541,28 @@ pub fn sizes(data: &[u8]) {
             );
         }
     }
+}
+
+/// A saved run as `report` and `compare` read it (JSON text: a check,
+/// topology, probe or compare document, or fio's output): parsed, compared
+/// with itself, drawn as the HTML page and cut into figures, and the
+/// comparison rendered by every exporter.
+pub fn saved(data: &[u8]) {
+    use diskalign::report::{self, html, Format, Style};
+    use diskalign::saved::Saved;
+    let text = String::from_utf8_lossy(data);
+    let Ok(doc) = Saved::parse(&text, "fuzz.json") else {
+        return;
+    };
+    if let Ok(c) = diskalign::compare::compare(&doc, &doc) {
+        for format in [Format::Human, Format::Json, Format::Csv, Format::Html] {
+            let style = Style::new(report::style::ColorChoice::Never);
+            let _ = report::exporter(format, style).compare(&c);
+        }
+    }
+    let page = html::render(&[html::Input {
+        name: "fuzz.json".into(),
+        doc,
+    }]);
+    let _ = html::figures(&page);
 }

@@ -143,4 +143,28 @@ mod tests {
         assert!(f[0].1.trim_end().ends_with("</svg>"));
         assert!(f[1].1.contains("zoom"));
     }
+
+    #[test]
+    fn text_from_a_run_never_becomes_markup() {
+        // A model string, a path and a finding sentence are the device's
+        // or the user's words: they must print as text.
+        let evil = "<script>alert(1)</script>\"'&";
+        let topo = format!(
+            "{{\"schema\":\"diskalign.topology\",\"schema_version\":1,\"disks\":[{{\"name\":{e},\"device\":{e},\"model\":{e},\"topology\":{{\"optimal_io_size\":33553920}},\"findings\":[{{\"code\":\"optimal-io-suspicious\",\"severity\":\"warning\",\"message\":{e}}}]}}],\"errors\":[{{\"path\":{e},\"message\":{e}}}]}}",
+            e = serde_json::to_string(evil).unwrap()
+        );
+        let check = format!(
+            "{{\"schema\":\"diskalign.check\",\"schema_version\":1,\"targets\":[{{\"path\":{e},\"size_bytes\":1048576,\"verdict\":{e},\"partitions\":[{{\"number\":1,\"start_bytes\":512,\"end_bytes\":4095,\"size_bytes\":3584,\"name\":{e},\"findings\":[{{\"code\":\"start-not-4k\",\"severity\":\"error\",\"message\":{e}}}]}}],\"stack\":[{{\"kind\":\"partition\",\"name\":{e},\"device\":{e},\"children\":[{{\"kind\":\"filesystem\",\"name\":{e},\"device\":{e}}}]}}]}}]}}",
+            e = serde_json::to_string(evil).unwrap()
+        );
+        for (name, text) in [("topology", topo), ("check", check)] {
+            let doc = Saved::parse(&text, evil).unwrap();
+            let page = render(&[Input {
+                name: evil.into(),
+                doc,
+            }]);
+            assert!(!page.contains("<script"), "{name}: markup got through");
+            assert!(page.contains("&lt;script&gt;"), "{name}: the text is gone");
+        }
+    }
 }
