@@ -289,10 +289,13 @@ impl Log {
     /// 1-2-5 ticks per decade, every integer mantissa when the domain is
     /// narrow, only the decades when it is wide.
     pub fn ticks(&self) -> Vec<f64> {
+        // The decades of finite positive doubles: a domain with an end at
+        // 0 or infinity must not count ticks from i32::MIN to i32::MAX.
+        let decade = |x: f64| x.log10().clamp(-330.0, 310.0);
         let pick = |ms: &[f64]| -> Vec<f64> {
             let (d0, d1) = (
-                self.lo.log10().floor() as i32,
-                self.hi.log10().ceil() as i32,
+                decade(self.lo).floor() as i32,
+                decade(self.hi).ceil() as i32,
             );
             (d0..=d1)
                 .flat_map(|d| ms.iter().map(move |m| m * 10f64.powi(d)))
@@ -322,11 +325,18 @@ fn nice_round(x: f64, down: bool) -> f64 {
     pick.copied().unwrap_or(1.0) * d
 }
 
-/// A log domain around every positive value given, widened to round
-/// values with a little room; `(1, 10)` when there is none.
+/// The rates a log axis can show: a saved document may hold 1e308 IOPS
+/// or a subnormal one, whose rounded ends would be infinite or 0.
+const LOG_FLOOR: f64 = 1e-300;
+const LOG_CEIL: f64 = 1e300;
+
+/// A log domain around every positive value given (clamped to
+/// 1e-300..1e300), widened to round values with a little room; `(1, 10)`
+/// when there is none.
 pub fn log_domain(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values
         .filter(|v| v.is_finite() && *v > 0.0)
+        .map(|v| v.clamp(LOG_FLOOR, LOG_CEIL))
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
         });
@@ -559,6 +569,17 @@ mod tests {
         assert_eq!(narrow.ticks().len(), 6);
         let wide = Log::new((100.0, 1e7), (1.0, 0.0));
         assert_eq!(wide.ticks(), vec![100.0, 1e3, 1e4, 1e5, 1e6, 1e7]);
+    }
+
+    #[test]
+    fn extreme_rates_give_a_finite_log_axis_with_few_ticks() {
+        // A saved document with 1e308 IOPS and a subnormal one.
+        let (lo, hi) = log_domain([f64::MAX, 5e-324].into_iter());
+        assert!(lo > 0.0 && hi.is_finite(), "{lo} {hi}");
+        assert!(Log::new((lo, hi), (1.0, 0.0)).ticks().len() < 1000);
+        // Even an axis with ends at 0 and infinity ends.
+        let broken = Log::new((0.0, f64::INFINITY), (1.0, 0.0));
+        assert!(broken.ticks().len() < 10_000);
     }
 
     #[test]
