@@ -212,7 +212,9 @@ impl ProbeComparison {
     pub fn target_count(&self) -> usize {
         let env = self.environment.iter().filter_map(|f| f.target).max();
         let only = self.only_a.targets.iter().chain(&self.only_b.targets);
-        env.max(only.map(|t| t.target).max()).map_or(1, |t| t + 1)
+        // Saturating: a saved comparison's index may be usize::MAX.
+        env.max(only.map(|t| t.target).max())
+            .map_or(1, |t| t.saturating_add(1))
     }
 
     /// The path of target `t` (A's; B's when A has none).

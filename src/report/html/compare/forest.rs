@@ -31,15 +31,23 @@ pub struct LogAxis {
 
 impl LogAxis {
     pub fn map(&self, ratio: f64) -> f64 {
-        let r = ratio.clamp(self.lo, self.hi).ln();
+        // Not `clamp`: it panics when lo > hi.
+        let r = ratio.max(self.lo).min(self.hi).ln();
         let (a, b) = (self.lo.ln(), self.hi.ln());
         self.r0 + (r - a) / (b - a) * (self.r1 - self.r0)
     }
 }
 
+/// The half-width of the band of "the same" as drawn: a saved comparison
+/// may say anything, but the band must lie between 1/16 and 16 around 1.
+pub fn band(min_effect: f64) -> f64 {
+    min_effect.clamp(0.0, 1.0 - 1.0 / LIMIT)
+}
+
 /// The axis range: every ratio and interval end, the band 1 ± min_effect
 /// and a margin, within 1/16 … 16.
 pub fn domain(cells: &[&CellRatio], min_effect: f64) -> (f64, f64) {
+    let min_effect = band(min_effect);
     let mut lo = (1.0 - min_effect).max(1.0 / LIMIT);
     let mut hi = 1.0 + min_effect;
     let values = cells.iter().flat_map(|c| {
@@ -107,11 +115,12 @@ pub fn figures(id: &str, p: &ProbeComparison) -> String {
     let mut s = String::new();
     for (target, pattern) in groups {
         let cells = rows(p, target, pattern);
-        let fig_id = format!("{id}-ratio-{}-t{}", pattern.as_str(), target + 1);
+        // Targets count from 1 here; a saved document's index may be usize::MAX.
+        let nth = target.saturating_add(1);
+        let fig_id = format!("{id}-ratio-{}-t{nth}", pattern.as_str());
         let title = if several {
             format!(
-                "B/A IOPS, {pattern}, target {} ({})",
-                target + 1,
+                "B/A IOPS, {pattern}, target {nth} ({})",
                 p.target_path(target)
             )
         } else {
@@ -163,6 +172,7 @@ fn forest(fig_id: &str, title: &str, cells: &[&CellRatio], min_effect: f64) -> S
 
 /// The band of "the same", the line of no change, ticks and axis label.
 fn frame(f: &mut Figure, x: &LogAxis, bottom: f64, min_effect: f64) {
+    let min_effect = band(min_effect);
     let (b0, b1) = (x.map(1.0 - min_effect), x.map(1.0 + min_effect));
     f.add(
         El::new("rect")
@@ -375,6 +385,24 @@ mod tests {
         // A runaway interval is cut at 16x.
         let c = cell(1.0, [1e-6, 1e6]);
         assert_eq!(domain(&[&c], 0.1), (1.0 / 16.0, 16.0));
+    }
+
+    #[test]
+    fn a_saved_min_effect_out_of_range_draws_without_panic() {
+        for me in [-5.0, 7.0, 1e300] {
+            let (lo, hi) = domain(&[], me);
+            assert!(0.0 < lo && lo <= hi && hi <= 16.0, "{me}: {lo} {hi}");
+        }
+        // Even a reversed axis maps without clamp's panic.
+        let x = LogAxis {
+            lo: 2.0,
+            hi: 0.5,
+            r0: 0.0,
+            r1: 100.0,
+        };
+        let _ = x.map(1.0);
+        let mut f = Figure::new("f", 10.0, 10.0, "t");
+        frame(&mut f, &x, 50.0, -5.0);
     }
 
     #[test]

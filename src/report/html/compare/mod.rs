@@ -52,7 +52,7 @@ fn environment(id: &str, p: &ProbeComparison) -> String {
                 Td::text("same")
             };
             let field = match f.target {
-                Some(t) => format!("{} (target {})", f.field, t + 1),
+                Some(t) => format!("{} (target {})", f.field, t.saturating_add(1)),
                 None => f.field.clone(),
             };
             vec![
@@ -84,7 +84,7 @@ fn only_in(id: &str, p: &ProbeComparison) -> String {
                 Td::text(format!(
                     "pattern {} (target {})",
                     pat.pattern,
-                    pat.target + 1
+                    pat.target.saturating_add(1)
                 )),
             ]);
         }
