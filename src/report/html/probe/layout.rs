@@ -3,9 +3,11 @@
 //! point goes, and the y range the targets share. Tested on their own.
 
 use super::super::scale::{nice_step, viridis, Band, Linear, Rgb};
+use crate::probe::engine::Pattern;
 use crate::probe::sequential::Decision;
 use crate::saved::probe::{Cell, Estimate, Relative};
 use crate::units;
+use std::collections::HashMap;
 
 /// An offset as its readers think of it: `0`, `512 B`, `3.5 KiB`,
 /// `64 KiB - 512 B`, `1 MiB - 512 B`; the bytes when no short form is exact.
@@ -172,19 +174,33 @@ impl Standing {
     }
 }
 
-/// A cell against offset 0 of its block size and pattern: the run's own
-/// comparison when it has one, else the ratio of the medians (fio).
-pub fn against_aligned(cell: &Cell, cells: &[Cell]) -> Standing {
+/// Every cell against offset 0 of its block size and pattern (the first
+/// such cell listed): the run's own comparison when it has one, else the
+/// ratio of the medians (fio). One pass with a map, so a document of
+/// thousands of cells costs no more than their number.
+pub fn against_aligned(cells: &[Cell]) -> Vec<Standing> {
+    let mut aligned: HashMap<(Pattern, u64), f64> = HashMap::new();
+    for c in cells.iter().filter(|c| c.offset == 0) {
+        aligned
+            .entry((c.pattern, c.block_size))
+            .or_insert(c.iops.median);
+    }
+    cells
+        .iter()
+        .map(|c| standing(c, aligned.get(&(c.pattern, c.block_size)).copied()))
+        .collect()
+}
+
+/// One cell against the median IOPS of its aligned reference, if any.
+fn standing(cell: &Cell, aligned: Option<f64>) -> Standing {
     if cell.offset == 0 {
         return Standing::Reference;
     }
     if let Some(r) = &cell.relative {
         return Standing::Measured(Rel::of(r));
     }
-    cells
-        .iter()
-        .find(|c| c.pattern == cell.pattern && c.block_size == cell.block_size && c.offset == 0)
-        .and_then(|a| Rel::untested(cell.iops.median, a.iops.median))
+    aligned
+        .and_then(|a| Rel::untested(cell.iops.median, a))
         .map_or(Standing::Unpaired, Standing::Measured)
 }
 
@@ -437,7 +453,6 @@ pub fn utc(unix: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::engine::Pattern;
 
     fn cell(bs: u64, offset: u64, iops: f64, ci: Option<[f64; 2]>) -> Cell {
         Cell {
@@ -501,14 +516,6 @@ mod tests {
     fn a_cell_is_judged_by_the_run_or_by_its_medians() {
         let aligned = cell(4096, 0, 1000.0, None);
         let fio = cell(4096, 512, 480.0, None);
-        let cells = vec![aligned.clone(), fio.clone()];
-        assert_eq!(against_aligned(&aligned, &cells), Standing::Reference);
-        let Standing::Measured(r) = against_aligned(&fio, &cells) else {
-            panic!("fio cell not measured");
-        };
-        assert!((r.penalty() - 0.52).abs() < 1e-12);
-        assert_eq!((r.ci, r.decision_name()), (None, "untested"));
-
         let mut probed = fio.clone();
         probed.relative = Some(Relative {
             ratio: 0.5,
@@ -518,12 +525,19 @@ mod tests {
             decision: Decision::Slower,
             rounds: 5,
         });
-        let s = against_aligned(&probed, &cells);
-        assert_eq!((s.decision_name(), s.significant()), ("slower", true));
-        assert_eq!(
-            against_aligned(&fio, std::slice::from_ref(&fio)),
-            Standing::Unpaired
-        );
+        let mut other = cell(8192, 512, 10.0, None);
+        other.pattern = Pattern::Randread;
+        let s = against_aligned(&[aligned, fio.clone(), probed, other]);
+        assert_eq!(s[0], Standing::Reference);
+        let Standing::Measured(r) = s[1] else {
+            panic!("fio cell not measured");
+        };
+        assert!((r.penalty() - 0.52).abs() < 1e-12);
+        assert_eq!((r.ci, r.decision_name()), (None, "untested"));
+        assert_eq!((s[2].decision_name(), s[2].significant()), ("slower", true));
+        // No aligned cell of its pattern and block size.
+        assert_eq!(s[3], Standing::Unpaired);
+        assert_eq!(against_aligned(&[fio]), vec![Standing::Unpaired]);
     }
 
     #[test]
