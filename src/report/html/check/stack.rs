@@ -46,10 +46,12 @@ pub fn icicle(roots: &[Layer]) -> Vec<Cell<'_>> {
 }
 
 fn place<'a>(l: &'a Layer, parent: String, depth: usize, x: usize, out: &mut Vec<Cell<'a>>) {
+    // Cut, so that a long chain of long names is not repeated in full by
+    // every layer above it.
     let path = if parent.is_empty() {
-        l.name.clone()
+        page::brief(&l.name).into_owned()
     } else {
-        format!("{parent} / {}", l.name)
+        page::brief(&format!("{parent} / {}", l.name)).into_owned()
     };
     out.push(Cell {
         layer: l,

@@ -189,7 +189,7 @@ fn glyph(sev: Severity) -> &'static str {
 pub fn subject(s: &Subject) -> String {
     let mut parts = Vec::new();
     if let Some(t) = &s.target {
-        parts.push(t.clone());
+        parts.push(page::brief(t).into_owned());
     }
     if let Some(p) = s.partition {
         parts.push(format!("partition {p}"));
@@ -200,7 +200,7 @@ pub fn subject(s: &Subject) -> String {
             .strip_prefix(&format!("partition {} / ", s.partition.unwrap_or(0)))
             .unwrap_or(l);
         if Some(l) != s.partition.map(|p| format!("partition {p}")).as_deref() {
-            parts.push(l.to_string());
+            parts.push(page::brief(l).into_owned());
         }
     }
     parts.join(" · ")

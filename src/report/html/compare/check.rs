@@ -198,12 +198,13 @@ fn bars(id: &str, counts: &[[usize; 3]; 2]) -> String {
 }
 
 fn where_(c: &FindingChange) -> String {
-    let mut parts = vec![c.target.clone().unwrap_or_else(|| "assembled".into())];
+    let target = c.target.as_deref().map_or("assembled".into(), page::brief);
+    let mut parts = vec![target.into_owned()];
     if let Some(p) = c.partition {
         parts.push(format!("partition {p}"));
     }
     if let Some(l) = &c.layer {
-        parts.push(l.clone());
+        parts.push(page::brief(l).into_owned());
     }
     parts.join(" / ")
 }

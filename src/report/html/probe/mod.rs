@@ -116,7 +116,7 @@ impl<'a> Run<'a> {
     /// `target 1 (/dev/sdb)` with several targets; empty with one.
     pub fn target_name(&self, t: usize) -> String {
         match self.parts.get(t) {
-            Some(p) if self.multi() => format!("target {t} ({})", p.target.path),
+            Some(p) if self.multi() => format!("target {t} ({})", page::brief(&p.target.path)),
             _ => String::new(),
         }
     }
@@ -455,12 +455,7 @@ mod tests {
             .map(|i| {
                 let mut p = TargetPart::default();
                 p.target.path = format!("/dev/t{i}");
-                p.cells = cells(
-                    &[Pattern::Randread],
-                    &[512u64 << (i % 8)],
-                    &[0, 512],
-                    false,
-                );
+                p.cells = cells(&[Pattern::Randread], &[512u64 << (i % 8)], &[0, 512], false);
                 p
             })
             .collect();
