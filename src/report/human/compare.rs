@@ -10,6 +10,7 @@ use crate::compare::check::{Change, FindingChange, TargetChange};
 use crate::compare::probe::{CellRatio, Decision, OnlyIn};
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
 use crate::report::style::{table, Style};
+use crate::saved::check::layer_within;
 use crate::units::human;
 use std::fmt::Write;
 
@@ -252,7 +253,12 @@ fn target_row(t: &TargetChange, st: &Style) -> Vec<String> {
 fn subject(f: &FindingChange) -> String {
     let mut parts = vec![f.target.clone().unwrap_or_else(|| "assembled".into())];
     parts.extend(f.partition.map(|p| format!("partition {p}")));
-    parts.extend(f.layer.clone());
+    // The layer path starts at the partition root, already named.
+    let layer = f
+        .layer
+        .as_deref()
+        .and_then(|l| layer_within(f.partition, l));
+    parts.extend(layer.map(str::to_string));
     parts.join(", ")
 }
 
@@ -320,6 +326,17 @@ mod tests {
         assert!(text.contains("-50%*"), "{text}");
         assert!(text.contains("slower"), "{text}");
         assert!(text.trim_end().ends_with("kernel"), "{text}");
+    }
+
+    #[test]
+    fn a_layer_in_a_partition_names_the_partition_once() {
+        let c = FindingChange {
+            target: Some("img".into()),
+            partition: Some(1),
+            layer: Some("partition 1 / ext4".into()),
+            ..FindingChange::default()
+        };
+        assert_eq!(subject(&c), "img, partition 1, ext4");
     }
 
     #[test]
