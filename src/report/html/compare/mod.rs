@@ -7,6 +7,7 @@ mod check;
 mod forest;
 
 use super::page::{self, Td};
+use super::probe::layout::utc;
 use crate::compare::{Comparison, ProbeComparison, RunInfo};
 
 /// The section of one comparison; `id` prefixes every id in it.
@@ -19,9 +20,12 @@ pub fn section(id: &str, name: &str, c: &Comparison) -> String {
     s
 }
 
-/// "A: run.json (probe, started 2026-11-22 21:04 UTC)".
+/// "A (reference): run.json (probe, started 2026-11-22 21:04 UTC)".
 pub(super) fn runs(a: &RunInfo, b: &RunInfo) -> String {
-    let one = |r: &RunInfo| format!("{} ({})", r.file, r.source);
+    let one = |r: &RunInfo| match r.started_unix {
+        0 => format!("{} ({})", r.file, r.source),
+        t => format!("{} ({}, started {})", r.file, r.source, utc(t)),
+    };
     page::para(&format!("A (reference): {}. B: {}.", one(a), one(b)))
 }
 
@@ -104,4 +108,27 @@ fn only_in(id: &str, p: &ProbeComparison) -> String {
         &["only in", "what"],
         &rows,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runs_say_when_they_started_when_known() {
+        let a = RunInfo {
+            file: "a.json".into(),
+            source: "probe".into(),
+            started_unix: 1_795_381_475,
+        };
+        let b = RunInfo {
+            file: "b.json".into(),
+            source: "fio".into(),
+            started_unix: 0,
+        };
+        assert_eq!(
+            runs(&a, &b),
+            "<p>A (reference): a.json (probe, started 2026-11-22 21:04 UTC). B: b.json (fio).</p>\n"
+        );
+    }
 }
