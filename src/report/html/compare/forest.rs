@@ -4,12 +4,14 @@
 //! pattern; the numbers in a table under each.
 
 use super::super::page::{self, Td};
+use super::super::probe::MAX_PANELS;
 use super::super::scale::Rgb;
 use super::super::svg::{El, Figure};
 use crate::compare::probe::{CellRatio, Decision};
 use crate::compare::ProbeComparison;
 use crate::probe::engine::Pattern;
 use crate::units::human;
+use std::collections::BTreeMap;
 
 const LABEL_W: f64 = 150.0;
 const PLOT_W: f64 = 560.0;
@@ -91,30 +93,37 @@ pub fn colour(d: Decision) -> Rgb {
     }
 }
 
-/// The cells of one target and pattern, in grid order.
-fn rows(p: &ProbeComparison, target: usize, pattern: Pattern) -> Vec<&CellRatio> {
-    let mut v: Vec<&CellRatio> = p
-        .cells
-        .iter()
-        .filter(|c| c.key.target == target && c.key.pattern == pattern)
-        .collect();
-    v.sort_by_key(|c| (c.key.block_size, c.key.offset));
-    v
+/// The cells of each target and pattern, each in grid order.
+fn groups(p: &ProbeComparison) -> BTreeMap<(usize, Pattern), Vec<&CellRatio>> {
+    let mut out: BTreeMap<(usize, Pattern), Vec<&CellRatio>> = BTreeMap::new();
+    for c in &p.cells {
+        out.entry((c.key.target, c.key.pattern))
+            .or_default()
+            .push(c);
+    }
+    for v in out.values_mut() {
+        v.sort_by_key(|c| (c.key.block_size, c.key.offset));
+    }
+    out
 }
 
-/// Every forest plot of the comparison with its table.
+/// Every forest plot of the comparison with its table: plots for the
+/// first `MAX_PANELS` targets, as a probe page draws them, and a table
+/// for every target.
 pub fn figures(id: &str, p: &ProbeComparison) -> String {
-    let mut groups: Vec<(usize, Pattern)> = p
-        .cells
-        .iter()
-        .map(|c| (c.key.target, c.key.pattern))
-        .collect();
-    groups.sort();
-    groups.dedup();
-    let several = groups.iter().any(|g| g.0 > 0);
+    let groups = groups(p);
+    let several = groups.keys().any(|g| g.0 > 0);
+    let mut targets: Vec<usize> = groups.keys().map(|g| g.0).collect();
+    targets.dedup();
+    let last_drawn = targets.get(MAX_PANELS.min(targets.len()).saturating_sub(1));
     let mut s = String::new();
-    for (target, pattern) in groups {
-        let cells = rows(p, target, pattern);
+    if targets.len() > MAX_PANELS {
+        s.push_str(&page::note(&format!(
+            "The plots draw the first {MAX_PANELS} of the {} targets; the tables have every cell.",
+            targets.len()
+        )));
+    }
+    for ((target, pattern), cells) in groups {
         // Targets count from 1 here; a saved document's index may be usize::MAX.
         let nth = target.saturating_add(1);
         let fig_id = format!("{id}-ratio-{}-t{nth}", pattern.as_str());
@@ -126,7 +135,9 @@ pub fn figures(id: &str, p: &ProbeComparison) -> String {
         } else {
             format!("B/A IOPS, {pattern}")
         };
-        s.push_str(&forest(&fig_id, &title, &cells, p.min_effect));
+        if last_drawn.is_some_and(|&last| target <= last) {
+            s.push_str(&forest(&fig_id, &title, &cells, p.min_effect));
+        }
         s.push_str(&table(&fig_id, &title, &cells));
     }
     s
@@ -438,6 +449,29 @@ mod tests {
             ticks(&wide, 34.0),
             vec![0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
         );
+    }
+
+    #[test]
+    fn the_plots_draw_the_first_targets_and_the_tables_all() {
+        let n = MAX_PANELS + 4;
+        let p = ProbeComparison {
+            cells: (0..n)
+                .map(|t| CellRatio {
+                    key: CellKey {
+                        target: t,
+                        ..CellKey::default()
+                    },
+                    ..cell(0.9, [0.8, 1.0])
+                })
+                .collect(),
+            min_effect: 0.1,
+            ..ProbeComparison::default()
+        };
+        let s = figures("run1", &p);
+        assert_eq!(s.matches("<svg ").count(), MAX_PANELS);
+        assert_eq!(s.matches("-table\"><caption>").count(), n);
+        assert!(s.contains(&format!("the first {MAX_PANELS} of the {n} targets")));
+        assert!(s.contains("id=\"run1-ratio-randread-t20-table\""));
     }
 
     #[test]
