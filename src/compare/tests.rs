@@ -306,26 +306,3 @@ fn a_target_that_could_not_be_checked_says_why() {
         c.summary
     );
 }
-
-#[test]
-fn a_saved_comparison_with_the_largest_target_index_renders() {
-    // A hostile document: target indexes of usize::MAX, counted from 1
-    // in every output.
-    let doc = json!({
-        "schema": "diskalign.compare", "kind": "probe",
-        "cells": [{"target": usize::MAX, "pattern": "randread", "block_size": 4096, "offset": 0}],
-        "environment": [{"field": "target", "target": usize::MAX, "a": "x", "b": "y", "differs": true}],
-        "only_a": {"patterns": [{"target": usize::MAX, "pattern": "randread"}]}
-    });
-    let Saved::Compare(c) = saved(&doc, "c.json") else {
-        panic!("not a comparison");
-    };
-    let Comparison::Probe(p) = &*c else {
-        panic!("not a probe comparison");
-    };
-    assert_eq!(p.target_count(), usize::MAX);
-    for format in [crate::report::Format::Human, crate::report::Format::Html] {
-        let out = crate::report::exporter(format, crate::report::Style::plain()).compare(&c);
-        assert!(out.contains(&usize::MAX.to_string()), "{format:?}");
-    }
-}
