@@ -543,26 +543,47 @@ pub fn sizes(data: &[u8]) {
     }
 }
 
-/// A saved run as `report` and `compare` read it (JSON text: a check,
-/// topology, probe or compare document, or fio's output): parsed, compared
-/// with itself, drawn as the HTML page and cut into figures, and the
-/// comparison rendered by every exporter.
+// ---------------------------------------------------------------------------
+// Saved runs read back.
+// ---------------------------------------------------------------------------
+
+/// A saved JSON run as `report` and `compare` read it: `Saved::parse`
+/// (check, topology, probe, compare documents and fio's JSON), the run
+/// compared with itself, its HTML page and the page's figures, and the
+/// comparison (its own, or the saved one) through every exporter.
 pub fn saved(data: &[u8]) {
-    use diskalign::report::{self, html, Format, Style};
+    use diskalign::report::html::{self, Input};
+    use diskalign::report::{self as report, Format, Style};
     use diskalign::saved::Saved;
     let text = String::from_utf8_lossy(data);
-    let Ok(doc) = Saved::parse(&text, "fuzz.json") else {
+    let Ok(doc) = Saved::parse(&text, "fuzz<&>\"'.json") else {
         return;
     };
-    if let Ok(c) = diskalign::compare::compare(&doc, &doc) {
-        for format in [Format::Human, Format::Json, Format::Csv, Format::Html] {
-            let style = Style::new(report::style::ColorChoice::Never);
-            let _ = report::exporter(format, style).compare(&c);
-        }
-    }
-    let page = html::render(&[html::Input {
-        name: "fuzz.json".into(),
+    let comparison = match &doc {
+        Saved::Compare(c) => Some((**c).clone()),
+        _ => diskalign::compare::compare(&doc, &doc).ok(),
+    };
+    let page = html::render(&[Input {
+        name: "fuzz<&>\"'.json".into(),
         doc,
     }]);
     let _ = html::figures(&page);
+    let Some(c) = comparison else {
+        return;
+    };
+    let _ = c.differs();
+    let wide = Style {
+        verbose: true,
+        width: Some(80),
+        ..Style::plain()
+    };
+    for (format, style) in [
+        (Format::Human, Style::plain()),
+        (Format::Human, wide),
+        (Format::Json, Style::plain()),
+        (Format::Csv, Style::plain()),
+        (Format::Html, Style::plain()),
+    ] {
+        let _ = report::exporter(format, style).compare(&c);
+    }
 }

@@ -16,10 +16,10 @@
 use super::probe::and_list;
 use super::RunInfo;
 use crate::findings::{Severity, Status};
-use crate::saved::check::Finding;
+use crate::saved::check::{DocError, Finding, Target};
 use crate::saved::CheckDoc;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// How a finding differs between the runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -114,15 +114,36 @@ fn renamed(a: &CheckDoc, b: &CheckDoc) -> Option<(String, String)> {
     }
 }
 
-/// Whether `path` was checked in `d`, its status, and why not.
-fn side(d: &CheckDoc, path: &str) -> (bool, Option<Status>, Option<String>) {
-    let t = d.targets.iter().find(|t| t.path == path);
-    let e = d.errors.iter().find(|e| e.path == path);
-    (
-        t.is_some(),
-        t.and_then(|t| t.summary.as_ref()?.status),
-        e.map(|e| e.message.clone()),
-    )
+/// A run's targets and unchecked targets by path (the first of each),
+/// so that runs of thousands of targets compare in linear time.
+struct Sides<'d> {
+    targets: HashMap<&'d str, &'d Target>,
+    errors: HashMap<&'d str, &'d DocError>,
+}
+
+impl<'d> Sides<'d> {
+    fn of(d: &'d CheckDoc) -> Self {
+        let mut targets = HashMap::new();
+        for t in &d.targets {
+            targets.entry(t.path.as_str()).or_insert(t);
+        }
+        let mut errors = HashMap::new();
+        for e in &d.errors {
+            errors.entry(e.path.as_str()).or_insert(e);
+        }
+        Sides { targets, errors }
+    }
+
+    /// Whether `path` was checked, its status, and why not.
+    fn side(&self, path: &str) -> (bool, Option<Status>, Option<String>) {
+        let t = self.targets.get(path);
+        let e = self.errors.get(path);
+        (
+            t.is_some(),
+            t.and_then(|t| t.summary.as_ref()?.status),
+            e.map(|e| e.message.clone()),
+        )
+    }
 }
 
 /// Every target a run names: checked, then not checked.
@@ -138,8 +159,10 @@ fn names(
     rename: &Option<(String, String)>,
 ) -> Vec<(String, Option<String>)> {
     let mut out: Vec<(String, Option<String>)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
     for p in paths(a) {
-        if !out.iter().any(|(n, _)| n == p) {
+        if !at.contains_key(p) {
+            at.insert(p.clone(), out.len());
             out.push((p.clone(), None));
         }
     }
@@ -148,9 +171,12 @@ fn names(
             Some((from, to)) if from == p => to,
             _ => p,
         };
-        match out.iter_mut().find(|(n, _)| n == name) {
-            Some(x) => x.1 = Some(p.clone()),
-            None => out.push((name.clone(), Some(p.clone()))),
+        match at.get(name) {
+            Some(&i) => out[i].1 = Some(p.clone()),
+            None => {
+                at.insert(name.clone(), out.len());
+                out.push((name.clone(), Some(p.clone())));
+            }
         }
     }
     out
@@ -158,12 +184,13 @@ fn names(
 
 fn targets(a: &CheckDoc, b: &CheckDoc, rename: &Option<(String, String)>) -> Vec<TargetChange> {
     let nowhere = (false, None, None);
+    let (sa, sb) = (Sides::of(a), Sides::of(b));
     names(a, b, rename)
         .into_iter()
         .map(|(name, in_b)| {
-            let (in_a, status_a, error_a) = side(a, &name);
+            let (in_a, status_a, error_a) = sa.side(&name);
             let (present_b, status_b, error_b) =
-                in_b.as_deref().map_or(nowhere.clone(), |p| side(b, p));
+                in_b.as_deref().map_or(nowhere.clone(), |p| sb.side(p));
             TargetChange {
                 path_b: in_b.filter(|p| *p != name),
                 target: name,

@@ -38,6 +38,7 @@ use crate::saved::fio::NO_REPLICATES;
 use crate::saved::probe::{Cell, ProbeDoc, Source, TargetPart};
 use crate::units::human;
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 
 /// Family-wise error rate of the significance calls of one comparison.
 pub const ALPHA: f64 = 0.05;
@@ -212,7 +213,9 @@ impl ProbeComparison {
     pub fn target_count(&self) -> usize {
         let env = self.environment.iter().filter_map(|f| f.target).max();
         let only = self.only_a.targets.iter().chain(&self.only_b.targets);
-        env.max(only.map(|t| t.target).max()).map_or(1, |t| t + 1)
+        // Saturating: a saved comparison's index may be usize::MAX.
+        env.max(only.map(|t| t.target).max())
+            .map_or(1, |t| t.saturating_add(1))
     }
 
     /// The path of target `t` (A's; B's when A has none).
@@ -270,11 +273,16 @@ fn match_part<'p>(
     only_a: &mut OnlyIn,
     only_b: &mut OnlyIn,
 ) -> Vec<Pair<'p>> {
-    let find = |cells: &'p [Cell], c: &Cell| cells.iter().find(|x| x.key() == c.key());
+    // B's first cell of each key: a map, so that runs of thousands of
+    // cells match in linear time.
+    let mut in_b: HashMap<(Pattern, u64, u64), &'p Cell> = HashMap::new();
+    for c in &b.cells {
+        in_b.entry(c.key()).or_insert(c);
+    }
     let pairs = a
         .cells
         .iter()
-        .filter_map(|x| Some((CellKey::of(t, x), x, find(&b.cells, x)?)))
+        .filter_map(|x| Some((CellKey::of(t, x), x, *in_b.get(&x.key())?)))
         .collect();
     unmatched(t, &a.cells, &b.cells, only_a);
     unmatched(t, &b.cells, &a.cells, only_b);
@@ -284,20 +292,23 @@ fn match_part<'p>(
 /// What `mine` has and `theirs` lacks: patterns they never ran, then
 /// single cells of the patterns both ran.
 fn unmatched(t: usize, mine: &[Cell], theirs: &[Cell], only: &mut OnlyIn) {
-    let ran = |p: Pattern| theirs.iter().any(|c| c.pattern == p);
+    let ran: HashSet<Pattern> = theirs.iter().map(|c| c.pattern).collect();
+    let keys: HashSet<(Pattern, u64, u64)> = theirs.iter().map(Cell::key).collect();
+    let mut patterns: Vec<Pattern> = Vec::new();
     for c in mine {
-        if !ran(c.pattern) {
-            let p = PatternRef {
-                target: t,
-                pattern: c.pattern,
-            };
-            if !only.patterns.contains(&p) {
-                only.patterns.push(p);
+        if !ran.contains(&c.pattern) {
+            if !patterns.contains(&c.pattern) {
+                patterns.push(c.pattern);
             }
-        } else if !theirs.iter().any(|x| x.key() == c.key()) {
+        } else if !keys.contains(&c.key()) {
             only.cells.push(CellKey::of(t, c));
         }
     }
+    only.patterns.extend(
+        patterns
+            .into_iter()
+            .map(|pattern| PatternRef { target: t, pattern }),
+    );
 }
 
 /// Holm's adjusted p and the two-sided error of the interval of each

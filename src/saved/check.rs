@@ -173,6 +173,21 @@ pub struct Finding {
     pub facts: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The part of a layer's path (`partition 1 / PV x / LV vg/lv`) that
+/// is not its partition's root, for prose that names the partition
+/// already: `PV x / LV vg/lv`; None for the partition's root itself.
+pub fn layer_within(partition: Option<u32>, layer: &str) -> Option<&str> {
+    let Some(p) = partition else {
+        return Some(layer);
+    };
+    let root = format!("partition {p}");
+    match layer.strip_prefix(&root) {
+        Some("") => None,
+        Some(rest) => Some(rest.strip_prefix(" / ").unwrap_or(layer)),
+        None => Some(layer),
+    }
+}
+
 impl Finding {
     /// A fact that is a byte count or offset.
     pub fn fact(&self, key: &str) -> Option<u64> {
@@ -180,7 +195,58 @@ impl Finding {
     }
 }
 
+/// The longest target path or layer path (names joined by ` / `) a saved
+/// check document may hold: the kernel's PATH_MAX, far above any real
+/// one. `all_findings` writes both into every finding, so a document of
+/// one 100 KB path and 5000 findings (255 KB) would take half a gigabyte.
+pub const PATH_MAX: usize = 4096;
+
 impl CheckDoc {
+    /// What in the document is longer than `PATH_MAX` bytes, if anything.
+    pub fn overlong(&self) -> Option<String> {
+        let too_long = |what: &str, len: usize| {
+            (len > PATH_MAX).then(|| format!("{what} of {len} bytes is longer than {PATH_MAX}"))
+        };
+        let targets = self.targets.iter().map(|t| t.path.len());
+        let errors = self.errors.iter().map(|e| e.path.len());
+        if let Some(len) = targets.chain(errors).max() {
+            if let Some(w) = too_long("a target path", len) {
+                return Some(w);
+            }
+        }
+        for f in self.findings_as_written() {
+            let s = &f.subject;
+            for (what, v) in [
+                ("finding's target", &s.target),
+                ("finding's layer", &s.layer),
+            ] {
+                if let Some(w) = v.as_ref().and_then(|v| too_long(what, v.len())) {
+                    return Some(w);
+                }
+            }
+        }
+        let roots = self.targets.iter().flat_map(|t| &t.stack);
+        let longest = roots
+            .chain(&self.assembled)
+            .map(|r| r.longest_path(None))
+            .max();
+        too_long("a layer path", longest.unwrap_or(0))
+    }
+
+    /// Every finding as the document holds it, subject or none.
+    fn findings_as_written(&self) -> impl Iterator<Item = &Finding> {
+        let mut layers: Vec<&Finding> = Vec::new();
+        let roots = self.targets.iter().flat_map(|t| &t.stack);
+        for root in roots.chain(&self.assembled) {
+            root.walk(&mut Vec::new(), &mut |_, l| layers.extend(&l.findings));
+        }
+        let targets = self.targets.iter().flat_map(|t| {
+            let parts = t.partitions.iter().flat_map(|p| &p.findings);
+            t.findings.iter().chain(parts)
+        });
+        targets.chain(layers)
+    }
+
     /// Every finding of the run with the subject it belongs to: the
     /// targets' own, their partitions', every layer's, and the assembled
     /// layers'. Older documents have no `subject`; it is filled in here
@@ -236,6 +302,14 @@ fn partition_of(_stack: &[Layer], root: &Layer) -> Option<u32> {
 }
 
 impl Layer {
+    /// The length in bytes of the longest path (names joined by ` / `)
+    /// from this layer up, the path below it `parent` bytes long.
+    fn longest_path(&self, parent: Option<usize>) -> usize {
+        let here = parent.map_or(0, |p| p + " / ".len()) + self.name.len();
+        let above = self.children.iter().map(|c| c.longest_path(Some(here)));
+        above.max().unwrap_or(here)
+    }
+
     /// Visits this layer and everything above it, each with the names
     /// from the root down. The depth is bounded by the document itself.
     pub fn walk<'a>(&'a self, path: &mut Vec<&'a str>, f: &mut dyn FnMut(&[&'a str], &'a Layer)) {
@@ -245,5 +319,71 @@ impl Layer {
             c.walk(path, f);
         }
         path.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(name: &str, children: Vec<Layer>) -> Layer {
+        Layer {
+            name: name.into(),
+            children,
+            ..Layer::default()
+        }
+    }
+
+    #[test]
+    fn paths_longer_than_path_max_are_found() {
+        let mut doc = CheckDoc::default();
+        doc.targets.push(Target {
+            path: "/dev/sda".into(),
+            stack: vec![layer("partition 1", vec![layer("ext4", vec![])])],
+            ..Target::default()
+        });
+        assert_eq!(doc.overlong(), None);
+        assert_eq!(
+            doc.targets[0].stack[0].longest_path(None),
+            "partition 1 / ext4".len()
+        );
+        let deep = layer("b", vec![layer(&"x".repeat(PATH_MAX), vec![])]);
+        doc.assembled.push(deep);
+        assert_eq!(
+            doc.overlong().as_deref(),
+            Some("a layer path of 4100 bytes is longer than 4096")
+        );
+        doc.assembled.clear();
+        doc.targets[0].partitions.push(Partition {
+            findings: vec![Finding {
+                code: "c".into(),
+                severity: Severity::Info,
+                message: String::new(),
+                subject: Subject {
+                    target: Some("y".repeat(PATH_MAX + 1)),
+                    ..Subject::default()
+                },
+                facts: Default::default(),
+            }],
+            ..Partition::default()
+        });
+        assert!(doc
+            .overlong()
+            .unwrap()
+            .starts_with("finding's target of 4097 bytes"));
+    }
+
+    #[test]
+    fn a_layer_path_within_its_partition_drops_the_root() {
+        assert_eq!(layer_within(Some(1), "partition 1 / ext4"), Some("ext4"));
+        assert_eq!(layer_within(Some(1), "partition 1"), None);
+        assert_eq!(
+            layer_within(Some(1), "partition 10 / PV x"),
+            Some("partition 10 / PV x")
+        );
+        assert_eq!(
+            layer_within(None, "VG vg / LV vg/lv"),
+            Some("VG vg / LV vg/lv")
+        );
     }
 }

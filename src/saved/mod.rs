@@ -106,6 +106,9 @@ impl Saved {
         match schema.as_str() {
             "diskalign.check" => {
                 let mut doc = CheckDoc::deserialize(&value).map_err(shape)?;
+                if let Some(what) = doc.overlong() {
+                    return Err(shape(serde::de::Error::custom(what)));
+                }
                 doc.name = name.to_string();
                 Ok(Saved::Check(doc))
             }

@@ -190,6 +190,27 @@ mod tests {
     }
 
     #[test]
+    fn a_table_of_thousands_of_partitions_is_not_drawn_as_a_map() {
+        let parts: Vec<String> = (1..=map::MAX_DRAWN + 1)
+            .map(|n| format!("{{\"number\":{n},\"start_bytes\":{}}}", n * 4096))
+            .collect();
+        let doc = format!(
+            "{{\"schema\":\"diskalign.check\",\"targets\":[{{\"path\":\"a.img\",\"size_bytes\":1099511627776,\"partitions\":[{}]}}]}}",
+            parts.join(",")
+        );
+        let Ok(Saved::Check(doc)) = Saved::parse(&doc, "a.json") else {
+            panic!("not a check document");
+        };
+        let s = section("run1", "a.json", &doc);
+        assert!(!s.contains("id=\"run1-map-0\""));
+        assert!(s.contains("257 partitions are too many to draw"));
+        assert!(s.contains("id=\"run1-map-0-table\""));
+        // Its row in the partitions, the zooms' numbers (start and end)
+        // and the tools' verdicts.
+        assert_eq!(s.matches("<tr><td class=\"num\">257</td>").count(), 4);
+    }
+
+    #[test]
     fn each_boundary_has_a_zoom_with_its_grids() {
         let s = page();
         assert!(s.contains("id=\"run1-zoom-0-p1-start\""));

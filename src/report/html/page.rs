@@ -4,7 +4,28 @@
 //! anywhere), so it opens offline and tells no host it was opened.
 
 use super::svg::esc;
+use std::borrow::Cow;
 use std::fmt::Write;
+
+/// The most characters of a name (a path, a layer's path) repeated in
+/// every mark and row about it. Real names are far shorter, but a saved
+/// document may hold a 50 KB path, which written into each of thousands
+/// of marks would make the page quadratic in its input. The full name is
+/// written where its target is introduced (its heading, the environment
+/// table).
+pub const NAME_MAX: usize = 256;
+
+/// `name` as repeated in marks and rows: whole up to `NAME_MAX`
+/// characters, else its start and its end around an ellipsis.
+pub fn brief(name: &str) -> Cow<'_, str> {
+    let n = name.chars().count();
+    if n <= NAME_MAX {
+        return Cow::Borrowed(name);
+    }
+    let head: String = name.chars().take(NAME_MAX / 2 - 1).collect();
+    let tail: String = name.chars().skip(n - NAME_MAX / 2).collect();
+    Cow::Owned(format!("{head}…{tail}"))
+}
 
 /// Forbids loading anything: only the page's own inline style.
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
@@ -151,6 +172,18 @@ mod tests {
         assert!(d.contains("<section>\n<p>hi</p></section>"));
         assert!(!d.contains("<script"));
         assert!(!d.contains("<link"));
+    }
+
+    #[test]
+    fn long_names_keep_their_ends() {
+        assert_eq!(brief("/dev/sdb"), "/dev/sdb");
+        let long = format!("/dev/{}end", "x".repeat(1000));
+        let b = brief(&long);
+        assert_eq!(b.chars().count(), NAME_MAX);
+        assert!(b.starts_with("/dev/xx"));
+        assert!(b.ends_with("xxend") && b.contains('…'));
+        let wide = "é".repeat(NAME_MAX + 1);
+        assert_eq!(brief(&wide).chars().count(), NAME_MAX);
     }
 
     #[test]

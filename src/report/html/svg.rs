@@ -7,7 +7,11 @@
 
 use std::fmt::Write;
 
-/// Escapes text for an element's content or a quoted attribute.
+/// Escapes text for an element's content or a quoted attribute. The
+/// characters XML 1.0 forbids (control characters other than tab and
+/// line breaks, U+FFFE, U+FFFF), which a saved document's strings may
+/// hold, become U+FFFD: a figure cut out by `--figures` is an XML file,
+/// and one such character would make it unreadable.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -17,6 +21,8 @@ pub fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => out.push('\u{fffd}'),
             _ => out.push(c),
         }
     }
@@ -188,6 +194,15 @@ mod tests {
             s,
             "<rect data-x=\"a&quot;&lt;b&gt;\"><title>1 &lt; 2 &amp; 3</title></rect>"
         );
+    }
+
+    #[test]
+    fn characters_xml_forbids_are_replaced() {
+        assert_eq!(
+            esc("a\u{1}b\u{1b}[31m\u{ffff}"),
+            "a\u{fffd}b\u{fffd}[31m\u{fffd}"
+        );
+        assert_eq!(esc("tab\tline\n"), "tab\tline\n");
     }
 
     #[test]

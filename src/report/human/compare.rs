@@ -10,6 +10,7 @@ use crate::compare::check::{Change, FindingChange, TargetChange};
 use crate::compare::probe::{CellRatio, Decision, OnlyIn};
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
 use crate::report::style::{table, Style};
+use crate::saved::check::layer_within;
 use crate::units::human;
 use crate::units::utc;
 use std::fmt::Write;
@@ -52,8 +53,10 @@ fn probe(c: &ProbeComparison, st: &Style) -> String {
 /// The fields that differ as a table; with `-v` the rest on one line.
 fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
     let label = |f: &crate::compare::environment::EnvField| match f.target {
-        Some(t) if c.target_count() > 1 && f.field == "target" => format!("target {}", t + 1),
-        Some(t) if c.target_count() > 1 => format!("{} (target {})", f.field, t + 1),
+        Some(t) if c.target_count() > 1 && f.field == "target" => {
+            format!("target {}", t.saturating_add(1))
+        }
+        Some(t) if c.target_count() > 1 => format!("{} (target {})", f.field, t.saturating_add(1)),
         _ => f.field.clone(),
     };
     let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
@@ -231,7 +234,12 @@ fn target_row(t: &TargetChange, st: &Style) -> Vec<String> {
 fn subject(f: &FindingChange) -> String {
     let mut parts = vec![f.target.clone().unwrap_or_else(|| "assembled".into())];
     parts.extend(f.partition.map(|p| format!("partition {p}")));
-    parts.extend(f.layer.clone());
+    // The layer path starts at the partition root, already named.
+    let layer = f
+        .layer
+        .as_deref()
+        .and_then(|l| layer_within(f.partition, l));
+    parts.extend(layer.map(str::to_string));
     parts.join(", ")
 }
 
@@ -295,6 +303,17 @@ mod tests {
     }
 
     #[test]
+    fn a_layer_in_a_partition_names_the_partition_once() {
+        let c = FindingChange {
+            target: Some("img".into()),
+            partition: Some(1),
+            layer: Some("partition 1 / ext4".into()),
+            ..FindingChange::default()
+        };
+        assert_eq!(subject(&c), "img, partition 1, ext4");
+    }
+
+    #[test]
     fn check_report_lists_the_changes() {
         let text = render(&fixtures::fixed(), &Style::plain());
         for line in [
@@ -309,5 +328,28 @@ mod tests {
             ..Style::plain()
         };
         assert_eq!(render(&fixtures::fixed(), &quiet).lines().count(), 1);
+    }
+
+    #[test]
+    fn a_saved_comparison_with_the_largest_target_index_renders() {
+        // A hostile document: target indexes of usize::MAX, counted from 1
+        // in every output.
+        let doc = serde_json::json!({
+            "schema": "diskalign.compare", "kind": "probe",
+            "cells": [{"target": usize::MAX, "pattern": "randread", "block_size": 4096, "offset": 0}],
+            "environment": [{"field": "target", "target": usize::MAX, "a": "x", "b": "y", "differs": true}],
+            "only_a": {"patterns": [{"target": usize::MAX, "pattern": "randread"}]}
+        });
+        let crate::saved::Saved::Compare(c) = fixtures::saved(&doc, "c.json") else {
+            panic!("not a comparison");
+        };
+        let Comparison::Probe(p) = &*c else {
+            panic!("not a probe comparison");
+        };
+        assert_eq!(p.target_count(), usize::MAX);
+        for format in [crate::report::Format::Human, crate::report::Format::Html] {
+            let out = crate::report::exporter(format, crate::report::Style::plain()).compare(&c);
+            assert!(out.contains(&usize::MAX.to_string()), "{format:?}");
+        }
     }
 }

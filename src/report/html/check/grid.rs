@@ -141,8 +141,10 @@ pub fn window(boundary: u64, grids: &[Grid], disk_end: u64) -> (u64, u64) {
         .max()
         .unwrap_or(0);
     let half = grain.clamp(8 * KIB, MIB);
-    let mut lo = boundary.saturating_sub(half);
-    let mut hi = lo + 2 * half;
+    // Near u64::MAX (a saved document may say anything) the window
+    // slides down as it does at the disk's end.
+    let mut hi = boundary.saturating_sub(half).saturating_add(2 * half);
+    let mut lo = hi - 2 * half;
     if hi > disk_end.max(boundary) && disk_end >= 2 * half {
         hi = disk_end.max(boundary);
         lo = hi - 2 * half;
@@ -277,5 +279,7 @@ mod tests {
         );
         // A disk smaller than the window: from 0, past its end.
         assert_eq!(window(4096, &gs, 8192), (0, 16384));
+        // A boundary at the last byte of u64 (a hostile document).
+        assert_eq!(window(u64::MAX, &gs, 100), (u64::MAX - 16384, u64::MAX));
     }
 }

@@ -3,6 +3,7 @@
 //! starts and ends that are off their grain.
 
 use super::super::look::{self, look, text_width};
+use super::super::page;
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};
 use super::layout::{self, Slot};
@@ -23,8 +24,23 @@ const HEIGHT: f64 = AXIS_Y + 42.0;
 /// The colour of the marks on misaligned boundaries (Okabe–Ito vermillion).
 pub const MARK: &str = "#d55e00";
 
+/// The most partitions a map draws: the kernel's own limit per disk
+/// (DISK_MAX_PARTS). An image's table may list more, and a saved document
+/// anything (`{}` is a partition); past it the map would be a smear of
+/// kilobyte marks, so the page says so and keeps the tables.
+pub const MAX_DRAWN: usize = 256;
+
 /// The map of target `t` (figure `fig`) and the tables of its numbers.
 pub fn figure(fig: &str, t: &Target) -> String {
+    if t.partitions.len() > MAX_DRAWN {
+        let mut s = page::note(&format!(
+            "{} partitions are too many to draw on one map (at most {MAX_DRAWN}); the table has every one.",
+            t.partitions.len()
+        ));
+        s.push_str(&tables::partitions(fig, t));
+        s.push_str(&tables::free(fig, t));
+        return s;
+    }
     let end = layout::extent(t.size_bytes, &t.partitions);
     let x = Linear::new((0.0, end as f64), (LEFT, RIGHT));
     let mut f = Figure::new(

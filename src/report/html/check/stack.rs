@@ -15,6 +15,10 @@ const LEFT: f64 = 34.0;
 const TOP: f64 = 34.0;
 const BOX_H: f64 = 64.0;
 const STEP: f64 = 70.0;
+/// The most layers drawn as boxes. Real stacks have a handful; a saved
+/// document may hold thousands (`{}` is a layer), each a box of a
+/// kilobyte on a figure wider than any screen. The table keeps them all.
+pub const MAX_BOXES: usize = 256;
 
 /// One layer's box, in leaf units across and levels up.
 #[derive(Debug)]
@@ -46,10 +50,12 @@ pub fn icicle(roots: &[Layer]) -> Vec<Cell<'_>> {
 }
 
 fn place<'a>(l: &'a Layer, parent: String, depth: usize, x: usize, out: &mut Vec<Cell<'a>>) {
+    // Cut, so that a long chain of long names is not repeated in full by
+    // every layer above it.
     let path = if parent.is_empty() {
-        l.name.clone()
+        page::brief(&l.name).into_owned()
     } else {
-        format!("{parent} / {}", l.name)
+        page::brief(&format!("{parent} / {}", l.name)).into_owned()
     };
     out.push(Cell {
         layer: l,
@@ -73,6 +79,13 @@ pub fn has_layers(roots: &[Layer]) -> bool {
 /// The figure of `roots` (id `fig`, titled `title`) and its table.
 pub fn figure(fig: &str, title: &str, roots: &[Layer]) -> String {
     let cells = icicle(roots);
+    if cells.len() > MAX_BOXES {
+        let why = format!(
+            "{} layers are too many to draw (at most {MAX_BOXES}); the table has every one.",
+            cells.len()
+        );
+        return page::note(&why) + &table(fig, title, &cells);
+    }
     let columns: usize = roots.iter().map(leaves).sum::<usize>().max(1);
     let levels = cells.iter().map(|c| c.depth + 1).max().unwrap_or(1);
     let width = (LEFT + 8.0 + columns as f64 * MIN_LEAF).max(720.0);
@@ -329,5 +342,16 @@ mod tests {
         assert_eq!(cells[6].path, "VG vgh / LV vgh/lvs / s1");
         assert!(has_layers(&roots));
         assert!(!has_layers(&roots[1..]));
+    }
+
+    #[test]
+    fn a_stack_too_large_to_draw_keeps_its_table() {
+        let leaves = (0..=MAX_BOXES).map(|i| layer("filesystem", &format!("fs{i}"), vec![]));
+        let root = layer("partition", "partition 1", leaves.collect());
+        let s = figure("run1-stack-0", "Stack of x", &[root]);
+        assert!(!s.contains("<svg"));
+        assert!(s.contains("layers are too many to draw"));
+        assert!(s.contains("id=\"run1-stack-0-table\""));
+        assert!(s.contains(&format!("fs{MAX_BOXES}")));
     }
 }

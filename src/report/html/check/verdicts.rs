@@ -4,7 +4,7 @@
 use super::super::look;
 use super::super::page::{self, Td};
 use crate::findings::Severity;
-use crate::saved::check::{CheckDoc, Finding, Subject, Target};
+use crate::saved::check::{layer_within, CheckDoc, Finding, Subject, Target};
 
 /// The run in numbers, and the targets that could not be checked.
 pub fn summary(id: &str, doc: &CheckDoc) -> String {
@@ -177,19 +177,18 @@ fn glyph(sev: Severity) -> &'static str {
 pub fn subject(s: &Subject) -> String {
     let mut parts = Vec::new();
     if let Some(t) = &s.target {
-        parts.push(t.clone());
+        parts.push(page::brief(t).into_owned());
     }
     if let Some(p) = s.partition {
         parts.push(format!("partition {p}"));
     }
-    if let Some(l) = &s.layer {
-        // The layer path starts at the partition root, already named.
-        let l = l
-            .strip_prefix(&format!("partition {} / ", s.partition.unwrap_or(0)))
-            .unwrap_or(l);
-        if Some(l) != s.partition.map(|p| format!("partition {p}")).as_deref() {
-            parts.push(l.to_string());
-        }
+    // The layer path starts at the partition root, already named.
+    if let Some(l) = s
+        .layer
+        .as_deref()
+        .and_then(|l| layer_within(s.partition, l))
+    {
+        parts.push(page::brief(l).into_owned());
     }
     parts.join(" · ")
 }

@@ -178,7 +178,7 @@ pub fn figure(fig: &str, t: &Target, grids: &[Grid], b: &Boundary) -> String {
         axis::Labels::Bytes,
         &format!(
             "byte offset on {} (±{} around the boundary)",
-            t.path,
+            page::brief(&t.path),
             human((hi - lo) / 2)
         ),
     );

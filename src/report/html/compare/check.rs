@@ -8,6 +8,7 @@ use super::super::svg::{El, Figure};
 use crate::compare::check::{Change, FindingChange};
 use crate::compare::CheckComparison;
 use crate::findings::{Severity, Status};
+use crate::saved::check::layer_within;
 
 pub fn section(s: &mut String, id: &str, k: &CheckComparison) {
     s.push_str(&super::runs(&k.a, &k.b));
@@ -198,12 +199,18 @@ fn bars(id: &str, counts: &[[usize; 3]; 2]) -> String {
 }
 
 fn where_(c: &FindingChange) -> String {
-    let mut parts = vec![c.target.clone().unwrap_or_else(|| "assembled".into())];
+    let target = c.target.as_deref().map_or("assembled".into(), page::brief);
+    let mut parts = vec![target.into_owned()];
     if let Some(p) = c.partition {
         parts.push(format!("partition {p}"));
     }
-    if let Some(l) = &c.layer {
-        parts.push(l.clone());
+    // The layer path starts at the partition root, already named.
+    if let Some(l) = c
+        .layer
+        .as_deref()
+        .and_then(|l| layer_within(c.partition, l))
+    {
+        parts.push(page::brief(l).into_owned());
     }
     parts.join(" / ")
 }
@@ -251,4 +258,32 @@ fn changes(id: &str, k: &CheckComparison) -> String {
         s = page::para("No finding appeared, disappeared or changed.");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_layer_in_a_partition_names_the_partition_once() {
+        let c = FindingChange {
+            target: Some("img".into()),
+            partition: Some(1),
+            layer: Some("partition 1 / ext4".into()),
+            ..FindingChange::default()
+        };
+        assert_eq!(where_(&c), "img / partition 1 / ext4");
+        let root = FindingChange {
+            layer: Some("partition 1".into()),
+            ..c.clone()
+        };
+        assert_eq!(where_(&root), "img / partition 1");
+        let assembled = FindingChange {
+            target: None,
+            partition: None,
+            layer: Some("VG vg / LV vg/lv".into()),
+            ..c
+        };
+        assert_eq!(where_(&assembled), "assembled / VG vg / LV vg/lv");
+    }
 }

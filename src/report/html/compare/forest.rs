@@ -4,12 +4,14 @@
 //! pattern; the numbers in a table under each.
 
 use super::super::page::{self, Td};
+use super::super::probe::MAX_PANELS;
 use super::super::scale::Rgb;
 use super::super::svg::{El, Figure};
 use crate::compare::probe::{CellRatio, Decision};
 use crate::compare::ProbeComparison;
 use crate::probe::engine::Pattern;
 use crate::units::human;
+use std::collections::BTreeMap;
 
 const LABEL_W: f64 = 150.0;
 const PLOT_W: f64 = 560.0;
@@ -31,15 +33,23 @@ pub struct LogAxis {
 
 impl LogAxis {
     pub fn map(&self, ratio: f64) -> f64 {
-        let r = ratio.clamp(self.lo, self.hi).ln();
+        // Not `clamp`: it panics when lo > hi.
+        let r = ratio.max(self.lo).min(self.hi).ln();
         let (a, b) = (self.lo.ln(), self.hi.ln());
         self.r0 + (r - a) / (b - a) * (self.r1 - self.r0)
     }
 }
 
+/// The half-width of the band of "the same" as drawn: a saved comparison
+/// may say anything, but the band must lie between 1/16 and 16 around 1.
+pub fn band(min_effect: f64) -> f64 {
+    min_effect.clamp(0.0, 1.0 - 1.0 / LIMIT)
+}
+
 /// The axis range: every ratio and interval end, the band 1 ± min_effect
 /// and a margin, within 1/16 … 16.
 pub fn domain(cells: &[&CellRatio], min_effect: f64) -> (f64, f64) {
+    let min_effect = band(min_effect);
     let mut lo = (1.0 - min_effect).max(1.0 / LIMIT);
     let mut hi = 1.0 + min_effect;
     let values = cells.iter().flat_map(|c| {
@@ -83,41 +93,51 @@ pub fn colour(d: Decision) -> Rgb {
     }
 }
 
-/// The cells of one target and pattern, in grid order.
-fn rows(p: &ProbeComparison, target: usize, pattern: Pattern) -> Vec<&CellRatio> {
-    let mut v: Vec<&CellRatio> = p
-        .cells
-        .iter()
-        .filter(|c| c.key.target == target && c.key.pattern == pattern)
-        .collect();
-    v.sort_by_key(|c| (c.key.block_size, c.key.offset));
-    v
+/// The cells of each target and pattern, each in grid order.
+fn groups(p: &ProbeComparison) -> BTreeMap<(usize, Pattern), Vec<&CellRatio>> {
+    let mut out: BTreeMap<(usize, Pattern), Vec<&CellRatio>> = BTreeMap::new();
+    for c in &p.cells {
+        out.entry((c.key.target, c.key.pattern))
+            .or_default()
+            .push(c);
+    }
+    for v in out.values_mut() {
+        v.sort_by_key(|c| (c.key.block_size, c.key.offset));
+    }
+    out
 }
 
-/// Every forest plot of the comparison with its table.
+/// Every forest plot of the comparison with its table: plots for the
+/// first `MAX_PANELS` targets, as a probe page draws them, and a table
+/// for every target.
 pub fn figures(id: &str, p: &ProbeComparison) -> String {
-    let mut groups: Vec<(usize, Pattern)> = p
-        .cells
-        .iter()
-        .map(|c| (c.key.target, c.key.pattern))
-        .collect();
-    groups.sort();
-    groups.dedup();
-    let several = groups.iter().any(|g| g.0 > 0);
+    let groups = groups(p);
+    let several = groups.keys().any(|g| g.0 > 0);
+    let mut targets: Vec<usize> = groups.keys().map(|g| g.0).collect();
+    targets.dedup();
+    let last_drawn = targets.get(MAX_PANELS.min(targets.len()).saturating_sub(1));
     let mut s = String::new();
-    for (target, pattern) in groups {
-        let cells = rows(p, target, pattern);
-        let fig_id = format!("{id}-ratio-{}-t{}", pattern.as_str(), target + 1);
+    if targets.len() > MAX_PANELS {
+        s.push_str(&page::note(&format!(
+            "The plots draw the first {MAX_PANELS} of the {} targets; the tables have every cell.",
+            targets.len()
+        )));
+    }
+    for ((target, pattern), cells) in groups {
+        // Targets count from 1 here; a saved document's index may be usize::MAX.
+        let nth = target.saturating_add(1);
+        let fig_id = format!("{id}-ratio-{}-t{nth}", pattern.as_str());
         let title = if several {
             format!(
-                "B/A IOPS, {pattern}, target {} ({})",
-                target + 1,
+                "B/A IOPS, {pattern}, target {nth} ({})",
                 p.target_path(target)
             )
         } else {
             format!("B/A IOPS, {pattern}")
         };
-        s.push_str(&forest(&fig_id, &title, &cells, p.min_effect));
+        if last_drawn.is_some_and(|&last| target <= last) {
+            s.push_str(&forest(&fig_id, &title, &cells, p.min_effect));
+        }
         s.push_str(&table(&fig_id, &title, &cells));
     }
     s
@@ -163,6 +183,7 @@ fn forest(fig_id: &str, title: &str, cells: &[&CellRatio], min_effect: f64) -> S
 
 /// The band of "the same", the line of no change, ticks and axis label.
 fn frame(f: &mut Figure, x: &LogAxis, bottom: f64, min_effect: f64) {
+    let min_effect = band(min_effect);
     let (b0, b1) = (x.map(1.0 - min_effect), x.map(1.0 + min_effect));
     f.add(
         El::new("rect")
@@ -378,6 +399,24 @@ mod tests {
     }
 
     #[test]
+    fn a_saved_min_effect_out_of_range_draws_without_panic() {
+        for me in [-5.0, 7.0, 1e300] {
+            let (lo, hi) = domain(&[], me);
+            assert!(0.0 < lo && lo <= hi && hi <= 16.0, "{me}: {lo} {hi}");
+        }
+        // Even a reversed axis maps without clamp's panic.
+        let x = LogAxis {
+            lo: 2.0,
+            hi: 0.5,
+            r0: 0.0,
+            r1: 100.0,
+        };
+        let _ = x.map(1.0);
+        let mut f = Figure::new("f", 10.0, 10.0, "t");
+        frame(&mut f, &x, 50.0, -5.0);
+    }
+
+    #[test]
     fn the_log_axis_puts_halves_and_doubles_symmetrically() {
         let x = LogAxis {
             lo: 0.25,
@@ -410,6 +449,29 @@ mod tests {
             ticks(&wide, 34.0),
             vec![0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
         );
+    }
+
+    #[test]
+    fn the_plots_draw_the_first_targets_and_the_tables_all() {
+        let n = MAX_PANELS + 4;
+        let p = ProbeComparison {
+            cells: (0..n)
+                .map(|t| CellRatio {
+                    key: CellKey {
+                        target: t,
+                        ..CellKey::default()
+                    },
+                    ..cell(0.9, [0.8, 1.0])
+                })
+                .collect(),
+            min_effect: 0.1,
+            ..ProbeComparison::default()
+        };
+        let s = figures("run1", &p);
+        assert_eq!(s.matches("<svg ").count(), MAX_PANELS);
+        assert_eq!(s.matches("-table\"><caption>").count(), n);
+        assert!(s.contains(&format!("the first {MAX_PANELS} of the {n} targets")));
+        assert!(s.contains("id=\"run1-ratio-randread-t20-table\""));
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod forest;
 
 use super::page::{self, Td};
 use crate::compare::{Comparison, ProbeComparison, RunInfo};
+use crate::units::utc;
 
 /// The section of one comparison; `id` prefixes every id in it.
 pub fn section(id: &str, name: &str, c: &Comparison) -> String {
@@ -19,9 +20,12 @@ pub fn section(id: &str, name: &str, c: &Comparison) -> String {
     s
 }
 
-/// "A: run.json (probe, started 2026-11-22 21:04 UTC)".
+/// "A (reference): run.json (probe, started 2026-11-22 21:04 UTC)".
 pub(super) fn runs(a: &RunInfo, b: &RunInfo) -> String {
-    let one = |r: &RunInfo| format!("{} ({})", r.file, r.source);
+    let one = |r: &RunInfo| match r.started_unix {
+        0 => format!("{} ({})", r.file, r.source),
+        t => format!("{} ({}, started {})", r.file, r.source, utc(t)),
+    };
     page::para(&format!("A (reference): {}. B: {}.", one(a), one(b)))
 }
 
@@ -52,7 +56,7 @@ fn environment(id: &str, p: &ProbeComparison) -> String {
                 Td::text("same")
             };
             let field = match f.target {
-                Some(t) => format!("{} (target {})", f.field, t + 1),
+                Some(t) => format!("{} (target {})", f.field, t.saturating_add(1)),
                 None => f.field.clone(),
             };
             vec![
@@ -84,7 +88,7 @@ fn only_in(id: &str, p: &ProbeComparison) -> String {
                 Td::text(format!(
                     "pattern {} (target {})",
                     pat.pattern,
-                    pat.target + 1
+                    pat.target.saturating_add(1)
                 )),
             ]);
         }
@@ -104,4 +108,27 @@ fn only_in(id: &str, p: &ProbeComparison) -> String {
         &["only in", "what"],
         &rows,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runs_say_when_they_started_when_known() {
+        let a = RunInfo {
+            file: "a.json".into(),
+            source: "probe".into(),
+            started_unix: 1_795_381_475,
+        };
+        let b = RunInfo {
+            file: "b.json".into(),
+            source: "fio".into(),
+            started_unix: 0,
+        };
+        assert_eq!(
+            runs(&a, &b),
+            "<p>A (reference): a.json (probe, started 2026-11-22 21:04 UTC). B: b.json (fio).</p>\n"
+        );
+    }
 }

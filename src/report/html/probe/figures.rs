@@ -92,8 +92,9 @@ fn tile_data(t: usize, key: (Pattern, u64, u64), s: &Standing) -> Vec<(&'static 
     d
 }
 
+/// The slot of `x` on a sorted, deduplicated axis.
 fn slot(v: &[u64], x: u64) -> usize {
-    v.iter().position(|y| *y == x).unwrap_or(0)
+    v.binary_search(&x).unwrap_or(0)
 }
 
 fn tile(run: &Run, t: usize, c: &Cell, s: Standing, tip: String) -> Tile {
@@ -115,7 +116,7 @@ fn grid_labels(run: &Run) -> (Vec<String>, Vec<String>) {
 
 /// The penalty heatmap of one pattern, a panel per target.
 pub fn heatmap(run: &Run, pattern: Pattern, shade: &Shade) -> String {
-    let panels = (0..run.parts.len())
+    let panels = (0..run.drawn())
         .map(|t| heatmap::Panel {
             caption: run.multi().then(|| run.target_name(t)),
             tiles: run
@@ -162,7 +163,7 @@ fn versus_tip(run: &Run, v: &Versus) -> String {
 pub fn versus(run: &Run, pattern: Pattern) -> String {
     let all = run.versus();
     let shade = Shade::over(all.iter().map(|v| v.rel.penalty()));
-    let panels = (1..run.parts.len())
+    let panels = (1..run.drawn())
         .map(|t| heatmap::Panel {
             caption: Some(format!(
                 "{} against {}",
@@ -254,9 +255,9 @@ fn offset_series(run: &Run, t: usize, pattern: Pattern) -> Vec<Series> {
 /// IOPS against offset, one line per block size, a panel per target on
 /// one shared y range.
 pub fn offset_lines(run: &Run, pattern: Pattern) -> String {
-    let cells = run.parts.iter().flat_map(|p| &p.cells);
+    let cells = run.parts[..run.drawn()].iter().flat_map(|p| &p.cells);
     let y = log_domain(iops_extent(cells.filter(|c| c.pattern == pattern)));
-    let panels = (0..run.parts.len())
+    let panels = (0..run.drawn())
         .map(|t| lines::Panel {
             caption: run.multi().then(|| run.target_name(t)),
             y_title: "IOPS (log scale)".into(),
@@ -310,7 +311,7 @@ fn bs_tip(run: &Run, t: usize, c: &Cell) -> String {
 /// colour, further targets dashed too.
 fn bs_series(run: &Run, value: fn(&Cell) -> &Estimate) -> Vec<Series> {
     let mut out = Vec::new();
-    for t in 0..run.parts.len() {
+    for t in 0..run.drawn() {
         for (i, &p) in run.patterns.iter().enumerate() {
             let colour = category(t * run.patterns.len() + i);
             let markers: Vec<Marker> = run.parts[t]
@@ -355,7 +356,7 @@ fn bs_series(run: &Run, value: fn(&Cell) -> &Estimate) -> Vec<Series> {
 /// IOPS and MiB/s against block size at offset 0.
 pub fn bs_curve(run: &Run) -> String {
     let aligned = || {
-        run.parts
+        run.parts[..run.drawn()]
             .iter()
             .flat_map(|p| &p.cells)
             .filter(|c| c.offset == 0)

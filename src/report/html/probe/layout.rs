@@ -3,9 +3,11 @@
 //! point goes, and the y range the targets share. Tested on their own.
 
 use super::super::scale::{nice_step, viridis, Band, Linear, Rgb};
+use crate::probe::engine::Pattern;
 use crate::probe::sequential::Decision;
 use crate::saved::probe::{Cell, Estimate, Relative};
 use crate::units;
+use std::collections::HashMap;
 
 /// An offset as its readers think of it: `0`, `512 B`, `3.5 KiB`,
 /// `64 KiB - 512 B`, `1 MiB - 512 B`; the bytes when no short form is exact.
@@ -172,19 +174,33 @@ impl Standing {
     }
 }
 
-/// A cell against offset 0 of its block size and pattern: the run's own
-/// comparison when it has one, else the ratio of the medians (fio).
-pub fn against_aligned(cell: &Cell, cells: &[Cell]) -> Standing {
+/// Every cell against offset 0 of its block size and pattern (the first
+/// such cell listed): the run's own comparison when it has one, else the
+/// ratio of the medians (fio). One pass with a map, so a document of
+/// thousands of cells costs no more than their number.
+pub fn against_aligned(cells: &[Cell]) -> Vec<Standing> {
+    let mut aligned: HashMap<(Pattern, u64), f64> = HashMap::new();
+    for c in cells.iter().filter(|c| c.offset == 0) {
+        aligned
+            .entry((c.pattern, c.block_size))
+            .or_insert(c.iops.median);
+    }
+    cells
+        .iter()
+        .map(|c| standing(c, aligned.get(&(c.pattern, c.block_size)).copied()))
+        .collect()
+}
+
+/// One cell against the median IOPS of its aligned reference, if any.
+fn standing(cell: &Cell, aligned: Option<f64>) -> Standing {
     if cell.offset == 0 {
         return Standing::Reference;
     }
     if let Some(r) = &cell.relative {
         return Standing::Measured(Rel::of(r));
     }
-    cells
-        .iter()
-        .find(|c| c.pattern == cell.pattern && c.block_size == cell.block_size && c.offset == 0)
-        .and_then(|a| Rel::untested(cell.iops.median, a.iops.median))
+    aligned
+        .and_then(|a| Rel::untested(cell.iops.median, a))
         .map_or(Standing::Unpaired, Standing::Measured)
 }
 
@@ -289,10 +305,13 @@ impl Log {
     /// 1-2-5 ticks per decade, every integer mantissa when the domain is
     /// narrow, only the decades when it is wide.
     pub fn ticks(&self) -> Vec<f64> {
+        // The decades of finite positive doubles: a domain with an end at
+        // 0 or infinity must not count ticks from i32::MIN to i32::MAX.
+        let decade = |x: f64| x.log10().clamp(-330.0, 310.0);
         let pick = |ms: &[f64]| -> Vec<f64> {
             let (d0, d1) = (
-                self.lo.log10().floor() as i32,
-                self.hi.log10().ceil() as i32,
+                decade(self.lo).floor() as i32,
+                decade(self.hi).ceil() as i32,
             );
             (d0..=d1)
                 .flat_map(|d| ms.iter().map(move |m| m * 10f64.powi(d)))
@@ -322,11 +341,18 @@ fn nice_round(x: f64, down: bool) -> f64 {
     pick.copied().unwrap_or(1.0) * d
 }
 
-/// A log domain around every positive value given, widened to round
-/// values with a little room; `(1, 10)` when there is none.
+/// The rates a log axis can show: a saved document may hold 1e308 IOPS
+/// or a subnormal one, whose rounded ends would be infinite or 0.
+const LOG_FLOOR: f64 = 1e-300;
+const LOG_CEIL: f64 = 1e300;
+
+/// A log domain around every positive value given (clamped to
+/// 1e-300..1e300), widened to round values with a little room; `(1, 10)`
+/// when there is none.
 pub fn log_domain(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values
         .filter(|v| v.is_finite() && *v > 0.0)
+        .map(|v| v.clamp(LOG_FLOOR, LOG_CEIL))
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
         });
@@ -405,7 +431,6 @@ pub fn panel_origin(i: usize, per_row: usize, size: (f64, f64)) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::engine::Pattern;
 
     fn cell(bs: u64, offset: u64, iops: f64, ci: Option<[f64; 2]>) -> Cell {
         Cell {
@@ -469,14 +494,6 @@ mod tests {
     fn a_cell_is_judged_by_the_run_or_by_its_medians() {
         let aligned = cell(4096, 0, 1000.0, None);
         let fio = cell(4096, 512, 480.0, None);
-        let cells = vec![aligned.clone(), fio.clone()];
-        assert_eq!(against_aligned(&aligned, &cells), Standing::Reference);
-        let Standing::Measured(r) = against_aligned(&fio, &cells) else {
-            panic!("fio cell not measured");
-        };
-        assert!((r.penalty() - 0.52).abs() < 1e-12);
-        assert_eq!((r.ci, r.decision_name()), (None, "untested"));
-
         let mut probed = fio.clone();
         probed.relative = Some(Relative {
             ratio: 0.5,
@@ -486,12 +503,19 @@ mod tests {
             decision: Decision::Slower,
             rounds: 5,
         });
-        let s = against_aligned(&probed, &cells);
-        assert_eq!((s.decision_name(), s.significant()), ("slower", true));
-        assert_eq!(
-            against_aligned(&fio, std::slice::from_ref(&fio)),
-            Standing::Unpaired
-        );
+        let mut other = cell(8192, 512, 10.0, None);
+        other.pattern = Pattern::Randread;
+        let s = against_aligned(&[aligned, fio.clone(), probed, other]);
+        assert_eq!(s[0], Standing::Reference);
+        let Standing::Measured(r) = s[1] else {
+            panic!("fio cell not measured");
+        };
+        assert!((r.penalty() - 0.52).abs() < 1e-12);
+        assert_eq!((r.ci, r.decision_name()), (None, "untested"));
+        assert_eq!((s[2].decision_name(), s[2].significant()), ("slower", true));
+        // No aligned cell of its pattern and block size.
+        assert_eq!(s[3], Standing::Unpaired);
+        assert_eq!(against_aligned(&[fio]), vec![Standing::Unpaired]);
     }
 
     #[test]
@@ -537,6 +561,17 @@ mod tests {
         assert_eq!(narrow.ticks().len(), 6);
         let wide = Log::new((100.0, 1e7), (1.0, 0.0));
         assert_eq!(wide.ticks(), vec![100.0, 1e3, 1e4, 1e5, 1e6, 1e7]);
+    }
+
+    #[test]
+    fn extreme_rates_give_a_finite_log_axis_with_few_ticks() {
+        // A saved document with 1e308 IOPS and a subnormal one.
+        let (lo, hi) = log_domain([f64::MAX, 5e-324].into_iter());
+        assert!(lo > 0.0 && hi.is_finite(), "{lo} {hi}");
+        assert!(Log::new((lo, hi), (1.0, 0.0)).ticks().len() < 1000);
+        // Even an axis with ends at 0 and infinity ends.
+        let broken = Log::new((0.0, f64::INFINITY), (1.0, 0.0));
+        assert!(broken.ticks().len() < 10_000);
     }
 
     #[test]

@@ -27,6 +27,18 @@ use crate::probe::sequential::ContrastKind;
 use crate::saved::probe::{axes, Cell, Source, TargetPart};
 use crate::saved::ProbeDoc;
 use layout::{against_aligned, Rel, Shade, Standing};
+use std::collections::HashMap;
+
+/// The most targets a figure draws as panels, and the most block sizes
+/// (rows) and offsets (columns) a figure of the grid draws. A saved
+/// document may hold anything: past these a figure weighs megabytes (its
+/// labels repeat per panel) and reads as nothing. The tables under the
+/// figures keep every cell.
+pub const MAX_PANELS: usize = 16;
+pub const MAX_ROWS: usize = 64;
+pub const MAX_COLS: usize = 256;
+
+type Key = (Pattern, u64, u64);
 
 /// A run as the figures need it: every target's part and the grid they
 /// all span.
@@ -37,6 +49,10 @@ pub struct Run<'a> {
     pub patterns: Vec<Pattern>,
     pub sizes: Vec<u64>,
     pub offsets: Vec<u64>,
+    /// Each target's cells against offset 0, in the cells' order.
+    standing: Vec<Vec<Standing>>,
+    /// Each target's first cell of each key.
+    index: Vec<HashMap<Key, usize>>,
 }
 
 impl<'a> Run<'a> {
@@ -44,6 +60,17 @@ impl<'a> Run<'a> {
         let parts = doc.parts();
         let all: Vec<Cell> = parts.iter().flat_map(|p| p.cells.clone()).collect();
         let (patterns, sizes, offsets) = axes(&all);
+        let standing = parts.iter().map(|p| against_aligned(&p.cells)).collect();
+        let index = parts
+            .iter()
+            .map(|p| {
+                let mut m = HashMap::new();
+                for (i, c) in p.cells.iter().enumerate() {
+                    m.entry(c.key()).or_insert(i);
+                }
+                m
+            })
+            .collect();
         Run {
             id,
             doc,
@@ -51,7 +78,26 @@ impl<'a> Run<'a> {
             patterns,
             sizes,
             offsets,
+            standing,
+            index,
         }
+    }
+
+    /// How many targets the figures draw (the first ones).
+    pub fn drawn(&self) -> usize {
+        self.parts.len().min(MAX_PANELS)
+    }
+
+    /// Why the grid's figures are not drawn, when the grid is too large.
+    pub fn too_large(&self) -> Option<String> {
+        (self.sizes.len() > MAX_ROWS || self.offsets.len() > MAX_COLS).then(|| {
+            format!(
+                "{} block sizes × {} offsets are too many to draw (at most {MAX_ROWS} × {MAX_COLS}): \
+                 no figure of the grid is drawn; the tables have every cell.",
+                self.sizes.len(),
+                self.offsets.len()
+            )
+        })
     }
 
     pub fn multi(&self) -> bool {
@@ -62,18 +108,17 @@ impl<'a> Run<'a> {
         self.doc.source == Source::Fio
     }
 
-    pub fn cell(&self, target: usize, key: (Pattern, u64, u64)) -> Option<&Cell> {
-        self.parts
-            .get(target)?
-            .cells
-            .iter()
-            .find(|c| c.key() == key)
+    pub fn cell(&self, target: usize, key: Key) -> Option<&Cell> {
+        let i = *self.index.get(target)?.get(&key)?;
+        self.parts[target].cells.get(i)
     }
 
     /// `target 1 (/dev/sdb)` with several targets; empty with one.
     pub fn target_name(&self, t: usize) -> String {
         match self.parts.get(t) {
-            Some(p) if self.multi() => format!("target {} ({})", t + 1, p.target.path),
+            Some(p) if self.multi() => {
+                format!("target {} ({})", t + 1, page::brief(&p.target.path))
+            }
             _ => String::new(),
         }
     }
@@ -90,10 +135,7 @@ impl<'a> Run<'a> {
     /// Every cell of a target with its standing against offset 0.
     pub fn standings(&self, t: usize) -> Vec<(&Cell, Standing)> {
         let cells = &self.parts[t].cells;
-        cells
-            .iter()
-            .map(|c| (c, against_aligned(c, cells)))
-            .collect()
+        cells.iter().zip(self.standing[t].iter().copied()).collect()
     }
 
     /// One colour scale for every heatmap of the run, so tiles compare
@@ -163,6 +205,9 @@ pub fn section(id: &str, name: &str, doc: &ProbeDoc) -> String {
             "No cell was measured: there is nothing to draw.",
         ));
     }
+    let too_large = run.too_large();
+    let draw = too_large.is_none();
+    s.push_str(&drawn_note(&run, too_large));
     let shade = run.shade();
     for &pattern in &run.patterns {
         s.push_str(&page::heading(
@@ -170,8 +215,10 @@ pub fn section(id: &str, name: &str, doc: &ProbeDoc) -> String {
             &format!("{id}-{pattern}"),
             &format!("{pattern}: by block size and offset"),
         ));
-        s.push_str(&figures::heatmap(&run, pattern, &shade));
-        s.push_str(&figures::offset_lines(&run, pattern));
+        if draw {
+            s.push_str(&figures::heatmap(&run, pattern, &shade));
+            s.push_str(&figures::offset_lines(&run, pattern));
+        }
         s.push_str(&tables::cells(&run, pattern));
     }
     if run.offsets.contains(&0) {
@@ -180,7 +227,9 @@ pub fn section(id: &str, name: &str, doc: &ProbeDoc) -> String {
             &format!("{id}-block-sizes"),
             "Aligned I/O by block size",
         ));
-        s.push_str(&figures::bs_curve(&run));
+        if draw {
+            s.push_str(&figures::bs_curve(&run));
+        }
         s.push_str(&tables::bs_curve(&run));
     }
     if run.multi() {
@@ -189,7 +238,7 @@ pub fn section(id: &str, name: &str, doc: &ProbeDoc) -> String {
             &format!("{id}-targets"),
             "Each target against the first",
         ));
-        for &pattern in &run.patterns {
+        for &pattern in run.patterns.iter().filter(|_| draw) {
             s.push_str(&figures::versus(&run, pattern));
         }
         s.push_str(&tables::versus(&run));
@@ -202,6 +251,20 @@ pub fn section(id: &str, name: &str, doc: &ProbeDoc) -> String {
     s.push_str(&text::plan(&run));
     s.push_str(&text::environment(&run));
     s
+}
+
+/// What the figures leave out: the whole grid when it is too large, or
+/// the targets past `MAX_PANELS`.
+fn drawn_note(run: &Run, too_large: Option<String>) -> String {
+    match too_large {
+        Some(why) => page::note(&why),
+        None if run.drawn() < run.parts.len() => page::note(&format!(
+            "The figures draw the first {} of the {} targets; the tables have every target's cells.",
+            run.drawn(),
+            run.parts.len()
+        )),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -382,6 +445,47 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), n);
+    }
+
+    #[test]
+    fn many_targets_draw_the_first_panels_and_keep_every_cell_in_the_tables() {
+        // Figures with a panel per target repeat the grid's labels in each:
+        // they draw the first MAX_PANELS targets only.
+        let n = 40;
+        let mut d = doc(Vec::new());
+        d.targets = (0..n)
+            .map(|i| {
+                let mut p = TargetPart::default();
+                p.target.path = format!("/dev/t{i}");
+                p.cells = cells(&[Pattern::Randread], &[512u64 << (i % 8)], &[0, 512], false);
+                p
+            })
+            .collect();
+        let s = section("run1", "many.json", &d);
+        assert!(s.contains(&format!(
+            "The figures draw the first {MAX_PANELS} of the {n} targets"
+        )));
+        // Two tiles per drawn target, and against the first target those of
+        // target 8, the only drawn one with the first's block size.
+        assert_eq!(
+            count(&s, "<g class=\"cell\" data-target=\""),
+            MAX_PANELS * 2 + 2
+        );
+        // The last target's cells are in the tables: the grid's and the
+        // block-size curve's.
+        assert_eq!(count(&s, "<tr><td class=\"num\">39</td>"), 2 + 1);
+        assert!(s.len() < 5_000_000, "{} bytes", s.len());
+    }
+
+    #[test]
+    fn a_grid_too_large_to_draw_says_so_and_keeps_its_table() {
+        let offsets: Vec<u64> = (0..=MAX_COLS as u64).map(|k| k * 512).collect();
+        let d = doc(cells(&[Pattern::Randread], &[4096], &offsets, true));
+        let s = section("run1", "wide.json", &d);
+        assert!(s.contains("too many to draw"));
+        assert!(!s.contains("<svg"));
+        assert!(s.contains("id=\"run1-cells-randread\""));
+        assert_eq!(count(&s, "<tr><td>4 KiB</td>"), offsets.len());
     }
 
     #[test]

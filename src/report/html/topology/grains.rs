@@ -252,6 +252,15 @@ fn bar(
     f.end_group();
 }
 
+/// The label of 2^`e` bytes. A limit of u64::MAX (a saved document may
+/// say so) puts the axis's end at 2^64, past what u64 shifts to.
+fn power_label(e: u32) -> String {
+    match 1u64.checked_shl(e) {
+        Some(v) => human(v),
+        None => "16 EiB".into(),
+    }
+}
+
 /// Powers of two along the bottom, labelled in binary units.
 fn axis(f: &mut Figure, x: &Linear, y: f64) {
     f.add(
@@ -282,7 +291,7 @@ fn axis(f: &mut Figure, x: &Linear, y: f64) {
                     .at("y", y + 15.0)
                     .attr("text-anchor", "middle")
                     .attr("font-size", 10)
-                    .text(human(1u64 << e)),
+                    .text(power_label(e)),
             );
         }
     }
@@ -306,6 +315,14 @@ mod tests {
         // A bridge's 65535 × 512 lies just under 32 MiB.
         assert_eq!(domain([33553920].into_iter()), (8.0, 25.0));
         assert_eq!(domain(std::iter::empty()), (8.0, 20.0));
+    }
+
+    #[test]
+    fn the_axis_reaches_2_to_the_64() {
+        assert_eq!(domain([u64::MAX.into()].into_iter()), (8.0, 64.0));
+        assert_eq!(power_label(12), "4 KiB");
+        assert_eq!(power_label(63), "8 EiB");
+        assert_eq!(power_label(64), "16 EiB");
     }
 
     #[test]
