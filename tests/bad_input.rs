@@ -219,6 +219,14 @@ fn report_and_compare_refuse_what_is_not_a_saved_run() {
     refused(&["report", &garbage], "garbage.json: not JSON");
     refused(&["report", &other], "neither a diskalign document");
     refused(&["report", &newer], "schema version 99 is newer");
+    let odd = write(
+        "odd.json",
+        "{\"schema\": \"diskalign.check\", \"schema_version\": \"one\"}",
+    );
+    refused(
+        &["report", &odd],
+        "diskalign.check: schema_version is not a whole number",
+    );
     refused(&["report", "/nonexistent/run.json"], "cannot read");
     refused(&["report", dir.path().to_str().unwrap()], "cannot read");
     refused(

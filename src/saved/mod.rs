@@ -51,6 +51,8 @@ pub enum SavedError {
         schema: String,
         version: u64,
     },
+    #[error("{name}: {schema}: schema_version is not a whole number")]
+    BadVersion { name: String, schema: String },
     #[error("{name}: {schema}: {error}")]
     Shape {
         name: String,
@@ -59,13 +61,23 @@ pub enum SavedError {
     },
 }
 
-#[derive(Deserialize)]
+/// The fields that say what a document is, each read on its own, so a
+/// malformed one is named rather than hiding the others.
 struct Header {
     schema: Option<String>,
-    #[serde(default)]
-    schema_version: Option<u64>,
-    #[serde(rename = "fio version")]
-    fio_version: Option<String>,
+    /// Absent, or the value as it stands (it must be a whole number).
+    schema_version: Option<serde_json::Value>,
+    fio_version: bool,
+}
+
+impl Header {
+    fn of(v: &serde_json::Value) -> Header {
+        Header {
+            schema: v.get("schema").and_then(|s| s.as_str()).map(str::to_string),
+            schema_version: v.get("schema_version").cloned(),
+            fio_version: v.get("fio version").is_some(),
+        }
+    }
 }
 
 impl Saved {
@@ -76,12 +88,8 @@ impl Saved {
                 name: name.to_string(),
                 error,
             })?;
-        let header = Header::deserialize(&value).unwrap_or(Header {
-            schema: None,
-            schema_version: None,
-            fio_version: None,
-        });
-        if header.fio_version.is_some() {
+        let header = Header::of(&value);
+        if header.fio_version {
             let shape = |error| SavedError::Shape {
                 name: name.to_string(),
                 schema: "fio".into(),
@@ -91,12 +99,21 @@ impl Saved {
             return Ok(Saved::Probe(Box::new(fio.into_probe(name))));
         }
         let schema = header.schema.clone().unwrap_or_default();
-        if let Some(version) = header.schema_version.filter(|v| *v > SCHEMA_VERSION) {
-            return Err(SavedError::Version {
-                name: name.into(),
-                schema,
-                version,
-            });
+        match header.schema_version.as_ref().map(|v| v.as_u64()) {
+            Some(None) => {
+                return Err(SavedError::BadVersion {
+                    name: name.into(),
+                    schema,
+                })
+            }
+            Some(Some(version)) if version > SCHEMA_VERSION => {
+                return Err(SavedError::Version {
+                    name: name.into(),
+                    schema,
+                    version,
+                })
+            }
+            _ => {}
         }
         let shape = |error| SavedError::Shape {
             name: name.to_string(),

@@ -245,7 +245,12 @@ impl ProbeDoc {
     /// Whether its rounds are replicates (a diskalign run with at least
     /// two rounds); one fio pass is not.
     pub fn has_replicates(&self) -> bool {
-        self.source == Source::Diskalign && self.cells.iter().any(|c| c.rounds.len() > 1)
+        self.source == Source::Diskalign
+            && self
+                .cells
+                .iter()
+                .chain(self.targets.iter().flat_map(|t| &t.cells))
+                .any(|c| c.rounds.len() > 1)
     }
 }
 
