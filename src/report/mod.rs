@@ -21,6 +21,12 @@ use crate::probe::report::ProbeReport;
 use crate::topology::Survey;
 pub use style::Style;
 
+/// A target as people count it: `target 1` for the JSON's index 0. A
+/// saved document's index may be anything, up to usize::MAX.
+pub fn target_label(index: usize) -> String {
+    format!("target {}", index.saturating_add(1))
+}
+
 /// The output formats every command has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -55,5 +61,17 @@ pub fn exporter(format: Format, style: Style) -> Box<dyn Exporter> {
             columns: style.columns,
         }),
         Format::Html => Box::new(html::Html),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn targets_count_from_one_even_at_the_end_of_usize() {
+        assert_eq!(super::target_label(0), "target 1");
+        assert_eq!(
+            super::target_label(usize::MAX),
+            format!("target {}", usize::MAX)
+        );
     }
 }

@@ -53,10 +53,10 @@ fn probe(c: &ProbeComparison, st: &Style) -> String {
 /// The fields that differ as a table; with `-v` the rest on one line.
 fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
     let label = |f: &crate::compare::environment::EnvField| match f.target {
-        Some(t) if c.target_count() > 1 && f.field == "target" => {
-            format!("target {}", t.saturating_add(1))
+        Some(t) if c.target_count() > 1 && f.field == "target" => crate::report::target_label(t),
+        Some(t) if c.target_count() > 1 => {
+            format!("{} ({})", f.field, crate::report::target_label(t))
         }
-        Some(t) if c.target_count() > 1 => format!("{} (target {})", f.field, t.saturating_add(1)),
         _ => f.field.clone(),
     };
     let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());

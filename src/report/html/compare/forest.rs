@@ -129,7 +129,8 @@ pub fn figures(id: &str, p: &ProbeComparison) -> String {
         let fig_id = format!("{id}-ratio-{}-t{nth}", pattern.as_str());
         let title = if several {
             format!(
-                "B/A IOPS, {pattern}, target {nth} ({})",
+                "B/A IOPS, {pattern}, {} ({})",
+                crate::report::target_label(target),
                 p.target_path(target)
             )
         } else {

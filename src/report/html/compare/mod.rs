@@ -56,7 +56,7 @@ fn environment(id: &str, p: &ProbeComparison) -> String {
                 Td::text("same")
             };
             let field = match f.target {
-                Some(t) => format!("{} (target {})", f.field, t.saturating_add(1)),
+                Some(t) => format!("{} ({})", f.field, crate::report::target_label(t)),
                 None => f.field.clone(),
             };
             vec![
@@ -86,9 +86,9 @@ fn only_in(id: &str, p: &ProbeComparison) -> String {
             rows.push(vec![
                 Td::text(side),
                 Td::text(format!(
-                    "pattern {} (target {})",
+                    "pattern {} ({})",
                     pat.pattern,
-                    pat.target.saturating_add(1)
+                    crate::report::target_label(pat.target)
                 )),
             ]);
         }

@@ -154,7 +154,7 @@ fn versus_tip(run: &Run, v: &Versus) -> String {
         place(v.key),
         iops(v.target),
         iops(v.reference),
-        relative(&v.rel, &format!("target {}", v.reference + 1)),
+        relative(&v.rel, &crate::report::target_label(v.reference)),
         rounds(run, v.rel.rounds)
     )
 }
@@ -335,7 +335,7 @@ fn bs_series(run: &Run, value: fn(&Cell) -> &Estimate) -> Vec<Series> {
                 continue;
             }
             let label = if run.multi() {
-                format!("{p}, target {}", t + 1)
+                format!("{p}, {}", crate::report::target_label(t))
             } else {
                 p.to_string()
             };

@@ -117,7 +117,11 @@ impl<'a> Run<'a> {
     pub fn target_name(&self, t: usize) -> String {
         match self.parts.get(t) {
             Some(p) if self.multi() => {
-                format!("target {} ({})", t + 1, page::brief(&p.target.path))
+                format!(
+                    "{} ({})",
+                    crate::report::target_label(t),
+                    page::brief(&p.target.path)
+                )
             }
             _ => String::new(),
         }

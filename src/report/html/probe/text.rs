@@ -280,7 +280,7 @@ fn env_rows(parts: &[TargetPart]) -> Vec<(&'static str, Vec<String>)> {
 pub fn environment(run: &Run) -> String {
     let mut headers = vec![""];
     let names: Vec<String> = (0..run.parts.len())
-        .map(|t| format!("target {}", t + 1))
+        .map(crate::report::target_label)
         .collect();
     if run.multi() {
         headers.extend(names.iter().map(String::as_str));
