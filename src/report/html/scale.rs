@@ -46,6 +46,67 @@ impl Linear {
     }
 }
 
+/// A log10 scale for rates that span block sizes (512 B and 64 KiB IOPS
+/// differ tenfold): equal ratios are equal distances, so a 20 % penalty
+/// looks the same on every line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Log {
+    pub lo: f64,
+    pub hi: f64,
+    lin: Linear,
+}
+
+impl Log {
+    pub fn new(domain: (f64, f64), range: (f64, f64)) -> Log {
+        let (lo, hi) = domain;
+        Log {
+            lo,
+            hi,
+            lin: Linear::new((lo.log10(), hi.log10()), range),
+        }
+    }
+
+    pub fn map(&self, x: f64) -> f64 {
+        self.lin.map(x.max(self.lo * 1e-3).log10())
+    }
+
+    /// `x` held to the domain first, so a whisker past an end stops at
+    /// the edge. Not `clamp`: a saved document may give a reversed domain.
+    pub fn map_within(&self, x: f64) -> f64 {
+        let (a, b) = (self.lo.min(self.hi), self.lo.max(self.hi));
+        self.map(x.max(a).min(b))
+    }
+
+    /// The pixel range the domain maps onto.
+    pub fn range(&self) -> (f64, f64) {
+        (self.lin.r0, self.lin.r1)
+    }
+
+    /// 1-2-5 ticks per decade, every integer mantissa when the domain is
+    /// narrow, only the decades when it is wide.
+    pub fn ticks(&self) -> Vec<f64> {
+        // The decades of finite positive doubles: a domain with an end at
+        // 0 or infinity must not count ticks from i32::MIN to i32::MAX.
+        let decade = |x: f64| x.log10().clamp(-330.0, 310.0);
+        let pick = |ms: &[f64]| -> Vec<f64> {
+            let (d0, d1) = (
+                decade(self.lo).floor() as i32,
+                decade(self.hi).ceil() as i32,
+            );
+            (d0..=d1)
+                .flat_map(|d| ms.iter().map(move |m| m * 10f64.powi(d)))
+                .filter(|v| *v >= self.lo * 0.999 && *v <= self.hi * 1.001)
+                .collect()
+        };
+        let ticks = pick(&[1.0, 2.0, 5.0]);
+        match ticks.len() {
+            0..=2 => pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]),
+            3..=8 => ticks,
+            _ => pick(&[1.0]),
+        }
+    }
+}
+
 /// The round step (1, 2, 2.5 or 5 × 10^k) nearest above `raw`.
 pub fn nice_step(raw: f64) -> f64 {
     if !(raw.is_finite() && raw > 0.0) {

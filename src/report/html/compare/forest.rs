@@ -5,7 +5,7 @@
 
 use super::super::page::{self, Td};
 use super::super::probe::MAX_PANELS;
-use super::super::scale::Rgb;
+use super::super::scale::{Log, Rgb};
 use super::super::svg::{El, Figure};
 use crate::compare::probe::{CellRatio, Decision};
 use crate::compare::ProbeComparison;
@@ -21,24 +21,6 @@ const BOTTOM: f64 = 80.0;
 
 /// The widest the axis goes: 16× either way.
 const LIMIT: f64 = 16.0;
-
-/// A log-scaled axis of ratios onto `[r0, r1]`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LogAxis {
-    pub lo: f64,
-    pub hi: f64,
-    pub r0: f64,
-    pub r1: f64,
-}
-
-impl LogAxis {
-    pub fn map(&self, ratio: f64) -> f64 {
-        // Not `clamp`: it panics when lo > hi.
-        let r = ratio.max(self.lo).min(self.hi).ln();
-        let (a, b) = (self.lo.ln(), self.hi.ln());
-        self.r0 + (r - a) / (b - a) * (self.r1 - self.r0)
-    }
-}
 
 /// The half-width of the band of "the same" as drawn: a saved comparison
 /// may say anything, but the band must lie between 1/16 and 16 around 1.
@@ -66,13 +48,16 @@ pub fn domain(cells: &[&CellRatio], min_effect: f64) -> (f64, f64) {
 /// Round ratios to label the axis with, inside the range and at least
 /// `gap` pixels apart: 1 first, then halves and doubles, then the finer
 /// steps where there is room.
-pub fn ticks(x: &LogAxis, gap: f64) -> Vec<f64> {
+pub fn ticks(x: &Log, gap: f64) -> Vec<f64> {
     let by_rank = [
         1.0, 0.5, 2.0, 0.25, 4.0, 0.125, 8.0, 0.0625, 16.0, 0.8, 1.25, 0.67, 1.5, 0.9, 1.1,
     ];
     let mut kept: Vec<f64> = Vec::new();
     for t in by_rank.into_iter().filter(|t| *t >= x.lo && *t <= x.hi) {
-        if kept.iter().all(|k| (x.map(*k) - x.map(t)).abs() >= gap) {
+        if kept
+            .iter()
+            .all(|k| (x.map_within(*k) - x.map_within(t)).abs() >= gap)
+        {
             kept.push(t);
         }
     }
@@ -167,12 +152,7 @@ fn forest(fig_id: &str, title: &str, cells: &[&CellRatio], min_effect: f64) -> S
     let height = TOP + ROW_H * cells.len() as f64 + BOTTOM;
     let mut f = Figure::new(fig_id, LABEL_W + PLOT_W + 30.0, height, title);
     let (lo, hi) = domain(cells, min_effect);
-    let x = LogAxis {
-        lo,
-        hi,
-        r0: LABEL_W,
-        r1: LABEL_W + PLOT_W,
-    };
+    let x = Log::new((lo, hi), (LABEL_W, LABEL_W + PLOT_W));
     let bottom = TOP + ROW_H * cells.len() as f64;
     frame(&mut f, &x, bottom, min_effect);
     for (i, c) in cells.iter().enumerate() {
@@ -183,9 +163,12 @@ fn forest(fig_id: &str, title: &str, cells: &[&CellRatio], min_effect: f64) -> S
 }
 
 /// The band of "the same", the line of no change, ticks and axis label.
-fn frame(f: &mut Figure, x: &LogAxis, bottom: f64, min_effect: f64) {
+fn frame(f: &mut Figure, x: &Log, bottom: f64, min_effect: f64) {
     let min_effect = band(min_effect);
-    let (b0, b1) = (x.map(1.0 - min_effect), x.map(1.0 + min_effect));
+    let (b0, b1) = (
+        x.map_within(1.0 - min_effect),
+        x.map_within(1.0 + min_effect),
+    );
     f.add(
         El::new("rect")
             .at("x", b0)
@@ -199,7 +182,7 @@ fn frame(f: &mut Figure, x: &LogAxis, bottom: f64, min_effect: f64) {
             )),
     );
     for t in ticks(x, 34.0) {
-        let px = x.map(t);
+        let px = x.map_within(t);
         let stroke = if t == 1.0 { "#333333" } else { "#dddddd" };
         f.add(
             El::new("line")
@@ -219,7 +202,7 @@ fn frame(f: &mut Figure, x: &LogAxis, bottom: f64, min_effect: f64) {
     }
     f.add(
         El::new("text")
-            .at("x", (x.r0 + x.r1) / 2.0)
+            .at("x", (x.range().0 + x.range().1) / 2.0)
             .at("y", bottom + 28.0)
             .attr("text-anchor", "middle")
             .text("B/A IOPS (log scale; 1 = no change, left = B slower)"),
@@ -233,7 +216,7 @@ fn frame(f: &mut Figure, x: &LogAxis, bottom: f64, min_effect: f64) {
     );
 }
 
-fn mark(f: &mut Figure, x: &LogAxis, y: f64, c: &CellRatio) {
+fn mark(f: &mut Figure, x: &Log, y: f64, c: &CellRatio) {
     let ink = colour(c.decision).hex();
     f.group(
         "ratio",
@@ -255,8 +238,8 @@ fn mark(f: &mut Figure, x: &LogAxis, y: f64, c: &CellRatio) {
     if let Some([lo, hi]) = c.ci95 {
         f.add(
             El::new("line")
-                .at("x1", x.map(lo))
-                .at("x2", x.map(hi))
+                .at("x1", x.map_within(lo))
+                .at("x2", x.map_within(hi))
                 .at("y1", y)
                 .at("y2", y)
                 .attr("stroke", &ink)
@@ -275,7 +258,7 @@ fn mark(f: &mut Figure, x: &LogAxis, y: f64, c: &CellRatio) {
         };
         f.add(
             El::new("circle")
-                .at("cx", x.map(r))
+                .at("cx", x.map_within(r))
                 .at("cy", y)
                 .at("r", 3.5)
                 .attr("fill", fill)
@@ -406,46 +389,26 @@ mod tests {
             assert!(0.0 < lo && lo <= hi && hi <= 16.0, "{me}: {lo} {hi}");
         }
         // Even a reversed axis maps without clamp's panic.
-        let x = LogAxis {
-            lo: 2.0,
-            hi: 0.5,
-            r0: 0.0,
-            r1: 100.0,
-        };
-        let _ = x.map(1.0);
+        let x = Log::new((2.0, 0.5), (0.0, 100.0));
+        let _ = x.map_within(1.0);
         let mut f = Figure::new("f", 10.0, 10.0, "t");
         frame(&mut f, &x, 50.0, -5.0);
     }
 
     #[test]
     fn the_log_axis_puts_halves_and_doubles_symmetrically() {
-        let x = LogAxis {
-            lo: 0.25,
-            hi: 4.0,
-            r0: 0.0,
-            r1: 400.0,
-        };
-        assert!((x.map(1.0) - 200.0).abs() < 1e-9);
-        assert!((x.map(0.5) - 100.0).abs() < 1e-9);
-        assert!((x.map(2.0) - 300.0).abs() < 1e-9);
-        assert_eq!(x.map(100.0), 400.0);
-        let near = LogAxis {
-            lo: 0.3,
-            hi: 2.5,
-            r0: 0.0,
-            r1: 560.0,
-        };
+        let x = Log::new((0.25, 4.0), (0.0, 400.0));
+        assert!((x.map_within(1.0) - 200.0).abs() < 1e-9);
+        assert!((x.map_within(0.5) - 100.0).abs() < 1e-9);
+        assert!((x.map_within(2.0) - 300.0).abs() < 1e-9);
+        assert_eq!(x.map_within(100.0), 400.0);
+        let near = Log::new((0.3, 2.5), (0.0, 560.0));
         assert_eq!(
             ticks(&near, 34.0),
             vec![0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 2.0]
         );
         // Wide: the fine steps near 1 would overlap and are left out.
-        let wide = LogAxis {
-            lo: 1.0 / 16.0,
-            hi: 16.0,
-            r0: 0.0,
-            r1: 560.0,
-        };
+        let wide = Log::new((1.0 / 16.0, 16.0), (0.0, 560.0));
         assert_eq!(
             ticks(&wide, 34.0),
             vec![0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]

@@ -2,7 +2,7 @@
 //! cell against its reference, the colour of a penalty, where a cell or a
 //! point goes, and the y range the targets share. Tested on their own.
 
-use super::super::scale::{nice_step, viridis, Band, Linear, Rgb};
+use super::super::scale::{nice_step, viridis, Band, Rgb};
 use crate::probe::engine::Pattern;
 use crate::probe::sequential::Decision;
 use crate::saved::probe::{Cell, Estimate, Relative};
@@ -278,55 +278,6 @@ impl Tiles {
     }
 }
 
-/// A log10 scale for rates that span block sizes (512 B and 64 KiB IOPS
-/// differ tenfold): equal ratios are equal distances, so a 20 % penalty
-/// looks the same on every line.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Log {
-    pub lo: f64,
-    pub hi: f64,
-    lin: Linear,
-}
-
-impl Log {
-    pub fn new(domain: (f64, f64), range: (f64, f64)) -> Log {
-        let (lo, hi) = domain;
-        Log {
-            lo,
-            hi,
-            lin: Linear::new((lo.log10(), hi.log10()), range),
-        }
-    }
-
-    pub fn map(&self, x: f64) -> f64 {
-        self.lin.map(x.max(self.lo * 1e-3).log10())
-    }
-
-    /// 1-2-5 ticks per decade, every integer mantissa when the domain is
-    /// narrow, only the decades when it is wide.
-    pub fn ticks(&self) -> Vec<f64> {
-        // The decades of finite positive doubles: a domain with an end at
-        // 0 or infinity must not count ticks from i32::MIN to i32::MAX.
-        let decade = |x: f64| x.log10().clamp(-330.0, 310.0);
-        let pick = |ms: &[f64]| -> Vec<f64> {
-            let (d0, d1) = (
-                decade(self.lo).floor() as i32,
-                decade(self.hi).ceil() as i32,
-            );
-            (d0..=d1)
-                .flat_map(|d| ms.iter().map(move |m| m * 10f64.powi(d)))
-                .filter(|v| *v >= self.lo * 0.999 && *v <= self.hi * 1.001)
-                .collect()
-        };
-        let ticks = pick(&[1.0, 2.0, 5.0]);
-        match ticks.len() {
-            0..=2 => pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]),
-            3..=8 => ticks,
-            _ => pick(&[1.0]),
-        }
-    }
-}
-
 /// The round value (1, 1.5, 2, 3, 5 or 7 × 10^k) at or below `x`
 /// (`down`) or at or above it.
 fn nice_round(x: f64, down: bool) -> f64 {
@@ -430,6 +381,7 @@ pub fn panel_origin(i: usize, per_row: usize, size: (f64, f64)) -> (f64, f64) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::super::scale::Log;
     use super::*;
 
     fn cell(bs: u64, offset: u64, iops: f64, ci: Option<[f64; 2]>) -> Cell {

@@ -4,10 +4,11 @@
 //! legend; the caller gives each panel its y range, so targets can share
 //! one.
 
+use super::super::scale::Log;
 use super::super::scale::{Band, Rgb};
 use super::super::svg::{points, El, Figure};
 use super::draw;
-use super::layout::{band_outline, band_runs, short, Log, Point};
+use super::layout::{band_outline, band_runs, short, Point};
 
 pub struct Marker {
     pub point: Point,
