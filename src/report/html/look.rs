@@ -137,12 +137,31 @@ pub fn swatch(f: &mut Figure, fig: &str, l: Look, (x, y, w, h): (f64, f64, f64, 
     }
 }
 
-/// A legend of `statuses` from `(x, y)` rightward: swatch, glyph, word.
-/// Returns the x after the last entry.
-pub fn legend(f: &mut Figure, fig: &str, statuses: &[Option<Status>], x: f64, y: f64) -> f64 {
+/// Every look a figure can show, in the order legends list them
+/// (`None`: not judged).
+pub const ALL: [Option<Status>; 6] = [
+    Some(Status::Aligned),
+    Some(Status::Untidy),
+    Some(Status::Incomplete),
+    Some(Status::Damaged),
+    Some(Status::Misaligned),
+    None,
+];
+
+/// A legend of the statuses `seen` (each once, in the order of [`ALL`])
+/// from `(x, y)` rightward: swatch, glyph, word. Returns the x after the
+/// last entry.
+pub fn legend(
+    f: &mut Figure,
+    fig: &str,
+    seen: impl IntoIterator<Item = Option<Status>>,
+    x: f64,
+    y: f64,
+) -> f64 {
+    let seen: Vec<Option<Status>> = seen.into_iter().collect();
     let mut x = x;
-    for s in statuses {
-        let l = look(*s);
+    for s in ALL.into_iter().filter(|s| seen.contains(s)) {
+        let l = look(s);
         f.group("legend-item", &[("status", l.word.to_string())]);
         swatch(f, fig, l, (x, y - 9.0, 14.0, 11.0), El::new("rect"));
         let text = format!("{} {}", l.glyph, l.word);
@@ -179,14 +198,7 @@ mod tests {
 
     #[test]
     fn every_status_has_its_own_colour_glyph_and_pattern() {
-        let all = [
-            Some(Status::Aligned),
-            Some(Status::Incomplete),
-            Some(Status::Untidy),
-            Some(Status::Damaged),
-            Some(Status::Misaligned),
-            None,
-        ];
+        let all = ALL;
         for (i, a) in all.iter().enumerate() {
             for b in &all[i + 1..] {
                 let (la, lb) = (look(*a), look(*b));

@@ -101,23 +101,12 @@ fn drawing_order(parts: &[Partition]) -> Vec<usize> {
 
 /// The statuses present, in a fixed order, and the two marks.
 fn legend(f: &mut Figure, fig: &str, t: &Target) {
-    let all = [
-        Some(Status::Aligned),
-        Some(Status::Untidy),
-        Some(Status::Incomplete),
-        Some(Status::Damaged),
-        Some(Status::Misaligned),
-        None,
-    ];
-    let present: Vec<Option<Status>> = all
-        .into_iter()
-        .filter(|s| {
-            t.partitions
-                .iter()
-                .any(|p| p.kind != "extended" && status(p) == *s)
-        })
-        .collect();
-    let mut x = look::legend(f, fig, &present, LEFT, 40.0);
+    let seen = t
+        .partitions
+        .iter()
+        .filter(|p| p.kind != "extended")
+        .map(status);
+    let mut x = look::legend(f, fig, seen, LEFT, 40.0);
     if t.partitions.iter().any(|p| p.kind == "extended") {
         f.add(extended_box(x, 31.0, 14.0, 11.0));
         let words = "extended container";

@@ -7,7 +7,6 @@ use super::super::look::{self, fit, look, tint};
 use super::super::page::{self, Td};
 use super::super::svg::{El, Figure};
 use super::codes;
-use crate::findings::Status;
 use crate::saved::check::{Layer, Limits};
 
 const MIN_LEAF: f64 = 130.0;
@@ -222,19 +221,8 @@ fn axes(f: &mut Figure, fig: &str, width: f64, bottom: f64, cells: &[Cell]) {
             .attr("fill", "#333333")
             .text("each box spans what sits on it (widths not to scale); data starts in bytes on the device named"),
     );
-    let all = [
-        Some(Status::Aligned),
-        Some(Status::Untidy),
-        Some(Status::Incomplete),
-        Some(Status::Damaged),
-        Some(Status::Misaligned),
-        None,
-    ];
-    let present: Vec<Option<Status>> = all
-        .into_iter()
-        .filter(|s| cells.iter().any(|c| c.layer.status == *s))
-        .collect();
-    look::legend(f, fig, &present, LEFT, bottom + 42.0);
+    let seen = cells.iter().map(|c| c.layer.status);
+    look::legend(f, fig, seen, LEFT, bottom + 42.0);
 }
 
 /// The layers as drawn, every number written out.
