@@ -4,7 +4,7 @@
 use super::target::Target;
 use crate::sys::procfs;
 use crate::sys::sysfs::read_str;
-use crate::topology::{Topology, Transport, UsbBridge};
+use crate::topology::{Topology, Transport};
 use serde::Serialize;
 use std::os::unix::fs::MetadataExt;
 
@@ -52,15 +52,6 @@ fn active_scheduler(text: &str) -> Option<String> {
     let start = text.find('[')?;
     let end = text[start..].find(']')? + start;
     Some(text[start + 1..end].to_string())
-}
-
-/// `152d:0578 JMS578`: what `compare` puts beside the transport.
-fn bridge_name(b: &UsbBridge) -> String {
-    let id = format!("{}:{}", b.vendor_id, b.product_id);
-    match &b.product {
-        Some(p) => format!("{id} {p}"),
-        None => id,
-    }
 }
 
 fn filesystem_of(target: &Target) -> Option<Filesystem> {
@@ -119,7 +110,7 @@ pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
         topology: disk.map(|d| d.topology),
         node_block_size: target.node_block_size,
         filesystem: if is_file { filesystem_of(target) } else { None },
-        usb_bridge: disk.and_then(|d| d.usb.as_ref()).map(bridge_name),
+        usb_bridge: disk.and_then(|d| d.usb.as_ref()).map(|u| u.name()),
     }
 }
 
@@ -143,8 +134,8 @@ mod tests {
             manufacturer: None,
             product: Some("JMS578".into()),
         };
-        assert_eq!(super::bridge_name(&b), "152d:0578 JMS578");
+        assert_eq!(b.name(), "152d:0578 JMS578");
         b.product = None;
-        assert_eq!(super::bridge_name(&b), "152d:0578");
+        assert_eq!(b.name(), "152d:0578");
     }
 }

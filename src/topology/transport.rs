@@ -38,6 +38,17 @@ pub struct UsbBridge {
     pub product: Option<String>,
 }
 
+impl UsbBridge {
+    /// `152d:0578 JMS578`: the IDs and the product, when it names itself.
+    pub fn name(&self) -> String {
+        let id = format!("{}:{}", self.vendor_id, self.product_id);
+        match &self.product {
+            Some(p) => format!("{id} {p}"),
+            None => id,
+        }
+    }
+}
+
 fn read(path: &Path) -> Option<String> {
     read_str(path)
 }
