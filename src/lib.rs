@@ -26,6 +26,7 @@ pub mod inspect;
 pub mod iolimits;
 pub mod layout;
 pub mod names;
+pub mod plan;
 pub mod probe;
 pub mod report;
 pub mod saved;

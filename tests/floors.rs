@@ -15,7 +15,7 @@ const FLOORS: &[&[&str]] = &[
     // 4. the whole picture, read before any rule
     &["inspect"],
     // 5. rules, measurement
-    &["check", "probe", "saved", "compare"],
+    &["check", "probe", "saved", "compare", "plan"],
     // 6. output
     &["report"],
     // 7. command line

@@ -40,6 +40,7 @@ pub fn table(disk: &Disk) -> Table {
             first_lba: k.start_bytes / ss,
             last_lba: (k.start_bytes + k.size_bytes) / ss - 1,
             type_id: String::new(),
+            ebr_lba: None,
             name: None,
         })
         .collect();

@@ -50,14 +50,14 @@ crate::spelled_as_serde!(TopologySource);
 
 /// A root of a target's stack: a data partition (with its number) or the
 /// whole device.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Root {
     pub partition: Option<u32>,
     pub layer: Layer,
 }
 
 /// One target as read.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Target {
     pub path: PathBuf,
     pub kind: TargetKind,
@@ -105,7 +105,7 @@ impl Target {
 }
 
 /// Everything read for one run.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Inspection {
     pub targets: Vec<Target>,
     /// md arrays and volume groups put together from the targets.

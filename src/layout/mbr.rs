@@ -82,6 +82,7 @@ pub fn partitions(
             first_lba: u64::from(e.start_lba),
             last_lba: u64::from(e.start_lba) + u64::from(e.sectors) - 1,
             type_id: format!("0x{:02x}", e.kind),
+            ebr_lba: None,
             name: None,
         });
     }
@@ -136,6 +137,7 @@ fn logicals(
                 first_lba: first,
                 last_lba: first + u64::from(d.sectors) - 1,
                 type_id: format!("0x{:02x}", d.kind),
+                ebr_lba: Some(ebr_lba),
                 name: None,
             });
             number += 1;

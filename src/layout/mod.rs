@@ -46,6 +46,9 @@ pub struct Partition {
     /// GPT type GUID or MBR type byte (`0x83`).
     pub type_id: String,
     pub name: Option<String>,
+    /// A logical partition's EBR: the table sector that describes it. It
+    /// stays where it is when the partition's start changes.
+    pub ebr_lba: Option<u64>,
 }
 
 /// A partition table as found on the device.

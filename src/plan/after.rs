@@ -1,0 +1,107 @@
+//! What `check` will still say once the plan has run: the inspection with
+//! every partition (and every layer inside it, on the same disk) shifted
+//! to its new place, judged again by the same rules.
+
+use super::{Action, DiskPlan, Manual};
+use crate::check;
+use crate::findings::{Code, FailOn, Finding, Severity};
+use crate::inspect::Inspection;
+use crate::stack::Layer;
+
+/// The findings of warning and above per target after the plan, and those
+/// on assembled arrays and volume groups.
+pub fn leaves(i: &Inspection, plans: &[DiskPlan]) -> (Vec<Vec<Finding>>, Vec<Finding>) {
+    let mut after = i.clone();
+    for (t, p) in after.targets.iter_mut().zip(plans) {
+        let device = t
+            .disk
+            .as_ref()
+            .map_or(t.path.clone(), |d| d.device.clone())
+            .display()
+            .to_string();
+        for x in p.partitions.iter().filter(|x| x.action != Action::Keep) {
+            if let Some(q) = t.table.partitions.iter_mut().find(|q| q.number == x.number) {
+                q.first_lba = x.after.start_sector;
+                q.last_lba = x.after.start_sector + x.after.sectors.max(1) - 1;
+            }
+            let (from, len) = (x.before.start_bytes, x.before.size_bytes);
+            let by = x.after.start_bytes as i128 - from as i128;
+            let mut shift = |l: &mut Layer| {
+                if l.device == device && l.offset_bytes >= from && l.offset_bytes - from < len {
+                    l.offset_bytes = (l.offset_bytes as i128 + by).max(0) as u64;
+                }
+            };
+            for r in &mut t.stack {
+                r.layer.walk_mut(&mut shift);
+            }
+            for l in &mut after.assembled {
+                l.walk_mut(&mut shift);
+            }
+        }
+        for r in &mut t.stack {
+            if let Some(x) = p.partitions.iter().find(|x| Some(x.number) == r.partition) {
+                r.layer.size_bytes = x.after.size_bytes;
+            }
+        }
+    }
+    let run = check::judge(after, FailOn::Warning);
+    let serious = |f: &&Finding| f.severity >= Severity::Warning;
+    let per_target = run
+        .targets
+        .iter()
+        .map(|t| t.all_findings().filter(serious).cloned().collect())
+        .collect();
+    let assembled = run
+        .assembled
+        .iter()
+        .flat_map(|l| l.walk())
+        .flat_map(|l| l.findings.iter())
+        .filter(serious)
+        .cloned()
+        .collect();
+    (per_target, assembled)
+}
+
+/// What to do by hand about the findings a partition change cannot fix.
+pub fn manual(leaves: &[Finding]) -> Vec<Manual> {
+    leaves.iter().filter_map(by_hand).collect()
+}
+
+fn by_hand(f: &Finding) -> Option<Manual> {
+    let layer = f.subject.layer.as_deref().unwrap_or_default();
+    let commands = match f.code {
+        Code::FsStripeHintsMissing | Code::FsStripeHintsMismatch => {
+            let fix = f.facts.fix.clone().unwrap_or_default();
+            let xfs = fix.starts_with("mkfs.xfs");
+            let mut c = vec![fix];
+            if xfs {
+                c.push("or mount it with -o sunit=,swidth= in 512-byte units (XFS keeps them in the superblock after one mount)".into());
+            }
+            c
+        }
+        Code::LayerStartMisaligned | Code::LayerStartNot4k | Code::LayerStartNotOptimal
+            if layer.contains("LVM PV") || layer.contains("PV ") =>
+        {
+            vec![
+                "pvcreate --dataalignment 1m NEW_PV  # on an aligned partition or disk".into(),
+                "vgextend VG NEW_PV && pvmove OLD_PV NEW_PV && vgreduce VG OLD_PV && pvremove OLD_PV".into(),
+            ]
+        }
+        Code::LayerStartMisaligned | Code::LayerStartNot4k | Code::LayerStartNotOptimal
+            if layer.contains("LUKS") =>
+        {
+            vec![
+                "back up the data, then re-create the container with an aligned payload: cryptsetup luksFormat --offset SECTORS (LUKS2) or --align-payload SECTORS (LUKS1), and restore".into(),
+            ]
+        }
+        Code::EndNot4k | Code::SizeNot4k | Code::EndNotPhysical => vec![
+            "its content fills the partition: shrink the content first (resize2fs, pvresize), then plan again".into(),
+        ],
+        _ => vec![],
+    };
+    Some(Manual {
+        partition: f.subject.partition,
+        why: f.message.clone(),
+        commands,
+    })
+}

@@ -1,0 +1,300 @@
+//! The plan for one disk: slots from its table, their new places, and the
+//! steps that get them there.
+
+use super::content::{self, Content};
+use super::layout::{self, Grid, Placed, Slot};
+use super::{Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Step};
+use crate::check::rules::sane_optimal;
+use crate::findings::Severity;
+use crate::inspect::{Target, TargetKind};
+use crate::iolimits::Topology;
+use crate::layout::{PartKind, Partition, TableKind};
+use crate::stack::fs::FsKind;
+use crate::units::{gcd, human, KIB, MIB};
+
+/// The plan for one target.
+pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
+    let ss = t.table.sector_size.max(1);
+    let (grain, why) = start_grain(&t.topology);
+    let end_grain = (4 * KIB).max(u64::from(t.topology.physical_block_size));
+    let mut p = DiskPlan {
+        path: t.path.display().to_string(),
+        image: t.kind == TargetKind::Image,
+        table: t.table.kind,
+        sector_size: ss,
+        start_grain_bytes: grain,
+        start_grain_why: why,
+        end_grain_bytes: end_grain,
+        partitions: Vec::new(),
+        steps: Vec::new(),
+        manual: Vec::new(),
+        refused: Vec::new(),
+        offline: Vec::new(),
+        leaves: Vec::new(),
+        bytes_to_move: 0,
+        estimated_seconds: 0.0,
+    };
+    if let Some(why) = unplannable(t) {
+        p.refused.push(why);
+        return p;
+    }
+    let ao = t.topology.usable_alignment_offset();
+    let grid = Grid {
+        start: (grain / ss).max(1),
+        offset: if ao % ss == 0 { ao / ss } else { 0 },
+        end: (end_grain / ss).max(1),
+    };
+    let parts = sorted(&t.table.partitions);
+    let contents: Vec<Content> = parts
+        .iter()
+        .map(|q| content::of(root_of(t, q.number)))
+        .collect();
+    let placed = match place_all(t, &parts, &contents, grid) {
+        Ok(placed) => placed,
+        Err(why) => {
+            p.refused.push(why);
+            return p;
+        }
+    };
+    fill(&mut p, &parts, &contents, &placed, opts);
+    p
+}
+
+/// Why a table cannot be planned at all.
+fn unplannable(t: &Target) -> Option<String> {
+    if t.only.is_some() {
+        return Some(format!(
+            "{} is a partition: plan its disk, whose table holds it",
+            t.path.display()
+        ));
+    }
+    match t.table.kind {
+        TableKind::None => return Some(
+            "no partition table: a layer on the whole device can only be fixed by hand (see below)"
+                .into(),
+        ),
+        TableKind::Kernel => return Some(
+            "the partition table could not be read (only the kernel's view of it): nothing can be planned"
+                .into(),
+        ),
+        _ => {}
+    }
+    t.table
+        .findings
+        .iter()
+        .find(|f| f.severity == Severity::Error)
+        .map(|f| format!("the table itself needs repair first: {}", f.message))
+}
+
+/// The start grain: 1 MiB, or the least common multiple of 1 MiB and a
+/// sane optimal I/O size (a stripe width) and the kernel's grain.
+pub fn start_grain(t: &Topology) -> (u64, String) {
+    let lcm = |a: u64, b: u64| a / gcd(a, b).max(1) * b;
+    let mut g = lcm(MIB, t.grain());
+    let mut why = "1 MiB: aligned under every controller (USB bridge, SATA, 4Kn)".to_string();
+    if let Some(opt) = sane_optimal(t) {
+        let with = lcm(g, opt);
+        if with != g && with <= 1024 * MIB {
+            why = format!(
+                "{}: 1 MiB and the optimal I/O size of {} (a stripe width)",
+                human(with),
+                human(opt)
+            );
+            g = with;
+        }
+    }
+    (g, why)
+}
+
+fn sorted(parts: &[Partition]) -> Vec<Partition> {
+    let mut v = parts.to_vec();
+    v.sort_by_key(|p| (p.first_lba, p.number));
+    v
+}
+
+fn root_of(t: &Target, number: u32) -> Option<&crate::stack::Layer> {
+    t.stack
+        .iter()
+        .find(|r| r.partition == Some(number))
+        .map(|r| &r.layer)
+}
+
+/// Place the top-level partitions, then the logical ones inside their
+/// fixed extended container. Returns the places in `parts` order.
+fn place_all(
+    t: &Target,
+    parts: &[Partition],
+    contents: &[Content],
+    grid: Grid,
+) -> Result<Vec<Placed>, String> {
+    let ss = t.table.sector_size.max(1);
+    let disk_last = (t.size / ss).saturating_sub(1);
+    let (lo, hi) = t.table.usable.unwrap_or((1, disk_last));
+    let slot = |i: usize, lo: u64, hi: u64| {
+        let q = &parts[i];
+        let size = q.last_lba.saturating_sub(q.first_lba) + 1;
+        let needed = contents[i]
+            .needed_bytes
+            .map_or(size, |b| b.div_ceil(ss).min(size));
+        Slot {
+            number: q.number,
+            start: q.first_lba,
+            size,
+            fixed: q.kind == PartKind::Extended,
+            needed,
+            lo,
+            hi,
+        }
+    };
+    let mut out = vec![None; parts.len()];
+    let top: Vec<usize> = (0..parts.len())
+        .filter(|&i| parts[i].kind != PartKind::Logical)
+        .collect();
+    let slots: Vec<Slot> = top.iter().map(|&i| slot(i, lo, hi)).collect();
+    let placed = layout::place(&slots, grid).map_err(|e| no_room(e, parts, contents, ss))?;
+    for (&i, p) in top.iter().zip(placed) {
+        out[i] = Some(p);
+    }
+    let logical: Vec<usize> = (0..parts.len())
+        .filter(|&i| parts[i].kind == PartKind::Logical)
+        .collect();
+    let ext_last = parts
+        .iter()
+        .find(|p| p.kind == PartKind::Extended)
+        .map_or(hi, |p| p.last_lba);
+    let slots: Vec<Slot> = logical
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let ebr = parts[i].ebr_lba.unwrap_or(parts[i].first_lba.saturating_sub(1));
+            let next_ebr = logical
+                .get(k + 1)
+                .and_then(|&j| parts[j].ebr_lba)
+                .map_or(ext_last, |e| e.saturating_sub(1));
+            slot(i, ebr + 1, next_ebr)
+        })
+        .collect();
+    let placed = layout::place(&slots, grid).map_err(|e| no_room(e, parts, contents, ss))?;
+    for (&i, p) in logical.iter().zip(placed) {
+        out[i] = Some(p);
+    }
+    Ok(out.into_iter().flatten().collect())
+}
+
+/// Why there is no room, in the user's terms.
+fn no_room(e: layout::NoRoom, parts: &[Partition], contents: &[Content], ss: u64) -> String {
+    let short = human(e.short.saturating_mul(ss));
+    let fs = parts
+        .iter()
+        .zip(contents)
+        .filter_map(|(_, c)| c.fs)
+        .collect::<Vec<_>>();
+    let hint = if fs.contains(&FsKind::Xfs) {
+        " XFS cannot shrink, so the room cannot come from it."
+    } else if fs.contains(&FsKind::Ext4) {
+        " Shrink an ext4 filesystem by that much first (e2fsck -f, then resize2fs, then the partition), then plan again."
+    } else if fs.contains(&FsKind::Btrfs) {
+        " btrfs shrinks only while mounted (btrfs filesystem resize); shrink it by that much, then plan again."
+    } else {
+        ""
+    };
+    format!(
+        "no free space: aligning partition {} needs {short} more than the disk has after it, and nothing before it can give room without losing data.{hint}",
+        e.number
+    )
+}
+
+/// The partitions before and after, the steps, the estimate.
+fn fill(
+    p: &mut DiskPlan,
+    parts: &[Partition],
+    contents: &[Content],
+    placed: &[Placed],
+    opts: &PlanOptions,
+) {
+    let ss = p.sector_size;
+    let mut table: Vec<Entry> = parts
+        .iter()
+        .map(|q| Entry {
+            number: q.number,
+            start: q.first_lba,
+            size: q.last_lba.saturating_sub(q.first_lba) + 1,
+        })
+        .collect();
+    table.sort_by_key(|e| e.number);
+    let mut vgs = Vec::new();
+    for ((q, c), n) in parts.iter().zip(contents).zip(placed) {
+        let before = Extent::new(q.first_lba, q.last_lba.saturating_sub(q.first_lba) + 1, ss);
+        let after = Extent::new(n.start, n.size, ss);
+        let action = match (before.start_sector != after.start_sector, before.sectors != after.sectors) {
+            (false, false) => Action::Keep,
+            (true, false) => Action::Move,
+            (false, true) => Action::Resize,
+            (true, true) => Action::MoveResize,
+        };
+        if action != Action::Keep {
+            p.offline.extend(c.offline.iter().map(|o| format!("partition {}: {o}", q.number)));
+            p.offline.extend(c.holders.iter().map(|h| {
+                format!("partition {}: {h} is built on it and must be stopped", q.number)
+            }));
+            if let Some(vg) = c.what.strip_prefix("LVM PV of ").filter(|v| *v != "no VG") {
+                vgs.push(vg.to_string());
+            }
+        }
+        p.partitions.push(PartPlan {
+            number: q.number,
+            kind: q.kind,
+            content: c.what.clone(),
+            content_bytes: c.needed_bytes,
+            before,
+            after,
+            action,
+        });
+    }
+    let mut steps = Vec::new();
+    // Right to left: every move goes forward, into room already vacated.
+    let mut order: Vec<&PartPlan> = p.partitions.iter().filter(|x| x.action != Action::Keep).collect();
+    order.sort_by_key(|x| std::cmp::Reverse(x.before.start_sector));
+    for x in order {
+        if x.before.start_sector != x.after.start_sector {
+            let copy = x.before.size_bytes.min(x.after.size_bytes);
+            p.bytes_to_move += copy;
+            steps.push(Step::Move {
+                partition: x.number,
+                from_bytes: x.before.start_bytes,
+                to_bytes: x.after.start_bytes,
+                copy_bytes: copy,
+                chunk_bytes: opts.chunk,
+            });
+        }
+        let table_before = table.clone();
+        if let Some(e) = table.iter_mut().find(|e| e.number == x.number) {
+            e.start = x.after.start_sector;
+            e.size = x.after.sectors;
+        }
+        steps.push(Step::Table {
+            partition: x.number,
+            before: x.before,
+            after: x.after,
+            table_before,
+            table_after: table.clone(),
+        });
+    }
+    if !steps.is_empty() {
+        vgs.sort();
+        vgs.dedup();
+        steps.insert(
+            0,
+            Step::Backup {
+                table: p.table,
+                volume_groups: vgs,
+            },
+        );
+    }
+    p.steps = steps;
+    p.offline.sort();
+    p.offline.dedup();
+    // Each byte is read and written twice: into the staging file, then to
+    // its place.
+    p.estimated_seconds = 2.0 * p.bytes_to_move as f64 / opts.throughput.max(1) as f64;
+}

@@ -1,0 +1,300 @@
+//! Where each partition goes: pure arithmetic in table sectors.
+//!
+//! Partitions only move forward (to a higher start), so the moves can run
+//! from the last partition to the first and no move ever writes over data
+//! that has not been moved yet. A partition never becomes smaller than
+//! what lives in it. An extended container never moves; a logical
+//! partition stays between its own EBR and the next one, because libfdisk
+//! keeps each EBR where it is when a logical partition's start changes
+//! (`dos_set_partition` in libfdisk/src/dos.c rewrites the start relative
+//! to the EBR's own LBA).
+
+/// One partition as the planner sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub number: u32,
+    pub start: u64,
+    pub size: u64,
+    /// Never moved or resized (an extended container).
+    pub fixed: bool,
+    /// Sectors its content needs from its start (the whole partition when
+    /// nothing smaller is known).
+    pub needed: u64,
+    /// The first and last sector it may occupy.
+    pub lo: u64,
+    pub hi: u64,
+}
+
+/// The grids, in sectors: starts on `start` (from `offset`), ends on `end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    pub start: u64,
+    pub offset: u64,
+    pub end: u64,
+}
+
+impl Grid {
+    /// The first start at or after `from`.
+    pub fn start_at(&self, from: u64) -> u64 {
+        let g = self.start.max(1);
+        let off = self.offset % g;
+        let k = from.saturating_sub(off).div_ceil(g);
+        k.saturating_mul(g).saturating_add(off).max(from)
+    }
+
+    pub fn start_ok(&self, s: u64) -> bool {
+        s % self.start.max(1) == self.offset % self.start.max(1)
+    }
+
+    /// Whether a partition ending before sector `end_excl` ends on the grid.
+    pub fn end_ok(&self, end_excl: u64) -> bool {
+        end_excl % self.end.max(1) == 0
+    }
+
+    pub fn end_up(&self, end_excl: u64) -> u64 {
+        end_excl.div_ceil(self.end.max(1)).saturating_mul(self.end.max(1))
+    }
+
+    pub fn end_down(&self, end_excl: u64) -> u64 {
+        end_excl - end_excl % self.end.max(1)
+    }
+}
+
+/// Where a slot ends up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placed {
+    pub start: u64,
+    pub size: u64,
+}
+
+impl Placed {
+    pub fn last(&self) -> u64 {
+        self.start + self.size.max(1) - 1
+    }
+}
+
+/// The slot that would not fit, and by how many sectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoRoom {
+    pub number: u32,
+    pub short: u64,
+}
+
+/// Place every slot (sorted by start): aligned starts, ends on the grid
+/// where that is free, sizes kept unless a later slot needs the room and
+/// the content leaves some. Slots must not overlap to begin with.
+pub fn place(slots: &[Slot], grid: Grid) -> Result<Vec<Placed>, NoRoom> {
+    let mut sizes: Vec<u64> = slots.iter().map(|s| s.size).collect();
+    // Each round either fits or takes room from a slot with slack; a
+    // slot gives all it can in one round, so this ends.
+    for _ in 0..=slots.len() {
+        match once(slots, &sizes, grid) {
+            Ok(p) => return Ok(p),
+            Err((at, short)) => {
+                if !give_room(slots, &mut sizes, grid, at, short) {
+                    return Err(NoRoom {
+                        number: slots[at].number,
+                        short,
+                    });
+                }
+            }
+        }
+    }
+    once(slots, &sizes, grid).map_err(|(at, short)| NoRoom {
+        number: slots[at].number,
+        short,
+    })
+}
+
+/// One pass with the sizes given: the first slot that does not fit.
+fn once(slots: &[Slot], sizes: &[u64], grid: Grid) -> Result<Vec<Placed>, (usize, u64)> {
+    let mut out: Vec<Placed> = Vec::with_capacity(slots.len());
+    for (i, s) in slots.iter().enumerate() {
+        let after_prev = out.last().map_or(0, |p| p.last() + 1);
+        if s.fixed {
+            if after_prev > s.start {
+                return Err((i.saturating_sub(1), after_prev - s.start));
+            }
+            out.push(Placed {
+                start: s.start,
+                size: s.size,
+            });
+            continue;
+        }
+        let from = s.start.max(after_prev).max(s.lo);
+        let start = if grid.start_ok(s.start) && from == s.start {
+            s.start
+        } else {
+            grid.start_at(from)
+        };
+        // Room up to where the next slot can start at the earliest is free.
+        let free_to = slots.get(i + 1).map_or(s.hi, |n| {
+            let earliest = if n.fixed || grid.start_ok(n.start) {
+                n.start
+            } else {
+                grid.start_at(n.start)
+            };
+            earliest.saturating_sub(1).min(s.hi)
+        });
+        let size = end_on_grid(s, sizes[i], start, free_to, grid);
+        let p = Placed { start, size };
+        if p.last() > s.hi {
+            return Err((i, p.last() - s.hi));
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// The size for a slot placed at `start`: its end moved up onto the grid
+/// when the room is free (or when it pushes the next slot on anyway),
+/// else down when the content still fits, else kept.
+fn end_on_grid(s: &Slot, size: u64, start: u64, free_to: u64, grid: Grid) -> u64 {
+    let end = start + size;
+    if grid.end_ok(end) {
+        return size;
+    }
+    let up = grid.end_up(end);
+    let pushing = end - 1 > free_to;
+    if up - 1 <= s.hi && (pushing || up - 1 <= free_to) {
+        return up - start;
+    }
+    let down = grid.end_down(end);
+    if down > start && down - start >= s.needed {
+        return down - start;
+    }
+    size
+}
+
+/// Take `short` sectors from slots at or before `at` whose content leaves
+/// room, the nearest first. False when none has any to give.
+fn give_room(slots: &[Slot], sizes: &mut [u64], grid: Grid, at: usize, short: u64) -> bool {
+    let mut left = short;
+    let mut gave = false;
+    for i in (0..=at).rev() {
+        let s = &slots[i];
+        let floor = grid.end_up(s.needed).max(1);
+        if s.fixed || sizes[i] <= floor {
+            continue;
+        }
+        let take = (sizes[i] - floor).min(left.max(grid.end.max(1)));
+        sizes[i] -= take;
+        gave = true;
+        left = left.saturating_sub(take);
+        if left == 0 {
+            break;
+        }
+    }
+    gave
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 2048;
+    const GRID: Grid = Grid {
+        start: MIB,
+        offset: 0,
+        end: 8,
+    };
+
+    fn slot(number: u32, start: u64, size: u64, needed: u64, hi: u64) -> Slot {
+        Slot {
+            number,
+            start,
+            size,
+            fixed: false,
+            needed,
+            lo: 1,
+            hi,
+        }
+    }
+
+    #[test]
+    fn a_start_at_63_with_a_neighbour_pushes_the_neighbour() {
+        let s = [
+            slot(1, 63, 100_000, 100_000, 1_000_000),
+            slot(2, 100_063, 100_000, 100_000, 1_000_000),
+        ];
+        let p = place(&s, GRID).unwrap();
+        assert_eq!(p[0].start, 2048);
+        assert!(p[1].start % MIB == 0 && p[1].start > p[0].last());
+        for (q, s) in p.iter().zip(&s) {
+            assert!(q.size >= s.size && (q.start + q.size) % 8 == 0);
+        }
+    }
+
+    #[test]
+    fn aligned_partitions_stay_and_ends_grow_into_free_space() {
+        let s = [slot(1, 2048, 1001, 1001, 1_000_000)];
+        let p = place(&s, GRID).unwrap();
+        assert_eq!(p[0], Placed { start: 2048, size: 1008 });
+    }
+
+    #[test]
+    fn an_end_at_the_disk_end_goes_down_when_the_content_fits() {
+        let s = [slot(1, 2048, 1001, 1000, 3048)];
+        let p = place(&s, GRID).unwrap();
+        assert_eq!(p[0], Placed { start: 2048, size: 1000 });
+    }
+
+    #[test]
+    fn a_full_end_at_the_disk_end_stays() {
+        let s = [slot(1, 2048, 1001, 1001, 3048)];
+        assert_eq!(place(&s, GRID).unwrap()[0].size, 1001);
+    }
+
+    #[test]
+    fn an_end_grows_into_the_room_a_moving_neighbour_leaves() {
+        let s = [
+            slot(1, 2048, 1001, 1001, 1_000_000),
+            slot(2, 3049, 10_000, 10_000, 1_000_000),
+        ];
+        let p = place(&s, GRID).unwrap();
+        assert_eq!(p[0].size, 1008);
+        assert_eq!(p[1].start, 4096);
+    }
+
+    #[test]
+    fn no_room_names_the_slot_and_the_shortfall() {
+        let s = [slot(1, 63, 10_000, 10_000, 10_062)];
+        assert_eq!(
+            place(&s, GRID),
+            Err(NoRoom {
+                number: 1,
+                short: 2048 + 10_000 - 1 - 10_062
+            })
+        );
+    }
+
+    #[test]
+    fn slack_in_the_content_makes_room() {
+        let s = [slot(1, 63, 10_000, 4_000, 10_062)];
+        let p = place(&s, GRID).unwrap();
+        assert_eq!(p[0].start, 2048);
+        assert!(p[0].size >= 4_000 && p[0].last() <= 10_062);
+    }
+
+    #[test]
+    fn a_fixed_container_is_never_crossed() {
+        let mut ext = slot(2, 150_000, 50_000, 50_000, 1_000_000);
+        ext.fixed = true;
+        let s = [slot(1, 63, 149_937, 149_937, 1_000_000), ext];
+        assert!(place(&s, GRID).is_err());
+    }
+
+    #[test]
+    fn grids_round_as_they_say() {
+        let g = Grid {
+            start: 2048,
+            offset: 7,
+            end: 8,
+        };
+        assert_eq!(g.start_at(0), 7);
+        assert_eq!(g.start_at(8), 2055);
+        assert!(g.start_ok(2055));
+        assert_eq!((g.end_up(9), g.end_down(9)), (16, 8));
+        assert!(g.start_at(u64::MAX - 3) >= u64::MAX - 3);
+    }
+}

@@ -1,0 +1,212 @@
+//! `plan`: from the findings to a fix that keeps the data. Pure: it reads
+//! an inspection and proposes, it never writes (the script it can be
+//! rendered to is for the user to read and run).
+//!
+//! Per disk: every partition's new start (on 1 MiB, or on a larger stripe
+//! width below) and end (on 4 KiB where that is free), the data moves in
+//! an order that never writes over data not yet moved, the steps (backups
+//! first), what must be done by hand (layers inside), what cannot be done
+//! without loss, and what `check` will still report afterwards (the
+//! inspection shifted to the new layout and judged again).
+
+pub mod after;
+pub mod content;
+pub mod disk;
+pub mod layout;
+pub mod new_disk;
+
+use crate::errors::TargetError;
+use crate::findings::Finding;
+use crate::inspect::Inspection;
+use crate::layout::{PartKind, TableKind};
+use crate::units::MIB;
+use serde::Serialize;
+
+pub const SCHEMA: &str = "diskalign.plan";
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How the plan estimates and moves.
+#[derive(Clone, Copy, Debug)]
+pub struct PlanOptions {
+    /// Bytes per second a move is assumed to copy (for the estimate).
+    pub throughput: u64,
+    /// Bytes one copy step moves (the script's resume granularity).
+    pub chunk: u64,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            throughput: 100 * MIB,
+            chunk: 4 * MIB,
+        }
+    }
+}
+
+/// A partition's place in table sectors and in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Extent {
+    pub start_sector: u64,
+    pub sectors: u64,
+    pub start_bytes: u64,
+    pub size_bytes: u64,
+}
+
+impl Extent {
+    pub fn new(start: u64, sectors: u64, ss: u64) -> Self {
+        Extent {
+            start_sector: start,
+            sectors,
+            start_bytes: start.saturating_mul(ss),
+            size_bytes: sectors.saturating_mul(ss),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    Keep,
+    Move,
+    Resize,
+    MoveResize,
+}
+
+crate::spelled_as_serde!(Action);
+
+/// One partition before and after.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartPlan {
+    pub number: u32,
+    pub kind: PartKind,
+    /// What lives in it ("ext4 filesystem", "LVM PV of vg0", ...).
+    pub content: String,
+    /// Bytes its content needs from the start, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_bytes: Option<u64>,
+    pub before: Extent,
+    pub after: Extent,
+    pub action: Action,
+}
+
+/// One entry of the table as `sfdisk --dump` lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    pub number: u32,
+    pub start: u64,
+    pub size: u64,
+}
+
+/// One step of the plan, in the order it runs.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "step", rename_all = "kebab-case")]
+pub enum Step {
+    /// Save the table (and the VG metadata) before anything changes.
+    Backup {
+        table: TableKind,
+        volume_groups: Vec<String>,
+    },
+    /// Copy a partition's data to its new start (before the table changes).
+    Move {
+        partition: u32,
+        from_bytes: u64,
+        to_bytes: u64,
+        copy_bytes: u64,
+        chunk_bytes: u64,
+    },
+    /// Rewrite one table entry (`sfdisk -N`).
+    Table {
+        partition: u32,
+        before: Extent,
+        after: Extent,
+        /// The whole table before and after this step, as `sfdisk --dump`
+        /// lists it: the script checks the disk against them.
+        table_before: Vec<Entry>,
+        table_after: Vec<Entry>,
+    },
+}
+
+/// Something the plan cannot do for the user: a command to run by hand,
+/// or a reason.
+#[derive(Clone, Debug, Serialize)]
+pub struct Manual {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<u32>,
+    pub why: String,
+    pub commands: Vec<String>,
+}
+
+/// The plan for one disk or image.
+#[derive(Clone, Debug, Serialize)]
+pub struct DiskPlan {
+    pub path: String,
+    /// An image file (the script works on the file; no mounts to check).
+    pub image: bool,
+    pub table: TableKind,
+    pub sector_size: u64,
+    pub start_grain_bytes: u64,
+    /// Why starts go on that grain.
+    pub start_grain_why: String,
+    pub end_grain_bytes: u64,
+    pub partitions: Vec<PartPlan>,
+    pub steps: Vec<Step>,
+    /// Layers to fix by hand, and fixes the script cannot make.
+    pub manual: Vec<Manual>,
+    /// Why the plan cannot be done without loss; when not empty, no script.
+    pub refused: Vec<String>,
+    /// What to take offline first (unmount, deactivate, close).
+    pub offline: Vec<String>,
+    /// What `check` will still report (warnings and errors) after the plan.
+    pub leaves: Vec<Finding>,
+    pub bytes_to_move: u64,
+    pub estimated_seconds: f64,
+}
+
+impl DiskPlan {
+    /// Nothing to do: every partition stays as it is.
+    pub fn is_noop(&self) -> bool {
+        self.steps.iter().all(|s| matches!(s, Step::Backup { .. }))
+    }
+}
+
+/// Everything one `plan` run proposes.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanRun {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub throughput_bytes_per_second: u64,
+    pub targets: Vec<DiskPlan>,
+    /// What check will still report on arrays and volume groups assembled
+    /// across the targets.
+    pub assembled_leaves: Vec<Finding>,
+    pub errors: Vec<TargetError>,
+}
+
+impl PlanRun {
+    /// True when some disk has something to do or something left.
+    pub fn has_changes(&self) -> bool {
+        self.targets.iter().any(|t| !t.is_noop())
+    }
+
+    pub fn refused(&self) -> bool {
+        self.targets.iter().any(|t| !t.refused.is_empty())
+    }
+}
+
+/// Plan every target of an inspection.
+pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
+    let mut targets: Vec<DiskPlan> = i.targets.iter().map(|t| disk::plan(t, opts)).collect();
+    let (leaves, assembled) = after::leaves(&i, &targets);
+    for (t, l) in targets.iter_mut().zip(leaves) {
+        t.manual.extend(after::manual(&l));
+        t.leaves = l;
+    }
+    PlanRun {
+        schema: SCHEMA,
+        schema_version: SCHEMA_VERSION,
+        throughput_bytes_per_second: opts.throughput,
+        targets,
+        assembled_leaves: assembled,
+        errors: i.errors,
+    }
+}
