@@ -137,10 +137,62 @@ pub enum Command {
         #[arg(short, long)]
         verbose: bool,
     },
+    /// Propose the fix that keeps the data: new partition starts on 1 MiB (or a stripe width), ends on 4 KiB where that is free, the moves and table changes in a safe order, and what must be done by hand. Never writes to a disk; --script writes a POSIX sh script for you to read and run.
+    #[command(after_help = PLAN_HELP)]
+    Plan {
+        /// Whole disks or disk image files.
+        #[arg(required_unless_present = "new", value_name = "DISK")]
+        targets: Vec<PathBuf>,
+        /// Output format: human (a before/after table per disk) or JSON (docs/json.md).
+        #[arg(long, value_enum, default_value = "human")]
+        format: PlanFormat,
+        /// Same as --format json.
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
+        /// Override the topology for what-if questions and images (as for check).
+        #[arg(long, value_name = "SPEC")]
+        topology: Option<TopologyOverride>,
+        /// Write the plan as a POSIX sh script to FILE (replaced atomically); one disk only. A plan that cannot keep the data writes nothing.
+        #[arg(long, value_name = "FILE")]
+        script: Option<PathBuf>,
+        /// The copy rate the time estimate assumes, per second (100M, 1G).
+        #[arg(long, value_name = "RATE", default_value = "100M", value_parser = size_arg)]
+        throughput: u64,
+        /// Lay out an empty disk instead (with --sizes): an sfdisk script.
+        #[arg(
+            long,
+            value_name = "DISK",
+            conflicts_with = "targets",
+            requires = "sizes"
+        )]
+        new: Option<PathBuf>,
+        /// Partition sizes for --new, comma-separated; the last may be "rest" (512M,100G,rest).
+        #[arg(long, value_name = "LIST", requires = "new", value_parser = sizes_arg)]
+        sizes: Option<String>,
+        /// The label --new writes.
+        #[arg(long, value_enum, default_value = "gpt", requires = "new")]
+        label: Label,
+    },
     /// `completions SHELL` and `man`.
     #[command(flatten)]
     Assets(super::assets::Asset),
 }
+
+/// `plan --format`: the plan has no CSV or HTML form.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanFormat {
+    Human,
+    Json,
+}
+
+/// `plan --new --label`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Label {
+    Gpt,
+    Dos,
+}
+
+const PLAN_HELP: &str = "Each partition keeps its data: it never becomes smaller than what lives in it (a filesystem's size from its superblock; a PV, LUKS, md member or anything unrecognised needs the whole partition), partitions only move up, and the moves run from the last partition to the first. A plan that would need more room than the disk has, or a filesystem that cannot shrink, is refused and no script is written.\nThe script checks before each step that the table is as planned and nothing on the disk is mounted, swap or held, backs the table up first (sfdisk --dump, sgdisk --backup, vgcfgbackup), and run again after an interruption it skips what is done and resumes a copy where it stopped. docs/plan.md explains it.\nExit status: 0 nothing to change, 1 a plan with changes, 2 a target could not be read or the plan cannot keep the data.";
 
 const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nSeveral targets run the same grid with their cells shuffled together in every round; each further target is compared with the first, cell by cell. Ctrl-C stops after the I/Os in flight and still reports what was measured (marked partial).\nExit status, a bitmask: 0 no penalty, 1 a misaligned offset (or a smaller block size) was decided slower, 2 could not run or was interrupted, 3 interrupted after a penalty was decided.";
 
@@ -246,6 +298,10 @@ fn column_arg(s: &str) -> Result<String, String> {
 
 fn size_arg(s: &str) -> Result<u64, String> {
     crate::units::parse_size(s).ok_or_else(|| format!("{s:?} is not a size (4096, 4k, 64KiB, 1m)"))
+}
+
+fn sizes_arg(s: &str) -> Result<String, String> {
+    crate::plan::new_disk::parse_sizes(s).map(|_| s.to_string())
 }
 
 fn offset_arg(s: &str) -> Result<u64, String> {

@@ -6,6 +6,7 @@
 mod args;
 mod assets;
 mod options;
+mod plan;
 mod runs;
 mod textfile;
 
@@ -62,6 +63,22 @@ pub fn main() -> ExitCode {
             figures,
         } => runs::report(&runs, output.as_deref(), figures.as_deref()),
         Task::Compare { a, b } => runs::compare(&a, &b, html, &*out),
+        Task::Plan {
+            options,
+            targets,
+            json,
+            script,
+            plan,
+            new,
+        } => plan::run(
+            &options,
+            &targets,
+            json,
+            script.as_deref(),
+            &plan,
+            new,
+            &opts.style,
+        ),
     };
     ExitCode::from(emit(&text, code))
 }

@@ -53,6 +53,16 @@ pub enum Task {
     },
     /// Compare two saved runs.
     Compare { a: PathBuf, b: PathBuf },
+    /// Plan the fix of disks, or lay out a new one.
+    Plan {
+        options: CheckOptions,
+        targets: Vec<PathBuf>,
+        json: bool,
+        script: Option<PathBuf>,
+        plan: crate::plan::PlanOptions,
+        /// `--new DISK` with its sizes and label.
+        new: Option<(PathBuf, String, crate::layout::TableKind)>,
+    },
 }
 
 impl Options {
@@ -122,6 +132,36 @@ impl Options {
                     runs,
                     output,
                     figures,
+                },
+            ),
+            Command::Plan {
+                targets,
+                format,
+                json,
+                topology,
+                script,
+                throughput,
+                new,
+                sizes,
+                label,
+            } => (
+                Format::Human,
+                Task::Plan {
+                    options: CheckOptions { sysfs, topology },
+                    targets,
+                    json: json || format == super::args::PlanFormat::Json,
+                    script,
+                    plan: crate::plan::PlanOptions {
+                        throughput: throughput.max(1),
+                        ..Default::default()
+                    },
+                    new: new.map(|n| {
+                        let label = match label {
+                            super::args::Label::Gpt => crate::layout::TableKind::Gpt,
+                            super::args::Label::Dos => crate::layout::TableKind::Mbr,
+                        };
+                        (n, sizes.unwrap_or_default(), label)
+                    }),
                 },
             ),
             Command::Compare {

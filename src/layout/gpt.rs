@@ -174,7 +174,7 @@ fn read_entries(
             first_lba: le_u64(e, 32),
             last_lba: le_u64(e, 40),
             type_id: guid(&e[0..16]),
-                ebr_lba: None,
+            ebr_lba: None,
             name: Some(String::from_utf16_lossy(&name)).filter(|n| !n.is_empty()),
         });
     }

@@ -166,7 +166,9 @@ fn place_all(
         .iter()
         .enumerate()
         .map(|(k, &i)| {
-            let ebr = parts[i].ebr_lba.unwrap_or(parts[i].first_lba.saturating_sub(1));
+            let ebr = parts[i]
+                .ebr_lba
+                .unwrap_or(parts[i].first_lba.saturating_sub(1));
             let next_ebr = logical
                 .get(k + 1)
                 .and_then(|&j| parts[j].ebr_lba)
@@ -226,16 +228,26 @@ fn fill(
     for ((q, c), n) in parts.iter().zip(contents).zip(placed) {
         let before = Extent::new(q.first_lba, q.last_lba.saturating_sub(q.first_lba) + 1, ss);
         let after = Extent::new(n.start, n.size, ss);
-        let action = match (before.start_sector != after.start_sector, before.sectors != after.sectors) {
+        let action = match (
+            before.start_sector != after.start_sector,
+            before.sectors != after.sectors,
+        ) {
             (false, false) => Action::Keep,
             (true, false) => Action::Move,
             (false, true) => Action::Resize,
             (true, true) => Action::MoveResize,
         };
         if action != Action::Keep {
-            p.offline.extend(c.offline.iter().map(|o| format!("partition {}: {o}", q.number)));
+            p.offline.extend(
+                c.offline
+                    .iter()
+                    .map(|o| format!("partition {}: {o}", q.number)),
+            );
             p.offline.extend(c.holders.iter().map(|h| {
-                format!("partition {}: {h} is built on it and must be stopped", q.number)
+                format!(
+                    "partition {}: {h} is built on it and must be stopped",
+                    q.number
+                )
             }));
             if let Some(vg) = c.what.strip_prefix("LVM PV of ").filter(|v| *v != "no VG") {
                 vgs.push(vg.to_string());
@@ -253,7 +265,11 @@ fn fill(
     }
     let mut steps = Vec::new();
     // Right to left: every move goes forward, into room already vacated.
-    let mut order: Vec<&PartPlan> = p.partitions.iter().filter(|x| x.action != Action::Keep).collect();
+    let mut order: Vec<&PartPlan> = p
+        .partitions
+        .iter()
+        .filter(|x| x.action != Action::Keep)
+        .collect();
     order.sort_by_key(|x| std::cmp::Reverse(x.before.start_sector));
     for x in order {
         if x.before.start_sector != x.after.start_sector {

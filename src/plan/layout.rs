@@ -52,7 +52,9 @@ impl Grid {
     }
 
     pub fn end_up(&self, end_excl: u64) -> u64 {
-        end_excl.div_ceil(self.end.max(1)).saturating_mul(self.end.max(1))
+        end_excl
+            .div_ceil(self.end.max(1))
+            .saturating_mul(self.end.max(1))
     }
 
     pub fn end_down(&self, end_excl: u64) -> u64 {
@@ -229,14 +231,26 @@ mod tests {
     fn aligned_partitions_stay_and_ends_grow_into_free_space() {
         let s = [slot(1, 2048, 1001, 1001, 1_000_000)];
         let p = place(&s, GRID).unwrap();
-        assert_eq!(p[0], Placed { start: 2048, size: 1008 });
+        assert_eq!(
+            p[0],
+            Placed {
+                start: 2048,
+                size: 1008
+            }
+        );
     }
 
     #[test]
     fn an_end_at_the_disk_end_goes_down_when_the_content_fits() {
         let s = [slot(1, 2048, 1001, 1000, 3048)];
         let p = place(&s, GRID).unwrap();
-        assert_eq!(p[0], Placed { start: 2048, size: 1000 });
+        assert_eq!(
+            p[0],
+            Placed {
+                start: 2048,
+                size: 1000
+            }
+        );
     }
 
     #[test]

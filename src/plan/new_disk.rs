@@ -154,7 +154,11 @@ fn layout(
             return Err(format!(
                 "partition {} does not fit: the disk has {} after {}",
                 i + 1,
-                human(last.saturating_add(1).saturating_sub(start).saturating_mul(lbs)),
+                human(
+                    last.saturating_add(1)
+                        .saturating_sub(start)
+                        .saturating_mul(lbs)
+                ),
                 exact(start.saturating_mul(lbs))
             ));
         }
@@ -167,7 +171,11 @@ fn layout(
 fn script(parts: &[Extent], label: TableKind) -> String {
     let mut s = format!(
         "label: {}\nunit: sectors\n\n",
-        if label == TableKind::Gpt { "gpt" } else { "dos" }
+        if label == TableKind::Gpt {
+            "gpt"
+        } else {
+            "dos"
+        }
     );
     for p in parts {
         s.push_str(&format!("start={}, size={}\n", p.start_sector, p.sectors));

@@ -11,8 +11,10 @@ pub mod csv;
 pub mod html;
 pub mod human;
 pub mod json;
+pub mod plan;
 pub mod progress;
 pub mod prometheus;
+pub mod script;
 pub mod style;
 
 use crate::check::CheckRun;

@@ -1,0 +1,291 @@
+//! `plan --script FILE`: the plan as a POSIX sh script for the user to read
+//! and run. Each step checks the disk is as planned (its table, as
+//! `sfdisk --dump` lists it, matches) and that nothing on it is in use,
+//! says what it does, and is skipped when it is already done, so the
+//! script can be run again after an interruption.
+//!
+//! Data moves do not use `sfdisk --move-data`: sfdisk writes the new table
+//! first and then copies (write_changes() in disk-utils/sfdisk.c), its
+//! typescript goes through a stdio buffer that is not flushed per step
+//! (move_partition_data()), and a move by less than its 1 MiB step
+//! overwrites the source of the step before. After a kill the typescript
+//! can be dozens of steps behind the copy, and redoing those steps copies
+//! data already overwritten. Instead each chunk is staged in a file and a
+//! synced journal records it, before and after it is written to its place;
+//! the table entry is rewritten (`sfdisk -N`) only when the copy is done.
+
+use crate::layout::TableKind;
+use crate::plan::{DiskPlan, Entry, Step};
+
+/// Quote for sh: single quotes, with embedded ones closed and escaped.
+fn q(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn entries(t: &[Entry]) -> String {
+    t.iter()
+        .map(|e| format!("{} {} {}", e.number, e.start, e.size))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The script for one disk's plan (which must not be refused).
+pub fn render(d: &DiskPlan, version: &str) -> String {
+    let mut s = header(d, version);
+    s.push_str(HELPERS);
+    // The table before any step (S0) and after each step (S1...): a step
+    // is done when the table is in its own after state or a later one.
+    let tables: Vec<(&u32, &crate::plan::Extent, &Vec<Entry>, &Vec<Entry>)> = d
+        .steps
+        .iter()
+        .filter_map(|st| match st {
+            Step::Table {
+                partition,
+                after,
+                table_before,
+                table_after,
+                ..
+            } => Some((partition, after, table_before, table_after)),
+            _ => None,
+        })
+        .collect();
+    if let Some(first) = tables.first() {
+        s.push_str(&format!("\nS0={}\n", q(&entries(first.2))));
+    }
+    for (k, t) in tables.iter().enumerate() {
+        s.push_str(&format!("S{}={}\n", k + 1, q(&entries(t.3))));
+    }
+    let mut calls = Vec::new();
+    let mut n = 0;
+    let mut pending_move: Option<&Step> = None;
+    for step in &d.steps {
+        match step {
+            Step::Backup {
+                table,
+                volume_groups,
+            } => {
+                s.push_str(&backup(*table, volume_groups));
+                calls.push("backup".to_string());
+            }
+            Step::Move { .. } => pending_move = Some(step),
+            Step::Table {
+                partition, after, ..
+            } => {
+                n += 1;
+                let copy = match pending_move.take() {
+                    Some(Step::Move {
+                        from_bytes,
+                        to_bytes,
+                        copy_bytes,
+                        ..
+                    }) => format!("    copy {partition} {from_bytes} {to_bytes} {copy_bytes}\n"),
+                    _ => String::new(),
+                };
+                let later: Vec<String> = (n..=tables.len()).map(|k| format!("\"$S{k}\"")).collect();
+                s.push_str(&format!(
+                    "\nstep_{n}() {{\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {n}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {n}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n    say \"step {n}: partition {partition} to start={start}, size={size}\"\n{copy}    printf 'start=%s, size=%s\\n' {start} {size} | sfdisk -q --no-reread --no-tell-kernel --wipe never --wipe-partitions never -N {partition} \"$DISK\" >/dev/null\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {n}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
+                    later = later.join(" "),
+                    prev = n - 1,
+                    start = after.start_sector,
+                    size = after.sectors,
+                ));
+                calls.push(format!("step_{n}"));
+            }
+        }
+    }
+    s.push_str("\nmkdir -p \"$STATE\"\n");
+    for c in calls {
+        s.push_str(&c);
+        s.push('\n');
+    }
+    s.push_str("reread\nsay \"done: run diskalign check $DISK\"\n");
+    s
+}
+
+fn header(d: &DiskPlan, version: &str) -> String {
+    let chunk = d
+        .steps
+        .iter()
+        .find_map(|s| match s {
+            Step::Move { chunk_bytes, .. } => Some(*chunk_bytes),
+            _ => None,
+        })
+        .unwrap_or(4 << 20);
+    format!(
+        "#!/bin/sh\n\
+# diskalign {version}: the plan for {path}. Read it before you run it.\n\
+# Run it as root with nothing on the disk mounted or in use: sh THIS_FILE\n\
+# It stops at the first step that does not find the disk as planned, and\n\
+# run again after an interruption (even a kill during a copy) it skips\n\
+# what is done and finishes the rest. The original table and the copy\n\
+# journal are kept in $STATE (default: this file's name + .state).\n\
+set -eu\n\
+DISK={disk}\n\
+IMAGE={image}\n\
+CHUNK={chunk}\n\
+STATE=${{DISKALIGN_STATE:-$0.state}}\n",
+        path = d.path,
+        disk = q(&d.path),
+        image = u8::from(d.image),
+    )
+}
+
+fn backup(table: TableKind, vgs: &[String]) -> String {
+    let mut s = String::from(
+        "\nbackup() {\n    if [ ! -f \"$STATE/table.sfdisk\" ]; then\n        sfdisk --dump \"$DISK\" > \"$STATE/table.sfdisk.new\"\n        mv \"$STATE/table.sfdisk.new\" \"$STATE/table.sfdisk\"\n        say \"saved the table: restore it with sfdisk $DISK < $STATE/table.sfdisk\"\n    fi\n",
+    );
+    if table == TableKind::Gpt {
+        s.push_str("    if [ ! -f \"$STATE/table.gpt\" ]; then\n        sgdisk --backup=\"$STATE/table.gpt\" \"$DISK\" >/dev/null\n        say \"saved the GPT: sgdisk --load-backup=$STATE/table.gpt $DISK restores it\"\n    fi\n");
+    }
+    for vg in vgs {
+        s.push_str(&format!(
+            "    if [ ! -f \"$STATE/vg-{vg}.vg\" ]; then\n        vgcfgbackup -q -f \"$STATE/vg-{vg}.vg\" {} >/dev/null\n        say \"saved the metadata of volume group {vg}\"\n    fi\n",
+            q(vg)
+        ));
+    }
+    s.push_str("}\n");
+    s
+}
+
+const HELPERS: &str = r#"
+say() { printf 'diskalign: %s\n' "$*"; }
+die() { printf 'diskalign: stopped: %s\n' "$*" >&2; exit 1; }
+one_of() { x=$1; shift; for y in "$@"; do [ "$x" = "$y" ] && return 0; done; return 1; }
+
+for tool in sfdisk dd awk sort sync; do
+    command -v "$tool" >/dev/null 2>&1 || die "this script needs $tool"
+done
+if [ "$IMAGE" = 0 ]; then
+    [ -b "$DISK" ] || die "$DISK is not a block device"
+    [ "$(id -u)" = 0 ] || die "run it as root"
+else
+    [ -f "$DISK" ] || die "$DISK is not a file"
+fi
+
+# The table as "number start size" lines, from sfdisk --dump.
+table() {
+    sfdisk --dump "$DISK" | awk '/start=/ {
+        n = $1; sub(/.*[^0-9]/, "", n)
+        s = $0; sub(/.*start= */, "", s); sub(/,.*/, "", s)
+        z = $0; sub(/.*size= */, "", z); sub(/,.*/, "", z)
+        print n, s, z
+    }' | sort -n
+}
+
+# Stop when the disk or a partition of it is mounted, swap or held by
+# another device (LVM, dm-crypt, md), or when the image is attached.
+idle() {
+    if [ "$IMAGE" = 1 ]; then
+        if [ -n "$(losetup -j "$DISK" 2>/dev/null)" ]; then
+            die "$DISK is attached to a loop device (losetup -j $DISK): detach it first"
+        fi
+        return 0
+    fi
+    name=$(basename "$(readlink -f "$DISK")")
+    for d in "/sys/class/block/$name" "/sys/class/block/$name/$name"*; do
+        [ -f "$d/dev" ] || continue
+        node=/dev/$(basename "$d")
+        mm=$(cat "$d/dev")
+        if awk -v mm="$mm" '$3 == mm { found = 1 } END { exit !found }' /proc/self/mountinfo; then
+            die "$node is mounted: unmount it first"
+        fi
+        if awk -v n="$node" '$1 == n { found = 1 } END { exit !found }' /proc/swaps; then
+            die "$node is swap: swapoff $node first"
+        fi
+        if [ -n "$(ls "$d/holders" 2>/dev/null)" ]; then
+            die "$node is in use by $(ls "$d/holders" | tr '\n' ' ')(deactivate the VG, close LUKS, stop md first)"
+        fi
+    done
+}
+
+# Write a journal line and make it durable before going on.
+journal() {
+    printf '%s %s\n' "$2" "$3" > "$1.new"
+    sync "$1.new"
+    mv "$1.new" "$1"
+    sync "$STATE"
+}
+
+# copy N FROM TO BYTES: copy BYTES from byte FROM to byte TO of $DISK in
+# $CHUNK pieces, the highest piece first when moving up (the lowest when
+# moving down), so no piece overwrites a source not yet copied. Each piece
+# is staged in $STATE and the journal records "pieces done, staged?", so
+# a copy interrupted anywhere resumes exactly: a staged piece is written
+# again from the stage, an unstaged one is still intact at its source.
+copy() {
+    j="$STATE/move-$1"; stage="$STATE/chunk-$1"
+    from=$2; to=$3; bytes=$4
+    pieces=$(( (bytes + CHUNK - 1) / CHUNK ))
+    n_done=0; staged=0
+    if [ -f "$j" ]; then
+        read -r n_done staged < "$j"
+        say "resuming the copy of partition $1 at piece $((n_done + 1)) of $pieces"
+    fi
+    while [ "$n_done" -lt "$pieces" ]; do
+        k=$n_done
+        if [ "$to" -gt "$from" ]; then k=$((pieces - 1 - n_done)); fi
+        off=$((k * CHUNK)); len=$CHUNK
+        if [ $((off + len)) -gt "$bytes" ]; then len=$((bytes - off)); fi
+        if [ "$staged" != 1 ]; then
+            dd if="$DISK" of="$stage" bs=1M iflag=skip_bytes,count_bytes,fullblock \
+                skip=$((from + off)) count="$len" conv=fsync status=none
+            journal "$j" "$n_done" 1
+        fi
+        dd if="$stage" of="$DISK" bs=1M oflag=seek_bytes seek=$((to + off)) \
+            conv=notrunc,fsync status=none
+        n_done=$((n_done + 1)); staged=0
+        journal "$j" "$n_done" 0
+        if [ $((n_done % 64)) = 0 ] || [ "$n_done" = "$pieces" ]; then
+            say "partition $1: copied $n_done of $pieces pieces"
+        fi
+    done
+}
+
+# Let the kernel see the new table (live disks only).
+reread() {
+    [ "$IMAGE" = 0 ] || return 0
+    partx -u "$DISK" 2>/dev/null || blockdev --rereadpt "$DISK" 2>/dev/null ||
+        say "the kernel still has the old table: run partprobe $DISK or reboot"
+}
+"#;
+
+/// The script that writes a new disk's layout.
+pub fn render_new(d: &crate::plan::new_disk::NewDisk, version: &str) -> String {
+    let planned: Vec<Entry> = d
+        .partitions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Entry {
+            number: i as u32 + 1,
+            start: p.start_sector,
+            size: p.sectors,
+        })
+        .collect();
+    format!(
+        "#!/bin/sh\n\
+# diskalign {version}: a new {label} layout for {path}. Read it before you run it.\n\
+# It writes a partition table only to an empty disk, and does nothing when\n\
+# the disk already has exactly this layout.\n\
+set -eu\n\
+DISK={disk}\n\
+say() {{ printf 'diskalign: %s\\n' \"$*\"; }}\n\
+die() {{ printf 'diskalign: stopped: %s\\n' \"$*\" >&2; exit 1; }}\n\
+planned={planned}\n\
+now=$(sfdisk --dump \"$DISK\" 2>/dev/null | awk '/start=/ {{\n\
+    n = $1; sub(/.*[^0-9]/, \"\", n)\n\
+    s = $0; sub(/.*start= */, \"\", s); sub(/,.*/, \"\", s)\n\
+    z = $0; sub(/.*size= */, \"\", z); sub(/,.*/, \"\", z)\n\
+    print n, s, z\n\
+}}' | sort -n)\n\
+if [ \"$now\" = \"$planned\" ]; then say \"$DISK already has this layout\"; exit 0; fi\n\
+[ -z \"$(wipefs -n \"$DISK\")\" ] || die \"$DISK is not empty (wipefs -n $DISK lists what is on it)\"\n\
+sfdisk -q --wipe never \"$DISK\" <<'LAYOUT'\n\
+{script}LAYOUT\n\
+say \"wrote the layout: run diskalign check $DISK\"\n",
+        label = d.label,
+        path = d.path,
+        disk = q(&d.path),
+        planned = q(&entries(&planned)),
+        script = d.sfdisk_script,
+    )
+}
