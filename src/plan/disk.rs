@@ -191,7 +191,12 @@ fn no_room(e: layout::NoRoom, parts: &[Partition], contents: &[Content], ss: u64
         .zip(contents)
         .filter_map(|(_, c)| c.fs)
         .collect::<Vec<_>>();
-    let hint = if fs.contains(&FsKind::Xfs) {
+    let logical = parts
+        .iter()
+        .any(|p| p.number == e.number && p.kind == PartKind::Logical);
+    let hint = if logical {
+        " A logical partition stays before the next one's EBR (sfdisk keeps EBRs where they are), so the room must come from its own content."
+    } else if fs.contains(&FsKind::Xfs) {
         " XFS cannot shrink, so the room cannot come from it."
     } else if fs.contains(&FsKind::Ext4) {
         " Shrink an ext4 filesystem by that much first (e2fsck -f, then resize2fs, then the partition), then plan again."

@@ -139,7 +139,7 @@ fn backup(table: TableKind, vgs: &[String]) -> String {
     }
     for vg in vgs {
         s.push_str(&format!(
-            "    if [ ! -f \"$STATE/vg-{vg}.vg\" ]; then\n        vgcfgbackup -q -f \"$STATE/vg-{vg}.vg\" {} >/dev/null\n        say \"saved the metadata of volume group {vg}\"\n    fi\n",
+            "    if [ \"$IMAGE\" = 0 ] && [ ! -f \"$STATE/vg-{vg}.vg\" ]; then\n        vgcfgbackup -q -f \"$STATE/vg-{vg}.vg\" {} >/dev/null\n        say \"saved the metadata of volume group {vg}\"\n    fi\n",
             q(vg)
         ));
     }

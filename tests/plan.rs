@@ -1,0 +1,445 @@
+//! `plan`: real layouts made by the real tools, filled with files whose
+//! checksums are kept, planned, and the script run (on loop devices and on
+//! images). Afterwards fsck is clean, every checksum matches and `check`
+//! exits 0; an interrupted script finishes when run again.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const MIB: u64 = 1 << 20;
+
+/// Files of random data in the filesystem on `dev`, with their SHA-256.
+fn fill(dev: &str, files: u32) -> Vec<(String, String)> {
+    let m = Mounted::new(dev);
+    let mut sums = Vec::new();
+    for i in 0..files {
+        let f = m.dir.path().join(format!("f{i}"));
+        let of = format!("of={}", f.display());
+        let count = format!("count={}", 1 + i % 3);
+        sh(
+            "dd",
+            &["if=/dev/urandom", &of, "bs=1M", &count, "status=none"],
+        );
+        sums.push((format!("f{i}"), checksum(f.to_str().unwrap())));
+    }
+    sums
+}
+
+/// fsck clean, then every file read back with its checksum.
+fn verify(dev: &str, kind: &str, sums: &[(String, String)]) {
+    let (code, out) = match kind {
+        "xfs" => sh_status("xfs_repair", &["-n", dev]),
+        "btrfs" => sh_status("btrfs", &["check", "--readonly", dev]),
+        _ => sh_status("e2fsck", &["-fn", dev]),
+    };
+    assert_eq!(code, 0, "fsck of {dev} ({kind}) is not clean:\n{out}");
+    let m = Mounted::read_only(dev);
+    for (name, sum) in sums {
+        let f = m.dir.path().join(name);
+        assert_eq!(
+            &checksum(f.to_str().unwrap()),
+            sum,
+            "{name} on {dev} changed"
+        );
+    }
+}
+
+fn mkfs(kind: &str, dev: &str) {
+    match kind {
+        "xfs" => sh("mkfs.xfs", &["-q", "-f", dev]),
+        "btrfs" => sh("mkfs.btrfs", &["-q", "-f", dev]),
+        _ => sh("mkfs.ext4", &["-q", "-F", dev]),
+    };
+}
+
+/// `plan TARGET --script FILE`; returns the JSON plan and the exit code.
+fn plan(target: &Path, script: &Path) -> (serde_json::Value, i32) {
+    let (v, code) = run_json(&[
+        "plan",
+        target.to_str().unwrap(),
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    (v, code)
+}
+
+/// Run the script; returns (exit code, output).
+fn run_script(script: &Path) -> (i32, String) {
+    let out = Command::new("sh").arg(script).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+fn check_clean(target: &str) {
+    let (out, code) = run(&["check", target]);
+    assert_eq!(code, 0, "check {target} after the plan:\n{out}");
+}
+
+/// A loop device's partition nodes, refreshed after a table change.
+fn refresh(l: &LoopDev) {
+    let _ = sh_status("partx", &["-u", &l.dev]);
+    let _ = sh_status("partx", &["-a", &l.dev]);
+}
+
+#[test]
+fn dos_at_63_with_a_neighbour_moves_both_and_keeps_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "dos.img", 160 * MIB);
+    sfdisk(
+        &img,
+        "label: dos\nstart=63, size=100000, type=83\nstart=100063, size=100000, type=83\n",
+    );
+    let l = LoopDev::attach(&img, None);
+    let (p1, p2) = (l.part(1), l.part(2));
+    mkfs("ext4", &p1);
+    mkfs("ext4", &p2);
+    let (s1, s2) = (fill(&p1, 6), fill(&p2, 6));
+    let script = dir.path().join("fix.sh");
+    let (v, code) = plan(Path::new(&l.dev), &script);
+    assert_eq!(code, 1, "{v:#}");
+    let parts = &v["targets"][0]["partitions"];
+    assert_eq!(parts[0]["after"]["start_sector"], 2048);
+    assert_eq!(parts[1]["action"], "move");
+    assert!(v["targets"][0]["leaves"].as_array().unwrap().is_empty());
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "{out}");
+    refresh(&l);
+    verify(&p1, "ext4", &s1);
+    verify(&p2, "ext4", &s2);
+    check_clean(&l.dev);
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "a second run must find everything done:\n{out}");
+    assert!(out.contains("already in its new place"), "{out}");
+}
+
+#[test]
+fn logical_partitions_move_inside_their_extended_partition_on_an_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "logical.img", 200 * MIB);
+    sfdisk(
+        &img,
+        "label: dos\nstart=2048, size=40960, type=83\nstart=43008, size=300000, type=5\nstart=43071, size=90000, type=83\nstart=143134, size=100000, type=83\n",
+    );
+    let sums = {
+        let l = LoopDev::attach(&img, None);
+        let mut sums = Vec::new();
+        for n in [5, 6] {
+            mkfs("ext4", &l.part(n));
+            sums.push(fill(&l.part(n), 4));
+        }
+        sums
+    };
+    let script = dir.path().join("fix.sh");
+    let (v, code) = plan(&img, &script);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["targets"][0]["image"], true);
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "{out}");
+    let l = LoopDev::attach(&img, None);
+    verify(&l.part(5), "ext4", &sums[0]);
+    verify(&l.part(6), "ext4", &sums[1]);
+    check_clean(img.to_str().unwrap());
+}
+
+#[test]
+fn a_gpt_made_behind_a_usb_bridge_with_xfs_and_btrfs() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "usb.img", 560 * MIB);
+    // parted -a optimal behind a bridge reporting 33553920: starts on
+    // multiples of 65535 sectors.
+    sh(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:65535:+310M",
+            "-n",
+            "2:720885:+130M",
+            img.to_str().unwrap(),
+        ],
+    );
+    let l = LoopDev::attach(&img, None);
+    let (p1, p2) = (l.part(1), l.part(2));
+    mkfs("xfs", &p1);
+    mkfs("btrfs", &p2);
+    let (s1, s2) = (fill(&p1, 5), fill(&p2, 5));
+    let script = dir.path().join("fix.sh");
+    let (v, code) = plan(Path::new(&l.dev), &script);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(
+        v["targets"][0]["partitions"][0]["after"]["start_sector"],
+        65536
+    );
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "{out}");
+    refresh(&l);
+    verify(&p1, "xfs", &s1);
+    verify(&p2, "btrfs", &s2);
+    check_clean(&l.dev);
+}
+
+#[test]
+fn ends_off_4k_grow_into_free_space_or_come_down_to_the_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "ends.img", 64 * MIB);
+    // p1 ends 1 sector past 4 KiB with free space after it; p2 runs to the
+    // last usable sector, which is off 4 KiB, and holds a smaller ext4.
+    sh(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:2048:+20481",
+            "-n",
+            "2:45056:0",
+            img.to_str().unwrap(),
+        ],
+    );
+    let l = LoopDev::attach(&img, None);
+    let (p1, p2) = (l.part(1), l.part(2));
+    mkfs("ext4", &p1);
+    mkfs("ext4", &p2);
+    let (s1, s2) = (fill(&p1, 2), fill(&p2, 2));
+    let script = dir.path().join("fix.sh");
+    let (v, code) = plan(Path::new(&l.dev), &script);
+    assert_eq!(code, 1, "{v:#}");
+    let parts = &v["targets"][0]["partitions"];
+    assert_eq!(parts[0]["action"], "resize");
+    assert_eq!(parts[1]["action"], "resize");
+    assert!(parts[0]["after"]["sectors"].as_u64() > parts[0]["before"]["sectors"].as_u64());
+    assert!(parts[1]["after"]["sectors"].as_u64() < parts[1]["before"]["sectors"].as_u64());
+    assert_eq!(v["targets"][0]["bytes_to_move"], 0);
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "{out}");
+    refresh(&l);
+    verify(&p1, "ext4", &s1);
+    verify(&p2, "ext4", &s2);
+    check_clean(&l.dev);
+}
+
+/// A script that runs until `until` holds, then is killed (SIGKILL, the
+/// whole process group) and run again: it must finish with the data whole.
+fn killed_then_resumed(until: &dyn Fn(&Path) -> bool, what: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "kill.img", 400 * MIB);
+    sfdisk(
+        &img,
+        "label: dos\nstart=63, size=300000, type=83\nstart=300063, size=300000, type=83\n",
+    );
+    let sums = {
+        let l = LoopDev::attach(&img, None);
+        mkfs("ext4", &l.part(1));
+        mkfs("ext4", &l.part(2));
+        [fill(&l.part(1), 20), fill(&l.part(2), 20)]
+    };
+    let script = dir.path().join("fix.sh");
+    let (v, code) = plan(&img, &script);
+    assert_eq!(code, 1, "{v:#}");
+    let state = PathBuf::from(format!("{}.state", script.display()));
+    let mut child = Command::new("setsid")
+        .args(["sh", script.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut killed = false;
+    while child.try_wait().unwrap().is_none() {
+        if until(&state) {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            killed = true;
+            break;
+        }
+        assert!(started.elapsed().as_secs() < 120, "the script hung");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let _ = child.wait();
+    assert!(
+        killed,
+        "the script finished before it could be killed {what}"
+    );
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "the run after a kill {what}:\n{out}");
+    let l = LoopDev::attach(&img, None);
+    verify(&l.part(1), "ext4", &sums[0]);
+    verify(&l.part(2), "ext4", &sums[1]);
+    check_clean(img.to_str().unwrap());
+}
+
+fn journal(state: &Path, n: u32) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(state.join(format!("move-{n}"))).ok()?;
+    let mut it = text.split_whitespace().map(|x| x.parse().ok());
+    Some((it.next()??, it.next()??))
+}
+
+#[test]
+fn a_kill_during_a_copy_resumes_where_it_stopped() {
+    killed_then_resumed(
+        &|state| journal(state, 2).is_some_and(|(done, _)| done >= 5),
+        "during a copy",
+    );
+}
+
+#[test]
+fn a_kill_between_steps_resumes_at_the_next_step() {
+    // Killed as soon as partition 2's journal is gone: its entry is written
+    // and partition 1's copy has not started.
+    let saw = std::cell::Cell::new(false);
+    killed_then_resumed(
+        &|state| {
+            if journal(state, 2).is_some() {
+                saw.set(true);
+            }
+            saw.get() && journal(state, 2).is_none()
+        },
+        "between steps",
+    );
+}
+
+#[test]
+fn refusals_write_no_script() {
+    let dir = tempfile::tempdir().unwrap();
+    // XFS fills a partition at 63 that runs to the end of the disk.
+    let img = image(dir.path(), "full.img", 320 * MIB);
+    sfdisk(&img, "label: dos\nstart=63, type=83\n");
+    {
+        let l = LoopDev::attach(&img, None);
+        mkfs("xfs", &l.part(1));
+    }
+    let script = dir.path().join("no.sh");
+    let (out, err, code) = run_full(&[
+        "plan",
+        img.to_str().unwrap(),
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("XFS cannot shrink"), "{out}");
+    assert!(err.contains("no script written"), "{err}");
+    assert!(!script.exists());
+    // Nothing recognised in it: the whole partition is kept, so no room.
+    let img = image(dir.path(), "blank.img", 32 * MIB);
+    sfdisk(&img, "label: dos\nstart=63, type=83\n");
+    let (out, _, code) = run_full(&[
+        "plan",
+        img.to_str().unwrap(),
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no free space"), "{out}");
+    assert!(!script.exists());
+}
+
+#[test]
+fn new_disk_layout_is_aligned_where_parted_behind_a_bridge_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "new.img", 2048 * MIB);
+    let (out, code) = run(&[
+        "plan",
+        "--new",
+        img.to_str().unwrap(),
+        "--sizes",
+        "512M,1G,rest",
+        "--topology",
+        "lbs=512,pbs=4096,opt=33553920",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("start=2048, size=1048576"), "{out}");
+    assert!(
+        out.contains("parted -a optimal would start partition 1 at byte 33553920"),
+        "{out}"
+    );
+    let script = dir.path().join("new.sh");
+    let (_, code) = run(&[
+        "plan",
+        "--new",
+        img.to_str().unwrap(),
+        "--sizes",
+        "512M,1G,rest",
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "{out}");
+    check_clean(img.to_str().unwrap());
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("already has this layout"), "{out}");
+    // Not empty any more: refused.
+    let (_, code) = run(&["plan", "--new", img.to_str().unwrap(), "--sizes", "1G"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn lvm_luks_and_a_striped_leg_move_with_their_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    // Striped LV over two PVs; partition 2 starts 1536 bytes off 4 KiB.
+    let img = lvm::striped_image(&dir, 51203);
+    let before = {
+        let l = LoopDev::attach(&img, None);
+        checksum(&l.part(2))
+    };
+    let script = dir.path().join("fix.sh");
+    let (v, code) = plan(&img, &script);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["targets"][0]["partitions"][1]["action"], "move");
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "{out}");
+    check_clean(img.to_str().unwrap());
+    let l = LoopDev::attach(&img, None);
+    assert_eq!(checksum(&l.part(2)), before, "the PV's bytes changed");
+    drop(l);
+
+    // LUKS2 at sector 63: the encrypted bytes move as they are.
+    let img = image(dir.path(), "luks.img", 64 * MIB);
+    sfdisk(&img, "label: dos\nstart=63, size=60000, type=83\n");
+    let key = dir.path().join("key");
+    std::fs::write(&key, b"diskalign test key").unwrap();
+    let before = {
+        let l = LoopDev::attach(&img, None);
+        sh(
+            "cryptsetup",
+            &[
+                "luksFormat",
+                "-q",
+                "--type",
+                "luks2",
+                "--pbkdf",
+                "pbkdf2",
+                "--pbkdf-force-iterations",
+                "1000",
+                "--key-file",
+                key.to_str().unwrap(),
+                &l.part(1),
+            ],
+        );
+        checksum(&l.part(1))
+    };
+    let (v, code) = plan(&img, &script);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["targets"][0]["partitions"][0]["content"], "LUKS2");
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "{out}");
+    check_clean(img.to_str().unwrap());
+    let l = LoopDev::attach(&img, None);
+    assert_eq!(checksum(&l.part(1)), before);
+    sh(
+        "cryptsetup",
+        &[
+            "open",
+            "--test-passphrase",
+            "--key-file",
+            key.to_str().unwrap(),
+            &l.part(1),
+        ],
+    );
+}
