@@ -9,7 +9,8 @@
 //! 3. readers: [`topology`], [`layout`] (GPT/MBR), [`stack`] (the format
 //!    registry: LVM, md, LUKS, bcache, filesystems);
 //! 4. [`inspect`]: the whole picture of every target, before any rule;
-//! 5. [`check`] (pure rules) and [`probe`] (measurement);
+//! 5. [`check`] (pure rules), [`probe`] (measurement), [`saved`] and
+//!    [`compare`] (saved runs), [`plan`] (the fix that keeps the data);
 //! 6. [`report`]: one exporter per format, one column model;
 //! 7. [`cli`]: parsing and dispatch.
 

@@ -274,3 +274,20 @@ fn report_writes_only_what_was_asked_for() {
     names.sort();
     assert_eq!(names, ["check.json", "r.html", "x.img"]);
 }
+
+#[test]
+fn plan_refuses_bad_input_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = small_gpt(dir.path());
+    refused(
+        &["plan", "--new", &img, "--sizes", "1G,rest,2G"],
+        "only the last size",
+    );
+    refused(&["plan", "--new", &img, "--sizes", "lots"], "is not a size");
+    refused(&["plan", "--new", &img], "--sizes");
+    refused(&["plan", &img, "--format", "csv"], "csv");
+    refused(&["plan", &img, &img, "--script", "x.sh"], "one disk");
+    refused(&["plan", "/nonexistent/disk.img"], "/nonexistent/disk.img");
+    refused(&["plan", "--new", &img, "--sizes", "1M"], "not empty");
+    assert!(!std::path::Path::new("x.sh").exists());
+}

@@ -157,6 +157,22 @@ fn every_serialized_key_is_in_docs_json_md() {
         "4",
     ]);
     keys(&doc, &mut seen);
+    // plan: a layout with a move, a resize and a refusal, and --new.
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "plan.img", 64 << 20);
+    sfdisk(
+        &img,
+        "label: gpt\nstart=2049, size=20000\nstart=40960, size=20001\n",
+    );
+    let (planned, _) = run_json(&["plan", img.to_str().unwrap()]);
+    keys(&planned, &mut seen);
+    let full = image(dir.path(), "full.img", 8 << 20);
+    sfdisk(&full, "label: dos\nstart=63\n");
+    let (planned, _) = run_json(&["plan", full.to_str().unwrap()]);
+    keys(&planned, &mut seen);
+    let new = image(dir.path(), "new.img", 64 << 20);
+    let (planned, _) = run_json(&["plan", "--new", new.to_str().unwrap(), "--sizes", "8M,rest"]);
+    keys(&planned, &mut seen);
     // compare: the probe run with itself, and two of the check runs.
     for (a, b) in [(&doc, &doc), (&checks[0], &checks[1])] {
         keys(&compared(a, b), &mut seen);

@@ -339,6 +339,15 @@ pub fn check_image(data: &[u8]) {
         };
         let run = diskalign::check::check_all(std::slice::from_ref(&path), &opts);
         let _ = run.summary.exit_status;
+        // The planner over the same hostile table, and its script.
+        let i = diskalign::inspect::inspect(std::slice::from_ref(&path), &opts);
+        let plan = diskalign::plan::plan(i, &diskalign::plan::PlanOptions::default());
+        for d in &plan.targets {
+            if d.refused.is_empty() {
+                let _ = diskalign::report::script::render(d, "fuzz");
+            }
+        }
+        let _ = diskalign::report::plan::json(&plan);
     }
     let _ = std::fs::remove_file(&path);
 }

@@ -36,6 +36,13 @@ pub fn run(
         out::human(&run, style)
     };
     let mut code = status(!run.errors.is_empty() || run.refused(), run.has_changes());
+    if script_file.is_none() {
+        for d in &run.targets {
+            if let Some(why) = d.refused.first() {
+                warn(&format!("{}: cannot plan: {why}", d.path));
+            }
+        }
+    }
     if let (Some(path), Some(d)) = (script_file, run.targets.first()) {
         if let Some(why) = d.refused.first() {
             warn(&format!("no script written: {why}"));
@@ -85,6 +92,8 @@ fn run_new(
     if let Some(why) = d.refused.first() {
         if script_file.is_some() {
             warn(&format!("no script written: {why}"));
+        } else {
+            warn(&format!("{}: cannot plan: {why}", d.path));
         }
         return (text, 2);
     }

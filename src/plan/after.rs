@@ -22,7 +22,10 @@ pub fn leaves(i: &Inspection, plans: &[DiskPlan]) -> (Vec<Vec<Finding>>, Vec<Fin
         for x in p.partitions.iter().filter(|x| x.action != Action::Keep) {
             if let Some(q) = t.table.partitions.iter_mut().find(|q| q.number == x.number) {
                 q.first_lba = x.after.start_sector;
-                q.last_lba = x.after.start_sector + x.after.sectors.max(1) - 1;
+                q.last_lba = x
+                    .after
+                    .start_sector
+                    .saturating_add(x.after.sectors.max(1) - 1);
             }
             let (from, len) = (x.before.start_bytes, x.before.size_bytes);
             let by = x.after.start_bytes as i128 - from as i128;

@@ -132,7 +132,7 @@ fn place_all(
     let (lo, hi) = t.table.usable.unwrap_or((1, disk_last));
     let slot = |i: usize, lo: u64, hi: u64| {
         let q = &parts[i];
-        let size = q.last_lba.saturating_sub(q.first_lba) + 1;
+        let size = q.last_lba.saturating_sub(q.first_lba).saturating_add(1);
         let needed = contents[i]
             .needed_bytes
             .map_or(size, |b| b.div_ceil(ss).min(size));
@@ -173,7 +173,7 @@ fn place_all(
                 .get(k + 1)
                 .and_then(|&j| parts[j].ebr_lba)
                 .map_or(ext_last, |e| e.saturating_sub(1));
-            slot(i, ebr + 1, next_ebr)
+            slot(i, ebr.saturating_add(1), next_ebr)
         })
         .collect();
     let placed = layout::place(&slots, grid).map_err(|e| no_room(e, parts, contents, ss))?;
@@ -225,13 +225,17 @@ fn fill(
         .map(|q| Entry {
             number: q.number,
             start: q.first_lba,
-            size: q.last_lba.saturating_sub(q.first_lba) + 1,
+            size: q.last_lba.saturating_sub(q.first_lba).saturating_add(1),
         })
         .collect();
     table.sort_by_key(|e| e.number);
     let mut vgs = Vec::new();
     for ((q, c), n) in parts.iter().zip(contents).zip(placed) {
-        let before = Extent::new(q.first_lba, q.last_lba.saturating_sub(q.first_lba) + 1, ss);
+        let before = Extent::new(
+            q.first_lba,
+            q.last_lba.saturating_sub(q.first_lba).saturating_add(1),
+            ss,
+        );
         let after = Extent::new(n.start, n.size, ss);
         let action = match (
             before.start_sector != after.start_sector,
@@ -279,7 +283,7 @@ fn fill(
     for x in order {
         if x.before.start_sector != x.after.start_sector {
             let copy = x.before.size_bytes.min(x.after.size_bytes);
-            p.bytes_to_move += copy;
+            p.bytes_to_move = p.bytes_to_move.saturating_add(copy);
             steps.push(Step::Move {
                 partition: x.number,
                 from_bytes: x.before.start_bytes,

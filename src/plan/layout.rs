@@ -71,7 +71,7 @@ pub struct Placed {
 
 impl Placed {
     pub fn last(&self) -> u64 {
-        self.start + self.size.max(1) - 1
+        self.start.saturating_add(self.size.max(1) - 1)
     }
 }
 
@@ -112,7 +112,7 @@ pub fn place(slots: &[Slot], grid: Grid) -> Result<Vec<Placed>, NoRoom> {
 fn once(slots: &[Slot], sizes: &[u64], grid: Grid) -> Result<Vec<Placed>, (usize, u64)> {
     let mut out: Vec<Placed> = Vec::with_capacity(slots.len());
     for (i, s) in slots.iter().enumerate() {
-        let after_prev = out.last().map_or(0, |p| p.last() + 1);
+        let after_prev = out.last().map_or(0, |p| p.last().saturating_add(1));
         if s.fixed {
             if after_prev > s.start {
                 return Err((i.saturating_sub(1), after_prev - s.start));
@@ -152,7 +152,7 @@ fn once(slots: &[Slot], sizes: &[u64], grid: Grid) -> Result<Vec<Placed>, (usize
 /// when the room is free (or when it pushes the next slot on anyway),
 /// else down when the content still fits, else kept.
 fn end_on_grid(s: &Slot, size: u64, start: u64, free_to: u64, grid: Grid) -> u64 {
-    let end = start + size;
+    let end = start.saturating_add(size);
     if grid.end_ok(end) {
         return size;
     }

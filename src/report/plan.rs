@@ -83,7 +83,7 @@ fn parts_table(d: &DiskPlan) -> String {
         "change".into(),
     ]];
     for p in &d.partitions {
-        let end = |e: &crate::plan::Extent| e.start_sector + e.sectors.max(1) - 1;
+        let end = |e: &crate::plan::Extent| e.start_sector.saturating_add(e.sectors.max(1) - 1);
         rows.push(vec![
             format!("  {}", p.number),
             p.content.clone(),
