@@ -53,6 +53,15 @@ pub fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
+/// Least common multiple, the kernel's `lcm_not_zero` (include/linux/lcm.h):
+/// a zero side gives the other; saturates instead of overflowing.
+pub fn lcm_not_zero(a: u64, b: u64) -> u64 {
+    match (a, b) {
+        (0, x) | (x, 0) => x,
+        _ => (a / gcd(a, b)).saturating_mul(b),
+    }
+}
+
 /// `1.5 MiB`, `4 KiB`, `512 B`: binary units, one decimal when not exact.
 pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];

@@ -102,24 +102,7 @@ fn every_serialized_key_is_in_docs_json_md() {
     md_member(&m0, 0);
     md_member(&m1, 1);
     let luks = image(dir.path(), "luks.img", 32 * MIB);
-    let key = dir.path().join("key");
-    std::fs::write(&key, b"docs").unwrap();
-    sh(
-        "cryptsetup",
-        &[
-            "luksFormat",
-            "-q",
-            "--type",
-            "luks2",
-            "--pbkdf",
-            "pbkdf2",
-            "--pbkdf-force-iterations",
-            "1000",
-            "--key-file",
-            key.to_str().unwrap(),
-            &p("luks.img"),
-        ],
-    );
+    luks_format(&luks, &dir.path().join("key"), &["--type", "luks2"]);
     let mut checks = Vec::new();
     for (targets, extra) in [
         (vec![&gpt], vec!["--topology", "pbs=4096,opt=33553920"]),

@@ -11,7 +11,7 @@ use std::process::Command;
 const MIB: u64 = 1 << 20;
 
 /// Files of random data in the filesystem on `dev`, with their SHA-256.
-fn fill(dev: &str, files: u32) -> Vec<(String, String)> {
+fn fill(dev: &str, files: u32) -> Sums {
     let m = Mounted::new(dev);
     let mut sums = Vec::new();
     for i in 0..files {
@@ -28,7 +28,7 @@ fn fill(dev: &str, files: u32) -> Vec<(String, String)> {
 }
 
 /// fsck clean, then every file read back with its checksum.
-fn verify(dev: &str, kind: &str, sums: &[(String, String)]) {
+fn verify(dev: &str, kind: &str, sums: &Sums) {
     let (code, out) = match kind {
         "xfs" => sh_status("xfs_repair", &["-n", dev]),
         "btrfs" => sh_status("btrfs", &["check", "--readonly", dev]),
@@ -85,6 +85,58 @@ fn refresh(l: &LoopDev) {
     let _ = sh_status("partx", &["-a", &l.dev]);
 }
 
+/// Run the script and insist it succeeds.
+fn run_ok(script: &Path) {
+    let (code, out) = run_script(script);
+    assert_eq!(code, 0, "{out}");
+}
+
+/// Files by name with their SHA-256.
+type Sums = Vec<(String, String)>;
+
+/// Filesystems made on partitions and filled with files: (partition,
+/// kind, the files' checksums).
+struct Filled(Vec<(u32, &'static str, Sums)>);
+
+impl Filled {
+    /// `files` files in a new filesystem on each partition of `l`.
+    fn on(l: &LoopDev, parts: &[(u32, &'static str)], files: u32) -> Filled {
+        Filled(
+            parts
+                .iter()
+                .map(|&(n, kind)| {
+                    mkfs(kind, &l.part(n));
+                    (n, kind, fill(&l.part(n), files))
+                })
+                .collect(),
+        )
+    }
+
+    /// The same on an image, attached for the moment.
+    fn image(img: &Path, parts: &[(u32, &'static str)], files: u32) -> Filled {
+        Filled::on(&LoopDev::attach(img, None), parts, files)
+    }
+
+    /// fsck clean and every checksum the same on the partitions of `l`
+    /// (re-read first), and `check` clean on the disk.
+    fn verify_live(&self, l: &LoopDev) {
+        refresh(l);
+        for (n, kind, sums) in &self.0 {
+            verify(&l.part(*n), kind, sums);
+        }
+        check_clean(&l.dev);
+    }
+
+    /// The same on an image, and `check` clean on the image file.
+    fn verify_image(&self, img: &Path) {
+        let l = LoopDev::attach(img, None);
+        for (n, kind, sums) in &self.0 {
+            verify(&l.part(*n), kind, sums);
+        }
+        check_clean(img.to_str().unwrap());
+    }
+}
+
 #[test]
 fn dos_at_63_with_a_neighbour_moves_both_and_keeps_every_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -94,10 +146,7 @@ fn dos_at_63_with_a_neighbour_moves_both_and_keeps_every_file() {
         "label: dos\nstart=63, size=100000, type=83\nstart=100063, size=100000, type=83\n",
     );
     let l = LoopDev::attach(&img, None);
-    let (p1, p2) = (l.part(1), l.part(2));
-    mkfs("ext4", &p1);
-    mkfs("ext4", &p2);
-    let (s1, s2) = (fill(&p1, 6), fill(&p2, 6));
+    let filled = Filled::on(&l, &[(1, "ext4"), (2, "ext4")], 6);
     let script = dir.path().join("fix.sh");
     let (v, code) = plan(Path::new(&l.dev), &script);
     assert_eq!(code, 1, "{v:#}");
@@ -105,12 +154,8 @@ fn dos_at_63_with_a_neighbour_moves_both_and_keeps_every_file() {
     assert_eq!(parts[0]["after"]["start_sector"], 2048);
     assert_eq!(parts[1]["action"], "move");
     assert!(v["targets"][0]["leaves"].as_array().unwrap().is_empty());
-    let (code, out) = run_script(&script);
-    assert_eq!(code, 0, "{out}");
-    refresh(&l);
-    verify(&p1, "ext4", &s1);
-    verify(&p2, "ext4", &s2);
-    check_clean(&l.dev);
+    run_ok(&script);
+    filled.verify_live(&l);
     let (code, out) = run_script(&script);
     assert_eq!(code, 0, "a second run must find everything done:\n{out}");
     assert!(out.contains("already in its new place"), "{out}");
@@ -124,25 +169,13 @@ fn logical_partitions_move_inside_their_extended_partition_on_an_image() {
         &img,
         "label: dos\nstart=2048, size=40960, type=83\nstart=43008, size=300000, type=5\nstart=43071, size=90000, type=83\nstart=143134, size=100000, type=83\n",
     );
-    let sums = {
-        let l = LoopDev::attach(&img, None);
-        let mut sums = Vec::new();
-        for n in [5, 6] {
-            mkfs("ext4", &l.part(n));
-            sums.push(fill(&l.part(n), 4));
-        }
-        sums
-    };
+    let filled = Filled::image(&img, &[(5, "ext4"), (6, "ext4")], 4);
     let script = dir.path().join("fix.sh");
     let (v, code) = plan(&img, &script);
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(v["targets"][0]["image"], true);
-    let (code, out) = run_script(&script);
-    assert_eq!(code, 0, "{out}");
-    let l = LoopDev::attach(&img, None);
-    verify(&l.part(5), "ext4", &sums[0]);
-    verify(&l.part(6), "ext4", &sums[1]);
-    check_clean(img.to_str().unwrap());
+    run_ok(&script);
+    filled.verify_image(&img);
 }
 
 #[test]
@@ -164,10 +197,7 @@ fn a_gpt_made_behind_a_usb_bridge_with_xfs_and_btrfs() {
         ],
     );
     let l = LoopDev::attach(&img, None);
-    let (p1, p2) = (l.part(1), l.part(2));
-    mkfs("xfs", &p1);
-    mkfs("btrfs", &p2);
-    let (s1, s2) = (fill(&p1, 5), fill(&p2, 5));
+    let filled = Filled::on(&l, &[(1, "xfs"), (2, "btrfs")], 5);
     let script = dir.path().join("fix.sh");
     let (v, code) = plan(Path::new(&l.dev), &script);
     assert_eq!(code, 1, "{v:#}");
@@ -175,12 +205,8 @@ fn a_gpt_made_behind_a_usb_bridge_with_xfs_and_btrfs() {
         v["targets"][0]["partitions"][0]["after"]["start_sector"],
         65536
     );
-    let (code, out) = run_script(&script);
-    assert_eq!(code, 0, "{out}");
-    refresh(&l);
-    verify(&p1, "xfs", &s1);
-    verify(&p2, "btrfs", &s2);
-    check_clean(&l.dev);
+    run_ok(&script);
+    filled.verify_live(&l);
 }
 
 #[test]
@@ -202,10 +228,7 @@ fn ends_off_4k_grow_into_free_space_or_come_down_to_the_content() {
         ],
     );
     let l = LoopDev::attach(&img, None);
-    let (p1, p2) = (l.part(1), l.part(2));
-    mkfs("ext4", &p1);
-    mkfs("ext4", &p2);
-    let (s1, s2) = (fill(&p1, 2), fill(&p2, 2));
+    let filled = Filled::on(&l, &[(1, "ext4"), (2, "ext4")], 2);
     let script = dir.path().join("fix.sh");
     let (v, code) = plan(Path::new(&l.dev), &script);
     assert_eq!(code, 1, "{v:#}");
@@ -215,12 +238,8 @@ fn ends_off_4k_grow_into_free_space_or_come_down_to_the_content() {
     assert!(parts[0]["after"]["sectors"].as_u64() > parts[0]["before"]["sectors"].as_u64());
     assert!(parts[1]["after"]["sectors"].as_u64() < parts[1]["before"]["sectors"].as_u64());
     assert_eq!(v["targets"][0]["bytes_to_move"], 0);
-    let (code, out) = run_script(&script);
-    assert_eq!(code, 0, "{out}");
-    refresh(&l);
-    verify(&p1, "ext4", &s1);
-    verify(&p2, "ext4", &s2);
-    check_clean(&l.dev);
+    run_ok(&script);
+    filled.verify_live(&l);
 }
 
 /// A script that runs until `until` holds, then is killed (SIGKILL, the
@@ -232,12 +251,7 @@ fn killed_then_resumed(until: &dyn Fn(&Path) -> bool, what: &str) {
         &img,
         "label: dos\nstart=63, size=300000, type=83\nstart=300063, size=300000, type=83\n",
     );
-    let sums = {
-        let l = LoopDev::attach(&img, None);
-        mkfs("ext4", &l.part(1));
-        mkfs("ext4", &l.part(2));
-        [fill(&l.part(1), 20), fill(&l.part(2), 20)]
-    };
+    let filled = Filled::image(&img, &[(1, "ext4"), (2, "ext4")], 20);
     let script = dir.path().join("fix.sh");
     let (v, code) = plan(&img, &script);
     assert_eq!(code, 1, "{v:#}");
@@ -267,10 +281,7 @@ fn killed_then_resumed(until: &dyn Fn(&Path) -> bool, what: &str) {
     );
     let (code, out) = run_script(&script);
     assert_eq!(code, 0, "the run after a kill {what}:\n{out}");
-    let l = LoopDev::attach(&img, None);
-    verify(&l.part(1), "ext4", &sums[0]);
-    verify(&l.part(2), "ext4", &sums[1]);
-    check_clean(img.to_str().unwrap());
+    filled.verify_image(&img);
 }
 
 fn journal(state: &Path, n: u32) -> Option<(u64, u64)> {
@@ -392,8 +403,7 @@ fn lvm_luks_and_a_striped_leg_move_with_their_partitions() {
     let (v, code) = plan(&img, &script);
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(v["targets"][0]["partitions"][1]["action"], "move");
-    let (code, out) = run_script(&script);
-    assert_eq!(code, 0, "{out}");
+    run_ok(&script);
     check_clean(img.to_str().unwrap());
     let l = LoopDev::attach(&img, None);
     assert_eq!(checksum(&l.part(2)), before, "the PV's bytes changed");
@@ -403,32 +413,15 @@ fn lvm_luks_and_a_striped_leg_move_with_their_partitions() {
     let img = image(dir.path(), "luks.img", 64 * MIB);
     sfdisk(&img, "label: dos\nstart=63, size=60000, type=83\n");
     let key = dir.path().join("key");
-    std::fs::write(&key, b"diskalign test key").unwrap();
     let before = {
         let l = LoopDev::attach(&img, None);
-        sh(
-            "cryptsetup",
-            &[
-                "luksFormat",
-                "-q",
-                "--type",
-                "luks2",
-                "--pbkdf",
-                "pbkdf2",
-                "--pbkdf-force-iterations",
-                "1000",
-                "--key-file",
-                key.to_str().unwrap(),
-                &l.part(1),
-            ],
-        );
+        luks_format(Path::new(&l.part(1)), &key, &["--type", "luks2"]);
         checksum(&l.part(1))
     };
     let (v, code) = plan(&img, &script);
     assert_eq!(code, 1, "{v:#}");
     assert_eq!(v["targets"][0]["partitions"][0]["content"], "LUKS2");
-    let (code, out) = run_script(&script);
-    assert_eq!(code, 0, "{out}");
+    run_ok(&script);
     check_clean(img.to_str().unwrap());
     let l = LoopDev::attach(&img, None);
     assert_eq!(checksum(&l.part(1)), before);

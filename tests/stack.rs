@@ -460,24 +460,9 @@ fn md_rules_hints_missing_misaligned_member_and_missing_member() {
     assert_eq!(code, 0, "{:#}", doc["summary"]);
 }
 
-fn luks_format(img: &Path, extra: &[&str]) {
-    let key = img.with_extension("key");
-    std::fs::write(&key, b"diskalign-test-key").unwrap();
-    let mut a = vec![
-        "luksFormat",
-        "-q",
-        "--pbkdf",
-        "pbkdf2",
-        "--pbkdf-force-iterations",
-        "1000",
-        "--key-file",
-    ];
-    let k = key.display().to_string();
-    a.push(&k);
-    a.extend_from_slice(extra);
-    let i = img.display().to_string();
-    a.push(&i);
-    sh("cryptsetup", &a);
+/// LUKS on an image, its key file beside it.
+fn luks_format_image(img: &Path, extra: &[&str]) {
+    luks_format(img, &img.with_extension("key"), extra);
 }
 
 #[test]
@@ -501,7 +486,7 @@ fn luks1_and_luks2_payload_offsets_and_sector_sizes() {
     ];
     for (i, (opts, payload, finding)) in cases.iter().enumerate() {
         let img = image(dir.path(), &format!("luks{i}.img"), 40 << 20);
-        luks_format(&img, opts);
+        luks_format_image(&img, opts);
         let (_, dump) = sh_status("cryptsetup", &["luksDump", img.to_str().unwrap()]);
         let (doc, _) = check_json(&[&img], &["--topology=pbs=4096"]);
         let l = layer(&doc, "luks").unwrap_or_else(|| panic!("{opts:?}: {doc:#}"));
@@ -531,7 +516,7 @@ fn luks1_and_luks2_payload_offsets_and_sector_sizes() {
     }
     // LUKS2 with 512-byte encryption sectors on a 4K-physical disk.
     let img = image(dir.path(), "ss.img", 40 << 20);
-    luks_format(&img, &["--type", "luks2", "--sector-size", "512"]);
+    luks_format_image(&img, &["--type", "luks2", "--sector-size", "512"]);
     let (doc, _) = check_json(&[&img], &["--topology=pbs=4096"]);
     let l = layer(&doc, "luks").unwrap();
     assert_eq!(l["luks"]["sector_size"], 512);
@@ -822,7 +807,7 @@ fn damaged_md_luks_and_random_mutations_never_panic() {
         "{doc:#}"
     );
     let l = image(dir.path(), "l.img", 40 << 20);
-    luks_format(&l, &["--type", "luks2"]);
+    luks_format_image(&l, &["--type", "luks2"]);
     flip(&l, 4096);
     let (doc, _) = check_json(&[&l], &[]);
     assert!(

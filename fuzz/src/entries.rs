@@ -347,7 +347,7 @@ pub fn check_image(data: &[u8]) {
                 let _ = diskalign::report::script::render(d, "fuzz");
             }
         }
-        let _ = diskalign::report::plan::json(&plan);
+        let _ = diskalign::report::json::plan(&plan);
     }
     let _ = std::fs::remove_file(&path);
 }

@@ -132,7 +132,7 @@ fn status(errors: bool, problems: bool) -> u8 {
     u8::from(problems) | if errors { 2 } else { 0 }
 }
 
-/// Write a file beside the report (`--prometheus`, `--html`, `--csv`)
+/// Write a file beside the report (`--prometheus`, `--html`, `--csv`, `--script`)
 /// when asked, atomically; a failure is one line on stderr and adds the
 /// "could not run" status 2 to `code`.
 fn side_file(path: Option<&Path>, code: u8, text: impl FnOnce() -> String) -> u8 {

@@ -1,6 +1,6 @@
 //! `plan`: read the targets, plan, print, and write the script if asked.
 
-use super::{status, textfile, warn};
+use super::{side_file, status, warn};
 use crate::check::CheckOptions;
 use crate::layout::TableKind;
 use crate::plan::{self, new_disk, PlanOptions};
@@ -31,7 +31,7 @@ pub fn run(
         warn(&e.to_string());
     }
     let text = if json {
-        out::json(&run)
+        crate::report::json::plan(&run)
     } else {
         out::human(&run, style)
     };
@@ -53,7 +53,9 @@ pub fn run(
                 d.path
             ));
         } else {
-            code = write(path, &script::render(d, env!("CARGO_PKG_VERSION")), code);
+            code = side_file(Some(path), code, || {
+                script::render(d, env!("CARGO_PKG_VERSION"))
+            });
         }
     }
     (text, code)
@@ -85,7 +87,7 @@ fn run_new(
     };
     let d = new_disk::plan(t, &sizes, label);
     let text = if json {
-        out::json_new(&d)
+        crate::report::json::plan(&d)
     } else {
         out::human_new(&d, style)
     };
@@ -97,19 +99,8 @@ fn run_new(
         }
         return (text, 2);
     }
-    let code = match script_file {
-        Some(p) => write(p, &script::render_new(&d, env!("CARGO_PKG_VERSION")), 1),
-        None => 1,
-    };
+    let code = side_file(script_file, 1, || {
+        script::render_new(&d, env!("CARGO_PKG_VERSION"))
+    });
     (text, code)
-}
-
-fn write(path: &Path, text: &str, code: u8) -> u8 {
-    match textfile::write_atomic(path, text) {
-        Ok(()) => code,
-        Err(e) => {
-            warn(&format!("cannot write {}: {e}", path.display()));
-            code | 2
-        }
-    }
 }

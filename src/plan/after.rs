@@ -79,10 +79,10 @@ pub fn leaves(i: &Inspection, plans: &[DiskPlan]) -> (Vec<Vec<Finding>>, Vec<Fin
 
 /// What to do by hand about the findings a partition change cannot fix.
 pub fn manual(leaves: &[Finding]) -> Vec<Manual> {
-    leaves.iter().filter_map(by_hand).collect()
+    leaves.iter().map(by_hand).collect()
 }
 
-fn by_hand(f: &Finding) -> Option<Manual> {
+fn by_hand(f: &Finding) -> Manual {
     let layer = f.subject.layer.as_deref().unwrap_or_default();
     let commands = match f.code {
         Code::FsStripeHintsMissing | Code::FsStripeHintsMismatch => {
@@ -114,9 +114,9 @@ fn by_hand(f: &Finding) -> Option<Manual> {
         ],
         _ => vec![],
     };
-    Some(Manual {
+    Manual {
         partition: f.subject.partition,
         why: f.message.clone(),
         commands,
-    })
+    }
 }

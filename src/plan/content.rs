@@ -19,6 +19,8 @@ pub struct Content {
     pub fs: Option<FsKind>,
     /// What must be taken offline before the partition is moved.
     pub offline: Option<String>,
+    /// The volume group of a PV, whose metadata the backup saves.
+    pub vg: Option<String>,
     /// Live devices the kernel built on it (dm, md): it is in use.
     pub holders: Vec<String>,
 }
@@ -33,6 +35,7 @@ pub fn of(root: Option<&Layer>) -> Content {
             needed_bytes: None,
             fs: None,
             offline: None,
+            vg: None,
             holders,
         };
     };
@@ -72,6 +75,7 @@ pub fn of(root: Option<&Layer>) -> Content {
         needed_bytes: needed,
         fs,
         offline,
+        vg: l.pv().and_then(|pv| pv.vg.clone()),
         holders,
     }
 }

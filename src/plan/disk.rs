@@ -10,7 +10,7 @@ use crate::inspect::{Target, TargetKind};
 use crate::iolimits::Topology;
 use crate::layout::{PartKind, Partition, TableKind};
 use crate::stack::fs::FsKind;
-use crate::units::{gcd, human, KIB, MIB};
+use crate::units::{human, lcm_not_zero, KIB, MIB};
 
 /// The plan for one target.
 pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
@@ -89,11 +89,10 @@ fn unplannable(t: &Target) -> Option<String> {
 /// The start grain: 1 MiB, or the least common multiple of 1 MiB and a
 /// sane optimal I/O size (a stripe width) and the kernel's grain.
 pub fn start_grain(t: &Topology) -> (u64, String) {
-    let lcm = |a: u64, b: u64| a / gcd(a, b).max(1) * b;
-    let mut g = lcm(MIB, t.grain());
+    let mut g = lcm_not_zero(MIB, t.grain());
     let mut why = "1 MiB: aligned under every controller (USB bridge, SATA, 4Kn)".to_string();
     if let Some(opt) = sane_optimal(t) {
-        let with = lcm(g, opt);
+        let with = lcm_not_zero(g, opt);
         if with != g && with <= 1024 * MIB {
             why = format!(
                 "{}: 1 MiB and the optimal I/O size of {} (a stripe width)",
@@ -258,9 +257,7 @@ fn fill(
                     q.number
                 )
             }));
-            if let Some(vg) = c.what.strip_prefix("LVM PV of ").filter(|v| *v != "no VG") {
-                vgs.push(vg.to_string());
-            }
+            vgs.extend(c.vg.clone());
         }
         p.partitions.push(PartPlan {
             number: q.number,

@@ -22,9 +22,6 @@ use crate::layout::{PartKind, TableKind};
 use crate::units::MIB;
 use serde::Serialize;
 
-pub const SCHEMA: &str = "diskalign.plan";
-pub const SCHEMA_VERSION: u32 = 1;
-
 /// How the plan estimates and moves.
 #[derive(Clone, Copy, Debug)]
 pub struct PlanOptions {
@@ -172,8 +169,6 @@ impl DiskPlan {
 /// Everything one `plan` run proposes.
 #[derive(Clone, Debug, Serialize)]
 pub struct PlanRun {
-    pub schema: &'static str,
-    pub schema_version: u32,
     pub throughput_bytes_per_second: u64,
     pub targets: Vec<DiskPlan>,
     /// What check will still report on arrays and volume groups assembled
@@ -202,8 +197,6 @@ pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
         t.leaves = l;
     }
     PlanRun {
-        schema: SCHEMA,
-        schema_version: SCHEMA_VERSION,
         throughput_bytes_per_second: opts.throughput,
         targets,
         assembled_leaves: assembled,

@@ -4,7 +4,7 @@
 //! on this disk as it presents itself now.
 
 use super::layout::Grid;
-use super::{Extent, SCHEMA, SCHEMA_VERSION};
+use super::Extent;
 use crate::check::tools::{first_starts, FirstStarts, ToolView};
 use crate::inspect::Target;
 use crate::layout::TableKind;
@@ -45,8 +45,6 @@ pub fn parse_sizes(s: &str) -> Result<Vec<Size>, String> {
 /// The proposed layout of an empty disk.
 #[derive(Clone, Debug, Serialize)]
 pub struct NewDisk {
-    pub schema: &'static str,
-    pub schema_version: u32,
     pub path: String,
     pub label: TableKind,
     pub sector_size: u64,
@@ -71,8 +69,6 @@ pub fn plan(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
     let view = ToolView::new(&t.topology, t.size);
     let tools = first_starts(&view, label == TableKind::Mbr);
     let mut d = NewDisk {
-        schema: SCHEMA,
-        schema_version: SCHEMA_VERSION,
         path: t.path.display().to_string(),
         label,
         sector_size: lbs,

@@ -119,6 +119,26 @@ pub fn compare(comparison: &Comparison) -> String {
     serde_json::to_string_pretty(&doc).expect("comparison serialises")
 }
 
+/// The `plan --json` document: a plan, or a new disk's layout (`--new`).
+#[derive(Serialize)]
+pub struct PlanDocument<'a, T: Serialize> {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub diskalign_version: &'static str,
+    #[serde(flatten)]
+    pub plan: &'a T,
+}
+
+pub fn plan<T: Serialize>(plan: &T) -> String {
+    let doc = PlanDocument {
+        schema: "diskalign.plan",
+        schema_version: SCHEMA_VERSION,
+        diskalign_version: env!("CARGO_PKG_VERSION"),
+        plan,
+    };
+    serde_json::to_string_pretty(&doc).expect("plan serialises") + "\n"
+}
+
 #[cfg(test)]
 mod tests {
     use crate::compare::{fixtures, Comparison};

@@ -1,23 +1,10 @@
-//! `plan` for people (a before/after table per disk, the steps, what to do
-//! by hand, what stays) and as JSON (docs/json.md, `diskalign.plan`).
+//! `plan` for people: a before/after table per disk, the steps, what to do
+//! by hand, what stays. The JSON is `report::json::plan`.
 
 use super::style::{table, Style};
 use crate::plan::new_disk::NewDisk;
 use crate::plan::{Action, DiskPlan, PlanRun, Step};
 use crate::units;
-
-/// The JSON document of a plan.
-pub fn json(run: &PlanRun) -> String {
-    let mut v = serde_json::to_value(run).unwrap_or_default();
-    v["diskalign_version"] = env!("CARGO_PKG_VERSION").into();
-    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
-}
-
-pub fn json_new(d: &NewDisk) -> String {
-    let mut v = serde_json::to_value(d).unwrap_or_default();
-    v["diskalign_version"] = env!("CARGO_PKG_VERSION").into();
-    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
-}
 
 /// Every disk's plan.
 pub fn human(run: &PlanRun, st: &Style) -> String {

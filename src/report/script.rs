@@ -32,6 +32,8 @@ fn entries(t: &[Entry]) -> String {
 /// The script for one disk's plan (which must not be refused).
 pub fn render(d: &DiskPlan, version: &str) -> String {
     let mut s = header(d, version);
+    s.push_str(SAY);
+    s.push_str(TABLE_FN);
     s.push_str(HELPERS);
     // The table before any step (S0) and after each step (S1...): a step
     // is done when the table is in its own after state or a later one.
@@ -147,9 +149,24 @@ fn backup(table: TableKind, vgs: &[String]) -> String {
     s
 }
 
-const HELPERS: &str = r#"
+const SAY: &str = r#"
 say() { printf 'diskalign: %s\n' "$*"; }
 die() { printf 'diskalign: stopped: %s\n' "$*" >&2; exit 1; }
+"#;
+
+/// `table`: the table as "number start size" lines, from sfdisk --dump.
+const TABLE_FN: &str = r#"
+table() {
+    sfdisk --dump "$DISK" | awk '/start=/ {
+        n = $1; sub(/.*[^0-9]/, "", n)
+        s = $0; sub(/.*start= */, "", s); sub(/,.*/, "", s)
+        z = $0; sub(/.*size= */, "", z); sub(/,.*/, "", z)
+        print n, s, z
+    }' | sort -n
+}
+"#;
+
+const HELPERS: &str = r#"
 one_of() { x=$1; shift; for y in "$@"; do [ "$x" = "$y" ] && return 0; done; return 1; }
 
 for tool in sfdisk dd awk sort sync; do
@@ -162,15 +179,6 @@ else
     [ -f "$DISK" ] || die "$DISK is not a file"
 fi
 
-# The table as "number start size" lines, from sfdisk --dump.
-table() {
-    sfdisk --dump "$DISK" | awk '/start=/ {
-        n = $1; sub(/.*[^0-9]/, "", n)
-        s = $0; sub(/.*start= */, "", s); sub(/,.*/, "", s)
-        z = $0; sub(/.*size= */, "", z); sub(/,.*/, "", z)
-        print n, s, z
-    }' | sort -n
-}
 
 # Stop when the disk or a partition of it is mounted, swap or held by
 # another device (LVM, dm-crypt, md), or when the image is attached.
@@ -261,31 +269,28 @@ pub fn render_new(d: &crate::plan::new_disk::NewDisk, version: &str) -> String {
             size: p.sectors,
         })
         .collect();
-    format!(
+    let mut s = format!(
         "#!/bin/sh\n\
 # diskalign {version}: a new {label} layout for {path}. Read it before you run it.\n\
 # It writes a partition table only to an empty disk, and does nothing when\n\
 # the disk already has exactly this layout.\n\
 set -eu\n\
-DISK={disk}\n\
-say() {{ printf 'diskalign: %s\\n' \"$*\"; }}\n\
-die() {{ printf 'diskalign: stopped: %s\\n' \"$*\" >&2; exit 1; }}\n\
-planned={planned}\n\
-now=$(sfdisk --dump \"$DISK\" 2>/dev/null | awk '/start=/ {{\n\
-    n = $1; sub(/.*[^0-9]/, \"\", n)\n\
-    s = $0; sub(/.*start= */, \"\", s); sub(/,.*/, \"\", s)\n\
-    z = $0; sub(/.*size= */, \"\", z); sub(/,.*/, \"\", z)\n\
-    print n, s, z\n\
-}}' | sort -n)\n\
-if [ \"$now\" = \"$planned\" ]; then say \"$DISK already has this layout\"; exit 0; fi\n\
+DISK={disk}\n",
+        label = d.label,
+        path = d.path,
+        disk = q(&d.path),
+    );
+    s.push_str(SAY);
+    s.push_str(TABLE_FN);
+    s.push_str(&format!(
+        "\nplanned={planned}\n\
+if [ \"$(table 2>/dev/null)\" = \"$planned\" ]; then say \"$DISK already has this layout\"; exit 0; fi\n\
 [ -z \"$(wipefs -n \"$DISK\")\" ] || die \"$DISK is not empty (wipefs -n $DISK lists what is on it)\"\n\
 sfdisk -q --wipe never \"$DISK\" <<'LAYOUT'\n\
 {script}LAYOUT\n\
 say \"wrote the layout: run diskalign check $DISK\"\n",
-        label = d.label,
-        path = d.path,
-        disk = q(&d.path),
         planned = q(&entries(&planned)),
         script = d.sfdisk_script,
-    )
+    ));
+    s
 }

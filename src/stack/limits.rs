@@ -4,18 +4,11 @@
 //! raid5.c, dm-stripe.c `stripe_io_hints`, dm-crypt.c `crypt_io_hints`).
 
 use crate::topology::Topology;
-use crate::units::gcd;
+use crate::units::lcm_not_zero;
 
 /// What `blk_set_stacking_limits` starts a dm or md device with: 512-byte
 /// blocks, min 512, no optimal size, offset 0 (the same values images get).
 pub const STACKING_DEFAULT: Topology = Topology::IMAGE_DEFAULT;
-
-fn lcm_not_zero(a: u64, b: u64) -> u64 {
-    match (a, b) {
-        (0, x) | (x, 0) => x,
-        _ => a / gcd(a, b) * b,
-    }
-}
 
 /// A top device being built, with the kernel's MISALIGNED flag.
 #[derive(Clone, Copy, Debug)]

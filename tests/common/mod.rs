@@ -259,6 +259,26 @@ impl Drop for Swap {
     }
 }
 
+/// `cryptsetup luksFormat` of `target` with a fast PBKDF and a key file
+/// written at `key`; `extra` adds options (`--type luks1`).
+pub fn luks_format(target: &Path, key: &Path, extra: &[&str]) {
+    std::fs::write(key, b"diskalign-test-key").unwrap();
+    let (k, t) = (key.display().to_string(), target.display().to_string());
+    let mut a = vec![
+        "luksFormat",
+        "-q",
+        "--pbkdf",
+        "pbkdf2",
+        "--pbkdf-force-iterations",
+        "1000",
+        "--key-file",
+        &k,
+    ];
+    a.extend_from_slice(extra);
+    a.push(&t);
+    sh("cryptsetup", &a);
+}
+
 /// SHA-256 of a whole device or file.
 pub fn checksum(path: &str) -> String {
     let out = sh("sha256sum", &[path]);
