@@ -23,6 +23,9 @@ pub struct Content {
     pub vg: Option<String>,
     /// Live devices the kernel built on it (dm, md): it is in use.
     pub holders: Vec<String>,
+    /// Bytes from the partition's start to the data its layer hands up
+    /// (a PV's pe_start, LUKS payload, md data offset), when known.
+    pub data_offset_bytes: Option<u64>,
 }
 
 /// The content of a partition's root layer (its first child).
@@ -37,6 +40,7 @@ pub fn of(root: Option<&Layer>) -> Content {
             offline: None,
             vg: None,
             holders,
+            data_offset_bytes: None,
         };
     };
     let (what, needed, fs, offline) = match (l.kind, l.filesystem(), l.pv(), l.luks()) {
@@ -77,6 +81,10 @@ pub fn of(root: Option<&Layer>) -> Content {
         offline,
         vg: l.pv().and_then(|pv| pv.vg.clone()),
         holders,
+        data_offset_bytes: l.data_offset_bytes.map(|d| {
+            let into = root.map_or(0, |r| l.offset_bytes.saturating_sub(r.offset_bytes));
+            into.saturating_add(d)
+        }),
     }
 }
 

@@ -49,7 +49,7 @@ pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
         .iter()
         .map(|q| content::of(root_of(t, q.number)))
         .collect();
-    let placed = match place_all(t, &parts, &contents, grid) {
+    let placed = match place_all(t, &parts, &contents, grid, end_grain) {
         Ok(placed) => placed,
         Err(why) => {
             p.refused.push(why);
@@ -125,6 +125,7 @@ fn place_all(
     parts: &[Partition],
     contents: &[Content],
     grid: Grid,
+    end_grain: u64,
 ) -> Result<Vec<Placed>, String> {
     let ss = t.table.sector_size.max(1);
     let disk_last = (t.size / ss).saturating_sub(1);
@@ -143,6 +144,7 @@ fn place_all(
             needed,
             lo,
             hi,
+            shift: compensated(contents[i].data_offset_bytes, end_grain, ss),
         }
     };
     let mut out = vec![None; parts.len()];
@@ -180,6 +182,43 @@ fn place_all(
         out[i] = Some(p);
     }
     Ok(out.into_iter().flatten().collect())
+}
+
+/// Sectors to the content's data when that offset is off the end grain:
+/// the tool that made the layer (pvcreate, cryptsetup) compensated for
+/// the old misaligned start, so the partition start and the data start
+/// cannot both be on the grid, and the data is what matters.
+pub fn compensated(data_offset: Option<u64>, end_grain: u64, ss: u64) -> u64 {
+    match data_offset {
+        Some(d) if d % end_grain.max(1) != 0 && d % ss == 0 => d / ss,
+        _ => 0,
+    }
+}
+
+/// Why a partition is planned off 4 KiB, and how to align both.
+fn compensated_note(number: u32, c: &Content, grain: u64) -> super::Manual {
+    let d = c.data_offset_bytes.unwrap_or_default();
+    let commands = if c.vg.is_some() {
+        vec![
+            "pvcreate --dataalignment 1m NEW_PV  # on an aligned partition or disk".into(),
+            "vgextend VG NEW_PV && pvmove OLD_PV NEW_PV && vgreduce VG OLD_PV && pvremove OLD_PV"
+                .into(),
+        ]
+    } else if c.what.starts_with("LUKS") {
+        vec!["back up the data, re-create the container on the aligned partition (cryptsetup luksFormat), and restore".into()]
+    } else {
+        vec!["move the data to a layer made on an aligned partition, then remove this one".into()]
+    };
+    super::Manual {
+        partition: Some(number),
+        why: format!(
+            "the {} in partition {number} hands its data up {d} bytes from the partition's start ({} past 4 KiB: the tool that made it compensated for a misaligned start), so the plan puts that data on {} and leaves the partition's own start off 4 KiB; to align both, the layer must be made again",
+            c.what,
+            d % (4 * KIB),
+            human(grain)
+        ),
+        commands,
+    }
 }
 
 /// Why there is no room, in the user's terms.
@@ -258,6 +297,10 @@ fn fill(
                 )
             }));
             vgs.extend(c.vg.clone());
+        }
+        if compensated(c.data_offset_bytes, p.end_grain_bytes, ss) != 0 {
+            p.manual
+                .push(compensated_note(q.number, c, p.start_grain_bytes));
         }
         p.partitions.push(PartPlan {
             number: q.number,

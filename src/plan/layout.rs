@@ -23,6 +23,10 @@ pub struct Slot {
     /// The first and last sector it may occupy.
     pub lo: u64,
     pub hi: u64,
+    /// Sectors from the slot's start to its content's data, when that is
+    /// not on the end grid (a PV whose pvcreate compensated for a
+    /// misaligned start): the data start goes on the grid, not the slot's.
+    pub shift: u64,
 }
 
 /// The grids, in sectors: starts on `start` (from `offset`), ends on `end`.
@@ -40,6 +44,15 @@ impl Grid {
         let off = self.offset % g;
         let k = from.saturating_sub(off).div_ceil(g);
         k.saturating_mul(g).saturating_add(off).max(from)
+    }
+
+    /// The grid for a slot whose data starts `shift` sectors in.
+    pub fn shifted(&self, shift: u64) -> Grid {
+        let g = self.start.max(1);
+        Grid {
+            offset: (self.offset % g + g - shift % g) % g,
+            ..*self
+        }
     }
 
     pub fn start_ok(&self, s: u64) -> bool {
@@ -124,17 +137,19 @@ fn once(slots: &[Slot], sizes: &[u64], grid: Grid) -> Result<Vec<Placed>, (usize
             continue;
         }
         let from = s.start.max(after_prev).max(s.lo);
-        let start = if grid.start_ok(s.start) && from == s.start {
+        let own = grid.shifted(s.shift);
+        let start = if own.start_ok(s.start) && from == s.start {
             s.start
         } else {
-            grid.start_at(from)
+            own.start_at(from)
         };
         // Room up to where the next slot can start at the earliest is free.
         let free_to = slots.get(i + 1).map_or(s.hi, |n| {
-            let earliest = if n.fixed || grid.start_ok(n.start) {
+            let next = grid.shifted(n.shift);
+            let earliest = if n.fixed || next.start_ok(n.start) {
                 n.start
             } else {
-                grid.start_at(n.start)
+                next.start_at(n.start)
             };
             earliest.saturating_sub(1).min(s.hi)
         });
@@ -150,10 +165,13 @@ fn once(slots: &[Slot], sizes: &[u64], grid: Grid) -> Result<Vec<Placed>, (usize
 
 /// The size for a slot placed at `start`: its end moved up onto the grid
 /// when the room is free (or when it pushes the next slot on anyway),
-/// else down when the content still fits, else kept.
+/// else down when the content still fits, else kept (always kept for a
+/// shifted slot).
 fn end_on_grid(s: &Slot, size: u64, start: u64, free_to: u64, grid: Grid) -> u64 {
     let end = start.saturating_add(size);
-    if grid.end_ok(end) {
+    // A shifted slot's start is off the grid, so its end and its size
+    // cannot both be on it: keep the size (the node's block size).
+    if grid.end_ok(end) || s.shift != 0 {
         return size;
     }
     let up = grid.end_up(end);
@@ -210,6 +228,7 @@ mod tests {
             needed,
             lo: 1,
             hi,
+            shift: 0,
         }
     }
 
@@ -296,6 +315,20 @@ mod tests {
         ext.fixed = true;
         let s = [slot(1, 63, 149_937, 149_937, 1_000_000), ext];
         assert!(place(&s, GRID).is_err());
+    }
+
+    #[test]
+    fn a_compensated_pv_puts_its_data_on_the_grid_not_its_start() {
+        // Partition at 63, pe_start 1 MiB + 512 (2049 sectors): the data
+        // is at sector 2112, 4 KiB aligned; it goes to 4096 (2 MiB), so
+        // the partition goes to 2047.
+        let mut s = slot(1, 63, 100_000, 100_000, 1_000_000);
+        s.shift = 2049;
+        let p = place(&[s], GRID).unwrap();
+        assert_eq!(p[0].start, 2047);
+        assert_eq!((p[0].start + 2049) % MIB, 0);
+        assert_eq!(p[0].size, 100_000);
+        assert_eq!(GRID.shifted(2048), GRID);
     }
 
     #[test]

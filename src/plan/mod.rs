@@ -16,7 +16,7 @@ pub mod layout;
 pub mod new_disk;
 
 use crate::errors::TargetError;
-use crate::findings::Finding;
+use crate::findings::{Code, Finding};
 use crate::inspect::Inspection;
 use crate::layout::{PartKind, TableKind};
 use crate::units::MIB;
@@ -188,12 +188,33 @@ impl PlanRun {
     }
 }
 
+/// A finding about where a partition starts or ends.
+fn geometry(c: Code) -> bool {
+    matches!(
+        c,
+        Code::StartMisaligned
+            | Code::StartNot4k
+            | Code::StartNotOptimal
+            | Code::EndNot4k
+            | Code::EndNotPhysical
+            | Code::SizeNot4k
+    )
+}
+
 /// Plan every target of an inspection.
 pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
     let mut targets: Vec<DiskPlan> = i.targets.iter().map(|t| disk::plan(t, opts)).collect();
     let (leaves, assembled) = after::leaves(&i, &targets);
     for (t, l) in targets.iter_mut().zip(leaves) {
-        t.manual.extend(after::manual(&l));
+        // A partition the planner already explained (placed off 4 KiB for
+        // its compensated content) needs no second note per finding.
+        let explained: Vec<Option<u32>> = t.manual.iter().map(|m| m.partition).collect();
+        let rest: Vec<Finding> = l
+            .iter()
+            .filter(|f| !(geometry(f.code) && explained.contains(&f.subject.partition)))
+            .cloned()
+            .collect();
+        t.manual.extend(after::manual(&rest));
         t.leaves = l;
     }
     PlanRun {

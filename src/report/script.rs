@@ -95,7 +95,8 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
             }
         }
     }
-    s.push_str("\nmkdir -p \"$STATE\"\n");
+    // Nothing is written, not even the backups, while the disk is in use.
+    s.push_str("\nidle\nmkdir -p \"$STATE\"\n");
     for c in calls {
         s.push_str(&c);
         s.push('\n');

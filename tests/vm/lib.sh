@@ -174,3 +174,27 @@ timed() {
   read _t1 _x < /proc/uptime
   printf '{"status":%s,"seconds":%s}\n' "$_st" "$(awk "BEGIN { print $_t1 - $_t0 }")"
 }
+
+# fill_fs DEV NAME N: N files of random data (64 KiB to 1 MiB) on the ext4
+# filesystem on DEV, their SHA-256 sums kept in /tmp/sums-NAME.
+fill_fs() {
+  mkdir -p /mnt/$2 && mount -t ext4 "$1" /mnt/$2 || return 1
+  _i=0
+  while [ $_i -lt "$3" ]; do
+    dd if=/dev/urandom of=/mnt/$2/f$_i bs=64k count=$((1 + _i % 16)) 2>/dev/null
+    _i=$((_i + 1))
+  done
+  (cd /mnt/$2 && sha256sum f*) > /tmp/sums-$2
+  umount /mnt/$2
+}
+
+# verify_fs DEV NAME: e2fsck -fn on DEV, then every sum of fill_fs checked
+# on a read-only mount. Prints "clean N files" and fails otherwise.
+verify_fs() {
+  e2fsck -fn "$1" >/tmp/fsck-$2 2>&1 || { cat /tmp/fsck-$2; return 1; }
+  mkdir -p /mnt/$2 && mount -t ext4 -o ro "$1" /mnt/$2 || return 1
+  _st=0
+  (cd /mnt/$2 && sha256sum -c -s /tmp/sums-$2) || _st=1
+  umount /mnt/$2
+  [ $_st = 0 ] && echo "clean $(wc -l < /tmp/sums-$2) files"
+}
