@@ -140,7 +140,7 @@ fn every_serialized_key_is_in_docs_json_md() {
         "4",
     ]);
     keys(&doc, &mut seen);
-    // plan: a layout with a move, a resize and a refusal, and --new.
+    // plan: a layout with a move, a resize, a refusal, a shrink, and --new.
     let dir = tempfile::tempdir().unwrap();
     let img = image(dir.path(), "plan.img", 64 << 20);
     sfdisk(
@@ -152,6 +152,27 @@ fn every_serialized_key_is_in_docs_json_md() {
     let full = image(dir.path(), "full.img", 8 << 20);
     sfdisk(&full, "label: dos\nstart=63\n");
     let (planned, _) = run_json(&["plan", full.to_str().unwrap()]);
+    keys(&planned, &mut seen);
+    // An ext4 filling the disk from 63 (made in place with mke2fs's
+    // offset): the plan shrinks it first.
+    let shrink = image(dir.path(), "shrink.img", 16 << 20);
+    sfdisk(&shrink, "label: dos\nstart=63\n");
+    sh(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-E",
+            "offset=32256",
+            shrink.to_str().unwrap(),
+            "16000k",
+        ],
+    );
+    let (planned, _) = run_json(&["plan", shrink.to_str().unwrap()]);
+    assert_eq!(
+        planned["targets"][0]["steps"][1]["step"], "shrink",
+        "{planned:#}"
+    );
     keys(&planned, &mut seen);
     let new = image(dir.path(), "new.img", 64 << 20);
     let (planned, _) = run_json(&["plan", "--new", new.to_str().unwrap(), "--sizes", "8M,rest"]);

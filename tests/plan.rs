@@ -436,3 +436,69 @@ fn lvm_luks_and_a_striped_leg_move_with_their_partitions() {
         ],
     );
 }
+
+/// ext4 from sector 63 to the end of the disk: the only room there is
+/// inside the filesystem, so the plan shrinks it first (resize2fs) and
+/// then moves it. On a live loop device and on an image (where the script
+/// attaches a loop device of its own for resize2fs and detaches it).
+#[test]
+fn an_ext4_filling_the_disk_is_shrunk_first_then_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    for live in [true, false] {
+        let img = image(dir.path(), &format!("full-{live}.img"), 96 * MIB);
+        sfdisk(&img, "label: dos\nstart=63, type=83\n");
+        let filled = Filled::image(&img, &[(1, "ext4")], 8);
+        let script = dir.path().join(format!("shrink-{live}.sh"));
+        let l = live.then(|| LoopDev::attach(&img, None));
+        let target = l.as_ref().map_or(img.clone(), |l| PathBuf::from(&l.dev));
+        let (v, code) = plan(&target, &script);
+        assert_eq!(code, 1, "{v:#}");
+        let steps = &v["targets"][0]["steps"];
+        assert_eq!(steps[1]["step"], "shrink", "{steps:#}");
+        assert_eq!(steps[1]["filesystem"], "ext4");
+        assert!(steps[1]["to_bytes"].as_u64() < steps[1]["from_bytes"].as_u64());
+        let (code, out) = run_script(&script);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("shrinking its ext4 filesystem"), "{out}");
+        let (code, out) = run_script(&script);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("is already"), "{out}");
+        match &l {
+            Some(l) => filled.verify_live(l),
+            None => filled.verify_image(&img),
+        }
+        let (_, out) = sh_status("losetup", &["-j", img.to_str().unwrap()]);
+        let attached = l.as_ref().map_or(0, |_| 1);
+        assert_eq!(
+            out.lines().count(),
+            attached,
+            "the script left a loop device:\n{out}"
+        );
+    }
+}
+
+/// An ext4 filling the disk from 63 that is itself nearly full cannot give
+/// the room: refused, with the reason, and no script.
+#[test]
+fn a_full_ext4_is_not_shrunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "fullfs.img", 24 * MIB);
+    sfdisk(&img, "label: dos\nstart=63, type=83\n");
+    {
+        let l = LoopDev::attach(&img, None);
+        mkfs("ext4", &l.part(1));
+        let m = Mounted::new(&l.part(1));
+        let of = format!("of={}", m.dir.path().join("big").display());
+        let _ = sh_status("dd", &["if=/dev/zero", &of, "bs=1M", "status=none"]);
+    }
+    let script = dir.path().join("no.sh");
+    let (out, err, code) = run_full(&[
+        "plan",
+        img.to_str().unwrap(),
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("cannot give that much"), "{out}");
+    assert!(!script.exists());
+}

@@ -136,12 +136,16 @@ fn place_all(
         let needed = contents[i]
             .needed_bytes
             .map_or(size, |b| b.div_ceil(ss).min(size));
+        let floor = contents[i]
+            .shrink_floor_bytes
+            .map_or(needed, |b| b.div_ceil(ss).min(needed));
         Slot {
             number: q.number,
             start: q.first_lba,
             size,
             fixed: q.kind == PartKind::Extended,
             needed,
+            floor,
             lo,
             hi,
             shift: compensated(contents[i].data_offset_bytes, end_grain, ss),
@@ -195,6 +199,23 @@ pub fn compensated(data_offset: Option<u64>, end_grain: u64, ss: u64) -> u64 {
     }
 }
 
+/// The resize2fs step when a partition becomes smaller than its ext4.
+fn shrink(number: u32, c: &Content, before: &Extent, after: &Extent) -> Option<Step> {
+    let (Some(fs), Some(bs), Some(size)) = (c.fs, c.fs_block_bytes, c.needed_bytes) else {
+        return None;
+    };
+    let to = after.size_bytes / bs.max(1) * bs.max(1);
+    (fs == FsKind::Ext4 && to < size).then_some(Step::Shrink {
+        partition: number,
+        filesystem: fs,
+        partition_start_bytes: before.start_bytes,
+        partition_size_bytes: before.size_bytes,
+        block_size: bs,
+        from_bytes: size,
+        to_bytes: to,
+    })
+}
+
 /// Why a partition is planned off 4 KiB, and how to align both.
 fn compensated_note(number: u32, c: &Content, grain: u64) -> super::Manual {
     let d = c.data_offset_bytes.unwrap_or_default();
@@ -237,7 +258,7 @@ fn no_room(e: layout::NoRoom, parts: &[Partition], contents: &[Content], ss: u64
     } else if fs.contains(&FsKind::Xfs) {
         " XFS cannot shrink, so the room cannot come from it."
     } else if fs.contains(&FsKind::Ext4) {
-        " Shrink an ext4 filesystem by that much first (e2fsck -f, then resize2fs, then the partition), then plan again."
+        " The plan would shrink an ext4 filesystem (resize2fs) to make room, but even down to what it uses plus a margin it cannot give that much: free space in it first, then plan again."
     } else if fs.contains(&FsKind::Btrfs) {
         " btrfs shrinks only while mounted (btrfs filesystem resize); shrink it by that much, then plan again."
     } else {
@@ -268,6 +289,7 @@ fn fill(
         .collect();
     table.sort_by_key(|e| e.number);
     let mut vgs = Vec::new();
+    let mut shrinks = Vec::new();
     for ((q, c), n) in parts.iter().zip(contents).zip(placed) {
         let before = Extent::new(
             q.first_lba,
@@ -298,6 +320,7 @@ fn fill(
             }));
             vgs.extend(c.vg.clone());
         }
+        shrinks.extend(shrink(q.number, c, &before, &after));
         if compensated(c.data_offset_bytes, p.end_grain_bytes, ss) != 0 {
             p.manual
                 .push(compensated_note(q.number, c, p.start_grain_bytes));
@@ -346,6 +369,8 @@ fn fill(
         });
     }
     if !steps.is_empty() {
+        // Filesystems shrink first, while the table is as it was.
+        steps.splice(0..0, shrinks);
         vgs.sort();
         vgs.dedup();
         steps.insert(

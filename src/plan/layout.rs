@@ -20,6 +20,10 @@ pub struct Slot {
     /// Sectors its content needs from its start (the whole partition when
     /// nothing smaller is known).
     pub needed: u64,
+    /// The least its content could be shrunk to (an ext4 with free
+    /// blocks); `needed` when it cannot shrink. Room is taken down to it
+    /// only when the disk has none otherwise.
+    pub floor: u64,
     /// The first and last sector it may occupy.
     pub lo: u64,
     pub hi: u64,
@@ -193,7 +197,7 @@ fn give_room(slots: &[Slot], sizes: &mut [u64], grid: Grid, at: usize, short: u6
     let mut gave = false;
     for i in (0..=at).rev() {
         let s = &slots[i];
-        let floor = grid.end_up(s.needed).max(1);
+        let floor = grid.end_up(s.floor.min(s.needed)).max(1);
         if s.fixed || sizes[i] <= floor {
             continue;
         }
@@ -226,6 +230,7 @@ mod tests {
             size,
             fixed: false,
             needed,
+            floor: needed,
             lo: 1,
             hi,
             shift: 0,
@@ -307,6 +312,17 @@ mod tests {
         let p = place(&s, GRID).unwrap();
         assert_eq!(p[0].start, 2048);
         assert!(p[0].size >= 4_000 && p[0].last() <= 10_062);
+    }
+
+    #[test]
+    fn a_shrinkable_content_gives_room_down_to_its_floor_only_when_needed() {
+        let mut s = slot(1, 63, 10_000, 10_000, 10_062);
+        s.floor = 3_000;
+        let p = place(&[s.clone()], GRID).unwrap();
+        assert_eq!(p[0].start, 2048);
+        assert!(p[0].last() <= 10_062 && p[0].size >= 3_000);
+        s.hi = 1_000_000;
+        assert_eq!(place(&[s], GRID).unwrap()[0].size, 10_000);
     }
 
     #[test]

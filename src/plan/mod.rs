@@ -19,6 +19,7 @@ use crate::errors::TargetError;
 use crate::findings::{Code, Finding};
 use crate::inspect::Inspection;
 use crate::layout::{PartKind, TableKind};
+use crate::stack::fs::FsKind;
 use crate::units::MIB;
 use serde::Serialize;
 
@@ -102,6 +103,18 @@ pub enum Step {
     Backup {
         table: TableKind,
         volume_groups: Vec<String>,
+    },
+    /// Shrink the ext4 filesystem in a partition (e2fsck -f, resize2fs)
+    /// so the partition can become smaller; runs before any table change.
+    Shrink {
+        partition: u32,
+        filesystem: FsKind,
+        /// Where the partition is when this runs (the table is unchanged).
+        partition_start_bytes: u64,
+        partition_size_bytes: u64,
+        block_size: u64,
+        from_bytes: u64,
+        to_bytes: u64,
     },
     /// Copy a partition's data to its new start (before the table changes).
     Move {

@@ -135,6 +135,17 @@ fn step(s: &Step) -> String {
             what.extend(volume_groups.iter().map(|v| format!("vgcfgbackup {v}")));
             format!("back up the table ({})", what.join(", "))
         }
+        Step::Shrink {
+            partition,
+            filesystem,
+            from_bytes,
+            to_bytes,
+            ..
+        } => format!(
+            "partition {partition}: shrink its {filesystem} filesystem from {} to {} (e2fsck -f, then resize2fs; the script first asks resize2fs -P whether it can)",
+            units::human(*from_bytes),
+            units::human(*to_bytes)
+        ),
         Step::Move {
             partition,
             from_bytes,

@@ -13,6 +13,8 @@
 //! data already overwritten. Instead each chunk is staged in a file and a
 //! synced journal records it, before and after it is written to its place;
 //! the table entry is rewritten (`sfdisk -N`) only when the copy is done.
+//! An ext4 the plan shrinks is shrunk first (e2fsck -f, resize2fs -P to
+//! confirm, resize2fs), while the table is still the original.
 
 use crate::layout::TableKind;
 use crate::plan::{DiskPlan, Entry, Step};
@@ -60,6 +62,10 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
     let mut calls = Vec::new();
     let mut n = 0;
     let mut pending_move: Option<&Step> = None;
+    let mut shrinks = 0;
+    if d.steps.iter().any(|s| matches!(s, Step::Shrink { .. })) {
+        s.push_str(SHRINK_HELPERS);
+    }
     for step in &d.steps {
         match step {
             Step::Backup {
@@ -70,6 +76,12 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
                 calls.push("backup".to_string());
             }
             Step::Move { .. } => pending_move = Some(step),
+            Step::Shrink { .. } => {
+                shrinks += 1;
+                let later: Vec<String> = (1..=tables.len()).map(|k| format!("\"$S{k}\"")).collect();
+                s.push_str(&shrink_fn(shrinks, step, &later.join(" ")));
+                calls.push(format!("shrink_{shrinks}"));
+            }
             Step::Table {
                 partition, after, ..
             } => {
@@ -149,6 +161,84 @@ fn backup(table: TableKind, vgs: &[String]) -> String {
     s.push_str("}\n");
     s
 }
+
+/// `shrink_K`: resize2fs one ext4 down before any table change. Done when
+/// the filesystem already has the planned block count.
+fn shrink_fn(k: usize, step: &Step, later: &str) -> String {
+    let Step::Shrink {
+        partition,
+        partition_start_bytes,
+        partition_size_bytes,
+        block_size,
+        from_bytes,
+        to_bytes,
+        ..
+    } = step
+    else {
+        return String::new();
+    };
+    let bs = (*block_size).max(1);
+    let (from, to) = (from_bytes / bs, to_bytes / bs);
+    format!(
+        r#"
+shrink_{k}() {{
+    now=$(table)
+    if one_of "$now" {later}; then
+        say "partition {partition}: its ext4 filesystem was shrunk before the table changed"
+        return 0
+    fi
+    [ "$now" = "$S0" ] || die "partition {partition}: the table of $DISK is not as planned; nothing done"
+    part_node {partition_start_bytes} {partition_size_bytes}
+    blocks=$(fs_blocks "$NODE")
+    if [ "$blocks" = {to} ]; then
+        release
+        say "partition {partition}: its ext4 filesystem is already {to} blocks"
+        return 0
+    fi
+    [ "$blocks" = {from} ] || die "partition {partition}: the ext4 filesystem on $NODE has $blocks blocks, not {from} as planned; nothing done"
+    say "partition {partition}: checking its ext4 filesystem (e2fsck -f -p $NODE)"
+    e2fsck -f -p "$NODE" >&2 || [ $? -le 1 ] || die "e2fsck found errors it could not fix on $NODE: repair it (e2fsck -f $NODE), then plan again"
+    min=$(resize2fs -P "$NODE" 2>/dev/null | awk -F: '/minimum size/ {{ gsub(/[ \t]/, "", $2); print $2 }}')
+    [ -n "$min" ] && [ "$min" -le {to} ] || die "partition {partition}: resize2fs -P says the filesystem needs ${{min:-?}} blocks, more than the {to} planned: free space in it, then plan again"
+    say "partition {partition}: shrinking its ext4 filesystem from {from} to {to} blocks of {bs} bytes (resize2fs)"
+    resize2fs "$NODE" {to} >&2 || die "resize2fs $NODE {to} failed"
+    [ "$(fs_blocks "$NODE")" = {to} ] || die "partition {partition}: resize2fs did not leave {to} blocks"
+    release
+}}
+"#
+    )
+}
+
+/// Helpers of the shrink steps: the partition's node (the kernel's on a
+/// disk, a loop device over its bytes on an image) and the block count.
+const SHRINK_HELPERS: &str = r#"
+for tool in e2fsck resize2fs dumpe2fs; do
+    command -v "$tool" >/dev/null 2>&1 || die "this script needs $tool (e2fsprogs)"
+done
+LOOP=
+release() { if [ -n "$LOOP" ]; then losetup -d "$LOOP"; LOOP=; fi; }
+trap release EXIT
+# part_node START SIZE: NODE becomes the partition at byte START of SIZE bytes.
+part_node() {
+    NODE=
+    if [ "$IMAGE" = 1 ]; then
+        LOOP=$(losetup -f --show -o "$1" --sizelimit "$2" "$DISK")
+        NODE=$LOOP
+        return 0
+    fi
+    name=$(basename "$(readlink -f "$DISK")")
+    for d in "/sys/class/block/$name/$name"*; do
+        [ -f "$d/start" ] || continue
+        if [ $(($(cat "$d/start") * 512)) = "$1" ] && [ $(($(cat "$d/size") * 512)) = "$2" ]; then
+            NODE=/dev/$(basename "$d")
+        fi
+    done
+    [ -n "$NODE" ] || die "the kernel has no partition of $DISK at byte $1: run partprobe $DISK"
+}
+fs_blocks() {
+    dumpe2fs -h "$1" 2>/dev/null | awk -F: '/^Block count:/ { gsub(/[ 	]/, "", $2); print $2 }'
+}
+"#;
 
 const SAY: &str = r#"
 say() { printf 'diskalign: %s\n' "$*"; }

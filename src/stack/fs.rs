@@ -34,6 +34,11 @@ pub struct Filesystem {
     pub stripe_unit_blocks: u32,
     pub stripe_width_blocks: u32,
     pub size_bytes: u64,
+    /// Free bytes the superblock records (ext4 s_free_blocks_count, which
+    /// the kernel keeps only roughly current while mounted); for `plan`,
+    /// which may shrink an ext4 that has room to give.
+    #[serde(skip)]
+    pub free_bytes: Option<u64>,
 }
 
 impl Filesystem {
@@ -105,6 +110,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
                 stripe_unit_blocks: be_u32(&b, 184),
                 stripe_width_blocks: be_u32(&b, 188),
                 size_bytes: be_u64(&b, 8).saturating_mul(u64::from(bs)),
+                free_bytes: None,
             }));
         }
     }
@@ -122,8 +128,10 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
             let bs = 1024u32 << log;
             let incompat = le_u32(&b, 0x60);
             let mut blocks = u64::from(le_u32(&b, 0x04));
+            let mut free = u64::from(le_u32(&b, 0x0c));
             if incompat & 0x80 != 0 {
                 blocks |= u64::from(le_u32(&b, 0x150)) << 32;
+                free |= u64::from(le_u32(&b, 0x158)) << 32;
             }
             return Ok(Some(Filesystem {
                 kind: FsKind::Ext4,
@@ -132,6 +140,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
                 stripe_unit_blocks: u32::from(le_u16(&b, 0x164)),
                 stripe_width_blocks: le_u32(&b, 0x170),
                 size_bytes: blocks.saturating_mul(u64::from(bs)),
+                free_bytes: Some(free.min(blocks).saturating_mul(u64::from(bs))),
             }));
         }
     }
@@ -146,6 +155,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
                 stripe_unit_blocks: 0,
                 stripe_width_blocks: 0,
                 size_bytes: le_u64(&b, 112),
+                free_bytes: None,
             }));
         }
     }
