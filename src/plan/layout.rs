@@ -104,9 +104,10 @@ pub struct NoRoom {
 /// the content leaves some. Slots must not overlap to begin with.
 pub fn place(slots: &[Slot], grid: Grid) -> Result<Vec<Placed>, NoRoom> {
     let mut sizes: Vec<u64> = slots.iter().map(|s| s.size).collect();
-    // Each round either fits or takes room from a slot with slack; a
-    // slot gives all it can in one round, so this ends.
-    for _ in 0..=slots.len() {
+    // Each round either fits or takes room from a slot (its slack, else
+    // by shrinking its content); the rounds are bounded, and the last
+    // shortfall is the answer.
+    for _ in 0..=4 * slots.len() {
         match once(slots, &sizes, grid) {
             Ok(p) => return Ok(p),
             Err((at, short)) => {
@@ -191,21 +192,30 @@ fn end_on_grid(s: &Slot, size: u64, start: u64, free_to: u64, grid: Grid) -> u64
 }
 
 /// Take `short` sectors from slots at or before `at` whose content leaves
-/// room, the nearest first. False when none has any to give.
+/// room, the nearest first: first the slack beyond their content, and
+/// only then by shrinking a content that can shrink (down to its floor).
+/// False when none has any to give.
 fn give_room(slots: &[Slot], sizes: &mut [u64], grid: Grid, at: usize, short: u64) -> bool {
     let mut left = short;
     let mut gave = false;
-    for i in (0..=at).rev() {
-        let s = &slots[i];
-        let floor = grid.end_up(s.floor.min(s.needed)).max(1);
-        if s.fixed || sizes[i] <= floor {
-            continue;
+    for shrink in [false, true] {
+        for i in (0..=at).rev() {
+            let s = &slots[i];
+            let least = if shrink {
+                s.floor.min(s.needed)
+            } else {
+                s.needed
+            };
+            let floor = grid.end_up(least).max(1);
+            if s.fixed || sizes[i] <= floor || left == 0 {
+                continue;
+            }
+            let take = (sizes[i] - floor).min(left.max(grid.end.max(1)));
+            sizes[i] -= take;
+            gave = true;
+            left = left.saturating_sub(take);
         }
-        let take = (sizes[i] - floor).min(left.max(grid.end.max(1)));
-        sizes[i] -= take;
-        gave = true;
-        left = left.saturating_sub(take);
-        if left == 0 {
+        if gave {
             break;
         }
     }
@@ -323,6 +333,18 @@ mod tests {
         assert!(p[0].last() <= 10_062 && p[0].size >= 3_000);
         s.hi = 1_000_000;
         assert_eq!(place(&[s], GRID).unwrap()[0].size, 10_000);
+    }
+
+    #[test]
+    fn slack_elsewhere_is_taken_before_anything_shrinks() {
+        // Slot 1 has 3000 sectors of slack and pushes slot 2, which could
+        // shrink but need not: slot 1 gives the room.
+        let a = slot(1, 63, 10_000, 7_000, 1_000_000);
+        let mut b = slot(2, 10_063, 10_000, 10_000, 21_000);
+        b.floor = 2_000;
+        let p = place(&[a, b], GRID).unwrap();
+        assert_eq!(p[1].size, 10_000);
+        assert!(p[0].size < 10_000 && p[0].size >= 7_000);
     }
 
     #[test]
