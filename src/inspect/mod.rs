@@ -95,6 +95,16 @@ impl Target {
         })
     }
 
+    /// The device the stack's layers name: the whole disk, also for a
+    /// partition target, since their offsets are on the whole disk.
+    pub fn layer_device(&self) -> String {
+        self.disk
+            .as_ref()
+            .map_or(self.path.clone(), |d| d.device.clone())
+            .display()
+            .to_string()
+    }
+
     /// The kernel's BLKBSZGET for partition `number`, when read.
     pub fn node_block_size(&self, number: u32) -> Option<u32> {
         self.node_block_sizes

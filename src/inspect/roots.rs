@@ -16,13 +16,7 @@ use std::path::PathBuf;
 /// Without a source (the node could not be opened) only the kernel's
 /// holders are hung above each root.
 pub fn stack(src: Option<&Source>, t: &Target, sysfs: &Sysfs, pending: &mut Pending) -> Vec<Root> {
-    // Offsets are on the whole disk, so layers name the disk, also for a partition target.
-    let device = t
-        .disk
-        .as_ref()
-        .map_or(t.path.clone(), |d| d.device.clone())
-        .display()
-        .to_string();
+    let device = t.layer_device();
     let mut out = Vec::new();
     for (partition, mut root, dir) in regions(t, &device, sysfs) {
         if let Some(src) = src {

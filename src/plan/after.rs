@@ -13,12 +13,7 @@ use crate::stack::Layer;
 pub fn leaves(i: &Inspection, plans: &[DiskPlan]) -> (Vec<Vec<Finding>>, Vec<Finding>) {
     let mut after = i.clone();
     for (t, p) in after.targets.iter_mut().zip(plans) {
-        let device = t
-            .disk
-            .as_ref()
-            .map_or(t.path.clone(), |d| d.device.clone())
-            .display()
-            .to_string();
+        let device = t.layer_device();
         for x in p.partitions.iter().filter(|x| x.action != Action::Keep) {
             if let Some(q) = t.table.partitions.iter_mut().find(|q| q.number == x.number) {
                 q.first_lba = x.after.start_sector;
@@ -82,6 +77,20 @@ pub fn manual(leaves: &[Finding]) -> Vec<Manual> {
     leaves.iter().map(by_hand).collect()
 }
 
+/// Moving a PV's extents to a new PV made aligned.
+pub fn pvmove_to_a_new_pv() -> Vec<String> {
+    vec![
+        "pvcreate --dataalignment 1m NEW_PV  # on an aligned partition or disk".into(),
+        "vgextend VG NEW_PV && pvmove OLD_PV NEW_PV && vgreduce VG OLD_PV && pvremove OLD_PV"
+            .into(),
+    ]
+}
+
+/// A LUKS container made again with its payload aligned.
+pub fn recreate_luks() -> Vec<String> {
+    vec!["back up the data, then re-create the container with an aligned payload: cryptsetup luksFormat --offset SECTORS (LUKS2) or --align-payload SECTORS (LUKS1), and restore".into()]
+}
+
 fn by_hand(f: &Finding) -> Manual {
     let layer = f.subject.layer.as_deref().unwrap_or_default();
     let commands = match f.code {
@@ -97,17 +106,12 @@ fn by_hand(f: &Finding) -> Manual {
         Code::LayerStartMisaligned | Code::LayerStartNot4k | Code::LayerStartNotOptimal
             if layer.contains("LVM PV") || layer.contains("PV ") =>
         {
-            vec![
-                "pvcreate --dataalignment 1m NEW_PV  # on an aligned partition or disk".into(),
-                "vgextend VG NEW_PV && pvmove OLD_PV NEW_PV && vgreduce VG OLD_PV && pvremove OLD_PV".into(),
-            ]
+            pvmove_to_a_new_pv()
         }
         Code::LayerStartMisaligned | Code::LayerStartNot4k | Code::LayerStartNotOptimal
             if layer.contains("LUKS") =>
         {
-            vec![
-                "back up the data, then re-create the container with an aligned payload: cryptsetup luksFormat --offset SECTORS (LUKS2) or --align-payload SECTORS (LUKS1), and restore".into(),
-            ]
+            recreate_luks()
         }
         Code::EndNot4k | Code::SizeNot4k | Code::EndNotPhysical => vec![
             "its content fills the partition: shrink the content first (resize2fs, pvresize), then plan again".into(),

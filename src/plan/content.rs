@@ -6,7 +6,7 @@
 //! whole partition: a PV's recorded device size and a LUKS2 segment of
 //! "dynamic" size both reach its end.
 
-use crate::stack::fs::FsKind;
+use crate::stack::fs::{Filesystem, FsKind};
 use crate::stack::{Layer, LayerKind};
 
 /// What lives in one partition.
@@ -16,19 +16,14 @@ pub struct Content {
     pub what: String,
     /// Bytes needed from the partition's start; None: all of it.
     pub needed_bytes: Option<u64>,
-    pub fs: Option<FsKind>,
+    /// The filesystem's superblock fields, when it is one.
+    pub fs: Option<Filesystem>,
     /// What must be taken offline before the partition is moved.
     pub offline: Option<String>,
     /// The volume group of a PV, whose metadata the backup saves.
     pub vg: Option<String>,
     /// Live devices the kernel built on it (dm, md): it is in use.
     pub holders: Vec<String>,
-    /// The least an ext4 filesystem here could be shrunk to (resize2fs),
-    /// estimated from its superblock: the blocks in use plus a tenth and
-    /// 4 MiB. The script asks `resize2fs -P` before it shrinks anything.
-    pub shrink_floor_bytes: Option<u64>,
-    /// The filesystem's block size, when there is one.
-    pub fs_block_bytes: Option<u64>,
     /// Bytes from the partition's start to the data its layer hands up
     /// (a PV's pe_start, LUKS payload, md data offset), when known.
     pub data_offset_bytes: Option<u64>,
@@ -47,15 +42,13 @@ pub fn of(root: Option<&Layer>) -> Content {
             vg: None,
             holders,
             data_offset_bytes: None,
-            shrink_floor_bytes: None,
-            fs_block_bytes: None,
         };
     };
     let (what, needed, fs, offline) = match (l.kind, l.filesystem(), l.pv(), l.luks()) {
         (LayerKind::Filesystem, Some(f), _, _) => (
             format!("{} filesystem", f.kind),
             Some(f.size_bytes),
-            Some(f.kind),
+            Some(f.clone()),
             Some(format!("unmount the {} filesystem", f.kind)),
         ),
         (LayerKind::LvmPv, _, Some(pv), _) => {
@@ -89,8 +82,6 @@ pub fn of(root: Option<&Layer>) -> Content {
         offline,
         vg: l.pv().and_then(|pv| pv.vg.clone()),
         holders,
-        shrink_floor_bytes: l.filesystem().and_then(shrink_floor),
-        fs_block_bytes: l.filesystem().map(|f| u64::from(f.block_size)),
         data_offset_bytes: l.data_offset_bytes.map(|d| {
             let into = root.map_or(0, |r| l.offset_bytes.saturating_sub(r.offset_bytes));
             into.saturating_add(d)
@@ -98,20 +89,22 @@ pub fn of(root: Option<&Layer>) -> Content {
     }
 }
 
-/// How small an ext4 could become: what it uses, a tenth more and 4 MiB,
-/// in whole blocks, never above its size.
-fn shrink_floor(f: &crate::stack::fs::Filesystem) -> Option<u64> {
-    if f.kind != FsKind::Ext4 {
-        return None;
+impl Content {
+    /// The least an ext4 filesystem here could be shrunk to (resize2fs),
+    /// estimated from its superblock: the blocks in use, a tenth more and
+    /// 4 MiB, in whole blocks, never above its size. The script asks
+    /// `resize2fs -P` before it shrinks anything.
+    pub fn shrink_floor_bytes(&self) -> Option<u64> {
+        let f = self.fs.as_ref().filter(|f| f.kind == FsKind::Ext4)?;
+        let used = f.size_bytes.saturating_sub(f.free_bytes?);
+        let bs = u64::from(f.block_size.max(1));
+        let floor = used
+            .saturating_add(used / 10)
+            .saturating_add(4 << 20)
+            .div_ceil(bs)
+            .saturating_mul(bs);
+        Some(floor.min(f.size_bytes))
     }
-    let used = f.size_bytes.saturating_sub(f.free_bytes?);
-    let bs = u64::from(f.block_size.max(1));
-    let floor = used
-        .saturating_add(used / 10)
-        .saturating_add(4 << 20)
-        .div_ceil(bs)
-        .saturating_mul(bs);
-    Some(floor.min(f.size_bytes))
 }
 
 /// The kernel devices built on this region, by kernel name.

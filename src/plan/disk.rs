@@ -3,7 +3,7 @@
 
 use super::content::{self, Content};
 use super::layout::{self, Grid, Placed, Slot};
-use super::{Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Step};
+use super::{Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Shrink, Step};
 use crate::check::rules::sane_optimal;
 use crate::findings::Severity;
 use crate::inspect::{Target, TargetKind};
@@ -137,7 +137,7 @@ fn place_all(
             .needed_bytes
             .map_or(size, |b| b.div_ceil(ss).min(size));
         let floor = contents[i]
-            .shrink_floor_bytes
+            .shrink_floor_bytes()
             .map_or(needed, |b| b.div_ceil(ss).min(needed));
         Slot {
             number: q.number,
@@ -201,32 +201,27 @@ pub fn compensated(data_offset: Option<u64>, end_grain: u64, ss: u64) -> u64 {
 
 /// The resize2fs step when a partition becomes smaller than its ext4.
 fn shrink(number: u32, c: &Content, before: &Extent, after: &Extent) -> Option<Step> {
-    let (Some(fs), Some(bs), Some(size)) = (c.fs, c.fs_block_bytes, c.needed_bytes) else {
-        return None;
-    };
-    let to = after.size_bytes / bs.max(1) * bs.max(1);
-    (fs == FsKind::Ext4 && to < size).then_some(Step::Shrink {
+    let f = c.fs.as_ref().filter(|f| f.kind == FsKind::Ext4)?;
+    let bs = u64::from(f.block_size.max(1));
+    let to = after.size_bytes / bs * bs;
+    (to < f.size_bytes).then_some(Step::Shrink(Shrink {
         partition: number,
-        filesystem: fs,
+        filesystem: f.kind,
         partition_start_bytes: before.start_bytes,
         partition_size_bytes: before.size_bytes,
         block_size: bs,
-        from_bytes: size,
+        from_bytes: f.size_bytes,
         to_bytes: to,
-    })
+    }))
 }
 
 /// Why a partition is planned off 4 KiB, and how to align both.
 fn compensated_note(number: u32, c: &Content, grain: u64) -> super::Manual {
     let d = c.data_offset_bytes.unwrap_or_default();
     let commands = if c.vg.is_some() {
-        vec![
-            "pvcreate --dataalignment 1m NEW_PV  # on an aligned partition or disk".into(),
-            "vgextend VG NEW_PV && pvmove OLD_PV NEW_PV && vgreduce VG OLD_PV && pvremove OLD_PV"
-                .into(),
-        ]
+        super::after::pvmove_to_a_new_pv()
     } else if c.what.starts_with("LUKS") {
-        vec!["back up the data, re-create the container on the aligned partition (cryptsetup luksFormat), and restore".into()]
+        super::after::recreate_luks()
     } else {
         vec!["move the data to a layer made on an aligned partition, then remove this one".into()]
     };
@@ -248,7 +243,7 @@ fn no_room(e: layout::NoRoom, parts: &[Partition], contents: &[Content], ss: u64
     let fs = parts
         .iter()
         .zip(contents)
-        .filter_map(|(_, c)| c.fs)
+        .filter_map(|(_, c)| c.fs.as_ref().map(|f| f.kind))
         .collect::<Vec<_>>();
     let logical = parts
         .iter()

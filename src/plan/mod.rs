@@ -15,8 +15,9 @@ pub mod disk;
 pub mod layout;
 pub mod new_disk;
 
+use crate::check::rules::is_placement_code;
 use crate::errors::TargetError;
-use crate::findings::{Code, Finding};
+use crate::findings::Finding;
 use crate::inspect::Inspection;
 use crate::layout::{PartKind, TableKind};
 use crate::stack::fs::FsKind;
@@ -95,6 +96,19 @@ pub struct Entry {
     pub size: u64,
 }
 
+/// A filesystem shrunk in place, where its partition is before any table
+/// change.
+#[derive(Clone, Debug, Serialize)]
+pub struct Shrink {
+    pub partition: u32,
+    pub filesystem: FsKind,
+    pub partition_start_bytes: u64,
+    pub partition_size_bytes: u64,
+    pub block_size: u64,
+    pub from_bytes: u64,
+    pub to_bytes: u64,
+}
+
 /// One step of the plan, in the order it runs.
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "step", rename_all = "kebab-case")]
@@ -106,16 +120,7 @@ pub enum Step {
     },
     /// Shrink the ext4 filesystem in a partition (e2fsck -f, resize2fs)
     /// so the partition can become smaller; runs before any table change.
-    Shrink {
-        partition: u32,
-        filesystem: FsKind,
-        /// Where the partition is when this runs (the table is unchanged).
-        partition_start_bytes: u64,
-        partition_size_bytes: u64,
-        block_size: u64,
-        from_bytes: u64,
-        to_bytes: u64,
-    },
+    Shrink(Shrink),
     /// Copy a partition's data to its new start (before the table changes).
     Move {
         partition: u32,
@@ -201,19 +206,6 @@ impl PlanRun {
     }
 }
 
-/// A finding about where a partition starts or ends.
-fn geometry(c: Code) -> bool {
-    matches!(
-        c,
-        Code::StartMisaligned
-            | Code::StartNot4k
-            | Code::StartNotOptimal
-            | Code::EndNot4k
-            | Code::EndNotPhysical
-            | Code::SizeNot4k
-    )
-}
-
 /// Plan every target of an inspection.
 pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
     let mut targets: Vec<DiskPlan> = i.targets.iter().map(|t| disk::plan(t, opts)).collect();
@@ -224,7 +216,7 @@ pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
         let explained: Vec<Option<u32>> = t.manual.iter().map(|m| m.partition).collect();
         let rest: Vec<Finding> = l
             .iter()
-            .filter(|f| !(geometry(f.code) && explained.contains(&f.subject.partition)))
+            .filter(|f| !(is_placement_code(f.code) && explained.contains(&f.subject.partition)))
             .cloned()
             .collect();
         t.manual.extend(after::manual(&rest));

@@ -135,16 +135,12 @@ fn step(s: &Step) -> String {
             what.extend(volume_groups.iter().map(|v| format!("vgcfgbackup {v}")));
             format!("back up the table ({})", what.join(", "))
         }
-        Step::Shrink {
-            partition,
-            filesystem,
-            from_bytes,
-            to_bytes,
-            ..
-        } => format!(
-            "partition {partition}: shrink its {filesystem} filesystem from {} to {} (e2fsck -f, then resize2fs; the script first asks resize2fs -P whether it can)",
-            units::human(*from_bytes),
-            units::human(*to_bytes)
+        Step::Shrink(x) => format!(
+            "partition {}: shrink its {} filesystem from {} to {} (e2fsck -f, then resize2fs; the script first asks resize2fs -P whether it can)",
+            x.partition,
+            x.filesystem,
+            units::human(x.from_bytes),
+            units::human(x.to_bytes)
         ),
         Step::Move {
             partition,

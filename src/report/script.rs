@@ -17,7 +17,7 @@
 //! confirm, resize2fs), while the table is still the original.
 
 use crate::layout::TableKind;
-use crate::plan::{DiskPlan, Entry, Step};
+use crate::plan::{DiskPlan, Entry, Shrink, Step};
 
 /// Quote for sh: single quotes, with embedded ones closed and escaped.
 fn q(s: &str) -> String {
@@ -63,7 +63,7 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
     let mut n = 0;
     let mut pending_move: Option<&Step> = None;
     let mut shrinks = 0;
-    if d.steps.iter().any(|s| matches!(s, Step::Shrink { .. })) {
+    if d.steps.iter().any(|s| matches!(s, Step::Shrink(_))) {
         s.push_str(SHRINK_HELPERS);
     }
     for step in &d.steps {
@@ -76,10 +76,10 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
                 calls.push("backup".to_string());
             }
             Step::Move { .. } => pending_move = Some(step),
-            Step::Shrink { .. } => {
+            Step::Shrink(x) => {
                 shrinks += 1;
                 let later: Vec<String> = (1..=tables.len()).map(|k| format!("\"$S{k}\"")).collect();
-                s.push_str(&shrink_fn(shrinks, step, &later.join(" ")));
+                s.push_str(&shrink_fn(shrinks, x, &later.join(" ")));
                 calls.push(format!("shrink_{shrinks}"));
             }
             Step::Table {
@@ -164,8 +164,8 @@ fn backup(table: TableKind, vgs: &[String]) -> String {
 
 /// `shrink_K`: resize2fs one ext4 down before any table change. Done when
 /// the filesystem already has the planned block count.
-fn shrink_fn(k: usize, step: &Step, later: &str) -> String {
-    let Step::Shrink {
+fn shrink_fn(k: usize, x: &Shrink, later: &str) -> String {
+    let Shrink {
         partition,
         partition_start_bytes,
         partition_size_bytes,
@@ -173,10 +173,7 @@ fn shrink_fn(k: usize, step: &Step, later: &str) -> String {
         from_bytes,
         to_bytes,
         ..
-    } = step
-    else {
-        return String::new();
-    };
+    } = x;
     let bs = (*block_size).max(1);
     let (from, to) = (from_bytes / bs, to_bytes / bs);
     format!(
