@@ -180,3 +180,40 @@ fn enums_spell_themselves_as_their_serde_name() {
         same(&c);
     }
 }
+
+/// PTUUID and PARTUUID as libblkid spells them: `blkid -p` on the loop
+/// device and its partition nodes, for images made by sgdisk and sfdisk
+/// (GPT, and DOS with logical partitions), gives the strings our reader
+/// does. Fleets join on these (/dev/disk/by-partuuid).
+#[test]
+fn table_and_partition_ids_match_blkid() {
+    require_tool("blkid");
+    let dir = tempfile::tempdir().unwrap();
+    let gpt = image(dir.path(), "g.img", 4 << 20);
+    sh(
+        "sgdisk",
+        &["-n", "1:2048:+100", "-n", "2:0:+200", gpt.to_str().unwrap()],
+    );
+    let dos = image(dir.path(), "m.img", 4 << 20);
+    sfdisk(&dos, "label: dos\nlabel-id: 0x1234abcd\nstart=2048, size=1024, type=83\nstart=4096, type=5\nsize=512, type=83\nsize=512, type=83\n");
+    let blkid = |tag: &str, dev: &str| {
+        let out = sh("blkid", &["-p", "-o", "value", "-s", tag, dev]);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    for img in [&gpt, &dos] {
+        let table = read_table(&std::fs::read(img).unwrap()[..], 512, false).unwrap();
+        let l = LoopDev::attach(img, None);
+        assert_eq!(table.id.as_deref(), Some(blkid("PTUUID", &l.dev).as_str()));
+        assert!(table.partitions.len() >= 2);
+        for p in &table.partitions {
+            let want = blkid("PART_ENTRY_UUID", &l.part(p.number));
+            assert_eq!(
+                p.uuid.as_deref(),
+                Some(want.as_str()),
+                "{} #{}",
+                img.display(),
+                p.number
+            );
+        }
+    }
+}

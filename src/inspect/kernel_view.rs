@@ -42,12 +42,14 @@ pub fn table(disk: &Disk) -> Table {
             type_id: String::new(),
             ebr_lba: None,
             name: None,
+            uuid: None,
         })
         .collect();
     Table {
         kind: TableKind::Kernel,
         sector_size: ss,
         partitions,
+        id: None,
         usable: None,
         findings: vec![],
     }

@@ -24,6 +24,8 @@ pub struct Header {
     pub alternate_lba: u64,
     pub first_usable: u64,
     pub last_usable: u64,
+    /// The disk GUID (UEFI 2.10 table 5.5, bytes 56..72), as PTUUID.
+    pub disk_guid: String,
     pub entries_lba: u64,
     pub entry_count: u32,
     pub entry_size: u32,
@@ -88,6 +90,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
         alternate_lba: le_u64(&b, 32),
         first_usable: le_u64(&b, 40),
         last_usable: le_u64(&b, 48),
+        disk_guid: guid(&b[56..72]).to_ascii_lowercase(),
         entries_lba: le_u64(&b, 72),
         entry_count: le_u32(&b, 80),
         entry_size: le_u32(&b, 84),
@@ -176,6 +179,7 @@ fn read_entries(
             type_id: guid(&e[0..16]),
             ebr_lba: None,
             name: Some(String::from_utf16_lossy(&name)).filter(|n| !n.is_empty()),
+            uuid: Some(guid(&e[16..32]).to_ascii_lowercase()),
         });
     }
     Ok(parts)

@@ -45,6 +45,23 @@ fn has_signature(sector: &[u8]) -> bool {
     sector.len() >= 512 && sector[510] == 0x55 && sector[511] == 0xAA
 }
 
+/// The DOS disk signature (the 4 bytes at 440, little-endian) as libblkid
+/// spells the PTUUID (`%08x`, libblkid/src/partitions/dos.c); None when
+/// it is zero, as libblkid leaves it unset then.
+pub fn disk_signature(src: &(impl ReadAt + ?Sized)) -> Option<u32> {
+    let b = read_bytes(src, "MBR", 440, 4).ok()?;
+    Some(le_u32(&b, 0)).filter(|&s| s != 0)
+}
+
+/// Give each partition the PARTUUID libblkid derives from the disk
+/// signature and the partition number (`%08x-%02x`,
+/// libblkid/src/partitions/partitions.c `blkid_partition_gen_uuid`).
+pub fn set_part_uuids(parts: &mut [Partition], signature: Option<u32>) {
+    for p in parts {
+        p.uuid = signature.map(|s| format!("{s:08x}-{:02x}", p.number));
+    }
+}
+
 /// The primary entries of the MBR, or None when sector 0 has no 55 AA.
 pub fn read_primary(src: &(impl ReadAt + ?Sized)) -> Result<Option<Vec<MbrEntry>>, ParseError> {
     if src.len() < 512 {
@@ -84,6 +101,7 @@ pub fn partitions(
             type_id: format!("0x{:02x}", e.kind),
             ebr_lba: None,
             name: None,
+            uuid: None,
         });
     }
     if let Some(ext) = primary.iter().find(|e| is_extended(e.kind)) {
@@ -139,6 +157,7 @@ fn logicals(
                 type_id: format!("0x{:02x}", d.kind),
                 ebr_lba: Some(ebr_lba),
                 name: None,
+                uuid: None,
             });
             number += 1;
         }

@@ -46,6 +46,11 @@ pub struct Partition {
     /// GPT type GUID or MBR type byte (`0x83`).
     pub type_id: String,
     pub name: Option<String>,
+    /// PARTUUID as libblkid spells it: a GPT entry's unique partition
+    /// GUID, or for a DOS table the disk signature and the partition's
+    /// number (`%08x-%02x`, libblkid/src/partitions/partitions.c
+    /// `blkid_partition_gen_uuid`). None when the table was not read.
+    pub uuid: Option<String>,
     /// A logical partition's EBR: the table sector that describes it. It
     /// stays where it is when the partition's start changes.
     pub ebr_lba: Option<u64>,
@@ -58,6 +63,10 @@ pub struct Table {
     /// The sector size the table's LBAs are in.
     pub sector_size: u64,
     pub partitions: Vec<Partition>,
+    /// PTUUID as libblkid spells it: the GPT disk GUID, or the DOS disk
+    /// signature at byte 440 (`%08x`, libblkid/src/partitions/dos.c).
+    /// None when the table was not read or a DOS signature is zero.
+    pub id: Option<String>,
     /// First and last usable LBA (GPT only).
     pub usable: Option<(u64, u64)>,
     /// Damage, hybrid MBRs, sector-size mismatches.
@@ -113,6 +122,7 @@ pub fn read_table(
             kind: TableKind::Gpt,
             sector_size: ss,
             usable: Some((g.header.first_usable, g.header.last_usable)),
+            id: Some(g.header.disk_guid),
             partitions: g.partitions,
             findings,
         });
@@ -124,6 +134,7 @@ pub fn read_table(
                 kind: TableKind::None,
                 sector_size: lbs,
                 partitions: vec![],
+                id: None,
                 usable: None,
                 findings: vec![],
             }),
@@ -138,6 +149,7 @@ pub fn read_table(
             kind: TableKind::Mbr,
             sector_size: lbs,
             partitions: vec![],
+            id: None,
             usable: None,
             findings: vec![Finding::new(
                 Code::ProtectiveMbrWithoutGpt,
@@ -147,11 +159,14 @@ pub fn read_table(
     }
     let mut findings = Vec::new();
     let ss = mbr_sector_size(src, &entries, lbs, other, lbs_known, &mut findings);
-    let partitions = mbr::partitions(src, &entries, ss, &mut findings);
+    let mut partitions = mbr::partitions(src, &entries, ss, &mut findings);
+    let signature = mbr::disk_signature(src);
+    mbr::set_part_uuids(&mut partitions, signature);
     Ok(Table {
         kind: TableKind::Mbr,
         sector_size: ss,
         partitions,
+        id: signature.map(|s| format!("{s:08x}")),
         usable: None,
         findings,
     })

@@ -40,6 +40,12 @@ pub struct Disk {
     pub model: Option<String>,
     pub vendor: Option<String>,
     pub serial: Option<String>,
+    /// The kernel's world-wide identifier: sysfs `wwid` (SCSI's VPD page
+    /// 0x83 designator as drivers/scsi/scsi_sysfs.c `sdev_show_wwid`
+    /// prints it, NVMe's EUI-64/NGUID/UUID from
+    /// drivers/nvme/host/core.c `wwid_show`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wwn: Option<String>,
     pub firmware: Option<String>,
     pub transport: Transport,
     pub usb: Option<UsbBridge>,
@@ -113,6 +119,7 @@ impl Sysfs {
                 .or_else(|| read_str(&dir.join("serial")))
                 .or_else(|| vpd_serial(&dev.join("vpd_pg80")))
                 .or_else(|| read_str(&dev.join("wwid"))),
+            wwn: read_str(&dir.join("wwid")).or_else(|| read_str(&dev.join("wwid"))),
             firmware: read_str(&dev.join("firmware_rev")).or_else(|| read_str(&dev.join("rev"))),
             transport,
             usb,
