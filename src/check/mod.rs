@@ -3,6 +3,7 @@
 //! live devices, and the stack's layers. No I/O happens here; `inspect`
 //! read everything first.
 
+pub mod inherit;
 pub mod report;
 pub mod rules;
 pub mod stack;
@@ -70,14 +71,20 @@ pub fn check(path: &Path, opts: &CheckOptions) -> Result<TargetReport, TargetErr
 
 /// Judge everything inspected.
 pub fn judge(i: Inspection, fail_on: FailOn) -> CheckRun {
+    let mut regions = inherit::Regions::new();
     let mut run = CheckRun {
-        targets: i.targets.into_iter().map(target).collect(),
+        targets: i
+            .targets
+            .into_iter()
+            .map(|t| target(t, &mut regions))
+            .collect(),
         assembled: i.assembled,
         errors: i.errors,
         summary: summary::RunSummary::default(),
     };
     for l in &mut run.assembled {
         stack::judge(l);
+        regions.assembled(l);
         report::assign_subjects(None, None, l, "");
     }
     for r in &mut run.targets {
@@ -123,7 +130,7 @@ fn topology_findings(t: &Target) -> Vec<Finding> {
     out
 }
 
-fn target(t: Target) -> TargetReport {
+fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
     let mut findings = topology_findings(&t);
     let table = &t.table;
     findings.extend(table.findings.iter().cloned());
@@ -156,10 +163,14 @@ fn target(t: Target) -> TargetReport {
         .into_iter()
         .map(|root| {
             let mut l = root.layer;
-            if let Some(p) = partitions.iter().find(|p| Some(p.number) == root.partition) {
+            let part = partitions.iter().find(|p| Some(p.number) == root.partition);
+            if let Some(p) = part {
                 l.status = p.status;
             }
             stack::judge(&mut l);
+            let cause = part
+                .and_then(|p| inherit::cause_of(&l.name, &p.findings, inherit::is_partition_start));
+            regions.target_root(&mut l, &path, cause);
             report::assign_subjects(Some(&path), root.partition, &mut l, "");
             l
         })
@@ -511,13 +522,19 @@ fn tally(n: usize, noun: &str, statuses: impl Iterator<Item = Status>) -> String
     } else {
         format!("{noun}s")
     };
+    // "inherits" is a verb: "1 inherits", "2 inherit" (a misalignment).
+    let word = |s: Status, c: usize| match (s, c) {
+        (Status::Inherits, 1) => "inherits a misaligned offset".to_string(),
+        (Status::Inherits, _) => "inherit a misaligned offset".to_string(),
+        _ => s.to_string(),
+    };
     match by.as_slice() {
-        [(s, _)] if n == 1 => format!("1 {nouns} {s}"),
-        [(s, _)] => format!("all {n} {nouns} {s}"),
+        [(s, _)] if n == 1 => format!("1 {nouns} {}", word(*s, 1)),
+        [(s, _)] => format!("all {n} {nouns} {}", word(*s, n)),
         [(s, c), rest @ ..] => {
-            let mut t = format!("{c} of {n} {nouns} {s}");
+            let mut t = format!("{c} of {n} {nouns} {}", word(*s, *c));
             for (s, c) in rest.iter().filter(|(s, _)| *s != Status::Aligned) {
-                t.push_str(&format!(", {c} {s}"));
+                t.push_str(&format!(", {c} {}", word(*s, *c)));
             }
             t
         }

@@ -179,6 +179,11 @@ pub struct Finding {
     #[serde(skip_serializing_if = "Subject::is_empty")]
     pub subject: Subject,
     pub facts: Facts,
+    /// Another finding on the same subject that names the same cause (a
+    /// start off 4 KiB that also breaks the kernel's 4 KiB rule): kept for
+    /// its code, but counted and printed once, under that code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub same_cause_as: Option<Code>,
 }
 
 impl Finding {
@@ -191,6 +196,7 @@ impl Finding {
             message: message.into(),
             subject: Subject::default(),
             facts: Facts::default(),
+            same_cause_as: None,
         }
     }
 
@@ -213,6 +219,18 @@ impl Finding {
     pub fn severity(mut self, severity: Severity) -> Self {
         self.severity = severity;
         self
+    }
+
+    /// The same finding, told to repeat the cause `code` names.
+    pub fn same_cause_as(mut self, code: Code) -> Self {
+        self.same_cause_as = Some(code);
+        self
+    }
+
+    /// False for a finding that repeats another's cause: it is counted
+    /// and printed once, under the other's code.
+    pub fn counts(&self) -> bool {
+        self.same_cause_as.is_none()
     }
 
     /// True for findings that make the exit status 1.

@@ -176,7 +176,8 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
                 .iter()
                 .map(move |f| (format!("partition {} ", p.number), f))
         }));
-    for (prefix, f) in all {
+    // A finding that repeats another's cause is printed once, as that one.
+    for (prefix, f) in all.filter(|(_, f)| f.counts()) {
         if shown(f, st) {
             out.push_str(&st.finding("  ", &prefix, f));
         } else {
