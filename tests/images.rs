@@ -267,6 +267,88 @@ fn corrupted_primary_gpt_uses_backup_and_says_so() {
         m.contains("byte 528") && m.contains("CRC") && m.contains("backup"),
         "{m}"
     );
+    damaged_in_every_output(&img, "gpt-primary-invalid", "primary GPT damaged");
+}
+
+/// Damaged metadata reads as damaged (docs/findings.md): an error, the
+/// status `damaged`, said by the verdict (so by `-q`), in the CSV rows and
+/// in the Prometheus file, whatever the partitions' own verdicts.
+fn damaged_in_every_output(img: &Path, code: &str, words: &str) {
+    // sgdisk itself sees the damage.
+    let (_, verify) = sh_status("sgdisk", &["-v", img.to_str().unwrap()]);
+    assert!(
+        verify.contains("CRC") || verify.contains("ERROR"),
+        "{verify}"
+    );
+    let (doc, exit) = check(img, &["--fail-on", "error"]);
+    assert_eq!(exit, 1, "an error");
+    let t = &doc["targets"][0];
+    let f = t["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("{t:#}"));
+    assert_eq!(f["severity"], "error");
+    assert_eq!(t["summary"]["status"], "damaged");
+    assert_eq!(doc["summary"]["status"], "damaged");
+    assert_eq!(partition(&doc, 1)["status"], "aligned");
+    let p = img.to_str().unwrap();
+    let (quiet, _) = run(&["check", "-q", p]);
+    assert!(
+        quiet.contains("DAMAGED") && quiet.contains(words),
+        "{quiet}"
+    );
+    let (human, _) = run(&["check", p]);
+    assert!(human.contains(&format!("error {code}")), "{human}");
+    let (csv, _) = run(&["check", "--format", "csv", p]);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| row[head.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(col("target_status"), "damaged", "{csv}");
+    assert_eq!(col("target_problems"), code, "{csv}");
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("m.prom");
+    run(&["check", p, "--prometheus", prom.to_str().unwrap()]);
+    let m = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        m.contains(&format!("severity=\"error\",code=\"{code}\"}} 1")),
+        "{m}"
+    );
+}
+
+#[test]
+fn corrupted_backup_gpt_is_damaged_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "backup.img", 64 * MIB);
+    sh("sgdisk", &["-n", "1:2048:+8M", img.to_str().unwrap()]);
+    // The backup header's disk GUID, in the last sector.
+    let mut bytes = std::fs::read(&img).unwrap();
+    bytes[(64 * MIB - 512 + 56) as usize] ^= 0xff;
+    std::fs::write(&img, &bytes).unwrap();
+    damaged_in_every_output(&img, "gpt-backup-invalid", "backup GPT damaged");
+
+    // A disk grown under its table: both copies read, the backup is just
+    // not at the end any more. Hygiene (`sgdisk -e`), not damage.
+    let grown = image(dir.path(), "grown.img", 32 * MIB);
+    sh("sgdisk", &["-n", "1:2048:+8M", grown.to_str().unwrap()]);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&grown)
+        .unwrap()
+        .set_len(64 * MIB)
+        .unwrap();
+    let (doc, _) = check(&grown, &[]);
+    let t = &doc["targets"][0];
+    let f = t["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "gpt-backup-invalid")
+        .unwrap_or_else(|| panic!("{t:#}"));
+    assert_eq!(f["severity"], "warning", "{f:#}");
+    assert_eq!(t["summary"]["status"], "untidy");
 }
 
 #[test]

@@ -473,7 +473,9 @@ fn verdict(r: &TargetReport) -> String {
     } else {
         ""
     };
-    let mut parts = vec![match sum.partitions {
+    // What is damaged first: the verdict alone (-q, a cron mail) says it.
+    let mut parts = damage(r);
+    parts.push(match sum.partitions {
         0 => format!("no partitions{registered}"),
         n => tally(
             n,
@@ -483,7 +485,7 @@ fn verdict(r: &TargetReport) -> String {
                 .filter(|p| p.kind != PartKind::Extended)
                 .map(|p| p.status),
         ),
-    }];
+    });
     if sum.partitions > 0 {
         parts.push(
             if r.portable {
@@ -504,6 +506,30 @@ fn verdict(r: &TargetReport) -> String {
         parts.join(", "),
         sum.findings.phrase()
     )
+}
+
+/// The target's damage in a few words each: "primary GPT damaged (the
+/// backup was used)", once per code.
+fn damage(r: &TargetReport) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let damaged = r
+        .all_findings()
+        .filter(|f| Status::of([*f].into_iter()) == Status::Damaged);
+    for f in damaged {
+        let words = match f.code {
+            Code::GptPrimaryInvalid => "primary GPT damaged (the backup was used)",
+            Code::GptBackupInvalid => "backup GPT damaged",
+            Code::PartitionOverlap => "partitions overlap",
+            Code::PartitionOutsideDisk => "a partition leaves the disk",
+            Code::PartitionInvalid => "an invalid partition entry",
+            Code::ProtectiveMbrWithoutGpt => "a protective MBR without its GPT",
+            _ => "layer metadata damaged",
+        };
+        if !out.iter().any(|w| w == words) {
+            out.push(words.to_string());
+        }
+    }
+    out
 }
 
 /// "1 partition aligned", "all 3 partitions aligned", "1 of 3 partitions

@@ -86,9 +86,9 @@ codes! {
         "A partition ends beyond the device (or outside the GPT usable area).";
     PartitionInvalid = "partition-invalid", Error,
         "A partition entry is malformed (end before start, zero size).";
-    GptPrimaryInvalid = "gpt-primary-invalid", Warning,
+    GptPrimaryInvalid = "gpt-primary-invalid", Error,
         "The primary GPT header or entry array is damaged; the backup was used.";
-    GptBackupInvalid = "gpt-backup-invalid", Warning,
+    GptBackupInvalid = "gpt-backup-invalid", Error,
         "The backup GPT header or entry array is missing or damaged.";
     HybridMbr = "hybrid-mbr", Info,
         "The MBR holds real partitions next to the GPT protective entry (a hybrid MBR).";
