@@ -145,7 +145,13 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
         findings.extend(kernel_table_findings(disk, table));
     }
     let first_start_bytes = tools::first_starts(&view, table.kind == TableKind::Mbr);
-    findings.extend(first_start_findings(&t.topology, &view, &first_start_bytes));
+    let empty = t.table.partitions.is_empty();
+    findings.extend(first_start_findings(
+        &t.topology,
+        &view,
+        &first_start_bytes,
+        empty,
+    ));
     let unportable = unportable(&partitions);
     let portable = unportable.is_empty();
     if !portable {
@@ -429,7 +435,14 @@ fn kernel_table_findings(disk: &Disk, table: &Table) -> Vec<Finding> {
 }
 
 /// Say where the tools would put the first partition when they differ.
-fn first_start_findings(t: &Topology, v: &ToolView, f: &tools::FirstStarts) -> Vec<Finding> {
+/// On a disk that has partitions this is about an imaginary empty disk:
+/// advice (info), never a warning.
+fn first_start_findings(
+    t: &Topology,
+    v: &ToolView,
+    f: &tools::FirstStarts,
+    empty: bool,
+) -> Vec<Finding> {
     if f.parted == f.fdisk && f.fdisk == f.sgdisk {
         return vec![];
     }
@@ -441,7 +454,13 @@ fn first_start_findings(t: &Topology, v: &ToolView, f: &tools::FirstStarts) -> V
         show(f.sgdisk)
     );
     let mut severity = Severity::Info;
-    if is_bridge_opt(v.opt, v.lbs) {
+    if tools::fdisk_tiny(v) {
+        msg.push_str(&format!(
+            ": on a disk of at most 4 × their {} grain fdisk/sfdisk drop it to the physical sector ({} bytes) and start at the first usable sector; parted and sgdisk keep their grain",
+            human(tools::fdisk_usual_grain(v)),
+            v.pbs
+        ));
+    } else if is_bridge_opt(v.opt, v.lbs) {
         msg.push_str(&format!(
             ": optimal_io_size is {}: {}, and sgdisk never reads it",
             v.opt,
@@ -456,9 +475,10 @@ fn first_start_findings(t: &Topology, v: &ToolView, f: &tools::FirstStarts) -> V
         msg.push_str(": parted aligns to the optimal I/O size when 1 MiB is not a multiple of it, fdisk to max(optimal I/O, 1 MiB), sgdisk always to 1 MiB");
     }
     // A warning when some tool's default would itself be misaligned.
-    if [f.parted, f.fdisk, f.sgdisk]
-        .iter()
-        .any(|&b| b % (4 * KIB) != 0 || rules::kernel_offset(t, b) != 0)
+    if empty
+        && [f.parted, f.fdisk, f.sgdisk]
+            .iter()
+            .any(|&b| b % (4 * KIB) != 0 || rules::kernel_offset(t, b) != 0)
     {
         severity = Severity::Warning;
     }
