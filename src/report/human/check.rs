@@ -43,13 +43,16 @@ pub fn render(run: &CheckRun, st: &Style) -> String {
     out
 }
 
-/// The last line when something is misaligned: the command that plans
-/// the fix for those targets (docs/plan.md), and how to get the script.
+/// The last line when a partition is misaligned: the command that plans
+/// the fix for those targets (docs/plan.md), and how to get the script. A
+/// misalignment with no partition to move (a dm device the kernel calls
+/// misaligned) has no such step.
 fn next_step(run: &CheckRun, st: &Style) -> String {
     let misaligned: Vec<String> = run
         .targets
         .iter()
-        .filter(|t| matches!(t.summary.status, Status::Misaligned | Status::Inherits))
+        // What plan fixes: partitions (and so what inherits from them).
+        .filter(|t| t.partitions.iter().any(|p| p.status == Status::Misaligned))
         .map(|t| shell_word(&t.path))
         .collect();
     let text = match misaligned.as_slice() {
