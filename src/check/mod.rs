@@ -534,7 +534,7 @@ fn damage(r: &TargetReport) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let damaged = r
         .all_findings()
-        .filter(|f| Status::of([*f].into_iter()) == Status::Damaged);
+        .filter(|f| Status::of([*f]) == Status::Damaged);
     for f in damaged {
         let words = match f.code {
             Code::GptPrimaryInvalid => "primary GPT damaged (the backup was used)",
