@@ -192,7 +192,9 @@ fn parted_on_a_usb_bridge_topology() {
         .iter()
         .find(|f| f["code"] == "tools-disagree")
         .unwrap();
-    assert_eq!(why["severity"], "warning");
+    // parted's first start would be off 4 KiB, but on a disk that has its
+    // partitions already this is about an imaginary empty disk: advice.
+    assert_eq!(why["severity"], "info");
     assert!(why["message"]
         .as_str()
         .unwrap()
@@ -267,6 +269,88 @@ fn corrupted_primary_gpt_uses_backup_and_says_so() {
         m.contains("byte 528") && m.contains("CRC") && m.contains("backup"),
         "{m}"
     );
+    damaged_in_every_output(&img, "gpt-primary-invalid", "primary GPT damaged");
+}
+
+/// Damaged metadata reads as damaged (docs/findings.md): an error, the
+/// status `damaged`, said by the verdict (so by `-q`), in the CSV rows and
+/// in the Prometheus file, whatever the partitions' own verdicts.
+fn damaged_in_every_output(img: &Path, code: &str, words: &str) {
+    // sgdisk itself sees the damage.
+    let (_, verify) = sh_status("sgdisk", &["-v", img.to_str().unwrap()]);
+    assert!(
+        verify.contains("CRC") || verify.contains("ERROR"),
+        "{verify}"
+    );
+    let (doc, exit) = check(img, &["--fail-on", "error"]);
+    assert_eq!(exit, 1, "an error");
+    let t = &doc["targets"][0];
+    let f = t["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("{t:#}"));
+    assert_eq!(f["severity"], "error");
+    assert_eq!(t["summary"]["status"], "damaged");
+    assert_eq!(doc["summary"]["status"], "damaged");
+    assert_eq!(partition(&doc, 1)["status"], "aligned");
+    let p = img.to_str().unwrap();
+    let (quiet, _) = run(&["check", "-q", p]);
+    assert!(
+        quiet.contains("DAMAGED") && quiet.contains(words),
+        "{quiet}"
+    );
+    let (human, _) = run(&["check", p]);
+    assert!(human.contains(&format!("error {code}")), "{human}");
+    let (csv, _) = run(&["check", "--format", "csv", p]);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| row[head.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(col("target_status"), "damaged", "{csv}");
+    assert_eq!(col("target_problems"), code, "{csv}");
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("m.prom");
+    run(&["check", p, "--prometheus", prom.to_str().unwrap()]);
+    let m = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        m.contains(&format!("severity=\"error\",code=\"{code}\"}} 1")),
+        "{m}"
+    );
+}
+
+#[test]
+fn corrupted_backup_gpt_is_damaged_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "backup.img", 64 * MIB);
+    sh("sgdisk", &["-n", "1:2048:+8M", img.to_str().unwrap()]);
+    // The backup header's disk GUID, in the last sector.
+    let mut bytes = std::fs::read(&img).unwrap();
+    bytes[(64 * MIB - 512 + 56) as usize] ^= 0xff;
+    std::fs::write(&img, &bytes).unwrap();
+    damaged_in_every_output(&img, "gpt-backup-invalid", "backup GPT damaged");
+
+    // A disk grown under its table: both copies read, the backup is just
+    // not at the end any more. Hygiene (`sgdisk -e`), not damage.
+    let grown = image(dir.path(), "grown.img", 32 * MIB);
+    sh("sgdisk", &["-n", "1:2048:+8M", grown.to_str().unwrap()]);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&grown)
+        .unwrap()
+        .set_len(64 * MIB)
+        .unwrap();
+    let (doc, _) = check(&grown, &[]);
+    let t = &doc["targets"][0];
+    let f = t["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "gpt-backup-invalid")
+        .unwrap_or_else(|| panic!("{t:#}"));
+    assert_eq!(f["severity"], "warning", "{f:#}");
+    assert_eq!(t["summary"]["status"], "untidy");
 }
 
 #[test]
@@ -461,4 +545,103 @@ fn an_end_off_4k_is_untidy_and_fail_on_decides() {
     assert_eq!(doc["summary"]["checked"], 1);
     let (_, code) = run_json(&["check", p, "/nonexistent/disk.img", "--fail-on", "error"]);
     assert_eq!(code, 2);
+}
+
+/// The human report reads as a ticket: the verdict first, each
+/// partition's errors before its warnings, and a last line with the next
+/// step when something is misaligned; what the tools would do on an empty
+/// disk is advice for `-v` once the disk has partitions.
+#[test]
+fn the_human_report_is_a_ticket() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "ticket.img", 64 * MIB);
+    sfdisk(&img, "label: dos\nstart=63, size=20417, type=83\n");
+    let p = img.to_str().unwrap();
+    let (human, code) = run(&["check", p]);
+    assert_eq!(code, 1);
+    let lines: Vec<&str> = human.lines().collect();
+    assert!(lines[1].starts_with("  verdict: MISALIGNED"), "{human}");
+    let at = |s: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(s))
+            .unwrap_or_else(|| panic!("no {s}: {human}"))
+    };
+    assert!(at("error partition 1 start-not-4k") < at("warning partition 1 size-not-4k"));
+    assert!(at("warning partition 1 size-not-4k") < at("info topology-unknown"));
+    assert_eq!(
+        lines.last().unwrap(),
+        &format!("next: diskalign plan {p}   (then diskalign plan {p} --script FILE writes the fix as a script)")
+    );
+    assert!(!human.contains("first start on an empty disk"), "{human}");
+    let (quiet, _) = run(&["check", "-q", p]);
+    assert!(quiet
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with("next: diskalign plan"));
+
+    // Aligned: no next step.
+    let ok = image(dir.path(), "ok.img", 64 * MIB);
+    sfdisk(&ok, "label: gpt\nstart=2048, size=20480\n");
+    let (human, code) = run(&["check", ok.to_str().unwrap()]);
+    assert_eq!(code, 0, "{human}");
+    assert!(!human.contains("next:"), "{human}");
+}
+
+/// On a 1 MiB image sfdisk itself starts at sector 34 (byte 17408):
+/// libfdisk drops its 1 MiB grain to the physical sector on a disk of at
+/// most 4 grains. The explanation says so, and once the disk has
+/// partitions the empty-disk comparison is info, shown with -v.
+#[test]
+fn fdisk_first_start_on_a_tiny_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = image(dir.path(), "empty.img", MIB);
+    let (doc, _) = check(&empty, &[]);
+    assert_eq!(doc["targets"][0]["first_start_bytes"]["fdisk"], 17408);
+    let t = &doc["targets"][0];
+    let f = t["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "tools-disagree")
+        .unwrap_or_else(|| panic!("{t:#}"));
+    let m = f["message"].as_str().unwrap();
+    assert!(
+        m.contains("drop it to the physical sector") && !m.contains("optimal I/O"),
+        "{m}"
+    );
+    assert_eq!(
+        f["severity"], "warning",
+        "an empty disk: fdisk's start would be off"
+    );
+    let (human, _) = run(&["check", empty.to_str().unwrap()]);
+    assert!(human.contains("first start on an empty disk: parted 1048576 | fdisk 17408"));
+
+    let img = image(dir.path(), "tiny.img", MIB);
+    sfdisk(&img, "label: gpt\nsize=100K\n");
+    let (doc, _) = check(&img, &[]);
+    assert_eq!(
+        partition(&doc, 1)["start_bytes"],
+        17408,
+        "where sfdisk put it"
+    );
+    let t = &doc["targets"][0];
+    let f = t["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "tools-disagree")
+        .unwrap();
+    assert_eq!(f["severity"], "info", "about an imaginary empty disk");
+    let p = img.to_str().unwrap();
+    let (human, _) = run(&["check", p]);
+    assert!(!human.contains("first start on an empty disk"), "{human}");
+    assert!(!human.contains("tools-disagree"), "{human}");
+    let (verbose, _) = run(&["check", "-v", p]);
+    assert!(verbose.contains("first start on an empty disk: parted 1048576 | fdisk 17408"));
+    assert!(
+        verbose.contains("info tools-disagree: on an empty disk"),
+        "{verbose}"
+    );
 }

@@ -122,14 +122,28 @@ fn striped_lv_with_a_leg_1536_bytes_off_is_found_with_its_factor() {
         .as_str()
         .unwrap()
         .ends_with("LV vg0/lv0"));
-    let pv = findings(&doc["targets"][0]["stack"], "layer-start-not-4k");
-    let pv = pv
+    // The PV on partition 2 starts on its grid inside the partition: the
+    // cause is the partition's start, said once there; the PV inherits it.
+    let p2 = findings(&doc["targets"][0]["partitions"], "start-not-4k");
+    assert_eq!(p2.len(), 1, "{doc:#}");
+    assert_eq!(p2[0]["facts"]["misalignment_bytes"], 1536);
+    assert_eq!(p2[0]["subject"]["partition"], 2);
+    assert_eq!(p2[0]["subject"]["target"], img.to_str().unwrap());
+    assert!(
+        findings(&doc["targets"][0]["stack"], "layer-start-not-4k").is_empty(),
+        "{doc:#}"
+    );
+    let root2 = doc["targets"][0]["stack"]
+        .as_array()
+        .unwrap()
         .iter()
-        .find(|f| f["facts"]["offset_bytes"] == 28313088)
-        .expect("the PV on partition 2");
-    assert_eq!(pv["facts"]["misalignment_bytes"], 1536);
-    assert_eq!(pv["subject"]["partition"], 2);
-    assert_eq!(pv["subject"]["target"], img.to_str().unwrap());
+        .find(|r| r["name"] == "partition 2")
+        .unwrap();
+    let pv = layer(root2, "lvm-pv").unwrap();
+    assert_eq!(pv["status"], "inherits", "{pv:#}");
+    assert_eq!(pv["aligned"], false);
+    assert_eq!(pv["inherits_from"], "partition 2");
+    assert_eq!(pv["offset_bytes"].as_u64().unwrap() + (1 << 20), 28313088);
     // The legs sit at partition start + pe_start + extent, in absolute bytes.
     let lv = layer(&doc, "lvm-lv").unwrap();
     let legs: Vec<u64> = lv["children"]
@@ -142,10 +156,18 @@ fn striped_lv_with_a_leg_1536_bytes_off_is_found_with_its_factor() {
     assert_eq!(legs, vec![2048 * 512 + (1 << 20), 53251 * 512 + (1 << 20)]);
     assert_eq!(lv["exposes"]["minimum_io_size"], 8192);
     assert_eq!(lv["exposes"]["optimal_io_size"], 16384);
-    // The PV on partition 2 is flagged too, in the target's own tree.
-    assert!(messages(&doc["targets"][0]["stack"], "layer-start-not-4k")
+    // The leg on partition 2 inherits that partition's start too.
+    let leg2 = lv["children"]
+        .as_array()
+        .unwrap()
         .iter()
-        .any(|m| m.contains("byte 28313088")));
+        .find(|c| c["offset_bytes"] == 53251 * 512 + (1 << 20))
+        .unwrap();
+    assert_eq!(leg2["status"], "inherits", "{leg2:#}");
+    assert_eq!(
+        leg2["inherits_from"],
+        format!("{}: partition 2", img.display())
+    );
     let (human, _) = run(&["check", img.to_str().unwrap()]);
     assert!(
         human.contains("assembled from the targets:") && human.contains("LV vg0/lv0"),
@@ -990,4 +1012,119 @@ fn bcache_backing_and_cache_devices() {
             .any(|x| x.contains("bcache superblock at byte 4096") && x.contains("checksum")),
         "{m:?}"
     );
+}
+
+/// A DOS partition at sector 63 holding a PV (`pvcreate` with `extra`) of
+/// a VG with one 16 MiB linear LV; the LV's first byte on the image.
+fn pv_at_63(dir: &TempDir, name: &str, extra: &[&str]) -> (PathBuf, u64) {
+    let img = image(dir.path(), name, 64 << 20);
+    sfdisk(&img, "label: dos\nstart=63, size=120000, type=8e\n");
+    let l = LoopDev::attach(&img, None);
+    let prefix = format!("{}p", l.dev);
+    let p1 = l.part(1);
+    let mut a = extra.to_vec();
+    a.push(&p1);
+    lvm("pvcreate", &prefix, &a);
+    lvm("vgcreate", &prefix, &["-s", "1M", "vg63", &p1]);
+    let lv = [
+        "--driverloaded",
+        "n",
+        "-an",
+        "--zero",
+        "n",
+        "-L",
+        "16M",
+        "-n",
+        "lv0",
+        "vg63",
+    ];
+    lvm("lvcreate", &prefix, &lv);
+    let data = 63 * 512 + pvs_pe_start(&prefix, &p1);
+    (img, data)
+}
+
+fn mkfs_ext4_at(img: &Path, offset: u64) {
+    let o = format!("offset={offset}");
+    sh(
+        "mkfs.ext4",
+        &["-q", "-F", "-E", &o, img.to_str().unwrap(), "16M"],
+    );
+}
+
+/// One misalignment, one verdict: an ext4 or a PV in a DOS partition at
+/// sector 63 sits 3584 bytes past 4 KiB on the disk. The partition's start
+/// is the cause and carries the one error; every layer above inherits it
+/// (never `aligned`), down to an ext4 inside the LV.
+#[test]
+fn layers_in_a_partition_at_63_inherit_its_start() {
+    let dir = TempDir::new().unwrap();
+    let img = image(dir.path(), "ext4.img", 64 << 20);
+    sfdisk(&img, "label: dos\nstart=63, size=100000, type=83\n");
+    mkfs_ext4_at(&img, 63 * 512);
+    let (doc, code) = check_json(&[&img], &[]);
+    assert_eq!(code, 1);
+    let fs = layer(&doc, "filesystem").unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(fs["offset_bytes"], 32256);
+    assert_eq!(fs["status"], "inherits", "{fs:#}");
+    assert_eq!(fs["aligned"], false);
+    assert_eq!(fs["inherits_from"], "partition 1");
+    assert!(fs["findings"].as_array().unwrap().is_empty(), "{fs:#}");
+    let t = &doc["targets"][0];
+    assert_eq!(t["summary"]["errors"], 1, "{:#}", t["summary"]);
+    assert_eq!(t["summary"]["layers_aligned"], 0);
+    let verdict = t["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("1 stack layer inherits a misaligned offset"),
+        "{verdict}"
+    );
+    let (human, _) = run(&["check", img.to_str().unwrap()]);
+    assert!(
+        human.contains("INHERITS (the offset of partition 1)"),
+        "{human}"
+    );
+
+    // On a 4 KiB-physical disk the same start breaks the kernel's rule
+    // too: both codes in the JSON, one cause counted and printed.
+    let (doc, _) = check_json(&[&img], &["--topology", "pbs=4096"]);
+    let p1 = partition(&doc, 1);
+    let c = codes(p1);
+    assert!(c.contains(&"start-misaligned".into()) && c.contains(&"start-not-4k".into()));
+    let not4k = findings(p1, "start-not-4k");
+    assert_eq!(not4k[0]["same_cause_as"], "start-misaligned");
+    assert_eq!(doc["targets"][0]["summary"]["errors"], 1);
+    assert_eq!(doc["summary"]["errors"], 1);
+    let (human, _) = run(&["check", img.to_str().unwrap(), "--topology", "pbs=4096"]);
+    assert!(
+        human.contains("start-misaligned") && !human.contains("start-not-4k"),
+        "{human}"
+    );
+    assert!(human.contains("(1 error,"), "{human}");
+
+    // A PV there, its LV and an ext4 inside the LV: one error for all.
+    let (img, data) = pv_at_63(&dir, "pv.img", &[]);
+    mkfs_ext4_at(&img, data);
+    let (doc, _) = check_json(&[&img], &[]);
+    assert_eq!(doc["summary"]["errors"], 1, "{doc:#}");
+    let pv = layer(&doc, "lvm-pv").unwrap();
+    assert_eq!(pv["status"], "inherits");
+    assert!(all_codes(&doc)
+        .iter()
+        .all(|c| !c.starts_with("layer-start")));
+    let lv = layer(&doc, "lvm-lv").unwrap();
+    let from = format!("{}: partition 1", img.display());
+    assert_eq!(lv["status"], "inherits", "{lv:#}");
+    assert_eq!(lv["inherits_from"], from);
+    let inner = layer(lv, "filesystem").unwrap_or_else(|| panic!("{lv:#}"));
+    assert_eq!(inner["status"], "inherits");
+    assert_eq!(inner["inherits_from"], from);
+
+    // pvcreate compensating for the partition (data 512 bytes further):
+    // on the disk the PV's data is on 4 KiB, so it is aligned.
+    let (img, data) = pv_at_63(&dir, "pv1s.img", &["--dataalignmentoffset", "1s"]);
+    assert_eq!(data % 4096, 0);
+    let (doc, _) = check_json(&[&img], &[]);
+    let pv = layer(&doc, "lvm-pv").unwrap();
+    assert_eq!(pv["status"], "aligned", "{pv:#}");
+    assert!(pv.get("inherits_from").is_none());
+    assert_eq!(layer(&doc, "lvm-lv").unwrap()["status"], "aligned");
 }

@@ -3,6 +3,7 @@
 //! live devices, and the stack's layers. No I/O happens here; `inspect`
 //! read everything first.
 
+pub mod inherit;
 pub mod report;
 pub mod rules;
 pub mod stack;
@@ -70,14 +71,20 @@ pub fn check(path: &Path, opts: &CheckOptions) -> Result<TargetReport, TargetErr
 
 /// Judge everything inspected.
 pub fn judge(i: Inspection, fail_on: FailOn) -> CheckRun {
+    let mut regions = inherit::Regions::new();
     let mut run = CheckRun {
-        targets: i.targets.into_iter().map(target).collect(),
+        targets: i
+            .targets
+            .into_iter()
+            .map(|t| target(t, &mut regions))
+            .collect(),
         assembled: i.assembled,
         errors: i.errors,
         summary: summary::RunSummary::default(),
     };
     for l in &mut run.assembled {
         stack::judge(l);
+        regions.assembled(l);
         report::assign_subjects(None, None, l, "");
     }
     for r in &mut run.targets {
@@ -123,7 +130,7 @@ fn topology_findings(t: &Target) -> Vec<Finding> {
     out
 }
 
-fn target(t: Target) -> TargetReport {
+fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
     let mut findings = topology_findings(&t);
     let table = &t.table;
     findings.extend(table.findings.iter().cloned());
@@ -138,7 +145,13 @@ fn target(t: Target) -> TargetReport {
         findings.extend(kernel_table_findings(disk, table));
     }
     let first_start_bytes = tools::first_starts(&view, table.kind == TableKind::Mbr);
-    findings.extend(first_start_findings(&t.topology, &view, &first_start_bytes));
+    let empty = t.table.partitions.is_empty();
+    findings.extend(first_start_findings(
+        &t.topology,
+        &view,
+        &first_start_bytes,
+        empty,
+    ));
     let unportable = unportable(&partitions);
     let portable = unportable.is_empty();
     if !portable {
@@ -156,10 +169,14 @@ fn target(t: Target) -> TargetReport {
         .into_iter()
         .map(|root| {
             let mut l = root.layer;
-            if let Some(p) = partitions.iter().find(|p| Some(p.number) == root.partition) {
+            let part = partitions.iter().find(|p| Some(p.number) == root.partition);
+            if let Some(p) = part {
                 l.status = p.status;
             }
             stack::judge(&mut l);
+            let cause = part
+                .and_then(|p| inherit::cause_of(&l.name, &p.findings, inherit::is_partition_start));
+            regions.target_root(&mut l, &path, cause);
             report::assign_subjects(Some(&path), root.partition, &mut l, "");
             l
         })
@@ -418,7 +435,14 @@ fn kernel_table_findings(disk: &Disk, table: &Table) -> Vec<Finding> {
 }
 
 /// Say where the tools would put the first partition when they differ.
-fn first_start_findings(t: &Topology, v: &ToolView, f: &tools::FirstStarts) -> Vec<Finding> {
+/// On a disk that has partitions this is about an imaginary empty disk:
+/// advice (info), never a warning.
+fn first_start_findings(
+    t: &Topology,
+    v: &ToolView,
+    f: &tools::FirstStarts,
+    empty: bool,
+) -> Vec<Finding> {
     if f.parted == f.fdisk && f.fdisk == f.sgdisk {
         return vec![];
     }
@@ -430,7 +454,13 @@ fn first_start_findings(t: &Topology, v: &ToolView, f: &tools::FirstStarts) -> V
         show(f.sgdisk)
     );
     let mut severity = Severity::Info;
-    if is_bridge_opt(v.opt, v.lbs) {
+    if tools::fdisk_tiny(v) {
+        msg.push_str(&format!(
+            ": on a disk of at most 4 × their {} grain fdisk/sfdisk drop it to the physical sector ({} bytes) and start at the first usable sector; parted and sgdisk keep their grain",
+            human(tools::fdisk_usual_grain(v)),
+            v.pbs
+        ));
+    } else if is_bridge_opt(v.opt, v.lbs) {
         msg.push_str(&format!(
             ": optimal_io_size is {}: {}, and sgdisk never reads it",
             v.opt,
@@ -445,9 +475,10 @@ fn first_start_findings(t: &Topology, v: &ToolView, f: &tools::FirstStarts) -> V
         msg.push_str(": parted aligns to the optimal I/O size when 1 MiB is not a multiple of it, fdisk to max(optimal I/O, 1 MiB), sgdisk always to 1 MiB");
     }
     // A warning when some tool's default would itself be misaligned.
-    if [f.parted, f.fdisk, f.sgdisk]
-        .iter()
-        .any(|&b| b % (4 * KIB) != 0 || rules::kernel_offset(t, b) != 0)
+    if empty
+        && [f.parted, f.fdisk, f.sgdisk]
+            .iter()
+            .any(|&b| b % (4 * KIB) != 0 || rules::kernel_offset(t, b) != 0)
     {
         severity = Severity::Warning;
     }
@@ -462,7 +493,9 @@ fn verdict(r: &TargetReport) -> String {
     } else {
         ""
     };
-    let mut parts = vec![match sum.partitions {
+    // What is damaged first: the verdict alone (-q, a cron mail) says it.
+    let mut parts = damage(r);
+    parts.push(match sum.partitions {
         0 => format!("no partitions{registered}"),
         n => tally(
             n,
@@ -472,7 +505,7 @@ fn verdict(r: &TargetReport) -> String {
                 .filter(|p| p.kind != PartKind::Extended)
                 .map(|p| p.status),
         ),
-    }];
+    });
     if sum.partitions > 0 {
         parts.push(
             if r.portable {
@@ -495,6 +528,30 @@ fn verdict(r: &TargetReport) -> String {
     )
 }
 
+/// The target's damage in a few words each: "primary GPT damaged (the
+/// backup was used)", once per code.
+fn damage(r: &TargetReport) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let damaged = r
+        .all_findings()
+        .filter(|f| Status::of([*f]) == Status::Damaged);
+    for f in damaged {
+        let words = match f.code {
+            Code::GptPrimaryInvalid => "primary GPT damaged (the backup was used)",
+            Code::GptBackupInvalid => "backup GPT damaged",
+            Code::PartitionOverlap => "partitions overlap",
+            Code::PartitionOutsideDisk => "a partition leaves the disk",
+            Code::PartitionInvalid => "an invalid partition entry",
+            Code::ProtectiveMbrWithoutGpt => "a protective MBR without its GPT",
+            _ => "layer metadata damaged",
+        };
+        if !out.iter().any(|w| w == words) {
+            out.push(words.to_string());
+        }
+    }
+    out
+}
+
 /// "1 partition aligned", "all 3 partitions aligned", "1 of 3 partitions
 /// MISALIGNED, 1 untidy".
 fn tally(n: usize, noun: &str, statuses: impl Iterator<Item = Status>) -> String {
@@ -511,13 +568,19 @@ fn tally(n: usize, noun: &str, statuses: impl Iterator<Item = Status>) -> String
     } else {
         format!("{noun}s")
     };
+    // "inherits" is a verb: "1 inherits", "2 inherit" (a misalignment).
+    let word = |s: Status, c: usize| match (s, c) {
+        (Status::Inherits, 1) => "inherits a misaligned offset".to_string(),
+        (Status::Inherits, _) => "inherit a misaligned offset".to_string(),
+        _ => s.to_string(),
+    };
     match by.as_slice() {
-        [(s, _)] if n == 1 => format!("1 {nouns} {s}"),
-        [(s, _)] => format!("all {n} {nouns} {s}"),
+        [(s, _)] if n == 1 => format!("1 {nouns} {}", word(*s, 1)),
+        [(s, _)] => format!("all {n} {nouns} {}", word(*s, n)),
         [(s, c), rest @ ..] => {
-            let mut t = format!("{c} of {n} {nouns} {s}");
+            let mut t = format!("{c} of {n} {nouns} {}", word(*s, *c));
             for (s, c) in rest.iter().filter(|(s, _)| *s != Status::Aligned) {
-                t.push_str(&format!(", {c} {s}"));
+                t.push_str(&format!(", {c} {}", word(*s, *c)));
             }
             t
         }

@@ -215,14 +215,15 @@ fn filesystem(l: &Layer) -> Vec<Finding> {
     if !size_rule("block size", fs.block_size) && fs.sector_size != fs.block_size {
         size_rule("sector size", fs.sector_size);
     }
-    if b.usable_alignment_offset() != 0 && kernel_offset(b, l.offset_bytes) != 0 {
-        out.extend(start_findings(
-            b,
-            l.offset_bytes,
-            &format!("the {name} filesystem"),
-            &l.device,
-        ));
-    }
+    // Judged at its offset on the device below, as every layer is; a
+    // filesystem at the start of a partition that is off inherits that
+    // (check::inherit), one on its grid says nothing.
+    out.extend(start_findings(
+        b,
+        l.offset_bytes,
+        &format!("the {name} filesystem"),
+        &l.device,
+    ));
     if fs.kind == FsKind::Btrfs {
         return out;
     }

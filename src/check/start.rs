@@ -74,7 +74,13 @@ impl Start {
             out.push(Finding::of(Code::StartMisaligned, facts));
         }
         if self.past_4k != 0 {
-            out.push(Finding::of(Code::StartNot4k, self.grid(&at, 4 * KIB)));
+            let f = Finding::of(Code::StartNot4k, self.grid(&at, 4 * KIB));
+            // One start, one cause: moving it fixes both, so when the
+            // kernel's rule already fails it is counted once, there.
+            out.push(match self.kernel_offset {
+                0 => f,
+                _ => f.same_cause_as(Code::StartMisaligned),
+            });
         }
         if self.off_1mib() {
             out.push(Finding::of(Code::StartNot1Mib, self.grid(&at, MIB)));

@@ -167,12 +167,26 @@ fn fdisk_aligned_to(g: u64, ao: u64, bytes: u64) -> bool {
 
 /// libfdisk's grain: max(io, 1 MiB), or pbs on disks of at most 4 grains.
 pub fn fdisk_grain(v: &ToolView) -> u64 {
-    let grain = fdisk_io_size(v).max(MIB);
-    if v.sectors <= grain * 4 / v.lbs {
+    if fdisk_tiny(v) {
         v.pbs
     } else {
-        grain
+        fdisk_usual_grain(v)
     }
+}
+
+/// libfdisk's grain before the small-disk rule: max(io, 1 MiB).
+pub fn fdisk_usual_grain(v: &ToolView) -> u64 {
+    fdisk_io_size(v).max(MIB)
+}
+
+/// True on a disk of at most 4 grains, where libfdisk drops its grain to
+/// the physical sector: util-linux libfdisk/src/alignment.c,
+/// `fdisk_reset_alignment()`, "don't use huge grain on small devices"
+/// (`if (cxt->total_sectors <= (cxt->grain * 4 / cxt->sector_size))
+/// cxt->grain = cxt->phy_sector_size`). On a 1 MiB image fdisk then starts
+/// at the first usable LBA: 34 on a GPT, byte 17408.
+pub fn fdisk_tiny(v: &ToolView) -> bool {
+    v.sectors <= fdisk_usual_grain(v) * 4 / v.lbs
 }
 
 fn fdisk_has_topology(v: &ToolView) -> bool {

@@ -86,9 +86,9 @@ codes! {
         "A partition ends beyond the device (or outside the GPT usable area).";
     PartitionInvalid = "partition-invalid", Error,
         "A partition entry is malformed (end before start, zero size).";
-    GptPrimaryInvalid = "gpt-primary-invalid", Warning,
+    GptPrimaryInvalid = "gpt-primary-invalid", Error,
         "The primary GPT header or entry array is damaged; the backup was used.";
-    GptBackupInvalid = "gpt-backup-invalid", Warning,
+    GptBackupInvalid = "gpt-backup-invalid", Error,
         "The backup GPT header or entry array is missing or damaged.";
     HybridMbr = "hybrid-mbr", Info,
         "The MBR holds real partitions next to the GPT protective entry (a hybrid MBR).";
@@ -179,6 +179,11 @@ pub struct Finding {
     #[serde(skip_serializing_if = "Subject::is_empty")]
     pub subject: Subject,
     pub facts: Facts,
+    /// Another finding on the same subject that names the same cause (a
+    /// start off 4 KiB that also breaks the kernel's 4 KiB rule): kept for
+    /// its code, but counted and printed once, under that code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub same_cause_as: Option<Code>,
 }
 
 impl Finding {
@@ -191,6 +196,7 @@ impl Finding {
             message: message.into(),
             subject: Subject::default(),
             facts: Facts::default(),
+            same_cause_as: None,
         }
     }
 
@@ -213,6 +219,18 @@ impl Finding {
     pub fn severity(mut self, severity: Severity) -> Self {
         self.severity = severity;
         self
+    }
+
+    /// The same finding, told to repeat the cause `code` names.
+    pub fn same_cause_as(mut self, code: Code) -> Self {
+        self.same_cause_as = Some(code);
+        self
+    }
+
+    /// False for a finding that repeats another's cause: it is counted
+    /// and printed once, under the other's code.
+    pub fn counts(&self) -> bool {
+        self.same_cause_as.is_none()
     }
 
     /// True for findings that make the exit status 1.

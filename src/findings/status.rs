@@ -27,6 +27,11 @@ pub enum Status {
     /// Warnings only: aligned where every I/O is concerned, with hygiene
     /// to fix (an end or size off 4 KiB, a start off the stripe width).
     Untidy,
+    /// A layer whose own start is on its grid inside what it sits on, but
+    /// whose bytes are off on the device at the bottom of the stack because
+    /// something below (a partition's start) is: it pays for every I/O as a
+    /// misaligned layer does, and the fix is the cause's (`inherits_from`).
+    Inherits,
     /// An error that is not about alignment: damaged metadata, partitions
     /// that overlap or leave the disk.
     Damaged,
@@ -45,6 +50,8 @@ fn is_damage(c: Code) -> bool {
             | Code::PartitionInvalid
             | Code::ProtectiveMbrWithoutGpt
             | Code::MetadataInvalid
+            | Code::GptPrimaryInvalid
+            | Code::GptBackupInvalid
     )
 }
 
@@ -82,6 +89,7 @@ impl Status {
             Status::Aligned => "aligned",
             Status::Incomplete => "incomplete",
             Status::Untidy => "untidy",
+            Status::Inherits => "INHERITS",
             Status::Damaged => "DAMAGED",
             Status::Misaligned => "MISALIGNED",
         }
@@ -133,7 +141,7 @@ pub struct Counts {
 impl Counts {
     pub fn of<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Counts {
         let mut c = Counts::default();
-        for f in findings {
+        for f in findings.into_iter().filter(|f| f.counts()) {
             c.add(f.severity, 1);
         }
         c

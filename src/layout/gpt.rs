@@ -243,7 +243,11 @@ pub fn probe(src: &(impl ReadAt + ?Sized), ss: u64) -> Probe {
                 findings.push(Finding::new(
                     Code::GptBackupInvalid,
                     format!("the backup GPT header is at LBA {alt}, not at the last LBA {last} (disk grown or image truncated?)"),
-                ).with_facts(at(alt.saturating_mul(ss))));
+                )
+                // Both copies read: a disk grown under its table is
+                // hygiene (`sgdisk -e`), not damage.
+                .severity(crate::findings::Severity::Warning)
+                .with_facts(at(alt.saturating_mul(ss))));
             }
             Probe::Found(Gpt { header, partitions, findings })
         }

@@ -346,6 +346,10 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
             .help("the codes of its warnings and errors, space-separated"),
         P::csv_only("status", |r| r.partition.status.as_str().into())
             .help("aligned, untidy or misaligned"),
+        P::csv_only("target_status", |r| r.target.summary.status.as_str().into())
+            .help("the whole target's status: damaged when its partition table is (an invalid GPT header), misaligned when any partition or layer is"),
+        P::csv_only("target_problems", |r| problem_codes(&r.target.findings))
+            .help("the codes of the target's own warnings and errors (the partition table, the kernel's view, the topology hints), space-separated"),
     ]
 }
 

@@ -73,7 +73,7 @@ impl Style {
         match s {
             Status::Aligned => self.good(w),
             Status::Incomplete | Status::Untidy => self.warn(w),
-            Status::Damaged | Status::Misaligned => self.bad(w),
+            Status::Inherits | Status::Damaged | Status::Misaligned => self.bad(w),
         }
     }
 

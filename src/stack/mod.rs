@@ -159,6 +159,12 @@ pub struct Layer {
     /// The tier of its worst finding (`aligned`, `incomplete`, `untidy`,
     /// `damaged`, `misaligned`).
     pub status: Status,
+    /// Where a misaligned offset this layer sits at comes from, when the
+    /// layer's own start is on its grid: the subject of the cause (a
+    /// partition, or a layer with its own start finding), as `subject.layer`
+    /// spells it, prefixed by the target outside that target's tree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inherits_from: Option<String>,
     pub findings: Vec<Finding>,
     pub children: Vec<Layer>,
 }
@@ -184,6 +190,7 @@ impl Layer {
             detail: None,
             aligned: true,
             status: Status::Aligned,
+            inherits_from: None,
             findings: Vec::new(),
             children: Vec::new(),
         }

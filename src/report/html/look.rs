@@ -64,6 +64,14 @@ pub fn look(status: Option<Status>) -> Look {
         Some(Status::Aligned) => ("aligned", "✓", category(2), None),
         Some(Status::Incomplete) => ("incomplete", "?", category(4), Some(Pattern::Bars)),
         Some(Status::Untidy) => ("untidy", "!", category(1), Some(Pattern::Dots)),
+        // Drawn as misaligned (its hatch and glyph, the colour a shade
+        // lighter): it pays for every I/O as a misaligned layer does.
+        Some(Status::Inherits) => (
+            "inherits",
+            "✗",
+            tint(category(5), 0.35),
+            Some(Pattern::Hatch),
+        ),
         Some(Status::Damaged) => ("damaged", "✗", category(3), Some(Pattern::Cross)),
         Some(Status::Misaligned) => ("misaligned", "✗", category(5), Some(Pattern::Hatch)),
         None => ("not judged", "–", Rgb(190, 190, 190), None),
@@ -139,12 +147,13 @@ pub fn swatch(f: &mut Figure, fig: &str, l: Look, (x, y, w, h): (f64, f64, f64, 
 
 /// Every look a figure can show, in the order legends list them
 /// (`None`: not judged).
-pub const ALL: [Option<Status>; 6] = [
+pub const ALL: [Option<Status>; 7] = [
     Some(Status::Aligned),
     Some(Status::Untidy),
     Some(Status::Incomplete),
     Some(Status::Damaged),
     Some(Status::Misaligned),
+    Some(Status::Inherits),
     None,
 ];
 
@@ -204,11 +213,17 @@ mod tests {
                 let (la, lb) = (look(*a), look(*b));
                 assert_ne!(la.fill, lb.fill);
                 assert_ne!(la.word, lb.word);
-                // Told apart without colour: by pattern, or by glyph.
-                assert!(la.pattern != lb.pattern || la.glyph != lb.glyph);
+                // Told apart without colour: by pattern, or by glyph;
+                // except that a layer inheriting a misalignment is drawn
+                // as misaligned on purpose, and told apart by its word.
+                let inherits = [a, b].contains(&&Some(Status::Inherits))
+                    && [a, b].contains(&&Some(Status::Misaligned));
+                assert!(inherits || la.pattern != lb.pattern || la.glyph != lb.glyph);
             }
         }
         assert_eq!(words(Some(Status::Misaligned)), "✗ misaligned");
+        assert_eq!(words(Some(Status::Inherits)), "✗ inherits");
+        assert_eq!(look(Some(Status::Inherits)).pattern, Some(Pattern::Hatch));
         assert_eq!(class(Some(Status::Untidy)), "status-untidy");
     }
 

@@ -37,7 +37,7 @@ table{border-collapse:collapse;margin:.5em 0;font-size:.85em}th,td{border:1px so
 th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 .figure{display:block;margin:.8em 0;max-width:100%;height:auto;border:1px solid #e4e4e4}\
 .sev-error{color:#b00020;font-weight:bold}.sev-warning{color:#8a5a00;font-weight:bold}.sev-info{color:#0b5394}\
-.status-misaligned,.status-damaged{color:#b00020;font-weight:bold}.status-untidy{color:#8a5a00;font-weight:bold}.status-aligned{color:#1b6e20;font-weight:bold}.status-incomplete,.status-none{color:#555;font-weight:bold}\
+.status-misaligned,.status-inherits,.status-damaged{color:#b00020;font-weight:bold}.status-untidy{color:#8a5a00;font-weight:bold}.status-aligned{color:#1b6e20;font-weight:bold}.status-incomplete,.status-none{color:#555;font-weight:bold}\
 .note{color:#444;font-size:.9em}details{margin:.5em 0}summary{cursor:pointer;color:#0b5394}\
 footer{margin-top:3em;color:#666;font-size:.8em}";
 

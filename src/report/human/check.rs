@@ -6,7 +6,7 @@
 
 use crate::check::report::TargetReport;
 use crate::check::CheckRun;
-use crate::findings::{Code, Finding, Severity};
+use crate::findings::{Code, Finding, Severity, Status};
 use crate::layout::TableKind;
 use crate::report::columns::{self, partitions, table_rows, PartitionRow};
 use crate::report::style::{table, Style};
@@ -39,7 +39,43 @@ pub fn render(run: &CheckRun, st: &Style) -> String {
         }
     }
     out.push_str(&summary_line(run, st));
+    out.push_str(&next_step(run, st));
     out
+}
+
+/// The last line when a partition is misaligned: the command that plans
+/// the fix for those targets (docs/plan.md), and how to get the script. A
+/// misalignment with no partition to move (a dm device the kernel calls
+/// misaligned) has no such step.
+fn next_step(run: &CheckRun, st: &Style) -> String {
+    let misaligned: Vec<String> = run
+        .targets
+        .iter()
+        // What plan fixes: partitions (and so what inherits from them).
+        .filter(|t| t.partitions.iter().any(|p| p.status == Status::Misaligned))
+        .map(|t| shell_word(&t.path))
+        .collect();
+    let text = match misaligned.as_slice() {
+        [] => return String::new(),
+        [one] => format!(
+            "diskalign plan {one}   (then diskalign plan {one} --script FILE writes the fix as a script)"
+        ),
+        many => format!(
+            "diskalign plan {}   (then --script FILE, one disk at a time, writes the fix as a script)",
+            many.join(" ")
+        ),
+    };
+    st.line("next: ", &text, "  ")
+}
+
+/// `word` as one shell word: as it is when it is plain, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@,=".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// "2 targets checked: 1 aligned, 1 MISALIGNED; 3 errors, 1 warning; exit 1 (--fail-on warning)".
@@ -104,6 +140,7 @@ fn header(out: &mut String, r: &TargetReport, st: &Style) {
         TableKind::Kernel => "partitions as the kernel registered them".to_string(),
     };
     let _ = writeln!(out, "{}  {}, {table_desc}", st.bold(&r.path), what(r));
+    out.push_str(&st.line("  verdict: ", &verdict(r, st), "    "));
     let t = &r.topology;
     let text = format!(
         "logical {} physical {} min-io {} opt-io {} alignment-offset {} discard {}",
@@ -154,29 +191,46 @@ fn shown(f: &Finding, st: &Style) -> bool {
         || matches!(f.code, Code::TableNotRead | Code::TopologyUnknown)
 }
 
+/// Errors before warnings before info, each list in its own order.
+fn worst_first(findings: &[Finding]) -> Vec<&Finding> {
+    let mut v: Vec<&Finding> = findings.iter().collect();
+    v.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    v
+}
+
+/// A ticket: the verdict first, then what it was judged on, then the
+/// target's findings and each partition's, errors before warnings.
 fn target(out: &mut String, r: &TargetReport, st: &Style) {
     header(out, r, st);
     if !r.partitions.is_empty() {
         partition_table(out, r, st);
     }
-    let f = &r.first_start_bytes;
-    let _ = writeln!(
-        out,
-        "  first start on an empty disk: parted {} | fdisk {} | sgdisk {}",
-        f.parted, f.fdisk, f.sgdisk
-    );
-    out.push_str(&st.line("  verdict: ", &verdict(r, st), "    "));
+    // Where the tools would start on an empty disk: advice about a disk
+    // that is not this one once it has partitions (-v shows it).
+    if r.partitions.is_empty() || st.verbose {
+        let f = &r.first_start_bytes;
+        let _ = writeln!(
+            out,
+            "  first start on an empty disk: parted {} | fdisk {} | sgdisk {}",
+            f.parted, f.fdisk, f.sgdisk
+        );
+    }
     let mut hidden = 0;
-    let all = r
-        .findings
-        .iter()
+    // The target's notes (how it was read) come after what is wrong.
+    let (notes, problems): (Vec<&Finding>, Vec<&Finding>) = worst_first(&r.findings)
+        .into_iter()
+        .partition(|f| f.severity == Severity::Info);
+    let all = problems
+        .into_iter()
         .map(|f| (String::new(), f))
         .chain(r.partitions.iter().flat_map(|p| {
-            p.findings
-                .iter()
+            worst_first(&p.findings)
+                .into_iter()
                 .map(move |f| (format!("partition {} ", p.number), f))
-        }));
-    for (prefix, f) in all {
+        }))
+        .chain(notes.into_iter().map(|f| (String::new(), f)));
+    // A finding that repeats another's cause is printed once, as that one.
+    for (prefix, f) in all.filter(|(_, f)| f.counts()) {
         if shown(f, st) {
             out.push_str(&st.finding("  ", &prefix, f));
         } else {

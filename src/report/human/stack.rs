@@ -132,7 +132,10 @@ pub fn tree(out: &mut String, layers: &[Layer], st: &Style, prefix: &str) {
         } else {
             ("├─ ", "│  ")
         };
-        let verdict = st.status(l.status);
+        let mut verdict = st.status(l.status);
+        if let Some(cause) = &l.inherits_from {
+            verdict.push_str(&format!(" (the offset of {cause})"));
+        }
         let _ = writeln!(
             out,
             "{prefix}{branch}{}  {}  {verdict}",

@@ -1,0 +1,268 @@
+//! One misalignment, one verdict. Every layer's start is judged at its
+//! offset on the device at the bottom of the stack: the layers inside a
+//! partition already count in the disk's bytes, so a PV or a filesystem in
+//! a partition at sector 63 starts off 4 KiB on the disk. When a layer's
+//! own start is on its grid within what it sits on (the partition, the
+//! PV's data area), the cause is below it: the layer `inherits` that
+//! misalignment. Its start findings are dropped, since the cause has its
+//! own finding and it is said once, and `inherits_from` names the cause.
+//! A layer in an address space of its own (an LV, an opened dm-crypt
+//! device) inherits from the layer it is built from.
+
+use crate::findings::{Code, Finding, Severity, Status};
+use crate::stack::{Layer, LayerKind};
+use crate::units::KIB;
+
+/// Why the bytes a layer hands up are off, and how bad that is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cause {
+    /// The cause's subject: "partition 1", "partition 1 / PV ...";
+    /// prefixed by its target outside that target's tree.
+    pub subject: String,
+    pub severity: Severity,
+}
+
+/// What a layer hands up in the bytes of `device`: from `start`, before
+/// `end`, off when `cause` says so.
+#[derive(Clone, Debug)]
+pub struct Region {
+    pub device: String,
+    /// The layer is a device of its own (an LV, an array, a holder): the
+    /// layers above count in its bytes, and are off where it is.
+    pub own_space: bool,
+    pub start: u64,
+    pub end: u64,
+    pub cause: Option<Cause>,
+}
+
+/// The start codes of partitions, whose worst names a partition's cause.
+pub fn is_partition_start(c: Code) -> bool {
+    matches!(
+        c,
+        Code::StartMisaligned | Code::StartNot4k | Code::StartNotOptimal | Code::StartNot1Mib
+    )
+}
+
+fn is_layer_start(c: Code) -> bool {
+    matches!(
+        c,
+        Code::LayerStartMisaligned
+            | Code::LayerStartNot4k
+            | Code::LayerStartNotOptimal
+            | Code::LayerStartNot1Mib
+    )
+}
+
+/// The worst of the start findings among `findings`, as a cause of `subject`.
+pub fn cause_of<'a>(
+    subject: &str,
+    findings: impl IntoIterator<Item = &'a Finding>,
+    is_start: fn(Code) -> bool,
+) -> Option<Cause> {
+    findings
+        .into_iter()
+        .filter(|f| is_start(f.code))
+        .map(|f| f.severity)
+        .max()
+        .map(|severity| Cause {
+            subject: subject.to_string(),
+            severity,
+        })
+}
+
+/// Where the layers inside a target's trees get their bytes: every layer
+/// with a data area, for the LV legs and segments assembled across targets.
+pub struct Regions {
+    all: Vec<Region>,
+}
+
+impl Regions {
+    pub fn new() -> Regions {
+        Regions { all: Vec::new() }
+    }
+
+    /// The innermost region of `device` that holds `offset`.
+    fn at(&self, device: &str, offset: u64) -> Option<&Region> {
+        self.all
+            .iter()
+            .filter(|r| r.device == device && r.start <= offset && offset < r.end)
+            .max_by_key(|r| r.start)
+    }
+
+    /// Walk a target's root (a partition with the cause of its own start,
+    /// or a whole device), and keep its regions, named within `target`.
+    pub fn target_root(&mut self, root: &mut Layer, target: &str, cause: Option<Cause>) {
+        let own = Region {
+            device: root.device.clone(),
+            start: root.offset_bytes,
+            end: root.offset_bytes.saturating_add(root.size_bytes),
+            own_space: false,
+            cause,
+        };
+        let mut found = Vec::new();
+        for c in &mut root.children {
+            visit(c, &own, &root.name, self, &mut found);
+        }
+        let qualify = |c: Cause| Cause {
+            subject: format!("{target}: {}", c.subject),
+            ..c
+        };
+        self.all.extend(found.into_iter().map(|r| Region {
+            cause: r.cause.map(qualify),
+            ..r
+        }));
+    }
+
+    /// Walk an array or volume group assembled across targets: its LV
+    /// legs and segments sit in the regions the targets' layers hand up.
+    pub fn assembled(&self, root: &mut Layer) {
+        let own = Region {
+            device: root.device.clone(),
+            start: 0,
+            end: u64::MAX,
+            own_space: true,
+            cause: None,
+        };
+        let mut found = Vec::new();
+        for c in &mut root.children {
+            visit(c, &own, &root.name, self, &mut found);
+        }
+    }
+}
+
+impl Default for Regions {
+    fn default() -> Self {
+        Regions::new()
+    }
+}
+
+/// The region a start on `device` at `offset` is judged in: the parent's
+/// when on its device, else a target's region holding it (an LV leg).
+fn anchor<'a>(
+    parent: &'a Region,
+    regions: &'a Regions,
+    device: &str,
+    offset: u64,
+) -> Option<&'a Region> {
+    if parent.device == device {
+        return Some(parent);
+    }
+    regions.at(device, offset)
+}
+
+/// True when `offset` is on the grid of `grain` counted from the region's
+/// start: what is off comes from the region.
+fn on_grid_within(r: &Region, offset: u64, grain: u64) -> bool {
+    grain > 0 && offset >= r.start && (offset - r.start) % grain == 0
+}
+
+/// Drop the start findings of `l` that its anchor explains; the worst
+/// cause they came from.
+fn take_inherited(l: &mut Layer, parent: &Region, regions: &Regions) -> Option<Cause> {
+    let mut worst: Option<Cause> = None;
+    l.findings.retain(|f| {
+        if !is_layer_start(f.code) {
+            return true;
+        }
+        let device = f.facts.device.as_deref().unwrap_or(&l.device);
+        let (Some(offset), Some(grain)) = (f.facts.offset_bytes, f.facts.grain_bytes) else {
+            return true;
+        };
+        let Some(cause) = anchor(parent, regions, device, offset)
+            .filter(|r| on_grid_within(r, offset, grain))
+            .and_then(|r| r.cause.clone())
+        else {
+            return true;
+        };
+        // The cause's tier bounds what it explains: a start off the
+        // stripe width below explains no 4 KiB error here.
+        if cause.severity < f.severity {
+            return true;
+        }
+        let c = Cause {
+            severity: f.severity,
+            ..cause
+        };
+        if worst.as_ref().is_none_or(|w| w.severity < c.severity) {
+            worst = Some(c);
+        }
+        false
+    });
+    worst
+}
+
+/// An LV leg has no finding: its status says whether it is off. Off but
+/// on the grid of the PV's data area, it inherits the PV's cause.
+fn leg_inherits(l: &Layer, regions: &Regions) -> Option<Cause> {
+    if l.status < Status::Misaligned {
+        return None;
+    }
+    let unit = l.below.grain().max(4 * KIB);
+    regions
+        .at(&l.device, l.offset_bytes)
+        .filter(|r| on_grid_within(r, l.offset_bytes, unit))
+        .and_then(|r| r.cause.clone())
+        .filter(|c| c.severity == Severity::Error)
+}
+
+/// The status an inherited cause gives: an error's misalignment, or a
+/// warning's untidiness; info (1 MiB) none.
+fn inherited_status(c: &Cause) -> Status {
+    match c.severity {
+        Severity::Error => Status::Inherits,
+        Severity::Warning => Status::Untidy,
+        Severity::Info => Status::Aligned,
+    }
+}
+
+fn visit(l: &mut Layer, parent: &Region, path: &str, regions: &Regions, out: &mut Vec<Region>) {
+    let path = format!("{path} / {}", l.name);
+    let mut inherited = take_inherited(l, parent, regions);
+    let own = cause_of(&path, &l.findings, is_layer_start).or_else(|| {
+        l.findings
+            .iter()
+            .find(|f| f.code == Code::LvmStripeMisaligned)
+            .map(|f| Cause {
+                subject: path.clone(),
+                severity: f.severity,
+            })
+    });
+    if l.kind == LayerKind::LvmLeg {
+        inherited = inherited.or_else(|| leg_inherits(l, regions));
+    }
+    // In an address space of its own (inside an LV, a holder): its bytes
+    // are wherever the layer it is built from put them.
+    let fresh = parent.own_space || parent.device != l.device;
+    if fresh && l.kind != LayerKind::LvmLeg && own.is_none() {
+        inherited = inherited.or_else(|| parent.cause.clone());
+    }
+    let status = Status::of(&l.findings);
+    l.status = match (l.kind, &inherited) {
+        (LayerKind::LvmLeg, Some(_)) => Status::Inherits,
+        (LayerKind::LvmLeg, None) => l.status,
+        (_, Some(c)) => status.max(inherited_status(c)),
+        (_, None) => status,
+    };
+    l.aligned = l.status.is_clean();
+    l.inherits_from = inherited
+        .as_ref()
+        .filter(|c| c.severity >= Severity::Warning && own.is_none())
+        .map(|c| c.subject.clone());
+    let cause = own.or(inherited);
+    let here = Region {
+        device: l.device.clone(),
+        start: l.data_start().unwrap_or(l.offset_bytes),
+        end: l.offset_bytes.saturating_add(l.size_bytes),
+        own_space: matches!(
+            l.kind,
+            LayerKind::LvmLv | LayerKind::MdArray | LayerKind::Holder
+        ),
+        cause,
+    };
+    for c in &mut l.children {
+        visit(c, &here, &path, regions, out);
+    }
+    if l.data_start().is_some() {
+        out.push(here);
+    }
+}
