@@ -692,6 +692,80 @@ mod tests {
         }
     }
 
+    /// lsblk's escapes: raw leaves no space in a value, pairs nothing a
+    /// shell would expand between double quotes.
+    #[test]
+    fn raw_and_pair_values_are_escaped_as_lsblk_does() {
+        assert_eq!(raw_escape("931.5 GiB"), "931.5\\x20GiB");
+        assert_eq!(raw_escape("a\tb\\c\n"), "a\\x09b\\x5cc\\x0a");
+        assert_eq!(raw_escape("é-ok"), "é-ok");
+        assert_eq!(
+            pair_escape("say \"hi\" $HOME `x`"),
+            "say \\x22hi\\x22 \\x24HOME \\x60x\\x60"
+        );
+        assert_eq!(pair_escape("a b"), "a b");
+        assert_eq!(pair_escape("\u{7f}"), "\\x7f");
+    }
+
+    /// The three forms of one table, with and without header, sizes in
+    /// bytes or not.
+    #[test]
+    fn a_table_prints_in_lsblks_forms() {
+        use crate::report::style::{TableForm, TableMode};
+        type T = Column<(&'static str, u64)>;
+        let cols = [
+            T::both("name", "name", |r| r.0.to_string()),
+            T::both("size_bytes", "size", |r| r.1.to_string())
+                .shown_as(|r, _| human(r.1))
+                .size(),
+        ];
+        let picked: Vec<&T> = cols.iter().collect();
+        let rows = [("a disk", 1u64 << 30), ("b", 512)];
+        let rows: Vec<&(&str, u64)> = rows.iter().collect();
+        let mut st = Style::plain();
+        let form = |mode, headings, bytes| TableForm {
+            mode,
+            headings,
+            bytes,
+        };
+        st.table = form(TableMode::Aligned, true, false);
+        assert_eq!(
+            render(&picked, &rows, &st, "  "),
+            "  name    size\n  a disk  1 GiB\n  b       512 B\n"
+        );
+        st.table = form(TableMode::Aligned, false, true);
+        assert_eq!(
+            render(&picked, &rows, &st, ""),
+            "a disk  1073741824\nb       512\n"
+        );
+        st.table = form(TableMode::Raw, true, false);
+        assert_eq!(
+            render(&picked, &rows, &st, ""),
+            "NAME SIZE_BYTES\na\\x20disk 1\\x20GiB\nb 512\\x20B\n"
+        );
+        st.table = form(TableMode::Pairs, true, true);
+        st.color = true;
+        assert_eq!(
+            render(&picked, &rows, &st, ""),
+            "NAME=\"a disk\" SIZE_BYTES=\"1073741824\"\nNAME=\"b\" SIZE_BYTES=\"512\"\n"
+        );
+    }
+
+    /// Topology's columns are all known to `-o`, and its default table
+    /// is the lsblk -t set.
+    #[test]
+    fn topology_columns() {
+        let shown: Vec<&str> = DISKS.iter().filter(|c| c.human).map(|c| c.id).collect();
+        assert_eq!(shown[0], "name");
+        assert!(shown.contains(&"physical_block_size") && shown.contains(&"problems"));
+        assert!(unknown(&["+model".into()], &topology_ids(), "topology").is_none());
+        let e = unknown(&["number".into()], &topology_ids(), "topology").unwrap();
+        assert!(
+            e.starts_with("\"number\" is not a column of topology"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn fields_are_quoted_when_needed() {
         assert_eq!(field("plain"), "plain");
