@@ -237,7 +237,13 @@ fn report_and_compare_refuse_what_is_not_a_saved_run() {
     // Nothing written when a run cannot be read.
     let page = dir.path().join("page.html");
     refused(
-        &["report", &check, &garbage, "-o", page.to_str().unwrap()],
+        &[
+            "report",
+            &check,
+            &garbage,
+            "--output",
+            page.to_str().unwrap(),
+        ],
         "not JSON",
     );
     assert!(!page.exists());
@@ -251,12 +257,12 @@ fn report_writes_only_what_was_asked_for() {
     let saved = dir.path().join("check.json");
     std::fs::write(&saved, check).unwrap();
     let s = saved.display().to_string();
-    // To stdout by default; -o writes the file and prints nothing.
+    // To stdout by default; --output writes the file and prints nothing.
     let (page, code) = run(&["report", &s]);
     assert_eq!(code, 0);
     assert!(page.starts_with("<!DOCTYPE html>"));
     let out = dir.path().join("r.html");
-    let (printed, code) = run(&["report", &s, "-o", out.to_str().unwrap()]);
+    let (printed, code) = run(&["report", &s, "--output", out.to_str().unwrap()]);
     assert_eq!((printed.as_str(), code), ("", 0));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), page);
     // The same page from standard input.
@@ -290,4 +296,133 @@ fn plan_refuses_bad_input_in_one_line() {
     refused(&["plan", "/nonexistent/disk.img"], "/nonexistent/disk.img");
     refused(&["plan", "--new", &img, "--sizes", "1M"], "not empty");
     assert!(!std::path::Path::new("x.sh").exists());
+}
+
+/// A value no device could have is one usage line before any target is
+/// read, however many targets were given: no report, no summary.
+#[test]
+fn a_topology_no_device_could_have_is_one_usage_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = small_gpt(dir.path());
+    for spec in ["pbs=3000", "lbs=4096,pbs=512", "ao=100"] {
+        let args = ["check", &img, &img, "--topology", spec];
+        refused(&args, &format!("'{spec}' for '--topology <SPEC>'"));
+        let (out, _, _) = run_full(&args);
+        assert_eq!(out, "", "{spec}: nothing is reported");
+        refused(&["plan", &img, "--topology", spec], "--topology");
+    }
+    let (_, err, code) = run_full(&["check", &img, "--topology", "pbs=4096,ao=3584"]);
+    assert_eq!(code, 1, "a valid spec is applied: {err}");
+}
+
+/// `--destructive` and `--force` without `--write` would run a read-only
+/// probe the user did not ask for.
+#[test]
+fn probe_write_confirmations_need_write() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let t = filled(dir.path());
+    for flag in ["--destructive", "--force"] {
+        refused(
+            &["probe", &t, flag, "--emit-fio"],
+            &format!("probe {flag} without --write"),
+        );
+    }
+}
+
+/// Table flags shape the human table and the CSV; JSON and HTML have no
+/// table, so they are refused there rather than ignored.
+#[test]
+fn table_flags_are_refused_where_there_is_no_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = small_gpt(dir.path());
+    for format in ["json", "html"] {
+        for flag in [&["-o", "number"][..], &["-n"], &["-r"], &["-P"], &["-b"]] {
+            let mut args = vec!["check", img.as_str(), "--format", format];
+            args.extend_from_slice(flag);
+            refused(&args, &format!("--format {format} has none"));
+        }
+    }
+    refused(
+        &["check", &img, "--json", "-o", "number"],
+        "--format json has none",
+    );
+    for flag in ["-r", "-P"] {
+        refused(
+            &["check", &img, "--format", "csv", flag],
+            "--format csv is its own",
+        );
+    }
+    refused(
+        &["check", &img, "-o", "nonsense"],
+        "\"nonsense\" is not a column of check",
+    );
+    refused(
+        &["topology", "-o", "number"],
+        "\"number\" is not a column of topology",
+    );
+    refused(&["check", &img, "-r", "-P"], "cannot be used with");
+    refused(
+        &["check", &img, "-q", "-o", "number"],
+        "cannot be used with",
+    );
+    // CSV takes the columns and -n.
+    let (out, code) = run(&[
+        "check",
+        &img,
+        "--format",
+        "csv",
+        "-n",
+        "-o",
+        "number,status",
+    ]);
+    assert_eq!((out.as_str(), code), ("1,aligned\n", 0));
+}
+
+/// `report -o FILE` was the page's file; -o picks columns everywhere
+/// else, so the old spelling is refused with the new one named, and
+/// nothing is written.
+#[test]
+fn report_o_names_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = small_gpt(dir.path());
+    let (check, _) = run(&["check", &img, "--json"]);
+    let saved = dir.path().join("check.json");
+    std::fs::write(&saved, check).unwrap();
+    let page = dir.path().join("page.html");
+    refused(
+        &[
+            "report",
+            saved.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        "is now report --output",
+    );
+    assert!(!page.exists());
+}
+
+/// A disk image or a gzip given to report or compare: named, with what
+/// was expected, not "stream did not contain valid UTF-8".
+#[test]
+fn a_binary_file_is_not_a_saved_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("run.json.gz");
+    std::fs::write(&bin, b"\x1f\x8b\x08\x00\xff\xfe binary").unwrap();
+    let b = bin.display().to_string();
+    let img = small_gpt(dir.path());
+    let (check, _) = run(&["check", &img, "--json"]);
+    let saved = dir.path().join("check.json");
+    std::fs::write(&saved, check).unwrap();
+    let s = saved.display().to_string();
+    for args in [
+        vec!["report", b.as_str()],
+        vec!["compare", s.as_str(), b.as_str()],
+    ] {
+        refused(
+            &args,
+            &format!("{b}: not JSON: byte 1 is not UTF-8 text; expected a saved run"),
+        );
+        let (_, err, _) = run_full(&args);
+        assert!(!err.contains("stream did not contain"), "{err}");
+    }
 }

@@ -39,16 +39,16 @@ fn save(dir: &Path, out: &str, args: &[&str]) -> PathBuf {
     path
 }
 
-/// `diskalign report RUNS -o NAME.html`, then the page in the browser.
+/// `diskalign report RUNS --output NAME.html`, then the page in the browser.
 fn report(dir: &Path, name: &str, runs: &[&Path], height: u32) -> (PathBuf, Rendered) {
     let page = dir.join(format!("{name}.html"));
     let mut args = vec!["report".to_string()];
     args.extend(runs.iter().map(|p| p.display().to_string()));
-    args.extend(["-o".into(), page.display().to_string()]);
+    args.extend(["--output".into(), page.display().to_string()]);
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     let (out, err, code) = run_full(&a);
     assert_eq!(code, 0, "report failed: {err}");
-    assert!(out.is_empty(), "report -o printed to stdout: {out}");
+    assert!(out.is_empty(), "report --output printed to stdout: {out}");
     let size = std::fs::metadata(&page).unwrap().len();
     assert!(size < BUDGET, "{name}.html is {size} bytes");
     let r = browser::render(&page, name, 1280, height);

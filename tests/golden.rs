@@ -55,9 +55,9 @@ fn fixtures() -> (PathBuf, Vec<String>) {
     (fixtures, names)
 }
 
-/// `diskalign --sysfs-root TREE --color never COMMAND` on every fixture
+/// `diskalign --sysfs-root TREE --color never COMMAND...` on every fixture
 /// tree, with the checkout's path taken out: (name, stdout, stderr, status).
-fn on_every_fixture(command: &str) -> Vec<(String, String, String, i32)> {
+fn on_every_fixture(command: &[&str]) -> Vec<(String, String, String, i32)> {
     let (fixtures, names) = fixtures();
     let hide = |s: String| s.replace(&format!("{}/", fixtures.display()), "<fixtures>/");
     names
@@ -65,7 +65,7 @@ fn on_every_fixture(command: &str) -> Vec<(String, String, String, i32)> {
         .map(|name| {
             let root = fixtures.join(&name);
             let args = ["--sysfs-root", root.to_str().unwrap(), "--color", "never"];
-            let (out, err, code) = run_full(&[&args[..], &[command]].concat());
+            let (out, err, code) = run_full(&[&args[..], command].concat());
             (name, hide(out), hide(err), code)
         })
         .collect()
@@ -75,20 +75,58 @@ fn on_every_fixture(command: &str) -> Vec<(String, String, String, i32)> {
 /// the kernel's view (the nodes are not opened), stderr included.
 #[test]
 fn check_of_every_fixture() {
-    for (name, out, err, code) in on_every_fixture("check") {
+    for (name, out, err, code) in on_every_fixture(&["check"]) {
         let text = format!("{out}stderr: {err}exit {code}\n");
         golden(&format!("check-fixture-{name}.txt"), &text);
     }
 }
 
+/// The details of each disk (`-v`).
 #[test]
 fn topology_of_every_fixture() {
-    for (name, out, _, code) in on_every_fixture("topology") {
+    for (name, out, _, code) in on_every_fixture(&["topology", "-v"]) {
         golden(
             &format!("topology-{name}.txt"),
             &format!("{out}exit {code}\n"),
         );
     }
+}
+
+/// `topology` without a disk named: one row per disk, as lsblk -t.
+#[test]
+fn topology_table_of_every_fixture() {
+    for (name, out, _, code) in on_every_fixture(&["topology"]) {
+        golden(
+            &format!("topology-table-{name}.txt"),
+            &format!("{out}exit {code}\n"),
+        );
+    }
+}
+
+/// The table's forms on one fixture, as lsblk's: raw, pairs, no header,
+/// bytes, columns picked, and the table before the details (-v -o).
+#[test]
+fn topology_views() {
+    let (fixtures, _) = fixtures();
+    let view = |name: &str, extra: &[&str]| {
+        let mut cmd = std::process::Command::new(bin());
+        cmd.current_dir(&fixtures)
+            .args(["--sysfs-root", "usb-bridge", "--color", "never", "topology"])
+            .args(extra)
+            .env_remove("COLUMNS");
+        let (out, err, code) = output_of(&mut cmd);
+        let text = format!("{out}stderr: {err}exit {code}\n");
+        golden(&format!("topology-view-{name}.txt"), &text);
+    };
+    view("raw", &["-r"]);
+    view("pairs-bytes", &["-P", "-b"]);
+    view(
+        "noheadings",
+        &["-n", "-o", "name,model,optimal_io_size,problems"],
+    );
+    view("verbose-output", &["-v", "-o", "name,size_bytes,problems"]);
+    view("80-columns", &["--width", "80"]);
+    view("list-columns", &["--list-columns", "--width", "80"]);
 }
 
 /// `check` of an image, with the temporary directory taken out.
@@ -210,4 +248,45 @@ fn check_views() {
     );
     view("output-plus", None, &["-o", "+problems"]);
     view("list-columns", Some("80"), &["--list-columns"]);
+    view(
+        "output-verbose",
+        None,
+        &["-v", "-o", "number,start_bytes,aligned"],
+    );
+    view("raw", None, &["-r"]);
+    view(
+        "pairs-bytes",
+        None,
+        &["-P", "-b", "-o", "number,start_bytes,size_bytes,status"],
+    );
+    view("noheadings-bytes", None, &["-n", "-b"]);
+    view("width-60", None, &["--width", "60"]);
+    view("width-0", None, &["--width", "0"]);
+}
+
+/// `check -o` over several images: one table, the target column first
+/// when no columns were named; and the raw form escaping a space in a
+/// file name as lsblk does.
+#[test]
+fn check_table_of_several_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = image(dir.path(), "a disk.img", 256 * MIB);
+    sfdisk(
+        &a,
+        "label: dos\nstart=63, size=20417, type=83\nstart=20480, size=40960, type=83\n",
+    );
+    let b = image(dir.path(), "b.img", 256 * MIB);
+    sfdisk(&b, "label: gpt\nstart=2048, size=40960\n");
+    let mut text = String::new();
+    for extra in [&["-n"][..], &["-r", "-b"], &["-o", "number,status"]] {
+        let mut cmd = std::process::Command::new(bin());
+        cmd.current_dir(dir.path())
+            .args(["--color", "never", "check", "a disk.img", "b.img"])
+            .args(extra);
+        let (out, err, code) = output_of(&mut cmd);
+        text.push_str(&format!(
+            "$ check {extra:?}\n{out}stderr: {err}exit {code}\n"
+        ));
+    }
+    golden("check-table-several.txt", &text);
 }

@@ -109,18 +109,23 @@ fn named_devices_and_unknown_ones() {
     assert_eq!(code, 2);
 }
 
+/// A disk named gets its details; without one, one row per disk.
 #[test]
 fn human_report_names_the_bridge() {
-    let (out, _) = run(&[
-        "--sysfs-root",
-        &fixture("usb-bridge"),
-        "--color",
-        "never",
-        "topology",
-    ]);
+    let root = fixture("usb-bridge");
+    let base = ["--sysfs-root", &root, "--color", "never", "topology"];
+    let (out, _) = run(&[&base[..], &["sda"]].concat());
     assert!(out.contains("usb bridge 152d:0578 driver uas"), "{out}");
-    assert!(out.contains("optimal-io-suspicious"), "{out}");
+    assert!(
+        out.contains("optimal-io-suspicious: optimal_io_size"),
+        "{out}"
+    );
     assert!(!out.contains('\x1b'), "no colour when not asked");
+    let (out, _) = run(&base);
+    let row = out.lines().nth(1).unwrap_or_default();
+    assert!(row.starts_with("sda "), "{out}");
+    assert!(row.ends_with(" optimal-io-suspicious"), "{out}");
+    assert!(!out.contains("usb bridge"), "{out}");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const EXIT_HELP: &str = "Exit status is a bitmask, as smartctl's: 0 clean; bit 1 (1) findings at or above check --fail-on (default: warnings), a measured penalty for probe; bit 2 (2) a target could not be checked or the command could not run; 3 both.\nEverything is read-only except probe --write (see probe --help).";
+const EXIT_HELP: &str = "Exit status is a bitmask of two bits: 0 clean; 1 findings at or above check --fail-on (default: warnings), a measured penalty for probe; 2 a target could not be checked or the command could not run (a usage error too); 3 both.\nEverything is read-only except probe --write (see probe --help).";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -29,6 +29,12 @@ pub struct Cli {
     /// Colour in the human report.
     #[arg(long, global = true, value_enum, default_value = "auto")]
     pub color: ColorChoice,
+
+    /// Wrap the human report at N columns and fit its tables to them (0:
+    /// never wrap); default: the terminal's width, else $COLUMNS, else 100
+    /// when the output is piped (then no column is hidden).
+    #[arg(long, global = true, value_name = "N")]
+    pub width: Option<usize>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -59,19 +65,60 @@ impl OutputArgs {
     }
 }
 
+/// The table of `check` and `topology`, as lsblk prints its own.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct TableArgs {
+    /// Print only the table, of these columns, comma-separated, in that order; +COL adds to the default set (--list-columns names them). CSV takes the same columns; JSON and HTML have none.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "COLUMNS",
+        value_delimiter = ','
+    )]
+    pub columns: Option<Vec<String>>,
+    /// Print the columns -o accepts, with what each means, and exit.
+    #[arg(long)]
+    pub list_columns: bool,
+    /// Print only the table, without its header line (CSV too).
+    #[arg(short = 'n', long)]
+    pub noheadings: bool,
+    /// Print only the table, raw: one space between columns, no alignment; the header names the columns by their upper-case ids; spaces and odd bytes in values are escaped as \xNN, as lsblk -r does.
+    #[arg(short = 'r', long, conflicts_with_all = ["pairs", "verbose"])]
+    pub raw: bool,
+    /// Print only the table, one row per line as KEY="value" pairs (keys: the upper-case column ids; quotes, backslashes, $, ` and odd bytes escaped as \xNN), as lsblk -P does.
+    #[arg(short = 'P', long, conflicts_with = "verbose")]
+    pub pairs: bool,
+    /// Print sizes in bytes instead of KiB/MiB/GiB.
+    #[arg(short = 'b', long)]
+    pub bytes: bool,
+}
+
+impl TableArgs {
+    /// A table form was asked for: columns, no header, raw or pairs.
+    pub fn wants_table(&self) -> bool {
+        self.columns.is_some() || self.noheadings || self.raw || self.pairs
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Show what the kernel reports about each disk (sysfs and ioctls) and flag suspicious hints.
+    /// Show what the kernel reports about each disk (sysfs and ioctls) and flag suspicious hints: one row per disk, as lsblk -t; a disk named, or -v, shows every limit, the ioctls' view and the findings explained.
+    #[command(after_long_help = crate::report::columns::topology_help())]
     Topology {
         /// Disks (sda, /dev/nvme0n1); default: every disk except ram and unbacked loop devices.
         devices: Vec<String>,
         #[command(flatten)]
         output: OutputArgs,
+        #[command(flatten)]
+        table: TableArgs,
+        /// The details of each disk (every limit, the ioctls' view, the findings explained); with -o, -n or -b after the table.
+        #[arg(short, long)]
+        verbose: bool,
         /// Also write the limits and hints as Prometheus metrics to FILE (node_exporter textfile format, replaced atomically; docs/prometheus.md).
         #[arg(long, value_name = "FILE")]
         prometheus: Option<PathBuf>,
     },
-    #[command(after_long_help = crate::report::columns::help())]
+    #[command(after_long_help = crate::report::columns::check_help())]
     /// Check partitions and every layer above them (LVM, md, LUKS, filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
     Check {
         /// Whole disks, partitions or disk image files; default: every disk of this machine.
@@ -81,21 +128,17 @@ pub enum Command {
         /// Override the topology for what-if questions and images, e.g.
         /// lbs=512,pbs=4096,min=4096,opt=33553920,ao=0 (unnamed fields keep
         /// their detected value; min is raised to pbs).
-        #[arg(long, value_name = "SPEC")]
+        #[arg(long, value_name = "SPEC", value_parser = topology_arg)]
         topology: Option<TopologyOverride>,
         /// Which findings make the exit status 1: errors (a start off its grain, a broken layout), warnings too (hygiene such as an end off 4 KiB), info too, or never.
         #[arg(long, value_enum, value_name = "TIER", default_value = "warning")]
         fail_on: FailOn,
-        /// Columns of the partition table and the CSV, comma-separated, in that order; +COL adds to the default set (--list-columns names them).
-        #[arg(short = 'o', long = "output", value_name = "COLUMNS", value_delimiter = ',', value_parser = column_arg)]
-        columns: Option<Vec<String>>,
-        /// Print the columns -o accepts, with what each means, and exit.
-        #[arg(long)]
-        list_columns: bool,
+        #[command(flatten)]
+        table: TableArgs,
         /// Print each target's verdict only, and the summary line.
-        #[arg(short, long, conflicts_with = "verbose")]
+        #[arg(short, long, conflicts_with_all = ["verbose", "columns", "noheadings", "raw", "pairs"])]
         quiet: bool,
-        /// Print every explanation: info findings too (why the tools disagree, portability).
+        /// Print every explanation: info findings too (why the tools disagree, portability); with -o, -n or -b the whole report, its tables of those columns.
         #[arg(short, long)]
         verbose: bool,
         /// Also write the verdicts as Prometheus metrics to FILE (node_exporter textfile format, replaced atomically; docs/prometheus.md).
@@ -113,8 +156,11 @@ pub enum Command {
         #[arg(required = true, num_args = 1.., value_name = "RUN.json")]
         runs: Vec<PathBuf>,
         /// Write the page to FILE (replaced atomically) instead of standard output.
-        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        #[arg(long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Was `-o FILE`; refused, since -o picks columns in check and topology.
+        #[arg(short = 'o', hide = true, value_name = "FILE")]
+        old_output: Option<PathBuf>,
         /// Also write each figure as its own SVG file into DIR (DIR/<figure id>.svg), to put in a wiki page or a ticket.
         #[arg(long, value_name = "DIR")]
         figures: Option<PathBuf>,
@@ -150,7 +196,7 @@ pub enum Command {
         #[arg(long, conflicts_with = "format")]
         json: bool,
         /// Override the topology for what-if questions and images (as for check).
-        #[arg(long, value_name = "SPEC")]
+        #[arg(long, value_name = "SPEC", value_parser = topology_arg)]
         topology: Option<TopologyOverride>,
         /// Write the plan as a POSIX sh script to FILE (replaced atomically); one disk only. A plan that cannot keep the data writes nothing.
         #[arg(long, value_name = "FILE")]
@@ -196,7 +242,7 @@ const PLAN_HELP: &str = "Each partition keeps its data: it never becomes smaller
 
 const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nSeveral targets run the same grid with their cells shuffled together in every round; each further target is compared with the first, cell by cell. Ctrl-C stops after the I/Os in flight and still reports what was measured (marked partial).\nExit status, a bitmask: 0 no penalty, 1 a misaligned offset (or a smaller block size) was decided slower, 2 could not run or was interrupted, 3 interrupted after a penalty was decided.";
 
-const REPORT_HELP: &str = "The page opens offline in any browser: its CSS and SVG are inline and it loads nothing from anywhere. Several runs make one page, one section each, in the order given. Exit status: 0 written, 2 a run could not be read (one line on stderr, nothing written).";
+const REPORT_HELP: &str = "The page opens offline in any browser: its CSS and SVG are inline and it loads nothing from anywhere. Several runs make one page, one section each, in the order given. The page goes to --output FILE (there is no -o: elsewhere -o picks table columns, so report -o is refused with a line naming --output). Exit status: 0 written, 2 a run could not be read (one line on stderr, nothing written).";
 
 const COMPARE_HELP: &str = "Probe runs: the environment differences first (kernel, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer.\nExit status: 0 no difference, 1 a cell decided slower or faster or a finding changed, 2 a run could not be read or the two cannot be compared.";
 
@@ -284,16 +330,14 @@ fn engine_names() -> clap::builder::PossibleValuesParser {
     std::iter::once(auto).chain(each).collect::<Vec<_>>().into()
 }
 
-fn column_arg(s: &str) -> Result<String, String> {
-    let ids = crate::report::columns::check_ids();
-    if ids.contains(&s.trim_start_matches('+')) {
-        Ok(s.to_string())
-    } else {
-        Err(format!(
-            "{s:?} is not a column; --list-columns names them ({})",
-            ids.join(", ")
-        ))
-    }
+/// `--topology SPEC`, parsed and checked on its own (the fields it names
+/// over the least demanding device), so a value no kernel could report
+/// is one usage error before any target is read. What depends on the
+/// detected device (pbs=512 on a 4Kn disk) is still said per target.
+fn topology_arg(s: &str) -> Result<TopologyOverride, String> {
+    let o: TopologyOverride = s.parse().map_err(|e| format!("{e}"))?;
+    o.check().map_err(|e| e.to_string())?;
+    Ok(o)
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {

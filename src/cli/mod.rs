@@ -29,7 +29,13 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return ExitCode::from(usage_error(e)),
     };
-    let opts = Options::resolve(cli);
+    let opts = match Options::resolve(cli) {
+        Ok(o) => o,
+        Err(e) => {
+            warn(&format!("error: {e}"));
+            return ExitCode::from(2);
+        }
+    };
     let out = report::exporter(opts.format, opts.style.clone());
     let html = opts.html.as_deref();
     let (text, code) = match opts.task {
@@ -50,7 +56,10 @@ pub fn main() -> ExitCode {
             [prometheus.as_deref(), html],
             &*out,
         ),
-        Task::ListColumns => (report::columns::list(&opts.style), 0),
+        Task::ListColumns(options::Listed::Check) => (report::columns::check_list(&opts.style), 0),
+        Task::ListColumns(options::Listed::Topology) => {
+            (report::columns::topology_list(&opts.style), 0)
+        }
         Task::Probe {
             options,
             emit_fio,

@@ -16,25 +16,35 @@ const MAX_RUN_BYTES: u64 = 256 << 20;
 /// naming the file.
 fn read_run(path: &Path) -> Result<Input, String> {
     let name = path.display().to_string();
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     let read = if name == "-" {
         std::io::stdin()
             .lock()
             .take(MAX_RUN_BYTES + 1)
-            .read_to_string(&mut text)
+            .read_to_end(&mut bytes)
     } else {
-        std::fs::File::open(path).and_then(|f| f.take(MAX_RUN_BYTES + 1).read_to_string(&mut text))
+        std::fs::File::open(path).and_then(|f| f.take(MAX_RUN_BYTES + 1).read_to_end(&mut bytes))
     };
     let name = if name == "-" { "stdin".into() } else { name };
     read.map_err(|e| format!("cannot read {name}: {e}"))?;
-    if text.len() as u64 > MAX_RUN_BYTES {
+    if bytes.len() as u64 > MAX_RUN_BYTES {
         return Err(format!(
             "{name}: larger than {} MiB; not a saved run",
             MAX_RUN_BYTES >> 20
         ));
     }
+    let text = String::from_utf8(bytes).map_err(|e| not_text(&name, &e))?;
     let doc = Saved::parse(&text, &name).map_err(|e| e.to_string())?;
     Ok(Input { name, doc })
+}
+
+/// A file that is not even text (an image, a gzip): what it is not, and
+/// what was expected instead.
+fn not_text(name: &str, e: &std::string::FromUtf8Error) -> String {
+    format!(
+        "{name}: not JSON: byte {} is not UTF-8 text; expected a saved run (the output of diskalign check, topology, probe or compare with --json, or of fio --output-format=json)",
+        e.utf8_error().valid_up_to()
+    )
 }
 
 /// Reads every run or says why one could not be read.

@@ -1,8 +1,11 @@
 //! The column model shared by the human tables and the CSV: each column
 //! has a CSV name and a raw value, a human title and a display value, or
 //! only one of the two (the human "parted opt/min" is two CSV columns).
+//! A table prints in lsblk's modes: aligned (the default), raw (`-r`) or
+//! `KEY="value"` pairs (`-P`), with or without its header (`-n`), sizes
+//! read by people or in bytes (`-b`).
 
-use super::style::Style;
+use super::style::{Style, TableMode};
 use crate::check::report::{PartitionReport, TargetReport};
 use crate::compare::check::FindingChange;
 use crate::compare::probe::CellRatio;
@@ -35,6 +38,8 @@ pub struct Column<R: ?Sized> {
     /// Hidden first when the table is wider than the terminal: 0 never,
     /// higher sooner.
     pub drop: u8,
+    /// A size: `-b` shows its raw value (bytes) instead.
+    pub size: bool,
 }
 
 impl<R: ?Sized> Column<R> {
@@ -49,6 +54,7 @@ impl<R: ?Sized> Column<R> {
             raw,
             shown: None,
             drop: 0,
+            size: false,
         }
     }
 
@@ -86,6 +92,12 @@ impl<R: ?Sized> Column<R> {
         self
     }
 
+    /// A size, in bytes with `-b`.
+    const fn size(mut self) -> Self {
+        self.size = true;
+        self
+    }
+
     /// Where the column shows by default: "table, csv", "table", "csv".
     fn shown_in(&self) -> &'static str {
         match (self.human, self.csv) {
@@ -98,9 +110,16 @@ impl<R: ?Sized> Column<R> {
 
     fn value(&self, r: &R, st: &Style) -> String {
         match self.shown {
+            Some(_) if self.size && st.table.bytes => (self.raw)(r),
             Some(f) => f(r, st),
             None => (self.raw)(r),
         }
+    }
+
+    /// The key of `-P` and the header of `-r`: the id in upper case, as
+    /// lsblk prints its column names.
+    fn key(&self) -> String {
+        self.id.to_ascii_uppercase()
     }
 }
 
@@ -130,18 +149,27 @@ pub fn select<'c, R: ?Sized>(
     out
 }
 
-/// `check --list-columns`: each column's id, its title in the table, where
-/// it shows by default, and what it means (wrapped to the terminal).
-pub fn list(st: &Style) -> String {
-    let cols = partitions();
+/// `check --list-columns`.
+pub fn check_list(st: &Style) -> String {
+    list(&partitions(), "check", st)
+}
+
+/// `topology --list-columns`.
+pub fn topology_list(st: &Style) -> String {
+    list(DISKS, "topology", st)
+}
+
+/// `--list-columns`: each column's id, its title in the table, where it
+/// shows by default, and what it means (wrapped to the terminal).
+fn list<R: ?Sized>(cols: &[Column<R>], command: &str, st: &Style) -> String {
     let id_w = cols.iter().map(|c| c.id.len()).max().unwrap_or(0);
     let title_w = cols.iter().map(|c| c.title.len()).max().unwrap_or(0);
     let mut out = st.line(
         "",
-        "Columns of `check` (-o COL,COL picks them in that order; -o +COL adds to the default set):",
+        &format!("Columns of `{command}` (-o COL,COL picks them in that order; -o +COL adds to the default set):"),
         "",
     );
-    for c in &cols {
+    for c in cols {
         let head = format!(
             "  {:id_w$}  {:title_w$}  {:10}  ",
             c.id,
@@ -154,13 +182,23 @@ pub fn list(st: &Style) -> String {
     out
 }
 
-/// The same for `check --help` and the man page: one paragraph per
-/// column, which reflows wherever it is shown.
-pub fn help() -> String {
+/// `check --help` and its part of the man page.
+pub fn check_help() -> String {
+    help(&partitions())
+}
+
+/// `topology --help` and its part of the man page.
+pub fn topology_help() -> String {
+    help(DISKS)
+}
+
+/// The columns for `--help` and the man page: one paragraph per column,
+/// which reflows wherever it is shown.
+fn help<R: ?Sized>(cols: &[Column<R>]) -> String {
     let mut out = String::from(
         "Columns (-o COL,COL picks them in that order; -o +COL adds to the default set):\n",
     );
-    for c in &partitions() {
+    for c in cols {
         out.push_str(&format!(
             "\n{} (\"{}\"; {}): {}\n",
             c.id,
@@ -177,11 +215,104 @@ pub fn check_ids() -> Vec<&'static str> {
     partitions().iter().map(|c| c.id).collect()
 }
 
+/// Every column id `-o` accepts for `topology`.
+pub fn topology_ids() -> Vec<&'static str> {
+    DISKS.iter().map(|c| c.id).collect()
+}
+
+/// The first of `asked` (`COL` or `+COL`) that is not one of `ids`, as
+/// the one line that refuses it.
+pub fn unknown(asked: &[String], ids: &[&str], command: &str) -> Option<String> {
+    let bad = asked
+        .iter()
+        .find(|a| !ids.contains(&a.trim_start_matches('+')))?;
+    Some(format!(
+        "{bad:?} is not a column of {command}; {command} --list-columns names them ({})",
+        ids.join(", ")
+    ))
+}
+
 /// The human table of `cols`: a dimmed title row, then one row per item.
 pub fn table_rows<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style) -> Vec<Vec<String>> {
     let mut out = vec![cols.iter().map(|c| st.dim(c.title)).collect::<Vec<_>>()];
     for r in rows {
         out.push(cols.iter().map(|c| c.value(r, st)).collect());
+    }
+    out
+}
+
+/// The table in the form `st.table` asks for, each line after `indent`:
+/// aligned under dimmed titles, raw (`-r`) or as pairs (`-P`).
+pub fn render<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style, indent: &str) -> String {
+    let form = st.table;
+    // Raw and pairs are read by programs: never coloured.
+    let plain = Style {
+        color: false,
+        ..st.clone()
+    };
+    let lines: Vec<String> = match form.mode {
+        TableMode::Aligned => {
+            let mut t = table_rows(cols, rows, st);
+            if !form.headings {
+                t.remove(0);
+            }
+            super::style::table(&t)
+                .lines()
+                .map(str::to_string)
+                .collect()
+        }
+        TableMode::Raw => {
+            let head = form
+                .headings
+                .then(|| cols.iter().map(|c| c.key()).collect::<Vec<_>>().join(" "));
+            let body = rows.iter().map(|r| {
+                let v: Vec<String> = cols
+                    .iter()
+                    .map(|c| raw_escape(&c.value(r, &plain)))
+                    .collect();
+                v.join(" ")
+            });
+            head.into_iter().chain(body).collect()
+        }
+        TableMode::Pairs => rows
+            .iter()
+            .map(|r| {
+                let v: Vec<String> = cols
+                    .iter()
+                    .map(|c| format!("{}=\"{}\"", c.key(), pair_escape(&c.value(r, &plain))))
+                    .collect();
+                v.join(" ")
+            })
+            .collect(),
+    };
+    lines.iter().map(|l| format!("{indent}{l}\n")).collect()
+}
+
+/// `-r`: a value with no space in it, so the columns split on spaces.
+/// Whitespace, control characters and the backslash become `\xNN`, one
+/// per byte, as lsblk's raw mode writes them; other characters stay.
+pub fn raw_escape(s: &str) -> String {
+    escape(s, |c| c.is_whitespace() || c.is_control() || c == '\\')
+}
+
+/// `-P`: a value safe between double quotes, also for a shell's `eval`:
+/// quotes, backslashes, `$`, backticks and control characters become
+/// `\xNN`, as lsblk's pairs mode writes them.
+pub fn pair_escape(s: &str) -> String {
+    escape(s, |c| c.is_control() || matches!(c, '"' | '\\' | '$' | '`'))
+}
+
+fn escape(s: &str, odd: fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if odd(c) {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        } else {
+            out.push(c);
+        }
     }
     out
 }
@@ -225,6 +356,16 @@ pub fn field(s: &str) -> String {
 /// CSV: the header, then one line per row, of the columns `-o` asked for
 /// (a human-only column brings the CSV columns that are part of it).
 pub fn csv<R: ?Sized>(cols: &[Column<R>], rows: &[&R], asked: Option<&[String]>) -> String {
+    csv_with(cols, rows, asked, true)
+}
+
+/// [`csv`], the header line only with `headings` (`-n` leaves it out).
+pub fn csv_with<R: ?Sized>(
+    cols: &[Column<R>],
+    rows: &[&R],
+    asked: Option<&[String]>,
+    headings: bool,
+) -> String {
     let mut picked: Vec<&Column<R>> = Vec::new();
     for p in select(cols, asked, |c| c.csv) {
         let parts = cols.iter().filter(|c| c.part_of == Some(p.id));
@@ -234,8 +375,11 @@ pub fn csv<R: ?Sized>(cols: &[Column<R>], rows: &[&R], asked: Option<&[String]>)
             }
         }
     }
-    let mut out = picked.iter().map(|c| c.id).collect::<Vec<_>>().join(",");
-    out.push('\n');
+    let mut out = String::new();
+    if headings {
+        out = picked.iter().map(|c| c.id).collect::<Vec<_>>().join(",");
+        out.push('\n');
+    }
     for r in rows {
         let line: Vec<String> = picked.iter().map(|c| field(&(c.raw)(r))).collect();
         out.push_str(&line.join(","));
@@ -295,11 +439,13 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
         .drop(7),
         P::both("size_bytes", "size", |r| r.partition.size_bytes.to_string())
             .shown_as(|r, _| human(r.partition.size_bytes))
-            .help("the size (bytes in CSV)"),
+            .size()
+            .help("the size (bytes in CSV and with -b)"),
         P::both("start_alignment", "start on", |r| {
             r.partition.start_alignment.to_string()
         })
         .shown_as(|r, _| human(r.partition.start_alignment))
+        .size()
         .help("the largest power of two, up to 1 MiB, that divides the start: 512 B means only sector-aligned")
         .drop(2),
         P::both("kernel_offset", "k-off", |r| {
@@ -357,39 +503,61 @@ fn opt_text<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map(T::to_string).unwrap_or_default()
 }
 
-/// One row per disk for `topology --format csv`.
+type D = Column<Disk>;
+
+/// One row per disk: `topology`'s table, as lsblk -t, and its CSV.
 pub const DISKS: &[Column<Disk>] = &[
-    Column::csv_only("name", |d| d.name.clone()),
-    Column::csv_only("device", |d| d.device.display().to_string()),
-    Column::csv_only("size_bytes", |d| d.size_bytes.to_string()),
-    Column::csv_only("transport", |d| d.transport.as_str().into()),
-    Column::csv_only("logical_block_size", |d| {
+    D::both("name", "name", |d| d.name.clone())
+        .help("the kernel's name of the disk (sda, nvme0n1)"),
+    D::csv_only("device", |d| d.device.display().to_string())
+        .help("its device node"),
+    D::both("size_bytes", "size", |d| d.size_bytes.to_string())
+        .shown_as(|d, _| human(d.size_bytes))
+        .size()
+        .help("the size (bytes in CSV and with -b)"),
+    D::both("transport", "tran", |d| d.transport.as_str().into())
+        .help("how it is attached: sata, nvme, usb-uas, usb-storage, virtio, loop...")
+        .drop(2),
+    D::both("logical_block_size", "log-sec", |d| {
         d.topology.logical_block_size.to_string()
-    }),
-    Column::csv_only("physical_block_size", |d| {
+    })
+    .help("the logical block size: the smallest unit the disk addresses"),
+    D::both("physical_block_size", "phy-sec", |d| {
         d.topology.physical_block_size.to_string()
-    }),
-    Column::csv_only("minimum_io_size", |d| {
+    })
+    .help("the physical block size: below it, a write is read-modify-write"),
+    D::both("minimum_io_size", "min-io", |d| {
         d.topology.minimum_io_size.to_string()
-    }),
-    Column::csv_only("optimal_io_size", |d| {
+    })
+    .help("the minimum I/O size the disk prefers (a RAID chunk, or the physical block)"),
+    D::both("optimal_io_size", "opt-io", |d| {
         d.topology.optimal_io_size.to_string()
-    }),
-    Column::csv_only("alignment_offset", |d| {
+    })
+    .help("the optimal I/O size (a RAID stripe width; 0: none given)"),
+    D::both("alignment_offset", "alignment", |d| {
         d.topology.alignment_offset.to_string()
-    }),
-    Column::csv_only("discard_granularity", |d| {
+    })
+    .help("the alignment offset: the bytes from the start of the disk to its first aligned block (-1: misaligned)"),
+    D::both("discard_granularity", "disc-gran", |d| {
         d.topology.discard_granularity.to_string()
-    }),
-    Column::csv_only("discard_alignment", |d| {
+    })
+    .help("the discard granularity (0: no discard)")
+    .drop(1),
+    D::csv_only("discard_alignment", |d| {
         d.topology.discard_alignment.to_string()
-    }),
-    Column::csv_only("rotational", |d| opt_text(&d.rotational)),
-    Column::csv_only("removable", |d| opt_text(&d.removable)),
-    Column::csv_only("vendor", |d| opt_text(&d.vendor)),
-    Column::csv_only("model", |d| opt_text(&d.model)),
-    Column::csv_only("serial", |d| opt_text(&d.serial)),
-    Column::csv_only("problems", |d| problem_codes(&d.findings)),
+    })
+    .help("the discard alignment"),
+    D::both("rotational", "rota", |d| opt_text(&d.rotational))
+        .help("true for a spinning disk, as the kernel says; empty when unknown")
+        .drop(3),
+    D::csv_only("removable", |d| opt_text(&d.removable))
+        .help("true for removable media"),
+    D::csv_only("vendor", |d| opt_text(&d.vendor)).help("the vendor the disk reports"),
+    D::csv_only("model", |d| opt_text(&d.model))
+        .help("the model the disk reports"),
+    D::csv_only("serial", |d| opt_text(&d.serial)).help("the serial number"),
+    D::both("problems", "problems", |d| problem_codes(&d.findings))
+        .help("the codes of its suspicious hints (`topology DISK` explains them), space-separated"),
 ];
 
 fn opt4(v: Option<f64>) -> String {
@@ -526,6 +694,80 @@ mod tests {
         for n in names {
             assert!(doc.contains(&format!("`{n}`")), "docs/csv.md lacks {n}");
         }
+    }
+
+    /// lsblk's escapes: raw leaves no space in a value, pairs nothing a
+    /// shell would expand between double quotes.
+    #[test]
+    fn raw_and_pair_values_are_escaped_as_lsblk_does() {
+        assert_eq!(raw_escape("931.5 GiB"), "931.5\\x20GiB");
+        assert_eq!(raw_escape("a\tb\\c\n"), "a\\x09b\\x5cc\\x0a");
+        assert_eq!(raw_escape("é-ok"), "é-ok");
+        assert_eq!(
+            pair_escape("say \"hi\" $HOME `x`"),
+            "say \\x22hi\\x22 \\x24HOME \\x60x\\x60"
+        );
+        assert_eq!(pair_escape("a b"), "a b");
+        assert_eq!(pair_escape("\u{7f}"), "\\x7f");
+    }
+
+    /// The three forms of one table, with and without header, sizes in
+    /// bytes or not.
+    #[test]
+    fn a_table_prints_in_lsblks_forms() {
+        use crate::report::style::{TableForm, TableMode};
+        type T = Column<(&'static str, u64)>;
+        let cols = [
+            T::both("name", "name", |r| r.0.to_string()),
+            T::both("size_bytes", "size", |r| r.1.to_string())
+                .shown_as(|r, _| human(r.1))
+                .size(),
+        ];
+        let picked: Vec<&T> = cols.iter().collect();
+        let rows = [("a disk", 1u64 << 30), ("b", 512)];
+        let rows: Vec<&(&str, u64)> = rows.iter().collect();
+        let mut st = Style::plain();
+        let form = |mode, headings, bytes| TableForm {
+            mode,
+            headings,
+            bytes,
+        };
+        st.table = form(TableMode::Aligned, true, false);
+        assert_eq!(
+            render(&picked, &rows, &st, "  "),
+            "  name    size\n  a disk  1 GiB\n  b       512 B\n"
+        );
+        st.table = form(TableMode::Aligned, false, true);
+        assert_eq!(
+            render(&picked, &rows, &st, ""),
+            "a disk  1073741824\nb       512\n"
+        );
+        st.table = form(TableMode::Raw, true, false);
+        assert_eq!(
+            render(&picked, &rows, &st, ""),
+            "NAME SIZE_BYTES\na\\x20disk 1\\x20GiB\nb 512\\x20B\n"
+        );
+        st.table = form(TableMode::Pairs, true, true);
+        st.color = true;
+        assert_eq!(
+            render(&picked, &rows, &st, ""),
+            "NAME=\"a disk\" SIZE_BYTES=\"1073741824\"\nNAME=\"b\" SIZE_BYTES=\"512\"\n"
+        );
+    }
+
+    /// Topology's columns are all known to `-o`, and its default table
+    /// is the lsblk -t set.
+    #[test]
+    fn topology_columns() {
+        let shown: Vec<&str> = DISKS.iter().filter(|c| c.human).map(|c| c.id).collect();
+        assert_eq!(shown[0], "name");
+        assert!(shown.contains(&"physical_block_size") && shown.contains(&"problems"));
+        assert!(unknown(&["+model".into()], &topology_ids(), "topology").is_none());
+        let e = unknown(&["number".into()], &topology_ids(), "topology").unwrap();
+        assert!(
+            e.starts_with("\"number\" is not a column of topology"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -10,9 +10,11 @@ use crate::compare::Comparison;
 use crate::probe::report::ProbeReport;
 use crate::topology::Survey;
 
-/// CSV with the columns `-o` asked for (None: every CSV column).
+/// CSV with the columns `-o` asked for (None: every CSV column), with
+/// its header line unless `-n`.
 pub struct Csv {
     pub columns: Option<Vec<String>>,
+    pub headings: bool,
 }
 
 impl Exporter for Csv {
@@ -27,15 +29,21 @@ impl Exporter for Csv {
                 })
             })
             .collect();
-        columns::csv(
+        columns::csv_with(
             &columns::partitions(),
             &rows.iter().collect::<Vec<_>>(),
             self.columns.as_deref(),
+            self.headings,
         )
     }
 
     fn topology(&self, survey: &Survey) -> String {
-        columns::csv(DISKS, &survey.disks.iter().collect::<Vec<_>>(), None)
+        columns::csv_with(
+            DISKS,
+            &survey.disks.iter().collect::<Vec<_>>(),
+            self.columns.as_deref(),
+            self.headings,
+        )
     }
 
     fn probe(&self, report: &ProbeReport) -> String {

@@ -60,6 +60,7 @@ pub fn exporter(format: Format, style: Style) -> Box<dyn Exporter> {
         Format::Human => Box::new(human::Human { style }),
         Format::Json => Box::new(json::Json),
         Format::Csv => Box::new(csv::Csv {
+            headings: style.table.headings,
             columns: style.columns,
         }),
         Format::Html => Box::new(html::Html),

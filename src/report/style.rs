@@ -17,11 +17,62 @@ pub struct Style {
     pub verbose: bool,
     /// Print the verdicts only (`-q`).
     pub quiet: bool,
-    /// Fit lines and tables to this many columns (a terminal's width);
-    /// None: never wrap (a pipe, a file).
+    /// Wrap lines at this many columns (the terminal's, `--width`, or 100
+    /// for a pipe); None: never wrap (`--width 0`).
     pub width: Option<usize>,
+    /// Hide table columns to fit `width` (a terminal or `--width`); a pipe
+    /// gets every column.
+    pub fit: bool,
     /// The table and CSV columns asked for with `-o` (ids, validated).
     pub columns: Option<Vec<String>>,
+    /// How the tables are printed (`-n`, `-r`, `-P`, `-b`).
+    pub table: TableForm,
+    /// The report, its table alone, or both (`check -o`, `topology`).
+    pub view: View,
+}
+
+/// What `check` and `topology` print for people.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum View {
+    /// The whole report (check's default, topology's details).
+    #[default]
+    Report,
+    /// The table alone, as lsblk prints it (`-o`, topology's default).
+    Table,
+    /// The table, then the report (topology `-v -o`).
+    Both,
+}
+
+/// How a table is printed, as lsblk's output modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableForm {
+    pub mode: TableMode,
+    /// A header line (not with `-n`; never in `Pairs`).
+    pub headings: bool,
+    /// Sizes in bytes (`-b`).
+    pub bytes: bool,
+}
+
+impl Default for TableForm {
+    fn default() -> Self {
+        TableForm {
+            mode: TableMode::Aligned,
+            headings: true,
+            bytes: false,
+        }
+    }
+}
+
+/// lsblk's default, `-r` and `-P`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TableMode {
+    /// Columns aligned, two spaces apart.
+    #[default]
+    Aligned,
+    /// One space between values, odd bytes escaped (`-r`).
+    Raw,
+    /// `KEY="value"` pairs (`-P`).
+    Pairs,
 }
 
 impl Style {

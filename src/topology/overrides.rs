@@ -98,6 +98,14 @@ fn canonical_key(key: &str) -> Option<&'static str> {
 }
 
 impl TopologyOverride {
+    /// Whether the fields given could be a kernel's at all: applied over
+    /// the least demanding device (plain blocks of the `lbs` given, else
+    /// 512), where every field not given asks the least of them.
+    pub fn check(&self) -> Result<(), LimitError> {
+        self.apply(Topology::plain(self.lbs.unwrap_or(512)))
+            .map(|_| ())
+    }
+
     /// Apply to a detected topology and check the result is one a kernel could report.
     pub fn apply(&self, base: Topology) -> Result<Topology, LimitError> {
         let mut t = base;
@@ -165,5 +173,33 @@ mod tests {
         assert!(o.apply(Topology::IMAGE_DEFAULT).is_err());
         let o: TopologyOverride = "ao=100".parse().unwrap();
         assert!(o.apply(Topology::IMAGE_DEFAULT).is_err());
+    }
+
+    /// What no device could have is refused on its own; what depends on
+    /// the device (pbs=512 under a 4 KiB logical block) is not.
+    #[test]
+    fn checks_what_needs_no_device() {
+        for bad in [
+            "pbs=3000",
+            "lbs=1000",
+            "min=1000",
+            "ao=100",
+            "lbs=4096,pbs=512",
+        ] {
+            let o: TopologyOverride = bad.parse().unwrap();
+            assert!(o.check().is_err(), "{bad}");
+        }
+        for good in [
+            "pbs=512",
+            "lbs=4096",
+            "ao=3584",
+            "opt=33553920",
+            "lbs=4096,ao=8192",
+        ] {
+            let o: TopologyOverride = good.parse().unwrap();
+            assert!(o.check().is_ok(), "{good}");
+        }
+        let o: TopologyOverride = "pbs=512".parse().unwrap();
+        assert!(o.apply(Topology::plain(4096)).is_err());
     }
 }

@@ -8,14 +8,17 @@ use crate::check::report::TargetReport;
 use crate::check::CheckRun;
 use crate::findings::{Code, Finding, Severity, Status};
 use crate::layout::TableKind;
-use crate::report::columns::{self, partitions, table_rows, PartitionRow};
-use crate::report::style::{table, Style};
+use crate::report::columns::{self, partitions, PartitionRow};
+use crate::report::style::{Style, View};
 use crate::units::human;
 use std::fmt::Write;
 
 /// Render every target, the assembled arrays and volume groups, and the
-/// run's summary line.
+/// run's summary line; or, for `-o`, `-n`, `-r` and `-P`, the table alone.
 pub fn render(run: &CheckRun, st: &Style) -> String {
+    if st.view == View::Table {
+        return table_only(run, st);
+    }
     let mut out = String::new();
     for r in &run.targets {
         if st.quiet {
@@ -168,12 +171,10 @@ fn partition_table(out: &mut String, r: &TargetReport, st: &Style) {
     let all = partitions();
     let picked = columns::select(&all, st.columns.as_deref(), |c| c.human);
     let (cols, hidden) = match (st.width, &st.columns) {
-        (Some(w), None) => columns::fit(picked, &rows, st, w.saturating_sub(2)),
+        (Some(w), None) if st.fit => columns::fit(picked, &rows, st, w.saturating_sub(2)),
         _ => (picked, vec![]),
     };
-    for line in table(&table_rows(&cols, &rows, st)).lines() {
-        let _ = writeln!(out, "  {line}");
-    }
+    out.push_str(&columns::render(&cols, &rows, st, "  "));
     if !hidden.is_empty() {
         let text = format!(
             "({} hidden to fit the terminal; -o picks columns, --list-columns explains them)",
@@ -248,4 +249,31 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
         let _ = writeln!(out, "  stack:");
         super::stack::tree(out, &r.stack, st, "  ");
     }
+}
+
+/// `check -o COLUMNS` (and `-n`, `-r`, `-P`): one table of every
+/// partition of every target, as lsblk prints its own. Without `-o`, or
+/// with `+COL` only, several targets get the target column first.
+fn table_only(run: &CheckRun, st: &Style) -> String {
+    let rows: Vec<PartitionRow> = run
+        .targets
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(move |p| PartitionRow {
+                target: t,
+                partition: p,
+            })
+        })
+        .collect();
+    let rows: Vec<&PartitionRow> = rows.iter().collect();
+    let all = partitions();
+    let mut cols = columns::select(&all, st.columns.as_deref(), |c| c.human);
+    let default_set = st
+        .columns
+        .as_ref()
+        .is_none_or(|a| a.iter().all(|c| c.starts_with('+')));
+    if run.targets.len() > 1 && default_set && !cols.iter().any(|c| c.id == "target") {
+        cols.splice(0..0, all.iter().filter(|c| c.id == "target"));
+    }
+    columns::render(&cols, &rows, st, "")
 }

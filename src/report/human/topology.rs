@@ -1,12 +1,54 @@
-//! The human report of `topology`.
+//! The human report of `topology`: one row per disk, as `lsblk -t`, from
+//! the column model; the details of each disk (every limit, the ioctls'
+//! view, the findings explained) for a disk named or `-v`.
 
 use crate::errors::TargetError;
-use crate::report::style::Style;
+use crate::report::columns::{self, DISKS};
+use crate::report::style::{Style, TableForm, View};
 use crate::topology::Disk;
 use crate::units::human;
 use std::fmt::Write;
 
 pub fn render(disks: &[Disk], errors: &[TargetError], st: &Style) -> String {
+    let mut out = String::new();
+    if st.view != View::Report {
+        out.push_str(&table(disks, st));
+    }
+    if st.view == View::Both {
+        out.push('\n');
+    }
+    if st.view != View::Table {
+        out.push_str(&details(disks, st));
+        out.push_str(&crate::report::style::errors(errors, st, "could not read:"));
+    }
+    out
+}
+
+/// One row per disk, of the columns `-o` picked, fitted to a terminal
+/// when none were; the default table says where the details are.
+fn table(disks: &[Disk], st: &Style) -> String {
+    let rows: Vec<&Disk> = disks.iter().collect();
+    let picked = columns::select(DISKS, st.columns.as_deref(), |c| c.human);
+    let (cols, hidden) = match (st.width, &st.columns) {
+        (Some(w), None) if st.fit => columns::fit(picked, &rows, st, w),
+        _ => (picked, vec![]),
+    };
+    let mut out = columns::render(&cols, &rows, st, "");
+    let plain = st.columns.is_none() && st.table == TableForm::default();
+    if plain && st.view == View::Table {
+        let mut text = String::from("(");
+        if !hidden.is_empty() {
+            let _ = write!(text, "{} hidden to fit the terminal; ", hidden.join(", "));
+        }
+        text.push_str("-v or a disk named shows every limit and explains the problems; -o picks columns, --list-columns explains them)");
+        out.push_str(&st.line("", &st.dim(&text), ""));
+    }
+    out
+}
+
+/// Each disk in full: every limit, sysfs and the ioctls, the partitions
+/// and the findings explained.
+fn details(disks: &[Disk], st: &Style) -> String {
     let mut out = String::new();
     for d in disks {
         let t = &d.topology;
@@ -146,6 +188,5 @@ pub fn render(disks: &[Disk], errors: &[TargetError], st: &Style) -> String {
         }
         out.push('\n');
     }
-    out.push_str(&crate::report::style::errors(errors, st, "could not read:"));
     out
 }
