@@ -42,7 +42,7 @@ pub fn render(run: &CheckRun, st: &Style) -> String {
         }
     }
     out.push_str(&summary_line(run, st));
-    out.push_str(&next_step(run, st));
+    out.push_str(&next_step(run));
     out
 }
 
@@ -50,7 +50,7 @@ pub fn render(run: &CheckRun, st: &Style) -> String {
 /// the fix for those targets (docs/plan.md), and how to get the script. A
 /// misalignment with no partition to move (a dm device the kernel calls
 /// misaligned) has no such step.
-fn next_step(run: &CheckRun, st: &Style) -> String {
+fn next_step(run: &CheckRun) -> String {
     let misaligned: Vec<String> = run
         .targets
         .iter()
@@ -58,17 +58,17 @@ fn next_step(run: &CheckRun, st: &Style) -> String {
         .filter(|t| t.partitions.iter().any(|p| p.status == Status::Misaligned))
         .map(|t| shell_word(&t.path))
         .collect();
-    let text = match misaligned.as_slice() {
-        [] => return String::new(),
+    // Commands are never wrapped: they are for copying whole.
+    match misaligned.as_slice() {
+        [] => String::new(),
         [one] => format!(
-            "diskalign plan {one}   (then diskalign plan {one} --script FILE writes the fix as a script)"
+            "next: diskalign plan {one}\n      diskalign plan {one} --script FILE   (writes the fix as a script)\n"
         ),
         many => format!(
-            "diskalign plan {}   (then --script FILE, one disk at a time, writes the fix as a script)",
+            "next: diskalign plan {}\n      diskalign plan DISK --script FILE   (one disk at a time: writes the fix as a script)\n",
             many.join(" ")
         ),
-    };
-    st.line("next: ", &text, "  ")
+    }
 }
 
 /// `word` as one shell word: as it is when it is plain, else in single quotes.
