@@ -5,7 +5,7 @@ use crate::check::CheckOptions;
 use crate::layout::TableKind;
 use crate::plan::{self, new_disk, PlanOptions};
 use crate::report::style::Style;
-use crate::report::{plan as out, script};
+use crate::report::{plan as out, script, Stamp};
 use std::path::{Path, PathBuf};
 
 /// Returns the report text and the exit status: 0 nothing to change, 1 a
@@ -18,9 +18,10 @@ pub fn run(
     plan_opts: &PlanOptions,
     new: Option<(PathBuf, String, TableKind)>,
     style: &Style,
+    stamp: &Stamp,
 ) -> (String, u8) {
-    if let Some((disk, sizes, label)) = new {
-        return run_new(opts, &disk, &sizes, label, json, script_file, style);
+    if let Some(new) = new {
+        return run_new(opts, new, json, script_file, style, stamp);
     }
     if script_file.is_some() && targets.len() != 1 {
         warn("--script writes the plan of one disk: give one target");
@@ -31,7 +32,7 @@ pub fn run(
         warn(&e.to_string());
     }
     let text = if json {
-        crate::report::json::plan(&run)
+        crate::report::json::plan(&run, stamp)
     } else {
         out::human(&run, style)
     };
@@ -63,21 +64,20 @@ pub fn run(
 
 fn run_new(
     opts: &CheckOptions,
-    disk: &Path,
-    sizes: &str,
-    label: TableKind,
+    (disk, sizes, label): (PathBuf, String, TableKind),
     json: bool,
     script_file: Option<&Path>,
     style: &Style,
+    stamp: &Stamp,
 ) -> (String, u8) {
-    let sizes = match new_disk::parse_sizes(sizes) {
+    let sizes = match new_disk::parse_sizes(&sizes) {
         Ok(s) => s,
         Err(e) => {
             warn(&format!("--sizes: {e}"));
             return (String::new(), 2);
         }
     };
-    let i = crate::inspect::inspect(&[disk.to_path_buf()], opts);
+    let i = crate::inspect::inspect(&[disk], opts);
     if let Some(e) = i.errors.first() {
         warn(&e.to_string());
         return (String::new(), 2);
@@ -87,7 +87,7 @@ fn run_new(
     };
     let d = new_disk::plan(t, &sizes, label);
     let text = if json {
-        crate::report::json::plan(&d)
+        crate::report::json::plan(&d, stamp)
     } else {
         out::human_new(&d, style)
     };

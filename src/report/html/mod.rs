@@ -89,7 +89,9 @@ pub fn figures(page: &str) -> Vec<(String, String)> {
 
 /// The HTML exporter: each command's run as its JSON document, read back
 /// and drawn, so `--format html` and `report` of the saved JSON agree.
-pub struct Html;
+pub struct Html {
+    pub stamp: super::Stamp,
+}
 
 fn from_json(text: &str, name: &str) -> String {
     match Saved::parse(text, name) {
@@ -104,18 +106,18 @@ fn from_json(text: &str, name: &str) -> String {
 
 impl super::Exporter for Html {
     fn check(&self, run: &crate::check::CheckRun) -> String {
-        from_json(&super::json::check(run), "this check run")
+        from_json(&super::json::check(run, &self.stamp), "this check run")
     }
 
     fn topology(&self, survey: &crate::topology::Survey) -> String {
         from_json(
-            &super::json::topology(&survey.disks, &survey.errors),
+            &super::json::topology(&survey.disks, &survey.errors, &self.stamp),
             "this topology run",
         )
     }
 
     fn probe(&self, report: &crate::probe::report::ProbeReport) -> String {
-        from_json(&super::json::probe(report), "this probe run")
+        from_json(&super::json::probe(report, &self.stamp), "this probe run")
     }
 
     fn compare(&self, c: &crate::compare::Comparison) -> String {

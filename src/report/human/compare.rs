@@ -347,8 +347,13 @@ mod tests {
             panic!("not a probe comparison");
         };
         assert_eq!(p.target_count(), usize::MAX);
+        let stamp = crate::report::Stamp {
+            host: "h".into(),
+            started: std::time::UNIX_EPOCH,
+        };
         for format in [crate::report::Format::Human, crate::report::Format::Html] {
-            let out = crate::report::exporter(format, crate::report::Style::plain()).compare(&c);
+            let out = crate::report::exporter(format, crate::report::Style::plain(), &stamp)
+                .compare(&c);
             assert!(out.contains(&usize::MAX.to_string()), "{format:?}");
         }
     }
