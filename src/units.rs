@@ -221,7 +221,10 @@ pub fn parse_rfc3339(s: &str) -> Option<u64> {
             if !ok {
                 return None;
             }
-            let (oh, om) = (rest[1..3].parse::<i64>().ok()?, rest[4..6].parse::<i64>().ok()?);
+            let (oh, om) = (
+                rest[1..3].parse::<i64>().ok()?,
+                rest[4..6].parse::<i64>().ok()?,
+            );
             if oh > 23 || om > 59 {
                 return None;
             }
@@ -323,8 +326,14 @@ mod tests {
             assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t), "{}", rfc3339(t));
         }
         assert_eq!(rfc3339(1_795_381_475), "2026-11-22T21:04:35Z");
-        assert_eq!(parse_rfc3339("2026-11-22T22:04:35.5+01:00"), Some(1_795_381_475));
-        assert_eq!(parse_rfc3339("2026-11-22t16:04:35-05:00"), Some(1_795_381_475));
+        assert_eq!(
+            parse_rfc3339("2026-11-22T22:04:35.5+01:00"),
+            Some(1_795_381_475)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-11-22t16:04:35-05:00"),
+            Some(1_795_381_475)
+        );
         for bad in [
             "",
             "2026-11-22",
