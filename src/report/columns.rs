@@ -346,6 +346,20 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
             .help("the codes of its warnings and errors, space-separated"),
         P::csv_only("status", |r| r.partition.status.as_str().into())
             .help("aligned, untidy or misaligned"),
+        P::csv_only("disk", |r| opt_text(&r.target.disk))
+            .help("the whole disk's kernel name (sda; empty for an image)"),
+        P::csv_only("model", |r| opt_text(&r.target.model))
+            .help("the disk's model (sysfs)"),
+        P::csv_only("serial", |r| opt_text(&r.target.serial))
+            .help("the disk's serial number (sysfs)"),
+        P::csv_only("wwn", |r| opt_text(&r.target.wwn))
+            .help("the disk's world-wide identifier (sysfs wwid)"),
+        P::csv_only("ptuuid", |r| opt_text(&r.target.partition_table.ptuuid))
+            .help("the partition table's identity: the GPT disk GUID or the DOS disk signature, as blkid's PTUUID"),
+        P::csv_only("partuuid", |r| opt_text(&r.partition.partuuid))
+            .help("the partition's identity, as blkid's PARTUUID"),
+        P::csv_only("partlabel", |r| opt_text(&r.partition.name))
+            .help("the GPT partition name, as blkid's PARTLABEL"),
     ]
 }
 
@@ -386,6 +400,7 @@ pub const DISKS: &[Column<Disk>] = &[
     Column::csv_only("model", |d| opt_text(&d.model)),
     Column::csv_only("serial", |d| opt_text(&d.serial)),
     Column::csv_only("problems", |d| problem_codes(&d.findings)),
+    Column::csv_only("wwn", |d| opt_text(&d.wwn)),
 ];
 
 fn opt4(v: Option<f64>) -> String {
