@@ -85,12 +85,11 @@ pub fn main() -> ExitCode {
         } => plan::run(
             &options,
             &targets,
-            json,
+            json.then_some(&stamp),
             script.as_deref(),
             &plan,
             new,
             &opts.style,
-            &stamp,
         ),
     };
     ExitCode::from(emit(&text, code))

@@ -8,20 +8,20 @@ use crate::report::style::Style;
 use crate::report::{plan as out, script, Stamp};
 use std::path::{Path, PathBuf};
 
-/// Returns the report text and the exit status: 0 nothing to change, 1 a
-/// plan with changes, 2 a target could not be read or planned.
+/// Returns the report text (the JSON document, with this run's stamp, when
+/// `json` has one) and the exit status: 0 nothing to change, 1 a plan with
+/// changes, 2 a target could not be read or planned.
 pub fn run(
     opts: &CheckOptions,
     targets: &[PathBuf],
-    json: bool,
+    json: Option<&Stamp>,
     script_file: Option<&Path>,
     plan_opts: &PlanOptions,
     new: Option<(PathBuf, String, TableKind)>,
     style: &Style,
-    stamp: &Stamp,
 ) -> (String, u8) {
-    if let Some(new) = new {
-        return run_new(opts, new, json, script_file, style, stamp);
+    if let Some((disk, sizes, label)) = new {
+        return run_new(opts, &disk, &sizes, label, json, script_file, style);
     }
     if script_file.is_some() && targets.len() != 1 {
         warn("--script writes the plan of one disk: give one target");
@@ -31,7 +31,7 @@ pub fn run(
     for e in &run.errors {
         warn(&e.to_string());
     }
-    let text = if json {
+    let text = if let Some(stamp) = json {
         crate::report::json::plan(&run, stamp)
     } else {
         out::human(&run, style)
@@ -64,20 +64,21 @@ pub fn run(
 
 fn run_new(
     opts: &CheckOptions,
-    (disk, sizes, label): (PathBuf, String, TableKind),
-    json: bool,
+    disk: &Path,
+    sizes: &str,
+    label: TableKind,
+    json: Option<&Stamp>,
     script_file: Option<&Path>,
     style: &Style,
-    stamp: &Stamp,
 ) -> (String, u8) {
-    let sizes = match new_disk::parse_sizes(&sizes) {
+    let sizes = match new_disk::parse_sizes(sizes) {
         Ok(s) => s,
         Err(e) => {
             warn(&format!("--sizes: {e}"));
             return (String::new(), 2);
         }
     };
-    let i = crate::inspect::inspect(&[disk], opts);
+    let i = crate::inspect::inspect(&[disk.to_path_buf()], opts);
     if let Some(e) = i.errors.first() {
         warn(&e.to_string());
         return (String::new(), 2);
@@ -86,7 +87,7 @@ fn run_new(
         return (String::new(), 2);
     };
     let d = new_disk::plan(t, &sizes, label);
-    let text = if json {
+    let text = if let Some(stamp) = json {
         crate::report::json::plan(&d, stamp)
     } else {
         out::human_new(&d, style)
