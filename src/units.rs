@@ -162,10 +162,88 @@ pub fn parse_duration(v: &str) -> Option<std::time::Duration> {
 /// `2026-11-22 21:04 UTC` from seconds since 1970 (civil date from the
 /// day count, in 400-year eras: no time-zone database needed).
 pub fn utc(unix: u64) -> String {
-    let days = (unix / 86_400) as i64;
+    let (year, month, day) = civil((unix / 86_400) as i64);
     let secs = unix % 86_400;
-    // Days since 1970-01-01 to a civil date, counting in 400-year eras
-    // that start on 1 March (so the leap day ends a year).
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+/// RFC 3339 in UTC, to the second: `2026-11-22T21:04:35Z`.
+pub fn rfc3339(unix: u64) -> String {
+    let (year, month, day) = civil((unix / 86_400) as i64);
+    let secs = unix % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// Seconds since 1970 of an RFC 3339 date-time (`2026-11-22T21:04:35Z`,
+/// `...35.25+01:00`; a fraction is dropped); None when malformed or
+/// before 1970.
+pub fn parse_rfc3339(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| -> Option<i64> {
+        let part = b.get(r)?;
+        part.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| std::str::from_utf8(part).ok()?.parse().ok())?
+    };
+    let seps = [(4, b'-'), (7, b'-'), (13, b':'), (16, b':')];
+    if seps.iter().any(|&(i, c)| b.get(i) != Some(&c))
+        || !matches!(b.get(10), Some(b'T' | b't' | b' '))
+    {
+        return None;
+    }
+    let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    let (h, m, sec) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 {
+        return None;
+    }
+    let mut rest = &s[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return None;
+        }
+        rest = &frac[n..];
+    }
+    let offset = match rest.as_bytes() {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let rb = rest.as_bytes();
+            let ok = [1, 2, 4, 5].iter().all(|&i| rb[i].is_ascii_digit());
+            if !ok {
+                return None;
+            }
+            let (oh, om) = (
+                rest[1..3].parse::<i64>().ok()?,
+                rest[4..6].parse::<i64>().ok()?,
+            );
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let o = oh * 3600 + om * 60;
+            if *sign == b'-' {
+                -o
+            } else {
+                o
+            }
+        }
+        _ => return None,
+    };
+    let t = days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + sec - offset;
+    u64::try_from(t).ok()
+}
+
+/// Days since 1970-01-01 to a civil date, counting in 400-year eras
+/// that start on 1 March (so the leap day ends a year).
+fn civil(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -174,12 +252,18 @@ pub fn utc(unix: u64) -> String {
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        secs / 3600,
-        secs % 3600 / 60
-    )
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// The inverse of [`civil`]: days since 1970-01-01 of a civil date.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if month > 2 { month - 3 } else { month + 9 };
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
@@ -234,5 +318,34 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00 UTC");
         assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
         assert_eq!(utc(1_795_381_475), "2026-11-22 21:04 UTC");
+    }
+
+    #[test]
+    fn rfc3339_round_trips_and_takes_offsets() {
+        for t in [0, 951_782_400, 1_795_381_475, 4_102_444_800] {
+            assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t), "{}", rfc3339(t));
+        }
+        assert_eq!(rfc3339(1_795_381_475), "2026-11-22T21:04:35Z");
+        assert_eq!(
+            parse_rfc3339("2026-11-22T22:04:35.5+01:00"),
+            Some(1_795_381_475)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-11-22t16:04:35-05:00"),
+            Some(1_795_381_475)
+        );
+        for bad in [
+            "",
+            "2026-11-22",
+            "2026-11-22T21:04:35",
+            "2026-13-22T21:04:35Z",
+            "2026-11-22T21:04:35.Z",
+            "2026-11-22T21:04:35+1:00",
+            "1969-12-31T23:59:59Z",
+            "2026-11-22T21:04:3\u{e9}Z",
+            "２０26-11-22T21:04:35Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
     }
 }

@@ -48,7 +48,11 @@ fn compared(a: &Value, b: &Value) -> Value {
     use diskalign::saved::Saved;
     let saved = |v: &Value, name: &str| Saved::parse(&v.to_string(), name).unwrap();
     let c = diskalign::compare::compare(&saved(a, "a.json"), &saved(b, "b.json")).unwrap();
-    serde_json::from_str(&diskalign::report::json::compare(&c)).unwrap()
+    let stamp = diskalign::report::Stamp {
+        host: "docs".into(),
+        started: std::time::SystemTime::now(),
+    };
+    serde_json::from_str(&diskalign::report::json::compare(&c, &stamp)).unwrap()
 }
 
 #[test]

@@ -489,7 +489,7 @@ fn an_unwritable_file_is_one_line_and_status_bit_2() {
 fn alerting_rules_are_valid_and_fire_as_their_tests_say() {
     let rules = repo("contrib/prometheus/diskalign-alerts.yml");
     let (code, out) = sh_status("promtool", &["check", "rules", rules.to_str().unwrap()]);
-    assert!(code == 0 && out.contains("SUCCESS: 7 rules found"), "{out}");
+    assert!(code == 0 && out.contains("SUCCESS: 8 rules found"), "{out}");
     let tests = repo("contrib/prometheus/diskalign-alerts.test.yml");
     let (code, out) = sh_status("promtool", &["test", "rules", tests.to_str().unwrap()]);
     assert!(code == 0 && out.contains("SUCCESS"), "{out}");
@@ -561,4 +561,335 @@ fn the_systemd_units_verify_and_every_contrib_command_parses() {
         code == 0 && out.trim().is_empty(),
         "systemd-analyze verify: {out}"
     );
+}
+
+/// The labels node_exporter's scrape adds to every series of a textfile.
+const INSTANCE: &str = "db-07:9100";
+const JOB: &str = "node";
+
+/// A label value as PromQL's series notation wants it.
+fn promql_escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The samples of real textfiles as promtool's `input_series`, `hours`
+/// hourly values each: with the labels the scrape adds, and every
+/// `*_timestamp_seconds` moved to the test's clock (promtool's starts at
+/// 0), so the run happened at its time 0.
+fn input_series(samples: &[Sample], hours: u32) -> Vec<serde_json::Value> {
+    samples
+        .iter()
+        .map(|s| {
+            let mut labels: Vec<String> = s
+                .labels
+                .iter()
+                .map(|(k, v)| format!("{k}=\"{}\"", promql_escape(v)))
+                .collect();
+            labels.push(format!("instance=\"{INSTANCE}\""));
+            labels.push(format!("job=\"{JOB}\""));
+            let v = if s.name.ends_with("_timestamp_seconds") {
+                0.0
+            } else {
+                s.value
+            };
+            serde_json::json!({
+                "series": format!("{}{{{}}}", s.name, labels.join(",")),
+                "values": format!("{v}x{hours}"),
+            })
+        })
+        .collect()
+}
+
+/// An expected alert: the rule's severity, the scrape's labels and
+/// `labels`, the annotations (each an exact string).
+fn alert(
+    severity: &str,
+    labels: &[(&str, &str)],
+    annotations: &[(&str, String)],
+) -> serde_json::Value {
+    let mut l = serde_json::Map::new();
+    l.insert("severity".into(), severity.into());
+    l.insert("instance".into(), INSTANCE.into());
+    l.insert("job".into(), JOB.into());
+    for (k, v) in labels.iter().filter(|(_, v)| !v.is_empty()) {
+        l.insert(k.to_string(), (*v).into());
+    }
+    let a: serde_json::Map<String, serde_json::Value> = annotations
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone().into()))
+        .collect();
+    serde_json::json!({ "exp_labels": l, "exp_annotations": a })
+}
+
+/// The `identity` annotation of the target alerts.
+fn identity(device: &str, ptuuid: &str) -> String {
+    format!("device={device} model= serial= wwn= ptuuid={ptuuid}")
+}
+
+/// The alerting rules, on the series of real runs: `check` of a loop
+/// device (partition 2 off 4 KiB) beside an image whose partition leaves
+/// the disk and a target that does not exist, and `topology` of the USB
+/// bridge fixture. promtool runs the rules over those series: the alerts
+/// that should fire do, with the disk's identity joined in, the others
+/// stay silent, and two days later both runs are stale.
+#[test]
+fn alerting_rules_fire_on_the_series_of_a_real_run() {
+    require_tool("promtool");
+    let dir = TempDir::new().unwrap();
+    let img = two_partitions(dir.path());
+    let lo = LoopDev::attach(&img, None);
+    let device = lo.dev.trim_start_matches("/dev/").to_string();
+    let damaged = image(dir.path(), "damaged.img", 64 * MIB);
+    sfdisk(
+        &damaged,
+        "label: dos\nlabel-id: 0x11223344\nstart=2048, type=83\n",
+    );
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&damaged)
+        .unwrap()
+        .set_len(32 * MIB)
+        .unwrap();
+    let (damaged, missing) = (damaged.to_str().unwrap(), "/nonexistent/disk.img");
+    let check_file = dir.path().join("diskalign.prom");
+    let (out, err, code) = run_full(&[
+        "check",
+        &lo.dev,
+        damaged,
+        missing,
+        "--topology",
+        "pbs=4096",
+        "--prometheus",
+        check_file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{out}{err}");
+    let topo_file = dir.path().join("diskalign-topology.prom");
+    let root = repo("tests/fixtures/sysfs/usb-bridge");
+    let (_, err, code) = run_full(&[
+        "--sysfs-root",
+        root.to_str().unwrap(),
+        "topology",
+        "--prometheus",
+        topo_file.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.as_str()), (1, ""));
+    promtool_check_metrics(&check_file);
+    promtool_check_metrics(&topo_file);
+    let checked = parse(&std::fs::read_to_string(&check_file).unwrap());
+    let topo = parse(&std::fs::read_to_string(&topo_file).unwrap());
+
+    // The identity the alerts carry is the disk's own: blkid's PTUUID.
+    let ptuuid = sh("blkid", &["-p", "-s", "PTUUID", "-o", "value", &lo.dev]);
+    let ptuuid = String::from_utf8_lossy(&ptuuid.stdout).trim().to_string();
+    assert_eq!(ptuuid.len(), 36, "{ptuuid}");
+    let info = [
+        ("target", lo.dev.as_str()),
+        ("device", device.as_str()),
+        ("ptuuid", ptuuid.as_str()),
+    ];
+    assert_eq!(value(&checked, "diskalign_disk_info", &info), 1.0);
+    let errors = value(
+        &checked,
+        "diskalign_target_findings",
+        &[("target", &lo.dev), ("severity", "error")],
+    );
+    assert!(errors >= 1.0, "{errors}");
+
+    let series: Vec<serde_json::Value> = input_series(&checked, 50)
+        .into_iter()
+        .chain(input_series(&topo, 50))
+        .collect();
+    let t = lo.dev.as_str();
+    let fix = |t: &str| {
+        format!("diskalign check found a warning or error about where the partition starts, ends or how large it is; run `diskalign check {t}` on the host for the findings and `diskalign plan {t}` for the fix.")
+    };
+    let at_1h = |name: &str, alerts: Vec<serde_json::Value>| serde_json::json!({ "eval_time": "1h", "alertname": name, "exp_alerts": alerts });
+    let stale = |command: &str| {
+        alert(
+            "warning",
+            &[("command", command)],
+            &[
+                ("summary", format!("diskalign {command} has not run on {INSTANCE} for 2d 1h 0m 0s")),
+                ("description", "The metrics file is older than two days: the timer or cron job stopped running, or fails before writing (systemctl status diskalign.service).".into()),
+            ],
+        )
+    };
+    let tests = serde_json::json!({
+        "rule_files": [repo("contrib/prometheus/diskalign-alerts.yml")],
+        "evaluation_interval": "1m",
+        "tests": [{
+            "interval": "1h",
+            "input_series": series,
+            "alert_rule_test": [
+                // Partition 1 is on 1 MiB; the damaged image's partition
+                // is placed well, its table is what is wrong.
+                at_1h("DiskalignPartitionMisaligned", vec![alert(
+                    "warning",
+                    &[("target", t), ("partition", "2"), ("device", &device), ("ptuuid", &ptuuid)],
+                    &[
+                        ("summary", format!("Partition 2 of {t} on {INSTANCE} is misaligned")),
+                        ("description", fix(t)),
+                        ("identity", identity(&device, &ptuuid)),
+                    ],
+                )]),
+                at_1h("DiskalignLayerMisaligned", vec![]),
+                at_1h("DiskalignStripeWriteAmplification", vec![]),
+                at_1h("DiskalignErrorFindings", [(t, errors), (damaged, 1.0)].iter().map(|(target, n)| alert(
+                    "warning",
+                    &[("target", target)],
+                    &[
+                        ("summary", format!("diskalign found {n} error(s) on {target} on {INSTANCE}")),
+                        ("description", "An error finding: a misaligned start, a damaged partition table or metadata, a table for another sector size. `diskalign_findings{severity=\"error\"}` names the codes (docs/findings.md).".into()),
+                    ],
+                )).collect()),
+                at_1h("DiskalignTableDamaged", vec![alert(
+                    "critical",
+                    &[("target", damaged), ("status", "damaged"), ("ptuuid", "11223344")],
+                    &[
+                        ("summary", format!("Damaged partition table or metadata on {damaged} on {INSTANCE}")),
+                        ("description", format!("diskalign check judged the target damaged: metadata that does not read back, or partitions that overlap or leave the disk. Back up before writing to it; `diskalign check {damaged}` names what, `diskalign plan {damaged}` what can be repaired.")),
+                        ("identity", identity("", "11223344")),
+                    ],
+                )]),
+                at_1h("DiskalignTargetNotChecked", vec![alert(
+                    "warning",
+                    &[("target", missing)],
+                    &[
+                        ("summary", format!("diskalign could not check {missing} on {INSTANCE}")),
+                        ("description", "The target could not be read or checked; the reason is on diskalign's stderr (the journal of diskalign.service, or cron's mail).".into()),
+                    ],
+                )]),
+                at_1h("DiskalignTopologyHint", vec![alert(
+                    "info",
+                    &[("disk", "sda")],
+                    &[
+                        ("summary", format!("Suspicious I/O limits on sda on {INSTANCE}")),
+                        ("description", "diskalign topology flagged the limits the disk reports as not to be trusted (an optimal I/O size a USB bridge made up, a hidden 4K disk, ...); `diskalign_topology_findings` names the codes, `diskalign topology sda` explains them.".into()),
+                    ],
+                )]),
+                at_1h("DiskalignRunStale", vec![]),
+                { "eval_time": "47h", "alertname": "DiskalignRunStale", "exp_alerts": [] },
+                { "eval_time": "49h", "alertname": "DiskalignRunStale",
+                  "exp_alerts": [stale("check"), stale("topology")] },
+            ],
+        }],
+    });
+    // JSON is YAML: promtool reads the file as it is.
+    let file = dir.path().join("real-run.test.yml");
+    std::fs::write(&file, serde_json::to_string_pretty(&tests).unwrap()).unwrap();
+    let (code, out) = sh_status("promtool", &["test", "rules", file.to_str().unwrap()]);
+    assert!(code == 0 && out.contains("SUCCESS"), "{out}");
+}
+
+/// Every metric name a PromQL expression mentions.
+fn metric_names(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = expr;
+    while let Some(i) = rest.find("diskalign_") {
+        let name: String = rest[i..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        rest = &rest[i + name.len()..];
+        out.push(name);
+    }
+    out
+}
+
+/// The Grafana dashboard parses, every query is valid PromQL (promtool
+/// checks each as a recording rule, `$instance` as `.*`), and it asks only
+/// for metrics diskalign writes: the families of real check runs (one of
+/// them a striped LV) and of topology.
+#[test]
+fn the_dashboard_asks_only_for_metrics_diskalign_writes() {
+    require_root();
+    let text = std::fs::read_to_string(repo("contrib/grafana/diskalign-dashboard.json")).unwrap();
+    let dash: serde_json::Value = serde_json::from_str(&text).expect("the dashboard is JSON");
+    let exprs: Vec<String> = dash["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap().iter())
+        .map(|t| t["expr"].as_str().unwrap().to_string())
+        .collect();
+    assert!(exprs.len() >= 8, "{exprs:?}");
+
+    // The families diskalign writes, from real runs.
+    let dir = TempDir::new().unwrap();
+    let mut written = std::collections::BTreeSet::new();
+    let mut families = |args: &[&str], file: &Path| {
+        let (_, err, _) = run_full(args);
+        assert!(file.exists(), "{args:?}: {err}");
+        for l in std::fs::read_to_string(file).unwrap().lines() {
+            if let Some(rest) = l.strip_prefix("# TYPE ") {
+                written.insert(rest.split(' ').next().unwrap().to_string());
+            }
+        }
+    };
+    let img = two_partitions(dir.path());
+    let prom = dir.path().join("a.prom");
+    families(
+        &[
+            "check",
+            img.to_str().unwrap(),
+            "/nonexistent",
+            "--prometheus",
+            prom.to_str().unwrap(),
+        ],
+        &prom,
+    );
+    let lv = striped_image(&dir, 53251);
+    let prom = dir.path().join("lv.prom");
+    families(
+        &[
+            "check",
+            lv.to_str().unwrap(),
+            "--prometheus",
+            prom.to_str().unwrap(),
+        ],
+        &prom,
+    );
+    let root = repo("tests/fixtures/sysfs/usb-bridge");
+    let prom = dir.path().join("topology.prom");
+    families(
+        &[
+            "--sysfs-root",
+            root.to_str().unwrap(),
+            "topology",
+            "--prometheus",
+            prom.to_str().unwrap(),
+        ],
+        &prom,
+    );
+    for e in &exprs {
+        let names = metric_names(e);
+        assert!(!names.is_empty(), "{e}");
+        for n in names {
+            assert!(
+                written.contains(&n),
+                "the dashboard asks for {n}, which diskalign does not write ({written:?})"
+            );
+        }
+    }
+    // The variable's query too.
+    let var = dash["templating"]["list"][0]["query"]["query"]
+        .as_str()
+        .unwrap();
+    for n in metric_names(var) {
+        assert!(written.contains(&n), "{n}");
+    }
+
+    // Each query is PromQL promtool accepts.
+    let rules: Vec<serde_json::Value> = exprs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| serde_json::json!({ "record": format!("dashboard:query_{i}"), "expr": e.replace("$instance", ".*") }))
+        .collect();
+    let file = dir.path().join("dashboard-queries.yml");
+    let doc = serde_json::json!({ "groups": [{ "name": "dashboard", "rules": rules }] });
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let (code, out) = sh_status("promtool", &["check", "rules", file.to_str().unwrap()]);
+    assert!(code == 0 && out.contains("SUCCESS"), "{out}");
 }

@@ -18,6 +18,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+/// A fixed host and start for the documents rendered.
+fn stamp() -> diskalign::report::Stamp {
+    diskalign::report::Stamp {
+        host: "fuzz".into(),
+        started: std::time::UNIX_EPOCH,
+    }
+}
+
 /// A target's entry: takes the fuzz input, must not panic.
 pub type Entry = fn(&[u8]);
 
@@ -347,7 +355,7 @@ pub fn check_image(data: &[u8]) {
                 let _ = diskalign::report::script::render(d, "fuzz");
             }
         }
-        let _ = diskalign::report::json::plan(&plan);
+        let _ = diskalign::report::json::plan(&plan, &stamp());
     }
     let _ = std::fs::remove_file(&path);
 }
@@ -593,6 +601,6 @@ pub fn saved(data: &[u8]) {
         (Format::Csv, Style::plain()),
         (Format::Html, Style::plain()),
     ] {
-        let _ = report::exporter(format, style).compare(&c);
+        let _ = report::exporter(format, style, &stamp()).compare(&c);
     }
 }

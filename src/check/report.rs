@@ -18,6 +18,9 @@ pub struct TableReport {
     pub first_usable_lba: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_usable_lba: Option<u64>,
+    /// The table's identity, PTUUID as blkid spells it: the GPT disk GUID,
+    /// or the DOS disk signature (`%08x`); null when there is none.
+    pub ptuuid: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -27,6 +30,9 @@ pub struct PartitionReport {
     pub type_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// PARTUUID as blkid spells it: the GPT entry's unique GUID, or the
+    /// DOS signature and number (`%08x-%02x`); null when there is none.
+    pub partuuid: Option<String>,
     pub start_bytes: u64,
     /// Inclusive last byte.
     pub end_bytes: u64,
@@ -64,6 +70,11 @@ pub struct TargetReport {
     /// The whole disk a partition or disk target belongs to (live devices).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk: Option<String>,
+    /// The whole disk's serial number, world-wide identifier and model, as
+    /// sysfs gives them (live devices; null for images).
+    pub serial: Option<String>,
+    pub wwn: Option<String>,
+    pub model: Option<String>,
     pub size_bytes: u64,
     pub topology: Topology,
     pub topology_source: TopologySource,

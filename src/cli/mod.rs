@@ -14,7 +14,7 @@ pub use args::{Cli, Command, OutputArgs, ProbeArgs};
 pub use options::{Options, Task};
 
 use crate::check::{self, CheckOptions};
-use crate::report::{self, progress, Exporter};
+use crate::report::{self, progress, Exporter, Stamp};
 use crate::topology::Sysfs;
 use clap::Parser;
 use std::path::{Path, PathBuf};
@@ -29,6 +29,11 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return ExitCode::from(usage_error(e)),
     };
+    // Where and when, once for every output of this run.
+    let stamp = Stamp {
+        host: crate::sys::host::name(),
+        started: SystemTime::now(),
+    };
     let opts = match Options::resolve(cli) {
         Ok(o) => o,
         Err(e) => {
@@ -36,14 +41,20 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let out = report::exporter(opts.format, opts.style.clone());
+    let out = report::exporter(opts.format, opts.style.clone(), &stamp);
     let html = opts.html.as_deref();
     let (text, code) = match opts.task {
         Task::Topology {
             sysfs,
             devices,
             prometheus,
-        } => run_topology(&sysfs, &devices, prometheus.as_deref(), html, &*out),
+        } => run_topology(
+            &sysfs,
+            &devices,
+            [prometheus.as_deref(), html],
+            &stamp,
+            &*out,
+        ),
         Task::Check {
             options,
             targets,
@@ -54,6 +65,7 @@ pub fn main() -> ExitCode {
             &targets,
             fail_on,
             [prometheus.as_deref(), html],
+            &stamp,
             &*out,
         ),
         Task::ListColumns(options::Listed::Check) => (report::columns::check_list(&opts.style), 0),
@@ -64,14 +76,14 @@ pub fn main() -> ExitCode {
             options,
             emit_fio,
             csv,
-        } => run_probe(&options, emit_fio, [csv.as_deref(), html], &*out),
+        } => run_probe(&options, emit_fio, [csv.as_deref(), html], &stamp, &*out),
         Task::Assets(a) => (assets::render(a), 0),
         Task::Report {
             runs,
             output,
             figures,
         } => runs::report(&runs, output.as_deref(), figures.as_deref()),
-        Task::Compare { a, b } => runs::compare(&a, &b, html, &*out),
+        Task::Compare { a, b } => runs::compare(&a, &b, html, &stamp, &*out),
         Task::Plan {
             options,
             targets,
@@ -82,7 +94,7 @@ pub fn main() -> ExitCode {
         } => plan::run(
             &options,
             &targets,
-            json,
+            json.then_some(&stamp),
             script.as_deref(),
             &plan,
             new,
@@ -162,6 +174,7 @@ pub fn run_check(
     targets: &[PathBuf],
     fail_on: crate::findings::FailOn,
     [prometheus, html]: [Option<&Path>; 2],
+    stamp: &Stamp,
     out: &dyn Exporter,
 ) -> (String, u8) {
     let run = check::check_with(targets, opts, fail_on);
@@ -170,9 +183,12 @@ pub fn run_check(
     }
     let code = run.summary.exit_status;
     let code = side_file(prometheus, code, || {
-        report::prometheus::check(&run, SystemTime::now())
+        report::prometheus::check(&run, stamp, SystemTime::now())
     });
-    let code = side_file(html, code, || report::html::Html.check(&run));
+    let page = report::html::Html {
+        stamp: stamp.clone(),
+    };
+    let code = side_file(html, code, || page.check(&run));
     (out.check(&run), code)
 }
 
@@ -180,8 +196,8 @@ pub fn run_check(
 pub fn run_topology(
     sysfs: &Sysfs,
     devices: &[String],
-    prometheus: Option<&Path>,
-    html: Option<&Path>,
+    [prometheus, html]: [Option<&Path>; 2],
+    stamp: &Stamp,
     out: &dyn Exporter,
 ) -> (String, u8) {
     let survey = crate::topology::survey(sysfs, devices);
@@ -190,9 +206,12 @@ pub fn run_topology(
     }
     let code = status(!survey.errors.is_empty(), survey.has_problems());
     let code = side_file(prometheus, code, || {
-        report::prometheus::topology(&survey, SystemTime::now())
+        report::prometheus::topology(&survey, stamp, SystemTime::now())
     });
-    let code = side_file(html, code, || report::html::Html.topology(&survey));
+    let page = report::html::Html {
+        stamp: stamp.clone(),
+    };
+    let code = side_file(html, code, || page.topology(&survey));
     (out.topology(&survey), code)
 }
 
@@ -202,6 +221,7 @@ pub fn run_probe(
     opts: &crate::probe::ProbeOptions,
     emit_fio: bool,
     [csv, html]: [Option<&Path>; 2],
+    stamp: &Stamp,
     out: &dyn Exporter,
 ) -> (String, u8) {
     let stop = Arc::new(AtomicBool::new(false));
@@ -227,7 +247,10 @@ pub fn run_probe(
         Err(e) => return fail(e),
     };
     let files = side_file(csv, 0, || report::csv::probe(&report));
-    let files = side_file(html, files, || report::html::Html.probe(&report));
+    let page = report::html::Html {
+        stamp: stamp.clone(),
+    };
+    let files = side_file(html, files, || page.probe(&report));
     if report.partial {
         warn(&format!(
             "{}: interrupted after {} round(s): the report holds what was measured until then (marked partial)",

@@ -5,15 +5,16 @@ use crate::check::CheckOptions;
 use crate::layout::TableKind;
 use crate::plan::{self, new_disk, PlanOptions};
 use crate::report::style::Style;
-use crate::report::{plan as out, script};
+use crate::report::{plan as out, script, Stamp};
 use std::path::{Path, PathBuf};
 
-/// Returns the report text and the exit status: 0 nothing to change, 1 a
-/// plan with changes, 2 a target could not be read or planned.
+/// Returns the report text (the JSON document, with this run's stamp, when
+/// `json` has one) and the exit status: 0 nothing to change, 1 a plan with
+/// changes, 2 a target could not be read or planned.
 pub fn run(
     opts: &CheckOptions,
     targets: &[PathBuf],
-    json: bool,
+    json: Option<&Stamp>,
     script_file: Option<&Path>,
     plan_opts: &PlanOptions,
     new: Option<(PathBuf, String, TableKind)>,
@@ -30,8 +31,8 @@ pub fn run(
     for e in &run.errors {
         warn(&e.to_string());
     }
-    let text = if json {
-        crate::report::json::plan(&run)
+    let text = if let Some(stamp) = json {
+        crate::report::json::plan(&run, stamp)
     } else {
         out::human(&run, style)
     };
@@ -66,7 +67,7 @@ fn run_new(
     disk: &Path,
     sizes: &str,
     label: TableKind,
-    json: bool,
+    json: Option<&Stamp>,
     script_file: Option<&Path>,
     style: &Style,
 ) -> (String, u8) {
@@ -86,8 +87,8 @@ fn run_new(
         return (String::new(), 2);
     };
     let d = new_disk::plan(t, &sizes, label);
-    let text = if json {
-        crate::report::json::plan(&d)
+    let text = if let Some(stamp) = json {
+        crate::report::json::plan(&d, stamp)
     } else {
         out::human_new(&d, style)
     };

@@ -90,7 +90,13 @@ pub fn report(
 
 /// `compare`: the comparison in the format asked for (and `--html`);
 /// exit status 1 when something differs.
-pub fn compare(a: &Path, b: &Path, html: Option<&Path>, out: &dyn Exporter) -> (String, u8) {
+pub fn compare(
+    a: &Path,
+    b: &Path,
+    html: Option<&Path>,
+    stamp: &crate::report::Stamp,
+    out: &dyn Exporter,
+) -> (String, u8) {
     let inputs = match read_all(&[a, b]) {
         Ok(i) => i,
         Err(e) => {
@@ -106,6 +112,9 @@ pub fn compare(a: &Path, b: &Path, html: Option<&Path>, out: &dyn Exporter) -> (
         }
     };
     let code = u8::from(c.differs());
-    let code = side_file(html, code, || html::Html.compare(&c));
+    let page = html::Html {
+        stamp: stamp.clone(),
+    };
+    let code = side_file(html, code, || page.compare(&c));
     (out.compare(&c), code)
 }

@@ -100,7 +100,8 @@ fn run_info(d: &CheckDoc) -> RunInfo {
     RunInfo {
         file: d.name.clone(),
         source: "check".into(),
-        started_unix: 0,
+        started_unix: crate::units::parse_rfc3339(&d.started_at).unwrap_or(0),
+        host: d.host.clone(),
     }
 }
 

@@ -44,6 +44,9 @@ pub struct RunInfo {
     pub source: String,
     /// When it ran (seconds since the Unix epoch; 0 when unknown).
     pub started_unix: u64,
+    /// The host it ran on (empty when the document does not say).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub host: String,
 }
 
 /// Why two documents cannot be compared.

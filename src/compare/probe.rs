@@ -236,6 +236,7 @@ fn run_info(d: &ProbeDoc) -> RunInfo {
             Source::Fio => "fio".into(),
         },
         started_unix: d.started_unix,
+        host: d.host.clone(),
     }
 }
 

@@ -496,6 +496,20 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
             .help("the whole target's status: damaged when its partition table is (an invalid GPT header), misaligned when any partition or layer is"),
         P::csv_only("target_problems", |r| problem_codes(&r.target.findings))
             .help("the codes of the target's own warnings and errors (the partition table, the kernel's view, the topology hints), space-separated"),
+        P::csv_only("disk", |r| opt_text(&r.target.disk))
+            .help("the whole disk's kernel name (sda; empty for an image)"),
+        P::csv_only("model", |r| opt_text(&r.target.model))
+            .help("the disk's model (sysfs)"),
+        P::csv_only("serial", |r| opt_text(&r.target.serial))
+            .help("the disk's serial number (sysfs)"),
+        P::csv_only("wwn", |r| opt_text(&r.target.wwn))
+            .help("the disk's world-wide identifier (sysfs wwid)"),
+        P::csv_only("ptuuid", |r| opt_text(&r.target.partition_table.ptuuid))
+            .help("the partition table's identity: the GPT disk GUID or the DOS disk signature, as blkid's PTUUID"),
+        P::csv_only("partuuid", |r| opt_text(&r.partition.partuuid))
+            .help("the partition's identity, as blkid's PARTUUID"),
+        P::csv_only("partlabel", |r| opt_text(&r.partition.name))
+            .help("the GPT partition name, as blkid's PARTLABEL"),
     ]
 }
 
@@ -558,6 +572,8 @@ pub const DISKS: &[Column<Disk>] = &[
     D::csv_only("serial", |d| opt_text(&d.serial)).help("the serial number"),
     D::both("problems", "problems", |d| problem_codes(&d.findings))
         .help("the codes of its suspicious hints (`topology DISK` explains them), space-separated"),
+    D::csv_only("wwn", |d| opt_text(&d.wwn))
+        .help("the world-wide identifier (sysfs wwid)"),
 ];
 
 fn opt4(v: Option<f64>) -> String {

@@ -29,6 +29,30 @@ pub fn target_label(index: usize) -> String {
     format!("target {}", index.saturating_add(1))
 }
 
+/// Where and when a run was made: the `host` and `started_at` of every
+/// JSON document (and so of every page), and the Prometheus run time.
+/// Taken once when the command starts, so every output of a run agrees.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stamp {
+    /// The host name (uname's nodename).
+    pub host: String,
+    pub started: std::time::SystemTime,
+}
+
+impl Stamp {
+    /// When the run started, in whole seconds since 1970.
+    pub fn started_unix(&self) -> u64 {
+        self.started
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    }
+
+    /// When the run started, RFC 3339 in UTC: `2026-11-22T21:04:35Z`.
+    pub fn started_at(&self) -> String {
+        crate::units::rfc3339(self.started_unix())
+    }
+}
+
 /// The output formats every command has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -54,16 +78,21 @@ pub trait Exporter {
     fn compare(&self, comparison: &Comparison) -> String;
 }
 
-/// The exporter of `format`; `style` is for the human one.
-pub fn exporter(format: Format, style: Style) -> Box<dyn Exporter> {
+/// The exporter of `format`; `style` is for the human one, `stamp` for
+/// the JSON documents (and the pages drawn from them).
+pub fn exporter(format: Format, style: Style, stamp: &Stamp) -> Box<dyn Exporter> {
     match format {
         Format::Human => Box::new(human::Human { style }),
-        Format::Json => Box::new(json::Json),
+        Format::Json => Box::new(json::Json {
+            stamp: stamp.clone(),
+        }),
         Format::Csv => Box::new(csv::Csv {
             headings: style.table.headings,
             columns: style.columns,
         }),
-        Format::Html => Box::new(html::Html),
+        Format::Html => Box::new(html::Html {
+            stamp: stamp.clone(),
+        }),
     }
 }
 

@@ -5,9 +5,12 @@
 //! This is not an [`Exporter`](super::Exporter): the file is written beside
 //! whatever `--format` prints, and `probe` has none. Labels hold only
 //! bounded identifiers (target paths, partition numbers, layer paths, layer
-//! kinds, severities, finding codes, disk names), never a sentence. The time
-//! is passed in, so the text is a pure function of the run.
+//! kinds, severities, statuses, finding codes, disk names, and a disk's
+//! model, serial, WWN and table identity), never a sentence. The times are
+//! passed in, so the text is a pure function of the run.
 
+use super::Stamp;
+use crate::check::report::TargetReport;
 use crate::check::CheckRun;
 use crate::findings::{Finding, Severity};
 use crate::stack::{Layer, LayerKind};
@@ -18,14 +21,30 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 const SEVERITIES: [Severity; 3] = [Severity::Info, Severity::Warning, Severity::Error];
 
-/// The metrics of a `check` run, taken at `at`.
-pub fn check(run: &CheckRun, at: SystemTime) -> String {
+/// The metrics of a `check` run started as `stamp` says, finished at `at`.
+pub fn check(run: &CheckRun, stamp: &Stamp, at: SystemTime) -> String {
     let mut time = Family::gauge(
         "diskalign_check_timestamp_seconds",
         "Unix time at which diskalign check finished.",
         f64::max,
     );
     time.add(&[], seconds(at));
+    let last_run = last_run("check", stamp);
+    let mut info = Family::gauge(
+        "diskalign_disk_info",
+        "1 for each checked target, labelled with its disk's identity: device (the kernel's name), model, serial, wwn, and ptuuid (the partition table's GPT disk GUID or DOS signature); empty when unknown.",
+        f64::max,
+    );
+    let mut target_status = Family::gauge(
+        "diskalign_target_status",
+        "1 for the target's status (label status: aligned, incomplete, untidy, damaged, misaligned, ...; docs/findings.md); only the current status is present.",
+        f64::max,
+    );
+    let mut partition_status = Family::gauge(
+        "diskalign_partition_status",
+        "1 for the status of the partition's placement (label status, as diskalign_target_status); only the current status is present.",
+        f64::max,
+    );
     let mut exit = Family::gauge(
         "diskalign_check_exit_status",
         "The check's exit status: bit 1 findings at or above --fail-on (label fail_on), bit 2 a target could not be checked.",
@@ -73,13 +92,18 @@ pub fn check(run: &CheckRun, at: SystemTime) -> String {
     for t in &run.targets {
         let target = t.path.as_str();
         checked.add(&[("target", target)], 1.0);
+        info.add(&identity(t), 1.0);
         target_aligned.add(&[("target", target)], flag(t.aligned));
+        target_status.add(
+            &[("target", target), ("status", t.summary.status.as_str())],
+            1.0,
+        );
         for p in &t.partitions {
             let number = p.number.to_string();
-            partition_aligned.add(
-                &[("target", target), ("partition", &number)],
-                flag(p.aligned),
-            );
+            let labels = [("target", target), ("partition", number.as_str())];
+            partition_aligned.add(&labels, flag(p.aligned));
+            let with_status = [labels[0], labels[1], ("status", p.status.as_str())];
+            partition_status.add(&with_status, 1.0);
         }
         for (path, l) in t.stack.iter().flat_map(layers) {
             let labels = [("target", target), ("layer", path.as_str())];
@@ -109,10 +133,14 @@ pub fn check(run: &CheckRun, at: SystemTime) -> String {
     }
     render(&[
         time,
+        last_run,
         exit,
         checked,
+        info,
         target_aligned,
+        target_status,
         partition_aligned,
+        partition_status,
         layer_aligned,
         totals,
         by_code,
@@ -120,14 +148,46 @@ pub fn check(run: &CheckRun, at: SystemTime) -> String {
     ])
 }
 
-/// The metrics of a `topology` survey, taken at `at`.
-pub fn topology(survey: &Survey, at: SystemTime) -> String {
+/// `diskalign_last_run_timestamp_seconds{command}`: when the run started,
+/// the `started_at` of its JSON document. The command is a label, so the
+/// files of `check` and `topology` never hold the same series.
+fn last_run(command: &str, stamp: &Stamp) -> Family {
+    let mut f = Family::gauge(
+        "diskalign_last_run_timestamp_seconds",
+        "Unix time at which the last run of the command (label command) started; the started_at of its JSON document.",
+        f64::max,
+    );
+    f.add(&[("command", command)], seconds(stamp.started));
+    f
+}
+
+/// The labels of a target's `diskalign_disk_info`, in the style of
+/// node_exporter's `node_disk_info`: `device` is the kernel's name of the
+/// whole disk (`sda`, no /dev/), empty for an image.
+fn identity(t: &TargetReport) -> [(&str, &str); 6] {
+    fn s(v: &Option<String>) -> &str {
+        v.as_deref().unwrap_or("")
+    }
+    [
+        ("target", t.path.as_str()),
+        ("device", s(&t.disk)),
+        ("model", s(&t.model)),
+        ("serial", s(&t.serial)),
+        ("wwn", s(&t.wwn)),
+        ("ptuuid", s(&t.partition_table.ptuuid)),
+    ]
+}
+
+/// The metrics of a `topology` survey started as `stamp` says, finished
+/// at `at`.
+pub fn topology(survey: &Survey, stamp: &Stamp, at: SystemTime) -> String {
     let mut time = Family::gauge(
         "diskalign_topology_timestamp_seconds",
         "Unix time at which diskalign topology finished.",
         f64::max,
     );
     time.add(&[], seconds(at));
+    let last_run = last_run("topology", stamp);
     let mut read = Family::gauge(
         "diskalign_disk_read",
         "1 if the disk's limits were read, 0 if they could not be (the command's stderr says why).",
@@ -192,7 +252,7 @@ pub fn topology(survey: &Survey, at: SystemTime) -> String {
         read.add(&[("disk", disk)], 0.0);
     }
     let [a, b, c, d, e] = limits;
-    render(&[time, read, a, b, c, d, e, totals, by_code])
+    render(&[time, last_run, read, a, b, c, d, e, totals, by_code])
 }
 
 /// A layer's series: its verdict (partition roots have theirs in
@@ -413,6 +473,13 @@ mod tests {
         UNIX_EPOCH + Duration::from_secs_f64(secs)
     }
 
+    fn stamp(secs: f64) -> Stamp {
+        Stamp {
+            host: "db-07".into(),
+            started: at(secs),
+        }
+    }
+
     /// The samples of `text`, without HELP and TYPE lines.
     fn samples(text: &str) -> Vec<&str> {
         text.lines().filter(|l| !l.starts_with('#')).collect()
@@ -536,13 +603,14 @@ mod tests {
             ],
             summary,
         };
-        let text = check(&run, at(1_700_000_000.5));
+        let text = check(&run, &stamp(1_699_999_990.0), at(1_700_000_000.5));
         let vg = "VG vg0 (extent 1 MiB)";
         let lv = format!("{vg} / LV vg0/lv0");
         assert_eq!(
             samples(&text),
             [
                 "diskalign_check_timestamp_seconds 1700000000.5".to_string(),
+                r#"diskalign_last_run_timestamp_seconds{command="check"} 1699999990"#.into(),
                 r#"diskalign_check_exit_status{fail_on="warning"} 3"#.into(),
                 r#"diskalign_target_checked{target="/dev/sdz"} 0"#.into(),
                 format!(r#"diskalign_layer_aligned{{target="",layer="{vg}",kind="lvm-vg"}} 1"#),
@@ -590,10 +658,11 @@ mod tests {
         survey
             .errors
             .push(TargetError::new("/dev/sdq", "no such disk"));
-        let text = topology(&survey, at(1_700_000_000.0));
+        let text = topology(&survey, &stamp(1_699_999_999.0), at(1_700_000_000.0));
         let got = samples(&text);
         for want in [
             "diskalign_topology_timestamp_seconds 1700000000",
+            r#"diskalign_last_run_timestamp_seconds{command="topology"} 1699999999"#,
             r#"diskalign_disk_read{disk="sda"} 1"#,
             r#"diskalign_disk_read{disk="sdq"} 0"#,
             r#"diskalign_disk_physical_block_bytes{disk="sda"} 4096"#,

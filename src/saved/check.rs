@@ -10,6 +10,9 @@ pub struct CheckDoc {
     #[serde(skip)]
     pub name: String,
     pub diskalign_version: String,
+    /// Where and when the run was made (empty in older documents).
+    pub host: String,
+    pub started_at: String,
     pub targets: Vec<Target>,
     pub assembled: Vec<Layer>,
     pub errors: Vec<DocError>,
@@ -54,6 +57,9 @@ pub struct Target {
     pub path: String,
     pub kind: String,
     pub disk: Option<String>,
+    pub serial: Option<String>,
+    pub wwn: Option<String>,
+    pub model: Option<String>,
     pub size_bytes: u64,
     pub topology: Limits,
     pub topology_source: String,
@@ -73,6 +79,7 @@ pub struct Table {
     #[serde(rename = "type")]
     pub kind: String,
     pub sector_size: u64,
+    pub ptuuid: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
@@ -103,6 +110,7 @@ pub struct Partition {
     pub kind: String,
     pub type_id: String,
     pub name: Option<String>,
+    pub partuuid: Option<String>,
     pub start_bytes: u64,
     /// The inclusive last byte.
     pub end_bytes: u64,

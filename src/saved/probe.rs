@@ -26,6 +26,10 @@ pub struct ProbeDoc {
     #[serde(skip)]
     pub source: Source,
     pub diskalign_version: String,
+    /// Where and when the run was made (empty in older documents and in
+    /// fio's).
+    pub host: String,
+    pub started_at: String,
     pub target: TargetInfo,
     pub engine: Engine,
     pub environment: Environment,

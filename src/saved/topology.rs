@@ -7,6 +7,9 @@ use serde::Deserialize;
 #[serde(default)]
 pub struct TopologyDoc {
     pub diskalign_version: String,
+    /// Where and when the run was made (empty in older documents).
+    pub host: String,
+    pub started_at: String,
     pub disks: Vec<Disk>,
     pub errors: Vec<super::check::DocError>,
 }
@@ -46,6 +49,8 @@ pub struct Disk {
     pub rotational: Option<bool>,
     pub model: Option<String>,
     pub vendor: Option<String>,
+    pub serial: Option<String>,
+    pub wwn: Option<String>,
     pub firmware: Option<String>,
     pub transport: Option<String>,
     pub usb: Option<Usb>,

@@ -197,6 +197,24 @@ pub fn partition(doc: &Value, n: u64) -> &Value {
         .unwrap_or_else(|| panic!("no partition {n} in {doc:#}"))
 }
 
+/// A JSON document with its run's start time taken out: two runs of the
+/// same command differ only there. Every `"started_at": "..."` becomes
+/// `"started_at": "<start>"`.
+pub fn without_start(text: &str) -> String {
+    const KEY: &str = "\"started_at\": \"";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(KEY) {
+        let value = i + KEY.len();
+        out.push_str(&rest[..value]);
+        out.push_str("<start>");
+        let end = rest[value..].find('"').map_or(rest.len(), |e| value + e);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Run diskalign; returns (stdout, stderr, exit code).
 pub fn run_full(args: &[&str]) -> (String, String, i32) {
     output_of(Command::new(bin()).args(args).env_remove("COLUMNS"))

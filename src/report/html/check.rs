@@ -54,15 +54,20 @@ fn target(id: &str, n: usize, t: &Target) -> String {
         &format!("{}: {}", t.path, t.verdict),
     );
     s.push_str(&page::note(&format!(
-        "{} {}, {} bytes ({}); partition table {}; limits ({}): {}.",
+        "{} {}, {} bytes ({}){}; partition table {}{}; limits ({}): {}.",
         t.kind,
         t.path,
         t.size_bytes,
         human(t.size_bytes),
+        identity(t),
         if t.partition_table.kind.is_empty() {
             "unknown"
         } else {
             &t.partition_table.kind
+        },
+        match &t.partition_table.ptuuid {
+            Some(id) => format!(" (PTUUID {id})"),
+            None => String::new(),
         },
         if t.topology_source.is_empty() {
             "kernel"
@@ -110,6 +115,21 @@ fn target(id: &str, n: usize, t: &Target) -> String {
         s.push_str(&verdicts::tools(&format!("{id}-tools-{n}"), t));
     }
     s
+}
+
+/// The whole disk's name and identity, as far as known: `, disk sda
+/// (model X, serial Y, WWN Z)`; nothing for an image.
+fn identity(t: &Target) -> String {
+    let known: Vec<String> = [("model", &t.model), ("serial", &t.serial), ("WWN", &t.wwn)]
+        .into_iter()
+        .filter_map(|(k, v)| Some(format!("{k} {}", v.as_deref().filter(|v| !v.is_empty())?)))
+        .collect();
+    match (&t.disk, known.is_empty()) {
+        (None, true) => String::new(),
+        (None, false) => format!(" ({})", known.join(", ")),
+        (Some(d), true) => format!(", disk {d}"),
+        (Some(d), false) => format!(", disk {d} ({})", known.join(", ")),
+    }
 }
 
 /// A disk's limits in one phrase.
@@ -167,6 +187,26 @@ mod tests {
             panic!("not a check document");
         };
         section("run1", "a.json", &doc)
+    }
+
+    /// The target names its disk and table, each partition its name and
+    /// PARTUUID.
+    #[test]
+    fn the_target_and_its_partitions_say_who_they_are() {
+        let doc = r#"{"schema":"diskalign.check","targets":[{"path":"/dev/sda","kind":"disk",
+          "disk":"sda","serial":"S3Z9NB0K","wwn":"naa.5002538e40a1b2c3","model":"Samsung SSD 860",
+          "size_bytes":1073741824,"partition_table":{"type":"gpt","sector_size":512,"ptuuid":"0b1e2c7a-8d1f-4a47-9d4e-2b6c1f0e9a11"},
+          "partitions":[{"number":1,"kind":"gpt","type_id":"T","name":"boot","partuuid":"5f3c-1","start_bytes":1048576,"end_bytes":2097151,"size_bytes":1048576}]}]}"#;
+        let Ok(Saved::Check(doc)) = Saved::parse(doc, "a.json") else {
+            panic!("not a check document");
+        };
+        let s = section("run1", "a.json", &doc);
+        assert!(s.contains(
+            "disk sda (model Samsung SSD 860, serial S3Z9NB0K, WWN naa.5002538e40a1b2c3); partition table gpt (PTUUID 0b1e2c7a-8d1f-4a47-9d4e-2b6c1f0e9a11)"
+        ), "{s}");
+        assert!(s.contains("<th>name</th>") && s.contains("<th>PARTUUID</th>"));
+        assert!(s.contains("<td>T</td><td>boot</td>"), "{s}");
+        assert!(s.contains("<td>5f3c-1</td></tr>"), "{s}");
     }
 
     #[test]

@@ -32,12 +32,78 @@ pub struct Input {
     pub doc: Saved,
 }
 
-/// The page's title: what is in it.
+/// The page's title: what is in it. One run is named by its targets, its
+/// host and its date, and the file it was read from: `diskalign check of
+/// /dev/sda on db-07, 2026-11-22 21:04 UTC (run.json)`.
 fn title(inputs: &[Input]) -> String {
     match inputs {
-        [one] => format!("diskalign {} report: {}", one.doc.kind(), one.name),
+        [one] => match describe(&one.doc) {
+            Some(what) if what == one.name => format!("diskalign {} of {what}", one.doc.kind()),
+            Some(what) => format!("diskalign {} of {what} ({})", one.doc.kind(), one.name),
+            None => format!("diskalign {} report: {}", one.doc.kind(), one.name),
+        },
         _ => format!("diskalign report: {} runs", inputs.len()),
     }
+}
+
+/// What a run was about, where and when, as far as its document says:
+/// `/dev/sda, /dev/sdb on db-07, 2026-11-22 21:04 UTC`; None for a
+/// comparison, which names its two runs itself.
+fn describe(doc: &Saved) -> Option<String> {
+    let (targets, host, started): (Vec<&str>, &str, &str) = match doc {
+        Saved::Check(d) => (
+            d.targets
+                .iter()
+                .map(|t| t.path.as_str())
+                .chain(d.errors.iter().map(|e| e.path.as_str()))
+                .collect(),
+            &d.host,
+            &d.started_at,
+        ),
+        Saved::Topology(d) => (
+            d.disks
+                .iter()
+                .map(|t| t.device.as_str())
+                .chain(d.errors.iter().map(|e| e.path.as_str()))
+                .collect(),
+            &d.host,
+            &d.started_at,
+        ),
+        Saved::Probe(d) => {
+            let mut t: Vec<&str> = d.targets.iter().map(|t| t.target.path.as_str()).collect();
+            if t.is_empty() {
+                t.push(&d.target.path);
+            }
+            let when = crate::units::parse_rfc3339(&d.started_at)
+                .or((d.started_unix > 0).then_some(d.started_unix));
+            return with_where(&t, &d.host, when);
+        }
+        Saved::Compare(_) => return None,
+    };
+    with_where(&targets, host, crate::units::parse_rfc3339(started))
+}
+
+/// `a, b, c and 2 more on HOST, DATE`, leaving out what is unknown; None
+/// when nothing is known.
+fn with_where(targets: &[&str], host: &str, started: Option<u64>) -> Option<String> {
+    const SHOWN: usize = 3;
+    if targets.is_empty() && host.is_empty() && started.is_none() {
+        return None;
+    }
+    let mut s = match targets.len() {
+        0 => "no targets".to_string(),
+        n if n <= SHOWN + 1 => targets.join(", "),
+        n => format!("{} and {} more", targets[..SHOWN].join(", "), n - SHOWN),
+    };
+    if !host.is_empty() {
+        s.push_str(" on ");
+        s.push_str(host);
+    }
+    if let Some(t) = started {
+        s.push_str(", ");
+        s.push_str(&crate::units::utc(t));
+    }
+    Some(s)
 }
 
 /// The page of several saved runs, one section each, in the order given.
@@ -89,12 +155,16 @@ pub fn figures(page: &str) -> Vec<(String, String)> {
 
 /// The HTML exporter: each command's run as its JSON document, read back
 /// and drawn, so `--format html` and `report` of the saved JSON agree.
-pub struct Html;
+pub struct Html {
+    pub stamp: super::Stamp,
+}
 
+/// The page of a run's own document; the run is named by what it was
+/// about, where and when.
 fn from_json(text: &str, name: &str) -> String {
     match Saved::parse(text, name) {
         Ok(doc) => render(&[Input {
-            name: name.to_string(),
+            name: describe(&doc).unwrap_or_else(|| name.to_string()),
             doc,
         }]),
         // Our own document always reads back; this would be a bug.
@@ -104,18 +174,18 @@ fn from_json(text: &str, name: &str) -> String {
 
 impl super::Exporter for Html {
     fn check(&self, run: &crate::check::CheckRun) -> String {
-        from_json(&super::json::check(run), "this check run")
+        from_json(&super::json::check(run, &self.stamp), "this check run")
     }
 
     fn topology(&self, survey: &crate::topology::Survey) -> String {
         from_json(
-            &super::json::topology(&survey.disks, &survey.errors),
+            &super::json::topology(&survey.disks, &survey.errors, &self.stamp),
             "this topology run",
         )
     }
 
     fn probe(&self, report: &crate::probe::report::ProbeReport) -> String {
-        from_json(&super::json::probe(report), "this probe run")
+        from_json(&super::json::probe(report, &self.stamp), "this probe run")
     }
 
     fn compare(&self, c: &crate::compare::Comparison) -> String {
@@ -129,6 +199,59 @@ impl super::Exporter for Html {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The title names the targets, the host and the date, and the file
+    /// when the page was drawn from one.
+    #[test]
+    fn titles_name_the_targets_the_host_and_the_date() {
+        let doc = |targets: &str| {
+            let text = format!(
+                r#"{{"schema":"diskalign.check","schema_version":1,"host":"db-07","started_at":"2026-11-22T21:04:35Z","targets":[{targets}],"errors":[{{"path":"/dev/sdz"}}]}}"#
+            );
+            Saved::parse(&text, "run.json").unwrap()
+        };
+        let one = Input {
+            name: "run.json".into(),
+            doc: doc(r#"{"path":"/dev/sda"}"#),
+        };
+        assert_eq!(
+            title(&[one]),
+            "diskalign check of /dev/sda, /dev/sdz on db-07, 2026-11-22 21:04 UTC (run.json)"
+        );
+        let many: Vec<String> = (0..5)
+            .map(|n| format!(r#"{{"path":"/dev/sd{n}"}}"#))
+            .collect();
+        let d = doc(&many.join(","));
+        assert_eq!(
+            describe(&d).unwrap(),
+            "/dev/sd0, /dev/sd1, /dev/sd2 and 3 more on db-07, 2026-11-22 21:04 UTC"
+        );
+        // The page of a run's own document is named after the run.
+        let stamp = crate::report::Stamp {
+            host: "db-07".into(),
+            started: std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_381_475),
+        };
+        let survey = crate::topology::Survey {
+            disks: vec![],
+            errors: vec![crate::errors::TargetError::new("sdq", "no such disk")],
+        };
+        let page = crate::report::Exporter::topology(&Html { stamp }, &survey);
+        assert!(
+            page.contains(
+                "<title>diskalign topology of sdq on db-07, 2026-11-22 21:04 UTC</title>"
+            ),
+            "{page}"
+        );
+        // An older document without host or start: its file name.
+        let old = Saved::parse(r#"{"schema":"diskalign.topology"}"#, "old.json").unwrap();
+        assert_eq!(
+            title(&[Input {
+                name: "old.json".into(),
+                doc: old
+            }]),
+            "diskalign topology report: old.json"
+        );
+    }
 
     #[test]
     fn figures_are_cut_out_by_id() {

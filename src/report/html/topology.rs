@@ -87,6 +87,11 @@ fn about(d: &Disk) -> String {
     if let Some(fw) = &d.firmware {
         parts.push(format!("firmware {fw}"));
     }
+    for (k, v) in [("serial", &d.serial), ("WWN", &d.wwn)] {
+        if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
+            parts.push(format!("{k} {v}"));
+        }
+    }
     match d.rotational {
         Some(true) => parts.push("rotational".into()),
         Some(false) => parts.push("not rotational".into()),

@@ -25,11 +25,15 @@ pub fn render(c: &Comparison, st: &Style) -> String {
 }
 
 fn run_line(side: &str, r: &RunInfo, st: &Style) -> String {
+    let host = match r.host.as_str() {
+        "" => String::new(),
+        h => format!(" on {h}"),
+    };
     let when = match r.started_unix {
         0 => String::new(),
         t => format!(", {}", utc(t)),
     };
-    format!("{side}: {} ({}{when})\n", st.bold(&r.file), r.source)
+    format!("{side}: {} ({}{host}{when})\n", st.bold(&r.file), r.source)
 }
 
 fn probe(c: &ProbeComparison, st: &Style) -> String {
@@ -347,8 +351,13 @@ mod tests {
             panic!("not a probe comparison");
         };
         assert_eq!(p.target_count(), usize::MAX);
+        let stamp = crate::report::Stamp {
+            host: "h".into(),
+            started: std::time::UNIX_EPOCH,
+        };
         for format in [crate::report::Format::Human, crate::report::Format::Html] {
-            let out = crate::report::exporter(format, crate::report::Style::plain()).compare(&c);
+            let out =
+                crate::report::exporter(format, crate::report::Style::plain(), &stamp).compare(&c);
             assert!(out.contains(&usize::MAX.to_string()), "{format:?}");
         }
     }

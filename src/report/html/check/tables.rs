@@ -17,10 +17,8 @@ pub fn partitions(fig: &str, t: &Target) -> String {
             vec![
                 Td::num(p.number),
                 Td::text(&p.kind),
-                Td::text(match &p.name {
-                    Some(n) if !n.is_empty() => format!("{} “{n}”", p.type_id),
-                    _ => p.type_id.clone(),
-                }),
+                Td::text(&p.type_id),
+                Td::text(p.name.as_deref().unwrap_or("")),
                 Td::num(p.start_bytes),
                 Td::num(p.end_bytes),
                 Td::num(p.size_bytes),
@@ -29,6 +27,7 @@ pub fn partitions(fig: &str, t: &Target) -> String {
                 Td::Class(look::class(status(p)), look::words(status(p))),
                 mark_cell(start_mark(p)),
                 mark_cell(end_mark(p)),
+                Td::text(p.partuuid.as_deref().unwrap_or("")),
             ]
         })
         .collect();
@@ -42,6 +41,7 @@ pub fn partitions(fig: &str, t: &Target) -> String {
             "#",
             "kind",
             "type",
+            "name",
             "start",
             "last byte",
             "size (bytes)",
@@ -50,6 +50,7 @@ pub fn partitions(fig: &str, t: &Target) -> String {
             "status",
             "start mark",
             "end mark",
+            "PARTUUID",
         ],
         &rows,
     )

@@ -20,11 +20,18 @@ pub fn section(id: &str, name: &str, c: &Comparison) -> String {
     s
 }
 
-/// "A (reference): run.json (probe, started 2026-11-22 21:04 UTC)".
+/// "A (reference): run.json (probe on db-07, started 2026-11-22 21:04
+/// UTC)": the host and the start when the document says.
 pub(super) fn runs(a: &RunInfo, b: &RunInfo) -> String {
-    let one = |r: &RunInfo| match r.started_unix {
-        0 => format!("{} ({})", r.file, r.source),
-        t => format!("{} ({}, started {})", r.file, r.source, utc(t)),
+    let one = |r: &RunInfo| {
+        let host = match r.host.as_str() {
+            "" => String::new(),
+            h => format!(" on {h}"),
+        };
+        match r.started_unix {
+            0 => format!("{} ({}{host})", r.file, r.source),
+            t => format!("{} ({}{host}, started {})", r.file, r.source, utc(t)),
+        }
     };
     page::para(&format!("A (reference): {}. B: {}.", one(a), one(b)))
 }
@@ -120,15 +127,17 @@ mod tests {
             file: "a.json".into(),
             source: "probe".into(),
             started_unix: 1_795_381_475,
+            host: "db-07".into(),
         };
         let b = RunInfo {
             file: "b.json".into(),
             source: "fio".into(),
             started_unix: 0,
+            host: String::new(),
         };
         assert_eq!(
             runs(&a, &b),
-            "<p>A (reference): a.json (probe, started 2026-11-22 21:04 UTC). B: b.json (fio).</p>\n"
+            "<p>A (reference): a.json (probe on db-07, started 2026-11-22 21:04 UTC). B: b.json (fio).</p>\n"
         );
     }
 }
