@@ -7,8 +7,9 @@
 //!   blocklist, written by grub-install's grub-setup). After a move those
 //!   point at the old place, so GRUB must be installed again.
 //! - An EFI system partition is found by firmware through boot entries
-//!   that name its partition GUID (PARTUUID), which a move keeps; the
-//!   entries also record the old start and size.
+//!   that name its partition GUID (PARTUUID) and number, which a move
+//!   keeps (EDK II's `BmMatchPartitionDevicePathNode` matches on those);
+//!   the entries also record the old start and size.
 //! - A FAT or NTFS boot sector records its partition's start LBA as
 //!   "hidden sectors" (BPB offset 0x1C, 4 bytes little-endian); the boot
 //!   code inside it adds that number to find the volume. Linux ignores it,
@@ -65,7 +66,7 @@ pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &str) -> Vec<
     }
     if is(q, ESP) || is(q, ESP_DOS) {
         return vec![note(
-            format!("partition {n} is an EFI system partition: firmware boot entries name it by its partition GUID, which the move keeps, but they also record its old start and size; if the firmware does not boot it any more, make the entry again"),
+            format!("partition {n} is an EFI system partition: firmware boot entries name it by its partition GUID and number, which the move keeps, but they also record its old start and size; if the firmware does not boot it any more, make the entry again"),
             vec![
                 "efibootmgr -v  # the entry's HD(...) shows the partition GUID, start and size".into(),
                 format!("efibootmgr -c -d {disk} -p {n} -L LABEL -l '\\EFI\\...\\LOADER.efi'  # only if needed"),
