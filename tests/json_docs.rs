@@ -178,6 +178,21 @@ fn every_serialized_key_is_in_docs_json_md() {
         "{planned:#}"
     );
     keys(&planned, &mut seen);
+    // A GPT whose primary header is damaged: the plan repairs it.
+    let damaged = image(dir.path(), "damaged.img", 16 << 20);
+    sh("sgdisk", &["-n", "1:2048:+4M", damaged.to_str().unwrap()]);
+    std::fs::write(&damaged, {
+        let mut b = std::fs::read(&damaged).unwrap();
+        b[520..528].copy_from_slice(b"damaged!");
+        b
+    })
+    .unwrap();
+    let (planned, _) = run_json(&["plan", damaged.to_str().unwrap()]);
+    assert_eq!(
+        planned["targets"][0]["steps"][1]["step"], "repair-gpt",
+        "{planned:#}"
+    );
+    keys(&planned, &mut seen);
     let new = image(dir.path(), "new.img", 64 << 20);
     let (planned, _) = run_json(&["plan", "--new", new.to_str().unwrap(), "--sizes", "8M,rest"]);
     keys(&planned, &mut seen);

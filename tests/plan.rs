@@ -240,18 +240,9 @@ fn ends_off_4k_grow_into_free_space_or_come_down_to_the_content() {
     filled.verify_live(&l);
 }
 
-/// A script that runs until `until` holds, then is killed (SIGKILL, the
-/// whole process group) and run again: it must finish with the data whole.
-fn killed_then_resumed(until: &dyn Fn(&Path) -> bool, what: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let img = image(dir.path(), "kill.img", 400 * MIB);
-    sfdisk(
-        &img,
-        "label: dos\nstart=63, size=300000, type=83\nstart=300063, size=300000, type=83\n",
-    );
-    let filled = Filled::image(&img, &[(1, "ext4"), (2, "ext4")], 20);
-    let script = dir.path().join("fix.sh");
-    planned(&img, &script);
+/// Run the script until `until` holds of its state directory, then kill
+/// it (SIGKILL, the whole process group). Fails when it ends first.
+fn kill_when(script: &Path, until: &dyn Fn(&Path) -> bool, what: &str) {
     let state = PathBuf::from(format!("{}.state", script.display()));
     let mut child = Command::new("setsid")
         .args(["sh", script.to_str().unwrap()])
@@ -276,6 +267,27 @@ fn killed_then_resumed(until: &dyn Fn(&Path) -> bool, what: &str) {
         killed,
         "the script finished before it could be killed {what}"
     );
+}
+
+/// Two ext4 partitions at 63 on a 400 MiB image, filled; its script.
+fn two_at_63(dir: &Path) -> (PathBuf, Filled, PathBuf) {
+    let img = image(dir, "kill.img", 400 * MIB);
+    sfdisk(
+        &img,
+        "label: dos\nlabel-id: 0x1234abcd\nstart=63, size=300000, type=83\nstart=300063, size=300000, type=83\n",
+    );
+    let filled = Filled::image(&img, &[(1, "ext4"), (2, "ext4")], 20);
+    let script = dir.join("fix.sh");
+    planned(&img, &script);
+    (img, filled, script)
+}
+
+/// A script that runs until `until` holds, then is killed and run again:
+/// it must finish with the data whole.
+fn killed_then_resumed(until: &dyn Fn(&Path) -> bool, what: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let (img, filled, script) = two_at_63(dir.path());
+    kill_when(&script, until, what);
     let (code, out) = run_script(&script);
     assert_eq!(code, 0, "the run after a kill {what}:\n{out}");
     filled.verify_image(&img);
@@ -496,4 +508,297 @@ fn a_full_ext4_is_not_shrunk() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.contains("cannot give that much"), "{out}");
     assert!(!script.exists());
+}
+
+/// The script must stop before writing anything on a disk that is not
+/// the one its plan was made for, and say what differs.
+fn refused_by(script: &Path, disk: &Path, differs: &str) {
+    let before = checksum(disk.to_str().unwrap());
+    let (code, out) = run_script(script);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("is not the disk this plan was made for") && out.contains(differs),
+        "{out}"
+    );
+    assert_eq!(
+        checksum(disk.to_str().unwrap()),
+        before,
+        "the script wrote to another disk"
+    );
+}
+
+/// Two RAID1 members with identical tables swap names across a reboot:
+/// the image the script names is now the other one, whose table differs
+/// only in its PTUUID (sfdisk --disk-id). The script stops, also when it
+/// resumes a copy a kill interrupted; once the names are back it
+/// finishes. A grown image (same table, another size) is refused too.
+#[test]
+fn a_script_stops_on_a_disk_that_is_not_the_one_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    let (img, filled, script) = two_at_63(dir.path());
+    let twin = dir.path().join("twin.img");
+    std::fs::copy(&img, &twin).unwrap();
+    sh(
+        "sfdisk",
+        &["-q", "--disk-id", twin.to_str().unwrap(), "0x5678ef01"],
+    );
+    let real = dir.path().join("real.img");
+    let swap = |a: &Path, b: &Path| {
+        std::fs::rename(&img, a).unwrap();
+        std::fs::rename(b, &img).unwrap();
+    };
+    // Before any step: nothing written, not even the backups.
+    swap(&real, &twin);
+    refused_by(&script, &img, "PTUUID 5678ef01, planned 1234abcd");
+    let state = PathBuf::from(format!("{}.state", script.display()));
+    assert!(!state.exists(), "state written for another disk");
+    swap(&twin, &real);
+    // Killed during a copy, then resumed on the other disk.
+    kill_when(
+        &script,
+        &|state| journal(state, 2).is_some_and(|(done, _)| done >= 5),
+        "during a copy",
+    );
+    let journal_before = journal(&state, 2);
+    swap(&real, &twin);
+    refused_by(&script, &img, "PTUUID 5678ef01, planned 1234abcd");
+    assert_eq!(journal(&state, 2), journal_before, "the journal moved");
+    swap(&twin, &real);
+    // The same table on a grown image.
+    let grown = dir.path().join("grown.img");
+    std::fs::copy(&img, &grown).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&grown)
+        .unwrap()
+        .set_len(401 * MIB)
+        .unwrap();
+    swap(&real, &grown);
+    refused_by(
+        &script,
+        &img,
+        &format!("size {} bytes, planned {}", 401 * MIB, 400 * MIB),
+    );
+    swap(&grown, &real);
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "the run on the planned disk:\n{out}");
+    filled.verify_image(&img);
+}
+
+/// Live: a loop device whose GPT differs only in its disk GUID
+/// (sgdisk -U) is refused before any write.
+#[test]
+fn a_live_script_stops_on_another_loop_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "a.img", 64 * MIB);
+    sh(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:2047:+20M",
+            "-U",
+            "11111111-2222-3333-4444-555555555555",
+            img.to_str().unwrap(),
+        ],
+    );
+    let twin = dir.path().join("b.img");
+    std::fs::copy(&img, &twin).unwrap();
+    sh(
+        "sgdisk",
+        &[
+            "-U",
+            "66666666-7777-8888-9999-aaaaaaaaaaaa",
+            twin.to_str().unwrap(),
+        ],
+    );
+    let a = LoopDev::attach(&img, None);
+    let b = LoopDev::attach(&twin, None);
+    let script = dir.path().join("fix.sh");
+    planned(Path::new(&a.dev), &script);
+    // The name the script uses now names the other device.
+    let text = std::fs::read_to_string(&script).unwrap();
+    let line = format!("DISK='{}'", a.dev);
+    assert!(text.contains(&line), "{text}");
+    std::fs::write(&script, text.replace(&line, &format!("DISK='{}'", b.dev))).unwrap();
+    let before = checksum(&b.dev);
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "{} is not the disk this plan was made for: PTUUID 66666666-7777-8888-9999-aaaaaaaaaaaa, planned 11111111-2222-3333-4444-555555555555",
+            b.dev
+        )),
+        "{out}"
+    );
+    assert_eq!(checksum(&b.dev), before, "the script wrote to another disk");
+}
+
+/// An image planned by a relative path: the script names it by its
+/// absolute path and runs from any directory.
+#[test]
+fn an_image_script_runs_from_another_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "rel.img", 64 * MIB);
+    sfdisk(&img, "label: dos\nstart=63, size=40000, type=83\n");
+    let filled = Filled::image(&img, &[(1, "ext4")], 3);
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .args(["plan", "rel.img", "--script", "fix.sh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let script = dir.path().join("fix.sh");
+    let text = std::fs::read_to_string(&script).unwrap();
+    let abs = std::fs::canonicalize(&img).unwrap();
+    assert!(
+        text.contains(&format!("DISK='{}'", abs.display())),
+        "{text}"
+    );
+    let out = Command::new("sh")
+        .arg(&script)
+        .current_dir("/")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    filled.verify_image(&img);
+}
+
+/// A primary GPT header overwritten while the backup is intact: the plan
+/// offers the repair (sgdisk -e) as a step, and after the script
+/// sgdisk -v is clean, check no longer reports gpt-primary-invalid, and
+/// the table and the data are as they were.
+#[test]
+fn a_damaged_primary_gpt_is_rebuilt_from_its_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "gpt.img", 64 * MIB);
+    let path = img.to_str().unwrap();
+    sh("sgdisk", &["-n", "1:2048:+20M", "-n", "2:0:+20M", path]);
+    let filled = Filled::image(&img, &[(1, "ext4"), (2, "ext4")], 3);
+    let dump = |p: &str| String::from_utf8_lossy(&sh("sfdisk", &["--dump", p]).stdout).into_owned();
+    let table = dump(path);
+    sh(
+        "dd",
+        &[
+            "if=/dev/urandom",
+            &format!("of={path}"),
+            "bs=1",
+            "seek=520",
+            "count=8",
+            "conv=notrunc",
+            "status=none",
+        ],
+    );
+    let (json, _) = run(&["check", path, "--json"]);
+    assert!(json.contains("gpt-primary-invalid"), "{json}");
+    let script = dir.path().join("fix.sh");
+    let v = planned(&img, &script);
+    let steps = &v["targets"][0]["steps"];
+    assert_eq!(steps[0]["step"], "backup", "{steps:#}");
+    assert_eq!(steps[1]["step"], "repair-gpt", "{steps:#}");
+    assert_eq!(steps[1]["backup_lba"], 64 * MIB / 512 - 1);
+    let leaves = v["targets"][0]["leaves"].to_string();
+    assert!(!leaves.contains("gpt-primary-invalid"), "{leaves}");
+    let (human, _) = run(&["plan", path]);
+    assert!(
+        human.contains("rebuild the primary GPT from its intact backup"),
+        "{human}"
+    );
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("rebuilding the primary GPT"), "{out}");
+    let (_, verify) = sh_status("sgdisk", &["-v", path]);
+    for bad in ["ERROR", "Caution", "Warning", "corrupt"] {
+        assert!(
+            !verify.contains(bad),
+            "sgdisk -v after the repair:\n{verify}"
+        );
+    }
+    assert!(verify.contains("No problems found"), "{verify}");
+    let (json, _) = run(&["check", path, "--json"]);
+    assert!(!json.contains("gpt-primary-invalid"), "{json}");
+    assert_eq!(dump(path), table, "the table changed");
+    filled.verify_image(&img);
+    let (code, out) = run_script(&script);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("sound: nothing to repair"), "{out}");
+    let damaged =
+        std::fs::metadata(format!("{}.state/gpt-primary.damaged", script.display())).unwrap();
+    // The protective MBR, the header and the entries up to sgdisk's first
+    // usable LBA, 34.
+    assert_eq!(damaged.len(), 34 * 512);
+}
+
+/// Moving a BIOS boot partition says to run grub-install; moving a FAT
+/// partition (made by mkfs.fat, whose boot sector holds its start as
+/// "hidden sectors") gives the command that writes the new start there,
+/// and that command, run after the script, leaves the field right and
+/// fsck.fat clean.
+#[test]
+fn boot_partitions_that_move_get_their_notes() {
+    require_tool("mkfs.fat");
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "boot.img", 96 * MIB);
+    let path = img.to_str().unwrap();
+    sh(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:2047:+1M",
+            "-t",
+            "1:EF02",
+            "-n",
+            "2:10000:+40M",
+            "-t",
+            "2:0700",
+            path,
+        ],
+    );
+    {
+        let l = LoopDev::attach(&img, None);
+        sh("mkfs.fat", &["-h", "10000", &l.part(2)]);
+    }
+    let hidden = |at: u64| {
+        let b = std::fs::read(&img).unwrap();
+        let at = at as usize + 0x1c;
+        u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+    };
+    assert_eq!(hidden(10000 * 512), 10000);
+    let script = dir.path().join("fix.sh");
+    let v = planned(&img, &script);
+    let manual = v["targets"][0]["manual"].as_array().unwrap();
+    let note = |n: u64| {
+        manual
+            .iter()
+            .find(|m| m["partition"] == n)
+            .unwrap_or_else(|| panic!("no note for partition {n}: {manual:#?}"))
+    };
+    assert!(note(1)["why"]
+        .as_str()
+        .unwrap()
+        .contains("BIOS boot partition"));
+    assert!(note(1)["commands"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("grub-install"));
+    assert!(note(2)["why"].as_str().unwrap().contains("hidden sectors"));
+    let new_start = v["targets"][0]["partitions"][1]["after"]["start_sector"]
+        .as_u64()
+        .unwrap();
+    run_ok(&script);
+    assert_eq!(
+        hidden(new_start * 512),
+        10000,
+        "the field still has the old start"
+    );
+    let cmd = note(2)["commands"][0].as_str().unwrap();
+    let (code, out) = sh_status("sh", &["-c", cmd]);
+    assert_eq!(code, 0, "{cmd}: {out}");
+    assert_eq!(hidden(new_start * 512), new_start as u32);
+    let l = LoopDev::attach(&img, None);
+    let (code, out) = sh_status("fsck.fat", &["-n", &l.part(2)]);
+    assert_eq!(code, 0, "{out}");
 }

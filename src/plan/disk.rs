@@ -3,8 +3,9 @@
 
 use super::content::{self, Content};
 use super::layout::{self, Grid, Placed, Slot};
-use super::{Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Shrink, Step};
+use super::{boot, identity, Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Shrink, Step};
 use crate::check::rules::sane_optimal;
+use crate::findings::Code;
 use crate::findings::Severity;
 use crate::inspect::{Target, TargetKind};
 use crate::iolimits::Topology;
@@ -19,6 +20,7 @@ pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
     let end_grain = (4 * KIB).max(u64::from(t.topology.physical_block_size));
     let mut p = DiskPlan {
         path: t.path.display().to_string(),
+        identity: identity::of(t),
         image: t.kind == TargetKind::Image,
         table: t.table.kind,
         sector_size: ss,
@@ -57,7 +59,33 @@ pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
         }
     };
     fill(&mut p, &parts, &contents, &placed, opts);
+    if identity::gpt_repairable(t) {
+        add_gpt_repair(&mut p, t);
+    }
     p
+}
+
+/// The primary GPT rebuilt from its backup, right after the backups and
+/// before anything else.
+fn add_gpt_repair(p: &mut DiskPlan, t: &Target) {
+    let ss = t.table.sector_size.max(1);
+    if !matches!(p.steps.first(), Some(Step::Backup { .. })) {
+        p.steps.insert(
+            0,
+            Step::Backup {
+                table: p.table,
+                volume_groups: Vec::new(),
+            },
+        );
+    }
+    let first_usable = t.table.usable.map_or(34, |u| u.0);
+    p.steps.insert(
+        1,
+        Step::RepairGpt {
+            backup_lba: (t.size / ss).saturating_sub(1),
+            primary_bytes: first_usable.saturating_mul(ss),
+        },
+    );
 }
 
 /// Why a table cannot be planned at all.
@@ -79,9 +107,12 @@ fn unplannable(t: &Target) -> Option<String> {
         ),
         _ => {}
     }
+    // A damaged primary GPT with a sound backup is repaired by the plan.
+    let repairable = identity::gpt_repairable(t);
     t.table
         .findings
         .iter()
+        .filter(|f| !(repairable && f.code == Code::GptPrimaryInvalid))
         .find(|f| f.severity == Severity::Error)
         .map(|f| format!("the table itself needs repair first: {}", f.message))
 }
@@ -316,6 +347,8 @@ fn fill(
             vgs.extend(c.vg.clone());
         }
         shrinks.extend(shrink(q.number, c, &before, &after));
+        p.manual
+            .extend(boot::notes(q, &before, &after, &p.identity.script_path));
         if compensated(c.data_offset_bytes, p.end_grain_bytes, ss) != 0 {
             p.manual
                 .push(compensated_note(q.number, c, p.start_grain_bytes));

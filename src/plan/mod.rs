@@ -10,14 +10,16 @@
 //! inspection shifted to the new layout and judged again).
 
 pub mod after;
+pub mod boot;
 pub mod content;
 pub mod disk;
+pub mod identity;
 pub mod layout;
 pub mod new_disk;
 
 use crate::check::rules::is_placement_code;
 use crate::errors::TargetError;
-use crate::findings::Finding;
+use crate::findings::{Code, Finding};
 use crate::inspect::Inspection;
 use crate::layout::{PartKind, TableKind};
 use crate::stack::fs::FsKind;
@@ -129,6 +131,16 @@ pub enum Step {
         copy_bytes: u64,
         chunk_bytes: u64,
     },
+    /// Rebuild the primary GPT (header and entries) from the intact
+    /// backup at the disk's last LBA, before any other change.
+    RepairGpt {
+        /// The backup header's LBA (the last one of the disk).
+        backup_lba: u64,
+        /// Bytes from the disk's start to its first usable LBA (protective
+        /// MBR, primary header and entries): the script saves them as they
+        /// were before it writes.
+        primary_bytes: u64,
+    },
     /// Rewrite one table entry (`sfdisk -N`).
     Table {
         partition: u32,
@@ -151,10 +163,32 @@ pub struct Manual {
     pub commands: Vec<String>,
 }
 
+/// Which disk the plan was made for, as the script checks it before
+/// every step: a disk that differs in any of these is another disk (two
+/// RAID1 members with identical tables that swapped names).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Identity {
+    /// The absolute path the script works on (an image's path as typed
+    /// made absolute, so the script runs from any directory).
+    pub script_path: String,
+    pub size_bytes: u64,
+    /// The table's PTUUID as libblkid spells it (GPT disk GUID, DOS disk
+    /// signature); absent for a DOS signature of zero.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ptuuid: Option<String>,
+    /// The disk's serial and world-wide name from sysfs (live disks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wwn: Option<String>,
+}
+
 /// The plan for one disk or image.
 #[derive(Clone, Debug, Serialize)]
 pub struct DiskPlan {
     pub path: String,
+    /// What the script checks before every step.
+    pub identity: Identity,
     /// An image file (the script works on the file; no mounts to check).
     pub image: bool,
     pub table: TableKind,
@@ -181,6 +215,13 @@ impl DiskPlan {
     /// Nothing to do: every partition stays as it is.
     pub fn is_noop(&self) -> bool {
         self.steps.iter().all(|s| matches!(s, Step::Backup { .. }))
+    }
+
+    /// The plan rebuilds the primary GPT from its backup.
+    pub fn repairs_gpt(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s, Step::RepairGpt { .. }))
     }
 }
 
@@ -210,7 +251,11 @@ impl PlanRun {
 pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
     let mut targets: Vec<DiskPlan> = i.targets.iter().map(|t| disk::plan(t, opts)).collect();
     let (leaves, assembled) = after::leaves(&i, &targets);
-    for (t, l) in targets.iter_mut().zip(leaves) {
+    for (t, mut l) in targets.iter_mut().zip(leaves) {
+        if t.repairs_gpt() {
+            // The repair step rebuilds the primary from the backup.
+            l.retain(|f| f.code != Code::GptPrimaryInvalid);
+        }
         // A partition the planner already explained (placed off 4 KiB for
         // its compensated content) needs no second note per finding.
         let explained: Vec<Option<u32>> = t.manual.iter().map(|m| m.partition).collect();

@@ -135,6 +135,9 @@ fn step(s: &Step) -> String {
             what.extend(volume_groups.iter().map(|v| format!("vgcfgbackup {v}")));
             format!("back up the table ({})", what.join(", "))
         }
+        Step::RepairGpt { backup_lba, .. } => format!(
+            "rebuild the primary GPT from its intact backup at LBA {backup_lba} (sgdisk -e; the damaged sectors are saved first)"
+        ),
         Step::Shrink(x) => format!(
             "partition {}: shrink its {} filesystem from {} to {} (e2fsck -f, then resize2fs; the script first asks resize2fs -P whether it can)",
             x.partition,

@@ -1,8 +1,14 @@
 //! `plan --script FILE`: the plan as a POSIX sh script for the user to read
-//! and run. Each step checks the disk is as planned (its table, as
+//! and run. Each step checks that it is on the disk the plan was made for
+//! (its size, the table's PTUUID as `sfdisk --disk-id` prints it, and on a
+//! live disk the serial and WWN in sysfs, read from the same attributes
+//! as `topology::Disk`), that the disk is as planned (its table, as
 //! `sfdisk --dump` lists it, matches) and that nothing on it is in use,
 //! says what it does, and is skipped when it is already done, so the
 //! script can be run again after an interruption.
+//!
+//! A primary GPT that is damaged while its backup is sound is rebuilt
+//! first with `sgdisk -e` (see `plan::identity::gpt_repairable`).
 //!
 //! Data moves do not use `sfdisk --move-data`: sfdisk writes the new table
 //! first and then copies (write_changes() in disk-utils/sfdisk.c), its
@@ -17,7 +23,7 @@
 //! confirm, resize2fs), while the table is still the original.
 
 use crate::layout::TableKind;
-use crate::plan::{DiskPlan, Entry, Shrink, Step};
+use crate::plan::{DiskPlan, Entry, Identity, Shrink, Step};
 
 /// Quote for sh: single quotes, with embedded ones closed and escaped.
 fn q(s: &str) -> String {
@@ -37,6 +43,10 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
     s.push_str(SAY);
     s.push_str(TABLE_FN);
     s.push_str(HELPERS);
+    s.push_str(SAME_DISK);
+    if d.table == TableKind::Gpt {
+        s.push_str(GPT_TOOLS);
+    }
     // The table before any step (S0) and after each step (S1...): a step
     // is done when the table is in its own after state or a later one.
     let tables: Vec<(&u32, &crate::plan::Extent, &Vec<Entry>, &Vec<Entry>)> = d
@@ -53,9 +63,10 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
             _ => None,
         })
         .collect();
-    if let Some(first) = tables.first() {
-        s.push_str(&format!("\nS0={}\n", q(&entries(first.2))));
-    }
+    let s0 = tables
+        .first()
+        .map_or_else(|| current(d), |first| first.2.clone());
+    s.push_str(&format!("\nS0={}\n", q(&entries(&s0))));
     for (k, t) in tables.iter().enumerate() {
         s.push_str(&format!("S{}={}\n", k + 1, q(&entries(t.3))));
     }
@@ -74,6 +85,13 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
             } => {
                 s.push_str(&backup(*table, volume_groups));
                 calls.push("backup".to_string());
+            }
+            Step::RepairGpt {
+                backup_lba,
+                primary_bytes,
+            } => {
+                s.push_str(&repair_gpt(*backup_lba, *primary_bytes));
+                calls.push("repair_gpt".to_string());
             }
             Step::Move { .. } => pending_move = Some(step),
             Step::Shrink(x) => {
@@ -97,7 +115,7 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
                 };
                 let later: Vec<String> = (n..=tables.len()).map(|k| format!("\"$S{k}\"")).collect();
                 s.push_str(&format!(
-                    "\nstep_{n}() {{\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {n}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {n}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n    say \"step {n}: partition {partition} to start={start}, size={size}\"\n{copy}    printf 'start=%s, size=%s\\n' {start} {size} | sfdisk -q --no-reread --no-tell-kernel --wipe never --wipe-partitions never -N {partition} \"$DISK\" >/dev/null\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {n}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
+                    "\nstep_{n}() {{\n    same_disk\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {n}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {n}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n    say \"step {n}: partition {partition} to start={start}, size={size}\"\n{copy}    printf 'start=%s, size=%s\\n' {start} {size} | sfdisk -q --no-reread --no-tell-kernel --wipe never --wipe-partitions never -N {partition} \"$DISK\" >/dev/null\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {n}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
                     later = later.join(" "),
                     prev = n - 1,
                     start = after.start_sector,
@@ -107,14 +125,46 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
             }
         }
     }
-    // Nothing is written, not even the backups, while the disk is in use.
-    s.push_str("\nidle\nmkdir -p \"$STATE\"\n");
+    // Nothing is written, not even the backups, while the disk is in use
+    // or when it is not the disk the plan was made for.
+    s.push_str("\nsame_disk\nidle\nmkdir -p \"$STATE\"\n");
     for c in calls {
         s.push_str(&c);
         s.push('\n');
     }
     s.push_str("reread\nsay \"done: run diskalign check $DISK\"\n");
     s
+}
+
+/// The table as the plan found it, when no step rewrites an entry.
+fn current(d: &DiskPlan) -> Vec<Entry> {
+    let mut t: Vec<Entry> = d
+        .partitions
+        .iter()
+        .map(|p| Entry {
+            number: p.number,
+            start: p.before.start_sector,
+            size: p.before.sectors,
+        })
+        .collect();
+    t.sort_by_key(|e| e.number);
+    t
+}
+
+/// The identity the plan saw, which `same_disk` compares with the disk.
+fn planned(id: &Identity) -> String {
+    let opt = |v: &Option<String>| q(v.as_deref().unwrap_or_default());
+    format!(
+        "PLANNED_SIZE={}\nPLANNED_PTUUID={}\nPLANNED_SERIAL={}\nPLANNED_WWN={}\n",
+        id.size_bytes,
+        q(&id
+            .ptuuid
+            .as_deref()
+            .unwrap_or_default()
+            .to_ascii_lowercase()),
+        opt(&id.serial),
+        opt(&id.wwn),
+    )
 }
 
 fn header(d: &DiskPlan, version: &str) -> String {
@@ -138,16 +188,19 @@ set -eu\n\
 DISK={disk}\n\
 IMAGE={image}\n\
 CHUNK={chunk}\n\
-STATE=${{DISKALIGN_STATE:-$0.state}}\n",
-        path = d.path,
-        disk = q(&d.path),
+STATE=${{DISKALIGN_STATE:-$0.state}}\n\
+# The disk this plan is for: every step first checks that $DISK still is.\n\
+{planned}",
+        path = d.identity.script_path,
+        disk = q(&d.identity.script_path),
         image = u8::from(d.image),
+        planned = planned(&d.identity),
     )
 }
 
 fn backup(table: TableKind, vgs: &[String]) -> String {
     let mut s = String::from(
-        "\nbackup() {\n    if [ ! -f \"$STATE/table.sfdisk\" ]; then\n        sfdisk --dump \"$DISK\" > \"$STATE/table.sfdisk.new\"\n        mv \"$STATE/table.sfdisk.new\" \"$STATE/table.sfdisk\"\n        say \"saved the table: restore it with sfdisk $DISK < $STATE/table.sfdisk\"\n    fi\n",
+        "\nbackup() {\n    same_disk\n    if [ ! -f \"$STATE/table.sfdisk\" ]; then\n        sfdisk --dump \"$DISK\" > \"$STATE/table.sfdisk.new\"\n        mv \"$STATE/table.sfdisk.new\" \"$STATE/table.sfdisk\"\n        say \"saved the table: restore it with sfdisk $DISK < $STATE/table.sfdisk\"\n    fi\n",
     );
     if table == TableKind::Gpt {
         s.push_str("    if [ ! -f \"$STATE/table.gpt\" ]; then\n        sgdisk --backup=\"$STATE/table.gpt\" \"$DISK\" >/dev/null\n        say \"saved the GPT: sgdisk --load-backup=$STATE/table.gpt $DISK restores it\"\n    fi\n");
@@ -179,6 +232,7 @@ fn shrink_fn(k: usize, x: &Shrink, later: &str) -> String {
     format!(
         r#"
 shrink_{k}() {{
+    same_disk
     now=$(table)
     if one_of "$now" {later}; then
         say "partition {partition}: its ext4 filesystem was shrunk before the table changed"
@@ -201,6 +255,33 @@ shrink_{k}() {{
     resize2fs "$NODE" {to} >&2 || die "resize2fs $NODE {to} failed"
     [ "$(fs_blocks "$NODE")" = {to} ] || die "partition {partition}: resize2fs did not leave {to} blocks"
     release
+}}
+"#
+    )
+}
+
+/// `repair_gpt`: the primary GPT rebuilt from the backup at `backup_lba`
+/// by `sgdisk -e`, after the damaged first `primary_bytes` are saved. Done
+/// when `sgdisk -v` finds the primary sound.
+fn repair_gpt(backup_lba: u64, primary_bytes: u64) -> String {
+    format!(
+        r#"
+repair_gpt() {{
+    same_disk
+    if ! gpt_primary_damaged; then
+        say "the primary GPT of $DISK is sound: nothing to repair"
+        return 0
+    fi
+    [ "$(table)" = "$S0" ] || die "the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)"
+    idle
+    if [ ! -f "$STATE/gpt-primary.damaged" ]; then
+        dd if="$DISK" of="$STATE/gpt-primary.damaged.new" bs={primary_bytes} count=1 status=none
+        mv "$STATE/gpt-primary.damaged.new" "$STATE/gpt-primary.damaged"
+    fi
+    say "rebuilding the primary GPT from its backup at LBA {backup_lba} (sgdisk -e); the damaged bytes are kept in $STATE/gpt-primary.damaged"
+    sgdisk -e "$DISK" >/dev/null 2>&1 || die "sgdisk -e $DISK failed; nothing else done"
+    ! gpt_primary_damaged || die "sgdisk -e did not repair the primary GPT of $DISK (sgdisk -v $DISK says why)"
+    [ "$(table)" = "$S0" ] || die "the repaired table of $DISK is not the planned one"
 }}
 "#
     )
@@ -242,6 +323,67 @@ say() { printf 'diskalign: %s\n' "$*"; }
 die() { printf 'diskalign: stopped: %s\n' "$*" >&2; exit 1; }
 "#;
 
+/// `same_disk`: stop unless the disk is the one the plan was made for.
+/// Serial and WWN are read as `topology::Disk` reads them (the device's
+/// `serial`, the disk's `serial`, SCSI VPD page 0x80, `wwid`), and
+/// compared only when the plan saw them.
+const SAME_DISK: &str = r#"
+# sysattr FILE: a sysfs attribute without the blanks around it.
+sysattr() {
+    [ -r "$1" ] || return 1
+    v=$(sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$1" 2>/dev/null) || return 1
+    [ -n "$v" ] && printf '%s' "$v"
+}
+# vpd_serial FILE: the unit serial number of a raw SCSI VPD page 0x80
+# (its length in bytes 2-3, the text from byte 4).
+vpd_serial() {
+    [ -r "$1" ] || return 1
+    len=$(od -An -tu1 -j2 -N2 "$1" 2>/dev/null | awk 'NF == 2 { print $1 * 256 + $2 }')
+    [ -n "$len" ] || return 1
+    v=$(dd if="$1" bs=1 skip=4 count="$len" status=none 2>/dev/null | tr -d '\000' |
+        sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
+    [ -n "$v" ] && printf '%s' "$v"
+}
+# The disk's size, the table's PTUUID (spelled as blkid does: lower case,
+# no 0x), and on a live disk its serial and WWN, against the plan's.
+same_disk() {
+    diff=
+    if [ "$IMAGE" = 1 ]; then
+        size=$(wc -c < "$DISK" | tr -d ' ')
+    else
+        size=$(blockdev --getsize64 "$DISK")
+    fi
+    [ "$size" = "$PLANNED_SIZE" ] || diff="size $size bytes, planned $PLANNED_SIZE"
+    if [ -n "$PLANNED_PTUUID" ]; then
+        id=$(sfdisk --disk-id "$DISK" 2>/dev/null | tr 'A-F' 'a-f') || id=
+        id=${id#0x}
+        [ "$id" = "$PLANNED_PTUUID" ] || diff="${diff:+$diff, }PTUUID ${id:-none}, planned $PLANNED_PTUUID"
+    fi
+    if [ "$IMAGE" = 0 ]; then
+        b=/sys/class/block/$(basename "$(readlink -f "$DISK")")
+        if [ -n "$PLANNED_SERIAL" ]; then
+            serial=$(sysattr "$b/device/serial" || sysattr "$b/serial" ||
+                vpd_serial "$b/device/vpd_pg80" || sysattr "$b/device/wwid") || serial=
+            [ "$serial" = "$PLANNED_SERIAL" ] || diff="${diff:+$diff, }serial ${serial:-none}, planned $PLANNED_SERIAL"
+        fi
+        if [ -n "$PLANNED_WWN" ]; then
+            wwn=$(sysattr "$b/wwid" || sysattr "$b/device/wwid") || wwn=
+            [ "$wwn" = "$PLANNED_WWN" ] || diff="${diff:+$diff, }WWN ${wwn:-none}, planned $PLANNED_WWN"
+        fi
+    fi
+    [ -z "$diff" ] || die "$DISK is not the disk this plan was made for: $diff"
+}
+"#;
+
+/// The GPT tools: `sgdisk` backs the table up (and repairs a damaged
+/// primary).
+const GPT_TOOLS: &str = r#"
+command -v sgdisk >/dev/null 2>&1 || die "this script needs sgdisk (gdisk)"
+gpt_primary_damaged() {
+    sgdisk -v "$DISK" 2>&1 | grep -q -e 'Main header: ERROR' -e 'Main partition table: ERROR'
+}
+"#;
+
 /// `table`: the table as "number start size" lines, from sfdisk --dump.
 const TABLE_FN: &str = r#"
 table() {
@@ -257,10 +399,11 @@ table() {
 const HELPERS: &str = r#"
 one_of() { x=$1; shift; for y in "$@"; do [ "$x" = "$y" ] && return 0; done; return 1; }
 
-for tool in sfdisk dd awk sort sync; do
+for tool in sfdisk dd awk sed sort sync od tr wc; do
     command -v "$tool" >/dev/null 2>&1 || die "this script needs $tool"
 done
 if [ "$IMAGE" = 0 ]; then
+    command -v blockdev >/dev/null 2>&1 || die "this script needs blockdev"
     [ -b "$DISK" ] || die "$DISK is not a block device"
     [ "$(id -u)" = 0 ] || die "run it as root"
 else
