@@ -156,11 +156,15 @@ impl Style {
     }
 }
 
-/// `head` then `text`, broken at spaces so no line passes `width`
-/// (a word longer than a line stands alone); ends with a newline.
+/// Joins two words that `wrap` must keep on one line (a name and its
+/// value); printed as a plain space.
+pub const GLUE: char = '\u{a0}';
+
+/// `head` then `text`, broken at spaces (not at `GLUE`) so no line passes
+/// `width` (a word longer than a line stands alone); ends with a newline.
 pub fn wrap(head: &str, text: &str, hang: &str, width: Option<usize>) -> String {
     let Some(width) = width else {
-        return format!("{head}{text}\n");
+        return format!("{head}{text}\n").replace(GLUE, " ");
     };
     let mut out = head.to_string();
     let mut col = visible(head);
@@ -180,7 +184,7 @@ pub fn wrap(head: &str, text: &str, hang: &str, width: Option<usize>) -> String 
         first = false;
     }
     out.push('\n');
-    out
+    out.replace(GLUE, " ")
 }
 
 /// The width of `s` on a terminal: characters, colour codes left out.
@@ -237,4 +241,16 @@ pub fn errors(errors: &[crate::errors::TargetError], st: &Style, what: &str) -> 
         .iter()
         .map(|e| format!("{}: {} {}\n", st.bold(&e.path), st.bad(what), e.message))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glued_words_stay_on_one_line_and_print_as_spaces() {
+        let text = format!("aaaa b{GLUE}c");
+        assert_eq!(wrap("", &text, "  ", Some(7)), "aaaa\n  b c\n");
+        assert_eq!(wrap("", &text, "  ", None), "aaaa b c\n");
+    }
 }

@@ -9,7 +9,7 @@ use crate::check::CheckRun;
 use crate::findings::{Code, Finding, Severity, Status};
 use crate::layout::TableKind;
 use crate::report::columns::{self, partitions, PartitionRow};
-use crate::report::style::{Style, View};
+use crate::report::style::{Style, View, GLUE};
 use crate::units::human;
 use std::fmt::Write;
 
@@ -146,7 +146,7 @@ fn header(out: &mut String, r: &TargetReport, st: &Style) {
     out.push_str(&st.line("  verdict: ", &verdict(r, st), "    "));
     let t = &r.topology;
     let text = format!(
-        "logical {} physical {} min-io {} opt-io {} alignment-offset {} discard {}",
+        "logical{GLUE}{} physical{GLUE}{} min-io{GLUE}{} opt-io{GLUE}{} alignment-offset{GLUE}{} discard{GLUE}{}",
         t.logical_block_size,
         t.physical_block_size,
         t.minimum_io_size,
