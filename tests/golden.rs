@@ -142,6 +142,7 @@ fn check_image(name: &str, script: Option<&str>, sgdisk: Option<&[&str]>, extra:
         a.push(&p);
         sh("sgdisk", &a);
     }
+    fix_disk_id(&img);
     let p = img.display().to_string();
     let mut args = vec!["--color", "never", "check", p.as_str()];
     args.extend_from_slice(extra);
@@ -267,6 +268,20 @@ fn check_views() {
     view("noheadings-bytes", None, &["-n", "-b"]);
     view("width-60", None, &["--width", "60"]);
     view("width-0", None, &["--width", "0"]);
+}
+
+/// Give the image's table a fixed identity (its PTUUID is in the report),
+/// with sfdisk --disk-id, as the tools made it random.
+fn fix_disk_id(img: &Path) {
+    let p = img.display().to_string();
+    // blkid exits 2 when it finds no table (the empty image).
+    let (_, kind) = sh_status("blkid", &["-p", "-o", "value", "-s", "PTTYPE", &p]);
+    let id = match kind.trim() {
+        "dos" => "0x1234abcd",
+        "gpt" => "6E0A5E3C-1D2B-4C5A-9E8F-0123456789AB",
+        _ => return,
+    };
+    sh("sfdisk", &["--disk-id", &p, id]);
 }
 
 /// `check -o` over several images: one table, the target column first

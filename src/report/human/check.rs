@@ -156,6 +156,24 @@ fn header(out: &mut String, r: &TargetReport, st: &Style) {
     );
     let head = format!("  topology ({}): ", r.topology_source.as_str());
     out.push_str(&st.line(&head, &text, "    "));
+    if let Some(text) = identity(r) {
+        out.push_str(&st.line("  identity: ", &text, "    "));
+    }
+}
+
+/// What a ticket or an inventory names the disk by: its model, serial
+/// and WWN, and the table's PTUUID; None when none is known.
+fn identity(r: &TargetReport) -> Option<String> {
+    let parts: Vec<String> = [
+        ("model", &r.model),
+        ("serial", &r.serial),
+        ("wwn", &r.wwn),
+        ("ptuuid", &r.partition_table.ptuuid),
+    ]
+    .into_iter()
+    .filter_map(|(name, v)| v.as_ref().map(|v| format!("{name}{GLUE}{v}")))
+    .collect();
+    (!parts.is_empty()).then(|| parts.join(" "))
 }
 
 fn partition_table(out: &mut String, r: &TargetReport, st: &Style) {
