@@ -181,3 +181,34 @@ mod tests {
         assert_eq!(serde_name(&3u8), "?");
     }
 }
+
+/// `word` in single quotes for sh, an embedded quote closed, escaped and
+/// reopened: one word whatever it holds (newlines and `$` included).
+pub fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// `word` as one shell word for a command people copy: as it is when it
+/// is plain, else quoted.
+pub fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@,=".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        shell_quote(word)
+    }
+}
+
+#[cfg(test)]
+mod shell_tests {
+    use super::*;
+
+    #[test]
+    fn a_word_stays_one_word() {
+        assert_eq!(shell_word("/dev/sda"), "/dev/sda");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_quote("x\n$(y)"), "'x\n$(y)'");
+    }
+}

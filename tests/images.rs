@@ -320,6 +320,35 @@ fn damaged_in_every_output(img: &Path, code: &str, words: &str) {
     );
 }
 
+/// Damage outranks a misalignment: a damaged primary GPT on a disk whose
+/// partition is also off 4 KiB is `damaged`, in the JSON, the CSV and
+/// the Prometheus status, so the alert on damage is not hidden.
+#[test]
+fn damage_outranks_a_misaligned_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "both.img", 64 * MIB);
+    sh(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2049:+8M", img.to_str().unwrap()],
+    );
+    let mut bytes = std::fs::read(&img).unwrap();
+    bytes[512 + 56] ^= 0xff;
+    std::fs::write(&img, &bytes).unwrap();
+    let (doc, _) = check(&img, &[]);
+    assert_eq!(partition(&doc, 1)["status"], "misaligned");
+    assert_eq!(doc["targets"][0]["summary"]["status"], "damaged");
+    let p = img.to_str().unwrap();
+    let (csv, _) = run(&["check", "--format", "csv", p]);
+    assert!(
+        csv.lines().nth(1).unwrap().contains(",misaligned,damaged,"),
+        "{csv}"
+    );
+    let prom = dir.path().join("m.prom");
+    run(&["check", p, "--prometheus", prom.to_str().unwrap()]);
+    let m = std::fs::read_to_string(&prom).unwrap();
+    assert!(m.contains("status=\"damaged\"} 1"), "{m}");
+}
+
 #[test]
 fn corrupted_backup_gpt_is_damaged_too() {
     let dir = tempfile::tempdir().unwrap();

@@ -802,3 +802,44 @@ fn boot_partitions_that_move_get_their_notes() {
     let (code, out) = sh_status("fsck.fat", &["-n", &l.part(2)]);
     assert_eq!(code, 0, "{out}");
 }
+
+/// An identity the plan did not see is compared too: a plan made on a
+/// DOS table whose signature is zero (no PTUUID) refuses the same table
+/// with a signature. And a file name that holds a newline and shell text
+/// stays one quoted word: nothing of it runs.
+#[test]
+fn an_empty_identity_is_compared_and_a_hostile_name_stays_a_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "x\necho INJECTED; touch injected\n.img";
+    let img = image(dir.path(), name, 64 * MIB);
+    sfdisk(
+        &img,
+        "label: dos\nlabel-id: 0x00000000\nstart=63, size=20000, type=83\n",
+    );
+    let script = dir.path().join("fix.sh");
+    planned(&img, &script);
+    let text = std::fs::read_to_string(&script).unwrap();
+    assert!(text.contains("PLANNED_PTUUID=''"), "{text}");
+    // The twin: the same table, now with a signature.
+    sh(
+        "sfdisk",
+        &["-q", "--disk-id", img.to_str().unwrap(), "0x5678ef01"],
+    );
+    refused_by(&script, &img, "PTUUID 5678ef01, planned none");
+    // Back to no signature: the script runs, and the name ran nothing.
+    sh(
+        "sfdisk",
+        &["-q", "--disk-id", img.to_str().unwrap(), "0x00000000"],
+    );
+    let out = Command::new("sh")
+        .arg(&script)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let all =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    // Said as part of the name, never run.
+    assert!(!all.lines().any(|l| l.trim() == "INJECTED"), "{all}");
+    assert!(!dir.path().join("injected").exists());
+}

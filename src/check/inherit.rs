@@ -194,7 +194,7 @@ fn take_inherited(l: &mut Layer, parent: &Region, regions: &Regions) -> Option<C
 /// An LV leg has no finding: its status says whether it is off. Off but
 /// on the grid of the PV's data area, it inherits the PV's cause.
 fn leg_inherits(l: &Layer, regions: &Regions) -> Option<Cause> {
-    if l.status < Status::Misaligned {
+    if l.status != Status::Misaligned {
         return None;
     }
     let unit = l.below.grain().max(4 * KIB);

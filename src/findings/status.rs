@@ -32,11 +32,13 @@ pub enum Status {
     /// something below (a partition's start) is: it pays for every I/O as a
     /// misaligned layer does, and the fix is the cause's (`inherits_from`).
     Inherits,
-    /// An error that is not about alignment: damaged metadata, partitions
-    /// that overlap or leave the disk.
-    Damaged,
     /// A data start off its grain: every I/O pays for it.
     Misaligned,
+    /// An error that is not about alignment: damaged metadata, partitions
+    /// that overlap or leave the disk. It outranks a misalignment: the
+    /// table must be repaired before anything is moved, and a fleet's
+    /// alert on damage must not be hidden by one.
+    Damaged,
 }
 
 crate::spelled_as_serde!(Status);
@@ -215,9 +217,10 @@ mod tests {
             Status::of(&[f(Code::MetadataInvalid), f(Code::EndNot4k)]),
             Status::Damaged
         );
+        // Damage outranks a misalignment (docs/findings.md).
         assert_eq!(
             Status::of(&[f(Code::MetadataInvalid), f(Code::StartMisaligned)]),
-            Status::Misaligned
+            Status::Damaged
         );
     }
 

@@ -17,6 +17,7 @@
 
 use super::{Extent, Manual};
 use crate::layout::Partition;
+use crate::names::shell_word;
 
 /// GRUB's BIOS boot partition (GPT type "21686148-...", "Hah!IdontNeedEFI").
 const BIOS_BOOT: &str = "21686148-6449-6E6F-744E-656564454649";
@@ -61,7 +62,7 @@ pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &str) -> Vec<
     if is(q, BIOS_BOOT) {
         return vec![note(
             format!("partition {n} is a BIOS boot partition: GRUB's core image in it is addressed by absolute sector numbers (in the boot code of the MBR and in core.img's first sector), so after the move the disk boots only once GRUB is installed again"),
-            vec![format!("grub-install {disk}  # after the script, from the system this disk boots")],
+            vec![format!("grub-install {}  # after the script, from the system this disk boots", shell_word(disk))],
         )];
     }
     if is(q, ESP) || is(q, ESP_DOS) {
@@ -69,7 +70,7 @@ pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &str) -> Vec<
             format!("partition {n} is an EFI system partition: firmware boot entries name it by its partition GUID and number, which the move keeps, but they also record its old start and size; if the firmware does not boot it any more, make the entry again"),
             vec![
                 "efibootmgr -v  # the entry's HD(...) shows the partition GUID, start and size".into(),
-                format!("efibootmgr -c -d {disk} -p {n} -L LABEL -l '\\EFI\\...\\LOADER.efi'  # only if needed"),
+                format!("efibootmgr -c -d {} -p {n} -L LABEL -l '\\EFI\\...\\LOADER.efi'  # only if needed", shell_word(disk)),
             ],
         )];
     }
@@ -82,23 +83,30 @@ pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &str) -> Vec<
 /// The note and the command that write the new start into the boot
 /// sector's hidden-sectors field.
 fn hidden_sectors(n: u32, after: &Extent, disk: &str) -> Manual {
-    let lba = u32::try_from(after.start_sector).unwrap_or(u32::MAX);
-    let octal: String = lba
-        .to_le_bytes()
-        .iter()
-        .map(|b| format!("\\{b:03o}"))
-        .collect();
-    let at = after.start_bytes.saturating_add(0x1c);
+    let why = format!(
+        "partition {n} is of a FAT or NTFS type: its boot sector records the partition's start as \"hidden sectors\" (BPB offset 0x1C), which boot code (Windows', for one) uses to find the volume; after the move it still holds the old start, the new one is {}. Linux does not read it; to boot from this partition, write the new start there (FAT32 and NTFS also keep a backup boot sector: FAT32 at the sector its BPB names at 0x32, usually 6; NTFS in the partition's last sector)",
+        after.start_sector
+    );
+    // The field has 32 bits: a start beyond them cannot be written there.
+    let commands = match u32::try_from(after.start_sector) {
+        Ok(lba) => {
+            let octal: String = lba
+                .to_le_bytes()
+                .iter()
+                .map(|b| format!("\\{b:03o}"))
+                .collect();
+            let at = after.start_bytes.saturating_add(0x1c);
+            vec![format!(
+                "printf '{octal}' | dd of={} bs=1 seek={at} count=4 conv=notrunc  # hidden sectors = {lba}",
+                shell_word(disk)
+            )]
+        }
+        Err(_) => Vec::new(),
+    };
     Manual {
         partition: Some(n),
-        why: format!(
-            "partition {n} is of a FAT or NTFS type: its boot sector records the partition's start as \"hidden sectors\" (BPB offset 0x1C), which boot code (Windows', for one) uses to find the volume; after the move it still holds the old start, the new one is {}. Linux does not read it; to boot from this partition, write the new start there (FAT32 and NTFS also keep a backup boot sector: FAT32 at the sector its BPB names at 0x32, usually 6; NTFS in the partition's last sector)",
-            after.start_sector
-        ),
-        commands: vec![format!(
-            "printf '{octal}' | dd of={disk} bs=1 seek={at} count=4 conv=notrunc  # hidden sectors = {}",
-            after.start_sector
-        )],
+        why,
+        commands,
     }
 }
 

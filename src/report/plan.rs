@@ -17,10 +17,13 @@ pub fn human(run: &PlanRun, st: &Style) -> String {
 }
 
 fn disk(d: &DiskPlan, throughput: u64, st: &Style) -> String {
+    let table = match d.table {
+        crate::layout::TableKind::None => "no partition table".to_string(),
+        kind => format!("{kind} table"),
+    };
     let mut out = format!(
-        "{}  {} table, {}-byte sectors; starts on {}; ends on {}\n",
+        "{}  {table}, {}-byte sectors; starts on {}; ends on {}\n",
         st.bold(&d.path),
-        d.table,
         d.sector_size,
         d.start_grain_why,
         units::human(d.end_grain_bytes)

@@ -25,9 +25,9 @@
 use crate::layout::TableKind;
 use crate::plan::{DiskPlan, Entry, Identity, Shrink, Step};
 
-/// Quote for sh: single quotes, with embedded ones closed and escaped.
+/// Quote for sh: every value the script holds is one quoted word.
 fn q(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
+    crate::names::shell_quote(s)
 }
 
 fn entries(t: &[Entry]) -> String {
@@ -178,7 +178,7 @@ fn header(d: &DiskPlan, version: &str) -> String {
         .unwrap_or(4 << 20);
     format!(
         "#!/bin/sh\n\
-# diskalign {version}: the plan for {path}. Read it before you run it.\n\
+# diskalign {version}: the plan for the disk named in DISK below. Read it before you run it.\n\
 # Run it as root with nothing on the disk mounted or in use: sh THIS_FILE\n\
 # It stops at the first step that does not find the disk as planned, and\n\
 # run again after an interruption (even a kill during a copy) it skips\n\
@@ -191,7 +191,6 @@ CHUNK={chunk}\n\
 STATE=${{DISKALIGN_STATE:-$0.state}}\n\
 # The disk this plan is for: every step first checks that $DISK still is.\n\
 {planned}",
-        path = d.identity.script_path,
         disk = q(&d.identity.script_path),
         image = u8::from(d.image),
         planned = planned(&d.identity),
@@ -205,7 +204,16 @@ fn backup(table: TableKind, vgs: &[String]) -> String {
     if table == TableKind::Gpt {
         s.push_str("    if [ ! -f \"$STATE/table.gpt\" ]; then\n        sgdisk --backup=\"$STATE/table.gpt\" \"$DISK\" >/dev/null\n        say \"saved the GPT: sgdisk --load-backup=$STATE/table.gpt $DISK restores it\"\n    fi\n");
     }
-    for vg in vgs {
+    // A name read from the disk goes into the script only when LVM itself
+    // would take it (lib/misc/lvm-string.c `_validate_name`: letters,
+    // digits and "+_.-"), so metadata cannot smuggle shell text in.
+    let lvm_name = |vg: &&String| {
+        !vg.is_empty()
+            && vg
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+_.-".contains(c))
+    };
+    for vg in vgs.iter().filter(lvm_name) {
         s.push_str(&format!(
             "    if [ \"$IMAGE\" = 0 ] && [ ! -f \"$STATE/vg-{vg}.vg\" ]; then\n        vgcfgbackup -q -f \"$STATE/vg-{vg}.vg\" {} >/dev/null\n        say \"saved the metadata of volume group {vg}\"\n    fi\n",
             q(vg)
@@ -354,22 +362,20 @@ same_disk() {
         size=$(blockdev --getsize64 "$DISK")
     fi
     [ "$size" = "$PLANNED_SIZE" ] || diff="size $size bytes, planned $PLANNED_SIZE"
-    if [ -n "$PLANNED_PTUUID" ]; then
-        id=$(sfdisk --disk-id "$DISK" 2>/dev/null | tr 'A-F' 'a-f') || id=
-        id=${id#0x}
-        [ "$id" = "$PLANNED_PTUUID" ] || diff="${diff:+$diff, }PTUUID ${id:-none}, planned $PLANNED_PTUUID"
-    fi
+    # Every value is compared, an empty one too: a disk that has gained
+    # an identity the plan did not see is another disk as well. A DOS
+    # signature of zero is no PTUUID, as for blkid.
+    id=$(sfdisk --disk-id "$DISK" 2>/dev/null | tr 'A-F' 'a-f') || id=
+    id=${id#0x}
+    [ "$id" != 00000000 ] || id=
+    [ "$id" = "$PLANNED_PTUUID" ] || diff="${diff:+$diff, }PTUUID ${id:-none}, planned ${PLANNED_PTUUID:-none}"
     if [ "$IMAGE" = 0 ]; then
         b=/sys/class/block/$(basename "$(readlink -f "$DISK")")
-        if [ -n "$PLANNED_SERIAL" ]; then
-            serial=$(sysattr "$b/device/serial" || sysattr "$b/serial" ||
-                vpd_serial "$b/device/vpd_pg80" || sysattr "$b/device/wwid") || serial=
-            [ "$serial" = "$PLANNED_SERIAL" ] || diff="${diff:+$diff, }serial ${serial:-none}, planned $PLANNED_SERIAL"
-        fi
-        if [ -n "$PLANNED_WWN" ]; then
-            wwn=$(sysattr "$b/wwid" || sysattr "$b/device/wwid") || wwn=
-            [ "$wwn" = "$PLANNED_WWN" ] || diff="${diff:+$diff, }WWN ${wwn:-none}, planned $PLANNED_WWN"
-        fi
+        serial=$(sysattr "$b/device/serial" || sysattr "$b/serial" ||
+            vpd_serial "$b/device/vpd_pg80" || sysattr "$b/device/wwid") || serial=
+        [ "$serial" = "$PLANNED_SERIAL" ] || diff="${diff:+$diff, }serial ${serial:-none}, planned ${PLANNED_SERIAL:-none}"
+        wwn=$(sysattr "$b/wwid" || sysattr "$b/device/wwid") || wwn=
+        [ "$wwn" = "$PLANNED_WWN" ] || diff="${diff:+$diff, }WWN ${wwn:-none}, planned ${PLANNED_WWN:-none}"
     fi
     [ -z "$diff" ] || die "$DISK is not the disk this plan was made for: $diff"
 }
@@ -502,14 +508,16 @@ pub fn render_new(d: &crate::plan::new_disk::NewDisk, version: &str) -> String {
         .collect();
     let mut s = format!(
         "#!/bin/sh\n\
-# diskalign {version}: a new {label} layout for {path}. Read it before you run it.\n\
+# diskalign {version}: a new {label} layout for the disk named in DISK below. Read it before you run it.\n\
 # It writes a partition table only to an empty disk, and does nothing when\n\
 # the disk already has exactly this layout.\n\
 set -eu\n\
 DISK={disk}\n",
         label = d.label,
-        path = d.path,
-        disk = q(&d.path),
+        // As the plan script does: the script may run from elsewhere.
+        disk = q(&std::path::absolute(&d.path)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| d.path.to_string())),
     );
     s.push_str(SAY);
     s.push_str(TABLE_FN);

@@ -8,6 +8,7 @@ use crate::check::report::TargetReport;
 use crate::check::CheckRun;
 use crate::findings::{Code, Finding, Severity, Status};
 use crate::layout::TableKind;
+use crate::names::shell_word;
 use crate::report::columns::{self, partitions, PartitionRow};
 use crate::report::style::{Style, View, GLUE};
 use crate::units::human;
@@ -46,16 +47,21 @@ pub fn render(run: &CheckRun, st: &Style) -> String {
     out
 }
 
-/// The last line when a partition is misaligned: the command that plans
-/// the fix for those targets (docs/plan.md), and how to get the script. A
-/// misalignment with no partition to move (a dm device the kernel calls
-/// misaligned) has no such step.
+/// The last line when a partition is misaligned or the primary GPT is
+/// damaged: the command that plans the fix (or the repair) for those
+/// targets (docs/plan.md), and how to get the script. A misalignment with
+/// no partition to move (a dm device the kernel calls misaligned) has no
+/// such step.
 fn next_step(run: &CheckRun) -> String {
     let misaligned: Vec<String> = run
         .targets
         .iter()
-        // What plan fixes: partitions (and so what inherits from them).
-        .filter(|t| t.partitions.iter().any(|p| p.status == Status::Misaligned))
+        // What plan fixes: partitions (and so what inherits from them),
+        // and a primary GPT rebuilt from its backup.
+        .filter(|t| {
+            t.partitions.iter().any(|p| p.status == Status::Misaligned)
+                || t.findings.iter().any(|f| f.code == Code::GptPrimaryInvalid)
+        })
         .map(|t| shell_word(&t.path))
         .collect();
     // Commands are never wrapped: they are for copying whole.
@@ -68,16 +74,6 @@ fn next_step(run: &CheckRun) -> String {
             "next: diskalign plan {}\n      diskalign plan DISK --script FILE   (one disk at a time: writes the fix as a script)\n",
             many.join(" ")
         ),
-    }
-}
-
-/// `word` as one shell word: as it is when it is plain, else in single quotes.
-fn shell_word(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@,=".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
