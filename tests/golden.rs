@@ -56,17 +56,25 @@ fn fixtures() -> (PathBuf, Vec<String>) {
 }
 
 /// `diskalign --sysfs-root TREE --color never COMMAND...` on every fixture
-/// tree, with the checkout's path taken out: (name, stdout, stderr, status).
+/// tree: (name, stdout, stderr, status). The trees are reached through a
+/// link named `<fixtures>` in a temporary directory that is the command's
+/// working directory, so the paths in the output, and so where a piped
+/// report wraps, are the same wherever the checkout is.
 fn on_every_fixture(command: &[&str]) -> Vec<(String, String, String, i32)> {
     let (fixtures, names) = fixtures();
-    let hide = |s: String| s.replace(&format!("{}/", fixtures.display()), "<fixtures>/");
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&fixtures, dir.path().join("<fixtures>")).unwrap();
     names
         .into_iter()
         .map(|name| {
-            let root = fixtures.join(&name);
-            let args = ["--sysfs-root", root.to_str().unwrap(), "--color", "never"];
-            let (out, err, code) = run_full(&[&args[..], command].concat());
-            (name, hide(out), hide(err), code)
+            let root = format!("<fixtures>/{name}");
+            let args = ["--sysfs-root", root.as_str(), "--color", "never"];
+            let mut cmd = std::process::Command::new(bin());
+            cmd.args([&args[..], command].concat())
+                .env_remove("COLUMNS")
+                .current_dir(dir.path());
+            let (out, err, code) = output_of(&mut cmd);
+            (name, out, err, code)
         })
         .collect()
 }
