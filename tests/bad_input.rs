@@ -163,9 +163,25 @@ fn probe_options_out_of_range() {
         ("--rounds", "0", "--rounds"),
         ("--runtime", "0", "--runtime"),
         ("--offsets", "1", "offset 1 is not a multiple"),
+        ("--min-effect", "0", "above 0 and below 100"),
+        ("--min-effect", "100", "above 0 and below 100"),
+        ("--min-effect", "250", "above 0 and below 100"),
+        ("--min-effect", "ten", "\"ten\" is not a percentage"),
+        ("--min-effect", "NaN", "above 0 and below 100"),
+        (
+            "--max-time",
+            "1s",
+            "--max-time 1s is shorter than one round",
+        ),
+        ("--max-time", "0", "shorter than one round"),
+        ("--max-time", "soon", "not a duration"),
     ] {
         refused(&["probe", &t, "--preset", "quick", opt, value], says);
     }
+    refused(
+        &["probe", &t, "--preset", "quick", "--min-effect=-5"],
+        "above 0 and below 100",
+    );
     refused(
         &["probe", dir.path().to_str().unwrap(), "--size", "0"],
         "--size 0 B",

@@ -321,4 +321,4 @@ pub fn probe(
     })
 }
 #[cfg(test)]
-mod simulated;
+pub(crate) mod simulated;

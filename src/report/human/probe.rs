@@ -183,7 +183,8 @@ fn versus(r: &ProbeReport, st: &Style) -> String {
 
 fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
     let mut out = String::new();
-    let line = if penalty {
+    let inconclusive = inf.confidence == crate::probe::analyse::Confidence::Inconclusive;
+    let line = if penalty || inconclusive {
         st.warn(&inf.statement)
     } else {
         st.good(&inf.statement)
