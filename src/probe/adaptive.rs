@@ -95,7 +95,7 @@ pub fn drive(plan: &Plan, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
         if !zoomed
             && !plan.zoom.is_empty()
             && (sequential::wants_zoom(plan, &assessed)
-                || analyse::beyond_ladder(r.cells(), &assessed))
+                || (round >= params.min_rounds && analyse::beyond_ladder(r.cells(), &assessed)))
         {
             zoomed = true;
             let all: Vec<Cell> = plan.all_cells().copied().collect();
