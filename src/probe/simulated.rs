@@ -14,6 +14,9 @@ type Speed = dyn Fn(&Cell) -> f64;
 
 struct Sim<'a> {
     rng: fastrand::Rng,
+    /// Simulated seconds per cell measured.
+    per_cell: f64,
+    spent: f64,
     drift: f64,
     noise: f64,
     speed: &'a Speed,
@@ -29,6 +32,7 @@ fn normal(rng: &mut fastrand::Rng) -> f64 {
 impl Rounds for Sim<'_> {
     fn round(&mut self, round: u32, keys: &[Key]) -> Result<bool, String> {
         let shared = self.drift * normal(&mut self.rng);
+        self.spent += self.per_cell * keys.len() as f64;
         for k in keys {
             let iops = 1000.0
                 * (self.speed)(&k.cell)
@@ -57,7 +61,7 @@ impl Rounds for Sim<'_> {
     }
 
     fn elapsed_s(&self) -> f64 {
-        0.0
+        self.spent
     }
 }
 
@@ -92,8 +96,20 @@ pub fn auto_plan(min_effect: Option<f64>) -> Plan {
 
 /// One whole run: the adaptive loop, then the inference.
 pub fn run(plan: &Plan, rng: &mut fastrand::Rng, noise: (f64, f64), speed: &Speed) -> Inference {
+    run_timed(plan, rng, noise, speed).0
+}
+
+/// A run, how many rounds it took and whether the budget ran out.
+fn run_timed(
+    plan: &Plan,
+    rng: &mut fastrand::Rng,
+    noise: (f64, f64),
+    speed: &Speed,
+) -> (Inference, u32, bool) {
     let mut sim = Sim {
         rng: fastrand::Rng::with_seed(rng.u64(..)),
+        per_cell: (plan.runtime + plan.warmup).as_secs_f64(),
+        spent: 0.0,
         drift: noise.0,
         noise: noise.1,
         speed,
@@ -101,13 +117,14 @@ pub fn run(plan: &Plan, rng: &mut fastrand::Rng, noise: (f64, f64), speed: &Spee
     };
     let out = adaptive::drive(plan, 1, &mut sim).unwrap();
     let params = Params::of(plan, 1);
-    analyse::infer(
+    let inf = analyse::infer(
         &sim.cells,
         &out.assessed,
         &params,
         out.rounds_run,
         plan.rounds,
-    )
+    );
+    (inf, out.rounds_run, out.out_of_time)
 }
 
 /// Writes that cover part of a `unit` cost `penalty` more time.
@@ -173,4 +190,72 @@ fn a_device_without_penalty_gets_no_unit() {
         no_difference as f64 >= 0.95 * runs as f64,
         "{no_difference}"
     );
+}
+
+/// The blkdebug-like device of the VM scenarios: a write that does not
+/// cover whole units first reads each partial unit (one I/O time each).
+fn rmw(unit: u64) -> impl Fn(&Cell) -> f64 {
+    move |c: &Cell| {
+        if !c.pattern.is_write() {
+            return 1.0;
+        }
+        let (start, end) = (c.offset, c.offset + u64::from(c.block_size));
+        let (head, tail) = (start % unit != 0, end % unit != 0);
+        let reads = if start / unit == (end - 1) / unit && (head || tail) {
+            1
+        } else {
+            u32::from(head) + u32::from(tail)
+        };
+        1.0 / f64::from(1 + reads)
+    }
+}
+
+#[test]
+fn strong_penalties_are_bracketed_in_three_rounds_with_every_row() {
+    let plan = auto_plan(None);
+    let mut rng = fastrand::Rng::with_seed(15);
+    for (unit, span) in [(4096u64, "512 B … 2 KiB"), (16384, "512 B … 8 KiB")] {
+        let (inf, rounds, _) = run_timed(&plan, &mut rng, QUIET, &rmw(unit));
+        assert_eq!(inf.confidence, Confidence::Bracketed, "{}", inf.statement);
+        assert_eq!(inf.effective_unit_bytes, Some(unit));
+        assert_eq!(rounds, 3, "{}", inf.statement);
+        let u = crate::units::human(unit);
+        assert!(
+            inf.statement.starts_with(&format!(
+                "effective internal unit {u}: offsets not aligned to {u} ({span}) were slower (randwrite only); offsets aligned to {u} were not"
+            )),
+            "{}",
+            inf.statement
+        );
+        let rows: Vec<u32> = inf.penalties.iter().map(|p| p.block_size).collect();
+        for bs in [16384, 65536] {
+            assert!(rows.contains(&bs), "{unit}: {rows:?}");
+        }
+        assert!(inf
+            .penalties
+            .iter()
+            .all(|p| p.pattern == Pattern::Randwrite));
+    }
+}
+
+#[test]
+fn the_budget_ends_a_noisy_run_inconclusive() {
+    let mut plan = auto_plan(None);
+    let round = (plan.runtime + plan.warmup) * plan.cells.len() as u32;
+    plan.max_time = Some(round * 4);
+    let mut rng = fastrand::Rng::with_seed(4);
+    // Rounds 40 % apart: nothing can be ruled out in four rounds.
+    let (inf, rounds, out_of_time) = run_timed(&plan, &mut rng, (0.1, 0.4), &|_| 1.0);
+    assert!(out_of_time);
+    assert_eq!(rounds, 4);
+    assert_eq!(
+        inf.confidence,
+        Confidence::Inconclusive,
+        "{}",
+        inf.statement
+    );
+    assert_eq!(inf.effective_unit_bytes, None);
+    assert!(inf
+        .summary
+        .starts_with("inconclusive: too noisy to rule out a penalty of 10% or more"));
 }

@@ -53,7 +53,8 @@ pub struct Candidate {
     pub lower_bound: bool,
     /// Log-likelihood gained over "no penalty", less the BIC penalty.
     pub score: f64,
-    /// The patterns with a row whose penalty counted.
+    /// The patterns that pay the penalty: those whose own evidence is
+    /// strong (1000 : 1), else every one whose penalty counted.
     pub patterns: Vec<Pattern>,
 }
 
@@ -212,8 +213,21 @@ fn score(rows: &[Row], unit: u64) -> (f64, Vec<Pattern>) {
         let gained = 0.5 * df * (syy / rss).ln() - 0.5 * df.ln();
         if gained > 0.0 {
             total += gained;
-            paying.push(p);
+            paying.push((p, gained));
         }
     }
-    (total, paying)
+    // The patterns said to pay: those with strong evidence of their own
+    // (a pattern that gains a little by chance is not named), else every
+    // one that gained.
+    let strong: Vec<Pattern> = paying
+        .iter()
+        .filter(|(_, g)| *g >= STRONG)
+        .map(|(p, _)| *p)
+        .collect();
+    let named = if strong.is_empty() {
+        paying.iter().map(|(p, _)| *p).collect()
+    } else {
+        strong
+    };
+    (total, named)
 }
