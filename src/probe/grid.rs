@@ -696,4 +696,45 @@ mod tests {
         all.sort();
         assert_eq!(a2, all);
     }
+
+    #[test]
+    fn min_effect_and_the_budget_are_in_the_plan() {
+        let c = constraints(512, 512);
+        let p = plan(&req(), &c).unwrap();
+        assert_eq!((p.min_effect, p.max_time), (DEFAULT_MIN_EFFECT, None));
+        let round = (p.runtime + p.warmup) * p.cells.len() as u32;
+        // A budget of 40 rounds, no --rounds: the rounds are what it holds.
+        let r = GridRequest {
+            min_effect: Some(0.05),
+            max_time: Some(round * 40),
+            ..req()
+        };
+        let q = plan(&r, &c).unwrap();
+        assert_eq!(
+            (q.min_effect, q.max_time, q.rounds),
+            (0.05, Some(round * 40), 40)
+        );
+        // --rounds wins over the budget's count; the budget still stops it.
+        let r = GridRequest {
+            rounds: Some(4),
+            ..r
+        };
+        assert_eq!(plan(&r, &c).unwrap().rounds, 4);
+        for bad in [0.0, 1.0, -0.1, f64::NAN] {
+            let r = GridRequest {
+                min_effect: Some(bad),
+                ..req()
+            };
+            assert!(
+                matches!(plan(&r, &c), Err(PlanError::MinEffect(_))),
+                "{bad}"
+            );
+        }
+        let r = GridRequest {
+            max_time: Some(round / 2),
+            ..req()
+        };
+        let e = plan(&r, &c).unwrap_err().to_string();
+        assert!(e.contains("is shorter than one round of this plan"), "{e}");
+    }
 }

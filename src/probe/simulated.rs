@@ -259,3 +259,29 @@ fn the_budget_ends_a_noisy_run_inconclusive() {
         .summary
         .starts_with("inconclusive: too noisy to rule out a penalty of 10% or more"));
 }
+
+#[test]
+fn on_a_noisy_device_a_wrong_unit_is_not_bracketed() {
+    // Each cell 5 % apart from round to round: the unit often stays
+    // `likely` or undecided, but a wrong one is (nearly) never bracketed.
+    let plan = auto_plan(None);
+    let mut rng = fastrand::Rng::with_seed(99);
+    let runs = 100;
+    for (unit, penalty) in [(4096u64, 0.14), (16384, 0.04)] {
+        let speed = partial_writes(unit, penalty);
+        let (mut right, mut wrong) = (0, 0);
+        for _ in 0..runs {
+            let inf = run(&plan, &mut rng, (0.1, 0.05), &speed);
+            match (inf.confidence, inf.effective_unit_bytes) {
+                (Confidence::Bracketed, Some(u)) if u == unit => right += 1,
+                (Confidence::Bracketed, _) => wrong += 1,
+                _ => {}
+            }
+        }
+        eprintln!("noisy, unit {unit}, penalty {penalty}: right and bracketed {right} of {runs}, wrong and bracketed {wrong}");
+        assert!(
+            wrong <= 1,
+            "unit {unit}: a wrong unit bracketed in {wrong} of {runs}"
+        );
+    }
+}
