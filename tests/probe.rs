@@ -649,3 +649,38 @@ fn a_noisy_run_is_inconclusive_not_no_difference() {
     assert!(inf["effective_unit_bytes"].is_null(), "{ctx}");
     assert!(inf["unit_fit"]["candidates"].is_array(), "{ctx}");
 }
+
+/// `--max-time` is a budget for the whole run: no round starts once it is
+/// spent, the JSON records it, and the human report says it was spent.
+#[test]
+fn the_max_time_budget_ends_the_run() {
+    let d = TestDisk::new(None, None);
+    let args = [
+        d.l.dev.as_str(),
+        "--preset",
+        "quick",
+        "--runtime",
+        "20ms",
+        "--warmup",
+        "5ms",
+        "--min-effect",
+        "0.5",
+        "--max-time",
+        "1s",
+    ];
+    let (v, code) = probe_json(&args);
+    let ctx = format!("exit {code}: {:#}", v["inference"]);
+    assert_eq!(code & 2, 0, "{ctx}");
+    assert_eq!(v["plan"]["max_time"], 1.0, "{ctx}");
+    assert_eq!(v["out_of_time"], true, "{ctx}");
+    let rounds = v["rounds_run"].as_u64().unwrap();
+    // A quick round takes about 0.5 s here; fewer than the plan's 5.
+    assert!((1..5).contains(&rounds), "{rounds} rounds: {ctx}");
+    // The last round may start just before the budget is spent.
+    assert!(v["elapsed_s"].as_f64().unwrap() < 10.0, "{ctx}");
+    let (out, _, _) = probe(&args);
+    assert!(
+        out.contains("; the --max-time budget (1 s) was spent"),
+        "{out}"
+    );
+}
