@@ -73,9 +73,14 @@ fn common(ts: &[grid::Constraints]) -> grid::Constraints {
     c
 }
 
-/// The fio job file for the plan this probe would run; nothing is written.
-/// With several targets each section names its file.
-pub fn emit_fio(o: &ProbeOptions, stop: &AtomicBool) -> Result<String, String> {
+/// What [`dry_plan`] gives: the plan, each target's file for a job file
+/// and the common size; or why the plan cannot be made.
+type DryPlan = Result<(Plan, Vec<fio::File>, u64), grid::PlanError>;
+
+/// The plan this probe would run, without writing anything (a directory's
+/// scratch file is not made). The outer error is a target's, the inner
+/// one the plan's.
+fn dry_plan(o: &ProbeOptions, stop: &AtomicBool) -> Result<DryPlan, String> {
     let no_fill = |_: u64, _: u64| {};
     let mut a = access(o, stop, &no_fill);
     a.write = false;
@@ -99,10 +104,16 @@ pub fn emit_fio(o: &ProbeOptions, stop: &AtomicBool) -> Result<String, String> {
         }
     }
     let c = common(&constraints);
-    let plan = grid::plan(&o.grid, &c).map_err(|e| e.to_string())?;
+    Ok(grid::plan(&o.grid, &c).map(|plan| (plan, files, c.size_bytes)))
+}
+
+/// The fio job file for the plan this probe would run; nothing is written.
+/// With several targets each section names its file.
+pub fn emit_fio(o: &ProbeOptions, stop: &AtomicBool) -> Result<String, String> {
+    let (plan, files, size) = dry_plan(o, stop)?.map_err(|e| e.to_string())?;
     // The job file names the engine asked for, else the preferred one.
     let kind = o.engine.unwrap_or(engine::ENGINES[0].kind);
-    Ok(fio::job_file(&plan, &files, c.size_bytes, kind))
+    Ok(fio::job_file(&plan, &files, size, kind))
 }
 
 /// Progress callbacks, so the library stays free of terminal code.
@@ -254,6 +265,18 @@ pub fn probe(
     stop: &AtomicBool,
     progress: &dyn Progress,
 ) -> Result<ProbeReport, String> {
+    if o.targets.iter().any(|p| p.is_dir()) {
+        // A plan that cannot run (--max-time shorter than a round, …) is
+        // refused before a scratch file is written.
+        // (A target's own error, and a --size too small for the grid,
+        // are reported when it is opened below.)
+        if let Ok(Err(e)) = dry_plan(o, stop) {
+            if !matches!(e, grid::PlanError::TooSmall { .. }) {
+                let names = o.targets.iter().map(|p| p.display().to_string());
+                return Err(format!("{}: {e}", names.collect::<Vec<_>>().join(", ")));
+            }
+        }
+    }
     let on_fill = |done, total| progress.filling(done, total);
     let a = access(o, stop, &on_fill);
     let mut ts = Vec::new();
