@@ -25,6 +25,17 @@ fn filled(dir: &std::path::Path) -> String {
     p.display().to_string()
 }
 
+/// Free bytes of the filesystem holding `dir`.
+fn free_bytes(dir: &std::path::Path) -> u64 {
+    let out = Command::new("df")
+        .args(["--output=avail", "-B1"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().nth(1).unwrap().trim().parse().unwrap()
+}
+
 fn small_gpt(dir: &std::path::Path) -> String {
     let img = image(dir, "x.img", 64 * MIB);
     sfdisk(&img, "label: gpt\nstart=2048, size=4096\n");
@@ -163,9 +174,35 @@ fn probe_options_out_of_range() {
         ("--rounds", "0", "--rounds"),
         ("--runtime", "0", "--runtime"),
         ("--offsets", "1", "offset 1 is not a multiple"),
+        ("--min-effect", "0", "above 0 and below 100"),
+        ("--min-effect", "100", "above 0 and below 100"),
+        ("--min-effect", "250", "above 0 and below 100"),
+        ("--min-effect", "ten", "\"ten\" is not a percentage"),
+        ("--min-effect", "NaN", "above 0 and below 100"),
+        (
+            "--max-time",
+            "1s",
+            "--max-time 1s is shorter than one round",
+        ),
+        ("--max-time", "0", "shorter than one round"),
+        ("--max-time", "soon", "not a duration"),
     ] {
         refused(&["probe", &t, "--preset", "quick", opt, value], says);
     }
+    refused(
+        &["probe", &t, "--preset", "quick", "--min-effect=-5"],
+        "above 0 and below 100",
+    );
+    // A directory: refused before its scratch file is written (1 GiB).
+    let d = dir.path().to_str().unwrap();
+    let before = free_bytes(dir.path());
+    let t0 = std::time::Instant::now();
+    refused(
+        &["probe", d, "--write", "--max-time", "1s"],
+        "shorter than one round",
+    );
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+    assert!(free_bytes(dir.path()) + (64 << 20) > before);
     refused(
         &["probe", dir.path().to_str().unwrap(), "--size", "0"],
         "--size 0 B",

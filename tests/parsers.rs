@@ -172,8 +172,10 @@ fn enums_spell_themselves_as_their_serde_name() {
     use diskalign::probe::analyse::Confidence;
     for c in [
         Confidence::Bracketed,
+        Confidence::Likely,
         Confidence::LowerBound,
         Confidence::NoDifference,
+        Confidence::Inconclusive,
         Confidence::Inconsistent,
         Confidence::Untested,
     ] {

@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const EXIT_HELP: &str = "Exit status is a bitmask of two bits: 0 clean; 1 findings at or above check --fail-on (default: warnings), a measured penalty for probe; 2 a target could not be checked or the command could not run (a usage error too); 3 both.\nEverything is read-only except probe --write (see probe --help).";
+const EXIT_HELP: &str = "Exit status is a bitmask: 0 clean; 1 findings at or above check --fail-on (default: warnings), a measured penalty for probe; 2 a target could not be checked or the command could not run (a usage error too); 3 both; 4 probe only: inconclusive, too noisy to rule out a penalty of --min-effect at some offset.\nEverything is read-only except probe --write (see probe --help).";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -240,7 +240,7 @@ pub enum Label {
 
 const PLAN_HELP: &str = "Each partition keeps its data: it never becomes smaller than what lives in it (a filesystem's size from its superblock; a PV, LUKS, md member or anything unrecognised needs the whole partition), partitions only move up, and the moves run from the last partition to the first. When the disk has no other room, an ext4 with free space is shrunk first (e2fsck -f, resize2fs; the script asks resize2fs -P before). A plan that would need more room than that, or a filesystem that cannot shrink (XFS), is refused and no script is written. A PV or LUKS whose tool shifted its data for a misaligned start keeps its data aligned: its partition stays off 4 KiB, and the plan says why.\nThe script checks before each step (also when resumed) that it is on the disk the plan was made for (its size, the table's PTUUID, a live disk's serial and WWN), that the table is as planned and nothing on the disk is mounted, swap or held; it names an image by its absolute path, backs the table up first (sfdisk --dump, sgdisk --backup, vgcfgbackup), rebuilds a damaged primary GPT from its sound backup (sgdisk -e) before anything else, and run again after an interruption it skips what is done and resumes a copy where it stopped. Moving a BIOS boot, EFI system or FAT/NTFS partition adds what that means for booting to the by-hand notes. docs/plan.md explains it.\nExit status: 0 nothing to change, 1 a plan with changes, 2 a target could not be read or the plan cannot keep the data.";
 
-const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nSeveral targets run the same grid with their cells shuffled together in every round; each further target is compared with the first, cell by cell. Ctrl-C stops after the I/Os in flight and still reports what was measured (marked partial).\nExit status, a bitmask: 0 no penalty, 1 a misaligned offset (or a smaller block size) was decided slower, 2 could not run or was interrupted, 3 interrupted after a penalty was decided.";
+const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nSeveral targets run the same grid with their cells shuffled together in every round; each further target is compared with the first, cell by cell. Ctrl-C stops after the I/Os in flight and still reports what was measured (marked partial).\nExit status, a bitmask: 0 no penalty (no penalty of --min-effect or more at any offset), 1 a misaligned offset (or a smaller block size) was decided slower, 2 could not run or was interrupted, 4 inconclusive: too noisy to rule out a penalty of --min-effect at some offset (3 = 1 + 2: interrupted after a penalty was decided; 6 = 4 + 2).";
 
 const REPORT_HELP: &str = "The page opens offline in any browser: its CSS and SVG are inline and it loads nothing from anywhere. Several runs make one page, one section each, in the order given. The page goes to --output FILE (there is no -o: elsewhere -o picks table columns, so report -o is refused with a line naming --output). Exit status: 0 written, 2 a run could not be read (one line on stderr, nothing written).";
 
@@ -304,6 +304,12 @@ pub struct ProbeArgs {
     /// Most rounds per comparison (each round runs the open cells in a new random order; a decided comparison stops); default from the preset.
     #[arg(long)]
     pub rounds: Option<u32>,
+    /// The smallest penalty you care about, in percent (default 10): "no difference" means every offset's interval excludes a penalty this large; comparisons stay open until they can be decided at this size or --max-time is spent.
+    #[arg(long, value_name = "PCT", value_parser = min_effect_arg)]
+    pub min_effect: Option<f64>,
+    /// A time budget for the whole run (90s, 5m): no new round starts once it is spent; without --rounds, the rounds are as many as fit. Refused when shorter than one round.
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub max_time: Option<Duration>,
     /// I/O engine.
     #[arg(long, default_value = "auto", value_parser = engine_names())]
     pub engine: String,
@@ -353,6 +359,18 @@ fn offset_arg(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?} is not an offset (512, 4k, 4k+512, 1m-512)"))
 }
 
+fn min_effect_arg(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("{s:?} is not a percentage (5, 10, 2.5)"))?;
+    if v > 0.0 && v < 100.0 {
+        Ok(v)
+    } else {
+        Err(format!("{s:?}: give a percentage above 0 and below 100"))
+    }
+}
+
 fn duration_arg(s: &str) -> Result<Duration, String> {
     crate::units::parse_duration(s)
         .ok_or_else(|| format!("{s:?} is not a duration (250ms, 2s, 1m)"))
@@ -370,6 +388,8 @@ impl ProbeArgs {
             runtime: self.runtime,
             warmup: self.warmup,
             rounds: self.rounds,
+            min_effect: self.min_effect.map(|p| p / 100.0),
+            max_time: self.max_time,
             qd: self.qd,
             jobs: self.jobs,
             buffered: self.buffered,

@@ -257,7 +257,12 @@ pub fn run_probe(
             report.target.path.display(),
             report.rounds_run
         ));
-        return (out.probe(&report), 2 | u8::from(report.has_penalty()));
+        return (out.probe(&report), 2 | probe_bits(&report));
     }
-    (out.probe(&report), files | u8::from(report.has_penalty()))
+    (out.probe(&report), files | probe_bits(&report))
+}
+
+/// Exit bits of a probe's verdict: 1 a penalty, 4 inconclusive.
+fn probe_bits(report: &crate::probe::report::ProbeReport) -> u8 {
+    u8::from(report.has_penalty()) | (4 * u8::from(report.inconclusive()))
 }

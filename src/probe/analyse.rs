@@ -8,7 +8,9 @@ use super::grid::Cell;
 use super::run::CellSamples;
 use super::sequential::{self, Assessment, ContrastKind, Decision};
 use super::stats;
-use crate::units::{alignment_of, human};
+use super::unitfit::{self, UnitFit};
+use super::verdicts::{self, span};
+use crate::units::human;
 use serde::Serialize;
 
 /// Family-wise error rate of all decisions of one run.
@@ -122,6 +124,12 @@ pub enum Confidence {
     NoDifference,
     /// Slower offsets and unaffected ones do not nest.
     Inconsistent,
+    /// The best-fitting unit, but the next best candidate is not ruled out
+    /// strongly.
+    Likely,
+    /// No unit, yet some offset's interval still allows a penalty of
+    /// `min_effect` or more: the noise was too large to tell.
+    Inconclusive,
     /// Fewer than two rounds: nothing to compare with.
     Untested,
 }
@@ -155,6 +163,9 @@ pub struct Inference {
     /// Contrasts still open when measuring stopped.
     pub undecided: usize,
     pub method: &'static str,
+    /// Every candidate unit's fit, best first (null with fewer than two
+    /// rounds or no offset comparison).
+    pub unit_fit: Option<UnitFit>,
 }
 
 fn estimate(samples: &[f64], scale: f64) -> Estimate {
@@ -237,15 +248,6 @@ fn p_text(p: f64) -> String {
         "p < 0.01".into()
     } else {
         format!("p = {p:.2}")
-    }
-}
-
-/// `512 B … 2 KiB` or `512 B`.
-fn span(lo: u64, hi: u64) -> String {
-    if lo == hi {
-        human(lo)
-    } else {
-        format!("{} … {}", human(lo), human(hi))
     }
 }
 
@@ -375,222 +377,29 @@ fn penalties(samples: &[CellSamples], assessed: &[Assessment], unit: Option<u64>
     out
 }
 
-/// The evidence about the unit, by alignment class of the offsets.
-struct Evidence {
-    /// Largest alignment with a slower offset, and the smallest above it
-    /// that was decided fine.
-    max_slow: Option<u64>,
-    min_slow: Option<u64>,
-    min_fine: Option<u64>,
-    inconsistent: bool,
-    /// From the block-size curve: the unit is at least this.
-    curve: Option<u64>,
-    /// The largest pair of aligned block sizes where the smaller was slower.
-    curve_pair: Option<(u32, u32)>,
-    /// Patterns with slower offsets or block sizes.
-    slow_patterns: Vec<Pattern>,
-    /// Alignments above the slower ones that stayed undecided (sorted).
-    open_above: Vec<u64>,
-}
-
-fn evidence(assessed: &[Assessment]) -> Evidence {
-    let offsets: Vec<&Assessment> = assessed
-        .iter()
-        .filter(|a| a.contrast.kind == ContrastKind::Offset)
-        .collect();
-    let class = |a: &&Assessment| alignment_of(a.contrast.subject.cell.offset);
-    let slow: Vec<u64> = offsets
-        .iter()
-        .filter(|a| a.decision == Decision::Slower)
-        .map(class)
-        .collect();
-    let max_slow = slow.iter().max().copied();
-    let curve_pair = assessed
-        .iter()
-        .filter(|a| a.contrast.kind == ContrastKind::BlockSize && a.decision == Decision::Slower)
-        .map(|a| {
-            (
-                a.contrast.subject.cell.block_size,
-                a.contrast.reference.cell.block_size,
-            )
-        })
-        .max();
-    let curve = curve_pair.map(|(small, _)| 2 * u64::from(small));
-    // A row whose blocks are smaller than the unit is read-modify-write at
-    // every offset, aligned included: its "fine" says nothing. Only rows
-    // with blocks as large as the unit's lower bound count as fine.
-    let bound = max_slow.map_or(0, |m| 2 * m).max(curve.unwrap_or(0));
-    // Fine, or clearly apart from the penalty: its simultaneous interval
-    // lies above that of a slower offset in the same row (the intervals
-    // hold together, so the class is faster than the slow ones).
-    let apart = |a: &&&Assessment| {
-        offsets.iter().any(|s| {
-            s.decision == Decision::Slower
-                && s.contrast.subject.cell.pattern == a.contrast.subject.cell.pattern
-                && s.contrast.subject.cell.block_size == a.contrast.subject.cell.block_size
-                && a.ci[0] > s.ci[1]
-        })
+/// The unit is bracketed already: the fit names one unit strongly against
+/// every other candidate and the block-size curve agrees, so the rest of
+/// the open contrasts cannot change it and measuring may stop.
+pub fn settled(samples: &[CellSamples], assessed: &[Assessment]) -> bool {
+    let Some(f) = fit(samples, assessed) else {
+        return false;
     };
-    let fine: Vec<u64> = offsets
-        .iter()
-        .filter(|a| {
-            matches!(a.decision, Decision::Fine | Decision::Faster)
-                || (a.decision == Decision::Open && apart(a))
-        })
-        .filter(|a| u64::from(a.contrast.subject.cell.block_size) >= bound)
-        .map(class)
-        .filter(|c| !slow.contains(c))
-        .collect();
-    let mut open_above: Vec<u64> = offsets
-        .iter()
-        .filter(|a| a.decision == Decision::Open)
-        .filter(|a| u64::from(a.contrast.subject.cell.block_size) >= bound)
-        .map(class)
-        .filter(|&c| max_slow.is_some_and(|m| c > m) && !fine.contains(&c))
-        .collect();
-    open_above.sort_unstable();
-    open_above.dedup();
-    let mut slow_patterns: Vec<Pattern> = assessed
-        .iter()
-        .filter(|a| a.decision == Decision::Slower)
-        .map(|a| a.contrast.subject.cell.pattern)
-        .collect();
-    slow_patterns.sort_unstable();
-    slow_patterns.dedup();
-    Evidence {
-        max_slow,
-        min_slow: slow.iter().min().copied(),
-        // The unit is the smallest fine class only when no class between it
-        // and the slower ones is still open: 4 KiB open and 8 KiB fine
-        // leaves 4 KiB or 8 KiB, not 8 KiB.
-        min_fine: fine
-            .iter()
-            .copied()
-            .filter(|&f| max_slow.is_none_or(|m| f > m))
-            .min()
-            .filter(|&f| !open_above.iter().any(|&o| o < f)),
-        inconsistent: max_slow.is_some_and(|m| fine.iter().any(|&f| f < m)),
-        curve,
-        curve_pair,
-        slow_patterns,
-        open_above,
-    }
+    let c = verdicts::curve(assessed);
+    f.strong()
+        && !f.best().lower_bound
+        && f.best()
+            .unit_bytes
+            .is_some_and(|u| c.curve.is_none_or(|cu| cu <= u))
 }
 
-/// The unit is bracketed already: the rest of the open contrasts cannot
-/// change it, so measuring may stop.
-pub fn bracketed(assessed: &[Assessment]) -> bool {
-    let e = evidence(assessed);
-    e.max_slow.is_some()
-        && !e.inconsistent
-        && e.min_fine.is_some_and(|f| e.curve.is_none_or(|c| c <= f))
+/// The fit strongly sees a penalty, and its best unit is larger than
+/// every probed offset.
+pub fn beyond_ladder(samples: &[CellSamples], assessed: &[Assessment]) -> bool {
+    fit(samples, assessed).is_some_and(|f| f.best().lower_bound && f.log_lr_none >= unitfit::STRONG)
 }
 
-/// " (randwrite only)" when some probed patterns showed nothing.
-fn only(e: &Evidence, patterns: &[Pattern]) -> String {
-    if e.slow_patterns.len() < patterns.len() && !e.slow_patterns.is_empty() {
-        let names: Vec<&str> = e.slow_patterns.iter().map(|p| p.as_str()).collect();
-        format!(" ({} only)", names.join(", "))
-    } else {
-        String::new()
-    }
-}
-
-/// `aligned 4 KiB blocks were slower per I/O than 16 KiB ones`.
-fn curve_words(e: &Evidence) -> String {
-    e.curve_pair
-        .map(|(small, big)| {
-            format!(
-                "aligned {} blocks were slower per I/O than {} ones (read-modify-write below the unit)",
-                human(u64::from(small)),
-                human(u64::from(big))
-            )
-        })
-        .unwrap_or_default()
-}
-
-fn curve_clause(e: &Evidence) -> String {
-    if e.curve_pair.is_some() {
-        format!("; {}", curve_words(e))
-    } else {
-        String::new()
-    }
-}
-
-/// The unit, how sure, and the sentence.
-fn unit_statement(e: &Evidence, patterns: &[Pattern]) -> (Option<u64>, Confidence, String) {
-    let o = only(e, patterns);
-    match (e.max_slow, e.min_fine, e.curve) {
-        (None, _, None) => (
-            None,
-            Confidence::NoDifference,
-            "misalignment made no measurable difference on this device: no misaligned offset was slower than aligned".into(),
-        ),
-        (Some(m), _, _) if e.inconsistent => (
-            None,
-            Confidence::Inconsistent,
-            format!("offsets aligned to {} were slower while coarser or equal ones were not: no single internal unit explains the results (noisy device? try more --rounds)", human(m)),
-        ),
-        (Some(_), Some(f), Some(c)) if c > f => (
-            None,
-            Confidence::Inconsistent,
-            format!("offsets aligned to {} performed like aligned, yet aligned blocks below {} were slower: no single internal unit explains the results", human(f), human(c)),
-        ),
-        (Some(m), Some(f), _) => (
-            Some(f),
-            Confidence::Bracketed,
-            format!(
-                "effective internal unit {}: offsets not aligned to {} ({}) were slower{o}; offsets aligned to {} were not{}",
-                human(f),
-                human(f),
-                span(e.min_slow.unwrap_or(m), m),
-                human(f),
-                curve_clause(e)
-            ),
-        ),
-        (Some(m), None, c) => {
-            let at_least = c.unwrap_or(0).max(2 * m);
-            let next = match (e.open_above.first(), e.open_above.last()) {
-                (Some(&lo), Some(&hi)) => format!(
-                    "; offsets aligned to {} were neither slower nor decided fine: more --rounds (or a longer --runtime) would bound it",
-                    span(lo, hi)
-                ),
-                _ => format!(
-                    "; to bound it, probe offsets {} … {} with blocks of {} or more (--bs {}k --offsets {})",
-                    human(at_least),
-                    human(8 * at_least),
-                    human(16 * at_least),
-                    (16 * at_least) / 1024,
-                    (0..4)
-                        .map(|i| format!("{}k", (at_least << i) / 1024))
-                        .collect::<Vec<_>>()
-                        .join(","),
-                ),
-            };
-            (
-                Some(at_least),
-                Confidence::LowerBound,
-                format!(
-                    "effective internal unit at least {}: offsets aligned to {} were slower{o}{}{next}",
-                    human(at_least),
-                    span(e.min_slow.unwrap_or(m), m),
-                    curve_clause(e),
-                ),
-            )
-        }
-        (None, _, Some(c)) => (
-            Some(c),
-            Confidence::LowerBound,
-            format!(
-                "effective internal unit at least {}: {}{o}, while no misaligned offset was slower; to bracket it, probe offsets {} … {} with blocks of {} or more",
-                human(c),
-                curve_words(e),
-                human(c / 2),
-                human(4 * c),
-                human(8 * c)
-            ),
-        ),
-    }
+pub fn fit(samples: &[CellSamples], assessed: &[Assessment]) -> Option<UnitFit> {
+    unitfit::fit(samples, assessed)
 }
 
 fn noise(
@@ -627,12 +436,12 @@ pub fn infer(
     let mut patterns: Vec<Pattern> = samples.iter().map(|s| s.cell.pattern).collect();
     patterns.sort_unstable();
     patterns.dedup();
-    let e = evidence(assessed);
     let undecided = assessed
         .iter()
         .filter(|a| a.decision == Decision::Open)
         .count();
     let noise = noise(samples, assessed, params, max_rounds);
+    let unit_fit = (rounds_run >= 2).then(|| fit(samples, assessed)).flatten();
     let (unit, confidence, statement) = if rounds_run < 2 {
         (
             None,
@@ -640,7 +449,15 @@ pub fn infer(
             "one round only: nothing to compare the differences with, so no verdict (use --rounds 3 or more)".to_string(),
         )
     } else {
-        unit_statement(&e, &patterns)
+        let inputs = verdicts::Inputs {
+            assessed,
+            fit: unit_fit.as_ref(),
+            patterns: &patterns,
+            min_effect: params.min_effect,
+            noise: &noise,
+            rounds: max_rounds,
+        };
+        verdicts::unit_statement(&inputs, &verdicts::curve(assessed))
     };
     let bracketed = (confidence == Confidence::Bracketed)
         .then_some(unit)
@@ -663,7 +480,13 @@ pub fn infer(
             )
         })
         .reduce(|a, b| format!("{a}; {b}"));
-    let summary = summary(&penalties, unit, confidence, undecided, rounds_run);
+    let summary = summary(
+        &penalties,
+        (unit, confidence),
+        params.min_effect,
+        undecided,
+        rounds_run,
+    );
     Inference {
         effective_unit_bytes: unit,
         confidence,
@@ -674,14 +497,15 @@ pub fn infer(
         advice,
         undecided,
         method: METHOD,
+        unit_fit,
     }
 }
 
 /// The one-line verdict: the worst typical penalty and what to align to.
 fn summary(
     penalties: &[Penalty],
-    unit: Option<u64>,
-    confidence: Confidence,
+    (unit, confidence): (Option<u64>, Confidence),
+    min_effect: f64,
     undecided: usize,
     rounds: u32,
 ) -> String {
@@ -694,6 +518,10 @@ fn summary(
         .iter()
         .max_by(|a, b| a.slower_pct.total_cmp(&b.slower_pct));
     match (worst, unit) {
+        (None, _) if confidence == Confidence::Inconclusive => format!(
+            "inconclusive: too noisy to rule out a penalty of {:.0}% or more{open}",
+            min_effect * 100.0
+        ),
         (None, _) => format!("no penalty found{open}"),
         (Some(w), Some(u)) => format!(
             "misalignment costs up to {:.0}% ({} {}); keep I/O and partitions aligned to {}{}{open}",
@@ -701,7 +529,11 @@ fn summary(
             human(u64::from(w.block_size)),
             w.pattern.as_str(),
             human(u),
-            if confidence == Confidence::LowerBound { " or more" } else { "" }
+            match confidence {
+                Confidence::LowerBound => " or more",
+                Confidence::Likely => " (probably)",
+                _ => "",
+            }
         ),
         (Some(w), None) => format!(
             "misalignment costs up to {:.0}% ({} {}), but no single unit explains it{open}",
@@ -729,6 +561,8 @@ mod tests {
             runtime: None,
             warmup: None,
             rounds: None,
+            min_effect: None,
+            max_time: None,
             qd: 32,
             jobs: 1,
             buffered: false,
@@ -866,63 +700,6 @@ mod tests {
         let inf = run(256 * 1024, true);
         assert_eq!(inf.confidence, Confidence::Bracketed, "{}", inf.statement);
         assert_eq!(inf.effective_unit_bytes, Some(256 * 1024));
-    }
-
-    /// An offset contrast of 64 KiB writes at `offset`, as judged.
-    fn judged(offset: u64, decision: Decision, ci: [f64; 2]) -> Assessment {
-        let key = |offset| crate::probe::run::Key {
-            target: 0,
-            cell: Cell {
-                block_size: 65536,
-                offset,
-                pattern: Pattern::Randwrite,
-            },
-        };
-        Assessment {
-            contrast: crate::probe::sequential::Contrast {
-                kind: ContrastKind::Offset,
-                subject: key(offset),
-                reference: key(0),
-            },
-            n: 6,
-            outliers: 0,
-            ratio: (ci[0] * ci[1]).sqrt(),
-            ci,
-            p: 0.5,
-            p_adjusted: 1.0,
-            decision,
-        }
-    }
-
-    #[test]
-    fn an_open_class_below_the_fine_one_is_not_skipped() {
-        // 2 KiB slower; 4 KiB open and overlapping the penalty; 8 KiB apart
-        // from it. The unit is 4 or 8 KiB: not bracketed yet.
-        let mut a = vec![
-            judged(2048, Decision::Slower, [0.2, 0.71]),
-            judged(4096, Decision::Open, [0.65, 1.23]),
-            judged(8192, Decision::Open, [0.72, 1.27]),
-        ];
-        assert!(!bracketed(&a));
-        let e = evidence(&a);
-        assert_eq!(e.min_fine, None);
-        let (unit, confidence, statement) = unit_statement(&e, &[Pattern::Randwrite]);
-        assert_eq!(
-            (unit, confidence),
-            (Some(4096), Confidence::LowerBound),
-            "{statement}"
-        );
-        assert!(
-            statement.contains("offsets aligned to 4 KiB were neither slower nor decided fine"),
-            "{statement}"
-        );
-        // Once 4 KiB is apart too, 4 KiB is the unit.
-        a[1] = judged(4096, Decision::Open, [0.75, 1.2]);
-        assert!(bracketed(&a));
-        assert_eq!(
-            unit_statement(&evidence(&a), &[Pattern::Randwrite]).0,
-            Some(4096)
-        );
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub struct GridRequest {
     pub runtime: Option<Duration>,
     pub warmup: Option<Duration>,
     pub rounds: Option<u32>,
+    /// `--min-effect` as a fraction; None: [`DEFAULT_MIN_EFFECT`].
+    pub min_effect: Option<f64>,
+    /// `--max-time`: a budget for the whole run.
+    pub max_time: Option<Duration>,
     pub qd: u32,
     pub jobs: u32,
     pub buffered: bool,
@@ -76,6 +80,14 @@ pub enum PlanError {
     Runtime,
     #[error("--rounds: at least 1")]
     Rounds,
+    #[error("--max-time {}s is shorter than one round of this plan ({:.1}s: {cells} cells of {:.2}s each, warm-up included)", .max.as_secs_f64(), .round.as_secs_f64(), (*.round / (*.cells).max(1) as u32).as_secs_f64())]
+    MaxTime {
+        max: Duration,
+        round: Duration,
+        cells: usize,
+    },
+    #[error("--min-effect {0}: give a percentage above 0 and below 100")]
+    MinEffect(String),
 }
 
 /// Where the O_DIRECT alignment rule comes from.
@@ -135,6 +147,10 @@ pub struct Plan {
     /// The smallest penalty worth finding, as a fraction (0.1 = 10 %): a
     /// comparison whose interval excludes a penalty this large is decided.
     pub min_effect: f64,
+    /// `--max-time`: the budget of the whole run (no new round starts once
+    /// it is spent); null: only the most rounds bound the run.
+    #[serde(serialize_with = "opt_secs")]
+    pub max_time: Option<Duration>,
     #[serde(serialize_with = "secs")]
     pub warmup: Duration,
     pub qd: u32,
@@ -147,6 +163,16 @@ pub struct Plan {
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }
+
+fn opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
+/// The smallest penalty worth finding when `--min-effect` is not given.
+pub const DEFAULT_MIN_EFFECT: f64 = 0.1;
 
 impl Plan {
     pub fn block_sizes(&self) -> Vec<u32> {
@@ -256,11 +282,18 @@ fn pow2_range(lo: u64, hi: u64) -> Vec<u64> {
 /// Runtime, warm-up and the most rounds of each preset.
 fn preset_timing(preset: Preset) -> (Duration, Duration, u32) {
     match preset {
-        Preset::Auto => (Duration::from_millis(150), Duration::from_millis(50), 8),
+        Preset::Auto => (Duration::from_millis(150), Duration::from_millis(50), 16),
         Preset::Quick => (Duration::from_millis(200), Duration::from_millis(50), 5),
         Preset::Standard => (Duration::from_millis(400), Duration::from_millis(100), 5),
         Preset::Full => (Duration::from_secs(1), Duration::from_millis(200), 7),
     }
+}
+
+/// Rounds of every cell that fit in `max` (at most 64: the looks are paid
+/// for in the width of every interval).
+fn max_rounds_within(max: Duration, round: Duration) -> u32 {
+    let n = max.as_secs_f64() / round.as_secs_f64().max(1e-9);
+    (n.floor() as u32).clamp(1, 64)
 }
 
 /// Block size of the auto preset's offset ladder, and its largest zoom.
@@ -484,6 +517,25 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
     if rounds == 0 {
         return Err(PlanError::Rounds);
     }
+    let min_effect = req.min_effect.unwrap_or(DEFAULT_MIN_EFFECT);
+    if !(min_effect > 0.0 && min_effect < 1.0) {
+        return Err(PlanError::MinEffect(format!("{}", min_effect * 100.0)));
+    }
+    let warmup = req.warmup.unwrap_or(warmup);
+    let round = (runtime + warmup) * cells.len() as u32;
+    if let Some(max) = req.max_time.filter(|&m| m < round) {
+        return Err(PlanError::MaxTime {
+            max,
+            round,
+            cells: cells.len(),
+        });
+    }
+    // With a budget and no --rounds, the budget bounds the rounds: as many
+    // as fit if every cell ran in every round (later rounds run fewer).
+    let rounds = match (req.max_time, req.rounds) {
+        (Some(max), None) => rounds.max(max_rounds_within(max, round)),
+        _ => rounds,
+    };
     Ok(Plan {
         preset: req.preset,
         cells,
@@ -494,8 +546,9 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
         runtime,
         max_runtime: (runtime * 10).max(Duration::from_secs(2)),
         min_completions: u64::from(req.qd) * 4,
-        min_effect: 0.1,
-        warmup: req.warmup.unwrap_or(warmup),
+        min_effect,
+        max_time: req.max_time,
+        warmup,
         qd: req.qd,
         jobs: req.jobs,
         direct,
@@ -518,6 +571,8 @@ mod tests {
             runtime: None,
             warmup: None,
             rounds: None,
+            min_effect: None,
+            max_time: None,
             qd: 32,
             jobs: 1,
             buffered: false,
@@ -640,5 +695,46 @@ mod tests {
         let mut all = p.cells.clone();
         all.sort();
         assert_eq!(a2, all);
+    }
+
+    #[test]
+    fn min_effect_and_the_budget_are_in_the_plan() {
+        let c = constraints(512, 512);
+        let p = plan(&req(), &c).unwrap();
+        assert_eq!((p.min_effect, p.max_time), (DEFAULT_MIN_EFFECT, None));
+        let round = (p.runtime + p.warmup) * p.cells.len() as u32;
+        // A budget of 40 rounds, no --rounds: the rounds are what it holds.
+        let r = GridRequest {
+            min_effect: Some(0.05),
+            max_time: Some(round * 40),
+            ..req()
+        };
+        let q = plan(&r, &c).unwrap();
+        assert_eq!(
+            (q.min_effect, q.max_time, q.rounds),
+            (0.05, Some(round * 40), 40)
+        );
+        // --rounds wins over the budget's count; the budget still stops it.
+        let r = GridRequest {
+            rounds: Some(4),
+            ..r
+        };
+        assert_eq!(plan(&r, &c).unwrap().rounds, 4);
+        for bad in [0.0, 1.0, -0.1, f64::NAN] {
+            let r = GridRequest {
+                min_effect: Some(bad),
+                ..req()
+            };
+            assert!(
+                matches!(plan(&r, &c), Err(PlanError::MinEffect(_))),
+                "{bad}"
+            );
+        }
+        let r = GridRequest {
+            max_time: Some(round / 2),
+            ..req()
+        };
+        let e = plan(&r, &c).unwrap_err().to_string();
+        assert!(e.contains("is shorter than one round of this plan"), "{e}");
     }
 }

@@ -5,6 +5,7 @@
 //! ([`stats`]) → inference ([`analyse`]) → the report ([`report`]), shared
 //! with the exporters. [`fio`] writes the same grid as a fio job file.
 
+pub mod adaptive;
 pub mod analyse;
 pub mod engine;
 pub mod env;
@@ -16,6 +17,8 @@ pub mod safety;
 pub mod sequential;
 pub mod stats;
 pub mod target;
+pub mod unitfit;
+pub mod verdicts;
 
 use crate::topology::Sysfs;
 use engine::EngineKind;
@@ -70,9 +73,14 @@ fn common(ts: &[grid::Constraints]) -> grid::Constraints {
     c
 }
 
-/// The fio job file for the plan this probe would run; nothing is written.
-/// With several targets each section names its file.
-pub fn emit_fio(o: &ProbeOptions, stop: &AtomicBool) -> Result<String, String> {
+/// What [`dry_plan`] gives: the plan, each target's file for a job file
+/// and the common size; or why the plan cannot be made.
+type DryPlan = Result<(Plan, Vec<fio::File>, u64), grid::PlanError>;
+
+/// The plan this probe would run, without writing anything (a directory's
+/// scratch file is not made). The outer error is a target's, the inner
+/// one the plan's.
+fn dry_plan(o: &ProbeOptions, stop: &AtomicBool) -> Result<DryPlan, String> {
     let no_fill = |_: u64, _: u64| {};
     let mut a = access(o, stop, &no_fill);
     a.write = false;
@@ -96,10 +104,16 @@ pub fn emit_fio(o: &ProbeOptions, stop: &AtomicBool) -> Result<String, String> {
         }
     }
     let c = common(&constraints);
-    let plan = grid::plan(&o.grid, &c).map_err(|e| e.to_string())?;
+    Ok(grid::plan(&o.grid, &c).map(|plan| (plan, files, c.size_bytes)))
+}
+
+/// The fio job file for the plan this probe would run; nothing is written.
+/// With several targets each section names its file.
+pub fn emit_fio(o: &ProbeOptions, stop: &AtomicBool) -> Result<String, String> {
+    let (plan, files, size) = dry_plan(o, stop)?.map_err(|e| e.to_string())?;
     // The job file names the engine asked for, else the preferred one.
     let kind = o.engine.unwrap_or(engine::ENGINES[0].kind);
-    Ok(fio::job_file(&plan, &files, c.size_bytes, kind))
+    Ok(fio::job_file(&plan, &files, size, kind))
 }
 
 /// Progress callbacks, so the library stays free of terminal code.
@@ -123,23 +137,41 @@ struct Measured {
     rounds_run: u32,
     zoomed: bool,
     partial: bool,
+    out_of_time: bool,
     engine: EngineKind,
     fallback: Option<String>,
 }
 
-/// Each contrast keeps its first decision: it stopped measuring then.
-fn keep_decided(frozen: &mut [Option<sequential::Assessment>], now: &mut [sequential::Assessment]) {
-    for (slot, a) in frozen.iter_mut().zip(now.iter_mut()) {
-        match slot {
-            Some(f) => *a = f.clone(),
-            None if a.decision != sequential::Decision::Open => *slot = Some(a.clone()),
-            None => {}
-        }
+/// The engine's rounds, as the adaptive loop asks for them.
+struct Engines<'a, 'p> {
+    runner: run::Runner<'p>,
+    stop: &'a AtomicBool,
+    progress: &'a dyn Progress,
+    clock: std::time::Instant,
+}
+
+impl adaptive::Rounds for Engines<'_, '_> {
+    fn round(&mut self, round: u32, keys: &[run::Key]) -> Result<bool, String> {
+        self.progress.round(round, keys.len());
+        let progress = self.progress;
+        self.runner
+            .round(round, keys, self.stop, &mut |k, iops| {
+                progress.cell_done(&k.cell, iops)
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    fn cells(&self) -> &[run::CellSamples] {
+        &self.runner.cells
+    }
+
+    fn elapsed_s(&self) -> f64 {
+        self.clock.elapsed().as_secs_f64()
     }
 }
 
-/// Rounds until every contrast is decided or has had the plan's most
-/// rounds; a decided contrast keeps its decision and stops measuring.
+/// Rounds until every contrast is decided, the unit is settled, or the
+/// plan's most rounds or time budget are reached ([`adaptive`]).
 fn measure(
     ts: &[target::Target],
     plan: &Plan,
@@ -153,63 +185,23 @@ fn measure(
         .min()
         .unwrap_or(0);
     let files: Vec<(&std::fs::File, u64)> = ts.iter().map(|t| (&t.file, size)).collect();
-    let mut runner = run::Runner::new(&files, plan, o.engine).map_err(|e| e.to_string())?;
-    let params = sequential::Params::of(plan, ts.len());
-    let mut contrasts = sequential::contrasts(&plan.cells, ts.len());
-    let mut frozen = vec![None; contrasts.len()];
-    let mut assessed = Vec::new();
-    let keys = |cells: &[Cell]| -> Vec<run::Key> {
-        (0..ts.len())
-            .flat_map(|target| cells.iter().map(move |&cell| run::Key { target, cell }))
-            .collect()
+    let runner = run::Runner::new(&files, plan, o.engine).map_err(|e| e.to_string())?;
+    let mut e = Engines {
+        runner,
+        stop,
+        progress,
+        clock: std::time::Instant::now(),
     };
-    let mut planned = keys(&plan.cells);
-    let mut active = planned.clone();
-    let (mut round, mut zoomed, mut partial) = (0, false, false);
-    while !active.is_empty() {
-        progress.round(round, active.len());
-        let done = runner
-            .round(round, &active, stop, &mut |k, iops| {
-                progress.cell_done(&k.cell, iops)
-            })
-            .map_err(|e| e.to_string())?;
-        round += 1;
-        assessed = sequential::assess(&contrasts, &runner.cells, &params);
-        keep_decided(&mut frozen, &mut assessed);
-        if !done {
-            partial = true;
-            break;
-        }
-        if !zoomed && sequential::wants_zoom(plan, &assessed) {
-            zoomed = true;
-            let all: Vec<Cell> = plan.all_cells().copied().collect();
-            planned = keys(&all);
-            let before: Vec<(sequential::Contrast, Option<sequential::Assessment>)> =
-                contrasts.iter().copied().zip(frozen).collect();
-            contrasts = sequential::contrasts(&all, ts.len());
-            frozen = contrasts
-                .iter()
-                .map(|c| before.iter().find(|b| b.0 == *c).and_then(|b| b.1.clone()))
-                .collect();
-            assessed = sequential::assess(&contrasts, &runner.cells, &params);
-            keep_decided(&mut frozen, &mut assessed);
-        }
-        // Once the unit is bracketed, the comparisons still open cannot
-        // change the verdict: they are reported as undecided.
-        active = if analyse::bracketed(&assessed) {
-            Vec::new()
-        } else {
-            sequential::still_needed(&planned, &contrasts, &assessed, round, plan.rounds)
-        };
-    }
+    let out = adaptive::drive(plan, ts.len(), &mut e)?;
     Ok(Measured {
-        cells: runner.cells,
-        assessed,
-        rounds_run: round,
-        zoomed,
-        partial,
-        engine: runner.engine,
-        fallback: runner.fallback,
+        cells: e.runner.cells,
+        assessed: out.assessed,
+        rounds_run: out.rounds_run,
+        zoomed: out.zoomed,
+        partial: out.partial,
+        out_of_time: out.out_of_time,
+        engine: e.runner.engine,
+        fallback: e.runner.fallback,
     })
 }
 
@@ -273,6 +265,18 @@ pub fn probe(
     stop: &AtomicBool,
     progress: &dyn Progress,
 ) -> Result<ProbeReport, String> {
+    if o.targets.iter().any(|p| p.is_dir()) {
+        // A plan that cannot run (--max-time shorter than a round, …) is
+        // refused before a scratch file is written.
+        // (A target's own error, and a --size too small for the grid,
+        // are reported when it is opened below.)
+        if let Ok(Err(e)) = dry_plan(o, stop) {
+            if !matches!(e, grid::PlanError::TooSmall { .. }) {
+                let names = o.targets.iter().map(|p| p.display().to_string());
+                return Err(format!("{}: {e}", names.collect::<Vec<_>>().join(", ")));
+            }
+        }
+    }
     let on_fill = |done, total| progress.filling(done, total);
     let a = access(o, stop, &on_fill);
     let mut ts = Vec::new();
@@ -328,6 +332,7 @@ pub fn probe(
         rounds_run: m.rounds_run,
         zoomed: m.zoomed,
         partial: m.partial,
+        out_of_time: m.out_of_time,
         elapsed_s: clock.elapsed().as_secs_f64(),
         started_unix,
         plan,
@@ -338,3 +343,5 @@ pub fn probe(
         versus: analyse::contrast_reports(&versus),
     })
 }
+#[cfg(test)]
+pub(crate) mod simulated;

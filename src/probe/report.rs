@@ -46,6 +46,8 @@ pub struct ProbeReport {
     pub rounds_run: u32,
     pub zoomed: bool,
     pub partial: bool,
+    /// `--max-time` was spent before every comparison was decided.
+    pub out_of_time: bool,
     /// Wall time of the measurements, in seconds.
     pub elapsed_s: f64,
     /// When the run started (seconds since the Unix epoch).
@@ -73,6 +75,17 @@ pub struct TargetReport {
 }
 
 impl ProbeReport {
+    /// Some target's verdict is `inconclusive`: the noise was too large to
+    /// rule out a penalty of `min_effect` (exit bit 4).
+    pub fn inconclusive(&self) -> bool {
+        use super::analyse::Confidence::Inconclusive;
+        self.inference.confidence == Inconclusive
+            || self
+                .targets
+                .iter()
+                .any(|t| t.inference.confidence == Inconclusive)
+    }
+
     /// Some misaligned cell was significantly slower than aligned.
     pub fn has_penalty(&self) -> bool {
         !self.inference.penalties.is_empty()

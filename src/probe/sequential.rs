@@ -127,6 +127,27 @@ impl Params {
     }
 }
 
+/// The rounds the plan can run in its budget (every cell in every round),
+/// and the largest round-to-round noise (SD of the paired differences, in
+/// percent) at which those rounds can still decide a penalty of
+/// `min_effect`: the simultaneous interval's half-width t · sd / √n must
+/// not exceed ln(1 / (1 − min_effect)).
+pub fn resolvable(plan: &Plan, targets: usize) -> (u32, f64) {
+    let p = Params::of(plan, targets);
+    let round = (plan.runtime + plan.warmup) * (plan.cells.len() * targets.max(1)) as u32;
+    let n = match plan.max_time {
+        Some(max) => {
+            let fit = (max.as_secs_f64() / round.as_secs_f64().max(1e-9)).floor() as u32;
+            fit.clamp(1, plan.rounds)
+        }
+        None => plan.rounds,
+    };
+    let n_f = f64::from(n.max(2));
+    let t = stats::t_quantile(p.per_interval_alpha(), PRIOR_DF + n_f - 1.0);
+    let sd = -(1.0 - plan.min_effect).ln() * n_f.sqrt() / t;
+    (n, (sd.exp() - 1.0) * 100.0)
+}
+
 /// Every contrast among `cells` on `targets` targets: on each target,
 /// each misaligned cell against offset 0 of its block size and pattern,
 /// and each aligned block size against the next larger aligned one of its

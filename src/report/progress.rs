@@ -14,8 +14,10 @@ pub struct Bar {
     max_rounds: AtomicU32,
 }
 
-/// `probe plan: 26 cells, 3 to 12 rounds, first decisions after ~16 s,
-/// at most ~62 s`: printed before the first I/O.
+/// `probe plan: 26 cells, 3 to 16 rounds, first decisions after ~16 s,
+/// at most ~83 s; …; resolves a penalty of 10% (--min-effect) if rounds
+/// vary by less than ±4.1% against each other`: printed before the first
+/// I/O.
 pub fn plan_line(plan: &Plan, targets: usize) -> String {
     let zoom = if plan.zoom.is_empty() {
         String::new()
@@ -31,13 +33,22 @@ pub fn plan_line(plan: &Plan, targets: usize) -> String {
         String::new()
     };
     let n = targets.max(1) as f64;
+    let most = plan.planned_time().as_secs_f64() * n;
+    let (rounds, sd) = crate::probe::sequential::resolvable(plan, targets);
+    let most = match plan.max_time {
+        Some(t) => format!(
+            "budget {:.0} s (--max-time: about {rounds} full rounds)",
+            t.as_secs_f64()
+        ),
+        None => format!("at most ~{most:.0} s"),
+    };
     format!(
-        "probe plan: {} cells{zoom}{on}, {} to {} rounds; first decisions after ~{:.0} s, at most ~{:.0} s; decided comparisons stop early",
+        "probe plan: {} cells{zoom}{on}, {} to {} rounds; first decisions after ~{:.0} s, {most}; decided comparisons stop early; resolves a penalty of {:.0}% (--min-effect) if rounds vary by less than ±{sd:.1}% against each other",
         plan.cells.len(),
         plan.min_rounds,
         plan.rounds,
         plan.first_look_time().as_secs_f64() * n,
-        plan.planned_time().as_secs_f64() * n
+        plan.min_effect * 100.0,
     )
 }
 
@@ -106,5 +117,33 @@ impl crate::probe::Progress for Bar {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_line_says_what_the_budget_resolves() {
+        let mut plan = crate::probe::simulated::auto_plan(Some(0.05));
+        let line = plan_line(&plan, 1);
+        assert!(line.contains("3 to 16 rounds"), "{line}");
+        assert!(line.contains("at most ~"), "{line}");
+        assert!(
+            line.contains("resolves a penalty of 5% (--min-effect) if rounds vary by less than ±"),
+            "{line}"
+        );
+        let (_, all) = crate::probe::sequential::resolvable(&plan, 1);
+        plan.max_time = Some(std::time::Duration::from_secs(20));
+        let line = plan_line(&plan, 1);
+        assert!(
+            line.contains("budget 20 s (--max-time: about 3 full rounds)"),
+            "{line}"
+        );
+        let (rounds, short) = crate::probe::sequential::resolvable(&plan, 1);
+        assert_eq!(rounds, 3);
+        // Fewer rounds resolve the same penalty only on a quieter device.
+        assert!(short < all, "{short} {all}");
     }
 }

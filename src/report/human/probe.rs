@@ -61,7 +61,7 @@ fn engine_line(r: &ProbeReport) -> String {
     let p = &r.plan;
     let e = &r.engine;
     format!(
-        "engine {}, queue depth {}, {} job{}, {}{}; {} round{} run (at most {} per comparison, each stopped once decided), {:.2} s or more per cell (+{:.2} s warm-up), random I/O at offset + k x {}; {:.1} s in all{}\n",
+        "engine {}, queue depth {}, {} job{}, {}{}; {} round{} run (at most {} per comparison, each stopped once decided), {:.2} s or more per cell (+{:.2} s warm-up), random I/O at offset + k x {}; {:.1} s in all{}{}\n",
         e.name.as_str(),
         e.queue_depth,
         e.jobs,
@@ -75,7 +75,11 @@ fn engine_line(r: &ProbeReport) -> String {
         p.warmup.as_secs_f64(),
         human(p.unit),
         r.elapsed_s,
-        if r.zoomed { "; zoomed to 1 MiB blocks" } else { "" }
+        if r.zoomed { "; zoomed to 1 MiB blocks" } else { "" },
+        match p.max_time {
+            Some(t) if r.out_of_time => format!("; the --max-time budget ({:.0} s) was spent", t.as_secs_f64()),
+            _ => String::new(),
+        }
     )
 }
 
@@ -183,7 +187,8 @@ fn versus(r: &ProbeReport, st: &Style) -> String {
 
 fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
     let mut out = String::new();
-    let line = if penalty {
+    let inconclusive = inf.confidence == crate::probe::analyse::Confidence::Inconclusive;
+    let line = if penalty || inconclusive {
         st.warn(&inf.statement)
     } else {
         st.good(&inf.statement)

@@ -1,0 +1,287 @@
+//! Simulated runs through the adaptive loop and the inference, as a probe
+//! runs them: the rates at which the unit comes out right, bracketed, and
+//! at which a wrong unit is claimed. Seeded, so every run is the same.
+
+use super::adaptive::{self, Rounds};
+use super::analyse::{self, Confidence, Inference};
+use super::engine::{new_histogram, Pattern};
+use super::grid::{self, Cell, Constraints, DioRule, GridRequest, Plan, Preset};
+use super::run::{CellSamples, Key, RoundSample};
+use super::sequential::Params;
+
+/// A device: IOPS of a cell relative to its best.
+type Speed = dyn Fn(&Cell) -> f64;
+
+struct Sim<'a> {
+    rng: fastrand::Rng,
+    /// Simulated seconds per cell measured.
+    per_cell: f64,
+    spent: f64,
+    drift: f64,
+    noise: f64,
+    speed: &'a Speed,
+    cells: Vec<CellSamples>,
+}
+
+fn normal(rng: &mut fastrand::Rng) -> f64 {
+    let u1 = rng.f64().max(1e-300);
+    let u2 = rng.f64();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+impl Rounds for Sim<'_> {
+    fn round(&mut self, round: u32, keys: &[Key]) -> Result<bool, String> {
+        let shared = self.drift * normal(&mut self.rng);
+        self.spent += self.per_cell * keys.len() as f64;
+        for k in keys {
+            let iops = 1000.0
+                * (self.speed)(&k.cell)
+                * (shared + self.noise * normal(&mut self.rng)).exp();
+            let sample = RoundSample {
+                round,
+                iops,
+                retries: 0,
+                broken: false,
+            };
+            match self.cells.iter_mut().find(|c| c.key() == *k) {
+                Some(c) => c.rounds.push(sample),
+                None => self.cells.push(CellSamples {
+                    target: 0,
+                    cell: k.cell,
+                    rounds: vec![sample],
+                    latency: new_histogram(),
+                }),
+            }
+        }
+        Ok(true)
+    }
+
+    fn cells(&self) -> &[CellSamples] {
+        &self.cells
+    }
+
+    fn elapsed_s(&self) -> f64 {
+        self.spent
+    }
+}
+
+/// The auto plan for randread and randwrite on a 512/512 device.
+pub fn auto_plan(min_effect: Option<f64>) -> Plan {
+    let req = GridRequest {
+        preset: Preset::Auto,
+        block_sizes: None,
+        offsets: None,
+        patterns: None,
+        write: true,
+        runtime: None,
+        warmup: None,
+        rounds: None,
+        min_effect,
+        max_time: None,
+        qd: 32,
+        jobs: 1,
+        buffered: false,
+        fdatasync: false,
+        seed: 1,
+    };
+    let c = Constraints {
+        logical_block_size: 512,
+        physical_block_size: 512,
+        size_bytes: 1 << 30,
+        dio_offset_align: 512,
+        dio_rule: DioRule::LogicalBlockSize,
+    };
+    grid::plan(&req, &c).unwrap()
+}
+
+/// One whole run: the adaptive loop, then the inference.
+pub fn run(plan: &Plan, rng: &mut fastrand::Rng, noise: (f64, f64), speed: &Speed) -> Inference {
+    run_timed(plan, rng, noise, speed).0
+}
+
+/// A run, how many rounds it took and whether the budget ran out.
+fn run_timed(
+    plan: &Plan,
+    rng: &mut fastrand::Rng,
+    noise: (f64, f64),
+    speed: &Speed,
+) -> (Inference, u32, bool) {
+    let mut sim = Sim {
+        rng: fastrand::Rng::with_seed(rng.u64(..)),
+        per_cell: (plan.runtime + plan.warmup).as_secs_f64(),
+        spent: 0.0,
+        drift: noise.0,
+        noise: noise.1,
+        speed,
+        cells: Vec::new(),
+    };
+    let out = adaptive::drive(plan, 1, &mut sim).unwrap();
+    let params = Params::of(plan, 1);
+    let inf = analyse::infer(
+        &sim.cells,
+        &out.assessed,
+        &params,
+        out.rounds_run,
+        plan.rounds,
+    );
+    (inf, out.rounds_run, out.out_of_time)
+}
+
+/// Writes that cover part of a `unit` cost `penalty` more time.
+pub fn partial_writes(unit: u64, penalty: f64) -> impl Fn(&Cell) -> f64 {
+    move |c: &Cell| {
+        let end = c.offset + u64::from(c.block_size);
+        let partial = c.offset % unit != 0 || end % unit != 0;
+        if c.pattern == Pattern::Randwrite && partial {
+            1.0 / (1.0 + penalty)
+        } else {
+            1.0
+        }
+    }
+}
+
+/// A quiet SSD: rounds drift together by 5 %, each cell by 1.2 % alone.
+const QUIET: (f64, f64) = (0.05, 0.012);
+
+#[test]
+fn a_3_percent_penalty_gives_the_right_unit_bracketed_run_after_run() {
+    let plan = auto_plan(None);
+    let mut rng = fastrand::Rng::with_seed(2024);
+    let runs = 150;
+    for unit in [4096u64, 16384, 65536] {
+        let speed = partial_writes(unit, 0.03);
+        let (mut right, mut wrong) = (0, 0);
+        for _ in 0..runs {
+            let inf = run(&plan, &mut rng, QUIET, &speed);
+            match (inf.confidence, inf.effective_unit_bytes) {
+                (Confidence::Bracketed, Some(u)) if u == unit => right += 1,
+                (Confidence::Bracketed, _) => wrong += 1,
+                _ => {}
+            }
+        }
+        let (right, wrong) = (right as f64 / runs as f64, wrong as f64 / runs as f64);
+        eprintln!("unit {unit}: right and bracketed {right:.3}, wrong and bracketed {wrong:.3}");
+        assert!(right >= 0.95, "unit {unit}: right and bracketed in {right}");
+        assert!(
+            wrong <= 0.01,
+            "unit {unit}: a wrong unit bracketed in {wrong}"
+        );
+    }
+}
+
+#[test]
+fn a_device_without_penalty_gets_no_unit() {
+    let plan = auto_plan(None);
+    let mut rng = fastrand::Rng::with_seed(77);
+    let runs = 150;
+    let mut claimed = 0;
+    let mut no_difference = 0;
+    for _ in 0..runs {
+        let inf = run(&plan, &mut rng, QUIET, &|_| 1.0);
+        claimed += usize::from(inf.effective_unit_bytes.is_some());
+        no_difference += usize::from(inf.confidence == Confidence::NoDifference);
+    }
+    eprintln!(
+        "no penalty: a unit claimed in {claimed} of {runs}, no-difference in {no_difference}"
+    );
+    assert_eq!(claimed, 0);
+    // Quiet enough to rule out 10 % everywhere, nearly always.
+    assert!(
+        no_difference as f64 >= 0.95 * runs as f64,
+        "{no_difference}"
+    );
+}
+
+/// The blkdebug-like device of the VM scenarios: a write that does not
+/// cover whole units first reads each partial unit (one I/O time each).
+fn rmw(unit: u64) -> impl Fn(&Cell) -> f64 {
+    move |c: &Cell| {
+        if !c.pattern.is_write() {
+            return 1.0;
+        }
+        let (start, end) = (c.offset, c.offset + u64::from(c.block_size));
+        let (head, tail) = (start % unit != 0, end % unit != 0);
+        let reads = if start / unit == (end - 1) / unit && (head || tail) {
+            1
+        } else {
+            u32::from(head) + u32::from(tail)
+        };
+        1.0 / f64::from(1 + reads)
+    }
+}
+
+#[test]
+fn strong_penalties_are_bracketed_in_three_rounds_with_every_row() {
+    let plan = auto_plan(None);
+    let mut rng = fastrand::Rng::with_seed(15);
+    for (unit, span) in [(4096u64, "512 B … 2 KiB"), (16384, "512 B … 8 KiB")] {
+        let (inf, rounds, _) = run_timed(&plan, &mut rng, QUIET, &rmw(unit));
+        assert_eq!(inf.confidence, Confidence::Bracketed, "{}", inf.statement);
+        assert_eq!(inf.effective_unit_bytes, Some(unit));
+        assert_eq!(rounds, 3, "{}", inf.statement);
+        let u = crate::units::human(unit);
+        assert!(
+            inf.statement.starts_with(&format!(
+                "effective internal unit {u}: offsets not aligned to {u} ({span}) were slower (randwrite only); offsets aligned to {u} were not"
+            )),
+            "{}",
+            inf.statement
+        );
+        let rows: Vec<u32> = inf.penalties.iter().map(|p| p.block_size).collect();
+        for bs in [16384, 65536] {
+            assert!(rows.contains(&bs), "{unit}: {rows:?}");
+        }
+        assert!(inf
+            .penalties
+            .iter()
+            .all(|p| p.pattern == Pattern::Randwrite));
+    }
+}
+
+#[test]
+fn the_budget_ends_a_noisy_run_inconclusive() {
+    let mut plan = auto_plan(None);
+    let round = (plan.runtime + plan.warmup) * plan.cells.len() as u32;
+    plan.max_time = Some(round * 4);
+    let mut rng = fastrand::Rng::with_seed(4);
+    // Rounds 40 % apart: nothing can be ruled out in four rounds.
+    let (inf, rounds, out_of_time) = run_timed(&plan, &mut rng, (0.1, 0.4), &|_| 1.0);
+    assert!(out_of_time);
+    assert_eq!(rounds, 4);
+    assert_eq!(
+        inf.confidence,
+        Confidence::Inconclusive,
+        "{}",
+        inf.statement
+    );
+    assert_eq!(inf.effective_unit_bytes, None);
+    assert!(inf
+        .summary
+        .starts_with("inconclusive: too noisy to rule out a penalty of 10% or more"));
+}
+
+#[test]
+fn on_a_noisy_device_a_wrong_unit_is_not_bracketed() {
+    // Each cell 5 % apart from round to round: the unit often stays
+    // `likely` or undecided, but a wrong one is (nearly) never bracketed.
+    let plan = auto_plan(None);
+    let mut rng = fastrand::Rng::with_seed(99);
+    let runs = 100;
+    for (unit, penalty) in [(4096u64, 0.14), (16384, 0.04)] {
+        let speed = partial_writes(unit, penalty);
+        let (mut right, mut wrong) = (0, 0);
+        for _ in 0..runs {
+            let inf = run(&plan, &mut rng, (0.1, 0.05), &speed);
+            match (inf.confidence, inf.effective_unit_bytes) {
+                (Confidence::Bracketed, Some(u)) if u == unit => right += 1,
+                (Confidence::Bracketed, _) => wrong += 1,
+                _ => {}
+            }
+        }
+        eprintln!("noisy, unit {unit}, penalty {penalty}: right and bracketed {right} of {runs}, wrong and bracketed {wrong}");
+        assert!(
+            wrong <= 1,
+            "unit {unit}: a wrong unit bracketed in {wrong} of {runs}"
+        );
+    }
+}

@@ -1,0 +1,233 @@
+//! The device's internal unit, inferred from the estimates as a whole
+//! rather than from per-comparison decisions.
+//!
+//! **Model.** For a candidate unit U, an I/O that covers part of a unit
+//! (its offset or its end not a multiple of U) pays one penalty common to
+//! its pattern; I/Os of whole units pay none. For blocks that are
+//! multiples of U this is "offsets not a multiple of U pay"; blocks
+//! smaller than U pay at every offset, so their row says nothing about U.
+//! In log IOPS, for cell c of a row in round r: y = γ(row, round) − δ ·
+//! [c covers part of a unit] + ε, ε normal with the pattern's variance
+//! σ². One δ per pattern, not per row: a row whose cells are all equally
+//! fast then counts against a unit that says some of them should pay
+//! (the 1 MiB zoom against a 128 KiB unit when the unit is 64 KiB). The block effect γ
+//! takes each round's level of the row (drift, and the reference's own
+//! luck of that round), so only differences inside a round count.
+//!
+//! **Fit.** Within each (row, round) block the log IOPS and the indicator
+//! are centred; δ is their least-squares slope over all of the pattern's
+//! blocks, kept only when it is a penalty (paying cells slower), and it
+//! removes S_xy² / S_xx from the residual sum of squares. σ² is estimated per pattern under each model
+//! (profile likelihood), so few rounds do not make the evidence look
+//! stronger than it is: the log-likelihood gained is (ν/2) ln(RSS₀/RSS),
+//! ν the residual degrees of freedom (observations less blocks).
+//!
+//! **Criterion.** BIC: a pattern's δ counts only when it gains more than
+//! ½ ln ν; a candidate's score is the sum over patterns, "no unit / no
+//! penalty" scores 0. Candidates that split the probed
+//! offsets alike are the same model, so one stands for each: the smallest
+//! probed alignment that is a multiple of U, or twice the largest probed
+//! alignment when every probed offset would be misaligned (a lower bound).
+//! The best candidate's evidence is its score minus the next best's: a
+//! log-likelihood ratio.
+
+use super::engine::Pattern;
+use super::run::CellSamples;
+use super::sequential::{Assessment, ContrastKind};
+use crate::units::alignment_of;
+use serde::Serialize;
+
+/// A log-likelihood ratio at least this large (1000 : 1) is strong: a
+/// unit is `bracketed` only when it beats the next best candidate and "no
+/// penalty" by this much. Under the true model a wrong candidate's
+/// likelihood ratio is a martingale, so the chance it ever reaches 1000:1,
+/// however often the run looks, is about 1/1000 per candidate.
+pub const STRONG: f64 = 6.907_755_278_982_137;
+
+/// One candidate and its score.
+#[derive(Clone, Debug, Serialize)]
+pub struct Candidate {
+    /// The unit, or null for "no unit / no penalty".
+    pub unit_bytes: Option<u64>,
+    /// Every probed offset is misaligned to it: the unit is at least this.
+    pub lower_bound: bool,
+    /// Log-likelihood gained over "no penalty", less the BIC penalty.
+    pub score: f64,
+    /// The patterns that pay the penalty: those whose own evidence is
+    /// strong (1000 : 1), else every one whose penalty counted.
+    pub patterns: Vec<Pattern>,
+}
+
+/// The fit of every candidate, best first.
+#[derive(Clone, Debug, Serialize)]
+pub struct UnitFit {
+    pub candidates: Vec<Candidate>,
+    /// The best candidate's score less the next best's (natural log).
+    pub log_lr_next: f64,
+    /// The best candidate's score less that of "no penalty".
+    pub log_lr_none: f64,
+}
+
+impl UnitFit {
+    pub fn best(&self) -> &Candidate {
+        &self.candidates[0]
+    }
+
+    pub fn next(&self) -> Option<&Candidate> {
+        self.candidates.get(1)
+    }
+
+    /// A unit (or a lower bound) that beats every other candidate strongly.
+    pub fn strong(&self) -> bool {
+        self.best().unit_bytes.is_some() && self.log_lr_next >= STRONG && self.log_lr_none >= STRONG
+    }
+}
+
+/// One row of the offset ladder: its reference and its misaligned cells.
+struct Row<'a> {
+    pattern: Pattern,
+    cells: Vec<&'a CellSamples>,
+}
+
+fn rows<'a>(samples: &'a [CellSamples], assessed: &[Assessment]) -> Vec<Row<'a>> {
+    let mut out: Vec<Row<'a>> = Vec::new();
+    let find = |k| samples.iter().find(|s| s.key() == k);
+    for a in assessed
+        .iter()
+        .filter(|a| a.contrast.kind == ContrastKind::Offset)
+    {
+        let (Some(s), Some(r)) = (find(a.contrast.subject), find(a.contrast.reference)) else {
+            continue;
+        };
+        match out.iter_mut().find(|row| row.cells[0].key() == r.key()) {
+            Some(row) => row.cells.push(s),
+            None => out.push(Row {
+                pattern: r.cell.pattern,
+                cells: vec![r, s],
+            }),
+        }
+    }
+    out
+}
+
+/// Sums over a row's (row, round) blocks of the centred indicator x
+/// (`pays`) and log IOPS y: S_xx, S_xy, S_yy, and the residual degrees of
+/// freedom (observations less blocks).
+fn row_sums(row: &Row, pays: &dyn Fn(&super::grid::Cell) -> bool) -> [f64; 4] {
+    let rounds: Vec<u32> = row.cells[0].rounds.iter().map(|r| r.round).collect();
+    let mut s = [0.0; 4];
+    for round in rounds {
+        let block: Vec<(f64, f64)> = row
+            .cells
+            .iter()
+            .filter_map(|c| {
+                let y = c.in_round(round).filter(|&v| v > 0.0)?.ln();
+                Some((f64::from(u8::from(pays(&c.cell))), y))
+            })
+            .collect();
+        if block.len() < 2 {
+            continue;
+        }
+        let k = block.len() as f64;
+        let mx = block.iter().map(|b| b.0).sum::<f64>() / k;
+        let my = block.iter().map(|b| b.1).sum::<f64>() / k;
+        for (x, y) in &block {
+            s[0] += (x - mx) * (x - mx);
+            s[1] += (x - mx) * (y - my);
+            s[2] += (y - my) * (y - my);
+        }
+        s[3] += k - 1.0;
+    }
+    s
+}
+
+/// Every candidate's score; None without offset comparisons or noise.
+pub fn fit(samples: &[CellSamples], assessed: &[Assessment]) -> Option<UnitFit> {
+    let rows = rows(samples, assessed);
+    let mut classes: Vec<u64> = rows
+        .iter()
+        .flat_map(|r| r.cells[1..].iter().map(|c| alignment_of(c.cell.offset)))
+        .collect();
+    classes.sort_unstable();
+    classes.dedup();
+    let top = *classes.last()?;
+    let mut units: Vec<(u64, bool)> = classes[1..].iter().map(|&u| (u, false)).collect();
+    units.push((2 * top, true));
+    let mut candidates: Vec<Candidate> = units
+        .into_iter()
+        .map(|(unit, lower_bound)| {
+            let (score, patterns) = score(&rows, unit);
+            Candidate {
+                unit_bytes: Some(unit),
+                lower_bound,
+                score,
+                patterns,
+            }
+        })
+        .collect();
+    candidates.push(Candidate {
+        unit_bytes: None,
+        lower_bound: false,
+        score: 0.0,
+        patterns: Vec::new(),
+    });
+    // Best first; on a tie "no penalty" goes first, then the smaller unit.
+    candidates.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.unit_bytes.is_some().cmp(&b.unit_bytes.is_some()))
+            .then(a.unit_bytes.cmp(&b.unit_bytes))
+    });
+    let best = candidates[0].score;
+    Some(UnitFit {
+        log_lr_next: best - candidates.get(1).map_or(0.0, |c| c.score),
+        log_lr_none: best,
+        candidates,
+    })
+}
+
+/// A candidate's score and the patterns that pay its penalty: per
+/// pattern, the profile log-likelihood ratio (σ² estimated under each
+/// model) of one common penalty δ against none, less its BIC price.
+fn score(rows: &[Row], unit: u64) -> (f64, Vec<Pattern>) {
+    let pays = |c: &super::grid::Cell| {
+        c.offset % unit != 0 || (c.offset + u64::from(c.block_size)) % unit != 0
+    };
+    let mut patterns: Vec<Pattern> = rows.iter().map(|r| r.pattern).collect();
+    patterns.sort_unstable();
+    patterns.dedup();
+    let (mut total, mut paying) = (0.0, Vec::new());
+    for p in patterns {
+        let mut s = [0.0; 4];
+        for r in rows.iter().filter(|r| r.pattern == p) {
+            for (acc, v) in s.iter_mut().zip(row_sums(r, &pays)) {
+                *acc += v;
+            }
+        }
+        let [sxx, sxy, syy, df] = s;
+        // A penalty only: cells that pay are slower (a negative slope).
+        if df < 3.0 || syy <= 0.0 || sxx <= 0.0 || sxy >= 0.0 {
+            continue;
+        }
+        let rss = (syy - sxy * sxy / sxx).max(syy * 1e-9);
+        let gained = 0.5 * df * (syy / rss).ln() - 0.5 * df.ln();
+        if gained > 0.0 {
+            total += gained;
+            paying.push((p, gained));
+        }
+    }
+    // The patterns said to pay: those with strong evidence of their own
+    // (a pattern that gains a little by chance is not named), else every
+    // one that gained.
+    let strong: Vec<Pattern> = paying
+        .iter()
+        .filter(|(_, g)| *g >= STRONG)
+        .map(|(p, _)| *p)
+        .collect();
+    let named = if strong.is_empty() {
+        paying.iter().map(|(p, _)| *p).collect()
+    } else {
+        strong
+    };
+    (total, named)
+}
