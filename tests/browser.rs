@@ -328,6 +328,15 @@ fn compare_pages_for_probe_fio_and_check_runs() {
     assert_eq!(count(&r.dom, "<g class=\"ratio\""), 12);
     assert_eq!(count(&r.dom, "data-decision=\"untested\""), 6);
     assert!(r.dom.contains("id=\"run1-environment\""));
+    // The answer first, in both: B/A over every cell with its interval
+    // (against fio too: the cells are the replicates), then per pattern.
+    assert_eq!(
+        count(&r.dom, "<p class=\"answer\" data-scope=\"overall\""),
+        2
+    );
+    assert_eq!(count(&r.dom, "data-ci-low=\"\""), 0);
+    assert!(r.dom.contains("id=\"run1-patterns\""));
+    assert!(r.dom.contains("data-scope=\"randread\" data-direction=\""));
     // The fix: the start off 4 KiB is gone.
     let (_, r) = report(dir.path(), "compare-check", &[&fix], 1600);
     assert!(r.dom.contains("id=\"run1-severity\""));

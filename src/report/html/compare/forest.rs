@@ -365,6 +365,7 @@ mod tests {
             p_adjusted: None,
             significant: false,
             decision: Decision::Open,
+            spread: None,
         }
     }
 
