@@ -211,6 +211,15 @@ fn probe_pages_draw_the_grid_for_one_target_two_and_fio() {
     assert_eq!(count(lines, "<g class=\"line\""), 2);
     let heatmap = browser::figure(&r.dom, "run1-heatmap-randread");
     assert_eq!(count(heatmap, "data-decision=\"aligned\""), 2);
+    // Coloured only when decided, on a signed scale centred on 0; the
+    // rest hatched, with a legend entry that says so.
+    let coloured = count(heatmap, "data-fill=\"coloured\"");
+    let hatched = count(heatmap, "data-fill=\"undecided\"");
+    assert_eq!(coloured + hatched, 4, "{heatmap}");
+    assert_eq!(count(heatmap, "data-decision=\"open\""), hatched);
+    assert!(heatmap.contains("data-scale=\"diverging\""));
+    assert!(heatmap.contains("IOPS change against"));
+    assert!(heatmap.contains("<g data-legend=\"undecided\">"));
     assert!(r.dom.contains("class=\"band\""), "rounds give intervals");
     // Two targets: each drawn on shared axes, the second against the first.
     let (_, r) = report(dir.path(), "probe-two-targets", &[&two], 3000);
@@ -223,6 +232,10 @@ fn probe_pages_draw_the_grid_for_one_target_two_and_fio() {
     assert!(!r.dom.contains("class=\"band\""), "fio has no replicates");
     assert!(r.dom.contains("data-decision=\"untested\""));
     assert!(!r.dom.contains("data-significant=\"true\""));
+    // Untested is not decided: no fio tile is coloured.
+    let heatmap = browser::figure(&r.dom, "run1-heatmap-randread");
+    assert_eq!(count(heatmap, "data-fill=\"undecided\""), 4);
+    assert_eq!(count(heatmap, "data-fill=\"coloured\""), 0);
 }
 
 #[test]
