@@ -350,6 +350,26 @@ fn compare_pages_for_probe_fio_and_check_runs() {
     assert_eq!(count(&r.dom, "data-ci-low=\"\""), 0);
     assert!(r.dom.contains("id=\"run1-patterns\""));
     assert!(r.dom.contains("data-scope=\"randread\" data-direction=\""));
+    // A saved comparison whose first interval runs past the forest's
+    // axis (1/16): drawn to the edge, with an arrow there.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&ab).unwrap()).unwrap();
+    v["cells"][0]["ci95"] = serde_json::json!([0.001, 0.5]);
+    v["cells"][0]["ratio"] = serde_json::json!(0.3);
+    let wide = dir.path().join("wide.json");
+    std::fs::write(&wide, v.to_string()).unwrap();
+    let (_, r) = report(dir.path(), "compare-clipped", &[&wide], 3000);
+    // (Short noisy windows may clip other cells too: this one must be.)
+    let c = &v["cells"][0];
+    let mark = format!(
+        "data-pattern=\"{}\" data-target=\"0\" data-bs=\"{}\" data-offset=\"{}\" data-decision=\"{}\" data-clipped=\"low\"",
+        c["pattern"].as_str().unwrap(),
+        c["block_size"],
+        c["offset"],
+        c["decision"].as_str().unwrap()
+    );
+    assert!(r.dom.contains(&mark), "no {mark}");
+    assert!(r.dom.contains("<polygon class=\"clipped\""));
     // The fix: the start off 4 KiB is gone.
     let (_, r) = report(dir.path(), "compare-check", &[&fix], 1600);
     assert!(r.dom.contains("id=\"run1-severity\""));

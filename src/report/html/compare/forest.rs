@@ -150,16 +150,36 @@ fn tip(c: &CellRatio) -> String {
 }
 
 fn forest(fig_id: &str, title: &str, cells: &[&CellRatio], min_effect: f64) -> String {
-    let height = TOP + ROW_H * cells.len() as f64 + BOTTOM;
-    let mut f = Figure::new(fig_id, LABEL_W + PLOT_W + 30.0, height, title);
     let (lo, hi) = domain(cells, min_effect);
     let x = Log::new((lo, hi), (LABEL_W, LABEL_W + PLOT_W));
+    let any_clipped = cells.iter().any(|c| clipped(&x, c) != (false, false));
+    let extra = if any_clipped { 16.0 } else { 0.0 };
+    let height = TOP + ROW_H * cells.len() as f64 + BOTTOM + extra;
+    let mut f = Figure::new(fig_id, LABEL_W + PLOT_W + 30.0, height, title);
     let bottom = TOP + ROW_H * cells.len() as f64;
     frame(&mut f, &x, bottom, min_effect);
     for (i, c) in cells.iter().enumerate() {
         mark(&mut f, &x, TOP + ROW_H * (i as f64 + 0.5), c);
     }
     legend(&mut f, bottom + 40.0);
+    if any_clipped {
+        let y = bottom + 72.0;
+        f.raw("<g data-legend=\"clipped\">");
+        f.add(clip_arrow(
+            LABEL_W - 4.0,
+            y - 4.0,
+            Axis::X,
+            Clip::Low,
+            "#333333",
+        ));
+        f.add(
+            El::new("text")
+                .at("x", LABEL_W + 8.0)
+                .at("y", y)
+                .text("an arrow at an edge: the interval goes on past the axis"),
+        );
+        f.raw("</g>\n");
+    }
     f.finish()
 }
 
