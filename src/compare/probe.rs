@@ -176,6 +176,10 @@ pub struct CellRatio {
     /// of freedom, for the pooled interval of overall.rs; not saved.
     #[serde(skip)]
     pub spread: Option<[(f64, f64); 2]>,
+    /// Each side's rounds (IOPS, in round order), for the by-round
+    /// interval of overall.rs; not saved.
+    #[serde(skip)]
+    pub rounds: Option<[Vec<f64>; 2]>,
 }
 
 /// Two probe runs side by side.
@@ -357,7 +361,7 @@ fn decide(ci: [f64; 2], significant: bool, min_effect: f64) -> Decision {
 }
 
 /// The variance of the mean of log `rounds` (s²/n) and its n − 1.
-fn log_spread(rounds: &[f64]) -> (f64, f64) {
+pub(crate) fn log_spread(rounds: &[f64]) -> (f64, f64) {
     let logs: Vec<f64> = rounds.iter().map(|x| x.ln()).collect();
     let n = logs.len() as f64;
     let mean = logs.iter().sum::<f64>() / n;
@@ -383,6 +387,7 @@ fn ratio_of(pair: &Pair, step: Option<(f64, f64)>, p: Option<f64>, min_effect: f
         return r;
     };
     r.spread = Some([log_spread(&a.rounds), log_spread(&b.rounds)]);
+    r.rounds = Some([a.rounds.clone(), b.rounds.clone()]);
     let ci = stats::welch_log(&b.rounds, &a.rounds, 1.0 - error).ci;
     if !(ci[0].is_finite() && ci[1].is_finite()) {
         return r;

@@ -405,6 +405,7 @@ mod tests {
             significant: false,
             decision: Decision::Open,
             spread: None,
+            rounds: None,
         }
     }
 
