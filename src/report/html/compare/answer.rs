@@ -12,13 +12,14 @@ fn num(x: Option<f64>) -> String {
     x.map_or(String::new(), |v| format!("{v:.4}"))
 }
 
-/// `<p class="answer" data-scope="overall" ...>sentence</p>`.
-fn sentence(scope: &str, s: &ScopeRatio) -> String {
+/// `<p class="answer" data-scope="overall" ...>sentence</p>` (`class`
+/// `answer note` for a pattern's, in smaller type).
+fn sentence(class: &str, scope: &str, s: &ScopeRatio) -> String {
     let ci = s.ci95;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "<p class=\"answer\" data-scope=\"{}\" data-direction=\"{}\" data-cells=\"{}\" data-geo-mean=\"{}\" data-ci-low=\"{}\" data-ci-high=\"{}\"><strong>{}</strong></p>",
+        "<p class=\"{class}\" data-scope=\"{}\" data-direction=\"{}\" data-cells=\"{}\" data-geo-mean=\"{}\" data-ci-low=\"{}\" data-ci-high=\"{}\"><strong>{}</strong></p>",
         esc(scope),
         s.direction,
         s.cells,
@@ -35,10 +36,10 @@ pub fn section(id: &str, p: &ProbeComparison) -> String {
     if p.overall.sentence.is_empty() {
         return String::new();
     }
-    let mut s = sentence("overall", &p.overall);
+    let mut s = sentence("answer", "overall", &p.overall);
     for x in &p.patterns {
         let scope = x.pattern.map_or("all".into(), |q| q.to_string());
-        s.push_str(&sentence(&scope, x).replace("<p class=\"answer\"", "<p class=\"answer note\""));
+        s.push_str(&sentence("answer note", &scope, x));
     }
     let fmt = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.3}"));
     let rows: Vec<Vec<Td>> = p
@@ -64,4 +65,23 @@ pub fn section(id: &str, p: &ProbeComparison) -> String {
         &rows,
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compare::{fixtures, Comparison};
+
+    #[test]
+    fn the_answer_comes_with_its_numbers() {
+        let Comparison::Probe(p) = fixtures::slower() else {
+            unreachable!()
+        };
+        let s = super::section("run1", &p);
+        assert!(s.starts_with(
+            "<p class=\"answer\" data-scope=\"overall\" data-direction=\"slower\" data-cells=\"3\" data-geo-mean=\"0.6300\""
+        ), "{s}");
+        assert!(s.contains("<p class=\"answer note\" data-scope=\"randwrite\" data-direction=\"slower\" data-cells=\"2\" data-geo-mean=\"0.5000\""), "{s}");
+        assert!(s.contains("id=\"run1-patterns\""));
+        assert!(s.contains("<strong>B is 2.0× slower than A for randwrite in every cell, ["));
+    }
 }
