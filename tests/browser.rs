@@ -209,6 +209,15 @@ fn probe_pages_draw_the_grid_for_one_target_two_and_fio() {
     assert_eq!(count(lines, "<g class=\"line\""), 2);
     let heatmap = browser::figure(&r.dom, "run1-heatmap-randread");
     assert_eq!(count(heatmap, "data-decision=\"aligned\""), 2);
+    // Coloured only when decided, on a signed scale centred on 0; the
+    // rest hatched, with a legend entry that says so.
+    let coloured = count(heatmap, "data-fill=\"coloured\"");
+    let hatched = count(heatmap, "data-fill=\"undecided\"");
+    assert_eq!(coloured + hatched, 4, "{heatmap}");
+    assert_eq!(count(heatmap, "data-decision=\"open\""), hatched);
+    assert!(heatmap.contains("data-scale=\"diverging\""));
+    assert!(heatmap.contains("IOPS change against"));
+    assert!(heatmap.contains("<g data-legend=\"undecided\">"));
     assert!(r.dom.contains("class=\"band\""), "rounds give intervals");
     // Two targets: each drawn on shared axes, the second against the first.
     let (_, r) = report(dir.path(), "probe-two-targets", &[&two], 3000);
@@ -221,6 +230,10 @@ fn probe_pages_draw_the_grid_for_one_target_two_and_fio() {
     assert!(!r.dom.contains("class=\"band\""), "fio has no replicates");
     assert!(r.dom.contains("data-decision=\"untested\""));
     assert!(!r.dom.contains("data-significant=\"true\""));
+    // Untested is not decided: no fio tile is coloured.
+    let heatmap = browser::figure(&r.dom, "run1-heatmap-randread");
+    assert_eq!(count(heatmap, "data-fill=\"undecided\""), 4);
+    assert_eq!(count(heatmap, "data-fill=\"coloured\""), 0);
 }
 
 #[test]
@@ -326,6 +339,35 @@ fn compare_pages_for_probe_fio_and_check_runs() {
     assert_eq!(count(&r.dom, "<g class=\"ratio\""), 12);
     assert_eq!(count(&r.dom, "data-decision=\"untested\""), 6);
     assert!(r.dom.contains("id=\"run1-environment\""));
+    // The answer first, in both: B/A over every cell with its interval
+    // (against fio too: the cells are the replicates), then per pattern.
+    assert_eq!(
+        count(&r.dom, "<p class=\"answer\" data-scope=\"overall\""),
+        2
+    );
+    assert_eq!(count(&r.dom, "data-ci-low=\"\""), 0);
+    assert!(r.dom.contains("id=\"run1-patterns\""));
+    assert!(r.dom.contains("data-scope=\"randread\" data-direction=\""));
+    // A saved comparison whose first interval runs past the forest's
+    // axis (1/16): drawn to the edge, with an arrow there.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&ab).unwrap()).unwrap();
+    v["cells"][0]["ci95"] = serde_json::json!([0.001, 0.5]);
+    v["cells"][0]["ratio"] = serde_json::json!(0.3);
+    let wide = dir.path().join("wide.json");
+    std::fs::write(&wide, v.to_string()).unwrap();
+    let (_, r) = report(dir.path(), "compare-clipped", &[&wide], 3000);
+    // (Short noisy windows may clip other cells too: this one must be.)
+    let c = &v["cells"][0];
+    let mark = format!(
+        "data-pattern=\"{}\" data-target=\"0\" data-bs=\"{}\" data-offset=\"{}\" data-decision=\"{}\" data-clipped=\"low\"",
+        c["pattern"].as_str().unwrap(),
+        c["block_size"],
+        c["offset"],
+        c["decision"].as_str().unwrap()
+    );
+    assert!(r.dom.contains(&mark), "no {mark}");
+    assert!(r.dom.contains("<polygon class=\"clipped\""));
     // The fix: the start off 4 KiB is gone.
     let (_, r) = report(dir.path(), "compare-check", &[&fix], 1600);
     assert!(r.dom.contains("id=\"run1-severity\""));

@@ -176,7 +176,7 @@ pub enum Command {
         b: PathBuf,
         #[command(flatten)]
         output: OutputArgs,
-        /// Print the summary line only.
+        /// Print only the answer (probe runs: B/A over every cell with its interval) and the summary line.
         #[arg(short, long, conflicts_with = "verbose")]
         quiet: bool,
         /// Also list the environment fields that are the same.
@@ -244,7 +244,7 @@ const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also nee
 
 const REPORT_HELP: &str = "The page opens offline in any browser: its CSS and SVG are inline and it loads nothing from anywhere. Several runs make one page, one section each, in the order given. The page goes to --output FILE (there is no -o: elsewhere -o picks table columns, so report -o is refused with a line naming --output). Exit status: 0 written, 2 a run could not be read (one line on stderr, nothing written).";
 
-const COMPARE_HELP: &str = "Probe runs: the environment differences first (kernel, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer.\nExit status: 0 no difference, 1 a cell decided slower or faster or a finding changed, 2 a run could not be read or the two cannot be compared.";
+const COMPARE_HELP: &str = "Probe runs: the answer first, B/A over every cell both runs measured as a geometric mean with its 95 % interval (\"B is 6.1× slower than A in every cell, [5.4, 6.9]\"), then each pattern's; then the environment differences (kernel, a loop device's direct I/O and backing filesystem, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer.\nExit status: 0 no difference, 1 a cell decided slower or faster or a finding changed, 2 a run could not be read or the two cannot be compared.";
 
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {

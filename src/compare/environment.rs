@@ -27,6 +27,8 @@ pub struct EnvField {
 /// in the order they are recorded.
 const FIRST: &[&str] = &[
     "kernel",
+    "loop_direct_io",
+    "loop_backing_fs",
     "transport",
     "bridge",
     "scheduler",
@@ -95,6 +97,9 @@ fn target_values(t: &TargetPart) -> Values {
         ("rotational", e.rotational.map(|r| r.to_string())),
         ("scheduler", e.scheduler.clone()),
         ("node_block_size", e.node_block_size.and_then(count)),
+        ("loop_direct_io", e.loop_direct_io.map(|d| d.to_string())),
+        ("loop_backing_file", e.loop_backing_file.clone()),
+        ("loop_backing_fs", e.loop_backing_fs.clone()),
         (
             "filesystem",
             e.filesystem

@@ -13,7 +13,9 @@
 
 pub mod check;
 pub mod environment;
+pub mod overall;
 pub mod probe;
+pub(crate) mod sentence;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -29,6 +31,8 @@ pub use probe::ProbeComparison;
 /// The result of comparing two saved runs.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
+// One comparison per command: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Comparison {
     Probe(ProbeComparison),
     Check(CheckComparison),

@@ -31,6 +31,7 @@
 //! `untested`: a side has fewer than two rounds.
 
 use super::environment::{self, EnvField};
+use super::overall::{self, ScopeRatio};
 use super::RunInfo;
 use crate::probe::engine::Pattern;
 use crate::probe::stats;
@@ -171,6 +172,14 @@ pub struct CellRatio {
     pub p_adjusted: Option<f64>,
     pub significant: bool,
     pub decision: Decision,
+    /// Each side's variance of its mean log IOPS (s²/n) and its degrees
+    /// of freedom, for the pooled interval of overall.rs; not saved.
+    #[serde(skip)]
+    pub spread: Option<[(f64, f64); 2]>,
+    /// Each side's rounds (IOPS, in round order), for the by-round
+    /// interval of overall.rs; not saved.
+    #[serde(skip)]
+    pub rounds: Option<[Vec<f64>; 2]>,
 }
 
 /// Two probe runs side by side.
@@ -196,6 +205,11 @@ pub struct ProbeComparison {
     pub notes: Vec<String>,
     /// One sentence: how B differs from A.
     pub summary: String,
+    /// B/A over every cell both runs measured: the geometric mean, its
+    /// interval and the sentence printed first (overall.rs).
+    pub overall: ScopeRatio,
+    /// The same for each pattern of each target.
+    pub patterns: Vec<ScopeRatio>,
 }
 
 impl ProbeComparison {
@@ -346,6 +360,15 @@ fn decide(ci: [f64; 2], significant: bool, min_effect: f64) -> Decision {
     }
 }
 
+/// The variance of the mean of log `rounds` (s²/n) and its n − 1.
+pub(crate) fn log_spread(rounds: &[f64]) -> (f64, f64) {
+    let logs: Vec<f64> = rounds.iter().map(|x| x.ln()).collect();
+    let n = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / n;
+    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (var / n, n - 1.0)
+}
+
 /// One matched cell, tested at its Holm step (None: untested).
 fn ratio_of(pair: &Pair, step: Option<(f64, f64)>, p: Option<f64>, min_effect: f64) -> CellRatio {
     let (key, a, b) = *pair;
@@ -363,6 +386,8 @@ fn ratio_of(pair: &Pair, step: Option<(f64, f64)>, p: Option<f64>, min_effect: f
     let Some((adjusted, error)) = step else {
         return r;
     };
+    r.spread = Some([log_spread(&a.rounds), log_spread(&b.rounds)]);
+    r.rounds = Some([a.rounds.clone(), b.rounds.clone()]);
     let ci = stats::welch_log(&b.rounds, &a.rounds, 1.0 - error).ci;
     if !(ci[0].is_finite() && ci[1].is_finite()) {
         return r;
@@ -411,8 +436,11 @@ pub fn compare(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
         only_b,
         notes: notes(a, b),
         summary: String::new(),
+        overall: ScopeRatio::default(),
+        patterns: Vec::new(),
     };
     c.summary = summary(&c);
+    (c.overall, c.patterns) = overall::scopes(&c);
     c
 }
 

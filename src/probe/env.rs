@@ -41,6 +41,14 @@ pub struct Environment {
     /// The USB bridge in front of the disk, `vendor_id:product_id product`
     /// (`152d:0578 JMS578`), as `topology` detects it.
     pub usb_bridge: Option<String>,
+    /// A loop device's direct I/O (sysfs `loop/dio`): on, it reads and
+    /// writes its backing file with O_DIRECT, bypassing the page cache,
+    /// which changes its speed more than anything else about it.
+    pub loop_direct_io: Option<bool>,
+    /// A loop device's backing file (sysfs `loop/backing_file`).
+    pub loop_backing_file: Option<String>,
+    /// The filesystem type the backing file lives on (`ext4`, `tmpfs` ...).
+    pub loop_backing_fs: Option<String>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -111,6 +119,21 @@ pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
         node_block_size: target.node_block_size,
         filesystem: if is_file { filesystem_of(target) } else { None },
         usb_bridge: disk.and_then(|d| d.usb.as_ref()).map(|u| u.name()),
+        loop_direct_io: disk.and_then(|d| loop_dio(sysfs_root, &d.name)),
+        loop_backing_file: disk.and_then(|d| d.backing_file.clone()),
+        loop_backing_fs: disk
+            .and_then(|d| d.backing_file.as_deref())
+            .and_then(|f| procfs::fs_type_of(std::path::Path::new(f))),
+    }
+}
+
+/// `loop/dio` of a loop device: `1` on, `0` off; None for other disks.
+fn loop_dio(sysfs_root: &std::path::Path, disk: &str) -> Option<bool> {
+    let path = sysfs_root.join("block").join(disk).join("loop/dio");
+    match read(&path.to_string_lossy())?.as_str() {
+        "1" => Some(true),
+        "0" => Some(false),
+        _ => None,
     }
 }
 

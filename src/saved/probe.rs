@@ -85,6 +85,10 @@ pub struct Environment {
     pub filesystem: Option<Filesystem>,
     /// The USB bridge (`vendor_id:product_id product`), when recorded.
     pub usb_bridge: Option<String>,
+    /// A loop device's direct I/O, backing file and its filesystem type.
+    pub loop_direct_io: Option<bool>,
+    pub loop_backing_file: Option<String>,
+    pub loop_backing_fs: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]

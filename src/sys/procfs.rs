@@ -72,3 +72,38 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
         })
         .collect()
 }
+
+/// The filesystem type a path lives on: the mountinfo entry on top with
+/// its device number (stat(2)), else statfs(2)'s magic number for the
+/// common ones (linux/magic.h). None when the path cannot be reached
+/// (a loop device's backing file deleted, or in another namespace).
+pub fn fs_type_of(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let want = Some((rustix::fs::major(dev), rustix::fs::minor(dev)));
+    let top = parse_mountinfo(&mountinfo())
+        .into_iter()
+        .rev()
+        .find(|m| m.devno == want);
+    if let Some(m) = top {
+        return Some(m.fs_type);
+    }
+    let magic = rustix::fs::statfs(path).ok()?.f_type as u64;
+    fs_magic_name(magic).map(str::to_string)
+}
+
+/// The name of a statfs(2) `f_type` (linux/magic.h), for the usual ones.
+pub fn fs_magic_name(magic: u64) -> Option<&'static str> {
+    Some(match magic {
+        0xEF53 => "ext4",
+        0x5846_5342 => "xfs",
+        0x9123_683E => "btrfs",
+        0x0102_1994 => "tmpfs",
+        0x794C_7630 => "overlay",
+        0x2FC1_2FC1 => "zfs",
+        0xF2F5_2010 => "f2fs",
+        0x6969 => "nfs",
+        0x4d44 => "vfat",
+        _ => return None,
+    })
+}

@@ -2,7 +2,7 @@
 //! and, so that colour is never the only cue, a fill pattern, a glyph and
 //! the status word itself.
 
-use super::scale::{category, Rgb};
+use super::scale::{category, Clip, Rgb};
 use super::svg::{esc, El, Figure};
 use crate::findings::Status;
 
@@ -234,5 +234,51 @@ mod tests {
         assert_eq!(fit("partition 1", 5.0, 10.0), "");
         assert_eq!(tint(Rgb(0, 100, 200), 1.0), Rgb(255, 255, 255));
         assert_eq!(tint(Rgb(0, 100, 200), 0.0), Rgb(0, 100, 200));
+    }
+}
+
+/// Which way an axis runs: a clipped value's arrow points off its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    /// Left to right: low is left.
+    X,
+    /// Bottom to top: low is down.
+    Y,
+}
+
+/// The three corners of the arrow that marks an interval cut off at an
+/// axis edge: a 5 px chevron with its tip at `(x, y)`, pointing off the
+/// `clip` end of `axis`.
+pub fn clip_arrow_points(x: f64, y: f64, axis: Axis, clip: Clip) -> [(f64, f64); 3] {
+    let s = 5.0;
+    match (axis, clip) {
+        (Axis::X, Clip::Low) => [(x, y), (x + s, y - s), (x + s, y + s)],
+        (Axis::X, Clip::High) => [(x, y), (x - s, y - s), (x - s, y + s)],
+        (Axis::Y, Clip::Low) => [(x, y), (x - s, y - s), (x + s, y - s)],
+        (Axis::Y, Clip::High) => [(x, y), (x - s, y + s), (x + s, y + s)],
+    }
+}
+
+/// The arrow as an SVG polygon, with `data-clipped` saying which end.
+pub fn clip_arrow(x: f64, y: f64, axis: Axis, clip: Clip, ink: &str) -> El {
+    let pts = clip_arrow_points(x, y, axis, clip);
+    El::new("polygon")
+        .attr("class", "clipped")
+        .attr("points", super::svg::points(&pts))
+        .attr("fill", ink)
+        .attr("data-clipped", clip.as_str())
+        .title(format!(
+            "the interval goes on past the axis's {} end",
+            clip.as_str()
+        ))
+}
+
+/// `low`, `high` or `both`: what `data-clipped` of a mark says.
+pub fn clip_name(low: bool, high: bool) -> Option<&'static str> {
+    match (low, high) {
+        (true, true) => Some("both"),
+        (true, false) => Some("low"),
+        (false, true) => Some("high"),
+        (false, false) => None,
     }
 }

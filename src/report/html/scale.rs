@@ -203,6 +203,64 @@ pub fn viridis(t: f64) -> Rgb {
     Rgb(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
+/// Five stops of a diverging scale for a signed change centred on 0:
+/// blue (faster) through a light neutral to red (slower). Blue against
+/// red stays apart with every common colour-vision deficiency (no
+/// red–green), and the two ends differ in lightness from the centre, so a
+/// greyscale print still shows how far from 0 a tile is.
+const DIVERGING: [Rgb; 5] = [
+    Rgb(33, 102, 172),
+    Rgb(146, 197, 222),
+    Rgb(247, 247, 247),
+    Rgb(244, 165, 130),
+    Rgb(178, 24, 43),
+];
+
+/// The diverging colour at `t` in [−1, 1]: −1 blue, 0 neutral, 1 red
+/// (clamped; NaN gives the neutral centre).
+pub fn diverging(t: f64) -> Rgb {
+    let t = if t.is_nan() { 0.0 } else { t.clamp(-1.0, 1.0) };
+    let x = (t + 1.0) / 2.0 * (DIVERGING.len() - 1) as f64;
+    let i = (x.floor() as usize).min(DIVERGING.len() - 2);
+    let f = x - i as f64;
+    let (a, b) = (DIVERGING[i], DIVERGING[i + 1]);
+    let mix = |p: u8, q: u8| (f64::from(p) + (f64::from(q) - f64::from(p)) * f).round() as u8;
+    Rgb(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// Which edge of an axis a value lies beyond.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clip {
+    Low,
+    High,
+}
+
+impl Clip {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Clip::Low => "low",
+            Clip::High => "high",
+        }
+    }
+}
+
+impl Log {
+    /// Whether `x` lies beyond an end of the domain (and is drawn at the
+    /// edge by `map_within`); a value ≤ 0 lies below any log axis.
+    pub fn clipped(&self, x: f64) -> Option<Clip> {
+        let (a, b) = (self.lo.min(self.hi), self.lo.max(self.hi));
+        if x.is_nan() {
+            None
+        } else if x < a * (1.0 - 1e-9) {
+            Some(Clip::Low)
+        } else if x > b * (1.0 + 1e-9) {
+            Some(Clip::High)
+        } else {
+            None
+        }
+    }
+}
+
 /// The Okabe–Ito palette: eight colours told apart with every common
 /// colour-vision deficiency, for lines and categories.
 pub const CATEGORICAL: [Rgb; 8] = [
@@ -273,5 +331,35 @@ mod tests {
         assert_eq!(viridis(0.0).ink(), "#ffffff");
         assert_eq!(viridis(1.0).ink(), "#000000");
         assert_eq!(Rgb(0, 114, 178).hex(), "#0072b2");
+    }
+
+    #[test]
+    fn the_diverging_scale_is_centred_on_0_and_clamps() {
+        assert_eq!(diverging(0.0), Rgb(247, 247, 247));
+        assert_eq!(diverging(f64::NAN), diverging(0.0));
+        assert_eq!(diverging(-1.0), Rgb(33, 102, 172));
+        assert_eq!(diverging(1.0), Rgb(178, 24, 43));
+        assert_eq!(diverging(3.0), diverging(1.0));
+        assert_eq!(diverging(0.5), Rgb(244, 165, 130));
+        // Symmetric distance from the centre: the ends are darker than it.
+        let light = |c: Rgb| u32::from(c.0) + u32::from(c.1) + u32::from(c.2);
+        assert!(light(diverging(0.8)) < light(diverging(0.2)));
+        assert!(light(diverging(-0.8)) < light(diverging(-0.2)));
+    }
+
+    #[test]
+    fn values_past_a_log_axis_are_clipped_low_or_high() {
+        let y = Log::new((10.0, 1000.0), (300.0, 0.0));
+        assert_eq!(y.clipped(5.0), Some(Clip::Low));
+        assert_eq!(y.clipped(0.0), Some(Clip::Low));
+        assert_eq!(y.clipped(2000.0), Some(Clip::High));
+        assert_eq!(y.clipped(10.0), None);
+        assert_eq!(y.clipped(f64::NAN), None);
+        assert_eq!(y.map_within(5.0), y.map(10.0));
+        // A reversed domain clips the same way.
+        assert_eq!(
+            Log::new((1000.0, 10.0), (0.0, 300.0)).clipped(5.0),
+            Some(Clip::Low)
+        );
     }
 }

@@ -17,7 +17,7 @@ use std::fmt::Write;
 
 pub fn render(c: &Comparison, st: &Style) -> String {
     match c {
-        Comparison::Probe(p) if st.quiet => format!("{}\n", st.bold(&p.summary)),
+        Comparison::Probe(p) if st.quiet => answer(p, st) + &format!("{}\n", st.bold(&p.summary)),
         Comparison::Check(k) if st.quiet => format!("{}\n", st.bold(&k.summary)),
         Comparison::Probe(p) => probe(p, st),
         Comparison::Check(k) => check(k, st),
@@ -36,8 +36,33 @@ fn run_line(side: &str, r: &RunInfo, st: &Style) -> String {
     format!("{side}: {} ({}{host}{when})\n", st.bold(&r.file), r.source)
 }
 
+/// The answer first: B/A over every cell, as a sentence (nothing for a
+/// saved comparison from a version without it).
+fn answer(c: &ProbeComparison, st: &Style) -> String {
+    match c.overall.sentence.as_str() {
+        "" => String::new(),
+        s => st.line("", &st.bold(s), ""),
+    }
+}
+
+/// Each pattern's B/A, when there are several.
+fn by_pattern(out: &mut String, c: &ProbeComparison, st: &Style) {
+    if c.patterns.len() < 2 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n{}",
+        st.bold("by pattern (geometric mean of B/A over the cells, 95 % interval):")
+    );
+    for p in &c.patterns {
+        out.push_str(&st.line("  ", &p.sentence, "    "));
+    }
+}
+
 fn probe(c: &ProbeComparison, st: &Style) -> String {
-    let mut out = run_line("A", &c.a, st) + &run_line("B", &c.b, st);
+    let mut out = answer(c, st) + &run_line("A", &c.a, st) + &run_line("B", &c.b, st);
+    by_pattern(&mut out, c, st);
     environment(&mut out, c, st);
     for n in &c.notes {
         out.push_str(&st.line("", &st.warn(n), "  "));
@@ -304,6 +329,15 @@ mod tests {
         assert!(text.contains("-50%*"), "{text}");
         assert!(text.contains("slower"), "{text}");
         assert!(text.trim_end().ends_with("kernel"), "{text}");
+        // The answer comes first, then each pattern's.
+        assert!(
+            text.starts_with("B is 1.6× slower than A over 3 cells, ["),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  B is 2.0× slower than A for randwrite in every cell, ["),
+            "{text}"
+        );
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! and the band of "the same" (1 ± min_effect). One figure per target and
 //! pattern; the numbers in a table under each.
 
+use super::super::look::{clip_arrow, clip_name, Axis};
 use super::super::page::{self, Td};
 use super::super::probe::MAX_PANELS;
-use super::super::scale::{Log, Rgb};
+use super::super::scale::{Clip, Log, Rgb};
 use super::super::svg::{El, Figure};
 use crate::compare::probe::{CellRatio, Decision};
 use crate::compare::ProbeComparison;
@@ -149,16 +150,36 @@ fn tip(c: &CellRatio) -> String {
 }
 
 fn forest(fig_id: &str, title: &str, cells: &[&CellRatio], min_effect: f64) -> String {
-    let height = TOP + ROW_H * cells.len() as f64 + BOTTOM;
-    let mut f = Figure::new(fig_id, LABEL_W + PLOT_W + 30.0, height, title);
     let (lo, hi) = domain(cells, min_effect);
     let x = Log::new((lo, hi), (LABEL_W, LABEL_W + PLOT_W));
+    let any_clipped = cells.iter().any(|c| clipped(&x, c) != (false, false));
+    let extra = if any_clipped { 16.0 } else { 0.0 };
+    let height = TOP + ROW_H * cells.len() as f64 + BOTTOM + extra;
+    let mut f = Figure::new(fig_id, LABEL_W + PLOT_W + 30.0, height, title);
     let bottom = TOP + ROW_H * cells.len() as f64;
     frame(&mut f, &x, bottom, min_effect);
     for (i, c) in cells.iter().enumerate() {
         mark(&mut f, &x, TOP + ROW_H * (i as f64 + 0.5), c);
     }
     legend(&mut f, bottom + 40.0);
+    if any_clipped {
+        let y = bottom + 72.0;
+        f.raw("<g data-legend=\"clipped\">");
+        f.add(clip_arrow(
+            LABEL_W - 4.0,
+            y - 4.0,
+            Axis::X,
+            Clip::Low,
+            "#333333",
+        ));
+        f.add(
+            El::new("text")
+                .at("x", LABEL_W + 8.0)
+                .at("y", y)
+                .text("an arrow at an edge: the interval goes on past the axis"),
+        );
+        f.raw("</g>\n");
+    }
     f.finish()
 }
 
@@ -216,18 +237,36 @@ fn frame(f: &mut Figure, x: &Log, bottom: f64, min_effect: f64) {
     );
 }
 
+/// Which ends of a cell's interval (or its ratio) lie past the axis.
+fn clipped(x: &Log, c: &CellRatio) -> (bool, bool) {
+    let values = c.ci95.map_or(vec![], |ci| ci.to_vec());
+    let values = values.into_iter().chain(c.ratio);
+    values.fold((false, false), |(lo, hi), v| match x.clipped(v) {
+        Some(Clip::Low) => (true, hi),
+        Some(Clip::High) => (lo, true),
+        None => (lo, hi),
+    })
+}
+
 fn mark(f: &mut Figure, x: &Log, y: f64, c: &CellRatio) {
     let ink = colour(c.decision).hex();
-    f.group(
-        "ratio",
-        &[
-            ("pattern", c.key.pattern.as_str().to_string()),
-            ("target", c.key.target.to_string()),
-            ("bs", c.key.block_size.to_string()),
-            ("offset", c.key.offset.to_string()),
-            ("decision", c.decision.as_str().to_string()),
-        ],
-    );
+    let (low, high) = clipped(x, c);
+    let mut data = vec![
+        ("pattern", c.key.pattern.as_str().to_string()),
+        ("target", c.key.target.to_string()),
+        ("bs", c.key.block_size.to_string()),
+        ("offset", c.key.offset.to_string()),
+        ("decision", c.decision.as_str().to_string()),
+    ];
+    data.extend(clip_name(low, high).map(|n| ("clipped", n.to_string())));
+    f.group("ratio", &data);
+    let (x0, x1) = x.range();
+    if low {
+        f.add(clip_arrow(x0.min(x1), y, Axis::X, Clip::Low, &ink));
+    }
+    if high {
+        f.add(clip_arrow(x0.max(x1), y, Axis::X, Clip::High, &ink));
+    }
     f.add(
         El::new("text")
             .at("x", LABEL_W - 6.0)
@@ -365,6 +404,8 @@ mod tests {
             p_adjusted: None,
             significant: false,
             decision: Decision::Open,
+            spread: None,
+            rounds: None,
         }
     }
 
@@ -393,6 +434,24 @@ mod tests {
         let _ = x.map_within(1.0);
         let mut f = Figure::new("f", 10.0, 10.0, "t");
         frame(&mut f, &x, 50.0, -5.0);
+    }
+
+    #[test]
+    fn an_interval_past_the_axis_ends_in_an_arrow_at_the_edge() {
+        let x = Log::new((1.0 / 16.0, 16.0), (100.0, 500.0));
+        assert_eq!(clipped(&x, &cell(0.5, [0.4, 0.6])), (false, false));
+        assert_eq!(clipped(&x, &cell(0.05, [0.01, 0.2])), (true, false));
+        assert_eq!(clipped(&x, &cell(1.0, [0.01, 40.0])), (true, true));
+        let mut f = Figure::new("f", 600.0, 100.0, "t");
+        mark(&mut f, &x, 50.0, &cell(0.05, [0.01, 0.2]));
+        let svg = f.finish();
+        assert!(
+            svg.contains("data-decision=\"open\" data-clipped=\"low\""),
+            "{svg}"
+        );
+        // The arrow's tip on the axis's left end, pointing left.
+        assert!(svg.contains("points=\"100,50 105,45 105,55\""), "{svg}");
+        assert!(!svg.contains("data-clipped=\"high\""));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! differences; for check runs, the findings by severity in each run and
 //! every finding that appeared, disappeared or changed.
 
+mod answer;
 mod check;
 mod forest;
 
@@ -37,6 +38,7 @@ pub(super) fn runs(a: &RunInfo, b: &RunInfo) -> String {
 }
 
 fn probe(s: &mut String, id: &str, p: &ProbeComparison) {
+    s.push_str(&answer::section(id, p));
     s.push_str(&runs(&p.a, &p.b));
     s.push_str(&page::para(&p.summary));
     s.push_str(&environment(id, p));

@@ -89,6 +89,10 @@ fn tile_data(t: usize, key: (Pattern, u64, u64), s: &Standing) -> Vec<(&'static 
     d.push(("offset", key.2.to_string()));
     d.push(("decision", s.decision_name().to_string()));
     d.push(("significant", s.significant().to_string()));
+    d.push(("fill", s.fill_name().to_string()));
+    if let Standing::Measured(r) = s {
+        d.push(("change", format!("{:.4}", r.ratio - 1.0)));
+    }
     d
 }
 
@@ -130,7 +134,7 @@ pub fn heatmap(run: &Run, pattern: Pattern, shade: &Shade) -> String {
     let (rows, cols) = grid_labels(run);
     heatmap::draw(&Heatmap {
         id: format!("{}-heatmap-{pattern}", run.id),
-        title: format!("{pattern}: IOPS lost against offset 0, by block size and offset"),
+        title: format!("{pattern}: IOPS change against offset 0, by block size and offset"),
         rows,
         cols,
         panels,
@@ -162,7 +166,11 @@ fn versus_tip(run: &Run, v: &Versus) -> String {
 /// Every further target against the first, for one pattern.
 pub fn versus(run: &Run, pattern: Pattern) -> String {
     let all = run.versus();
-    let shade = Shade::over(all.iter().map(|v| v.rel.penalty()));
+    let shade = Shade::over(
+        all.iter()
+            .filter(|v| v.rel.decided())
+            .map(|v| v.rel.penalty()),
+    );
     let panels = (1..run.drawn())
         .map(|t| heatmap::Panel {
             caption: Some(format!(
@@ -191,7 +199,7 @@ pub fn versus(run: &Run, pattern: Pattern) -> String {
     let (rows, cols) = grid_labels(run);
     heatmap::draw(&Heatmap {
         id: format!("{}-versus-{pattern}", run.id),
-        title: format!("{pattern}: IOPS lost against target 1, same cell"),
+        title: format!("{pattern}: IOPS change against target 1, same cell"),
         rows,
         cols,
         panels,

@@ -1,12 +1,15 @@
-//! The penalty heatmap: rows block sizes, columns offsets, each tile
-//! coloured by the IOPS it lost against its reference (offset 0, or the
-//! first target), significant tiles outlined and marked. Several targets
-//! are panels stacked on the same columns.
+//! The penalty heatmap: rows block sizes, columns offsets. Only decided
+//! tiles (slower, faster, fine) are coloured, on a diverging scale of the
+//! IOPS change against the reference (offset 0, or the first target)
+//! centred on 0: red slower, blue faster. Undecided and untested tiles
+//! are a neutral hatch, so "can't tell" never looks like "no
+//! difference"; significant tiles are outlined and marked. Several
+//! targets are panels stacked on the same columns.
 
-use super::super::scale::{viridis, Rgb};
+use super::super::scale::{diverging, Rgb};
 use super::super::svg::{esc, El, Figure};
 use super::draw;
-use super::layout::{change, pct, Shade, Standing, Tiles, REFERENCE_FILL};
+use super::layout::{change, tick_text, Shade, Standing, Tiles, REFERENCE_FILL};
 use crate::probe::sequential::Decision;
 
 /// One tile: its place, what it shows, its tooltip and `data-*`.
@@ -55,12 +58,29 @@ fn symbol(s: &Standing) -> &'static str {
     }
 }
 
-/// The tile's fill and its text.
-fn look(shade: &Shade, s: &Standing) -> (String, &'static str, String) {
+/// The background of the undecided hatch.
+const UNDECIDED_FILL: &str = "#f4f4f4";
+
+/// The id of figure `fig`'s undecided hatch.
+fn hatch_id(fig: &str) -> String {
+    format!("{fig}-undecided")
+}
+
+/// The `<defs>` of the undecided hatch: grey diagonals on a neutral
+/// ground, unlike any colour of the scale (whose centre is plain).
+fn hatch_defs(f: &mut Figure, fig: &str) {
+    f.raw(&format!(
+        "<defs><pattern id=\"{}\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\"><rect width=\"6\" height=\"6\" fill=\"{UNDECIDED_FILL}\"/><path d=\"M-1,1 l2,-2 M0,6 l6,-6 M5,7 l2,-2\" stroke=\"#9a9a9a\" stroke-width=\"1\"/></pattern></defs>\n",
+        esc(&hatch_id(fig))
+    ));
+}
+
+/// The tile's fill and its text: the scale's colour only when decided.
+fn look(fig: &str, shade: &Shade, s: &Standing) -> (String, &'static str, String) {
     match s {
         Standing::Reference => (REFERENCE_FILL.into(), "#333333", "aligned".into()),
         Standing::Unpaired => ("#ffffff".into(), "#333333", "n/a".into()),
-        Standing::Measured(r) => {
+        Standing::Measured(r) if s.decided() => {
             let c = shade.colour(r.penalty());
             (
                 c.hex(),
@@ -68,12 +88,17 @@ fn look(shade: &Shade, s: &Standing) -> (String, &'static str, String) {
                 format!("{}{}", symbol(s), change(r.ratio)),
             )
         }
+        Standing::Measured(r) => (
+            format!("url(#{})", hatch_id(fig)),
+            "#333333",
+            format!("{}?", change(r.ratio)),
+        ),
     }
 }
 
-fn tile(f: &mut Figure, grid: &Tiles, shade: &Shade, t: &Tile) {
+fn tile(f: &mut Figure, fig: &str, grid: &Tiles, shade: &Shade, t: &Tile) {
     let (x, y, w, h) = grid.rect(t.row, t.col);
-    let (fill, ink, text) = look(shade, &t.standing);
+    let (fill, ink, text) = look(fig, shade, &t.standing);
     f.group("cell", &t.data);
     f.raw(&format!("<title>{}</title>", esc(&t.tip)));
     f.add(
@@ -109,17 +134,20 @@ fn tile(f: &mut Figure, grid: &Tiles, shade: &Shade, t: &Tile) {
     f.end_group();
 }
 
-/// The colour bar (penalty up, 0 at the bottom) with its ticks, from
-/// `(x, y)`; returns where the next legend line goes.
+/// The colour bar (slower up, faster down, 0 in the middle) with its
+/// ticks, from `(x, y)`; returns where the next legend line goes.
 fn colour_bar(f: &mut Figure, h: &Heatmap, x: f64, y: f64) -> f64 {
-    draw::caption(f, x, y, "IOPS lost against");
+    draw::caption(f, x, y, "IOPS change against");
     draw::caption(f, x, y + 14.0, &h.against);
-    let (top, height) = (y + 26.0, 120.0);
+    draw::label(f, x, y + 28.0, "(decided tiles only)");
+    let (top, height) = (y + 40.0, 160.0);
     let ramp = format!("{}-ramp", h.id);
     let stops: String = (0..=8)
         .map(|i| {
             let t = f64::from(i) / 8.0;
-            format!("<stop offset=\"{t}\" stop-color=\"{}\"/>", viridis(t).hex())
+            // Offset 0 is the bottom (the most faster), 1 the top.
+            let c = diverging(t * 2.0 - 1.0);
+            format!("<stop offset=\"{t}\" stop-color=\"{}\"/>", c.hex())
         })
         .collect();
     f.raw(&format!(
@@ -134,10 +162,12 @@ fn colour_bar(f: &mut Figure, h: &Heatmap, x: f64, y: f64) -> f64 {
             .at("height", height)
             .attr("fill", format!("url(#{ramp})"))
             .attr("stroke", draw::AXIS)
-            .attr("stroke-width", 0.5),
+            .attr("stroke-width", 0.5)
+            .attr("data-scale", "diverging")
+            .attr("data-max", format!("{}", h.shade.max)),
     );
     for t in h.shade.ticks() {
-        let ty = top + height - h.shade.t(t) * height;
+        let ty = top + height / 2.0 - h.shade.t(t) * height / 2.0;
         f.add(
             El::new("line")
                 .at("x1", x + 16.0)
@@ -146,12 +176,7 @@ fn colour_bar(f: &mut Figure, h: &Heatmap, x: f64, y: f64) -> f64 {
                 .at("y2", ty)
                 .attr("stroke", draw::AXIS),
         );
-        let text = if t == 0.0 {
-            "0 % (or faster)".to_string()
-        } else {
-            pct(t)
-        };
-        draw::label(f, x + 23.0, ty + 4.0, &text);
+        draw::label(f, x + 23.0, ty + 4.0, &tick_text(t));
     }
     top + height + 24.0
 }
@@ -174,15 +199,22 @@ fn key(f: &mut Figure, h: &Heatmap, x: f64, y: f64) -> f64 {
     let mut y = y;
     if h.untested {
         draw::label(f, x, y, "one fio pass: no interval,");
-        draw::label(f, x, y + 14.0, "no test, so no tile is marked");
+        draw::label(f, x, y + 14.0, "no test, so no tile is decided");
         y += 32.0;
     } else {
-        swatch(f, y, &viridis(0.9).hex(), Some(Rgb(0, 0, 0)));
+        swatch(f, y, &diverging(0.9).hex(), Some(Rgb(0, 0, 0)));
         draw::label(f, x + 22.0, y, "\u{25cf} slower, \u{25b2} faster:");
         draw::label(f, x + 22.0, y + 14.0, "significant (95 %, outlined)");
-        draw::label(f, x + 22.0, y + 28.0, "unmarked: fine or undecided");
+        draw::label(f, x + 22.0, y + 28.0, "unmarked colour: fine");
         y += 46.0;
     }
+    let hatched = format!("url(#{})", hatch_id(&h.id));
+    f.raw("<g data-legend=\"undecided\">");
+    swatch(f, y, &hatched, None);
+    draw::label(f, x + 22.0, y, "hatched, \u{201c}?\u{201d}: undecided or");
+    draw::label(f, x + 22.0, y + 14.0, "untested, so not coloured");
+    f.raw("</g>\n");
+    y += 32.0;
     if h.panels
         .iter()
         .flat_map(|p| &p.tiles)
@@ -218,6 +250,7 @@ pub fn draw(h: &Heatmap) -> String {
         .fold(0.0, f64::max);
     let body_w = grid_w.max(captions_w);
     let mut f = Figure::new(&h.id, LEFT + body_w + 30.0 + LEGEND_W, 0.0, &h.title);
+    hatch_defs(&mut f, &h.id);
     let mut last = None;
     for (i, panel) in h.panels.iter().enumerate() {
         let top = TOP + panel_h * i as f64;
@@ -234,7 +267,7 @@ pub fn draw(h: &Heatmap) -> String {
         );
         f.raw("<g text-anchor=\"middle\" font-size=\"10\">\n");
         for t in &panel.tiles {
-            tile(&mut f, &grid, &h.shade, t);
+            tile(&mut f, &h.id, &grid, &h.shade, t);
         }
         f.raw("</g>\n");
         last = Some(grid);

@@ -2,7 +2,7 @@
 //! cell against its reference, the colour of a penalty, where a cell or a
 //! point goes, and the y range the targets share. Tested on their own.
 
-use super::super::scale::{nice_step, viridis, Band, Rgb};
+use super::super::scale::{diverging, nice_step, Band, Rgb};
 use crate::probe::engine::Pattern;
 use crate::probe::sequential::Decision;
 use crate::saved::probe::{Cell, Estimate, Relative};
@@ -143,6 +143,14 @@ impl Rel {
         1.0 - self.ratio
     }
 
+    /// Slower, faster or fine: decided at the run's level.
+    pub fn decided(&self) -> bool {
+        matches!(
+            self.decision,
+            Some(Decision::Slower | Decision::Faster | Decision::Fine)
+        )
+    }
+
     /// `slower`, `faster`, `fine`, `open` or `untested`.
     pub fn decision_name(&self) -> &'static str {
         self.decision.map_or("untested", |d| d.as_str())
@@ -171,6 +179,22 @@ impl Standing {
 
     pub fn significant(&self) -> bool {
         matches!(self, Standing::Measured(r) if r.significant)
+    }
+
+    /// Measured and decided (slower, faster or fine): the tiles that are
+    /// coloured. Open and untested ones are not.
+    pub fn decided(&self) -> bool {
+        matches!(self, Standing::Measured(r) if r.decided())
+    }
+
+    /// The tile's `data-fill`: how it is painted.
+    pub fn fill_name(&self) -> &'static str {
+        match self {
+            Standing::Reference => "reference",
+            Standing::Unpaired => "none",
+            _ if self.decided() => "coloured",
+            _ => "undecided",
+        }
     }
 }
 
@@ -204,9 +228,11 @@ fn standing(cell: &Cell, aligned: Option<f64>) -> Standing {
         .map_or(Standing::Unpaired, Standing::Measured)
 }
 
-/// The heatmap's colours: viridis over penalties from 0 to `max` (a
-/// multiple of 10 %, at least 10 %, so a quiet run is not painted as a
-/// loud one). Faster cells are drawn as 0.
+/// The heatmap's colours: a diverging scale over the signed penalty (IOPS
+/// lost against the reference; negative when faster), centred on 0 and
+/// symmetric from −`max` to `max` (a multiple of 10 %, at least 10 %, so
+/// a quiet run is not painted as a loud one). `max` comes from the tiles
+/// that are coloured: decided ones only.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Shade {
     pub max: f64,
@@ -214,28 +240,43 @@ pub struct Shade {
 
 impl Shade {
     pub fn over(penalties: impl Iterator<Item = f64>) -> Shade {
-        let hi = penalties.filter(|p| p.is_finite()).fold(0.0, f64::max);
+        let hi = penalties
+            .filter(|p| p.is_finite())
+            .map(f64::abs)
+            .fold(0.0, f64::max);
         Shade {
             max: ((hi * 10.0 - 1e-9).ceil() / 10.0).clamp(0.1, 1.0),
         }
     }
 
-    /// Where a penalty falls on the scale, 0 to 1.
+    /// Where a penalty falls on the scale, −1 (faster) to 1 (slower).
     pub fn t(&self, penalty: f64) -> f64 {
-        (penalty / self.max).clamp(0.0, 1.0)
+        (penalty / self.max).clamp(-1.0, 1.0)
     }
 
     pub fn colour(&self, penalty: f64) -> Rgb {
-        viridis(self.t(penalty))
+        diverging(self.t(penalty))
     }
 
-    /// The legend's ticks, 0 to `max`.
+    /// The legend's ticks, −`max` to `max` through 0.
     pub fn ticks(&self) -> Vec<f64> {
-        let step = nice_step(self.max / 5.0);
-        (0..)
+        let step = nice_step(self.max / 2.0);
+        let n = (self.max / step + 1e-9).floor() as i32;
+        (-n..=n)
             .map(|k| (f64::from(k) * step * 1000.0).round() / 1000.0)
-            .take_while(|t| *t <= self.max + 1e-9)
             .collect()
+    }
+}
+
+/// The legend's words for a tick of signed penalty `p`: `−40 % (slower)`,
+/// `0`, `+40 % (faster)` (as IOPS change, which is −p).
+pub fn tick_text(p: f64) -> String {
+    if p.abs() < 1e-9 {
+        "0 (no change)".into()
+    } else if p > 0.0 {
+        format!("\u{2212}{} slower", pct(p))
+    } else {
+        format!("+{} faster", pct(-p))
     }
 }
 
@@ -471,20 +512,51 @@ mod tests {
     }
 
     #[test]
-    fn the_colour_domain_is_rounded_up_and_clamped() {
+    fn the_colour_domain_is_signed_rounded_up_and_clamped() {
         let s = Shade::over([0.48, -0.2, f64::NAN].into_iter());
         assert_eq!(s.max, 0.5);
         assert_eq!(s.t(0.48), 0.96);
-        assert_eq!(s.colour(0.48), viridis(0.96));
-        // Faster than aligned is drawn as no penalty.
-        assert_eq!(s.colour(-0.3), viridis(0.0));
+        assert_eq!(s.colour(0.48), diverging(0.96));
+        // Faster is the other side of 0, not "no penalty".
+        assert_eq!(s.t(-0.3), -0.6);
+        assert_eq!(s.colour(0.0), diverging(0.0));
+        // Twice as fast (penalty −1) sets the scale's reach too.
+        assert_eq!(Shade::over([-1.0, 0.1].into_iter()).max, 1.0);
+        assert_eq!(Shade::over([-3.0].into_iter()).t(-3.0), -1.0);
         assert_eq!(Shade::over([0.3].into_iter()).max, 0.3);
         assert_eq!(Shade::over([0.01].into_iter()).max, 0.1);
         assert_eq!(Shade::over(std::iter::empty()).max, 0.1);
         assert_eq!(
             Shade { max: 0.5 }.ticks(),
-            vec![0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+            vec![-0.5, -0.25, 0.0, 0.25, 0.5]
         );
+        assert_eq!(tick_text(0.25), "\u{2212}25 % slower");
+        assert_eq!(tick_text(-0.5), "+50 % faster");
+        assert_eq!(tick_text(0.0), "0 (no change)");
+    }
+
+    #[test]
+    fn only_decided_tiles_are_coloured() {
+        let rel = |d: Option<Decision>| {
+            Standing::Measured(Rel {
+                ratio: 0.9,
+                ci: None,
+                decision: d,
+                significant: false,
+                rounds: 3,
+            })
+        };
+        for (d, fill) in [
+            (Some(Decision::Slower), "coloured"),
+            (Some(Decision::Faster), "coloured"),
+            (Some(Decision::Fine), "coloured"),
+            (Some(Decision::Open), "undecided"),
+            (None, "undecided"),
+        ] {
+            assert_eq!(rel(d).fill_name(), fill, "{d:?}");
+        }
+        assert_eq!(Standing::Reference.fill_name(), "reference");
+        assert_eq!(Standing::Unpaired.fill_name(), "none");
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! legend; the caller gives each panel its y range, so targets can share
 //! one.
 
+use super::super::look::{clip_arrow, clip_name, Axis};
 use super::super::scale::Log;
-use super::super::scale::{Band, Rgb};
+use super::super::scale::{Band, Clip, Rgb};
 use super::super::svg::{points, El, Figure};
 use super::draw;
 use super::layout::{band_outline, band_runs, short, Point};
@@ -69,13 +70,13 @@ fn series(f: &mut Figure, s: &Series, x: &Band, y: &Log) {
             El::new("line")
                 .at("x1", xs(slot))
                 .at("x2", xs(slot))
-                .at("y1", y.map(lo))
-                .at("y2", y.map(hi))
+                .at("y1", y.map_within(lo))
+                .at("y2", y.map_within(hi))
                 .attr("stroke", s.colour.hex())
                 .attr("stroke-opacity", 0.4)
                 .attr("stroke-width", 6)
         } else {
-            let outline = band_outline(&run, xs, |v| y.map(v));
+            let outline = band_outline(&run, xs, |v| y.map_within(v));
             El::new("polygon")
                 .attr("points", points(&outline))
                 .attr("fill", s.colour.hex())
@@ -83,7 +84,10 @@ fn series(f: &mut Figure, s: &Series, x: &Band, y: &Log) {
         };
         f.add(el.attr("class", "band"));
     }
-    let line: Vec<(f64, f64)> = pts.iter().map(|p| (xs(p.slot), y.map(p.y))).collect();
+    let line: Vec<(f64, f64)> = pts
+        .iter()
+        .map(|p| (xs(p.slot), y.map_within(p.y)))
+        .collect();
     let mut el = El::new("polyline")
         .attr("points", points(&line))
         .attr("fill", "none")
@@ -99,11 +103,35 @@ fn series(f: &mut Figure, s: &Series, x: &Band, y: &Log) {
         s.colour.hex()
     ));
     for m in &s.markers {
+        let (low, high) = clipped(y, &m.point);
+        let edge = |v: f64| y.map_within(v);
+        if low {
+            f.add(clip_arrow(
+                xs(m.point.slot),
+                edge(0.0),
+                Axis::Y,
+                Clip::Low,
+                &s.colour.hex(),
+            ));
+        }
+        if high {
+            let top = edge(f64::MAX);
+            f.add(clip_arrow(
+                xs(m.point.slot),
+                top,
+                Axis::Y,
+                Clip::High,
+                &s.colour.hex(),
+            ));
+        }
         let mut el = El::new("circle")
             .attr("class", "point")
             .at("cx", xs(m.point.slot))
-            .at("cy", y.map(m.point.y))
+            .at("cy", y.map_within(m.point.y))
             .at("r", 3.5);
+        if let Some(n) = clip_name(low, high) {
+            el = el.attr("data-clipped", n);
+        }
         if m.filled {
             el = el.attr("fill", s.colour.hex());
         }
@@ -115,6 +143,30 @@ fn series(f: &mut Figure, s: &Series, x: &Band, y: &Log) {
     }
     f.raw("</g>\n");
     f.end_group();
+}
+
+/// Which ends of a point's interval (or the point) lie past the axis:
+/// they are drawn at the edge, with an arrow.
+pub fn clipped(y: &Log, p: &Point) -> (bool, bool) {
+    let ci = p.ci.map_or(vec![], |c| c.to_vec());
+    ci.into_iter()
+        .chain([p.y])
+        .fold((false, false), |(lo, hi), v| match y.clipped(v) {
+            Some(Clip::Low) => (true, hi),
+            Some(Clip::High) => (lo, true),
+            None => (lo, hi),
+        })
+}
+
+/// Whether any point of the plot is drawn at an axis edge.
+fn any_clipped(plot: &Plot) -> bool {
+    plot.panels.iter().any(|p| {
+        let y = Log::new(p.y, (1.0, 0.0));
+        p.series
+            .iter()
+            .flat_map(|s| &s.markers)
+            .any(|m| clipped(&y, &m.point) != (false, false))
+    })
 }
 
 /// One panel at `(ox, oy)`: axes, grid, the series.
@@ -177,6 +229,20 @@ fn legend(f: &mut Figure, plot: &Plot, x: f64, y: f64) -> f64 {
         draw::label(f, x, ly, n);
         ly += 14.0;
     }
+    if any_clipped(plot) {
+        f.raw("<g data-legend=\"clipped\">");
+        f.add(clip_arrow(
+            x + 5.0,
+            ly - 8.0,
+            Axis::Y,
+            Clip::High,
+            "#333333",
+        ));
+        draw::label(f, x + 14.0, ly, "at an edge: the interval");
+        draw::label(f, x + 14.0, ly + 14.0, "goes on past the axis");
+        f.raw("</g>\n");
+        ly += 28.0;
+    }
     ly
 }
 
@@ -232,5 +298,48 @@ mod tests {
         assert_eq!(per_row(2, 2, 516.0), 2);
         assert_eq!(per_row(2, 2, 696.0), 1);
         assert_eq!(per_row(2, 1, 516.0), 1);
+    }
+
+    #[test]
+    fn an_interval_past_the_axis_is_clipped_and_marked() {
+        let y = Log::new((100.0, 1000.0), (260.0, 0.0));
+        let p = |v: f64, ci: Option<[f64; 2]>| Point { slot: 0, y: v, ci };
+        assert_eq!(clipped(&y, &p(500.0, Some([400.0, 600.0]))), (false, false));
+        assert_eq!(clipped(&y, &p(500.0, Some([0.0, 600.0]))), (true, false));
+        assert_eq!(clipped(&y, &p(500.0, Some([50.0, 5000.0]))), (true, true));
+        assert_eq!(clipped(&y, &p(500.0, None)), (false, false));
+        let series = Series {
+            label: "4 KiB".into(),
+            colour: Rgb(0, 0, 0),
+            dash: None,
+            markers: vec![Marker {
+                point: p(500.0, Some([50.0, 600.0])),
+                filled: false,
+                tip: "t".into(),
+                data: vec![],
+            }],
+            data: vec![],
+        };
+        let plot = Plot {
+            id: "p".into(),
+            title: "t".into(),
+            x_labels: vec!["0".into()],
+            x_title: "offset".into(),
+            panels: vec![Panel {
+                caption: None,
+                y_title: "IOPS".into(),
+                y: (100.0, 1000.0),
+                series: vec![series],
+            }],
+            per_row: 1,
+            legend_title: "bs".into(),
+            notes: vec![],
+        };
+        let svg = draw(&plot);
+        assert!(svg.contains("data-clipped=\"low\""), "{svg}");
+        // The arrow's tip sits on the bottom edge (y 48 + 260), pointing down.
+        assert!(svg.contains("<polygon class=\"clipped\""), "{svg}");
+        assert!(svg.contains("<g data-legend=\"clipped\">"));
+        assert!(!svg.contains("data-clipped=\"high\" "), "{svg}");
     }
 }

@@ -143,12 +143,13 @@ impl<'a> Run<'a> {
     }
 
     /// One colour scale for every heatmap of the run, so tiles compare
-    /// across patterns and targets.
+    /// across patterns and targets; from the decided tiles, the only
+    /// ones coloured.
     pub fn shade(&self) -> Shade {
         let penalties: Vec<f64> = (0..self.parts.len())
             .flat_map(|t| self.standings(t))
             .filter_map(|(_, s)| match s {
-                Standing::Measured(r) => Some(r.penalty()),
+                Standing::Measured(r) if r.decided() => Some(r.penalty()),
                 _ => None,
             })
             .collect();
@@ -376,7 +377,8 @@ mod tests {
         );
         assert!(s.contains(
             "<g class=\"cell\" data-target=\"0\" data-pattern=\"randwrite\" data-bs=\"4096\" \
-             data-offset=\"512\" data-decision=\"slower\" data-significant=\"true\"><title>\
+             data-offset=\"512\" data-decision=\"slower\" data-significant=\"true\" \
+             data-fill=\"coloured\" data-change=\"-0.4800\"><title>\
              randwrite 4 KiB at 512 B: 6\u{202f}500 IOPS (95 % CI 6\u{202f}175–6\u{202f}825), \
              0.52× aligned (CI 0.48–0.56), slower, 5 rounds</title>"
         ));
@@ -397,6 +399,39 @@ mod tests {
         assert_eq!(count(&s, "data-decision=\"untested\""), 2 + 2);
         assert!(!s.contains("data-significant=\"true\""));
         assert!(s.contains("one fio pass: no interval"));
+    }
+
+    #[test]
+    fn undecided_tiles_are_hatched_not_coloured_on_a_signed_scale() {
+        let mut d = quick();
+        // 512 B at 4096: open (undecided) though 20 % slower.
+        let c = d
+            .cells
+            .iter_mut()
+            .find(|c| c.block_size == 512 && c.offset == 4096)
+            .unwrap();
+        c.relative = Some(rel(0.8, Decision::Open));
+        let s = section("run1", "a.json", &d);
+        let map = s
+            .split("id=\"run1-heatmap-randwrite\"")
+            .nth(1)
+            .unwrap()
+            .split("</svg>")
+            .next()
+            .unwrap();
+        assert_eq!(count(map, "data-fill=\"undecided\""), 1);
+        assert_eq!(count(map, "data-fill=\"coloured\""), 3);
+        assert!(map.contains(
+            "data-offset=\"4096\" data-decision=\"open\" data-significant=\"false\" \
+             data-fill=\"undecided\" data-change=\"-0.2000\""
+        ));
+        assert!(map.contains("fill=\"url(#run1-heatmap-randwrite-undecided)\""));
+        assert!(map.contains("<g data-legend=\"undecided\">"));
+        // The scale reaches the decided 48 %, not the open 20 %, both ways.
+        assert!(map.contains("data-scale=\"diverging\" data-max=\"0.5\""));
+        assert!(map.contains("\u{2212}50 % slower"));
+        assert!(map.contains("+50 % faster"));
+        assert!(map.contains("IOPS change against"));
     }
 
     #[test]
@@ -428,7 +463,7 @@ mod tests {
         assert!(s.contains("id=\"run1-versus-randwrite\""));
         assert!(s.contains("id=\"run1-versus-table\""));
         assert!(s.contains(
-            "data-decision=\"slower\" data-significant=\"true\" data-reference-target=\"0\""
+            "data-decision=\"slower\" data-significant=\"true\" data-fill=\"coloured\" data-change=\"-0.5000\" data-reference-target=\"0\""
         ));
         assert!(s.contains("target 2 (/dev/sdy) against target 1 (/dev/sdx)"));
     }
