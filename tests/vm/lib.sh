@@ -161,6 +161,26 @@ fio_iops() {
     END { print (sep ? "}" : "{}") }'
 }
 
+# fio_lat: reads fio's `--output-format=json` on stdin and prints one line
+# of JSON, per job and direction its IOPS and completion latency (median
+# and mean, in microseconds):
+# {"w-at-0":{"read":{"iops":0,"p50_us":0,"mean_us":0},"write":{...}},...}.
+# The median is fio's histogram bucket (1/64 of a power of two wide, so
+# about 1.5 %); the mean is exact.
+fio_lat() {
+  awk '
+    function num(s) { s = $3; sub(/,?[ \r]*$/, "", s); return s + 0 }
+    function side(d) { return sprintf("\"%s\":{\"iops\":%.1f,\"p50_us\":%.1f,\"mean_us\":%.1f}", d, iops[d] + 0, p50[d] / 1000, mean[d] / 1000) }
+    /^ *"jobname" : / { n = $0; sub(/^[^:]*: "/, "", n); sub(/",?[ \r]*$/, "", n); delete iops; delete p50; delete mean }
+    /^ *"(read|write|trim|sync)" : \{/ { d = $1; gsub(/"/, "", d); blk = "" }
+    /^ *"(slat_ns|clat_ns|lat_ns)" : \{/ { blk = $1; gsub(/"/, "", blk) }
+    /^ *"iops" : / && (d == "read" || d == "write") { iops[d] = num() }
+    blk == "clat_ns" && /^ *"mean" : / { mean[d] = num() }
+    blk == "clat_ns" && /^ *"50.000000" : / { p50[d] = num() }
+    d == "trim" && n != "" { printf "%s\"%s\":{%s,%s}", (sep ? "," : "{"), n, side("read"), side("write"); sep = 1; n = "" }
+    END { print (sep ? "}" : "{}") }'
+}
+
 # timed FILE CMD...: runs CMD with its stdout in FILE (stderr as usual) and
 # prints {"status":N,"seconds":S}: its exit status and wall time, from
 # /proc/uptime (10 ms steps). The output stays in the guest until a later
