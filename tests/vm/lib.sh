@@ -161,6 +161,85 @@ fio_iops() {
     END { print (sep ? "}" : "{}") }'
 }
 
+# _fio_rows: reads fio's `--output-format=json` on stdin and prints one
+# line per job and direction: NAME DIR IOPS P50_NS MEAN_NS (completion
+# latency: fio's median is its histogram bucket, 1/64 of a power of two
+# wide, so about 1.5 %; the mean is exact).
+_fio_rows() {
+  awk '
+    function num(s) { s = $3; sub(/,?[ \r]*$/, "", s); return s + 0 }
+    /^ *"jobname" : / { n = $0; sub(/^[^:]*: "/, "", n); sub(/",?[ \r]*$/, "", n); delete iops; delete p50; delete mean }
+    /^ *"(read|write|trim|sync)" : \{/ { d = $1; gsub(/"/, "", d); blk = "" }
+    /^ *"(slat_ns|clat_ns|lat_ns)" : \{/ { blk = $1; gsub(/"/, "", blk) }
+    /^ *"iops" : / && (d == "read" || d == "write") { iops[d] = num() }
+    blk == "clat_ns" && /^ *"mean" : / { mean[d] = num() }
+    blk == "clat_ns" && /^ *"50.000000" : / { p50[d] = num() }
+    d == "trim" && n != "" {
+      printf "%s read %.2f %d %.0f\n", n, iops["read"], p50["read"], mean["read"]
+      printf "%s write %.2f %d %.0f\n", n, iops["write"], p50["write"], mean["write"]
+      n = ""
+    }'
+}
+
+# fio_lat: reads fio's `--output-format=json` on stdin and prints one line
+# of JSON, per job and direction its IOPS and completion latency (median
+# and mean, in microseconds):
+# {"w-at-0":{"read":{"iops":0.0,"p50_us":0.0,"mean_us":0.0},"write":{...}},...}
+fio_lat() {
+  _fio_rows | awk '
+    $2 == "read" { r = sprintf("\"read\":{\"iops\":%s,\"p50_us\":%.1f,\"mean_us\":%.1f}", $3, $4 / 1000, $5 / 1000) }
+    $2 == "write" { printf "%s\"%s\":{%s,\"write\":{\"iops\":%s,\"p50_us\":%.1f,\"mean_us\":%.1f}}", (sep ? "," : "{"), $1, r, $3, $4 / 1000, $5 / 1000; sep = 1 }
+    END { print (sep ? "}" : "{}") }'
+}
+
+# fio_pairs: reads fio's JSON on stdin, from jobs named DIR-al-K and
+# DIR-mis-K (DIR read or write: an aligned and a misaligned cell measured
+# one after the other, K = 1, 2, ...), and prints per direction the median
+# over the pairs of how much slower the misaligned cell was, by IOPS and by
+# median completion latency, in per cent, and the number of pairs:
+# {"write":{"slower_pct":4.8,"p50_pct":5.1,"mean_pct":5.0,"pairs":5},"read":{...}}
+fio_pairs() {
+  _fio_rows | awk '
+    function med(a, k,   i, j, t) {
+      for (i = 2; i <= k; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+      return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+    }
+    { split($1, p, "-") }
+    p[1] == $2 && p[2] == "al" { ai[$2, p[3]] = $3; al[$2, p[3]] = $4; am[$2, p[3]] = $5 }
+    p[1] == $2 && p[2] == "mis" { mi[$2, p[3]] = $3; ml[$2, p[3]] = $4; mm[$2, p[3]] = $5 }
+    END {
+      for (q = 1; q <= 2; q++) {
+        d = q == 1 ? "write" : "read"; k = 0
+        for (i = 1; (d SUBSEP i) in ai && (d SUBSEP i) in mi; i++) {
+          k++
+          s[k] = ai[d, i] > 0 ? 100 * (1 - mi[d, i] / ai[d, i]) : 0
+          l[k] = al[d, i] > 0 ? 100 * (ml[d, i] / al[d, i] - 1) : 0
+          m[k] = am[d, i] > 0 ? 100 * (mm[d, i] / am[d, i] - 1) : 0
+        }
+        if (k == 0) continue
+        out = out (out ? "," : "") sprintf("\"%s\":{\"slower_pct\":%.2f,\"p50_pct\":%.2f,\"mean_pct\":%.2f,\"pairs\":%d}", d, med(s, k), med(l, k), med(m, k), k)
+      }
+      print "{" out "}"
+    }'
+}
+
+# fio_pair_jobs BS MIS [N]: fio job options for fio_pairs: N (default 5)
+# pairs of randwrite and randread cells of BS-byte blocks at offset 0 and
+# at offset MIS, the order alternating from pair to pair (so a drift of
+# the host's speed falls on both sides alike).
+fio_pair_jobs() {
+  _k=1
+  while [ $_k -le "${3:-5}" ]; do
+    for _d in write read; do
+      if [ $((_k % 2)) = 1 ]; then _o="0:al $2:mis"; else _o="$2:mis 0:al"; fi
+      for _x in $_o; do
+        echo "--name=$_d-${_x#*:}-$_k --stonewall --rw=rand$_d --bs=$1 --offset=${_x%:*}"
+      done
+    done
+    _k=$((_k + 1))
+  done
+}
+
 # timed FILE CMD...: runs CMD with its stdout in FILE (stderr as usual) and
 # prints {"status":N,"seconds":S}: its exit status and wall time, from
 # /proc/uptime (10 ms steps). The output stays in the guest until a later

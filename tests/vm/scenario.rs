@@ -35,7 +35,30 @@ pub enum Backing {
         /// `blkdebug` properties (`align`, `max-transfer`, ...).
         blkdebug: Vec<String>,
     },
+    /// No file (`nbddisk`): an nbdkit server on the host running
+    /// tests/vm/costdisk.py on a Unix socket in the scenario's work folder,
+    /// attached through qemu's nbd block driver. Each request costs a
+    /// chosen latency, longer by a chosen percentage when it covers part
+    /// of the unit: a device with a small, known misalignment penalty.
+    Nbd(NbdCost),
 }
+
+/// The cost model of an `nbddisk` (tests/vm/costdisk.py's parameters).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NbdCost {
+    /// The internal unit in bytes.
+    pub unit: u64,
+    /// How much longer, in per cent, a write (a read) covering part of a
+    /// unit takes than the base latency.
+    pub write_pct: f64,
+    pub read_pct: f64,
+    /// The latency of every request, in microseconds (default 10000).
+    pub base_us: u64,
+}
+
+/// The `nbddisk` parameters; `unit` is required.
+const NBD_PROPS: &[&str] = &["unit", "write-pct", "read-pct", "base-us"];
+pub const NBD_DEFAULT_BASE_US: u64 = 10_000;
 
 /// The `nulldisk` node properties and the qemu node each belongs to.
 const NULL_CO_PROPS: &[&str] = &["latency-ns", "read-zeroes"];
@@ -213,6 +236,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
         match word {
             "disk" => boot.disks.push(parse_disk(rest).map_err(err)?),
             "nulldisk" => boot.disks.push(parse_nulldisk(rest).map_err(err)?),
+            "nbddisk" => boot.disks.push(parse_nbddisk(rest).map_err(err)?),
             "timeout" => {
                 boot.timeout_s = rest
                     .parse()
@@ -411,6 +435,62 @@ fn parse_nulldisk(rest: &str) -> Result<Disk, String> {
     Ok(Disk {
         props: parse_props(it)?,
         backing: Backing::Null { null, blkdebug },
+        ..disk
+    })
+}
+
+fn parse_nbddisk(rest: &str) -> Result<Disk, String> {
+    let mut it = rest.split_whitespace();
+    let usage =
+        "nbddisk NAME SIZE unit=BYTES[,write-pct=P][,read-pct=P][,base-us=US] [DEVICEPROPS]";
+    let (Some(name), Some(size), Some(node)) = (it.next(), it.next(), it.next()) else {
+        return Err(format!("expected `{usage}`"));
+    };
+    let disk = parse_disk(&format!("{name} {size} virtio"))?;
+    let mut cost = NbdCost {
+        unit: 0,
+        write_pct: 0.0,
+        read_pct: 0.0,
+        base_us: NBD_DEFAULT_BASE_US,
+    };
+    for p in parse_props(std::iter::once(node))? {
+        let (key, value) = p.split_once('=').unwrap_or(("", ""));
+        let bad = || format!("`{p}`: not a valid value");
+        match key {
+            "unit" => {
+                cost.unit = value
+                    .parse()
+                    .ok()
+                    .filter(|u: &u64| *u >= 512 && u % 512 == 0)
+                    .ok_or_else(|| format!("`{p}`: a multiple of 512 bytes"))?
+            }
+            "write-pct" | "read-pct" => {
+                let v: f64 = value
+                    .parse()
+                    .ok()
+                    .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                    .ok_or_else(bad)?;
+                *(if key == "write-pct" {
+                    &mut cost.write_pct
+                } else {
+                    &mut cost.read_pct
+                }) = v;
+            }
+            "base-us" => cost.base_us = value.parse().map_err(|_| bad())?,
+            _ => {
+                return Err(format!(
+                    "node property `{p}`: one of {}",
+                    NBD_PROPS.join(", ")
+                ))
+            }
+        }
+    }
+    if cost.unit == 0 {
+        return Err(format!("nbddisk needs unit=BYTES: `{usage}`"));
+    }
+    Ok(Disk {
+        props: parse_props(it)?,
+        backing: Backing::Nbd(cost),
         ..disk
     })
 }
@@ -744,6 +824,47 @@ mod tests {
         assert!(e.contains("NODEPROPS"), "{e}");
         let e = parse_nulldisk("n 1000 align=4096").unwrap_err();
         assert!(e.contains("multiple of 4 KiB"), "{e}");
+    }
+
+    #[test]
+    fn nbddisk_takes_its_cost_model() {
+        let s = parse(
+            "t",
+            "boot\nnbddisk w16 4G unit=16384,write-pct=5,read-pct=3,base-us=2000 physical_block_size=4096\ncapture k x\nexpect $k == 1\n",
+        )
+        .unwrap();
+        let d = &s.boots[0].disks[0];
+        assert_eq!(d.name, "w16");
+        assert_eq!(d.props, ["physical_block_size=4096"]);
+        assert_eq!(
+            d.backing,
+            Backing::Nbd(NbdCost {
+                unit: 16384,
+                write_pct: 5.0,
+                read_pct: 3.0,
+                base_us: 2000
+            })
+        );
+        let d = parse_nbddisk("n 1G unit=4096").unwrap();
+        assert_eq!(
+            d.backing,
+            Backing::Nbd(NbdCost {
+                unit: 4096,
+                write_pct: 0.0,
+                read_pct: 0.0,
+                base_us: NBD_DEFAULT_BASE_US
+            })
+        );
+        let e = parse_nbddisk("n 1G write-pct=5").unwrap_err();
+        assert!(e.contains("needs unit"), "{e}");
+        let e = parse_nbddisk("n 1G unit=1000").unwrap_err();
+        assert!(e.contains("multiple of 512"), "{e}");
+        let e = parse_nbddisk("n 1G unit=4096,write-pct=-1").unwrap_err();
+        assert!(e.contains("not a valid value"), "{e}");
+        let e = parse_nbddisk("n 1G unit=4096,latency-ns=5").unwrap_err();
+        assert!(e.contains("one of unit"), "{e}");
+        let e = parse_nbddisk("n 1G").unwrap_err();
+        assert!(e.contains("expected"), "{e}");
     }
 
     #[test]

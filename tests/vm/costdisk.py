@@ -1,0 +1,97 @@
+# An nbdkit Python plugin (tests/vm, `nbddisk`): a block device whose cost
+# per request is chosen, with a known internal unit and a small, known
+# misalignment penalty. Every request sleeps BASE_US microseconds; a write
+# (a read) that covers part of a UNIT, i.e. does not start and end on a
+# multiple of it, sleeps WRITE_PCT (READ_PCT) per cent longer. Reads
+# return zeros, writes are dropped: nothing is stored.
+#
+#   nbdkit -f -U SOCK -t 32 python tests/vm/costdisk.py \
+#       size=4294967296 unit=16384 write-pct=5 read-pct=0 base-us=10000
+#
+# Requests run in parallel (one nbdkit thread each; time.sleep releases
+# the interpreter lock), so requests in flight overlap as on a real device.
+import time
+
+import nbdkit
+
+API_VERSION = 2
+
+params = {"size": None, "unit": 4096, "write-pct": 0.0, "read-pct": 0.0, "base-us": 10000.0}
+
+
+def config(key, value):
+    if key not in params:
+        raise RuntimeError(f"costdisk: unknown parameter {key} (one of {', '.join(params)})")
+    params[key] = int(value) if key in ("size", "unit") else float(value)
+
+
+def config_complete():
+    if not params["size"] or params["size"] <= 0:
+        raise RuntimeError("costdisk: size=BYTES is required")
+    if params["unit"] <= 0:
+        raise RuntimeError("costdisk: unit must be positive")
+    if min(params["write-pct"], params["read-pct"], params["base-us"]) < 0:
+        raise RuntimeError("costdisk: write-pct, read-pct and base-us are not negative")
+
+
+def thread_model():
+    return nbdkit.THREAD_MODEL_PARALLEL
+
+
+def open(readonly):
+    return {}
+
+
+def get_size(h):
+    return params["size"]
+
+
+def can_multi_conn(h):
+    return True
+
+
+def can_zero(h):
+    return True
+
+
+def can_trim(h):
+    return False
+
+
+def can_fua(h):
+    return nbdkit.FUA_NATIVE
+
+
+def can_flush(h):
+    return True
+
+
+def partial(count, offset):
+    """Whether [offset, offset + count) covers part of a unit."""
+    u = params["unit"]
+    return offset % u != 0 or (offset + count) % u != 0
+
+
+def cost(count, offset, pct):
+    """Sleeps one request's latency: the base, longer by pct when partial."""
+    s = params["base-us"] / 1e6
+    if pct and partial(count, offset):
+        s *= 1 + pct / 100
+    time.sleep(s)
+
+
+def pread(h, buf, offset, flags):
+    cost(len(buf), offset, params["read-pct"])
+    buf[:] = bytes(len(buf))
+
+
+def pwrite(h, buf, offset, flags):
+    cost(len(buf), offset, params["write-pct"])
+
+
+def zero(h, count, offset, flags):
+    cost(count, offset, params["write-pct"])
+
+
+def flush(h, flags):
+    pass
