@@ -377,6 +377,79 @@ fn penalties(samples: &[CellSamples], assessed: &[Assessment], unit: Option<u64>
     out
 }
 
+/// The rows a bracketed unit says pay, measured from the estimates: a
+/// small penalty's cells are often decided `fine` against --min-effect
+/// (their interval lies inside it) although the fit, over all of them,
+/// names the unit strongly. For each row of a paying pattern whose blocks
+/// are whole units and that no decided penalty covers, the typical
+/// difference of its offsets that are not multiples of the unit against
+/// the row's aligned reference, reported when its 95 % interval excludes
+/// no penalty.
+fn fitted_penalties(
+    samples: &[CellSamples],
+    assessed: &[Assessment],
+    unit: u64,
+    paying: &[Pattern],
+    found: &[Penalty],
+) -> Vec<Penalty> {
+    let misaligned = |a: &&Assessment| {
+        let c = a.contrast.subject.cell;
+        a.contrast.kind == ContrastKind::Offset
+            && paying.contains(&c.pattern)
+            && u64::from(c.block_size) % unit == 0
+            && c.offset % unit != 0
+    };
+    let mut rows: Vec<(Pattern, u32)> = assessed
+        .iter()
+        .filter(misaligned)
+        .map(|a| {
+            (
+                a.contrast.subject.cell.pattern,
+                a.contrast.subject.cell.block_size,
+            )
+        })
+        .filter(|&(p, bs)| {
+            !found
+                .iter()
+                .any(|f| f.kind == ContrastKind::Offset && f.pattern == p && f.block_size == bs)
+        })
+        .collect();
+    rows.sort_unstable();
+    rows.dedup();
+    rows.into_iter()
+        .filter_map(|(pattern, bs)| {
+            let cells: Vec<&Assessment> = assessed
+                .iter()
+                .filter(misaligned)
+                .filter(|a| {
+                    a.contrast.subject.cell.pattern == pattern
+                        && a.contrast.subject.cell.block_size == bs
+                })
+                .collect();
+            let first = cells.first()?;
+            let subjects: Vec<Cell> = cells.iter().map(|a| a.contrast.subject.cell).collect();
+            let (pct, ci) = typical(&row_differences(
+                samples,
+                &subjects,
+                &first.contrast.reference.cell,
+            ));
+            let worst = cells.iter().min_by(|a, b| a.ratio.total_cmp(&b.ratio))?;
+            (ci[0] > 0.0).then(|| Penalty {
+                pattern,
+                block_size: bs,
+                kind: ContrastKind::Offset,
+                worst_offset: worst.contrast.subject.cell.offset,
+                offsets: subjects.iter().map(|c| c.offset).collect(),
+                reference_block_size: None,
+                slower_pct: pct,
+                ci95_pct: ci,
+                p_adjusted: cells.iter().map(|a| a.p_adjusted).fold(1.0, f64::min),
+                not_aligned_to: Some(unit),
+            })
+        })
+        .collect()
+}
+
 /// The unit is bracketed already: the fit names one unit strongly against
 /// every other candidate and the block-size curve agrees, so the rest of
 /// the open contrasts cannot change it and measuring may stop.
@@ -465,7 +538,12 @@ pub fn infer(
     let penalties = if rounds_run < 2 {
         Vec::new()
     } else {
-        penalties(samples, assessed, bracketed)
+        let mut found = penalties(samples, assessed, bracketed);
+        let paying = unit_fit.as_ref().map(|f| f.best().patterns.clone());
+        if let (Some(u), Some(paying)) = (bracketed, paying) {
+            found.extend(fitted_penalties(samples, assessed, u, &paying, &found));
+        }
+        found
     };
     let advice = noise
         .iter()

@@ -3,11 +3,11 @@
 //! at which a wrong unit is claimed. Seeded, so every run is the same.
 
 use super::adaptive::{self, Rounds};
-use super::analyse::{self, Confidence, Inference};
+use super::analyse::{self, Confidence, Inference, Penalty};
 use super::engine::{new_histogram, Pattern};
 use super::grid::{self, Cell, Constraints, DioRule, GridRequest, Plan, Preset};
 use super::run::{CellSamples, Key, RoundSample};
-use super::sequential::Params;
+use super::sequential::{ContrastKind, Params};
 
 /// A device: IOPS of a cell relative to its best.
 type Speed = dyn Fn(&Cell) -> f64;
@@ -150,7 +150,9 @@ fn a_3_percent_penalty_gives_the_right_unit_bracketed_run_after_run() {
     let runs = 150;
     for unit in [4096u64, 16384, 65536] {
         let speed = partial_writes(unit, 0.03);
-        let (mut right, mut wrong) = (0, 0);
+        // 3 % more time per I/O is this many per cent fewer IOPS.
+        const TRUE_PCT: f64 = (1.0 - 1.0 / 1.03) * 100.0;
+        let (mut right, mut wrong, mut reported, mut covered, mut on_reads) = (0, 0, 0, 0, 0);
         for _ in 0..runs {
             let inf = run(&plan, &mut rng, QUIET, &speed);
             match (inf.confidence, inf.effective_unit_bytes) {
@@ -158,7 +160,31 @@ fn a_3_percent_penalty_gives_the_right_unit_bracketed_run_after_run() {
                 (Confidence::Bracketed, _) => wrong += 1,
                 _ => {}
             }
+            // The penalty is reported with its interval, not only the
+            // unit: the offset rows of writes, never of reads.
+            let rows: Vec<&Penalty> = inf
+                .penalties
+                .iter()
+                .filter(|p| p.kind == ContrastKind::Offset && p.not_aligned_to == Some(unit))
+                .collect();
+            reported += usize::from(!rows.is_empty());
+            covered += rows
+                .iter()
+                .filter(|p| p.ci95_pct[0] <= TRUE_PCT && TRUE_PCT <= p.ci95_pct[1])
+                .count()
+                .min(1);
+            on_reads += usize::from(inf.penalties.iter().any(|p| !p.pattern.is_write()));
         }
+        eprintln!("unit {unit}: penalty reported in {reported} of {runs}, its interval held {TRUE_PCT:.2} % in {covered}, a read penalty in {on_reads}");
+        assert!(
+            reported as f64 >= 0.95 * runs as f64,
+            "reported in {reported}"
+        );
+        assert!(
+            covered as f64 >= 0.85 * reported as f64,
+            "covered in {covered}"
+        );
+        assert!(on_reads as f64 <= 0.02 * runs as f64, "reads in {on_reads}");
         let (right, wrong) = (right as f64 / runs as f64, wrong as f64 / runs as f64);
         eprintln!("unit {unit}: right and bracketed {right:.3}, wrong and bracketed {wrong:.3}");
         assert!(right >= 0.95, "unit {unit}: right and bracketed in {right}");
