@@ -463,3 +463,31 @@ fn a_binary_file_is_not_a_saved_run() {
         assert!(!err.contains("stream did not contain"), "{err}");
     }
 }
+
+/// A text file that is not JSON given to report or compare: named, with
+/// where the JSON broke and what was expected instead, on one line.
+#[test]
+fn a_text_file_is_not_a_saved_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let txt = dir.path().join("t.txt");
+    std::fs::write(&txt, "model: ST4000\nserial: Z1\n").unwrap();
+    let t = txt.display().to_string();
+    let img = small_gpt(dir.path());
+    let (check, _) = run(&["check", &img, "--json"]);
+    let saved = dir.path().join("check.json");
+    std::fs::write(&saved, check).unwrap();
+    let s = saved.display().to_string();
+    for args in [
+        vec!["report", t.as_str()],
+        vec!["compare", s.as_str(), t.as_str()],
+    ] {
+        refused(
+            &args,
+            &format!(
+                "{t}: not JSON (expected value at line 1 column 1); expected a saved run (the output of diskalign check, topology, probe or compare with --json, or of fio --output-format=json)"
+            ),
+        );
+        let (out, _, _) = run_full(&args);
+        assert!(out.is_empty(), "{out}");
+    }
+}

@@ -92,6 +92,12 @@ fn check_pages_draw_disks_boundaries_and_stacks() {
     // A partition at sector 63 (the old DOS start) and one at 32 MiB; an
     // image with a striped LV on two PVs (lvcreate, no device-mapper).
     let old = sfdisk_image(dir.path(), "old.img", "start=63,size=50000\nstart=65536\n");
+    // An ext4 in partition 1: it inherits the partition's start.
+    let o = format!("offset={}", 63 * 512);
+    sh(
+        "mkfs.ext4",
+        &["-q", "-F", "-E", &o, old.to_str().unwrap(), "16M"],
+    );
     let lv = common::lvm::striped_image(&dir, 2048 + 24 * 2048 + 7);
     let (o, l) = (old.display().to_string(), lv.display().to_string());
     let saved = save(dir.path(), "check.json", &["check", &o, &l, "--json"]);
@@ -110,6 +116,10 @@ fn check_pages_draw_disks_boundaries_and_stacks() {
     let zoom = browser::figure(&r.dom, "run1-zoom-0-p1-start");
     assert!(zoom.contains("data-grid=\"4k\" data-grain=\"4096\""));
     assert!(zoom.contains("data-below=\"28672\" data-above=\"32768\" data-on=\"false\""));
+    // The ext4 above it is drawn as inheriting, and says from what.
+    let stack = browser::figure(&r.dom, "run1-stack-0");
+    assert!(stack.contains("data-status=\"inherits\" data-inherits-from=\"partition 1\""));
+    assert!(r.dom.contains("✗ inherits (the offset of partition 1)"));
     // The LV image's stack: both PVs, the LV and its two legs.
     let stack = browser::figure(&r.dom, "run1-stack-1");
     assert_eq!(count(stack, "data-kind=\"lvm-pv\""), 2);

@@ -128,6 +128,12 @@ fn topology_views() {
     };
     view("raw", &["-r"]);
     view("pairs-bytes", &["-P", "-b"]);
+    // Keys are titles, so a size read by people sits under SIZE; -o
+    // takes titles and ids in any case, as lsblk's -o does.
+    view(
+        "pairs-titles",
+        &["-P", "-o", "NAME,size,phy-sec,Optimal_IO_Size"],
+    );
     view(
         "noheadings",
         &["-n", "-o", "name,model,optimal_io_size,problems"],

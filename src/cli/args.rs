@@ -68,7 +68,7 @@ impl OutputArgs {
 /// The table of `check` and `topology`, as lsblk prints its own.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct TableArgs {
-    /// Print only the table, of these columns, comma-separated, in that order; +COL adds to the default set (--list-columns names them). CSV takes the same columns; JSON and HTML have none.
+    /// Print only the table, of these columns, comma-separated, in that order; +COL adds to the default set. A column is named by its id or its title, in any case (physical_block_size, phy-sec, PHY-SEC; --list-columns names them). CSV takes the same columns; JSON and HTML have none.
     #[arg(
         short = 'o',
         long = "output",
@@ -82,10 +82,10 @@ pub struct TableArgs {
     /// Print only the table, without its header line (CSV too).
     #[arg(short = 'n', long)]
     pub noheadings: bool,
-    /// Print only the table, raw: one space between columns, no alignment; the header names the columns by their upper-case ids; spaces and odd bytes in values are escaped as \xNN, as lsblk -r does.
+    /// Print only the table, raw: one space between columns, no alignment; the header names the columns by their titles in upper case (PHY-SEC, a space as -); spaces and odd bytes in values are escaped as \xNN, as lsblk -r does.
     #[arg(short = 'r', long, conflicts_with_all = ["pairs", "verbose"])]
     pub raw: bool,
-    /// Print only the table, one row per line as KEY="value" pairs (keys: the upper-case column ids; quotes, backslashes, $, ` and odd bytes escaped as \xNN), as lsblk -P does.
+    /// Print only the table, one row per line as KEY="value" pairs (keys: the column titles in upper case, PHY-SEC="4096", a space as -; quotes, backslashes, $, ` and odd bytes escaped as \xNN), as lsblk -P does.
     #[arg(short = 'P', long, conflicts_with = "verbose")]
     pub pairs: bool,
     /// Print sizes in bytes instead of KiB/MiB/GiB.

@@ -251,13 +251,11 @@ fn table_style(st: &mut Style, t: &TableArgs, format: Format, command: &str) -> 
         "check" => columns::check_ids(),
         _ => columns::topology_ids(),
     };
-    if let Some(e) = t
+    let named = t
         .columns
         .as_ref()
-        .and_then(|c| columns::unknown(c, &ids, command))
-    {
-        return Err(e);
-    }
+        .map(|c| columns::resolve(c, &ids, command))
+        .transpose()?;
     let flags = [
         (t.columns.is_some(), "-o"),
         (t.noheadings, "-n"),
@@ -281,7 +279,7 @@ fn table_style(st: &mut Style, t: &TableArgs, format: Format, command: &str) -> 
         }
         _ => {}
     }
-    st.columns = t.columns.clone();
+    st.columns = named;
     st.table = TableForm {
         mode: match (t.raw, t.pairs) {
             (true, _) => TableMode::Raw,

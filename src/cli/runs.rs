@@ -42,8 +42,9 @@ fn read_run(path: &Path) -> Result<Input, String> {
 /// what was expected instead.
 fn not_text(name: &str, e: &std::string::FromUtf8Error) -> String {
     format!(
-        "{name}: not JSON: byte {} is not UTF-8 text; expected a saved run (the output of diskalign check, topology, probe or compare with --json, or of fio --output-format=json)",
-        e.utf8_error().valid_up_to()
+        "{name}: not JSON: byte {} is not UTF-8 text; {}",
+        e.utf8_error().valid_up_to(),
+        crate::saved::EXPECTED
     )
 }
 

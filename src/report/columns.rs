@@ -116,10 +116,12 @@ impl<R: ?Sized> Column<R> {
         }
     }
 
-    /// The key of `-P` and the header of `-r`: the id in upper case, as
-    /// lsblk prints its column names.
+    /// The key of `-P` and the header of `-r`: the title in upper case,
+    /// a space as `-`, as lsblk prints its column names (`PHY-SEC`, the
+    /// title of the value shown, so `SIZE="1 GiB"` and with `-b`
+    /// `SIZE="1073741824"`, as lsblk -P and -b do).
     fn key(&self) -> String {
-        self.id.to_ascii_uppercase()
+        key_of(self.title)
     }
 }
 
@@ -210,26 +212,50 @@ fn help<R: ?Sized>(cols: &[Column<R>]) -> String {
     out
 }
 
-/// Every column id `-o` accepts for `check`.
-pub fn check_ids() -> Vec<&'static str> {
-    partitions().iter().map(|c| c.id).collect()
+/// Every column `-o` accepts for `check`: (id, title).
+pub fn check_ids() -> Vec<(&'static str, &'static str)> {
+    partitions().iter().map(|c| (c.id, c.title)).collect()
 }
 
-/// Every column id `-o` accepts for `topology`.
-pub fn topology_ids() -> Vec<&'static str> {
-    DISKS.iter().map(|c| c.id).collect()
+/// Every column `-o` accepts for `topology`: (id, title).
+pub fn topology_ids() -> Vec<(&'static str, &'static str)> {
+    DISKS.iter().map(|c| (c.id, c.title)).collect()
 }
 
-/// The first of `asked` (`COL` or `+COL`) that is not one of `ids`, as
-/// the one line that refuses it.
-pub fn unknown(asked: &[String], ids: &[&str], command: &str) -> Option<String> {
-    let bad = asked
+/// A title as a `-P` key and `-r` header: upper case, a space as `-`.
+fn key_of(title: &str) -> String {
+    title.to_ascii_uppercase().replace(' ', "-")
+}
+
+/// `-o` as typed (`COL` or `+COL`) as column ids. A column is named by
+/// its id (`physical_block_size`), its title (`phy-sec`) or its key
+/// (`PHY-SEC`, `PARTED-OPT/MIN`), in any case, as lsblk's `-o` takes
+/// `NAME` or `phy-sec`; an id wins over another column's title. Err: the
+/// one line that refuses the first name no column has.
+pub fn resolve(
+    asked: &[String],
+    cols: &[(&'static str, &'static str)],
+    command: &str,
+) -> Result<Vec<String>, String> {
+    asked
         .iter()
-        .find(|a| !ids.contains(&a.trim_start_matches('+')))?;
-    Some(format!(
-        "{bad:?} is not a column of {command}; {command} --list-columns names them ({})",
-        ids.join(", ")
-    ))
+        .map(|a| {
+            let name = a.trim_start_matches('+');
+            let plus = &a[..a.len() - name.len()];
+            let is = |s: &str| s.eq_ignore_ascii_case(name);
+            let by_id = cols.iter().find(|(id, _)| is(id));
+            let by_title = || cols.iter().find(|(_, t)| is(t) || is(&key_of(t)));
+            match by_id.or_else(by_title) {
+                Some((id, _)) => Ok(format!("{plus}{id}")),
+                None => {
+                    Err(format!(
+                    "{a:?} is not a column of {command}; {command} --list-columns names them ({})",
+                    cols.iter().map(|(id, _)| *id).collect::<Vec<_>>().join(", ")
+                ))
+                }
+            }
+        })
+        .collect()
 }
 
 /// The human table of `cols`: a dimmed title row, then one row per item.
@@ -761,13 +787,19 @@ mod tests {
         st.table = form(TableMode::Raw, true, false);
         assert_eq!(
             render(&picked, &rows, &st, ""),
-            "NAME SIZE_BYTES\na\\x20disk 1\\x20GiB\nb 512\\x20B\n"
+            "NAME SIZE\na\\x20disk 1\\x20GiB\nb 512\\x20B\n"
         );
         st.table = form(TableMode::Pairs, true, true);
         st.color = true;
         assert_eq!(
             render(&picked, &rows, &st, ""),
-            "NAME=\"a disk\" SIZE_BYTES=\"1073741824\"\nNAME=\"b\" SIZE_BYTES=\"512\"\n"
+            "NAME=\"a disk\" SIZE=\"1073741824\"\nNAME=\"b\" SIZE=\"512\"\n"
+        );
+        // The key is the title of the value shown, as lsblk's SIZE is.
+        st.table = form(TableMode::Pairs, true, false);
+        assert_eq!(
+            render(&picked, &rows[1..], &st, ""),
+            "NAME=\"b\" SIZE=\"512 B\"\n"
         );
     }
 
@@ -778,11 +810,38 @@ mod tests {
         let shown: Vec<&str> = DISKS.iter().filter(|c| c.human).map(|c| c.id).collect();
         assert_eq!(shown[0], "name");
         assert!(shown.contains(&"physical_block_size") && shown.contains(&"problems"));
-        assert!(unknown(&["+model".into()], &topology_ids(), "topology").is_none());
-        let e = unknown(&["number".into()], &topology_ids(), "topology").unwrap();
+        let ids = topology_ids();
+        assert_eq!(
+            resolve(&["+model".into()], &ids, "topology"),
+            Ok(vec!["+model".to_string()])
+        );
+        let e = resolve(&["number".into()], &ids, "topology").unwrap_err();
         assert!(
             e.starts_with("\"number\" is not a column of topology"),
             "{e}"
+        );
+    }
+
+    /// `-o` takes a column by id, title or key, in any case, as lsblk's
+    /// does (`NAME`, `phy-sec`); an id wins over another's title.
+    #[test]
+    fn columns_are_named_by_id_title_or_key() {
+        let typed = ["NAME", "phy-sec", "+MIN-IO", "Size", "physical_block_size"];
+        let typed: Vec<String> = typed.iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            resolve(&typed, &topology_ids(), "topology").unwrap(),
+            [
+                "name",
+                "physical_block_size",
+                "+minimum_io_size",
+                "size_bytes",
+                "physical_block_size"
+            ]
+        );
+        let typed = ["#".to_string(), "parted-opt/min".into(), "verdict".into()];
+        assert_eq!(
+            resolve(&typed, &check_ids(), "check").unwrap(),
+            ["number", "parted", "aligned"]
         );
     }
 

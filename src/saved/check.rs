@@ -146,6 +146,8 @@ pub struct Layer {
     pub exposes: Option<Limits>,
     pub aligned: bool,
     pub status: Option<Status>,
+    /// For `inherits`: the layer whose start is the cause (`partition 1`).
+    pub inherits_from: Option<String>,
     pub findings: Vec<Finding>,
     pub children: Vec<Layer>,
 }
@@ -179,6 +181,11 @@ pub struct Finding {
     pub subject: Subject,
     #[serde(default)]
     pub facts: serde_json::Map<String, serde_json::Value>,
+    /// The code of another finding on the same subject that names the
+    /// same cause (`start-not-4k` beside `start-misaligned`): the cause
+    /// is counted and listed once, under that code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_cause_as: Option<String>,
 }
 
 /// The part of a layer's path (`partition 1 / PV x / LV vg/lv`) that
@@ -372,6 +379,7 @@ mod tests {
                     ..Subject::default()
                 },
                 facts: Default::default(),
+                same_cause_as: None,
             }],
             ..Partition::default()
         });

@@ -35,10 +35,14 @@ pub enum Saved {
     Compare(Box<crate::compare::Comparison>),
 }
 
+/// What `report` and `compare` read, for the line that refuses a file
+/// that is none of it.
+pub const EXPECTED: &str = "expected a saved run (the output of diskalign check, topology, probe or compare with --json, or of fio --output-format=json)";
+
 /// Why a document could not be read: one line, naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum SavedError {
-    #[error("{name}: not JSON: {error}")]
+    #[error("{name}: not JSON ({error}); {EXPECTED}")]
     NotJson {
         name: String,
         error: serde_json::Error,

@@ -129,6 +129,7 @@ mod tests {
             message: String::new(),
             subject: Default::default(),
             facts: Default::default(),
+            same_cause_as: None,
         }
     }
 

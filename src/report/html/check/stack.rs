@@ -115,17 +115,18 @@ pub fn figure(fig: &str, title: &str, roots: &[Layer]) -> String {
 fn layer_box(f: &mut Figure, fig: &str, c: &Cell, (x, y): (f64, f64), w: f64) {
     let l = c.layer;
     let lk = look(l.status);
-    f.group(
-        "layer",
-        &[
-            ("kind", l.kind.clone()),
-            ("layer", l.name.clone()),
-            ("path", c.path.clone()),
-            ("status", lk.word.to_string()),
-            ("device", l.device.clone()),
-            ("start", l.data_start().to_string()),
-        ],
-    );
+    let mut data = vec![
+        ("kind", l.kind.clone()),
+        ("layer", l.name.clone()),
+        ("path", c.path.clone()),
+        ("status", lk.word.to_string()),
+    ];
+    if let Some(cause) = &l.inherits_from {
+        data.push(("inherits-from", cause.clone()));
+    }
+    data.push(("device", l.device.clone()));
+    data.push(("start", l.data_start().to_string()));
+    f.group("layer", &data);
     let (bx, bw) = (x + 2.0, w - 4.0);
     f.add(
         El::new("rect")
@@ -180,10 +181,24 @@ fn tip(c: &Cell) -> String {
         limits(&l.below),
         look(l.status).word
     ));
+    if let Some(cause) = &l.inherits_from {
+        s.push_str(&format!(" (the offset of {cause})"));
+    }
     for fd in &l.findings {
         s.push_str(&format!("\n{} ({}): {}", fd.code, fd.severity, fd.message));
     }
     s
+}
+
+/// The status in words and, for a layer that inherits its misalignment,
+/// whose offset it inherits: `✗ inherits (the offset of partition 1)`,
+/// as the human report says it.
+fn status_words(l: &Layer) -> String {
+    let words = look::words(l.status);
+    match &l.inherits_from {
+        Some(cause) => format!("{words} (the offset of {cause})"),
+        None => words,
+    }
 }
 
 /// The limits of the device below, in one phrase.
@@ -245,7 +260,7 @@ fn table(fig: &str, title: &str, cells: &[Cell]) -> String {
                 Td::num(l.size_bytes),
                 Td::num(l.below.physical_block_size.max(l.below.minimum_io_size)),
                 Td::num(l.below.optimal_io_size),
-                Td::Class(look::class(l.status), look::words(l.status)),
+                Td::Class(look::class(l.status), status_words(l)),
                 Td::text(codes(&l.findings)),
             ]
         })
@@ -330,6 +345,20 @@ mod tests {
         assert_eq!(cells[6].path, "VG vgh / LV vgh/lvs / s1");
         assert!(has_layers(&roots));
         assert!(!has_layers(&roots[1..]));
+    }
+
+    #[test]
+    fn a_layer_that_inherits_names_its_cause() {
+        let doc: crate::saved::check::CheckDoc = serde_json::from_str(
+            r#"{"targets":[{"path":"a.img","stack":[{"kind":"partition",
+              "name":"partition 1","status":"misaligned","children":[
+              {"kind":"filesystem","name":"ext4","status":"inherits",
+               "inherits_from":"partition 1"}]}]}]}"#,
+        )
+        .unwrap();
+        let s = figure("run1-stack-0", "Stack of a.img", &doc.targets[0].stack);
+        assert!(s.contains("✗ inherits (the offset of partition 1)"), "{s}");
+        assert!(s.contains("data-inherits-from=\"partition 1\""), "{s}");
     }
 
     #[test]

@@ -127,20 +127,28 @@ pub fn tools(fig: &str, t: &Target) -> String {
     s
 }
 
-/// Every finding of the run, a table per severity, worst first.
+/// Every finding of the run, a table per severity, worst first. A
+/// finding that repeats another's cause (`same_cause_as`) is counted
+/// and listed once, beside its cause, as the JSON summary counts it.
 pub fn findings(id: &str, doc: &CheckDoc) -> String {
     let all = doc.all_findings();
+    let (causes, repeats): (Vec<&Finding>, Vec<&Finding>) =
+        all.iter().partition(|f| cause_of(f, &all).is_none());
     let mut s = page::heading(
         3,
         &format!("{id}-findings"),
-        &format!("Findings ({})", all.len()),
+        &format!("Findings ({})", causes.len()),
     );
     for (sev, word) in [
         (Severity::Error, "Errors"),
         (Severity::Warning, "Warnings"),
         (Severity::Info, "Info"),
     ] {
-        let these: Vec<&Finding> = all.iter().filter(|f| f.severity == sev).collect();
+        let these: Vec<&Finding> = causes
+            .iter()
+            .copied()
+            .filter(|f| f.severity == sev)
+            .collect();
         if these.is_empty() {
             s.push_str(&page::note(&format!("{word}: none.")));
             continue;
@@ -149,7 +157,7 @@ pub fn findings(id: &str, doc: &CheckDoc) -> String {
             .iter()
             .map(|f| {
                 vec![
-                    Td::Class(format!("sev-{sev}"), format!("{} {}", glyph(sev), f.code)),
+                    Td::Class(format!("sev-{sev}"), code_cell(f, &repeats, &all)),
                     Td::text(subject(&f.subject)),
                     Td::text(&f.message),
                 ]
@@ -163,6 +171,30 @@ pub fn findings(id: &str, doc: &CheckDoc) -> String {
         ));
     }
     s
+}
+
+/// The finding whose cause `f` repeats, if the run holds it: the same
+/// subject, the code `same_cause_as` names.
+fn cause_of<'a>(f: &Finding, all: &'a [Finding]) -> Option<&'a Finding> {
+    let code = f.same_cause_as.as_deref()?;
+    all.iter()
+        .find(|c| c.code == code && c.subject == f.subject && c.same_cause_as.is_none())
+}
+
+/// `✗ start-misaligned (also start-not-4k)`: the code, and the codes of
+/// the findings that repeat its cause.
+fn code_cell(f: &Finding, repeats: &[&Finding], all: &[Finding]) -> String {
+    let also: Vec<&str> = repeats
+        .iter()
+        .filter(|r| cause_of(r, all).is_some_and(|c| std::ptr::eq(c, f)))
+        .map(|r| r.code.as_str())
+        .collect();
+    let code = format!("{} {}", glyph(f.severity), f.code);
+    if also.is_empty() {
+        code
+    } else {
+        format!("{code} (also {})", also.join(", "))
+    }
 }
 
 fn glyph(sev: Severity) -> &'static str {
@@ -196,6 +228,25 @@ pub fn subject(s: &Subject) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_finding_of_the_same_cause_is_counted_once_beside_its_cause() {
+        let doc: CheckDoc = serde_json::from_str(
+            r#"{"targets":[{"path":"a.img","partitions":[{"number":1,"findings":[
+              {"code":"start-misaligned","severity":"error","message":"m1"},
+              {"code":"start-not-4k","severity":"error","message":"m2",
+               "same_cause_as":"start-misaligned"}]}]}]}"#,
+        )
+        .unwrap();
+        let html = findings("f", &doc);
+        assert!(html.contains("Findings (1)"), "{html}");
+        assert!(html.contains("Errors (1)"), "{html}");
+        assert!(
+            html.contains("✗ start-misaligned (also start-not-4k)"),
+            "{html}"
+        );
+        assert!(!html.contains("m2"), "{html}");
+    }
 
     #[test]
     fn subjects_name_target_partition_and_layer_once() {
