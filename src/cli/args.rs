@@ -82,10 +82,10 @@ pub struct TableArgs {
     /// Print only the table, without its header line (CSV too).
     #[arg(short = 'n', long)]
     pub noheadings: bool,
-    /// Print only the table, raw: one space between columns, no alignment; the header names the columns by their titles in upper case (PHY-SEC, a space as -); spaces and odd bytes in values are escaped as \xNN, as lsblk -r does.
+    /// Print only the table, raw: one space between columns, no alignment; the header names the columns by their titles in upper case (PHY-SEC, a space as -; the id, NUMBER or START_BYTES, where a title has other characters); spaces and odd bytes in values are escaped as \xNN, as lsblk -r does.
     #[arg(short = 'r', long, conflicts_with_all = ["pairs", "verbose"])]
     pub raw: bool,
-    /// Print only the table, one row per line as KEY="value" pairs (keys: the column titles in upper case, PHY-SEC="4096", a space as -; quotes, backslashes, $, ` and odd bytes escaped as \xNN), as lsblk -P does.
+    /// Print only the table, one row per line as KEY="value" pairs (keys: the column titles in upper case, PHY-SEC="4096", a space as -, or the id, NUMBER="1", where a title has other characters; quotes, backslashes, $, ` and odd bytes escaped as \xNN), as lsblk -P does.
     #[arg(short = 'P', long, conflicts_with = "verbose")]
     pub pairs: bool,
     /// Print sizes in bytes instead of KiB/MiB/GiB.

@@ -121,7 +121,7 @@ impl<R: ?Sized> Column<R> {
     /// title of the value shown, so `SIZE="1 GiB"` and with `-b`
     /// `SIZE="1073741824"`, as lsblk -P and -b do).
     fn key(&self) -> String {
-        key_of(self.title)
+        key_of(self.title, self.id)
     }
 }
 
@@ -223,8 +223,18 @@ pub fn topology_ids() -> Vec<(&'static str, &'static str)> {
 }
 
 /// A title as a `-P` key and `-r` header: upper case, a space as `-`.
-fn key_of(title: &str) -> String {
-    title.to_ascii_uppercase().replace(' ', "-")
+/// A title with other characters (`#`, `start(bytes)`, `parted opt/min`)
+/// would make a key a shell cannot read back, so the column's id stands
+/// in for it, upper case (`NUMBER`, `START_BYTES`): the value under it is
+/// still the one shown.
+fn key_of(title: &str, id: &str) -> String {
+    let key = title.to_ascii_uppercase().replace(' ', "-");
+    let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if !key.is_empty() && key.chars().all(plain) {
+        key
+    } else {
+        id.to_ascii_uppercase()
+    }
 }
 
 /// `-o` as typed (`COL` or `+COL`) as column ids. A column is named by
@@ -244,7 +254,10 @@ pub fn resolve(
             let plus = &a[..a.len() - name.len()];
             let is = |s: &str| s.eq_ignore_ascii_case(name);
             let by_id = cols.iter().find(|(id, _)| is(id));
-            let by_title = || cols.iter().find(|(_, t)| is(t) || is(&key_of(t)));
+            let by_title = || {
+                cols.iter()
+                    .find(|(id, t)| is(t) || is(&t.replace(' ', "-")) || is(&key_of(t, id)))
+            };
             match by_id.or_else(by_title) {
                 Some((id, _)) => Ok(format!("{plus}{id}")),
                 None => {
