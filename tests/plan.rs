@@ -843,3 +843,30 @@ fn an_empty_identity_is_compared_and_a_hostile_name_stays_a_word() {
     assert!(!all.lines().any(|l| l.trim() == "INJECTED"), "{all}");
     assert!(!dir.path().join("injected").exists());
 }
+
+/// A GPT partition moved up by one sector into a one-sector gap: sfdisk
+/// -N refuses that resize ("Failed to resize partition"), which once
+/// left the data copied and the table unchanged. The script writes the
+/// table whole instead, and the data is where the table says.
+#[test]
+fn a_move_into_a_one_sector_gap_keeps_table_and_data_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "gap.img", 64 * MIB);
+    let p = img.to_str().unwrap();
+    sh(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2047:43006", "-n", "2:43008:+10M", p],
+    );
+    let filled = Filled::image(&img, &[(1, "ext4"), (2, "ext4")], 3);
+    let script = dir.path().join("fix.sh");
+    planned(&img, &script);
+    run_ok(&script);
+    let dump = String::from_utf8_lossy(&sh("sfdisk", &["--dump", p]).stdout).into_owned();
+    assert!(
+        dump.contains("start=        2048, size=       40960"),
+        "{dump}"
+    );
+    filled.verify_image(&img);
+    let (_, verify) = sh_status("sgdisk", &["-v", p]);
+    assert!(verify.contains("No problems found"), "{verify}");
+}

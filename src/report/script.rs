@@ -46,6 +46,9 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
     s.push_str(SAME_DISK);
     if d.table == TableKind::Gpt {
         s.push_str(GPT_TOOLS);
+        s.push_str(SET_ENTRY_GPT);
+    } else {
+        s.push_str(SET_ENTRY_DOS);
     }
     // The table before any step (S0) and after each step (S1...): a step
     // is done when the table is in its own after state or a later one.
@@ -115,7 +118,7 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
                 };
                 let later: Vec<String> = (n..=tables.len()).map(|k| format!("\"$S{k}\"")).collect();
                 s.push_str(&format!(
-                    "\nstep_{n}() {{\n    same_disk\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {n}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {n}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n    say \"step {n}: partition {partition} to start={start}, size={size}\"\n{copy}    printf 'start=%s, size=%s\\n' {start} {size} | sfdisk -q --no-reread --no-tell-kernel --wipe never --wipe-partitions never -N {partition} \"$DISK\" >/dev/null\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {n}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
+                    "\nstep_{n}() {{\n    same_disk\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {n}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {n}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n    set_entry {partition} {start} {size} --no-act || die \"step {n}: sfdisk would not take partition {partition} at start={start}, size={size}; nothing done\"\n    say \"step {n}: partition {partition} to start={start}, size={size}\"\n{copy}    set_entry {partition} {start} {size} || die \"step {n}: sfdisk did not write partition {partition}; run this script again\"\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {n}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
                     later = later.join(" "),
                     prev = n - 1,
                     start = after.start_sector,
@@ -387,6 +390,33 @@ const GPT_TOOLS: &str = r#"
 command -v sgdisk >/dev/null 2>&1 || die "this script needs sgdisk (gdisk)"
 gpt_primary_damaged() {
     sgdisk -v "$DISK" 2>&1 | grep -q -e 'Main header: ERROR' -e 'Main partition table: ERROR'
+}
+"#;
+
+/// `set_entry N START SIZE [--no-act]`: partition N's new place. A GPT is
+/// written whole from its dump with the one entry changed: libfdisk's
+/// `-N` resize refuses a moved partition whose new end reaches into a
+/// small gap (util-linux 2.38.1: "Failed to resize partition"), and the
+/// dump keeps every GUID, name and attribute. A DOS table keeps `-N`, so
+/// the EBRs of logical partitions stay where they are. Each step runs it
+/// with `--no-act` before it copies anything, so a refusal comes while
+/// the data is still where the table says.
+const SET_ENTRY_GPT: &str = r#"
+set_entry() {
+    sfdisk --dump "$DISK" | awk -v n="$1" -v s="$2" -v z="$3" '/start=/ {
+        k = $1; sub(/.*[^0-9]/, "", k)
+        if (k == n) { sub(/start= *[0-9]+/, "start=" s); sub(/size= *[0-9]+/, "size=" z) }
+    } { print }' > "$STATE/table.next" &&
+        sfdisk -q ${4:-} --no-reread --no-tell-kernel --wipe never --wipe-partitions never \
+            "$DISK" < "$STATE/table.next" >/dev/null
+}
+"#;
+
+const SET_ENTRY_DOS: &str = r#"
+set_entry() {
+    printf 'start=%s, size=%s
+' "$2" "$3" | sfdisk -q ${4:-} --no-reread --no-tell-kernel \
+        --wipe never --wipe-partitions never -N "$1" "$DISK" >/dev/null
 }
 "#;
 
