@@ -163,7 +163,7 @@ fn step(s: &Step) -> String {
         Step::Table {
             partition, after, ..
         } => format!(
-            "partition {partition}: rewrite its entry as start={}, size={} (sfdisk -N {partition})",
+            "partition {partition}: rewrite its entry as start={}, size={} (sfdisk, tried with --no-act before any copy)",
             after.start_sector, after.sectors
         ),
     }
