@@ -599,11 +599,18 @@ fn kernel_in_the_loop() {
         .max(1);
     let queue = Mutex::new(all.iter().collect::<Vec<_>>());
     let results = Mutex::new(Vec::new());
+    // An `alone` scenario holds the machine to itself; the others share it.
+    let machine = std::sync::RwLock::new(());
     std::thread::scope(|sc| {
         for _ in 0..jobs {
             sc.spawn(|| loop {
                 let Some(s) = queue.lock().unwrap().pop() else {
                     break;
+                };
+                let (_shared, _whole) = if s.alone {
+                    (None, Some(machine.write().unwrap()))
+                } else {
+                    (Some(machine.read().unwrap()), None)
                 };
                 let t = std::time::Instant::now();
                 let r = run_scenario(vm, s);

@@ -181,6 +181,9 @@ pub struct Scenario {
     pub name: String,
     pub boots: Vec<Boot>,
     pub expects: Vec<Expect>,
+    /// `alone`: no other guest runs beside this scenario's (its timings
+    /// are the measurement, and its load slows the other guests).
+    pub alone: bool,
 }
 
 /// What one capture sent back.
@@ -197,6 +200,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
     let mut expects = Vec::new();
     let mut keys: Vec<String> = Vec::new();
     let mut differentials = 0;
+    let mut alone = false;
     let mut pending = String::new();
     let mut first_line = 0;
     for (i, raw) in text.lines().enumerate() {
@@ -228,6 +232,10 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
         }
         if word == "expect" {
             expects.push(parse_expect(first_line, rest).map_err(err)?);
+            continue;
+        }
+        if word == "alone" && rest.is_empty() {
+            alone = true;
             continue;
         }
         let Some(boot) = boots.last_mut() else {
@@ -305,6 +313,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
         name: name.to_string(),
         boots,
         expects,
+        alone,
     })
 }
 
