@@ -347,34 +347,39 @@ fn penalties(samples: &[CellSamples], assessed: &[Assessment], unit: Option<u64>
                 .collect::<Vec<_>>()
         };
         for kind in [ContrastKind::Offset, ContrastKind::BlockSize] {
-            let found = in_row(kind);
-            let Some(first) = found.first() else { continue };
-            let subjects: Vec<Cell> = found.iter().map(|a| a.contrast.subject.cell).collect();
-            let (pct, ci) = typical(&row_differences(
-                samples,
-                &subjects,
-                &first.contrast.reference.cell,
-            ));
-            let worst = found
-                .iter()
-                .min_by(|a, b| a.ratio.total_cmp(&b.ratio))
-                .expect("non-empty");
-            out.push(Penalty {
-                pattern,
-                block_size: bs,
-                kind,
-                worst_offset: worst.contrast.subject.cell.offset,
-                offsets: subjects.iter().map(|c| c.offset).collect(),
-                reference_block_size: (kind == ContrastKind::BlockSize)
-                    .then_some(first.contrast.reference.cell.block_size),
-                slower_pct: pct,
-                ci95_pct: ci,
-                p_adjusted: found.iter().map(|a| a.p_adjusted).fold(1.0, f64::min),
-                not_aligned_to: unit.filter(|_| kind == ContrastKind::Offset),
-            });
+            let unit = unit.filter(|_| kind == ContrastKind::Offset);
+            out.extend(row_penalty(samples, &in_row(kind), unit));
         }
     }
     out
+}
+
+/// One row's penalty from its contrasts (all of one pattern, block size
+/// and kind, against one reference): the typical difference over rounds
+/// with its interval, the worst offset, the smallest adjusted p.
+fn row_penalty(
+    samples: &[CellSamples],
+    found: &[&Assessment],
+    unit: Option<u64>,
+) -> Option<Penalty> {
+    let first = found.first()?;
+    let c = &first.contrast;
+    let subjects: Vec<Cell> = found.iter().map(|a| a.contrast.subject.cell).collect();
+    let (pct, ci) = typical(&row_differences(samples, &subjects, &c.reference.cell));
+    let worst = found.iter().min_by(|a, b| a.ratio.total_cmp(&b.ratio))?;
+    Some(Penalty {
+        pattern: c.subject.cell.pattern,
+        block_size: c.subject.cell.block_size,
+        kind: c.kind,
+        worst_offset: worst.contrast.subject.cell.offset,
+        offsets: subjects.iter().map(|c| c.offset).collect(),
+        reference_block_size: (c.kind == ContrastKind::BlockSize)
+            .then_some(c.reference.cell.block_size),
+        slower_pct: pct,
+        ci95_pct: ci,
+        p_adjusted: found.iter().map(|a| a.p_adjusted).fold(1.0, f64::min),
+        not_aligned_to: unit,
+    })
 }
 
 /// The rows a bracketed unit says pay, measured from the estimates: a
@@ -426,26 +431,7 @@ fn fitted_penalties(
                         && a.contrast.subject.cell.block_size == bs
                 })
                 .collect();
-            let first = cells.first()?;
-            let subjects: Vec<Cell> = cells.iter().map(|a| a.contrast.subject.cell).collect();
-            let (pct, ci) = typical(&row_differences(
-                samples,
-                &subjects,
-                &first.contrast.reference.cell,
-            ));
-            let worst = cells.iter().min_by(|a, b| a.ratio.total_cmp(&b.ratio))?;
-            (ci[0] > 0.0).then(|| Penalty {
-                pattern,
-                block_size: bs,
-                kind: ContrastKind::Offset,
-                worst_offset: worst.contrast.subject.cell.offset,
-                offsets: subjects.iter().map(|c| c.offset).collect(),
-                reference_block_size: None,
-                slower_pct: pct,
-                ci95_pct: ci,
-                p_adjusted: cells.iter().map(|a| a.p_adjusted).fold(1.0, f64::min),
-                not_aligned_to: Some(unit),
-            })
+            row_penalty(samples, &cells, Some(unit)).filter(|p| p.ci95_pct[0] > 0.0)
         })
         .collect()
 }
@@ -625,36 +611,12 @@ fn summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::grid::{self, Constraints, DioRule, GridRequest, Preset};
+    use crate::probe::grid;
     use crate::probe::sequential::{assess, contrasts, Params};
 
     /// The auto plan's cells (with the zoom) for randread and randwrite.
     fn auto_plan() -> grid::Plan {
-        let req = GridRequest {
-            preset: Preset::Auto,
-            block_sizes: None,
-            offsets: None,
-            patterns: None,
-            write: true,
-            runtime: None,
-            warmup: None,
-            rounds: None,
-            min_effect: None,
-            max_time: None,
-            qd: 32,
-            jobs: 1,
-            buffered: false,
-            fdatasync: false,
-            seed: 1,
-        };
-        let c = Constraints {
-            logical_block_size: 512,
-            physical_block_size: 512,
-            size_bytes: 1 << 30,
-            dio_offset_align: 512,
-            dio_rule: DioRule::LogicalBlockSize,
-        };
-        grid::plan(&req, &c).unwrap()
+        crate::probe::simulated::auto_plan(None)
     }
 
     /// A device with internal unit `unit` that penalises writes only, the

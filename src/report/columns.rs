@@ -441,6 +441,20 @@ pub struct PartitionRow<'a> {
     pub partition: &'a PartitionReport,
 }
 
+/// Every partition of every target of a run, in order: the rows of
+/// `check`'s one table (`-o`) and of its CSV.
+pub fn partition_rows(run: &crate::check::CheckRun) -> Vec<PartitionRow<'_>> {
+    run.targets
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(move |p| PartitionRow {
+                target: t,
+                partition: p,
+            })
+        })
+        .collect()
+}
+
 /// Problem codes of a finding list, space-separated.
 fn problem_codes(f: &[crate::findings::Finding]) -> String {
     f.iter()

@@ -3,7 +3,7 @@
 //! `compare` one row per cell compared or per finding changed.
 //! Targets that could not be read are on stderr, as for every format.
 
-use super::columns::{self, PartitionRow, DISKS};
+use super::columns::{self, DISKS};
 use super::Exporter;
 use crate::check::CheckRun;
 use crate::compare::Comparison;
@@ -19,16 +19,7 @@ pub struct Csv {
 
 impl Exporter for Csv {
     fn check(&self, run: &CheckRun) -> String {
-        let rows: Vec<PartitionRow> = run
-            .targets
-            .iter()
-            .flat_map(|t| {
-                t.partitions.iter().map(move |p| PartitionRow {
-                    target: t,
-                    partition: p,
-                })
-            })
-            .collect();
+        let rows = columns::partition_rows(run);
         columns::csv_with(
             &columns::partitions(),
             &rows.iter().collect::<Vec<_>>(),

@@ -269,16 +269,7 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
 /// partition of every target, as lsblk prints its own. Without `-o`, or
 /// with `+COL` only, several targets get the target column first.
 fn table_only(run: &CheckRun, st: &Style) -> String {
-    let rows: Vec<PartitionRow> = run
-        .targets
-        .iter()
-        .flat_map(|t| {
-            t.partitions.iter().map(move |p| PartitionRow {
-                target: t,
-                partition: p,
-            })
-        })
-        .collect();
+    let rows = columns::partition_rows(run);
     let rows: Vec<&PartitionRow> = rows.iter().collect();
     let all = partitions();
     let mut cols = columns::select(&all, st.columns.as_deref(), |c| c.human);
