@@ -305,11 +305,15 @@ fn row_differences(samples: &[CellSamples], subjects: &[Cell], reference: &Cell)
 }
 
 /// A row's typical penalty: the per-round median difference, outlying
-/// rounds left out, Student's 95 % interval over rounds.
-fn typical(diffs: &[f64]) -> (f64, [f64; 2]) {
+/// rounds left out, and its 95 % interval over rounds: the moderated t
+/// with the pattern's pooled variance of single contrasts as its prior,
+/// as the decisions take it (sequential.rs). That prior is conservative
+/// for a row, whose median over several offsets varies less than one
+/// contrast; without it two rounds would give one degree of freedom.
+fn typical(diffs: &[f64], pooled: Option<f64>) -> (f64, [f64; 2]) {
     let scale = sequential::robust_scale(&[diffs.to_vec()]);
     let (kept, _) = sequential::without_outliers(diffs, scale);
-    let t = stats::moderated_t(&kept, None, 0.0, 1.0 - LEVEL);
+    let t = stats::moderated_t(&kept, pooled, sequential::PRIOR_DF, 1.0 - LEVEL);
     let pct = |x: f64| (1.0 - x.exp()) * 100.0;
     let ci = if t.ci[0].is_finite() {
         [pct(t.ci[1]), pct(t.ci[0])]
@@ -348,7 +352,7 @@ fn penalties(samples: &[CellSamples], assessed: &[Assessment], unit: Option<u64>
         };
         for kind in [ContrastKind::Offset, ContrastKind::BlockSize] {
             let unit = unit.filter(|_| kind == ContrastKind::Offset);
-            out.extend(row_penalty(samples, &in_row(kind), unit));
+            out.extend(row_penalty(samples, assessed, &in_row(kind), unit));
         }
     }
     out
@@ -359,13 +363,20 @@ fn penalties(samples: &[CellSamples], assessed: &[Assessment], unit: Option<u64>
 /// with its interval, the worst offset, the smallest adjusted p.
 fn row_penalty(
     samples: &[CellSamples],
+    assessed: &[Assessment],
     found: &[&Assessment],
     unit: Option<u64>,
 ) -> Option<Penalty> {
     let first = found.first()?;
     let c = &first.contrast;
     let subjects: Vec<Cell> = found.iter().map(|a| a.contrast.subject.cell).collect();
-    let (pct, ci) = typical(&row_differences(samples, &subjects, &c.reference.cell));
+    let contrasts: Vec<sequential::Contrast> = assessed.iter().map(|a| a.contrast).collect();
+    let pooled = sequential::pooled_variances(&contrasts, samples)
+        .into_iter()
+        .find(|(p, _)| *p == c.subject.cell.pattern)
+        .map(|(_, v)| v);
+    let diffs = row_differences(samples, &subjects, &c.reference.cell);
+    let (pct, ci) = typical(&diffs, pooled);
     let worst = found.iter().min_by(|a, b| a.ratio.total_cmp(&b.ratio))?;
     Some(Penalty {
         pattern: c.subject.cell.pattern,
@@ -431,7 +442,7 @@ fn fitted_penalties(
                         && a.contrast.subject.cell.block_size == bs
                 })
                 .collect();
-            row_penalty(samples, &cells, Some(unit)).filter(|p| p.ci95_pct[0] > 0.0)
+            row_penalty(samples, assessed, &cells, Some(unit)).filter(|p| p.ci95_pct[0] > 0.0)
         })
         .collect()
 }

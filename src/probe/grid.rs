@@ -279,13 +279,21 @@ fn pow2_range(lo: u64, hi: u64) -> Vec<u64> {
     v
 }
 
-/// Runtime, warm-up and the most rounds of each preset.
-fn preset_timing(preset: Preset) -> (Duration, Duration, u32) {
+/// Runtime, warm-up, the most rounds and the rounds before the first
+/// decision, of each preset. Auto decides after two rounds: the moderated
+/// variance (sequential.rs) gives even two rounds a usable test, a strong
+/// penalty is settled then, and a weak one goes on measuring. Its
+/// warm-up only has to fill the queue again (the window counts each I/O's
+/// share of its life inside it, engine/measurement.rs), and rounds are
+/// paired, so a cell's carry-over from the one before is drift that
+/// cancels.
+fn preset_timing(preset: Preset) -> (Duration, Duration, u32, u32) {
+    let ms = Duration::from_millis;
     match preset {
-        Preset::Auto => (Duration::from_millis(150), Duration::from_millis(50), 16),
-        Preset::Quick => (Duration::from_millis(200), Duration::from_millis(50), 5),
-        Preset::Standard => (Duration::from_millis(400), Duration::from_millis(100), 5),
-        Preset::Full => (Duration::from_secs(1), Duration::from_millis(200), 7),
+        Preset::Auto => (ms(125), ms(25), 16, 2),
+        Preset::Quick => (ms(200), ms(50), 5, 3),
+        Preset::Standard => (ms(400), ms(100), 5, 3),
+        Preset::Full => (Duration::from_secs(1), ms(200), 7, 3),
     }
 }
 
@@ -508,7 +516,7 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
     let all: Vec<Cell> = cells.iter().chain(&zoom).copied().collect();
     check_cells(&all, direct, align, c.dio_rule)?;
     let unit = unit_for(&all, c.size_bytes)?;
-    let (runtime, warmup, rounds) = preset_timing(req.preset);
+    let (runtime, warmup, rounds, min_rounds) = preset_timing(req.preset);
     let runtime = req.runtime.unwrap_or(runtime);
     if runtime < Duration::from_millis(10) {
         return Err(PlanError::Runtime);
@@ -542,7 +550,7 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
         zoom,
         unit,
         rounds,
-        min_rounds: rounds.min(3),
+        min_rounds: rounds.min(min_rounds),
         runtime,
         max_runtime: (runtime * 10).max(Duration::from_secs(2)),
         min_completions: u64::from(req.qd) * 4,

@@ -14,8 +14,8 @@ pub struct Bar {
     max_rounds: AtomicU32,
 }
 
-/// `probe plan: 26 cells, 3 to 16 rounds, first decisions after ~16 s,
-/// at most ~83 s; …; resolves a penalty of 10% (--min-effect) if rounds
+/// `probe plan: 28 cells, 2 to 16 rounds, first decisions after ~10 s,
+/// at most ~78 s; …; resolves a penalty of 10% (--min-effect) if rounds
 /// vary by less than ±4.1% against each other`: printed before the first
 /// I/O.
 pub fn plan_line(plan: &Plan, targets: usize) -> String {

@@ -591,7 +591,9 @@ fn parse_expect(line: usize, rest: &str) -> Result<Expect, String> {
 /// A JSON pointer where a `*` segment matches every element (the result
 /// is then an array of what each element gave) and a `[path=value]`
 /// segment picks the one array element whose field at the dotted `path`
-/// is `value` (`[array.level=raid5]`): none or several is an error.
+/// is `value` (`[array.level=raid5]`; several conditions, all to hold,
+/// separated by commas: `[pattern=randread,block_size=65536]`): none or
+/// several such elements is an error.
 fn select(v: &Value, pointer: &str) -> Option<Value> {
     let segs: Vec<String> = pointer
         .split('/')
@@ -621,15 +623,20 @@ fn select_segs(v: &Value, segs: &[String]) -> Option<Value> {
         return Some(Value::Array(out));
     }
     if let Some(filter) = first.strip_prefix('[').and_then(|f| f.strip_suffix(']')) {
-        let (path, want) = filter.split_once('=')?;
-        let want = literal(want);
+        let mut conds = Vec::new();
+        for cond in filter.split(',') {
+            let (path, want) = cond.split_once('=')?;
+            conds.push((path, literal(want)));
+        }
         let hits: Vec<&Value> = v
             .as_array()?
             .iter()
             .filter(|item| {
-                path.split('.')
-                    .try_fold(*item, |cur, k| cur.get(k))
-                    .is_some_and(|x| same(x, &want))
+                conds.iter().all(|(path, want)| {
+                    path.split('.')
+                        .try_fold(*item, |cur, k| cur.get(k))
+                        .is_some_and(|x| same(x, want))
+                })
             })
             .collect();
         return match hits.as_slice() {
@@ -738,7 +745,7 @@ mod tests {
         m.insert(
             "check".to_string(),
             Captured {
-                stdout: r#"{"targets":[{"findings":[{"code":"a"},{"code":"b"}],"n":4096}]}"#.into(),
+                stdout: r#"{"targets":[{"findings":[{"code":"a","k":1},{"code":"b","k":1},{"code":"b","k":2}],"n":4096}]}"#.into(),
                 status: 1,
             },
         );
@@ -778,11 +785,15 @@ mod tests {
         assert!(check("$check.status == 1").is_ok());
         assert!(check("$ao == 3584").is_ok());
         assert!(check("$check/targets/*/findings/*/code contains b").is_ok());
-        assert!(check("$check/targets/*/findings/*/code == [\"a\",\"b\"]").is_ok());
+        assert!(check("$check/targets/*/findings/*/code == [\"a\",\"b\",\"b\"]").is_ok());
         assert!(check("$check/targets/0/findings/*/code lacks c").is_ok());
         assert!(check("$check/targets/0/findings/*/code lacks a").is_err());
         assert!(check("$text contains does not start on physical").is_ok());
-        assert!(check("$check/targets/0/findings/[code=b]/code == b").is_ok());
+        assert!(check("$check/targets/0/findings/[code=a]/k == 1").is_ok());
+        // Two findings are b: the filter must pick one.
+        assert!(check("$check/targets/0/findings/[code=b]/k == 1").is_err());
+        assert!(check("$check/targets/0/findings/[code=b,k=2]/k == 2").is_ok());
+        assert!(check("$check/targets/0/findings/[k=1,code=b]/code == b").is_ok());
         assert!(check("$check/targets/0/findings/[code=c]/code == c").is_err());
         let e = check("$check/targets/1/n == 1").unwrap_err();
         assert!(e.contains("not in the document"), "{e}");
