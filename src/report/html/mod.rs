@@ -17,6 +17,7 @@
 
 pub mod check;
 pub mod compare;
+mod kit;
 mod look;
 pub mod page;
 pub mod probe;

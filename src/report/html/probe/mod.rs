@@ -13,7 +13,6 @@
 //! `data-bs` and, for heatmap tiles, `data-offset`, `data-decision` and
 //! `data-significant`.
 
-mod draw;
 mod figures;
 mod heatmap;
 pub mod layout;
@@ -426,7 +425,7 @@ mod tests {
              data-fill=\"undecided\" data-change=\"-0.2000\""
         ));
         assert!(map.contains("fill=\"url(#run1-heatmap-randwrite-undecided)\""));
-        assert!(map.contains("<g data-legend=\"undecided\">"));
+        assert!(map.contains("data-legend=\"undecided\""));
         // The scale reaches the decided 48 %, not the open 20 %, both ways.
         assert!(map.contains("data-scale=\"diverging\" data-max=\"0.5\""));
         assert!(map.contains("\u{2212}50 % slower"));
