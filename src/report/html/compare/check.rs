@@ -278,4 +278,20 @@ mod tests {
         };
         assert_eq!(where_(&assembled), "assembled / VG vg / LV vg/lv");
     }
+
+    #[test]
+    fn the_bars_count_in_whole_numbers_under_a_clear_legend() {
+        let svg = bars("run1", &[[3, 0, 1], [0, 2, 7]]);
+        assert_eq!(
+            super::super::super::kit::clear::assert_legends_clear(&svg),
+            2
+        );
+        // Ticks 0 to 7, whole numbers only, one line of room apart.
+        assert!(svg.contains(">0</text>") && svg.contains(">6</text>"));
+        assert!(!svg.contains(">0.5</text>") && !svg.contains(">2.5</text>"));
+        for max in [1, 12, 13] {
+            let svg = bars("run1", &[[max, 0, 0], [0, 0, 0]]);
+            assert!(!svg.contains(".5</text>"), "{svg}");
+        }
+    }
 }

@@ -486,6 +486,9 @@ mod tests {
         assert_eq!(s.matches("-table\"><caption>").count(), n);
         assert!(s.contains(&format!("the first {MAX_PANELS} of the {n} targets")));
         assert!(s.contains("id=\"run1-ratio-randread-t20-table\""));
+        // Five decisions a figure, clear of each other.
+        let entries = super::super::super::kit::clear::assert_legends_clear(&s);
+        assert_eq!(entries, 5 * MAX_PANELS);
     }
 
     #[test]

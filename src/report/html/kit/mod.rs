@@ -17,3 +17,6 @@ pub const GRID: &str = "#e3e3e3";
 pub const INK: &str = "#222222";
 /// Dark grey of captions and axis titles.
 pub const MUTED: &str = "#333333";
+
+#[cfg(test)]
+pub mod clear;

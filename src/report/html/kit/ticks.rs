@@ -79,7 +79,8 @@ pub fn ticks(
 const MOST: usize = 200;
 
 /// Round values in `[lo, hi]` for a linear axis: multiples of 1, 2, 2.5
-/// or 5 × 10^k, coarse to fine, never finer than `finest`.
+/// or 5 × 10^k, coarse to fine, each step a whole multiple of `finest`
+/// (1 for counts: no 2.5 findings).
 pub fn linear(lo: f64, hi: f64, finest: f64) -> Vec<Vec<f64>> {
     if !(lo.is_finite() && hi.is_finite()) {
         return Vec::new();
@@ -93,6 +94,11 @@ pub fn linear(lo: f64, hi: f64, finest: f64) -> Vec<Vec<f64>> {
         let last = (hi / step + 1e-9).floor() as i64;
         if last - first >= MOST as i64 {
             break;
+        }
+        let whole = step / finest;
+        if (whole - whole.round()).abs() > 1e-9 {
+            step = nice_step(step * 0.999 / 2.0);
+            continue;
         }
         // 3 × 0.1 is 0.30000000000000004: a fine step is rounded to it.
         let places = (-step.log10()).ceil().clamp(0.0, 15.0) as i32 + 1;
@@ -216,6 +222,10 @@ mod tests {
         // Counts: no step finer than 1.
         let c = linear(0.0, 3.0, 1.0);
         assert_eq!(c.last().unwrap(), &vec![0.0, 1.0, 2.0, 3.0]);
+        assert!(linear(0.0, 12.0, 1.0)
+            .iter()
+            .flatten()
+            .all(|v| v.fract() == 0.0));
     }
 
     #[test]
