@@ -227,7 +227,7 @@ fn probe_pages_draw_the_grid_for_one_target_two_and_fio() {
     assert_eq!(count(heatmap, "data-decision=\"open\""), hatched);
     assert!(heatmap.contains("data-scale=\"diverging\""));
     assert!(heatmap.contains("IOPS change against"));
-    assert!(heatmap.contains("<g data-legend=\"undecided\">"));
+    assert!(heatmap.contains("<g class=\"legend-item\" data-legend=\"undecided\">"));
     assert!(r.dom.contains("class=\"band\""), "rounds give intervals");
     // Two targets: each drawn on shared axes, the second against the first.
     let (_, r) = report(dir.path(), "probe-two-targets", &[&two], 3000);

@@ -189,6 +189,13 @@ mod tests {
         section("run1", "a.json", &doc)
     }
 
+    /// The map's and the stack's legends: every entry clear of the others
+    /// and inside its figure.
+    #[test]
+    fn the_legends_keep_clear() {
+        assert!(super::super::kit::clear::assert_legends_clear(&page()) >= 6);
+    }
+
     /// The target names its disk and table, each partition its name and
     /// PARTUUID.
     #[test]

@@ -2,7 +2,8 @@
 //! and, so that colour is never the only cue, a fill pattern, a glyph and
 //! the status word itself.
 
-use super::scale::{category, Clip, Rgb};
+use super::kit::legend::{KeyBox, Legend};
+use super::scale::{category, Rgb};
 use super::svg::{esc, El, Figure};
 use crate::findings::Status;
 
@@ -122,18 +123,24 @@ pub fn defs(f: &mut Figure, fig: &str) {
 
 /// A rectangle filled in the status's look: the colour, then its pattern
 /// on top (which lets the pointer through to the titled rectangle below).
-pub fn swatch(f: &mut Figure, fig: &str, l: Look, (x, y, w, h): (f64, f64, f64, f64), base: El) {
-    f.add(
-        base.at("x", x)
-            .at("y", y)
-            .at("width", w)
-            .at("height", h)
-            .attr("fill", l.fill.hex())
-            .attr("stroke", "#333333")
-            .attr("stroke-width", "0.6"),
-    );
+pub fn swatch(f: &mut Figure, fig: &str, l: Look, rect: (f64, f64, f64, f64), base: El) {
+    for el in swatch_els(fig, l, rect, base) {
+        f.add(el);
+    }
+}
+
+/// The marks of [`swatch`].
+pub fn swatch_els(fig: &str, l: Look, (x, y, w, h): (f64, f64, f64, f64), base: El) -> Vec<El> {
+    let mut els = vec![base
+        .at("x", x)
+        .at("y", y)
+        .at("width", w)
+        .at("height", h)
+        .attr("fill", l.fill.hex())
+        .attr("stroke", "#333333")
+        .attr("stroke-width", "0.6")];
     if let Some(p) = l.pattern {
-        f.add(
+        els.push(
             El::new("rect")
                 .at("x", x)
                 .at("y", y)
@@ -143,6 +150,7 @@ pub fn swatch(f: &mut Figure, fig: &str, l: Look, (x, y, w, h): (f64, f64, f64, 
                 .attr("pointer-events", "none"),
         );
     }
+    els
 }
 
 /// Every look a figure can show, in the order legends list them
@@ -157,48 +165,22 @@ pub const ALL: [Option<Status>; 7] = [
     None,
 ];
 
-/// A legend of the statuses `seen` (each once, in the order of [`ALL`])
-/// from `(x, y)` rightward: swatch, glyph, word. Returns the x after the
-/// last entry.
+/// A legend of the statuses `seen` (each once, in the order of [`ALL`]):
+/// swatch, glyph, word, as entries of `legend`.
 pub fn legend(
     f: &mut Figure,
     fig: &str,
     seen: impl IntoIterator<Item = Option<Status>>,
-    x: f64,
-    y: f64,
-) -> f64 {
+    legend: &mut Legend,
+) {
     let seen: Vec<Option<Status>> = seen.into_iter().collect();
-    let mut x = x;
     for s in ALL.into_iter().filter(|s| seen.contains(s)) {
         let l = look(s);
-        f.group("legend-item", &[("status", l.word.to_string())]);
-        swatch(f, fig, l, (x, y - 9.0, 14.0, 11.0), El::new("rect"));
         let text = format!("{} {}", l.glyph, l.word);
-        f.add(El::new("text").at("x", x + 18.0).at("y", y).text(&text));
-        f.end_group();
-        x += 18.0 + text_width(&text, 11.0) + 14.0;
+        let data = [("status", l.word.to_string())];
+        let key = |b: KeyBox| swatch_els(fig, l, (b.x, b.y, b.w, b.h), El::new("rect"));
+        legend.entry(f, (l.word, &data), key, &[&text]);
     }
-    x
-}
-
-/// About how wide `text` is at `size` px in DejaVu Sans (0.6 em a
-/// character is a little generous, so labels rather keep their distance).
-pub fn text_width(text: &str, size: f64) -> f64 {
-    text.chars().count() as f64 * size * 0.6
-}
-
-/// `text` cut to fit `width` px at `size` px, with an ellipsis when cut.
-pub fn fit(text: &str, width: f64, size: f64) -> String {
-    let room = (width / (size * 0.6)).floor().max(0.0) as usize;
-    if text.chars().count() <= room {
-        return text.to_string();
-    }
-    if room < 2 {
-        return String::new();
-    }
-    let mut s: String = text.chars().take(room - 1).collect();
-    s.push('…');
-    s
 }
 
 #[cfg(test)]
@@ -228,57 +210,8 @@ mod tests {
     }
 
     #[test]
-    fn text_is_cut_to_fit() {
-        assert_eq!(fit("partition 1", 200.0, 10.0), "partition 1");
-        assert_eq!(fit("partition 1", 30.0, 10.0), "part…");
-        assert_eq!(fit("partition 1", 5.0, 10.0), "");
+    fn a_tint_runs_to_white() {
         assert_eq!(tint(Rgb(0, 100, 200), 1.0), Rgb(255, 255, 255));
         assert_eq!(tint(Rgb(0, 100, 200), 0.0), Rgb(0, 100, 200));
-    }
-}
-
-/// Which way an axis runs: a clipped value's arrow points off its end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Axis {
-    /// Left to right: low is left.
-    X,
-    /// Bottom to top: low is down.
-    Y,
-}
-
-/// The three corners of the arrow that marks an interval cut off at an
-/// axis edge: a 5 px chevron with its tip at `(x, y)`, pointing off the
-/// `clip` end of `axis`.
-pub fn clip_arrow_points(x: f64, y: f64, axis: Axis, clip: Clip) -> [(f64, f64); 3] {
-    let s = 5.0;
-    match (axis, clip) {
-        (Axis::X, Clip::Low) => [(x, y), (x + s, y - s), (x + s, y + s)],
-        (Axis::X, Clip::High) => [(x, y), (x - s, y - s), (x - s, y + s)],
-        (Axis::Y, Clip::Low) => [(x, y), (x - s, y - s), (x + s, y - s)],
-        (Axis::Y, Clip::High) => [(x, y), (x - s, y + s), (x + s, y + s)],
-    }
-}
-
-/// The arrow as an SVG polygon, with `data-clipped` saying which end.
-pub fn clip_arrow(x: f64, y: f64, axis: Axis, clip: Clip, ink: &str) -> El {
-    let pts = clip_arrow_points(x, y, axis, clip);
-    El::new("polygon")
-        .attr("class", "clipped")
-        .attr("points", super::svg::points(&pts))
-        .attr("fill", ink)
-        .attr("data-clipped", clip.as_str())
-        .title(format!(
-            "the interval goes on past the axis's {} end",
-            clip.as_str()
-        ))
-}
-
-/// `low`, `high` or `both`: what `data-clipped` of a mark says.
-pub fn clip_name(low: bool, high: bool) -> Option<&'static str> {
-    match (low, high) {
-        (true, true) => Some("both"),
-        (true, false) => Some("low"),
-        (false, true) => Some("high"),
-        (false, false) => None,
     }
 }

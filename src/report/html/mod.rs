@@ -13,10 +13,13 @@
 //! attributes the browser tests read. A plotting crate (plotters) would
 //! bring its own text layout and a larger dependency tree and gives
 //! neither per-mark titles nor attributes; [`scale`] holds the numbers
-//! (scales, ticks, colours) and is tested apart from the drawing.
+//! (scales, colours) and is tested apart from the drawing, and `kit`
+//! what every figure draws alike: the text measure, ticks, axes and
+//! legends.
 
 pub mod check;
 pub mod compare;
+mod kit;
 mod look;
 pub mod page;
 pub mod probe;

@@ -1,5 +1,5 @@
-//! The numbers behind the figures: scales from data to pixels, tick
-//! positions and colours. Tested apart from the SVG.
+//! The numbers behind the figures: scales from data to pixels, round
+//! steps and colours (the ticks are [`super::kit::ticks`]). Tested apart from the SVG.
 
 /// A linear map of `[d0, d1]` onto `[r0, r1]` (r1 < r0 for a y axis).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,19 +30,6 @@ impl Linear {
 
     pub fn map(&self, x: f64) -> f64 {
         self.r0 + (x - self.d0) / (self.d1 - self.d0) * (self.r1 - self.r0)
-    }
-
-    /// About `n` round tick values inside the domain (1, 2 or 5 × 10^k
-    /// apart).
-    pub fn ticks(&self, n: usize) -> Vec<f64> {
-        let (lo, hi) = (self.d0.min(self.d1), self.d0.max(self.d1));
-        let step = nice_step((hi - lo) / n.max(1) as f64);
-        // A hair of slack: 0.3 / 0.1 is 2.9999999999999996.
-        let first = (lo / step - 1e-9).ceil() as i64;
-        let last = (hi / step + 1e-9).floor() as i64;
-        (first..=last.min(first + 100))
-            .map(|k| k as f64 * step)
-            .collect()
     }
 }
 
@@ -80,30 +67,6 @@ impl Log {
     /// The pixel range the domain maps onto.
     pub fn range(&self) -> (f64, f64) {
         (self.lin.r0, self.lin.r1)
-    }
-
-    /// 1-2-5 ticks per decade, every integer mantissa when the domain is
-    /// narrow, only the decades when it is wide.
-    pub fn ticks(&self) -> Vec<f64> {
-        // The decades of finite positive doubles: a domain with an end at
-        // 0 or infinity must not count ticks from i32::MIN to i32::MAX.
-        let decade = |x: f64| x.log10().clamp(-330.0, 310.0);
-        let pick = |ms: &[f64]| -> Vec<f64> {
-            let (d0, d1) = (
-                decade(self.lo).floor() as i32,
-                decade(self.hi).ceil() as i32,
-            );
-            (d0..=d1)
-                .flat_map(|d| ms.iter().map(move |m| m * 10f64.powi(d)))
-                .filter(|v| *v >= self.lo * 0.999 && *v <= self.hi * 1.001)
-                .collect()
-        };
-        let ticks = pick(&[1.0, 2.0, 5.0]);
-        match ticks.len() {
-            0..=2 => pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]),
-            3..=8 => ticks,
-            _ => pick(&[1.0]),
-        }
     }
 }
 
@@ -300,12 +263,8 @@ mod tests {
     }
 
     #[test]
-    fn ticks_are_round_and_inside() {
-        let s = Linear::new((0.0, 187_000.0), (0.0, 1.0));
-        assert_eq!(s.ticks(5), vec![0.0, 50_000.0, 100_000.0, 150_000.0]);
+    fn steps_are_round() {
         assert_eq!(nice_step(0.23), 0.25);
-        let p = Linear::new((0.0, 0.3), (0.0, 1.0)).ticks(3);
-        assert_eq!(p.len(), 4, "{p:?}");
         assert_eq!(nice_step(7.0), 10.0);
         assert_eq!(zero_based([0.0, 187_000.0].into_iter()), (0.0, 200_000.0));
     }

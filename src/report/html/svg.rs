@@ -61,8 +61,14 @@ impl El {
         }
     }
 
-    /// A text attribute (escaped).
+    /// A text attribute (escaped). Setting one twice is a mistake: a
+    /// figure saved alone (`--figures`) is XML, where it is an error.
     pub fn attr(mut self, key: &str, value: impl std::fmt::Display) -> El {
+        debug_assert!(
+            !self.attrs.contains(&format!(" {key}=\"")),
+            "<{}> gets {key} twice",
+            self.name
+        );
         let _ = write!(self.attrs, " {key}=\"{}\"", esc(&value.to_string()));
         self
     }

@@ -213,6 +213,11 @@ mod tests {
     }
 
     #[test]
+    fn the_grains_legend_keeps_clear() {
+        assert_eq!(super::super::kit::clear::assert_legends_clear(&page()), 2);
+    }
+
+    #[test]
     fn the_bridges_hint_is_marked_in_the_figure_and_the_table() {
         let s = page();
         assert!(s.contains("<div class=\"disk\" data-disk=\"sda\">"));

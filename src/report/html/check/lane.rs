@@ -2,7 +2,7 @@
 //! distances from the boundary to the nearest ones (written at the edge
 //! when outside the window), and the verdict in words.
 
-use super::super::look::text_width;
+use super::super::kit::text::{size_to_fit, text_width};
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};
 use super::grid::{self, Grid};
@@ -108,7 +108,7 @@ fn far_line(f: &mut Figure, at: u64, line: u64, left: bool, bx: f64, y: f64) {
         (format!("{line} (+{d} B) ▶"), RULER.1 - 4.0, "end")
     };
     let room = (bx - px).abs() - 6.0;
-    let size = (room / text_width(&text, 1.0)).clamp(6.5, 9.0);
+    let size = size_to_fit(&text, room, (6.5, 9.0));
     f.add(
         El::new("text")
             .at("x", px)
@@ -172,7 +172,7 @@ fn dense(f: &mut Figure, g: &Grid, n: u64, bx: f64, y: f64) {
             .at("x", px)
             .at("y", y + LANE_H / 2.0 + 3.0)
             .attr("text-anchor", anchor)
-            .at("font-size", (room / text_width(&text, 1.0)).clamp(6.5, 9.0))
+            .at("font-size", size_to_fit(&text, room, (6.5, 9.0)))
             .text(text),
     );
 }

@@ -2,7 +2,9 @@
 //! and patterned by status, the free space between them, and marks on the
 //! starts and ends that are off their grain.
 
-use super::super::look::{self, look, text_width};
+use super::super::kit::legend::{KeyBox, Legend};
+use super::super::kit::text::text_width;
+use super::super::look::{self, look};
 use super::super::page;
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};
@@ -106,26 +108,28 @@ fn legend(f: &mut Figure, fig: &str, t: &Target) {
         .iter()
         .filter(|p| p.kind != "extended")
         .map(status);
-    let mut x = look::legend(f, fig, seen, LEFT, 40.0);
+    let mut legend = Legend::across(LEFT, 40.0);
+    look::legend(f, fig, seen, &mut legend);
     if t.partitions.iter().any(|p| p.kind == "extended") {
-        f.add(extended_box(x, 31.0, 14.0, 11.0));
-        let words = "extended container";
-        f.add(El::new("text").at("x", x + 18.0).at("y", 40.0).text(words));
-        x += 18.0 + text_width(words, 11.0) + 14.0;
+        let key = |b: KeyBox| vec![extended_box(b.x, b.y, b.w, b.h)];
+        legend.entry(f, ("extended", &[]), key, &["extended container"]);
     }
-    for (shape, words) in [
-        (down as fn(f64, f64) -> String, "start off its grain"),
-        (up, "end off its grain"),
+    for (name, shape, words) in [
+        (
+            "start-off",
+            down as fn(f64, f64) -> String,
+            "start off its grain",
+        ),
+        ("end-off", up, "end off its grain"),
     ] {
-        f.add(
-            El::new("polygon")
-                .attr("points", shape(x + 6.0, 31.0))
+        let key = |b: KeyBox| {
+            vec![El::new("polygon")
+                .attr("points", shape(b.x + b.w / 2.0, b.y))
                 .attr("fill", MARK)
                 .attr("stroke", "#000000")
-                .attr("stroke-width", "0.5"),
-        );
-        f.add(El::new("text").at("x", x + 16.0).at("y", 40.0).text(words));
-        x += 16.0 + text_width(words, 11.0) + 8.0;
+                .attr("stroke-width", "0.5")]
+        };
+        legend.entry(f, (name, &[]), key, &[words]);
     }
 }
 

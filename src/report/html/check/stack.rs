@@ -3,7 +3,9 @@
 //! stacked above, each box spanning the boxes that sit on it. Each box
 //! gives its kind, name, absolute data start and status.
 
-use super::super::look::{self, fit, look, tint};
+use super::super::kit::legend::Legend;
+use super::super::kit::text::{fit, y_title};
+use super::super::look::{self, look, tint};
 use super::super::page::{self, Td};
 use super::super::svg::{El, Figure};
 use super::codes;
@@ -215,19 +217,7 @@ fn limits(t: &Limits) -> String {
 
 /// What the two directions mean, and the legend of the statuses drawn.
 fn axes(f: &mut Figure, fig: &str, width: f64, bottom: f64, cells: &[Cell]) {
-    let mid = (TOP + bottom) / 2.0;
-    f.add(
-        El::new("text")
-            .at("x", 16.0)
-            .at("y", mid)
-            .attr("text-anchor", "middle")
-            .attr(
-                "transform",
-                format!("rotate(-90 16 {})", super::super::svg::num(mid)),
-            )
-            .attr("fill", "#333333")
-            .text("layers, from the root up"),
-    );
+    y_title(f, 16.0, (TOP + bottom) / 2.0, "layers, from the root up");
     f.add(
         El::new("text")
             .at("x", (LEFT + width) / 2.0)
@@ -237,7 +227,7 @@ fn axes(f: &mut Figure, fig: &str, width: f64, bottom: f64, cells: &[Cell]) {
             .text("each box spans what sits on it (widths not to scale); data starts in bytes on the device named"),
     );
     let seen = cells.iter().map(|c| c.layer.status);
-    look::legend(f, fig, seen, LEFT, bottom + 42.0);
+    look::legend(f, fig, seen, &mut Legend::across(LEFT, bottom + 42.0));
 }
 
 /// The layers as drawn, every number written out.

@@ -2,6 +2,10 @@
 //! of each run by severity (a grouped bar chart), and every finding that
 //! appeared, disappeared or changed.
 
+use super::super::kit::axis::{y_grid, Axis};
+use super::super::kit::legend::{swatch, KeyBox, Legend};
+use super::super::kit::text::y_title;
+use super::super::kit::ticks::{self, ticks, Room};
 use super::super::page::{self, Td};
 use super::super::scale::{Band, Linear, Rgb};
 use super::super::svg::{El, Figure};
@@ -95,23 +99,19 @@ fn bars(id: &str, counts: &[[usize; 3]; 2]) -> String {
         r0: left,
         r1: w - 20.0,
     };
-    for t in y.ticks(4).into_iter().filter(|t| t.fract() == 0.0) {
-        f.add(
-            El::new("line")
-                .at("x1", left)
-                .at("x2", w - 20.0)
-                .at("y1", y.map(t))
-                .at("y2", y.map(t))
-                .attr("stroke", "#e4e4e4"),
-        );
-        f.add(
-            El::new("text")
-                .at("x", left - 6.0)
-                .at("y", y.map(t) + 4.0)
-                .attr("text-anchor", "end")
-                .text(format!("{t}")),
-        );
-    }
+    // Counts: whole numbers only, a line of room between labels.
+    let room = Room {
+        axis: Axis::Y,
+        size: 11.0,
+        gap: 14.0,
+    };
+    let t = ticks(
+        ticks::linear(0.0, max, 1.0),
+        |v| y.map(v),
+        |v| format!("{v}"),
+        room,
+    );
+    y_grid(&mut f, &t, left, w - 20.0);
     for (i, (name, colour)) in SEVERITIES.iter().enumerate() {
         for (side, label) in ["A", "B"].iter().enumerate() {
             let n = counts[side][i];
@@ -161,23 +161,15 @@ fn bars(id: &str, counts: &[[usize; 3]; 2]) -> String {
                 .text(*name),
         );
     }
-    f.add(
-        El::new("text")
-            .at("x", 14.0)
-            .at("y", (top + bottom) / 2.0)
-            .attr("text-anchor", "middle")
-            .attr(
-                "transform",
-                format!("rotate(-90 14 {})", (top + bottom) / 2.0),
-            )
-            .text("findings (count)"),
-    );
-    f.add(
-        El::new("text")
-            .at("x", left)
-            .at("y", h - 8.0)
-            .text("A: outlined; B: filled"),
-    );
+    y_title(&mut f, 14.0, (top + bottom) / 2.0, "findings (count)");
+    let mut l = Legend::across(left, h - 8.0);
+    for (run, fill, words) in [
+        ("A", "#ffffff", "A: outlined"),
+        ("B", "#555555", "B: filled"),
+    ] {
+        let key = |b: KeyBox| vec![swatch(b, fill, "#555555").attr("stroke-width", 2)];
+        l.entry(&mut f, (run, &[]), key, &[words]);
+    }
     let rows: Vec<Vec<Td>> = SEVERITIES
         .iter()
         .enumerate()
@@ -285,5 +277,21 @@ mod tests {
             ..c
         };
         assert_eq!(where_(&assembled), "assembled / VG vg / LV vg/lv");
+    }
+
+    #[test]
+    fn the_bars_count_in_whole_numbers_under_a_clear_legend() {
+        let svg = bars("run1", &[[3, 0, 1], [0, 2, 7]]);
+        assert_eq!(
+            super::super::super::kit::clear::assert_legends_clear(&svg),
+            2
+        );
+        // Ticks 0 to 7, whole numbers only, one line of room apart.
+        assert!(svg.contains(">0</text>") && svg.contains(">6</text>"));
+        assert!(!svg.contains(">0.5</text>") && !svg.contains(">2.5</text>"));
+        for max in [1, 12, 13] {
+            let svg = bars("run1", &[[max, 0, 0], [0, 0, 0]]);
+            assert!(!svg.contains(".5</text>"), "{svg}");
+        }
     }
 }

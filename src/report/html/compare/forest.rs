@@ -3,7 +3,10 @@
 //! and the band of "the same" (1 ± min_effect). One figure per target and
 //! pattern; the numbers in a table under each.
 
-use super::super::look::{clip_arrow, clip_name, Axis};
+use super::super::kit::axis::{clip_arrow, clip_name, Axis};
+use super::super::kit::legend::{KeyBox, Legend};
+use super::super::kit::ticks::{Room, Tick};
+use super::super::kit::{self, MUTED};
 use super::super::page::{self, Td};
 use super::super::probe::MAX_PANELS;
 use super::super::scale::{Clip, Log, Rgb};
@@ -46,24 +49,26 @@ pub fn domain(cells: &[&CellRatio], min_effect: f64) -> (f64, f64) {
     ((lo / 1.1).max(1.0 / LIMIT), (hi * 1.1).min(LIMIT))
 }
 
-/// Round ratios to label the axis with, inside the range and at least
-/// `gap` pixels apart: 1 first, then halves and doubles, then the finer
-/// steps where there is room.
-pub fn ticks(x: &Log, gap: f64) -> Vec<f64> {
+/// Round ratios to label the axis with, inside the range, their labels
+/// clear of each other: 1 first, then halves and doubles, then the finer
+/// steps near 1 where there is room.
+pub fn ticks(x: &Log) -> Vec<Tick> {
     let by_rank = [
         1.0, 0.5, 2.0, 0.25, 4.0, 0.125, 8.0, 0.0625, 16.0, 0.8, 1.25, 0.67, 1.5, 0.9, 1.1,
     ];
-    let mut kept: Vec<f64> = Vec::new();
-    for t in by_rank.into_iter().filter(|t| *t >= x.lo && *t <= x.hi) {
-        if kept
-            .iter()
-            .all(|k| (x.map_within(*k) - x.map_within(t)).abs() >= gap)
-        {
-            kept.push(t);
-        }
-    }
-    kept.sort_by(f64::total_cmp);
-    kept
+    let inside: Vec<f64> = by_rank
+        .into_iter()
+        .filter(|t| *t >= x.lo && *t <= x.hi)
+        .collect();
+    // Each candidate set adds the next ratio: halves and doubles are
+    // kept before the finer steps are tried.
+    let levels = (1..=inside.len()).map(|n| inside[..n].to_vec());
+    let room = Room {
+        axis: Axis::X,
+        size: 11.0,
+        gap: 14.0,
+    };
+    kit::ticks::ticks(levels, |v| x.map_within(v), |v| format!("{v}"), room)
 }
 
 /// The colour of a decision (Okabe–Ito): slower vermillion, faster blue,
@@ -161,25 +166,7 @@ fn forest(fig_id: &str, title: &str, cells: &[&CellRatio], min_effect: f64) -> S
     for (i, c) in cells.iter().enumerate() {
         mark(&mut f, &x, TOP + ROW_H * (i as f64 + 0.5), c);
     }
-    legend(&mut f, bottom + 40.0);
-    if any_clipped {
-        let y = bottom + 72.0;
-        f.raw("<g data-legend=\"clipped\">");
-        f.add(clip_arrow(
-            LABEL_W - 4.0,
-            y - 4.0,
-            Axis::X,
-            Clip::Low,
-            "#333333",
-        ));
-        f.add(
-            El::new("text")
-                .at("x", LABEL_W + 8.0)
-                .at("y", y)
-                .text("an arrow at an edge: the interval goes on past the axis"),
-        );
-        f.raw("</g>\n");
-    }
+    legend(&mut f, bottom + 40.0, any_clipped);
     f.finish()
 }
 
@@ -202,9 +189,9 @@ fn frame(f: &mut Figure, x: &Log, bottom: f64, min_effect: f64) {
                 min_effect * 100.0
             )),
     );
-    for t in ticks(x, 34.0) {
-        let px = x.map_within(t);
-        let stroke = if t == 1.0 { "#333333" } else { "#dddddd" };
+    for t in ticks(x) {
+        let px = t.at;
+        let stroke = if t.value == 1.0 { MUTED } else { "#dddddd" };
         f.add(
             El::new("line")
                 .at("x1", px)
@@ -218,7 +205,7 @@ fn frame(f: &mut Figure, x: &Log, bottom: f64, min_effect: f64) {
                 .at("x", px)
                 .at("y", bottom + 14.0)
                 .attr("text-anchor", "middle")
-                .text(format!("{t}")),
+                .text(t.label),
         );
     }
     f.add(
@@ -309,7 +296,9 @@ fn mark(f: &mut Figure, x: &Log, y: f64, c: &CellRatio) {
     f.end_group();
 }
 
-fn legend(f: &mut Figure, y: f64) {
+/// The decisions' dots across a row at `y`, what filled means under
+/// them, and the clipped arrow's line when an interval runs past the axis.
+fn legend(f: &mut Figure, y: f64, any_clipped: bool) {
     let items = [
         Decision::Slower,
         Decision::Faster,
@@ -317,28 +306,32 @@ fn legend(f: &mut Figure, y: f64) {
         Decision::Open,
         Decision::Untested,
     ];
-    let mut x = LABEL_W;
+    let mut l = Legend::across(LABEL_W, y).key_width(8.0);
     for d in items {
         let ink = colour(d).hex();
         let filled = matches!(d, Decision::Slower | Decision::Faster | Decision::Same);
-        f.add(
-            El::new("circle")
-                .at("cx", x)
-                .at("cy", y - 4.0)
+        let key = |b: KeyBox| {
+            vec![El::new("circle")
+                .at("cx", b.x + b.w / 2.0)
+                .at("cy", b.mid_y() - 1.5)
                 .at("r", 3.5)
                 .attr("fill", if filled { ink.as_str() } else { "#ffffff" })
                 .attr("stroke", &ink)
-                .attr("stroke-width", 1.5),
-        );
-        f.add(El::new("text").at("x", x + 8.0).at("y", y).text(d.as_str()));
-        x += 90.0;
+                .attr("stroke-width", 1.5)]
+        };
+        l.entry(f, (d.as_str(), &[]), key, &[d.as_str()]);
     }
-    f.add(
-        El::new("text")
-            .at("x", LABEL_W)
-            .at("y", y + 16.0)
-            .text("filled: decided; hollow: not decided; the line through a dot: its interval"),
+    let mut l = Legend::down(LABEL_W, y + 16.0);
+    l.note(
+        f,
+        &["filled: decided; hollow: not decided; the line through a dot: its interval"],
     );
+    if any_clipped {
+        let mut l = Legend::across(LABEL_W - 12.0, y + 32.0).key_width(16.0);
+        let key = |b: KeyBox| vec![clip_arrow(b.x + 8.0, b.mid_y(), Axis::X, Clip::Low, MUTED)];
+        let words = "an arrow at an edge: the interval goes on past the axis";
+        l.entry(f, ("clipped", &[]), key, &[words]);
+    }
 }
 
 fn table(fig_id: &str, title: &str, cells: &[&CellRatio]) -> String {
@@ -462,14 +455,12 @@ mod tests {
         assert!((x.map_within(2.0) - 300.0).abs() < 1e-9);
         assert_eq!(x.map_within(100.0), 400.0);
         let near = Log::new((0.3, 2.5), (0.0, 560.0));
-        assert_eq!(
-            ticks(&near, 34.0),
-            vec![0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 2.0]
-        );
+        let values = |x: &Log| ticks(x).iter().map(|t| t.value).collect::<Vec<f64>>();
+        assert_eq!(values(&near), vec![0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 2.0]);
         // Wide: the fine steps near 1 would overlap and are left out.
         let wide = Log::new((1.0 / 16.0, 16.0), (0.0, 560.0));
         assert_eq!(
-            ticks(&wide, 34.0),
+            values(&wide),
             vec![0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
         );
     }
@@ -495,6 +486,9 @@ mod tests {
         assert_eq!(s.matches("-table\"><caption>").count(), n);
         assert!(s.contains(&format!("the first {MAX_PANELS} of the {n} targets")));
         assert!(s.contains("id=\"run1-ratio-randread-t20-table\""));
+        // Five decisions a figure, clear of each other.
+        let entries = super::super::super::kit::clear::assert_legends_clear(&s);
+        assert_eq!(entries, 5 * MAX_PANELS);
     }
 
     #[test]

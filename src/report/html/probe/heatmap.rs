@@ -6,9 +6,10 @@
 //! difference"; significant tiles are outlined and marked. Several
 //! targets are panels stacked on the same columns.
 
+use super::super::kit::legend::{self, KeyBox, Legend};
+use super::super::kit::{self, axis, text};
 use super::super::scale::{diverging, Rgb};
 use super::super::svg::{esc, El, Figure};
-use super::draw;
 use super::layout::{change, tick_text, Shade, Standing, Tiles, REFERENCE_FILL};
 use crate::probe::sequential::Decision;
 
@@ -46,6 +47,8 @@ const TOP: f64 = 44.0;
 const CAPTION: f64 = 20.0;
 const GAP: f64 = 14.0;
 const LEGEND_W: f64 = 230.0;
+/// What the columns are.
+const X_TITLE: &str = "offset (evenly spaced slots, not to scale)";
 
 /// The mark of a significant decision.
 fn symbol(s: &Standing) -> &'static str {
@@ -137,9 +140,9 @@ fn tile(f: &mut Figure, fig: &str, grid: &Tiles, shade: &Shade, t: &Tile) {
 /// The colour bar (slower up, faster down, 0 in the middle) with its
 /// ticks, from `(x, y)`; returns where the next legend line goes.
 fn colour_bar(f: &mut Figure, h: &Heatmap, x: f64, y: f64) -> f64 {
-    draw::caption(f, x, y, "IOPS change against");
-    draw::caption(f, x, y + 14.0, &h.against);
-    draw::label(f, x, y + 28.0, "(decided tiles only)");
+    text::caption(f, x, y, "IOPS change against");
+    text::caption(f, x, y + 14.0, &h.against);
+    text::label(f, x, y + 28.0, "(decided tiles only)");
     let (top, height) = (y + 40.0, 160.0);
     let ramp = format!("{}-ramp", h.id);
     let stops: String = (0..=8)
@@ -161,12 +164,12 @@ fn colour_bar(f: &mut Figure, h: &Heatmap, x: f64, y: f64) -> f64 {
             .at("width", 16.0)
             .at("height", height)
             .attr("fill", format!("url(#{ramp})"))
-            .attr("stroke", draw::AXIS)
+            .attr("stroke", kit::AXIS)
             .attr("stroke-width", 0.5)
             .attr("data-scale", "diverging")
             .attr("data-max", format!("{}", h.shade.max)),
     );
-    for t in h.shade.ticks() {
+    for t in h.shade.ticks(height) {
         let ty = top + height / 2.0 - h.shade.t(t) * height / 2.0;
         f.add(
             El::new("line")
@@ -174,59 +177,76 @@ fn colour_bar(f: &mut Figure, h: &Heatmap, x: f64, y: f64) -> f64 {
                 .at("x2", x + 20.0)
                 .at("y1", ty)
                 .at("y2", ty)
-                .attr("stroke", draw::AXIS),
+                .attr("stroke", kit::AXIS),
         );
-        draw::label(f, x + 23.0, ty + 4.0, &tick_text(t));
+        text::label(f, x + 23.0, ty + 4.0, &tick_text(t));
     }
     top + height + 24.0
 }
 
-/// What the marks mean.
+/// What the marks mean, down a column from `(x, y)`.
 fn key(f: &mut Figure, h: &Heatmap, x: f64, y: f64) -> f64 {
-    let swatch = |f: &mut Figure, y: f64, fill: &str, stroke: Option<Rgb>| {
-        let el = El::new("rect")
-            .at("x", x)
-            .at("y", y - 10.0)
-            .at("width", 16.0)
-            .at("height", 13.0)
-            .attr("fill", fill);
-        let el = match stroke {
-            Some(c) => el.attr("stroke", c.hex()).attr("stroke-width", 2),
-            None => el.attr("stroke", "#bbbbbb"),
-        };
-        f.add(el);
+    let swatch = |fill: String, stroke: Option<Rgb>| {
+        move |b: KeyBox| {
+            let b = KeyBox {
+                w: 16.0,
+                h: 13.0,
+                ..b
+            };
+            vec![match stroke {
+                Some(c) => legend::swatch(b, &fill, &c.hex()).attr("stroke-width", 2),
+                None => legend::swatch(b, &fill, "#bbbbbb"),
+            }]
+        }
     };
-    let mut y = y;
+    let mut l = Legend::down(x, y).key_width(18.0);
     if h.untested {
-        draw::label(f, x, y, "one fio pass: no interval,");
-        draw::label(f, x, y + 14.0, "no test, so no tile is decided");
-        y += 32.0;
+        l.note(
+            f,
+            &[
+                "one fio pass: no interval,",
+                "no test, so no tile is decided",
+            ],
+        );
     } else {
-        swatch(f, y, &diverging(0.9).hex(), Some(Rgb(0, 0, 0)));
-        draw::label(f, x + 22.0, y, "\u{25cf} slower, \u{25b2} faster:");
-        draw::label(f, x + 22.0, y + 14.0, "significant (95 %, outlined)");
-        draw::label(f, x + 22.0, y + 28.0, "unmarked colour: fine");
-        y += 46.0;
+        l.entry(
+            f,
+            ("significant", &[]),
+            swatch(diverging(0.9).hex(), Some(Rgb(0, 0, 0))),
+            &[
+                "\u{25cf} slower, \u{25b2} faster:",
+                "significant (95 %, outlined)",
+                "unmarked colour: fine",
+            ],
+        );
     }
-    let hatched = format!("url(#{})", hatch_id(&h.id));
-    f.raw("<g data-legend=\"undecided\">");
-    swatch(f, y, &hatched, None);
-    draw::label(f, x + 22.0, y, "hatched, \u{201c}?\u{201d}: undecided or");
-    draw::label(f, x + 22.0, y + 14.0, "untested, so not coloured");
-    f.raw("</g>\n");
-    y += 32.0;
+    l.entry(
+        f,
+        ("undecided", &[]),
+        swatch(format!("url(#{})", hatch_id(&h.id)), None),
+        &[
+            "hatched, \u{201c}?\u{201d}: undecided or",
+            "untested, so not coloured",
+        ],
+    );
     if h.panels
         .iter()
         .flat_map(|p| &p.tiles)
         .any(|t| t.standing == Standing::Reference)
     {
-        swatch(f, y, REFERENCE_FILL, None);
-        draw::label(f, x + 22.0, y, "offset 0: the reference");
-        y += 20.0;
+        let reference = swatch(REFERENCE_FILL.to_string(), None);
+        l.entry(
+            f,
+            ("reference", &[]),
+            reference,
+            &["offset 0: the reference"],
+        );
     }
-    draw::label(f, x, y, "tile text: IOPS change");
-    draw::label(f, x, y + 14.0, "hover a tile: IOPS, CI, rounds");
-    y + 14.0
+    l.note(
+        f,
+        &["tile text: IOPS change", "hover a tile: IOPS, CI, rounds"],
+    );
+    l.y()
 }
 
 /// The figure.
@@ -246,20 +266,22 @@ pub fn draw(h: &Heatmap) -> String {
         .panels
         .iter()
         .filter_map(|p| p.caption.as_deref())
-        .map(|c| super::super::look::text_width(c, 11.0))
+        .map(|c| text::text_width(c, 11.0))
         .fold(0.0, f64::max);
-    let body_w = grid_w.max(captions_w);
+    // So is the x axis's title, centred under the tiles.
+    let title_w = text::text_width(X_TITLE, 11.0);
+    let body_w = grid_w.max(captions_w).max((grid_w + title_w) / 2.0);
     let mut f = Figure::new(&h.id, LEFT + body_w + 30.0 + LEGEND_W, 0.0, &h.title);
     hatch_defs(&mut f, &h.id);
     let mut last = None;
     for (i, panel) in h.panels.iter().enumerate() {
         let top = TOP + panel_h * i as f64;
         if let Some(c) = &panel.caption {
-            draw::caption(&mut f, LEFT, top + 13.0, c);
+            text::caption(&mut f, LEFT, top + 13.0, c);
         }
         let grid = Tiles::new(LEFT, top + caption, CELL, (h.cols.len(), h.rows.len()));
-        draw::y_labels(&mut f, &grid.rows, &h.rows, LEFT - 8.0);
-        draw::y_title(
+        axis::row_labels(&mut f, &grid.rows, &h.rows, LEFT - 8.0);
+        text::y_title(
             &mut f,
             18.0,
             (grid.rows.r0 + grid.rows.r1) / 2.0,
@@ -274,16 +296,11 @@ pub fn draw(h: &Heatmap) -> String {
     }
     let mut height = bottom + 12.0;
     if let Some(grid) = last {
-        draw::x_labels(&mut f, &grid.cols, &h.cols, bottom);
-        let labels_h = draw::x_labels_height(&grid.cols, &h.cols);
+        axis::band_labels(&mut f, &grid.cols, &h.cols, bottom);
+        let labels_h = axis::band_labels_height(&grid.cols, &h.cols);
         let title_y = bottom + labels_h + 18.0;
         let mid = (grid.cols.r0 + grid.cols.r1) / 2.0;
-        draw::x_title(
-            &mut f,
-            mid,
-            title_y,
-            "offset (evenly spaced slots, not to scale)",
-        );
+        text::x_title(&mut f, mid, title_y, X_TITLE);
         height = title_y + 12.0;
     }
     let legend_x = LEFT + body_w + 30.0;

@@ -4,11 +4,13 @@
 //! legend; the caller gives each panel its y range, so targets can share
 //! one.
 
-use super::super::look::{clip_arrow, clip_name, Axis};
+use super::super::kit::axis::{clip_arrow, clip_name, Axis};
+use super::super::kit::legend::{KeyBox, Legend};
+use super::super::kit::ticks::{self, ticks, Room};
+use super::super::kit::{axis, text, MUTED};
 use super::super::scale::Log;
 use super::super::scale::{Band, Clip, Rgb};
 use super::super::svg::{points, El, Figure};
-use super::draw;
 use super::layout::{band_outline, band_runs, short, Point};
 
 pub struct Marker {
@@ -58,6 +60,12 @@ const LEFT: f64 = 72.0;
 const TOP: f64 = 48.0;
 const RIGHT: f64 = 24.0;
 const LEGEND_W: f64 = 190.0;
+/// The IOPS labels up a panel: a line each, 14 px apart at least.
+const Y_ROOM: Room = Room {
+    axis: Axis::Y,
+    size: 11.0,
+    gap: 14.0,
+};
 
 /// One series in its panel: band, line, markers.
 fn series(f: &mut Figure, s: &Series, x: &Band, y: &Log) {
@@ -174,26 +182,22 @@ fn panel(f: &mut Figure, p: &Panel, plot: &Plot, at: (f64, f64), plot_w: f64, la
     let (x0, y0) = (at.0 + LEFT, at.1 + TOP);
     let (x1, y1) = (x0 + plot_w, y0 + PLOT_H);
     if let Some(c) = &p.caption {
-        draw::caption(f, x0, y0 - 10.0, c);
+        text::caption(f, x0, y0 - 10.0, c);
     }
     let y = Log::new(p.y, (y1, y0));
-    let ticks: Vec<(f64, String)> = y
-        .ticks()
-        .into_iter()
-        .map(|t| (y.map(t), short(t)))
-        .collect();
-    draw::y_ticks(f, &ticks, x0, x1);
-    draw::y_title(f, at.0 + 16.0, (y0 + y1) / 2.0, &p.y_title);
+    let ticks = ticks(ticks::log(y.lo, y.hi), |v| y.map(v), short, Y_ROOM);
+    axis::y_grid(f, &ticks, x0, x1);
+    text::y_title(f, at.0 + 16.0, (y0 + y1) / 2.0, &p.y_title);
     let x = Band {
         n: plot.x_labels.len(),
         r0: x0,
         r1: x1,
     };
-    draw::frame(f, x0, y0, x1, y1);
-    draw::x_labels(f, &x, &plot.x_labels, y1);
+    axis::frame(f, x0, y0, x1, y1);
+    axis::band_labels(f, &x, &plot.x_labels, y1);
     if last_row {
-        let h = draw::x_labels_height(&x, &plot.x_labels);
-        draw::x_title(f, (x0 + x1) / 2.0, y1 + h + 14.0, &plot.x_title);
+        let h = axis::band_labels_height(&x, &plot.x_labels);
+        text::x_title(f, (x0 + x1) / 2.0, y1 + h + 14.0, &plot.x_title);
     }
     for s in &p.series {
         series(f, s, &x, &y);
@@ -202,48 +206,39 @@ fn panel(f: &mut Figure, p: &Panel, plot: &Plot, at: (f64, f64), plot_w: f64, la
 
 /// The legend: one line per distinct series label, then the notes.
 fn legend(f: &mut Figure, plot: &Plot, x: f64, y: f64) -> f64 {
-    draw::caption(f, x, y, &plot.legend_title);
+    let mut l = Legend::down(x, y).key_width(26.0);
+    l.heading(f, &plot.legend_title);
     let mut seen: Vec<&str> = Vec::new();
-    let mut ly = y + 20.0;
     for s in plot.panels.iter().flat_map(|p| &p.series) {
         if seen.contains(&s.label.as_str()) {
             continue;
         }
         seen.push(&s.label);
-        let mut el = El::new("line")
-            .at("x1", x)
-            .at("x2", x + 26.0)
-            .at("y1", ly - 4.0)
-            .at("y2", ly - 4.0)
-            .attr("stroke", s.colour.hex())
-            .attr("stroke-width", 2.5);
-        if let Some(d) = s.dash {
-            el = el.attr("stroke-dasharray", d);
-        }
-        f.add(el);
-        draw::label(f, x + 32.0, ly, &s.label);
-        ly += 16.0;
+        let key = |b: KeyBox| {
+            let el = El::new("line")
+                .at("x1", b.x)
+                .at("x2", b.x + b.w)
+                .at("y1", b.mid_y())
+                .at("y2", b.mid_y())
+                .attr("stroke", s.colour.hex())
+                .attr("stroke-width", 2.5);
+            vec![match s.dash {
+                Some(d) => el.attr("stroke-dasharray", d),
+                None => el,
+            }]
+        };
+        l.entry(f, (&s.label, &[]), key, &[&s.label]);
     }
-    ly += 6.0;
-    for n in &plot.notes {
-        draw::label(f, x, ly, n);
-        ly += 14.0;
+    let notes: Vec<&str> = plot.notes.iter().map(String::as_str).collect();
+    if !notes.is_empty() {
+        l.note(f, &notes);
     }
     if any_clipped(plot) {
-        f.raw("<g data-legend=\"clipped\">");
-        f.add(clip_arrow(
-            x + 5.0,
-            ly - 8.0,
-            Axis::Y,
-            Clip::High,
-            "#333333",
-        ));
-        draw::label(f, x + 14.0, ly, "at an edge: the interval");
-        draw::label(f, x + 14.0, ly + 14.0, "goes on past the axis");
-        f.raw("</g>\n");
-        ly += 28.0;
+        let key = |b: KeyBox| vec![clip_arrow(b.x + 5.0, b.y + 1.0, Axis::Y, Clip::High, MUTED)];
+        let lines = ["at an edge: the interval", "goes on past the axis"];
+        l.entry(f, ("clipped", &[]), key, &lines);
     }
-    ly
+    l.y()
 }
 
 /// How wide a panel's plot area is: wider with more slots.
@@ -265,7 +260,7 @@ pub fn draw(plot: &Plot) -> String {
         r0: 0.0,
         r1: plot_w,
     };
-    let below = draw::x_labels_height(&slots, &plot.x_labels) + 24.0;
+    let below = axis::band_labels_height(&slots, &plot.x_labels) + 24.0;
     let size = (LEFT + plot_w + RIGHT, TOP + PLOT_H + below);
     let n = plot.panels.len().max(1);
     let per_row = per_row(plot.per_row, n, size.0);
@@ -339,7 +334,7 @@ mod tests {
         assert!(svg.contains("data-clipped=\"low\""), "{svg}");
         // The arrow's tip sits on the bottom edge (y 48 + 260), pointing down.
         assert!(svg.contains("<polygon class=\"clipped\""), "{svg}");
-        assert!(svg.contains("<g data-legend=\"clipped\">"));
+        assert!(svg.contains("data-legend=\"clipped\""));
         assert!(!svg.contains("data-clipped=\"high\" "), "{svg}");
     }
 }

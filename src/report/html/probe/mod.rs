@@ -13,7 +13,6 @@
 //! `data-bs` and, for heatmap tiles, `data-offset`, `data-decision` and
 //! `data-significant`.
 
-mod draw;
 mod figures;
 mod heatmap;
 pub mod layout;
@@ -426,7 +425,7 @@ mod tests {
              data-fill=\"undecided\" data-change=\"-0.2000\""
         ));
         assert!(map.contains("fill=\"url(#run1-heatmap-randwrite-undecided)\""));
-        assert!(map.contains("<g data-legend=\"undecided\">"));
+        assert!(map.contains("data-legend=\"undecided\""));
         // The scale reaches the decided 48 %, not the open 20 %, both ways.
         assert!(map.contains("data-scale=\"diverging\" data-max=\"0.5\""));
         assert!(map.contains("\u{2212}50 % slower"));
@@ -466,6 +465,15 @@ mod tests {
             "data-decision=\"slower\" data-significant=\"true\" data-fill=\"coloured\" data-change=\"-0.5000\" data-reference-target=\"0\""
         ));
         assert!(s.contains("target 2 (/dev/sdy) against target 1 (/dev/sdx)"));
+        assert!(super::super::kit::clear::assert_legends_clear(&s) > 0);
+    }
+
+    #[test]
+    fn the_legends_keep_clear() {
+        let s = section("run1", "a.json", &quick());
+        // The heatmap's key (3 entries) and the lines' block sizes (2),
+        // per figure.
+        assert!(super::super::kit::clear::assert_legends_clear(&s) >= 5);
     }
 
     #[test]

@@ -2,7 +2,11 @@
 //! beside each other per limit, the distrusted ones marked, 4 KiB and
 //! 1 MiB drawn for reference.
 
-use super::super::look::{self, text_width, Pattern};
+use super::super::kit::axis::{Axis, XAxis};
+use super::super::kit::legend::{KeyBox, Legend};
+use super::super::kit::text::{fit, text_width};
+use super::super::kit::ticks::{self, ticks, Room};
+use super::super::look::{self, Pattern};
 use super::super::scale::{category, Linear};
 use super::super::svg::{El, Figure};
 use super::limits::Row;
@@ -23,17 +27,6 @@ const WARN: &str = "#d55e00";
 pub fn domain(values: impl Iterator<Item = i128>) -> (f64, f64) {
     let max = values.filter(|v| *v > 0).max().unwrap_or(1) as f64;
     (8.0, max.log2().ceil().max(20.0))
-}
-
-/// Which powers of two get a label: every `k`th, `k` a power of two, so
-/// labels are at least `min_px` apart on `x`.
-pub fn label_every(x: &Linear, min_px: f64) -> u32 {
-    let one = (x.map(1.0) - x.map(0.0)).abs();
-    let mut k = 1;
-    while one * f64::from(k) < min_px && k < 64 {
-        k *= 2;
-    }
-    k
 }
 
 /// The figure `fig` of the grain rows of `d`.
@@ -59,12 +52,12 @@ pub fn figure(fig: &str, d: &Disk, rows: &[Row]) -> String {
 }
 
 fn legend(f: &mut Figure, fig: &str, d: &Disk) {
-    let mut x = 8.0;
-    for (source, look) in [("sysfs", sysfs_look()), ("ioctl", ioctl_look())] {
-        look::swatch(f, fig, look, (x, 29.0, 14.0, 11.0), El::new("rect"));
-        f.add(El::new("text").at("x", x + 18.0).at("y", 38.0).text(source));
-        x += 18.0 + text_width(source, 11.0) + 12.0;
+    let mut legend = Legend::across(8.0, 38.0);
+    for (source, l) in [("sysfs", sysfs_look()), ("ioctl", ioctl_look())] {
+        let key = |b: KeyBox| look::swatch_els(fig, l, (b.x, b.y, b.w, b.h), El::new("rect"));
+        legend.entry(f, (source, &[]), key, &[source]);
     }
+    let x = legend.x();
     let warn = "⚠ distrusted: a finding, or sysfs and the ioctl disagree";
     f.add(
         El::new("text")
@@ -81,11 +74,7 @@ fn legend(f: &mut Figure, fig: &str, d: &Disk) {
                 .at("x", 8.0)
                 .at("y", 54.0)
                 .attr("fill", "#555555")
-                .text(look::fit(
-                    &format!("ioctl: not read ({why})"),
-                    WIDTH - 16.0,
-                    11.0,
-                )),
+                .text(fit(&format!("ioctl: not read ({why})"), WIDTH - 16.0, 11.0)),
         );
     }
 }
@@ -261,48 +250,32 @@ fn power_label(e: u32) -> String {
     }
 }
 
-/// Powers of two along the bottom, labelled in binary units.
+/// Powers of two along the bottom, every one a tick, as many labelled
+/// (in binary units) as fit.
 fn axis(f: &mut Figure, x: &Linear, y: f64) {
-    f.add(
-        El::new("line")
-            .at("x1", PLOT.0)
-            .at("x2", PLOT.1)
-            .at("y1", y)
-            .at("y2", y)
-            .attr("stroke", "#555555"),
-    );
-    let every = label_every(x, 46.0);
     let (lo, hi) = (x.d0 as u32, x.d1 as u32);
-    for e in lo..=hi {
-        let px = x.map(f64::from(e));
-        let labelled = (e - lo) % every == 0;
-        f.add(
-            El::new("line")
-                .at("x1", px)
-                .at("x2", px)
-                .at("y1", y)
-                .at("y2", y + if labelled { 4.0 } else { 2.0 })
-                .attr("stroke", "#555555"),
-        );
-        if labelled {
-            f.add(
-                El::new("text")
-                    .at("x", px)
-                    .at("y", y + 15.0)
-                    .attr("text-anchor", "middle")
-                    .attr("font-size", 10)
-                    .text(power_label(e)),
-            );
-        }
-    }
-    f.add(
-        El::new("text")
-            .at("x", (PLOT.0 + PLOT.1) / 2.0)
-            .at("y", y + 32.0)
-            .attr("text-anchor", "middle")
-            .attr("fill", "#333333")
-            .text("bytes, log₂ scale (each tick doubles)"),
+    let room = Room {
+        axis: Axis::X,
+        size: 10.0,
+        gap: 12.0,
+    };
+    let labelled = ticks(
+        ticks::every_other(lo, hi),
+        |e| x.map(e),
+        |e| power_label(e as u32),
+        room,
     );
+    let minor: Vec<f64> = (lo..=hi).map(|e| x.map(f64::from(e))).collect();
+    XAxis {
+        from: PLOT.0,
+        to: PLOT.1,
+        y,
+        ticks: &labelled,
+        minor: &minor,
+        size: room.size,
+        title: "bytes, log₂ scale (each tick doubles)",
+    }
+    .draw(f);
 }
 
 #[cfg(test)]
@@ -329,8 +302,10 @@ mod tests {
     fn labels_are_thinned_to_fit() {
         // 12 powers over 540 px: 45 px each, labelled every other.
         let x = Linear::new((8.0, 20.0), PLOT);
-        assert_eq!(label_every(&x, 46.0), 2);
-        let x = Linear::new((8.0, 10.0), PLOT);
-        assert_eq!(label_every(&x, 46.0), 1);
+        let mut f = Figure::new("f", WIDTH, 100.0, "t");
+        axis(&mut f, &x, 50.0);
+        let svg = f.finish();
+        assert!(svg.contains(">256 B</text>") && svg.contains(">1 KiB</text>"));
+        assert!(!svg.contains(">512 B</text>"), "{svg}");
     }
 }
