@@ -74,14 +74,16 @@ pub fn node_block_size(node: &Path) -> Option<u32> {
     ioctl::device_block_size(&fd).ok()
 }
 
+/// A device number (`st_dev`, `st_rdev`) as (major, minor).
+pub fn major_minor(dev: u64) -> (u32, u32) {
+    (rustix::fs::major(dev), rustix::fs::minor(dev))
+}
+
 /// The device number of a block device node.
 pub fn rdev_of(path: &str) -> Option<(u32, u32)> {
     let meta = std::fs::metadata(path).ok()?;
     if !meta.file_type().is_block_device() {
         return None;
     }
-    Some((
-        rustix::fs::major(meta.rdev()),
-        rustix::fs::minor(meta.rdev()),
-    ))
+    Some(major_minor(meta.rdev()))
 }
