@@ -101,14 +101,15 @@ fn check(rel: &Path, own_floor: usize, used: &str, out: &mut Vec<String>) {
 
 #[test]
 fn the_scanner_reads_single_and_grouped_paths() {
-    assert_eq!(used_modules("export::json::name(&x)"), ["export"]);
+    assert_eq!(used_modules("report::json::name(&x)"), ["report"]);
     assert_eq!(
         used_modules("{check, topology::Topology};"),
         ["check", "topology"]
     );
     let mut out = Vec::new();
-    check(Path::new("stack/walk.rs"), 2, "export", &mut out);
+    check(Path::new("stack/walk.rs"), 2, "report", &mut out);
     assert_eq!(out.len(), 1, "a reader importing output is caught");
+    assert!(out[0].contains("(floor 3) imports crate::report (floor 6)"));
 }
 
 #[test]
