@@ -3,6 +3,7 @@
 
 use super::ioctl;
 use crate::bytes::ReadAt;
+use rustix::io::Errno;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
@@ -40,13 +41,13 @@ impl OpenError {
     pub fn reason(&self) -> String {
         let (Self::Open { source, .. } | Self::Metadata { source, .. } | Self::Size { source, .. }) =
             self;
-        let name = match source.raw_os_error() {
-            Some(libc::EPERM) => "EPERM",
-            Some(libc::EACCES) => "EACCES",
-            Some(libc::ENOENT) => "ENOENT",
-            Some(libc::ENXIO) => "ENXIO",
-            Some(libc::ENOMEDIUM) => "ENOMEDIUM",
-            Some(libc::EIO) => "EIO",
+        let name = match source.raw_os_error().map(Errno::from_raw_os_error) {
+            Some(Errno::PERM) => "EPERM",
+            Some(Errno::ACCESS) => "EACCES",
+            Some(Errno::NOENT) => "ENOENT",
+            Some(Errno::NXIO) => "ENXIO",
+            Some(Errno::NOMEDIUM) => "ENOMEDIUM",
+            Some(Errno::IO) => "EIO",
             _ => return source.to_string(),
         };
         name.to_string()
