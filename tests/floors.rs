@@ -1,6 +1,8 @@
 //! The floors of docs/architecture.md: each module imports only from its
 //! own floor or the floors below it. Reads every `crate::X` path in src/
-//! and fails on one that points up.
+//! and fails on one that points up. System calls are the second floor's
+//! alone: a `libc::`, `rustix::` or `nix::` path outside `sys/` and the
+//! probe's I/O engines fails too.
 
 use std::path::Path;
 
@@ -99,14 +101,15 @@ fn check(rel: &Path, own_floor: usize, used: &str, out: &mut Vec<String>) {
 
 #[test]
 fn the_scanner_reads_single_and_grouped_paths() {
-    assert_eq!(used_modules("export::json::name(&x)"), ["export"]);
+    assert_eq!(used_modules("report::json::name(&x)"), ["report"]);
     assert_eq!(
         used_modules("{check, topology::Topology};"),
         ["check", "topology"]
     );
     let mut out = Vec::new();
-    check(Path::new("stack/walk.rs"), 2, "export", &mut out);
+    check(Path::new("stack/walk.rs"), 2, "report", &mut out);
     assert_eq!(out.len(), 1, "a reader importing output is caught");
+    assert!(out[0].contains("(floor 3) imports crate::report (floor 6)"));
 }
 
 #[test]
@@ -119,4 +122,74 @@ fn no_module_imports_from_a_floor_above_its_own() {
     bad.sort();
     bad.dedup();
     assert!(bad.is_empty(), "imports that point up:\n{}", bad.join("\n"));
+}
+
+/// The crates that call the kernel directly.
+const SYSCALL_CRATES: &[&str] = &["libc::", "rustix::", "nix::"];
+
+/// Where direct system calls are allowed. `sys/` is the floor for them.
+/// The I/O engines (`probe/engine/`) are exempt because their system calls
+/// are the measurement itself: pread/pwrite and io_uring submissions in
+/// the timed loop, over buffers and iovecs the engine owns, and a wrapper
+/// floor between the clock and the call would be timed with it.
+fn may_call_the_kernel(rel: &Path) -> bool {
+    rel.starts_with("sys") || rel.starts_with("probe/engine")
+}
+
+/// Each `libc::`/`rustix::`/`nix::` path in `text` that is not part of a
+/// longer name (`my_libc::` is not one), as "file:line: path".
+fn syscall_uses(rel: &Path, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        for krate in SYSCALL_CRATES {
+            for (at, _) in code.match_indices(krate) {
+                let before = code[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    continue;
+                }
+                out.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    out
+}
+
+fn visit_syscalls(dir: &Path, out: &mut Vec<String>) {
+    let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            visit_syscalls(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            let rel = p.strip_prefix(src).unwrap();
+            if !may_call_the_kernel(rel) {
+                out.extend(syscall_uses(rel, &std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_syscall_scanner_finds_paths_and_use_lines() {
+    let rel = Path::new("probe/target.rs");
+    let text = "use rustix::fs::statx;\nlet f = libc::O_DIRECT;\nnix::unistd::sync();\nmy_libc::x(); // libc::y\n";
+    assert_eq!(syscall_uses(rel, text).len(), 3);
+    assert!(may_call_the_kernel(Path::new("sys/file.rs")));
+    assert!(may_call_the_kernel(Path::new("probe/engine/uring.rs")));
+    assert!(!may_call_the_kernel(Path::new("probe/target.rs")));
+}
+
+#[test]
+fn only_sys_and_the_io_engines_call_the_kernel() {
+    let mut bad = Vec::new();
+    visit_syscalls(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")),
+        &mut bad,
+    );
+    assert!(
+        bad.is_empty(),
+        "system calls outside sys/ (move them behind a function there):\n{}",
+        bad.join("\n")
+    );
 }

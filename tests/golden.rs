@@ -1,8 +1,8 @@
-//! Golden tests of the human output: `topology` on every fixture tree and
-//! `check` on images built by sfdisk and sgdisk. The report code is about
-//! to move behind one output interface; these keep what people read the
-//! same. `DISKALIGN_BLESS=1 cargo test --test golden` rewrites the files
-//! after an intended change (review the diff).
+//! Golden tests of what people read: the human and CSV output of
+//! `topology` on every fixture tree and of `check` on images built by
+//! sfdisk and sgdisk, so no change to the report code changes it unseen.
+//! `DISKALIGN_BLESS=1 cargo test --test golden` rewrites the files after
+//! an intended change (review the diff).
 
 mod common;
 use common::*;

@@ -23,7 +23,7 @@ fn fix_header_crc(b: &mut [u8], at: usize) {
     let size =
         (u32::from_le_bytes(b[at + 12..at + 16].try_into().unwrap()) as usize).clamp(92, 512);
     b[at + 16..at + 20].fill(0);
-    let crc = crc32fast::hash(&b[at..at + size]);
+    let crc = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC).checksum(&b[at..at + size]);
     b[at + 16..at + 20].copy_from_slice(&crc.to_le_bytes());
 }
 

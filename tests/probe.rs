@@ -383,8 +383,7 @@ fn scratch_file_is_removed_on_sigint() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let child = probe_holding_scratch(dir.path(), "64M");
     std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: plain kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    interrupt(&child);
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -560,8 +559,7 @@ fn sigint_reports_what_was_measured() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(2500));
-    // SAFETY: plain kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    interrupt(&child);
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -683,4 +681,10 @@ fn the_max_time_budget_ends_the_run() {
         out.contains("; the --max-time budget (1 s) was spent"),
         "{out}"
     );
+}
+
+/// SIGINT to a child, as Ctrl-C sends it.
+fn interrupt(child: &std::process::Child) {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("a child has a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("kill(2) on our child");
 }

@@ -1,8 +1,8 @@
 //! Rules for the layers above the partition table: every layer judged in
 //! its own address space against the limits of the layer below it.
 
-use super::rules::{kernel_offset, sane_optimal};
 use super::start::Start;
+use super::start::{kernel_offset, sane_optimal};
 use crate::findings::{Code, Facts, Finding, LegFact, Severity, Status};
 use crate::stack::fs::FsKind;
 use crate::stack::{Layer, LayerKind};

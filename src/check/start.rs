@@ -1,12 +1,34 @@
 //! The one start rule, shared by partitions and by the data starts of the
 //! layers inside them (PV first extent, md data area, LUKS payload, bcache
 //! data, LV legs): where a start stands against the grids of the device
-//! below. Partitions and layers report it under their own codes.
+//! below. Partitions and layers report it under their own codes. The
+//! grids themselves are here too: the kernel's rule and a sane optimal I/O
+//! size, which the placement, stack and plan rules read.
 
-use super::rules::{kernel_offset, sane_optimal};
 use crate::findings::{Code, Facts, Finding};
 use crate::iolimits::Topology;
-use crate::units::{KIB, MIB};
+use crate::units::{is_bridge_opt, KIB, MIB};
+
+/// The kernel's misalignment for a start: (g + ao - start mod g) mod g with
+/// g = max(pbs, min). 0 means aligned.
+pub fn kernel_offset(t: &Topology, start_bytes: u64) -> u64 {
+    let g = t.grain();
+    let ao = t.usable_alignment_offset() % g;
+    (g + ao - start_bytes % g) % g
+}
+
+/// An optimal I/O size worth aligning to: set, a multiple of pbs and min,
+/// larger than them, and not the USB-bridge artefact.
+pub fn sane_optimal(t: &Topology) -> Option<u64> {
+    let opt = u64::from(t.optimal_io_size);
+    let lbs = u64::from(t.logical_block_size);
+    (opt != 0
+        && !is_bridge_opt(opt, lbs)
+        && opt % u64::from(t.physical_block_size).max(1) == 0
+        && opt % u64::from(t.minimum_io_size).max(1) == 0
+        && opt > t.grain())
+    .then_some(opt)
+}
 
 /// A start judged against the device below.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,5 +231,33 @@ mod tests {
         assert!(!s.off_optimal());
         let s = Start::judge(&t, 16 * 65536);
         assert_eq!(s.optimal, Some((65536, 65536 - 3584)));
+    }
+
+    #[test]
+    fn kernel_rule_examples() {
+        assert_eq!(kernel_offset(&topo(4096, 4096, 0, 0), 63 * 512), 512);
+        assert_eq!(kernel_offset(&topo(4096, 4096, 0, 3584), 63 * 512), 0);
+        assert_eq!(kernel_offset(&topo(4096, 4096, 0, 3584), 2048 * 512), 3584);
+        assert_eq!(kernel_offset(&topo(512, 512, 0, 0), 63 * 512), 0);
+        // A RAID5 with 512 KiB chunks: g = min.
+        assert_eq!(kernel_offset(&topo(512, 524288, 0, 0), MIB), 0);
+        assert_eq!(
+            kernel_offset(&topo(512, 524288, 0, 0), 63 * 512),
+            524288 - 63 * 512
+        );
+    }
+
+    #[test]
+    fn usb_opt_is_not_sane() {
+        let t = Topology {
+            optimal_io_size: 33_553_920,
+            ..topo(4096, 4096, 0, 0)
+        };
+        assert_eq!(sane_optimal(&t), None);
+        let t = Topology {
+            optimal_io_size: 1_048_576,
+            ..topo(512, 524288, 0, 0)
+        };
+        assert_eq!(sane_optimal(&t), Some(1_048_576));
     }
 }

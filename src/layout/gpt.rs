@@ -14,6 +14,9 @@ fn at(offset: u64) -> Facts {
 }
 
 const SIGNATURE: &[u8; 8] = b"EFI PART";
+/// The header's and the entry array's CRC32 (UEFI 2.10 §4.2 names the
+/// ISO 3309 CRC-32 that zlib computes: CRC-32/ISO-HDLC).
+const GPT_CRC: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
 /// Upper bound on the entry array we agree to read (the spec's minimum is 16 KiB).
 const MAX_ARRAY_BYTES: u64 = 4 << 20;
 
@@ -77,7 +80,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
     let stored = le_u32(&b, 16);
     let mut copy = b[..size].to_vec();
     copy[16..20].fill(0);
-    let computed = crc32fast::hash(&copy);
+    let computed = GPT_CRC.checksum(&copy);
     if stored != computed {
         return Err(ParseError::new(
             layer,
@@ -150,7 +153,7 @@ fn read_entries(
         .ok_or_else(|| ParseError::new(layer, u64::MAX, "LBA overflows"))?;
     let len = u64::from(h.entry_count) * u64::from(h.entry_size);
     let b = read_bytes(src, layer, offset, len)?;
-    let computed = crc32fast::hash(&b);
+    let computed = GPT_CRC.checksum(&b);
     if computed != h.entries_crc {
         return Err(ParseError::new(
             layer,

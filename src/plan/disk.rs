@@ -4,7 +4,7 @@
 use super::content::{self, Content};
 use super::layout::{self, Grid, Placed, Slot};
 use super::{boot, identity, Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Shrink, Step};
-use crate::check::rules::sane_optimal;
+use crate::check::start::sane_optimal;
 use crate::findings::Code;
 use crate::findings::Severity;
 use crate::inspect::{Target, TargetKind};

@@ -17,7 +17,7 @@ pub mod identity;
 pub mod layout;
 pub mod new_disk;
 
-use crate::check::rules::is_placement_code;
+use crate::check::placement::is_placement_code;
 use crate::errors::TargetError;
 use crate::findings::{Code, Finding};
 use crate::inspect::Inspection;

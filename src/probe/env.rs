@@ -64,7 +64,7 @@ fn active_scheduler(text: &str) -> Option<String> {
 
 fn filesystem_of(target: &Target) -> Option<Filesystem> {
     let dev = target.file.metadata().ok()?.dev();
-    let want = Some((rustix::fs::major(dev), rustix::fs::minor(dev)));
+    let want = Some(crate::sys::dev::major_minor(dev));
     let info = procfs::mountinfo();
     // The last matching mount is the one on top.
     procfs::parse_mountinfo(&info)
@@ -79,7 +79,7 @@ fn filesystem_of(target: &Target) -> Option<Filesystem> {
 }
 
 pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
-    let u = rustix::system::uname();
+    let kernel = crate::sys::host::kernel();
     let cpu_model = procfs::cpu_model();
     let disk = target.disk.as_ref();
     let scheduler = disk.and_then(|d| {
@@ -98,12 +98,8 @@ pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
     );
     Environment {
         diskalign_version: env!("CARGO_PKG_VERSION"),
-        kernel: format!(
-            "{} {}",
-            u.release().to_string_lossy(),
-            u.version().to_string_lossy()
-        ),
-        arch: u.machine().to_string_lossy().into_owned(),
+        kernel: kernel.release_version,
+        arch: kernel.machine,
         cpu_model,
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         cpu_governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),

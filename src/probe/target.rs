@@ -6,14 +6,14 @@
 
 use super::grid::{Constraints, DioRule};
 use super::safety;
-use crate::sys::ioctl;
+use crate::sys::file::{self as sysfile, Allocated, Mode};
+use crate::sys::{dev, ioctl};
 use crate::topology::{Disk, Sysfs};
 use crate::units::{human, MIB};
-use rustix::fs::{AtFlags, StatxFlags};
 use serde::Serialize;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -54,25 +54,8 @@ pub struct Target {
     pub partition: Option<u32>,
 }
 
-fn o_direct(buffered: bool) -> i32 {
-    if buffered {
-        0
-    } else {
-        libc::O_DIRECT
-    }
-}
-
-/// The O_DIRECT offset alignment from statx (Linux 6.1+), if reported.
-fn dio_align(file: &File) -> Option<u32> {
-    let st = rustix::fs::statx(file, "", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN).ok()?;
-    if st.stx_mask & StatxFlags::DIOALIGN.bits() == 0 || st.stx_dio_offset_align == 0 {
-        return None;
-    }
-    Some(st.stx_dio_offset_align)
-}
-
 fn constraints(file: &File, lbs: u32, pbs: u32, size: u64) -> Constraints {
-    let (dio_offset_align, dio_rule) = match dio_align(file) {
+    let (dio_offset_align, dio_rule) = match sysfile::dio_offset_align(file) {
         Some(a) => (a, DioRule::Statx),
         None => (lbs, DioRule::LogicalBlockSize),
     };
@@ -140,20 +123,7 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target, String
             ));
         }
     }
-    let mut opts = OpenOptions::new();
-    opts.read(true)
-        .write(a.write)
-        .custom_flags(o_direct(a.buffered) | if a.write { libc::O_EXCL } else { 0 });
-    let file = opts.open(path).map_err(|e| {
-        if e.raw_os_error() == Some(libc::EBUSY) {
-            format!(
-                "{} is in use (exclusive open refused: mounted, held or swap)",
-                path.display()
-            )
-        } else {
-            format!("cannot open {}: {e}", path.display())
-        }
-    })?;
+    let file = sysfile::open_device(path, mode(a)).map_err(|e| e.to_string())?;
     let v = ioctl::read_fd(&file)
         .map_err(|e| format!("block-device ioctls on {}: {e}", path.display()))?;
     let node_block_size = ioctl::device_block_size(&file).ok();
@@ -181,8 +151,8 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target, String
 /// The disk holding a file's filesystem, for its topology and environment.
 fn disk_of(meta: &fs::Metadata, sysfs: &Sysfs) -> (Option<Disk>, Option<u32>) {
     let dev = meta.dev();
-    let Some((name, part)) = sysfs.resolve_devnum(rustix::fs::major(dev), rustix::fs::minor(dev))
-    else {
+    let (major, minor) = dev::major_minor(dev);
+    let Some((name, part)) = sysfs.resolve_devnum(major, minor) else {
         return (None, None);
     };
     (sysfs.disk(&name).ok(), part)
@@ -215,12 +185,7 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target,
             human(meta.len())
         ));
     }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(a.write)
-        .custom_flags(o_direct(a.buffered))
-        .open(path)
-        .map_err(|e| open_error(path, e, a.buffered))?;
+    let file = sysfile::open_file(path, mode(a)).map_err(|e| e.to_string())?;
     let (disk, partition) = disk_of(meta, a.sysfs);
     let (lbs, pbs) = file_limits(&disk);
     Ok(Target {
@@ -234,14 +199,10 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target,
     })
 }
 
-fn open_error(path: &Path, e: io::Error, buffered: bool) -> String {
-    if e.raw_os_error() == Some(libc::EINVAL) && !buffered {
-        format!(
-            "cannot open {} with O_DIRECT: its filesystem does not support direct I/O (tmpfs?); use --buffered",
-            path.display()
-        )
-    } else {
-        format!("cannot open {}: {e}", path.display())
+fn mode(a: &Access) -> Mode {
+    Mode {
+        write: a.write,
+        buffered: a.buffered,
     }
 }
 
@@ -254,17 +215,17 @@ fn scratch(dir: &Path, a: &Access) -> Result<Target, String> {
         ));
     }
     room_for(dir, size)?;
-    let file = nameless_file(dir, a.buffered)?;
-    match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, size) {
-        Ok(()) => {}
-        Err(rustix::io::Errno::NOSPC) => {
+    let file = sysfile::nameless(dir, a.buffered).map_err(|e| e.to_string())?;
+    match sysfile::allocate(&file, size) {
+        Allocated::Yes => {}
+        Allocated::NoSpace => {
             return Err(format!(
                 "no space for a {} scratch file in {}",
                 human(size),
                 dir.display()
             ))
         }
-        Err(rustix::io::Errno::FBIG) => {
+        Allocated::TooLarge => {
             return Err(format!(
                 "--size {}: larger than the filesystem of {} allows for one file",
                 human(size),
@@ -273,7 +234,7 @@ fn scratch(dir: &Path, a: &Access) -> Result<Target, String> {
         }
         // No fallocate here (EOPNOTSUPP): room_for checked the space, and
         // fill writes every byte anyway.
-        Err(_) => {}
+        Allocated::Unsupported => {}
     }
     fill(&file, size, a)
         .map_err(|e| format!("writing the scratch file in {}: {e}", dir.display()))?;
@@ -299,10 +260,9 @@ const KEEP_FREE_PERCENT: u64 = 1;
 /// filesystem, left for everyone else) and RLIMIT_FSIZE, whose SIGXFSZ
 /// would kill the probe mid-write.
 fn room_for(dir: &Path, size: u64) -> Result<(), String> {
-    let st = rustix::fs::statvfs(dir)
-        .map_err(|e| format!("cannot stat the filesystem of {}: {e}", dir.display()))?;
-    let free = st.f_bavail.saturating_mul(st.f_frsize);
-    let keep = st.f_blocks.saturating_mul(st.f_frsize) / 100 * KEEP_FREE_PERCENT;
+    let room = sysfile::room(dir).map_err(|e| e.to_string())?;
+    let free = room.available;
+    let keep = room.total / 100 * KEEP_FREE_PERCENT;
     if size > free.saturating_sub(keep) {
         return Err(format!(
             "--size {}: the filesystem of {} has {} free, and a probe leaves {KEEP_FREE_PERCENT} % of it ({}) for others; give a smaller --size",
@@ -312,8 +272,7 @@ fn room_for(dir: &Path, size: u64) -> Result<(), String> {
             human(keep)
         ));
     }
-    let limit = rustix::process::getrlimit(rustix::process::Resource::Fsize).current;
-    if let Some(limit) = limit.filter(|&l| size > l) {
+    if let Some(limit) = sysfile::size_limit().filter(|&l| size > l) {
         return Err(format!(
             "--size {}: above this process's file size limit of {} (ulimit -f)",
             human(size),
@@ -321,35 +280,6 @@ fn room_for(dir: &Path, size: u64) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// A file in `dir` that no path names: `O_TMPFILE`, or where the filesystem
-/// lacks it (EOPNOTSUPP, EISDIR on old kernels), a new file unlinked at once.
-fn nameless_file(dir: &Path, buffered: bool) -> Result<File, String> {
-    let tmpfile = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_TMPFILE | o_direct(buffered))
-        .open(dir);
-    match tmpfile {
-        Ok(f) => return Ok(f),
-        Err(e) if !matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => {
-            return Err(open_error(dir, e, buffered))
-        }
-        Err(_) => {}
-    }
-    let path = dir.join(format!(".diskalign-probe-{}.tmp", std::process::id()));
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(o_direct(buffered))
-        .open(&path)
-        .map_err(|e| open_error(&path, e, buffered))?;
-    fs::remove_file(&path).map_err(|e| format!("cannot unlink {}: {e}", path.display()))?;
-    Ok(file)
 }
 
 /// Write real data over the whole scratch file: reads of unwritten

@@ -1,7 +1,21 @@
 //! ANSI colour, used only when asked for or when stdout is a terminal.
+//!
+//! The styles are anstyle's, which renders each as its escape sequences
+//! and the reset after it. Whether to colour stays decided here (stdout a
+//! terminal and no NO_COLOR), not by anstream's detection, which also reads
+//! CLICOLOR, CLICOLOR_FORCE and TERM and so would colour where diskalign
+//! has not; and the report is built as strings, measured by [`visible`],
+//! before anything is written, so there is no stream to wrap.
 
 use crate::findings::{Severity, Status};
+use anstyle::{AnsiColor, Effects};
 use std::io::IsTerminal;
+
+const BOLD: anstyle::Style = anstyle::Style::new().effects(Effects::BOLD);
+const GOOD: anstyle::Style = AnsiColor::Green.on_default();
+const BAD: anstyle::Style = AnsiColor::Red.on_default().effects(Effects::BOLD);
+const WARN: anstyle::Style = AnsiColor::Yellow.on_default();
+const DIM: anstyle::Style = anstyle::Style::new().effects(Effects::DIMMED);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
@@ -94,28 +108,28 @@ impl Style {
         Style::default()
     }
 
-    fn paint(&self, code: &str, s: &str) -> String {
+    fn paint(&self, style: anstyle::Style, s: &str) -> String {
         if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
+            format!("{style}{s}{style:#}")
         } else {
             s.to_string()
         }
     }
 
     pub fn bold(&self, s: &str) -> String {
-        self.paint("1", s)
+        self.paint(BOLD, s)
     }
     pub fn good(&self, s: &str) -> String {
-        self.paint("32", s)
+        self.paint(GOOD, s)
     }
     pub fn bad(&self, s: &str) -> String {
-        self.paint("31;1", s)
+        self.paint(BAD, s)
     }
     pub fn warn(&self, s: &str) -> String {
-        self.paint("33", s)
+        self.paint(WARN, s)
     }
     pub fn dim(&self, s: &str) -> String {
-        self.paint("2", s)
+        self.paint(DIM, s)
     }
 
     /// A status word in the colour of its tier.
@@ -246,6 +260,19 @@ pub fn errors(errors: &[crate::errors::TargetError], st: &Style, what: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bytes a terminal gets; `visible` skips them all.
+    #[test]
+    fn colours_are_sgr_sequences_with_a_reset() {
+        let st = Style::new(ColorChoice::Always);
+        assert_eq!(st.bold("x"), "\x1b[1mx\x1b[0m");
+        assert_eq!(st.good("x"), "\x1b[32mx\x1b[0m");
+        assert_eq!(st.bad("x"), "\x1b[1m\x1b[31mx\x1b[0m");
+        assert_eq!(st.warn("x"), "\x1b[33mx\x1b[0m");
+        assert_eq!(st.dim("x"), "\x1b[2mx\x1b[0m");
+        assert_eq!(visible(&st.bad("word")), 4);
+        assert_eq!(Style::new(ColorChoice::Never).bad("x"), "x");
+    }
 
     #[test]
     fn glued_words_stay_on_one_line_and_print_as_spaces() {

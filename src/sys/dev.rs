@@ -3,6 +3,7 @@
 
 use super::ioctl;
 use crate::bytes::ReadAt;
+use rustix::io::Errno;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
@@ -40,13 +41,13 @@ impl OpenError {
     pub fn reason(&self) -> String {
         let (Self::Open { source, .. } | Self::Metadata { source, .. } | Self::Size { source, .. }) =
             self;
-        let name = match source.raw_os_error() {
-            Some(libc::EPERM) => "EPERM",
-            Some(libc::EACCES) => "EACCES",
-            Some(libc::ENOENT) => "ENOENT",
-            Some(libc::ENXIO) => "ENXIO",
-            Some(libc::ENOMEDIUM) => "ENOMEDIUM",
-            Some(libc::EIO) => "EIO",
+        let name = match source.raw_os_error().map(Errno::from_raw_os_error) {
+            Some(Errno::PERM) => "EPERM",
+            Some(Errno::ACCESS) => "EACCES",
+            Some(Errno::NOENT) => "ENOENT",
+            Some(Errno::NXIO) => "ENXIO",
+            Some(Errno::NOMEDIUM) => "ENOMEDIUM",
+            Some(Errno::IO) => "EIO",
             _ => return source.to_string(),
         };
         name.to_string()
@@ -74,14 +75,16 @@ pub fn node_block_size(node: &Path) -> Option<u32> {
     ioctl::device_block_size(&fd).ok()
 }
 
+/// A device number (`st_dev`, `st_rdev`) as (major, minor).
+pub fn major_minor(dev: u64) -> (u32, u32) {
+    (rustix::fs::major(dev), rustix::fs::minor(dev))
+}
+
 /// The device number of a block device node.
 pub fn rdev_of(path: &str) -> Option<(u32, u32)> {
     let meta = std::fs::metadata(path).ok()?;
     if !meta.file_type().is_block_device() {
         return None;
     }
-    Some((
-        rustix::fs::major(meta.rdev()),
-        rustix::fs::minor(meta.rdev()),
-    ))
+    Some(major_minor(meta.rdev()))
 }

@@ -9,6 +9,26 @@ pub fn name() -> String {
         .into_owned()
 }
 
+/// The running kernel as uname(2) gives it.
+pub struct Kernel {
+    /// `release version`, as `uname -rv` prints them.
+    pub release_version: String,
+    /// The machine's architecture (`uname -m`).
+    pub machine: String,
+}
+
+pub fn kernel() -> Kernel {
+    let u = rustix::system::uname();
+    Kernel {
+        release_version: format!(
+            "{} {}",
+            u.release().to_string_lossy(),
+            u.version().to_string_lossy()
+        ),
+        machine: u.machine().to_string_lossy().into_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

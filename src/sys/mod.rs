@@ -1,8 +1,12 @@
 //! The only code that touches the live system: sysfs, procfs, the
-//! block-device ioctls, opening device nodes and the host name (uname). Everything above takes what these return, so every rule runs in
-//! tests without root.
+//! block-device ioctls, opening device nodes, the probe's own files
+//! (`file.rs`) and the host name (uname). Everything above takes what
+//! these return, so every rule runs in tests without root. Outside `sys/`,
+//! only the probe's I/O engines call the kernel themselves
+//! (`tests/floors.rs` checks).
 
 pub mod dev;
+pub mod file;
 pub mod host;
 pub mod ioctl;
 pub mod procfs;

@@ -41,7 +41,7 @@ pub fn read_attr(path: &Path) -> Option<Vec<u8>> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(path)
         .ok()?;
     let mut buf = Vec::new();

@@ -70,6 +70,8 @@ impl Uring {
         ring.submitter().register_files(&[fd])?;
         let mut buf = AlignedBuf::new(qd as usize * max_bs as usize, writes);
         let base = buf.as_mut_ptr();
+        // io-uring's register_buffers takes libc's iovec: the one use of libc
+        // outside the tests, as rustix has no io_uring registration.
         let iovecs: Vec<libc::iovec> = (0..qd as usize)
             .map(|i| libc::iovec {
                 // SAFETY: slot i lies inside the qd × max_bs allocation.
@@ -189,7 +191,10 @@ impl Engine for Uring {
                     w.block_size as i32
                 };
                 let res = cqe.result();
-                if res != expect && failure.is_none() && res != -libc::ECANCELED {
+                if res != expect
+                    && failure.is_none()
+                    && res != -rustix::io::Errno::CANCELED.raw_os_error()
+                {
                     failure = Some(if res < 0 {
                         io::Error::from_raw_os_error(-res)
                     } else {

@@ -16,16 +16,29 @@ const INITIAL_CRC: u32 = 0xf597_a6cf;
 /// raw_locn flag: this copy is to be ignored.
 const RAW_LOCN_IGNORED: u32 = 1;
 
+/// LVM2's calc_crc (lib/misc/crc.c) in the `crc` crate's terms: the
+/// reflected CRC-32 polynomial started from [`INITIAL_CRC`] with no final
+/// xor. A reflected algorithm's `init` is given bit-reversed.
+const LVM_CRC: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::Algorithm {
+    width: 32,
+    poly: 0x04c1_1db7,
+    init: INITIAL_CRC.reverse_bits(),
+    refin: true,
+    refout: true,
+    xorout: 0,
+    check: 0x4991_cf02,
+    residue: 0,
+});
+
 /// LVM's checksum: the reflected CRC-32 with another start and no final xor.
 pub fn lvm_crc(data: &[u8]) -> u32 {
     lvm_crc_continue(INITIAL_CRC, data)
 }
 
 fn lvm_crc_continue(state: u32, data: &[u8]) -> u32 {
-    // crc32fast keeps the complemented state: start from !state, undo its final xor.
-    let mut h = crc32fast::Hasher::new_with_initial(!state);
-    h.update(data);
-    !h.finalize()
+    let mut d = LVM_CRC.digest_with_initial(state.reverse_bits());
+    d.update(data);
+    d.finalize()
 }
 
 /// What the label sector and pv_header say.
@@ -191,5 +204,27 @@ mod tests {
         let data = b"vg0 { seqno = 1 }";
         let split = lvm_crc_continue(lvm_crc(&data[..5]), &data[5..]);
         assert_eq!(split, lvm_crc(data));
+    }
+
+    /// calc_crc bit by bit, as lib/misc/crc.c's table is built.
+    fn bitwise(data: &[u8]) -> u32 {
+        let mut crc = INITIAL_CRC;
+        for &b in data {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = (crc >> 1) ^ if crc & 1 == 1 { 0xedb8_8320 } else { 0 };
+            }
+        }
+        crc
+    }
+
+    #[test]
+    fn the_crc_crate_computes_lvms_crc() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        for len in [0, 1, 9, 20, 492, 4096] {
+            let data: Vec<u8> = (0..len).map(|_| rng.u8(..)).collect();
+            assert_eq!(lvm_crc(&data), bitwise(&data), "{len} bytes");
+        }
+        assert_eq!(lvm_crc(b"123456789"), LVM_CRC.algorithm.check);
     }
 }

@@ -1,19 +1,12 @@
-//! The rules that turn a partition's placement into findings.
+//! A partition's placement: its start (through the one start rule in
+//! `start.rs`), the discard grid, its end and size, the kernel's own
+//! per-partition offset, and the block size of its node.
 
 use super::start::Start;
-use super::tools::{self, ToolVerdicts, ToolView};
 use crate::findings::{Code, Facts, Finding, Severity};
 use crate::layout::PartKind;
 use crate::topology::{is_misaligned_marker, Topology};
-use crate::units::{bridge_opt_why, is_bridge_opt, KIB};
-
-/// The kernel's misalignment for a start: (g + ao - start mod g) mod g with
-/// g = max(pbs, min). 0 means aligned.
-pub fn kernel_offset(t: &Topology, start_bytes: u64) -> u64 {
-    let g = t.grain();
-    let ao = t.usable_alignment_offset() % g;
-    (g + ao - start_bytes % g) % g
-}
+use crate::units::KIB;
 
 /// The size the kernel registers for a partition node: a DOS extended
 /// container gets max(lbs/512, 2) 512-byte sectors (capped by its table
@@ -37,19 +30,6 @@ pub fn device_block_size(lbs: u32, size_bytes: u64) -> u32 {
         bs *= 2;
     }
     bs
-}
-
-/// An optimal I/O size worth aligning to: set, a multiple of pbs and min,
-/// larger than them, and not the USB-bridge artefact.
-pub fn sane_optimal(t: &Topology) -> Option<u64> {
-    let opt = u64::from(t.optimal_io_size);
-    let lbs = u64::from(t.logical_block_size);
-    (opt != 0
-        && !is_bridge_opt(opt, lbs)
-        && opt % u64::from(t.physical_block_size).max(1) == 0
-        && opt % u64::from(t.minimum_io_size).max(1) == 0
-        && opt > t.grain())
-    .then_some(opt)
 }
 
 /// The placement facts of one partition in bytes.
@@ -188,42 +168,6 @@ pub fn node_block_size_finding(predicted: u32, kernel: Option<u32>) -> Option<Fi
     ))
 }
 
-/// Each tool's verdict on a partition given in device sectors.
-pub fn tool_verdicts(v: &ToolView, first: u64, last: u64, sgdisk_align: u64) -> ToolVerdicts {
-    ToolVerdicts {
-        parted_optimal: tools::parted_optimal(v).is_aligned(first),
-        parted_minimal: tools::parted_minimal(v).is_aligned(first),
-        fdisk: tools::fdisk_phy_aligned(v, first),
-        sgdisk: !tools::sgdisk_cautions(sgdisk_align, first, last),
-    }
-}
-
-/// One sentence on why the tools disagree about a partition.
-pub fn explain_disagreement(v: &ToolView, verdicts: &ToolVerdicts, sgdisk_align: u64) -> String {
-    let yn = |b: bool| if b { "aligned" } else { "NOT aligned" };
-    let opt = tools::parted_optimal(v);
-    let min = tools::parted_minimal(v);
-    let fdisk_g = v.pbs.max(v.min);
-    let mut s = format!(
-        "parted align-check opt says {} (grain {} sectors), align-check min says {} (grain {} sectors), fdisk says {} (checks the {fdisk_g}-byte physical boundary{}), sgdisk says {} (its {sgdisk_align}-sector alignment, lowered to fit the existing starts, on both start and end)",
-        yn(verdicts.parted_optimal),
-        opt.grain,
-        yn(verdicts.parted_minimal),
-        min.grain,
-        yn(verdicts.fdisk),
-        if v.ao != 0 { format!(" shifted by alignment offset {}", v.ao) } else { String::new() },
-        yn(verdicts.sgdisk),
-    );
-    if is_bridge_opt(v.opt, v.lbs) {
-        s.push_str(&format!(
-            "; optimal_io_size is {}: {}",
-            v.opt,
-            bridge_opt_why(v.opt, v.lbs, v.pbs)
-        ));
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,20 +180,6 @@ mod tests {
             alignment_offset: ao,
             ..Topology::IMAGE_DEFAULT
         }
-    }
-
-    #[test]
-    fn kernel_rule_examples() {
-        assert_eq!(kernel_offset(&topo(4096, 4096, 0), 63 * 512), 512);
-        assert_eq!(kernel_offset(&topo(4096, 4096, 3584), 63 * 512), 0);
-        assert_eq!(kernel_offset(&topo(4096, 4096, 3584), 2048 * 512), 3584);
-        assert_eq!(kernel_offset(&topo(512, 512, 0), 63 * 512), 0);
-        // A RAID5 with 512 KiB chunks: g = min.
-        assert_eq!(kernel_offset(&topo(512, 524288, 0), MIB), 0);
-        assert_eq!(
-            kernel_offset(&topo(512, 524288, 0), 63 * 512),
-            524288 - 63 * 512
-        );
     }
 
     #[test]
@@ -281,19 +211,5 @@ mod tests {
         assert!(codes.contains(&Code::StartNot4k));
         assert!(codes.contains(&Code::EndNot4k));
         assert!(!codes.contains(&Code::SizeNot4k));
-    }
-
-    #[test]
-    fn usb_opt_is_not_sane() {
-        let t = Topology {
-            optimal_io_size: 33_553_920,
-            ..topo(4096, 4096, 0)
-        };
-        assert_eq!(sane_optimal(&t), None);
-        let t = Topology {
-            optimal_io_size: 1_048_576,
-            ..topo(512, 524288, 0)
-        };
-        assert_eq!(sane_optimal(&t), Some(1_048_576));
     }
 }
