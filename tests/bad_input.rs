@@ -439,6 +439,25 @@ fn file_flags_write_what_format_prints() {
     assert!(printed.contains("\"schema\": \"diskalign.check\""));
     let (again, _) = run(&["check", &img, "--format", "json", "--json"]);
     assert_eq!(without_start(&again), without_start(&printed));
+    // plan takes the same flags: --json and --format json as before, and
+    // --json=FILE beside the script.
+    let old = image(dir.path(), "old.img", 64 * MIB);
+    sfdisk(&old, "start=63,size=50000\n");
+    let old = old.display().to_string();
+    let (json, script) = (at("plan.json"), at("fix.sh"));
+    let (printed, code) = run(&["plan", &old, "--json"]);
+    assert_eq!(code, 1);
+    assert!(printed.contains("\"schema\": \"diskalign.plan\""));
+    let (same, _) = run(&["plan", &old, "--format", "json"]);
+    assert_eq!(without_start(&same), without_start(&printed));
+    let (human, code) = run(&["plan", &old, &format!("--json={json}"), "--script", &script]);
+    assert_eq!(code, 1);
+    assert_eq!(human, run(&["plan", &old]).0);
+    let written = std::fs::read_to_string(&json).unwrap();
+    assert_eq!(without_start(&written), without_start(&printed));
+    assert!(std::fs::read_to_string(&script)
+        .unwrap()
+        .starts_with("#!/bin/sh"));
 }
 
 /// A value no device could have is one usage line before any target is

@@ -31,8 +31,13 @@ pub fn page(p: Planned, stamp: &Stamp) -> String {
         // Our own document always reads back as a check; this would be a bug.
         _ => Vec::new(),
     };
+    // The disks, the host and the date, as every page names its run.
+    let what = Saved::parse(&json, "plan")
+        .ok()
+        .and_then(|doc| describe(&doc))
+        .unwrap_or_else(|| "this plan run".to_string());
     let id = "run1";
-    let mut s = page::heading(2, id, "plan");
+    let mut s = page::heading(2, id, &format!("plan: {what}"));
     for (n, d) in p.plan.targets.iter().enumerate() {
         let before = now.iter().find(|t| t.path == d.path);
         s.push_str(&disk(id, n, d, before));
@@ -52,15 +57,7 @@ pub fn page(p: Planned, stamp: &Stamp) -> String {
         "target",
         &errors,
     ));
-    // The title names the disks, the host and the date, as every page's.
-    let title = Saved::parse(&json, "plan")
-        .ok()
-        .and_then(|doc| describe(&doc))
-        .map_or_else(
-            || "diskalign plan".to_string(),
-            |w| format!("diskalign plan of {w}"),
-        );
-    page::document(&title, &[], &[s])
+    page::document(&format!("diskalign plan of {what}"), &[what], &[s])
 }
 
 /// One disk: what the plan is, the two maps, the moves, the steps.
@@ -138,6 +135,7 @@ fn after(now: &Target, d: &DiskPlan) -> Target {
 /// A partition moved to where the plan puts it.
 fn place(p: &mut Partition, planned: &PartPlan) {
     p.start_bytes = planned.after.start_bytes;
+    p.start_alignment = crate::units::alignment_of(p.start_bytes);
     p.size_bytes = planned.after.size_bytes;
     p.end_bytes = planned
         .after
