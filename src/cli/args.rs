@@ -59,7 +59,7 @@ pub struct OutputArgs {
     /// Also write the CSV to FILE, whatever --format prints (the columns -o picks, without a header with -n).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Also write the HTML report (figures and their tables, docs/html.md) to FILE, whatever --format prints.
+    /// Also write the HTML report (figures and their tables, docs/html.md) to FILE, whatever --format prints; for plan each disk's map now and after the plan, and the steps (not with --new).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Also write the run as Prometheus metrics to FILE (check: the verdicts; topology: the limits and hints; node_exporter textfile format; docs/prometheus.md).
