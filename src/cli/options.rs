@@ -1,6 +1,7 @@
 //! The parsed command line resolved in one step into what the commands run
-//! with: the output format and style, the sysfs tree, and each command's
-//! library options (like hyperfine's `options.rs`).
+//! with: the outputs as (format, destination) pairs, the style, the sysfs
+//! tree, and each command's library options (like hyperfine's
+//! `options.rs`).
 
 use super::args::{Cli, Command, OutputArgs, ProbeArgs, TableArgs};
 use super::outputs::Outputs;
