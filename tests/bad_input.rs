@@ -335,6 +335,131 @@ fn plan_refuses_bad_input_in_one_line() {
     assert!(!std::path::Path::new("x.sh").exists());
 }
 
+/// Every output flag is checked before the run: a file named twice, a
+/// directory that cannot be written, a name taken by a directory or a
+/// device node, or a format the command does not have is one line and
+/// exit 2, and nothing is written, not even the files that were fine.
+#[test]
+fn bad_destinations_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = small_gpt(dir.path());
+    let file = filled(dir.path());
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    let (json, html, prom) = (at("a.json"), at("a.html"), at("a.prom"));
+    let twice = at("./a.json");
+    refused(
+        &["check", &img, &format!("--json={json}"), "--html", &twice],
+        "given twice (--json and --html)",
+    );
+    refused(
+        &[
+            "check",
+            &img,
+            "--csv",
+            &json,
+            "--prometheus",
+            &prom,
+            "--html",
+            &json,
+        ],
+        "given twice (--csv and --html)",
+    );
+    // /proc takes no new file, whoever asks.
+    refused(
+        &[
+            "check",
+            &img,
+            "--html",
+            &html,
+            "--prometheus",
+            "/proc/diskalign.prom",
+        ],
+        "--prometheus /proc/diskalign.prom: cannot write there",
+    );
+    refused(
+        &["check", &img, "--json=/no/such/dir/a.json"],
+        "cannot write there",
+    );
+    let d = dir.path().display().to_string();
+    refused(&["topology", "--html", &d], "a directory");
+    refused(&["check", &img, "--csv", "/dev/null"], "not a regular file");
+    // A format the command does not have.
+    refused(
+        &["probe", &file, "--prometheus", &prom],
+        "probe has no Prometheus output",
+    );
+    refused(&["plan", &img, "--csv", &json], "plan has no CSV output");
+    refused(
+        &["plan", "--new", &img, "--sizes", "1M", "--html", &html],
+        "plan --new has no HTML output",
+    );
+    refused(
+        &["check", "--list-columns", "--html", &html],
+        "--list-columns has no HTML output",
+    );
+    refused(&["check", &img, "--format", "csv", "--json"], "--json=FILE");
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["filled.img", "x.img"]);
+}
+
+/// Each file flag writes what --format would print, beside it: --json=FILE
+/// (the = keeps `--json DISK` meaning JSON on standard output), --csv,
+/// --html, --prometheus, in any combination with any --format.
+#[test]
+fn file_flags_write_what_format_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = small_gpt(dir.path());
+    let at = |name: &str| dir.path().join(name).display().to_string();
+    let (json, csv, prom) = (at("a.json"), at("a.csv"), at("a.prom"));
+    let (human, code) = run(&[
+        "check",
+        &img,
+        &format!("--json={json}"),
+        "--csv",
+        &csv,
+        "--prometheus",
+        &prom,
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(human, run(&["check", &img]).0);
+    let (printed, _) = run(&["check", "--json", &img]);
+    let written = std::fs::read_to_string(&json).unwrap();
+    assert_eq!(without_start(&written), without_start(&printed));
+    let (printed, _) = run(&["check", &img, "--format", "csv"]);
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), printed);
+    assert!(std::fs::read_to_string(&prom)
+        .unwrap()
+        .contains("diskalign_check_timestamp_seconds"));
+    // JSON on standard output, CSV beside it; --format json --json is JSON.
+    let (printed, _) = run(&["check", &img, "--format", "json", "--csv", &csv]);
+    assert!(printed.contains("\"schema\": \"diskalign.check\""));
+    let (again, _) = run(&["check", &img, "--format", "json", "--json"]);
+    assert_eq!(without_start(&again), without_start(&printed));
+    // plan takes the same flags: --json and --format json as before, and
+    // --json=FILE beside the script.
+    let old = image(dir.path(), "old.img", 64 * MIB);
+    sfdisk(&old, "start=63,size=50000\n");
+    let old = old.display().to_string();
+    let (json, script) = (at("plan.json"), at("fix.sh"));
+    let (printed, code) = run(&["plan", &old, "--json"]);
+    assert_eq!(code, 1);
+    assert!(printed.contains("\"schema\": \"diskalign.plan\""));
+    let (same, _) = run(&["plan", &old, "--format", "json"]);
+    assert_eq!(without_start(&same), without_start(&printed));
+    let (human, code) = run(&["plan", &old, &format!("--json={json}"), "--script", &script]);
+    assert_eq!(code, 1);
+    assert_eq!(human, run(&["plan", &old]).0);
+    let written = std::fs::read_to_string(&json).unwrap();
+    assert_eq!(without_start(&written), without_start(&printed));
+    assert!(std::fs::read_to_string(&script)
+        .unwrap()
+        .starts_with("#!/bin/sh"));
+}
+
 /// A value no device could have is one usage line before any target is
 /// read, however many targets were given: no report, no summary.
 #[test]

@@ -1,5 +1,5 @@
 //! The HTML report in a real browser: the pages of real check, topology,
-//! probe (one target and two), fio and compare runs are rendered by
+//! plan, probe (one target and two), fio and compare runs are rendered by
 //! headless Chromium. Each screenshot (target/screenshots/) must show
 //! something, the DOM must hold the figures with the expected cells,
 //! partitions and layers, the page must fetch nothing, and the standard
@@ -133,6 +133,55 @@ fn check_pages_draw_disks_boundaries_and_stacks() {
     assert_eq!(code, 1);
     let page = std::fs::read_to_string(&direct).unwrap();
     assert_eq!(count(&page, "<svg"), count(&r.dom, "<svg"));
+}
+
+#[test]
+fn plan_pages_draw_each_disk_now_and_after() {
+    let dir = tempfile::tempdir().unwrap();
+    // Partition 1 at sector 63 (moved to 1 MiB by the plan), partition 2
+    // at 32 MiB (kept).
+    let old = sfdisk_image(dir.path(), "old.img", "start=63,size=50000\nstart=65536\n");
+    let o = old.display().to_string();
+    let page = dir.path().join("plan.html");
+    let p = page.display().to_string();
+    let (_, err, code) = run_full(&["plan", &o, "--html", &p]);
+    assert_eq!(code, 1, "a plan with changes: {err}");
+    let size = std::fs::metadata(&page).unwrap().len();
+    assert!(size < BUDGET, "plan.html is {size} bytes");
+    let r = browser::render(&page, "plan", 1280, 1600);
+    assert_self_contained(&r);
+    assert_not_blank(&r, 0.02);
+    // Now: check's own map, partition 1 misaligned and marked.
+    let now = browser::figure(&r.dom, "run1-now-0");
+    assert!(now.contains(
+        "<g class=\"partition\" data-partition=\"1\" data-start=\"32256\" data-end=\"25632255\" data-status=\"misaligned\""
+    ));
+    assert!(now.contains("data-mark=\"start-misaligned\" data-partition=\"1\""));
+    assert!(now.contains("data-partition=\"2\" data-start=\"33554432\""));
+    // After: partition 1 at 1 MiB with its size, aligned, no mark; 2 kept.
+    let after = browser::figure(&r.dom, "run1-after-0");
+    let end = (1u64 << 20) + 50000 * 512 - 1;
+    assert!(after.contains(&format!(
+        "<g class=\"partition\" data-partition=\"1\" data-start=\"1048576\" data-end=\"{end}\" data-status=\"aligned\""
+    )));
+    assert!(!after.contains("data-mark="));
+    assert!(after.contains("data-partition=\"2\" data-start=\"33554432\""));
+    // The numbers under each map, the moves and the steps in order.
+    assert!(r.dom.contains("id=\"run1-now-0-table\""));
+    assert!(r.dom.contains("id=\"run1-after-0-table\""));
+    assert!(r.dom.contains("id=\"run1-moves-0\""));
+    let steps = &r.dom[r.dom.find("id=\"run1-steps-0\"").expect("steps table")..];
+    let copy = steps
+        .find("copy 24.4 MiB from byte 32256 to byte 1048576")
+        .unwrap();
+    let entry = steps.find("rewrite its entry as start=2048").unwrap();
+    assert!(steps.find("back up the table").unwrap() < copy && copy < entry);
+    // --format html prints the same page.
+    let (printed, _, code) = run_full(&["plan", &o, "--format", "html"]);
+    assert_eq!(code, 1);
+    let written = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(count(&printed, "<svg"), count(&written, "<svg"));
+    assert_eq!(count(&written, "<svg"), 2);
 }
 
 #[test]

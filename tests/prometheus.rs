@@ -450,30 +450,64 @@ fn striped_lv_write_amplification() {
     }
 }
 
+/// A tmpfs of one page mounted on `dir`, unmounted when dropped (also
+/// when the test fails).
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path) -> Tmpfs {
+        std::fs::create_dir_all(dir).unwrap();
+        sh(
+            "mount",
+            &[
+                "-t",
+                "tmpfs",
+                "-o",
+                "size=4k",
+                "tmpfs",
+                dir.to_str().unwrap(),
+            ],
+        );
+        Tmpfs(dir.to_path_buf())
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
 #[test]
 fn an_unwritable_file_is_one_line_and_status_bit_2() {
     let dir = TempDir::new().unwrap();
     let img = two_partitions(dir.path());
     let target = img.to_str().unwrap();
-    // A missing directory.
+    // A missing directory, or a directory where the file should go, is
+    // refused before the check: one line, exit 2, no report.
     let missing = dir.path().join("no/such/dir/diskalign.prom");
     let (out, err, code) = run_full(&["check", target, "--prometheus", missing.to_str().unwrap()]);
-    assert_eq!(code, 1 | 2, "findings and the unwritten file: {err}");
-    assert!(!out.is_empty(), "the report is still printed");
+    assert_eq!(
+        (out.as_str(), code),
+        ("", 2),
+        "refused before the run: {err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.starts_with(&format!("diskalign: cannot write {}: ", missing.display())),
+        err.starts_with(&format!(
+            "diskalign: error: --prometheus {}: cannot write there: ",
+            missing.display()
+        )),
         "{err}"
     );
-    // A directory where the file should go: the temporary file was made
-    // and is removed again.
     let textfiles = dir.path().join("textfile");
     std::fs::create_dir_all(textfiles.join("busy.prom/inside")).unwrap();
     let busy = textfiles.join("busy.prom");
     let (_, err, code) = run_full(&["check", target, "--prometheus", busy.to_str().unwrap()]);
-    assert_eq!((code & 2, err.lines().count()), (2, 1), "{err}");
+    assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+    assert!(err.contains("a directory"), "{err}");
     assert_eq!(listing(&textfiles), ["busy.prom"]);
-    // topology too, on a clean disk: only the bit of the file.
+    // topology too.
     let root = repo("tests/fixtures/sysfs/nvme-4kn");
     let (_, err, code) = run_full(&[
         "--sysfs-root",
@@ -483,6 +517,25 @@ fn an_unwritable_file_is_one_line_and_status_bit_2() {
         missing.to_str().unwrap(),
     ]);
     assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+    // A file that can be made but not filled (a full filesystem): the
+    // report is still printed, one line names the file, the status gets
+    // bit 2 beside the findings' 1, and no temporary file is left.
+    let full = dir.path().join("full");
+    let _tmpfs = Tmpfs::mount(&full);
+    let filler = format!("of={}", full.join("filler").display());
+    let _ = Command::new("dd")
+        .args(["if=/dev/zero", &filler, "bs=4096", "count=2", "status=none"])
+        .status();
+    let prom = full.join("diskalign.prom");
+    let (out, err, code) = run_full(&["check", target, "--prometheus", prom.to_str().unwrap()]);
+    assert_eq!(code, 1 | 2, "findings and the unwritten file: {err}");
+    assert!(!out.is_empty(), "the report is still printed");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("diskalign: cannot write {}: ", prom.display())),
+        "{err}"
+    );
+    assert_eq!(listing(&full), ["filler"]);
 }
 
 #[test]

@@ -40,29 +40,31 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// How every command prints its result.
+/// Where every command puts its result: standard output in one format,
+/// and each file flag adds a file in its own (`cli::outputs`). A command
+/// without a format hides its flag and refuses it.
 #[derive(clap::Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Output format: human tables, JSON (docs/json.md), CSV (one row per partition, disk or probe cell) or one self-contained HTML page with figures (docs/html.md).
-    #[arg(long, value_enum, default_value = "human")]
-    pub format: Format,
-    /// Same as --format json.
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
-    /// Also write the HTML report (figures and their tables, docs/html.md) to FILE, whatever --format prints.
+    /// Print in this format [default: human]: human tables, JSON (docs/json.md), CSV (one row per partition, disk, probe cell or comparison; not plan) or one self-contained HTML page with figures (docs/html.md).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<Format>,
+    /// --json alone: print JSON, as --format json. --json=FILE (with the =): also write the JSON document (docs/json.md) to FILE, whatever --format prints.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true
+    )]
+    pub json: Option<Option<PathBuf>>,
+    /// Also write the CSV to FILE, whatever --format prints (the columns -o picks, without a header with -n).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Also write the HTML report (figures and their tables, docs/html.md) to FILE, whatever --format prints; for plan each disk's map now and after the plan, and the steps (not with --new).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-}
-
-impl OutputArgs {
-    /// The format asked for, --json included.
-    pub fn format(&self) -> Format {
-        if self.json {
-            Format::Json
-        } else {
-            self.format
-        }
-    }
+    /// Also write the run as Prometheus metrics to FILE (check: the verdicts; topology: the limits and hints; node_exporter textfile format; docs/prometheus.md).
+    #[arg(long, value_name = "FILE")]
+    pub prometheus: Option<PathBuf>,
 }
 
 /// The table of `check` and `topology`, as lsblk prints its own.
@@ -114,9 +116,6 @@ pub enum Command {
         /// The details of each disk (every limit, the ioctls' view, the findings explained); with -o, -n or -b after the table.
         #[arg(short, long)]
         verbose: bool,
-        /// Also write the limits and hints as Prometheus metrics to FILE (node_exporter textfile format, replaced atomically; docs/prometheus.md).
-        #[arg(long, value_name = "FILE")]
-        prometheus: Option<PathBuf>,
     },
     #[command(after_long_help = crate::report::columns::check_help())]
     /// Check partitions and every layer above them (LVM, md, LUKS, filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
@@ -141,13 +140,10 @@ pub enum Command {
         /// Print every explanation: info findings too (why the tools disagree, portability); with -o, -n or -b the whole report, its tables of those columns.
         #[arg(short, long)]
         verbose: bool,
-        /// Also write the verdicts as Prometheus metrics to FILE (node_exporter textfile format, replaced atomically; docs/prometheus.md).
-        #[arg(long, value_name = "FILE")]
-        prometheus: Option<PathBuf>,
     },
     /// Measure whether misalignment hurts: a grid of block sizes x offsets on a
     /// disk, a partition, a file, or a scratch file in a directory.
-    #[command(after_help = PROBE_HELP)]
+    #[command(after_help = PROBE_HELP, mut_arg("prometheus", |a| a.hide(true)))]
     Probe(ProbeArgs),
     /// Draw saved runs as one self-contained HTML page: the JSON of check, topology, probe or compare (--json), or fio's JSON output for a probe --emit-fio job file.
     #[command(after_help = REPORT_HELP)]
@@ -166,7 +162,7 @@ pub enum Command {
         figures: Option<PathBuf>,
     },
     /// Compare two saved runs: two probe runs (or fio results) cell by cell, B/A with its 95 % CI; two check runs finding by finding.
-    #[command(after_help = COMPARE_HELP)]
+    #[command(after_help = COMPARE_HELP, mut_arg("prometheus", |a| a.hide(true)))]
     Compare {
         /// The reference run (A): a saved probe or check JSON, or fio's JSON.
         #[arg(value_name = "A.json")]
@@ -184,17 +180,19 @@ pub enum Command {
         verbose: bool,
     },
     /// Propose the fix that keeps the data: new partition starts on 1 MiB (or a stripe width), ends on 4 KiB where that is free, the moves and table changes in a safe order, and what must be done by hand. Never writes to a disk; --script writes a POSIX sh script for you to read and run.
-    #[command(after_help = PLAN_HELP)]
+    #[command(
+        after_help = PLAN_HELP,
+        mut_arg("csv", |a| a.hide(true)),
+        mut_arg("prometheus", |a| a.hide(true))
+    )]
     Plan {
         /// Whole disks or disk image files.
         #[arg(required_unless_present = "new", value_name = "DISK")]
         targets: Vec<PathBuf>,
-        /// Output format: human (a before/after table per disk) or JSON (docs/json.md).
-        #[arg(long, value_enum, default_value = "human")]
-        format: PlanFormat,
-        /// Same as --format json.
-        #[arg(long, conflicts_with = "format")]
-        json: bool,
+        // Human: a before/after table per disk; JSON (docs/json.md); HTML:
+        // each disk's map now and after, and the steps (not with --new).
+        #[command(flatten)]
+        output: OutputArgs,
         /// Override the topology for what-if questions and images (as for check).
         #[arg(long, value_name = "SPEC", value_parser = topology_arg)]
         topology: Option<TopologyOverride>,
@@ -224,13 +222,6 @@ pub enum Command {
     Assets(super::assets::Asset),
 }
 
-/// `plan --format`: the plan has no CSV or HTML form.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PlanFormat {
-    Human,
-    Json,
-}
-
 /// `plan --new --label`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Label {
@@ -253,9 +244,6 @@ pub struct ProbeArgs {
     pub targets: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Also write one CSV row per cell to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
     /// Print the fio job file for the planned grid and exit without doing I/O.
     #[arg(long)]
     pub emit_fio: bool,

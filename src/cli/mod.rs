@@ -6,6 +6,7 @@
 mod args;
 mod assets;
 mod options;
+mod outputs;
 mod plan;
 mod runs;
 mod textfile;
@@ -14,9 +15,10 @@ pub use args::{Cli, Command, OutputArgs, ProbeArgs};
 pub use options::{Options, Task};
 
 use crate::check::{self, CheckOptions};
-use crate::report::{self, progress, Exporter, Stamp};
+use crate::report::{progress, Run, Stamp, Style};
 use crate::topology::Sysfs;
 use clap::Parser;
+use outputs::Outputs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -41,65 +43,38 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let out = report::exporter(opts.format, opts.style.clone(), &stamp);
-    let html = opts.html.as_deref();
+    // A bad destination is refused before any work.
+    if let Err(e) = opts.outputs.check_files() {
+        warn(&format!("error: {e}"));
+        return ExitCode::from(2);
+    }
+    let out = Out {
+        outputs: &opts.outputs,
+        style: &opts.style,
+        stamp: &stamp,
+    };
     let (text, code) = match opts.task {
-        Task::Topology {
-            sysfs,
-            devices,
-            prometheus,
-        } => run_topology(
-            &sysfs,
-            &devices,
-            [prometheus.as_deref(), html],
-            &stamp,
-            &*out,
-        ),
+        Task::Topology { sysfs, devices } => run_topology(&sysfs, &devices, &out),
         Task::Check {
             options,
             targets,
             fail_on,
-            prometheus,
-        } => run_check(
-            &options,
-            &targets,
-            fail_on,
-            [prometheus.as_deref(), html],
-            &stamp,
-            &*out,
-        ),
-        Task::ListColumns(options::Listed::Check) => (report::columns::check_list(&opts.style), 0),
-        Task::ListColumns(options::Listed::Topology) => {
-            (report::columns::topology_list(&opts.style), 0)
-        }
-        Task::Probe {
-            options,
-            emit_fio,
-            csv,
-        } => run_probe(&options, emit_fio, [csv.as_deref(), html], &stamp, &*out),
+        } => run_check(&options, &targets, fail_on, &out),
+        Task::ListColumns(listed) => out.write(Run::Columns(listed), 0),
+        Task::Probe { options, emit_fio } => run_probe(&options, emit_fio, &out),
         Task::Assets(a) => (assets::render(a), 0),
         Task::Report {
             runs,
             output,
             figures,
         } => runs::report(&runs, output.as_deref(), figures.as_deref()),
-        Task::Compare { a, b } => runs::compare(&a, &b, html, &stamp, &*out),
+        Task::Compare { a, b } => runs::compare(&a, &b, &out),
         Task::Plan {
             options,
             targets,
-            json,
-            script,
             plan,
             new,
-        } => plan::run(
-            &options,
-            &targets,
-            json.then_some(&stamp),
-            script.as_deref(),
-            &plan,
-            new,
-            &opts.style,
-        ),
+        } => plan::run(&options, &targets, &plan, new, out),
     };
     ExitCode::from(emit(&text, code))
 }
@@ -153,7 +128,23 @@ fn status(errors: bool, problems: bool) -> u8 {
     u8::from(problems) | if errors { 2 } else { 0 }
 }
 
-/// Write a file beside the report (`--prometheus`, `--html`, `--csv`, `--script`)
+/// Where a run's outputs go and what shapes them, for every command.
+#[derive(Clone, Copy)]
+pub struct Out<'a> {
+    outputs: &'a Outputs,
+    style: &'a Style,
+    stamp: &'a Stamp,
+}
+
+impl Out<'_> {
+    /// Writes `run` to every file asked for and returns standard output's
+    /// text, with `code` and 2 when a file could not be written.
+    fn write(&self, run: Run, code: u8) -> (String, u8) {
+        self.outputs.write(run, self.style, self.stamp, code)
+    }
+}
+
+/// Write a file that is no run's output (`report`'s page and figures)
 /// when asked, atomically; a failure is one line on stderr and adds the
 /// "could not run" status 2 to `code`.
 fn side_file(path: Option<&Path>, code: u8, text: impl FnOnce() -> String) -> u8 {
@@ -169,61 +160,32 @@ fn side_file(path: Option<&Path>, code: u8, text: impl FnOnce() -> String) -> u8
 
 /// `check`: returns the report text and the exit status. Each target that
 /// could not be checked is one line on stderr, here and nowhere else.
-pub fn run_check(
+fn run_check(
     opts: &CheckOptions,
     targets: &[PathBuf],
     fail_on: crate::findings::FailOn,
-    [prometheus, html]: [Option<&Path>; 2],
-    stamp: &Stamp,
-    out: &dyn Exporter,
+    out: &Out,
 ) -> (String, u8) {
     let run = check::check_with(targets, opts, fail_on);
     for e in &run.errors {
         warn(&e.to_string());
     }
-    let code = run.summary.exit_status;
-    let code = side_file(prometheus, code, || {
-        report::prometheus::check(&run, stamp, SystemTime::now())
-    });
-    let page = report::html::Html {
-        stamp: stamp.clone(),
-    };
-    let code = side_file(html, code, || page.check(&run));
-    (out.check(&run), code)
+    out.write(Run::Check(&run), run.summary.exit_status)
 }
 
 /// `topology`: returns the report text and the exit status.
-pub fn run_topology(
-    sysfs: &Sysfs,
-    devices: &[String],
-    [prometheus, html]: [Option<&Path>; 2],
-    stamp: &Stamp,
-    out: &dyn Exporter,
-) -> (String, u8) {
+fn run_topology(sysfs: &Sysfs, devices: &[String], out: &Out) -> (String, u8) {
     let survey = crate::topology::survey(sysfs, devices);
     for e in &survey.errors {
         warn(&e.to_string());
     }
     let code = status(!survey.errors.is_empty(), survey.has_problems());
-    let code = side_file(prometheus, code, || {
-        report::prometheus::topology(&survey, stamp, SystemTime::now())
-    });
-    let page = report::html::Html {
-        stamp: stamp.clone(),
-    };
-    let code = side_file(html, code, || page.topology(&survey));
-    (out.topology(&survey), code)
+    out.write(Run::Topology(&survey), code)
 }
 
 /// `probe`: returns the report text and the exit status (0 no significant
 /// penalty, 1 a penalty, 2 could not run or interrupted).
-pub fn run_probe(
-    opts: &crate::probe::ProbeOptions,
-    emit_fio: bool,
-    [csv, html]: [Option<&Path>; 2],
-    stamp: &Stamp,
-    out: &dyn Exporter,
-) -> (String, u8) {
+fn run_probe(opts: &crate::probe::ProbeOptions, emit_fio: bool, out: &Out) -> (String, u8) {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
@@ -246,20 +208,16 @@ pub fn run_probe(
         Ok(r) => r,
         Err(e) => return fail(e),
     };
-    let files = side_file(csv, 0, || report::csv::probe(&report));
-    let page = report::html::Html {
-        stamp: stamp.clone(),
-    };
-    let files = side_file(html, files, || page.probe(&report));
     if report.partial {
         warn(&format!(
             "{}: interrupted after {} round(s): the report holds what was measured until then (marked partial)",
             report.target.path.display(),
             report.rounds_run
         ));
-        return (out.probe(&report), 2 | probe_bits(&report));
+        let (text, _) = out.write(Run::Probe(&report), 0);
+        return (text, 2 | probe_bits(&report));
     }
-    (out.probe(&report), files | probe_bits(&report))
+    out.write(Run::Probe(&report), probe_bits(&report))
 }
 
 /// Exit bits of a probe's verdict: 1 a penalty, 4 inconclusive.

@@ -1,23 +1,25 @@
 //! The parsed command line resolved in one step into what the commands run
-//! with: the output format and style, the sysfs tree, and each command's
-//! library options (like hyperfine's `options.rs`).
+//! with: the outputs as (format, destination) pairs, the style, the sysfs
+//! tree, and each command's library options (like hyperfine's
+//! `options.rs`).
 
-use super::args::{Cli, Command, ProbeArgs, TableArgs};
+use super::args::{Cli, Command, OutputArgs, ProbeArgs, TableArgs};
+use super::outputs::Outputs;
 use crate::check::CheckOptions;
 use crate::findings::FailOn;
 use crate::probe::ProbeOptions;
 use crate::report::columns;
 use crate::report::style::{TableForm, TableMode, View};
-use crate::report::{Format, Style};
+pub use crate::report::Listed;
+use crate::report::{Format, Kind, Style};
 use crate::topology::Sysfs;
 use std::path::PathBuf;
 
-/// What to run and how to print it.
+/// What to run and where its outputs go.
 pub struct Options {
-    pub format: Format,
+    /// Standard output's format and every file asked for.
+    pub outputs: Outputs,
     pub style: Style,
-    /// `--html FILE`: also write the HTML report there.
-    pub html: Option<PathBuf>,
     pub task: Task,
 }
 
@@ -25,15 +27,11 @@ pub enum Task {
     Topology {
         sysfs: Sysfs,
         devices: Vec<String>,
-        /// Also write Prometheus metrics here.
-        prometheus: Option<PathBuf>,
     },
     Check {
         options: CheckOptions,
         targets: Vec<PathBuf>,
         fail_on: FailOn,
-        /// Also write Prometheus metrics here.
-        prometheus: Option<PathBuf>,
     },
     /// `check --list-columns`, `topology --list-columns`.
     ListColumns(Listed),
@@ -41,8 +39,6 @@ pub enum Task {
         options: Box<ProbeOptions>,
         /// Print the fio job file and do no I/O.
         emit_fio: bool,
-        /// Also write the CSV here.
-        csv: Option<PathBuf>,
     },
     /// Print the man page or a completion script.
     Assets(super::assets::Asset),
@@ -54,24 +50,58 @@ pub enum Task {
         figures: Option<PathBuf>,
     },
     /// Compare two saved runs.
-    Compare { a: PathBuf, b: PathBuf },
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+    },
     /// Plan the fix of disks, or lay out a new one.
     Plan {
         options: CheckOptions,
         targets: Vec<PathBuf>,
-        json: bool,
-        script: Option<PathBuf>,
         plan: crate::plan::PlanOptions,
         /// `--new DISK` with its sizes and label.
         new: Option<(PathBuf, String, crate::layout::TableKind)>,
     },
 }
 
-/// Whose columns `--list-columns` lists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Listed {
-    Check,
-    Topology,
+impl Task {
+    /// The kind of run whose outputs are checked before it; None for
+    /// `report` and the assets, which print their one text.
+    fn kind(&self) -> Option<Kind> {
+        Some(match self {
+            Task::Topology { .. } => Kind::Topology,
+            Task::Check { .. } => Kind::Check,
+            Task::ListColumns(_) => Kind::Columns,
+            Task::Probe { .. } => Kind::Probe,
+            Task::Compare { .. } => Kind::Compare,
+            Task::Plan { new: None, .. } => Kind::Plan,
+            Task::Plan { new: Some(_), .. } => Kind::NewDisk,
+            Task::Assets(_) | Task::Report { .. } => return None,
+        })
+    }
+}
+
+/// The (format, destination) pairs the output flags ask for: standard
+/// output in `--format` (or JSON for a bare `--json`), and a file for
+/// each file flag. A new destination is one flag in `OutputArgs` and one
+/// line here.
+fn outputs(o: OutputArgs) -> Result<Outputs, String> {
+    let bare_json = matches!(o.json, Some(None));
+    let stdout = match (o.format, bare_json) {
+        (Some(f), true) if f != Format::Json => {
+            return Err(format!(
+                "--json alone prints JSON, and --format {f} was given: give --json=FILE to write the JSON to a file beside it"
+            ))
+        }
+        (_, true) => Format::Json,
+        (f, false) => f.unwrap_or(Format::Human),
+    };
+    let mut out = Outputs::new(stdout);
+    out.add_file(Format::Json, o.json.flatten(), "--json");
+    out.add_file(Format::Csv, o.csv, "--csv");
+    out.add_file(Format::Html, o.html, "--html");
+    out.add_file(Format::Prometheus, o.prometheus, "--prometheus");
+    Ok(out)
 }
 
 /// Where no terminal says its width (a pipe, a file), the human report
@@ -85,24 +115,20 @@ impl Options {
         let mut style = Style::new(cli.color);
         (style.width, style.fit) = width(cli.width);
         let sysfs = Sysfs::new(&cli.sysfs_root);
-        let mut html = None;
-        let mut take = |o: super::args::OutputArgs| {
-            html = o.html.clone();
-            o.format()
-        };
-        let (format, task) = match cli.command {
-            Command::Topology { table, .. } if table.list_columns => {
-                (Format::Human, Task::ListColumns(Listed::Topology))
+        // --list-columns prints its list whatever --format says.
+        let listing = |o: OutputArgs| outputs(o).map(|o| o.with_stdout(Format::Human));
+        let (outputs, task) = match cli.command {
+            Command::Topology { table, output, .. } if table.list_columns => {
+                (listing(output)?, Task::ListColumns(Listed::Topology))
             }
             Command::Topology {
                 devices,
                 output,
                 table,
                 verbose,
-                prometheus,
             } => {
-                let format = take(output);
-                table_style(&mut style, &table, format, "topology")?;
+                let outputs = outputs(output)?;
+                table_style(&mut style, &table, outputs.stdout(), "topology")?;
                 style.verbose = verbose;
                 let shaped = table.columns.is_some() || table.noheadings || table.bytes;
                 style.view = match (verbose, shaped || table.wants_table()) {
@@ -112,17 +138,10 @@ impl Options {
                     (false, false) if devices.is_empty() => View::Table,
                     (false, false) => View::Report,
                 };
-                (
-                    format,
-                    Task::Topology {
-                        sysfs,
-                        devices,
-                        prometheus,
-                    },
-                )
+                (outputs, Task::Topology { sysfs, devices })
             }
-            Command::Check { table, .. } if table.list_columns => {
-                (Format::Human, Task::ListColumns(Listed::Check))
+            Command::Check { table, output, .. } if table.list_columns => {
+                (listing(output)?, Task::ListColumns(Listed::Check))
             }
             Command::Check {
                 targets,
@@ -132,30 +151,28 @@ impl Options {
                 table,
                 quiet,
                 verbose,
-                prometheus,
             } => {
-                let format = take(output);
-                table_style(&mut style, &table, format, "check")?;
+                let outputs = outputs(output)?;
+                table_style(&mut style, &table, outputs.stdout(), "check")?;
                 style.quiet = quiet;
                 style.verbose = verbose;
                 if table.wants_table() && !verbose {
                     style.view = View::Table;
                 }
                 (
-                    format,
+                    outputs,
                     Task::Check {
                         options: CheckOptions { sysfs, topology },
                         targets,
                         fail_on,
-                        prometheus,
                     },
                 )
             }
             Command::Probe(a) => {
                 style.verbose = a.verbose;
-                (take(a.output.clone()), probe(a, sysfs)?)
+                (outputs(a.output.clone())?, probe(a, sysfs)?)
             }
-            Command::Assets(a) => (Format::Human, Task::Assets(a)),
+            Command::Assets(a) => (Outputs::new(Format::Human), Task::Assets(a)),
             Command::Report {
                 old_output: Some(file),
                 ..
@@ -171,7 +188,7 @@ impl Options {
                 figures,
                 old_output: None,
             } => (
-                Format::Html,
+                Outputs::new(Format::Html),
                 Task::Report {
                     runs,
                     output,
@@ -180,8 +197,7 @@ impl Options {
             ),
             Command::Plan {
                 targets,
-                format,
-                json,
+                output,
                 topology,
                 script,
                 throughput,
@@ -189,12 +205,14 @@ impl Options {
                 sizes,
                 label,
             } => (
-                Format::Human,
+                {
+                    let mut o = outputs(output)?;
+                    o.add_file(Format::Script, script, "--script");
+                    o
+                },
                 Task::Plan {
                     options: CheckOptions { sysfs, topology },
                     targets,
-                    json: json || format == super::args::PlanFormat::Json,
-                    script,
                     plan: crate::plan::PlanOptions {
                         throughput: throughput.max(1),
                         ..Default::default()
@@ -217,13 +235,15 @@ impl Options {
             } => {
                 style.quiet = quiet;
                 style.verbose = verbose;
-                (take(output), Task::Compare { a, b })
+                (outputs(output)?, Task::Compare { a, b })
             }
         };
+        if let Some(kind) = task.kind() {
+            outputs.refuse(kind)?;
+        }
         Ok(Options {
-            format,
+            outputs,
             style,
-            html,
             task,
         })
     }
@@ -321,6 +341,5 @@ fn probe(a: ProbeArgs, sysfs: Sysfs) -> Result<Task, String> {
             sysfs,
         }),
         emit_fio: a.emit_fio,
-        csv: a.csv,
     })
 }

@@ -3,7 +3,6 @@
 
 use super::{side_file, warn};
 use crate::report::html::{self, Input};
-use crate::report::Exporter;
 use crate::saved::Saved;
 use std::io::Read;
 use std::path::Path;
@@ -89,15 +88,9 @@ pub fn report(
     }
 }
 
-/// `compare`: the comparison in the format asked for (and `--html`);
-/// exit status 1 when something differs.
-pub fn compare(
-    a: &Path,
-    b: &Path,
-    html: Option<&Path>,
-    stamp: &crate::report::Stamp,
-    out: &dyn Exporter,
-) -> (String, u8) {
+/// `compare`: the comparison in every output asked for; exit status 1
+/// when something differs.
+pub fn compare(a: &Path, b: &Path, out: &super::Out) -> (String, u8) {
     let inputs = match read_all(&[a, b]) {
         Ok(i) => i,
         Err(e) => {
@@ -112,10 +105,5 @@ pub fn compare(
             return (String::new(), 2);
         }
     };
-    let code = u8::from(c.differs());
-    let page = html::Html {
-        stamp: stamp.clone(),
-    };
-    let code = side_file(html, code, || page.compare(&c));
-    (out.compare(&c), code)
+    out.write(crate::report::Run::Compare(&c), u8::from(c.differs()))
 }

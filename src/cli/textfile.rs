@@ -1,8 +1,9 @@
-//! `--prometheus FILE`: the metrics written so that a reader (node_exporter's
-//! textfile collector, scraping at any moment) sees the old file or the new
-//! one, never half of one. The text comes from `report::prometheus`; the
-//! bytes go out here in `cli`, like the report on stdout and probe's
-//! `--csv`.
+//! Every output file (`--prometheus`, `--json=FILE`, `--csv`, `--html`,
+//! `--script`, `report --output`) is written so that a reader
+//! (node_exporter's textfile collector, scraping at any moment) sees the
+//! old file or the new one, never half of one. The text comes from the
+//! exporters in `report`; the bytes go out here in `cli`, like the report
+//! on stdout.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -16,17 +17,7 @@ use std::path::{Path, PathBuf};
 /// file is made readable by everyone (0644, whatever the umask), because
 /// node_exporter runs as another user; it holds no secret.
 pub fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp.{}", std::process::id()));
-    let tmp = dir.join(tmp_name);
+    let (dir, tmp) = temporary(path)?;
     let mut file = create_new(&tmp)?;
     let written = (|| {
         file.set_permissions(fs::Permissions::from_mode(0o644))?;
@@ -45,6 +36,44 @@ pub fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Whether `path` can be written by [`write_atomic`], asked before a run
+/// so a bad destination is refused before any work: the name must be a
+/// regular file or free (never a directory, a device node or a pipe,
+/// which the rename would replace), and the temporary file must be
+/// possible in its directory (it is made and removed at once).
+pub fn check_writable(path: &Path) -> io::Result<()> {
+    if let Ok(m) = fs::metadata(path) {
+        if !m.is_file() {
+            let what = if m.is_dir() {
+                "a directory"
+            } else {
+                "not a regular file"
+            };
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, what));
+        }
+    }
+    let (_, tmp) = temporary(path)?;
+    drop(create_new(&tmp)?);
+    fs::remove_file(&tmp)
+}
+
+/// The directory of `path` and the temporary name beside it. The name
+/// starts with a dot and does not end in `.prom`.
+fn temporary(path: &Path) -> io::Result<(PathBuf, PathBuf)> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp.{}", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    Ok((dir, tmp))
 }
 
 /// A new file at `tmp`, never one that is there already (nor a symlink's

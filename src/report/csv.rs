@@ -18,31 +18,31 @@ pub struct Csv {
 }
 
 impl Exporter for Csv {
-    fn check(&self, run: &CheckRun) -> String {
+    fn check(&self, run: &CheckRun) -> Option<String> {
         let rows = columns::partition_rows(run);
-        columns::csv_with(
+        Some(columns::csv_with(
             &columns::partitions(),
             &rows.iter().collect::<Vec<_>>(),
             self.columns.as_deref(),
             self.headings,
-        )
+        ))
     }
 
-    fn topology(&self, survey: &Survey) -> String {
-        columns::csv_with(
+    fn topology(&self, survey: &Survey) -> Option<String> {
+        Some(columns::csv_with(
             DISKS,
             &survey.disks.iter().collect::<Vec<_>>(),
             self.columns.as_deref(),
             self.headings,
-        )
+        ))
     }
 
-    fn probe(&self, report: &ProbeReport) -> String {
-        probe(report)
+    fn probe(&self, report: &ProbeReport) -> Option<String> {
+        Some(probe(report))
     }
 
-    fn compare(&self, comparison: &Comparison) -> String {
-        compare(comparison)
+    fn compare(&self, comparison: &Comparison) -> Option<String> {
+        Some(compare(comparison))
     }
 }
 

@@ -65,20 +65,28 @@ pub struct Json {
 }
 
 impl super::Exporter for Json {
-    fn check(&self, run: &CheckRun) -> String {
-        check(run, &self.stamp) + "\n"
+    fn check(&self, run: &CheckRun) -> Option<String> {
+        Some(check(run, &self.stamp) + "\n")
     }
 
-    fn topology(&self, survey: &crate::topology::Survey) -> String {
-        topology(&survey.disks, &survey.errors, &self.stamp) + "\n"
+    fn topology(&self, survey: &crate::topology::Survey) -> Option<String> {
+        Some(topology(&survey.disks, &survey.errors, &self.stamp) + "\n")
     }
 
-    fn probe(&self, report: &crate::probe::report::ProbeReport) -> String {
-        probe(report, &self.stamp) + "\n"
+    fn probe(&self, report: &crate::probe::report::ProbeReport) -> Option<String> {
+        Some(probe(report, &self.stamp) + "\n")
     }
 
-    fn compare(&self, comparison: &Comparison) -> String {
-        compare(comparison, &self.stamp) + "\n"
+    fn compare(&self, comparison: &Comparison) -> Option<String> {
+        Some(compare(comparison, &self.stamp) + "\n")
+    }
+
+    fn plan(&self, p: super::Planned) -> Option<String> {
+        Some(plan(p.plan, &self.stamp))
+    }
+
+    fn new_disk(&self, d: &crate::plan::new_disk::NewDisk) -> Option<String> {
+        Some(plan(d, &self.stamp))
     }
 }
 

@@ -1,10 +1,11 @@
 //! Every output goes through one interface: an [`Exporter`] per format
-//! (human, JSON, CSV), like hyperfine's exporters. The human table and the
+//! (human, JSON, CSV, HTML, Prometheus, the plan's script), like
+//! hyperfine's exporters; a command's result is one [`Run`], and `cli`
+//! writes it in each (format, destination) pair asked for. The human table and the
 //! CSV share one column model ([`columns`]), like lsblk's `colinfo`, so a
 //! column added there shows in both. The JSON documents are a public,
 //! versioned interface (docs/json.md): fields are only ever added.
-//! `check` and `topology` can also write Prometheus metrics ([`prometheus`],
-//! docs/prometheus.md) beside whichever format they print.
+//! Which kind of run has which format is one table, [`Kind::formats`].
 
 pub mod columns;
 pub mod csv;
@@ -19,6 +20,8 @@ pub mod style;
 
 use crate::check::CheckRun;
 use crate::compare::Comparison;
+use crate::plan::new_disk::NewDisk;
+use crate::plan::PlanRun;
 use crate::probe::report::ProbeReport;
 use crate::topology::Survey;
 pub use style::Style;
@@ -53,7 +56,9 @@ impl Stamp {
     }
 }
 
-/// The output formats every command has.
+/// The output formats. Standard output gets one (`--format`); `--json`,
+/// `--csv`, `--html`, `--prometheus` and plan's `--script` add files in
+/// more of them. Which command has which is [`Kind::formats`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
@@ -65,21 +70,159 @@ pub enum Format {
     Csv,
     /// One self-contained HTML page with figures (docs/html.md).
     Html,
+    /// Prometheus metrics, node_exporter's textfile format
+    /// (docs/prometheus.md); a file only (`--prometheus FILE`).
+    #[value(skip)]
+    Prometheus,
+    /// The plan as a POSIX sh script (docs/plan.md); a file only
+    /// (`plan --script FILE`).
+    #[value(skip)]
+    Script,
 }
 
 crate::spelled_as_serde!(Format);
 
-/// One output format: each command's result as the text to print.
-pub trait Exporter {
-    fn check(&self, run: &CheckRun) -> String;
-    fn topology(&self, survey: &Survey) -> String;
-    fn probe(&self, report: &ProbeReport) -> String;
-    /// `compare`: two saved runs side by side.
-    fn compare(&self, comparison: &Comparison) -> String;
+impl Format {
+    /// How people name it in a refusal: `CSV`, `HTML`, `Prometheus`.
+    pub fn title(self) -> &'static str {
+        match self {
+            Format::Human => "human",
+            Format::Json => "JSON",
+            Format::Csv => "CSV",
+            Format::Html => "HTML",
+            Format::Prometheus => "Prometheus",
+            Format::Script => "script",
+        }
+    }
 }
 
-/// The exporter of `format`; `style` is for the human one, `stamp` for
-/// the JSON documents (and the pages drawn from them).
+/// Whose columns `--list-columns` lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listed {
+    Check,
+    Topology,
+}
+
+/// What a plan run hands its exporters: the plan, and the check of the
+/// disks as they are now (the HTML page draws each disk before and after).
+#[derive(Clone, Copy)]
+pub struct Planned<'a> {
+    pub plan: &'a PlanRun,
+    pub now: &'a CheckRun,
+}
+
+/// What a command produced, for every output of it.
+#[derive(Clone, Copy)]
+pub enum Run<'a> {
+    Check(&'a CheckRun),
+    Topology(&'a Survey),
+    Probe(&'a ProbeReport),
+    Compare(&'a Comparison),
+    Plan(Planned<'a>),
+    NewDisk(&'a NewDisk),
+    Columns(Listed),
+}
+
+/// The kinds of run, known before the run is made, so an output the
+/// command does not have is refused before any work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Check,
+    Topology,
+    Probe,
+    Compare,
+    Plan,
+    NewDisk,
+    Columns,
+}
+
+impl Kind {
+    /// The formats a kind of run has: the one table of which command
+    /// writes what (a unit test holds the exporters to it).
+    pub fn formats(self) -> &'static [Format] {
+        use Format::*;
+        match self {
+            Kind::Check | Kind::Topology => &[Human, Json, Csv, Html, Prometheus],
+            Kind::Probe | Kind::Compare => &[Human, Json, Csv, Html],
+            Kind::Plan => &[Human, Json, Html, Script],
+            Kind::NewDisk => &[Human, Json, Script],
+            Kind::Columns => &[Human],
+        }
+    }
+
+    /// The command as a refusal names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Check => "check",
+            Kind::Topology => "topology",
+            Kind::Probe => "probe",
+            Kind::Compare => "compare",
+            Kind::Plan => "plan",
+            Kind::NewDisk => "plan --new",
+            Kind::Columns => "--list-columns",
+        }
+    }
+}
+
+impl Run<'_> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Run::Check(_) => Kind::Check,
+            Run::Topology(_) => Kind::Topology,
+            Run::Probe(_) => Kind::Probe,
+            Run::Compare(_) => Kind::Compare,
+            Run::Plan(_) => Kind::Plan,
+            Run::NewDisk(_) => Kind::NewDisk,
+            Run::Columns(_) => Kind::Columns,
+        }
+    }
+
+    /// The run in `out`'s format; None when the format has no form of it.
+    pub fn export(&self, out: &dyn Exporter) -> Option<String> {
+        match *self {
+            Run::Check(r) => out.check(r),
+            Run::Topology(s) => out.topology(s),
+            Run::Probe(r) => out.probe(r),
+            Run::Compare(c) => out.compare(c),
+            Run::Plan(p) => out.plan(p),
+            Run::NewDisk(d) => out.new_disk(d),
+            Run::Columns(l) => out.columns(l),
+        }
+    }
+}
+
+/// One output format: each kind of run as the text to write, or None
+/// where the format has no form of it.
+pub trait Exporter {
+    fn check(&self, _run: &CheckRun) -> Option<String> {
+        None
+    }
+    fn topology(&self, _survey: &Survey) -> Option<String> {
+        None
+    }
+    fn probe(&self, _report: &ProbeReport) -> Option<String> {
+        None
+    }
+    /// `compare`: two saved runs side by side.
+    fn compare(&self, _comparison: &Comparison) -> Option<String> {
+        None
+    }
+    fn plan(&self, _plan: Planned) -> Option<String> {
+        None
+    }
+    /// `plan --new`: an empty disk laid out.
+    fn new_disk(&self, _disk: &NewDisk) -> Option<String> {
+        None
+    }
+    /// `--list-columns`.
+    fn columns(&self, _listed: Listed) -> Option<String> {
+        None
+    }
+}
+
+/// The exporter of `format`; `style` is for the human one (and the CSV
+/// columns), `stamp` for the JSON documents (and the pages drawn from
+/// them) and the Prometheus run time.
 pub fn exporter(format: Format, style: Style, stamp: &Stamp) -> Box<dyn Exporter> {
     match format {
         Format::Human => Box::new(human::Human { style }),
@@ -93,11 +236,115 @@ pub fn exporter(format: Format, style: Style, stamp: &Stamp) -> Box<dyn Exporter
         Format::Html => Box::new(html::Html {
             stamp: stamp.clone(),
         }),
+        Format::Prometheus => Box::new(prometheus::Prometheus {
+            stamp: stamp.clone(),
+        }),
+        Format::Script => Box::new(script::Script),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn disk_plan() -> crate::plan::DiskPlan {
+        crate::plan::DiskPlan {
+            path: "a.img".into(),
+            identity: Default::default(),
+            image: true,
+            table: crate::layout::TableKind::Mbr,
+            sector_size: 512,
+            start_grain_bytes: 1 << 20,
+            start_grain_why: "1 MiB".into(),
+            end_grain_bytes: 4096,
+            partitions: vec![],
+            steps: vec![],
+            manual: vec![],
+            refused: vec![],
+            offline: vec![],
+            leaves: vec![],
+            bytes_to_move: 0,
+            estimated_seconds: 0.0,
+        }
+    }
+
+    fn new_disk() -> NewDisk {
+        NewDisk {
+            path: "a.img".into(),
+            label: crate::layout::TableKind::Gpt,
+            sector_size: 512,
+            start_grain_bytes: 1 << 20,
+            start_grain_why: "1 MiB".into(),
+            partitions: vec![],
+            sfdisk_script: "label: gpt\n".into(),
+            tools_first_start_bytes: crate::check::tools::FirstStarts {
+                parted: 1 << 20,
+                fdisk: 1 << 20,
+                sgdisk: 1 << 20,
+            },
+            notes: vec![],
+            refused: vec![],
+        }
+    }
+
+    /// The table of which kind of run has which format is what the
+    /// exporters do: each format renders exactly the kinds it lists.
+    #[test]
+    fn every_exporter_renders_exactly_the_kinds_the_table_lists() {
+        let check = CheckRun {
+            targets: vec![],
+            assembled: vec![],
+            errors: vec![],
+            summary: crate::check::summary::run(&[], &[], 0, Default::default()),
+        };
+        let survey = Survey {
+            disks: vec![],
+            errors: vec![],
+        };
+        let comparison = crate::compare::fixtures::fixed();
+        let plan = PlanRun {
+            throughput_bytes_per_second: 1,
+            targets: vec![disk_plan()],
+            assembled_leaves: vec![],
+            errors: vec![],
+        };
+        let new = new_disk();
+        let runs = [
+            Run::Check(&check),
+            Run::Topology(&survey),
+            Run::Compare(&comparison),
+            Run::Plan(Planned {
+                plan: &plan,
+                now: &check,
+            }),
+            Run::NewDisk(&new),
+            Run::Columns(Listed::Check),
+        ];
+        let stamp = Stamp {
+            host: "h".into(),
+            started: std::time::UNIX_EPOCH,
+        };
+        let all = [
+            Format::Human,
+            Format::Json,
+            Format::Csv,
+            Format::Html,
+            Format::Prometheus,
+            Format::Script,
+        ];
+        for run in runs {
+            for f in all {
+                let out = exporter(f, Style::plain(), &stamp);
+                assert_eq!(
+                    run.export(&*out).is_some(),
+                    run.kind().formats().contains(&f),
+                    "{} in {f}",
+                    run.kind().name()
+                );
+            }
+        }
+    }
+
     #[test]
     fn targets_count_from_one_even_at_the_end_of_usize() {
         assert_eq!(super::target_label(0), "target 1");

@@ -87,7 +87,8 @@ fn parts_table(d: &DiskPlan) -> String {
     table(&rows)
 }
 
-fn change(p: &crate::plan::PartPlan) -> String {
+/// A partition's change in words: keep, move +1 MiB, size -4 KiB.
+pub(crate) fn change(p: &crate::plan::PartPlan) -> String {
     let moved = p.after.start_bytes as i128 - p.before.start_bytes as i128;
     let sized = p.after.size_bytes as i128 - p.before.size_bytes as i128;
     let signed = |b: i128| {
@@ -125,7 +126,8 @@ fn steps(d: &DiskPlan, throughput: u64) -> String {
     out
 }
 
-fn step(s: &Step) -> String {
+/// One step in words (the human plan and the plan page).
+pub(crate) fn step(s: &Step) -> String {
     match s {
         Step::Backup {
             table,

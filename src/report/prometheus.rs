@@ -2,8 +2,8 @@
 //! exposition format, for node_exporter's textfile collector
 //! (docs/prometheus.md lists every series).
 //!
-//! This is not an [`Exporter`](super::Exporter): the file is written beside
-//! whatever `--format` prints, and `probe` has none. Labels hold only
+//! Its [`Exporter`](super::Exporter) has `check` and `topology` only; it is
+//! a file (`--prometheus FILE`), never standard output. Labels hold only
 //! bounded identifiers (target paths, partition numbers, layer paths, layer
 //! kinds, severities, statuses, finding codes, disk names, and a disk's
 //! model, serial, WWN and table identity), never a sentence. The times are
@@ -18,6 +18,21 @@ use crate::topology::Survey;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `--prometheus FILE`: the run finished now.
+pub struct Prometheus {
+    pub stamp: Stamp,
+}
+
+impl super::Exporter for Prometheus {
+    fn check(&self, run: &CheckRun) -> Option<String> {
+        Some(check(run, &self.stamp, SystemTime::now()))
+    }
+
+    fn topology(&self, survey: &Survey) -> Option<String> {
+        Some(topology(survey, &self.stamp, SystemTime::now()))
+    }
+}
 
 const SEVERITIES: [Severity; 3] = [Severity::Info, Severity::Warning, Severity::Error];
 

@@ -25,6 +25,21 @@
 use crate::layout::TableKind;
 use crate::plan::{DiskPlan, Entry, Identity, Shrink, Step};
 
+/// `plan --script FILE`: the script of the one disk planned (cli refuses
+/// the file before the run for several targets, and leaves it out for a
+/// refused plan or one with nothing to change, saying why).
+pub struct Script;
+
+impl super::Exporter for Script {
+    fn plan(&self, p: super::Planned) -> Option<String> {
+        Some(render(p.plan.targets.first()?, env!("CARGO_PKG_VERSION")))
+    }
+
+    fn new_disk(&self, d: &crate::plan::new_disk::NewDisk) -> Option<String> {
+        Some(render_new(d, env!("CARGO_PKG_VERSION")))
+    }
+}
+
 /// Quote for sh: every value the script holds is one quoted word.
 fn q(s: &str) -> String {
     crate::names::shell_quote(s)

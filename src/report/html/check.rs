@@ -11,7 +11,8 @@ mod axis;
 mod grid;
 mod lane;
 mod layout;
-mod map;
+/// The disk map, which the plan page draws too (now and after).
+pub(super) mod map;
 mod marks;
 mod stack;
 mod tables;

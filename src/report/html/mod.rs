@@ -22,6 +22,7 @@ pub mod compare;
 mod kit;
 mod look;
 pub mod page;
+mod plan;
 pub mod probe;
 pub mod scale;
 pub mod svg;
@@ -176,26 +177,36 @@ fn from_json(text: &str, name: &str) -> String {
 }
 
 impl super::Exporter for Html {
-    fn check(&self, run: &crate::check::CheckRun) -> String {
-        from_json(&super::json::check(run, &self.stamp), "this check run")
+    fn check(&self, run: &crate::check::CheckRun) -> Option<String> {
+        Some(from_json(
+            &super::json::check(run, &self.stamp),
+            "this check run",
+        ))
     }
 
-    fn topology(&self, survey: &crate::topology::Survey) -> String {
-        from_json(
+    fn topology(&self, survey: &crate::topology::Survey) -> Option<String> {
+        Some(from_json(
             &super::json::topology(&survey.disks, &survey.errors, &self.stamp),
             "this topology run",
-        )
+        ))
     }
 
-    fn probe(&self, report: &crate::probe::report::ProbeReport) -> String {
-        from_json(&super::json::probe(report, &self.stamp), "this probe run")
+    fn probe(&self, report: &crate::probe::report::ProbeReport) -> Option<String> {
+        Some(from_json(
+            &super::json::probe(report, &self.stamp),
+            "this probe run",
+        ))
     }
 
-    fn compare(&self, c: &crate::compare::Comparison) -> String {
-        render(&[Input {
+    fn compare(&self, c: &crate::compare::Comparison) -> Option<String> {
+        Some(render(&[Input {
             name: "this comparison".into(),
             doc: Saved::Compare(Box::new(c.clone())),
-        }])
+        }]))
+    }
+
+    fn plan(&self, p: super::Planned) -> Option<String> {
+        Some(plan::page(p, &self.stamp))
     }
 }
 
@@ -238,7 +249,7 @@ mod tests {
             disks: vec![],
             errors: vec![crate::errors::TargetError::new("sdq", "no such disk")],
         };
-        let page = crate::report::Exporter::topology(&Html { stamp }, &survey);
+        let page = crate::report::Exporter::topology(&Html { stamp }, &survey).unwrap();
         assert!(
             page.contains(
                 "<title>diskalign topology of sdq on db-07, 2026-11-22 21:04 UTC</title>"

@@ -8,9 +8,10 @@ mod stack;
 mod topology;
 
 use super::style::Style;
-use super::Exporter;
+use super::{Exporter, Listed, Planned};
 use crate::check::CheckRun;
 use crate::compare::Comparison;
+use crate::plan::new_disk::NewDisk;
 use crate::probe::report::ProbeReport;
 use crate::topology::Survey;
 
@@ -19,19 +20,34 @@ pub struct Human {
 }
 
 impl Exporter for Human {
-    fn check(&self, run: &CheckRun) -> String {
-        check::render(run, &self.style)
+    fn check(&self, run: &CheckRun) -> Option<String> {
+        Some(check::render(run, &self.style))
     }
 
-    fn topology(&self, survey: &Survey) -> String {
-        topology::render(&survey.disks, &survey.errors, &self.style)
+    fn topology(&self, survey: &Survey) -> Option<String> {
+        Some(topology::render(&survey.disks, &survey.errors, &self.style))
     }
 
-    fn probe(&self, report: &ProbeReport) -> String {
-        probe::render(report, &self.style)
+    fn probe(&self, report: &ProbeReport) -> Option<String> {
+        Some(probe::render(report, &self.style))
     }
 
-    fn compare(&self, comparison: &Comparison) -> String {
-        compare::render(comparison, &self.style)
+    fn compare(&self, comparison: &Comparison) -> Option<String> {
+        Some(compare::render(comparison, &self.style))
+    }
+
+    fn plan(&self, p: Planned) -> Option<String> {
+        Some(super::plan::human(p.plan, &self.style))
+    }
+
+    fn new_disk(&self, d: &NewDisk) -> Option<String> {
+        Some(super::plan::human_new(d, &self.style))
+    }
+
+    fn columns(&self, listed: Listed) -> Option<String> {
+        Some(match listed {
+            Listed::Check => super::columns::check_list(&self.style),
+            Listed::Topology => super::columns::topology_list(&self.style),
+        })
     }
 }

@@ -1,0 +1,262 @@
+//! The page of a plan run (`plan --html FILE`, `plan --format html`): for
+//! each disk its map now and after the plan, drawn by the check page's
+//! own map, then the partitions' moves, the steps in the order they run,
+//! what is done by hand and what check will still report.
+//!
+//! The map now is the check of the disk as it is (the run's check
+//! document read back, like every page). The map after is the same disk
+//! with each partition at its planned place, judged by the findings the
+//! plan says check will still report (`leaves`).
+//!
+//! Ids, from the run's `id` and each disk's index `n`: `{id}-now-{n}` and
+//! `{id}-after-{n}` (the maps, their numbers in the check map's tables),
+//! `{id}-moves-{n}`, `{id}-steps-{n}`, `{id}-manual-{n}`,
+//! `{id}-leaves-{n}` (tables).
+
+use super::check::map;
+use super::describe;
+use super::page::{self, Td};
+use crate::findings::Status;
+use crate::plan::{DiskPlan, PartPlan};
+use crate::report::{plan as text, Planned, Stamp};
+use crate::saved::check::{Finding, Partition, Target};
+use crate::saved::Saved;
+use crate::units::human;
+
+/// The whole page of a plan run.
+pub fn page(p: Planned, stamp: &Stamp) -> String {
+    let json = crate::report::json::check(p.now, stamp);
+    let now = match Saved::parse(&json, "the disks now") {
+        Ok(Saved::Check(doc)) => doc.targets,
+        // Our own document always reads back as a check; this would be a bug.
+        _ => Vec::new(),
+    };
+    // The disks, the host and the date, as every page names its run.
+    let what = Saved::parse(&json, "plan")
+        .ok()
+        .and_then(|doc| describe(&doc))
+        .unwrap_or_else(|| "this plan run".to_string());
+    let id = "run1";
+    let mut s = page::heading(2, id, &format!("plan: {what}"));
+    for (n, d) in p.plan.targets.iter().enumerate() {
+        let before = now.iter().find(|t| t.path == d.path);
+        s.push_str(&disk(id, n, d, before));
+    }
+    let errors: Vec<_> = p
+        .plan
+        .errors
+        .iter()
+        .map(|e| crate::saved::check::DocError {
+            path: e.path.clone(),
+            message: e.message.clone(),
+        })
+        .collect();
+    s.push_str(&page::errors(
+        &format!("{id}-errors"),
+        "Targets that could not be read",
+        "target",
+        &errors,
+    ));
+    page::document(&format!("diskalign plan of {what}"), &[what], &[s])
+}
+
+/// One disk: what the plan is, the two maps, the moves, the steps.
+fn disk(id: &str, n: usize, d: &DiskPlan, now: Option<&Target>) -> String {
+    let verdict = if !d.refused.is_empty() {
+        "cannot plan"
+    } else if d.is_noop() {
+        "nothing to move or resize"
+    } else {
+        "a plan with changes"
+    };
+    let mut s = page::heading(
+        3,
+        &format!("{id}-plan-{n}"),
+        &format!("{}: {verdict}", d.path),
+    );
+    s.push_str(&page::note(&format!(
+        "{} table, {}-byte sectors; starts on {}; ends on {}.",
+        d.table,
+        d.sector_size,
+        d.start_grain_why,
+        human(d.end_grain_bytes)
+    )));
+    for r in &d.refused {
+        s.push_str(&page::para(&format!(
+            "Cannot plan: {r}. No script: nothing here can be done without losing data."
+        )));
+    }
+    if let Some(t) = now {
+        s.push_str(&page::heading(4, &format!("{id}-now-{n}-heading"), "Now"));
+        s.push_str(&map::figure(&format!("{id}-now-{n}"), t));
+        if d.refused.is_empty() {
+            s.push_str(&page::heading(
+                4,
+                &format!("{id}-after-{n}-heading"),
+                "After the plan",
+            ));
+            s.push_str(&map::figure(&format!("{id}-after-{n}"), &after(t, d)));
+        }
+    }
+    s.push_str(&moves(&format!("{id}-moves-{n}"), d));
+    s.push_str(&steps(&format!("{id}-steps-{n}"), d));
+    s.push_str(&manual(&format!("{id}-manual-{n}"), d));
+    s.push_str(&leaves(&format!("{id}-leaves-{n}"), d));
+    s
+}
+
+/// The disk after the plan: each partition at its planned place, judged
+/// by what the plan says check will still report on it.
+fn after(now: &Target, d: &DiskPlan) -> Target {
+    let mut t = now.clone();
+    t.findings = d
+        .leaves
+        .iter()
+        .filter(|f| f.subject.partition.is_none())
+        .filter_map(saved)
+        .collect();
+    t.stack.clear();
+    for p in &mut t.partitions {
+        if let Some(planned) = d.partitions.iter().find(|q| q.number == p.number) {
+            place(p, planned);
+        }
+        let own: Vec<&crate::findings::Finding> = d
+            .leaves
+            .iter()
+            .filter(|f| f.subject.partition == Some(p.number) && f.subject.layer.is_none())
+            .collect();
+        p.status = Some(Status::of(own.iter().copied()));
+        p.aligned = p.status == Some(Status::Aligned);
+        p.findings = own.into_iter().filter_map(saved).collect();
+    }
+    t
+}
+
+/// A partition moved to where the plan puts it.
+fn place(p: &mut Partition, planned: &PartPlan) {
+    p.start_bytes = planned.after.start_bytes;
+    p.start_alignment = crate::units::alignment_of(p.start_bytes);
+    p.size_bytes = planned.after.size_bytes;
+    p.end_bytes = planned
+        .after
+        .start_bytes
+        .saturating_add(planned.after.size_bytes.max(1) - 1);
+}
+
+/// A finding as the saved document holds it (what the map reads).
+fn saved(f: &crate::findings::Finding) -> Option<Finding> {
+    serde_json::to_value(f)
+        .ok()
+        .and_then(|v| serde_json::from_value(v).ok())
+}
+
+fn moves(id: &str, d: &DiskPlan) -> String {
+    let rows: Vec<Vec<Td>> = d
+        .partitions
+        .iter()
+        .map(|p| {
+            vec![
+                Td::num(p.number),
+                Td::text(&p.content),
+                Td::num(p.before.start_bytes),
+                Td::num(p.before.size_bytes),
+                Td::num(p.after.start_bytes),
+                Td::num(p.after.size_bytes),
+                Td::text(text::change(p)),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    page::table(
+        id,
+        "Each partition now and after the plan (bytes)",
+        &[
+            "partition",
+            "content",
+            "start now",
+            "size now",
+            "start after",
+            "size after",
+            "change",
+        ],
+        &rows,
+    )
+}
+
+fn steps(id: &str, d: &DiskPlan) -> String {
+    if d.steps.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<Td>> = d
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| vec![Td::num(i + 1), Td::text(text::step(s))])
+        .collect();
+    let mut s = page::table(
+        id,
+        "The steps, in the order they run",
+        &["#", "step"],
+        &rows,
+    );
+    for o in &d.offline {
+        s.push_str(&page::para(&format!("First: {o}")));
+    }
+    if d.bytes_to_move > 0 {
+        s.push_str(&page::note(&format!(
+            "Moves {} of data ({} bytes), each byte through a staging file.",
+            human(d.bytes_to_move),
+            d.bytes_to_move
+        )));
+    }
+    s
+}
+
+fn manual(id: &str, d: &DiskPlan) -> String {
+    if d.manual.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<Td>> = d
+        .manual
+        .iter()
+        .map(|m| {
+            vec![
+                Td::text(m.partition.map(|p| p.to_string()).unwrap_or_default()),
+                Td::text(&m.why),
+                Td::text(m.commands.join("\n")),
+            ]
+        })
+        .collect();
+    page::table(id, "By hand", &["partition", "why", "commands"], &rows)
+}
+
+fn leaves(id: &str, d: &DiskPlan) -> String {
+    if d.leaves.is_empty() {
+        return page::para("Afterwards check finds nothing to warn about.");
+    }
+    let rows: Vec<Vec<Td>> = d
+        .leaves
+        .iter()
+        .map(|f| {
+            vec![
+                Td::text(f.severity.to_string()),
+                Td::text(f.code.to_string()),
+                Td::text(
+                    f.subject
+                        .partition
+                        .map(|p| p.to_string())
+                        .unwrap_or_default(),
+                ),
+                Td::text(&f.message),
+            ]
+        })
+        .collect();
+    page::table(
+        id,
+        "Afterwards check will still report",
+        &["severity", "code", "partition", "finding"],
+        &rows,
+    )
+}
