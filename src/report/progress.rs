@@ -14,8 +14,8 @@ pub struct Bar {
     max_rounds: AtomicU32,
 }
 
-/// `probe plan: 28 cells, 2 to 16 rounds, first decisions after ~10 s,
-/// at most ~78 s; …; resolves a penalty of 10% (--min-effect) if rounds
+/// `probe plan: 28 cells, 2 to 16 rounds, first decisions after ~8 s,
+/// at most ~67 s; …; resolves a penalty of 10% (--min-effect) if rounds
 /// vary by less than ±4.1% against each other`: printed before the first
 /// I/O.
 pub fn plan_line(plan: &Plan, targets: usize) -> String {
@@ -128,7 +128,7 @@ mod tests {
     fn the_plan_line_says_what_the_budget_resolves() {
         let mut plan = crate::probe::simulated::auto_plan(Some(0.05));
         let line = plan_line(&plan, 1);
-        assert!(line.contains("3 to 16 rounds"), "{line}");
+        assert!(line.contains("2 to 16 rounds"), "{line}");
         assert!(line.contains("at most ~"), "{line}");
         assert!(
             line.contains("resolves a penalty of 5% (--min-effect) if rounds vary by less than ±"),
@@ -138,11 +138,11 @@ mod tests {
         plan.max_time = Some(std::time::Duration::from_secs(20));
         let line = plan_line(&plan, 1);
         assert!(
-            line.contains("budget 20 s (--max-time: about 3 full rounds)"),
+            line.contains("budget 20 s (--max-time: about 4 full rounds)"),
             "{line}"
         );
         let (rounds, short) = crate::probe::sequential::resolvable(&plan, 1);
-        assert_eq!(rounds, 3);
+        assert_eq!(rounds, 4);
         // Fewer rounds resolve the same penalty only on a quieter device.
         assert!(short < all, "{short} {all}");
     }
