@@ -27,8 +27,9 @@ pub use crate::inspect::default_targets;
 /// How to run a check: what `inspect` reads with.
 pub use crate::inspect::InspectOptions as CheckOptions;
 
-/// Everything one `check` run found.
-#[derive(Debug, Default)]
+/// Everything one `check` run found: the body of the check document
+/// (docs/json.md), in its key order.
+#[derive(Debug, Default, serde::Serialize)]
 pub struct CheckRun {
     pub targets: Vec<TargetReport>,
     /// md arrays and volume groups put together from the targets.

@@ -20,8 +20,7 @@ pub use topology::TopologyDoc;
 
 use serde::Deserialize;
 
-/// The schema version this diskalign writes and reads.
-pub const SCHEMA_VERSION: u64 = 1;
+pub use crate::schema::SCHEMA_VERSION;
 
 /// One saved run.
 #[derive(Clone, Debug)]
@@ -110,7 +109,7 @@ impl Saved {
                     schema,
                 })
             }
-            Some(Some(version)) if version > SCHEMA_VERSION => {
+            Some(Some(version)) if version > u64::from(SCHEMA_VERSION) => {
                 return Err(SavedError::Version {
                     name: name.into(),
                     schema,

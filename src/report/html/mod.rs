@@ -179,7 +179,7 @@ impl super::Exporter for Html {
 
     fn topology(&self, survey: &crate::topology::Survey) -> String {
         from_json(
-            &super::json::topology(&survey.disks, &survey.errors, &self.stamp),
+            &super::json::topology(survey, &self.stamp),
             "this topology run",
         )
     }
