@@ -217,3 +217,74 @@ fn every_serialized_key_is_in_docs_json_md() {
         seen.len()
     );
 }
+
+/// `doc` read back through `T`, the one type that writes it, and written
+/// again: the same JSON, so the type reads every key it writes and loses
+/// nothing on the way. Its keys are added to `seen`.
+fn round_trip<T>(doc: &Value, seen: &mut BTreeSet<String>)
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let text = serde_json::to_string_pretty(doc).unwrap();
+    let read: T = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: the document does not read back:\n{text}"));
+    let again = serde_json::to_value(&read).unwrap();
+    assert_eq!(&again, doc, "written again, the document differs:\n{text}");
+    keys(doc, seen);
+}
+
+/// The documents that have one type (`schema::Document<Body>`, written and
+/// read by the same code), made by the real commands: each reads back as
+/// written, and every key it holds is documented.
+#[test]
+fn documents_read_back_as_written() {
+    use diskalign::compare::Comparison;
+    use diskalign::schema::Document;
+    use diskalign::topology::TopologyDocument;
+    let mut seen = BTreeSet::new();
+    // topology: every fixture tree, and a live loop device (ioctls read).
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs");
+    for e in std::fs::read_dir(&fixtures).unwrap().flatten() {
+        if e.path().is_dir() {
+            let (doc, _) = run_json(&["--sysfs-root", e.path().to_str().unwrap(), "topology"]);
+            round_trip::<TopologyDocument>(&doc, &mut seen);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "live.img", 32 * MIB);
+    sfdisk(&img, "label: gpt\nstart=2048, size=8192\nstart=12345\n");
+    let l = LoopDev::attach(&img, Some(4096));
+    let (live, _) = run_json(&["topology", &l.dev, "/nonexistent"]);
+    assert!(live["disks"][0]["ioctl"].is_object(), "{live:#}");
+    round_trip::<TopologyDocument>(&live, &mut seen);
+    // compare: two check runs of the image, and a probe run with itself.
+    let (a, _) = run_json(&["check", img.to_str().unwrap()]);
+    let (b, _) = run_json(&["check", img.to_str().unwrap(), "--topology", "pbs=4096"]);
+    round_trip::<Document<Comparison>>(&compared(&a, &b), &mut seen);
+    let file = dir.path().join("probe.img");
+    std::fs::write(&file, vec![1u8; 16 << 20]).unwrap();
+    let (probe, _) = run_json(&[
+        "probe",
+        file.to_str().unwrap(),
+        "--bs",
+        "4k",
+        "--offsets",
+        "0,512",
+        "--runtime",
+        "50ms",
+        "--warmup",
+        "10ms",
+        "--rounds",
+        "2",
+    ]);
+    round_trip::<Document<Comparison>>(&compared(&probe, &probe), &mut seen);
+    drop(l);
+
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
+        .unwrap();
+    let missing: Vec<&String> = seen
+        .iter()
+        .filter(|k| !docs.contains(&format!("`{k}`")) && !docs.contains(&format!("\"{k}\"")))
+        .collect();
+    assert!(missing.is_empty(), "keys not in docs/json.md: {missing:?}");
+}

@@ -19,12 +19,8 @@ pub struct CheckDoc {
     pub summary: Option<RunSummary>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(default)]
-pub struct DocError {
-    pub path: String,
-    pub message: String,
-}
+/// An `errors` entry: the same type that wrote it.
+pub use crate::errors::TargetError as DocError;
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default)]

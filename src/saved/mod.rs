@@ -12,11 +12,10 @@
 pub mod check;
 pub mod fio;
 pub mod probe;
-pub mod topology;
 
+pub use crate::topology::TopologyDocument as TopologyDoc;
 pub use check::CheckDoc;
 pub use probe::ProbeDoc;
-pub use topology::TopologyDoc;
 
 use serde::Deserialize;
 
@@ -26,7 +25,7 @@ pub use crate::schema::SCHEMA_VERSION;
 #[derive(Clone, Debug)]
 pub enum Saved {
     Check(CheckDoc),
-    Topology(TopologyDoc),
+    Topology(Box<TopologyDoc>),
     /// A probe run, or fio's results mapped back to the cells of the job
     /// file (`ProbeDoc::source` says which).
     Probe(Box<ProbeDoc>),
@@ -132,9 +131,9 @@ impl Saved {
                 doc.name = name.to_string();
                 Ok(Saved::Check(doc))
             }
-            "diskalign.topology" => Ok(Saved::Topology(
+            "diskalign.topology" => Ok(Saved::Topology(Box::new(
                 TopologyDoc::deserialize(&value).map_err(shape)?,
-            )),
+            ))),
             "diskalign.probe" => {
                 let mut doc = ProbeDoc::deserialize(&value).map_err(shape)?;
                 doc.name = name.to_string();

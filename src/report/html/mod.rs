@@ -61,13 +61,14 @@ fn describe(doc: &Saved) -> Option<String> {
             &d.started_at,
         ),
         Saved::Topology(d) => (
-            d.disks
+            d.body
+                .disks
                 .iter()
-                .map(|t| t.device.as_str())
-                .chain(d.errors.iter().map(|e| e.path.as_str()))
+                .map(|t| t.device.to_str().unwrap_or(&t.name))
+                .chain(d.body.errors.iter().map(|e| e.path.as_str()))
                 .collect(),
-            &d.host,
-            &d.started_at,
+            &d.header.host,
+            &d.header.started_at,
         ),
         Saved::Probe(d) => {
             let mut t: Vec<&str> = d.targets.iter().map(|t| t.target.path.as_str()).collect();
