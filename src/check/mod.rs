@@ -29,7 +29,8 @@ pub use crate::inspect::InspectOptions as CheckOptions;
 
 /// Everything one `check` run found: the body of the check document
 /// (docs/json.md), in its key order.
-#[derive(Debug, Default, serde::Serialize)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct CheckRun {
     pub targets: Vec<TargetReport>,
     /// md arrays and volume groups put together from the targets.
