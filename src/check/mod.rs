@@ -29,7 +29,7 @@ pub use crate::inspect::InspectOptions as CheckOptions;
 
 /// Everything one `check` run found: the body of the check document
 /// (docs/json.md), in its key order.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct CheckRun {
     pub targets: Vec<TargetReport>,

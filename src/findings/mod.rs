@@ -169,11 +169,15 @@ impl Serialize for Code {
 impl<'de> Deserialize<'de> for Code {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        Code::ALL
-            .iter()
-            .copied()
-            .find(|c| c.as_str() == text)
+        Code::named(&text)
             .ok_or_else(|| serde::de::Error::custom(format!("unknown finding code {text:?}")))
+    }
+}
+
+impl Code {
+    /// The code spelled `text` in JSON, if there is one.
+    pub fn named(text: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.as_str() == text)
     }
 }
 

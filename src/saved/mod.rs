@@ -24,7 +24,7 @@ pub use crate::schema::SCHEMA_VERSION;
 /// One saved run.
 #[derive(Clone, Debug)]
 pub enum Saved {
-    Check(CheckDoc),
+    Check(Box<CheckDoc>),
     Topology(Box<TopologyDoc>),
     /// A probe run, or fio's results mapped back to the cells of the job
     /// file (`ProbeDoc::source` says which).
@@ -124,12 +124,12 @@ impl Saved {
         };
         match schema.as_str() {
             "diskalign.check" => {
-                let mut doc = CheckDoc::deserialize(&value).map_err(shape)?;
+                let read = crate::schema::Document::deserialize(&value).map_err(shape)?;
+                let doc = CheckDoc::new(read, name);
                 if let Some(what) = doc.overlong() {
                     return Err(shape(serde::de::Error::custom(what)));
                 }
-                doc.name = name.to_string();
-                Ok(Saved::Check(doc))
+                Ok(Saved::Check(Box::new(doc)))
             }
             "diskalign.topology" => Ok(Saved::Topology(Box::new(
                 TopologyDoc::deserialize(&value).map_err(shape)?,

@@ -57,8 +57,8 @@ fn describe(doc: &Saved) -> Option<String> {
                 .map(|t| t.path.as_str())
                 .chain(d.errors.iter().map(|e| e.path.as_str()))
                 .collect(),
-            &d.host,
-            &d.started_at,
+            &d.header.host,
+            &d.header.started_at,
         ),
         Saved::Topology(d) => (
             d.body

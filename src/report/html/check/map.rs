@@ -95,7 +95,12 @@ fn count(n: usize) -> String {
 /// Extended containers first, so the logical partitions lie on top.
 fn drawing_order(parts: &[Partition]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..parts.len()).collect();
-    order.sort_by_key(|&i| (parts[i].kind != "extended", parts[i].start_bytes));
+    order.sort_by_key(|&i| {
+        (
+            parts[i].kind != crate::layout::PartKind::Extended,
+            parts[i].start_bytes,
+        )
+    });
     order
 }
 
@@ -104,10 +109,13 @@ fn legend(f: &mut Figure, fig: &str, t: &Target) {
     let seen = t
         .partitions
         .iter()
-        .filter(|p| p.kind != "extended")
+        .filter(|p| p.kind != crate::layout::PartKind::Extended)
         .map(status);
     let mut x = look::legend(f, fig, seen, LEFT, 40.0);
-    if t.partitions.iter().any(|p| p.kind == "extended") {
+    if t.partitions
+        .iter()
+        .any(|p| p.kind == crate::layout::PartKind::Extended)
+    {
         f.add(extended_box(x, 31.0, 14.0, 11.0));
         let words = "extended container";
         f.add(El::new("text").at("x", x + 18.0).at("y", 40.0).text(words));
@@ -143,10 +151,10 @@ fn extended_box(x: f64, y: f64, w: f64, h: f64) -> El {
 
 /// The status a partition is drawn in (extended containers: not judged).
 pub fn status(p: &Partition) -> Option<Status> {
-    if p.kind == "extended" {
+    if p.kind == crate::layout::PartKind::Extended {
         None
     } else {
-        p.status
+        Some(p.status)
     }
 }
 
@@ -223,7 +231,7 @@ fn partition(f: &mut Figure, fig: &str, p: &Partition, x: &Linear) {
             ("status", l.word.to_string()),
         ],
     );
-    let extended = p.kind == "extended";
+    let extended = p.kind == crate::layout::PartKind::Extended;
     let (y, h) = if extended {
         (BAR_TOP - 4.0, BAR_H + 8.0)
     } else {
@@ -290,7 +298,7 @@ pub fn tip(p: &Partition) -> String {
 /// The label drawn in the partition when it fits: the long one, else
 /// the number alone; none when even that does not fit.
 pub fn inside_label(p: &Partition, w: f64) -> Option<String> {
-    if p.kind == "extended" {
+    if p.kind == crate::layout::PartKind::Extended {
         return None;
     }
     let l = look(status(p));
