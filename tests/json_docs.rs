@@ -236,12 +236,14 @@ where
     keys(doc, seen);
 }
 
-/// The documents that have one type (`schema::Document<Body>`, written and
-/// read by the same code), made by the real commands: each reads back as
-/// written, and every key it holds is documented.
+/// Every document that is read back (topology, check, probe, compare), made
+/// by the real commands, through its one type (`schema::Document<Body>`,
+/// written and read by the same code): each reads back as written, and
+/// every key it holds is documented.
 #[test]
 fn documents_read_back_as_written() {
     use diskalign::compare::Comparison;
+    use diskalign::probe::report::ProbeReport;
     use diskalign::topology::TopologyDocument;
     let mut seen = BTreeSet::new();
     // topology: every fixture tree, and a live loop device (ioctls read).
@@ -282,6 +284,28 @@ fn documents_read_back_as_written() {
         "2",
     ]);
     round_trip::<Document<Comparison>>(&compared(&probe, &probe), &mut seen);
+    // probe: that run, one round (its contrasts' intervals are null), two
+    // targets.
+    round_trip::<Document<ProbeReport>>(&probe, &mut seen);
+    let copy = dir.path().join("copy.img");
+    std::fs::copy(&file, &copy).unwrap();
+    let quick = |extra: &[&str]| {
+        let mut args = vec!["probe", "--bs", "4k", "--offsets", "0,512"];
+        args.extend(["--runtime", "50ms", "--warmup", "10ms"]);
+        args.extend(extra);
+        run_json(&args).0
+    };
+    let one = quick(&[file.to_str().unwrap(), "--rounds", "1"]);
+    assert!(one["contrasts"][0]["ci95"][1].is_null(), "{one:#}");
+    round_trip::<Document<ProbeReport>>(&one, &mut seen);
+    let two = quick(&[
+        file.to_str().unwrap(),
+        copy.to_str().unwrap(),
+        "--rounds",
+        "2",
+    ]);
+    assert_eq!(two["targets"].as_array().map(Vec::len), Some(2), "{two:#}");
+    round_trip::<Document<ProbeReport>>(&two, &mut seen);
     drop(l);
 
     let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))

@@ -3,11 +3,11 @@
 
 use super::engine::Pattern;
 use crate::units::{human, KIB, MIB};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// `--preset`: how much of the grid to run and for how long.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
     /// Adaptive (the default): the block-size curve at aligned offsets, an
@@ -91,7 +91,7 @@ pub enum PlanError {
 }
 
 /// Where the O_DIRECT alignment rule comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum DioRule {
     /// The filesystem or device said so (Linux 6.1+).
     #[serde(rename = "statx STATX_DIOALIGN")]
@@ -115,14 +115,14 @@ pub struct Constraints {
     pub dio_rule: DioRule,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Cell {
     pub block_size: u32,
     pub offset: u64,
     pub pattern: Pattern,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Plan {
     pub preset: Preset,
     /// The cells measured from the first round.
@@ -139,19 +139,23 @@ pub struct Plan {
     pub min_rounds: u32,
     /// A window lasts at least `runtime` and until this many I/Os
     /// completed in it (per job), up to `max_runtime`.
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "super::report::secs")]
     pub runtime: Duration,
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "super::report::secs")]
     pub max_runtime: Duration,
     pub min_completions: u64,
     /// The smallest penalty worth finding, as a fraction (0.1 = 10 %): a
     /// comparison whose interval excludes a penalty this large is decided.
+    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
     pub min_effect: f64,
     /// `--max-time`: the budget of the whole run (no new round starts once
     /// it is spent); null: only the most rounds bound the run.
-    #[serde(serialize_with = "opt_secs")]
+    #[serde(
+        serialize_with = "opt_secs",
+        deserialize_with = "super::report::opt_secs"
+    )]
     pub max_time: Option<Duration>,
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "super::report::secs")]
     pub warmup: Duration,
     pub qd: u32,
     pub jobs: u32,
