@@ -23,24 +23,24 @@ pub const METHOD: &str = "one IOPS figure per cell and round (rounds are the rep
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Estimate {
     /// Median over rounds.
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub median: f64,
     /// Geometric mean over rounds and its 95 % confidence interval.
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub geo_mean: f64,
-    #[serde(deserialize_with = "crate::probe::report::pair_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::pair_or_nan")]
     pub ci95: [f64; 2],
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Latency {
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p50: f64,
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p99: f64,
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p999: f64,
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub max: f64,
 }
 
@@ -49,21 +49,22 @@ pub struct Latency {
 pub struct Relative {
     /// Geometric-mean IOPS ratio over the paired rounds (this cell over the
     /// reference).
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub ratio: f64,
     /// Its simultaneous 95 % interval (see `inference.method`).
-    #[serde(deserialize_with = "crate::probe::report::pair_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::pair_or_nan")]
     pub ci95: [f64; 2],
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p_value: f64,
     /// Bonferroni-adjusted over contrasts and looks.
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p_adjusted: f64,
     /// Decided slower or faster.
     pub significant: bool,
     pub decision: Decision,
     /// Paired rounds used, and rounds left out as outliers.
     pub rounds: usize,
+    #[serde(default)]
     pub outliers: usize,
 }
 
@@ -77,9 +78,12 @@ pub struct CellReport {
     /// IOPS of each round this cell ran, in order.
     pub rounds: Vec<f64>,
     /// The round numbers of those figures (from 0).
+    #[serde(default)]
     pub round_numbers: Vec<u32>,
     /// Broken measurements run again, and rounds still broken after that.
+    #[serde(default)]
     pub retries: u32,
+    #[serde(default)]
     pub broken_rounds: u32,
     /// Against offset 0 of the same block size and pattern; null there.
     pub relative: Option<Relative>,
@@ -92,10 +96,12 @@ pub struct ContrastReport {
     /// Indexes of the targets compared (the same but for `target`
     /// contrasts, whose reference is the first target).
     pub target: usize,
+    #[serde(default)]
     pub reference_target: usize,
     pub pattern: Pattern,
     pub block_size: u32,
     pub offset: u64,
+    #[serde(default)]
     pub reference_block_size: u32,
     pub reference_offset: u64,
     #[serde(flatten)]
@@ -116,11 +122,11 @@ pub struct Penalty {
     /// A block-size penalty's larger block size.
     pub reference_block_size: Option<u32>,
     /// The row's typical penalty in percent, and its 95 % CI.
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub slower_pct: f64,
-    #[serde(deserialize_with = "crate::probe::report::pair_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::pair_or_nan")]
     pub ci95_pct: [f64; 2],
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p_adjusted: f64,
     /// The unit the slower offsets are not aligned to, when inferred.
     pub not_aligned_to: Option<u64>,
@@ -155,10 +161,10 @@ crate::spelled_as_serde!(Confidence);
 pub struct Noise {
     pub pattern: Pattern,
     /// SD of the paired per-round differences, in percent.
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub paired_sd_pct: f64,
     /// The smallest penalty the plan's most rounds could call slower.
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub detectable_pct: f64,
 }
 
@@ -173,10 +179,12 @@ pub struct Inference {
     /// The verdict in one line: what misalignment costs here.
     pub summary: String,
     pub penalties: Vec<Penalty>,
+    #[serde(default)]
     pub noise: Vec<Noise>,
     /// Advice when the noise is too large for the question.
     pub advice: Option<String>,
     /// Contrasts still open when measuring stopped.
+    #[serde(default)]
     pub undecided: usize,
     #[serde(skip_deserializing, default = "crate::probe::report::method")]
     pub method: &'static str,

@@ -45,14 +45,17 @@ pub struct ProbeReport {
     /// zoom ran, and whether the run was interrupted (Ctrl-C): then the
     /// report holds what was measured until then.
     pub rounds_run: u32,
+    #[serde(default)]
     pub zoomed: bool,
     pub partial: bool,
     /// `--max-time` was spent before every comparison was decided.
+    #[serde(default)]
     pub out_of_time: bool,
     /// Wall time of the measurements, in seconds.
-    #[serde(deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub elapsed_s: f64,
     /// When the run started (seconds since the Unix epoch).
+    #[serde(default)]
     pub started_unix: u64,
     pub cells: Vec<CellReport>,
     /// Every comparison, including block size against block size.
