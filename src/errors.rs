@@ -2,12 +2,13 @@
 //! sysfs directory); parse errors name the layer and byte too
 //! ([`crate::bytes::ParseError`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A target (a disk, a partition, an image, a sysfs directory) that could
 /// not be read or checked, and why. Serialized in the `errors` array of
 /// every JSON document.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(default)]
 #[error("{path}: {message}")]
 pub struct TargetError {
     pub path: String,

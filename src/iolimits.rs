@@ -1,10 +1,12 @@
 //! The kernel's I/O limits of a block device: the vocabulary every floor
 //! speaks, from sysfs and the ioctls up to the rules and the reports.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The kernel's I/O limits of one block device, in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// Read back, a key an older document lacks is 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Topology {
     pub logical_block_size: u32,
     pub physical_block_size: u32,

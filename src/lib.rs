@@ -4,7 +4,8 @@
 //! downwards (docs/architecture.md; `tests/floors.rs` enforces it):
 //!
 //! 1. vocabulary: [`units`], [`names`], [`errors`], [`bytes`],
-//!    [`findings`] (codes, subjects, typed facts, sentences), [`iolimits`];
+//!    [`findings`] (codes, subjects, typed facts, sentences), [`iolimits`],
+//!    [`schema`] (the header and version of every JSON document);
 //! 2. [`sys`]: the only code that touches /sys, /proc, /dev and ioctls;
 //! 3. readers: [`topology`], [`layout`] (GPT/MBR), [`stack`] (the format
 //!    registry: LVM, md, LUKS, bcache, filesystems);
@@ -31,6 +32,7 @@ pub mod plan;
 pub mod probe;
 pub mod report;
 pub mod saved;
+pub mod schema;
 pub mod stack;
 pub mod sys;
 pub mod topology;

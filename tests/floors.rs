@@ -9,7 +9,9 @@ use std::path::Path;
 /// Top-level modules, bottom floor first.
 const FLOORS: &[&[&str]] = &[
     // 1. vocabulary
-    &["units", "names", "errors", "bytes", "findings", "iolimits"],
+    &[
+        "units", "names", "errors", "bytes", "findings", "iolimits", "schema",
+    ],
     // 2. the live system
     &["sys"],
     // 3. readers

@@ -6,6 +6,8 @@
 mod common;
 use common::md::{self, Member};
 use common::*;
+use diskalign::check::CheckRun;
+use diskalign::schema::Document;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -121,7 +123,8 @@ fn every_serialized_key_is_in_docs_json_md() {
         args.push("/nonexistent".into()); // an `errors` entry
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         let (doc, _) = run_json(&a);
-        keys(&doc, &mut seen);
+        // Read back through its one type (see documents_read_back_as_written).
+        round_trip::<Document<CheckRun>>(&doc, &mut seen);
         checks.push(doc);
     }
     // A probe of a filled file, the smallest grid.
@@ -216,4 +219,168 @@ fn every_serialized_key_is_in_docs_json_md() {
         "only {} keys seen: the inputs lost their layers?",
         seen.len()
     );
+}
+
+/// Removes `names` from every object in `v`.
+fn strip(v: &mut Value, names: &[&str]) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|k, _| !names.contains(&k.as_str()));
+            m.values_mut().for_each(|x| strip(x, names));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| strip(x, names)),
+        _ => {}
+    }
+}
+
+/// `doc` read back through `T`, the one type that writes it, and written
+/// again: the same JSON, so the type reads every key it writes and loses
+/// nothing on the way. Its keys are added to `seen`.
+fn round_trip<T>(doc: &Value, seen: &mut BTreeSet<String>)
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let text = serde_json::to_string_pretty(doc).unwrap();
+    let read: T = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: the document does not read back:\n{text}"));
+    let again = serde_json::to_value(&read).unwrap();
+    assert_eq!(&again, doc, "written again, the document differs:\n{text}");
+    keys(doc, seen);
+}
+
+/// Every document that is read back (topology, check, probe, compare), made
+/// by the real commands, through its one type (`schema::Document<Body>`,
+/// written and read by the same code): each reads back as written, and
+/// every key it holds is documented.
+#[test]
+fn documents_read_back_as_written() {
+    use diskalign::compare::Comparison;
+    use diskalign::probe::report::ProbeReport;
+    use diskalign::topology::TopologyDocument;
+    let mut seen = BTreeSet::new();
+    // topology: every fixture tree, and a live loop device (ioctls read).
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs");
+    for e in std::fs::read_dir(&fixtures).unwrap().flatten() {
+        if e.path().is_dir() {
+            let (doc, _) = run_json(&["--sysfs-root", e.path().to_str().unwrap(), "topology"]);
+            round_trip::<TopologyDocument>(&doc, &mut seen);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "live.img", 32 * MIB);
+    sfdisk(&img, "label: gpt\nstart=2048, size=8192\nstart=12345\n");
+    let l = LoopDev::attach(&img, Some(4096));
+    let (live, _) = run_json(&["topology", &l.dev, "/nonexistent"]);
+    assert!(live["disks"][0]["ioctl"].is_object(), "{live:#}");
+    round_trip::<TopologyDocument>(&live, &mut seen);
+    // compare: two check runs of the image, and a probe run with itself.
+    let (a, _) = run_json(&["check", img.to_str().unwrap()]);
+    let (b, _) = run_json(&["check", img.to_str().unwrap(), "--topology", "pbs=4096"]);
+    round_trip::<Document<CheckRun>>(&a, &mut seen);
+    round_trip::<Document<CheckRun>>(&b, &mut seen);
+    round_trip::<Document<Comparison>>(&compared(&a, &b), &mut seen);
+    let file = dir.path().join("probe.img");
+    std::fs::write(&file, vec![1u8; 16 << 20]).unwrap();
+    let (probe, _) = run_json(&[
+        "probe",
+        file.to_str().unwrap(),
+        "--bs",
+        "4k",
+        "--offsets",
+        "0,512",
+        "--runtime",
+        "50ms",
+        "--warmup",
+        "10ms",
+        "--rounds",
+        "2",
+    ]);
+    round_trip::<Document<Comparison>>(&compared(&probe, &probe), &mut seen);
+    // probe: that run, one round (its contrasts' intervals are null), two
+    // targets.
+    round_trip::<Document<ProbeReport>>(&probe, &mut seen);
+    let copy = dir.path().join("copy.img");
+    std::fs::copy(&file, &copy).unwrap();
+    let quick = |extra: &[&str]| {
+        let mut args = vec!["probe", "--bs", "4k", "--offsets", "0,512"];
+        args.extend(["--runtime", "50ms", "--warmup", "10ms"]);
+        args.extend(extra);
+        run_json(&args).0
+    };
+    let one = quick(&[file.to_str().unwrap(), "--rounds", "1"]);
+    assert!(one["contrasts"][0]["ci95"][1].is_null(), "{one:#}");
+    round_trip::<Document<ProbeReport>>(&one, &mut seen);
+    let two = quick(&[
+        file.to_str().unwrap(),
+        copy.to_str().unwrap(),
+        "--rounds",
+        "2",
+    ]);
+    assert_eq!(two["targets"].as_array().map(Vec::len), Some(2), "{two:#}");
+    round_trip::<Document<ProbeReport>>(&two, &mut seen);
+    drop(l);
+    // A document made before the keys added to schema 1 since still reads.
+    let older = |doc: &Value, added: &[&str]| {
+        let mut doc = doc.clone();
+        strip(&mut doc, &[&["host", "started_at"], added].concat());
+        doc
+    };
+    let added_to_probe = [
+        "out_of_time",
+        "zoomed",
+        "zoom",
+        "unit_fit",
+        "max_time",
+        "round_numbers",
+        "retries",
+        "broken_rounds",
+        "outliers",
+        "min_rounds",
+        "max_runtime",
+        "min_completions",
+        "reference_block_size",
+        "reference_target",
+        "not_aligned_to",
+        "undecided",
+        "advice",
+        "noise",
+        "started_unix",
+        "elapsed_s",
+        "usb_bridge",
+        "loop_direct_io",
+        "loop_backing_file",
+        "loop_backing_fs",
+    ];
+    for doc in [&probe, &one, &two] {
+        let old = older(doc, &added_to_probe);
+        serde_json::from_value::<Document<ProbeReport>>(old.clone())
+            .unwrap_or_else(|e| panic!("{e}: an older probe document does not read:\n{old:#}"));
+    }
+    let added_to_check = [
+        "summary",
+        "subject",
+        "same_cause_as",
+        "inherits_from",
+        "status",
+        "assembled",
+        "ptuuid",
+        "partuuid",
+        "serial",
+        "wwn",
+        "model",
+        "portable",
+    ];
+    for doc in [&a, &b] {
+        let old = older(doc, &added_to_check);
+        serde_json::from_value::<Document<CheckRun>>(old.clone())
+            .unwrap_or_else(|e| panic!("{e}: an older check document does not read:\n{old:#}"));
+    }
+
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
+        .unwrap();
+    let missing: Vec<&String> = seen
+        .iter()
+        .filter(|k| !docs.contains(&format!("`{k}`")) && !docs.contains(&format!("\"{k}\"")))
+        .collect();
+    assert!(missing.is_empty(), "keys not in docs/json.md: {missing:?}");
 }

@@ -32,8 +32,10 @@ pub use crate::inspect::default_targets;
 /// How to run a check: what `inspect` reads with.
 pub use crate::inspect::InspectOptions as CheckOptions;
 
-/// Everything one `check` run found.
-#[derive(Debug, Default)]
+/// Everything one `check` run found: the body of the check document
+/// (docs/json.md), in its key order.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct CheckRun {
     pub targets: Vec<TargetReport>,
     /// md arrays and volume groups put together from the targets.

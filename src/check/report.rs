@@ -5,11 +5,12 @@ use super::tools::{FirstStarts, ToolVerdicts};
 use crate::findings::{Finding, Subject};
 use crate::layout::{PartKind, TableKind};
 use crate::topology::Topology;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use crate::inspect::{TargetKind, TopologySource};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TableReport {
     #[serde(rename = "type")]
     pub kind: TableKind,
@@ -23,7 +24,8 @@ pub struct TableReport {
     pub ptuuid: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PartitionReport {
     pub number: u32,
     pub kind: PartKind,
@@ -63,7 +65,8 @@ pub struct PartitionReport {
     pub findings: Vec<Finding>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TargetReport {
     pub path: String,
     pub kind: TargetKind,

@@ -7,10 +7,11 @@ use super::report::TargetReport;
 use crate::findings::{Counts, FailOn, Finding, Status};
 use crate::layout::PartKind;
 use crate::stack::Layer;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One target in numbers (`targets[].summary` in the JSON).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TargetSummary {
     pub status: Status,
     #[serde(flatten)]
@@ -27,7 +28,8 @@ pub struct TargetSummary {
 }
 
 /// The whole run in numbers (`summary` at the top of the JSON).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RunSummary {
     /// The worst status of every target and assembled array or VG; null
     /// when no target could be checked.

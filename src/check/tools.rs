@@ -8,10 +8,11 @@
 
 use crate::topology::Topology;
 use crate::units::{libfdisk_ignores_io, MIB};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Each tool's verdict on one partition: true = "this tool calls it aligned".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Default, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ToolVerdicts {
     /// `parted align-check opt N` exits 0.
     pub parted_optimal: bool,
@@ -36,7 +37,8 @@ impl ToolVerdicts {
 }
 
 /// The first partition start each tool picks on an empty disk, in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Default, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FirstStarts {
     pub parted: u64,
     pub fdisk: u64,

@@ -100,8 +100,8 @@ fn run_info(d: &CheckDoc) -> RunInfo {
     RunInfo {
         file: d.name.clone(),
         source: "check".into(),
-        started_unix: crate::units::parse_rfc3339(&d.started_at).unwrap_or(0),
-        host: d.host.clone(),
+        started_unix: crate::units::parse_rfc3339(&d.header.started_at).unwrap_or(0),
+        host: d.header.host.clone(),
     }
 }
 
@@ -141,7 +141,7 @@ impl<'d> Sides<'d> {
         let e = self.errors.get(path);
         (
             t.is_some(),
-            t.and_then(|t| t.summary.as_ref()?.status),
+            t.map(|t| t.summary.status),
             e.map(|e| e.message.clone()),
         )
     }
@@ -218,7 +218,7 @@ fn grouped(findings: Vec<Finding>) -> BTreeMap<Key, Vec<Finding>> {
             s.target.clone(),
             s.partition,
             s.layer.clone(),
-            f.code.clone(),
+            f.code.as_str().to_string(),
         );
         out.entry(key).or_default().push(f);
     }

@@ -69,7 +69,7 @@ pub fn finding(code: &str, severity: &str, message: &str) -> Value {
 pub fn target(path: &str, status: &str, p1: Vec<Value>) -> Value {
     json!({ "path": path, "kind": "image",
             "partitions": [ { "number": 1, "start_bytes": 32256, "findings": p1 } ],
-            "findings": [ finding("portable", "info", "not portable") ],
+            "findings": [ finding("layout-not-portable", "info", "not portable") ],
             "summary": { "status": status } })
 }
 

@@ -239,7 +239,7 @@ fn a_fixed_partition_loses_its_finding_and_a_new_target_appears() {
     assert_eq!(new.change, check::Change::Appeared);
     assert_eq!(
         (new.target.as_deref(), new.code.as_str()),
-        (Some("new.img"), "portable")
+        (Some("new.img"), "layout-not-portable")
     );
     assert_eq!(c.targets.len(), 2);
     assert!(c.targets[1].in_b && !c.targets[1].in_a);

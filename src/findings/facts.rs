@@ -3,11 +3,12 @@
 //! Prometheus exporter read the numbers here instead of parsing English.
 //! Every field is optional: a finding sets the ones its rule looked at.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a finding sits, so a flat list (a CSV row, a metric) still says
 /// what it is about.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Subject {
     /// The target as given on the command line; absent for md arrays and
     /// volume groups assembled across targets.
@@ -29,7 +30,8 @@ impl Subject {
 }
 
 /// One leg of a striped LV segment, as a stripe rule saw it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LegFact {
     pub stripe: usize,
     pub device: String,
@@ -40,7 +42,8 @@ pub struct LegFact {
 
 /// The numbers and names a rule judged. Offsets are in bytes of the device
 /// below (the whole disk for partitions and the layers inside them).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Facts {
     /// The byte judged: a partition's start, a layer's data start, a leg.
     #[serde(skip_serializing_if = "Option::is_none")]

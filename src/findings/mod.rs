@@ -8,7 +8,7 @@ pub mod render;
 pub mod status;
 
 pub use facts::{Facts, LegFact, Subject};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub use status::{Counts, FailOn, Status};
 use std::fmt;
 
@@ -163,6 +163,24 @@ impl Serialize for Code {
     }
 }
 
+/// Read back from a saved document. A code this diskalign does not know
+/// (one a newer version added) is refused by name: a finding is not
+/// dropped without a word.
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Code::named(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown finding code {text:?}")))
+    }
+}
+
+impl Code {
+    /// The code spelled `text` in JSON, if there is one.
+    pub fn named(text: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+}
+
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -171,18 +189,20 @@ impl fmt::Display for Code {
 
 /// One verdict: a stable code, a severity, what it is about, the facts the
 /// rule judged and the sentence rendered from them.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     pub code: Code,
     pub severity: Severity,
+    #[serde(default)]
     pub message: String,
-    #[serde(skip_serializing_if = "Subject::is_empty")]
+    #[serde(default, skip_serializing_if = "Subject::is_empty")]
     pub subject: Subject,
+    #[serde(default)]
     pub facts: Facts,
     /// Another finding on the same subject that names the same cause (a
     /// start off 4 KiB that also breaks the kernel's 4 KiB rule): kept for
     /// its code, but counted and printed once, under that code.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub same_cause_as: Option<Code>,
 }
 

@@ -104,7 +104,9 @@ impl Status {
 }
 
 /// Which findings make the exit status 1 (`--fail-on`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FailOn {
     /// Only errors: a data start off its grain, a broken layout.
@@ -133,7 +135,8 @@ impl FailOn {
 }
 
 /// Findings counted by severity.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Counts {
     pub errors: usize,
     pub warnings: usize,

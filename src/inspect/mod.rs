@@ -16,7 +16,7 @@ use crate::stack::map::Source;
 use crate::stack::Layer;
 use crate::topology::{Disk, Sysfs, Topology, TopologyOverride};
 use resolve::Resolved;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// What to read and with which topology.
@@ -27,21 +27,23 @@ pub struct InspectOptions {
     pub topology: Option<TopologyOverride>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TargetKind {
     Disk,
     Partition,
+    #[default]
     Image,
 }
 
 crate::spelled_as_serde!(TargetKind);
 
 /// Where the topology came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TopologySource {
     Kernel,
+    #[default]
     ImageDefault,
     Override,
 }

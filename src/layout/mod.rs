@@ -8,13 +8,14 @@ pub mod mbr;
 
 use crate::bytes::{self, ParseError, ReadAt};
 use crate::findings::{Code, Finding};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TableKind {
     Gpt,
     Mbr,
+    #[default]
     None,
     /// Not read: the partitions the kernel registered (sysfs), used when
     /// the device node cannot be opened.
@@ -23,7 +24,7 @@ pub enum TableKind {
 
 crate::spelled_as_serde!(TableKind);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PartKind {
     Gpt,
@@ -31,6 +32,7 @@ pub enum PartKind {
     Extended,
     Logical,
     /// Registered by the kernel; the table entry itself was not read.
+    #[default]
     Registered,
 }
 

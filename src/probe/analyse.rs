@@ -11,7 +11,7 @@ use super::stats;
 use super::unitfit::{self, UnitFit};
 use super::verdicts::{self, span};
 use crate::units::human;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Family-wise error rate of all decisions of one run.
 pub const ALPHA: f64 = sequential::ALPHA;
@@ -20,43 +20,55 @@ const LEVEL: f64 = 0.95;
 /// How comparisons are made, spelled out in every report.
 pub const METHOD: &str = "one IOPS figure per cell and round (rounds are the replicates; IOPS = the I/O work inside the window / its length, fio's time_based figure without end effects; broken rounds measured again); each contrast judged on its per-round paired log differences (cell against the same round's reference, so drift cancels), outlying rounds (over 5 robust SDs, at most 1 in 5) left out, variance moderated toward the pattern's pooled variance (6 prior degrees of freedom); looked at after every round from the third: intervals at level 1 - 0.05/(contrasts x looks), so all decisions hold together at 95% however early the run stops; slower/faster when the interval excludes 1, fine when it excludes a penalty of min_effect";
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Estimate {
     /// Median over rounds.
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub median: f64,
     /// Geometric mean over rounds and its 95 % confidence interval.
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub geo_mean: f64,
+    #[serde(default, deserialize_with = "crate::probe::report::pair_or_nan")]
     pub ci95: [f64; 2],
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Latency {
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p50: f64,
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p99: f64,
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p999: f64,
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub max: f64,
 }
 
 /// A contrast as judged when its measuring stopped.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Relative {
     /// Geometric-mean IOPS ratio over the paired rounds (this cell over the
     /// reference).
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub ratio: f64,
     /// Its simultaneous 95 % interval (see `inference.method`).
+    #[serde(default, deserialize_with = "crate::probe::report::pair_or_nan")]
     pub ci95: [f64; 2],
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p_value: f64,
     /// Bonferroni-adjusted over contrasts and looks.
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p_adjusted: f64,
     /// Decided slower or faster.
     pub significant: bool,
     pub decision: Decision,
     /// Paired rounds used, and rounds left out as outliers.
     pub rounds: usize,
+    #[serde(default)]
     pub outliers: usize,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CellReport {
     #[serde(flatten)]
     pub cell: Cell,
@@ -66,32 +78,37 @@ pub struct CellReport {
     /// IOPS of each round this cell ran, in order.
     pub rounds: Vec<f64>,
     /// The round numbers of those figures (from 0).
+    #[serde(default)]
     pub round_numbers: Vec<u32>,
     /// Broken measurements run again, and rounds still broken after that.
+    #[serde(default)]
     pub retries: u32,
+    #[serde(default)]
     pub broken_rounds: u32,
     /// Against offset 0 of the same block size and pattern; null there.
     pub relative: Option<Relative>,
 }
 
 /// Every contrast, including block size against block size.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ContrastReport {
     pub kind: ContrastKind,
     /// Indexes of the targets compared (the same but for `target`
     /// contrasts, whose reference is the first target).
     pub target: usize,
+    #[serde(default)]
     pub reference_target: usize,
     pub pattern: Pattern,
     pub block_size: u32,
     pub offset: u64,
+    #[serde(default)]
     pub reference_block_size: u32,
     pub reference_offset: u64,
     #[serde(flatten)]
     pub relative: Relative,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Penalty {
     pub pattern: Pattern,
     pub block_size: u32,
@@ -105,15 +122,18 @@ pub struct Penalty {
     /// A block-size penalty's larger block size.
     pub reference_block_size: Option<u32>,
     /// The row's typical penalty in percent, and its 95 % CI.
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub slower_pct: f64,
+    #[serde(default, deserialize_with = "crate::probe::report::pair_or_nan")]
     pub ci95_pct: [f64; 2],
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub p_adjusted: f64,
     /// The unit the slower offsets are not aligned to, when inferred.
     pub not_aligned_to: Option<u64>,
 }
 
 /// How far the run pins the internal unit down.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Confidence {
     /// Between a slower offset and a coarser one that was not.
@@ -137,16 +157,18 @@ pub enum Confidence {
 crate::spelled_as_serde!(Confidence);
 
 /// The noise of one pattern: what the run could have seen.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Noise {
     pub pattern: Pattern,
     /// SD of the paired per-round differences, in percent.
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub paired_sd_pct: f64,
     /// The smallest penalty the plan's most rounds could call slower.
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub detectable_pct: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Inference {
     /// Smallest offset granularity that performed like aligned (or the
     /// lower bound); null when the run cannot tell or found no difference.
@@ -157,11 +179,14 @@ pub struct Inference {
     /// The verdict in one line: what misalignment costs here.
     pub summary: String,
     pub penalties: Vec<Penalty>,
+    #[serde(default)]
     pub noise: Vec<Noise>,
     /// Advice when the noise is too large for the question.
     pub advice: Option<String>,
     /// Contrasts still open when measuring stopped.
+    #[serde(default)]
     pub undecided: usize,
+    #[serde(skip_deserializing, default = "crate::probe::report::method")]
     pub method: &'static str,
     /// Every candidate unit's fit, best first (null with fewer than two
     /// rounds or no offset comparison).

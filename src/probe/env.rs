@@ -5,19 +5,19 @@ use super::target::Target;
 use crate::sys::procfs;
 use crate::sys::sysfs::read_str;
 use crate::topology::{Topology, Transport};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Filesystem {
     pub fs_type: String,
     pub mount_point: String,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Environment {
-    pub diskalign_version: &'static str,
+    pub diskalign_version: String,
     pub kernel: String,
     pub arch: String,
     pub cpu_model: Option<String>,
@@ -97,7 +97,7 @@ pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
         super::target::TargetKind::File | super::target::TargetKind::ScratchFile
     );
     Environment {
-        diskalign_version: env!("CARGO_PKG_VERSION"),
+        diskalign_version: env!("CARGO_PKG_VERSION").into(),
         kernel: kernel.release_version,
         arch: kernel.machine,
         cpu_model,

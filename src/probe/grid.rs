@@ -3,11 +3,11 @@
 
 use super::engine::Pattern;
 use crate::units::{human, KIB, MIB};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// `--preset`: how much of the grid to run and for how long.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
     /// Adaptive (the default): the block-size curve at aligned offsets, an
@@ -91,7 +91,7 @@ pub enum PlanError {
 }
 
 /// Where the O_DIRECT alignment rule comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum DioRule {
     /// The filesystem or device said so (Linux 6.1+).
     #[serde(rename = "statx STATX_DIOALIGN")]
@@ -115,20 +115,21 @@ pub struct Constraints {
     pub dio_rule: DioRule,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Cell {
     pub block_size: u32,
     pub offset: u64,
     pub pattern: Pattern,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Plan {
     pub preset: Preset,
     /// The cells measured from the first round.
     pub cells: Vec<Cell>,
     /// Cells added only when the search asks for them (auto: every ladder
     /// offset was slower, so the unit is 64 KiB or more).
+    #[serde(default)]
     pub zoom: Vec<Cell>,
     /// I/Os land at `offset + k × unit`: one unit for every cell, larger
     /// than every offset, so cells differ only in their offset.
@@ -136,22 +137,41 @@ pub struct Plan {
     /// The most rounds any comparison gets; one stops earlier once decided.
     pub rounds: u32,
     /// Rounds before the first decision.
+    #[serde(default)]
     pub min_rounds: u32,
     /// A window lasts at least `runtime` and until this many I/Os
     /// completed in it (per job), up to `max_runtime`.
-    #[serde(serialize_with = "secs")]
+    #[serde(
+        serialize_with = "secs",
+        deserialize_with = "super::report::secs",
+        default
+    )]
     pub runtime: Duration,
-    #[serde(serialize_with = "secs")]
+    #[serde(
+        serialize_with = "secs",
+        deserialize_with = "super::report::secs",
+        default
+    )]
     pub max_runtime: Duration,
+    #[serde(default)]
     pub min_completions: u64,
     /// The smallest penalty worth finding, as a fraction (0.1 = 10 %): a
     /// comparison whose interval excludes a penalty this large is decided.
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub min_effect: f64,
     /// `--max-time`: the budget of the whole run (no new round starts once
     /// it is spent); null: only the most rounds bound the run.
-    #[serde(serialize_with = "opt_secs")]
+    #[serde(
+        serialize_with = "opt_secs",
+        deserialize_with = "super::report::opt_secs",
+        default
+    )]
     pub max_time: Option<Duration>,
-    #[serde(serialize_with = "secs")]
+    #[serde(
+        serialize_with = "secs",
+        deserialize_with = "super::report::secs",
+        default
+    )]
     pub warmup: Duration,
     pub qd: u32,
     pub jobs: u32,

@@ -5,10 +5,11 @@ use super::engine::EngineKind;
 use super::env::Environment;
 use super::grid::Plan;
 use super::target::TargetKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::time::Duration;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TargetInfo {
     pub path: PathBuf,
     pub kind: TargetKind,
@@ -23,7 +24,7 @@ pub struct TargetInfo {
     pub node_block_size: Option<u32>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EngineInfo {
     pub name: EngineKind,
     /// Why io_uring was not used, when it was asked for implicitly.
@@ -34,7 +35,7 @@ pub struct EngineInfo {
     pub fdatasync: bool,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ProbeReport {
     pub target: TargetInfo,
     pub engine: EngineInfo,
@@ -44,13 +45,17 @@ pub struct ProbeReport {
     /// zoom ran, and whether the run was interrupted (Ctrl-C): then the
     /// report holds what was measured until then.
     pub rounds_run: u32,
+    #[serde(default)]
     pub zoomed: bool,
     pub partial: bool,
     /// `--max-time` was spent before every comparison was decided.
+    #[serde(default)]
     pub out_of_time: bool,
     /// Wall time of the measurements, in seconds.
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub elapsed_s: f64,
     /// When the run started (seconds since the Unix epoch).
+    #[serde(default)]
     pub started_unix: u64,
     pub cells: Vec<CellReport>,
     /// Every comparison, including block size against block size.
@@ -58,14 +63,14 @@ pub struct ProbeReport {
     pub inference: Inference,
     /// With several targets: every target's own report (the first is the
     /// one above), and each further target's cells against the first's.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<TargetReport>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versus: Vec<ContrastReport>,
 }
 
 /// One target of a run over several.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TargetReport {
     pub target: TargetInfo,
     pub environment: Environment,
@@ -94,4 +99,44 @@ impl ProbeReport {
                 .iter()
                 .any(|t| !t.inference.penalties.is_empty())
     }
+}
+
+// How the probe document reads back (`saved`): the types above and in
+// `analyse`, `grid` and `unitfit` write it and read it, with these for
+// what serde cannot take as written.
+
+/// A figure JSON holds as null: serde_json writes a NaN or an infinite
+/// value (an interval of one round) as null, so it reads back as NaN.
+pub fn f64_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// An interval whose ends may be null (see `f64_or_nan`).
+pub fn pair_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
+    let [lo, hi] = <[Option<f64>; 2]>::deserialize(d)?;
+    Ok([lo.unwrap_or(f64::NAN), hi.unwrap_or(f64::NAN)])
+}
+
+/// A duration written in seconds (`grid::Plan`).
+pub fn secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let s = f64::deserialize(d)?;
+    Duration::try_from_secs_f64(s).map_err(serde::de::Error::custom)
+}
+
+/// An optional duration in seconds, null for none.
+pub fn opt_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    match Option::<f64>::deserialize(d)? {
+        Some(s) => Duration::try_from_secs_f64(s)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+        None => Ok(None),
+    }
+}
+
+/// `inference.method` read back: this diskalign's text. The field is a
+/// `&'static str`, which serde cannot borrow from a document; a document
+/// of another version that describes another method reads as this one's
+/// until the field owns its text.
+pub fn method() -> &'static str {
+    super::analyse::METHOD
 }

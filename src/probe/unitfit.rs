@@ -35,7 +35,7 @@ use super::engine::Pattern;
 use super::run::CellSamples;
 use super::sequential::{Assessment, ContrastKind};
 use crate::units::alignment_of;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A log-likelihood ratio at least this large (1000 : 1) is strong: a
 /// unit is `bracketed` only when it beats the next best candidate and "no
@@ -45,13 +45,15 @@ use serde::Serialize;
 pub const STRONG: f64 = 6.907_755_278_982_137;
 
 /// One candidate and its score.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Candidate {
     /// The unit, or null for "no unit / no penalty".
     pub unit_bytes: Option<u64>,
     /// Every probed offset is misaligned to it: the unit is at least this.
+    #[serde(default)]
     pub lower_bound: bool,
     /// Log-likelihood gained over "no penalty", less the BIC penalty.
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub score: f64,
     /// The patterns that pay the penalty: those whose own evidence is
     /// strong (1000 : 1), else every one whose penalty counted.
@@ -59,12 +61,14 @@ pub struct Candidate {
 }
 
 /// The fit of every candidate, best first.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct UnitFit {
     pub candidates: Vec<Candidate>,
     /// The best candidate's score less the next best's (natural log).
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub log_lr_next: f64,
     /// The best candidate's score less that of "no penalty".
+    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub log_lr_none: f64,
 }
 

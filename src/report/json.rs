@@ -1,62 +1,28 @@
 //! The JSON documents of `check`, `topology`, `probe` and `compare`
 //! (docs/json.md).
 
-use crate::check::report::TargetReport;
 use crate::check::CheckRun;
 use crate::compare::Comparison;
-use crate::errors::TargetError;
-use crate::stack::Layer;
-use crate::topology::Disk;
+use crate::probe::report::ProbeReport;
+use crate::schema::{Document, Header};
+use crate::topology::Survey;
 use serde::Serialize;
 
 use super::Stamp;
 
-/// Bumped only for incompatible changes (never so far); additions keep it.
-pub const SCHEMA_VERSION: u32 = 1;
-
-#[derive(Serialize)]
-pub struct CheckDocument<'a> {
-    pub schema: &'static str,
-    pub schema_version: u32,
-    pub diskalign_version: &'static str,
-    /// The host the run was made on (uname's nodename).
-    pub host: &'a str,
-    /// When the run started, RFC 3339 in UTC.
-    pub started_at: String,
-    pub targets: &'a [TargetReport],
-    /// md arrays and LVM volume groups assembled across the targets.
-    pub assembled: &'a [Layer],
-    pub errors: &'a [TargetError],
-    /// Counts, the status and the exit status of the run.
-    pub summary: &'a crate::check::summary::RunSummary,
+/// `body` under the header of `schema`, with the run's `stamp`: the same
+/// `schema::Document` that `saved` reads back.
+fn document<T: Serialize>(schema: &str, body: T, stamp: &Stamp) -> String {
+    Document {
+        header: Header::new(schema, &stamp.host, stamp.started_at()),
+        body,
+    }
+    .to_json()
 }
 
-#[derive(Serialize)]
-pub struct TopologyDocument<'a> {
-    pub schema: &'static str,
-    pub schema_version: u32,
-    pub diskalign_version: &'static str,
-    /// The host the run was made on (uname's nodename).
-    pub host: &'a str,
-    /// When the run started, RFC 3339 in UTC.
-    pub started_at: String,
-    pub disks: &'a [Disk],
-    pub errors: &'a [TargetError],
-}
-
+/// `check --json`: the run's targets, assembled layers, errors and summary.
 pub fn check(run: &CheckRun, stamp: &Stamp) -> String {
-    let doc = CheckDocument {
-        schema: "diskalign.check",
-        schema_version: SCHEMA_VERSION,
-        diskalign_version: env!("CARGO_PKG_VERSION"),
-        host: &stamp.host,
-        started_at: stamp.started_at(),
-        targets: &run.targets,
-        assembled: &run.assembled,
-        errors: &run.errors,
-        summary: &run.summary,
-    };
-    serde_json::to_string_pretty(&doc).expect("report serialises")
+    document("diskalign.check", run, stamp)
 }
 
 /// The JSON documents of docs/json.md, each with the run's `stamp`.
@@ -69,11 +35,11 @@ impl super::Exporter for Json {
         Some(check(run, &self.stamp) + "\n")
     }
 
-    fn topology(&self, survey: &crate::topology::Survey) -> Option<String> {
-        Some(topology(&survey.disks, &survey.errors, &self.stamp) + "\n")
+    fn topology(&self, survey: &Survey) -> Option<String> {
+        Some(topology(survey, &self.stamp) + "\n")
     }
 
-    fn probe(&self, report: &crate::probe::report::ProbeReport) -> Option<String> {
+    fn probe(&self, report: &ProbeReport) -> Option<String> {
         Some(probe(report, &self.stamp) + "\n")
     }
 
@@ -90,95 +56,25 @@ impl super::Exporter for Json {
     }
 }
 
-pub fn topology(disks: &[Disk], errors: &[TargetError], stamp: &Stamp) -> String {
-    let doc = TopologyDocument {
-        schema: "diskalign.topology",
-        schema_version: SCHEMA_VERSION,
-        diskalign_version: env!("CARGO_PKG_VERSION"),
-        host: &stamp.host,
-        started_at: stamp.started_at(),
-        disks,
-        errors,
-    };
-    serde_json::to_string_pretty(&doc).expect("topology serialises")
+/// `topology --json`: the disks read and the ones that could not be.
+pub fn topology(survey: &Survey, stamp: &Stamp) -> String {
+    document("diskalign.topology", survey, stamp)
 }
 
-#[derive(Serialize)]
-pub struct ProbeDocument<'a> {
-    pub schema: &'static str,
-    pub schema_version: u32,
-    pub diskalign_version: &'static str,
-    /// The host the run was made on (uname's nodename).
-    pub host: &'a str,
-    /// When the run started, RFC 3339 in UTC.
-    pub started_at: String,
-    #[serde(flatten)]
-    pub report: &'a crate::probe::report::ProbeReport,
-}
-
-pub fn probe(report: &crate::probe::report::ProbeReport, stamp: &Stamp) -> String {
-    let doc = ProbeDocument {
-        schema: "diskalign.probe",
-        schema_version: SCHEMA_VERSION,
-        diskalign_version: env!("CARGO_PKG_VERSION"),
-        host: &stamp.host,
-        started_at: stamp.started_at(),
-        report,
-    };
-    serde_json::to_string_pretty(&doc).expect("probe report serialises")
+/// `probe --json`: the report's keys beside the header.
+pub fn probe(report: &ProbeReport, stamp: &Stamp) -> String {
+    document("diskalign.probe", report, stamp)
 }
 
 /// `compare --json`: the comparison under the common header, its `kind`
 /// (`probe` or `check`) saying which fields follow.
-#[derive(Serialize)]
-pub struct CompareDocument<'a> {
-    pub schema: &'static str,
-    pub schema_version: u32,
-    pub diskalign_version: &'static str,
-    /// The host the run was made on (uname's nodename).
-    pub host: &'a str,
-    /// When the run started, RFC 3339 in UTC.
-    pub started_at: String,
-    #[serde(flatten)]
-    pub comparison: &'a Comparison,
-}
-
 pub fn compare(comparison: &Comparison, stamp: &Stamp) -> String {
-    let doc = CompareDocument {
-        schema: "diskalign.compare",
-        schema_version: SCHEMA_VERSION,
-        diskalign_version: env!("CARGO_PKG_VERSION"),
-        host: &stamp.host,
-        started_at: stamp.started_at(),
-        comparison,
-    };
-    serde_json::to_string_pretty(&doc).expect("comparison serialises")
+    document("diskalign.compare", comparison, stamp)
 }
 
 /// The `plan --json` document: a plan, or a new disk's layout (`--new`).
-#[derive(Serialize)]
-pub struct PlanDocument<'a, T: Serialize> {
-    pub schema: &'static str,
-    pub schema_version: u32,
-    pub diskalign_version: &'static str,
-    /// The host the run was made on (uname's nodename).
-    pub host: &'a str,
-    /// When the run started, RFC 3339 in UTC.
-    pub started_at: String,
-    #[serde(flatten)]
-    pub plan: &'a T,
-}
-
 pub fn plan<T: Serialize>(plan: &T, stamp: &Stamp) -> String {
-    let doc = PlanDocument {
-        schema: "diskalign.plan",
-        schema_version: SCHEMA_VERSION,
-        diskalign_version: env!("CARGO_PKG_VERSION"),
-        host: &stamp.host,
-        started_at: stamp.started_at(),
-        plan,
-    };
-    serde_json::to_string_pretty(&doc).expect("plan serialises") + "\n"
+    document("diskalign.plan", plan, stamp) + "\n"
 }
 
 #[cfg(test)]
@@ -206,7 +102,7 @@ mod tests {
         };
         let texts = [
             super::check(&run, &stamp()),
-            super::topology(&[], &[], &stamp()),
+            super::topology(&Default::default(), &stamp()),
             super::compare(&fixtures::fixed(), &stamp()),
             super::plan(&serde_json::json!({}), &stamp()),
         ];

@@ -1,191 +1,45 @@
 //! A saved `check` document (docs/json.md, `check --json`).
 
-use crate::findings::{Severity, Status};
-use serde::{Deserialize, Serialize};
+use crate::check::CheckRun;
+use crate::schema::{Document, Header};
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
+pub use crate::check::report::{
+    PartitionReport as Partition, TableReport as Table, TargetReport as Target,
+};
+/// An `errors` entry: the same type that wrote it.
+pub use crate::errors::TargetError as DocError;
+pub use crate::findings::{Finding, Subject};
+/// The kernel's I/O limits as the documents spell them.
+pub use crate::iolimits::Topology as Limits;
+pub use crate::stack::Layer;
+
+/// A check document read back: the run, as the types that wrote it hold
+/// it (it dereferences to the `CheckRun`), its header, and the file it was
+/// read from.
+#[derive(Clone, Debug, Default)]
 pub struct CheckDoc {
     /// The file it was read from (not in the document).
-    #[serde(skip)]
     pub name: String,
-    pub diskalign_version: String,
-    /// Where and when the run was made (empty in older documents).
-    pub host: String,
-    pub started_at: String,
-    pub targets: Vec<Target>,
-    pub assembled: Vec<Layer>,
-    pub errors: Vec<DocError>,
-    pub summary: Option<RunSummary>,
+    pub header: Header,
+    pub run: CheckRun,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(default)]
-pub struct DocError {
-    pub path: String,
-    pub message: String,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct RunSummary {
-    pub status: Option<Status>,
-    pub targets: u64,
-    pub checked: u64,
-    pub errors: u64,
-    pub warnings: u64,
-    pub info: u64,
-    pub exit_status: u64,
-}
-
-/// The kernel's I/O limits as the documents spell them.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(default)]
-pub struct Limits {
-    pub logical_block_size: u64,
-    pub physical_block_size: u64,
-    pub minimum_io_size: u64,
-    pub optimal_io_size: u64,
-    pub alignment_offset: i64,
-    pub discard_granularity: u64,
-    pub discard_alignment: u64,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Target {
-    pub path: String,
-    pub kind: String,
-    pub disk: Option<String>,
-    pub serial: Option<String>,
-    pub wwn: Option<String>,
-    pub model: Option<String>,
-    pub size_bytes: u64,
-    pub topology: Limits,
-    pub topology_source: String,
-    pub partition_table: Table,
-    pub partitions: Vec<Partition>,
-    pub first_start_bytes: FirstStarts,
-    pub stack: Vec<Layer>,
-    pub aligned: bool,
-    pub verdict: String,
-    pub findings: Vec<Finding>,
-    pub summary: Option<TargetSummary>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Table {
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub sector_size: u64,
-    pub ptuuid: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct FirstStarts {
-    pub parted: u64,
-    pub fdisk: u64,
-    pub sgdisk: u64,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct TargetSummary {
-    pub status: Option<Status>,
-    pub errors: u64,
-    pub warnings: u64,
-    pub info: u64,
-    pub partitions: u64,
-    pub partitions_aligned: u64,
-    pub layers: u64,
-    pub layers_aligned: u64,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Partition {
-    pub number: u32,
-    pub kind: String,
-    pub type_id: String,
-    pub name: Option<String>,
-    pub partuuid: Option<String>,
-    pub start_bytes: u64,
-    /// The inclusive last byte.
-    pub end_bytes: u64,
-    pub size_bytes: u64,
-    pub kernel_offset: u64,
-    pub start_alignment: u64,
-    pub aligned: bool,
-    pub status: Option<Status>,
-    pub tools: Tools,
-    pub findings: Vec<Finding>,
-}
-
-/// The tools' verdicts (docs/tools.md).
-#[derive(Clone, Copy, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Tools {
-    pub parted_optimal: bool,
-    pub parted_minimal: bool,
-    pub fdisk: bool,
-    pub sgdisk: bool,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Layer {
-    pub kind: String,
-    pub name: String,
-    pub device: String,
-    pub offset_bytes: u64,
-    pub size_bytes: u64,
-    pub data_offset_bytes: Option<u64>,
-    pub below: Limits,
-    pub exposes: Option<Limits>,
-    pub aligned: bool,
-    pub status: Option<Status>,
-    /// For `inherits`: the layer whose start is the cause (`partition 1`).
-    pub inherits_from: Option<String>,
-    pub findings: Vec<Finding>,
-    pub children: Vec<Layer>,
-}
-
-impl Layer {
-    /// Where the data this layer hands up starts on its device.
-    pub fn data_start(&self) -> u64 {
-        self.offset_bytes
-            .saturating_add(self.data_offset_bytes.unwrap_or(0))
+impl CheckDoc {
+    /// The document `name` held.
+    pub fn new(doc: Document<CheckRun>, name: &str) -> CheckDoc {
+        CheckDoc {
+            name: name.to_string(),
+            header: doc.header,
+            run: doc.body,
+        }
     }
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(default)]
-pub struct Subject {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub partition: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub layer: Option<String>,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-pub struct Finding {
-    pub code: String,
-    pub severity: Severity,
-    #[serde(default)]
-    pub message: String,
-    #[serde(default)]
-    pub subject: Subject,
-    #[serde(default)]
-    pub facts: serde_json::Map<String, serde_json::Value>,
-    /// The code of another finding on the same subject that names the
-    /// same cause (`start-not-4k` beside `start-misaligned`): the cause
-    /// is counted and listed once, under that code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub same_cause_as: Option<String>,
+impl std::ops::Deref for CheckDoc {
+    type Target = CheckRun;
+    fn deref(&self) -> &CheckRun {
+        &self.run
+    }
 }
 
 /// The part of a layer's path (`partition 1 / PV x / LV vg/lv`) that
@@ -200,13 +54,6 @@ pub fn layer_within(partition: Option<u32>, layer: &str) -> Option<&str> {
         Some("") => None,
         Some(rest) => Some(rest.strip_prefix(" / ").unwrap_or(layer)),
         None => Some(layer),
-    }
-}
-
-impl Finding {
-    /// A fact that is a byte count or offset.
-    pub fn fact(&self, key: &str) -> Option<u64> {
-        self.facts.get(key)?.as_u64()
     }
 }
 
@@ -243,7 +90,7 @@ impl CheckDoc {
         let roots = self.targets.iter().flat_map(|t| &t.stack);
         let longest = roots
             .chain(&self.assembled)
-            .map(|r| r.longest_path(None))
+            .map(|r| longest_path(r, None))
             .max();
         too_long("a layer path", longest.unwrap_or(0))
     }
@@ -253,7 +100,9 @@ impl CheckDoc {
         let mut layers: Vec<&Finding> = Vec::new();
         let roots = self.targets.iter().flat_map(|t| &t.stack);
         for root in roots.chain(&self.assembled) {
-            root.walk(&mut Vec::new(), &mut |_, l| layers.extend(&l.findings));
+            walk(root, &mut Vec::new(), &mut |_, l| {
+                layers.extend(&l.findings)
+            });
         }
         let targets = self.targets.iter().flat_map(|t| {
             let parts = t.partitions.iter().flat_map(|p| &p.findings);
@@ -285,7 +134,7 @@ impl CheckDoc {
                 out.extend(p.findings.iter().map(|f| at(f, Some(p.number), None)));
             }
             for root in &t.stack {
-                root.walk(&mut Vec::new(), &mut |path, l| {
+                walk(root, &mut Vec::new(), &mut |path, l| {
                     let partition = partition_of(&t.stack, root);
                     let layer = path.join(" / ");
                     out.extend(l.findings.iter().map(|f| at(f, partition, Some(&layer))));
@@ -293,7 +142,7 @@ impl CheckDoc {
             }
         }
         for root in &self.assembled {
-            root.walk(&mut Vec::new(), &mut |path, l| {
+            walk(root, &mut Vec::new(), &mut |path, l| {
                 let layer = path.join(" / ");
                 for f in &l.findings {
                     let mut f = f.clone();
@@ -310,31 +159,33 @@ impl CheckDoc {
 
 /// The partition number of a `partition` root (`partition 3`).
 fn partition_of(_stack: &[Layer], root: &Layer) -> Option<u32> {
-    if root.kind != "partition" {
+    if root.kind != crate::stack::LayerKind::Partition {
         return None;
     }
     root.name.strip_prefix("partition ")?.parse().ok()
 }
 
-impl Layer {
-    /// The length in bytes of the longest path (names joined by ` / `)
-    /// from this layer up, the path below it `parent` bytes long.
-    fn longest_path(&self, parent: Option<usize>) -> usize {
-        let here = parent.map_or(0, |p| p + " / ".len()) + self.name.len();
-        let above = self.children.iter().map(|c| c.longest_path(Some(here)));
-        above.max().unwrap_or(here)
-    }
+/// The length in bytes of the longest path (names joined by ` / `) from
+/// `layer` up, the path below it `parent` bytes long.
+fn longest_path(layer: &Layer, parent: Option<usize>) -> usize {
+    let here = parent.map_or(0, |p| p + " / ".len()) + layer.name.len();
+    let above = layer.children.iter().map(|c| longest_path(c, Some(here)));
+    above.max().unwrap_or(here)
+}
 
-    /// Visits this layer and everything above it, each with the names
-    /// from the root down. The depth is bounded by the document itself.
-    pub fn walk<'a>(&'a self, path: &mut Vec<&'a str>, f: &mut dyn FnMut(&[&'a str], &'a Layer)) {
-        path.push(&self.name);
-        f(path, self);
-        for c in &self.children {
-            c.walk(path, f);
-        }
-        path.pop();
+/// Visits `layer` and everything above it, each with the names from the
+/// root down. The depth is bounded by the document itself.
+pub fn walk<'a>(
+    layer: &'a Layer,
+    path: &mut Vec<&'a str>,
+    f: &mut dyn FnMut(&[&'a str], &'a Layer),
+) {
+    path.push(&layer.name);
+    f(path, layer);
+    for c in &layer.children {
+        walk(c, path, f);
     }
+    path.pop();
 }
 
 #[cfg(test)]
@@ -352,34 +203,30 @@ mod tests {
     #[test]
     fn paths_longer_than_path_max_are_found() {
         let mut doc = CheckDoc::default();
-        doc.targets.push(Target {
+        doc.run.targets.push(Target {
             path: "/dev/sda".into(),
             stack: vec![layer("partition 1", vec![layer("ext4", vec![])])],
             ..Target::default()
         });
         assert_eq!(doc.overlong(), None);
         assert_eq!(
-            doc.targets[0].stack[0].longest_path(None),
+            longest_path(&doc.run.targets[0].stack[0], None),
             "partition 1 / ext4".len()
         );
         let deep = layer("b", vec![layer(&"x".repeat(PATH_MAX), vec![])]);
-        doc.assembled.push(deep);
+        doc.run.assembled.push(deep);
         assert_eq!(
             doc.overlong().as_deref(),
             Some("a layer path of 4100 bytes is longer than 4096")
         );
-        doc.assembled.clear();
-        doc.targets[0].partitions.push(Partition {
+        doc.run.assembled.clear();
+        doc.run.targets[0].partitions.push(Partition {
             findings: vec![Finding {
-                code: "c".into(),
-                severity: Severity::Info,
-                message: String::new(),
                 subject: Subject {
                     target: Some("y".repeat(PATH_MAX + 1)),
                     ..Subject::default()
                 },
-                facts: Default::default(),
-                same_cause_as: None,
+                ..Finding::new(crate::findings::Code::TopologyUnknown, "")
             }],
             ..Partition::default()
         });
@@ -387,6 +234,44 @@ mod tests {
             .overlong()
             .unwrap()
             .starts_with("finding's target of 4097 bytes"));
+    }
+
+    /// An older schema-1 document (no header beyond the schema, no
+    /// summary, subjects or statuses) reads with defaults, and its
+    /// findings get their subjects from where they sit.
+    #[test]
+    fn an_older_document_reads_with_defaults() {
+        let text = r#"{"schema":"diskalign.check","schema_version":1,"targets":[
+            {"path":"a.img","kind":"image","partitions":[{"number":1,"kind":"primary",
+             "findings":[{"code":"start-not-4k","severity":"error","message":"m"}]}]}]}"#;
+        let Ok(crate::saved::Saved::Check(doc)) = crate::saved::Saved::parse(text, "old.json")
+        else {
+            panic!("does not read");
+        };
+        assert_eq!(doc.header.host, "");
+        assert_eq!(doc.summary.targets, 0);
+        let f = &doc.all_findings()[0];
+        assert_eq!(f.code, crate::findings::Code::StartNot4k);
+        assert_eq!(
+            (f.subject.target.as_deref(), f.subject.partition),
+            (Some("a.img"), Some(1))
+        );
+    }
+
+    /// A finding code this diskalign does not know (a newer one's) is
+    /// refused by name, not dropped.
+    #[test]
+    fn an_unknown_finding_code_is_refused_by_name() {
+        let text = r#"{"schema":"diskalign.check","schema_version":1,"targets":[
+            {"path":"a","findings":[{"code":"from-the-future","severity":"info"}]}]}"#;
+        let e = crate::saved::Saved::parse(text, "new.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("new.json: diskalign.check: "), "{e}");
+        assert!(
+            e.contains("unknown finding code \"from-the-future\""),
+            "{e}"
+        );
     }
 
     #[test]

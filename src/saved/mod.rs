@@ -12,22 +12,20 @@
 pub mod check;
 pub mod fio;
 pub mod probe;
-pub mod topology;
 
+pub use crate::topology::TopologyDocument as TopologyDoc;
 pub use check::CheckDoc;
 pub use probe::ProbeDoc;
-pub use topology::TopologyDoc;
 
 use serde::Deserialize;
 
-/// The schema version this diskalign writes and reads.
-pub const SCHEMA_VERSION: u64 = 1;
+pub use crate::schema::SCHEMA_VERSION;
 
 /// One saved run.
 #[derive(Clone, Debug)]
 pub enum Saved {
-    Check(CheckDoc),
-    Topology(TopologyDoc),
+    Check(Box<CheckDoc>),
+    Topology(Box<TopologyDoc>),
     /// A probe run, or fio's results mapped back to the cells of the job
     /// file (`ProbeDoc::source` says which).
     Probe(Box<ProbeDoc>),
@@ -110,7 +108,7 @@ impl Saved {
                     schema,
                 })
             }
-            Some(Some(version)) if version > SCHEMA_VERSION => {
+            Some(Some(version)) if version > u64::from(SCHEMA_VERSION) => {
                 return Err(SavedError::Version {
                     name: name.into(),
                     schema,
@@ -126,16 +124,16 @@ impl Saved {
         };
         match schema.as_str() {
             "diskalign.check" => {
-                let mut doc = CheckDoc::deserialize(&value).map_err(shape)?;
+                let read = crate::schema::Document::deserialize(&value).map_err(shape)?;
+                let doc = CheckDoc::new(read, name);
                 if let Some(what) = doc.overlong() {
                     return Err(shape(serde::de::Error::custom(what)));
                 }
-                doc.name = name.to_string();
-                Ok(Saved::Check(doc))
+                Ok(Saved::Check(Box::new(doc)))
             }
-            "diskalign.topology" => Ok(Saved::Topology(
+            "diskalign.topology" => Ok(Saved::Topology(Box::new(
                 TopologyDoc::deserialize(&value).map_err(shape)?,
-            )),
+            ))),
             "diskalign.probe" => {
                 let mut doc = ProbeDoc::deserialize(&value).map_err(shape)?;
                 doc.name = name.to_string();

@@ -9,7 +9,7 @@ use super::walk::Region;
 use super::Detail;
 use super::{Layer, LayerKind};
 use crate::bytes::{le_u16, le_u64, read_bytes, ParseError, ReadAt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 const LAYER: &str = "bcache superblock";
 /// Byte 4096: sector 8, where make-bcache and the kernel put it.
@@ -38,7 +38,7 @@ pub static FORMAT: Format = Format {
     probe,
 };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BcacheRole {
     /// Holds the data; `/dev/bcacheN` shows it from `data_offset` on.
@@ -50,7 +50,7 @@ pub enum BcacheRole {
 crate::spelled_as_serde!(BcacheRole);
 
 /// What the superblock says.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bcache {
     pub role: BcacheRole,
     /// The superblock's version (1 and 4: backing; 0, 3 and 5: cache...).

@@ -9,9 +9,9 @@ use super::Detail;
 use super::LayerKind;
 use crate::bytes::ParseError;
 use crate::bytes::{be_u16, be_u32, be_u64, le_u16, le_u32, le_u64, read_bytes, ReadAt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FsKind {
     Ext4,
@@ -21,7 +21,7 @@ pub enum FsKind {
 
 crate::spelled_as_serde!(FsKind);
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Filesystem {
     #[serde(rename = "type")]
     pub kind: FsKind,

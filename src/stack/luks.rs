@@ -8,12 +8,13 @@ use super::Detail;
 use super::{limits, LayerKind};
 use crate::bytes::ParseError;
 use crate::bytes::{be_u16, be_u32, be_u64, read_bytes, ReadAt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 const LAYER: &str = "LUKS header";
 const MAGIC: &[u8; 6] = b"LUKS\xba\xbe";
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Luks {
     pub version: u16,
     pub uuid: String,

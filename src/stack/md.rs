@@ -9,7 +9,7 @@ use super::Detail;
 use super::{Layer, LayerKind};
 use crate::bytes::ParseError;
 use crate::bytes::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const MAGIC: u32 = 0xa92b_4efc;
 const LAYER: &str = "md superblock";
@@ -65,10 +65,11 @@ fn member_name(m: &MdMember) -> String {
 const V090_MAX_DISKS: u32 = 27;
 
 /// What one member's superblock says.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct MdMember {
     /// "0.90", "1.0", "1.1" or "1.2".
-    pub version: &'static str,
+    pub version: String,
     /// Byte offset of the superblock in the member.
     pub superblock_offset: u64,
     /// The array's UUID as mdadm prints it (four groups of 8 hex digits).
@@ -227,7 +228,7 @@ fn v1(
         .to_string();
     let w = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
     Ok(Some(MdMember {
-        version,
+        version: version.into(),
         superblock_offset: off,
         array_uuid: uuid([w(16), w(20), w(24), w(28)]),
         name: (!name.is_empty()).then_some(name),
@@ -277,7 +278,7 @@ fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, Pars
     }
     let active = state & (1 << 1) != 0; // MD_DISK_ACTIVE
     Ok(Some(MdMember {
-        version: "0.90",
+        version: "0.90".into(),
         superblock_offset: off,
         array_uuid: uuid([
             le_u32(&b, 20),
@@ -296,7 +297,8 @@ fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, Pars
     }))
 }
 /// An md array as assembled from the members found.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ArrayInfo {
     pub uuid: String,
     pub level: String,
@@ -310,7 +312,8 @@ pub struct ArrayInfo {
 }
 
 /// One member as its own superblock describes it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ArrayMember {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<u32>,

@@ -21,14 +21,15 @@ use crate::findings::{Finding, Status};
 use crate::topology::Topology;
 pub use lvm::{LegInfo, LvInfo, VgInfo, VgPv};
 pub use md::{ArrayInfo, ArrayMember};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LayerKind {
     /// A partition of a target (its findings are in `partitions[]`).
     Partition,
     /// A whole target without a partition table.
+    #[default]
     Device,
     LvmPv,
     MdMember,
@@ -63,7 +64,8 @@ impl LayerKind {
 }
 
 /// What the PV label and metadata say, seen from one PV.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PvInfo {
     pub uuid: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -72,7 +74,8 @@ pub struct PvInfo {
 }
 
 /// A live holder as the kernel shows it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HolderInfo {
     /// dm-N or mdN.
     pub kernel_name: String,
@@ -88,7 +91,7 @@ pub struct HolderInfo {
 
 /// What a layer's own metadata says: one variant per kind of metadata,
 /// serialized under its name (`"pv": {...}`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Detail {
     Pv(PvInfo),
@@ -131,7 +134,8 @@ detail_accessors! {
 }
 
 /// One layer of the stack, in its own address space and on the device.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Layer {
     pub kind: LayerKind,
     pub name: String,

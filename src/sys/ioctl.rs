@@ -3,12 +3,13 @@
 use rustix::fd::AsFd;
 use rustix::fs::{open, Mode, OFlags};
 use rustix::ioctl::{ioctl, Getter, Opcode};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::Path;
 
 /// Values read through the block-device ioctls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct IoctlValues {
     pub logical_block_size: u32,
     pub physical_block_size: u32,

@@ -2,13 +2,14 @@
 //! at fixture trees; with a non-default root no device node is opened.
 
 use crate::iolimits::Topology;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 /// A partition as the kernel registered it (`/sys/block/D/DP`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct KernelPartition {
     pub name: String,
     pub number: u32,

@@ -11,20 +11,23 @@ pub use crate::sys::ioctl::IoctlValues;
 pub use crate::sys::sysfs::{KernelPartition, Sysfs};
 pub use hints::{hints, limit_hints, stacked_offset_why};
 pub use overrides::TopologyOverride;
-pub use survey::{survey, Survey};
+pub use survey::{survey, Survey, TopologyDocument};
 pub use transport::{Transport, UsbBridge};
 
 use crate::findings::Finding;
 use crate::sys::ioctl;
 use crate::sys::sysfs::{self, list_dir, read_num, read_str};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
 use std::path::Path;
 use std::path::PathBuf;
 
-/// Everything known about one whole disk.
-#[derive(Clone, Debug, Serialize)]
+/// Everything known about one whole disk; one of the topology document's
+/// `disks`, written and read back (a key an older document lacks takes
+/// its default).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Disk {
     pub name: String,
     pub device: PathBuf,

@@ -3,11 +3,13 @@
 
 use super::{Disk, Sysfs};
 use crate::errors::TargetError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// The disks read and the ones that could not be.
-#[derive(Clone, Debug, Default, Serialize)]
+/// The disks read and the ones that could not be: the body of the
+/// topology document (docs/json.md).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Survey {
     pub disks: Vec<Disk>,
     pub errors: Vec<TargetError>,
@@ -21,6 +23,10 @@ impl Survey {
             .any(|d| d.findings.iter().any(|f| f.is_problem()))
     }
 }
+
+/// The topology document (`topology --json`, docs/json.md): the header,
+/// then the survey. The same type writes it and `saved` reads it back.
+pub type TopologyDocument = crate::schema::Document<Survey>;
 
 /// Read `devices` (names or /dev paths), or every disk when empty.
 pub fn survey(sysfs: &Sysfs, devices: &[String]) -> Survey {

@@ -1,11 +1,13 @@
 //! How a disk is attached, from its name and its canonical sysfs path.
 
 use crate::sys::sysfs::read_str;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::Path;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// Read back, a transport this diskalign does not know (a newer one's) is
+/// `unknown`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Transport {
     Nvme,
@@ -22,13 +24,16 @@ pub enum Transport {
     Zram,
     Nbd,
     Xen,
+    #[default]
+    #[serde(other)]
     Unknown,
 }
 
 crate::spelled_as_serde!(Transport);
 
 /// The USB bridge in front of a disk.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct UsbBridge {
     pub vendor_id: String,
     pub product_id: String,

@@ -16,13 +16,13 @@ pub use buffers::AlignedBuf;
 pub use measurement::{in_parallel, new_histogram, Measurement, Meter};
 pub use workload::{short_io, Pattern, Positions, Workload};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::AtomicBool;
 
 /// Which engine ran (or was asked for with `--engine`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EngineKind {
     #[serde(rename = "io_uring")]
     IoUring,

@@ -61,20 +61,12 @@ fn target(id: &str, n: usize, t: &Target) -> String {
         t.size_bytes,
         human(t.size_bytes),
         identity(t),
-        if t.partition_table.kind.is_empty() {
-            "unknown"
-        } else {
-            &t.partition_table.kind
-        },
+        t.partition_table.kind,
         match &t.partition_table.ptuuid {
             Some(id) => format!(" (PTUUID {id})"),
             None => String::new(),
         },
-        if t.topology_source.is_empty() {
-            "kernel"
-        } else {
-            &t.topology_source
-        },
+        t.topology_source,
         limits(&t.topology)
     )));
     let layers = stack::has_layers(&t.stack);

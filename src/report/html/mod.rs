@@ -61,17 +61,18 @@ fn describe(doc: &Saved) -> Option<String> {
                 .map(|t| t.path.as_str())
                 .chain(d.errors.iter().map(|e| e.path.as_str()))
                 .collect(),
-            &d.host,
-            &d.started_at,
+            &d.header.host,
+            &d.header.started_at,
         ),
         Saved::Topology(d) => (
-            d.disks
+            d.body
+                .disks
                 .iter()
-                .map(|t| t.device.as_str())
-                .chain(d.errors.iter().map(|e| e.path.as_str()))
+                .map(|t| t.device.to_str().unwrap_or(&t.name))
+                .chain(d.body.errors.iter().map(|e| e.path.as_str()))
                 .collect(),
-            &d.host,
-            &d.started_at,
+            &d.header.host,
+            &d.header.started_at,
         ),
         Saved::Probe(d) => {
             let mut t: Vec<&str> = d.targets.iter().map(|t| t.target.path.as_str()).collect();
@@ -186,7 +187,7 @@ impl super::Exporter for Html {
 
     fn topology(&self, survey: &crate::topology::Survey) -> Option<String> {
         Some(from_json(
-            &super::json::topology(&survey.disks, &survey.errors, &self.stamp),
+            &super::json::topology(survey, &self.stamp),
             "this topology run",
         ))
     }

@@ -16,21 +16,17 @@
 use super::check::map;
 use super::describe;
 use super::page::{self, Td};
+use crate::check::report::{PartitionReport as Partition, TargetReport as Target};
 use crate::findings::Status;
 use crate::plan::{DiskPlan, PartPlan};
 use crate::report::{plan as text, Planned, Stamp};
-use crate::saved::check::{Finding, Partition, Target};
 use crate::saved::Saved;
 use crate::units::human;
 
 /// The whole page of a plan run.
 pub fn page(p: Planned, stamp: &Stamp) -> String {
     let json = crate::report::json::check(p.now, stamp);
-    let now = match Saved::parse(&json, "the disks now") {
-        Ok(Saved::Check(doc)) => doc.targets,
-        // Our own document always reads back as a check; this would be a bug.
-        _ => Vec::new(),
-    };
+    let now: &[Target] = &p.now.targets;
     // The disks, the host and the date, as every page names its run.
     let what = Saved::parse(&json, "plan")
         .ok()
@@ -42,20 +38,11 @@ pub fn page(p: Planned, stamp: &Stamp) -> String {
         let before = now.iter().find(|t| t.path == d.path);
         s.push_str(&disk(id, n, d, before));
     }
-    let errors: Vec<_> = p
-        .plan
-        .errors
-        .iter()
-        .map(|e| crate::saved::check::DocError {
-            path: e.path.clone(),
-            message: e.message.clone(),
-        })
-        .collect();
     s.push_str(&page::errors(
         &format!("{id}-errors"),
         "Targets that could not be read",
         "target",
-        &errors,
+        &p.plan.errors,
     ));
     page::document(&format!("diskalign plan of {what}"), &[what], &[s])
 }
@@ -113,7 +100,7 @@ fn after(now: &Target, d: &DiskPlan) -> Target {
         .leaves
         .iter()
         .filter(|f| f.subject.partition.is_none())
-        .filter_map(saved)
+        .cloned()
         .collect();
     t.stack.clear();
     for p in &mut t.partitions {
@@ -125,9 +112,9 @@ fn after(now: &Target, d: &DiskPlan) -> Target {
             .iter()
             .filter(|f| f.subject.partition == Some(p.number) && f.subject.layer.is_none())
             .collect();
-        p.status = Some(Status::of(own.iter().copied()));
-        p.aligned = p.status == Some(Status::Aligned);
-        p.findings = own.into_iter().filter_map(saved).collect();
+        p.status = Status::of(own.iter().copied());
+        p.aligned = p.status == Status::Aligned;
+        p.findings = own.into_iter().cloned().collect();
     }
     t
 }
@@ -141,13 +128,6 @@ fn place(p: &mut Partition, planned: &PartPlan) {
         .after
         .start_bytes
         .saturating_add(planned.after.size_bytes.max(1) - 1);
-}
-
-/// A finding as the saved document holds it (what the map reads).
-fn saved(f: &crate::findings::Finding) -> Option<Finding> {
-    serde_json::to_value(f)
-        .ok()
-        .and_then(|v| serde_json::from_value(v).ok())
 }
 
 fn moves(id: &str, d: &DiskPlan) -> String {

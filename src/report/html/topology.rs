@@ -12,13 +12,13 @@ mod limits;
 use super::page::{self, Td};
 use super::svg::esc;
 use crate::findings::Severity;
-use crate::saved::topology::Disk;
-use crate::saved::TopologyDoc;
+use crate::topology::{Disk, TopologyDocument};
 use crate::units::human;
 use limits::Row;
 
 /// The section of one topology run; `id` prefixes every id in it.
-pub fn section(id: &str, name: &str, doc: &TopologyDoc) -> String {
+pub fn section(id: &str, name: &str, doc: &TopologyDocument) -> String {
+    let doc = &doc.body;
     let mut s = page::heading(2, id, &format!("topology: {name}"));
     if doc.disks.is_empty() {
         s.push_str(&page::para("No disks in this run."));
@@ -56,18 +56,16 @@ fn title(d: &Disk) -> String {
         .filter(|s| !s.is_empty())
         .collect();
     if who.is_empty() {
-        d.device.clone()
+        d.device.display().to_string()
     } else {
-        format!("{}: {}", d.device, who.join(" "))
+        format!("{}: {}", d.device.display(), who.join(" "))
     }
 }
 
 /// Size, transport, bridge, firmware and rotation in one line.
 fn about(d: &Disk) -> String {
     let mut parts = vec![format!("{} bytes ({})", d.size_bytes, human(d.size_bytes))];
-    if let Some(t) = &d.transport {
-        parts.push(format!("transport {t}"));
-    }
+    parts.push(format!("transport {}", d.transport));
     if let Some(u) = &d.usb {
         let name: Vec<&str> = [u.manufacturer.as_deref(), u.product.as_deref()]
             .into_iter()
@@ -107,7 +105,7 @@ fn table(tid: &str, d: &Disk, rows: &[Row]) -> String {
         tid,
         &format!(
             "I/O limits of {} (bytes): sysfs (queue/) and the ioctls",
-            d.device
+            d.device.display()
         ),
         &["limit", "sysfs", "ioctl", "in units", "why marked"],
         &body,
@@ -164,7 +162,7 @@ fn table_row(r: &Row) -> Vec<Td> {
 /// All of the disk's findings, worst first.
 fn findings(tid: &str, d: &Disk) -> String {
     if d.findings.is_empty() {
-        return page::note(&format!("No findings about {}.", d.device));
+        return page::note(&format!("No findings about {}.", d.device.display()));
     }
     let mut all: Vec<_> = d.findings.iter().collect();
     all.sort_by_key(|f| std::cmp::Reverse(f.severity));
@@ -183,7 +181,7 @@ fn findings(tid: &str, d: &Disk) -> String {
         .collect();
     page::table(
         tid,
-        &format!("Findings about {}", d.device),
+        &format!("Findings about {}", d.device.display()),
         &["finding", "about", "message"],
         &rows,
     )

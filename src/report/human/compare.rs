@@ -356,7 +356,7 @@ mod tests {
         let text = render(&fixtures::fixed(), &Style::plain());
         for line in [
             "- disappeared  warning  disk.img, partition 1: start-not-4k: starts at 32256\n",
-            "+ appeared     info     new.img: portable: not portable\n",
+            "+ appeared     info     new.img: layout-not-portable: not portable\n",
             "new.img   -       aligned\n",
         ] {
             assert!(text.contains(line), "{line} not in\n{text}");

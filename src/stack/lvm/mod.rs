@@ -12,7 +12,7 @@ use super::Detail;
 use super::{Layer, LayerKind, PvInfo};
 use crate::bytes::ParseError;
 use crate::bytes::ReadAt;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 pub use vg::{Leg, LogicalVolume, PvEntry, Segment, VolumeGroup};
 
 /// LVM2 physical volumes. The label may sit in any of the first four
@@ -103,7 +103,8 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, ParseError>
 }
 
 /// A volume group as assembled from its PVs.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct VgInfo {
     pub id: String,
     pub seqno: u64,
@@ -112,7 +113,8 @@ pub struct VgInfo {
     pub pvs: Vec<VgPv>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct VgPv {
     pub key: String,
     pub uuid: String,
@@ -124,13 +126,15 @@ pub struct VgPv {
 }
 
 /// One LV segment's geometry.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LvInfo {
     pub segments: Vec<Segment>,
 }
 
 /// Where one leg of an LV segment lies.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Default, Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LegInfo {
     pub segment: usize,
     /// 0-based stripe number within the segment.

@@ -2,7 +2,7 @@
 //! their pe_start, LVs with their segments (linear and striped).
 
 use super::text::{Section, Value};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One PV as the VG metadata lists it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -19,13 +19,15 @@ pub struct PvEntry {
 }
 
 /// One leg of a segment: which PV, from which extent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Leg {
     pub pv: String,
     pub start_extent: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Segment {
     pub start_extent: u64,
     pub extent_count: u64,

@@ -34,7 +34,7 @@ pub fn grids(t: &Limits) -> Vec<Grid> {
             offset: 0,
         },
     ];
-    let g = t.physical_block_size.max(t.minimum_io_size);
+    let g = u64::from(t.physical_block_size.max(t.minimum_io_size));
     if g > 0 {
         let what = if t.minimum_io_size > t.physical_block_size {
             "min I/O"
@@ -49,7 +49,7 @@ pub fn grids(t: &Limits) -> Vec<Grid> {
         });
     }
     if t.optimal_io_size > 0 {
-        let g = t.optimal_io_size;
+        let g = u64::from(t.optimal_io_size);
         out.push(Grid {
             key: "optimal",
             label: format!("optimal {}", human(g)),
@@ -193,7 +193,7 @@ mod tests {
         }
     }
 
-    fn limits(pbs: u64, min: u64, opt: u64, ao: i64) -> Limits {
+    fn limits(pbs: u32, min: u32, opt: u32, ao: i64) -> Limits {
         Limits {
             logical_block_size: 512,
             physical_block_size: pbs,

@@ -4,6 +4,7 @@
 
 use super::super::scale::Linear;
 use crate::findings::Severity;
+use crate::layout::PartKind;
 use crate::saved::check::{Finding, Partition};
 
 /// The narrowest a partition is drawn, in px: a 100 KiB partition on a
@@ -43,7 +44,7 @@ pub fn extent(size: u64, parts: &[Partition]) -> u64 {
 pub fn gaps(size: u64, parts: &[Partition]) -> Vec<(u64, u64)> {
     let mut used: Vec<(u64, u64)> = parts
         .iter()
-        .filter(|p| p.kind != "extended")
+        .filter(|p| p.kind != PartKind::Extended)
         .map(|p| (p.start_bytes, p.end_bytes.saturating_add(1)))
         .collect();
     used.sort_unstable();
@@ -102,7 +103,7 @@ fn mark<'a>(p: &'a Partition, codes: &[&str]) -> Option<&'a Finding> {
     codes.iter().find_map(|c| {
         p.findings
             .iter()
-            .find(|f| f.code == *c && f.severity > Severity::Info)
+            .find(|f| f.code.as_str() == *c && f.severity > Severity::Info)
     })
 }
 
@@ -114,7 +115,7 @@ mod tests {
     fn part(number: u32, kind: &str, start: u64, size: u64) -> Partition {
         Partition {
             number,
-            kind: kind.into(),
+            kind: serde_json::from_value(kind.into()).expect("a partition kind"),
             start_bytes: start,
             end_bytes: start + size - 1,
             size_bytes: size,
@@ -124,7 +125,7 @@ mod tests {
 
     fn finding(code: &str, severity: Severity) -> Finding {
         Finding {
-            code: code.into(),
+            code: crate::findings::Code::named(code).expect("a finding code"),
             severity,
             message: String::new(),
             subject: Default::default(),
@@ -189,8 +190,8 @@ mod tests {
             finding("start-not-4k", Severity::Error),
             finding("end-not-4k", Severity::Warning),
         ];
-        assert_eq!(start_mark(&p).unwrap().code, "start-not-4k");
-        assert_eq!(end_mark(&p).unwrap().code, "end-not-4k");
+        assert_eq!(start_mark(&p).unwrap().code.as_str(), "start-not-4k");
+        assert_eq!(end_mark(&p).unwrap().code.as_str(), "end-not-4k");
         // An extended container's findings are info: no marks.
         p.findings = vec![finding("start-not-4k", Severity::Info)];
         assert!(start_mark(&p).is_none());

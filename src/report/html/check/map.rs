@@ -97,7 +97,12 @@ fn count(n: usize) -> String {
 /// Extended containers first, so the logical partitions lie on top.
 fn drawing_order(parts: &[Partition]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..parts.len()).collect();
-    order.sort_by_key(|&i| (parts[i].kind != "extended", parts[i].start_bytes));
+    order.sort_by_key(|&i| {
+        (
+            parts[i].kind != crate::layout::PartKind::Extended,
+            parts[i].start_bytes,
+        )
+    });
     order
 }
 
@@ -106,11 +111,14 @@ fn legend(f: &mut Figure, fig: &str, t: &Target) {
     let seen = t
         .partitions
         .iter()
-        .filter(|p| p.kind != "extended")
+        .filter(|p| p.kind != crate::layout::PartKind::Extended)
         .map(status);
     let mut legend = Legend::across(LEFT, 40.0);
     look::legend(f, fig, seen, &mut legend);
-    if t.partitions.iter().any(|p| p.kind == "extended") {
+    if t.partitions
+        .iter()
+        .any(|p| p.kind == crate::layout::PartKind::Extended)
+    {
         let key = |b: KeyBox| vec![extended_box(b.x, b.y, b.w, b.h)];
         legend.entry(f, ("extended", &[]), key, &["extended container"]);
     }
@@ -147,10 +155,10 @@ fn extended_box(x: f64, y: f64, w: f64, h: f64) -> El {
 
 /// The status a partition is drawn in (extended containers: not judged).
 pub fn status(p: &Partition) -> Option<Status> {
-    if p.kind == "extended" {
+    if p.kind == crate::layout::PartKind::Extended {
         None
     } else {
-        p.status
+        Some(p.status)
     }
 }
 
@@ -227,7 +235,7 @@ fn partition(f: &mut Figure, fig: &str, p: &Partition, x: &Linear) {
             ("status", l.word.to_string()),
         ],
     );
-    let extended = p.kind == "extended";
+    let extended = p.kind == crate::layout::PartKind::Extended;
     let (y, h) = if extended {
         (BAR_TOP - 4.0, BAR_H + 8.0)
     } else {
@@ -294,7 +302,7 @@ pub fn tip(p: &Partition) -> String {
 /// The label drawn in the partition when it fits: the long one, else
 /// the number alone; none when even that does not fit.
 pub fn inside_label(p: &Partition, w: f64) -> Option<String> {
-    if p.kind == "extended" {
+    if p.kind == crate::layout::PartKind::Extended {
         return None;
     }
     let l = look(status(p));

@@ -102,7 +102,13 @@ pub fn outside_labels(f: &mut Figure, parts: &[Partition], x: &Linear) {
                     points(&[
                         (
                             s.x + s.w / 2.0,
-                            BAR_TOP + BAR_H + if p.kind == "extended" { 4.0 } else { -6.0 },
+                            BAR_TOP
+                                + BAR_H
+                                + if p.kind == crate::layout::PartKind::Extended {
+                                    4.0
+                                } else {
+                                    -6.0
+                                },
                         ),
                         (s.x + s.w / 2.0, BAR_TOP + BAR_H + 12.0),
                         (lx, LABEL_Y - 10.0),
@@ -127,7 +133,7 @@ pub fn outside_labels(f: &mut Figure, parts: &[Partition], x: &Linear) {
 /// A partition's label under the bar: its number, and for an extended
 /// container that it is one.
 fn outside_label(p: &Partition) -> String {
-    if p.kind == "extended" {
+    if p.kind == crate::layout::PartKind::Extended {
         format!("{} (ext.)", p.number)
     } else {
         p.number.to_string()

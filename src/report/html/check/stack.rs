@@ -116,9 +116,9 @@ pub fn figure(fig: &str, title: &str, roots: &[Layer]) -> String {
 /// four lines of text cut to fit.
 fn layer_box(f: &mut Figure, fig: &str, c: &Cell, (x, y): (f64, f64), w: f64) {
     let l = c.layer;
-    let lk = look(l.status);
+    let lk = look(Some(l.status));
     let mut data = vec![
-        ("kind", l.kind.clone()),
+        ("kind", l.kind.to_string()),
         ("layer", l.name.clone()),
         ("path", c.path.clone()),
         ("status", lk.word.to_string()),
@@ -127,7 +127,10 @@ fn layer_box(f: &mut Figure, fig: &str, c: &Cell, (x, y): (f64, f64), w: f64) {
         data.push(("inherits-from", cause.clone()));
     }
     data.push(("device", l.device.clone()));
-    data.push(("start", l.data_start().to_string()));
+    data.push((
+        "start",
+        l.data_start().unwrap_or(l.offset_bytes).to_string(),
+    ));
     f.group("layer", &data);
     let (bx, bw) = (x + 2.0, w - 4.0);
     f.add(
@@ -151,7 +154,10 @@ fn layer_box(f: &mut Figure, fig: &str, c: &Cell, (x, y): (f64, f64), w: f64) {
     let lines = [
         (format!("{} {} · {}", lk.glyph, l.kind, lk.word), "bold"),
         (l.name.clone(), "normal"),
-        (format!("data at byte {}", l.data_start()), "normal"),
+        (
+            format!("data at byte {}", l.data_start().unwrap_or(l.offset_bytes)),
+            "normal",
+        ),
         (format!("on {}", l.device), "normal"),
     ];
     for (i, (text, weight)) in lines.into_iter().enumerate() {
@@ -176,12 +182,15 @@ fn tip(c: &Cell) -> String {
         l.kind, l.name, l.device, l.offset_bytes, l.size_bytes
     );
     if let Some(d) = l.data_offset_bytes {
-        s.push_str(&format!("; data {d} bytes in, at byte {}", l.data_start()));
+        s.push_str(&format!(
+            "; data {d} bytes in, at byte {}",
+            l.data_start().unwrap_or(l.offset_bytes)
+        ));
     }
     s.push_str(&format!(
         "; on {}; {}",
         limits(&l.below),
-        look(l.status).word
+        look(Some(l.status)).word
     ));
     if let Some(cause) = &l.inherits_from {
         s.push_str(&format!(" (the offset of {cause})"));
@@ -196,7 +205,7 @@ fn tip(c: &Cell) -> String {
 /// whose offset it inherits: `✗ inherits (the offset of partition 1)`,
 /// as the human report says it.
 fn status_words(l: &Layer) -> String {
-    let words = look::words(l.status);
+    let words = look::words(Some(l.status));
     match &l.inherits_from {
         Some(cause) => format!("{words} (the offset of {cause})"),
         None => words,
@@ -226,7 +235,7 @@ fn axes(f: &mut Figure, fig: &str, width: f64, bottom: f64, cells: &[Cell]) {
             .attr("fill", "#333333")
             .text("each box spans what sits on it (widths not to scale); data starts in bytes on the device named"),
     );
-    let seen = cells.iter().map(|c| c.layer.status);
+    let seen = cells.iter().map(|c| Some(c.layer.status));
     look::legend(f, fig, seen, &mut Legend::across(LEFT, bottom + 42.0));
 }
 
@@ -242,15 +251,15 @@ fn table(fig: &str, title: &str, cells: &[Cell]) -> String {
                     "\u{a0}\u{a0}\u{a0}".repeat(c.depth),
                     l.name
                 )),
-                Td::text(&l.kind),
+                Td::text(l.kind.as_str()),
                 Td::text(&l.device),
                 Td::num(l.offset_bytes),
                 Td::num(l.data_offset_bytes.map_or("–".into(), |d| d.to_string())),
-                Td::num(l.data_start()),
+                Td::num(l.data_start().unwrap_or(l.offset_bytes)),
                 Td::num(l.size_bytes),
                 Td::num(l.below.physical_block_size.max(l.below.minimum_io_size)),
                 Td::num(l.below.optimal_io_size),
-                Td::Class(look::class(l.status), status_words(l)),
+                Td::Class(look::class(Some(l.status)), status_words(l)),
                 Td::text(codes(&l.findings)),
             ]
         })
@@ -281,7 +290,7 @@ mod tests {
 
     fn layer(kind: &str, name: &str, children: Vec<Layer>) -> Layer {
         Layer {
-            kind: kind.into(),
+            kind: serde_json::from_value(kind.into()).expect("a layer kind"),
             name: name.into(),
             children,
             ..Layer::default()
@@ -339,13 +348,16 @@ mod tests {
 
     #[test]
     fn a_layer_that_inherits_names_its_cause() {
-        let doc: crate::saved::check::CheckDoc = serde_json::from_str(
-            r#"{"targets":[{"path":"a.img","stack":[{"kind":"partition",
+        let doc = crate::saved::check::CheckDoc::new(
+            serde_json::from_str(
+                r#"{"targets":[{"path":"a.img","stack":[{"kind":"partition",
               "name":"partition 1","status":"misaligned","children":[
               {"kind":"filesystem","name":"ext4","status":"inherits",
                "inherits_from":"partition 1"}]}]}]}"#,
-        )
-        .unwrap();
+            )
+            .unwrap(),
+            "a.json",
+        );
         let s = figure("run1-stack-0", "Stack of a.img", &doc.targets[0].stack);
         assert!(s.contains("✗ inherits (the offset of partition 1)"), "{s}");
         assert!(s.contains("data-inherits-from=\"partition 1\""), "{s}");

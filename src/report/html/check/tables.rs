@@ -16,7 +16,7 @@ pub fn partitions(fig: &str, t: &Target) -> String {
         .map(|p| {
             vec![
                 Td::num(p.number),
-                Td::text(&p.kind),
+                Td::text(p.kind.as_str()),
                 Td::text(&p.type_id),
                 Td::text(p.name.as_deref().unwrap_or("")),
                 Td::num(p.start_bytes),

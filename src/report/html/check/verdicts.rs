@@ -9,15 +9,17 @@ use crate::saved::check::{layer_within, CheckDoc, Finding, Subject, Target};
 /// The run in numbers, and the targets that could not be checked.
 pub fn summary(id: &str, doc: &CheckDoc) -> String {
     let mut s = String::new();
-    if let Some(sum) = &doc.summary {
+    // An older document without `summary` reads as one of no targets.
+    let sum = &doc.summary;
+    if sum.targets > 0 {
         let rows = vec![vec![
             Td::Class(look::class(sum.status), look::words(sum.status)),
             Td::num(sum.targets),
             Td::num(sum.checked),
             Td::num(doc.errors.len()),
-            Td::num(sum.errors),
-            Td::num(sum.warnings),
-            Td::num(sum.info),
+            Td::num(sum.findings.errors),
+            Td::num(sum.findings.warnings),
+            Td::num(sum.findings.info),
             Td::num(sum.exit_status),
         ]];
         s.push_str(&page::table(
@@ -61,7 +63,11 @@ pub fn tools(fig: &str, t: &Target) -> String {
         .partitions
         .iter()
         .map(|p| {
-            let st = if p.kind == "extended" { None } else { p.status };
+            let st = if p.kind == crate::layout::PartKind::Extended {
+                None
+            } else {
+                Some(p.status)
+            };
             vec![
                 Td::num(p.number),
                 Td::num(p.start_bytes),
@@ -176,7 +182,7 @@ pub fn findings(id: &str, doc: &CheckDoc) -> String {
 /// The finding whose cause `f` repeats, if the run holds it: the same
 /// subject, the code `same_cause_as` names.
 fn cause_of<'a>(f: &Finding, all: &'a [Finding]) -> Option<&'a Finding> {
-    let code = f.same_cause_as.as_deref()?;
+    let code = f.same_cause_as?;
     all.iter()
         .find(|c| c.code == code && c.subject == f.subject && c.same_cause_as.is_none())
 }
@@ -231,13 +237,16 @@ mod tests {
 
     #[test]
     fn a_finding_of_the_same_cause_is_counted_once_beside_its_cause() {
-        let doc: CheckDoc = serde_json::from_str(
-            r#"{"targets":[{"path":"a.img","partitions":[{"number":1,"findings":[
+        let doc = CheckDoc::new(
+            serde_json::from_str(
+                r#"{"targets":[{"path":"a.img","partitions":[{"number":1,"findings":[
               {"code":"start-misaligned","severity":"error","message":"m1"},
               {"code":"start-not-4k","severity":"error","message":"m2",
                "same_cause_as":"start-misaligned"}]}]}]}"#,
-        )
-        .unwrap();
+            )
+            .unwrap(),
+            "a.json",
+        );
         let html = findings("f", &doc);
         assert!(html.contains("Findings (1)"), "{html}");
         assert!(html.contains("Errors (1)"), "{html}");

@@ -54,7 +54,7 @@ pub fn section(prefix: &str, t: &Target) -> String {
     let parts: Vec<&Partition> = t
         .partitions
         .iter()
-        .filter(|p| p.kind != "extended")
+        .filter(|p| p.kind != crate::layout::PartKind::Extended)
         .collect();
     if parts.is_empty() {
         return String::new();
@@ -93,9 +93,7 @@ pub fn section(prefix: &str, t: &Target) -> String {
 /// first when none does), which folded, and how many are left undrawn.
 fn choose<'a>(parts: &[&'a Partition]) -> (Vec<&'a Partition>, Vec<&'a Partition>, usize) {
     let flagged = |p: &&Partition| {
-        start_mark(p).is_some()
-            || end_mark(p).is_some()
-            || p.status.is_some_and(|s| s != Status::Aligned)
+        start_mark(p).is_some() || end_mark(p).is_some() || p.status != Status::Aligned
     };
     let mut open: Vec<&Partition> = parts.iter().copied().filter(flagged).take(OPEN).collect();
     if open.is_empty() {
@@ -250,7 +248,7 @@ mod tests {
     fn part(number: u32, status: Status) -> Partition {
         Partition {
             number,
-            status: Some(status),
+            status,
             ..Partition::default()
         }
     }

@@ -254,8 +254,14 @@ fn env_rows(parts: &[TargetPart]) -> Vec<(&'static str, Vec<String>)> {
         ("USB bridge", env(|e| e.usb_bridge.clone())),
         ("rotational", env(|e| e.rotational.map(yes_no))),
         ("scheduler", env(|e| e.scheduler.clone())),
-        ("minimum I/O size", topo(|l| human(l.minimum_io_size))),
-        ("optimal I/O size", topo(|l| human(l.optimal_io_size))),
+        (
+            "minimum I/O size",
+            topo(|l| human(l.minimum_io_size.into())),
+        ),
+        (
+            "optimal I/O size",
+            topo(|l| human(l.optimal_io_size.into())),
+        ),
         (
             "alignment offset",
             topo(|l| format!("{} bytes", l.alignment_offset)),

@@ -10,7 +10,7 @@ use super::super::look::{self, Pattern};
 use super::super::scale::{category, Linear};
 use super::super::svg::{El, Figure};
 use super::limits::Row;
-use crate::saved::topology::Disk;
+use crate::topology::Disk;
 use crate::units::human;
 
 const WIDTH: f64 = 900.0;
@@ -39,7 +39,10 @@ pub fn figure(fig: &str, d: &Disk, rows: &[Row]) -> String {
         fig,
         WIDTH,
         bottom + 44.0,
-        &format!("I/O limits of {}: sysfs beside the ioctl", d.device),
+        &format!(
+            "I/O limits of {}: sysfs beside the ioctl",
+            d.device.display()
+        ),
     );
     look::defs(&mut f, fig);
     legend(&mut f, fig, d);
@@ -188,7 +191,7 @@ fn bar(
         _ => PLOT.0,
     };
     if end > PLOT.0 {
-        let mut tip = format!("{} of {}, {source}: {text}", r.label, d.device);
+        let mut tip = format!("{} of {}, {source}: {text}", r.label, d.device.display());
         for fd in &r.findings {
             tip.push_str(&format!(
                 "\n⚠ {} ({}): {}",

@@ -1,8 +1,8 @@
 //! A disk's I/O limits as rows, sysfs beside the ioctl, each with the
 //! findings that distrust it: the numbers behind the table and the figure.
 
-use crate::saved::check::Finding;
-use crate::saved::topology::Disk;
+use crate::findings::Finding;
+use crate::topology::Disk;
 
 /// One limit of one disk.
 #[derive(Debug)]
@@ -125,7 +125,7 @@ pub fn about(f: &Finding) -> Option<&'static str> {
             Some("minimum_io_size")
         }
         "non-power-of-two-io" => Some("optimal_io_size"),
-        "ioctl-sysfs-mismatch" => match f.facts.get("region").and_then(|r| r.as_str())? {
+        "ioctl-sysfs-mismatch" => match f.facts.region.as_deref()? {
             "logical block size" => Some("logical_block_size"),
             "physical block size" => Some("physical_block_size"),
             "minimum I/O size" => Some("minimum_io_size"),
@@ -145,7 +145,7 @@ mod tests {
 
     fn doc(json: &str) -> TopologyDoc {
         match Saved::parse(json, "t.json").unwrap() {
-            Saved::Topology(d) => d,
+            Saved::Topology(d) => *d,
             _ => panic!("not a topology document"),
         }
     }
@@ -160,12 +160,12 @@ mod tests {
     #[test]
     fn a_bridges_optimal_io_size_is_marked_and_the_ioctl_is_not_read() {
         let d = doc(BRIDGE);
-        let rows = rows(&d.disks[0]);
+        let rows = rows(&d.body.disks[0]);
         let opt = rows.iter().find(|r| r.key == "optimal_io_size").unwrap();
         assert_eq!(opt.sysfs, 33553920);
         assert_eq!(opt.ioctl, None);
         assert!(opt.suspicious());
-        assert_eq!(opt.findings[0].code, "optimal-io-suspicious");
+        assert_eq!(opt.findings[0].code.as_str(), "optimal-io-suspicious");
         let marked: Vec<_> = rows
             .iter()
             .filter(|r| r.suspicious())
@@ -189,14 +189,14 @@ mod tests {
                    "facts":{"region":"physical block size","kernel_value":512}},"#,
             );
         let d = doc(&json);
-        let rows = rows(&d.disks[0]);
+        let rows = rows(&d.body.disks[0]);
         let pbs = &rows[1];
         assert_eq!(
             (pbs.key, pbs.sysfs, pbs.ioctl),
             ("physical_block_size", 4096, Some(512))
         );
         assert!(pbs.differs() && pbs.suspicious());
-        assert_eq!(pbs.findings[0].code, "ioctl-sysfs-mismatch");
+        assert_eq!(pbs.findings[0].code.as_str(), "ioctl-sysfs-mismatch");
         assert!(!rows[0].suspicious());
         // No ioctl reads the discard limits.
         assert!(!rows[5].has_ioctl && !rows[5].differs());
