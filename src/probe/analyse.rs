@@ -622,7 +622,21 @@ fn summary(
             "inconclusive: too noisy to rule out a penalty of {:.0}% or more{open}",
             min_effect * 100.0
         ),
-        (None, _) => format!("no penalty found{open}"),
+        (None, Some(u)) => format!(
+            "{}; the fit points at a smaller one at offsets not aligned to {}{}{open}",
+            if undecided == 0 {
+                format!("no penalty of {:.0}% or more", min_effect * 100.0)
+            } else {
+                "no penalty measured".to_string()
+            },
+            human(u),
+            match confidence {
+                Confidence::Likely => " (weak evidence)",
+                Confidence::LowerBound => " or more",
+                _ => "",
+            }
+        ),
+        (None, None) => format!("no penalty found{open}"),
         (Some(w), Some(u)) => format!(
             "misalignment costs up to {:.0}% ({} {}); keep I/O and partitions aligned to {}{}{open}",
             w.slower_pct,
@@ -776,6 +790,21 @@ mod tests {
         let inf = run(256 * 1024, true);
         assert_eq!(inf.confidence, Confidence::Bracketed, "{}", inf.statement);
         assert_eq!(inf.effective_unit_bytes, Some(256 * 1024));
+    }
+
+    #[test]
+    fn a_weak_unit_without_a_penalty_row_is_named_in_the_summary() {
+        let s = summary(&[], (Some(8192), Confidence::Likely), 0.1, 0, 16);
+        assert_eq!(
+            s,
+            "no penalty of 10% or more; the fit points at a smaller one at offsets not aligned to 8 KiB (weak evidence)"
+        );
+        let s = summary(&[], (Some(8192), Confidence::Likely), 0.1, 2, 16);
+        assert!(s.starts_with("no penalty measured; "), "{s}");
+        assert!(
+            s.ends_with("; 2 comparison(s) undecided after 16 rounds"),
+            "{s}"
+        );
     }
 
     #[test]
