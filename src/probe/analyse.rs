@@ -310,23 +310,52 @@ impl Penalty {
 }
 
 /// Per round, the median over `subjects` of ln(subject) − ln(reference).
-fn row_differences(samples: &[CellSamples], subjects: &[Cell], reference: &Cell) -> Vec<f64> {
+/// Per round, the median over `subjects` of ln IOPS less the mean over
+/// `references` (the first, offset 0, ran in every round of the row; the
+/// others where they ran in that round).
+fn row_differences(samples: &[CellSamples], subjects: &[Cell], references: &[Cell]) -> Vec<f64> {
     let find = |c: &Cell| samples.iter().find(|s| s.cell == *c);
-    let Some(r) = find(reference) else {
+    let Some(r) = references.first().and_then(find) else {
         return Vec::new();
     };
     r.rounds
         .iter()
         .filter_map(|rr| {
-            let ds: Vec<f64> = subjects
-                .iter()
-                .filter_map(|c| find(c)?.in_round(rr.round))
-                .filter(|&x| x > 0.0 && rr.iops > 0.0)
-                .map(|x| x.ln() - rr.iops.ln())
-                .collect();
-            (!ds.is_empty()).then(|| stats::median(&ds))
+            let in_round = |cells: &[Cell]| -> Vec<f64> {
+                cells
+                    .iter()
+                    .filter_map(|c| find(c)?.in_round(rr.round))
+                    .filter(|&x| x > 0.0)
+                    .map(f64::ln)
+                    .collect()
+            };
+            let refs = in_round(references);
+            let ds = in_round(subjects);
+            if refs.is_empty() || ds.is_empty() || rr.iops <= 0.0 {
+                return None;
+            }
+            let base = refs.iter().sum::<f64>() / refs.len() as f64;
+            Some(stats::median(&ds) - base)
         })
         .collect()
+}
+
+/// The references of an offset row once its unit is known: offset 0 and
+/// every other offset of the row that is a multiple of the unit, so the
+/// penalty is measured against all the aligned cells, as fio's medians
+/// over aligned offsets are, and one lucky reference round weighs less.
+fn references(samples: &[CellSamples], reference: &Cell, unit: Option<u64>) -> Vec<Cell> {
+    let mut v = vec![*reference];
+    if let Some(u) = unit {
+        v.extend(
+            samples
+                .iter()
+                .map(|s| s.cell)
+                .filter(|c| c.pattern == reference.pattern && c.block_size == reference.block_size)
+                .filter(|c| c.offset != 0 && c.offset % u == 0),
+        );
+    }
+    v
 }
 
 /// A row's typical penalty: the per-round median difference, outlying
@@ -400,7 +429,8 @@ fn row_penalty(
         .into_iter()
         .find(|(p, _)| *p == c.subject.cell.pattern)
         .map(|(_, v)| v);
-    let diffs = row_differences(samples, &subjects, &c.reference.cell);
+    let refs = references(samples, &c.reference.cell, unit);
+    let diffs = row_differences(samples, &subjects, &refs);
     let (pct, ci) = typical(&diffs, pooled);
     let worst = found.iter().min_by(|a, b| a.ratio.total_cmp(&b.ratio))?;
     Some(Penalty {
@@ -482,9 +512,38 @@ pub fn settled(samples: &[CellSamples], assessed: &[Assessment]) -> bool {
     let c = verdicts::curve(assessed);
     f.strong()
         && !f.best().lower_bound
-        && f.best()
-            .unit_bytes
-            .is_some_and(|u| c.curve.is_none_or(|cu| cu <= u))
+        && f.best().unit_bytes.is_some_and(|u| {
+            c.curve.is_none_or(|cu| cu <= u) && measured(samples, assessed, u, &f.best().patterns)
+        })
+}
+
+/// Every paying pattern that has an offset row of whole units has its
+/// penalty measured: an interval that excludes none, decided or fitted.
+/// A unit the fit names strongly after two rounds may still leave the
+/// penalty's interval touching zero; measuring goes on until it does not
+/// (or the rounds run out), so a bracketed unit comes with its cost.
+fn measured(
+    samples: &[CellSamples],
+    assessed: &[Assessment],
+    unit: u64,
+    paying: &[Pattern],
+) -> bool {
+    let found = penalties(samples, assessed, Some(unit));
+    let fitted = fitted_penalties(samples, assessed, unit, paying, &found);
+    paying.iter().all(|&p| {
+        let has_row = assessed.iter().any(|a| {
+            let c = a.contrast.subject.cell;
+            a.contrast.kind == ContrastKind::Offset
+                && c.pattern == p
+                && u64::from(c.block_size) % unit == 0
+                && c.offset % unit != 0
+        });
+        !has_row
+            || found
+                .iter()
+                .chain(&fitted)
+                .any(|r| r.kind == ContrastKind::Offset && r.pattern == p)
+    })
 }
 
 /// The fit strongly sees a penalty, and its best unit is larger than

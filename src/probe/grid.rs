@@ -12,7 +12,8 @@ use std::time::Duration;
 pub enum Preset {
     /// Adaptive (the default): the block-size curve at aligned offsets, an
     /// offset ladder (512 B to 32 KiB) with 64 KiB blocks, the 4 KiB and
-    /// 16 KiB rows at the first misaligned offset; a 1 MiB zoom when every
+    /// 16 KiB rows at the first misaligned offset; a zoom (blocks of twice
+    /// each offset from 64 KiB to 512 KiB) when every
     /// ladder offset is slower; each comparison stops once decided.
     Auto,
     /// 3 block sizes, 6 offsets, 5 rounds of 0.2 s: under a minute.
@@ -361,19 +362,29 @@ fn auto_cells(pattern: Pattern, align: u64) -> Vec<Cell> {
     v
 }
 
-/// The zoom: 1 MiB blocks at every power of two from the ladder's block
-/// size up to 512 KiB, so units up to 1 MiB are bracketed. (1 MiB at
-/// offset 0 is among the first cells: against 64 KiB it tells whether the
-/// unit is larger than the ladder can see.)
+/// The zoom: at every power of two `o` from the ladder's block size up to
+/// 512 KiB, blocks of 2 × o at offset o against the same blocks at offset
+/// 0, so units up to 1 MiB are bracketed. A block of 2 × o at o covers
+/// whole units when the unit divides o and cuts one at each end when the
+/// unit is 2 × o: a partial unit is a third of the request or more, at
+/// every step, where one block size for all would dilute it in the larger
+/// steps (and a 1 MiB write moves 8 to 16 times the bytes of these). 1 MiB
+/// at offset 0 is among the first cells: against 64 KiB it tells whether
+/// the unit is larger than the ladder can see.
 fn zoom_cells(pattern: Pattern, align: u64) -> Vec<Cell> {
     let mut v = Vec::new();
     let mut off = LADDER_BS.max(2 * align);
     while off < ZOOM_BS {
-        v.push(Cell {
-            block_size: ZOOM_BS as u32,
-            offset: off,
-            pattern,
-        });
+        let block_size = (2 * off) as u32;
+        for offset in [0, off] {
+            if !(offset == 0 && u64::from(block_size) == ZOOM_BS) {
+                v.push(Cell {
+                    block_size,
+                    offset,
+                    pattern,
+                });
+            }
+        }
         off *= 2;
     }
     v

@@ -10,7 +10,8 @@
 //! [c covers part of a unit] + ε, ε normal with the pattern's variance
 //! σ². One δ per pattern, not per row: a row whose cells are all equally
 //! fast then counts against a unit that says some of them should pay
-//! (the 1 MiB zoom against a 128 KiB unit when the unit is 64 KiB). The block effect γ
+//! (the zoom's 256 KiB blocks at 128 KiB against a 256 KiB unit when the
+//! unit is 64 KiB). The block effect γ
 //! takes each round's level of the row (drift, and the reference's own
 //! luck of that round), so only differences inside a round count.
 //!

@@ -208,7 +208,7 @@ fn without_unit(i: &Inputs, c: &Curve) -> (Option<u64>, Confidence, String) {
             Some(cu),
             Confidence::LowerBound,
             format!(
-                "effective internal unit at least {}: {}{}, while no misaligned offset was slower; to bracket it, probe offsets {} … {} with blocks of {} or more",
+                "effective internal unit at least {}: {}{}, while the offset comparisons named no unit strongly; to bracket it, probe offsets {} … {} with blocks of {} or more",
                 human(cu),
                 curve_words(c),
                 only(&[], i.patterns),
