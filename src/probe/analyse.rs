@@ -186,8 +186,10 @@ pub struct Inference {
     /// Contrasts still open when measuring stopped.
     #[serde(default)]
     pub undecided: usize,
-    #[serde(skip_deserializing, default = "crate::probe::report::method")]
-    pub method: &'static str,
+    /// How comparisons are made: `METHOD` when written; read back as the
+    /// document has it (a document of another version may say otherwise).
+    #[serde(default)]
+    pub method: std::borrow::Cow<'static, str>,
     /// Every candidate unit's fit, best first (null with fewer than two
     /// rounds or no offset comparison).
     pub unit_fit: Option<UnitFit>,
@@ -596,7 +598,7 @@ pub fn infer(
         noise,
         advice,
         undecided,
-        method: METHOD,
+        method: METHOD.into(),
         unit_fit,
     }
 }

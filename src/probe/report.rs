@@ -132,11 +132,3 @@ pub fn opt_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duratio
         None => Ok(None),
     }
 }
-
-/// `inference.method` read back: this diskalign's text. The field is a
-/// `&'static str`, which serde cannot borrow from a document; a document
-/// of another version that describes another method reads as this one's
-/// until the field owns its text.
-pub fn method() -> &'static str {
-    super::analyse::METHOD
-}
