@@ -9,12 +9,11 @@
 //! diskalign of the same schema version reads, as docs/json.md promises
 //! ("fields are only ever added").
 
-pub mod check;
 pub mod fio;
 pub mod probe;
 
+pub use crate::check::document::CheckDoc;
 pub use crate::topology::TopologyDocument as TopologyDoc;
-pub use check::CheckDoc;
 pub use probe::ProbeDoc;
 
 use serde::Deserialize;
@@ -161,5 +160,45 @@ impl Saved {
             Saved::Probe(_) => "probe",
             Saved::Compare(_) => "compare",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An older schema-1 document (no header beyond the schema, no
+    /// summary, subjects or statuses) reads with defaults, and its
+    /// findings get their subjects from where they sit.
+    #[test]
+    fn an_older_document_reads_with_defaults() {
+        let text = r#"{"schema":"diskalign.check","schema_version":1,"targets":[
+            {"path":"a.img","kind":"image","partitions":[{"number":1,"kind":"primary",
+             "findings":[{"code":"start-not-4k","severity":"error","message":"m"}]}]}]}"#;
+        let Ok(Saved::Check(doc)) = Saved::parse(text, "old.json") else {
+            panic!("does not read");
+        };
+        assert_eq!(doc.header.host, "");
+        assert_eq!(doc.summary.targets, 0);
+        let f = &doc.all_findings()[0];
+        assert_eq!(f.code, crate::findings::Code::StartNot4k);
+        assert_eq!(
+            (f.subject.target.as_deref(), f.subject.partition),
+            (Some("a.img"), Some(1))
+        );
+    }
+
+    /// A finding code this diskalign does not know (a newer one's) is
+    /// refused by name, not dropped.
+    #[test]
+    fn an_unknown_finding_code_is_refused_by_name() {
+        let text = r#"{"schema":"diskalign.check","schema_version":1,"targets":[
+            {"path":"a","findings":[{"code":"from-the-future","severity":"info"}]}]}"#;
+        let e = Saved::parse(text, "new.json").unwrap_err().to_string();
+        assert!(e.starts_with("new.json: diskalign.check: "), "{e}");
+        assert!(
+            e.contains("unknown finding code \"from-the-future\""),
+            "{e}"
+        );
     }
 }

@@ -80,7 +80,7 @@ pub struct Environment {
     pub transport: Option<String>,
     pub rotational: Option<bool>,
     pub scheduler: Option<String>,
-    pub topology: Option<super::check::Limits>,
+    pub topology: Option<crate::check::document::Limits>,
     pub node_block_size: Option<u64>,
     pub filesystem: Option<Filesystem>,
     /// The USB bridge (`vendor_id:product_id product`), when recorded.

@@ -6,11 +6,11 @@
 //! prints the summary only; `-v` adds the environment that did not differ.
 
 use super::probe::{offset_label, percent, si};
+use crate::check::document::layer_within;
 use crate::compare::check::{Change, FindingChange, TargetChange};
 use crate::compare::probe::{CellRatio, Decision, OnlyIn};
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
 use crate::report::style::{table, Style};
-use crate::saved::check::layer_within;
 use crate::units::human;
 use crate::units::utc;
 use std::fmt::Write;

@@ -234,7 +234,7 @@ fn env_rows(parts: &[TargetPart]) -> Vec<(&'static str, Vec<String>)> {
     let per = |f: &dyn Fn(&TargetPart) -> String| parts.iter().map(f).collect::<Vec<_>>();
     let env =
         |f: fn(&Environment) -> Option<String>| per(&|p| f(&p.environment).unwrap_or_default());
-    let topo = |f: fn(&crate::saved::check::Limits) -> String| {
+    let topo = |f: fn(&crate::check::document::Limits) -> String| {
         per(&|p| p.environment.topology.as_ref().map(f).unwrap_or_default())
     };
     let size = |b: u64| if b == 0 { String::new() } else { human(b) };
