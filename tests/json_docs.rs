@@ -49,7 +49,7 @@ fn md_member(path: &Path, role: u32) {
 fn compared(a: &Value, b: &Value) -> Value {
     use diskalign::saved::Saved;
     let saved = |v: &Value, name: &str| Saved::parse(&v.to_string(), name).unwrap();
-    let c = diskalign::compare::compare(&saved(a, "a.json"), &saved(b, "b.json")).unwrap();
+    let c = diskalign::saved::compare(&saved(a, "a.json"), &saved(b, "b.json")).unwrap();
     let stamp = diskalign::report::Stamp {
         host: "docs".into(),
         started: std::time::SystemTime::now(),

@@ -27,6 +27,17 @@ pub struct CheckDoc {
 }
 
 impl CheckDoc {
+    /// The check document `value`, read from the file `name`; refused when
+    /// a path in it is longer than `PATH_MAX`.
+    pub fn read(value: &serde_json::Value, name: &str) -> Result<CheckDoc, serde_json::Error> {
+        use serde::Deserialize;
+        let doc = CheckDoc::new(Document::deserialize(value)?, name);
+        match doc.overlong() {
+            Some(what) => Err(serde::de::Error::custom(what)),
+            None => Ok(doc),
+        }
+    }
+
     /// The document `name` held.
     pub fn new(doc: Document<CheckRun>, name: &str) -> CheckDoc {
         CheckDoc {

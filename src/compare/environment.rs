@@ -2,7 +2,7 @@
 //! differences often explain everything, so the comparison lists them
 //! first.
 
-use crate::saved::probe::{ProbeDoc, Source, TargetPart};
+use crate::probe::document::{ProbeDoc, Source, TargetPart};
 use serde::{Deserialize, Serialize};
 
 /// One setting or property of the two runs.

@@ -1,8 +1,11 @@
 //! Small saved runs for the tests of `compare` and of its renderings:
-//! JSON built here and read through `Saved::parse`, as files are.
+//! JSON built here and read by each kind's own reader, as `saved` reads
+//! files (which tells the kinds apart; its tests compare through it).
 
-use super::{compare, Comparison};
-use crate::saved::Saved;
+use super::{check, probe, Comparison};
+use crate::check::document::CheckDoc;
+use crate::probe::document::ProbeDoc;
+use crate::probe::fio_results::FioDoc;
 use serde_json::{json, Value};
 
 /// Five rounds around `iops`, spread ±2 %.
@@ -32,8 +35,16 @@ pub fn probe_doc(kernel: &str, transport: &str, cells: Vec<Value>) -> Value {
     })
 }
 
-pub fn saved(v: &Value, name: &str) -> Saved {
-    Saved::parse(&v.to_string(), name).expect("parses")
+/// A probe document, or fio's JSON (it has a `fio version`) as one.
+pub fn probe_run(v: &Value, name: &str) -> ProbeDoc {
+    match v.get("fio version") {
+        Some(_) => FioDoc::read(v, name).expect("reads"),
+        None => ProbeDoc::read(v, name).expect("reads"),
+    }
+}
+
+pub fn check_run(v: &Value, name: &str) -> CheckDoc {
+    CheckDoc::read(v, name).expect("reads")
 }
 
 /// randwrite at 0 and 512, randread at 0; `write` scales randwrite.
@@ -79,11 +90,10 @@ pub fn check_doc(targets: Vec<Value>) -> Value {
 
 /// A probe run against the same run with randwrite at half the speed.
 pub fn slower() -> Comparison {
-    compare(
-        &saved(&grid("6.1.0", 1.0), "a.json"),
-        &saved(&grid("6.8.0", 0.5), "b.json"),
-    )
-    .unwrap()
+    Comparison::Probe(probe::compare(
+        &probe_run(&grid("6.1.0", 1.0), "a.json"),
+        &probe_run(&grid("6.8.0", 0.5), "b.json"),
+    ))
 }
 
 /// A check run against one where the partition was fixed and a target added.
@@ -94,5 +104,8 @@ pub fn fixed() -> Comparison {
         target("disk.img", "aligned", vec![]),
         target("new.img", "aligned", vec![]),
     ]);
-    compare(&saved(&a, "before.json"), &saved(&b, "after.json")).unwrap()
+    Comparison::Check(check::compare(
+        &check_run(&a, "before.json"),
+        &check_run(&b, "after.json"),
+    ))
 }

@@ -33,10 +33,10 @@
 use super::environment::{self, EnvField};
 use super::overall::{self, ScopeRatio};
 use super::RunInfo;
+use crate::probe::document::{Cell, ProbeDoc, Source, TargetPart};
 use crate::probe::engine::Pattern;
+use crate::probe::fio_results::NO_REPLICATES;
 use crate::probe::stats;
-use crate::saved::fio::NO_REPLICATES;
-use crate::saved::probe::{Cell, ProbeDoc, Source, TargetPart};
 use crate::units::human;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};

@@ -7,9 +7,11 @@
 
 pub mod adaptive;
 pub mod analyse;
+pub mod document;
 pub mod engine;
 pub mod env;
 pub mod fio;
+pub mod fio_results;
 pub mod grid;
 pub mod report;
 pub mod run;

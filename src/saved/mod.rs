@@ -9,16 +9,29 @@
 //! diskalign of the same schema version reads, as docs/json.md promises
 //! ("fields are only ever added").
 
-pub mod fio;
-pub mod probe;
-
 pub use crate::check::document::CheckDoc;
+pub use crate::probe::document::ProbeDoc;
+use crate::probe::{document, fio_results};
 pub use crate::topology::TopologyDocument as TopologyDoc;
-pub use probe::ProbeDoc;
 
+use crate::compare::{self, CompareError, Comparison};
 use serde::Deserialize;
 
 pub use crate::schema::SCHEMA_VERSION;
+
+/// Compares A (the reference) with B: two probe runs (or fio's results),
+/// or two check runs. `compare` takes each kind's own document; which
+/// kind a file is, is known here.
+pub fn compare(a: &Saved, b: &Saved) -> Result<Comparison, CompareError> {
+    match (a, b) {
+        (Saved::Probe(x), Saved::Probe(y)) => Ok(Comparison::Probe(compare::probe::compare(x, y))),
+        (Saved::Check(x), Saved::Check(y)) => Ok(Comparison::Check(compare::check::compare(x, y))),
+        _ => Err(CompareError::Kinds {
+            a: a.kind(),
+            b: b.kind(),
+        }),
+    }
+}
 
 /// One saved run.
 #[derive(Clone, Debug)]
@@ -29,7 +42,7 @@ pub enum Saved {
     /// file (`ProbeDoc::source` says which).
     Probe(Box<ProbeDoc>),
     /// A saved comparison (boxed: the largest variant by far).
-    Compare(Box<crate::compare::Comparison>),
+    Compare(Box<Comparison>),
 }
 
 /// What `report` and `compare` read, for the line that refuses a file
@@ -96,8 +109,8 @@ impl Saved {
                 schema: "fio".into(),
                 error,
             };
-            let fio = fio::FioDoc::deserialize(&value).map_err(shape)?;
-            return Ok(Saved::Probe(Box::new(fio.into_probe(name))));
+            let fio = fio_results::FioDoc::read(&value, name).map_err(shape)?;
+            return Ok(Saved::Probe(Box::new(fio)));
         }
         let schema = header.schema.clone().unwrap_or_default();
         match header.schema_version.as_ref().map(|v| v.as_u64()) {
@@ -122,24 +135,17 @@ impl Saved {
             error,
         };
         match schema.as_str() {
-            "diskalign.check" => {
-                let read = crate::schema::Document::deserialize(&value).map_err(shape)?;
-                let doc = CheckDoc::new(read, name);
-                if let Some(what) = doc.overlong() {
-                    return Err(shape(serde::de::Error::custom(what)));
-                }
-                Ok(Saved::Check(Box::new(doc)))
-            }
+            "diskalign.check" => Ok(Saved::Check(Box::new(
+                CheckDoc::read(&value, name).map_err(shape)?,
+            ))),
             "diskalign.topology" => Ok(Saved::Topology(Box::new(
                 TopologyDoc::deserialize(&value).map_err(shape)?,
             ))),
-            "diskalign.probe" => {
-                let mut doc = ProbeDoc::deserialize(&value).map_err(shape)?;
-                doc.name = name.to_string();
-                Ok(Saved::Probe(Box::new(doc)))
-            }
+            "diskalign.probe" => Ok(Saved::Probe(Box::new(
+                ProbeDoc::read(&value, name).map_err(shape)?,
+            ))),
             "diskalign.compare" => Ok(Saved::Compare(Box::new(
-                crate::compare::Comparison::deserialize(&value).map_err(shape)?,
+                Comparison::deserialize(&value).map_err(shape)?,
             ))),
             _ => Err(SavedError::Unknown {
                 name: name.into(),
@@ -156,7 +162,7 @@ impl Saved {
         match self {
             Saved::Check(_) => "check",
             Saved::Topology(_) => "topology",
-            Saved::Probe(p) if p.source == probe::Source::Fio => "fio",
+            Saved::Probe(p) if p.source == document::Source::Fio => "fio",
             Saved::Probe(_) => "probe",
             Saved::Compare(_) => "compare",
         }
@@ -199,6 +205,23 @@ mod tests {
         assert!(
             e.contains("unknown finding code \"from-the-future\""),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_probe_and_a_check_run_do_not_compare() {
+        use crate::compare::fixtures::{check_doc, grid};
+        let read = |v: &serde_json::Value, n: &str| Saved::parse(&v.to_string(), n).unwrap();
+        let e = compare(
+            &read(&grid("6.1.0", 1.0), "a"),
+            &read(&check_doc(vec![]), "b"),
+        );
+        assert_eq!(
+            e.unwrap_err(),
+            CompareError::Kinds {
+                a: "probe",
+                b: "check"
+            }
         );
     }
 }

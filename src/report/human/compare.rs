@@ -378,7 +378,9 @@ mod tests {
             "environment": [{"field": "target", "target": usize::MAX, "a": "x", "b": "y", "differs": true}],
             "only_a": {"patterns": [{"target": usize::MAX, "pattern": "randread"}]}
         });
-        let crate::saved::Saved::Compare(c) = fixtures::saved(&doc, "c.json") else {
+        let Ok(crate::saved::Saved::Compare(c)) =
+            crate::saved::Saved::parse(&doc.to_string(), "c.json")
+        else {
             panic!("not a comparison");
         };
         let Comparison::Probe(p) = &*c else {

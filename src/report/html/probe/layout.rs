@@ -5,9 +5,9 @@
 use super::super::kit::axis::Axis;
 use super::super::kit::ticks::{ticks, Room};
 use super::super::scale::{diverging, Band, Rgb};
+use crate::probe::document::{Cell, Estimate, Relative};
 use crate::probe::engine::Pattern;
 use crate::probe::sequential::Decision;
-use crate::saved::probe::{Cell, Estimate, Relative};
 use crate::units;
 use std::collections::HashMap;
 

@@ -21,10 +21,10 @@ mod tables;
 mod text;
 
 use super::page;
+use crate::probe::document::ProbeDoc;
+use crate::probe::document::{axes, Cell, Source, TargetPart};
 use crate::probe::engine::Pattern;
 use crate::probe::sequential::ContrastKind;
-use crate::saved::probe::{axes, Cell, Source, TargetPart};
-use crate::saved::ProbeDoc;
 use layout::{against_aligned, Rel, Shade, Standing};
 use std::collections::HashMap;
 
@@ -274,8 +274,8 @@ fn drawn_note(run: &Run, too_large: Option<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::document::{Contrast, Estimate, Relative};
     use crate::probe::sequential::Decision;
-    use crate::saved::probe::{Contrast, Estimate, Relative};
 
     fn est(x: f64, ci: bool) -> Estimate {
         Estimate {

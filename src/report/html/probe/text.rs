@@ -5,9 +5,9 @@ use super::super::page::{self, Td};
 use super::super::svg::esc;
 use super::layout::{bs_label, offset_label};
 use super::Run;
+use crate::probe::document::{Environment, Inference, TargetPart};
+use crate::probe::fio_results::NO_REPLICATES;
 use crate::probe::sequential::ContrastKind;
-use crate::saved::fio::NO_REPLICATES;
-use crate::saved::probe::{Environment, Inference, TargetPart};
 use crate::units::human;
 use crate::units::utc;
 

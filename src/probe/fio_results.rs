@@ -4,7 +4,7 @@
 //! several targets) is the cell (randread, 4096, 512). One fio pass has no
 //! replicates: each cell gets one figure and no interval.
 
-use super::probe::{Cell, Estimate, Latency, ProbeDoc, Source, TargetPart};
+use super::document::{Cell, Estimate, Latency, ProbeDoc, Source, TargetPart};
 use crate::probe::engine::Pattern;
 use serde::Deserialize;
 
@@ -110,6 +110,11 @@ fn cell_of(job: &Job) -> Option<(usize, Cell, Option<&str>)> {
 }
 
 impl FioDoc {
+    /// fio's JSON `value`, read from the file `name`, as a probe document.
+    pub fn read(value: &serde_json::Value, name: &str) -> Result<ProbeDoc, serde_json::Error> {
+        Ok(FioDoc::deserialize(value)?.into_probe(name))
+    }
+
     /// The jobs as a probe document: one part per target, cells in the
     /// job file's order, each with one round and no interval.
     pub fn into_probe(self, name: &str) -> ProbeDoc {

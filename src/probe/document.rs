@@ -1,5 +1,11 @@
-//! A saved `probe` document (docs/json.md, `probe --json`), or fio's
-//! results mapped onto the same cells (`fio.rs`).
+//! A saved `probe` document (docs/json.md, `probe --json`) as `report`
+//! and `compare` read it, or fio's results mapped onto the same cells
+//! (`fio_results.rs`).
+//!
+//! Still a view of its own (issue 30): every field defaults, and it
+//! repeats the shape of `report::ProbeReport` and `analyse`'s types,
+//! which write the document and read it back too. It sits with the probe
+//! so that `compare` and `report` take it from here, not from `saved`.
 
 use crate::probe::engine::Pattern;
 use crate::probe::sequential::{ContrastKind, Decision};
@@ -235,6 +241,13 @@ pub struct TargetPart {
 }
 
 impl ProbeDoc {
+    /// The probe document `value`, read from the file `name`.
+    pub fn read(value: &serde_json::Value, name: &str) -> Result<ProbeDoc, serde_json::Error> {
+        let mut doc = ProbeDoc::deserialize(value)?;
+        doc.name = name.to_string();
+        Ok(doc)
+    }
+
     /// Every target's part: the one of a single-target run, or each of
     /// `targets` in the order given.
     pub fn parts(&self) -> Vec<TargetPart> {
