@@ -33,9 +33,11 @@
 use super::environment::{self, EnvField};
 use super::overall::{self, ScopeRatio};
 use super::RunInfo;
-use crate::probe::document::{Cell, ProbeDoc, Source, TargetPart};
+use crate::probe::analyse::CellReport as Cell;
+use crate::probe::document::{ProbeDoc, Source};
 use crate::probe::engine::Pattern;
 use crate::probe::fio_results::NO_REPLICATES;
+use crate::probe::report::TargetReport as TargetPart;
 use crate::probe::stats;
 use crate::units::human;
 use serde::{Deserialize, Serialize};
@@ -91,9 +93,9 @@ impl CellKey {
     fn of(target: usize, c: &Cell) -> Self {
         CellKey {
             target,
-            pattern: c.pattern,
-            block_size: c.block_size,
-            offset: c.offset,
+            pattern: c.cell.pattern,
+            block_size: c.cell.block_size.into(),
+            offset: c.cell.offset,
         }
     }
 
@@ -250,7 +252,7 @@ fn run_info(d: &ProbeDoc) -> RunInfo {
             Source::Fio => "fio".into(),
         },
         started_unix: d.started_unix,
-        host: d.host.clone(),
+        host: d.header.host.clone(),
     }
 }
 
@@ -307,13 +309,13 @@ fn match_part<'p>(
 /// What `mine` has and `theirs` lacks: patterns they never ran, then
 /// single cells of the patterns both ran.
 fn unmatched(t: usize, mine: &[Cell], theirs: &[Cell], only: &mut OnlyIn) {
-    let ran: HashSet<Pattern> = theirs.iter().map(|c| c.pattern).collect();
+    let ran: HashSet<Pattern> = theirs.iter().map(|c| c.cell.pattern).collect();
     let keys: HashSet<(Pattern, u64, u64)> = theirs.iter().map(Cell::key).collect();
     let mut patterns: Vec<Pattern> = Vec::new();
     for c in mine {
-        if !ran.contains(&c.pattern) {
-            if !patterns.contains(&c.pattern) {
-                patterns.push(c.pattern);
+        if !ran.contains(&c.cell.pattern) {
+            if !patterns.contains(&c.cell.pattern) {
+                patterns.push(c.cell.pattern);
             }
         } else if !keys.contains(&c.key()) {
             only.cells.push(CellKey::of(t, c));
@@ -447,7 +449,7 @@ pub fn compare(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
 fn target_ref(t: usize, p: &TargetPart) -> TargetRef {
     TargetRef {
         target: t,
-        path: p.target.path.clone(),
+        path: p.target.path.to_string_lossy().into_owned(),
     }
 }
 
@@ -479,7 +481,8 @@ fn notes(a: &ProbeDoc, b: &ProbeDoc) -> Vec<String> {
     if both && x.runtime != y.runtime {
         out.push(format!(
             "the plans differ in the time per cell (A {} s, B {} s): short windows are noisier",
-            x.runtime, y.runtime
+            x.runtime.as_secs_f64(),
+            y.runtime.as_secs_f64()
         ));
     }
     if a.parts().len() != b.parts().len() {

@@ -175,7 +175,7 @@ fn environment_differences_come_first() {
 
 #[test]
 fn multi_target_runs_match_parts_in_order() {
-    let part = |path: &str, iops: f64| json!({ "target": { "path": path }, "cells": [cell("randread", 4096, 0, rounds(iops))] });
+    let part = |path: &str, iops: f64| part(path, vec![cell("randread", 4096, 0, rounds(iops))]);
     let mut a = grid("6.1.0", 1.0);
     a["targets"] = json!([part("/dev/sdb", 1000.0), part("/dev/sdc", 2000.0)]);
     let mut b = grid("6.1.0", 1.0);

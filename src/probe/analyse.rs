@@ -28,7 +28,10 @@ pub struct Estimate {
     /// Geometric mean over rounds and its 95 % confidence interval.
     #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub geo_mean: f64,
-    #[serde(default, deserialize_with = "crate::probe::report::pair_or_nan")]
+    #[serde(
+        default = "crate::probe::report::nan_pair",
+        deserialize_with = "crate::probe::report::pair_or_nan"
+    )]
     pub ci95: [f64; 2],
 }
 

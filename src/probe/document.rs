@@ -1,18 +1,21 @@
 //! A saved `probe` document (docs/json.md, `probe --json`) as `report`
-//! and `compare` read it, or fio's results mapped onto the same cells
-//! (`fio_results.rs`).
-//!
-//! Still a view of its own (issue 30): every field defaults, and it
-//! repeats the shape of `report::ProbeReport` and `analyse`'s types,
-//! which write the document and read it back too. It sits with the probe
-//! so that `compare` and `report` take it from here, not from `saved`.
+//! and `compare` read it: the run in the types that wrote it
+//! (`report::ProbeReport` and `analyse`'s), its header and the file it came
+//! from. fio's results for the job file of `probe --emit-fio` are read
+//! into the same types (`fio_results.rs`).
 
-use crate::probe::engine::Pattern;
-use crate::probe::sequential::{ContrastKind, Decision};
+use super::analyse::{CellReport, Estimate};
+use super::engine::Pattern;
+use super::report::{ProbeReport, TargetReport};
+use crate::schema::{Document, Header};
 use serde::{Deserialize, Serialize};
 
 /// Where the numbers come from: a diskalign probe (rounds are replicates)
-/// or one fio pass (one figure per cell, no interval).
+/// or one fio pass (one figure per cell, no interval). A fio run records
+/// only its engine's name, each job's file and each cell's figures: the
+/// rest of its `ProbeReport` (plan, environment, the target's kind and
+/// sizes, the verdict's confidence) stands for "not recorded", and what
+/// reads a run leaves it out when the source is fio.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
@@ -23,243 +26,55 @@ pub enum Source {
 
 crate::spelled_as_serde!(Source);
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
+/// A probe document read back.
+#[derive(Clone, Debug)]
 pub struct ProbeDoc {
     /// The file it was read from (not in the document).
-    #[serde(skip)]
     pub name: String,
-    #[serde(skip)]
     pub source: Source,
-    pub diskalign_version: String,
-    /// Where and when the run was made (empty in older documents and in
-    /// fio's).
-    pub host: String,
-    pub started_at: String,
-    pub target: TargetInfo,
-    pub engine: Engine,
-    pub environment: Environment,
-    pub plan: Plan,
-    pub rounds_run: u32,
-    pub partial: bool,
-    pub elapsed_s: f64,
-    pub started_unix: u64,
-    pub cells: Vec<Cell>,
-    pub contrasts: Vec<Contrast>,
-    pub inference: Inference,
-    pub targets: Vec<TargetPart>,
-    pub versus: Vec<Contrast>,
+    /// Empty for fio's results.
+    pub header: Header,
+    pub run: ProbeReport,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(default)]
-pub struct TargetInfo {
-    pub path: String,
-    pub kind: String,
-    pub size_bytes: u64,
-    pub logical_block_size: u64,
-    pub physical_block_size: u64,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(default)]
-pub struct Engine {
-    pub name: String,
-    pub queue_depth: u32,
-    pub jobs: u32,
-    pub direct: bool,
-    pub fdatasync: bool,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(default)]
-pub struct Environment {
-    pub diskalign_version: String,
-    pub kernel: String,
-    pub arch: String,
-    pub cpu_model: Option<String>,
-    pub cpus: u64,
-    pub cpu_governor: Option<String>,
-    pub disk: Option<String>,
-    pub model: Option<String>,
-    pub firmware: Option<String>,
-    pub transport: Option<String>,
-    pub rotational: Option<bool>,
-    pub scheduler: Option<String>,
-    pub topology: Option<crate::check::document::Limits>,
-    pub node_block_size: Option<u64>,
-    pub filesystem: Option<Filesystem>,
-    /// The USB bridge (`vendor_id:product_id product`), when recorded.
-    pub usb_bridge: Option<String>,
-    /// A loop device's direct I/O, backing file and its filesystem type.
-    pub loop_direct_io: Option<bool>,
-    pub loop_backing_file: Option<String>,
-    pub loop_backing_fs: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(default)]
-pub struct Filesystem {
-    pub fs_type: String,
-    pub mount_point: String,
-    pub source: String,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Plan {
-    pub preset: String,
-    pub rounds: u32,
-    pub runtime: f64,
-    pub min_effect: f64,
-    pub qd: u32,
-    pub jobs: u32,
-    pub direct: bool,
-    pub seed: u64,
-}
-
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(default)]
-pub struct Estimate {
-    pub median: f64,
-    pub geo_mean: f64,
-    /// Absent (null) for one fio pass.
-    pub ci95: Option<[f64; 2]>,
-}
-
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(default)]
-pub struct Latency {
-    pub p50: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
-pub struct Relative {
-    pub ratio: f64,
-    pub ci95: [f64; 2],
-    #[serde(default)]
-    pub p_adjusted: f64,
-    #[serde(default)]
-    pub significant: bool,
-    pub decision: Decision,
-    #[serde(default)]
-    pub rounds: usize,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-pub struct Cell {
-    pub block_size: u64,
-    pub offset: u64,
-    pub pattern: Pattern,
-    #[serde(default)]
-    pub iops: Estimate,
-    #[serde(default)]
-    pub mib_s: Estimate,
-    #[serde(default)]
-    pub lat_us: Latency,
-    /// IOPS of each round (one figure for fio).
-    #[serde(default)]
-    pub rounds: Vec<f64>,
-    #[serde(default)]
-    pub relative: Option<Relative>,
-}
-
-impl Cell {
-    /// The cell's place in the grid.
-    pub fn key(&self) -> (Pattern, u64, u64) {
-        (self.pattern, self.block_size, self.offset)
+impl std::ops::Deref for ProbeDoc {
+    type Target = ProbeReport;
+    fn deref(&self) -> &ProbeReport {
+        &self.run
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-pub struct Contrast {
-    pub kind: ContrastKind,
-    #[serde(default)]
-    pub target: usize,
-    #[serde(default)]
-    pub reference_target: usize,
-    pub pattern: Pattern,
-    pub block_size: u64,
-    pub offset: u64,
-    #[serde(default)]
-    pub reference_block_size: u64,
-    #[serde(default)]
-    pub reference_offset: u64,
-    #[serde(flatten)]
-    pub relative: Relative,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(default)]
-pub struct Inference {
-    pub effective_unit_bytes: Option<u64>,
-    pub confidence: String,
-    pub statement: String,
-    pub summary: String,
-    pub penalties: Vec<Penalty>,
-    pub noise: Vec<Noise>,
-    pub advice: Option<String>,
-    pub undecided: usize,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-pub struct Penalty {
-    pub pattern: Pattern,
-    pub block_size: u64,
-    pub kind: ContrastKind,
-    #[serde(default)]
-    pub worst_offset: u64,
-    #[serde(default)]
-    pub offsets: Vec<u64>,
-    #[serde(default)]
-    pub slower_pct: f64,
-    #[serde(default)]
-    pub ci95_pct: [f64; 2],
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-pub struct Noise {
-    pub pattern: Pattern,
-    #[serde(default)]
-    pub paired_sd_pct: f64,
-    #[serde(default)]
-    pub detectable_pct: f64,
-}
-
-/// One target's own part of a run over several.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct TargetPart {
-    pub target: TargetInfo,
-    pub environment: Environment,
-    pub cells: Vec<Cell>,
-    pub contrasts: Vec<Contrast>,
-    pub inference: Inference,
+impl std::ops::DerefMut for ProbeDoc {
+    fn deref_mut(&mut self) -> &mut ProbeReport {
+        &mut self.run
+    }
 }
 
 impl ProbeDoc {
     /// The probe document `value`, read from the file `name`.
     pub fn read(value: &serde_json::Value, name: &str) -> Result<ProbeDoc, serde_json::Error> {
-        let mut doc = ProbeDoc::deserialize(value)?;
-        doc.name = name.to_string();
-        Ok(doc)
+        let doc = Document::<ProbeReport>::deserialize(value)?;
+        Ok(ProbeDoc {
+            name: name.to_string(),
+            source: Source::Diskalign,
+            header: doc.header,
+            run: doc.body,
+        })
     }
 
     /// Every target's part: the one of a single-target run, or each of
     /// `targets` in the order given.
-    pub fn parts(&self) -> Vec<TargetPart> {
+    pub fn parts(&self) -> Vec<TargetReport> {
         if !self.targets.is_empty() {
             return self.targets.clone();
         }
-        vec![TargetPart {
-            target: self.target.clone(),
-            environment: self.environment.clone(),
-            cells: self.cells.clone(),
-            contrasts: self.contrasts.clone(),
-            inference: self.inference.clone(),
+        let r = &self.run;
+        vec![TargetReport {
+            target: r.target.clone(),
+            environment: r.environment.clone(),
+            cells: r.cells.clone(),
+            contrasts: r.contrasts.clone(),
+            inference: r.inference.clone(),
         }]
     }
 
@@ -273,13 +88,37 @@ impl ProbeDoc {
                 .chain(self.targets.iter().flat_map(|t| &t.cells))
                 .any(|c| c.rounds.len() > 1)
     }
+
+    /// Whether the run is one fio pass.
+    pub fn fio(&self) -> bool {
+        self.source == Source::Fio
+    }
+}
+
+impl CellReport {
+    /// The cell's place in the grid.
+    pub fn key(&self) -> (Pattern, u64, u64) {
+        (
+            self.cell.pattern,
+            self.cell.block_size.into(),
+            self.cell.offset,
+        )
+    }
+}
+
+impl Estimate {
+    /// Its 95 % interval; None when there is none (one round or one fio
+    /// pass: the document holds null, read as NaN).
+    pub fn interval(&self) -> Option<[f64; 2]> {
+        self.ci95.iter().all(|x| x.is_finite()).then_some(self.ci95)
+    }
 }
 
 /// The patterns, block sizes and offsets a set of cells spans, sorted.
-pub fn axes(cells: &[Cell]) -> (Vec<Pattern>, Vec<u64>, Vec<u64>) {
-    let mut patterns: Vec<Pattern> = cells.iter().map(|c| c.pattern).collect();
-    let mut sizes: Vec<u64> = cells.iter().map(|c| c.block_size).collect();
-    let mut offsets: Vec<u64> = cells.iter().map(|c| c.offset).collect();
+pub fn axes(cells: &[CellReport]) -> (Vec<Pattern>, Vec<u64>, Vec<u64>) {
+    let mut patterns: Vec<Pattern> = cells.iter().map(|c| c.cell.pattern).collect();
+    let mut sizes: Vec<u64> = cells.iter().map(|c| c.cell.block_size.into()).collect();
+    let mut offsets: Vec<u64> = cells.iter().map(|c| c.cell.offset).collect();
     for v in [&mut sizes, &mut offsets] {
         v.sort_unstable();
         v.dedup();
@@ -287,4 +126,89 @@ pub fn axes(cells: &[Cell]) -> (Vec<Pattern>, Vec<u64>, Vec<u64>) {
     patterns.sort_unstable();
     patterns.dedup();
     (patterns, sizes, offsets)
+}
+
+/// Runs for the tests of what reads probe documents, built in the types
+/// themselves.
+#[cfg(test)]
+pub mod fixtures {
+    use super::*;
+    use crate::probe::analyse::{Latency, Relative};
+    use crate::probe::sequential::Decision;
+
+    /// One cell of `iops` with interval `ci` (None: one figure) and
+    /// `rounds` rounds of it.
+    pub fn cell(
+        pattern: Pattern,
+        (block_size, offset): (u64, u64),
+        iops: f64,
+        ci: Option<[f64; 2]>,
+        rounds: usize,
+    ) -> CellReport {
+        let est = |x: f64, ci: Option<[f64; 2]>| Estimate {
+            median: x,
+            geo_mean: x,
+            ci95: ci.unwrap_or([f64::NAN; 2]),
+        };
+        let mib_s = iops * block_size as f64 / 1048576.0;
+        CellReport {
+            cell: crate::probe::grid::Cell {
+                block_size: block_size as u32,
+                offset,
+                pattern,
+            },
+            iops: est(iops, ci),
+            mib_s: est(
+                mib_s,
+                ci.map(|c| c.map(|x| x * block_size as f64 / 1048576.0)),
+            ),
+            lat_us: Latency {
+                p50: 0.0,
+                p99: 0.0,
+                p999: 0.0,
+                max: 0.0,
+            },
+            rounds: vec![iops; rounds],
+            round_numbers: Vec::new(),
+            retries: 0,
+            broken_rounds: 0,
+            relative: None,
+        }
+    }
+
+    /// A contrast of `ratio` ± 0.04 after 5 rounds.
+    pub fn rel(ratio: f64, decision: Decision) -> Relative {
+        Relative {
+            ratio,
+            ci95: [ratio - 0.04, ratio + 0.04],
+            p_value: 0.001,
+            p_adjusted: 0.01,
+            significant: matches!(decision, Decision::Slower | Decision::Faster),
+            decision,
+            rounds: 5,
+            outliers: 0,
+        }
+    }
+
+    /// A run of 5 rounds on /dev/sdx holding `cells`, read from the
+    /// smallest document the types take.
+    pub fn doc(cells: Vec<CellReport>) -> ProbeDoc {
+        let v = serde_json::json!({
+            "schema": "diskalign.probe", "schema_version": 1,
+            "target": { "path": "/dev/sdx", "kind": "disk", "size_bytes": 0,
+                        "logical_block_size": 512, "physical_block_size": 512,
+                        "dio_offset_align": 512, "dio_rule": "logical block size" },
+            "engine": { "name": "io_uring", "queue_depth": 32, "jobs": 1, "direct": true,
+                        "fdatasync": false },
+            "environment": { "diskalign_version": "", "kernel": "", "arch": "", "cpus": 0 },
+            "plan": { "preset": "quick", "cells": [], "unit": 1048576, "rounds": 5, "qd": 32,
+                      "jobs": 1, "direct": true, "fdatasync": false, "seed": 0 },
+            "rounds_run": 5, "partial": false, "cells": [], "contrasts": [],
+            "inference": { "confidence": "untested", "statement": "",
+                           "summary": "misalignment costs up to 48%", "penalties": [] },
+        });
+        let mut d = ProbeDoc::read(&v, "a.json").expect("reads");
+        d.cells = cells;
+        d
+    }
 }

@@ -4,9 +4,12 @@
 //! several targets) is the cell (randread, 4096, 512). One fio pass has no
 //! replicates: each cell gets one figure and no interval.
 
-use super::document::{Cell, Estimate, Latency, ProbeDoc, Source, TargetPart};
+use super::document::{ProbeDoc, Source};
+use super::report::ProbeReport;
 use crate::probe::engine::Pattern;
+use crate::schema::Header;
 use serde::Deserialize;
+use serde_json::{json, Value};
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default)]
@@ -74,10 +77,11 @@ fn percentile(c: &Clat, p: &str) -> f64 {
     c.percentile.get(p).copied().unwrap_or(0.0) / 1000.0
 }
 
-/// The cell one fio job measured; `None` for a job that is not one of
-/// ours, failed, or did no I/O.
-fn cell_of(job: &Job) -> Option<(usize, Cell, Option<&str>)> {
+/// The cell one fio job measured, as the probe document writes a cell;
+/// `None` for a job that is not one of ours, failed, or did no I/O.
+fn cell_of(job: &Job) -> Option<(usize, Value, Option<&str>)> {
     let (target, pattern, block_size, offset) = parse_job_name(&job.jobname)?;
+    let block_size = u32::try_from(block_size).ok()?;
     let side = if pattern.is_write() {
         &job.write
     } else {
@@ -86,39 +90,58 @@ fn cell_of(job: &Job) -> Option<(usize, Cell, Option<&str>)> {
     if job.error != 0 || side.total_ios == 0 {
         return None;
     }
-    let one = |x: f64| Estimate {
-        median: x,
-        geo_mean: x,
-        ci95: None,
-    };
-    let cell = Cell {
-        block_size,
-        offset,
-        pattern,
-        iops: one(side.iops),
-        mib_s: one(side.bw_bytes / (1024.0 * 1024.0)),
-        lat_us: Latency {
-            p50: percentile(&side.clat_ns, "50.000000"),
-            p99: percentile(&side.clat_ns, "99.000000"),
-            p999: percentile(&side.clat_ns, "99.900000"),
-            max: side.clat_ns.max / 1000.0,
+    // One figure: its median and mean, and no `ci95` (no interval).
+    let one = |x: f64| json!({ "median": x, "geo_mean": x });
+    let cell = json!({
+        "block_size": block_size,
+        "offset": offset,
+        "pattern": pattern,
+        "iops": one(side.iops),
+        "mib_s": one(side.bw_bytes / (1024.0 * 1024.0)),
+        "lat_us": {
+            "p50": percentile(&side.clat_ns, "50.000000"),
+            "p99": percentile(&side.clat_ns, "99.000000"),
+            "p999": percentile(&side.clat_ns, "99.900000"),
+            "max": side.clat_ns.max / 1000.0,
         },
-        rounds: vec![side.iops],
-        relative: None,
-    };
+        "rounds": [side.iops],
+    });
     Some((target, cell, job.filename()))
+}
+
+/// One target's part as the probe document writes it. fio records none of
+/// the target's kind and sizes, its environment or a verdict: these keys
+/// hold what stands for "not recorded" (see `document::Source`).
+fn part(path: &str, cells: Vec<Value>) -> Value {
+    json!({
+        "target": { "path": path, "kind": "file", "size_bytes": 0,
+                    "logical_block_size": 0, "physical_block_size": 0,
+                    "dio_offset_align": 0, "dio_rule": "logical block size" },
+        "environment": { "diskalign_version": "", "kernel": "", "arch": "", "cpus": 0 },
+        "cells": cells,
+        "contrasts": [],
+        "inference": { "confidence": "untested", "statement": "", "summary": NO_REPLICATES,
+                       "penalties": [] },
+    })
 }
 
 impl FioDoc {
     /// fio's JSON `value`, read from the file `name`, as a probe document.
-    pub fn read(value: &serde_json::Value, name: &str) -> Result<ProbeDoc, serde_json::Error> {
-        Ok(FioDoc::deserialize(value)?.into_probe(name))
+    pub fn read(value: &Value, name: &str) -> Result<ProbeDoc, serde_json::Error> {
+        let report = ProbeReport::deserialize(FioDoc::deserialize(value)?.as_probe())?;
+        Ok(ProbeDoc {
+            name: name.to_string(),
+            source: Source::Fio,
+            header: Header::default(),
+            run: report,
+        })
     }
 
-    /// The jobs as a probe document: one part per target, cells in the
-    /// job file's order, each with one round and no interval.
-    pub fn into_probe(self, name: &str) -> ProbeDoc {
-        let mut parts: Vec<TargetPart> = Vec::new();
+    /// The jobs as a probe document's body, read by its own types: one
+    /// part per target, cells in the job file's order, each with one
+    /// round and no interval; no plan (its keys stand for "not recorded").
+    fn as_probe(&self) -> Value {
+        let mut parts: Vec<(String, Vec<Value>)> = Vec::new();
         let global = self.global.get("filename").and_then(|v| v.as_str());
         for (t, cell, filename) in self.jobs.iter().filter_map(cell_of) {
             // At most one part per job: a made-up `t999999-` cannot
@@ -127,37 +150,34 @@ impl FioDoc {
                 continue;
             }
             while parts.len() <= t {
-                parts.push(TargetPart::default());
+                parts.push((String::new(), Vec::new()));
             }
             let p = &mut parts[t];
-            if p.target.path.is_empty() {
-                p.target.path = filename.or(global).unwrap_or_default().to_string();
+            if p.0.is_empty() {
+                p.0 = filename.or(global).unwrap_or_default().to_string();
             }
-            p.cells.push(cell);
+            p.1.push(cell);
         }
-        for p in &mut parts {
-            p.inference.summary = NO_REPLICATES.into();
-        }
-        let mut doc = ProbeDoc {
-            name: name.to_string(),
-            source: Source::Fio,
-            diskalign_version: String::new(),
-            started_unix: self.timestamp,
-            rounds_run: 1,
-            ..ProbeDoc::default()
-        };
+        let parts: Vec<Value> = parts.into_iter().map(|(p, c)| part(&p, c)).collect();
+        let mut doc = parts
+            .first()
+            .cloned()
+            .unwrap_or_else(|| part("", Vec::new()));
         // fio spells its version `fio-3.36`: keep it as it is.
-        doc.engine.name = match self.version.starts_with("fio") {
+        let engine = match self.version.starts_with("fio") {
             true => self.version.clone(),
             false => format!("fio {}", self.version),
         };
-        if let Some(first) = parts.first() {
-            doc.target = first.target.clone();
-            doc.cells = first.cells.clone();
-            doc.inference = first.inference.clone();
-        }
+        doc["engine"] = json!({ "name": engine, "queue_depth": 0, "jobs": 0,
+                                "direct": false, "fdatasync": false });
+        doc["plan"] = json!({ "preset": "auto", "cells": [], "unit": 0, "rounds": 0,
+                              "qd": 0, "jobs": 0, "direct": false, "fdatasync": false,
+                              "seed": 0 });
+        doc["rounds_run"] = 1.into();
+        doc["partial"] = false.into();
+        doc["started_unix"] = self.timestamp.into();
         if parts.len() > 1 {
-            doc.targets = parts;
+            doc["targets"] = parts.into();
         }
         doc
     }

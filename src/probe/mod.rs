@@ -323,7 +323,7 @@ pub fn probe(
     Ok(ProbeReport {
         target: first.target,
         engine: EngineInfo {
-            name: m.engine,
+            name: m.engine.into(),
             fallback_reason: m.fallback,
             queue_depth: plan.qd,
             jobs: plan.jobs,

@@ -21,9 +21,11 @@ mod tables;
 mod text;
 
 use super::page;
+use crate::probe::analyse::CellReport as Cell;
+use crate::probe::document::axes;
 use crate::probe::document::ProbeDoc;
-use crate::probe::document::{axes, Cell, Source, TargetPart};
 use crate::probe::engine::Pattern;
+use crate::probe::report::TargetReport as TargetPart;
 use crate::probe::sequential::ContrastKind;
 use layout::{against_aligned, Rel, Shade, Standing};
 use std::collections::HashMap;
@@ -104,7 +106,7 @@ impl<'a> Run<'a> {
     }
 
     pub fn fio(&self) -> bool {
-        self.doc.source == Source::Fio
+        self.doc.fio()
     }
 
     pub fn cell(&self, target: usize, key: Key) -> Option<&Cell> {
@@ -119,7 +121,7 @@ impl<'a> Run<'a> {
                 format!(
                     "{} ({})",
                     crate::report::target_label(t),
-                    page::brief(&p.target.path)
+                    page::brief(&p.target.path.to_string_lossy())
                 )
             }
             _ => String::new(),
@@ -167,7 +169,7 @@ impl<'a> Run<'a> {
                 .map(|c| Versus {
                     target: c.target,
                     reference: c.reference_target,
-                    key: (c.pattern, c.block_size, c.offset),
+                    key: (c.pattern, c.block_size.into(), c.offset),
                     rel: Rel::of(&c.relative),
                 })
                 .collect();
@@ -274,27 +276,10 @@ fn drawn_note(run: &Run, too_large: Option<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::document::{Contrast, Estimate, Relative};
+    use crate::probe::analyse::ContrastReport as Contrast;
+    use crate::probe::document::fixtures::rel;
+    use crate::probe::document::Source;
     use crate::probe::sequential::Decision;
-
-    fn est(x: f64, ci: bool) -> Estimate {
-        Estimate {
-            median: x,
-            geo_mean: x,
-            ci95: ci.then_some([x * 0.95, x * 1.05]),
-        }
-    }
-
-    fn rel(ratio: f64, decision: Decision) -> Relative {
-        Relative {
-            ratio,
-            ci95: [ratio - 0.04, ratio + 0.04],
-            p_adjusted: 0.01,
-            significant: matches!(decision, Decision::Slower | Decision::Faster),
-            decision,
-            rounds: 5,
-        }
-    }
 
     /// A grid of `sizes` × `offsets` per pattern; 4 KiB at 512 B is
     /// 48 % slower (significant), every other cell fine.
@@ -312,16 +297,17 @@ mod tests {
                     } else {
                         Decision::Fine
                     };
-                    out.push(Cell {
-                        block_size: bs,
-                        offset,
+                    let interval = ci.then_some([iops * 0.95, iops * 1.05]);
+                    let rounds = if ci { 5 } else { 1 };
+                    let mut c = crate::probe::document::fixtures::cell(
                         pattern,
-                        iops: est(iops, ci),
-                        mib_s: est(iops * bs as f64 / 1048576.0, ci),
-                        lat_us: Default::default(),
-                        rounds: vec![iops; if ci { 5 } else { 1 }],
-                        relative: (ci && offset != 0).then(|| rel(ratio, decision)),
-                    });
+                        (bs, offset),
+                        iops,
+                        interval,
+                        rounds,
+                    );
+                    c.relative = (ci && offset != 0).then(|| rel(ratio, decision));
+                    out.push(c);
                 }
             }
         }
@@ -329,14 +315,7 @@ mod tests {
     }
 
     fn doc(cells: Vec<Cell>) -> ProbeDoc {
-        let mut d = ProbeDoc {
-            cells,
-            rounds_run: 5,
-            ..ProbeDoc::default()
-        };
-        d.target.path = "/dev/sdx".into();
-        d.inference.summary = "misalignment costs up to 48%".into();
-        d
+        crate::probe::document::fixtures::doc(cells)
     }
 
     fn quick() -> ProbeDoc {
@@ -407,7 +386,7 @@ mod tests {
         let c = d
             .cells
             .iter_mut()
-            .find(|c| c.block_size == 512 && c.offset == 4096)
+            .find(|c| c.cell.block_size == 512 && c.cell.offset == 4096)
             .unwrap();
         c.relative = Some(rel(0.8, Decision::Open));
         let s = section("run1", "a.json", &d);
@@ -502,8 +481,8 @@ mod tests {
         let mut d = doc(Vec::new());
         d.targets = (0..n)
             .map(|i| {
-                let mut p = TargetPart::default();
-                p.target.path = format!("/dev/t{i}");
+                let mut p = d.parts().remove(0);
+                p.target.path = format!("/dev/t{i}").into();
                 p.cells = cells(&[Pattern::Randread], &[512u64 << (i % 8)], &[0, 512], false);
                 p
             })
