@@ -9,7 +9,7 @@ use super::layout::{
 };
 use super::lines::{self, Marker, Plot, Series};
 use super::{Run, Versus};
-use crate::probe::analyse::{CellReport as Cell, Estimate};
+use crate::probe::analyse::{CellReport, Estimate};
 use crate::probe::engine::Pattern;
 use crate::probe::sequential::{ContrastKind, Decision};
 
@@ -61,7 +61,7 @@ fn place(key: (Pattern, u64, u64)) -> String {
 }
 
 /// The tooltip of a cell: where, IOPS, against aligned, rounds.
-pub fn cell_tip(run: &Run, t: usize, c: &Cell, s: &Standing) -> String {
+pub fn cell_tip(run: &Run, t: usize, c: &CellReport, s: &Standing) -> String {
     let against = match s {
         Standing::Reference => "the aligned reference".to_string(),
         Standing::Measured(r) => relative(r, "aligned"),
@@ -101,7 +101,7 @@ fn slot(v: &[u64], x: u64) -> usize {
     v.binary_search(&x).unwrap_or(0)
 }
 
-fn tile(run: &Run, t: usize, c: &Cell, s: Standing, tip: String) -> Tile {
+fn tile(run: &Run, t: usize, c: &CellReport, s: Standing, tip: String) -> Tile {
     Tile {
         row: slot(&run.sizes, u64::from(c.cell.block_size)),
         col: slot(&run.offsets, c.cell.offset),
@@ -230,7 +230,7 @@ fn line_notes(run: &Run, filled: &[&str]) -> Vec<String> {
 /// offset.
 fn offset_series(run: &Run, t: usize, pattern: Pattern) -> Vec<Series> {
     let standings = run.standings(t);
-    let marker = |(c, s): &(&Cell, Standing)| Marker {
+    let marker = |(c, s): &(&CellReport, Standing)| Marker {
         point: Point {
             slot: slot(&run.offsets, c.cell.offset),
             y: c.iops.median,
@@ -287,7 +287,7 @@ pub fn offset_lines(run: &Run, pattern: Pattern) -> String {
 
 /// The block-size contrast of an aligned cell (against the next larger
 /// block size), when the run made one.
-pub fn bs_contrast(run: &Run, t: usize, c: &Cell) -> Option<(u64, Rel)> {
+pub fn bs_contrast(run: &Run, t: usize, c: &CellReport) -> Option<(u64, Rel)> {
     run.parts[t]
         .contrasts
         .iter()
@@ -298,7 +298,7 @@ pub fn bs_contrast(run: &Run, t: usize, c: &Cell) -> Option<(u64, Rel)> {
         .map(|x| (x.reference_block_size.into(), Rel::of(&x.relative)))
 }
 
-fn bs_tip(run: &Run, t: usize, c: &Cell) -> String {
+fn bs_tip(run: &Run, t: usize, c: &CellReport) -> String {
     let mut s = format!(
         "{}{} {} aligned: {}, {}",
         who(run, t),
@@ -318,7 +318,7 @@ fn bs_tip(run: &Run, t: usize, c: &Cell) -> String {
 
 /// The aligned cells' series: one per target and pattern, each its own
 /// colour, further targets dashed too.
-fn bs_series(run: &Run, value: fn(&Cell) -> &Estimate) -> Vec<Series> {
+fn bs_series(run: &Run, value: fn(&CellReport) -> &Estimate) -> Vec<Series> {
     let mut out = Vec::new();
     for t in 0..run.drawn() {
         for (i, &p) in run.patterns.iter().enumerate() {

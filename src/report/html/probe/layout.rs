@@ -5,7 +5,7 @@
 use super::super::kit::axis::Axis;
 use super::super::kit::ticks::{ticks, Room};
 use super::super::scale::{diverging, Band, Rgb};
-use crate::probe::analyse::{CellReport as Cell, Estimate, Relative};
+use crate::probe::analyse::{CellReport, Estimate, Relative};
 use crate::probe::engine::Pattern;
 use crate::probe::sequential::Decision;
 use crate::units;
@@ -204,7 +204,7 @@ impl Standing {
 /// such cell listed): the run's own comparison when it has one, else the
 /// ratio of the medians (fio). One pass with a map, so a document of
 /// thousands of cells costs no more than their number.
-pub fn against_aligned(cells: &[Cell]) -> Vec<Standing> {
+pub fn against_aligned(cells: &[CellReport]) -> Vec<Standing> {
     let mut aligned: HashMap<(Pattern, u64), f64> = HashMap::new();
     for c in cells.iter().filter(|c| c.cell.offset == 0) {
         aligned
@@ -225,7 +225,7 @@ pub fn against_aligned(cells: &[Cell]) -> Vec<Standing> {
 }
 
 /// One cell against the median IOPS of its aligned reference, if any.
-fn standing(cell: &Cell, aligned: Option<f64>) -> Standing {
+fn standing(cell: &CellReport, aligned: Option<f64>) -> Standing {
     if cell.cell.offset == 0 {
         return Standing::Reference;
     }
@@ -384,7 +384,7 @@ pub fn log_domain(values: impl Iterator<Item = f64>) -> (f64, f64) {
 
 /// Every value an IOPS axis must show for these cells: medians and both
 /// ends of their intervals.
-pub fn iops_extent<'a>(cells: impl Iterator<Item = &'a Cell>) -> std::vec::IntoIter<f64> {
+pub fn iops_extent<'a>(cells: impl Iterator<Item = &'a CellReport>) -> std::vec::IntoIter<f64> {
     extent(cells.map(|c| &c.iops))
 }
 
@@ -399,7 +399,7 @@ fn extent<'a>(estimates: impl Iterator<Item = &'a Estimate>) -> std::vec::IntoIt
 }
 
 /// The same for MiB/s.
-pub fn mib_extent<'a>(cells: impl Iterator<Item = &'a Cell>) -> std::vec::IntoIter<f64> {
+pub fn mib_extent<'a>(cells: impl Iterator<Item = &'a CellReport>) -> std::vec::IntoIter<f64> {
     extent(cells.map(|c| &c.mib_s))
 }
 
@@ -453,7 +453,7 @@ mod tests {
     use super::super::super::scale::Log;
     use super::*;
 
-    fn cell(bs: u64, offset: u64, iops: f64, ci: Option<[f64; 2]>) -> Cell {
+    fn cell(bs: u64, offset: u64, iops: f64, ci: Option<[f64; 2]>) -> CellReport {
         crate::probe::document::fixtures::cell(Pattern::Randwrite, (bs, offset), iops, ci, 1)
     }
 

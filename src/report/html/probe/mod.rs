@@ -21,11 +21,11 @@ mod tables;
 mod text;
 
 use super::page;
-use crate::probe::analyse::CellReport as Cell;
+use crate::probe::analyse::CellReport;
 use crate::probe::document::axes;
 use crate::probe::document::ProbeDoc;
 use crate::probe::engine::Pattern;
-use crate::probe::report::TargetReport as TargetPart;
+use crate::probe::report::TargetReport;
 use crate::probe::sequential::ContrastKind;
 use layout::{against_aligned, Rel, Shade, Standing};
 use std::collections::HashMap;
@@ -46,7 +46,7 @@ type Key = (Pattern, u64, u64);
 pub struct Run<'a> {
     pub id: &'a str,
     pub doc: &'a ProbeDoc,
-    pub parts: Vec<TargetPart>,
+    pub parts: Vec<TargetReport>,
     pub patterns: Vec<Pattern>,
     pub sizes: Vec<u64>,
     pub offsets: Vec<u64>,
@@ -59,7 +59,7 @@ pub struct Run<'a> {
 impl<'a> Run<'a> {
     pub fn new(id: &'a str, doc: &'a ProbeDoc) -> Run<'a> {
         let parts = doc.parts();
-        let all: Vec<Cell> = parts.iter().flat_map(|p| p.cells.clone()).collect();
+        let all: Vec<CellReport> = parts.iter().flat_map(|p| p.cells.clone()).collect();
         let (patterns, sizes, offsets) = axes(&all);
         let standing = parts.iter().map(|p| against_aligned(&p.cells)).collect();
         let index = parts
@@ -109,7 +109,7 @@ impl<'a> Run<'a> {
         self.doc.fio()
     }
 
-    pub fn cell(&self, target: usize, key: Key) -> Option<&Cell> {
+    pub fn cell(&self, target: usize, key: Key) -> Option<&CellReport> {
         let i = *self.index.get(target)?.get(&key)?;
         self.parts[target].cells.get(i)
     }
@@ -138,7 +138,7 @@ impl<'a> Run<'a> {
     }
 
     /// Every cell of a target with its standing against offset 0.
-    pub fn standings(&self, t: usize) -> Vec<(&Cell, Standing)> {
+    pub fn standings(&self, t: usize) -> Vec<(&CellReport, Standing)> {
         let cells = &self.parts[t].cells;
         cells.iter().zip(self.standing[t].iter().copied()).collect()
     }
@@ -283,7 +283,7 @@ mod tests {
 
     /// A grid of `sizes` × `offsets` per pattern; 4 KiB at 512 B is
     /// 48 % slower (significant), every other cell fine.
-    fn cells(patterns: &[Pattern], sizes: &[u64], offsets: &[u64], ci: bool) -> Vec<Cell> {
+    fn cells(patterns: &[Pattern], sizes: &[u64], offsets: &[u64], ci: bool) -> Vec<CellReport> {
         let mut out = Vec::new();
         for &pattern in patterns {
             for &bs in sizes {
@@ -314,7 +314,7 @@ mod tests {
         out
     }
 
-    fn doc(cells: Vec<Cell>) -> ProbeDoc {
+    fn doc(cells: Vec<CellReport>) -> ProbeDoc {
         crate::probe::document::fixtures::doc(cells)
     }
 

@@ -8,7 +8,7 @@ use super::Run;
 use crate::probe::analyse::Inference;
 use crate::probe::env::Environment;
 use crate::probe::fio_results::NO_REPLICATES;
-use crate::probe::report::TargetReport as TargetPart;
+use crate::probe::report::TargetReport;
 use crate::probe::sequential::ContrastKind;
 use crate::units::human;
 use crate::units::utc;
@@ -112,7 +112,7 @@ fn noise(id: &str, inf: &Inference) -> String {
 }
 
 /// One target's inference.
-fn verdict(run: &Run, t: usize, part: &TargetPart) -> String {
+fn verdict(run: &Run, t: usize, part: &TargetReport) -> String {
     let inf = &part.inference;
     let id = format!("{}{}", run.id, run.target_id(t));
     let mut s = String::new();
@@ -234,8 +234,8 @@ pub fn plan(run: &Run) -> String {
 
 /// The rows of the environment table: a label and one value per target.
 /// Of a fio run only the targets' files are known.
-fn env_rows(parts: &[TargetPart], fio: bool) -> Vec<(&'static str, Vec<String>)> {
-    let per = |f: &dyn Fn(&TargetPart) -> String| parts.iter().map(f).collect::<Vec<_>>();
+fn env_rows(parts: &[TargetReport], fio: bool) -> Vec<(&'static str, Vec<String>)> {
+    let per = |f: &dyn Fn(&TargetReport) -> String| parts.iter().map(f).collect::<Vec<_>>();
     let env =
         |f: fn(&Environment) -> Option<String>| per(&|p| f(&p.environment).unwrap_or_default());
     let topo = |f: fn(&crate::check::document::Limits) -> String| {
