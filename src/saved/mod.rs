@@ -1,13 +1,16 @@
 //! Saved runs read back: the JSON documents of `check`, `topology`,
 //! `probe` and `compare` (docs/json.md), and the JSON fio writes for the
 //! job file of `probe --emit-fio`. `report` draws them and `compare`
-//! compares them.
+//! compares them (`compare` here dispatches on their kinds).
 //!
-//! These are views, not the types that wrote the documents: each holds
-//! only what the pictures and comparisons need, every field has a default,
-//! and unknown fields are ignored. So a document from an older or newer
-//! diskalign of the same schema version reads, as docs/json.md promises
-//! ("fields are only ever added").
+//! Loading and dispatch only: `Saved::parse` tells a document's kind by
+//! `schema` and hands it to that kind's reader, which lives with the
+//! command and reads it into the types that wrote it
+//! (`check::document`, `probe::document`, `probe::fio_results`,
+//! `topology::TopologyDocument`, `compare::Comparison`). Keys added to
+//! schema 1 since a document was written take their defaults and unknown
+//! keys are ignored, so a document from an older or newer diskalign of
+//! the same schema version reads, as docs/json.md promises.
 
 pub use crate::check::document::CheckDoc;
 pub use crate::probe::document::ProbeDoc;
