@@ -578,7 +578,7 @@ pub fn saved(data: &[u8]) {
     };
     let comparison = match &doc {
         Saved::Compare(c) => Some((**c).clone()),
-        _ => diskalign::compare::compare(&doc, &doc).ok(),
+        _ => diskalign::saved::compare(&doc, &doc).ok(),
     };
     let page = html::render(&[Input {
         name: "fuzz<&>\"'.json".into(),

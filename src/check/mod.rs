@@ -5,6 +5,7 @@
 
 mod device;
 mod disagree;
+pub mod document;
 #[cfg(test)]
 mod fixture;
 pub mod inherit;

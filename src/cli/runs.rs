@@ -98,7 +98,7 @@ pub fn compare(a: &Path, b: &Path, out: &super::Out) -> (String, u8) {
             return (String::new(), 2);
         }
     };
-    let c = match crate::compare::compare(&inputs[0].doc, &inputs[1].doc) {
+    let c = match crate::saved::compare(&inputs[0].doc, &inputs[1].doc) {
         Ok(c) => c,
         Err(e) => {
             warn(&e.to_string());

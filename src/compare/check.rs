@@ -15,9 +15,9 @@
 
 use super::probe::and_list;
 use super::RunInfo;
+use crate::check::document::CheckDoc;
+use crate::check::document::{DocError, Finding, Target};
 use crate::findings::{Severity, Status};
-use crate::saved::check::{DocError, Finding, Target};
-use crate::saved::CheckDoc;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 

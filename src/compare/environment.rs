@@ -2,7 +2,8 @@
 //! differences often explain everything, so the comparison lists them
 //! first.
 
-use crate::saved::probe::{ProbeDoc, Source, TargetPart};
+use crate::probe::document::ProbeDoc;
+use crate::probe::report::TargetReport;
 use serde::{Deserialize, Serialize};
 
 /// One setting or property of the two runs.
@@ -51,22 +52,22 @@ fn count<N: Into<u64>>(n: N) -> Option<String> {
 }
 
 /// What the run as a whole was measured with. A fio document records
-/// only its engine, so its flags are unknown, not false.
+/// only its engine, so the rest is unknown, not false or zero.
 fn run_values(d: &ProbeDoc) -> Values {
     let (e, g, p) = (&d.environment, &d.engine, &d.plan);
-    let flag = |b: bool| (d.source == Source::Diskalign).then(|| b.to_string());
+    let ours = |v: Option<String>| v.filter(|_| !d.fio());
     vec![
         ("kernel", e.kernel.split_whitespace().next().and_then(text)),
-        ("engine", text(&g.name)),
+        ("engine", text(g.name.as_str())),
         ("queue_depth", count(g.queue_depth)),
         ("jobs", count(g.jobs)),
-        ("direct", flag(g.direct)),
-        ("fdatasync", flag(g.fdatasync)),
-        ("preset", text(&p.preset)),
+        ("direct", ours(Some(g.direct.to_string()))),
+        ("fdatasync", ours(Some(g.fdatasync.to_string()))),
+        ("preset", ours(Some(p.preset.to_string()))),
         ("rounds", count(p.rounds)),
         (
             "runtime",
-            (p.runtime > 0.0).then(|| format!("{} s", p.runtime)),
+            (!p.runtime.is_zero()).then(|| format!("{} s", p.runtime.as_secs_f64())),
         ),
         (
             "min_effect",
@@ -74,25 +75,25 @@ fn run_values(d: &ProbeDoc) -> Values {
         ),
         ("arch", text(&e.arch)),
         ("cpu_model", e.cpu_model.clone()),
-        ("cpus", count(e.cpus)),
+        ("cpus", count(e.cpus as u64)),
         ("cpu_governor", e.cpu_governor.clone()),
-        ("diskalign_version", text(&d.diskalign_version)),
+        ("diskalign_version", text(&d.header.diskalign_version)),
     ]
 }
 
-/// What one target was and sat behind.
-fn target_values(t: &TargetPart) -> Values {
+/// What one target was and sat behind (of a fio run, only its file).
+fn target_values(t: &TargetReport, fio: bool) -> Values {
     let (e, x) = (&t.environment, &t.target);
     vec![
-        ("target", text(&x.path)),
-        ("kind", text(&x.kind)),
+        ("target", text(&x.path.to_string_lossy())),
+        ("kind", (!fio).then(|| x.kind.to_string())),
         ("size_bytes", count(x.size_bytes)),
         ("logical_block_size", count(x.logical_block_size)),
         ("physical_block_size", count(x.physical_block_size)),
         ("disk", e.disk.clone()),
         ("model", e.model.clone()),
         ("firmware", e.firmware.clone()),
-        ("transport", e.transport.clone()),
+        ("transport", e.transport.map(|t| t.to_string())),
         ("bridge", e.usb_bridge.clone()),
         ("rotational", e.rotational.map(|r| r.to_string())),
         ("scheduler", e.scheduler.clone()),
@@ -136,10 +137,11 @@ fn pair(target: Option<usize>, a: Values, b: Values, fio: [bool; 2]) -> Vec<EnvF
 /// both runs have (part i of A against part i of B), the fields read
 /// first at the front. Fields neither run recorded are left out.
 pub fn fields(a: &ProbeDoc, b: &ProbeDoc) -> Vec<EnvField> {
-    let fio = [a.source == Source::Fio, b.source == Source::Fio];
+    let fio = [a.fio(), b.fio()];
     let mut out = pair(None, run_values(a), run_values(b), fio);
     for (i, (x, y)) in a.parts().iter().zip(b.parts().iter()).enumerate() {
-        out.extend(pair(Some(i), target_values(x), target_values(y), fio));
+        let (x, y) = (target_values(x, fio[0]), target_values(y, fio[1]));
+        out.extend(pair(Some(i), x, y, fio));
     }
     let rank = |f: &EnvField| {
         FIRST

@@ -1,8 +1,11 @@
 //! Small saved runs for the tests of `compare` and of its renderings:
-//! JSON built here and read through `Saved::parse`, as files are.
+//! JSON built here and read by each kind's own reader, as `saved` reads
+//! files (which tells the kinds apart; its tests compare through it).
 
-use super::{compare, Comparison};
-use crate::saved::Saved;
+use super::{check, probe, Comparison};
+use crate::check::document::CheckDoc;
+use crate::probe::document::ProbeDoc;
+use crate::probe::fio_results::FioDoc;
 use serde_json::{json, Value};
 
 /// Five rounds around `iops`, spread ±2 %.
@@ -14,26 +17,62 @@ pub fn rounds(iops: f64) -> Vec<f64> {
 }
 
 pub fn cell(pattern: &str, bs: u64, offset: u64, rounds: Vec<f64>) -> Value {
+    let mib_s = rounds[0] * bs as f64 / 1048576.0;
     json!({ "pattern": pattern, "block_size": bs, "offset": offset,
-            "iops": { "median": rounds[0], "geo_mean": rounds[0] }, "rounds": rounds })
+            "iops": { "median": rounds[0], "geo_mean": rounds[0] },
+            "mib_s": { "median": mib_s, "geo_mean": mib_s },
+            "lat_us": { "p50": 100.0, "p99": 200.0, "p999": 300.0, "max": 400.0 },
+            "rounds": rounds })
+}
+
+/// A target as the probe document records it.
+pub fn target_info(path: &str) -> Value {
+    json!({ "path": path, "kind": "disk", "size_bytes": 1u64 << 30, "logical_block_size": 512,
+            "physical_block_size": 4096, "dio_offset_align": 512,
+            "dio_rule": "logical block size" })
+}
+
+/// What the inference of a run of a few cells says.
+pub fn inference() -> Value {
+    json!({ "effective_unit_bytes": null, "confidence": "untested", "statement": "",
+            "summary": "", "penalties": [] })
+}
+
+/// One target's part of a run over several.
+pub fn part(path: &str, cells: Vec<Value>) -> Value {
+    json!({ "target": target_info(path),
+            "environment": { "diskalign_version": "0.1.0", "kernel": "6.1.0 #1 SMP",
+                             "arch": "x86_64", "cpus": 2 },
+            "cells": cells, "contrasts": [], "inference": inference() })
 }
 
 pub fn probe_doc(kernel: &str, transport: &str, cells: Vec<Value>) -> Value {
     json!({
         "schema": "diskalign.probe", "schema_version": 1, "diskalign_version": "0.1.0",
-        "target": { "path": "/dev/sdb", "kind": "disk", "logical_block_size": 512,
-                    "physical_block_size": 4096 },
-        "engine": { "name": "io_uring", "queue_depth": 32, "jobs": 1, "direct": true },
-        "environment": { "kernel": format!("{kernel} #1 SMP"), "transport": transport,
+        "target": target_info("/dev/sdb"),
+        "engine": { "name": "io_uring", "queue_depth": 32, "jobs": 1, "direct": true,
+                    "fdatasync": false },
+        "environment": { "diskalign_version": "0.1.0", "kernel": format!("{kernel} #1 SMP"),
+                         "arch": "x86_64", "cpus": 2, "transport": transport,
                          "model": "Disk 1", "scheduler": "none" },
-        "plan": { "preset": "standard", "rounds": 5, "runtime": 0.15, "min_effect": 0.1 },
-        "rounds_run": 5, "started_unix": 1_795_000_000u64,
-        "cells": cells,
+        "plan": { "preset": "standard", "cells": [], "unit": 1048576, "rounds": 5,
+                  "runtime": 0.15, "min_effect": 0.1, "qd": 32, "jobs": 1, "direct": true,
+                  "fdatasync": false, "seed": 1 },
+        "rounds_run": 5, "partial": false, "started_unix": 1_795_000_000u64,
+        "cells": cells, "contrasts": [], "inference": inference(),
     })
 }
 
-pub fn saved(v: &Value, name: &str) -> Saved {
-    Saved::parse(&v.to_string(), name).expect("parses")
+/// A probe document, or fio's JSON (it has a `fio version`) as one.
+pub fn probe_run(v: &Value, name: &str) -> ProbeDoc {
+    match v.get("fio version") {
+        Some(_) => FioDoc::read(v, name).expect("reads"),
+        None => ProbeDoc::read(v, name).expect("reads"),
+    }
+}
+
+pub fn check_run(v: &Value, name: &str) -> CheckDoc {
+    CheckDoc::read(v, name).expect("reads")
 }
 
 /// randwrite at 0 and 512, randread at 0; `write` scales randwrite.
@@ -79,11 +118,10 @@ pub fn check_doc(targets: Vec<Value>) -> Value {
 
 /// A probe run against the same run with randwrite at half the speed.
 pub fn slower() -> Comparison {
-    compare(
-        &saved(&grid("6.1.0", 1.0), "a.json"),
-        &saved(&grid("6.8.0", 0.5), "b.json"),
-    )
-    .unwrap()
+    Comparison::Probe(probe::compare(
+        &probe_run(&grid("6.1.0", 1.0), "a.json"),
+        &probe_run(&grid("6.8.0", 0.5), "b.json"),
+    ))
 }
 
 /// A check run against one where the partition was fixed and a target added.
@@ -94,5 +132,8 @@ pub fn fixed() -> Comparison {
         target("disk.img", "aligned", vec![]),
         target("new.img", "aligned", vec![]),
     ]);
-    compare(&saved(&a, "before.json"), &saved(&b, "after.json")).unwrap()
+    Comparison::Check(check::compare(
+        &check_run(&a, "before.json"),
+        &check_run(&b, "after.json"),
+    ))
 }

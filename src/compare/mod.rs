@@ -10,6 +10,11 @@
 //!
 //! The result is data (this module); `report` renders it as text, JSON,
 //! CSV and HTML. The JSON document is `diskalign.compare` (docs/json.md).
+//!
+//! It takes each kind's own document (`check::document::CheckDoc`,
+//! `probe::document::ProbeDoc`) and never `saved`: `saved` reads files,
+//! tells their kinds apart and reads saved comparisons back, so it
+//! imports this module (`saved::compare` dispatches), not the reverse.
 
 pub mod check;
 pub mod environment;
@@ -22,7 +27,6 @@ pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;
 
-use crate::saved::Saved;
 use serde::{Deserialize, Serialize};
 
 pub use check::CheckComparison;
@@ -58,18 +62,6 @@ pub struct RunInfo {
 pub enum CompareError {
     #[error("cannot compare a {a} run with a {b} run: both must be probe runs (or fio results), or both check runs")]
     Kinds { a: &'static str, b: &'static str },
-}
-
-/// Compares A (the reference) with B.
-pub fn compare(a: &Saved, b: &Saved) -> Result<Comparison, CompareError> {
-    match (a, b) {
-        (Saved::Probe(x), Saved::Probe(y)) => Ok(Comparison::Probe(probe::compare(x, y))),
-        (Saved::Check(x), Saved::Check(y)) => Ok(Comparison::Check(check::compare(x, y))),
-        _ => Err(CompareError::Kinds {
-            a: a.kind(),
-            b: b.kind(),
-        }),
-    }
 }
 
 impl Comparison {

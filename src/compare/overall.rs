@@ -251,8 +251,7 @@ pub fn scopes(c: &ProbeComparison) -> (ScopeRatio, Vec<ScopeRatio>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::fixtures::{cell, probe_doc, rounds, saved};
-    use crate::compare::{compare, Comparison};
+    use crate::compare::fixtures::{cell, probe_doc, probe_run, rounds};
 
     fn normal(rng: &mut fastrand::Rng) -> f64 {
         let (u, v) = (rng.f64().max(1e-300), rng.f64());
@@ -431,12 +430,9 @@ mod tests {
             cells.push(cell("randread", 4096, 0, rounds(5000.0)));
             probe_doc("6.1.0", "sata", cells)
         };
-        let a = saved(&mk(&vec![1.0; scale.len()]), "a.json");
-        let b = saved(&mk(scale), "b.json");
-        match compare(&a, &b).unwrap() {
-            Comparison::Probe(p) => p,
-            _ => unreachable!(),
-        }
+        let a = probe_run(&mk(&vec![1.0; scale.len()]), "a.json");
+        let b = probe_run(&mk(scale), "b.json");
+        crate::compare::probe::compare(&a, &b)
     }
 
     #[test]

@@ -33,10 +33,12 @@
 use super::environment::{self, EnvField};
 use super::overall::{self, ScopeRatio};
 use super::RunInfo;
+use crate::probe::analyse::CellReport;
+use crate::probe::document::{ProbeDoc, Source};
 use crate::probe::engine::Pattern;
+use crate::probe::fio_results::NO_REPLICATES;
+use crate::probe::report::TargetReport;
 use crate::probe::stats;
-use crate::saved::fio::NO_REPLICATES;
-use crate::saved::probe::{Cell, ProbeDoc, Source, TargetPart};
 use crate::units::human;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -88,12 +90,12 @@ impl Default for CellKey {
 }
 
 impl CellKey {
-    fn of(target: usize, c: &Cell) -> Self {
+    fn of(target: usize, c: &CellReport) -> Self {
         CellKey {
             target,
-            pattern: c.pattern,
-            block_size: c.block_size,
-            offset: c.offset,
+            pattern: c.cell.pattern,
+            block_size: c.cell.block_size.into(),
+            offset: c.cell.offset,
         }
     }
 
@@ -250,7 +252,7 @@ fn run_info(d: &ProbeDoc) -> RunInfo {
             Source::Fio => "fio".into(),
         },
         started_unix: d.started_unix,
-        host: d.host.clone(),
+        host: d.header.host.clone(),
     }
 }
 
@@ -263,7 +265,7 @@ fn min_effect(a: &ProbeDoc, b: &ProbeDoc) -> f64 {
 
 /// A side's IOPS: the geometric mean of its rounds, or the document's
 /// figure when it lists none.
-fn iops(c: &Cell) -> f64 {
+fn iops(c: &CellReport) -> f64 {
     if c.rounds.is_empty() {
         c.iops.geo_mean
     } else {
@@ -272,25 +274,25 @@ fn iops(c: &Cell) -> f64 {
 }
 
 /// Both sides have replicates and a figure to divide by.
-fn testable(a: &Cell, b: &Cell) -> bool {
-    let positive = |c: &Cell| c.rounds.iter().all(|x| *x > 0.0 && x.is_finite());
+fn testable(a: &CellReport, b: &CellReport) -> bool {
+    let positive = |c: &CellReport| c.rounds.iter().all(|x| *x > 0.0 && x.is_finite());
     a.rounds.len() >= 2 && b.rounds.len() >= 2 && positive(a) && positive(b)
 }
 
-type Pair<'p> = (CellKey, &'p Cell, &'p Cell);
+type Pair<'p> = (CellKey, &'p CellReport, &'p CellReport);
 
 /// The cells of part `t` both runs have, in A's order; the rest go to
 /// `only_a` and `only_b`, whole patterns apart from single cells.
 fn match_part<'p>(
     t: usize,
-    a: &'p TargetPart,
-    b: &'p TargetPart,
+    a: &'p TargetReport,
+    b: &'p TargetReport,
     only_a: &mut OnlyIn,
     only_b: &mut OnlyIn,
 ) -> Vec<Pair<'p>> {
     // B's first cell of each key: a map, so that runs of thousands of
     // cells match in linear time.
-    let mut in_b: HashMap<(Pattern, u64, u64), &'p Cell> = HashMap::new();
+    let mut in_b: HashMap<(Pattern, u64, u64), &'p CellReport> = HashMap::new();
     for c in &b.cells {
         in_b.entry(c.key()).or_insert(c);
     }
@@ -306,14 +308,14 @@ fn match_part<'p>(
 
 /// What `mine` has and `theirs` lacks: patterns they never ran, then
 /// single cells of the patterns both ran.
-fn unmatched(t: usize, mine: &[Cell], theirs: &[Cell], only: &mut OnlyIn) {
-    let ran: HashSet<Pattern> = theirs.iter().map(|c| c.pattern).collect();
-    let keys: HashSet<(Pattern, u64, u64)> = theirs.iter().map(Cell::key).collect();
+fn unmatched(t: usize, mine: &[CellReport], theirs: &[CellReport], only: &mut OnlyIn) {
+    let ran: HashSet<Pattern> = theirs.iter().map(|c| c.cell.pattern).collect();
+    let keys: HashSet<(Pattern, u64, u64)> = theirs.iter().map(CellReport::key).collect();
     let mut patterns: Vec<Pattern> = Vec::new();
     for c in mine {
-        if !ran.contains(&c.pattern) {
-            if !patterns.contains(&c.pattern) {
-                patterns.push(c.pattern);
+        if !ran.contains(&c.cell.pattern) {
+            if !patterns.contains(&c.cell.pattern) {
+                patterns.push(c.cell.pattern);
             }
         } else if !keys.contains(&c.key()) {
             only.cells.push(CellKey::of(t, c));
@@ -444,10 +446,10 @@ pub fn compare(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
     c
 }
 
-fn target_ref(t: usize, p: &TargetPart) -> TargetRef {
+fn target_ref(t: usize, p: &TargetReport) -> TargetRef {
     TargetRef {
         target: t,
-        path: p.target.path.clone(),
+        path: p.target.path.to_string_lossy().into_owned(),
     }
 }
 
@@ -479,7 +481,8 @@ fn notes(a: &ProbeDoc, b: &ProbeDoc) -> Vec<String> {
     if both && x.runtime != y.runtime {
         out.push(format!(
             "the plans differ in the time per cell (A {} s, B {} s): short windows are noisier",
-            x.runtime, y.runtime
+            x.runtime.as_secs_f64(),
+            y.runtime.as_secs_f64()
         ));
     }
     if a.parts().len() != b.parts().len() {

@@ -1,17 +1,14 @@
-//! Comparisons of synthetic saved runs, read through `Saved::parse` as
-//! the command reads files.
+//! Comparisons of synthetic saved runs, each read by its kind's own
+//! reader (`fixtures`).
 
 use super::fixtures::*;
 use super::probe::Decision;
 use super::*;
-use crate::saved::fio::NO_REPLICATES;
+use crate::probe::fio_results::NO_REPLICATES;
 use serde_json::{json, Value};
 
 fn probe(a: &Value, b: &Value) -> ProbeComparison {
-    match compare(&saved(a, "a.json"), &saved(b, "b.json")).unwrap() {
-        Comparison::Probe(p) => p,
-        Comparison::Check(_) => panic!("a check comparison"),
-    }
+    probe::compare(&probe_run(a, "a.json"), &probe_run(b, "b.json"))
 }
 
 #[test]
@@ -178,7 +175,7 @@ fn environment_differences_come_first() {
 
 #[test]
 fn multi_target_runs_match_parts_in_order() {
-    let part = |path: &str, iops: f64| json!({ "target": { "path": path }, "cells": [cell("randread", 4096, 0, rounds(iops))] });
+    let part = |path: &str, iops: f64| part(path, vec![cell("randread", 4096, 0, rounds(iops))]);
     let mut a = grid("6.1.0", 1.0);
     a["targets"] = json!([part("/dev/sdb", 1000.0), part("/dev/sdc", 2000.0)]);
     let mut b = grid("6.1.0", 1.0);
@@ -214,10 +211,7 @@ fn a_probe_comparison_survives_serde() {
 // ---- check runs ----
 
 fn check(a: &Value, b: &Value) -> CheckComparison {
-    match compare(&saved(a, "before.json"), &saved(b, "after.json")).unwrap() {
-        Comparison::Check(c) => c,
-        Comparison::Probe(_) => panic!("a probe comparison"),
-    }
+    check::compare(&check_run(a, "before.json"), &check_run(b, "after.json"))
 }
 
 #[test]
@@ -279,15 +273,6 @@ fn one_target_each_under_two_names_is_the_same_disk() {
     assert!(!c.differs(), "{:?}", c.changes);
     assert_eq!(c.targets.len(), 1);
     assert_eq!(c.targets[0].path_b.as_deref(), Some("/dev/sda"));
-}
-
-#[test]
-fn a_probe_and_a_check_run_do_not_compare() {
-    let e = compare(
-        &saved(&grid("6.1.0", 1.0), "a"),
-        &saved(&check_doc(vec![]), "b"),
-    );
-    assert!(e.is_err());
 }
 
 #[test]

@@ -28,7 +28,10 @@ pub struct Estimate {
     /// Geometric mean over rounds and its 95 % confidence interval.
     #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
     pub geo_mean: f64,
-    #[serde(default, deserialize_with = "crate::probe::report::pair_or_nan")]
+    #[serde(
+        default = "crate::probe::report::nan_pair",
+        deserialize_with = "crate::probe::report::pair_or_nan"
+    )]
     pub ci95: [f64; 2],
 }
 
@@ -186,8 +189,10 @@ pub struct Inference {
     /// Contrasts still open when measuring stopped.
     #[serde(default)]
     pub undecided: usize,
-    #[serde(skip_deserializing, default = "crate::probe::report::method")]
-    pub method: &'static str,
+    /// How comparisons are made: `METHOD` when written; read back as the
+    /// document has it (a document of another version may say otherwise).
+    #[serde(default)]
+    pub method: std::borrow::Cow<'static, str>,
     /// Every candidate unit's fit, best first (null with fewer than two
     /// rounds or no offset comparison).
     pub unit_fit: Option<UnitFit>,
@@ -655,7 +660,7 @@ pub fn infer(
         noise,
         advice,
         undecided,
-        method: METHOD,
+        method: METHOD.into(),
         unit_fit,
     }
 }

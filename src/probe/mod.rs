@@ -7,9 +7,11 @@
 
 pub mod adaptive;
 pub mod analyse;
+pub mod document;
 pub mod engine;
 pub mod env;
 pub mod fio;
+pub mod fio_results;
 pub mod grid;
 pub mod report;
 pub mod run;
@@ -321,7 +323,7 @@ pub fn probe(
     Ok(ProbeReport {
         target: first.target,
         engine: EngineInfo {
-            name: m.engine,
+            name: m.engine.into(),
             fallback_reason: m.fallback,
             queue_depth: plan.qd,
             jobs: plan.jobs,

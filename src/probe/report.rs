@@ -24,9 +24,39 @@ pub struct TargetInfo {
     pub node_block_size: Option<u32>,
 }
 
+/// The engine that measured: one of ours, or the one an external tool
+/// names (fio's results: `fio-3.36`). Written as the bare name either way.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum EngineName {
+    Ours(EngineKind),
+    Other(String),
+}
+
+impl From<EngineKind> for EngineName {
+    fn from(kind: EngineKind) -> EngineName {
+        EngineName::Ours(kind)
+    }
+}
+
+impl EngineName {
+    pub fn as_str(&self) -> &str {
+        match self {
+            EngineName::Ours(kind) => kind.as_str(),
+            EngineName::Other(name) => name,
+        }
+    }
+}
+
+impl std::fmt::Display for EngineName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EngineInfo {
-    pub name: EngineKind,
+    pub name: EngineName,
     /// Why io_uring was not used, when it was asked for implicitly.
     pub fallback_reason: Option<String>,
     pub queue_depth: u32,
@@ -111,6 +141,11 @@ pub fn f64_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Erro
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
+/// No interval: what a missing `ci95` reads as, like a null one.
+pub fn nan_pair() -> [f64; 2] {
+    [f64::NAN; 2]
+}
+
 /// An interval whose ends may be null (see `f64_or_nan`).
 pub fn pair_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
     let [lo, hi] = <[Option<f64>; 2]>::deserialize(d)?;
@@ -131,12 +166,4 @@ pub fn opt_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duratio
             .map_err(serde::de::Error::custom),
         None => Ok(None),
     }
-}
-
-/// `inference.method` read back: this diskalign's text. The field is a
-/// `&'static str`, which serde cannot borrow from a document; a document
-/// of another version that describes another method reads as this one's
-/// until the field owns its text.
-pub fn method() -> &'static str {
-    super::analyse::METHOD
 }

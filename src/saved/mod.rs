@@ -1,25 +1,40 @@
 //! Saved runs read back: the JSON documents of `check`, `topology`,
 //! `probe` and `compare` (docs/json.md), and the JSON fio writes for the
 //! job file of `probe --emit-fio`. `report` draws them and `compare`
-//! compares them.
+//! compares them (`compare` here dispatches on their kinds).
 //!
-//! These are views, not the types that wrote the documents: each holds
-//! only what the pictures and comparisons need, every field has a default,
-//! and unknown fields are ignored. So a document from an older or newer
-//! diskalign of the same schema version reads, as docs/json.md promises
-//! ("fields are only ever added").
+//! Loading and dispatch only: `Saved::parse` tells a document's kind by
+//! `schema` and hands it to that kind's reader, which lives with the
+//! command and reads it into the types that wrote it
+//! (`check::document`, `probe::document`, `probe::fio_results`,
+//! `topology::TopologyDocument`, `compare::Comparison`). Keys added to
+//! schema 1 since a document was written take their defaults and unknown
+//! keys are ignored, so a document from an older or newer diskalign of
+//! the same schema version reads, as docs/json.md promises.
 
-pub mod check;
-pub mod fio;
-pub mod probe;
-
+pub use crate::check::document::CheckDoc;
+pub use crate::probe::document::ProbeDoc;
+use crate::probe::{document, fio_results};
 pub use crate::topology::TopologyDocument as TopologyDoc;
-pub use check::CheckDoc;
-pub use probe::ProbeDoc;
 
+use crate::compare::{self, CompareError, Comparison};
 use serde::Deserialize;
 
 pub use crate::schema::SCHEMA_VERSION;
+
+/// Compares A (the reference) with B: two probe runs (or fio's results),
+/// or two check runs. `compare` takes each kind's own document; which
+/// kind a file is, is known here.
+pub fn compare(a: &Saved, b: &Saved) -> Result<Comparison, CompareError> {
+    match (a, b) {
+        (Saved::Probe(x), Saved::Probe(y)) => Ok(Comparison::Probe(compare::probe::compare(x, y))),
+        (Saved::Check(x), Saved::Check(y)) => Ok(Comparison::Check(compare::check::compare(x, y))),
+        _ => Err(CompareError::Kinds {
+            a: a.kind(),
+            b: b.kind(),
+        }),
+    }
+}
 
 /// One saved run.
 #[derive(Clone, Debug)]
@@ -30,7 +45,7 @@ pub enum Saved {
     /// file (`ProbeDoc::source` says which).
     Probe(Box<ProbeDoc>),
     /// A saved comparison (boxed: the largest variant by far).
-    Compare(Box<crate::compare::Comparison>),
+    Compare(Box<Comparison>),
 }
 
 /// What `report` and `compare` read, for the line that refuses a file
@@ -97,8 +112,8 @@ impl Saved {
                 schema: "fio".into(),
                 error,
             };
-            let fio = fio::FioDoc::deserialize(&value).map_err(shape)?;
-            return Ok(Saved::Probe(Box::new(fio.into_probe(name))));
+            let fio = fio_results::FioDoc::read(&value, name).map_err(shape)?;
+            return Ok(Saved::Probe(Box::new(fio)));
         }
         let schema = header.schema.clone().unwrap_or_default();
         match header.schema_version.as_ref().map(|v| v.as_u64()) {
@@ -123,24 +138,17 @@ impl Saved {
             error,
         };
         match schema.as_str() {
-            "diskalign.check" => {
-                let read = crate::schema::Document::deserialize(&value).map_err(shape)?;
-                let doc = CheckDoc::new(read, name);
-                if let Some(what) = doc.overlong() {
-                    return Err(shape(serde::de::Error::custom(what)));
-                }
-                Ok(Saved::Check(Box::new(doc)))
-            }
+            "diskalign.check" => Ok(Saved::Check(Box::new(
+                CheckDoc::read(&value, name).map_err(shape)?,
+            ))),
             "diskalign.topology" => Ok(Saved::Topology(Box::new(
                 TopologyDoc::deserialize(&value).map_err(shape)?,
             ))),
-            "diskalign.probe" => {
-                let mut doc = ProbeDoc::deserialize(&value).map_err(shape)?;
-                doc.name = name.to_string();
-                Ok(Saved::Probe(Box::new(doc)))
-            }
+            "diskalign.probe" => Ok(Saved::Probe(Box::new(
+                ProbeDoc::read(&value, name).map_err(shape)?,
+            ))),
             "diskalign.compare" => Ok(Saved::Compare(Box::new(
-                crate::compare::Comparison::deserialize(&value).map_err(shape)?,
+                Comparison::deserialize(&value).map_err(shape)?,
             ))),
             _ => Err(SavedError::Unknown {
                 name: name.into(),
@@ -157,9 +165,66 @@ impl Saved {
         match self {
             Saved::Check(_) => "check",
             Saved::Topology(_) => "topology",
-            Saved::Probe(p) if p.source == probe::Source::Fio => "fio",
+            Saved::Probe(p) if p.source == document::Source::Fio => "fio",
             Saved::Probe(_) => "probe",
             Saved::Compare(_) => "compare",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An older schema-1 document (no header beyond the schema, no
+    /// summary, subjects or statuses) reads with defaults, and its
+    /// findings get their subjects from where they sit.
+    #[test]
+    fn an_older_document_reads_with_defaults() {
+        let text = r#"{"schema":"diskalign.check","schema_version":1,"targets":[
+            {"path":"a.img","kind":"image","partitions":[{"number":1,"kind":"primary",
+             "findings":[{"code":"start-not-4k","severity":"error","message":"m"}]}]}]}"#;
+        let Ok(Saved::Check(doc)) = Saved::parse(text, "old.json") else {
+            panic!("does not read");
+        };
+        assert_eq!(doc.header.host, "");
+        assert_eq!(doc.summary.targets, 0);
+        let f = &doc.all_findings()[0];
+        assert_eq!(f.code, crate::findings::Code::StartNot4k);
+        assert_eq!(
+            (f.subject.target.as_deref(), f.subject.partition),
+            (Some("a.img"), Some(1))
+        );
+    }
+
+    /// A finding code this diskalign does not know (a newer one's) is
+    /// refused by name, not dropped.
+    #[test]
+    fn an_unknown_finding_code_is_refused_by_name() {
+        let text = r#"{"schema":"diskalign.check","schema_version":1,"targets":[
+            {"path":"a","findings":[{"code":"from-the-future","severity":"info"}]}]}"#;
+        let e = Saved::parse(text, "new.json").unwrap_err().to_string();
+        assert!(e.starts_with("new.json: diskalign.check: "), "{e}");
+        assert!(
+            e.contains("unknown finding code \"from-the-future\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_probe_and_a_check_run_do_not_compare() {
+        use crate::compare::fixtures::{check_doc, grid};
+        let read = |v: &serde_json::Value, n: &str| Saved::parse(&v.to_string(), n).unwrap();
+        let e = compare(
+            &read(&grid("6.1.0", 1.0), "a"),
+            &read(&check_doc(vec![]), "b"),
+        );
+        assert_eq!(
+            e.unwrap_err(),
+            CompareError::Kinds {
+                a: "probe",
+                b: "check"
+            }
+        );
     }
 }

@@ -20,8 +20,8 @@ mod verdicts;
 mod zoom;
 
 use super::page;
-use crate::saved::check::{Finding, Limits, Target};
-use crate::saved::CheckDoc;
+use crate::check::document::CheckDoc;
+use crate::check::document::{Finding, Limits, Target};
 use crate::units::human;
 
 /// The section of one check run; `id` prefixes every id in it.

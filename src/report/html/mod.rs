@@ -75,13 +75,17 @@ fn describe(doc: &Saved) -> Option<String> {
             &d.header.started_at,
         ),
         Saved::Probe(d) => {
-            let mut t: Vec<&str> = d.targets.iter().map(|t| t.target.path.as_str()).collect();
+            let mut t: Vec<&str> = d
+                .targets
+                .iter()
+                .map(|t| t.target.path.to_str().unwrap_or_default())
+                .collect();
             if t.is_empty() {
-                t.push(&d.target.path);
+                t.push(d.target.path.to_str().unwrap_or_default());
             }
-            let when = crate::units::parse_rfc3339(&d.started_at)
+            let when = crate::units::parse_rfc3339(&d.header.started_at)
                 .or((d.started_unix > 0).then_some(d.started_unix));
-            return with_where(&t, &d.host, when);
+            return with_where(&t, &d.header.host, when);
         }
         Saved::Compare(_) => return None,
     };

@@ -91,7 +91,7 @@ pub fn errors(
     id: &str,
     caption: &str,
     what: &str,
-    errors: &[crate::saved::check::DocError],
+    errors: &[crate::check::document::DocError],
 ) -> String {
     if errors.is_empty() {
         return String::new();

@@ -6,11 +6,11 @@
 //! prints the summary only; `-v` adds the environment that did not differ.
 
 use super::probe::{offset_label, percent, si};
+use crate::check::document::layer_within;
 use crate::compare::check::{Change, FindingChange, TargetChange};
 use crate::compare::probe::{CellRatio, Decision, OnlyIn};
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
 use crate::report::style::{table, Style};
-use crate::saved::check::layer_within;
 use crate::units::human;
 use crate::units::utc;
 use std::fmt::Write;
@@ -378,7 +378,9 @@ mod tests {
             "environment": [{"field": "target", "target": usize::MAX, "a": "x", "b": "y", "differs": true}],
             "only_a": {"patterns": [{"target": usize::MAX, "pattern": "randread"}]}
         });
-        let crate::saved::Saved::Compare(c) = fixtures::saved(&doc, "c.json") else {
+        let Ok(crate::saved::Saved::Compare(c)) =
+            crate::saved::Saved::parse(&doc.to_string(), "c.json")
+        else {
             panic!("not a comparison");
         };
         let Comparison::Probe(p) = &*c else {

@@ -3,9 +3,9 @@
 //! labels go, and which boundaries are marked.
 
 use super::super::scale::Linear;
+use crate::check::document::{Finding, Partition};
 use crate::findings::Severity;
 use crate::layout::PartKind;
-use crate::saved::check::{Finding, Partition};
 
 /// The narrowest a partition is drawn, in px: a 100 KiB partition on a
 /// 1 TB disk is still seen (its table row has the true numbers).

@@ -11,8 +11,8 @@ use super::super::svg::{El, Figure};
 use super::layout::{self, Slot};
 use super::marks::{self, down, up};
 use super::{axis, codes, tables};
+use crate::check::document::{Partition, Target};
 use crate::findings::Status;
-use crate::saved::check::{Partition, Target};
 use crate::units::human;
 
 const WIDTH: f64 = 1100.0;

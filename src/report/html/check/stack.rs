@@ -9,7 +9,7 @@ use super::super::look::{self, look, tint};
 use super::super::page::{self, Td};
 use super::super::svg::{El, Figure};
 use super::codes;
-use crate::saved::check::{Layer, Limits};
+use crate::check::document::{Layer, Limits};
 
 const MIN_LEAF: f64 = 130.0;
 const LEFT: f64 = 34.0;
@@ -348,7 +348,7 @@ mod tests {
 
     #[test]
     fn a_layer_that_inherits_names_its_cause() {
-        let doc = crate::saved::check::CheckDoc::new(
+        let doc = crate::check::document::CheckDoc::new(
             serde_json::from_str(
                 r#"{"targets":[{"path":"a.img","stack":[{"kind":"partition",
               "name":"partition 1","status":"misaligned","children":[

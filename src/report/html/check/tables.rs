@@ -5,7 +5,7 @@ use super::super::look;
 use super::super::page::{self, Td};
 use super::layout::{self, end_mark, start_mark};
 use super::map::status;
-use crate::saved::check::{Finding, Target};
+use crate::check::document::{Finding, Target};
 use crate::units::human;
 
 /// The partitions as drawn, with every number exactly.

@@ -3,8 +3,8 @@
 
 use super::super::look;
 use super::super::page::{self, Td};
+use crate::check::document::{layer_within, CheckDoc, Finding, Subject, Target};
 use crate::findings::Severity;
-use crate::saved::check::{layer_within, CheckDoc, Finding, Subject, Target};
 
 /// The run in numbers, and the targets that could not be checked.
 pub fn summary(id: &str, doc: &CheckDoc) -> String {

@@ -11,8 +11,8 @@ use super::axis;
 use super::grid::{self, Grid};
 use super::lane::{self, RULER};
 use super::layout::{end_mark, start_mark};
+use crate::check::document::{Partition, Target};
 use crate::findings::Status;
-use crate::saved::check::{Partition, Target};
 use crate::units::human;
 
 const WIDTH: f64 = 560.0;

@@ -9,10 +9,10 @@ use super::super::kit::ticks::{self, ticks, Room};
 use super::super::page::{self, Td};
 use super::super::scale::{Band, Linear, Rgb};
 use super::super::svg::{El, Figure};
+use crate::check::document::layer_within;
 use crate::compare::check::{Change, FindingChange};
 use crate::compare::CheckComparison;
 use crate::findings::{Severity, Status};
-use crate::saved::check::layer_within;
 
 pub fn section(s: &mut String, id: &str, k: &CheckComparison) {
     s.push_str(&super::runs(&k.a, &k.b));

@@ -9,13 +9,13 @@ use super::layout::{
 };
 use super::lines::{self, Marker, Plot, Series};
 use super::{Run, Versus};
+use crate::probe::analyse::{CellReport, Estimate};
 use crate::probe::engine::Pattern;
 use crate::probe::sequential::{ContrastKind, Decision};
-use crate::saved::probe::{Cell, Estimate};
 
 /// `12 345 IOPS (95 % CI 12 000–12 700)`, or without the interval.
 fn estimate(e: &Estimate, unit: &str) -> String {
-    match e.ci95 {
+    match e.interval() {
         Some(ci) => format!("{} {unit} (95 % CI {})", rate(e.median), interval(ci, rate)),
         None => format!("{} {unit}", rate(e.median)),
     }
@@ -61,7 +61,7 @@ fn place(key: (Pattern, u64, u64)) -> String {
 }
 
 /// The tooltip of a cell: where, IOPS, against aligned, rounds.
-pub fn cell_tip(run: &Run, t: usize, c: &Cell, s: &Standing) -> String {
+pub fn cell_tip(run: &Run, t: usize, c: &CellReport, s: &Standing) -> String {
     let against = match s {
         Standing::Reference => "the aligned reference".to_string(),
         Standing::Measured(r) => relative(r, "aligned"),
@@ -101,10 +101,10 @@ fn slot(v: &[u64], x: u64) -> usize {
     v.binary_search(&x).unwrap_or(0)
 }
 
-fn tile(run: &Run, t: usize, c: &Cell, s: Standing, tip: String) -> Tile {
+fn tile(run: &Run, t: usize, c: &CellReport, s: Standing, tip: String) -> Tile {
     Tile {
-        row: slot(&run.sizes, c.block_size),
-        col: slot(&run.offsets, c.offset),
+        row: slot(&run.sizes, u64::from(c.cell.block_size)),
+        col: slot(&run.offsets, c.cell.offset),
         standing: s,
         data: tile_data(t, c.key(), &s),
         tip,
@@ -126,7 +126,7 @@ pub fn heatmap(run: &Run, pattern: Pattern, shade: &Shade) -> String {
             tiles: run
                 .standings(t)
                 .into_iter()
-                .filter(|(c, _)| c.pattern == pattern)
+                .filter(|(c, _)| c.cell.pattern == pattern)
                 .map(|(c, s)| tile(run, t, c, s, cell_tip(run, t, c, &s)))
                 .collect(),
         })
@@ -230,23 +230,23 @@ fn line_notes(run: &Run, filled: &[&str]) -> Vec<String> {
 /// offset.
 fn offset_series(run: &Run, t: usize, pattern: Pattern) -> Vec<Series> {
     let standings = run.standings(t);
-    let marker = |(c, s): &(&Cell, Standing)| Marker {
+    let marker = |(c, s): &(&CellReport, Standing)| Marker {
         point: Point {
-            slot: slot(&run.offsets, c.offset),
+            slot: slot(&run.offsets, c.cell.offset),
             y: c.iops.median,
-            ci: c.iops.ci95,
+            ci: c.iops.interval(),
         },
         filled: s.significant(),
         tip: cell_tip(run, t, c, s),
         data: vec![
-            ("offset", c.offset.to_string()),
+            ("offset", c.cell.offset.to_string()),
             ("decision", s.decision_name().into()),
         ],
     };
     let line = |(i, &bs): (usize, &u64)| {
         let markers: Vec<Marker> = standings
             .iter()
-            .filter(|(c, _)| c.pattern == pattern && c.block_size == bs)
+            .filter(|(c, _)| c.cell.pattern == pattern && u64::from(c.cell.block_size) == bs)
             .map(marker)
             .collect();
         (!markers.is_empty()).then(|| Series {
@@ -264,7 +264,7 @@ fn offset_series(run: &Run, t: usize, pattern: Pattern) -> Vec<Series> {
 /// one shared y range.
 pub fn offset_lines(run: &Run, pattern: Pattern) -> String {
     let cells = run.parts[..run.drawn()].iter().flat_map(|p| &p.cells);
-    let y = log_domain(iops_extent(cells.filter(|c| c.pattern == pattern)));
+    let y = log_domain(iops_extent(cells.filter(|c| c.cell.pattern == pattern)));
     let panels = (0..run.drawn())
         .map(|t| lines::Panel {
             caption: run.multi().then(|| run.target_name(t)),
@@ -287,22 +287,23 @@ pub fn offset_lines(run: &Run, pattern: Pattern) -> String {
 
 /// The block-size contrast of an aligned cell (against the next larger
 /// block size), when the run made one.
-pub fn bs_contrast(run: &Run, t: usize, c: &Cell) -> Option<(u64, Rel)> {
+pub fn bs_contrast(run: &Run, t: usize, c: &CellReport) -> Option<(u64, Rel)> {
     run.parts[t]
         .contrasts
         .iter()
         .find(|x| {
-            x.kind == ContrastKind::BlockSize && (x.pattern, x.block_size, x.offset) == c.key()
+            let key = (x.pattern, x.block_size.into(), x.offset);
+            x.kind == ContrastKind::BlockSize && key == c.key()
         })
-        .map(|x| (x.reference_block_size, Rel::of(&x.relative)))
+        .map(|x| (x.reference_block_size.into(), Rel::of(&x.relative)))
 }
 
-fn bs_tip(run: &Run, t: usize, c: &Cell) -> String {
+fn bs_tip(run: &Run, t: usize, c: &CellReport) -> String {
     let mut s = format!(
         "{}{} {} aligned: {}, {}",
         who(run, t),
-        c.pattern,
-        bs_label(c.block_size),
+        c.cell.pattern,
+        bs_label(u64::from(c.cell.block_size)),
         estimate(&c.iops, "IOPS"),
         estimate(&c.mib_s, "MiB/s")
     );
@@ -317,7 +318,7 @@ fn bs_tip(run: &Run, t: usize, c: &Cell) -> String {
 
 /// The aligned cells' series: one per target and pattern, each its own
 /// colour, further targets dashed too.
-fn bs_series(run: &Run, value: fn(&Cell) -> &Estimate) -> Vec<Series> {
+fn bs_series(run: &Run, value: fn(&CellReport) -> &Estimate) -> Vec<Series> {
     let mut out = Vec::new();
     for t in 0..run.drawn() {
         for (i, &p) in run.patterns.iter().enumerate() {
@@ -325,18 +326,18 @@ fn bs_series(run: &Run, value: fn(&Cell) -> &Estimate) -> Vec<Series> {
             let markers: Vec<Marker> = run.parts[t]
                 .cells
                 .iter()
-                .filter(|c| c.pattern == p && c.offset == 0)
+                .filter(|c| c.cell.pattern == p && c.cell.offset == 0)
                 .map(|c| Marker {
                     point: Point {
-                        slot: slot(&run.sizes, c.block_size),
+                        slot: slot(&run.sizes, u64::from(c.cell.block_size)),
                         y: value(c).median,
-                        ci: value(c).ci95,
+                        ci: value(c).interval(),
                     },
                     filled: bs_contrast(run, t, c).is_some_and(|(_, r)| {
                         r.significant && r.decision == Some(Decision::Slower)
                     }),
                     tip: bs_tip(run, t, c),
-                    data: vec![("bs", c.block_size.to_string())],
+                    data: vec![("bs", u64::from(c.cell.block_size).to_string())],
                 })
                 .collect();
             if markers.is_empty() {
@@ -367,7 +368,7 @@ pub fn bs_curve(run: &Run) -> String {
         run.parts[..run.drawn()]
             .iter()
             .flat_map(|p| &p.cells)
-            .filter(|c| c.offset == 0)
+            .filter(|c| c.cell.offset == 0)
     };
     let panel = |y_title: &str, y, series| lines::Panel {
         caption: None,

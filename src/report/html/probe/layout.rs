@@ -5,9 +5,9 @@
 use super::super::kit::axis::Axis;
 use super::super::kit::ticks::{ticks, Room};
 use super::super::scale::{diverging, Band, Rgb};
+use crate::probe::analyse::{CellReport, Estimate, Relative};
 use crate::probe::engine::Pattern;
 use crate::probe::sequential::Decision;
-use crate::saved::probe::{Cell, Estimate, Relative};
 use crate::units;
 use std::collections::HashMap;
 
@@ -204,22 +204,29 @@ impl Standing {
 /// such cell listed): the run's own comparison when it has one, else the
 /// ratio of the medians (fio). One pass with a map, so a document of
 /// thousands of cells costs no more than their number.
-pub fn against_aligned(cells: &[Cell]) -> Vec<Standing> {
+pub fn against_aligned(cells: &[CellReport]) -> Vec<Standing> {
     let mut aligned: HashMap<(Pattern, u64), f64> = HashMap::new();
-    for c in cells.iter().filter(|c| c.offset == 0) {
+    for c in cells.iter().filter(|c| c.cell.offset == 0) {
         aligned
-            .entry((c.pattern, c.block_size))
+            .entry((c.cell.pattern, u64::from(c.cell.block_size)))
             .or_insert(c.iops.median);
     }
     cells
         .iter()
-        .map(|c| standing(c, aligned.get(&(c.pattern, c.block_size)).copied()))
+        .map(|c| {
+            standing(
+                c,
+                aligned
+                    .get(&(c.cell.pattern, u64::from(c.cell.block_size)))
+                    .copied(),
+            )
+        })
         .collect()
 }
 
 /// One cell against the median IOPS of its aligned reference, if any.
-fn standing(cell: &Cell, aligned: Option<f64>) -> Standing {
-    if cell.offset == 0 {
+fn standing(cell: &CellReport, aligned: Option<f64>) -> Standing {
+    if cell.cell.offset == 0 {
         return Standing::Reference;
     }
     if let Some(r) = &cell.relative {
@@ -377,14 +384,14 @@ pub fn log_domain(values: impl Iterator<Item = f64>) -> (f64, f64) {
 
 /// Every value an IOPS axis must show for these cells: medians and both
 /// ends of their intervals.
-pub fn iops_extent<'a>(cells: impl Iterator<Item = &'a Cell>) -> std::vec::IntoIter<f64> {
+pub fn iops_extent<'a>(cells: impl Iterator<Item = &'a CellReport>) -> std::vec::IntoIter<f64> {
     extent(cells.map(|c| &c.iops))
 }
 
 fn extent<'a>(estimates: impl Iterator<Item = &'a Estimate>) -> std::vec::IntoIter<f64> {
     let all: Vec<f64> = estimates
         .flat_map(|e| {
-            let ci = e.ci95.unwrap_or([e.median; 2]);
+            let ci = e.interval().unwrap_or([e.median; 2]);
             [e.median, ci[0], ci[1]]
         })
         .collect();
@@ -392,7 +399,7 @@ fn extent<'a>(estimates: impl Iterator<Item = &'a Estimate>) -> std::vec::IntoIt
 }
 
 /// The same for MiB/s.
-pub fn mib_extent<'a>(cells: impl Iterator<Item = &'a Cell>) -> std::vec::IntoIter<f64> {
+pub fn mib_extent<'a>(cells: impl Iterator<Item = &'a CellReport>) -> std::vec::IntoIter<f64> {
     extent(cells.map(|c| &c.mib_s))
 }
 
@@ -446,21 +453,8 @@ mod tests {
     use super::super::super::scale::Log;
     use super::*;
 
-    fn cell(bs: u64, offset: u64, iops: f64, ci: Option<[f64; 2]>) -> Cell {
-        Cell {
-            block_size: bs,
-            offset,
-            pattern: Pattern::Randwrite,
-            iops: Estimate {
-                median: iops,
-                geo_mean: iops,
-                ci95: ci,
-            },
-            mib_s: Estimate::default(),
-            lat_us: Default::default(),
-            rounds: vec![iops],
-            relative: None,
-        }
+    fn cell(bs: u64, offset: u64, iops: f64, ci: Option<[f64; 2]>) -> CellReport {
+        crate::probe::document::fixtures::cell(Pattern::Randwrite, (bs, offset), iops, ci, 1)
     }
 
     #[test]
@@ -509,16 +503,9 @@ mod tests {
         let aligned = cell(4096, 0, 1000.0, None);
         let fio = cell(4096, 512, 480.0, None);
         let mut probed = fio.clone();
-        probed.relative = Some(Relative {
-            ratio: 0.5,
-            ci95: [0.45, 0.55],
-            p_adjusted: 0.001,
-            significant: true,
-            decision: Decision::Slower,
-            rounds: 5,
-        });
+        probed.relative = Some(crate::probe::document::fixtures::rel(0.5, Decision::Slower));
         let mut other = cell(8192, 512, 10.0, None);
-        other.pattern = Pattern::Randread;
+        other.cell.pattern = Pattern::Randread;
         let s = against_aligned(&[aligned, fio.clone(), probed, other]);
         assert_eq!(s[0], Standing::Reference);
         let Standing::Measured(r) = s[1] else {

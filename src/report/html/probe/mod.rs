@@ -21,10 +21,12 @@ mod tables;
 mod text;
 
 use super::page;
+use crate::probe::analyse::CellReport;
+use crate::probe::document::axes;
+use crate::probe::document::ProbeDoc;
 use crate::probe::engine::Pattern;
+use crate::probe::report::TargetReport;
 use crate::probe::sequential::ContrastKind;
-use crate::saved::probe::{axes, Cell, Source, TargetPart};
-use crate::saved::ProbeDoc;
 use layout::{against_aligned, Rel, Shade, Standing};
 use std::collections::HashMap;
 
@@ -44,7 +46,7 @@ type Key = (Pattern, u64, u64);
 pub struct Run<'a> {
     pub id: &'a str,
     pub doc: &'a ProbeDoc,
-    pub parts: Vec<TargetPart>,
+    pub parts: Vec<TargetReport>,
     pub patterns: Vec<Pattern>,
     pub sizes: Vec<u64>,
     pub offsets: Vec<u64>,
@@ -57,7 +59,7 @@ pub struct Run<'a> {
 impl<'a> Run<'a> {
     pub fn new(id: &'a str, doc: &'a ProbeDoc) -> Run<'a> {
         let parts = doc.parts();
-        let all: Vec<Cell> = parts.iter().flat_map(|p| p.cells.clone()).collect();
+        let all: Vec<CellReport> = parts.iter().flat_map(|p| p.cells.clone()).collect();
         let (patterns, sizes, offsets) = axes(&all);
         let standing = parts.iter().map(|p| against_aligned(&p.cells)).collect();
         let index = parts
@@ -104,10 +106,10 @@ impl<'a> Run<'a> {
     }
 
     pub fn fio(&self) -> bool {
-        self.doc.source == Source::Fio
+        self.doc.fio()
     }
 
-    pub fn cell(&self, target: usize, key: Key) -> Option<&Cell> {
+    pub fn cell(&self, target: usize, key: Key) -> Option<&CellReport> {
         let i = *self.index.get(target)?.get(&key)?;
         self.parts[target].cells.get(i)
     }
@@ -119,7 +121,7 @@ impl<'a> Run<'a> {
                 format!(
                     "{} ({})",
                     crate::report::target_label(t),
-                    page::brief(&p.target.path)
+                    page::brief(&p.target.path.to_string_lossy())
                 )
             }
             _ => String::new(),
@@ -136,7 +138,7 @@ impl<'a> Run<'a> {
     }
 
     /// Every cell of a target with its standing against offset 0.
-    pub fn standings(&self, t: usize) -> Vec<(&Cell, Standing)> {
+    pub fn standings(&self, t: usize) -> Vec<(&CellReport, Standing)> {
         let cells = &self.parts[t].cells;
         cells.iter().zip(self.standing[t].iter().copied()).collect()
     }
@@ -167,7 +169,7 @@ impl<'a> Run<'a> {
                 .map(|c| Versus {
                     target: c.target,
                     reference: c.reference_target,
-                    key: (c.pattern, c.block_size, c.offset),
+                    key: (c.pattern, c.block_size.into(), c.offset),
                     rel: Rel::of(&c.relative),
                 })
                 .collect();
@@ -274,31 +276,14 @@ fn drawn_note(run: &Run, too_large: Option<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::analyse::ContrastReport as Contrast;
+    use crate::probe::document::fixtures::rel;
+    use crate::probe::document::Source;
     use crate::probe::sequential::Decision;
-    use crate::saved::probe::{Contrast, Estimate, Relative};
-
-    fn est(x: f64, ci: bool) -> Estimate {
-        Estimate {
-            median: x,
-            geo_mean: x,
-            ci95: ci.then_some([x * 0.95, x * 1.05]),
-        }
-    }
-
-    fn rel(ratio: f64, decision: Decision) -> Relative {
-        Relative {
-            ratio,
-            ci95: [ratio - 0.04, ratio + 0.04],
-            p_adjusted: 0.01,
-            significant: matches!(decision, Decision::Slower | Decision::Faster),
-            decision,
-            rounds: 5,
-        }
-    }
 
     /// A grid of `sizes` × `offsets` per pattern; 4 KiB at 512 B is
     /// 48 % slower (significant), every other cell fine.
-    fn cells(patterns: &[Pattern], sizes: &[u64], offsets: &[u64], ci: bool) -> Vec<Cell> {
+    fn cells(patterns: &[Pattern], sizes: &[u64], offsets: &[u64], ci: bool) -> Vec<CellReport> {
         let mut out = Vec::new();
         for &pattern in patterns {
             for &bs in sizes {
@@ -312,31 +297,25 @@ mod tests {
                     } else {
                         Decision::Fine
                     };
-                    out.push(Cell {
-                        block_size: bs,
-                        offset,
+                    let interval = ci.then_some([iops * 0.95, iops * 1.05]);
+                    let rounds = if ci { 5 } else { 1 };
+                    let mut c = crate::probe::document::fixtures::cell(
                         pattern,
-                        iops: est(iops, ci),
-                        mib_s: est(iops * bs as f64 / 1048576.0, ci),
-                        lat_us: Default::default(),
-                        rounds: vec![iops; if ci { 5 } else { 1 }],
-                        relative: (ci && offset != 0).then(|| rel(ratio, decision)),
-                    });
+                        (bs, offset),
+                        iops,
+                        interval,
+                        rounds,
+                    );
+                    c.relative = (ci && offset != 0).then(|| rel(ratio, decision));
+                    out.push(c);
                 }
             }
         }
         out
     }
 
-    fn doc(cells: Vec<Cell>) -> ProbeDoc {
-        let mut d = ProbeDoc {
-            cells,
-            rounds_run: 5,
-            ..ProbeDoc::default()
-        };
-        d.target.path = "/dev/sdx".into();
-        d.inference.summary = "misalignment costs up to 48%".into();
-        d
+    fn doc(cells: Vec<CellReport>) -> ProbeDoc {
+        crate::probe::document::fixtures::doc(cells)
     }
 
     fn quick() -> ProbeDoc {
@@ -407,7 +386,7 @@ mod tests {
         let c = d
             .cells
             .iter_mut()
-            .find(|c| c.block_size == 512 && c.offset == 4096)
+            .find(|c| c.cell.block_size == 512 && c.cell.offset == 4096)
             .unwrap();
         c.relative = Some(rel(0.8, Decision::Open));
         let s = section("run1", "a.json", &d);
@@ -502,8 +481,8 @@ mod tests {
         let mut d = doc(Vec::new());
         d.targets = (0..n)
             .map(|i| {
-                let mut p = TargetPart::default();
-                p.target.path = format!("/dev/t{i}");
+                let mut p = d.parts().remove(0);
+                p.target.path = format!("/dev/t{i}").into();
                 p.cells = cells(&[Pattern::Randread], &[512u64 << (i % 8)], &[0, 512], false);
                 p
             })

@@ -4,12 +4,12 @@ use super::super::page::{self, Td};
 use super::figures::bs_contrast;
 use super::layout::{bs_label, change, interval, offset_label, rate, Rel, Standing};
 use super::Run;
+use crate::probe::analyse::Estimate;
 use crate::probe::engine::Pattern;
-use crate::saved::probe::Estimate;
 
 fn ci(e: &Estimate) -> Td {
     Td::num(
-        e.ci95
+        e.interval()
             .map(|c| interval(c, rate))
             .unwrap_or_else(|| "n/a".into()),
     )
@@ -70,11 +70,11 @@ pub fn cells(run: &Run, pattern: Pattern) -> String {
         for (c, s) in run
             .standings(t)
             .into_iter()
-            .filter(|(c, _)| c.pattern == pattern)
+            .filter(|(c, _)| c.cell.pattern == pattern)
         {
             let mut row = vec![
-                Td::text(bs_label(c.block_size)),
-                Td::text(offset_label(c.offset)),
+                Td::text(bs_label(u64::from(c.cell.block_size))),
+                Td::text(offset_label(c.cell.offset)),
                 Td::num(rate(c.iops.median)),
                 ci(&c.iops),
                 Td::num(rate(c.mib_s.median)),
@@ -104,12 +104,12 @@ pub fn cells(run: &Run, pattern: Pattern) -> String {
 pub fn bs_curve(run: &Run) -> String {
     let mut rows = Vec::new();
     for t in 0..run.parts.len() {
-        for c in run.parts[t].cells.iter().filter(|c| c.offset == 0) {
+        for c in run.parts[t].cells.iter().filter(|c| c.cell.offset == 0) {
             let contrast = bs_contrast(run, t, c);
             let mut row = vec![
                 Td::num(t),
-                Td::text(c.pattern.to_string()),
-                Td::text(bs_label(c.block_size)),
+                Td::text(c.cell.pattern.to_string()),
+                Td::text(bs_label(u64::from(c.cell.block_size))),
                 Td::num(rate(c.iops.median)),
                 ci(&c.iops),
                 Td::num(rate(c.mib_s.median)),

@@ -5,9 +5,11 @@ use super::super::page::{self, Td};
 use super::super::svg::esc;
 use super::layout::{bs_label, offset_label};
 use super::Run;
+use crate::probe::analyse::Inference;
+use crate::probe::env::Environment;
+use crate::probe::fio_results::NO_REPLICATES;
+use crate::probe::report::TargetReport;
 use crate::probe::sequential::ContrastKind;
-use crate::saved::fio::NO_REPLICATES;
-use crate::saved::probe::{Environment, Inference, TargetPart};
 use crate::units::human;
 use crate::units::utc;
 
@@ -57,7 +59,7 @@ fn penalties(id: &str, inf: &Inference) -> String {
             let offsets: Vec<String> = p.offsets.iter().map(|o| offset_label(*o)).collect();
             vec![
                 Td::text(p.pattern.to_string()),
-                Td::text(bs_label(p.block_size)),
+                Td::text(bs_label(p.block_size.into())),
                 Td::text(against(p.kind)),
                 Td::text(offset_label(p.worst_offset)),
                 Td::text(offsets.join(", ")),
@@ -110,7 +112,7 @@ fn noise(id: &str, inf: &Inference) -> String {
 }
 
 /// One target's inference.
-fn verdict(run: &Run, t: usize, part: &TargetPart) -> String {
+fn verdict(run: &Run, t: usize, part: &TargetReport) -> String {
     let inf = &part.inference;
     let id = format!("{}{}", run.id, run.target_id(t));
     let mut s = String::new();
@@ -130,7 +132,8 @@ fn verdict(run: &Run, t: usize, part: &TargetPart) -> String {
     if !inf.summary.is_empty() {
         s.push_str(&page::para(&inf.summary));
     }
-    if !inf.confidence.is_empty() {
+    // One fio pass has no verdict of its own.
+    if !run.fio() {
         let unit = inf
             .effective_unit_bytes
             .map(|u| format!("; effective internal unit {}", human(u)))
@@ -186,24 +189,24 @@ pub fn plan(run: &Run) -> String {
             if run.fio() {
                 "fio".into()
             } else {
-                format!("diskalign {}", d.diskalign_version)
+                format!("diskalign {}", d.header.diskalign_version)
             },
         ),
-        ("engine", e.name.clone()),
+        ("engine", e.name.to_string()),
     ];
     if !run.fio() {
         rows.extend([
             ("queue depth", e.queue_depth.to_string()),
             ("jobs", e.jobs.to_string()),
             ("I/O", io),
-            ("preset", p.preset.clone()),
+            ("preset", p.preset.to_string()),
             (
                 "rounds run",
                 format!("{} (at most {} per comparison)", d.rounds_run, p.rounds),
             ),
             (
                 "window per cell and round",
-                format!("{:.2} s or more", p.runtime),
+                format!("{:.2} s or more", p.runtime.as_secs_f64()),
             ),
             (
                 "smallest penalty sought",
@@ -230,27 +233,37 @@ pub fn plan(run: &Run) -> String {
 }
 
 /// The rows of the environment table: a label and one value per target.
-fn env_rows(parts: &[TargetPart]) -> Vec<(&'static str, Vec<String>)> {
-    let per = |f: &dyn Fn(&TargetPart) -> String| parts.iter().map(f).collect::<Vec<_>>();
+/// Of a fio run only the targets' files are known.
+fn env_rows(parts: &[TargetReport], fio: bool) -> Vec<(&'static str, Vec<String>)> {
+    let per = |f: &dyn Fn(&TargetReport) -> String| parts.iter().map(f).collect::<Vec<_>>();
     let env =
         |f: fn(&Environment) -> Option<String>| per(&|p| f(&p.environment).unwrap_or_default());
-    let topo = |f: fn(&crate::saved::check::Limits) -> String| {
+    let topo = |f: fn(&crate::check::document::Limits) -> String| {
         per(&|p| p.environment.topology.as_ref().map(f).unwrap_or_default())
     };
     let size = |b: u64| if b == 0 { String::new() } else { human(b) };
     vec![
-        ("target", per(&|p| p.target.path.clone())),
-        ("kind", per(&|p| p.target.kind.clone())),
+        ("target", per(&|p| p.target.path.display().to_string())),
+        (
+            "kind",
+            per(&|p| match fio {
+                true => String::new(),
+                false => p.target.kind.to_string(),
+            }),
+        ),
         ("size", per(&|p| size(p.target.size_bytes))),
-        ("logical block", per(&|p| size(p.target.logical_block_size))),
+        (
+            "logical block",
+            per(&|p| size(p.target.logical_block_size.into())),
+        ),
         (
             "physical block",
-            per(&|p| size(p.target.physical_block_size)),
+            per(&|p| size(p.target.physical_block_size.into())),
         ),
         ("disk", env(|e| e.disk.clone())),
         ("model", env(|e| e.model.clone())),
         ("firmware", env(|e| e.firmware.clone())),
-        ("transport", env(|e| e.transport.clone())),
+        ("transport", env(|e| e.transport.map(|t| t.to_string()))),
         ("USB bridge", env(|e| e.usb_bridge.clone())),
         ("rotational", env(|e| e.rotational.map(yes_no))),
         ("scheduler", env(|e| e.scheduler.clone())),
@@ -293,7 +306,7 @@ pub fn environment(run: &Run) -> String {
     } else {
         headers.push("value");
     }
-    let rows: Vec<Vec<Td>> = env_rows(&run.parts)
+    let rows: Vec<Vec<Td>> = env_rows(&run.parts, run.fio())
         .into_iter()
         .filter(|(_, v)| v.iter().any(|x| !x.is_empty()))
         .map(|(k, v)| {
