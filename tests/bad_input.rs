@@ -398,6 +398,27 @@ fn bad_destinations_are_refused_before_any_work() {
         "--list-columns has no HTML output",
     );
     refused(&["check", &img, "--format", "csv", "--json"], "--json=FILE");
+    // An output that names an input would replace it: the image checked,
+    // the disk planned, a saved run compared or drawn.
+    let img_sum = std::fs::read(&img).unwrap();
+    let an_input = "an input of this run; writing there would replace it";
+    refused(&["check", &img, "--csv", &img], an_input);
+    refused(&["check", &img, "--html", &at("./x.img")], an_input);
+    refused(&["plan", &img, "--script", &img], an_input);
+    refused(&["probe", &file, &format!("--json={file}")], an_input);
+    refused(&["compare", &img, &file, "--html", &file], an_input);
+    refused(&["report", &img, "--output", &img], an_input);
+    assert_eq!(
+        std::fs::read(&img).unwrap(),
+        img_sum,
+        "the image is untouched"
+    );
+    // --emit-fio writes a job file on standard output and nothing else.
+    refused(
+        &["probe", &file, "--emit-fio", "--html", &html],
+        "--emit-fio prints a fio job file",
+    );
+    refused(&["probe", &file, "--emit-fio", "--json"], "--emit-fio");
     let mut names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -44,7 +44,14 @@ pub fn main() -> ExitCode {
         }
     };
     // A bad destination is refused before any work.
-    if let Err(e) = opts.outputs.check_files() {
+    let inputs = opts.task.inputs();
+    let report_output = match &opts.task {
+        Task::Report {
+            output: Some(o), ..
+        } => outputs::refuse_input(o, "--output", &inputs),
+        _ => Ok(()),
+    };
+    if let Err(e) = report_output.and_then(|()| opts.outputs.check_files(&inputs)) {
         warn(&format!("error: {e}"));
         return ExitCode::from(2);
     }

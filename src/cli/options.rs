@@ -13,7 +13,7 @@ use crate::report::style::{TableForm, TableMode, View};
 pub use crate::report::Listed;
 use crate::report::{Format, Kind, Style};
 use crate::topology::Sysfs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What to run and where its outputs go.
 pub struct Options {
@@ -62,6 +62,24 @@ pub enum Task {
         /// `--new DISK` with its sizes and label.
         new: Option<(PathBuf, String, crate::layout::TableKind)>,
     },
+}
+
+impl Task {
+    /// The files this task reads, which no output may replace.
+    pub fn inputs(&self) -> Vec<&Path> {
+        match self {
+            Task::Check { targets, .. } => targets.iter().map(PathBuf::as_path).collect(),
+            Task::Plan { targets, new, .. } => targets
+                .iter()
+                .map(PathBuf::as_path)
+                .chain(new.as_ref().map(|n| n.0.as_path()))
+                .collect(),
+            Task::Probe { options, .. } => options.targets.iter().map(PathBuf::as_path).collect(),
+            Task::Report { runs, .. } => runs.iter().map(PathBuf::as_path).collect(),
+            Task::Compare { a, b } => vec![a.as_path(), b.as_path()],
+            Task::Topology { .. } | Task::ListColumns(_) | Task::Assets(_) => Vec::new(),
+        }
+    }
 }
 
 impl Task {
@@ -170,7 +188,12 @@ impl Options {
             }
             Command::Probe(a) => {
                 style.verbose = a.verbose;
-                (outputs(a.output.clone())?, probe(a, sysfs)?)
+                let outputs = outputs(a.output.clone())?;
+                let task = probe(a, sysfs)?;
+                if matches!(task, Task::Probe { emit_fio: true, .. }) && !outputs.is_plain() {
+                    return Err("--emit-fio prints a fio job file and measures nothing: --format, --json, --csv and --html do not apply".into());
+                }
+                (outputs, task)
             }
             Command::Assets(a) => (Outputs::new(Format::Human), Task::Assets(a)),
             Command::Report {

@@ -78,6 +78,11 @@ impl Outputs {
             .retain(|o| o.format != format || o.to == To::Stdout);
     }
 
+    /// Human text on standard output and no file.
+    pub fn is_plain(&self) -> bool {
+        self.stdout() == Format::Human && self.files().next().is_none()
+    }
+
     fn files(&self) -> impl Iterator<Item = (Format, &Path, &'static str)> {
         self.list.iter().filter_map(|o| match &o.to {
             To::File { path, flag } => Some((o.format, path.as_path(), *flag)),
@@ -121,8 +126,12 @@ impl Outputs {
     /// The one line that refuses a file that cannot be written, before
     /// the run: its directory missing or read-only, or the name taken by
     /// something other than a regular file (a directory, a device node).
-    pub fn check_files(&self) -> Result<(), String> {
+    /// A file that names one of the run's `inputs` (an image checked, a
+    /// saved run compared) is refused too: writing it would replace what
+    /// is read, `check disk.img --csv disk.img` the image itself.
+    pub fn check_files(&self, inputs: &[&Path]) -> Result<(), String> {
         for (_, path, flag) in self.files() {
+            refuse_input(path, flag, inputs)?;
             textfile::check_writable(path)
                 .map_err(|e| format!("{flag} {}: cannot write there: {e}", path.display()))?;
         }
@@ -152,6 +161,19 @@ impl Outputs {
             }
         }
         (text, code)
+    }
+}
+
+/// The one line refusing `path` (given by `flag`) when it names one of
+/// `inputs`.
+pub fn refuse_input(path: &Path, flag: &str, inputs: &[&Path]) -> Result<(), String> {
+    match inputs.iter().find(|i| same_file(i, path)) {
+        Some(i) => Err(format!(
+            "{flag} {}: that is {}, an input of this run; writing there would replace it",
+            path.display(),
+            i.display()
+        )),
+        None => Ok(()),
     }
 }
 
@@ -222,13 +244,13 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let missing = d.path().join("no/such/dir/x.json");
         let o = outputs(Format::Human, &[(Format::Json, &missing)]);
-        assert!(o.check_files().is_err());
+        assert!(o.check_files(&[]).is_err());
         // A directory is not a file to replace.
         let o = outputs(Format::Human, &[(Format::Json, d.path())]);
-        assert!(o.check_files().is_err());
+        assert!(o.check_files(&[]).is_err());
         let ok = d.path().join("x.json");
         let o = outputs(Format::Human, &[(Format::Json, &ok)]);
-        o.check_files().unwrap();
+        o.check_files(&[]).unwrap();
         // The check leaves nothing behind.
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     }

@@ -18,7 +18,7 @@ pub const ALPHA: f64 = sequential::ALPHA;
 const LEVEL: f64 = 0.95;
 
 /// How comparisons are made, spelled out in every report.
-pub const METHOD: &str = "one IOPS figure per cell and round (rounds are the replicates; IOPS = the I/O work inside the window / its length, fio's time_based figure without end effects; broken rounds measured again); each contrast judged on its per-round paired log differences (cell against the same round's reference, so drift cancels), outlying rounds (over 5 robust SDs, at most 1 in 5) left out, variance moderated toward the pattern's pooled variance (6 prior degrees of freedom); looked at after every round from the third: intervals at level 1 - 0.05/(contrasts x looks), so all decisions hold together at 95% however early the run stops; slower/faster when the interval excludes 1, fine when it excludes a penalty of min_effect";
+pub const METHOD: &str = "one IOPS figure per cell and round (rounds are the replicates; IOPS = the I/O work inside the window / its length, fio's time_based figure without end effects; broken rounds measured again); each contrast judged on its per-round paired log differences (cell against the same round's reference, so drift cancels), outlying rounds (over 5 robust SDs, at most 1 in 5) left out, variance moderated toward the pattern's pooled variance (6 prior degrees of freedom); looked at after every round from the plan's min_rounds (auto: the second): intervals at level 1 - 0.05/(contrasts x looks), so all decisions hold together at 95% however early the run stops; slower/faster when the interval excludes 1, fine when it excludes a penalty of min_effect";
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Estimate {

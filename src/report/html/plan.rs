@@ -3,8 +3,9 @@
 //! own map, then the partitions' moves, the steps in the order they run,
 //! what is done by hand and what check will still report.
 //!
-//! The map now is the check of the disk as it is (the run's check
-//! document read back, like every page). The map after is the same disk
+//! The map now is the check of the disk as it is (the plan's own check
+//! run, the types a saved check document reads into; the page's title
+//! comes from that run's document header). The map after is the same disk
 //! with each partition at its planned place, judged by the findings the
 //! plan says check will still report (`leaves`).
 //!
