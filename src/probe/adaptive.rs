@@ -47,9 +47,11 @@ fn keys(cells: &[Cell], targets: usize) -> Vec<Key> {
 }
 
 /// While the fit sees a penalty but cannot yet name its unit strongly,
-/// every offset comparison of the patterns that pay it goes on, decided
-/// or not: a 3 % penalty is decided "fine" against a 10 % min_effect long
-/// before its unit is bracketed.
+/// every offset comparison goes on, decided or not: a 3 % penalty is
+/// decided "fine" against a 10 % min_effect long before its unit is
+/// bracketed, and a pattern the fit leaves out must be shown to pay much
+/// less than the others before the verdict says they alone pay
+/// (`analyse::settled`).
 fn unsettled(cells: &[CellSamples], assessed: &[Assessment]) -> Vec<Key> {
     let Some(f) = analyse::fit(cells, assessed) else {
         return Vec::new();
@@ -57,11 +59,9 @@ fn unsettled(cells: &[CellSamples], assessed: &[Assessment]) -> Vec<Key> {
     if f.best().unit_bytes.is_none() {
         return Vec::new();
     }
-    let paying = &f.best().patterns;
     assessed
         .iter()
         .filter(|a| a.contrast.kind == sequential::ContrastKind::Offset)
-        .filter(|a| paying.contains(&a.contrast.subject.cell.pattern))
         .flat_map(|a| [a.contrast.subject, a.contrast.reference])
         .collect()
 }

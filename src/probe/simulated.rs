@@ -140,6 +140,40 @@ pub fn partial_writes(unit: u64, penalty: f64) -> impl Fn(&Cell) -> f64 {
     }
 }
 
+/// Reads and writes that cover part of a `unit` cost `penalty` more time.
+fn partial_both(unit: u64, penalty: f64) -> impl Fn(&Cell) -> f64 {
+    move |c: &Cell| {
+        let end = c.offset + u64::from(c.block_size);
+        if c.offset % unit != 0 || end % unit != 0 {
+            1.0 / (1.0 + penalty)
+        } else {
+            1.0
+        }
+    }
+}
+
+#[test]
+fn a_3_percent_penalty_on_reads_too_is_reported_on_both() {
+    // The fit takes in a small penalty of the second pattern later than
+    // the first's: the run measures on until it does, or until the other
+    // pattern is shown to pay at most half as much.
+    let plan = auto_plan(None);
+    let mut rng = fastrand::Rng::with_seed(8);
+    let runs = 100;
+    let (mut both, mut wrong) = (0, 0);
+    for _ in 0..runs {
+        let inf = run(&plan, &mut rng, QUIET, &partial_both(8192, 0.03));
+        let has = |p: Pattern| inf.penalties.iter().any(|r| r.pattern == p);
+        both += usize::from(has(Pattern::Randread) && has(Pattern::Randwrite));
+        wrong += usize::from(
+            inf.confidence == Confidence::Bracketed && inf.effective_unit_bytes != Some(8192),
+        );
+    }
+    eprintln!("3 % on reads and writes at 8 KiB: both reported in {both} of {runs}, a wrong unit bracketed in {wrong}");
+    assert!(both >= 95, "both in {both}");
+    assert_eq!(wrong, 0);
+}
+
 /// A quiet SSD: rounds drift together by 5 %, each cell by 1.2 % alone.
 const QUIET: (f64, f64) = (0.05, 0.012);
 
