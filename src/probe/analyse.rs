@@ -518,10 +518,27 @@ pub fn settled(samples: &[CellSamples], assessed: &[Assessment]) -> bool {
     f.strong()
         && !f.best().lower_bound
         && f.best().unit_bytes.is_some_and(|u| {
+            let paying = &f.best().patterns;
+            let priced = priced_rows(samples, assessed, u, paying);
             c.curve.is_none_or(|cu| cu <= u)
-                && measured(samples, assessed, u, &f.best().patterns)
-                && others_bounded(samples, assessed, u, &f.best().patterns)
+                && measured(assessed, u, paying, &priced)
+                && others_bounded(samples, assessed, u, paying, &priced)
         })
+}
+
+/// The offset rows of the paying patterns whose interval excludes no
+/// penalty at `unit`: decided ones, and fitted ones for the rest.
+fn priced_rows(
+    samples: &[CellSamples],
+    assessed: &[Assessment],
+    unit: u64,
+    paying: &[Pattern],
+) -> Vec<Penalty> {
+    let mut rows = penalties(samples, assessed, Some(unit));
+    let fitted = fitted_penalties(samples, assessed, unit, paying, &rows);
+    rows.extend(fitted);
+    rows.retain(|r| r.kind == ContrastKind::Offset && paying.contains(&r.pattern));
+    rows
 }
 
 /// Every pattern the fit leaves out pays at most half the smallest
@@ -536,16 +553,9 @@ fn others_bounded(
     assessed: &[Assessment],
     unit: u64,
     paying: &[Pattern],
+    priced: &[Penalty],
 ) -> bool {
-    let found = penalties(samples, assessed, Some(unit));
-    let fitted = fitted_penalties(samples, assessed, unit, paying, &found);
-    let Some(smallest) = found
-        .iter()
-        .chain(&fitted)
-        .filter(|r| r.kind == ContrastKind::Offset && paying.contains(&r.pattern))
-        .map(|r| r.slower_pct)
-        .min_by(f64::total_cmp)
-    else {
+    let Some(smallest) = priced.iter().map(|r| r.slower_pct).min_by(f64::total_cmp) else {
         return true;
     };
     let mut others: Vec<Pattern> = assessed
@@ -599,14 +609,7 @@ fn offset_rows(
 /// A unit the fit names strongly after two rounds may still leave the
 /// penalty's interval touching zero; measuring goes on until it does not
 /// (or the rounds run out), so a bracketed unit comes with its cost.
-fn measured(
-    samples: &[CellSamples],
-    assessed: &[Assessment],
-    unit: u64,
-    paying: &[Pattern],
-) -> bool {
-    let found = penalties(samples, assessed, Some(unit));
-    let fitted = fitted_penalties(samples, assessed, unit, paying, &found);
+fn measured(assessed: &[Assessment], unit: u64, paying: &[Pattern], priced: &[Penalty]) -> bool {
     paying.iter().all(|&p| {
         let has_row = assessed.iter().any(|a| {
             let c = a.contrast.subject.cell;
@@ -615,11 +618,7 @@ fn measured(
                 && u64::from(c.block_size) % unit == 0
                 && c.offset % unit != 0
         });
-        !has_row
-            || found
-                .iter()
-                .chain(&fitted)
-                .any(|r| r.kind == ContrastKind::Offset && r.pattern == p)
+        !has_row || priced.iter().any(|r| r.pattern == p)
     })
 }
 
