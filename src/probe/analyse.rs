@@ -18,7 +18,7 @@ pub const ALPHA: f64 = sequential::ALPHA;
 const LEVEL: f64 = 0.95;
 
 /// How comparisons are made, spelled out in every report.
-pub const METHOD: &str = "one IOPS figure per cell and round (rounds are the replicates; IOPS = the I/O work inside the window / its length, fio's time_based figure without end effects; broken rounds measured again); each contrast judged on its per-round paired log differences (cell against the same round's reference, so drift cancels), outlying rounds (over 5 robust SDs, at most 1 in 5) left out, variance moderated toward the pattern's pooled variance (6 prior degrees of freedom); looked at after every round from the plan's min_rounds (auto: the second): intervals at level 1 - 0.05/(contrasts x looks), so all decisions hold together at 95% however early the run stops; slower/faster when the interval excludes 1, fine when it excludes a penalty of min_effect";
+pub const METHOD: &str = "one IOPS figure per cell and round (rounds are the replicates; IOPS = the I/O work inside the window / its length, fio's time_based figure without end effects; broken rounds measured again); each contrast judged on its per-round paired log differences (cell against the same round's reference, so drift cancels), outlying rounds (over 5 robust SDs, at most 1 in 5) left out, variance moderated toward the pooled variance of its pattern and block class, blocks up to 64 KiB or larger (6 prior degrees of freedom, fewer when the pool has fewer); looked at after every round from the plan's min_rounds (auto: the second): intervals at level 1 - 0.05/(contrasts x looks), so all decisions hold together at 95% however early the run stops; slower/faster when the interval excludes 1, fine when it excludes a penalty of min_effect";
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Estimate {
@@ -365,14 +365,14 @@ fn references(samples: &[CellSamples], reference: &Cell, unit: Option<u64>) -> V
 
 /// A row's typical penalty: the per-round median difference, outlying
 /// rounds left out, and its 95 % interval over rounds: the moderated t
-/// with the pattern's pooled variance of single contrasts as its prior,
-/// as the decisions take it (sequential.rs). That prior is conservative
+/// with the pooled variance of single contrasts of the row's noise class
+/// as its prior, as the decisions take it (sequential.rs). That prior is conservative
 /// for a row, whose median over several offsets varies less than one
 /// contrast; without it two rounds would give one degree of freedom.
-fn typical(diffs: &[f64], pooled: Option<f64>) -> (f64, [f64; 2]) {
+fn typical(diffs: &[f64], pooled: Option<stats::Pooled>) -> (f64, [f64; 2]) {
     let scale = sequential::robust_scale(&[diffs.to_vec()]);
     let (kept, _) = sequential::without_outliers(diffs, scale);
-    let t = stats::moderated_t(&kept, pooled, sequential::PRIOR_DF, 1.0 - LEVEL);
+    let t = sequential::moderated(&kept, pooled, 1.0 - LEVEL);
     let pct = |x: f64| (1.0 - x.exp()) * 100.0;
     let ci = if t.ci[0].is_finite() {
         [pct(t.ci[1]), pct(t.ci[0])]
@@ -430,9 +430,10 @@ fn row_penalty(
     let c = &first.contrast;
     let subjects: Vec<Cell> = found.iter().map(|a| a.contrast.subject.cell).collect();
     let contrasts: Vec<sequential::Contrast> = assessed.iter().map(|a| a.contrast).collect();
+    let class = sequential::NoiseClass::of(c);
     let pooled = sequential::pooled_variances(&contrasts, samples)
         .into_iter()
-        .find(|(p, _)| *p == c.subject.cell.pattern)
+        .find(|(k, _)| *k == class)
         .map(|(_, v)| v);
     let refs = references(samples, &c.reference.cell, unit);
     let diffs = row_differences(samples, &subjects, &refs);
@@ -639,10 +640,16 @@ fn noise(
     rounds: u32,
 ) -> Vec<Noise> {
     let contrasts: Vec<sequential::Contrast> = assessed.iter().map(|a| a.contrast).collect();
-    sequential::pooled_variances(&contrasts, samples)
+    let mut pools = sequential::pooled_variances(&contrasts, samples);
+    // One figure per pattern: its blocks up to the ladder's when it has
+    // any (they decide the unit), else its large blocks.
+    pools.sort_by_key(|(class, _)| *class);
+    pools.dedup_by_key(|(class, _)| class.pattern);
+    pools
         .into_iter()
-        .map(|(pattern, var)| {
-            let sd = var.sqrt();
+        .map(|(class, pooled)| {
+            let pattern = class.pattern;
+            let sd = pooled.var.sqrt();
             let n = f64::from(rounds.max(2));
             let df = sequential::PRIOR_DF + n - 1.0;
             let half = stats::t_quantile(p.per_interval_alpha(), df) * sd / n.sqrt();

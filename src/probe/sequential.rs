@@ -8,16 +8,18 @@
 //!
 //! **Robustness.** A round whose difference lies more than 5 robust
 //! standard deviations (1.4826 × the median absolute deviation, pooled over
-//! the pattern's contrasts) from its contrast's median is left out, at most
+//! the contrasts of its noise class) from its contrast's median is left out, at most
 //! one round in five: one bad round cannot move the estimate. Broken
 //! measurements (too few completions, a stall) were already run again by
 //! the runner.
 //!
 //! **Moderated t.** Each contrast's variance is shrunk toward the variance
-//! pooled over all contrasts of its pattern, as if it had [`PRIOR_DF`] more
-//! rounds of that pooled noise (Smyth's moderated t, 2004): few rounds then
-//! still give a usable test, and a contrast noisier than the rest keeps
-//! most of its own variance.
+//! pooled over the contrasts of its noise class (its pattern, and blocks
+//! up to the ladder's or larger ones: large blocks can be far noisier), as
+//! if it had [`PRIOR_DF`] more rounds of that pooled noise, or as many as
+//! the pool has when that is fewer (Smyth's moderated t, 2004): few rounds
+//! then still give a usable test, and a contrast noisier than the rest
+//! keeps most of its own variance.
 //!
 //! **Error rates under optional stopping.** After round `min_rounds` and
 //! every round after it, each open contrast is looked at. Its interval is
@@ -32,7 +34,7 @@
 //! plan's most rounds.
 
 use super::engine::Pattern;
-use super::grid::{Cell, Plan};
+use super::grid::{self, Cell, Plan};
 use super::run::{CellSamples, Key};
 use super::stats;
 use serde::Serialize;
@@ -244,23 +246,50 @@ pub(crate) fn without_outliers(xs: &[f64], scale: f64) -> (Vec<f64>, usize) {
     (kept, drop.len())
 }
 
-/// One pattern's contrasts: each one's index, its paired differences with
-/// outliers left out and how many were, and the variance pooled over them.
-struct PatternGroup {
-    pattern: Pattern,
-    members: Vec<(usize, Vec<f64>, usize)>,
-    pooled: Option<f64>,
+/// The contrasts whose noise is pooled together: one pattern, and blocks
+/// up to the ladder's or larger ones ([`grid::large_block`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NoiseClass {
+    pub pattern: Pattern,
+    pub large: bool,
 }
 
-fn by_pattern(contrasts: &[Contrast], samples: &[CellSamples]) -> Vec<PatternGroup> {
-    let mut patterns: Vec<Pattern> = contrasts.iter().map(|c| c.subject.cell.pattern).collect();
-    patterns.sort_unstable();
-    patterns.dedup();
-    patterns
+impl NoiseClass {
+    /// A row's class: its pattern and block size.
+    pub fn of_cell(cell: &Cell) -> NoiseClass {
+        NoiseClass {
+            pattern: cell.pattern,
+            large: grid::large_block(cell.block_size),
+        }
+    }
+
+    /// A contrast's class: large when either of its cells is.
+    pub fn of(c: &Contrast) -> NoiseClass {
+        let bs = c.subject.cell.block_size.max(c.reference.cell.block_size);
+        NoiseClass::of_cell(&Cell {
+            block_size: bs,
+            ..c.subject.cell
+        })
+    }
+}
+
+/// One class's contrasts: each one's index, its paired differences with
+/// outliers left out and how many were, and the variance pooled over them.
+struct Group {
+    class: NoiseClass,
+    members: Vec<(usize, Vec<f64>, usize)>,
+    pooled: Option<stats::Pooled>,
+}
+
+fn by_class(contrasts: &[Contrast], samples: &[CellSamples]) -> Vec<Group> {
+    let mut classes: Vec<NoiseClass> = contrasts.iter().map(NoiseClass::of).collect();
+    classes.sort_unstable();
+    classes.dedup();
+    classes
         .into_iter()
-        .map(|pattern| {
+        .map(|class| {
             let idx: Vec<usize> = (0..contrasts.len())
-                .filter(|&i| contrasts[i].subject.cell.pattern == pattern)
+                .filter(|&i| NoiseClass::of(&contrasts[i]) == class)
                 .collect();
             let raw: Vec<Vec<f64>> = idx
                 .iter()
@@ -276,8 +305,8 @@ fn by_pattern(contrasts: &[Contrast], samples: &[CellSamples]) -> Vec<PatternGro
                 })
                 .collect();
             let pooled = stats::pooled_variance(members.iter().map(|m| m.1.as_slice()));
-            PatternGroup {
-                pattern,
+            Group {
+                class,
                 members,
                 pooled,
             }
@@ -288,29 +317,46 @@ fn by_pattern(contrasts: &[Contrast], samples: &[CellSamples]) -> Vec<PatternGro
 /// Judge every contrast on what was measured so far.
 pub fn assess(contrasts: &[Contrast], samples: &[CellSamples], p: &Params) -> Vec<Assessment> {
     let mut out: Vec<Option<Assessment>> = vec![None; contrasts.len()];
-    for g in by_pattern(contrasts, samples) {
+    for g in by_class(contrasts, samples) {
         for (i, d, dropped) in g.members {
             out[i] = Some(judge(contrasts[i], &d, dropped, g.pooled, p));
         }
     }
     out.into_iter()
-        .map(|a| a.expect("every contrast is in its pattern's group"))
+        .map(|a| a.expect("every contrast is in its class's group"))
         .collect()
 }
 
-/// The variance of the paired differences pooled per pattern, outliers left
-/// out: the noise the decisions were made against.
-pub fn pooled_variances(contrasts: &[Contrast], samples: &[CellSamples]) -> Vec<(Pattern, f64)> {
-    by_pattern(contrasts, samples)
+/// The variance of the paired differences pooled per noise class,
+/// outliers left out: the noise the decisions were made against.
+pub fn pooled_variances(
+    contrasts: &[Contrast],
+    samples: &[CellSamples],
+) -> Vec<(NoiseClass, stats::Pooled)> {
+    by_class(contrasts, samples)
         .into_iter()
-        .filter_map(|g| Some((g.pattern, g.pooled?)))
+        .filter_map(|g| Some((g.class, g.pooled?)))
         .collect()
+}
+
+/// The moderated t of `d` with `pooled` as its prior: [`PRIOR_DF`]
+/// degrees of freedom, or fewer when the pool itself has fewer (a class
+/// of one contrast measured twice lends it one, not six).
+pub fn moderated(d: &[f64], pooled: Option<stats::Pooled>, alpha: f64) -> stats::TInterval {
+    let prior_df = pooled.map_or(PRIOR_DF, |p| p.df.min(PRIOR_DF));
+    stats::moderated_t(d, pooled.map(|p| p.var), prior_df, alpha)
 }
 
 /// One contrast's interval and decision.
-fn judge(c: Contrast, d: &[f64], outliers: usize, pooled: Option<f64>, p: &Params) -> Assessment {
+fn judge(
+    c: Contrast,
+    d: &[f64],
+    outliers: usize,
+    pooled: Option<stats::Pooled>,
+    p: &Params,
+) -> Assessment {
     let a = p.per_interval_alpha();
-    let t = stats::moderated_t(d, pooled, PRIOR_DF, a);
+    let t = moderated(d, pooled, a);
     let decided = d.len() as u32 >= p.min_rounds;
     let decision = if !decided || !t.ci[0].is_finite() {
         Decision::Open

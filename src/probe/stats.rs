@@ -169,16 +169,23 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
     adjusted
 }
 
+/// A variance pooled over groups and its degrees of freedom.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pooled {
+    pub var: f64,
+    pub df: f64,
+}
+
 /// The variance pooled over groups (each around its own mean), weighted
 /// by their degrees of freedom; None when no group has two values.
-pub fn pooled_variance<'a>(groups: impl Iterator<Item = &'a [f64]>) -> Option<f64> {
+pub fn pooled_variance<'a>(groups: impl Iterator<Item = &'a [f64]>) -> Option<Pooled> {
     let (mut ss, mut df) = (0.0, 0.0);
     for g in groups.filter(|g| g.len() >= 2) {
         let (_, v) = mean_var(g);
         ss += v * (g.len() - 1) as f64;
         df += (g.len() - 1) as f64;
     }
-    (df > 0.0).then(|| ss / df)
+    (df > 0.0).then(|| Pooled { var: ss / df, df })
 }
 
 /// A mean with its interval and two-sided p-value against 0.

@@ -7,8 +7,11 @@
 //! multiples of U this is "offsets not a multiple of U pay"; blocks
 //! smaller than U pay at every offset, so their row says nothing about U.
 //! In log IOPS, for cell c of a row in round r: y = γ(row, round) − δ ·
-//! [c covers part of a unit] + ε, ε normal with the pattern's variance
-//! σ². One δ per pattern, not per row: a row whose cells are all equally
+//! [c covers part of a unit] + ε, ε normal with the variance σ² of the
+//! pattern's noise class (blocks up to the ladder's, or larger ones: in a
+//! qemu guest 256 KiB to 1 MiB writes varied five times as much from round
+//! to round, and one σ² would let their luck pass for a penalty). One δ per
+//! class, not per row: a row whose cells are all equally
 //! fast then counts against a unit that says some of them should pay
 //! (the zoom's 256 KiB blocks at 128 KiB against a 256 KiB unit when the
 //! unit is 64 KiB). The block effect γ
@@ -18,13 +21,13 @@
 //! **Fit.** Within each (row, round) block the log IOPS and the indicator
 //! are centred; δ is their least-squares slope over all of the pattern's
 //! blocks, kept only when it is a penalty (paying cells slower), and it
-//! removes S_xy² / S_xx from the residual sum of squares. σ² is estimated per pattern under each model
+//! removes S_xy² / S_xx from the residual sum of squares. σ² is estimated per class under each model
 //! (profile likelihood), so few rounds do not make the evidence look
 //! stronger than it is: the log-likelihood gained is (ν/2) ln(RSS₀/RSS),
 //! ν the residual degrees of freedom (observations less blocks).
 //!
 //! **Criterion.** BIC: a pattern's δ counts only when it gains more than
-//! ½ ln ν; a candidate's score is the sum over patterns, "no unit / no
+//! ½ ln ν; a candidate's score is the sum over classes, "no unit / no
 //! penalty" scores 0. Candidates that split the probed
 //! offsets alike are the same model, so one stands for each: the smallest
 //! probed alignment that is a multiple of U, or twice the largest probed
@@ -34,7 +37,7 @@
 
 use super::engine::Pattern;
 use super::run::CellSamples;
-use super::sequential::{Assessment, ContrastKind};
+use super::sequential::{Assessment, ContrastKind, NoiseClass};
 use crate::units::alignment_of;
 use serde::{Deserialize, Serialize};
 
@@ -90,7 +93,7 @@ impl UnitFit {
 
 /// One row of the offset ladder: its reference and its misaligned cells.
 struct Row<'a> {
-    pattern: Pattern,
+    class: NoiseClass,
     cells: Vec<&'a CellSamples>,
 }
 
@@ -107,7 +110,7 @@ fn rows<'a>(samples: &'a [CellSamples], assessed: &[Assessment]) -> Vec<Row<'a>>
         match out.iter_mut().find(|row| row.cells[0].key() == r.key()) {
             Some(row) => row.cells.push(s),
             None => out.push(Row {
-                pattern: r.cell.pattern,
+                class: NoiseClass::of_cell(&r.cell),
                 cells: vec![r, s],
             }),
         }
@@ -198,13 +201,13 @@ fn score(rows: &[Row], unit: u64) -> (f64, Vec<Pattern>) {
     let pays = |c: &super::grid::Cell| {
         c.offset % unit != 0 || (c.offset + u64::from(c.block_size)) % unit != 0
     };
-    let mut patterns: Vec<Pattern> = rows.iter().map(|r| r.pattern).collect();
-    patterns.sort_unstable();
-    patterns.dedup();
+    let mut classes: Vec<NoiseClass> = rows.iter().map(|r| r.class).collect();
+    classes.sort_unstable();
+    classes.dedup();
     let (mut total, mut paying) = (0.0, Vec::new());
-    for p in patterns {
+    for class in classes {
         let mut s = [0.0; 4];
-        for r in rows.iter().filter(|r| r.pattern == p) {
+        for r in rows.iter().filter(|r| r.class == class) {
             for (acc, v) in s.iter_mut().zip(row_sums(r, &pays)) {
                 *acc += v;
             }
@@ -218,7 +221,7 @@ fn score(rows: &[Row], unit: u64) -> (f64, Vec<Pattern>) {
         let gained = 0.5 * df * (syy / rss).ln() - 0.5 * df.ln();
         if gained > 0.0 {
             total += gained;
-            paying.push((p, gained));
+            paying.push((class.pattern, gained));
         }
     }
     // The patterns said to pay: those with strong evidence of their own
@@ -229,10 +232,12 @@ fn score(rows: &[Row], unit: u64) -> (f64, Vec<Pattern>) {
         .filter(|(_, g)| *g >= STRONG)
         .map(|(p, _)| *p)
         .collect();
-    let named = if strong.is_empty() {
+    let mut named = if strong.is_empty() {
         paying.iter().map(|(p, _)| *p).collect()
     } else {
         strong
     };
+    named.sort_unstable();
+    named.dedup();
     (total, named)
 }
