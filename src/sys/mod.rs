@@ -5,6 +5,7 @@
 //! only the probe's I/O engines call the kernel themselves
 //! (`tests/floors.rs` checks).
 
+pub mod blocktrace;
 pub mod dev;
 pub mod file;
 pub mod host;
