@@ -19,14 +19,14 @@
 //! luck of that round), so only differences inside a round count.
 //!
 //! **Fit.** Within each (row, round) block the log IOPS and the indicator
-//! are centred; δ is their least-squares slope over all of the pattern's
+//! are centred; δ is their least-squares slope over all of the class's
 //! blocks, kept only when it is a penalty (paying cells slower), and it
-//! removes S_xy² / S_xx from the residual sum of squares. σ² is estimated per class under each model
-//! (profile likelihood), so few rounds do not make the evidence look
+//! removes S_xy² / S_xx from the residual sum of squares. σ² is estimated
+//! per class under each model (profile likelihood), so few rounds do not make the evidence look
 //! stronger than it is: the log-likelihood gained is (ν/2) ln(RSS₀/RSS),
 //! ν the residual degrees of freedom (observations less blocks).
 //!
-//! **Criterion.** BIC: a pattern's δ counts only when it gains more than
+//! **Criterion.** BIC: a class's δ counts only when it gains more than
 //! ½ ln ν; a candidate's score is the sum over classes, "no unit / no
 //! penalty" scores 0. Candidates that split the probed
 //! offsets alike are the same model, so one stands for each: the smallest
