@@ -319,6 +319,18 @@ impl Penalty {
 /// `references` (the first, offset 0, ran in every round of the row; the
 /// others where they ran in that round).
 fn row_differences(samples: &[CellSamples], subjects: &[Cell], references: &[Cell]) -> Vec<f64> {
+    row_differences_by_round(samples, subjects, references)
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect()
+}
+
+/// [`row_differences`] with each difference's round.
+fn row_differences_by_round(
+    samples: &[CellSamples],
+    subjects: &[Cell],
+    references: &[Cell],
+) -> Vec<(u32, f64)> {
     let find = |c: &Cell| samples.iter().find(|s| s.cell == *c);
     let Some(r) = references.first().and_then(find) else {
         return Vec::new();
@@ -340,7 +352,7 @@ fn row_differences(samples: &[CellSamples], subjects: &[Cell], references: &[Cel
                 return None;
             }
             let base = refs.iter().sum::<f64>() / refs.len() as f64;
-            Some(stats::median(&ds) - base)
+            Some((rr.round, stats::median(&ds) - base))
         })
         .collect()
 }
@@ -542,13 +554,15 @@ fn priced_rows(
     rows
 }
 
-/// Every pattern the fit leaves out pays at most half the smallest
-/// penalty measured on the paying ones: the upper end of its offset rows'
-/// intervals (at the unit, against every aligned cell) lies below it.
-/// Until then "(randwrite only)" would be a claim without evidence: a
-/// 3 % read penalty is too small for the fit to take in after two or
-/// three rounds, and reads are measured on until it does or they are
-/// shown to be that much cheaper.
+/// Every pattern the fit leaves out pays at most half the penalty
+/// measured on the paying ones (the mean of their priced rows): the upper
+/// end of its interval at the unit lies below it. Until then "(randwrite
+/// only)" would be a claim without evidence: a 3 % read penalty is too
+/// small for the fit to take in after two or three rounds, and reads are
+/// measured on until it does or they are shown to be that much cheaper.
+/// The pattern's offset rows of whole units are taken together (per
+/// round, the mean of the rows' differences): one bound, not one per row,
+/// each of which would have to clear it by luck as well.
 fn others_bounded(
     samples: &[CellSamples],
     assessed: &[Assessment],
@@ -556,9 +570,10 @@ fn others_bounded(
     paying: &[Pattern],
     priced: &[Penalty],
 ) -> bool {
-    let Some(smallest) = priced.iter().map(|r| r.slower_pct).min_by(f64::total_cmp) else {
+    if priced.is_empty() {
         return true;
-    };
+    }
+    let paid = priced.iter().map(|r| r.slower_pct).sum::<f64>() / priced.len() as f64;
     let mut others: Vec<Pattern> = assessed
         .iter()
         .map(|a| a.contrast.subject.cell.pattern)
@@ -567,42 +582,76 @@ fn others_bounded(
     others.sort_unstable();
     others.dedup();
     others.iter().all(|&p| {
-        offset_rows(samples, assessed, unit, p)
-            .iter()
-            .all(|r| r.ci95_pct[1].is_finite() && r.ci95_pct[1] < smallest / 2.0)
+        let (_, ci) = pattern_at_unit(samples, assessed, unit, p);
+        ci[1].is_finite() && ci[1] < paid / 2.0
     })
 }
 
-/// Pattern `p`'s offset rows of whole units, each measured at `unit`
-/// whatever its decisions: the typical difference of its offsets that are
-/// not multiples of the unit against its aligned cells.
-fn offset_rows(
+/// Pattern `p`'s penalty at `unit` over all its offset rows of whole
+/// units: per round, the mean of the rows' typical differences (rounds
+/// every row has), and its interval as a row's is taken.
+fn pattern_at_unit(
     samples: &[CellSamples],
     assessed: &[Assessment],
     unit: u64,
     p: Pattern,
-) -> Vec<Penalty> {
-    let in_row = |a: &&Assessment, bs: u32| {
+) -> (f64, [f64; 2]) {
+    let rows = offset_row_cells(assessed, unit, p);
+    let series: Vec<Vec<(u32, f64)>> = rows
+        .iter()
+        .map(|(reference, subjects)| {
+            let refs = references(samples, reference, Some(unit));
+            row_differences_by_round(samples, subjects, &refs)
+        })
+        .filter(|s| !s.is_empty())
+        .collect();
+    let Some(first) = series.first() else {
+        return (f64::NAN, [f64::NAN, f64::NAN]);
+    };
+    let diffs: Vec<f64> = first
+        .iter()
+        .filter_map(|&(round, _)| {
+            let ds: Vec<f64> = series
+                .iter()
+                .filter_map(|s| s.iter().find(|x| x.0 == round).map(|x| x.1))
+                .collect();
+            (ds.len() == series.len()).then(|| ds.iter().sum::<f64>() / ds.len() as f64)
+        })
+        .collect();
+    let class = rows
+        .first()
+        .map(|(r, _)| sequential::NoiseClass::of_cell(r));
+    let contrasts: Vec<sequential::Contrast> = assessed.iter().map(|a| a.contrast).collect();
+    let pooled = sequential::pooled_variances(&contrasts, samples)
+        .into_iter()
+        .find(|(k, _)| Some(*k) == class)
+        .map(|(_, v)| v);
+    typical(&diffs, pooled)
+}
+
+/// Pattern `p`'s offset rows of whole units at `unit`: each row's
+/// reference (offset 0) and its offsets that are not multiples of the
+/// unit, block sizes of one noise class (the smallest block's).
+fn offset_row_cells(assessed: &[Assessment], unit: u64, p: Pattern) -> Vec<(Cell, Vec<Cell>)> {
+    let mut rows: Vec<(Cell, Vec<Cell>)> = Vec::new();
+    for a in assessed.iter().filter(|a| {
         let c = a.contrast.subject.cell;
         a.contrast.kind == ContrastKind::Offset
             && c.pattern == p
-            && c.block_size == bs
+            && u64::from(c.block_size) % unit == 0
             && c.offset % unit != 0
-    };
-    let mut sizes: Vec<u32> = assessed
-        .iter()
-        .map(|a| a.contrast.subject.cell.block_size)
-        .filter(|&bs| u64::from(bs) % unit == 0)
-        .collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    sizes
-        .into_iter()
-        .filter_map(|bs| {
-            let cells: Vec<&Assessment> = assessed.iter().filter(|a| in_row(a, bs)).collect();
-            row_penalty(samples, assessed, &cells, Some(unit))
-        })
-        .collect()
+    }) {
+        let (reference, subject) = (a.contrast.reference.cell, a.contrast.subject.cell);
+        match rows.iter_mut().find(|r| r.0 == reference) {
+            Some(r) => r.1.push(subject),
+            None => rows.push((reference, vec![subject])),
+        }
+    }
+    rows.sort_by_key(|r| r.0.block_size);
+    if let Some(class) = rows.first().map(|r| sequential::NoiseClass::of_cell(&r.0)) {
+        rows.retain(|r| sequential::NoiseClass::of_cell(&r.0) == class);
+    }
+    rows
 }
 
 /// Every paying pattern that has an offset row of whole units has its
