@@ -42,8 +42,13 @@ _find_disk() {
   echo "@@vm log: no disk matches $1 $2" >&2
   return 1
 }
-# virtio-blk has `serial`; SCSI disks carry it in VPD page 0x80.
-_has_serial() { [ "$(cat "$1/serial" 2>/dev/null)" = "$2" ] || grep -aq "$2\$" "$1/device/vpd_pg80" 2>/dev/null; }
+# virtio-blk has `serial`; SCSI disks carry it in VPD page 0x80; an NVMe
+# namespace's controller has it (space-padded). libata shows no serial in
+# sysfs: the harness gives an AHCI disk its name as its model too.
+_has_serial() {
+  [ "$(cat "$1/serial" 2>/dev/null)" = "$2" ] || grep -aq "$2\$" "$1/device/vpd_pg80" 2>/dev/null ||
+    [ "$(sed 's/ *$//' "$1/device/serial" 2>/dev/null)" = "$2" ] || _has_model "$1" "$2"
+}
 _has_model() { [ "$(sed 's/ *$//' "$1/device/model" 2>/dev/null)" = "$2" ]; }
 
 # The /dev node of the disk whose serial is $1 (the scenario's disk name).

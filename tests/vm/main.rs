@@ -18,7 +18,7 @@
 mod differential;
 mod scenario;
 
-use scenario::{Backing, Boot, Bus, Captured, Scenario, Step};
+use scenario::{Backing, Boot, Bus, Captured, Kernel, Scenario, Step};
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write as _;
@@ -125,7 +125,14 @@ fn qemu_args(vm: &Path, boot: &Boot, work: &Path, initrd: &Path) -> Vec<String> 
     .map(|s| s.to_string())
     .collect();
     a.push("-kernel".into());
-    a.push(vm.join("vmlinuz").display().to_string());
+    a.push(
+        vm.join(match boot.kernel {
+            Kernel::Cloud => "vmlinuz",
+            Kernel::Generic => "vmlinuz-generic",
+        })
+        .display()
+        .to_string(),
+    );
     a.push("-initrd".into());
     a.push(initrd.display().to_string());
     a.push("-append".into());
@@ -180,8 +187,22 @@ fn qemu_args(vm: &Path, boot: &Boot, work: &Path, initrd: &Path) -> Vec<String> 
             }
         }
         let dev = match d.bus {
-            Bus::Virtio => "virtio-blk-pci",
-            Bus::Scsi => "scsi-hd,bus=scsi.0",
+            Bus::Virtio => "virtio-blk-pci".to_string(),
+            Bus::Scsi => "scsi-hd,bus=scsi.0".to_string(),
+            Bus::Nvme => "nvme".to_string(),
+            // The q35 machine's own AHCI controller has ports ide.0 to
+            // ide.5.
+            Bus::Ahci => {
+                let port = boot
+                    .disks
+                    .iter()
+                    .filter(|x| x.bus == Bus::Ahci)
+                    .position(|x| x.name == d.name)
+                    .unwrap_or(0);
+                // libata shows no serial in sysfs; the model is found
+                // (lib.sh `_has_serial`).
+                format!("ide-hd,bus=ide.{port},model={}", d.name)
+            }
         };
         let mut spec = format!("{dev},drive=d_{0},serial={0}", d.name);
         for p in &d.props {

@@ -77,6 +77,22 @@ pub enum Bus {
     Virtio,
     /// scsi-hd on virtio-scsi: the sd driver, as a SATA/SAS disk looks.
     Scsi,
+    /// qemu's NVMe controller with the image as namespace 1 (the
+    /// properties go to the controller, which passes the block sizes on).
+    Nvme,
+    /// ide-hd on the q35 machine's AHCI controller: libata, ATA IDENTIFY
+    /// through SAT. Needs `kernel generic` (the cloud kernel has no ahci).
+    Ahci,
+}
+
+/// The guest kernel of a boot.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Kernel {
+    /// Debian's cloud kernel (the default: boots fastest, no libata).
+    #[default]
+    Cloud,
+    /// Debian's generic kernel (linux-image-amd64): has ahci.
+    Generic,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -114,6 +130,7 @@ pub struct Boot {
     pub disks: Vec<Disk>,
     pub steps: Vec<Step>,
     pub timeout_s: u64,
+    pub kernel: Kernel,
 }
 
 impl Boot {
@@ -245,6 +262,13 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
             "disk" => boot.disks.push(parse_disk(rest).map_err(err)?),
             "nulldisk" => boot.disks.push(parse_nulldisk(rest).map_err(err)?),
             "nbddisk" => boot.disks.push(parse_nbddisk(rest).map_err(err)?),
+            "kernel" => {
+                boot.kernel = match rest {
+                    "cloud" => Kernel::Cloud,
+                    "generic" => Kernel::Generic,
+                    _ => return Err(err(format!("kernel `{rest}`: cloud or generic"))),
+                }
+            }
             "timeout" => {
                 boot.timeout_s = rest
                     .parse()
@@ -378,7 +402,7 @@ fn parse_differential(rest: &str) -> Result<Differential, String> {
 
 fn parse_disk(rest: &str) -> Result<Disk, String> {
     let mut it = rest.split_whitespace();
-    let usage = "disk NAME SIZE virtio|scsi [prop=value,...]";
+    let usage = "disk NAME SIZE virtio|scsi|nvme|ahci [prop=value,...]";
     let (Some(name), Some(size), Some(bus)) = (it.next(), it.next(), it.next()) else {
         return Err(format!("expected `{usage}`"));
     };
@@ -393,7 +417,9 @@ fn parse_disk(rest: &str) -> Result<Disk, String> {
     let bus = match bus {
         "virtio" => Bus::Virtio,
         "scsi" => Bus::Scsi,
-        _ => return Err(format!("bus `{bus}`: virtio or scsi")),
+        "nvme" => Bus::Nvme,
+        "ahci" => Bus::Ahci,
+        _ => return Err(format!("bus `{bus}`: virtio, scsi, nvme or ahci")),
     };
     Ok(Disk {
         name: name.to_string(),
@@ -815,6 +841,23 @@ mod tests {
         assert_eq!(s.boots[0].disks[0].props.len(), 2);
         assert_eq!(s.boots[0].disks[0].size, 8 << 30);
         assert_eq!(s.boots[0].disks[0].backing, Backing::Image);
+    }
+
+    #[test]
+    fn nvme_and_ahci_disks_and_the_generic_kernel() {
+        let s = parse(
+            "t",
+            "boot\nkernel generic\ndisk nv 1G nvme physical_block_size=4096\ndisk sata 1G ahci\ncapture k x\nexpect $k == 1\nboot\ncapture j x\n",
+        )
+        .unwrap();
+        assert_eq!(s.boots[0].kernel, Kernel::Generic);
+        assert_eq!(s.boots[1].kernel, Kernel::Cloud);
+        assert_eq!(s.boots[0].disks[0].bus, Bus::Nvme);
+        assert_eq!(s.boots[0].disks[1].bus, Bus::Ahci);
+        let e = parse("t", "boot\nkernel rt\ncapture k x\nexpect $k == 1\n").unwrap_err();
+        assert!(e.contains("cloud or generic"), "{e}");
+        let e = parse("t", "boot\ndisk d 1G ide\ncapture k x\nexpect $k == 1\n").unwrap_err();
+        assert!(e.contains("virtio, scsi, nvme or ahci"), "{e}");
     }
 
     #[test]
