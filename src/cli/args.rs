@@ -62,7 +62,7 @@ pub struct OutputArgs {
     /// Also write the HTML report (figures and their tables, docs/html.md) to FILE, whatever --format prints; for plan each disk's map now and after the plan, and the steps (not with --new).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Also write the run as Prometheus metrics to FILE (check: the verdicts; topology: the limits and hints; node_exporter textfile format; docs/prometheus.md).
+    /// Also write the run as Prometheus metrics to FILE (check: the verdicts; topology: the limits and hints; watch: the counts of each device; node_exporter textfile format; docs/prometheus.md).
     #[arg(long, value_name = "FILE")]
     pub prometheus: Option<PathBuf>,
 }
@@ -145,7 +145,7 @@ pub enum Command {
     /// disk, a partition, a file, or a scratch file in a directory.
     #[command(after_help = PROBE_HELP, mut_arg("prometheus", |a| a.hide(true)))]
     Probe(ProbeArgs),
-    /// Draw saved runs as one self-contained HTML page: the JSON of check, topology, probe or compare (--json), or fio's JSON output for a probe --emit-fio job file.
+    /// Draw saved runs as one self-contained HTML page: the JSON of check, topology, probe, compare or watch (--json), or fio's JSON output for a probe --emit-fio job file.
     #[command(after_help = REPORT_HELP)]
     Report {
         /// Saved runs (`diskalign ... --json > run.json`, or `fio --output-format=json`); - reads standard input.
@@ -217,9 +217,41 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "gpt", requires = "new")]
         label: Label,
     },
+    /// Watch the real I/O, live: at each layer of the stack (partition, dm, md, loop, disk), how many requests straddle a 4 KiB or grain boundary, are smaller than the physical block or are split, and whether straddling ones take longer. Observes the kernel's block tracepoints; never issues I/O.
+    #[command(after_help = WATCH_HELP)]
+    Watch(WatchArgs),
     /// `completions SHELL` and `man`.
     #[command(flatten)]
     Assets(super::assets::Asset),
+}
+
+const WATCH_HELP: &str = "Each target is followed down to its disks (a dm or md device's slaves, a partition's disk; a disk brings its partitions), and each device's I/O is judged against its grain (max of physical block and minimum I/O, or --unit). A partition's I/O is also mapped onto its disk: a write aligned inside a partition at sector 63 is off 4 KiB on the disk, and is shown as such. A terminal gets a table refreshed every --interval; the summary (the table, the histograms, the latency of aligned against straddling requests, the findings) is printed when the run ends: Ctrl-C, --for, or the end of COMMAND (whose exit status is reported, not returned). docs/watch.md explains it.\nNeeds root (or CAP_BPF and CAP_PERFMON).\nExit status, a bitmask: 0 nothing found; 1 straddling, sub-physical or split I/O found (warnings or errors, docs/findings.md); 2 a target could not be watched or tracing could not start.";
+
+/// `diskalign watch`.
+#[derive(clap::Args, Debug)]
+pub struct WatchArgs {
+    /// Disks, partitions, dm, md or loop devices (/dev/sdb1, dm-0), or a directory (the device of its filesystem); default: every disk and its partitions.
+    pub targets: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Stop after this long (30s, 5m); default: at Ctrl-C or the end of COMMAND.
+    #[arg(long = "for", value_name = "DURATION", value_parser = duration_arg)]
+    pub duration: Option<Duration>,
+    /// How often the live view is refreshed.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration_arg)]
+    pub interval: Duration,
+    /// Judge every device against this unit instead of its physical block and minimum I/O (a multiple of 512: the unit probe found, a RAID chunk).
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+    pub unit: Option<u64>,
+    /// No live view; print only the summary's table and findings.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Play snapshots recorded in FILE instead of tracing (tests).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub replay: Option<PathBuf>,
+    /// Run COMMAND with its arguments and watch until it ends.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// `plan --new --label`.

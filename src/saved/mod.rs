@@ -1,5 +1,5 @@
 //! Saved runs read back: the JSON documents of `check`, `topology`,
-//! `probe` and `compare` (docs/json.md), and the JSON fio writes for the
+//! `probe`, `compare` and `watch` (docs/json.md), and the JSON fio writes for the
 //! job file of `probe --emit-fio`. `report` draws them and `compare`
 //! compares them (`compare` here dispatches on their kinds).
 //!
@@ -16,6 +16,7 @@ pub use crate::check::document::CheckDoc;
 pub use crate::probe::document::ProbeDoc;
 use crate::probe::{document, fio_results};
 pub use crate::topology::TopologyDocument as TopologyDoc;
+pub use crate::watch::WatchDocument as WatchDoc;
 
 use crate::compare::{self, CompareError, Comparison};
 use serde::Deserialize;
@@ -46,11 +47,13 @@ pub enum Saved {
     Probe(Box<ProbeDoc>),
     /// A saved comparison (boxed: the largest variant by far).
     Compare(Box<Comparison>),
+    /// A watch run.
+    Watch(Box<WatchDoc>),
 }
 
 /// What `report` and `compare` read, for the line that refuses a file
 /// that is none of it.
-pub const EXPECTED: &str = "expected a saved run (the output of diskalign check, topology, probe or compare with --json, or of fio --output-format=json)";
+pub const EXPECTED: &str = "expected a saved run (the output of diskalign check, topology, probe, compare or watch with --json, or of fio --output-format=json)";
 
 /// Why a document could not be read: one line, naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -150,6 +153,9 @@ impl Saved {
             "diskalign.compare" => Ok(Saved::Compare(Box::new(
                 Comparison::deserialize(&value).map_err(shape)?,
             ))),
+            "diskalign.watch" => Ok(Saved::Watch(Box::new(
+                WatchDoc::deserialize(&value).map_err(shape)?,
+            ))),
             _ => Err(SavedError::Unknown {
                 name: name.into(),
                 schema: match header.schema {
@@ -168,6 +174,7 @@ impl Saved {
             Saved::Probe(p) if p.source == document::Source::Fio => "fio",
             Saved::Probe(_) => "probe",
             Saved::Compare(_) => "compare",
+            Saved::Watch(_) => "watch",
         }
     }
 }
