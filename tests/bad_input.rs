@@ -630,10 +630,44 @@ fn a_text_file_is_not_a_saved_run() {
         refused(
             &args,
             &format!(
-                "{t}: not JSON (expected value at line 1 column 1); expected a saved run (the output of diskalign check, topology, probe or compare with --json, or of fio --output-format=json)"
+                "{t}: not JSON (expected value at line 1 column 1); expected a saved run (the output of diskalign check, topology, probe, compare or watch with --json, or of fio --output-format=json)"
             ),
         );
         let (out, _, _) = run_full(&args);
         assert!(out.is_empty(), "{out}");
     }
+}
+
+/// `watch`: a target that is no block device, options no run could use,
+/// and (until the kernel's tracer is in) no tracer: each one line, exit 2.
+#[test]
+fn watch_refuses_bad_input_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let f = file.display().to_string();
+    refused(&["watch", &f], "not a block device or a directory");
+    refused(&["watch", "/nonexistent/sdz"], "/nonexistent/sdz");
+    refused(&["watch", "/dev/shm"], "cannot be watched");
+    refused(&["watch", "--for", "0"], "--for 0");
+    refused(&["watch", "--for", "soon"], "is not a duration");
+    refused(&["watch", "--interval", "0s"], "--interval 0");
+    refused(&["watch", "--unit", "1000"], "multiple of 512");
+    refused(&["watch", "--unit", "lots"], "is not a size");
+    refused(
+        &["watch", "--prometheus", "/nonexistent/dir/x.prom"],
+        "cannot write there",
+    );
+    let fixture = format!(
+        "{}/tests/fixtures/sysfs/ao-3584",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    refused(
+        &["--sysfs-root", &fixture, "watch", "sdb"],
+        "watch cannot trace yet",
+    );
+    refused(
+        &["--sysfs-root", &fixture, "watch", "sdb", "--replay", &f],
+        "not a recording of snapshots",
+    );
 }

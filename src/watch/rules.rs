@@ -23,6 +23,29 @@ const PLAN_FIXES: [Code; 5] = [
     Code::SizeNot4k,
 ];
 
+/// The codes of `check` that explain straddling I/O: a start off its
+/// grain (the device's, or what it is built on).
+const STRADDLE_CAUSES: [Code; 5] = [
+    Code::StartMisaligned,
+    Code::StartNot4k,
+    Code::LayerStartMisaligned,
+    Code::LayerStartNot4k,
+    Code::KernelReportsMisaligned,
+];
+
+/// The codes that explain writes below the physical block: a size or end
+/// off 4 KiB gives the node a block size below it.
+const SIZE_CAUSES: [Code; 3] = [Code::SizeNot4k, Code::EndNot4k, Code::EndNotPhysical];
+
+/// Only the causes among `codes`.
+fn only<'a>(causes: &[&'a Finding], codes: &[Code]) -> Vec<&'a Finding> {
+    causes
+        .iter()
+        .copied()
+        .filter(|f| codes.contains(&f.code))
+        .collect()
+}
+
 /// Every finding of the run, device by device.
 pub fn findings(watched: &[Watched], devices: &[DeviceSummary]) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -31,8 +54,8 @@ pub fn findings(watched: &[Watched], devices: &[DeviceSummary]) -> Vec<Finding> 
             continue;
         };
         let causes = causes(w, watched, devices, s.direction);
-        out.extend(straddling(w, s, &causes));
-        out.extend(sub_physical(w, s, &causes));
+        out.extend(straddling(w, s, &only(&causes, &STRADDLE_CAUSES)));
+        out.extend(sub_physical(w, s, &only(&causes, &SIZE_CAUSES)));
         out.extend(split(w, s, &causes));
     }
     out
