@@ -671,3 +671,25 @@ fn watch_refuses_bad_input_in_one_line() {
         "not a recording of snapshots",
     );
 }
+
+/// `watch -- COMMAND`: a command that fails has its status reported and
+/// the summary printed (watch's own status is its findings'); one that
+/// cannot run is one line and exit 2. A synthetic recording
+/// (tests/fixtures/watch, made up) stands in for the kernel's tracer.
+#[test]
+fn watch_reports_a_failing_command_and_refuses_one_that_cannot_run() {
+    let root = format!("{}/tests/fixtures", env!("CARGO_MANIFEST_DIR"));
+    let tree = format!("{root}/sysfs/ao-3584");
+    let rec = format!("{root}/watch/ao-3584.json");
+    let base = ["--sysfs-root", &tree, "watch", "sdb2", "--replay", &rec];
+    let (out, err, code) =
+        run_full(&[&base[..], &["--format", "json", "--", "sh", "-c", "exit 3"]].concat());
+    assert_eq!((code, err.as_str()), (1, ""), "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["command"]["exit_status"], 3, "{doc:#}");
+    assert_eq!(doc["command"]["argv"][0], "sh", "{doc:#}");
+    refused(
+        &[&base[..], &["--", "/nonexistent/command"]].concat(),
+        "cannot run /nonexistent/command",
+    );
+}

@@ -45,7 +45,7 @@ pub struct Cli {
 /// without a format hides its flag and refuses it.
 #[derive(clap::Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Print in this format [default: human]: human tables, JSON (docs/json.md), CSV (one row per partition, disk, probe cell or comparison; not plan) or one self-contained HTML page with figures (docs/html.md).
+    /// Print in this format [default: human]: human tables, JSON (docs/json.md), CSV (one row per partition, disk, probe cell, comparison or watch device, direction and size bucket; not plan) or one self-contained HTML page with figures (docs/html.md).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
     /// --json alone: print JSON, as --format json. --json=FILE (with the =): also write the JSON document (docs/json.md) to FILE, whatever --format prints.

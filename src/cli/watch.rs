@@ -82,7 +82,8 @@ pub fn run(
             &mut each,
         )
     };
-    let command_run = finish(command, child.as_mut(), ended);
+    // A recording's end is not the command's: it runs to its own end.
+    let command_run = finish(command, child.as_mut(), ended, !source.recorded());
     let observed = match observed {
         Ok(o) => o,
         Err(e) => {
@@ -138,19 +139,23 @@ fn spawn(command: &[String]) -> Result<Option<Child>, String> {
         .map_err(|e| format!("cannot run {program}: {e}"))
 }
 
-/// How COMMAND ended. One still running when the watch ends (--for, a
-/// recording's end) is killed, so nothing is left behind.
+/// How COMMAND ended. One still running when the watch ends (--for,
+/// Ctrl-C, the tracer failing) is killed, so nothing is left behind;
+/// after a recording (`kill` false) it is waited for.
 fn finish(
     command: &[String],
     child: Option<&mut Child>,
     ended: Option<ExitStatus>,
+    kill: bool,
 ) -> Option<ChildRun> {
     use std::os::unix::process::ExitStatusExt;
     let child = child?;
     let status = match ended {
         Some(s) => Some(s),
         None => child.try_wait().ok().flatten().or_else(|| {
-            let _ = child.kill();
+            if kill {
+                let _ = child.kill();
+            }
             child.wait().ok()
         }),
     };
