@@ -256,9 +256,11 @@ fn every_serialized_key_is_in_docs_json_md() {
     for (a, b) in [(&doc, &doc), (&checks[0], &checks[1])] {
         add("compare", &compared(a, b), &mut seen);
     }
-    for doc in watched() {
-        add("watch", &doc, &mut seen);
+    let watches = watched();
+    for doc in &watches {
+        add("watch", doc, &mut seen);
     }
+    add("compare", &compared(&watches[0], &watches[1]), &mut seen);
     every_documented_key_is_written(&by_kind);
 
     let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
@@ -487,9 +489,11 @@ fn documents_read_back_as_written() {
     assert_eq!(two["targets"].as_array().map(Vec::len), Some(2), "{two:#}");
     round_trip::<Document<ProbeReport>>(&two, &mut seen);
     // watch: the synthetic recording played over the ao-3584 tree.
-    for doc in watched() {
-        round_trip::<Document<diskalign::watch::WatchRun>>(&doc, &mut seen);
+    let watches = watched();
+    for doc in &watches {
+        round_trip::<Document<diskalign::watch::WatchRun>>(doc, &mut seen);
     }
+    round_trip::<Document<Comparison>>(&compared(&watches[0], &watches[1]), &mut seen);
     drop(l);
     // A document made before the keys added to schema 1 since still reads.
     let older = |doc: &Value, added: &[&str]| {

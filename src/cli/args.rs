@@ -161,10 +161,10 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         figures: Option<PathBuf>,
     },
-    /// Compare two saved runs: two probe runs (or fio results) cell by cell, B/A with its 95 % CI; two check runs finding by finding.
+    /// Compare two saved runs: two probe runs (or fio results) cell by cell, B/A with its 95 % CI; two check runs finding by finding; two watch runs device by device.
     #[command(after_help = COMPARE_HELP, mut_arg("prometheus", |a| a.hide(true)))]
     Compare {
-        /// The reference run (A): a saved probe or check JSON, or fio's JSON.
+        /// The reference run (A): a saved probe, check or watch JSON, or fio's JSON.
         #[arg(value_name = "A.json")]
         a: PathBuf,
         /// The run compared with it (B).
@@ -267,7 +267,7 @@ const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also nee
 
 const REPORT_HELP: &str = "The page opens offline in any browser: its CSS and SVG are inline and it loads nothing from anywhere. Several runs make one page, one section each, in the order given. The page goes to --output FILE (there is no -o: elsewhere -o picks table columns, so report -o is refused with a line naming --output). Exit status: 0 written, 2 a run could not be read (one line on stderr, nothing written).";
 
-const COMPARE_HELP: &str = "Probe runs: the answer first, B/A over every cell both runs measured as a geometric mean with its 95 % interval (\"B is 6.1× slower than A in every cell, [5.4, 6.9]\"), then each pattern's; then the environment differences (kernel, a loop device's direct I/O and backing filesystem, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer.\nExit status: 0 no difference, 1 a cell decided slower or faster or a finding changed, 2 a run could not be read or the two cannot be compared.";
+const COMPARE_HELP: &str = "Probe runs: the answer first, B/A over every cell both runs measured as a geometric mean with its 95 % interval (\"B is 6.1× slower than A in every cell, [5.4, 6.9]\"), then each pattern's; then the environment differences (kernel, a loop device's direct I/O and backing filesystem, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer. Watch runs: each device and direction's I/Os and shares straddling and below the physical block in A and B (shown, not tested: the workloads may differ), and the findings that appeared, disappeared or changed.\nExit status: 0 no difference, 1 a cell decided slower or faster or a finding changed, 2 a run could not be read or the two cannot be compared.";
 
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {

@@ -58,10 +58,15 @@ pub fn run(
     let stack = &resolved.watched;
     let path = source.path();
     let mut ended: Option<ExitStatus> = None;
+    // A recording plays to its end whenever the command ends.
+    let recorded = source.recorded();
     let observed = {
         let mut stop_now = || {
             if stop.load(Ordering::Relaxed) {
                 return true;
+            }
+            if recorded {
+                return false;
             }
             if let (Some(c), None) = (child.as_mut(), ended) {
                 ended = c.try_wait().ok().flatten();
@@ -83,7 +88,7 @@ pub fn run(
         )
     };
     // A recording's end is not the command's: it runs to its own end.
-    let command_run = finish(command, child.as_mut(), ended, !source.recorded());
+    let command_run = finish(command, child.as_mut(), ended, !recorded);
     let observed = match observed {
         Ok(o) => o,
         Err(e) => {

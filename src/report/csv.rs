@@ -77,6 +77,11 @@ pub fn compare(comparison: &Comparison) -> String {
             &c.changes.iter().collect::<Vec<_>>(),
             None,
         ),
+        Comparison::Watch(w) => columns::csv(
+            &columns::changes(),
+            &w.changes.iter().collect::<Vec<_>>(),
+            None,
+        ),
     }
 }
 

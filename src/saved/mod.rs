@@ -30,6 +30,9 @@ pub fn compare(a: &Saved, b: &Saved) -> Result<Comparison, CompareError> {
     match (a, b) {
         (Saved::Probe(x), Saved::Probe(y)) => Ok(Comparison::Probe(compare::probe::compare(x, y))),
         (Saved::Check(x), Saved::Check(y)) => Ok(Comparison::Check(compare::check::compare(x, y))),
+        (Saved::Watch { name: n, doc: x }, Saved::Watch { name: m, doc: y }) => {
+            Ok(Comparison::Watch(compare::watch::compare(n, x, m, y)))
+        }
         _ => Err(CompareError::Kinds {
             a: a.kind(),
             b: b.kind(),
@@ -47,8 +50,11 @@ pub enum Saved {
     Probe(Box<ProbeDoc>),
     /// A saved comparison (boxed: the largest variant by far).
     Compare(Box<Comparison>),
-    /// A watch run.
-    Watch(Box<WatchDoc>),
+    /// A watch run and the file it was read from.
+    Watch {
+        name: String,
+        doc: Box<WatchDoc>,
+    },
 }
 
 /// What `report` and `compare` read, for the line that refuses a file
@@ -153,9 +159,10 @@ impl Saved {
             "diskalign.compare" => Ok(Saved::Compare(Box::new(
                 Comparison::deserialize(&value).map_err(shape)?,
             ))),
-            "diskalign.watch" => Ok(Saved::Watch(Box::new(
-                WatchDoc::deserialize(&value).map_err(shape)?,
-            ))),
+            "diskalign.watch" => Ok(Saved::Watch {
+                name: name.to_string(),
+                doc: Box::new(WatchDoc::deserialize(&value).map_err(shape)?),
+            }),
             _ => Err(SavedError::Unknown {
                 name: name.into(),
                 schema: match header.schema {
@@ -174,7 +181,7 @@ impl Saved {
             Saved::Probe(p) if p.source == document::Source::Fio => "fio",
             Saved::Probe(_) => "probe",
             Saved::Compare(_) => "compare",
-            Saved::Watch(_) => "watch",
+            Saved::Watch { .. } => "watch",
         }
     }
 }

@@ -89,7 +89,7 @@ fn describe(doc: &Saved) -> Option<String> {
             return with_where(&t, &d.header.host, when);
         }
         Saved::Compare(_) => return None,
-        Saved::Watch(d) => (
+        Saved::Watch { doc: d, .. } => (
             d.body.stack.iter().map(|w| w.device.as_str()).collect(),
             &d.header.host,
             &d.header.started_at,
@@ -134,7 +134,7 @@ pub fn render(inputs: &[Input]) -> String {
                 Saved::Topology(d) => topology::section(&id, &i.name, d),
                 Saved::Probe(d) => probe::section(&id, &i.name, d),
                 Saved::Compare(c) => compare::section(&id, &i.name, c),
-                Saved::Watch(d) => watch::section(&id, &i.name, d),
+                Saved::Watch { doc, .. } => watch::section(&id, &i.name, doc),
             }
         })
         .collect();
