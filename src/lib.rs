@@ -11,7 +11,8 @@
 //!    registry: LVM, md, LUKS, bcache, filesystems);
 //! 4. [`inspect`]: the whole picture of every target, before any rule;
 //! 5. [`check`] (pure rules), [`probe`] (measurement), [`saved`] and
-//!    [`compare`] (saved runs), [`plan`] (the fix that keeps the data);
+//!    [`compare`] (saved runs), [`plan`] (the fix that keeps the data),
+//!    [`watch`] (the alignment of the real I/O, from the block tracepoints);
 //! 6. [`report`]: one exporter per format, one column model;
 //! 7. [`cli`]: parsing and dispatch.
 
@@ -37,3 +38,4 @@ pub mod stack;
 pub mod sys;
 pub mod topology;
 pub mod units;
+pub mod watch;

@@ -630,10 +630,66 @@ fn a_text_file_is_not_a_saved_run() {
         refused(
             &args,
             &format!(
-                "{t}: not JSON (expected value at line 1 column 1); expected a saved run (the output of diskalign check, topology, probe or compare with --json, or of fio --output-format=json)"
+                "{t}: not JSON (expected value at line 1 column 1); expected a saved run (the output of diskalign check, topology, probe, compare or watch with --json, or of fio --output-format=json)"
             ),
         );
         let (out, _, _) = run_full(&args);
         assert!(out.is_empty(), "{out}");
     }
+}
+
+/// `watch`: a target that is no block device, options no run could use,
+/// and (until the kernel's tracer is in) no tracer: each one line, exit 2.
+#[test]
+fn watch_refuses_bad_input_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let f = file.display().to_string();
+    refused(&["watch", &f], "not a block device or a directory");
+    refused(&["watch", "/nonexistent/sdz"], "/nonexistent/sdz");
+    refused(&["watch", "/dev/shm"], "cannot be watched");
+    refused(&["watch", "--for", "0"], "--for 0");
+    refused(&["watch", "--for", "soon"], "is not a duration");
+    refused(&["watch", "--interval", "0s"], "--interval 0");
+    refused(&["watch", "--unit", "1000"], "multiple of 512");
+    refused(&["watch", "--unit", "lots"], "is not a size");
+    refused(
+        &["watch", "--prometheus", "/nonexistent/dir/x.prom"],
+        "cannot write there",
+    );
+    let fixture = format!(
+        "{}/tests/fixtures/sysfs/ao-3584",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    refused(
+        &["--sysfs-root", &fixture, "watch", "sdb"],
+        "watch cannot trace yet",
+    );
+    refused(
+        &["--sysfs-root", &fixture, "watch", "sdb", "--replay", &f],
+        "not a recording of snapshots",
+    );
+}
+
+/// `watch -- COMMAND`: a command that fails has its status reported and
+/// the summary printed (watch's own status is its findings'); one that
+/// cannot run is one line and exit 2. A synthetic recording
+/// (tests/fixtures/watch, made up) stands in for the kernel's tracer.
+#[test]
+fn watch_reports_a_failing_command_and_refuses_one_that_cannot_run() {
+    let root = format!("{}/tests/fixtures", env!("CARGO_MANIFEST_DIR"));
+    let tree = format!("{root}/sysfs/ao-3584");
+    let rec = format!("{root}/watch/ao-3584.json");
+    let base = ["--sysfs-root", &tree, "watch", "sdb2", "--replay", &rec];
+    let (out, err, code) =
+        run_full(&[&base[..], &["--format", "json", "--", "sh", "-c", "exit 3"]].concat());
+    assert_eq!((code, err.as_str()), (1, ""), "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["command"]["exit_status"], 3, "{doc:#}");
+    assert_eq!(doc["command"]["argv"][0], "sh", "{doc:#}");
+    refused(
+        &[&base[..], &["--", "/nonexistent/command"]].concat(),
+        "cannot run /nonexistent/command",
+    );
 }

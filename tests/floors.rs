@@ -19,7 +19,7 @@ const FLOORS: &[&[&str]] = &[
     // 4. the whole picture, read before any rule
     &["inspect"],
     // 5. rules, measurement
-    &["check", "probe", "saved", "compare", "plan"],
+    &["check", "probe", "saved", "compare", "plan", "watch"],
     // 6. output
     &["report"],
     // 7. command line

@@ -324,3 +324,45 @@ fn check_table_of_several_targets() {
     }
     golden("check-table-several.txt", &text);
 }
+
+/// `watch` of the ao-3584 fixture tree (sdb, 4 KiB physical; sdb1 at
+/// sector 63, sdb2 at 2048) playing a synthetic recording
+/// (tests/fixtures/watch/make.py: 4 KiB random writes to both
+/// partitions, made up, not traced): the human summary, the CSV and the
+/// JSON (its host, start and version fixed).
+#[test]
+fn watch_of_a_recording() {
+    let (fixtures, _) = fixtures();
+    let run = |extra: &[&str]| {
+        let mut cmd = std::process::Command::new(bin());
+        cmd.current_dir(&fixtures)
+            .args([
+                "--sysfs-root",
+                "ao-3584",
+                "--color",
+                "never",
+                "watch",
+                "sdb",
+            ])
+            .args(["--replay", "../watch/ao-3584.json"])
+            .args(extra)
+            .env_remove("COLUMNS");
+        output_of(&mut cmd)
+    };
+    let (out, err, code) = run(&[]);
+    golden(
+        "watch-ao-3584.txt",
+        &format!("{out}stderr: {err}exit {code}\n"),
+    );
+    let (out, _, code) = run(&["--format", "csv"]);
+    golden("watch-ao-3584.csv", &format!("{out}exit {code}\n"));
+    let (out, _, _) = run(&["--format", "json"]);
+    let mut doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    doc["host"] = "HOST".into();
+    doc["started_at"] = "STARTED".into();
+    doc["diskalign_version"] = "VERSION".into();
+    golden(
+        "watch-ao-3584.json",
+        &(serde_json::to_string_pretty(&doc).unwrap() + "\n"),
+    );
+}

@@ -256,6 +256,11 @@ fn every_serialized_key_is_in_docs_json_md() {
     for (a, b) in [(&doc, &doc), (&checks[0], &checks[1])] {
         add("compare", &compared(a, b), &mut seen);
     }
+    let watches = watched();
+    for doc in &watches {
+        add("watch", doc, &mut seen);
+    }
+    add("compare", &compared(&watches[0], &watches[1]), &mut seen);
     every_documented_key_is_written(&by_kind);
 
     let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
@@ -350,7 +355,7 @@ fn every_documented_key_is_written(by_kind: &BTreeMap<&str, BTreeSet<String>>) {
         .unwrap();
     let documented = documented(&docs);
     assert!(
-        ["*", "check", "topology", "probe", "plan", "compare"]
+        ["*", "check", "topology", "probe", "plan", "compare", "watch"]
             .iter()
             .all(|k| documented.get(*k).is_some_and(|s| !s.is_empty())),
         "docs/json.md lost a section: {:?}",
@@ -483,6 +488,12 @@ fn documents_read_back_as_written() {
     ]);
     assert_eq!(two["targets"].as_array().map(Vec::len), Some(2), "{two:#}");
     round_trip::<Document<ProbeReport>>(&two, &mut seen);
+    // watch: the synthetic recording played over the ao-3584 tree.
+    let watches = watched();
+    for doc in &watches {
+        round_trip::<Document<diskalign::watch::WatchRun>>(doc, &mut seen);
+    }
+    round_trip::<Document<Comparison>>(&compared(&watches[0], &watches[1]), &mut seen);
     drop(l);
     // A document made before the keys added to schema 1 since still reads.
     let older = |doc: &Value, added: &[&str]| {
@@ -548,4 +559,31 @@ fn documents_read_back_as_written() {
         .filter(|k| !docs.contains(&format!("`{k}`")) && !docs.contains(&format!("\"{k}\"")))
         .collect();
     assert!(missing.is_empty(), "keys not in docs/json.md: {missing:?}");
+}
+
+/// `watch` documents made by the real command, playing the synthetic
+/// recording tests/fixtures/watch/ao-3584.json (made up by make.py there,
+/// not traced) over the ao-3584 fixture tree: with a target that is not
+/// there (an `errors` entry), `--unit`, and a COMMAND.
+fn watched() -> Vec<Value> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let tree = root.join("sysfs/ao-3584").display().to_string();
+    let rec = root.join("watch/ao-3584.json").display().to_string();
+    let base = [
+        "--sysfs-root",
+        tree.as_str(),
+        "watch",
+        "--replay",
+        rec.as_str(),
+    ];
+    let runs: [&[&str]; 2] = [&["sdb", "nosuch"], &["sdb1", "--unit", "64k", "--", "true"]];
+    runs.iter()
+        .map(|extra| {
+            // --format json, since `--json` after `--` would be COMMAND's.
+            let (out, code) = run(&[&base[..], &["--format", "json"], extra].concat());
+            let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+            assert!(code & 1 == 1, "{doc:#}");
+            doc
+        })
+        .collect()
 }

@@ -946,3 +946,81 @@ fn the_dashboard_asks_only_for_metrics_diskalign_writes() {
     let (code, out) = sh_status("promtool", &["check", "rules", file.to_str().unwrap()]);
     assert!(code == 0 && out.contains("SUCCESS"), "{out}");
 }
+
+/// `watch --prometheus` of a synthetic recording (tests/fixtures/watch,
+/// made up, not traced) over the ao-3584 fixture tree: counters that
+/// promtool accepts, served by node_exporter, with the recording's counts.
+#[test]
+fn watch_counters_as_node_exporter_serves_them() {
+    let dir = TempDir::new().unwrap();
+    let textfiles = dir.path().join("textfile");
+    std::fs::create_dir(&textfiles).unwrap();
+    let ne = NodeExporter::start(&textfiles, dir.path().join("node-exporter.log"));
+    let file = textfiles.join("diskalign-watch.prom");
+    let root = repo("tests/fixtures/sysfs/ao-3584");
+    let rec = repo("tests/fixtures/watch/ao-3584.json");
+    let (_, err, code) = run_full(&[
+        "--sysfs-root",
+        root.to_str().unwrap(),
+        "watch",
+        "sdb",
+        "--replay",
+        rec.to_str().unwrap(),
+        "--prometheus",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.as_str()), (1, ""));
+    promtool_check_metrics(&file);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("# TYPE diskalign_watch_ios_total counter\n"),
+        "{text}"
+    );
+    let (_, s) = ne.scrape_clean();
+    let write = |device: &'static str, layer: &'static str| {
+        [("device", device), ("layer", layer), ("direction", "write")]
+    };
+    assert_eq!(
+        value(&s, "diskalign_watch_ios_total", &write("sdb1", "partition")),
+        1000.0
+    );
+    assert_eq!(
+        value(
+            &s,
+            "diskalign_watch_off_4k_on_disk_total",
+            &write("sdb1", "partition")
+        ),
+        1000.0
+    );
+    assert_eq!(
+        value(
+            &s,
+            "diskalign_watch_off_4k_on_disk_total",
+            &write("sdb2", "partition")
+        ),
+        0.0
+    );
+    assert_eq!(
+        value(
+            &s,
+            "diskalign_watch_straddle_4k_total",
+            &write("sdb", "disk")
+        ),
+        1000.0
+    );
+    assert_eq!(value(&s, "diskalign_watch_duration_seconds", &[]), 2.0);
+    assert_eq!(value(&s, "diskalign_watch_lost_records_total", &[]), 0.0);
+    let found = [
+        ("device", "sdb1"),
+        ("severity", "error"),
+        ("code", "straddling-io"),
+    ];
+    assert_eq!(value(&s, "diskalign_watch_findings", &found), 1.0);
+    assert!(
+        value(
+            &s,
+            "diskalign_last_run_timestamp_seconds",
+            &[("command", "watch")]
+        ) > 1.6e9
+    );
+}

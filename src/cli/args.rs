@@ -45,7 +45,7 @@ pub struct Cli {
 /// without a format hides its flag and refuses it.
 #[derive(clap::Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Print in this format [default: human]: human tables, JSON (docs/json.md), CSV (one row per partition, disk, probe cell or comparison; not plan) or one self-contained HTML page with figures (docs/html.md).
+    /// Print in this format [default: human]: human tables, JSON (docs/json.md), CSV (one row per partition, disk, probe cell, comparison or watch device, direction and size bucket; not plan) or one self-contained HTML page with figures (docs/html.md).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
     /// --json alone: print JSON, as --format json. --json=FILE (with the =): also write the JSON document (docs/json.md) to FILE, whatever --format prints.
@@ -62,7 +62,7 @@ pub struct OutputArgs {
     /// Also write the HTML report (figures and their tables, docs/html.md) to FILE, whatever --format prints; for plan each disk's map now and after the plan, and the steps (not with --new).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Also write the run as Prometheus metrics to FILE (check: the verdicts; topology: the limits and hints; node_exporter textfile format; docs/prometheus.md).
+    /// Also write the run as Prometheus metrics to FILE (check: the verdicts; topology: the limits and hints; watch: the counts of each device; node_exporter textfile format; docs/prometheus.md).
     #[arg(long, value_name = "FILE")]
     pub prometheus: Option<PathBuf>,
 }
@@ -145,7 +145,7 @@ pub enum Command {
     /// disk, a partition, a file, or a scratch file in a directory.
     #[command(after_help = PROBE_HELP, mut_arg("prometheus", |a| a.hide(true)))]
     Probe(ProbeArgs),
-    /// Draw saved runs as one self-contained HTML page: the JSON of check, topology, probe or compare (--json), or fio's JSON output for a probe --emit-fio job file.
+    /// Draw saved runs as one self-contained HTML page: the JSON of check, topology, probe, compare or watch (--json), or fio's JSON output for a probe --emit-fio job file.
     #[command(after_help = REPORT_HELP)]
     Report {
         /// Saved runs (`diskalign ... --json > run.json`, or `fio --output-format=json`); - reads standard input.
@@ -161,10 +161,10 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         figures: Option<PathBuf>,
     },
-    /// Compare two saved runs: two probe runs (or fio results) cell by cell, B/A with its 95 % CI; two check runs finding by finding.
+    /// Compare two saved runs: two probe runs (or fio results) cell by cell, B/A with its 95 % CI; two check runs finding by finding; two watch runs device by device.
     #[command(after_help = COMPARE_HELP, mut_arg("prometheus", |a| a.hide(true)))]
     Compare {
-        /// The reference run (A): a saved probe or check JSON, or fio's JSON.
+        /// The reference run (A): a saved probe, check or watch JSON, or fio's JSON.
         #[arg(value_name = "A.json")]
         a: PathBuf,
         /// The run compared with it (B).
@@ -217,9 +217,41 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "gpt", requires = "new")]
         label: Label,
     },
+    /// Watch the real I/O, live: at each layer of the stack (partition, dm, md, loop, disk), how many requests straddle a 4 KiB or grain boundary, are smaller than the physical block or are split, and whether straddling ones take longer. Observes the kernel's block tracepoints; never issues I/O.
+    #[command(after_help = WATCH_HELP)]
+    Watch(WatchArgs),
     /// `completions SHELL` and `man`.
     #[command(flatten)]
     Assets(super::assets::Asset),
+}
+
+const WATCH_HELP: &str = "Each target is followed down to its disks (a dm or md device's slaves, a partition's disk; a disk brings its partitions), and each device's I/O is judged against its grain (max of physical block and minimum I/O, or --unit). A partition's I/O is also mapped onto its disk: a write aligned inside a partition at sector 63 is off 4 KiB on the disk, and is shown as such. A terminal gets a table refreshed every --interval; the summary (the table, the histograms, the latency of aligned against straddling requests, the findings) is printed when the run ends: Ctrl-C, --for, or the end of COMMAND (whose exit status is reported, not returned). docs/watch.md explains it.\nNeeds root (or CAP_BPF and CAP_PERFMON).\nExit status, a bitmask: 0 nothing found; 1 straddling, sub-physical or split I/O found (warnings or errors, docs/findings.md); 2 a target could not be watched or tracing could not start.";
+
+/// `diskalign watch`.
+#[derive(clap::Args, Debug)]
+pub struct WatchArgs {
+    /// Disks, partitions, dm, md or loop devices (/dev/sdb1, dm-0), or a directory (the device of its filesystem); default: every disk and its partitions.
+    pub targets: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Stop after this long (30s, 5m); default: at Ctrl-C or the end of COMMAND.
+    #[arg(long = "for", value_name = "DURATION", value_parser = duration_arg)]
+    pub duration: Option<Duration>,
+    /// How often the live view is refreshed.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration_arg)]
+    pub interval: Duration,
+    /// Judge every device against this unit instead of its physical block and minimum I/O (a multiple of 512: the unit probe found, a RAID chunk).
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+    pub unit: Option<u64>,
+    /// No live view; print only the summary's table and findings.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Play snapshots recorded in FILE instead of tracing (tests).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub replay: Option<PathBuf>,
+    /// Run COMMAND with its arguments and watch until it ends.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// `plan --new --label`.
@@ -235,7 +267,7 @@ const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also nee
 
 const REPORT_HELP: &str = "The page opens offline in any browser: its CSS and SVG are inline and it loads nothing from anywhere. Several runs make one page, one section each, in the order given. The page goes to --output FILE (there is no -o: elsewhere -o picks table columns, so report -o is refused with a line naming --output). Exit status: 0 written, 2 a run could not be read (one line on stderr, nothing written).";
 
-const COMPARE_HELP: &str = "Probe runs: the answer first, B/A over every cell both runs measured as a geometric mean with its 95 % interval (\"B is 6.1× slower than A in every cell, [5.4, 6.9]\"), then each pattern's; then the environment differences (kernel, a loop device's direct I/O and backing filesystem, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer.\nExit status: 0 no difference, 1 a cell decided slower or faster or a finding changed, 2 a run could not be read or the two cannot be compared.";
+const COMPARE_HELP: &str = "Probe runs: the answer first, B/A over every cell both runs measured as a geometric mean with its 95 % interval (\"B is 6.1× slower than A in every cell, [5.4, 6.9]\"), then each pattern's; then the environment differences (kernel, a loop device's direct I/O and backing filesystem, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer. Watch runs: each device and direction's I/Os and shares straddling and below the physical block in A and B (shown, not tested: the workloads may differ), and the findings that appeared, disappeared or changed.\nExit status: 0 no difference, 1 a cell decided slower or faster or a finding changed, 2 a run could not be read or the two cannot be compared.";
 
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {

@@ -10,8 +10,9 @@ mod outputs;
 mod plan;
 mod runs;
 mod textfile;
+mod watch;
 
-pub use args::{Cli, Command, OutputArgs, ProbeArgs};
+pub use args::{Cli, Command, OutputArgs, ProbeArgs, WatchArgs};
 pub use options::{Options, Task};
 
 use crate::check::{self, CheckOptions};
@@ -82,6 +83,11 @@ pub fn main() -> ExitCode {
             plan,
             new,
         } => plan::run(&options, &targets, &plan, new, out),
+        Task::Watch {
+            options,
+            command,
+            replay,
+        } => watch::run(&options, &command, replay.as_deref(), out),
     };
     ExitCode::from(emit(&text, code))
 }

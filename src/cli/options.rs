@@ -3,7 +3,7 @@
 //! tree, and each command's library options (like hyperfine's
 //! `options.rs`).
 
-use super::args::{Cli, Command, OutputArgs, ProbeArgs, TableArgs};
+use super::args::{Cli, Command, OutputArgs, ProbeArgs, TableArgs, WatchArgs};
 use super::outputs::Outputs;
 use crate::check::CheckOptions;
 use crate::findings::FailOn;
@@ -62,6 +62,14 @@ pub enum Task {
         /// `--new DISK` with its sizes and label.
         new: Option<(PathBuf, String, crate::layout::TableKind)>,
     },
+    /// Watch the I/O of devices.
+    Watch {
+        options: crate::watch::WatchOptions,
+        /// `-- COMMAND ARGS...`: run it and watch until it ends.
+        command: Vec<String>,
+        /// Recorded snapshots played instead of the kernel's (tests).
+        replay: Option<PathBuf>,
+    },
 }
 
 impl Task {
@@ -77,6 +85,7 @@ impl Task {
             Task::Probe { options, .. } => options.targets.iter().map(PathBuf::as_path).collect(),
             Task::Report { runs, .. } => runs.iter().map(PathBuf::as_path).collect(),
             Task::Compare { a, b } => vec![a.as_path(), b.as_path()],
+            Task::Watch { replay, .. } => replay.iter().map(PathBuf::as_path).collect(),
             Task::Topology { .. } | Task::ListColumns(_) | Task::Assets(_) => Vec::new(),
         }
     }
@@ -94,6 +103,7 @@ impl Task {
             Task::Compare { .. } => Kind::Compare,
             Task::Plan { new: None, .. } => Kind::Plan,
             Task::Plan { new: Some(_), .. } => Kind::NewDisk,
+            Task::Watch { .. } => Kind::Watch,
             Task::Assets(_) | Task::Report { .. } => return None,
         })
     }
@@ -196,6 +206,10 @@ impl Options {
                 (outputs, task)
             }
             Command::Assets(a) => (Outputs::new(Format::Human), Task::Assets(a)),
+            Command::Watch(a) => {
+                style.quiet = a.quiet;
+                (outputs(a.output.clone())?, watch(a, sysfs)?)
+            }
             Command::Report {
                 old_output: Some(file),
                 ..
@@ -364,5 +378,34 @@ fn probe(a: ProbeArgs, sysfs: Sysfs) -> Result<Task, String> {
             sysfs,
         }),
         emit_fio: a.emit_fio,
+    })
+}
+
+/// `watch`'s options; a duration, interval or unit no run could use is
+/// refused here, in one line.
+fn watch(a: WatchArgs, sysfs: Sysfs) -> Result<Task, String> {
+    if a.duration.is_some_and(|d| d.is_zero()) {
+        return Err("watch --for 0: give a duration above 0 (30s, 5m), or leave --for out to watch until Ctrl-C".into());
+    }
+    if a.interval.is_zero() {
+        return Err("watch --interval 0: give an interval above 0 (1s, 500ms)".into());
+    }
+    if let Some(u) = a.unit {
+        if u == 0 || u % 512 != 0 {
+            return Err(format!(
+                "watch --unit {u}: give a multiple of 512 bytes (4k, 64k)"
+            ));
+        }
+    }
+    Ok(Task::Watch {
+        options: crate::watch::WatchOptions {
+            sysfs,
+            targets: a.targets,
+            duration: a.duration,
+            interval: a.interval,
+            unit: a.unit,
+        },
+        command: a.command,
+        replay: a.replay,
     })
 }

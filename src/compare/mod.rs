@@ -7,6 +7,8 @@
 //!   explain everything; cells present in only one run are named.
 //! - Two check runs: the findings that appeared, disappeared or changed,
 //!   per target, partition and layer.
+//! - Two watch runs: each device and direction's shares side by side, and
+//!   the findings that appeared, disappeared or changed.
 //!
 //! The result is data (this module); `report` renders it as text, JSON,
 //! CSV and HTML. The JSON document is `diskalign.compare` (docs/json.md).
@@ -21,6 +23,7 @@ pub mod environment;
 pub mod overall;
 pub mod probe;
 pub(crate) mod sentence;
+pub mod watch;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -31,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 pub use check::CheckComparison;
 pub use probe::ProbeComparison;
+pub use watch::WatchComparison;
 
 /// The result of comparing two saved runs.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -40,6 +44,7 @@ pub use probe::ProbeComparison;
 pub enum Comparison {
     Probe(ProbeComparison),
     Check(CheckComparison),
+    Watch(WatchComparison),
 }
 
 /// Which run, as the comparison names it.
@@ -60,7 +65,7 @@ pub struct RunInfo {
 /// Why two documents cannot be compared.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum CompareError {
-    #[error("cannot compare a {a} run with a {b} run: both must be probe runs (or fio results), or both check runs")]
+    #[error("cannot compare a {a} run with a {b} run: both must be probe runs (or fio results), both check runs or both watch runs")]
     Kinds { a: &'static str, b: &'static str },
 }
 
@@ -71,6 +76,7 @@ impl Comparison {
         match self {
             Comparison::Probe(p) => p.differs(),
             Comparison::Check(c) => c.differs(),
+            Comparison::Watch(w) => w.differs(),
         }
     }
 }

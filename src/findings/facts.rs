@@ -110,6 +110,23 @@ pub struct Facts {
     /// A command that changes it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
+    /// The direction of the I/O a `watch` finding counted (`read`, `write`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
+    /// I/Os `watch` counted on the device in that direction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ios: Option<u64>,
+    /// Of those, the I/Os the finding is about (straddling, smaller than
+    /// the physical block, split).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub affected_ios: Option<u64>,
+    /// affected_ios / ios.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// The codes of what `check` says about the device's placement: the
+    /// cause of what `watch` saw.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<super::Code>,
     /// The partition is a DOS extended container (its own placement is
     /// informational).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

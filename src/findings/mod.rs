@@ -155,6 +155,13 @@ codes! {
         "The device node could not be opened (no permission, a container, a --sysfs-root tree): the partitions are judged from the kernel's view in sysfs, and the layers inside them are not checked.";
     TopologyUnknown = "topology-unknown", Info,
         "The target is an image: the real device is unknown, so it is judged against 4 KiB and 1 MiB anyway.";
+    // What `watch` saw the real I/O do.
+    StraddlingIo = "straddling-io", Error,
+        "A share of the I/O reaching a device straddles its 4 KiB or grain boundary (or, at a partition, starts off 4 KiB on the disk below): each such I/O touches one unit more than it needs (watch).";
+    SubPhysicalWrites = "sub-physical-writes", Error,
+        "A share of the writes reaching a device are smaller than its physical block: on a 512e drive each is a read-modify-write of the whole block (watch).";
+    SplitIo = "split-io", Warning,
+        "A share of the I/O to a device was split by the kernel before reaching the driver (watch).";
 }
 
 impl Serialize for Code {

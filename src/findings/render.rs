@@ -34,6 +34,9 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::LvmExtentMisaligned => extent(f),
         Code::LvmStripeMisaligned => stripe(f),
         Code::KernelReportsMisaligned => partition_marker(f),
+        Code::StraddlingIo => straddling_io(f),
+        Code::SubPhysicalWrites => sub_physical_writes(f),
+        Code::SplitIo => split_io(f),
         _ => return None,
     };
     if f.extended_container {
@@ -268,5 +271,74 @@ fn stripe(f: &Facts) -> String {
         n(f.units_ideal),
         amp.trim_end_matches('0').trim_end_matches('.'),
         legs.join("; ")
+    )
+}
+
+/// "120 of 1000 writes (12.0 %)".
+fn counted(f: &Facts, what: &str) -> String {
+    format!(
+        "{} of {} {what} ({:.1} %)",
+        n(f.affected_ios),
+        n(f.ios),
+        f.share.unwrap_or(0.0) * 100.0
+    )
+}
+
+/// The direction's I/Os in words: "writes", "reads", "discard I/Os".
+fn ios_of(f: &Facts) -> String {
+    match f.direction.as_deref() {
+        Some("read") => "reads".into(),
+        Some("write") => "writes".into(),
+        Some(d) => format!("{d} I/Os"),
+        None => "I/Os".into(),
+    }
+}
+
+/// What `check` says caused it, and the fix, when known.
+fn cause_and_fix(f: &Facts) -> String {
+    let mut s = String::new();
+    if !f.causes.is_empty() {
+        let codes: Vec<&str> = f.causes.iter().map(|c| c.as_str()).collect();
+        s.push_str(&format!("; check finds {}", codes.join(", ")));
+    }
+    if let Some(fix) = &f.fix {
+        s.push_str(&format!("; `{fix}` proposes the fix"));
+    }
+    s
+}
+
+fn straddling_io(f: &Facts) -> String {
+    let (at, on) = match f.offset_bytes {
+        Some(o) => (
+            format!(" (it starts at byte {o} of the disk)"),
+            " on the disk",
+        ),
+        None => (String::new(), ""),
+    };
+    format!(
+        "{} to {}{at} straddle a {} boundary{on}: each touches one unit more than it needs{}",
+        counted(f, &ios_of(f)),
+        text(&f.device),
+        exact(n(f.grain_bytes)),
+        cause_and_fix(f)
+    )
+}
+
+fn sub_physical_writes(f: &Facts) -> String {
+    format!(
+        "{} to {} are smaller than its {}-byte physical block: the drive reads, modifies and writes the whole block for each{}",
+        counted(f, "writes"),
+        text(&f.device),
+        n(f.physical_block_bytes),
+        cause_and_fix(f)
+    )
+}
+
+fn split_io(f: &Facts) -> String {
+    format!(
+        "{} to {} were split by the kernel before reaching the driver{}",
+        counted(f, &ios_of(f)),
+        text(&f.device),
+        cause_and_fix(f)
     )
 }

@@ -15,6 +15,8 @@ use crate::probe::env::Environment;
 use crate::probe::report::{ProbeReport, TargetInfo};
 use crate::topology::Disk;
 use crate::units::human;
+use crate::watch::summary::Bucket;
+use crate::watch::{DeviceSummary, WatchRun};
 
 /// One column over rows of type `R`.
 pub struct Column<R: ?Sized> {
@@ -743,6 +745,118 @@ pub fn changes() -> Vec<FC> {
     ]
 }
 
+type WD = Column<DeviceSummary>;
+
+fn dir_of(s: &DeviceSummary) -> String {
+    s.direction
+        .map(|d| d.as_str().to_string())
+        .unwrap_or_default()
+}
+
+/// `watch`'s table, like iostat -x: one row per device and direction.
+pub fn watch_devices() -> Vec<WD> {
+    vec![
+        WD::both("device", "DEVICE", |s| s.device.clone()),
+        WD::both("layer", "LAYER", |s| s.layer.as_str().into()).drop(3),
+        WD::both("direction", "DIR", dir_of),
+        WD::both("ios", "IOS", |s| s.ios.to_string()),
+        WD::both("bytes", "BYTES", |s| s.bytes.to_string())
+            .shown_as(|s, _| human(s.bytes))
+            .size()
+            .drop(2),
+        WD::human_only("average", "AVG", |s| {
+            s.bytes.checked_div(s.ios).map_or("-".into(), human)
+        })
+        .drop(1),
+        WD::human_only("share", "STRADDLE", |s| {
+            if s.ios == 0 {
+                "-".into()
+            } else {
+                format!("{:.1}%", 100.0 * s.straddle_share)
+            }
+        }),
+        WD::both("straddle_4k", "X-4K", |s| s.straddle_4k.to_string()),
+        WD::both("straddle_grain", "X-GRAIN", |s| {
+            s.straddle_grain.to_string()
+        })
+        .drop(2),
+        WD::human_only("off_4k_on_disk", "OFF-4K-DISK", |s| {
+            s.off_4k_on_disk.map_or("-".into(), |n| n.to_string())
+        }),
+        WD::both("sub_physical", "SUB-PHYS", |s| s.sub_physical.to_string()),
+        WD::both("splits", "SPLITS", |s| s.splits.to_string()).drop(1),
+        WD::both("merges", "MERGES", |s| s.merges.to_string()).drop(1),
+        WD::both("grain_bytes", "GRAIN", |s| s.grain_bytes.to_string())
+            .shown_as(|s, _| human(s.grain_bytes))
+            .size()
+            .drop(3),
+    ]
+}
+
+/// One device, direction and request-size bucket (`watch --format
+/// csv`); a summary without sizes (only splits or merges) is one row
+/// with the size columns empty.
+pub struct WatchRow<'a> {
+    pub summary: &'a DeviceSummary,
+    pub bucket: Option<&'a Bucket>,
+}
+
+/// Every row of a watch run's CSV, in the document's order.
+pub fn watch_rows(run: &WatchRun) -> Vec<WatchRow<'_>> {
+    let mut out = Vec::new();
+    for s in &run.devices {
+        if s.size_histogram.is_empty() {
+            out.push(WatchRow {
+                summary: s,
+                bucket: None,
+            });
+        }
+        out.extend(s.size_histogram.iter().map(|b| WatchRow {
+            summary: s,
+            bucket: Some(b),
+        }));
+    }
+    out
+}
+
+type WR<'a> = Column<WatchRow<'a>>;
+
+fn opt_num(v: Option<u64>) -> String {
+    v.map(|n| n.to_string()).unwrap_or_default()
+}
+
+/// The CSV columns of `watch`.
+pub fn watch_buckets<'a>() -> Vec<WR<'a>> {
+    vec![
+        WR::csv_only("device", |r| r.summary.device.clone()),
+        WR::csv_only("layer", |r| r.summary.layer.as_str().into()),
+        WR::csv_only("direction", |r| dir_of(r.summary)),
+        WR::csv_only("stage", |r| {
+            r.summary
+                .stage
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_default()
+        }),
+        WR::csv_only("size_from_bytes", |r| {
+            opt_num(r.bucket.map(|b| b.from_bytes))
+        }),
+        WR::csv_only("size_ios", |r| opt_num(r.bucket.map(|b| b.ios))),
+        WR::csv_only("ios", |r| r.summary.ios.to_string()),
+        WR::csv_only("bytes", |r| r.summary.bytes.to_string()),
+        WR::csv_only("straddle_4k", |r| r.summary.straddle_4k.to_string()),
+        WR::csv_only("straddle_grain", |r| r.summary.straddle_grain.to_string()),
+        WR::csv_only("sub_physical", |r| r.summary.sub_physical.to_string()),
+        WR::csv_only("splits", |r| r.summary.splits.to_string()),
+        WR::csv_only("merges", |r| r.summary.merges.to_string()),
+        WR::csv_only("off_4k", |r| r.summary.off_4k.to_string()),
+        WR::csv_only("off_4k_on_disk", |r| opt_num(r.summary.off_4k_on_disk)),
+        WR::csv_only("grain_bytes", |r| r.summary.grain_bytes.to_string()),
+        WR::csv_only("physical_block_bytes", |r| {
+            r.summary.physical_block_bytes.to_string()
+        }),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -759,6 +873,7 @@ mod tests {
             .chain(cells().iter().filter(|c| c.csv).map(|c| c.id))
             .chain(ratios().iter().filter(|c| c.csv).map(|c| c.id))
             .chain(changes().iter().filter(|c| c.csv).map(|c| c.id))
+            .chain(watch_buckets().iter().filter(|c| c.csv).map(|c| c.id))
             .collect::<Vec<_>>();
         for n in names {
             assert!(doc.contains(&format!("`{n}`")), "docs/csv.md lacks {n}");

@@ -1,6 +1,7 @@
 //! CSV for every command, from the shared column model: `check` one row
 //! per partition, `topology` one row per disk, `probe` one row per cell,
-//! `compare` one row per cell compared or per finding changed.
+//! `compare` one row per cell compared or per finding changed, `watch`
+//! one row per device, direction and request-size bucket.
 //! Targets that could not be read are on stderr, as for every format.
 
 use super::columns::{self, DISKS};
@@ -44,6 +45,16 @@ impl Exporter for Csv {
     fn compare(&self, comparison: &Comparison) -> Option<String> {
         Some(compare(comparison))
     }
+
+    fn watch(&self, run: &crate::watch::WatchRun) -> Option<String> {
+        let rows = columns::watch_rows(run);
+        Some(columns::csv_with(
+            &columns::watch_buckets(),
+            &rows.iter().collect::<Vec<_>>(),
+            self.columns.as_deref(),
+            self.headings,
+        ))
+    }
 }
 
 /// `compare --format csv`: one row per cell both probe runs measured, or
@@ -64,6 +75,11 @@ pub fn compare(comparison: &Comparison) -> String {
         Comparison::Check(c) => columns::csv(
             &columns::changes(),
             &c.changes.iter().collect::<Vec<_>>(),
+            None,
+        ),
+        Comparison::Watch(w) => columns::csv(
+            &columns::changes(),
+            &w.changes.iter().collect::<Vec<_>>(),
             None,
         ),
     }

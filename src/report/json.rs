@@ -54,6 +54,15 @@ impl super::Exporter for Json {
     fn new_disk(&self, d: &crate::plan::new_disk::NewDisk) -> Option<String> {
         Some(plan(d, &self.stamp))
     }
+
+    fn watch(&self, run: &crate::watch::WatchRun) -> Option<String> {
+        Some(watch(run, &self.stamp) + "\n")
+    }
+}
+
+/// `watch --json`: what each device's I/O did, under the common header.
+pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
+    document("diskalign.watch", run, stamp)
 }
 
 /// `topology --json`: the disks read and the ones that could not be.
@@ -105,6 +114,7 @@ mod tests {
             super::topology(&Default::default(), &stamp()),
             super::compare(&fixtures::fixed(), &stamp()),
             super::plan(&serde_json::json!({}), &stamp()),
+            super::watch(&Default::default(), &stamp()),
         ];
         for text in texts {
             let v: serde_json::Value = serde_json::from_str(&text).unwrap();

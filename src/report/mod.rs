@@ -24,6 +24,7 @@ use crate::plan::new_disk::NewDisk;
 use crate::plan::PlanRun;
 use crate::probe::report::ProbeReport;
 use crate::topology::Survey;
+use crate::watch::WatchRun;
 pub use style::Style;
 
 /// A target as people count it: `target 1` for the JSON's index 0. A
@@ -121,6 +122,7 @@ pub enum Run<'a> {
     Plan(Planned<'a>),
     NewDisk(&'a NewDisk),
     Columns(Listed),
+    Watch(&'a WatchRun),
 }
 
 /// The kinds of run, known before the run is made, so an output the
@@ -134,6 +136,7 @@ pub enum Kind {
     Plan,
     NewDisk,
     Columns,
+    Watch,
 }
 
 impl Kind {
@@ -142,7 +145,7 @@ impl Kind {
     pub fn formats(self) -> &'static [Format] {
         use Format::*;
         match self {
-            Kind::Check | Kind::Topology => &[Human, Json, Csv, Html, Prometheus],
+            Kind::Check | Kind::Topology | Kind::Watch => &[Human, Json, Csv, Html, Prometheus],
             Kind::Probe | Kind::Compare => &[Human, Json, Csv, Html],
             Kind::Plan => &[Human, Json, Html, Script],
             Kind::NewDisk => &[Human, Json, Script],
@@ -160,6 +163,7 @@ impl Kind {
             Kind::Plan => "plan",
             Kind::NewDisk => "plan --new",
             Kind::Columns => "--list-columns",
+            Kind::Watch => "watch",
         }
     }
 }
@@ -174,6 +178,7 @@ impl Run<'_> {
             Run::Plan(_) => Kind::Plan,
             Run::NewDisk(_) => Kind::NewDisk,
             Run::Columns(_) => Kind::Columns,
+            Run::Watch(_) => Kind::Watch,
         }
     }
 
@@ -187,6 +192,7 @@ impl Run<'_> {
             Run::Plan(p) => out.plan(p),
             Run::NewDisk(d) => out.new_disk(d),
             Run::Columns(l) => out.columns(l),
+            Run::Watch(w) => out.watch(w),
         }
     }
 }
@@ -216,6 +222,10 @@ pub trait Exporter {
     }
     /// `--list-columns`.
     fn columns(&self, _listed: Listed) -> Option<String> {
+        None
+    }
+    /// `watch`: the I/O seen at each layer.
+    fn watch(&self, _run: &WatchRun) -> Option<String> {
         None
     }
 }
@@ -309,7 +319,9 @@ mod tests {
             errors: vec![],
         };
         let new = new_disk();
+        let watch = WatchRun::default();
         let runs = [
+            Run::Watch(&watch),
             Run::Check(&check),
             Run::Topology(&survey),
             Run::Compare(&comparison),

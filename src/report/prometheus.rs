@@ -32,6 +32,104 @@ impl super::Exporter for Prometheus {
     fn topology(&self, survey: &Survey) -> Option<String> {
         Some(topology(survey, &self.stamp, SystemTime::now()))
     }
+
+    fn watch(&self, run: &crate::watch::WatchRun) -> Option<String> {
+        Some(watch(run, &self.stamp, SystemTime::now()))
+    }
+}
+
+impl Family {
+    /// A counter: summed where a label set repeats.
+    fn counter(name: &'static str, help: &'static str) -> Family {
+        Family {
+            kind: "counter",
+            ..Family::gauge(name, help, |a, b| a + b)
+        }
+    }
+}
+
+/// The metrics of a `watch` run started as `stamp` says, finished at
+/// `at`: the counts of each device and direction over the run (a new run
+/// counts from 0 again, which Prometheus's rate() takes as a reset).
+pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp, at: SystemTime) -> String {
+    let mut time = Family::gauge(
+        "diskalign_watch_timestamp_seconds",
+        "Unix time at which diskalign watch finished.",
+        f64::max,
+    );
+    time.add(&[], seconds(at));
+    let mut duration = Family::gauge(
+        "diskalign_watch_duration_seconds",
+        "How long the watch counted.",
+        f64::max,
+    );
+    duration.add(&[], run.duration_s);
+    let mut exit = Family::gauge(
+        "diskalign_watch_exit_status",
+        "The watch's exit status: bit 1 findings of warning or above, bit 2 something could not be watched.",
+        f64::max,
+    );
+    exit.add(&[], f64::from(run.exit_status));
+    let mut lost = Family::counter(
+        "diskalign_watch_lost_records_total",
+        "Trace records the kernel dropped during the watch (0 when BPF counts in the kernel).",
+    );
+    lost.add(&[], run.lost_records as f64);
+    type Get = fn(&crate::watch::DeviceSummary) -> u64;
+    let per_device: [(&'static str, &'static str, Get); 8] = [
+        ("diskalign_watch_ios_total", "I/Os at the device by direction: requests issued to its driver, else bios queued to it, else bios as addressed to it before a partition or dm moved them down (the JSON's stage says which).", |s| s.ios),
+        ("diskalign_watch_bytes_total", "Bytes of those I/Os.", |s| s.bytes),
+        ("diskalign_watch_straddle_4k_total", "I/Os whose start or end is not on a 4 KiB boundary of the device.", |s| s.straddle_4k),
+        ("diskalign_watch_straddle_grain_total", "I/Os whose start or end is not on the device's grain (max of physical block and minimum I/O, or --unit).", |s| s.straddle_grain),
+        ("diskalign_watch_off_4k_on_disk_total", "I/Os whose start is off 4 KiB on the disk below (a partition's offset added); absent where the offset is unknown.", |s| s.off_4k_on_disk.unwrap_or(0)),
+        ("diskalign_watch_sub_physical_total", "Writes smaller than the device's physical block (read-modify-write on 512e drives).", |s| s.sub_physical),
+        ("diskalign_watch_splits_total", "I/Os the kernel split before the driver (block_split).", |s| s.splits),
+        ("diskalign_watch_merges_total", "bios merged into a request (block_bio_backmerge, block_bio_frontmerge).", |s| s.merges),
+    ];
+    let mut families: Vec<Family> = per_device
+        .iter()
+        .map(|(name, help, _)| Family::counter(name, help))
+        .collect();
+    for s in &run.devices {
+        let dir = s.direction.map_or("", |d| d.as_str());
+        let labels = [
+            ("device", s.device.as_str()),
+            ("layer", s.layer.as_str()),
+            ("direction", dir),
+        ];
+        for (f, (name, _, get)) in families.iter_mut().zip(per_device.iter()) {
+            if *name == "diskalign_watch_off_4k_on_disk_total" && s.off_4k_on_disk.is_none() {
+                continue;
+            }
+            f.add(&labels, get(s) as f64);
+        }
+    }
+    let mut by_code = Family::gauge(
+        "diskalign_watch_findings",
+        "Findings of the watch by device, severity and code (docs/findings.md); only codes found are present.",
+        f64::max,
+    );
+    let mut counts: Vec<(String, &'static str, &'static str, f64)> = Vec::new();
+    for f in &run.findings {
+        let device = f.facts.device.clone().unwrap_or_default();
+        match counts
+            .iter_mut()
+            .find(|(d, s, c, _)| *d == device && *s == f.severity.as_str() && *c == f.code.as_str())
+        {
+            Some(entry) => entry.3 += 1.0,
+            None => counts.push((device, f.severity.as_str(), f.code.as_str(), 1.0)),
+        }
+    }
+    for (d, s, c, n) in &counts {
+        by_code.add(
+            &[("device", d.as_str()), ("severity", *s), ("code", *c)],
+            *n,
+        );
+    }
+    let mut all = vec![time, last_run("watch", stamp), duration, exit, lost];
+    all.extend(families);
+    all.push(by_code);
+    render(&all)
 }
 
 const SEVERITIES: [Severity; 3] = [Severity::Info, Severity::Warning, Severity::Error];
@@ -386,6 +484,8 @@ fn seconds(at: SystemTime) -> f64 {
 struct Family {
     name: &'static str,
     help: &'static str,
+    /// `gauge` or `counter`.
+    kind: &'static str,
     merge: fn(f64, f64) -> f64,
     samples: Vec<(String, f64)>,
     index: HashMap<String, usize>,
@@ -396,6 +496,7 @@ impl Family {
         Family {
             name,
             help,
+            kind: "gauge",
             merge,
             samples: Vec::new(),
             index: HashMap::new(),
@@ -422,7 +523,7 @@ fn render(families: &[Family]) -> String {
     let mut out = String::new();
     for f in families.iter().filter(|f| !f.samples.is_empty()) {
         let _ = writeln!(out, "# HELP {} {}", f.name, escape_help(f.help));
-        let _ = writeln!(out, "# TYPE {} gauge", f.name);
+        let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
         for (labels, v) in &f.samples {
             let _ = writeln!(out, "{}{labels} {}", f.name, value(*v));
         }

@@ -1,5 +1,5 @@
 //! Saved runs read back: the JSON documents of `check`, `topology`,
-//! `probe` and `compare` (docs/json.md), and the JSON fio writes for the
+//! `probe`, `compare` and `watch` (docs/json.md), and the JSON fio writes for the
 //! job file of `probe --emit-fio`. `report` draws them and `compare`
 //! compares them (`compare` here dispatches on their kinds).
 //!
@@ -16,6 +16,7 @@ pub use crate::check::document::CheckDoc;
 pub use crate::probe::document::ProbeDoc;
 use crate::probe::{document, fio_results};
 pub use crate::topology::TopologyDocument as TopologyDoc;
+pub use crate::watch::WatchDocument as WatchDoc;
 
 use crate::compare::{self, CompareError, Comparison};
 use serde::Deserialize;
@@ -29,6 +30,9 @@ pub fn compare(a: &Saved, b: &Saved) -> Result<Comparison, CompareError> {
     match (a, b) {
         (Saved::Probe(x), Saved::Probe(y)) => Ok(Comparison::Probe(compare::probe::compare(x, y))),
         (Saved::Check(x), Saved::Check(y)) => Ok(Comparison::Check(compare::check::compare(x, y))),
+        (Saved::Watch { name: n, doc: x }, Saved::Watch { name: m, doc: y }) => {
+            Ok(Comparison::Watch(compare::watch::compare(n, x, m, y)))
+        }
         _ => Err(CompareError::Kinds {
             a: a.kind(),
             b: b.kind(),
@@ -46,11 +50,16 @@ pub enum Saved {
     Probe(Box<ProbeDoc>),
     /// A saved comparison (boxed: the largest variant by far).
     Compare(Box<Comparison>),
+    /// A watch run and the file it was read from.
+    Watch {
+        name: String,
+        doc: Box<WatchDoc>,
+    },
 }
 
 /// What `report` and `compare` read, for the line that refuses a file
 /// that is none of it.
-pub const EXPECTED: &str = "expected a saved run (the output of diskalign check, topology, probe or compare with --json, or of fio --output-format=json)";
+pub const EXPECTED: &str = "expected a saved run (the output of diskalign check, topology, probe, compare or watch with --json, or of fio --output-format=json)";
 
 /// Why a document could not be read: one line, naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -150,6 +159,10 @@ impl Saved {
             "diskalign.compare" => Ok(Saved::Compare(Box::new(
                 Comparison::deserialize(&value).map_err(shape)?,
             ))),
+            "diskalign.watch" => Ok(Saved::Watch {
+                name: name.to_string(),
+                doc: Box::new(WatchDoc::deserialize(&value).map_err(shape)?),
+            }),
             _ => Err(SavedError::Unknown {
                 name: name.into(),
                 schema: match header.schema {
@@ -168,6 +181,7 @@ impl Saved {
             Saved::Probe(p) if p.source == document::Source::Fio => "fio",
             Saved::Probe(_) => "probe",
             Saved::Compare(_) => "compare",
+            Saved::Watch { .. } => "watch",
         }
     }
 }

@@ -27,6 +27,7 @@ pub mod probe;
 pub mod scale;
 pub mod svg;
 pub mod topology;
+pub mod watch;
 
 use crate::saved::Saved;
 
@@ -88,6 +89,11 @@ fn describe(doc: &Saved) -> Option<String> {
             return with_where(&t, &d.header.host, when);
         }
         Saved::Compare(_) => return None,
+        Saved::Watch { doc: d, .. } => (
+            d.body.stack.iter().map(|w| w.device.as_str()).collect(),
+            &d.header.host,
+            &d.header.started_at,
+        ),
     };
     with_where(&targets, host, crate::units::parse_rfc3339(started))
 }
@@ -128,6 +134,7 @@ pub fn render(inputs: &[Input]) -> String {
                 Saved::Topology(d) => topology::section(&id, &i.name, d),
                 Saved::Probe(d) => probe::section(&id, &i.name, d),
                 Saved::Compare(c) => compare::section(&id, &i.name, c),
+                Saved::Watch { doc, .. } => watch::section(&id, &i.name, doc),
             }
         })
         .collect();
@@ -212,6 +219,13 @@ impl super::Exporter for Html {
 
     fn plan(&self, p: super::Planned) -> Option<String> {
         Some(plan::page(p, &self.stamp))
+    }
+
+    fn watch(&self, run: &crate::watch::WatchRun) -> Option<String> {
+        Some(from_json(
+            &super::json::watch(run, &self.stamp),
+            "this watch run",
+        ))
     }
 }
 

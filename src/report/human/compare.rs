@@ -19,9 +19,53 @@ pub fn render(c: &Comparison, st: &Style) -> String {
     match c {
         Comparison::Probe(p) if st.quiet => answer(p, st) + &format!("{}\n", st.bold(&p.summary)),
         Comparison::Check(k) if st.quiet => format!("{}\n", st.bold(&k.summary)),
+        Comparison::Watch(w) if st.quiet => format!("{}\n", st.bold(&w.summary)),
         Comparison::Probe(p) => probe(p, st),
         Comparison::Check(k) => check(k, st),
+        Comparison::Watch(w) => watch(w, st),
     }
+}
+
+/// Two watch runs: each device and direction's shares in A and B (not
+/// tested: the workloads may differ), the findings that changed, the
+/// summary.
+fn watch(c: &crate::compare::WatchComparison, st: &Style) -> String {
+    let mut out = run_line("A", &c.a, st) + &run_line("B", &c.b, st);
+    out.push('\n');
+    let num = |v: Option<u64>| v.map_or("-".into(), |n| n.to_string());
+    let pct = |v: Option<f64>| v.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x));
+    let titles = [
+        "device",
+        "dir",
+        "ios A",
+        "ios B",
+        "straddle A",
+        "straddle B",
+        "sub-phys A",
+        "sub-phys B",
+    ];
+    let mut rows = vec![titles.iter().map(|t| st.dim(t)).collect::<Vec<_>>()];
+    rows.extend(c.devices.iter().map(|d| {
+        vec![
+            st.bold(&d.device),
+            d.direction.map_or("", |x| x.as_str()).to_string(),
+            num(d.ios_a),
+            num(d.ios_b),
+            pct(d.straddle_share_a),
+            pct(d.straddle_share_b),
+            pct(d.sub_physical_share_a),
+            pct(d.sub_physical_share_b),
+        ]
+    }));
+    out.push_str(&table(&rows));
+    if !c.changes.is_empty() {
+        out.push('\n');
+    }
+    for f in &c.changes {
+        out.push_str(&change_line(f, st));
+    }
+    let _ = writeln!(out, "\n{}", st.bold(&c.summary));
+    out
 }
 
 fn run_line(side: &str, r: &RunInfo, st: &Style) -> String {

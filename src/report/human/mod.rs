@@ -6,6 +6,7 @@ mod compare;
 mod probe;
 mod stack;
 mod topology;
+mod watch;
 
 use super::style::Style;
 use super::{Exporter, Listed, Planned};
@@ -44,10 +45,19 @@ impl Exporter for Human {
         Some(super::plan::human_new(d, &self.style))
     }
 
+    fn watch(&self, run: &crate::watch::WatchRun) -> Option<String> {
+        Some(watch::render(run, &self.style))
+    }
+
     fn columns(&self, listed: Listed) -> Option<String> {
         Some(match listed {
             Listed::Check => super::columns::check_list(&self.style),
             Listed::Topology => super::columns::topology_list(&self.style),
         })
     }
+}
+
+/// `watch`'s live view: one interval's table, redrawn every interval.
+pub fn watch_live(run: &crate::watch::WatchRun, style: &Style) -> String {
+    watch::live(run, style)
 }

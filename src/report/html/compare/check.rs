@@ -20,7 +20,7 @@ pub fn section(s: &mut String, id: &str, k: &CheckComparison) {
     s.push_str(&targets(id, k));
     let counts = counts(k);
     s.push_str(&bars(id, &counts));
-    s.push_str(&changes(id, k));
+    s.push_str(&changes(id, &k.changes));
 }
 
 fn status_td(s: Option<Status>, error: &Option<String>, present: bool) -> Td {
@@ -214,11 +214,11 @@ fn sev(s: Option<Severity>) -> Td {
     }
 }
 
-fn changes(id: &str, k: &CheckComparison) -> String {
+/// The findings that appeared, disappeared or changed, a table each.
+pub(super) fn changes(id: &str, all: &[crate::compare::check::FindingChange]) -> String {
     let mut s = String::new();
     for change in [Change::Appeared, Change::Disappeared, Change::Changed] {
-        let rows: Vec<Vec<Td>> = k
-            .changes
+        let rows: Vec<Vec<Td>> = all
             .iter()
             .filter(|c| c.change == change)
             .map(|c| {

@@ -17,8 +17,44 @@ pub fn section(id: &str, name: &str, c: &Comparison) -> String {
     match c {
         Comparison::Probe(p) => probe(&mut s, id, p),
         Comparison::Check(k) => check::section(&mut s, id, k),
+        Comparison::Watch(w) => watch(&mut s, id, w),
     }
     s
+}
+
+/// Two watch runs: each device and direction's shares in A and B, then
+/// the findings that changed.
+fn watch(s: &mut String, id: &str, w: &crate::compare::WatchComparison) {
+    s.push_str(&runs(&w.a, &w.b));
+    s.push_str(&page::para(&w.summary));
+    let num = |v: Option<u64>| Td::num(v.map_or("-".into(), |n| n.to_string()));
+    let pct = |v: Option<f64>| Td::num(v.map_or("-".into(), |x| format!("{:.1} %", 100.0 * x)));
+    let rows: Vec<Vec<Td>> = w
+        .devices
+        .iter()
+        .map(|d| {
+            vec![
+                Td::text(&d.device),
+                Td::text(d.direction.map_or("", |x| x.as_str())),
+                num(d.ios_a),
+                num(d.ios_b),
+                pct(d.straddle_share_a),
+                pct(d.straddle_share_b),
+                pct(d.sub_physical_share_a),
+                pct(d.sub_physical_share_b),
+            ]
+        })
+        .collect();
+    s.push_str(&page::table(
+        &format!("{id}-devices"),
+        "Each device and direction in A and B (the workloads may differ: shares are shown, not tested)",
+        &[
+            "device", "direction", "I/Os A", "I/Os B", "straddling A", "straddling B",
+            "below the physical block A", "below the physical block B",
+        ],
+        &rows,
+    ));
+    s.push_str(&check::changes(id, &w.changes));
 }
 
 /// "A (reference): run.json (probe on db-07, started 2026-11-22 21:04

@@ -1,0 +1,186 @@
+//! A `watch` run's section: what was watched and how, the table of
+//! devices sorted by the straddling share, each device's request sizes
+//! and start alignments, the latency comparison and the findings.
+
+mod bars;
+
+use super::page::{self, Td};
+use crate::units::human;
+use crate::watch::{WatchDocument, WatchRun};
+
+/// The section of one watch document.
+pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
+    let run = &doc.body;
+    let mut s = page::heading(2, id, &format!("watch: {name}"));
+    s.push_str(&page::note(&format!(
+        "{} device(s) watched for {:.1} s; trace: {}, {}; lost records: {}",
+        run.stack.len(),
+        run.duration_s,
+        run.trace.path,
+        run.trace.cost,
+        run.lost_records
+    )));
+    s.push_str(&devices(id, run));
+    s.push_str(&histograms(id, run));
+    s.push_str(&latency(id, run));
+    s.push_str(&findings(id, run));
+    s.push_str(&page::errors(
+        &format!("{id}-errors"),
+        "Targets not watched",
+        "target",
+        &run.errors,
+    ));
+    s
+}
+
+fn devices(id: &str, run: &WatchRun) -> String {
+    if run.devices.is_empty() {
+        return page::para("No I/O reached the watched devices.");
+    }
+    let rows: Vec<Vec<Td>> = run
+        .by_share()
+        .iter()
+        .map(|d| {
+            vec![
+                Td::text(&d.device),
+                Td::text(d.layer.as_str()),
+                Td::text(d.direction.map_or("", |x| x.as_str())),
+                Td::num(d.ios),
+                Td::num(human(d.bytes)),
+                Td::num(format!("{:.1} %", 100.0 * d.straddle_share)),
+                Td::num(d.straddle_4k),
+                Td::num(d.straddle_grain),
+                Td::num(d.off_4k_on_disk.map_or("-".into(), |n| n.to_string())),
+                Td::num(d.sub_physical),
+                Td::num(d.splits),
+                Td::num(d.merges),
+            ]
+        })
+        .collect();
+    page::table(
+        &format!("{id}-devices"),
+        "Each device and direction, the largest straddling share first",
+        &[
+            "device",
+            "layer",
+            "direction",
+            "I/Os",
+            "bytes",
+            "straddling",
+            "across 4 KiB",
+            "across the grain",
+            "off 4 KiB on the disk",
+            "below the physical block",
+            "splits",
+            "merges",
+        ],
+        &rows,
+    )
+}
+
+/// Each device's request sizes and start alignments, as tables under
+/// one fold per device and direction.
+fn histograms(id: &str, run: &WatchRun) -> String {
+    let mut s = String::new();
+    for (n, d) in run.devices.iter().enumerate() {
+        let dir = d.direction.map_or("", |x| x.as_str());
+        let rows = |b: &[crate::watch::summary::Bucket]| -> Vec<Vec<Td>> {
+            b.iter()
+                .map(|b| vec![Td::num(human(b.from_bytes)), Td::num(b.ios)])
+                .collect()
+        };
+        let title = format!("{} {dir}", d.device);
+        let mut inner = bars::figure(
+            &bars::Bars {
+                id: &format!("{id}-sizes-figure-{n}"),
+                title: &format!("{title}: request sizes"),
+                axis: "request size (from it up to twice it)",
+                below: "below the physical block",
+                plain: "a physical block or more",
+            },
+            &bars::slots(&d.size_histogram, d.physical_block_bytes),
+        );
+        inner.push_str(&bars::figure(
+            &bars::Bars {
+                id: &format!("{id}-alignment-figure-{n}"),
+                title: &format!("{title}: where the requests start"),
+                axis: "start aligned to (a multiple of it, not of twice it)",
+                below: "off 4 KiB: straddles",
+                plain: "on 4 KiB",
+            },
+            &bars::slots(&d.alignment_histogram, 4096),
+        ));
+        inner.push_str(&page::table(
+            &format!("{id}-sizes-{n}"),
+            "Request sizes (from this size to twice it)",
+            &["size", "I/Os"],
+            &rows(&d.size_histogram),
+        ));
+        inner.push_str(&page::table(
+            &format!("{id}-alignment-{n}"),
+            "Start alignment (a multiple of this, not of twice it)",
+            &["aligned to", "I/Os"],
+            &rows(&d.alignment_histogram),
+        ));
+        s.push_str(&page::folded(
+            &format!("{} {dir}: sizes and alignment", d.device),
+            &inner,
+        ));
+    }
+    s
+}
+
+fn latency(id: &str, run: &WatchRun) -> String {
+    if run.latency.is_empty() {
+        return String::new();
+    }
+    let span = |x: crate::watch::latency::Span| match x.to_us {
+        Some(t) => format!("{}–{} µs", x.from_us, t),
+        None => format!("≥{} µs", x.from_us),
+    };
+    let rows: Vec<Vec<Td>> = run
+        .latency
+        .iter()
+        .map(|c| {
+            vec![
+                Td::text(&c.device),
+                Td::text(c.direction.map_or("", |x| x.as_str())),
+                Td::num(human(c.size_from_bytes)),
+                Td::num(c.aligned.ios),
+                Td::num(span(c.aligned.median_us)),
+                Td::num(c.straddling.ios),
+                Td::num(span(c.straddling.median_us)),
+                Td::text(c.decision.as_str()),
+            ]
+        })
+        .collect();
+    page::table(
+        &format!("{id}-latency"),
+        "Latency of aligned against straddling requests: medians known to their log2 bucket, decided on 95 % intervals from bucket bounds",
+        &["device", "direction", "size", "aligned", "median", "straddling", "median", "decision"],
+        &rows,
+    )
+}
+
+fn findings(id: &str, run: &WatchRun) -> String {
+    if run.findings.is_empty() {
+        return page::para("No straddling, sub-physical or split I/O found.");
+    }
+    let rows: Vec<Vec<Td>> = run
+        .findings
+        .iter()
+        .map(|f| {
+            vec![
+                Td::Class(format!("sev-{}", f.severity), f.severity.as_str().into()),
+                Td::text(f.code.as_str()),
+                Td::text(&f.message),
+            ]
+        })
+        .collect();
+    page::table(
+        &format!("{id}-findings"),
+        "Findings",
+        &["severity", "code", "finding"],
+        &rows,
+    )
+}

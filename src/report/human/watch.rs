@@ -1,0 +1,209 @@
+//! `watch` for people: the table of devices (like `iostat -x`, sorted by
+//! the share of straddling I/O), then each device's histograms, the
+//! latency of aligned against straddling requests, and the findings.
+
+use crate::report::columns::{self, watch_devices};
+use crate::report::style::Style;
+use crate::units::human;
+use crate::watch::latency::{LatencyComparison, LatencyDecision, Span};
+use crate::watch::summary::Bucket;
+use crate::watch::{DeviceSummary, WatchRun};
+use std::fmt::Write;
+
+/// The summary printed when the run ends.
+pub fn render(run: &WatchRun, st: &Style) -> String {
+    let mut out = header(run, st);
+    out.push_str(&table(run, st));
+    if !st.quiet {
+        out.push_str(&histograms(run, st));
+        out.push_str(&latency(&run.latency, st));
+    }
+    out.push_str(&findings(run, st));
+    if let Some(c) = &run.command {
+        let how = match (c.exit_status, c.signal) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(sig)) => format!("was ended by signal {sig}"),
+            (None, None) => "was still running".into(),
+        };
+        out.push_str(&st.line("", &format!("command `{}` {how}", c.argv.join(" ")), "  "));
+    }
+    out.push_str(&crate::report::style::errors(
+        &run.errors,
+        st,
+        "not watched",
+    ));
+    out
+}
+
+/// The live view: this interval's table only.
+pub fn live(run: &WatchRun, st: &Style) -> String {
+    let mut out = st.line(
+        "",
+        &format!(
+            "diskalign watch: the last {:.1} s (Ctrl-C ends it and prints the summary)",
+            run.duration_s
+        ),
+        "",
+    );
+    out.push_str(&table(run, st));
+    out
+}
+
+fn header(run: &WatchRun, st: &Style) -> String {
+    let watched: Vec<&str> = run.stack.iter().map(|w| w.device.as_str()).collect();
+    let mut s = st.line(
+        "",
+        &format!(
+            "watched {} for {:.1} s: {}",
+            plural(watched.len(), "device"),
+            run.duration_s,
+            watched.join(", ")
+        ),
+        "  ",
+    );
+    s.push_str(&st.line(
+        "",
+        &format!("trace: {}, {}", run.trace.path, run.trace.cost),
+        "  ",
+    ));
+    let lost = format!("lost records: {}", run.lost_records);
+    s.push_str(&st.line(
+        "",
+        &if run.lost_records > 0 {
+            st.warn(&lost)
+        } else {
+            lost
+        },
+        "",
+    ));
+    s.push('\n');
+    s
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// One row per device and direction, the largest straddling share first.
+fn table(run: &WatchRun, st: &Style) -> String {
+    if run.devices.is_empty() {
+        return st.line("", "no I/O reached the watched devices", "");
+    }
+    let all = watch_devices();
+    let rows: Vec<&DeviceSummary> = run.by_share();
+    let picked = columns::select(&all, st.columns.as_deref(), |c| c.human);
+    let (cols, _) = match (st.width, &st.columns) {
+        (Some(w), None) if st.fit => columns::fit(picked, &rows, st, w),
+        _ => (picked, vec![]),
+    };
+    columns::render(&cols, &rows, st, "")
+}
+
+fn buckets(b: &[Bucket]) -> String {
+    let parts: Vec<String> = b
+        .iter()
+        .map(|b| format!("{}\u{a0}×{}", human(b.from_bytes), b.ios))
+        .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Each device's sizes and alignments, and where its starts land.
+fn histograms(run: &WatchRun, st: &Style) -> String {
+    let mut out = String::from("\n");
+    for s in &run.devices {
+        let dir = s.direction.map_or("", |d| d.as_str());
+        out.push_str(&st.line("", &st.bold(&format!("{} {dir}", s.device)), ""));
+        out.push_str(&st.line(
+            "  sizes:      ",
+            &buckets(&s.size_histogram),
+            "              ",
+        ));
+        out.push_str(&st.line(
+            "  aligned to: ",
+            &buckets(&s.alignment_histogram),
+            "              ",
+        ));
+        let mut starts = format!("{} of {} off 4 KiB on {}", s.off_4k, s.ios, s.device);
+        if let (Some(n), Some(w)) = (
+            s.off_4k_on_disk,
+            run.stack.iter().find(|w| w.device == s.device),
+        ) {
+            if w.disk.as_deref() != Some(s.device.as_str()) {
+                let disk = w.disk.as_deref().unwrap_or("the disk");
+                let _ = write!(starts, ", {n} on {disk}");
+            }
+        }
+        out.push_str(&st.line("  starts:     ", &starts, "              "));
+    }
+    out
+}
+
+fn span(s: Span) -> String {
+    match s.to_us {
+        Some(to) => format!("{}–{} µs", s.from_us, to),
+        None => format!("≥{} µs", s.from_us),
+    }
+}
+
+fn bound(v: Option<f64>) -> String {
+    v.map_or("?".into(), |x| format!("{x:.2}"))
+}
+
+/// Aligned against straddling requests of the same size and direction.
+fn latency(cmp: &[LatencyComparison], st: &Style) -> String {
+    if cmp.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n");
+    out.push_str(&st.line(
+        "",
+        "latency, aligned against straddling requests (medians known to their log2 bucket; 95 % intervals from bucket bounds):",
+        "",
+    ));
+    for c in cmp {
+        let dir = c.direction.map_or("", |d| d.as_str());
+        let verdict = match c.decision {
+            LatencyDecision::Slower => st.bad("straddling slower"),
+            LatencyDecision::Faster => "straddling faster".into(),
+            LatencyDecision::Undecided => "no difference the buckets can show".into(),
+            LatencyDecision::TooFew => st.dim("too few requests to say"),
+        };
+        let text = format!(
+            "{} {dir} {}: aligned {} (n={}), straddling {} (n={}); ratio {}–{}: {verdict}",
+            c.device,
+            human(c.size_from_bytes),
+            span(c.aligned.median_us),
+            c.aligned.ios,
+            span(c.straddling.median_us),
+            c.straddling.ios,
+            bound(c.ratio_bounds[0]),
+            bound(c.ratio_bounds[1]),
+        );
+        out.push_str(&st.line("  ", &text, "    "));
+    }
+    out
+}
+
+fn findings(run: &WatchRun, st: &Style) -> String {
+    let mut out = String::from("\n");
+    if run.findings.is_empty() {
+        out.push_str(&st.line(
+            "",
+            &st.good("no straddling, sub-physical or split I/O found"),
+            "",
+        ));
+        return out;
+    }
+    for f in &run.findings {
+        out.push_str(&st.finding("", "", f));
+    }
+    out
+}

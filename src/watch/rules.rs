@@ -1,0 +1,259 @@
+//! Findings from what `watch` counted: straddling I/O, writes below the
+//! physical block, split I/O. Each names the device, the counts and what
+//! `check` says about the device's placement (its `causes`), and
+//! `diskalign plan` when a new partition layout fixes it.
+
+use super::devices::{DeviceLayer, Watched};
+use super::summary::{share, DeviceSummary};
+use crate::findings::{Code, Facts, Finding, Severity, Subject};
+use crate::sys::blocktrace::Direction;
+
+/// A finding needs at least this share of the device's I/Os...
+pub const MIN_SHARE: f64 = 0.05;
+/// ...and at least this many of them.
+pub const MIN_IOS: u64 = 32;
+
+/// The codes of `check` that a layout change by `plan` fixes: a
+/// partition's start, end or size.
+const PLAN_FIXES: [Code; 5] = [
+    Code::StartMisaligned,
+    Code::StartNot4k,
+    Code::EndNot4k,
+    Code::EndNotPhysical,
+    Code::SizeNot4k,
+];
+
+/// The codes of `check` that explain straddling I/O: a start off its
+/// grain (the device's, or what it is built on).
+const STRADDLE_CAUSES: [Code; 5] = [
+    Code::StartMisaligned,
+    Code::StartNot4k,
+    Code::LayerStartMisaligned,
+    Code::LayerStartNot4k,
+    Code::KernelReportsMisaligned,
+];
+
+/// The codes that explain writes below the physical block: a size or end
+/// off 4 KiB gives the node a block size below it.
+const SIZE_CAUSES: [Code; 3] = [Code::SizeNot4k, Code::EndNot4k, Code::EndNotPhysical];
+
+/// Only the causes among `codes`.
+fn only<'a>(causes: &[&'a Finding], codes: &[Code]) -> Vec<&'a Finding> {
+    causes
+        .iter()
+        .copied()
+        .filter(|f| codes.contains(&f.code))
+        .collect()
+}
+
+/// Every finding of the run, device by device.
+pub fn findings(watched: &[Watched], devices: &[DeviceSummary]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for s in devices {
+        let Some(w) = watched.iter().find(|w| w.device == s.device) else {
+            continue;
+        };
+        let causes = causes(w, watched, devices, s.direction);
+        out.extend(straddling(w, s, &only(&causes, &STRADDLE_CAUSES)));
+        out.extend(sub_physical(w, s, &only(&causes, &SIZE_CAUSES)));
+        out.extend(split(w, s, &causes));
+    }
+    out
+}
+
+fn notable(affected: u64, ios: u64) -> bool {
+    affected >= MIN_IOS && share(affected, ios) >= MIN_SHARE
+}
+
+/// The check findings behind a device's I/O: its own, and for a disk
+/// those of its partitions whose I/O in that direction lands off 4 KiB.
+fn causes<'a>(
+    w: &'a Watched,
+    watched: &'a [Watched],
+    devices: &[DeviceSummary],
+    direction: Option<Direction>,
+) -> Vec<&'a Finding> {
+    let mut out: Vec<&Finding> = w.causes.iter().collect();
+    if w.layer == DeviceLayer::Disk {
+        for p in watched
+            .iter()
+            .filter(|p| p.layer == DeviceLayer::Partition && p.disk.as_deref() == Some(&w.device))
+        {
+            let off = devices.iter().any(|s| {
+                s.device == p.device
+                    && s.direction == direction
+                    && s.off_4k_on_disk.unwrap_or(0) > 0
+            });
+            if off {
+                out.extend(p.causes.iter());
+            }
+        }
+    }
+    out
+}
+
+/// The facts every watch finding has.
+fn facts(w: &Watched, s: &DeviceSummary, affected: u64, causes: &[&Finding]) -> Facts {
+    let mut codes: Vec<Code> = causes.iter().map(|f| f.code).collect();
+    codes.dedup();
+    // The disk `check` was given (its findings' target), else the disk below.
+    let fix = causes
+        .iter()
+        .any(|f| PLAN_FIXES.contains(&f.code))
+        .then(|| {
+            let target = causes
+                .iter()
+                .find_map(|f| f.subject.target.clone())
+                .or_else(|| w.disk.as_ref().map(|d| format!("/dev/{d}")));
+            format!("diskalign plan {}", target.unwrap_or_default())
+        });
+    Facts {
+        device: Some(w.device.clone()),
+        direction: s.direction.map(|d| d.as_str().to_string()),
+        ios: Some(s.ios),
+        affected_ios: Some(affected),
+        share: Some(share(affected, s.ios)),
+        causes: codes,
+        fix,
+        ..Facts::default()
+    }
+}
+
+fn subject(w: &Watched) -> Subject {
+    Subject {
+        target: Some(format!("/dev/{}", w.device)),
+        partition: None,
+        layer: None,
+    }
+}
+
+/// Straddling I/O: the device's own counts, or at a partition the starts
+/// that land off 4 KiB on the disk.
+fn straddling(w: &Watched, s: &DeviceSummary, causes: &[&Finding]) -> Option<Finding> {
+    let own = s.straddle_4k.max(s.straddle_grain);
+    let affected = own.max(s.off_4k_on_disk.unwrap_or(0));
+    if !notable(affected, s.ios) {
+        return None;
+    }
+    let grain = if s.straddle_grain > s.straddle_4k {
+        s.grain_bytes
+    } else {
+        4096
+    };
+    let mut f = Finding::of(
+        Code::StraddlingIo,
+        Facts {
+            grain_bytes: Some(grain),
+            offset_bytes: w.offset_on_disk_bytes.filter(|o| *o > 0),
+            ..facts(w, s, affected, causes)
+        },
+    );
+    f.subject = subject(w);
+    if s.direction != Some(Direction::Write) {
+        f = f.severity(Severity::Warning);
+    }
+    Some(f)
+}
+
+fn sub_physical(w: &Watched, s: &DeviceSummary, causes: &[&Finding]) -> Option<Finding> {
+    if s.direction != Some(Direction::Write) || !notable(s.sub_physical, s.ios) {
+        return None;
+    }
+    let mut f = Finding::of(
+        Code::SubPhysicalWrites,
+        Facts {
+            physical_block_bytes: Some(w.physical_block_bytes),
+            ..facts(w, s, s.sub_physical, causes)
+        },
+    );
+    f.subject = subject(w);
+    Some(f)
+}
+
+fn split(w: &Watched, s: &DeviceSummary, causes: &[&Finding]) -> Option<Finding> {
+    // Splits are counted against the bios queued, which may be fewer
+    // than the requests issued; the larger is the base.
+    let base = s.ios.max(s.splits);
+    if !notable(s.splits, base) {
+        return None;
+    }
+    let mut f = Finding::of(Code::SplitIo, facts(w, s, s.splits, causes));
+    f.subject = subject(w);
+    Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Synthetic summaries, made up here.
+    use super::*;
+    use crate::watch::fixture::watched_ao;
+
+    fn summary(device: &str, direction: Direction) -> DeviceSummary {
+        DeviceSummary {
+            device: device.into(),
+            direction: Some(direction),
+            ios: 1000,
+            grain_bytes: 4096,
+            physical_block_bytes: 4096,
+            ..DeviceSummary::default()
+        }
+    }
+
+    #[test]
+    fn writes_off_4k_on_the_disk_are_found_at_the_partition_with_their_cause() {
+        let mut w = watched_ao();
+        w[1].causes.push(Finding::of(
+            Code::StartNot4k,
+            Facts {
+                offset_bytes: Some(63 * 512),
+                ..Facts::default()
+            },
+        ));
+        w[1].causes[0].subject.target = Some("/dev/sdb".into());
+        let s = DeviceSummary {
+            off_4k_on_disk: Some(990),
+            layer: DeviceLayer::Partition,
+            ..summary("sdb1", Direction::Write)
+        };
+        let f = findings(&w, &[s]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].code, Code::StraddlingIo);
+        assert_eq!(f[0].facts.causes, [Code::StartNot4k]);
+        assert_eq!(f[0].facts.fix.as_deref(), Some("diskalign plan /dev/sdb"));
+        assert_eq!(
+            f[0].message,
+            "990 of 1000 writes (99.0 %) to sdb1 (it starts at byte 32256 of the disk) straddle a 4 KiB boundary on the disk: each touches one unit more than it needs; check finds start-not-4k; `diskalign plan /dev/sdb` proposes the fix"
+        );
+    }
+
+    #[test]
+    fn a_few_straddling_reads_are_no_finding_and_many_are_a_warning() {
+        let w = watched_ao();
+        let few = DeviceSummary {
+            straddle_4k: 31,
+            ..summary("sdb", Direction::Read)
+        };
+        assert!(findings(&w, &[few]).is_empty());
+        let many = DeviceSummary {
+            straddle_4k: 300,
+            ..summary("sdb", Direction::Read)
+        };
+        let f = findings(&w, &[many]);
+        assert_eq!(
+            (f[0].code, f[0].severity),
+            (Code::StraddlingIo, Severity::Warning)
+        );
+    }
+
+    #[test]
+    fn sub_physical_writes_and_splits() {
+        let w = watched_ao();
+        let s = DeviceSummary {
+            sub_physical: 500,
+            splits: 100,
+            ..summary("sdb2", Direction::Write)
+        };
+        let codes: Vec<Code> = findings(&w, &[s]).iter().map(|f| f.code).collect();
+        assert_eq!(codes, [Code::SubPhysicalWrites, Code::SplitIo]);
+    }
+}

@@ -1,0 +1,263 @@
+//! Where snapshots come from, and the loop that takes them. A
+//! [`Source`] is the kernel's tracer ([`tracer`], the one function
+//! `sys::blocktrace` plugs into) or a [`Replay`] of recorded snapshots
+//! (tests, and runs saved for later); [`observe`] takes one snapshot at
+//! the start and one every interval until the run ends.
+
+use crate::sys::blocktrace::{Grains, Snapshot, TracePath};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// Cumulative counts of the block tracepoints, read on demand.
+pub trait Source {
+    /// Everything counted since tracing started.
+    fn snapshot(&mut self) -> Result<Snapshot, String>;
+    /// How the events are read.
+    fn path(&self) -> TracePath;
+    /// True when snapshots come as fast as they are asked for (a
+    /// recording): the loop then does not wait between them.
+    fn recorded(&self) -> bool {
+        false
+    }
+    /// A recording with no snapshot left.
+    fn finished(&self) -> bool {
+        false
+    }
+}
+
+/// The kernel's tracer for the devices `grains` names: BPF programs on
+/// the block tracepoints, or raw perf samples where BPF is refused.
+/// The tracing code (`sys::blocktrace`) is not in this build yet, so
+/// this says so in one line.
+pub fn tracer(_grains: &[Grains]) -> Result<Box<dyn Source>, String> {
+    Err("watch cannot trace yet: this diskalign has no reader of the kernel's block tracepoints (sys::blocktrace, issue 28)".into())
+}
+
+/// Snapshots recorded earlier, as a file holds them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Recording {
+    pub path: Option<TracePath>,
+    pub snapshots: Vec<Snapshot>,
+}
+
+/// A [`Source`] that plays a recording back, snapshot by snapshot.
+pub struct Replay {
+    path: TracePath,
+    left: VecDeque<Snapshot>,
+}
+
+impl Replay {
+    /// A recording's JSON text; one line saying why it is not one.
+    pub fn parse(text: &str) -> Result<Replay, String> {
+        let r: Recording =
+            serde_json::from_str(text).map_err(|e| format!("not a recording of snapshots: {e}"))?;
+        if r.snapshots.is_empty() {
+            return Err("the recording holds no snapshot".into());
+        }
+        Ok(Replay {
+            path: r.path.unwrap_or(TracePath::Bpf),
+            left: r.snapshots.into(),
+        })
+    }
+}
+
+impl Source for Replay {
+    fn snapshot(&mut self) -> Result<Snapshot, String> {
+        self.left
+            .pop_front()
+            .ok_or_else(|| "the recording has ended".to_string())
+    }
+
+    fn path(&self) -> TracePath {
+        self.path
+    }
+
+    fn recorded(&self) -> bool {
+        true
+    }
+
+    fn finished(&self) -> bool {
+        self.left.is_empty()
+    }
+}
+
+/// Why a run stops, asked between snapshots: Ctrl-C, or the command
+/// watched has ended.
+pub trait Stop {
+    fn now(&mut self) -> bool;
+}
+
+impl<F: FnMut() -> bool> Stop for F {
+    fn now(&mut self) -> bool {
+        self()
+    }
+}
+
+/// The first and last snapshots of a run, and the error that ended it
+/// early (a device gone, the tracer failing): what was counted until
+/// then still stands.
+pub struct Observed {
+    pub first: Snapshot,
+    pub last: Snapshot,
+    pub error: Option<String>,
+}
+
+/// How often a waiting loop looks at `stop`.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Take a snapshot now and one every `interval` until `duration` has
+/// passed, `stop` says so or a recording ends; `each` gets every
+/// interval's (previous, current) pair, for the live view. The first
+/// snapshot failing is the run failing.
+pub fn observe(
+    source: &mut dyn Source,
+    interval: Duration,
+    duration: Option<Duration>,
+    stop: &mut dyn Stop,
+    each: &mut dyn FnMut(&Snapshot, &Snapshot),
+) -> Result<Observed, String> {
+    let first = source.snapshot()?;
+    let mut last = first.clone();
+    let (start, t0) = (Instant::now(), first.elapsed_s);
+    // A recording's time is its own; a live run's the clock's.
+    let ran = |last: &Snapshot, recorded: bool| {
+        if recorded {
+            Duration::from_secs_f64((last.elapsed_s - t0).max(0.0))
+        } else {
+            start.elapsed()
+        }
+    };
+    while !source.finished() && !stop.now() {
+        if !source.recorded() {
+            let left = duration.map_or(interval, |d| d.saturating_sub(start.elapsed()));
+            // Stopped while waiting: the snapshot below is the last.
+            wait(interval.min(left), stop);
+        }
+        let now = match source.snapshot() {
+            Ok(s) => s,
+            Err(e) => {
+                return Ok(Observed {
+                    first,
+                    last,
+                    error: Some(e),
+                })
+            }
+        };
+        each(&last, &now);
+        last = now;
+        if duration.is_some_and(|d| ran(&last, source.recorded()) >= d) {
+            break;
+        }
+    }
+    Ok(Observed {
+        first,
+        last,
+        error: None,
+    })
+}
+
+/// Sleep `d` in short steps; true when `stop` said so meanwhile.
+fn wait(d: Duration, stop: &mut dyn Stop) -> bool {
+    let end = Instant::now() + d;
+    loop {
+        let now = Instant::now();
+        if now >= end {
+            return false;
+        }
+        if stop.now() {
+            return true;
+        }
+        std::thread::sleep(POLL.min(end - now));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Synthetic snapshots, made up here.
+    use super::*;
+    use crate::sys::blocktrace::{DevNum, Direction, Stage};
+    use crate::watch::fixture::{counters_4k, snapshot};
+
+    fn recording(n: usize) -> String {
+        let dev = DevNum {
+            major: 8,
+            minor: 17,
+        };
+        let snaps: Vec<Snapshot> = (0..n)
+            .map(|i| {
+                snapshot(
+                    vec![(
+                        (dev, Direction::Write, Stage::RemapFrom),
+                        counters_4k(10 * i as u64, 0),
+                    )],
+                    i as f64,
+                )
+            })
+            .collect();
+        serde_json::to_string(&Recording {
+            path: Some(TracePath::PerfSamples),
+            snapshots: snaps,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_recording_plays_to_its_end() {
+        let mut r = Replay::parse(&recording(4)).unwrap();
+        assert_eq!(r.path(), TracePath::PerfSamples);
+        let mut intervals = 0;
+        let o = observe(
+            &mut r,
+            Duration::from_secs(1),
+            None,
+            &mut || false,
+            &mut |_: &Snapshot, _: &Snapshot| intervals += 1,
+        )
+        .unwrap();
+        assert_eq!(intervals, 3);
+        assert_eq!((o.first.elapsed_s, o.last.elapsed_s), (0.0, 3.0));
+        assert!(o.error.is_none());
+    }
+
+    #[test]
+    fn for_a_duration_stops_there_and_ctrl_c_at_once() {
+        let mut r = Replay::parse(&recording(6)).unwrap();
+        let o = observe(
+            &mut r,
+            Duration::from_secs(1),
+            Some(Duration::from_secs(2)),
+            &mut || false,
+            &mut |_: &Snapshot, _: &Snapshot| {},
+        )
+        .unwrap();
+        assert_eq!(o.last.elapsed_s, 2.0);
+        let mut r = Replay::parse(&recording(6)).unwrap();
+        let o = observe(
+            &mut r,
+            Duration::from_secs(1),
+            None,
+            &mut || true,
+            &mut |_: &Snapshot, _: &Snapshot| {},
+        )
+        .unwrap();
+        assert_eq!(o.last.elapsed_s, 0.0);
+    }
+
+    #[test]
+    fn what_is_not_a_recording_is_one_line() {
+        let e = Replay::parse("{\"snapshots\": []}").err().unwrap();
+        assert_eq!(e, "the recording holds no snapshot");
+        assert!(Replay::parse("[")
+            .err()
+            .unwrap()
+            .starts_with("not a recording"));
+    }
+
+    #[test]
+    fn without_a_tracer_watch_says_so() {
+        let e = tracer(&[]).err().unwrap();
+        assert!(e.starts_with("watch cannot trace yet"), "{e}");
+    }
+}
