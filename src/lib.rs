@@ -8,7 +8,8 @@
 //!    [`schema`] (the header and version of every JSON document);
 //! 2. [`sys`]: the only code that touches /sys, /proc, /dev and ioctls;
 //! 3. readers: [`topology`], [`layout`] (GPT/MBR), [`stack`] (the format
-//!    registry: LVM, md, LUKS, bcache, filesystems);
+//!    registry: LVM, md, LUKS, bcache, filesystems), [`identify`] (what a
+//!    device says about itself: NVMe, SCSI and ATA identify data);
 //! 4. [`inspect`]: the whole picture of every target, before any rule;
 //! 5. [`check`] (pure rules), [`probe`] (measurement), [`saved`] and
 //!    [`compare`] (saved runs), [`plan`] (the fix that keeps the data),
@@ -25,6 +26,7 @@ pub mod cli;
 pub mod compare;
 pub mod errors;
 pub mod findings;
+pub mod identify;
 pub mod inspect;
 pub mod iolimits;
 pub mod layout;

@@ -78,6 +78,8 @@ fn every_serialized_key_is_in_docs_json_md() {
             add("topology", &doc, &mut seen);
         }
     }
+    // What devices say: the identify fixtures read as a disk's answers.
+    add("topology", &identify_document(), &mut seen);
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).display().to_string();
     // Tables, a GPT with names, LUKS, bcache, ext4 and an md array over two members.
@@ -325,6 +327,60 @@ fn json_keys(line: &str) -> Vec<String> {
     out
 }
 
+/// A topology document of two disks whose `device_says` is read from the
+/// identify fixtures (tests/fixtures/identify): the seed's SATA drive
+/// behind a USB bridge (IDENTIFY, READ CAPACITY(16), both VPD pages) and an
+/// NVMe namespace with NPWG and NOWS. No device on the test machine
+/// answers these commands; the VM tests read real ones.
+fn identify_document() -> Value {
+    use diskalign::topology::device_says::{self, Answers};
+    use diskalign::topology::{Disk, Survey, Topology};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/identify");
+    let bytes = |n: &str| std::fs::read(dir.join(n)).unwrap();
+    let seed = Answers {
+        ata: Some(Ok(bytes("ata-identify-512n.bin"))),
+        read_capacity: Some(Ok(bytes("read-capacity16-bridge.bin"))),
+        vpd_b0: Some(bytes("vpd-b0-bridge.bin")),
+        vpd_83: Some(bytes("vpd-83-naa5.bin")),
+        usb: true,
+        ..Answers::default()
+    };
+    let nvme = Answers {
+        nvme: Some(Ok(bytes("nvme-id-ns-optperf.bin"))),
+        ..Answers::default()
+    };
+    let disks = [
+        ("sda", seed, [512, 4096, 4096, 33553920]),
+        ("nvme0n1", nvme, [4096, 16384, 16384, 131072]),
+    ]
+    .into_iter()
+    .map(|(name, answers, [lbs, pbs, min, opt])| {
+        let topology = Topology {
+            logical_block_size: lbs,
+            physical_block_size: pbs,
+            minimum_io_size: min,
+            optimal_io_size: opt,
+            ..Topology::plain(lbs)
+        };
+        Disk {
+            name: name.into(),
+            topology,
+            device_says: Some(device_says::read(&answers, &topology).unwrap()),
+            ..Disk::default()
+        }
+    })
+    .collect();
+    let survey = Survey {
+        disks,
+        errors: vec![],
+    };
+    let stamp = diskalign::report::Stamp {
+        host: "docs".into(),
+        started: std::time::SystemTime::now(),
+    };
+    serde_json::from_str(&diskalign::report::json::topology(&survey, &stamp)).unwrap()
+}
+
 /// Documented keys no document in the test holds, each with why.
 const DOCUMENTED_NOT_WRITTEN: &[(&str, &str, &str)] = &[
     (
@@ -501,6 +557,13 @@ fn documents_read_back_as_written() {
         strip(&mut doc, &[&["host", "started_at"], added].concat());
         doc
     };
+    // What devices say (identify data) reads back as written, and a
+    // topology document from before it still reads.
+    let says = identify_document();
+    round_trip::<TopologyDocument>(&says, &mut seen);
+    let old = older(&says, &["device_says", "device_says_note"]);
+    serde_json::from_value::<TopologyDocument>(old.clone())
+        .unwrap_or_else(|e| panic!("{e}: an older topology document does not read:\n{old:#}"));
     let added_to_probe = [
         "out_of_time",
         "zoomed",

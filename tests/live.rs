@@ -211,3 +211,51 @@ fn unreadable_node_is_judged_from_sysfs() {
         "{out}"
     );
 }
+
+/// A loop device answers no identify command: the passthrough calls give
+/// an error value each (no panic), and `topology` says in one line why
+/// the device says nothing (`device_says` null, `device_says_note`), in
+/// the JSON and the human details alike, with the exit status the disk's
+/// hints give, as before.
+#[test]
+fn a_loop_device_says_nothing_of_itself() {
+    use diskalign::sys::passthrough;
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "says.img", 16 * MIB);
+    let lo = LoopDev::attach(&img, None);
+    let node = std::path::Path::new(&lo.dev);
+    let nvme = passthrough::nvme_identify_namespace(node).unwrap_err();
+    let rc = passthrough::scsi_read_capacity16(node).unwrap_err();
+    let ata = passthrough::ata_identify(node).unwrap_err();
+    for e in [&nvme, &rc, &ata] {
+        // The node opens; the loop driver refuses both ioctls (ENOTTY or
+        // EINVAL).
+        assert!(
+            matches!(e, passthrough::PassthroughError::Command(_)),
+            "{e:?}"
+        );
+        assert!(e.raw_os_error().is_some(), "{e}");
+    }
+    let (doc, code) = run_json(&["topology", &lo.dev]);
+    assert!(doc["errors"].as_array().unwrap().is_empty(), "{doc:#}");
+    let d = &doc["disks"][0];
+    assert!(d["device_says"].is_null(), "{d:#}");
+    assert_eq!(
+        d["device_says_note"],
+        "the kernel makes loop devices itself: no identify data to ask for"
+    );
+    let problems = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["severity"] == "warning" || f["severity"] == "error");
+    assert_eq!(code, i32::from(problems), "{d:#}");
+    let (out, human_code) = run(&["--color", "never", "topology", &lo.dev]);
+    assert!(
+        out.contains(
+            "  device says           the kernel makes loop devices itself: no identify data to ask for\n"
+        ),
+        "{out}"
+    );
+    assert_eq!(human_code, code);
+}

@@ -166,6 +166,29 @@ def md(path, version, level, raid_disks, role, chunk_kib, data_offset, uuid_hex,
         f.write(blob)
 
 
+def identify(fixtures, out):
+    """Seeds of the identify targets from tests/fixtures/identify (synthetic
+    bytes laid out from the specifications; see its README): each NVMe and
+    ATA fixture as it is, the ATA drive with the bridge's READ CAPACITY(16)
+    after it, and the SCSI answers in the identify_scsi framing (two length
+    bytes, the B0h page, the 83h page, READ CAPACITY(16) data)."""
+    fx = lambda n: open(os.path.join(fixtures, n), "rb").read()
+    seeds = {}
+    for n in sorted(os.listdir(fixtures)):
+        if n.startswith("nvme-"):
+            seeds[("identify_nvme", n)] = fx(n)
+        elif n.startswith("ata-"):
+            seeds[("identify_ata", n)] = fx(n)
+    rc, b0, p83 = fx("read-capacity16-bridge.bin"), fx("vpd-b0-bridge.bin"), fx("vpd-83-naa5.bin")
+    seeds[("identify_ata", "ata-512n-behind-bridge")] = fx("ata-identify-512n.bin") + rc
+    seeds[("identify_scsi", "bridge")] = bytes([len(b0) | 1, len(p83)]) + b0 + p83 + rc
+    seeds[("identify_scsi", "sas")] = bytes([len(b0) & ~1, len(p83)]) + b0 + p83 + rc
+    for (target, name), data in seeds.items():
+        os.makedirs(os.path.join(out, target), exist_ok=True)
+        with open(os.path.join(out, target, name), "wb") as f:
+            f.write(data)
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "cut":
@@ -185,6 +208,8 @@ def main():
         lvm_text(args[0], args[1])
     elif cmd == "md":
         md(*args)
+    elif cmd == "identify":
+        identify(args[0], args[1])
     else:
         sys.exit(__doc__)
 

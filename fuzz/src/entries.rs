@@ -47,6 +47,9 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("topology_spec", topology_spec),
     ("sizes", sizes),
     ("saved", saved),
+    ("identify_nvme", identify_nvme),
+    ("identify_scsi", identify_scsi),
+    ("identify_ata", identify_ata),
 ];
 
 // ---------------------------------------------------------------------------
@@ -603,4 +606,82 @@ pub fn saved(data: &[u8]) {
     ] {
         let _ = report::exporter(format, style, &stamp()).compare(&c);
     }
+}
+
+// ---------------------------------------------------------------------------
+// What devices say about themselves (identify data).
+// ---------------------------------------------------------------------------
+
+/// The answers set against each of the eight picked kernel topologies,
+/// and drawn as the topology details draw them.
+fn device_says(answers: &topology::device_says::Answers) {
+    use diskalign::report::{self as report, Format, Style};
+    for pick in 0..8 {
+        let kernel = topology_pick(pick);
+        let Ok(says) = topology::device_says::read(answers, &kernel) else {
+            continue;
+        };
+        let _ = says.disagreements();
+        let disk = topology::Disk {
+            name: "sdz".into(),
+            topology: kernel,
+            device_says: Some(says),
+            ..Default::default()
+        };
+        let survey = topology::Survey {
+            disks: vec![disk],
+            errors: vec![],
+        };
+        for format in [Format::Human, Format::Csv] {
+            let _ = report::exporter(format, Style::plain(), &stamp()).topology(&survey);
+        }
+    }
+}
+
+/// NVMe Identify Namespace data: `identify::nvme::parse`, then the
+/// comparison with the kernel's limits.
+pub fn identify_nvme(data: &[u8]) {
+    let _ = diskalign::identify::nvme::parse(data);
+    device_says(&topology::device_says::Answers {
+        nvme: Some(Ok(data.to_vec())),
+        ..Default::default()
+    });
+}
+
+/// Two length bytes, then the Block Limits page, the Device
+/// Identification page and READ CAPACITY(16) data: each parser, then the
+/// three as one disk's answers (behind a USB bridge when the first length
+/// byte is odd).
+pub fn identify_scsi(data: &[u8]) {
+    use diskalign::identify::scsi;
+    let (n0, n1, rest) = match data {
+        [a, b, rest @ ..] => (usize::from(*a), usize::from(*b), rest),
+        _ => return,
+    };
+    let (b0, rest) = rest.split_at(n0.min(rest.len()));
+    let (p83, rc) = rest.split_at(n1.min(rest.len()));
+    let _ = scsi::block_limits(b0);
+    let _ = scsi::naa_wwn(p83);
+    let _ = scsi::read_capacity16(rc);
+    device_says(&topology::device_says::Answers {
+        vpd_b0: Some(b0.to_vec()),
+        vpd_83: Some(p83.to_vec()),
+        read_capacity: Some(Ok(rc.to_vec())),
+        usb: n0 % 2 == 1,
+        ..Default::default()
+    });
+}
+
+/// ATA IDENTIFY DEVICE data (512 bytes), then READ CAPACITY(16) data as a
+/// bridge would answer for the drive: `identify::ata::parse`, then the
+/// drive against the bridge and the kernel.
+pub fn identify_ata(data: &[u8]) {
+    let _ = diskalign::identify::ata::parse(data);
+    let (id, rc) = data.split_at(data.len().min(512));
+    device_says(&topology::device_says::Answers {
+        ata: Some(Ok(id.to_vec())),
+        read_capacity: (!rc.is_empty()).then(|| Ok(rc.to_vec())),
+        usb: true,
+        ..Default::default()
+    });
 }

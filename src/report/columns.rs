@@ -13,6 +13,7 @@ use crate::compare::ProbeComparison;
 use crate::probe::analyse::CellReport;
 use crate::probe::env::Environment;
 use crate::probe::report::{ProbeReport, TargetInfo};
+use crate::topology::device_says::Limit;
 use crate::topology::Disk;
 use crate::units::human;
 use crate::watch::summary::Bucket;
@@ -629,7 +630,30 @@ pub const DISKS: &[Column<Disk>] = &[
         .help("the codes of its suspicious hints (`topology DISK` explains them), space-separated"),
     D::csv_only("wwn", |d| opt_text(&d.wwn))
         .help("the world-wide identifier (sysfs wwid)"),
+    D::csv_only("device_log_sec", |d| said(d, Limit::LogicalBlockSize))
+        .help("the logical block the device itself says (its identify data; empty: it said nothing)"),
+    D::csv_only("device_phy_sec", |d| said(d, Limit::PhysicalBlockSize))
+        .help("the physical block the device says (NVMe NPWG, ATA IDENTIFY, SCSI LBPPBE)"),
+    D::csv_only("device_min_io", |d| said(d, Limit::MinimumIoSize))
+        .help("the minimum I/O the device says (NVMe NPWG, SCSI OTLG)"),
+    D::csv_only("device_opt_io", |d| said(d, Limit::OptimalIoSize))
+        .help("the optimal I/O the device says (NVMe NOWS, SCSI OTL)"),
+    D::csv_only("device_disagrees", |d| {
+        d.device_says
+            .as_ref()
+            .map(|s| {
+                let l: Vec<&str> = s.disagreements().iter().map(|l| l.as_str()).collect();
+                l.join(" ")
+            })
+            .unwrap_or_default()
+    })
+    .help("the kernel's limits that do not follow from what the device says (topology DISK explains them)"),
 ];
+
+/// A limit as the disk itself gives it (`topology::DeviceSays::value`).
+fn said(d: &Disk, limit: Limit) -> String {
+    opt_text(&d.device_says.as_ref().and_then(|s| s.value(limit)))
+}
 
 fn opt4(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.4}")).unwrap_or_default()

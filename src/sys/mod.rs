@@ -10,6 +10,7 @@ pub mod dev;
 pub mod file;
 pub mod host;
 pub mod ioctl;
+pub mod passthrough;
 pub mod procfs;
 pub mod sysfs;
 pub mod term;

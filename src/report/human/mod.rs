@@ -3,6 +3,7 @@
 
 mod check;
 mod compare;
+mod device_says;
 mod probe;
 mod stack;
 mod topology;

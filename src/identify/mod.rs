@@ -1,0 +1,10 @@
+//! What a device says about itself: pure parsers of the identify data
+//! `sys::passthrough` fetches (NVMe Identify Namespace, SCSI VPD pages and
+//! READ CAPACITY(16), ATA IDENTIFY DEVICE). They take bytes, never panic,
+//! bound every count by the buffer, and their errors name the layer and
+//! the byte (`bytes::ParseError`). `topology` sets the values beside the
+//! kernel's limits.
+
+pub mod ata;
+pub mod nvme;
+pub mod scsi;
