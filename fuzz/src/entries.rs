@@ -50,6 +50,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("identify_nvme", identify_nvme),
     ("identify_scsi", identify_scsi),
     ("identify_ata", identify_ata),
+    ("trace_format", trace_format),
 ];
 
 // ---------------------------------------------------------------------------
@@ -684,4 +685,37 @@ pub fn identify_ata(data: &[u8]) {
         usb: true,
         ..Default::default()
     });
+}
+
+/// A tracepoint's tracefs `format` file (sys/trace/format.rs): parsed,
+/// each block event's layout taken from it, the input decoded as a raw
+/// record through each, and as a perf record (sys/trace/ring.rs) counted
+/// through the layouts with the decoded device counted.
+pub fn trace_format(data: &[u8]) {
+    use diskalign::sys::blocktrace::Grains;
+    use diskalign::sys::trace::format::{self, Event};
+    use diskalign::sys::trace::{ring, tally};
+    let text = String::from_utf8_lossy(data);
+    let Ok(f) = format::parse(&text) else {
+        return;
+    };
+    let mut layouts = std::collections::HashMap::new();
+    let mut grains = Vec::new();
+    for e in Event::ALL {
+        let Ok(l) = format::layout(e, &f) else {
+            continue;
+        };
+        let _ = l.aligned();
+        if let Some(r) = l.decode(data) {
+            grains.push(Grains {
+                dev: tally::dev_num(r.dev),
+                grain_bytes: r.sector,
+                physical_bytes: u64::from(r.nr_sector),
+            });
+        }
+        layouts.insert(f.id.unwrap_or(0) as u16, l);
+    }
+    let mut t = tally::Tally::new(&grains);
+    ring::count_record(data, &layouts, &mut t);
+    let _ = t.snapshot(0.0);
 }

@@ -34,7 +34,10 @@ crate::spelled_as_serde!(Direction);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stage {
-    /// `block_bio_queue`: a bio submitted to the device.
+    /// `block_bio_queue`: a bio submitted to the device. A partition's
+    /// bio is seen here at its whole disk, at the disk's sector (the
+    /// event's `dev` is bio_dev(), the disk's dev_t, since Linux 5.12);
+    /// the partition itself shows as `RemapFrom`.
     Queue,
     /// `block_bio_remap`, counted at the upper device (`old_dev`,
     /// `old_sector`): the bio as its submitter addressed it before a
@@ -66,9 +69,11 @@ pub struct Counters {
     pub straddle_grain: u64,
     /// Writes smaller than the device's physical block.
     pub sub_physical: u64,
-    /// `block_split` events seen for this device and direction.
+    /// `block_split` events seen for this device and direction (in the
+    /// `Stage::Queue` entry only: splits and merges happen to bios).
     pub splits: u64,
-    /// `block_bio_backmerge` and `block_bio_frontmerge` events.
+    /// `block_bio_backmerge` and `block_bio_frontmerge` events (in the
+    /// `Stage::Queue` entry only).
     pub merges: u64,
 }
 

@@ -1,7 +1,9 @@
 //! The only code that touches the live system: sysfs, procfs, the
 //! block-device ioctls, opening device nodes, the probe's own files
-//! (`file.rs`) and the host name (uname). Everything above takes what
-//! these return, so every rule runs in tests without root. Outside `sys/`,
+//! (`file.rs`), the host name (uname), and the block tracepoints traced
+//! for `watch` (`trace/`, into the types of `blocktrace.rs`). Everything
+//! above takes what these return, so every rule runs in tests without
+//! root. Outside `sys/`,
 //! only the probe's I/O engines call the kernel themselves
 //! (`tests/floors.rs` checks).
 
@@ -14,3 +16,4 @@ pub mod passthrough;
 pub mod procfs;
 pub mod sysfs;
 pub mod term;
+pub mod trace;

@@ -1,0 +1,249 @@
+//! The in-kernel path: maps created, one program per tracepoint loaded
+//! and attached through a perf event (PERF_EVENT_IOC_SET_BPF: the program
+//! runs on every CPU where the tracepoint fires, as libbpf's tracepoint
+//! attach does with one event on CPU 0), and the maps read back into a
+//! `Snapshot`. Every map, program and event is a file descriptor owned
+//! here: dropping `BpfTrace`, or the process dying, detaches everything.
+
+pub mod asm;
+pub mod prog;
+pub mod syscall;
+
+use super::format::{Event, Layout};
+use super::perf;
+use super::tally::{kernel_dev, latencies, new_counters};
+use crate::sys::blocktrace::{Counters, DevNum, Direction, Grains, Latency, Stage};
+use prog::{Kind, Maps};
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+/// Requests timed at once (the rest go untimed until room frees).
+const INFLIGHT_MAX: u32 = 16_384;
+/// Latency histogram cells (device, direction, size, straddles, bucket).
+const LAT_MAX: u32 = 8_192;
+/// Devices counted at most.
+pub const MAX_DEVICES: usize = 4_096;
+
+/// What a `Counters` is counted per.
+pub type CounterKey = (DevNum, Direction, Stage);
+
+const DIRECTIONS: [Direction; 4] = [
+    Direction::Read,
+    Direction::Write,
+    Direction::Discard,
+    Direction::Flush,
+];
+const STAGES: [Stage; 3] = [Stage::Queue, Stage::RemapFrom, Stage::Issue];
+
+/// The counting programs attached, and their maps.
+pub struct BpfTrace {
+    // Events first: dropping them detaches the programs before the maps go.
+    _events: Vec<OwnedFd>,
+    _progs: Vec<OwnedFd>,
+    _devs: OwnedFd,
+    _inflight: OwnedFd,
+    counts: OwnedFd,
+    lat: OwnedFd,
+    /// The device of each slot.
+    slots: Vec<DevNum>,
+    /// Possible CPUs: the per-CPU maps hold one value for each.
+    ncpu: usize,
+}
+
+/// The program each event runs.
+fn kind(e: Event) -> Kind {
+    match e {
+        Event::BioQueue => Kind::Count(Stage::Queue),
+        Event::BioRemap => Kind::Count(Stage::RemapFrom),
+        Event::RqIssue => Kind::Count(Stage::Issue),
+        Event::Split => Kind::Split,
+        Event::BackMerge | Event::FrontMerge => Kind::Merge,
+        Event::RqComplete => Kind::Complete,
+    }
+}
+
+fn devinfo(slot: u32, g: &Grains) -> [u8; prog::DEVINFO_BYTES] {
+    let mut v = [0u8; prog::DEVINFO_BYTES];
+    v[0..4].copy_from_slice(&slot.to_ne_bytes());
+    v[8..16].copy_from_slice(&g.grain_bytes.to_ne_bytes());
+    v[16..24].copy_from_slice(&g.physical_bytes.to_ne_bytes());
+    v
+}
+
+fn err(what: &str) -> impl Fn(std::io::Error) -> String + '_ {
+    move |e| format!("{what}: {e}")
+}
+
+impl BpfTrace {
+    /// `grains` are already deduplicated and sane (tally::sane); `events`
+    /// are (event, tracepoint id, layout).
+    pub fn start(grains: &[Grains], events: &[(Event, u64, Layout)]) -> Result<BpfTrace, String> {
+        if let Some((e, _, _)) = events.iter().find(|(_, _, l)| !l.aligned()) {
+            return Err(format!("{}: a field is not naturally aligned", e.name()));
+        }
+        let n = grains.len().clamp(1, MAX_DEVICES) as u32;
+        let ncpu = perf::cpus("possible").map_err(err("possible CPUs"))?.len();
+        let devs = syscall::map_create(
+            syscall::MAP_HASH,
+            4,
+            prog::DEVINFO_BYTES as u32,
+            n,
+            "da_devs",
+        )
+        .map_err(err("creating a BPF map"))?;
+        let counts_len = n * prog::DIRECTIONS * prog::STAGES;
+        let counts = syscall::map_create(
+            syscall::MAP_PERCPU_ARRAY,
+            4,
+            (prog::WORDS * 8) as u32,
+            counts_len,
+            "da_counts",
+        )
+        .map_err(err("creating a BPF map"))?;
+        let inflight = syscall::map_create(
+            syscall::MAP_HASH,
+            prog::INFLIGHT_KEY_BYTES as u32,
+            prog::INFLIGHT_VALUE_BYTES as u32,
+            INFLIGHT_MAX,
+            "da_inflight",
+        )
+        .map_err(err("creating a BPF map"))?;
+        let lat = syscall::map_create(
+            syscall::MAP_PERCPU_HASH,
+            prog::LAT_KEY_BYTES as u32,
+            8,
+            LAT_MAX,
+            "da_lat",
+        )
+        .map_err(err("creating a BPF map"))?;
+        let slots: Vec<DevNum> = grains.iter().take(n as usize).map(|g| g.dev).collect();
+        for (slot, g) in grains.iter().take(n as usize).enumerate() {
+            let key = kernel_dev(g.dev).to_ne_bytes();
+            syscall::update(&devs, &key, &devinfo(slot as u32, g), syscall::ANY)
+                .map_err(err("filling the devices' map"))?;
+        }
+        let maps = Maps {
+            devs: devs.as_raw_fd(),
+            counts: counts.as_raw_fd(),
+            inflight: inflight.as_raw_fd(),
+            lat: lat.as_raw_fd(),
+        };
+        let mut progs = Vec::new();
+        let mut fds = Vec::new();
+        for (event, id, layout) in events {
+            let insns = prog::program(kind(*event), layout, &maps)
+                .map_err(|e| format!("{}: {e}", event.name()))?;
+            let p = syscall::prog_load(&insns, event.name())?;
+            let fd = perf::open_tracepoint(*id, 0, None).map_err(err(event.name()))?;
+            perf::set_bpf(&fd, &p).map_err(err("attaching a BPF program"))?;
+            perf::enable(&fd).map_err(err("enabling a tracepoint"))?;
+            progs.push(p);
+            fds.push(fd);
+        }
+        Ok(BpfTrace {
+            _events: fds,
+            _progs: progs,
+            _devs: devs,
+            _inflight: inflight,
+            counts,
+            lat,
+            slots,
+            ncpu,
+        })
+    }
+
+    /// Every per-CPU value of `key` in `map`, summed word by word.
+    fn percpu_sum(
+        &self,
+        map: &OwnedFd,
+        key: &[u8],
+        words: usize,
+    ) -> std::io::Result<Option<Vec<u64>>> {
+        let mut buf = vec![0u8; words * 8 * self.ncpu];
+        if !syscall::lookup(map, key, &mut buf)? {
+            return Ok(None);
+        }
+        let mut sum = vec![0u64; words];
+        for (i, chunk) in buf.chunks_exact(8).enumerate() {
+            let v = u64::from_ne_bytes(chunk.try_into().unwrap_or([0; 8]));
+            sum[i % words] = sum[i % words].wrapping_add(v);
+        }
+        Ok(Some(sum))
+    }
+
+    pub fn counters(&self) -> std::io::Result<Vec<(CounterKey, Counters)>> {
+        let mut out = Vec::new();
+        for (slot, dev) in self.slots.iter().enumerate() {
+            for (d, dir) in DIRECTIONS.iter().enumerate() {
+                for (s, stage) in STAGES.iter().enumerate() {
+                    let index = ((slot * 4 + d) * 3 + s) as u32;
+                    let Some(w) =
+                        self.percpu_sum(&self.counts, &index.to_ne_bytes(), prog::WORDS)?
+                    else {
+                        continue;
+                    };
+                    if w.iter().any(|&v| v != 0) {
+                        out.push(((*dev, *dir, *stage), from_words(&w)));
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|(k, _)| *k);
+        Ok(out)
+    }
+
+    pub fn latency(&self) -> std::io::Result<Vec<Latency>> {
+        let mut cells = BTreeMap::new();
+        let mut key = [0u8; prog::LAT_KEY_BYTES];
+        let mut first = true;
+        loop {
+            let mut next = [0u8; prog::LAT_KEY_BYTES];
+            let prev = if first { None } else { Some(&key[..]) };
+            if !syscall::next_key(&self.lat, prev, &mut next)? {
+                break;
+            }
+            first = false;
+            key = next;
+            let Some(count) = self.percpu_sum(&self.lat, &key, 1)? else {
+                continue;
+            };
+            let lat_key = u32::from_ne_bytes([key[0], key[1], key[2], key[3]]) as usize;
+            let bucket = u32::from_ne_bytes([key[4], key[5], key[6], key[7]]) as usize;
+            let (size, straddles, dir, slot) = (
+                lat_key % 32,
+                (lat_key / 32) % 2,
+                (lat_key / 64) % 4,
+                lat_key / 256,
+            );
+            let Some(dev) = self.slots.get(slot) else {
+                continue;
+            };
+            let h: &mut Vec<u64> = cells
+                .entry((*dev, DIRECTIONS[dir], size as u8, straddles == 1))
+                .or_insert_with(|| vec![0; crate::sys::blocktrace::LOG2_BUCKETS]);
+            if let Some(cell) = h.get_mut(bucket) {
+                *cell += count[0];
+            }
+        }
+        Ok(latencies(&cells))
+    }
+}
+
+/// A `counts` value (prog::W_*) as Counters.
+fn from_words(w: &[u64]) -> Counters {
+    let mut c = new_counters();
+    c.ios = w[prog::W_IOS];
+    c.bytes = w[prog::W_BYTES];
+    c.straddle_4k = w[prog::W_STRADDLE_4K];
+    c.straddle_grain = w[prog::W_STRADDLE_GRAIN];
+    c.sub_physical = w[prog::W_SUB_PHYSICAL];
+    c.splits = w[prog::W_SPLITS];
+    c.merges = w[prog::W_MERGES];
+    c.size_log2
+        .copy_from_slice(&w[prog::W_SIZE..prog::W_SIZE + 32]);
+    c.align_log2
+        .copy_from_slice(&w[prog::W_ALIGN..prog::W_ALIGN + 32]);
+    c.start_mod_4k
+        .copy_from_slice(&w[prog::W_MOD_4K..prog::W_MOD_4K + 8]);
+    c
+}

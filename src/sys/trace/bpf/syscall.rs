@@ -1,0 +1,168 @@
+//! bpf(2): maps created, read and written, programs loaded. The attribute
+//! layouts are union bpf_attr's in include/uapi/linux/bpf.h; a zeroed
+//! 128-byte buffer is passed (the kernel requires bytes it does not know
+//! to be zero, and these commands' fields all lie within it).
+
+use super::asm::Insn;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+const MAP_CREATE: u32 = 0;
+const MAP_LOOKUP_ELEM: u32 = 1;
+const MAP_UPDATE_ELEM: u32 = 2;
+const MAP_GET_NEXT_KEY: u32 = 4;
+const PROG_LOAD: u32 = 5;
+
+pub const MAP_HASH: u32 = 1;
+pub const MAP_PERCPU_HASH: u32 = 5;
+pub const MAP_PERCPU_ARRAY: u32 = 6;
+pub const PROG_TRACEPOINT: u32 = 5;
+/// BPF_ANY: create or replace.
+pub const ANY: u64 = 0;
+
+struct Attr([u8; 128]);
+
+impl Attr {
+    fn new() -> Attr {
+        Attr([0; 128])
+    }
+    fn u32(mut self, at: usize, v: u32) -> Attr {
+        self.0[at..at + 4].copy_from_slice(&v.to_ne_bytes());
+        self
+    }
+    fn u64(mut self, at: usize, v: u64) -> Attr {
+        self.0[at..at + 8].copy_from_slice(&v.to_ne_bytes());
+        self
+    }
+    fn name(mut self, at: usize, name: &str) -> Attr {
+        let n = name.len().min(15);
+        self.0[at..at + n].copy_from_slice(&name.as_bytes()[..n]);
+        self
+    }
+    fn call(mut self, cmd: u32) -> io::Result<i64> {
+        // SAFETY: the kernel reads (and for some commands writes) at most
+        // the 128 bytes given as the size.
+        let r = unsafe { libc::syscall(libc::SYS_bpf, cmd, self.0.as_mut_ptr(), self.0.len()) };
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(r)
+        }
+    }
+}
+
+fn ptr<T>(p: *const T) -> u64 {
+    p as usize as u64
+}
+
+fn owned(fd: i64) -> OwnedFd {
+    // SAFETY: the kernel just returned this new descriptor to us.
+    unsafe { OwnedFd::from_raw_fd(fd as i32) }
+}
+
+/// BPF_MAP_CREATE: map_type, key_size, value_size, max_entries,
+/// map_flags, inner_map_fd, numa_node, map_name at byte 28.
+pub fn map_create(kind: u32, key: u32, value: u32, max: u32, name: &str) -> io::Result<OwnedFd> {
+    Attr::new()
+        .u32(0, kind)
+        .u32(4, key)
+        .u32(8, value)
+        .u32(12, max)
+        .name(28, name)
+        .call(MAP_CREATE)
+        .map(owned)
+}
+
+/// The element ops: map_fd, key at 8, value (or next_key) at 16, flags at 24.
+fn elem(map: &OwnedFd, key: *const u8, value: *const u8, flags: u64) -> Attr {
+    Attr::new()
+        .u32(0, map.as_raw_fd() as u32)
+        .u64(8, ptr(key))
+        .u64(16, ptr(value))
+        .u64(24, flags)
+}
+
+/// Fills `value` (the map's value size times the possible CPUs for a
+/// per-CPU map); false when the key is absent.
+pub fn lookup(map: &OwnedFd, key: &[u8], value: &mut [u8]) -> io::Result<bool> {
+    match elem(map, key.as_ptr(), value.as_mut_ptr(), 0).call(MAP_LOOKUP_ELEM) {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+pub fn update(map: &OwnedFd, key: &[u8], value: &[u8], flags: u64) -> io::Result<()> {
+    elem(map, key.as_ptr(), value.as_ptr(), flags)
+        .call(MAP_UPDATE_ELEM)
+        .map(drop)
+}
+
+/// The key after `key` (the first key for None); false at the end.
+pub fn next_key(map: &OwnedFd, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<bool> {
+    let k = key.map_or(std::ptr::null(), <[u8]>::as_ptr);
+    match elem(map, k, next.as_mut_ptr(), 0).call(MAP_GET_NEXT_KEY) {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// BPF_PROG_LOAD: prog_type, insn_cnt, insns at 8, license at 16,
+/// log_level at 24, log_size at 28, log_buf at 32, prog_name at 48.
+/// On a refusal, loads again with the verifier's log and returns its
+/// last lines with the error.
+pub fn prog_load(insns: &[Insn], name: &str) -> Result<OwnedFd, String> {
+    let license = c"GPL";
+    let attr = || {
+        Attr::new()
+            .u32(0, PROG_TRACEPOINT)
+            .u32(4, insns.len() as u32)
+            .u64(8, ptr(insns.as_ptr()))
+            .u64(16, ptr(license.as_ptr()))
+            .name(48, name)
+    };
+    let err = match attr().call(PROG_LOAD) {
+        Ok(fd) => return Ok(owned(fd)),
+        Err(e) => e,
+    };
+    let mut log = vec![0u8; 1 << 20];
+    let _ = attr()
+        .u32(24, 1)
+        .u32(28, log.len() as u32)
+        .u64(32, ptr(log.as_mut_ptr()))
+        .call(PROG_LOAD);
+    Err(format!("{name}: {err}{}", verifier_tail(&log)))
+}
+
+/// The verifier log's last non-empty lines, on one line.
+fn verifier_tail(log: &[u8]) -> String {
+    let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+    let text = String::from_utf8_lossy(&log[..end]);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = &lines[lines.len().saturating_sub(3)..];
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!(" (verifier: {})", tail.join(" / "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_verifier_log_is_cut_to_one_line() {
+        let log = b"0: (b7) r0 = 0\n1: (95) exit\n\nR0 !read_ok\nprocessed 2 insns\n\0garbage";
+        assert_eq!(
+            verifier_tail(log),
+            " (verifier: 1: (95) exit / R0 !read_ok / processed 2 insns)"
+        );
+        assert_eq!(verifier_tail(b"\0"), "");
+    }
+}

@@ -1,0 +1,371 @@
+//! The counting rules, in user space: how a block event is tallied into
+//! `Counters` and `Latency`. The raw perf path counts with these directly;
+//! the BPF programs (bpf/prog.rs) do the same arithmetic in the kernel,
+//! and the integration test holds both paths to the same counts.
+
+use crate::sys::blocktrace::{
+    Counters, DevNum, Direction, Grains, Latency, Snapshot, Stage, LOG2_BUCKETS,
+};
+use std::collections::{BTreeMap, HashMap};
+
+/// Bytes in a sector as the block layer counts them (SECTOR_SHIFT 9).
+pub const SECTOR_BYTES: u64 = 512;
+
+/// Requests waiting for their completion at most (the rest go untimed).
+const MAX_INFLIGHT: usize = 1 << 16;
+
+/// The kernel's dev_t of a device number: MKDEV in include/linux/kdev_t.h
+/// (MINORBITS 20), as the tracepoints record it.
+pub fn kernel_dev(d: DevNum) -> u32 {
+    (d.major << 20) | (d.minor & 0xf_ffff)
+}
+
+pub fn dev_num(k: u32) -> DevNum {
+    DevNum {
+        major: k >> 20,
+        minor: k & 0xf_ffff,
+    }
+}
+
+/// The direction from the first two bytes of `rwbs` (blk_fill_rwbs:
+/// an optional `F` for a preflush, then `R`, `W`, `D`, `F` or `N`).
+/// A preflush with no data, or a flush operation, is a flush; a write of
+/// no sectors is the empty preflush write of blkdev_issue_flush.
+/// `N` (write zeroes, zone operations) is not counted.
+pub fn direction(rwbs: [u8; 2], nr_sector: u32) -> Option<Direction> {
+    let (op, preflush) = match rwbs {
+        [b'F', c] => (c, true),
+        [c, _] => (c, false),
+    };
+    match op {
+        b'R' => Some(Direction::Read),
+        b'W' if nr_sector == 0 => Some(Direction::Flush),
+        b'W' => Some(Direction::Write),
+        b'D' => Some(Direction::Discard),
+        _ if preflush => Some(Direction::Flush),
+        _ => None,
+    }
+}
+
+/// floor(log2(v)), capped to the last bucket; 0 for 0.
+pub fn log2_bucket(v: u64) -> usize {
+    let l = 63usize.saturating_sub(v.leading_zeros() as usize);
+    l.min(LOG2_BUCKETS - 1)
+}
+
+/// The alignment bucket of a start sector: its trailing zero bits,
+/// sector 0 in the last bucket.
+pub fn align_bucket(sector: u64) -> usize {
+    if sector == 0 {
+        return LOG2_BUCKETS - 1;
+    }
+    (sector.trailing_zeros() as usize).min(LOG2_BUCKETS - 1)
+}
+
+/// Whether [start, start + len) crosses a boundary of `unit` without
+/// covering whole units (its start or its end is off the grid).
+pub fn straddles(start: u64, len: u64, unit: u64) -> bool {
+    if unit == 0 || len == 0 {
+        return false;
+    }
+    let r = start % unit;
+    let crosses = r.wrapping_add(len) > unit;
+    crosses && (r != 0 || start.wrapping_add(len) % unit != 0)
+}
+
+/// How one I/O of a device looks against its grains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub size_bucket: usize,
+    pub align_bucket: usize,
+    pub mod_4k: usize,
+    pub straddle_4k: bool,
+    pub straddle_grain: bool,
+    pub sub_physical: bool,
+}
+
+/// The shape of `nr_sector` sectors at `sector` (nr_sector > 0).
+pub fn shape(dir: Direction, sector: u64, nr_sector: u32, g: &Grains) -> Shape {
+    let start = sector.wrapping_mul(SECTOR_BYTES);
+    let len = u64::from(nr_sector) * SECTOR_BYTES;
+    Shape {
+        size_bucket: log2_bucket(u64::from(nr_sector)),
+        align_bucket: align_bucket(sector),
+        mod_4k: (sector % 8) as usize,
+        straddle_4k: straddles(start, len, 4096),
+        straddle_grain: straddles(start, len, g.grain_bytes),
+        sub_physical: dir == Direction::Write && len < g.physical_bytes,
+    }
+}
+
+/// Counters with their histograms sized.
+pub fn new_counters() -> Counters {
+    Counters {
+        size_log2: vec![0; LOG2_BUCKETS],
+        align_log2: vec![0; LOG2_BUCKETS],
+        start_mod_4k: vec![0; 8],
+        ..Counters::default()
+    }
+}
+
+/// Grains as the tracer uses them: no zero grain or physical block.
+pub fn sane(g: &Grains) -> Grains {
+    Grains {
+        grain_bytes: g.grain_bytes.max(SECTOR_BYTES),
+        physical_bytes: g.physical_bytes.max(SECTOR_BYTES),
+        ..*g
+    }
+}
+
+/// A latency histogram's key: device, direction, size bucket, straddles.
+pub type LatKey = (DevNum, Direction, u8, bool);
+
+/// Everything counted so far on the user-space path.
+#[derive(Debug, Default)]
+pub struct Tally {
+    grains: HashMap<u32, Grains>,
+    counters: BTreeMap<(DevNum, Direction, Stage), Counters>,
+    latency: BTreeMap<LatKey, Vec<u64>>,
+    inflight: HashMap<(u32, u64), (u64, LatKey)>,
+    pub lost_records: u64,
+}
+
+impl Tally {
+    /// Only the devices in `grains` are counted.
+    pub fn new(grains: &[Grains]) -> Tally {
+        let mut t = Tally::default();
+        for g in grains {
+            t.grains.entry(kernel_dev(g.dev)).or_insert_with(|| sane(g));
+        }
+        t
+    }
+
+    fn entry(&mut self, dev: u32, dir: Direction, stage: Stage) -> Option<(&mut Counters, Grains)> {
+        let g = *self.grains.get(&dev)?;
+        let c = self
+            .counters
+            .entry((g.dev, dir, stage))
+            .or_insert_with(new_counters);
+        Some((c, g))
+    }
+
+    /// One I/O seen at `stage`; its direction and shape when counted.
+    pub fn io(
+        &mut self,
+        stage: Stage,
+        dev: u32,
+        sector: u64,
+        nr: u32,
+        rwbs: [u8; 2],
+    ) -> Option<(Direction, Shape)> {
+        let dir = direction(rwbs, nr)?;
+        let (c, g) = self.entry(dev, dir, stage)?;
+        c.ios += 1;
+        c.bytes += u64::from(nr) * SECTOR_BYTES;
+        if nr == 0 {
+            return None;
+        }
+        let s = shape(dir, sector, nr, &g);
+        c.size_log2[s.size_bucket] += 1;
+        c.align_log2[s.align_bucket] += 1;
+        c.start_mod_4k[s.mod_4k] += 1;
+        c.straddle_4k += u64::from(s.straddle_4k);
+        c.straddle_grain += u64::from(s.straddle_grain);
+        c.sub_physical += u64::from(s.sub_physical);
+        Some((dir, s))
+    }
+
+    /// `block_split` (counted with the device's queued I/O).
+    pub fn split(&mut self, dev: u32, rwbs: [u8; 2]) {
+        if let Some(dir) = direction(rwbs, 1) {
+            if let Some((c, _)) = self.entry(dev, dir, Stage::Queue) {
+                c.splits += 1;
+            }
+        }
+    }
+
+    /// `block_bio_backmerge` or `block_bio_frontmerge`.
+    pub fn merge(&mut self, dev: u32, rwbs: [u8; 2], nr: u32) {
+        if let Some(dir) = direction(rwbs, nr) {
+            if let Some((c, _)) = self.entry(dev, dir, Stage::Queue) {
+                c.merges += 1;
+            }
+        }
+    }
+
+    /// `block_rq_issue` at time `ns`: counted, and timed until completion.
+    pub fn issue(&mut self, dev: u32, sector: u64, nr: u32, rwbs: [u8; 2], ns: u64) {
+        let Some((dir, s)) = self.io(Stage::Issue, dev, sector, nr, rwbs) else {
+            return;
+        };
+        if self.inflight.len() >= MAX_INFLIGHT && !self.inflight.contains_key(&(dev, sector)) {
+            return;
+        }
+        let key = (dev_num(dev), dir, s.size_bucket as u8, s.straddle_grain);
+        self.inflight.insert((dev, sector), (ns, key));
+    }
+
+    /// `block_rq_complete` at time `ns`.
+    pub fn complete(&mut self, dev: u32, sector: u64, ns: u64) {
+        let Some((t0, key)) = self.inflight.remove(&(dev, sector)) else {
+            return;
+        };
+        let micros = ns.saturating_sub(t0) / 1000;
+        let h = self
+            .latency
+            .entry(key)
+            .or_insert_with(|| vec![0; LOG2_BUCKETS]);
+        h[log2_bucket(micros)] += 1;
+    }
+
+    pub fn snapshot(&self, elapsed_s: f64) -> Snapshot {
+        Snapshot {
+            counters: self.counters.iter().map(|(k, c)| (*k, c.clone())).collect(),
+            latency: latencies(&self.latency),
+            lost_records: self.lost_records,
+            elapsed_s,
+        }
+    }
+}
+
+/// Latency histograms keyed by (device, direction, size bucket, straddles).
+pub fn latencies(m: &BTreeMap<LatKey, Vec<u64>>) -> Vec<Latency> {
+    m.iter()
+        .map(|(&(dev, direction, size_bucket, straddles), h)| Latency {
+            dev,
+            direction,
+            size_bucket,
+            straddles,
+            micros_log2: h.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DISK: DevNum = DevNum { major: 7, minor: 0 };
+
+    fn grains(grain: u64, physical: u64) -> Grains {
+        Grains {
+            dev: DISK,
+            grain_bytes: grain,
+            physical_bytes: physical,
+        }
+    }
+
+    #[test]
+    fn directions_follow_blk_fill_rwbs() {
+        assert_eq!(direction(*b"RA", 8), Some(Direction::Read));
+        assert_eq!(direction(*b"WS", 8), Some(Direction::Write));
+        assert_eq!(direction(*b"FW", 8), Some(Direction::Write));
+        assert_eq!(direction(*b"FW", 0), Some(Direction::Flush));
+        assert_eq!(direction(*b"FF", 0), Some(Direction::Flush));
+        assert_eq!(direction([b'F', 0], 0), Some(Direction::Flush));
+        assert_eq!(direction(*b"DS", 8), Some(Direction::Discard));
+        assert_eq!(direction(*b"N\0", 8), None);
+        assert_eq!(direction([0, 0], 8), None);
+    }
+
+    #[test]
+    fn buckets() {
+        assert_eq!(log2_bucket(0), 0);
+        assert_eq!(log2_bucket(1), 0);
+        assert_eq!(log2_bucket(8), 3);
+        assert_eq!(log2_bucket(15), 3);
+        assert_eq!(log2_bucket(u64::MAX), 31);
+        assert_eq!(align_bucket(0), 31);
+        assert_eq!(align_bucket(1), 0);
+        assert_eq!(align_bucket(2048), 11);
+        assert_eq!(align_bucket(1 << 40), 31);
+    }
+
+    #[test]
+    fn straddling_needs_a_crossing_off_the_grid() {
+        assert!(straddles(512, 4096, 4096));
+        assert!(!straddles(0, 8192, 4096), "two whole units");
+        assert!(straddles(0, 6144, 4096), "ends off the grid");
+        assert!(!straddles(2048, 2048, 4096), "inside one unit");
+        assert!(!straddles(512, 512, 4096));
+        assert!(
+            straddles(3 * 65536 - 512, 1024, 3 * 65536),
+            "a grain that is no power of two"
+        );
+        assert!(!straddles(65536 - 512, 1024, 3 * 65536));
+        assert!(!straddles(0, 0, 4096));
+        assert!(!straddles(512, 4096, 0));
+    }
+
+    #[test]
+    fn a_misaligned_4k_write_counts_everywhere() {
+        let mut t = Tally::new(&[grains(4096, 4096)]);
+        let dev = kernel_dev(DISK);
+        for i in 0..10 {
+            t.io(Stage::Queue, dev, 2049 + 16 * i, 8, *b"WS");
+        }
+        t.io(Stage::Queue, dev, 4096, 1, *b"WS");
+        t.io(Stage::Queue, dev + 1, 4096, 1, *b"WS");
+        let s = t.snapshot(1.0);
+        assert_eq!(s.counters.len(), 1, "an unknown device is not counted");
+        let ((d, dir, st), c) = &s.counters[0];
+        assert_eq!((*d, *dir, *st), (DISK, Direction::Write, Stage::Queue));
+        assert_eq!((c.ios, c.bytes), (11, 10 * 4096 + 512));
+        assert_eq!(
+            (c.straddle_4k, c.straddle_grain, c.sub_physical),
+            (10, 10, 1)
+        );
+        assert_eq!((c.size_log2[3], c.size_log2[0]), (10, 1));
+        assert_eq!((c.start_mod_4k[1], c.start_mod_4k[0]), (10, 1));
+        assert_eq!((c.align_log2[0], c.align_log2[12]), (10, 1));
+    }
+
+    #[test]
+    fn latency_from_issue_to_complete() {
+        let mut t = Tally::new(&[grains(4096, 512)]);
+        let dev = kernel_dev(DISK);
+        t.issue(dev, 1, 8, *b"RA", 1_000_000);
+        t.complete(dev, 1, 1_003_000);
+        t.complete(dev, 1, 1_009_000);
+        let s = t.snapshot(1.0);
+        assert_eq!(s.latency.len(), 1);
+        let l = &s.latency[0];
+        assert_eq!(
+            (l.size_bucket, l.straddles, l.direction),
+            (3, true, Direction::Read)
+        );
+        assert_eq!(l.micros_log2[1], 1, "3 µs is in [2, 4)");
+        assert_eq!(
+            l.micros_log2.iter().sum::<u64>(),
+            1,
+            "a second completion is not timed"
+        );
+    }
+
+    #[test]
+    fn flushes_count_without_shapes() {
+        let mut t = Tally::new(&[grains(4096, 512)]);
+        let dev = kernel_dev(DISK);
+        t.io(Stage::Issue, dev, 0, 0, *b"FF");
+        t.split(dev, *b"WS");
+        t.merge(dev, *b"WS", 8);
+        let s = t.snapshot(1.0);
+        let flush = &s
+            .counters
+            .iter()
+            .find(|(k, _)| k.1 == Direction::Flush)
+            .unwrap()
+            .1;
+        assert_eq!(
+            (flush.ios, flush.bytes, flush.size_log2.iter().sum::<u64>()),
+            (1, 0, 0)
+        );
+        let w = &s
+            .counters
+            .iter()
+            .find(|(k, _)| k.1 == Direction::Write)
+            .unwrap()
+            .1;
+        assert_eq!((w.ios, w.splits, w.merges), (0, 1, 1));
+    }
+}
