@@ -664,7 +664,7 @@ fn watch_refuses_bad_input_in_one_line() {
     );
     refused(
         &["--sysfs-root", &fixture, "watch", "sdb"],
-        "watch cannot trace yet",
+        "a --sysfs-root tree cannot be watched",
     );
     refused(
         &["--sysfs-root", &fixture, "watch", "sdb", "--replay", &f],

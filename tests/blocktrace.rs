@@ -345,3 +345,60 @@ fn splits_and_merges_on_both_paths() {
         check_merges(prefer);
     }
 }
+
+/// The `watch` command with the kernel's tracer, end to end: a command
+/// writing 4 KiB O_DIRECT blocks (dd) to a partition one sector past a
+/// 4 KiB boundary. Every write is counted at the partition (aligned inside
+/// it, off 4 KiB on the disk) and at the loop disk, and watch finds them
+/// straddling and names the partition's start as the cause.
+#[test]
+fn watch_counts_a_commands_writes_at_each_layer() {
+    require_root();
+    common::require_tool("dd");
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let lo = misaligned_partition(dir.path());
+    let part = lo.part(1);
+    let of = format!("of={part}");
+    let (out, status) = common::run(&[
+        "watch",
+        &part,
+        "--json",
+        "--for",
+        "20s",
+        "--",
+        "dd",
+        "if=/dev/zero",
+        &of,
+        "bs=4096",
+        "count=200",
+        "oflag=direct",
+        "status=none",
+    ]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(status, 1, "{doc}");
+    assert_eq!(doc["trace"]["path"], "bpf", "{doc}");
+    assert_eq!(doc["command"]["exit_status"], 0, "{doc}");
+    let name = part.trim_start_matches("/dev/");
+    let row = |dev: &str| {
+        doc["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == dev && d["direction"] == "write")
+            .unwrap_or_else(|| panic!("no write row for {dev}: {doc}"))
+            .clone()
+    };
+    let p = row(name);
+    assert_eq!(p["layer"], "partition");
+    assert_eq!(p["ios"], 200, "{p}");
+    assert_eq!(p["straddle_4k"], 0, "{p}");
+    assert_eq!(p["off_4k_on_disk"], 200, "{p}");
+    let disk = lo.dev.trim_start_matches("/dev/").to_string();
+    let d = row(&disk);
+    assert_eq!(d["ios"], 200, "{d}");
+    assert_eq!(d["straddle_4k"], 200, "{d}");
+    let codes = common::codes(&doc);
+    assert!(codes.iter().any(|c| c == "straddling-io"), "{codes:?}");
+}

@@ -31,6 +31,10 @@ pub fn run(
         }
         return (String::new(), 2);
     }
+    if replay.is_none() && !opts.sysfs.is_live() {
+        warn("watch traces the live kernel: a --sysfs-root tree cannot be watched (--replay plays a recording over it)");
+        return (String::new(), 2);
+    }
     let mut source = match open(replay, &resolved.watched) {
         Ok(s) => s,
         Err(e) => {
@@ -104,6 +108,7 @@ pub fn run(
         &observed.last,
     );
     run.command = command_run;
+    run.trace.note = source.note();
     run.errors = resolved.errors;
     if let Some(e) = observed.error {
         warn(&format!(

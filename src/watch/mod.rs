@@ -52,6 +52,8 @@ pub struct Trace {
     pub path: TracePath,
     /// What reading them this way costs, as measured (docs/watch.md).
     pub cost: String,
+    /// Why the preferred path was not taken (BPF refused); null when it was.
+    pub note: Option<String>,
 }
 
 impl Default for Trace {
@@ -69,6 +71,7 @@ impl Trace {
         Trace {
             path,
             cost: cost.into(),
+            note: None,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! the start and one every interval until the run ends.
 
 use crate::sys::blocktrace::{Grains, Snapshot, TracePath};
+use crate::sys::trace::{Prefer, Tracer};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -24,14 +25,37 @@ pub trait Source {
     fn finished(&self) -> bool {
         false
     }
+    /// Why the preferred path was not taken (BPF refused by the kernel).
+    fn note(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The kernel's tracer for the devices `grains` names: BPF programs on
-/// the block tracepoints, or raw perf samples where BPF is refused.
-/// The tracing code (`sys::blocktrace`) is not in this build yet, so
-/// this says so in one line.
-pub fn tracer(_grains: &[Grains]) -> Result<Box<dyn Source>, String> {
-    Err("watch cannot trace yet: this diskalign has no reader of the kernel's block tracepoints (sys::blocktrace, issue 28)".into())
+/// the block tracepoints, or raw perf samples where BPF is refused
+/// (`sys::trace`). One line saying what is missing when it cannot start.
+pub fn tracer(grains: &[Grains]) -> Result<Box<dyn Source>, String> {
+    let t = Tracer::start(grains, Prefer::Auto).map_err(|e| format!("watch cannot trace: {e}"))?;
+    Ok(Box::new(Kernel(t)))
+}
+
+/// The kernel's tracer as a [`Source`].
+struct Kernel(Tracer);
+
+impl Source for Kernel {
+    fn snapshot(&mut self) -> Result<Snapshot, String> {
+        self.0.snapshot().map_err(|e| e.to_string())
+    }
+
+    fn path(&self) -> TracePath {
+        self.0.path()
+    }
+
+    fn note(&self) -> Option<String> {
+        self.0
+            .bpf_refused()
+            .map(|why| format!("BPF was refused ({why}): raw perf samples instead"))
+    }
 }
 
 /// Snapshots recorded earlier, as a file holds them.
@@ -253,11 +277,5 @@ mod tests {
             .err()
             .unwrap()
             .starts_with("not a recording"));
-    }
-
-    #[test]
-    fn without_a_tracer_watch_says_so() {
-        let e = tracer(&[]).err().unwrap();
-        assert!(e.starts_with("watch cannot trace yet"), "{e}");
     }
 }

@@ -103,6 +103,16 @@ fn table(run: &WatchRun, st: &Style) -> String {
     columns::render(&cols, &rows, st, "")
 }
 
+/// The alignment histogram: its open last bucket holds offset 0 and
+/// starts aligned to 1 TiB or more (`sys::blocktrace::Counters`).
+fn alignments(b: &[Bucket]) -> String {
+    let last = 512u64 << (crate::sys::blocktrace::LOG2_BUCKETS - 1);
+    buckets(b).replace(
+        &format!("{}\u{a0}×", human(last)),
+        "0 or ≥1\u{a0}TiB\u{a0}×",
+    )
+}
+
 fn buckets(b: &[Bucket]) -> String {
     let parts: Vec<String> = b
         .iter()
@@ -128,7 +138,7 @@ fn histograms(run: &WatchRun, st: &Style) -> String {
         ));
         out.push_str(&st.line(
             "  aligned to: ",
-            &buckets(&s.alignment_histogram),
+            &alignments(&s.alignment_histogram),
             "              ",
         ));
         let mut starts = format!("{} of {} off 4 KiB on {}", s.off_4k, s.ios, s.device);
