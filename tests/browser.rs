@@ -444,3 +444,41 @@ fn compare_pages_for_probe_fio_and_check_runs() {
         .unwrap()
         .contains("start-not-4k"));
 }
+
+/// The watch page of a recording played over the ao-3584 fixture (a
+/// synthetic recording, tests/fixtures/watch/README): one size and one
+/// alignment figure per device and direction, each bar with its bucket.
+#[test]
+fn watch_pages_draw_each_layers_histograms() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let sysfs = format!("{fixtures}/sysfs/ao-3584");
+    let recording = format!("{fixtures}/watch/ao-3584.json");
+    let run = save(
+        dir.path(),
+        "watch.json",
+        &[
+            "--sysfs-root",
+            &sysfs,
+            "watch",
+            "sdb",
+            "--replay",
+            &recording,
+            "--json",
+        ],
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&run).unwrap()).unwrap();
+    let rows = doc["devices"].as_array().unwrap().len();
+    assert!(rows >= 2, "{doc}");
+    let (_, r) = report(dir.path(), "watch", &[&run], 2000);
+    for n in 0..rows {
+        for kind in ["sizes", "alignment"] {
+            let f = browser::figure(&r.dom, &format!("run1-{kind}-figure-{n}"));
+            assert!(
+                f.contains("data-bucket=") && f.contains("data-ios="),
+                "{kind} {n}: {f}"
+            );
+        }
+    }
+}
