@@ -446,7 +446,7 @@ fn compare_pages_for_probe_fio_and_check_runs() {
 }
 
 /// The watch page of a recording played over the ao-3584 fixture (a
-/// synthetic recording, tests/fixtures/watch/README): one size and one
+/// synthetic recording made by tests/fixtures/watch/make.py): one size and one
 /// alignment figure per device and direction, each bar with its bucket.
 #[test]
 fn watch_pages_draw_each_layers_histograms() {
