@@ -402,3 +402,24 @@ fn watch_counts_a_commands_writes_at_each_layer() {
     let codes = common::codes(&doc);
     assert!(codes.iter().any(|c| c == "straddling-io"), "{codes:?}");
 }
+
+/// `watch` without the privileges to trace: one line saying what is
+/// missing, exit 2 (run as `nobody` through setpriv).
+#[test]
+fn watch_without_privileges_says_what_is_missing() {
+    require_root();
+    common::require_tool("setpriv");
+    let dir = tempfile::tempdir().unwrap();
+    let lo = misaligned_partition(dir.path());
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(common::bin())
+        .args(["watch", &lo.dev, "--for", "1s"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("needs root, or CAP_PERFMON"), "{err}");
+    assert!(out.stdout.is_empty());
+}

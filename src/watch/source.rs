@@ -35,7 +35,7 @@ pub trait Source {
 /// the block tracepoints, or raw perf samples where BPF is refused
 /// (`sys::trace`). One line saying what is missing when it cannot start.
 pub fn tracer(grains: &[Grains]) -> Result<Box<dyn Source>, String> {
-    let t = Tracer::start(grains, Prefer::Auto).map_err(|e| format!("watch cannot trace: {e}"))?;
+    let t = Tracer::start(grains, Prefer::Auto).map_err(|e| e.to_string())?;
     Ok(Box::new(Kernel(t)))
 }
 
