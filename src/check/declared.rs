@@ -192,4 +192,4 @@ pub fn format_command(index: u8, node: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -3,12 +3,12 @@
 //! live devices, and the stack's layers. No I/O happens here; `inspect`
 //! read everything first.
 
-mod declared;
+pub mod declared;
 mod device;
 mod disagree;
 pub mod document;
 #[cfg(test)]
-mod fixture;
+pub(crate) mod fixture;
 pub mod inherit;
 mod partitions;
 pub mod placement;

@@ -31,7 +31,7 @@ fn format(index: u8, lbads_bytes: u64, rp: RelativePerformance, in_use: bool) ->
 
 /// A synthetic namespace: 512-byte blocks in use, NSFEAT bit 4 as given,
 /// NPWG and NPWA 0's based, a 4096-byte format 1 as fast.
-fn namespace(nsfeat: u8, npwg: u16, npwa: u16) -> Namespace {
+pub(crate) fn namespace(nsfeat: u8, npwg: u16, npwa: u16) -> Namespace {
     Namespace {
         nsfeat,
         nlbaf: 1,
@@ -46,7 +46,7 @@ fn namespace(nsfeat: u8, npwg: u16, npwa: u16) -> Namespace {
 }
 
 /// Synthetic DeviceSays of a namespace declaring a physical block of `pbs`.
-fn says(ns: Namespace, pbs: u64) -> DeviceSays {
+pub(crate) fn says(ns: Namespace, pbs: u64) -> DeviceSays {
     DeviceSays {
         nvme: Some(ns),
         limits: vec![LimitSaid {
