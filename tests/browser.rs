@@ -211,6 +211,11 @@ fn topology_pages_show_sysfs_beside_the_ioctls() {
     assert!(live
         .contains("data-limit=\"logical_block_size\" data-source=\"ioctl\" data-value=\"4096\""));
     assert!(r.dom.contains("id=\"run2-limits-0\""));
+    // A loop device declares nothing: one line says why, no table.
+    assert!(r
+        .dom
+        .contains("itself declares: nothing read (the kernel makes loop devices itself"));
+    assert!(!r.dom.contains("id=\"run2-declared-0\""));
 }
 
 /// `diskalign probe ARGS FAST --json`, saved as `out`.
