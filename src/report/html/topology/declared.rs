@@ -5,7 +5,7 @@
 
 use super::super::page::{self, Td};
 use crate::identify::nvme::Namespace;
-use crate::topology::device_says::{DeviceSays, LimitSaid};
+use crate::topology::device_says::LimitSaid;
 use crate::topology::Disk;
 use crate::units::human;
 
@@ -130,7 +130,7 @@ mod tests {
     //! A synthetic DeviceSays (made up for the test, not a device's data).
     use super::*;
     use crate::identify::nvme::{LbaFormat, RelativePerformance};
-    use crate::topology::device_says::{Limit, Source};
+    use crate::topology::device_says::{DeviceSays, Limit, Source};
 
     fn disk() -> Disk {
         let ns = Namespace {
