@@ -259,7 +259,7 @@ fn no_advice_when_slower_already_4k_or_other_metadata() {
     ns.lba_formats[0].in_use = false;
     ns.lba_formats[1].in_use = true;
     assert_eq!(better_format(&ns), None);
-    // Of several, the fastest; qemu's case: 512 in use, 4096 as fast.
+    // Of several 4096-byte formats, the fastest.
     let mut ns = namespace(0x10, 0, 0);
     ns.lba_formats
         .push(format(4, 4096, RelativePerformance::Best, false));
