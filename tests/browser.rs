@@ -200,8 +200,9 @@ fn topology_pages_show_sysfs_beside_the_ioctls() {
     let l = LoopDev::attach(&img, Some(4096));
     let name = l.dev.trim_start_matches("/dev/");
     let live = save(dir.path(), "live.json", &["topology", name, "--json"]);
-    // Two runs on one page: their ids must not collide.
-    let (_, r) = report(dir.path(), "topology", &[&usb, &live], 1600);
+    let declared = declared_topology(dir.path());
+    // Three runs on one page: their ids must not collide.
+    let (_, r) = report(dir.path(), "topology", &[&usb, &live, &declared], 2900);
     assert!(r.dom.contains("id=\"run1\"") && r.dom.contains("id=\"run2\""));
     // The bridge's optimal I/O size is marked; the loop device's 4096-byte
     // sectors are read both ways.
@@ -211,6 +212,68 @@ fn topology_pages_show_sysfs_beside_the_ioctls() {
     assert!(live
         .contains("data-limit=\"logical_block_size\" data-source=\"ioctl\" data-value=\"4096\""));
     assert!(r.dom.contains("id=\"run2-limits-0\""));
+    // A loop device declares nothing: one line says why, no table.
+    assert!(r
+        .dom
+        .contains("itself declares: nothing read (the kernel makes loop devices itself"));
+    assert!(!r.dom.contains("id=\"run2-declared-0\""));
+    // What an NVMe namespace declares, tabled beside its grains figure.
+    let t = table_of(&r.dom, "run3-declared-0");
+    assert!(
+        t.contains("NPWA") && t.contains("not read by the kernel"),
+        "{t}"
+    );
+    assert!(t.contains("16384 (16 KiB)"), "{t}");
+    assert!(r.dom.contains("LBA formats (index: data size, Relative Performance): 0: 512 B, good; 1: 4 KiB, best (in use)."));
+}
+
+/// The `<table id=ID>` of `dom`, up to its end.
+fn table_of<'a>(dom: &'a str, id: &str) -> &'a str {
+    let at = dom
+        .find(&format!("<table id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no table {id}"));
+    let end = dom[at..].find("</table>").map_or(dom.len(), |e| at + e);
+    &dom[at..end]
+}
+
+/// A topology document of one NVMe disk whose Identify Namespace answer is
+/// the synthetic fixture tests/fixtures/identify/nvme-id-ns-optperf.bin,
+/// read by the same code as a live disk's, written as `topology --json`.
+fn declared_topology(dir: &Path) -> PathBuf {
+    use diskalign::topology::device_says::{self, Answers};
+    use diskalign::topology::{Disk, Survey, Topology};
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/identify/nvme-id-ns-optperf.bin");
+    let answers = Answers {
+        nvme: Some(Ok(std::fs::read(fixture).unwrap())),
+        ..Answers::default()
+    };
+    let topology = Topology {
+        physical_block_size: 16384,
+        minimum_io_size: 16384,
+        optimal_io_size: 131072,
+        ..Topology::plain(4096)
+    };
+    let disk = Disk {
+        name: "nvme0n1".into(),
+        device: "/dev/nvme0n1".into(),
+        size_bytes: 1 << 30,
+        topology,
+        transport: diskalign::topology::Transport::Nvme,
+        device_says: Some(device_says::read(&answers, &topology).unwrap()),
+        ..Disk::default()
+    };
+    let survey = Survey {
+        disks: vec![disk],
+        errors: vec![],
+    };
+    let stamp = diskalign::report::Stamp {
+        host: "browser".into(),
+        started: std::time::SystemTime::now(),
+    };
+    let path = dir.join("declared.json");
+    std::fs::write(&path, diskalign::report::json::topology(&survey, &stamp)).unwrap();
+    path
 }
 
 /// `diskalign probe ARGS FAST --json`, saved as `out`.

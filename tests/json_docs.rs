@@ -162,6 +162,12 @@ fn every_serialized_key_is_in_docs_json_md() {
         add("check", &doc, &mut seen);
         checks.push(doc);
     }
+    // What the disk declares, judged: images given the identify fixtures'
+    // answers as their disk's (a start off NPWG, a LUKS2 sector of 512,
+    // a namespace in 512-byte blocks with a 4096-byte format).
+    let declared = declared_check(dir.path());
+    round_trip::<Document<CheckRun>>(&declared, &mut seen);
+    add("check", &declared, &mut seen);
     // A probe of a filled file, the smallest grid.
     let file = dir.path().join("probe.img");
     std::fs::write(&file, vec![1u8; 16 << 20]).unwrap();
@@ -379,6 +385,74 @@ fn identify_document() -> Value {
         started: std::time::SystemTime::now(),
     };
     serde_json::from_str(&diskalign::report::json::topology(&survey, &stamp)).unwrap()
+}
+
+/// A check document of three real images (made by sfdisk and
+/// cryptsetup), each judged as the disk whose identify answers are a
+/// fixture of tests/fixtures/identify (synthetic bytes): the findings that
+/// only what a device declares gives.
+fn declared_check(dir: &Path) -> Value {
+    use diskalign::findings::{Code, FailOn};
+    use diskalign::topology::device_says::{self, Answers};
+    use diskalign::topology::Disk;
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/identify");
+    let says = |name: &str| {
+        let a = Answers {
+            nvme: Some(Ok(std::fs::read(fixtures.join(name)).unwrap())),
+            ..Answers::default()
+        };
+        device_says::read(&a, &diskalign::topology::Topology::plain(512)).unwrap()
+    };
+    let part = image(dir, "npwg.img", 16 * MIB);
+    sfdisk(&part, "label: dos\nstart=2056, size=8192\n");
+    let luks = image(dir, "luks512.img", 32 * MIB);
+    luks_format(
+        &luks,
+        &dir.join("key512"),
+        &["--type", "luks2", "--sector-size", "512"],
+    );
+    let plain = image(dir, "plain.img", 16 * MIB);
+    let paths = vec![part.clone(), luks.clone(), plain.clone()];
+    let mut i = diskalign::inspect::inspect(&paths, &Default::default());
+    for (t, fixture) in i.targets.iter_mut().zip([
+        "nvme-id-ns-optperf.bin",
+        "nvme-id-ns-optperf.bin",
+        "nvme-id-ns-plain.bin",
+    ]) {
+        t.disk = Some(Disk {
+            name: "nvme0n1".into(),
+            device: t.path.clone(),
+            device_says: Some(says(fixture)),
+            ..Disk::default()
+        });
+    }
+    let run = diskalign::check::judge(i, FailOn::default());
+    let codes: Vec<Code> = run
+        .targets
+        .iter()
+        .flat_map(|t| {
+            let parts = t.partitions.iter().flat_map(|p| p.findings.iter());
+            let layers = t
+                .stack
+                .iter()
+                .flat_map(|l| l.walk())
+                .flat_map(|l| l.findings.iter());
+            t.findings.iter().chain(parts).chain(layers)
+        })
+        .map(|f| f.code)
+        .collect();
+    for want in [
+        Code::StartNotPreferredWrite,
+        Code::LuksSectorBelowDeclared,
+        Code::NvmeFormat4kAvailable,
+    ] {
+        assert!(codes.contains(&want), "{want} not in {codes:?}");
+    }
+    let stamp = diskalign::report::Stamp {
+        host: "docs".into(),
+        started: std::time::SystemTime::now(),
+    };
+    serde_json::from_str(&diskalign::report::json::check(&run, &stamp)).unwrap()
 }
 
 /// Documented keys no document in the test holds, each with why.

@@ -38,6 +38,13 @@ pub fn topology_findings(t: &Target) -> Vec<Finding> {
             false,
         )),
     }
+    if let Some(d) = &t.disk {
+        let node = d.device.display().to_string();
+        out.extend(super::declared::format_advice(
+            d.device_says.as_ref(),
+            &node,
+        ));
+    }
     out
 }
 

@@ -3,11 +3,12 @@
 //! live devices, and the stack's layers. No I/O happens here; `inspect`
 //! read everything first.
 
+pub mod declared;
 mod device;
 mod disagree;
 pub mod document;
 #[cfg(test)]
-mod fixture;
+pub(crate) mod fixture;
 pub mod inherit;
 mod partitions;
 pub mod placement;
@@ -131,6 +132,8 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
     let portable = not_portable.is_none();
     findings.extend(not_portable);
     let path = t.path.display().to_string();
+    let says = t.disk.as_ref().and_then(|d| d.device_says.clone());
+    let layer_device = t.layer_device();
     let stack = t
         .stack
         .into_iter()
@@ -141,6 +144,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
                 l.status = p.status;
             }
             stack::judge(&mut l);
+            declared::layer_findings(says.as_ref(), &layer_device, &mut l);
             let cause = part
                 .and_then(|p| inherit::cause_of(&l.name, &p.findings, inherit::is_partition_start));
             regions.target_root(&mut l, &path, cause);

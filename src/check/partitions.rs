@@ -1,6 +1,7 @@
 //! Each valid partition of a target judged: its placement, the tools'
 //! verdicts, and the block size of its node, into its report.
 
+use super::declared;
 use super::disagree;
 use super::placement::{self, Placement};
 use super::report::{PartitionReport, TopologySource};
@@ -23,6 +24,7 @@ pub fn partition_reports(t: &Target, view: &ToolView, mismatch: bool) -> Vec<Par
         .map(|p| device_sectors(p.first_lba.saturating_mul(ss)))
         .collect();
     let sg_align = tools::sgdisk_alignment(view, &data_starts);
+    let unit = declared::write_unit(t.disk.as_ref().and_then(|d| d.device_says.as_ref()));
     let mut out = Vec::new();
     for p in t.partitions() {
         let start = p.first_lba * ss;
@@ -42,6 +44,9 @@ pub fn partition_reports(t: &Target, view: &ToolView, mismatch: bool) -> Vec<Par
             .filter(|_| t.source == TopologySource::Kernel)
             .map(|k| k.alignment_offset);
         let mut pf = placement::placement_findings(topo, &placement, kernel_ao);
+        if p.kind != PartKind::Extended && !mismatch {
+            pf.extend(declared::partition_start(unit, topo, start));
+        }
         let first = device_sectors(start);
         let last = device_sectors(start + size).saturating_sub(1);
         let verdicts = disagree::tool_verdicts(view, first, last, sg_align);

@@ -52,6 +52,7 @@ pub fn is_placement_code(c: Code) -> bool {
         Code::StartMisaligned
             | Code::StartNot4k
             | Code::StartNotOptimal
+            | Code::StartNotPreferredWrite
             | Code::EndNot4k
             | Code::EndNotPhysical
             | Code::SizeNot4k

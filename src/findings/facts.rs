@@ -107,6 +107,18 @@ pub struct Facts {
     pub segment: Option<usize>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub legs: Vec<LegFact>,
+    /// The NVMe namespace's declared preferred write granularity (NPWG)
+    /// and alignment (NPWA), in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub npwg_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub npwa_bytes: Option<u64>,
+    /// Which identify data declared the value (`nvme`, `ata`, `scsi`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declared_by: Option<String>,
+    /// An NVMe LBA format's index (`nvme format --lbaf`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lba_format: Option<u8>,
     /// A command that changes it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,

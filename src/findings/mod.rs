@@ -66,6 +66,8 @@ codes! {
         "The start is not a multiple of a sane optimal I/O size (RAID stripe width).";
     StartNotDiscard = "start-not-discard", Info,
         "The start is not aligned to the discard (TRIM) granularity.";
+    StartNotPreferredWrite = "start-not-preferred-write", Warning,
+        "The start meets the kernel's grain and 4 KiB but not the NVMe namespace's declared preferred write alignment and granularity (NPWA, NPWG).";
     EndNot4k = "end-not-4k", Warning,
         "The end (last byte + 1) is not a multiple of 4 KiB.";
     EndNotPhysical = "end-not-physical", Warning,
@@ -94,6 +96,9 @@ codes! {
         "The MBR holds real partitions next to the GPT protective entry (a hybrid MBR).";
     ProtectiveMbrWithoutGpt = "protective-mbr-without-gpt", Error,
         "The MBR says GPT but no GPT header was found at LBA 1 for 512 or 4096-byte sectors.";
+    // What the device itself declares.
+    NvmeFormat4kAvailable = "nvme-format-4k-available", Info,
+        "The NVMe namespace uses 512-byte blocks and offers a 4096-byte LBA format at least as fast: `nvme format --lbaf=N` switches to it and erases the namespace (never run by diskalign).";
     // What the kernel says.
     KernelReportsMisaligned = "kernel-reports-misaligned", Error,
         "The kernel itself reports a misalignment: alignment_offset -1 / 4294967295 (misaligned stacking), or a dm/md device it places off the physical grid below (alignment_offset > 0).";
@@ -123,6 +128,8 @@ codes! {
         "A layer's data start is not a multiple of the optimal I/O size (RAID stripe width) of the device below.";
     LayerStartNot1Mib = "layer-start-not-1mib", Info,
         "A layer's data start is not a multiple of 1 MiB on the device below.";
+    LayerStartNotPreferredWrite = "layer-start-not-preferred-write", Warning,
+        "A layer's data start meets the kernel's grain and 4 KiB but not the NVMe namespace's declared preferred write alignment and granularity (NPWA, NPWG).";
     LvmStripeMisaligned = "lvm-stripe-misaligned", Error,
         "The legs of a striped LV start off the physical unit or off each other: each stripe write touches more units than it should.";
     LvmExtentMisaligned = "lvm-extent-misaligned", Warning,
@@ -141,6 +148,8 @@ codes! {
         "A bcache device's block size is below the physical block of the device below, so its writes are read-modify-writes there.";
     LuksSectorSize = "luks-sector-size", Warning,
         "The LUKS2 encryption sector size is below the logical (error) or physical (warning) block size of the device below.";
+    LuksSectorBelowDeclared = "luks-sector-below-declared", Warning,
+        "The LUKS encryption sector size is below the physical block the disk itself declares (NVMe Identify, ATA IDENTIFY, SCSI READ CAPACITY(16)), where the kernel reports a smaller one.";
     FsBlockBelowPhysical = "fs-block-below-physical", Warning,
         "The filesystem block or sector size is below the physical (warning) or logical (error) block size of the device below.";
     FsStripeHintsMissing = "fs-stripe-hints-missing", Warning,

@@ -16,6 +16,10 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::StartNot1Mib => start_not_1mib(f),
         Code::StartNotOptimal => start_not_optimal(f),
         Code::StartNotDiscard => start_not_discard(f),
+        Code::StartNotPreferredWrite => start_not_preferred_write(f),
+        Code::LayerStartNotPreferredWrite => layer_start_not_preferred_write(f),
+        Code::LuksSectorBelowDeclared => luks_sector_below_declared(f),
+        Code::NvmeFormat4kAvailable => nvme_format(f),
         Code::EndNot4k => end_not_4k(f),
         Code::EndNotPhysical => end_not_physical(f),
         Code::SizeNot4k => size_not_4k(f),
@@ -204,6 +208,60 @@ fn luks_sector(f: &Facts) -> String {
         Some(lbs) => format!("encryption sector size {ss} is below the device's {lbs}-byte logical block: the kernel refuses to open it"),
         None => format!("encryption sector size {ss} is below the {}-byte physical block: every encrypted sector written is a read-modify-write on the drive ({})", n(f.physical_block_bytes), text(&f.fix)),
     }
+}
+
+/// "NPWG 16 KiB, NPWA 16 KiB": what the namespace declared.
+fn preferred_write(f: &Facts) -> String {
+    format!(
+        "the namespace's preferred write granularity {} and alignment {} (NPWG, NPWA)",
+        exact(n(f.npwg_bytes)),
+        exact(n(f.npwa_bytes))
+    )
+}
+
+fn start_not_preferred_write(f: &Facts) -> String {
+    format!(
+        "starts at byte {}, {} bytes off the {}-byte grid of {}: on the kernel's grain, but writes there straddle the device's own write unit, which the kernel does not carry",
+        n(f.offset_bytes),
+        n(f.misalignment_bytes),
+        n(f.grain_bytes),
+        preferred_write(f)
+    )
+}
+
+fn layer_start_not_preferred_write(f: &Facts) -> String {
+    format!(
+        "{} at byte {} of {} is {} bytes off the {}-byte grid of {}: on the kernel's grain, but writes there straddle the device's own write unit, which the kernel does not carry",
+        text(&f.region),
+        n(f.offset_bytes),
+        text(&f.device),
+        n(f.misalignment_bytes),
+        n(f.grain_bytes),
+        preferred_write(f)
+    )
+}
+
+fn luks_sector_below_declared(f: &Facts) -> String {
+    format!(
+        "encryption sector size {} is below the {}-byte physical block {} itself declares ({} identify data; the kernel reports {}): every encrypted sector written is a read-modify-write on the drive ({})",
+        n(f.block_size_bytes),
+        n(f.physical_block_bytes),
+        text(&f.device),
+        text(&f.declared_by),
+        f.kernel_value.unwrap_or(0),
+        text(&f.fix)
+    )
+}
+
+fn nvme_format(f: &Facts) -> String {
+    format!(
+        "{} is formatted with {}-byte blocks and offers LBA format {} with {}-byte blocks and a Relative Performance at least as good: `{}` switches to it, which erases the whole namespace (diskalign never runs it)",
+        text(&f.device),
+        n(f.logical_block_bytes),
+        f.lba_format.unwrap_or(0),
+        n(f.block_size_bytes),
+        text(&f.fix)
+    )
 }
 
 fn fs_block(f: &Facts) -> String {

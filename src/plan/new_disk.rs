@@ -5,10 +5,13 @@
 
 use super::layout::Grid;
 use super::Extent;
+use crate::check::declared;
 use crate::check::tools::{first_starts, FirstStarts, ToolView};
+use crate::findings::Finding;
 use crate::inspect::Target;
 use crate::layout::TableKind;
-use crate::units::{exact, human, KIB};
+use crate::topology::DeviceSays;
+use crate::units::{exact, gcd, human, KIB};
 use serde::Serialize;
 
 /// One requested size.
@@ -60,12 +63,16 @@ pub struct NewDisk {
     pub notes: Vec<String>,
     /// Why it cannot be done (the disk is not empty, the sizes do not fit).
     pub refused: Vec<String>,
+    /// What the disk's own identify data advises before it is laid out:
+    /// `nvme-format-4k-available` (never run).
+    pub advice: Vec<Finding>,
 }
 
 /// Lay out `sizes` on the empty disk `t`.
 pub fn plan(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
     let lbs = u64::from(t.topology.logical_block_size).max(512);
-    let (grain, why) = super::disk::start_grain(&t.topology);
+    let says = t.disk.as_ref().and_then(|d| d.device_says.as_ref());
+    let (grain, why) = declared_grain(super::disk::start_grain(&t.topology), says);
     let view = ToolView::new(&t.topology, t.size);
     let tools = first_starts(&view, label == TableKind::Mbr);
     let mut d = NewDisk {
@@ -79,6 +86,12 @@ pub fn plan(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
         tools_first_start_bytes: tools,
         notes: notes(&tools, grain, &t.topology),
         refused: Vec::new(),
+        advice: t
+            .disk
+            .as_ref()
+            .and_then(|d| declared::format_advice(says, &d.device.display().to_string()))
+            .into_iter()
+            .collect(),
     };
     if let Some(why) = not_empty(t) {
         d.refused.push(why);
@@ -92,6 +105,28 @@ pub fn plan(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
         Err(why) => d.refused.push(why),
     }
     d
+}
+
+/// The start grain, widened to the NVMe namespace's declared preferred
+/// write unit (NPWA, NPWG) when the grain is not already a multiple of it.
+fn declared_grain((grain, why): (u64, String), says: Option<&DeviceSays>) -> (u64, String) {
+    match declared::write_unit(says) {
+        Some(u) if grain % u.bytes() != 0 => {
+            let unit = u.bytes();
+            let g = (grain / gcd(grain, unit)).saturating_mul(unit);
+            (
+                g,
+                format!(
+                    "{why}, widened to {} for the namespace's declared preferred write unit of {} (NPWG {}, NPWA {})",
+                    exact(g),
+                    exact(unit),
+                    exact(u.npwg_bytes),
+                    exact(u.npwa_bytes)
+                ),
+            )
+        }
+        _ => (grain, why),
+    }
 }
 
 fn not_empty(t: &Target) -> Option<String> {
@@ -206,4 +241,63 @@ fn notes(tools: &FirstStarts, grain: u64, t: &crate::iolimits::Topology) -> Vec<
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::declared::tests::{namespace, says};
+    use crate::check::fixture::{disk, image};
+    use crate::iolimits::Topology;
+    use crate::units::MIB;
+    const GIB: u64 = 1024 * MIB;
+
+    /// A disk whose (synthetic) DeviceSays declares `ns`.
+    fn nvme_target(ns: crate::identify::nvme::Namespace) -> Target {
+        let mut t = image(GIB, Topology::IMAGE_DEFAULT, vec![]);
+        let mut d = disk(GIB, vec![]);
+        d.device = "/dev/nvme0n1".into();
+        d.device_says = Some(says(ns, 512));
+        t.disk = Some(d);
+        t
+    }
+
+    #[test]
+    fn the_format_advice_comes_with_the_plan_and_nothing_for_images() {
+        let sizes = [Size::Rest];
+        let d = plan(&nvme_target(namespace(0x00, 0, 0)), &sizes, TableKind::Gpt);
+        assert_eq!(d.advice.len(), 1);
+        assert_eq!(
+            d.advice[0].facts.fix.as_deref(),
+            Some("nvme format --lbaf=1 /dev/nvme0n1")
+        );
+        assert!(d.advice[0].message.contains("erases the whole namespace"));
+        assert_eq!(d.start_grain_bytes, MIB);
+        let img = image(GIB, Topology::IMAGE_DEFAULT, vec![]);
+        assert!(plan(&img, &sizes, TableKind::Gpt).advice.is_empty());
+    }
+
+    #[test]
+    fn a_declared_unit_off_the_grain_widens_it() {
+        // NPWG 3 MiB (6144 blocks of 512, 0's based 6143), NPWA 512.
+        let d = plan(
+            &nvme_target(namespace(0x10, 6143, 0)),
+            &[Size::Rest],
+            TableKind::Gpt,
+        );
+        assert_eq!(d.start_grain_bytes, 3 * MIB);
+        assert!(
+            d.start_grain_why.contains("widened to 3 MiB"),
+            "{}",
+            d.start_grain_why
+        );
+        assert_eq!(d.partitions[0].start_sector * 512 % (3 * MIB), 0);
+        // 16 KiB divides 1 MiB: the grain stays.
+        let d = plan(
+            &nvme_target(namespace(0x10, 31, 31)),
+            &[Size::Rest],
+            TableKind::Gpt,
+        );
+        assert_eq!(d.start_grain_bytes, MIB);
+    }
 }

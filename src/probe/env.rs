@@ -4,7 +4,7 @@
 use super::target::Target;
 use crate::sys::procfs;
 use crate::sys::sysfs::read_str;
-use crate::topology::{Topology, Transport};
+use crate::topology::{DeviceSays, Topology, Transport};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
 
@@ -49,6 +49,10 @@ pub struct Environment {
     pub loop_backing_file: Option<String>,
     /// The filesystem type the backing file lives on (`ext4`, `tmpfs` ...).
     pub loop_backing_fs: Option<String>,
+    /// What the disk itself declared (its identify data), as `topology`
+    /// reads it; None for files, images and disks that did not answer.
+    #[serde(default)]
+    pub device_says: Option<DeviceSays>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -120,6 +124,7 @@ pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
         loop_backing_fs: disk
             .and_then(|d| d.backing_file.as_deref())
             .and_then(|f| procfs::fs_type_of(std::path::Path::new(f))),
+        device_says: disk.and_then(|d| d.device_says.clone()),
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod adaptive;
 pub mod analyse;
+mod declared;
 pub mod document;
 pub mod engine;
 pub mod env;
@@ -250,12 +251,19 @@ fn target_report(
         })
         .cloned()
         .collect();
+    let environment = env::record(t, o.sysfs.root());
+    let mut inference = analyse::infer(&samples, &own, params, m.rounds_run, plan.rounds);
+    // What the device declares, next to the unit measured.
+    let says = environment.device_says.as_ref();
+    if let Some(c) = declared::clause(inference.effective_unit_bytes, says) {
+        inference.statement.push_str(&c);
+    }
     TargetReport {
         target: target_info(path, t),
-        environment: env::record(t, o.sysfs.root()),
+        environment,
         cells: analyse::cells(&samples, &own),
         contrasts: analyse::contrast_reports(&own),
-        inference: analyse::infer(&samples, &own, params, m.rounds_run, plan.rounds),
+        inference,
     }
 }
 

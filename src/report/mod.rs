@@ -294,6 +294,7 @@ mod tests {
             },
             notes: vec![],
             refused: vec![],
+            advice: vec![],
         }
     }
 

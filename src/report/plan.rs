@@ -190,6 +190,9 @@ pub fn human_new(d: &NewDisk, st: &Style) -> String {
         d.sector_size,
         d.start_grain_why
     );
+    for a in &d.advice {
+        out.push_str(&format!("  {} {}\n", st.warn("advice:"), a.message));
+    }
     for r in &d.refused {
         out.push_str(&format!("  {} {r}\n", st.bad("cannot plan:")));
     }

@@ -2,10 +2,12 @@
 //! the ioctls, with the suspicious hints marked.
 //!
 //! Ids, from the run's `id` and each disk's index `n`: `{id}-disk-{n}`
-//! (its heading), `{id}-grains-{n}` (the figure), `{id}-limits-{n}` (the
-//! table), `{id}-findings-{n}`; each disk's part is a
+//! (its heading), `{id}-grains-{n}` (the figure), `{id}-declared-{n}`
+//! (what the device itself declares, beside the figure), `{id}-limits-{n}`
+//! (the table), `{id}-findings-{n}`; each disk's part is a
 //! `<div class="disk" data-disk="NAME">`.
 
+mod declared;
 mod grains;
 mod limits;
 
@@ -42,6 +44,7 @@ fn disk(id: &str, n: usize, d: &Disk) -> String {
     s.push_str(&page::note(&about(d)));
     let rows = limits::rows(d);
     s.push_str(&grains::figure(&format!("{id}-grains-{n}"), d, &rows));
+    s.push_str(&declared::section(&format!("{id}-declared-{n}"), d));
     s.push_str(&table(&format!("{id}-limits-{n}"), d, &rows));
     s.push_str(&findings(&format!("{id}-findings-{n}"), d));
     s.push_str("</div>\n");
