@@ -126,9 +126,30 @@ impl State {
             tally,
             layouts,
         } = self;
+        // The rings are per CPU: their records are counted in time order
+        // across rings, so a request's issue comes before its completion
+        // when both are read in one pass (Tally keeps an early completion
+        // for the next pass otherwise).
+        let mut records: Vec<(u64, Vec<u8>)> = Vec::new();
         for ring in rings.iter_mut() {
-            ring.drain(&mut |rec| count_record(rec, layouts, tally));
+            ring.drain(&mut |rec| records.push((sample_time(rec), rec.to_vec())));
         }
+        records.sort_by_key(|r| r.0);
+        for (_, rec) in &records {
+            count_record(rec, layouts, tally);
+        }
+    }
+}
+
+/// A sample's time (PERF_SAMPLE_TIME, after the 8-byte header); 0 for
+/// other records (a loss counts wherever it falls).
+fn sample_time(rec: &[u8]) -> u64 {
+    match rec.get(0..4) {
+        Some(t) if u32::from_ne_bytes([t[0], t[1], t[2], t[3]]) == RECORD_SAMPLE => rec
+            .get(8..16)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_ne_bytes),
+        _ => 0,
     }
 }
 
