@@ -9,6 +9,7 @@
 
 pub mod blocktrace;
 pub mod dev;
+pub mod dm;
 pub mod file;
 pub mod host;
 pub mod ioctl;

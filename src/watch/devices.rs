@@ -138,7 +138,10 @@ pub fn resolve(targets: &[PathBuf], sysfs: &Sysfs, unit: Option<u64>) -> Resolve
             out.errors.push(TargetError::new(shown, e));
         }
     }
-    fill_offsets_on_disk(&mut out.watched);
+    fill_offsets_on_disk(
+        &mut out.watched,
+        sysfs.is_live().then_some(dm_linear as DmLookup),
+    );
     out
 }
 
@@ -289,20 +292,105 @@ fn describe(name: &str, dir: &Path, sysfs: &Sysfs, unit: Option<u64>) -> Result<
     })
 }
 
-/// A partition starts on its disk at its own offset; a disk at 0.
-fn fill_offsets_on_disk(watched: &mut [Watched]) {
-    for w in watched {
+/// A dm device's single `linear` target: the device below (major,
+/// minor) and the offset on it in bytes; None for any other table.
+type DmLookup = fn(u32, u32) -> Option<((u32, u32), u64)>;
+
+/// The live table through DM_TABLE_STATUS (`sys::dm`).
+fn dm_linear(major: u32, minor: u32) -> Option<((u32, u32), u64)> {
+    let t = crate::sys::dm::table(major, minor).ok()?;
+    match t.as_slice() {
+        [one] if one.start == 0 => {
+            crate::sys::dm::linear(one).map(|(dev, sectors)| (dev, sectors * 512))
+        }
+        _ => None,
+    }
+}
+
+/// A partition starts on its disk at its own offset; a disk at 0; a dm
+/// device with one linear target at its target's offset plus the offset
+/// of the device below, when that is known (`dm`: the table, on a live
+/// system). md and other dm tables have none.
+fn fill_offsets_on_disk(watched: &mut [Watched], dm: Option<DmLookup>) {
+    for w in watched.iter_mut() {
         w.offset_on_disk_bytes = match w.layer {
             DeviceLayer::Partition => w.offset_bytes,
             DeviceLayer::Disk => Some(0),
             _ => None,
         };
     }
+    let Some(dm) = dm else {
+        return;
+    };
+    // dm over dm: a few passes settle the chain.
+    for _ in 0..4 {
+        for i in 0..watched.len() {
+            if watched[i].layer != DeviceLayer::Dm || watched[i].offset_on_disk_bytes.is_some() {
+                continue;
+            }
+            let Some((below, offset)) = dm(watched[i].major, watched[i].minor) else {
+                continue;
+            };
+            let base = watched
+                .iter()
+                .find(|b| (b.major, b.minor) == below)
+                .and_then(|b| b.offset_on_disk_bytes);
+            if let Some(base) = base {
+                watched[i].offset_on_disk_bytes = Some(base + offset);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dm_linear_device_is_placed_on_the_disk_through_its_table() {
+        // Synthetic: sdb1 at sector 63 of sdb, dm-0 linear over sdb1 at
+        // sector 8, dm-1 linear over dm-0 at 0, dm-2 with another table.
+        let w = |name: &str, layer, (major, minor), offset| Watched {
+            device: name.into(),
+            major,
+            minor,
+            layer,
+            below: vec![],
+            disk: Some("sdb".into()),
+            offset_bytes: offset,
+            offset_on_disk_bytes: None,
+            size_bytes: 1 << 30,
+            logical_block_bytes: 512,
+            physical_block_bytes: 4096,
+            grain_bytes: 4096,
+            grain_from: GrainFrom::Topology,
+            causes: vec![],
+        };
+        let mut v = vec![
+            w("dm-1", DeviceLayer::Dm, (254, 1), None),
+            w("dm-0", DeviceLayer::Dm, (254, 0), None),
+            w("dm-2", DeviceLayer::Dm, (254, 2), None),
+            w("sdb1", DeviceLayer::Partition, (8, 17), Some(63 * 512)),
+            w("sdb", DeviceLayer::Disk, (8, 16), Some(0)),
+        ];
+        fn tables(major: u32, minor: u32) -> Option<((u32, u32), u64)> {
+            match (major, minor) {
+                (254, 0) => Some(((8, 17), 8 * 512)),
+                (254, 1) => Some(((254, 0), 0)),
+                _ => None,
+            }
+        }
+        fill_offsets_on_disk(&mut v, Some(tables));
+        let on = |i: usize| v[i].offset_on_disk_bytes;
+        assert_eq!(
+            (on(0), on(1), on(2)),
+            (Some(71 * 512), Some(71 * 512), None)
+        );
+        assert_eq!((on(3), on(4)), (Some(63 * 512), Some(0)));
+        // Without a live system (a fixture tree) no table is read.
+        fill_offsets_on_disk(&mut v, None);
+        assert_eq!(v[1].offset_on_disk_bytes, None);
+    }
 
     fn fixture(name: &str) -> Sysfs {
         Sysfs::new(
