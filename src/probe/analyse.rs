@@ -442,11 +442,7 @@ fn row_penalty(
     let c = &first.contrast;
     let subjects: Vec<Cell> = found.iter().map(|a| a.contrast.subject.cell).collect();
     let contrasts: Vec<sequential::Contrast> = assessed.iter().map(|a| a.contrast).collect();
-    let class = sequential::NoiseClass::of(c);
-    let pooled = sequential::pooled_variances(&contrasts, samples)
-        .into_iter()
-        .find(|(k, _)| *k == class)
-        .map(|(_, v)| v);
+    let pooled = class_pool(samples, &contrasts, sequential::NoiseClass::of(c));
     let refs = references(samples, &c.reference.cell, unit);
     let diffs = row_differences(samples, &subjects, &refs);
     let (pct, ci) = typical(&diffs, pooled);
@@ -618,15 +614,23 @@ fn pattern_at_unit(
             (ds.len() == series.len()).then(|| ds.iter().sum::<f64>() / ds.len() as f64)
         })
         .collect();
-    let class = rows
-        .first()
-        .map(|(r, _)| sequential::NoiseClass::of_cell(r));
     let contrasts: Vec<sequential::Contrast> = assessed.iter().map(|a| a.contrast).collect();
-    let pooled = sequential::pooled_variances(&contrasts, samples)
-        .into_iter()
-        .find(|(k, _)| Some(*k) == class)
-        .map(|(_, v)| v);
+    let pooled = rows
+        .first()
+        .and_then(|(r, _)| class_pool(samples, &contrasts, sequential::NoiseClass::of_cell(r)));
     typical(&diffs, pooled)
+}
+
+/// The pooled variance of one noise class's contrasts.
+fn class_pool(
+    samples: &[CellSamples],
+    contrasts: &[sequential::Contrast],
+    class: sequential::NoiseClass,
+) -> Option<stats::Pooled> {
+    sequential::pooled_variances(contrasts, samples)
+        .into_iter()
+        .find(|(k, _)| *k == class)
+        .map(|(_, v)| v)
 }
 
 /// Pattern `p`'s offset rows of whole units at `unit`: each row's

@@ -348,31 +348,21 @@ mod tests {
 
     #[test]
     fn a_dm_linear_device_is_placed_on_the_disk_through_its_table() {
-        // Synthetic: sdb1 at sector 63 of sdb, dm-0 linear over sdb1 at
-        // sector 8, dm-1 linear over dm-0 at 0, dm-2 with another table.
-        let w = |name: &str, layer, (major, minor), offset| Watched {
+        // Synthetic: the ao-3584 devices (sdb1 at sector 63), dm-0 linear
+        // over sdb1 at sector 8, dm-1 linear over dm-0 at 0, dm-2 with
+        // another table.
+        let mut v = crate::watch::fixture::watched_ao();
+        let dm = |name: &str, minor| Watched {
             device: name.into(),
-            major,
+            major: 254,
             minor,
-            layer,
-            below: vec![],
-            disk: Some("sdb".into()),
-            offset_bytes: offset,
+            layer: DeviceLayer::Dm,
+            offset_bytes: None,
             offset_on_disk_bytes: None,
-            size_bytes: 1 << 30,
-            logical_block_bytes: 512,
-            physical_block_bytes: 4096,
-            grain_bytes: 4096,
-            grain_from: GrainFrom::Topology,
-            causes: vec![],
+            ..v[0].clone()
         };
-        let mut v = vec![
-            w("dm-1", DeviceLayer::Dm, (254, 1), None),
-            w("dm-0", DeviceLayer::Dm, (254, 0), None),
-            w("dm-2", DeviceLayer::Dm, (254, 2), None),
-            w("sdb1", DeviceLayer::Partition, (8, 17), Some(63 * 512)),
-            w("sdb", DeviceLayer::Disk, (8, 16), Some(0)),
-        ];
+        let dms = [dm("dm-1", 1), dm("dm-0", 0), dm("dm-2", 2)];
+        v.splice(0..0, dms);
         fn tables(major: u32, minor: u32) -> Option<((u32, u32), u64)> {
             match (major, minor) {
                 (254, 0) => Some(((8, 17), 8 * 512)),
@@ -386,7 +376,7 @@ mod tests {
             (on(0), on(1), on(2)),
             (Some(71 * 512), Some(71 * 512), None)
         );
-        assert_eq!((on(3), on(4)), (Some(63 * 512), Some(0)));
+        assert_eq!((on(3), on(4)), (Some(0), Some(63 * 512)), "sdb, sdb1");
         // Without a live system (a fixture tree) no table is read.
         fill_offsets_on_disk(&mut v, None);
         assert_eq!(v[1].offset_on_disk_bytes, None);
