@@ -58,13 +58,7 @@ fn watch(c: &crate::compare::WatchComparison, st: &Style) -> String {
         ]
     }));
     out.push_str(&table(&rows));
-    if !c.changes.is_empty() {
-        out.push('\n');
-    }
-    for f in &c.changes {
-        out.push_str(&change_line(f, st));
-    }
-    let _ = writeln!(out, "\n{}", st.bold(&c.summary));
+    out.push_str(&changes_and_summary(&c.changes, &c.summary, st));
     out
 }
 
@@ -272,13 +266,7 @@ fn check(c: &CheckComparison, st: &Style) -> String {
     let mut rows = vec![vec![st.dim("target"), st.dim("A"), st.dim("B")]];
     rows.extend(c.targets.iter().map(|t| target_row(t, st)));
     out.push_str(&table(&rows));
-    if !c.changes.is_empty() {
-        out.push('\n');
-    }
-    for f in &c.changes {
-        out.push_str(&change_line(f, st));
-    }
-    let _ = writeln!(out, "\n{}", st.bold(&c.summary));
+    out.push_str(&changes_and_summary(&c.changes, &c.summary, st));
     out
 }
 
@@ -314,6 +302,19 @@ fn subject(f: &FindingChange) -> String {
         .and_then(|l| layer_within(f.partition, l));
     parts.extend(layer.map(str::to_string));
     parts.join(", ")
+}
+
+/// The findings that changed, a line each, then the summary in bold.
+fn changes_and_summary(changes: &[FindingChange], summary: &str, st: &Style) -> String {
+    let mut out = String::new();
+    if !changes.is_empty() {
+        out.push('\n');
+    }
+    for f in changes {
+        out.push_str(&change_line(f, st));
+    }
+    let _ = writeln!(out, "\n{}", st.bold(summary));
+    out
 }
 
 fn change_line(f: &FindingChange, st: &Style) -> String {
