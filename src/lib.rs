@@ -7,7 +7,8 @@
 //!    [`findings`] (codes, subjects, typed facts, sentences), [`iolimits`],
 //!    [`schema`] (the header and version of every JSON document);
 //! 2. [`sys`]: the only code that touches /sys, /proc, /dev and ioctls;
-//! 3. readers: [`topology`], [`layout`] (GPT/MBR), [`stack`] (the format
+//! 3. readers: [`image`] (the guest disk inside qcow2, VMDK, VHDX, VDI,
+//!    VHD), [`topology`], [`layout`] (GPT/MBR), [`stack`] (the format
 //!    registry: LVM, md, LUKS, bcache, filesystems), [`identify`] (what a
 //!    device says about itself: NVMe, SCSI and ATA identify data);
 //! 4. [`inspect`]: the whole picture of every target, before any rule;
@@ -27,6 +28,7 @@ pub mod compare;
 pub mod errors;
 pub mod findings;
 pub mod identify;
+pub mod image;
 pub mod inspect;
 pub mod iolimits;
 pub mod layout;

@@ -15,7 +15,7 @@ const FLOORS: &[&[&str]] = &[
     // 2. the live system
     &["sys"],
     // 3. readers
-    &["topology", "layout", "stack", "identify"],
+    &["image", "topology", "layout", "stack", "identify"],
     // 4. the whole picture, read before any rule
     &["inspect"],
     // 5. rules, measurement

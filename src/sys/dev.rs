@@ -69,6 +69,13 @@ pub fn open(path: &Path) -> Result<FileSource, OpenError> {
     Ok(FileSource { file, size })
 }
 
+/// What a regular file takes on its filesystem (st_blocks × 512), as
+/// `qemu-img info` gives an image's disk size.
+pub fn allocated_bytes(path: &Path) -> Option<u64> {
+    let meta = std::fs::metadata(path).ok()?;
+    meta.is_file().then(|| meta.blocks() * 512)
+}
+
 /// BLKBSZGET of a partition node, when it can be opened.
 pub fn node_block_size(node: &Path) -> Option<u32> {
     let fd = ioctl::open_read_only(node).ok()?;

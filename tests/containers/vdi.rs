@@ -1,0 +1,1 @@
+//! vdi images made by qemu-img, read as qemu reads them (being written).

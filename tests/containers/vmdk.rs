@@ -1,0 +1,1 @@
+//! vmdk images made by qemu-img, read as qemu reads them (being written).
