@@ -51,6 +51,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("identify_scsi", identify_scsi),
     ("identify_ata", identify_ata),
     ("trace_format", trace_format),
+    ("image", image_container),
 ];
 
 // ---------------------------------------------------------------------------
@@ -221,6 +222,36 @@ pub fn read_table(data: &[u8]) {
             let _ = layout::read_table(&img, lbs, known);
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Image containers.
+// ---------------------------------------------------------------------------
+
+/// `image::open` of a container file (a sparse image: a VHDX's metadata
+/// lies MiBs apart), which names itself and `base.img` (the same bytes
+/// again) as its backing file, extent or data file; then reads of its
+/// guest disk at the start, the end and spots between, and the partition
+/// table read through it.
+pub fn image_container(data: &[u8]) {
+    use diskalign::image::{self, MemFiles};
+    let img: Source = Rc::new(Sparse::decode(data, ANY_LEN));
+    let mut files = MemFiles::default();
+    for name in ["/fuzz/image", "/fuzz/base.img", "/fuzz/image-flat.vmdk"] {
+        files.files.push((PathBuf::from(name), img.clone()));
+    }
+    let Ok(opened) = image::open(Path::new("/fuzz/image"), &files) else {
+        return;
+    };
+    let Some(guest) = opened.guest else { return };
+    let len = guest.len();
+    let mut buf = vec![0u8; 65536];
+    for i in 0..=16u64 {
+        let at = (len / 16).saturating_mul(i).min(len.saturating_sub(4096));
+        let n = (len - at).min(buf.len() as u64) as usize;
+        let _ = guest.read_exact_at(&mut buf[..n], at);
+    }
+    let _ = layout::read_table(&*guest, 512, false);
 }
 
 // ---------------------------------------------------------------------------
