@@ -43,6 +43,7 @@ pub fn image(size: u64, topology: Topology, partitions: Vec<Partition>) -> Targe
         disk: None,
         only: None,
         size,
+        container: None,
         topology,
         source: TopologySource::Override,
         table: table(TableKind::Mbr, partitions),

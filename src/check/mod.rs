@@ -3,6 +3,7 @@
 //! live devices, and the stack's layers. No I/O happens here; `inspect`
 //! read everything first.
 
+mod container;
 pub mod declared;
 mod device;
 mod disagree;
@@ -24,7 +25,7 @@ mod verdict;
 use crate::errors::TargetError;
 use crate::findings::{Code, FailOn};
 use crate::inspect::{self, Inspection, Target};
-use crate::layout::TableKind;
+use crate::layout::{PartKind, TableKind};
 use crate::stack::Layer;
 use report::{TableReport, TargetReport};
 use std::path::{Path, PathBuf};
@@ -116,7 +117,16 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
         .iter()
         .any(|f| f.code == Code::TableSectorSizeMismatch);
     findings.extend(structure::structure_findings(table, t.size));
-    let partitions = partitions::partition_reports(&t, &view, mismatch);
+    let mut partitions = partitions::partition_reports(&t, &view, mismatch);
+    if let Some(c) = &t.container {
+        for p in partitions
+            .iter_mut()
+            .filter(|p| p.kind != PartKind::Extended)
+        {
+            p.findings
+                .extend(container::start_finding(c, p.start_bytes));
+        }
+    }
     if let (Some(disk), None, false) = (&t.disk, t.only, mismatch) {
         findings.extend(device::kernel_table_findings(disk, table));
     }
@@ -145,6 +155,10 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
             }
             stack::judge(&mut l);
             declared::layer_findings(says.as_ref(), &layer_device, &mut l);
+            if let Some(c) = &t.container {
+                let part_on_4k = part.is_none_or(|p| p.start_bytes % 4096 == 0);
+                container::layer_findings(c, &layer_device, part_on_4k, &mut l);
+            }
             let cause = part
                 .and_then(|p| inherit::cause_of(&l.name, &p.findings, inherit::is_partition_start));
             regions.target_root(&mut l, &path, cause);
@@ -160,6 +174,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
         wwn: t.disk.as_ref().and_then(|d| d.wwn.clone()),
         model: t.disk.as_ref().and_then(|d| d.model.clone()),
         size_bytes: t.size,
+        container: t.container,
         topology: t.topology,
         topology_source: t.source,
         partition_table: TableReport {

@@ -79,6 +79,10 @@ pub struct TargetReport {
     pub wwn: Option<String>,
     pub model: Option<String>,
     pub size_bytes: u64,
+    /// The image container the guest disk was read through: format,
+    /// version, allocation unit, virtual size, backing chain (null for a
+    /// live device and a raw image).
+    pub container: Option<crate::image::Container>,
     pub topology: Topology,
     pub topology_source: TopologySource,
     pub partition_table: TableReport,
@@ -99,6 +103,15 @@ pub struct TargetReport {
 }
 
 impl TargetReport {
+    /// The kind as people read it: an image names its container format
+    /// (`image (qcow2)`).
+    pub fn kind_name(&self) -> String {
+        match &self.container {
+            Some(c) => format!("{} ({})", self.kind, c.format),
+            None => self.kind.to_string(),
+        }
+    }
+
     /// Every finding of the target and its partitions.
     pub fn all_findings(&self) -> impl Iterator<Item = &Finding> {
         self.findings

@@ -132,7 +132,8 @@ pub struct Facts {
     /// the physical block, split).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub affected_ios: Option<u64>,
-    /// affected_ios / ios.
+    /// affected_ios / ios; for `image-unit-straddle`, the share of the
+    /// 4 KiB blocks that straddle two container units.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub share: Option<f64>,
     /// The codes of what `check` says about the device's placement: the

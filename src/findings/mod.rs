@@ -164,6 +164,11 @@ codes! {
         "The device node could not be opened (no permission, a container, a --sysfs-root tree): the partitions are judged from the kernel's view in sysfs, and the layers inside them are not checked.";
     TopologyUnknown = "topology-unknown", Info,
         "The target is an image: the real device is unknown, so it is judged against 4 KiB and 1 MiB anyway.";
+    // The image container a guest disk is read through.
+    ImageUnitStraddle = "image-unit-straddle", Warning,
+        "A start off 4 KiB inside an image container makes some 4 KiB guest blocks straddle two of the container's allocation units (qcow2 cluster or subcluster, VMDK grain, VHDX, VDI or VHD block): a first write or a snapshot's copy-on-write of such a block allocates or copies two units.";
+    ImageEncrypted = "image-encrypted", Info,
+        "The image is encrypted: its container is described, its guest disk is left unread.";
     // What `watch` saw the real I/O do.
     StraddlingIo = "straddling-io", Error,
         "A share of the I/O reaching a device straddles its 4 KiB or grain boundary (or, at a partition, starts off 4 KiB on the disk below): each such I/O touches one unit more than it needs (watch).";

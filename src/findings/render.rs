@@ -41,6 +41,8 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::StraddlingIo => straddling_io(f),
         Code::SubPhysicalWrites => sub_physical_writes(f),
         Code::SplitIo => split_io(f),
+        Code::ImageUnitStraddle => image_unit_straddle(f),
+        Code::ImageEncrypted => image_encrypted(f),
         _ => return None,
     };
     if f.extended_container {
@@ -129,6 +131,27 @@ fn end_not_physical(f: &Facts) -> String {
 fn size_not_4k(f: &Facts) -> String {
     let (size, bs) = (n(f.size_bytes), n(f.block_size_bytes));
     format!("size {size} bytes is not a multiple of 4 KiB, so the kernel gives the partition node a {bs}-byte block size and the page cache works on it in {bs}-byte buffers; buffered 4 KiB writes may then reach the device as {bs}-byte pieces where nothing merges them (read-modify-write on 4K media); `diskalign probe --buffered --fdatasync` on the partition measures it")
+}
+
+fn image_unit_straddle(f: &Facts) -> String {
+    let start = n(f.offset_bytes);
+    let share = f.share.unwrap_or(0.0);
+    let unit = text(&f.region);
+    format!(
+        "starts at byte {start}, {} bytes past a 4 KiB boundary, inside {} {unit}s: {:.1} % of its 4 KiB blocks straddle two {unit}s (each 4 KiB write touches {:.3} {unit}s on average, {} when aligned), so a first write or a snapshot's copy-on-write of such a block allocates or copies one {unit} more",
+        start % (4 * KIB),
+        exact(n(f.grain_bytes)),
+        share * 100.0,
+        f.units_touched.unwrap_or(0.0),
+        n(f.units_ideal),
+    )
+}
+
+fn image_encrypted(f: &Facts) -> String {
+    format!(
+        "the {} is encrypted: its container is described, but its partition table and layers are left unread (decrypt a copy, e.g. with `qemu-img convert --object secret,...`, to check them)",
+        text(&f.region)
+    )
 }
 
 fn partition_marker(f: &Facts) -> String {

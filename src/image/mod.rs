@@ -109,6 +109,50 @@ pub struct Container {
     pub physical_sector_bytes: Option<u32>,
 }
 
+impl Container {
+    /// The container in one phrase, as the human report and the HTML page
+    /// show it: `qcow2 3, 64 KiB clusters, 196.0 KiB allocated, backing
+    /// base.raw (raw)`.
+    pub fn phrase(&self) -> String {
+        let mut parts = vec![match (&self.subformat, self.version.is_empty()) {
+            (Some(sub), _) => format!("{} {sub}", self.format),
+            (None, false) => format!("{} {}", self.format, self.version),
+            (None, true) => self.format.to_string(),
+        }];
+        if let Some(u) = self.unit_bytes {
+            parts.push(format!("{} {}s", crate::units::exact(u), self.unit_name()));
+        }
+        if let Some(s) = self.subunit_bytes {
+            parts.push(format!("{} subclusters", crate::units::exact(s)));
+        }
+        if let Some(c) = &self.compression {
+            parts.push(format!("{c} compression"));
+        }
+        if let Some(a) = self.allocated_bytes {
+            parts.push(format!("{} allocated", crate::units::human(a)));
+        }
+        if self.encrypted {
+            parts.push("encrypted".into());
+        }
+        if let Some(d) = &self.data_file {
+            parts.push(format!("data file {d}"));
+        }
+        for b in &self.backing {
+            parts.push(format!("backing {} ({})", b.path, b.format));
+        }
+        parts.join(", ")
+    }
+
+    /// What the format calls its allocation unit.
+    pub fn unit_name(&self) -> &'static str {
+        match self.format {
+            ContainerFormat::Qcow2 => "cluster",
+            ContainerFormat::Vmdk => "grain",
+            _ => "block",
+        }
+    }
+}
+
 /// An image opened: its container's facts and the guest disk, which is
 /// None when it cannot be read (an encrypted image).
 pub struct Opened {

@@ -10,6 +10,7 @@ mod roots;
 
 use crate::errors::TargetError;
 use crate::findings::{Code, Finding};
+use crate::image::{self, Container, ContainerFormat};
 use crate::layout::{self, Table};
 use crate::stack::assemble::{self, Pending};
 use crate::stack::map::Source;
@@ -46,6 +47,8 @@ pub enum TopologySource {
     #[default]
     ImageDefault,
     Override,
+    /// The sector sizes an image container declares for its guest (VHDX).
+    Container,
 }
 
 crate::spelled_as_serde!(TopologySource);
@@ -68,6 +71,9 @@ pub struct Target {
     /// The partition asked for, when the target is one.
     pub only: Option<u32>,
     pub size: u64,
+    /// The image container the guest disk was read through (None for a
+    /// live device and a raw image).
+    pub container: Option<Container>,
     pub topology: Topology,
     pub source: TopologySource,
     pub table: Table,
@@ -136,6 +142,9 @@ pub enum InspectError {
     Limits(#[from] crate::iolimits::LimitError),
     #[error(transparent)]
     Table(#[from] crate::bytes::ParseError),
+    /// An image container that cannot be read, in one line.
+    #[error("{0}")]
+    Image(String),
     #[error("partition {0} is not in the partition table on disk")]
     NoSuchPartition(u32),
 }
@@ -179,16 +188,19 @@ fn target(
         Resolved::Image => (None, None, path.to_path_buf()),
         Resolved::Live { disk, only, node } => (Some(*disk), only, node),
     };
-    let content = open(&node, disk.as_ref(), &opts.sysfs)?;
-    let (detected, detected_source) = match &disk {
-        Some(d) => (d.topology, TopologySource::Kernel),
-        None => (Topology::IMAGE_DEFAULT, TopologySource::ImageDefault),
+    let (content, container) = open(&node, disk.as_ref(), &opts.sysfs)?;
+    let declared = container.as_ref().and_then(declared_topology);
+    let (detected, detected_source) = match (&disk, declared) {
+        (Some(d), _) => (d.topology, TopologySource::Kernel),
+        (None, Some(t)) => (t, TopologySource::Container),
+        (None, None) => (Topology::IMAGE_DEFAULT, TopologySource::ImageDefault),
     };
     let (topology, source) = match &opts.topology {
         Some(o) => (o.apply(detected)?, TopologySource::Override),
         None => (detected, detected_source),
     };
-    let lbs_known = disk.is_some() || opts.topology.is_some_and(|o| o.lbs.is_some());
+    let lbs_known =
+        disk.is_some() || declared.is_some() || opts.topology.is_some_and(|o| o.lbs.is_some());
     let kind = match (&disk, only) {
         (None, _) => TargetKind::Image,
         (Some(_), Some(_)) => TargetKind::Partition,
@@ -200,6 +212,10 @@ fn target(
             (src.len(), table, vec![], Some(src))
         }
         Content::Kernel { size, table, note } => (size, table, vec![*note], None),
+        Content::Sealed { size, note } => {
+            let table = Table::none(u64::from(topology.logical_block_size));
+            (size, table, vec![*note], None)
+        }
     };
     let mut t = Target {
         path: path.to_path_buf(),
@@ -207,6 +223,7 @@ fn target(
         disk,
         only,
         size,
+        container,
         topology,
         source,
         table,
@@ -214,7 +231,10 @@ fn target(
         notes,
         stack: Vec::new(),
     };
-    if t.disk.is_none() && t.table.sector_size != u64::from(topology.logical_block_size) {
+    if t.disk.is_none()
+        && declared.is_none()
+        && t.table.sector_size != u64::from(topology.logical_block_size)
+    {
         // An image whose table says 4Kn: judge it as the 4Kn disk it was made for.
         let plain = Topology::plain(t.table.sector_size as u32);
         t.topology = match &opts.topology {
@@ -239,9 +259,22 @@ fn target(
     Ok(t)
 }
 
+/// The topology an image container declares for its guest disk: a
+/// VHDX's logical and physical sector sizes (MS-VHDX 2.6.2.4-5).
+fn declared_topology(c: &Container) -> Option<Topology> {
+    let lbs = c.logical_sector_bytes?;
+    let pbs = c.physical_sector_bytes.unwrap_or(lbs).max(lbs);
+    Some(Topology {
+        physical_block_size: pbs,
+        minimum_io_size: pbs,
+        ..Topology::plain(lbs)
+    })
+}
+
 /// What a target is read from.
 enum Content {
-    /// The device node or image, opened read-only.
+    /// The device node or image (the guest disk of a container), opened
+    /// read-only.
     Bytes(Source),
     /// Only the kernel's view of a disk whose node cannot be opened: its
     /// size, its registered partitions as a table, and the note saying why.
@@ -250,19 +283,26 @@ enum Content {
         table: Table,
         note: Box<Finding>,
     },
+    /// An image container whose guest disk is left unread (encrypted): its
+    /// virtual size and the note saying so.
+    Sealed { size: u64, note: Box<Finding> },
 }
 
-/// Open the node or image read-only. A disk whose node cannot be opened
-/// (or any disk of a fixture tree, whose nodes are not this machine's) is
-/// judged from the kernel's view instead.
-fn open(node: &Path, disk: Option<&Disk>, sysfs: &Sysfs) -> Result<Content, InspectError> {
-    let bytes = |f| Content::Bytes(std::rc::Rc::new(f));
+/// Open the node or image read-only (an image through its container, with
+/// the container's facts unless it is raw). A disk whose node cannot be
+/// opened (or any disk of a fixture tree, whose nodes are not this
+/// machine's) is judged from the kernel's view instead.
+fn open(
+    node: &Path,
+    disk: Option<&Disk>,
+    sysfs: &Sysfs,
+) -> Result<(Content, Option<Container>), InspectError> {
     let Some(d) = disk else {
-        return Ok(bytes(crate::sys::dev::open(node)?));
+        return open_image(node);
     };
     let reason = if sysfs.is_live() {
         match crate::sys::dev::open(node) {
-            Ok(f) => return Ok(bytes(f)),
+            Ok(f) => return Ok((Content::Bytes(std::rc::Rc::new(f)), None)),
             Err(e) => e.reason(),
         }
     } else {
@@ -271,11 +311,34 @@ fn open(node: &Path, disk: Option<&Disk>, sysfs: &Sysfs) -> Result<Content, Insp
             sysfs.root().display()
         )
     };
-    Ok(Content::Kernel {
+    let content = Content::Kernel {
         size: d.size_bytes,
         table: kernel_view::table(d),
         note: Box::new(kernel_view::note(&d.device.display().to_string(), &reason)),
-    })
+    };
+    Ok((content, None))
+}
+
+/// An image file, read through its container (told by magic).
+fn open_image(path: &Path) -> Result<(Content, Option<Container>), InspectError> {
+    let opened = image::open(path, &image::HostFiles)
+        .map_err(|e| InspectError::Image(e.message_for(path)))?;
+    let c = opened.container;
+    let content = match opened.guest {
+        Some(g) => Content::Bytes(g),
+        None => Content::Sealed {
+            size: c.virtual_size,
+            note: Box::new(Finding::of(
+                Code::ImageEncrypted,
+                crate::findings::Facts {
+                    region: Some(format!("{} image", c.format)),
+                    ..Default::default()
+                },
+            )),
+        },
+    };
+    let container = (c.format != ContainerFormat::Raw).then_some(c);
+    Ok((content, container))
 }
 
 /// The table, read with the device's sector size (a live device's is

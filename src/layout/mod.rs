@@ -75,6 +75,20 @@ pub struct Table {
     pub findings: Vec<Finding>,
 }
 
+impl Table {
+    /// No partition table, on a device of `lbs`-byte sectors.
+    pub fn none(lbs: u64) -> Table {
+        Table {
+            kind: TableKind::None,
+            sector_size: lbs,
+            partitions: vec![],
+            id: None,
+            usable: None,
+            findings: vec![],
+        }
+    }
+}
+
 /// Read the table of a device whose logical block size is `lbs`. `lbs_known`
 /// is false for image files: then a table written for 4096-byte sectors is
 /// simply taken as such, not reported as a mismatch.
@@ -132,14 +146,7 @@ pub fn read_table(
     let Some(entries) = primary else {
         return match broken {
             Some(e) => Err(e),
-            None => Ok(Table {
-                kind: TableKind::None,
-                sector_size: lbs,
-                partitions: vec![],
-                id: None,
-                usable: None,
-                findings: vec![],
-            }),
+            None => Ok(Table::none(lbs)),
         };
     };
     if entries.iter().any(|e| e.kind == mbr::PROTECTIVE) {

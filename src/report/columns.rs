@@ -566,6 +566,14 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
             .help("the partition's identity, as blkid's PARTUUID"),
         P::csv_only("partlabel", |r| opt_text(&r.partition.name))
             .help("the GPT partition name, as blkid's PARTLABEL"),
+        P::csv_only("container", |r| {
+            opt_text(&r.target.container.as_ref().map(|c| c.format))
+        })
+        .help("the image's container format (qcow2, vmdk, vhdx, vdi, vhd); empty for a device or a raw image"),
+        P::csv_only("container_unit", |r| {
+            opt_text(&r.target.container.as_ref().and_then(|c| c.subunit_bytes.or(c.unit_bytes)))
+        })
+        .help("the container's allocation unit in bytes: the qcow2 cluster (its subcluster with extended L2), the VMDK grain, the VHDX, VDI or VHD block"),
     ]
 }
 

@@ -55,12 +55,16 @@ fn target(id: &str, n: usize, t: &Target) -> String {
         &format!("{}: {}", t.path, t.verdict),
     );
     s.push_str(&page::note(&format!(
-        "{} {}, {} bytes ({}){}; partition table {}{}; limits ({}): {}.",
-        t.kind,
+        "{} {}, {} bytes ({}){}{}; partition table {}{}; limits ({}): {}.",
+        t.kind_name(),
         t.path,
         t.size_bytes,
         human(t.size_bytes),
         identity(t),
+        match &t.container {
+            Some(c) => format!("; container {}", c.phrase()),
+            None => String::new(),
+        },
         t.partition_table.kind,
         match &t.partition_table.ptuuid {
             Some(id) => format!(" (PTUUID {id})"),

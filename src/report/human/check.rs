@@ -126,7 +126,7 @@ fn what(r: &TargetReport) -> String {
         ("partition", Some(disk), Some(p)) => {
             format!("partition {} of /dev/{disk}, a {size} disk", p.number)
         }
-        (kind, _, _) => format!("{kind}, {size}"),
+        _ => format!("{}, {size}", r.kind_name()),
     }
 }
 
@@ -152,6 +152,9 @@ fn header(out: &mut String, r: &TargetReport, st: &Style) {
     );
     let head = format!("  topology ({}): ", r.topology_source.as_str());
     out.push_str(&st.line(&head, &text, "    "));
+    if let Some(c) = &r.container {
+        out.push_str(&st.line("  container: ", &c.phrase(), "    "));
+    }
     if let Some(text) = identity(r) {
         out.push_str(&st.line("  identity: ", &text, "    "));
     }
