@@ -43,7 +43,7 @@ pub fn run(
     }
     let mut outputs = out.outputs.clone();
     if let (true, Some(d)) = (script, run.targets.first()) {
-        if let Some(why) = d.refused.first() {
+        if let Some(why) = d.refused.first().or(d.script_refused.as_ref()) {
             warn(&format!("no script written: {why}"));
             outputs.drop_files(Format::Script);
             code |= 2;

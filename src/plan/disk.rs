@@ -3,7 +3,9 @@
 
 use super::content::{self, Content};
 use super::layout::{self, Grid, Placed, Slot};
-use super::{boot, identity, Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Shrink, Step};
+use super::{
+    boot, container, identity, Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Shrink, Step,
+};
 use crate::check::start::sane_optimal;
 use crate::findings::Code;
 use crate::findings::Severity;
@@ -31,6 +33,7 @@ pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
         steps: Vec::new(),
         manual: Vec::new(),
         refused: Vec::new(),
+        script_refused: None,
         offline: Vec::new(),
         leaves: Vec::new(),
         bytes_to_move: 0,
@@ -61,6 +64,10 @@ pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
     fill(&mut p, &parts, &contents, &placed, opts);
     if identity::gpt_repairable(t) {
         add_gpt_repair(&mut p, t);
+    }
+    if let (Some(c), false) = (&t.container, p.is_noop()) {
+        p.script_refused = Some(container::script_refusal(&p.path, c));
+        p.manual.insert(0, container::manual(&p, c));
     }
     p
 }

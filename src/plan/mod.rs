@@ -11,6 +11,7 @@
 
 pub mod after;
 pub mod boot;
+pub mod container;
 pub mod content;
 pub mod disk;
 pub mod identity;
@@ -203,6 +204,11 @@ pub struct DiskPlan {
     pub manual: Vec<Manual>,
     /// Why the plan cannot be done without loss; when not empty, no script.
     pub refused: Vec<String>,
+    /// Why no script is written although the plan keeps the data: an
+    /// image container, fixed through a raw copy (the steps are in
+    /// `manual`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script_refused: Option<String>,
     /// What to take offline first (unmount, deactivate, close).
     pub offline: Vec<String>,
     /// What `check` will still report (warnings and errors) after the plan.

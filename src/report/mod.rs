@@ -271,6 +271,7 @@ mod tests {
             steps: vec![],
             manual: vec![],
             refused: vec![],
+            script_refused: None,
             offline: vec![],
             leaves: vec![],
             bytes_to_move: 0,

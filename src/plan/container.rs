@@ -1,0 +1,116 @@
+//! A plan for an image container (qcow2, VMDK, VHDX, VDI, VHD): the same
+//! layout as for the raw guest disk, but no script. The script moves
+//! bytes of a raw disk or image with dd and rewrites its table with
+//! sfdisk; run on a container file it would write over the container's
+//! own metadata. So the fix goes through a raw copy, made and turned back
+//! by `qemu-img`, the tool that made the image.
+
+use super::{DiskPlan, Manual};
+use crate::image::{Container, ContainerFormat};
+use crate::names::shell_word;
+
+/// Why `--script` writes nothing for a container, in one line.
+pub fn script_refusal(path: &str, c: &Container) -> String {
+    format!(
+        "{path} is a {} image: the script moves the bytes of a raw disk and would write over the container's metadata; convert it to raw with qemu-img first (the steps under \"by hand\")",
+        c.format
+    )
+}
+
+/// The steps by hand: convert to raw, plan and script that, convert back.
+pub fn manual(p: &DiskPlan, c: &Container) -> Manual {
+    let raw = format!("{}.raw", p.path);
+    let back = format!("{}.aligned", p.path);
+    let mut why = format!(
+        "{} is a {} image: fix a raw copy of its guest disk, then convert that back",
+        p.path, c.format
+    );
+    if !c.backing.is_empty() {
+        why.push_str(" (the copy flattens the backing chain: the new image has no backing file)");
+    }
+    Manual {
+        partition: None,
+        why,
+        commands: vec![
+            format!(
+                "qemu-img convert -p -O raw {} {}",
+                shell_word(&p.path),
+                shell_word(&raw)
+            ),
+            format!("diskalign plan {} --script fix.sh", shell_word(&raw)),
+            "sh fix.sh".into(),
+            format!(
+                "qemu-img convert -p -O {}{} {} {}",
+                qemu_format(c.format),
+                qemu_options(c),
+                shell_word(&raw),
+                shell_word(&back)
+            ),
+            format!("diskalign check {}", shell_word(&back)),
+        ],
+    }
+}
+
+/// qemu's name of the format (`vpc` is its VHD).
+fn qemu_format(f: ContainerFormat) -> &'static str {
+    match f {
+        ContainerFormat::Vhd => "vpc",
+        other => other.as_str(),
+    }
+}
+
+/// The options that make the new image like the old one: its unit, its
+/// subformat.
+fn qemu_options(c: &Container) -> String {
+    let mut o = Vec::new();
+    match c.format {
+        ContainerFormat::Qcow2 => {
+            o.extend(c.unit_bytes.map(|u| format!("cluster_size={u}")));
+            if c.subunit_bytes.is_some() {
+                o.push("extended_l2=on".into());
+            }
+        }
+        ContainerFormat::Vhdx => o.extend(c.unit_bytes.map(|u| format!("block_size={u}"))),
+        ContainerFormat::Vmdk | ContainerFormat::Vhd => {
+            o.extend(c.subformat.as_ref().map(|s| format!("subformat={s}")))
+        }
+        ContainerFormat::Vdi if c.subformat.as_deref() == Some("fixed") => {
+            o.push("static=on".into())
+        }
+        _ => {}
+    }
+    if o.is_empty() {
+        String::new()
+    } else {
+        format!(" -o {}", o.join(","))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_copy_comes_back_in_the_same_format_and_unit() {
+        let c = Container {
+            format: ContainerFormat::Qcow2,
+            unit_bytes: Some(65536),
+            ..Container::default()
+        };
+        assert_eq!(qemu_options(&c), " -o cluster_size=65536");
+        let v = Container {
+            format: ContainerFormat::Vhd,
+            subformat: Some("dynamic".into()),
+            ..Container::default()
+        };
+        assert_eq!(qemu_format(v.format), "vpc");
+        assert_eq!(qemu_options(&v), " -o subformat=dynamic");
+        assert_eq!(
+            qemu_options(&Container {
+                format: ContainerFormat::Vdi,
+                ..Container::default()
+            }),
+            ""
+        );
+    }
+}
