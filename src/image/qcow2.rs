@@ -202,8 +202,9 @@ struct Extensions {
 
 /// Open a qcow2 image: its header, header extensions, external data file
 /// and backing chain; the guest disk reads through the cluster map. An
-/// encrypted image has its facts read and no guest (its clusters are
-/// ciphertext).
+/// encrypted image has its facts read (its backing chain too) and no
+/// guest: its clusters are ciphertext. So has an image whose backing file
+/// is encrypted: the clusters it leaves to that file cannot be read.
 pub fn open(src: Source, path: &Path, chain: &mut Chain) -> Result<Opened, ImageError> {
     let header = Header::read(&*src, path)?;
     let extensions = read_extensions(&*src, path, &header);
@@ -212,38 +213,22 @@ pub fn open(src: Source, path: &Path, chain: &mut Chain) -> Result<Opened, Image
     header.check_l1(&*src, path)?;
     let data_file = data_file_name(&header, &extensions, path)?;
     let mut container = header.container(data_file.as_ref().map(|(n, _)| n.clone()));
-    let backing = open_backing(&*src, path, chain, &header, &extensions)?;
-    let backing_guest = match backing {
+    let fallback = match open_backing(&*src, path, chain, &header, &extensions)? {
+        None => Some(Fallback::default()),
         Some((guest, files)) => {
             container.backing = files;
-            Some(guest)
+            guest.map(|g| Fallback { backing: Some(g) })
         }
-        None => None,
     };
-    if container.encrypted {
+    let Some(fallback) = fallback.filter(|_| !container.encrypted) else {
         return Ok(Opened {
             container,
             guest: None,
         });
-    }
-    let fallback = match backing_guest {
-        // An encrypted backing file: the clusters this image leaves to it
-        // cannot be read, so neither can this guest.
-        Some(None) => {
-            return Ok(Opened {
-                container,
-                guest: None,
-            })
-        }
-        Some(Some(guest)) => Fallback {
-            backing: Some(guest),
-        },
-        None => Fallback::default(),
     };
-    let data = match &data_file {
-        Some((name, at)) => Some(chain.open_named(path, name, *at)?),
-        None => None,
-    };
+    let data = data_file
+        .map(|(name, at)| chain.open_named(path, &name, at))
+        .transpose()?;
     let guest = Disk::new(src, path, &header, data, fallback);
     Ok(Opened {
         container,
@@ -1720,6 +1705,16 @@ mod tests {
             32,
             "crypt_method 3 is not 0 (none), 1 (AES) or 2 (LUKS)",
         );
+        // Over an encrypted backing file, the unallocated clusters cannot
+        // be read: no guest either.
+        img.u32(32, 2);
+        let mut top = Img::new(9, 64 << 10, false);
+        top.backing("base.qcow2", Some("qcow2"));
+        let files = files(&top).with("/vm/base.qcow2", img.bytes.clone());
+        let o = opened(&files);
+        assert!(o.guest.is_none());
+        assert!(!o.container.encrypted);
+        assert_eq!(o.container.backing[0].name, "base.qcow2");
     }
 
     #[test]
