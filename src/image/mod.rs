@@ -100,7 +100,9 @@ pub struct Container {
     pub data_file: Option<String>,
     /// Compressed clusters or grains use this: `zlib` or `zstd` (qcow2),
     /// `deflate` (a streamOptimized VMDK). None when the format compresses
-    /// nothing.
+    /// nothing. A qcow2 image always has one, its header's compression
+    /// type, whether or not any cluster is compressed: finding out would
+    /// mean reading every L2 table.
     pub compression: Option<String>,
     /// The image is encrypted: its guest disk is left unread.
     pub encrypted: bool,
