@@ -114,7 +114,8 @@ pub struct Container {
 impl Container {
     /// The container in one phrase, as the human report and the HTML page
     /// show it: `qcow2 3, 64 KiB clusters, 196.0 KiB allocated, backing
-    /// base.raw (raw)`.
+    /// base.raw (raw)`. (The compression method is left to the JSON: for
+    /// qcow2 it is the header's, whether or not a cluster is compressed.)
     pub fn phrase(&self) -> String {
         let mut parts = vec![match (&self.subformat, self.version.is_empty()) {
             (Some(sub), _) => format!("{} {sub}", self.format),
@@ -126,9 +127,6 @@ impl Container {
         }
         if let Some(s) = self.subunit_bytes {
             parts.push(format!("{} subclusters", crate::units::exact(s)));
-        }
-        if let Some(c) = &self.compression {
-            parts.push(format!("{c} compression"));
         }
         if let Some(a) = self.allocated_bytes {
             parts.push(format!("{} allocated", crate::units::human(a)));

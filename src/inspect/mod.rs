@@ -331,7 +331,11 @@ fn open_image(path: &Path) -> Result<(Content, Option<Container>), InspectError>
             note: Box::new(Finding::of(
                 Code::ImageEncrypted,
                 crate::findings::Facts {
-                    region: Some(format!("{} image", c.format)),
+                    // Only a backing file may be what is encrypted.
+                    region: Some(match c.encrypted {
+                        true => format!("{} image", c.format),
+                        false => format!("backing file of this {} image", c.format),
+                    }),
                     ..Default::default()
                 },
             )),
