@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod patch;
 mod qcow2;
 mod vdi;
 mod vhd;

@@ -2,11 +2,10 @@
 //! fixed, and with `force_size` (the size in the footer rather than the CHS
 //! geometry), then real images with fields patched to lie.
 
-use super::{assert_same_guest, common, convert, open, open_error, patterned_disk};
+use super::patch::{self, quick_error};
+use super::{assert_same_guest, common, convert, open, patterned_disk};
 use diskalign::image::ContainerFormat;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
 
@@ -136,33 +135,13 @@ const DYNAMIC: Option<Sealed> = Some(Sealed {
 /// A copy of `image` named `name` with `bytes` written at `at`, and the
 /// checksum of `sealed` set right again.
 fn patched(image: &Path, name: &str, at: u64, bytes: &[u8], sealed: Option<Sealed>) -> PathBuf {
-    let copy = image.with_file_name(name);
-    std::fs::copy(image, &copy).unwrap();
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&copy)
-        .unwrap();
-    f.write_all_at(bytes, at).unwrap();
+    let copy = patch::copy_with(image, name, &[(at, bytes)]);
     if let Some(s) = sealed {
-        let mut b = vec![0u8; s.len];
-        f.read_exact_at(&mut b, s.start).unwrap();
+        let mut b = patch::read(&copy, s.start, s.len);
         reseal(&mut b, s.field);
-        f.write_all_at(&b, s.start).unwrap();
+        patch::write(&copy, s.start, &b);
     }
     copy
-}
-
-/// `open_error`, which must come within a second.
-fn quick_error(image: &Path) -> String {
-    let t = Instant::now();
-    let e = open_error(image);
-    assert!(
-        t.elapsed() < Duration::from_secs(1),
-        "{e}: took {:?}",
-        t.elapsed()
-    );
-    e
 }
 
 /// A patch: the copy's name, where, what, the checksum to set again, and
