@@ -30,7 +30,7 @@ use super::cache::Cache;
 use super::{pieces, read_error, Chain, Container, ContainerFormat, ImageError, Opened};
 use crate::bytes::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
 use crate::stack::map::Source;
-use crc::{Crc, CRC_32_ISCSI};
+use crc::{Crc, Table, CRC_32_ISCSI};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -77,8 +77,9 @@ const BAT_OFFSET_MASK: u64 = 0xFFFF_FFFF_FFF0_0000;
 const BAT_PAGE: u64 = 4096;
 const BAT_CACHE_BYTES: usize = 1 << 20;
 
-/// CRC-32C (Castagnoli), qemu's `crc32c`.
-const CASTAGNOLI: Crc<u32> = Crc::<u32>::new(&CRC_32_ISCSI);
+/// CRC-32C (Castagnoli), qemu's `crc32c`; sliced by 16, as a log entry's
+/// CRC may cover MiBs.
+const CASTAGNOLI: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_ISCSI);
 
 /// A GUID as VHDX stores it, from its text form (qemu's `MSGUID`: the
 /// first three fields little-endian, the last eight bytes as written).
