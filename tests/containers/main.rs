@@ -8,6 +8,7 @@
 mod common;
 
 mod check;
+mod patch;
 mod qcow2;
 mod vdi;
 mod vhd;
