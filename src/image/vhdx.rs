@@ -38,6 +38,8 @@ use std::rc::Rc;
 const IDENTIFIER: &str = "VHDX file identifier";
 const HEADER: &str = "VHDX header";
 const LOG: &str = "VHDX log";
+/// The longest log scanned for entries to replay: 64 Ki sectors.
+const MAX_LOG: u64 = 256 * MIB;
 const REGION_TABLE: &str = "VHDX region table";
 const METADATA: &str = "VHDX metadata";
 const BAT: &str = "VHDX BAT";
@@ -408,6 +410,20 @@ fn check_log(file: &File, header: &Header) -> Result<Region, ImageError> {
                 "log of {} bytes at byte {offset} ends past the end of the file ({} bytes)",
                 region.len,
                 file.src.len()
+            ),
+        ));
+    }
+    // Scanning the log reads one 4 KiB sector at a time; a log this long
+    // (qemu-img and Hyper-V write 1 MiB ones) would take seconds, so it
+    // is refused rather than scanned.
+    if region.len > MAX_LOG {
+        return Err(file.err(
+            HEADER,
+            h + 68,
+            format!(
+                "log length {} is beyond the {} this reader scans (qemu-img and Hyper-V write 1 MiB logs)",
+                region.len,
+                crate::units::exact(MAX_LOG)
             ),
         ));
     }
