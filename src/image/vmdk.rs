@@ -826,13 +826,14 @@ fn open_monolithic(
 /// The parent named by `parentFileNameHint`, always read as a VMDK
 /// (`vmdk_parent_open` sets the backing format to vmdk): how unallocated
 /// grains read, and the chain below. The fallback is None when the parent's
-/// guest cannot be read (so neither can ours).
+/// guest cannot be read (so neither can ours). An empty name is no parent,
+/// as qemu opens no backing file by an empty name.
 fn open_parent(
     desc: &Descriptor,
     path: &Path,
     chain: &mut Chain,
 ) -> Result<(Option<Fallback>, Vec<super::BackingFile>), ImageError> {
-    let Some((name, at)) = &desc.parent else {
+    let Some((name, at)) = desc.parent.as_ref().filter(|(n, _)| !n.is_empty()) else {
         return Ok((Some(Fallback::default()), Vec::new()));
     };
     let (guest, backing) = chain.backing(path, name, *at, Some(ContainerFormat::Vmdk))?;
@@ -1650,6 +1651,13 @@ mod tests {
         );
         let at = 512 + desc.find("gone").unwrap();
         refused(r, &["gone.vmdk", &format!("named at byte {at}")]);
+        let desc = "createType=\"monolithicSparse\"\nparentFileNameHint=\"\"\n";
+        let img = Sparse::new(0, &[], desc);
+        let o = open_mem(
+            MemFiles::default().with("/vm/top.vmdk", img.bytes),
+            "/vm/top.vmdk",
+        );
+        assert!(o.unwrap().container.backing.is_empty());
     }
 
     #[test]
