@@ -402,8 +402,9 @@ fn check_gd(
 
 /// The embedded descriptor's place (`descriptorOffset`,
 /// `descriptorSize`), cut to the file and to [`MAX_DESCRIPTOR`]; None
-/// when there is none. qemu reads only createType-free facts from it
-/// (the parent's name, the CIDs), so a bad place is no error.
+/// when there is none. qemu reads only the parent's name and the CIDs
+/// from it (`vmdk_parent_open`, `vmdk_read_cid`: at byte 512, whatever
+/// descriptorOffset says), so a bad place is no error, only no facts.
 fn embedded_descriptor(head: &[u8], file_len: u64) -> Option<(u64, u64)> {
     let at =
         sector_bytes(le_u64(head, KDMV_DESCRIPTOR_OFFSET)).filter(|&a| a > 0 && a < file_len)?;
