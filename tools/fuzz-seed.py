@@ -61,7 +61,7 @@ def sparse(image, out, prefix=None, ss=512, everything=False):
         windows.append((max(start, start + length - WINDOW), WINDOW))
     keep = set()
     for start, length in windows:
-        for blk in range(start // 512, min(size, start + length + 511) // 512):
+        for blk in range(start // 512, (min(size, start + length) + 511) // 512):
             keep.add(blk)
     chunks = []
     with open(image, "rb") as f:
