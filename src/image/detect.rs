@@ -17,7 +17,10 @@ pub fn detect(src: &(impl ReadAt + ?Sized)) -> Result<ContainerFormat, ParseErro
     if head.starts_with(b"QFI\xfb") {
         return Ok(ContainerFormat::Qcow2);
     }
-    if head.starts_with(b"KDMV") || head.starts_with(b"# Disk DescriptorFile") {
+    if head.starts_with(b"KDMV")
+        || head.starts_with(b"COWD")
+        || head.starts_with(b"# Disk DescriptorFile")
+    {
         return Ok(ContainerFormat::Vmdk);
     }
     if head.starts_with(b"vhdxfile") {
