@@ -693,3 +693,143 @@ fn watch_reports_a_failing_command_and_refuses_one_that_cannot_run() {
         "cannot run /nonexistent/command",
     );
 }
+
+/// A qcow2 file made by qemu-img, patched at `at` with `bytes`.
+fn patched_qcow2(dir: &std::path::Path, name: &str, at: u64, bytes: &[u8]) -> String {
+    use std::os::unix::fs::FileExt;
+    let p = dir.join(name);
+    sh(
+        "qemu-img",
+        &["create", "-q", "-f", "qcow2", p.to_str().unwrap(), "64M"],
+    );
+    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    f.write_all_at(bytes, at).unwrap();
+    p.display().to_string()
+}
+
+/// Hostile image containers: one line naming the field and the byte,
+/// exit 2, within a second; nothing allocated by the count they lie with.
+#[test]
+fn hostile_containers_are_one_line_refusals_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // qcow2's header: l1_size (u32) at byte 36, l1_table_offset (u64) at 40.
+    let huge_l1 = patched_qcow2(d, "huge-l1.qcow2", 36, &(1u32 << 31).to_be_bytes());
+    let far_l1 = patched_qcow2(d, "far-l1.qcow2", 40, &(1u64 << 40).to_be_bytes());
+    let cut = patched_qcow2(d, "cut.qcow2", 0, b"QFI\xfb");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&cut)
+        .unwrap()
+        .set_len(50)
+        .unwrap();
+    let base = d.join("base.raw");
+    std::fs::write(&base, vec![0u8; 1 << 20]).unwrap();
+    let orphan = d.join("orphan.qcow2");
+    sh(
+        "qemu-img",
+        &[
+            "create",
+            "-q",
+            "-f",
+            "qcow2",
+            "-b",
+            "base.raw",
+            "-F",
+            "raw",
+            orphan.to_str().unwrap(),
+        ],
+    );
+    std::fs::remove_file(&base).unwrap();
+    // a.qcow2 over b.qcow2 over a.qcow2.
+    let (a, b) = (d.join("a.qcow2"), d.join("b.qcow2"));
+    sh(
+        "qemu-img",
+        &["create", "-q", "-f", "qcow2", b.to_str().unwrap(), "1M"],
+    );
+    sh(
+        "qemu-img",
+        &[
+            "create",
+            "-q",
+            "-f",
+            "qcow2",
+            "-b",
+            "b.qcow2",
+            "-F",
+            "qcow2",
+            a.to_str().unwrap(),
+        ],
+    );
+    sh(
+        "qemu-img",
+        &[
+            "rebase",
+            "-u",
+            "-f",
+            "qcow2",
+            "-b",
+            "a.qcow2",
+            "-F",
+            "qcow2",
+            b.to_str().unwrap(),
+        ],
+    );
+    let orphan = orphan.display().to_string();
+    let a = a.display().to_string();
+    for (path, says) in [
+        (&huge_l1, "qcow2 header at byte 36: l1_size"),
+        (&far_l1, "qcow2 header at byte 40"),
+        (&cut, "qcow2 header at byte 0"),
+        (&orphan, "base.raw"),
+        (&a, "backing chain loops"),
+    ] {
+        let t = std::time::Instant::now();
+        refused(&["check", path.as_str()], says);
+        assert!(t.elapsed().as_secs_f64() < 1.0, "{path}: {:?}", t.elapsed());
+        let (_, err, _) = run_full(&["check", path.as_str()]);
+        assert!(err.contains(path.as_str()), "{path}: names the file: {err}");
+    }
+}
+
+/// `plan --script` never writes into a container as if it were raw: one
+/// line says how to convert first, and no script is written; `probe
+/// --write --destructive` leaves a container file alone without --force.
+#[test]
+fn containers_are_never_written_as_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = image(dir.path(), "dos.img", 64 * MIB);
+    sfdisk(&raw, "label: dos\n63,40000,83\n");
+    let q = dir.path().join("dos.qcow2");
+    sh(
+        "qemu-img",
+        &[
+            "convert",
+            "-O",
+            "qcow2",
+            raw.to_str().unwrap(),
+            q.to_str().unwrap(),
+        ],
+    );
+    let before = std::fs::read(&q).unwrap();
+    let script = dir.path().join("fix.sh");
+    let (out, err, code) = run_full(&[
+        "plan",
+        q.to_str().unwrap(),
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(code & 2, 2, "{out}{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("is a qcow2 image") && err.contains("qemu-img"),
+        "{err}"
+    );
+    assert!(!script.exists());
+    assert!(out.contains("qemu-img convert -p -O raw"), "{out}");
+    refused(
+        &["probe", q.to_str().unwrap(), "--write", "--destructive"],
+        "it is a qcow2 disk image",
+    );
+    assert!(std::fs::read(&q).unwrap() == before, "the image changed");
+}

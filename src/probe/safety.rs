@@ -113,13 +113,20 @@ pub fn assess(sysfs_root: &Path, nodes: &[Node], content: &(impl ReadAt + ?Sized
     let mut in_use = mounts(&mountinfo, nodes);
     in_use.extend(swaps(&proc_swaps, nodes));
     in_use.extend(holders(sysfs_root, nodes));
-    let signatures = signature::scan(content)
+    let mut signatures: Vec<String> = signature::scan(content)
         .into_iter()
         .map(|s| {
             let a = signature::article(s.what);
             format!("it carries {a} {} (magic at byte {})", s.what, s.offset)
         })
         .collect();
+    // An image container (a qcow2 file written to a disk, or given as the
+    // target) holds a guest disk: as much data as any filesystem.
+    if let Ok(f) = crate::image::detect(content) {
+        if f != crate::image::ContainerFormat::Raw {
+            signatures.push(format!("it is a {f} disk image"));
+        }
+    }
     Verdict { in_use, signatures }
 }
 

@@ -176,6 +176,9 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target,
             path.display()
         ));
     }
+    if a.write {
+        refuse_signatures(path, a)?;
+    }
     // Reads of a hole are answered from nothing and never reach the device.
     let allocated = meta.blocks().saturating_mul(512);
     if allocated.saturating_add(MIB) < meta.len() {
@@ -197,6 +200,21 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target,
         disk,
         partition,
     })
+}
+
+/// A file that holds something (a disk image container, a partition
+/// table, a filesystem) is written only with --force, as a device is.
+fn refuse_signatures(path: &Path, a: &Access) -> Result<(), String> {
+    let src = crate::sys::dev::open(path).map_err(|e| e.to_string())?;
+    let verdict = safety::assess(a.sysfs.root(), &[], &src);
+    if verdict.refused(a.force) {
+        return Err(format!(
+            "refusing to write to {}: {} (add --force to overwrite it anyway)",
+            path.display(),
+            verdict.signatures.join("; ")
+        ));
+    }
+    Ok(())
 }
 
 fn mode(a: &Access) -> Mode {
