@@ -59,12 +59,15 @@ fn is_damage(c: Code) -> bool {
 
 impl Finding {
     /// True for the findings that say something could not be followed
-    /// (a PV or md member not among the targets): they leave what they
-    /// are about incomplete.
+    /// (a PV or md member not among the targets, an encrypted image's
+    /// guest disk): they leave what they are about incomplete.
     pub fn leaves_incomplete(&self) -> bool {
         matches!(
             self.code,
-            Code::LvmPvMissing | Code::MdMemberMissing | Code::LayerNotFollowed
+            Code::LvmPvMissing
+                | Code::MdMemberMissing
+                | Code::LayerNotFollowed
+                | Code::ImageEncrypted
         )
     }
 }

@@ -263,3 +263,53 @@ fn overlays_on_raw_and_on_qcow2_check_as_raw() {
         assert_eq!(backing[0]["format"], fmt, "{backing}");
     }
 }
+
+/// A VHDX says its own topology: it is taken (`topology_source:
+/// "container"`), so an aligned layout passes `--fail-on info` (no
+/// `topology-unknown`, which every raw image carries).
+#[test]
+fn a_vhdx_says_its_topology_and_passes_fail_on_info() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let raw = common::image(dir.path(), "a.img", 64 << 20);
+    sh("sgdisk", &["-n1:2048:+20M", raw.to_str().unwrap()]);
+    let vhdx = convert(&raw, &dir.path().join("a.vhdx"), "vhdx", &[]);
+    let (doc, code) = common::run_json(&["check", vhdx.to_str().unwrap(), "--fail-on", "info"]);
+    assert_eq!(code, 0, "{doc}");
+    let t = &doc["targets"][0];
+    assert_eq!(t["topology_source"], "container");
+    assert_eq!(t["container"]["logical_sector_bytes"], 512);
+    let (_, raw_code) = common::run_json(&["check", raw.to_str().unwrap(), "--fail-on", "info"]);
+    assert_eq!(raw_code, 1, "the raw image carries topology-unknown");
+}
+
+/// An encrypted qcow2 is described and left unread: one info finding,
+/// its facts in the JSON, no table.
+#[test]
+fn an_encrypted_qcow2_is_described_not_read() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let img = dir.path().join("secret.qcow2");
+    sh(
+        "qemu-img",
+        &[
+            "create",
+            "-q",
+            "-f",
+            "qcow2",
+            "--object",
+            "secret,id=s0,data=abc",
+            "-o",
+            "encrypt.format=luks,encrypt.key-secret=s0",
+            img.to_str().unwrap(),
+            "64M",
+        ],
+    );
+    let (doc, code) = common::run_json(&["check", img.to_str().unwrap()]);
+    assert_eq!(code, 0, "{doc}");
+    let t = &doc["targets"][0];
+    assert_eq!(t["container"]["encrypted"], true);
+    assert_eq!(t["size_bytes"], 64u64 << 20);
+    assert_eq!(t["partition_table"]["type"], "none");
+    assert_eq!(t["findings"][0]["code"], "image-encrypted", "{doc}");
+    // What is inside is unknown: never "aligned".
+    assert_eq!(t["summary"]["status"], "incomplete", "{doc}");
+}
