@@ -213,6 +213,24 @@ mod tests {
         assert!(s.contains("<td>5f3c-1</td></tr>"), "{s}");
     }
 
+    /// An image read through a container names its format and the
+    /// container's unit.
+    #[test]
+    fn a_container_image_names_its_format() {
+        let doc = r#"{"schema":"diskalign.check","targets":[{"path":"vm.qcow2","kind":"image",
+          "size_bytes":1073741824,"container":{"format":"qcow2","version":"3","unit_bytes":65536,
+          "virtual_size":1073741824,"backing":[{"name":"base.raw","path":"base.raw","format":"raw"}]},
+          "partition_table":{"type":"gpt","sector_size":512}}]}"#;
+        let Ok(Saved::Check(doc)) = Saved::parse(doc, "a.json") else {
+            panic!("not a check document");
+        };
+        let s = section("run1", "a.json", &doc);
+        assert!(
+            s.contains("image (qcow2) vm.qcow2, 1073741824 bytes (1 GiB); container qcow2 3, 64 KiB clusters, backing base.raw (raw); partition table gpt"),
+            "{s}"
+        );
+    }
+
     #[test]
     fn the_map_marks_partitions_and_misaligned_boundaries() {
         let s = page();
