@@ -466,6 +466,38 @@ pub fn read_error(file: &Path, layer: &'static str, offset: u64, message: String
     )
 }
 
+/// A guest disk a format reads one allocation unit at a time: it says how
+/// long the disk is, how large a unit is, and how to read a piece that
+/// stays within one unit; [`ByUnit`] does the rest.
+pub trait Units {
+    fn guest_len(&self) -> u64;
+    fn unit_bytes(&self) -> u64;
+    /// Fill `out` from guest byte `at`; the piece lies within one unit.
+    fn read_piece(&self, out: &mut [u8], at: u64) -> io::Result<()>;
+}
+
+/// A [`Units`] guest as a [`ReadAt`]: the bounds checked once, the range
+/// split at unit boundaries.
+pub struct ByUnit<T>(pub T);
+
+impl<T: Units> crate::bytes::ReadAt for ByUnit<T> {
+    fn len(&self) -> u64 {
+        self.0.guest_len()
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        if offset
+            .checked_add(buf.len() as u64)
+            .is_none_or(|e| e > self.0.guest_len())
+        {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        for (pos, at, n) in pieces(offset, buf.len(), self.0.unit_bytes()) {
+            self.0.read_piece(&mut buf[pos..pos + n], at)?;
+        }
+        Ok(())
+    }
+}
+
 /// Split the guest range `offset..offset + len` at multiples of `unit`:
 /// (position in `buf`, guest offset, length) of each piece.
 pub fn pieces(offset: u64, len: usize, unit: u64) -> impl Iterator<Item = (usize, u64, usize)> {

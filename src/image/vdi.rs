@@ -10,8 +10,8 @@
 //! 0xFFFFFFFF (never allocated) or 0xFFFFFFFE (discarded) reads as zeros.
 
 use super::cache::Cache;
-use super::{pieces, read_error, Chain, Container, ContainerFormat, ImageError, Opened};
-use crate::bytes::{le_u32, le_u64, read_bytes, ReadAt};
+use super::{read_error, ByUnit, Chain, Container, ContainerFormat, ImageError, Opened, Units};
+use crate::bytes::{le_u32, le_u64, read_bytes};
 use crate::stack::map::Source;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -104,7 +104,7 @@ pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, Imag
     };
     Ok(Opened {
         container,
-        guest: Some(Rc::new(guest)),
+        guest: Some(Rc::new(ByUnit(guest))),
     })
 }
 
@@ -250,7 +250,9 @@ impl Guest {
             format!("entry {index}: {message}"),
         )
     }
+}
 
+impl Units for Guest {
     /// Fill `out` from the guest at `at`, all within one block.
     fn read_piece(&self, out: &mut [u8], at: u64) -> io::Result<()> {
         let index = at / BLOCK_BYTES;
@@ -272,24 +274,12 @@ impl Guest {
         }
         self.src.read_exact_at(out, start)
     }
-}
 
-impl ReadAt for Guest {
-    fn len(&self) -> u64 {
+    fn guest_len(&self) -> u64 {
         self.len
     }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        if offset
-            .checked_add(buf.len() as u64)
-            .is_none_or(|e| e > self.len)
-        {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        for (pos, at, n) in pieces(offset, buf.len(), BLOCK_BYTES) {
-            self.read_piece(&mut buf[pos..pos + n], at)?;
-        }
-        Ok(())
+    fn unit_bytes(&self) -> u64 {
+        BLOCK_BYTES
     }
 }
 

@@ -16,7 +16,7 @@
 //! read it as `-f vpc` does: the guest disk without the footer.
 
 use super::cache::Cache;
-use super::{pieces, read_error, Chain, Container, ContainerFormat, ImageError, Opened};
+use super::{read_error, ByUnit, Chain, Container, ContainerFormat, ImageError, Opened, Units};
 use crate::bytes::{be_u16, be_u32, be_u64, read_bytes, ReadAt};
 use crate::stack::map::{Source, Window};
 use std::io;
@@ -113,7 +113,7 @@ pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, Imag
         container.subformat = Some("dynamic".into());
         let dynamic = Dynamic::open(src, path, &footer, virtual_size)?;
         container.unit_bytes = Some(dynamic.block_bytes);
-        Rc::new(dynamic)
+        Rc::new(ByUnit(dynamic))
     };
     Ok(Opened {
         container,
@@ -410,7 +410,9 @@ impl Dynamic {
             format!("entry {index}: {message}"),
         )
     }
+}
 
+impl Units for Dynamic {
     /// Fill `out` from the guest at `at`, all within one block.
     fn read_piece(&self, out: &mut [u8], at: u64) -> io::Result<()> {
         let index = at / self.block_bytes;
@@ -432,24 +434,12 @@ impl Dynamic {
         }
         self.src.read_exact_at(out, start)
     }
-}
 
-impl ReadAt for Dynamic {
-    fn len(&self) -> u64 {
+    fn guest_len(&self) -> u64 {
         self.len
     }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        if offset
-            .checked_add(buf.len() as u64)
-            .is_none_or(|e| e > self.len)
-        {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        for (pos, at, n) in pieces(offset, buf.len(), self.block_bytes) {
-            self.read_piece(&mut buf[pos..pos + n], at)?;
-        }
-        Ok(())
+    fn unit_bytes(&self) -> u64 {
+        self.block_bytes
     }
 }
 

@@ -22,7 +22,9 @@
 //! decompressed grains kept in bounded caches.
 
 use super::cache::Cache;
-use super::{pieces, read_error, Chain, Container, ContainerFormat, Fallback, ImageError, Opened};
+use super::{
+    read_error, ByUnit, Chain, Container, ContainerFormat, Fallback, ImageError, Opened, Units,
+};
 use crate::bytes::{le_u16, le_u32, le_u64, ReadAt};
 use crate::stack::map::{Mapped, Source};
 use flate2::{Decompress, FlushDecompress, Status};
@@ -811,7 +813,7 @@ fn open_monolithic(
         ..Container::default()
     };
     let guest = fallback.map(|fallback| {
-        Rc::new(SparseExtent {
+        Rc::new(ByUnit(SparseExtent {
             file: src,
             path: path.to_path_buf(),
             layout,
@@ -819,7 +821,7 @@ fn open_monolithic(
             guest_start: 0,
             fallback,
             caches,
-        }) as Source
+        })) as Source
     });
     Ok(Opened { container, guest })
 }
@@ -1077,7 +1079,7 @@ fn assemble(
                 len,
                 at,
             }),
-            Piece::Sparse { file, path, layout } => Rc::new(SparseExtent {
+            Piece::Sparse { file, path, layout } => Rc::new(ByUnit(SparseExtent {
                 file,
                 path,
                 layout,
@@ -1085,7 +1087,7 @@ fn assemble(
                 guest_start: at,
                 fallback: fallback.clone(),
                 caches: caches.clone(),
-            }),
+            })),
         };
         if piece_len > 0 {
             sources.push(src);
@@ -1444,28 +1446,27 @@ fn inflate_grain(data: &[u8], grain: usize) -> Result<Vec<u8>, String> {
     }
 }
 
-impl ReadAt for SparseExtent {
-    fn len(&self) -> u64 {
+impl Units for SparseExtent {
+    fn guest_len(&self) -> u64 {
         self.layout.len
     }
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        in_bounds(self.layout.len, offset, buf.len())?;
+    fn unit_bytes(&self) -> u64 {
+        self.layout.grain_bytes
+    }
+    fn read_piece(&self, part: &mut [u8], off: u64) -> io::Result<()> {
         let grain_bytes = self.layout.grain_bytes;
-        for (at, off, n) in pieces(offset, buf.len(), grain_bytes) {
-            let part = &mut buf[at..at + n];
-            let in_grain = off % grain_bytes;
-            match self.grain(off / grain_bytes)? {
-                Grain::Unallocated => self.fallback.read(part, self.guest_start + off)?,
-                Grain::Zeroed => part.fill(0),
-                Grain::At { offset, .. } if self.layout.compressed => {
-                    self.read_compressed(part, offset, in_grain)?
-                }
-                Grain::At { offset, entry_at } => {
-                    self.read_plain(part, offset, in_grain, entry_at)?
-                }
+        let in_grain = off % grain_bytes;
+        match self.grain(off / grain_bytes)? {
+            Grain::Unallocated => self.fallback.read(part, self.guest_start + off),
+            Grain::Zeroed => {
+                part.fill(0);
+                Ok(())
             }
+            Grain::At { offset, .. } if self.layout.compressed => {
+                self.read_compressed(part, offset, in_grain)
+            }
+            Grain::At { offset, entry_at } => self.read_plain(part, offset, in_grain, entry_at),
         }
-        Ok(())
     }
 }
 
