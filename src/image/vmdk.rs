@@ -26,6 +26,7 @@ use super::{
     read_error, ByUnit, Chain, Container, ContainerFormat, Fallback, ImageError, Opened, Units,
 };
 use crate::bytes::{le_u16, le_u32, le_u64, ReadAt};
+use crate::stack::map::in_bounds;
 use crate::stack::map::{Mapped, Source};
 use flate2::{Decompress, FlushDecompress, Status};
 use std::io;
@@ -1178,13 +1179,6 @@ impl ReadAt for NoAccess {
             self.at,
             "the extent of this line is NOACCESS: its bytes may not be read".to_string(),
         ))
-    }
-}
-
-fn in_bounds(len: u64, offset: u64, n: usize) -> io::Result<()> {
-    match offset.checked_add(n as u64) {
-        Some(end) if end <= len => Ok(()),
-        _ => Err(io::ErrorKind::UnexpectedEof.into()),
     }
 }
 

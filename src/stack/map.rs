@@ -10,7 +10,7 @@ use std::rc::Rc;
 pub type Source = Rc<dyn ReadAt>;
 
 /// Refuse a read of `n` bytes at `offset` that does not fit in `len`.
-fn in_bounds(len: u64, offset: u64, n: usize) -> io::Result<()> {
+pub fn in_bounds(len: u64, offset: u64, n: usize) -> io::Result<()> {
     match offset.checked_add(n as u64) {
         Some(end) if end <= len => Ok(()),
         _ => Err(io::ErrorKind::UnexpectedEof.into()),
