@@ -485,12 +485,7 @@ impl<T: Units> crate::bytes::ReadAt for ByUnit<T> {
         self.0.guest_len()
     }
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        if offset
-            .checked_add(buf.len() as u64)
-            .is_none_or(|e| e > self.0.guest_len())
-        {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
+        crate::stack::map::in_bounds(self.0.guest_len(), offset, buf.len())?;
         for (pos, at, n) in pieces(offset, buf.len(), self.0.unit_bytes()) {
             self.0.read_piece(&mut buf[pos..pos + n], at)?;
         }
