@@ -265,8 +265,9 @@ fn corrupted_primary_gpt_uses_backup_and_says_so() {
         .find(|f| f["code"] == "gpt-primary-invalid")
         .expect("says the primary is bad");
     let m = f["message"].as_str().unwrap();
+    // The header's offset, not its CRC field's (byte 528).
     assert!(
-        m.contains("byte 528") && m.contains("CRC") && m.contains("backup"),
+        m.contains("GPT header at byte 512:") && m.contains("CRC") && m.contains("backup"),
         "{m}"
     );
     damaged_in_every_output(&img, "gpt-primary-invalid", "primary GPT damaged");
