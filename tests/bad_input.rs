@@ -693,3 +693,17 @@ fn watch_reports_a_failing_command_and_refuses_one_that_cannot_run() {
         "cannot run /nonexistent/command",
     );
 }
+
+/// A misspelt command, option or value gets clap's "did you mean" on
+/// the one line, as clap's own tip would say it.
+#[test]
+fn a_misspelling_gets_what_clap_would_suggest() {
+    refused(&["chek"], "unrecognized subcommand 'chek'; did you mean 'check'?");
+    refused(&["topolgy"], "did you mean 'topology'?");
+    refused(&["check", "--jsno"], "did you mean '--json'?");
+    refused(&["check", "--fail-on", "warnig"], "did you mean 'warning'?");
+    // Nothing similar: no suggestion made up.
+    let (_, err, code) = run_full(&["xyz"]);
+    assert_eq!(code, 2);
+    assert!(!err.contains("did you mean"), "{err}");
+}

@@ -108,8 +108,38 @@ fn usage_error(e: clap::Error) -> u8 {
     }
     let text = e.render().to_string();
     let message = text.split("\n\n").next().unwrap_or_default();
-    warn(&message.split_whitespace().collect::<Vec<_>>().join(" "));
+    let mut line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(similar) = did_you_mean(&e) {
+        line.push_str(&format!("; did you mean {similar}?"));
+    }
+    warn(&line);
     2
+}
+
+/// What clap found similar to a misspelt subcommand, option or value
+/// (its "tip: a similar ... exists", which the one line would cut off).
+fn did_you_mean(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let kinds = [
+        ContextKind::SuggestedSubcommand,
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedValue,
+    ];
+    let words: Vec<String> = kinds
+        .iter()
+        .filter_map(|k| match e.get(*k) {
+            Some(ContextValue::String(s)) => Some(vec![s.clone()]),
+            Some(ContextValue::Strings(v)) => Some(v.clone()),
+            _ => None,
+        })
+        .flatten()
+        .map(|w| format!("'{w}'"))
+        .collect();
+    match words.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => Some(format!("one of {}", many.join(", "))),
+    }
 }
 
 /// Writes the report to stdout. A reader that went away (`| head -1`)
