@@ -461,7 +461,7 @@ fn empty_image_has_no_table() {
     assert_eq!(doc["targets"][0]["partition_table"]["type"], "none");
     assert_eq!(
         doc["targets"][0]["verdict"].as_str().unwrap(),
-        "aligned: no partitions (1 info)"
+        "aligned: no partition table (1 info)"
     );
     assert_eq!(code, 0);
 }
@@ -675,4 +675,33 @@ fn fdisk_first_start_on_a_tiny_disk() {
         verbose.contains("info tools-disagree: on an empty disk"),
         "{verbose}"
     );
+}
+
+/// A file of a few KiB with nothing in it a tool writes (text) is "no
+/// partition table", not "untidy": no partition fits in it, so where
+/// parted and fdisk would start one is no finding and no line.
+#[test]
+fn a_small_text_file_is_no_partition_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let txt = dir.path().join("notes.txt");
+    let line = "a line of text, as a README holds them\n";
+    std::fs::write(&txt, line.repeat(8192 / line.len() + 1)[..8192].as_bytes()).unwrap();
+    let (doc, code) = check(&txt, &[]);
+    let t = &doc["targets"][0];
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(t["partition_table"]["type"], "none");
+    assert_eq!(t["summary"]["status"], "aligned");
+    assert!(
+        t["verdict"].as_str().unwrap().contains("no partition table"),
+        "{doc:#}"
+    );
+    assert!(!codes(t).contains(&"tools-disagree".to_string()), "{doc:#}");
+    let (out, code) = run(&["check", txt.to_str().unwrap(), "-v"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("first start on an empty disk"), "{out}");
+    // A disk of 3 MiB has room, and fdisk would start it off 4 KiB.
+    let small = image(dir.path(), "small.img", 3 * MIB);
+    let (doc, code) = check(&small, &[]);
+    assert_eq!(code, 1);
+    assert!(codes(&doc["targets"][0]).contains(&"tools-disagree".to_string()));
 }

@@ -122,12 +122,14 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
     }
     let first_start_bytes = tools::first_starts(&view, table.kind == TableKind::Mbr);
     let empty = t.table.partitions.is_empty();
-    findings.extend(disagree::first_start_findings(
-        &t.topology,
-        &view,
-        &first_start_bytes,
-        empty,
-    ));
+    if first_start_bytes.any_fits(t.size, view.lbs) {
+        findings.extend(disagree::first_start_findings(
+            &t.topology,
+            &view,
+            &first_start_bytes,
+            empty,
+        ));
+    }
     let not_portable = portable::finding(&partitions);
     let portable = not_portable.is_none();
     findings.extend(not_portable);

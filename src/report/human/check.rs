@@ -221,8 +221,10 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
         partition_table(out, r, st);
     }
     // Where the tools would start on an empty disk: advice about a disk
-    // that is not this one once it has partitions (-v shows it).
-    if r.partitions.is_empty() || st.verbose {
+    // that is not this one once it has partitions (-v shows it), and
+    // about nothing on one too small for any partition.
+    let lbs = u64::from(r.topology.logical_block_size);
+    if (r.partitions.is_empty() || st.verbose) && r.first_start_bytes.any_fits(r.size_bytes, lbs) {
         let f = &r.first_start_bytes;
         let _ = writeln!(
             out,
