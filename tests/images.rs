@@ -705,3 +705,40 @@ fn a_small_text_file_is_no_partition_table() {
     assert_eq!(code, 1);
     assert!(codes(&doc["targets"][0]).contains(&"tools-disagree".to_string()));
 }
+
+/// `topology-unknown` says the topology is the image default; an image
+/// whose topology `--topology` gives has none, so `--fail-on info`
+/// passes an aligned image. A GPT made for 4096-byte sectors (sgdisk on
+/// a 4Kn loop device) is judged as that 4Kn disk and said once.
+#[test]
+fn an_image_with_its_topology_given_is_not_topology_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "aligned.img", 64 * MIB);
+    sh("sgdisk", &["-n", "1:2048:+16M", img.to_str().unwrap()]);
+    let (doc, code) = check(&img, &["--fail-on", "info"]);
+    assert!(codes(&doc["targets"][0]).contains(&"topology-unknown".to_string()));
+    assert_eq!(code, 1, "the image default is info, and --fail-on info fails on it");
+    let (doc, code) = check(&img, &["--topology", "pbs=4096", "--fail-on", "info"]);
+    assert_eq!(doc["targets"][0]["topology_source"], "override");
+    assert!(!codes(&doc["targets"][0]).contains(&"topology-unknown".to_string()));
+    assert_eq!(code, 0, "{doc:#}");
+
+    let k4 = image(dir.path(), "4kn.img", 64 * MIB);
+    {
+        let lo = LoopDev::attach(&k4, Some(4096));
+        sh("sgdisk", &["-n", "1:256:+4096", &lo.dev]);
+    }
+    let (doc, _) = check(&k4, &[]);
+    let unknown: Vec<&serde_json::Value> = doc["targets"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "topology-unknown")
+        .collect();
+    assert_eq!(unknown.len(), 1, "{doc:#}");
+    assert!(unknown[0]["message"].as_str().unwrap().contains("4096-byte sectors"));
+    let (doc, code) = check(&k4, &["--topology", "pbs=4096", "--fail-on", "info"]);
+    assert_eq!(doc["targets"][0]["partition_table"]["sector_size"], 4096);
+    assert!(!codes(&doc["targets"][0]).contains(&"topology-unknown".to_string()));
+    assert_eq!(code, 0, "{doc:#}");
+}

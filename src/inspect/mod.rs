@@ -9,7 +9,7 @@ mod resolve;
 mod roots;
 
 use crate::errors::TargetError;
-use crate::findings::{Code, Finding};
+use crate::findings::Finding;
 use crate::layout::{self, Table};
 use crate::stack::assemble::{self, Pending};
 use crate::stack::map::Source;
@@ -221,11 +221,6 @@ fn target(
             Some(o) => o.apply(plain)?,
             None => plain,
         };
-        let ss = t.table.sector_size;
-        t.notes.push(Finding::new(
-            Code::TopologyUnknown,
-            format!("the partition table uses {ss}-byte sectors, so this image is judged as a disk with {ss}-byte logical blocks"),
-        ));
     }
     if let Some(n) = t.only {
         if t.partitions().next().is_none() {
