@@ -698,7 +698,10 @@ fn watch_reports_a_failing_command_and_refuses_one_that_cannot_run() {
 /// the one line, as clap's own tip would say it.
 #[test]
 fn a_misspelling_gets_what_clap_would_suggest() {
-    refused(&["chek"], "unrecognized subcommand 'chek'; did you mean 'check'?");
+    refused(
+        &["chek"],
+        "unrecognized subcommand 'chek'; did you mean 'check'?",
+    );
     refused(&["topolgy"], "did you mean 'topology'?");
     refused(&["check", "--jsno"], "did you mean '--json'?");
     refused(&["check", "--fail-on", "warnig"], "did you mean 'warning'?");

@@ -692,7 +692,10 @@ fn a_small_text_file_is_no_partition_table() {
     assert_eq!(t["partition_table"]["type"], "none");
     assert_eq!(t["summary"]["status"], "aligned");
     assert!(
-        t["verdict"].as_str().unwrap().contains("no partition table"),
+        t["verdict"]
+            .as_str()
+            .unwrap()
+            .contains("no partition table"),
         "{doc:#}"
     );
     assert!(!codes(t).contains(&"tools-disagree".to_string()), "{doc:#}");
@@ -717,7 +720,10 @@ fn an_image_with_its_topology_given_is_not_topology_unknown() {
     sh("sgdisk", &["-n", "1:2048:+16M", img.to_str().unwrap()]);
     let (doc, code) = check(&img, &["--fail-on", "info"]);
     assert!(codes(&doc["targets"][0]).contains(&"topology-unknown".to_string()));
-    assert_eq!(code, 1, "the image default is info, and --fail-on info fails on it");
+    assert_eq!(
+        code, 1,
+        "the image default is info, and --fail-on info fails on it"
+    );
     let (doc, code) = check(&img, &["--topology", "pbs=4096", "--fail-on", "info"]);
     assert_eq!(doc["targets"][0]["topology_source"], "override");
     assert!(!codes(&doc["targets"][0]).contains(&"topology-unknown".to_string()));
@@ -736,7 +742,10 @@ fn an_image_with_its_topology_given_is_not_topology_unknown() {
         .filter(|f| f["code"] == "topology-unknown")
         .collect();
     assert_eq!(unknown.len(), 1, "{doc:#}");
-    assert!(unknown[0]["message"].as_str().unwrap().contains("4096-byte sectors"));
+    assert!(unknown[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("4096-byte sectors"));
     let (doc, code) = check(&k4, &["--topology", "pbs=4096", "--fail-on", "info"]);
     assert_eq!(doc["targets"][0]["partition_table"]["sector_size"], 4096);
     assert!(!codes(&doc["targets"][0]).contains(&"topology-unknown".to_string()));

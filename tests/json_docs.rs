@@ -724,3 +724,100 @@ fn watched() -> Vec<Value> {
         })
         .collect()
 }
+
+/// Every object of `v` that has `key`, wherever it sits.
+fn objects_with<'v>(v: &'v Value, key: &str, out: &mut Vec<&'v Value>) {
+    match v {
+        Value::Object(m) => {
+            if m.contains_key(key) {
+                out.push(v);
+            }
+            m.values().for_each(|x| objects_with(x, key, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| objects_with(x, key, out)),
+        _ => {}
+    }
+}
+
+/// `end_bytes` has one meaning, the last byte, wherever it is written
+/// (partitions, the CSV); one past it is `end_exclusive_bytes` in a
+/// finding's facts. A DOS table at 63 whose ends are off 4 KiB, one
+/// partition past the disk's end, and a GPT entry outside its usable area.
+#[test]
+fn end_bytes_is_the_last_byte_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let dos = image(dir.path(), "dos.img", 64 * MIB);
+    sfdisk(
+        &dos,
+        "label: dos\nstart=63, size=20417\nstart=20480, size=40961\n",
+    );
+    // Partition 2 ends past the image once it is cut short.
+    let short = dir.path().join("short.img");
+    std::fs::copy(&dos, &short).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&short)
+        .unwrap()
+        .set_len(32 * MIB)
+        .unwrap();
+    let gpt = image(dir.path(), "gpt.img", 64 * MIB);
+    sh(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2048:+20481", gpt.to_str().unwrap()],
+    );
+    let mut ends = 0;
+    for img in [&dos, &short, &gpt] {
+        let (doc, _) = run_json(&["check", img.to_str().unwrap(), "--topology", "pbs=4096"]);
+        let mut with_end = Vec::new();
+        objects_with(&doc, "end_bytes", &mut with_end);
+        assert!(!with_end.is_empty(), "{doc:#}");
+        for o in with_end {
+            let (start, size, end) = (&o["start_bytes"], &o["size_bytes"], &o["end_bytes"]);
+            let (s, z, e) = (start.as_u64(), size.as_u64(), end.as_u64());
+            assert!(
+                s.is_some() && z.is_some(),
+                "an end_bytes without its partition: {o:#}"
+            );
+            assert_eq!(
+                e,
+                Some(s.unwrap() + z.unwrap() - 1),
+                "not the last byte: {o:#}"
+            );
+        }
+        for p in doc["targets"][0]["partitions"].as_array().unwrap() {
+            for f in p["findings"].as_array().unwrap() {
+                let facts = &f["facts"];
+                assert!(facts.get("end_bytes").is_none(), "{f:#}");
+                if let Some(x) = facts.get("end_exclusive_bytes") {
+                    assert_eq!(x.as_u64(), p["end_bytes"].as_u64().map(|e| e + 1), "{f:#}");
+                    ends += 1;
+                }
+            }
+        }
+        let mut facts = Vec::new();
+        objects_with(&doc, "facts", &mut facts);
+        for f in facts {
+            assert!(f["facts"].get("end_bytes").is_none(), "{f:#}");
+        }
+        // The CSV's end_bytes is the JSON's.
+        let (csv, _) = run(&[
+            "check",
+            img.to_str().unwrap(),
+            "--format",
+            "csv",
+            "-o",
+            "end_bytes",
+        ]);
+        let rows: Vec<&str> = csv.lines().skip(1).filter(|l| !l.is_empty()).collect();
+        for (row, p) in rows
+            .iter()
+            .zip(doc["targets"][0]["partitions"].as_array().unwrap())
+        {
+            assert_eq!(row.to_string(), p["end_bytes"].to_string());
+        }
+    }
+    assert!(
+        ends >= 3,
+        "end-not-4k and partition-outside-disk carry end_exclusive_bytes"
+    );
+}

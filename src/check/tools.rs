@@ -52,12 +52,8 @@ impl FirstStarts {
     /// A file of a few KiB has room for none, and where the tools would
     /// start says nothing about it.
     pub fn any_fits(&self, size_bytes: u64, lbs: u64) -> bool {
-        let room = |start: u64| {
-            start
-                .saturating_add(2 * lbs.max(1))
-                .saturating_add(16384)
-                <= size_bytes
-        };
+        let room =
+            |start: u64| start.saturating_add(2 * lbs.max(1)).saturating_add(16384) <= size_bytes;
         [self.parted, self.fdisk, self.sgdisk].into_iter().any(room)
     }
 }
