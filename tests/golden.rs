@@ -175,7 +175,10 @@ fn csv_of_check_and_topology() {
         "label: dos\nlabel-id: 0x2d5a1f3c\nstart=63, size=20417, type=83\nstart=20480, size=40960, type=83\n",
     );
     let p = img.display().to_string();
-    let (out, _, code) = run_full(&["check", &p, "--format", "csv"]);
+    // Every target has a row: one without partitions, one not checked.
+    let blank = image(dir.path(), "blank.img", 16 * MIB).display().to_string();
+    let missing = dir.path().join("missing.img").display().to_string();
+    let (out, _, code) = run_full(&["check", &p, &blank, &missing, "--format", "csv"]);
     let out = out.replace(&format!("{}/", dir.path().display()), "");
     golden("check-csv.csv", &format!("{out}exit {code}\n"));
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs");

@@ -176,10 +176,7 @@ fn partition_table(out: &mut String, r: &TargetReport, st: &Style) {
     let rows: Vec<PartitionRow> = r
         .partitions
         .iter()
-        .map(|p| PartitionRow {
-            target: r,
-            partition: p,
-        })
+        .map(|p| PartitionRow::of(r, p))
         .collect();
     let rows: Vec<&PartitionRow> = rows.iter().collect();
     let all = partitions();
