@@ -685,7 +685,7 @@ fn a_small_text_file_is_no_partition_table() {
     let dir = tempfile::tempdir().unwrap();
     let txt = dir.path().join("notes.txt");
     let line = "a line of text, as a README holds them\n";
-    std::fs::write(&txt, line.repeat(8192 / line.len() + 1)[..8192].as_bytes()).unwrap();
+    std::fs::write(&txt, &line.repeat(8192 / line.len() + 1).as_bytes()[..8192]).unwrap();
     let (doc, code) = check(&txt, &[]);
     let t = &doc["targets"][0];
     assert_eq!(code, 0, "{doc:#}");

@@ -48,8 +48,8 @@ pub struct Facts {
     /// The byte judged: a partition's start, a layer's data start, a leg.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_bytes: Option<u64>,
-    /// The end judged, one past the last byte (a partition's `end_bytes`
-    /// + 1). Named apart from `end_bytes`, which is the last byte
+    /// The end judged, one past the last byte: a partition's `end_bytes`
+    /// plus one. Named apart from `end_bytes`, which is the last byte
     /// wherever it is written; documents from before issue 36 wrote this
     /// as `end_bytes`, and read back as this.
     #[serde(skip_serializing_if = "Option::is_none", alias = "end_bytes")]
