@@ -100,13 +100,14 @@ fn topology_of_every_fixture() {
     }
 }
 
-/// `topology` without a disk named: one row per disk, as lsblk -t.
+/// `topology` without a disk named: one row per disk, as lsblk -t. Piped,
+/// the table is alone on stdout and the hint is on stderr.
 #[test]
 fn topology_table_of_every_fixture() {
-    for (name, out, _, code) in on_every_fixture(&["topology"]) {
+    for (name, out, err, code) in on_every_fixture(&["topology"]) {
         golden(
             &format!("topology-table-{name}.txt"),
-            &format!("{out}exit {code}\n"),
+            &format!("{out}stderr: {err}exit {code}\n"),
         );
     }
 }
@@ -176,7 +177,9 @@ fn csv_of_check_and_topology() {
     );
     let p = img.display().to_string();
     // Every target has a row: one without partitions, one not checked.
-    let blank = image(dir.path(), "blank.img", 16 * MIB).display().to_string();
+    let blank = image(dir.path(), "blank.img", 16 * MIB)
+        .display()
+        .to_string();
     let missing = dir.path().join("missing.img").display().to_string();
     let (out, _, code) = run_full(&["check", &p, &blank, &missing, "--format", "csv"]);
     let out = out.replace(&format!("{}/", dir.path().display()), "");
@@ -315,7 +318,13 @@ fn check_table_of_several_targets() {
     let b = image(dir.path(), "b.img", 256 * MIB);
     sfdisk(&b, "label: gpt\nstart=2048, size=40960\n");
     let mut text = String::new();
-    for extra in [&["-n"][..], &["-r", "-b"], &["-o", "number,status"]] {
+    // Every row names its disk, whatever -o picked.
+    for extra in [
+        &["-n"][..],
+        &["-r", "-b"],
+        &["-o", "number,status"],
+        &["-P", "-o", "start_bytes,size"],
+    ] {
         let mut cmd = std::process::Command::new(bin());
         cmd.current_dir(dir.path())
             .args(["--color", "never", "check", "a disk.img", "b.img"])
@@ -326,6 +335,27 @@ fn check_table_of_several_targets() {
         ));
     }
     golden("check-table-several.txt", &text);
+    // topology's rows name their disk too: the three disks of a fixture,
+    // sizes and ROTA as lsblk's -r and -P write them.
+    let (fixtures, _) = fixtures();
+    let mut text = String::new();
+    for extra in [&["-r", "-o", "size,rota"][..], &["-P", "-o", "size"]] {
+        let mut cmd = std::process::Command::new(bin());
+        cmd.current_dir(&fixtures)
+            .args([
+                "--sysfs-root",
+                "stack-holders",
+                "--color",
+                "never",
+                "topology",
+            ])
+            .args(extra);
+        let (out, err, code) = output_of(&mut cmd);
+        text.push_str(&format!(
+            "$ topology {extra:?}\n{out}stderr: {err}exit {code}\n"
+        ));
+    }
+    golden("topology-table-several.txt", &text);
 }
 
 /// `watch` of the ao-3584 fixture tree (sdb, 4 KiB physical; sdb1 at

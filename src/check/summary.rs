@@ -146,7 +146,10 @@ mod tests {
         let mut aligned = TargetReport::default();
         aligned.summary.status = Status::Aligned;
         let all_read = run(std::slice::from_ref(&aligned), &[], 0, FailOn::Warning);
-        assert_eq!((all_read.status, all_read.exit_status), (Some(Status::Aligned), 0));
+        assert_eq!(
+            (all_read.status, all_read.exit_status),
+            (Some(Status::Aligned), 0)
+        );
         let one_unread = run(std::slice::from_ref(&aligned), &[], 1, FailOn::Warning);
         assert_eq!(
             (one_unread.status, one_unread.exit_status),

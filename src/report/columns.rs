@@ -7,10 +7,10 @@
 
 use super::style::{Style, TableMode};
 use crate::check::report::{PartitionReport, TargetReport};
-use crate::errors::TargetError;
 use crate::compare::check::FindingChange;
 use crate::compare::probe::CellRatio;
 use crate::compare::ProbeComparison;
+use crate::errors::TargetError;
 use crate::probe::analyse::CellReport;
 use crate::probe::env::Environment;
 use crate::probe::report::{ProbeReport, TargetInfo};
@@ -44,6 +44,9 @@ pub struct Column<R: ?Sized> {
     pub drop: u8,
     /// A size: `-b` shows its raw value (bytes) instead.
     pub size: bool,
+    /// A yes/no value (`true`/`false` in CSV), written `1`/`0` by `-r`
+    /// and `-P`, as lsblk writes ROTA and RM.
+    pub flag: bool,
 }
 
 impl<R: ?Sized> Column<R> {
@@ -59,6 +62,7 @@ impl<R: ?Sized> Column<R> {
             shown: None,
             drop: 0,
             size: false,
+            flag: false,
         }
     }
 
@@ -102,6 +106,12 @@ impl<R: ?Sized> Column<R> {
         self
     }
 
+    /// A yes/no value, `1`/`0` in the raw and pair forms.
+    const fn flag(mut self) -> Self {
+        self.flag = true;
+        self
+    }
+
     /// Where the column shows by default: "table, csv", "table", "csv".
     fn shown_in(&self) -> &'static str {
         match (self.human, self.csv) {
@@ -118,6 +128,24 @@ impl<R: ?Sized> Column<R> {
             Some(f) => f(r, st),
             None => (self.raw)(r),
         }
+    }
+
+    /// The value in the forms programs read (`-r`, `-P`), as lsblk
+    /// writes its own there: a size as lsblk's `512M` (bytes with `-b`),
+    /// a yes/no as `1`/`0`, anything else as the table shows it.
+    fn raw_value(&self, r: &R, st: &Style) -> String {
+        let raw = (self.raw)(r);
+        if self.size && !st.table.bytes {
+            return raw.parse().map_or(raw, crate::units::lsblk_size);
+        }
+        if self.flag {
+            return match raw.as_str() {
+                "true" => "1".into(),
+                "false" => "0".into(),
+                _ => raw,
+            };
+        }
+        self.value(r, st)
     }
 
     /// The key of `-P` and the header of `-r`: the title in upper case,
@@ -153,6 +181,22 @@ pub fn select<'c, R: ?Sized>(
         }
     }
     out
+}
+
+/// The columns of a table of `items` things (targets, disks), with the
+/// column `id` that names each first when there are several and it was
+/// not picked: every row of a table of several disks says which one it
+/// is of, as lsblk's rows carry NAME whatever `-o` asked for.
+pub fn naming_rows<'c, R: ?Sized>(
+    all: &'c [Column<R>],
+    mut picked: Vec<&'c Column<R>>,
+    id: &str,
+    items: usize,
+) -> Vec<&'c Column<R>> {
+    if items > 1 && !picked.iter().any(|c| c.id == id) {
+        picked.splice(0..0, all.iter().filter(|c| c.id == id));
+    }
+    picked
 }
 
 /// `check --list-columns`.
@@ -311,7 +355,7 @@ pub fn render<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style, indent: &
             let body = rows.iter().map(|r| {
                 let v: Vec<String> = cols
                     .iter()
-                    .map(|c| raw_escape(&c.value(r, &plain)))
+                    .map(|c| raw_escape(&c.raw_value(r, &plain)))
                     .collect();
                 v.join(" ")
             });
@@ -322,7 +366,7 @@ pub fn render<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style, indent: &
             .map(|r| {
                 let v: Vec<String> = cols
                     .iter()
-                    .map(|c| format!("{}=\"{}\"", c.key(), pair_escape(&c.value(r, &plain))))
+                    .map(|c| format!("{}=\"{}\"", c.key(), pair_escape(&c.raw_value(r, &plain))))
                     .collect();
                 v.join(" ")
             })
@@ -568,11 +612,13 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
             r.part(|p| p.tools.parted_optimal.to_string())
         })
         .part_of("parted")
+        .flag()
         .help("parted align-check optimal says aligned"),
         P::csv_only("parted_minimal", |r| {
             r.part(|p| p.tools.parted_minimal.to_string())
         })
         .part_of("parted")
+        .flag()
         .help("parted align-check minimal says aligned"),
         P::both("fdisk", "fdisk", |r| r.part(|p| p.tools.fdisk.to_string()))
             .shown_as(|r, _| r.part(|p| yes(p.tools.fdisk).into()))
@@ -661,9 +707,11 @@ pub const DISKS: &[Column<Disk>] = &[
     })
     .help("the discard alignment"),
     D::both("rotational", "rota", |d| opt_text(&d.rotational))
-        .help("true for a spinning disk, as the kernel says; empty when unknown")
+        .flag()
+        .help("true for a spinning disk, as the kernel says (1 with -r and -P, as lsblk's ROTA); empty when unknown")
         .drop(3),
     D::csv_only("removable", |d| opt_text(&d.removable))
+        .flag()
         .help("true for removable media"),
     D::csv_only("vendor", |d| opt_text(&d.vendor)).help("the vendor the disk reports"),
     D::csv_only("model", |d| opt_text(&d.model))
@@ -996,7 +1044,7 @@ mod tests {
         st.table = form(TableMode::Raw, true, false);
         assert_eq!(
             render(&picked, &rows, &st, ""),
-            "NAME SIZE\na\\x20disk 1\\x20GiB\nb 512\\x20B\n"
+            "NAME SIZE\na\\x20disk 1G\nb 512B\n"
         );
         st.table = form(TableMode::Pairs, true, true);
         st.color = true;
@@ -1004,11 +1052,12 @@ mod tests {
             render(&picked, &rows, &st, ""),
             "NAME=\"a disk\" SIZE=\"1073741824\"\nNAME=\"b\" SIZE=\"512\"\n"
         );
-        // The key is the title of the value shown, as lsblk's SIZE is.
+        // The key is the title of the value shown, as lsblk's SIZE is,
+        // and the value lsblk's form of it.
         st.table = form(TableMode::Pairs, true, false);
         assert_eq!(
             render(&picked, &rows[1..], &st, ""),
-            "NAME=\"b\" SIZE=\"512 B\"\n"
+            "NAME=\"b\" SIZE=\"512B\"\n"
         );
     }
 

@@ -43,6 +43,9 @@ pub struct Style {
     pub table: TableForm,
     /// The report, its table alone, or both (`check -o`, `topology`).
     pub view: View,
+    /// Standard output is a terminal: hints for people go there, else to
+    /// standard error (see [`Style::hint`]).
+    pub terminal: bool,
 }
 
 /// What `check` and `topology` print for people.
@@ -100,6 +103,7 @@ impl Style {
         };
         Style {
             color,
+            terminal: std::io::stdout().is_terminal(),
             ..Style::default()
         }
     }
@@ -162,6 +166,20 @@ impl Style {
         // Continuation lines start under the severity word's end.
         let hang = " ".repeat(visible(indent) + 8);
         wrap(&head, &f.message, &hang, self.width)
+    }
+
+    /// A hint for people (where the details are, how to pick columns),
+    /// dimmed: part of the text on a terminal, else written to standard
+    /// error and left out, so a program reading the table (a pipe, a
+    /// file) gets the table alone, as lsblk prints nothing else.
+    pub fn hint(&self, head: &str, text: &str, hang: &str) -> String {
+        let line = self.line(head, &self.dim(text), hang);
+        if self.terminal {
+            return line;
+        }
+        use std::io::Write;
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        String::new()
     }
 
     /// A line of prose wrapped to the width, continuation lines indented by `hang`.

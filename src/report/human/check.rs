@@ -191,7 +191,7 @@ fn partition_table(out: &mut String, r: &TargetReport, st: &Style) {
             "({} hidden to fit the terminal; -o picks columns, --list-columns explains them)",
             hidden.join(", ")
         );
-        out.push_str(&st.line("  ", &st.dim(&text), "  "));
+        out.push_str(&st.hint("  ", &text, "  "));
     }
 }
 
@@ -265,19 +265,14 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
 }
 
 /// `check -o COLUMNS` (and `-n`, `-r`, `-P`): one table of every
-/// partition of every target, as lsblk prints its own. Without `-o`, or
-/// with `+COL` only, several targets get the target column first.
+/// partition of every target, as lsblk prints its own. Several targets
+/// get the target column first, whatever `-o` picked, so every row says
+/// which disk it is of, as lsblk's rows carry NAME.
 fn table_only(run: &CheckRun, st: &Style) -> String {
     let rows = columns::partition_rows(run);
     let rows: Vec<&PartitionRow> = rows.iter().collect();
     let all = partitions();
-    let mut cols = columns::select(&all, st.columns.as_deref(), |c| c.human);
-    let default_set = st
-        .columns
-        .as_ref()
-        .is_none_or(|a| a.iter().all(|c| c.starts_with('+')));
-    if run.targets.len() > 1 && default_set && !cols.iter().any(|c| c.id == "target") {
-        cols.splice(0..0, all.iter().filter(|c| c.id == "target"));
-    }
+    let picked = columns::select(&all, st.columns.as_deref(), |c| c.human);
+    let cols = columns::naming_rows(&all, picked, "target", run.targets.len());
     columns::render(&cols, &rows, st, "")
 }
