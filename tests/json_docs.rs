@@ -217,6 +217,16 @@ fn every_serialized_key_is_in_docs_json_md() {
     );
     let (planned, _) = run_json(&["plan", img.to_str().unwrap()]);
     add("plan", &planned, &mut seen);
+    // sgdisk's default layout: an empty partition's end comes down over
+    // zeros (a table step's zero_tail).
+    let sg = image(dir.path(), "sgdisk.img", 64 << 20);
+    sh(
+        "sgdisk",
+        &["-o", "-n1:0:+20M", "-n2:0:0", sg.to_str().unwrap()],
+    );
+    let (planned, _) = run_json(&["plan", sg.to_str().unwrap()]);
+    assert!(planned.to_string().contains("zero_tail"), "{planned:#}");
+    add("plan", &planned, &mut seen);
     let full = image(dir.path(), "full.img", 8 << 20);
     sfdisk(&full, "label: dos\nstart=63\n");
     let (planned, _) = run_json(&["plan", full.to_str().unwrap()]);

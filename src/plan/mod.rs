@@ -90,6 +90,13 @@ pub struct PartPlan {
     pub action: Action,
 }
 
+/// Bytes of the disk from `start_bytes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Span {
+    pub start_bytes: u64,
+    pub bytes: u64,
+}
+
 /// One entry of the table as `sfdisk --dump` lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Entry {
@@ -150,6 +157,11 @@ pub enum Step {
         /// lists it: the script checks the disk against them.
         table_before: Vec<Entry>,
         table_after: Vec<Entry>,
+        /// The bytes the new end leaves out of a partition in which
+        /// nothing was recognised: zero when planned, and the script
+        /// checks they still are before it changes anything.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        zero_tail: Option<Span>,
     },
 }
 
@@ -217,6 +229,31 @@ impl DiskPlan {
         self.steps.iter().all(|s| matches!(s, Step::Backup { .. }))
     }
 
+    /// Something for the user to do: steps for the script, or a command
+    /// to run by hand first. `plan` exits 1 then, as `check` does on the
+    /// findings it would fix.
+    pub fn has_work(&self) -> bool {
+        self.refused.is_empty() && (!self.is_noop() || !self.manual.is_empty())
+    }
+
+    /// The steps as the script numbers and runs them, from 1: each its
+    /// own, but a partition's copy together with the rewrite of its entry
+    /// that follows it (one function of the script). The human plan, its
+    /// page and the script's messages all number them so.
+    pub fn script_steps(&self) -> Vec<Vec<&Step>> {
+        let mut out: Vec<Vec<&Step>> = Vec::new();
+        let mut copy: Option<&Step> = None;
+        for s in &self.steps {
+            match s {
+                Step::Move { .. } => copy = Some(s),
+                Step::Table { .. } => out.push(copy.take().into_iter().chain([s]).collect()),
+                _ => out.push(vec![s]),
+            }
+        }
+        out.extend(copy.map(|c| vec![c]));
+        out
+    }
+
     /// The plan rebuilds the primary GPT from its backup.
     pub fn repairs_gpt(&self) -> bool {
         self.steps
@@ -237,9 +274,10 @@ pub struct PlanRun {
 }
 
 impl PlanRun {
-    /// True when some disk has something to do or something left.
+    /// True when some disk has something to do: steps, or commands to
+    /// run by hand first (exit status 1).
     pub fn has_changes(&self) -> bool {
-        self.targets.iter().any(|t| !t.is_noop())
+        self.targets.iter().any(DiskPlan::has_work)
     }
 
     pub fn refused(&self) -> bool {
