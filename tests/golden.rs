@@ -86,6 +86,9 @@ fn check_of_every_fixture() {
     for (name, out, err, code) in on_every_fixture(&["check"]) {
         let text = format!("{out}stderr: {err}exit {code}\n");
         golden(&format!("check-fixture-{name}.txt"), &text);
+        // The table was not read (a fixture's nodes are not opened), so
+        // plan could not plan it: no `next:` that would exit 2.
+        assert!(next_commands(&out).is_empty(), "{out}");
     }
 }
 
@@ -144,7 +147,8 @@ fn topology_views() {
     view("list-columns", &["--list-columns", "--width", "80"]);
 }
 
-/// `check` of an image, with the temporary directory taken out.
+/// `check` of an image, run where the image is (so its path is its name),
+/// and every `next:` command it prints run there as printed.
 fn check_image(name: &str, script: Option<&str>, sgdisk: Option<&[&str]>, extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let img = image(dir.path(), &format!("{name}.img"), 256 * MIB);
@@ -158,12 +162,54 @@ fn check_image(name: &str, script: Option<&str>, sgdisk: Option<&[&str]>, extra:
         sh("sgdisk", &a);
     }
     fix_disk_id(&img);
-    let p = img.display().to_string();
-    let mut args = vec!["--color", "never", "check", p.as_str()];
-    args.extend_from_slice(extra);
-    let (out, _, code) = run_full(&args);
-    let out = out.replace(&format!("{}/", dir.path().display()), "");
+    let p = format!("{name}.img");
+    let mut cmd = std::process::Command::new(bin());
+    cmd.current_dir(dir.path())
+        .args(["--color", "never", "check", p.as_str()])
+        .args(extra)
+        .env_remove("COLUMNS");
+    let (out, _, code) = output_of(&mut cmd);
     golden(&format!("check-{name}.txt"), &format!("{out}exit {code}\n"));
+    next_steps_run(&out, dir.path());
+}
+
+/// The commands of the `next:` lines of a report, as printed (the
+/// line's note in parentheses left out).
+fn next_commands(report: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for l in report.lines() {
+        let command = match l.strip_prefix("next: ") {
+            Some(c) => Some(c),
+            None if inside => l
+                .strip_prefix("      ")
+                .filter(|c| c.starts_with("diskalign ")),
+            None => None,
+        };
+        inside = command.is_some();
+        if let Some(c) = command {
+            out.push(c.split("   (").next().unwrap().trim().to_string());
+        }
+    }
+    out
+}
+
+/// Every `next:` command of `report` runs as printed from `cwd` (the
+/// shell reads it, as from a copy and paste) and exits 0 or 1: a plan
+/// made, with or without changes, never a refusal.
+fn next_steps_run(report: &str, cwd: &Path) {
+    let bin_dir = Path::new(bin()).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for c in next_commands(report) {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", &c]).current_dir(cwd).env("PATH", &path);
+        let (out, err, code) = output_of(&mut cmd);
+        assert!(code == 0 || code == 1, "`{c}` exited {code}:\n{out}{err}");
+    }
 }
 
 #[test]
@@ -263,6 +309,7 @@ fn check_views() {
         let (out, err, code) = output_of(&mut cmd);
         let text = format!("{out}stderr: {err}exit {code}\n");
         golden(&format!("check-view-{name}.txt"), &text);
+        next_steps_run(&out, &fixtures);
     };
     view("80-columns", Some("80"), &[]);
     view("quiet", None, &["-q"]);

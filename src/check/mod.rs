@@ -56,6 +56,12 @@ pub fn check_all(paths: &[PathBuf], opts: &CheckOptions) -> CheckRun {
 
 /// [`check_all`] with the findings that make the exit status 1.
 pub fn check_with(paths: &[PathBuf], opts: &CheckOptions, fail_on: FailOn) -> CheckRun {
+    judge(read(paths, opts), fail_on)
+}
+
+/// The targets read, before any rule (no targets: every disk of the
+/// machine or of the sysfs tree).
+pub fn read(paths: &[PathBuf], opts: &CheckOptions) -> Inspection {
     let (paths, listing_error) = if paths.is_empty() {
         match default_targets(&opts.sysfs) {
             Ok(t) => (t, None),
@@ -66,7 +72,7 @@ pub fn check_with(paths: &[PathBuf], opts: &CheckOptions, fail_on: FailOn) -> Ch
     };
     let mut i = inspect::inspect(&paths, opts);
     i.errors.extend(listing_error);
-    judge(i, fail_on)
+    i
 }
 
 /// Check one target on its own (no assembly across targets).
@@ -179,5 +185,6 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
         verdict: String::new(),
         findings,
         summary: summary::TargetSummary::default(),
+        next: None,
     }
 }

@@ -5,6 +5,7 @@
 
 mod args;
 mod assets;
+mod check;
 mod options;
 mod outputs;
 mod plan;
@@ -15,12 +16,11 @@ mod watch;
 pub use args::{Cli, Command, OutputArgs, ProbeArgs, WatchArgs};
 pub use options::{Options, Task};
 
-use crate::check::{self, CheckOptions};
 use crate::report::{progress, Run, Stamp, Style};
 use crate::topology::Sysfs;
 use clap::Parser;
 use outputs::Outputs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -67,7 +67,7 @@ pub fn main() -> ExitCode {
             options,
             targets,
             fail_on,
-        } => run_check(&options, &targets, fail_on, &out),
+        } => check::run(&options, &targets, fail_on, &out),
         Task::ListColumns(listed) => out.write(Run::Columns(listed), 0),
         Task::Probe { options, emit_fio } => run_probe(&options, emit_fio, &out),
         Task::Assets(a) => (assets::render(a), 0),
@@ -199,21 +199,6 @@ fn side_file(path: Option<&Path>, code: u8, text: impl FnOnce() -> String) -> u8
             code | 2
         }
     }
-}
-
-/// `check`: returns the report text and the exit status. Each target that
-/// could not be checked is one line on stderr, here and nowhere else.
-fn run_check(
-    opts: &CheckOptions,
-    targets: &[PathBuf],
-    fail_on: crate::findings::FailOn,
-    out: &Out,
-) -> (String, u8) {
-    let run = check::check_with(targets, opts, fail_on);
-    for e in &run.errors {
-        warn(&e.to_string());
-    }
-    out.write(Run::Check(&run), run.summary.exit_status)
 }
 
 /// `topology`: returns the report text and the exit status.

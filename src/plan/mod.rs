@@ -16,6 +16,7 @@ pub mod disk;
 pub mod identity;
 pub mod layout;
 pub mod new_disk;
+pub mod next;
 
 use crate::check::placement::is_placement_code;
 use crate::errors::TargetError;
