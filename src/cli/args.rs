@@ -217,7 +217,7 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "gpt", requires = "new")]
         label: Label,
     },
-    /// Watch the real I/O, live: at each layer of the stack (partition, dm, md, loop, disk), how many requests straddle a 4 KiB or grain boundary, are smaller than the physical block or are split, and whether straddling ones take longer. Observes the kernel's block tracepoints; never issues I/O.
+    /// Watch the real I/O, live: at each layer of the stack (partition, dm, md, loop, disk), how many requests straddle a 4 KiB or grain boundary, are smaller than the physical block or are split, and whether straddling ones take longer. Observes the kernel's block tracepoints; reads the disks' partition tables and layer headers before it starts counting (to name causes), and issues no I/O while it counts.
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
     /// `completions SHELL` and `man`.
@@ -243,7 +243,7 @@ pub struct WatchArgs {
     /// Judge every device against this unit instead of its physical block and minimum I/O (a multiple of 512: the unit probe found, a RAID chunk).
     #[arg(long, value_name = "SIZE", value_parser = size_arg)]
     pub unit: Option<u64>,
-    /// No live view; print only the summary's table and findings.
+    /// No live view; print the summary without its histograms and latency: what was watched and how, the table and the findings.
     #[arg(short, long)]
     pub quiet: bool,
     /// Play snapshots recorded in FILE instead of tracing (tests).

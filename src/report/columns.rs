@@ -908,6 +908,8 @@ pub fn watch_devices() -> Vec<WD> {
             s.bytes.checked_div(s.ios).map_or("-".into(), human)
         })
         .drop(1),
+        WD::both("straddling", "STRADDLING", |s| s.straddling.to_string())
+            .help("the I/Os straddling here or, at a partition, starting off 4 KiB on its disk: the larger of X-4K, X-GRAIN and OFF-4K-DISK, which STRADDLE is the share of"),
         WD::human_only("share", "STRADDLE", |s| {
             if s.ios == 0 {
                 "-".into()
@@ -994,6 +996,7 @@ pub fn watch_buckets<'a>() -> Vec<WR<'a>> {
         WR::csv_only("physical_block_bytes", |r| {
             r.summary.physical_block_bytes.to_string()
         }),
+        WR::csv_only("straddling", |r| r.summary.straddling.to_string()),
     ]
 }
 
