@@ -274,6 +274,29 @@ fn every_serialized_key_is_in_docs_json_md() {
     for (a, b) in [(&doc, &doc), (&checks[0], &checks[1])] {
         add("compare", &compared(a, b), &mut seen);
     }
+    // One image checked, its table made again (another PTUUID), checked
+    // again: `different_disk`.
+    let again = image(dir.path(), "again.img", 64 << 20);
+    sfdisk(
+        &again,
+        "label: dos
+start=2048, size=8192
+",
+    );
+    let (first, _) = run_json(&["check", again.to_str().unwrap()]);
+    sfdisk(
+        &again,
+        "label: dos
+start=2048, size=8192
+",
+    );
+    let (second, _) = run_json(&["check", again.to_str().unwrap()]);
+    let relabelled = compared(&first, &second);
+    assert!(
+        relabelled.to_string().contains("different_disk"),
+        "{relabelled:#}"
+    );
+    add("compare", &relabelled, &mut seen);
     let watches = watched();
     for doc in &watches {
         add("watch", doc, &mut seen);

@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const EXIT_HELP: &str = "Exit status is a bitmask: 0 clean; 1 findings at or above check --fail-on (default: warnings), a measured penalty for probe; 2 a target could not be checked or the command could not run (a usage error too); 3 both; 4 probe only: inconclusive, too noisy to rule out a penalty of --min-effect at some offset.\nEverything is read-only except probe --write (see probe --help).";
+const EXIT_HELP: &str = "Exit status is a bitmask: 0 clean; 1 findings at or above check --fail-on (default: warnings), a measured penalty for probe; 2 a target could not be checked or the command could not run (a usage error too); 3 both; 4 for probe: inconclusive, too noisy to rule out a penalty of --min-effect at some offset, and for compare: B is worse than A (5 with 1: a regression).\nEverything is read-only except probe --write (see probe --help).";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -172,7 +172,7 @@ pub enum Command {
         b: PathBuf,
         #[command(flatten)]
         output: OutputArgs,
-        /// Print only the answer (probe runs: B/A over every cell with its interval) and the summary line.
+        /// Print only the answer (probe runs: B/A over every cell with its interval), the summary line and the outcome line (what improved and regressed, and the exit status).
         #[arg(short, long, conflicts_with = "verbose")]
         quiet: bool,
         /// Also list the environment fields that are the same.
