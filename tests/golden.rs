@@ -104,7 +104,8 @@ fn topology_of_every_fixture() {
 }
 
 /// `topology` without a disk named: one row per disk, as lsblk -t. Piped,
-/// the table is alone on stdout and the hint is on stderr.
+/// the table is alone on stdout, and the hint is on no terminal here
+/// (stderr is captured too), so nowhere.
 #[test]
 fn topology_table_of_every_fixture() {
     for (name, out, err, code) in on_every_fixture(&["topology"]) {

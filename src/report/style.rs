@@ -44,8 +44,10 @@ pub struct Style {
     /// The report, its table alone, or both (`check -o`, `topology`).
     pub view: View,
     /// Standard output is a terminal: hints for people go there, else to
-    /// standard error (see [`Style::hint`]).
+    /// standard error when that is one (see [`Style::hint`]).
     pub terminal: bool,
+    /// Standard error is a terminal.
+    pub stderr_terminal: bool,
 }
 
 /// What `check` and `topology` print for people.
@@ -104,6 +106,7 @@ impl Style {
         Style {
             color,
             terminal: std::io::stdout().is_terminal(),
+            stderr_terminal: std::io::stderr().is_terminal(),
             ..Style::default()
         }
     }
@@ -169,16 +172,19 @@ impl Style {
     }
 
     /// A hint for people (where the details are, how to pick columns),
-    /// dimmed: part of the text on a terminal, else written to standard
-    /// error and left out, so a program reading the table (a pipe, a
-    /// file) gets the table alone, as lsblk prints nothing else.
+    /// dimmed: part of the text on a terminal; otherwise a program reads
+    /// the table (a pipe, a file) and gets it alone, as lsblk prints
+    /// nothing else, and the hint goes to standard error when a person
+    /// sees that, and nowhere when nobody does (a timer, cron's mail).
     pub fn hint(&self, head: &str, text: &str, hang: &str) -> String {
         let line = self.line(head, &self.dim(text), hang);
         if self.terminal {
             return line;
         }
-        use std::io::Write;
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        if self.stderr_terminal {
+            use std::io::Write;
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        }
         String::new()
     }
 
@@ -277,6 +283,19 @@ pub fn errors(errors: &[crate::errors::TargetError], st: &Style, what: &str) -> 
 
 #[cfg(test)]
 mod tests {
+
+    /// A hint is part of the text on a terminal, and never of a table a
+    /// program reads.
+    #[test]
+    fn a_hint_is_for_a_terminal_only() {
+        let mut st = Style::plain();
+        st.width = Some(100);
+        st.terminal = true;
+        assert_eq!(st.hint("", "(hint)", ""), "(hint)\n");
+        st.terminal = false;
+        assert_eq!(st.hint("", "(hint)", ""), "");
+    }
+
     use super::*;
 
     /// The bytes a terminal gets; `visible` skips them all.
