@@ -454,7 +454,7 @@ fn file_flags_write_what_format_prints() {
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), printed);
     assert!(std::fs::read_to_string(&prom)
         .unwrap()
-        .contains("diskalign_check_timestamp_seconds"));
+        .contains("diskalign_last_run_timestamp_seconds{command=\"check\"}"));
     // JSON on standard output, CSV beside it; --format json --json is JSON.
     let (printed, _) = run(&["check", &img, "--format", "json", "--csv", &csv]);
     assert!(printed.contains("\"schema\": \"diskalign.check\""));
