@@ -51,10 +51,10 @@ pub fn run(
         if !d.refused.is_empty() {
             outputs.drop_files(Format::Script);
         } else if d.is_noop() {
-            let why = if d.manual.is_empty() {
-                "nothing to change"
-            } else {
+            let why = if d.has_work() {
                 "nothing for a script to change until what is to be done by hand is done"
+            } else {
+                "nothing to change"
             };
             warn(&format!("{}: {why}: no script written", d.path));
             outputs.drop_files(Format::Script);

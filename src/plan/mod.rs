@@ -232,9 +232,11 @@ impl DiskPlan {
 
     /// Something for the user to do: steps for the script, or a command
     /// to run by hand first. `plan` exits 1 then, as `check` does on the
-    /// findings it would fix.
+    /// findings it would fix. What no command fixes (a topology hint the
+    /// disk reports) is in `leaves` only, and is no work.
     pub fn has_work(&self) -> bool {
-        self.refused.is_empty() && (!self.is_noop() || !self.manual.is_empty())
+        self.refused.is_empty()
+            && (!self.is_noop() || self.manual.iter().any(|m| !m.commands.is_empty()))
     }
 
     /// The steps as the script numbers and runs them, from 1: each its
@@ -303,7 +305,13 @@ pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
             .filter(|f| !(is_placement_code(f.code) && explained.contains(&f.subject.partition)))
             .cloned()
             .collect();
-        t.manual.extend(after::manual(&rest));
+        // What no command fixes (a hint the disk reports) is in `leaves`
+        // only: "by hand" is for what there is to do.
+        t.manual.extend(
+            after::manual(&rest)
+                .into_iter()
+                .filter(|m| !m.commands.is_empty()),
+        );
         t.leaves = l;
     }
     PlanRun {

@@ -36,9 +36,9 @@ fn disk(d: &DiskPlan, throughput: u64, st: &Style) -> String {
     for o in &d.offline {
         out.push_str(&st.line("  First: ", o, "    "));
     }
-    match (d.is_noop(), d.manual.is_empty()) {
-        (true, true) => out.push_str(&format!("  {}\n", st.good("nothing to move or resize"))),
-        (true, false) => out.push_str(&st.line(
+    match (d.is_noop(), d.has_work()) {
+        (true, false) => out.push_str(&format!("  {}\n", st.good("nothing to move or resize"))),
+        (true, true) => out.push_str(&st.line(
             "  ",
             "nothing the script can change yet: do what is below by hand first",
             "  ",

@@ -52,7 +52,7 @@ pub fn page(p: Planned, stamp: &Stamp) -> String {
 fn disk(id: &str, n: usize, d: &DiskPlan, now: Option<&Target>) -> String {
     let verdict = if !d.refused.is_empty() {
         "cannot plan"
-    } else if d.is_noop() && d.manual.is_empty() {
+    } else if d.is_noop() && !d.has_work() {
         "nothing to move or resize"
     } else if d.is_noop() {
         "by hand first"
