@@ -139,10 +139,17 @@ fn direct_io_on_and_off_is_named_and_the_answer_comes_first() {
     assert!(out.contains("loop_direct_io"), "{out}");
     let (out, _, _) = run_full(&["compare", &a, &b, "-q"]);
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    // -q: the answer, the summary and the outcome line.
+    let o = &c["outcome"];
     let want = format!(
-        "{} {}",
+        "{} {} outcome: cells: {} improved, {} regressed, {} unchanged; B is {}worse than A; exit status {}",
         overall["sentence"].as_str().unwrap(),
-        c["summary"].as_str().unwrap()
+        c["summary"].as_str().unwrap(),
+        o["improved"],
+        o["regressed"],
+        o["unchanged"],
+        if o["regressed"] == 0 { "not " } else { "" },
+        o["exit_status"]
     );
     assert_eq!(words(&out), words(&want));
 }

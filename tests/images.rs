@@ -604,13 +604,28 @@ fn the_human_report_is_a_ticket() {
         lines[lines.len() - 2..],
         [
             format!("next: diskalign plan {p}"),
-            format!("      diskalign plan {p} --script FILE   (writes the fix as a script)")
+            format!(
+                "      diskalign plan {p} --script fix-ticket.img.sh   (writes the fix as a script to read and run)"
+            )
         ]
     );
     assert!(!human.contains("first start on an empty disk"), "{human}");
+    // -q: each verdict and the summary line, as its help says; no next.
     let (quiet, _) = run(&["check", "-q", p]);
-    let quiet: Vec<&str> = quiet.lines().collect();
-    assert!(quiet[quiet.len() - 2].starts_with("next: diskalign plan"));
+    assert!(!quiet.contains("next:"), "{quiet}");
+    assert!(
+        quiet
+            .lines()
+            .next()
+            .unwrap()
+            .starts_with(&format!("{p}: MISALIGNED")),
+        "{quiet}"
+    );
+    let last = quiet.rfind("summary: MISALIGNED").expect(&quiet);
+    assert!(
+        quiet[last..].lines().skip(1).all(|l| l.starts_with("  ")),
+        "{quiet}"
+    );
 
     // Aligned: no next step.
     let ok = image(dir.path(), "ok.img", 64 * MIB);
