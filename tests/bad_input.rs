@@ -454,7 +454,7 @@ fn file_flags_write_what_format_prints() {
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), printed);
     assert!(std::fs::read_to_string(&prom)
         .unwrap()
-        .contains("diskalign_check_timestamp_seconds"));
+        .contains("diskalign_last_run_timestamp_seconds{command=\"check\"}"));
     // JSON on standard output, CSV beside it; --format json --json is JSON.
     let (printed, _) = run(&["check", &img, "--format", "json", "--csv", &csv]);
     assert!(printed.contains("\"schema\": \"diskalign.check\""));
@@ -832,4 +832,21 @@ fn containers_are_never_written_as_raw() {
         "it is a qcow2 disk image",
     );
     assert!(std::fs::read(&q).unwrap() == before, "the image changed");
+}
+
+/// A misspelt command, option or value gets clap's "did you mean" on
+/// the one line, as clap's own tip would say it.
+#[test]
+fn a_misspelling_gets_what_clap_would_suggest() {
+    refused(
+        &["chek"],
+        "unrecognized subcommand 'chek'; did you mean 'check'?",
+    );
+    refused(&["topolgy"], "did you mean 'topology'?");
+    refused(&["check", "--jsno"], "did you mean '--json'?");
+    refused(&["check", "--fail-on", "warnig"], "did you mean 'warning'?");
+    // Nothing similar: no suggestion made up.
+    let (_, err, code) = run_full(&["xyz"]);
+    assert_eq!(code, 2);
+    assert!(!err.contains("did you mean"), "{err}");
 }

@@ -401,6 +401,34 @@ fn watch_counts_a_commands_writes_at_each_layer() {
     assert_eq!(d["straddle_4k"], 200, "{d}");
     let codes = common::codes(&doc);
     assert!(codes.iter().any(|c| c == "straddling-io"), "{codes:?}");
+    // One misalignment, one finding: the disk's straddling writes are the
+    // partition's, found at the partition.
+    let straddling: Vec<&serde_json::Value> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "straddling-io")
+        .collect();
+    assert_eq!(straddling.len(), 1, "{straddling:#?}");
+    assert_eq!(straddling[0]["facts"]["device"], name);
+    // Its fix is the disk's plan command, and it runs as printed.
+    let fix = straddling[0]["facts"]["fix"].as_str().expect("a fix");
+    assert_eq!(fix, format!("diskalign plan {}", lo.dev));
+    let bin_dir = std::path::Path::new(common::bin()).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let (_, err, code) = common::output_of(
+        std::process::Command::new("sh")
+            .args(["-c", fix])
+            .env("PATH", path),
+    );
+    assert_eq!(code, 1, "`{fix}` plans the fix: {err}");
+    // What it read to name the cause was read before counting: said,
+    // and not in the counts (the disk's writes are the command's alone).
+    assert!(doc["read_before_bytes"].is_u64(), "{doc}");
 }
 
 /// `watch` without the privileges to trace: one line saying what is

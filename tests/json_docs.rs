@@ -162,6 +162,35 @@ fn every_serialized_key_is_in_docs_json_md() {
         add("check", &doc, &mut seen);
         checks.push(doc);
     }
+    // An image container (a qcow2 overlay over a DOS image, declared
+    // raw): `container` with its backing chain; and its plan, which
+    // writes no script (`script_refused`).
+    let base = image(dir.path(), "base.img", 64 * MIB);
+    sfdisk(&base, "label: dos\nstart=63, size=40000\n");
+    let overlay = dir.path().join("overlay.qcow2");
+    sh(
+        "qemu-img",
+        &[
+            "create",
+            "-q",
+            "-f",
+            "qcow2",
+            "-b",
+            &p("base.img"),
+            "-F",
+            "raw",
+            overlay.to_str().unwrap(),
+        ],
+    );
+    let (doc, _) = run_json(&["check", overlay.to_str().unwrap()]);
+    round_trip::<Document<CheckRun>>(&doc, &mut seen);
+    add("check", &doc, &mut seen);
+    let (planned, _) = run_json(&["plan", overlay.to_str().unwrap()]);
+    assert!(
+        planned.to_string().contains("script_refused"),
+        "{planned:#}"
+    );
+    add("plan", &planned, &mut seen);
     // What the disk declares, judged: images given the identify fixtures'
     // answers as their disk's (a start off NPWG, a LUKS2 sector of 512,
     // a namespace in 512-byte blocks with a 4096-byte format).
@@ -217,6 +246,16 @@ fn every_serialized_key_is_in_docs_json_md() {
     );
     let (planned, _) = run_json(&["plan", img.to_str().unwrap()]);
     add("plan", &planned, &mut seen);
+    // sgdisk's default layout: an empty partition's end comes down over
+    // zeros (a table step's zero_tail).
+    let sg = image(dir.path(), "sgdisk.img", 64 << 20);
+    sh(
+        "sgdisk",
+        &["-o", "-n1:0:+20M", "-n2:0:0", sg.to_str().unwrap()],
+    );
+    let (planned, _) = run_json(&["plan", sg.to_str().unwrap()]);
+    assert!(planned.to_string().contains("zero_tail"), "{planned:#}");
+    add("plan", &planned, &mut seen);
     let full = image(dir.path(), "full.img", 8 << 20);
     sfdisk(&full, "label: dos\nstart=63\n");
     let (planned, _) = run_json(&["plan", full.to_str().unwrap()]);
@@ -264,6 +303,29 @@ fn every_serialized_key_is_in_docs_json_md() {
     for (a, b) in [(&doc, &doc), (&checks[0], &checks[1])] {
         add("compare", &compared(a, b), &mut seen);
     }
+    // One image checked, its table made again (another PTUUID), checked
+    // again: `different_disk`.
+    let again = image(dir.path(), "again.img", 64 << 20);
+    sfdisk(
+        &again,
+        "label: dos
+start=2048, size=8192
+",
+    );
+    let (first, _) = run_json(&["check", again.to_str().unwrap()]);
+    sfdisk(
+        &again,
+        "label: dos
+start=2048, size=8192
+",
+    );
+    let (second, _) = run_json(&["check", again.to_str().unwrap()]);
+    let relabelled = compared(&first, &second);
+    assert!(
+        relabelled.to_string().contains("different_disk"),
+        "{relabelled:#}"
+    );
+    add("compare", &relabelled, &mut seen);
     let watches = watched();
     for doc in &watches {
         add("watch", doc, &mut seen);
@@ -474,6 +536,11 @@ const DOCUMENTED_NOT_WRITTEN: &[(&str, &str, &str)] = &[
     ("probe", "slower_pct", "a penalty"),
     ("probe", "ci95_pct", "a penalty"),
     ("probe", "not_aligned_to", "a penalty with a bracketed unit"),
+    // The watch documents here play a recording over a sysfs fixture:
+    // nothing of their disks is read, and a table not read plans nothing.
+    // tests/blocktrace watches a live loop disk and holds both.
+    ("watch", "read_before_bytes", "a live watch"),
+    ("watch", "next", "a live watch of a disk whose plan has work"),
 ];
 
 /// The other direction of `every_serialized_key_is_in_docs_json_md`:
@@ -723,4 +790,101 @@ fn watched() -> Vec<Value> {
             doc
         })
         .collect()
+}
+
+/// Every object of `v` that has `key`, wherever it sits.
+fn objects_with<'v>(v: &'v Value, key: &str, out: &mut Vec<&'v Value>) {
+    match v {
+        Value::Object(m) => {
+            if m.contains_key(key) {
+                out.push(v);
+            }
+            m.values().for_each(|x| objects_with(x, key, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| objects_with(x, key, out)),
+        _ => {}
+    }
+}
+
+/// `end_bytes` has one meaning, the last byte, wherever it is written
+/// (partitions, the CSV); one past it is `end_exclusive_bytes` in a
+/// finding's facts. A DOS table at 63 whose ends are off 4 KiB, one
+/// partition past the disk's end, and a GPT entry outside its usable area.
+#[test]
+fn end_bytes_is_the_last_byte_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let dos = image(dir.path(), "dos.img", 64 * MIB);
+    sfdisk(
+        &dos,
+        "label: dos\nstart=63, size=20417\nstart=20480, size=40961\n",
+    );
+    // Partition 2 ends past the image once it is cut short.
+    let short = dir.path().join("short.img");
+    std::fs::copy(&dos, &short).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&short)
+        .unwrap()
+        .set_len(32 * MIB)
+        .unwrap();
+    let gpt = image(dir.path(), "gpt.img", 64 * MIB);
+    sh(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2048:+20481", gpt.to_str().unwrap()],
+    );
+    let mut ends = 0;
+    for img in [&dos, &short, &gpt] {
+        let (doc, _) = run_json(&["check", img.to_str().unwrap(), "--topology", "pbs=4096"]);
+        let mut with_end = Vec::new();
+        objects_with(&doc, "end_bytes", &mut with_end);
+        assert!(!with_end.is_empty(), "{doc:#}");
+        for o in with_end {
+            let (start, size, end) = (&o["start_bytes"], &o["size_bytes"], &o["end_bytes"]);
+            let (s, z, e) = (start.as_u64(), size.as_u64(), end.as_u64());
+            assert!(
+                s.is_some() && z.is_some(),
+                "an end_bytes without its partition: {o:#}"
+            );
+            assert_eq!(
+                e,
+                Some(s.unwrap() + z.unwrap() - 1),
+                "not the last byte: {o:#}"
+            );
+        }
+        for p in doc["targets"][0]["partitions"].as_array().unwrap() {
+            for f in p["findings"].as_array().unwrap() {
+                let facts = &f["facts"];
+                assert!(facts.get("end_bytes").is_none(), "{f:#}");
+                if let Some(x) = facts.get("end_exclusive_bytes") {
+                    assert_eq!(x.as_u64(), p["end_bytes"].as_u64().map(|e| e + 1), "{f:#}");
+                    ends += 1;
+                }
+            }
+        }
+        let mut facts = Vec::new();
+        objects_with(&doc, "facts", &mut facts);
+        for f in facts {
+            assert!(f["facts"].get("end_bytes").is_none(), "{f:#}");
+        }
+        // The CSV's end_bytes is the JSON's.
+        let (csv, _) = run(&[
+            "check",
+            img.to_str().unwrap(),
+            "--format",
+            "csv",
+            "-o",
+            "end_bytes",
+        ]);
+        let rows: Vec<&str> = csv.lines().skip(1).filter(|l| !l.is_empty()).collect();
+        for (row, p) in rows
+            .iter()
+            .zip(doc["targets"][0]["partitions"].as_array().unwrap())
+        {
+            assert_eq!(row.to_string(), p["end_bytes"].to_string());
+        }
+    }
+    assert!(
+        ends >= 3,
+        "end-not-4k and partition-outside-disk carry end_exclusive_bytes"
+    );
 }

@@ -57,6 +57,12 @@ pub fn check_all(paths: &[PathBuf], opts: &CheckOptions) -> CheckRun {
 
 /// [`check_all`] with the findings that make the exit status 1.
 pub fn check_with(paths: &[PathBuf], opts: &CheckOptions, fail_on: FailOn) -> CheckRun {
+    judge(read(paths, opts), fail_on)
+}
+
+/// The targets read, before any rule (no targets: every disk of the
+/// machine or of the sysfs tree).
+pub fn read(paths: &[PathBuf], opts: &CheckOptions) -> Inspection {
     let (paths, listing_error) = if paths.is_empty() {
         match default_targets(&opts.sysfs) {
             Ok(t) => (t, None),
@@ -67,7 +73,7 @@ pub fn check_with(paths: &[PathBuf], opts: &CheckOptions, fail_on: FailOn) -> Ch
     };
     let mut i = inspect::inspect(&paths, opts);
     i.errors.extend(listing_error);
-    judge(i, fail_on)
+    i
 }
 
 /// Check one target on its own (no assembly across targets).
@@ -132,12 +138,14 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
     }
     let first_start_bytes = tools::first_starts(&view, table.kind == TableKind::Mbr);
     let empty = t.table.partitions.is_empty();
-    findings.extend(disagree::first_start_findings(
-        &t.topology,
-        &view,
-        &first_start_bytes,
-        empty,
-    ));
+    if first_start_bytes.any_fits(t.size, view.lbs) {
+        findings.extend(disagree::first_start_findings(
+            &t.topology,
+            &view,
+            &first_start_bytes,
+            empty,
+        ));
+    }
     let not_portable = portable::finding(&partitions);
     let portable = not_portable.is_none();
     findings.extend(not_portable);
@@ -192,5 +200,6 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
         verdict: String::new(),
         findings,
         summary: summary::TargetSummary::default(),
+        next: None,
     }
 }

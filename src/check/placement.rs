@@ -110,7 +110,7 @@ pub fn placement_findings(t: &Topology, p: &Placement, kernel_ao: Option<i64>) -
 fn end_findings(t: &Topology, end: u64, base: &Facts) -> Vec<Finding> {
     let mut out = Vec::new();
     let at = Facts {
-        end_bytes: Some(end),
+        end_exclusive_bytes: Some(end),
         ..base.clone()
     };
     if end % (4 * KIB) != 0 {

@@ -100,6 +100,12 @@ pub struct TargetReport {
     pub findings: Vec<Finding>,
     /// Counts and the status, for scripts.
     pub summary: super::summary::TargetSummary,
+    /// The command that plans the fix of what was found (`diskalign plan
+    /// DISK` with the options the check ran with), when planning its disk
+    /// has work: `plan::next` (set by the command line, which reads a
+    /// partition target's disk whole for it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
 }
 
 impl TargetReport {

@@ -17,6 +17,7 @@ pub fn verdict(r: &TargetReport) -> String {
     // What is damaged first: the verdict alone (-q, a cron mail) says it.
     let mut parts = damage(r);
     parts.push(match sum.partitions {
+        0 if r.partition_table.kind == TableKind::None => "no partition table".into(),
         0 => format!("no partitions{registered}"),
         n => tally(
             n,

@@ -89,7 +89,10 @@ pub fn report(
 }
 
 /// `compare`: the comparison in every output asked for; exit status 1
-/// when something differs.
+/// when something differs, with 4 when B is worse than A (its
+/// `outcome`). Two check runs whose disks under one name may not be the
+/// same disk are compared, with a warning (in the human report, else one
+/// line on stderr).
 pub fn compare(a: &Path, b: &Path, out: &super::Out) -> (String, u8) {
     let inputs = match read_all(&[a, b]) {
         Ok(i) => i,
@@ -105,5 +108,18 @@ pub fn compare(a: &Path, b: &Path, out: &super::Out) -> (String, u8) {
             return (String::new(), 2);
         }
     };
-    out.write(crate::report::Run::Compare(&c), u8::from(c.differs()))
+    // Said once: the human report says it; with another format on
+    // stdout, stderr does.
+    let human = out.outputs.stdout() == crate::report::Format::Human;
+    if let (crate::compare::Comparison::Check(k), false) = (&c, human) {
+        for t in &k.targets {
+            if let Some(why) = &t.different_disk {
+                warn(&format!(
+                    "{}: A and B may not be the same disk ({why}): compared all the same",
+                    t.target
+                ));
+            }
+        }
+    }
+    out.write(crate::report::Run::Compare(&c), c.outcome().exit_status)
 }

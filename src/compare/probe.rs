@@ -212,6 +212,9 @@ pub struct ProbeComparison {
     pub overall: ScopeRatio,
     /// The same for each pattern of each target.
     pub patterns: Vec<ScopeRatio>,
+    /// Cells B is decided faster in (improved), slower in (regressed),
+    /// and the rest; the exit status.
+    pub outcome: super::Outcome,
 }
 
 impl ProbeComparison {
@@ -440,9 +443,13 @@ pub fn compare(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
         summary: String::new(),
         overall: ScopeRatio::default(),
         patterns: Vec::new(),
+        outcome: super::Outcome::default(),
     };
     c.summary = summary(&c);
     (c.overall, c.patterns) = overall::scopes(&c);
+    let (faster, slower) = (c.count(Decision::Faster), c.count(Decision::Slower));
+    let rest = c.cells.len() - faster - slower;
+    c.outcome = super::Outcome::new(faster, slower, rest, c.differs());
     c
 }
 

@@ -42,6 +42,10 @@ pub struct WatchComparison {
     pub changes: Vec<FindingChange>,
     /// One sentence: what changed.
     pub summary: String,
+    /// Findings that disappeared or became less severe (improved), that
+    /// appeared or became more severe (regressed), and those in both at
+    /// the same severity; the exit status.
+    pub outcome: super::Outcome,
 }
 
 impl WatchComparison {
@@ -73,8 +77,16 @@ pub fn compare(
         devices: devices(&a.body.devices, &b.body.devices),
         changes: changes(&a.body.findings, &b.body.findings),
         summary: String::new(),
+        outcome: super::Outcome::default(),
     };
     c.summary = summary(&c);
+    let both = a
+        .body
+        .findings
+        .iter()
+        .filter(|x| b.body.findings.iter().any(|y| key(y) == key(x)))
+        .count();
+    c.outcome = super::check::finding_outcome(&c.changes, both);
     c
 }
 

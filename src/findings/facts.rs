@@ -48,9 +48,12 @@ pub struct Facts {
     /// The byte judged: a partition's start, a layer's data start, a leg.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_bytes: Option<u64>,
-    /// The end judged (last byte + 1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub end_bytes: Option<u64>,
+    /// The end judged, one past the last byte: a partition's `end_bytes`
+    /// plus one. Named apart from `end_bytes`, which is the last byte
+    /// wherever it is written; documents from before issue 36 wrote this
+    /// as `end_bytes`, and read back as this.
+    #[serde(skip_serializing_if = "Option::is_none", alias = "end_bytes")]
+    pub end_exclusive_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
     /// The unit the offset, end or size should be a multiple of.
@@ -144,4 +147,23 @@ pub struct Facts {
     /// informational).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub extended_container: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One past the end is written as `end_exclusive_bytes`; a document
+    /// from before it was named apart (`end_bytes`) reads as the same.
+    #[test]
+    fn the_end_one_past_the_last_byte_is_named_apart_from_end_bytes() {
+        let f = Facts {
+            end_exclusive_bytes: Some(20512256),
+            ..Facts::default()
+        };
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(json, r#"{"end_exclusive_bytes":20512256}"#);
+        let old: Facts = serde_json::from_str(r#"{"end_bytes":20512256}"#).unwrap();
+        assert_eq!(old, f);
+    }
 }

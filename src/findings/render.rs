@@ -113,7 +113,7 @@ fn start_not_discard(f: &Facts) -> String {
 }
 
 fn end_not_4k(f: &Facts) -> String {
-    let end = n(f.end_bytes);
+    let end = n(f.end_exclusive_bytes);
     format!(
         "ends at byte {end} (last byte {}), not on a 4 KiB boundary",
         end.saturating_sub(1)
@@ -123,7 +123,7 @@ fn end_not_4k(f: &Facts) -> String {
 fn end_not_physical(f: &Facts) -> String {
     format!(
         "ends at byte {}, not on a {}-byte physical block boundary",
-        n(f.end_bytes),
+        n(f.end_exclusive_bytes),
         n(f.physical_block_bytes)
     )
 }

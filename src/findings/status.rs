@@ -73,6 +73,21 @@ impl Finding {
 }
 
 impl Status {
+    /// Every status a target can have, in order (the states its
+    /// Prometheus series carry, each 0 or 1).
+    pub const OF_TARGET: [Status; 6] = [
+        Status::Aligned,
+        Status::Incomplete,
+        Status::Untidy,
+        Status::Inherits,
+        Status::Misaligned,
+        Status::Damaged,
+    ];
+
+    /// Every status a partition's placement can have: its start, end and
+    /// size findings are errors (misaligned) and warnings (untidy).
+    pub const OF_PLACEMENT: [Status; 3] = [Status::Aligned, Status::Untidy, Status::Misaligned];
+
     /// The status `findings` give: the worst of them.
     pub fn of<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Status {
         findings

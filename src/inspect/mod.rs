@@ -6,7 +6,7 @@
 
 mod kernel_view;
 mod resolve;
-mod roots;
+pub mod roots;
 
 use crate::errors::TargetError;
 use crate::findings::{Code, Finding};
@@ -59,6 +59,12 @@ crate::spelled_as_serde!(TopologySource);
 pub struct Root {
     pub partition: Option<u32>,
     pub layer: Layer,
+    /// Where nothing was recognised in it and its first MiB is zero (an
+    /// empty partition): how many of its last bytes (up to
+    /// [`roots::TAIL_READ`]) are zero too, so the plan can bring its end
+    /// down to 4 KiB without cutting off data it does not know. 0
+    /// otherwise.
+    pub zero_tail_bytes: u64,
 }
 
 /// One target as read.
@@ -241,11 +247,6 @@ fn target(
             Some(o) => o.apply(plain)?,
             None => plain,
         };
-        let ss = t.table.sector_size;
-        t.notes.push(Finding::new(
-            Code::TopologyUnknown,
-            format!("the partition table uses {ss}-byte sectors, so this image is judged as a disk with {ss}-byte logical blocks"),
-        ));
     }
     if let Some(n) = t.only {
         if t.partitions().next().is_none() {

@@ -172,6 +172,7 @@ fn layout(
         start: (grain / lbs).max(1),
         offset: 0,
         end: (4 * KIB / lbs).max(1),
+        end_pref: (4 * KIB / lbs).max(1),
     };
     let mut out = Vec::new();
     let mut from = 1;

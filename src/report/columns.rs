@@ -10,6 +10,7 @@ use crate::check::report::{PartitionReport, TargetReport};
 use crate::compare::check::FindingChange;
 use crate::compare::probe::CellRatio;
 use crate::compare::ProbeComparison;
+use crate::errors::TargetError;
 use crate::probe::analyse::CellReport;
 use crate::probe::env::Environment;
 use crate::probe::report::{ProbeReport, TargetInfo};
@@ -43,6 +44,9 @@ pub struct Column<R: ?Sized> {
     pub drop: u8,
     /// A size: `-b` shows its raw value (bytes) instead.
     pub size: bool,
+    /// A yes/no value (`true`/`false` in CSV), written `1`/`0` by `-r`
+    /// and `-P`, as lsblk writes ROTA and RM.
+    pub flag: bool,
 }
 
 impl<R: ?Sized> Column<R> {
@@ -58,6 +62,7 @@ impl<R: ?Sized> Column<R> {
             shown: None,
             drop: 0,
             size: false,
+            flag: false,
         }
     }
 
@@ -101,6 +106,12 @@ impl<R: ?Sized> Column<R> {
         self
     }
 
+    /// A yes/no value, `1`/`0` in the raw and pair forms.
+    const fn flag(mut self) -> Self {
+        self.flag = true;
+        self
+    }
+
     /// Where the column shows by default: "table, csv", "table", "csv".
     fn shown_in(&self) -> &'static str {
         match (self.human, self.csv) {
@@ -117,6 +128,24 @@ impl<R: ?Sized> Column<R> {
             Some(f) => f(r, st),
             None => (self.raw)(r),
         }
+    }
+
+    /// The value in the forms programs read (`-r`, `-P`), as lsblk
+    /// writes its own there: a size as lsblk's `512M` (bytes with `-b`),
+    /// a yes/no as `1`/`0`, anything else as the table shows it.
+    fn raw_value(&self, r: &R, st: &Style) -> String {
+        let raw = (self.raw)(r);
+        if self.size && !st.table.bytes {
+            return raw.parse().map_or(raw, crate::units::lsblk_size);
+        }
+        if self.flag {
+            return match raw.as_str() {
+                "true" => "1".into(),
+                "false" => "0".into(),
+                _ => raw,
+            };
+        }
+        self.value(r, st)
     }
 
     /// The key of `-P` and the header of `-r`: the title in upper case,
@@ -152,6 +181,47 @@ pub fn select<'c, R: ?Sized>(
         }
     }
     out
+}
+
+/// The columns of a table of `items` things (targets, disks), with the
+/// column `id` that names each first when there are several and it was
+/// not picked: every row of a table of several disks says which one it
+/// is of, as lsblk's rows carry NAME whatever `-o` asked for.
+pub fn naming_rows<'c, R: ?Sized>(
+    all: &'c [Column<R>],
+    mut picked: Vec<&'c Column<R>>,
+    id: &str,
+    items: usize,
+) -> Vec<&'c Column<R>> {
+    if items > 1 && !picked.iter().any(|c| c.id == id) {
+        picked.splice(0..0, all.iter().filter(|c| c.id == id));
+    }
+    picked
+}
+
+type PP = Column<crate::plan::PartPlan>;
+
+/// The last sector of an extent.
+fn last_sector(e: &crate::plan::Extent) -> String {
+    e.start_sector
+        .saturating_add(e.sectors.max(1) - 1)
+        .to_string()
+}
+
+/// `plan`'s table of each partition now and after (for people only: the
+/// JSON has every number).
+pub fn plan_partitions() -> Vec<PP> {
+    vec![
+        PP::human_only("number", "#", |p| p.number.to_string()),
+        PP::human_only("content", "content", |p| p.content.clone()).drop(1),
+        PP::human_only("start", "start", |p| p.before.start_sector.to_string()),
+        PP::human_only("end", "end", |p| last_sector(&p.before)).drop(3),
+        PP::human_only("new_start", "new start", |p| {
+            p.after.start_sector.to_string()
+        }),
+        PP::human_only("new_end", "new end", |p| last_sector(&p.after)).drop(2),
+        PP::human_only("change", "change", super::plan::change),
+    ]
 }
 
 /// `check --list-columns`.
@@ -310,7 +380,7 @@ pub fn render<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style, indent: &
             let body = rows.iter().map(|r| {
                 let v: Vec<String> = cols
                     .iter()
-                    .map(|c| raw_escape(&c.value(r, &plain)))
+                    .map(|c| raw_escape(&c.raw_value(r, &plain)))
                     .collect();
                 v.join(" ")
             });
@@ -321,7 +391,7 @@ pub fn render<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style, indent: &
             .map(|r| {
                 let v: Vec<String> = cols
                     .iter()
-                    .map(|c| format!("{}=\"{}\"", c.key(), pair_escape(&c.value(r, &plain))))
+                    .map(|c| format!("{}=\"{}\"", c.key(), pair_escape(&c.raw_value(r, &plain))))
                     .collect();
                 v.join(" ")
             })
@@ -438,24 +508,74 @@ fn yes(b: bool) -> &'static str {
     }
 }
 
-/// A partition with the target it belongs to (the CSV names the target).
+/// A row of `check`'s table: a partition with the target it belongs to
+/// (the CSV names the target). In the CSV a target without partitions
+/// is one row without a partition, and a target that could not be
+/// checked one row with its error, so the rows name every target.
 pub struct PartitionRow<'a> {
-    pub target: &'a TargetReport,
-    pub partition: &'a PartitionReport,
+    /// The target as given.
+    pub path: &'a str,
+    /// None: the target could not be checked (`error`).
+    pub target: Option<&'a TargetReport>,
+    pub partition: Option<&'a PartitionReport>,
+    pub error: Option<&'a TargetError>,
+}
+
+impl<'a> PartitionRow<'a> {
+    /// The row of partition `p` of `t`.
+    pub fn of(t: &'a TargetReport, p: &'a PartitionReport) -> Self {
+        PartitionRow {
+            path: &t.path,
+            target: Some(t),
+            partition: Some(p),
+            error: None,
+        }
+    }
+
+    /// A value of the partition; empty on a row without one.
+    fn part(&self, f: fn(&PartitionReport) -> String) -> String {
+        self.partition.map(f).unwrap_or_default()
+    }
+
+    /// A value of the checked target; empty for one not checked.
+    fn checked(&self, f: fn(&TargetReport) -> String) -> String {
+        self.target.map(f).unwrap_or_default()
+    }
 }
 
 /// Every partition of every target of a run, in order: the rows of
-/// `check`'s one table (`-o`) and of its CSV.
+/// `check`'s one table (`-o`, `-r`, `-P`).
 pub fn partition_rows(run: &crate::check::CheckRun) -> Vec<PartitionRow<'_>> {
     run.targets
         .iter()
-        .flat_map(|t| {
-            t.partitions.iter().map(move |p| PartitionRow {
-                target: t,
-                partition: p,
-            })
-        })
+        .flat_map(|t| t.partitions.iter().map(move |p| PartitionRow::of(t, p)))
         .collect()
+}
+
+/// The rows of `check`'s CSV: every partition, and one row for each
+/// target without partitions and for each that could not be checked
+/// (its `error`): the targets checked, then those that were not, so a
+/// fleet's rows name every target it asked for.
+pub fn target_rows(run: &crate::check::CheckRun) -> Vec<PartitionRow<'_>> {
+    let mut rows: Vec<PartitionRow> = Vec::new();
+    for t in &run.targets {
+        if t.partitions.is_empty() {
+            rows.push(PartitionRow {
+                path: &t.path,
+                target: Some(t),
+                partition: None,
+                error: None,
+            });
+        }
+        rows.extend(t.partitions.iter().map(|p| PartitionRow::of(t, p)));
+    }
+    rows.extend(run.errors.iter().map(|e| PartitionRow {
+        path: &e.path,
+        target: None,
+        partition: None,
+        error: Some(e),
+    }));
+    rows
 }
 
 /// Problem codes of a finding list, space-separated.
@@ -472,106 +592,100 @@ type P<'a> = Column<PartitionRow<'a>>;
 /// The partition table of `check`.
 pub fn partitions<'a>() -> Vec<P<'a>> {
     vec![
-        P::csv_only("target", |r| r.target.path.clone())
+        P::csv_only("target", |r| r.path.to_string())
             .help("the target as given (a disk, a partition, an image)"),
-        P::both("number", "#", |r| r.partition.number.to_string())
+        P::both("number", "#", |r| r.part(|p| p.number.to_string()))
             .help("the partition's number"),
-        P::both("kind", "kind", |r| r.partition.kind.as_str().into())
+        P::both("kind", "kind", |r| r.part(|p| p.kind.as_str().into()))
             .help("gpt; primary, extended or logical (MBR); registered: the kernel's view, the table not read")
             .drop(8),
-        P::both("start_sector", "start(sector)", |r| {
-            r.partition.start_sector.to_string()
-        })
+        P::both("start_sector", "start(sector)", |r| r.part(|p| p.start_sector.to_string()))
         .help("the first sector, in the table's sector size")
         .drop(9),
-        P::both("start_bytes", "start(bytes)", |r| {
-            r.partition.start_bytes.to_string()
-        })
+        P::both("start_bytes", "start(bytes)", |r| r.part(|p| p.start_bytes.to_string()))
         .help("the first byte"),
-        P::both("end_bytes", "end(last byte)", |r| {
-            r.partition.end_bytes.to_string()
-        })
+        P::both("end_bytes", "end(last byte)", |r| r.part(|p| p.end_bytes.to_string()))
         .help("the last byte (inclusive); the end judged against 4 KiB is this + 1")
         .drop(7),
-        P::both("size_bytes", "size", |r| r.partition.size_bytes.to_string())
-            .shown_as(|r, _| human(r.partition.size_bytes))
+        P::both("size_bytes", "size", |r| r.part(|p| p.size_bytes.to_string()))
+            .shown_as(|r, _| r.part(|p| human(p.size_bytes)))
             .size()
             .help("the size (bytes in CSV and with -b)"),
-        P::both("start_alignment", "start on", |r| {
-            r.partition.start_alignment.to_string()
-        })
-        .shown_as(|r, _| human(r.partition.start_alignment))
+        P::both("start_alignment", "start on", |r| r.part(|p| p.start_alignment.to_string()))
+        .shown_as(|r, _| r.part(|p| human(p.start_alignment)))
         .size()
         .help("the largest power of two, up to 1 MiB, that divides the start: 512 B means only sector-aligned")
         .drop(2),
-        P::both("kernel_offset", "k-off", |r| {
-            r.partition.kernel_offset.to_string()
-        })
+        P::both("kernel_offset", "k-off", |r| r.part(|p| p.kernel_offset.to_string()))
         .help("the kernel's rule (g + ao - start mod g) mod g with g = max(physical block, minimum I/O) and ao the disk's alignment offset: 0 = aligned, else the bytes to the next aligned start")
         .drop(1),
-        P::both("device_block_size", "node-bs", |r| {
-            r.partition.device_block_size.to_string()
-        })
+        P::both("device_block_size", "node-bs", |r| r.part(|p| p.device_block_size.to_string()))
         .help("the block size the kernel gives the partition's device node: the logical block doubled while the size stays a multiple, up to 4096; below 4096 buffered I/O works in smaller pieces")
         .drop(3),
         P::human_only("parted", "parted opt/min", |r| {
-            format!(
-                "{}/{}",
-                yes(r.partition.tools.parted_optimal),
-                yes(r.partition.tools.parted_minimal)
-            )
+            r.part(|p| {
+                format!(
+                    "{}/{}",
+                    yes(p.tools.parted_optimal),
+                    yes(p.tools.parted_minimal)
+                )
+            })
         })
         .help("parted's align-check optimal / minimal on this disk (CSV: parted_optimal, parted_minimal)")
         .drop(6),
         P::csv_only("parted_optimal", |r| {
-            r.partition.tools.parted_optimal.to_string()
+            r.part(|p| p.tools.parted_optimal.to_string())
         })
         .part_of("parted")
+        .flag()
         .help("parted align-check optimal says aligned"),
         P::csv_only("parted_minimal", |r| {
-            r.partition.tools.parted_minimal.to_string()
+            r.part(|p| p.tools.parted_minimal.to_string())
         })
         .part_of("parted")
+        .flag()
         .help("parted align-check minimal says aligned"),
-        P::both("fdisk", "fdisk", |r| r.partition.tools.fdisk.to_string())
-            .shown_as(|r, _| yes(r.partition.tools.fdisk).into())
+        P::both("fdisk", "fdisk", |r| r.part(|p| p.tools.fdisk.to_string()))
+            .shown_as(|r, _| r.part(|p| yes(p.tools.fdisk).into()))
             .help("fdisk/sfdisk would not warn about this partition's start")
             .drop(4),
-        P::both("sgdisk", "sgdisk", |r| r.partition.tools.sgdisk.to_string())
-            .shown_as(|r, _| yes(r.partition.tools.sgdisk).into())
+        P::both("sgdisk", "sgdisk", |r| r.part(|p| p.tools.sgdisk.to_string()))
+            .shown_as(|r, _| r.part(|p| yes(p.tools.sgdisk).into()))
             .help("sgdisk -v would not warn about this partition's start or end")
             .drop(5),
-        P::both("aligned", "verdict", |r| r.partition.aligned.to_string())
-            .shown_as(|r, st| st.status(r.partition.status))
+        P::both("aligned", "verdict", |r| r.part(|p| p.aligned.to_string()))
+            .shown_as(|r, st| r.partition.map_or(String::new(), |p| st.status(p.status)))
             .help("aligned; untidy: an end or size off 4 KiB or a start off the stripe width (hygiene, a warning); MISALIGNED: the start off its grain (an error: every I/O pays). CSV: true when aligned"),
-        P::csv_only("problems", |r| problem_codes(&r.partition.findings))
+        P::csv_only("problems", |r| r.part(|p| problem_codes(&p.findings)))
             .help("the codes of its warnings and errors, space-separated"),
-        P::csv_only("status", |r| r.partition.status.as_str().into())
+        P::csv_only("status", |r| r.part(|p| p.status.as_str().into()))
             .help("aligned, untidy or misaligned"),
-        P::csv_only("target_status", |r| r.target.summary.status.as_str().into())
+        P::csv_only("target_status", |r| r.checked(|t| t.summary.status.as_str().into()))
             .help("the whole target's status: damaged when its partition table is (an invalid GPT header), misaligned when any partition or layer is"),
-        P::csv_only("target_problems", |r| problem_codes(&r.target.findings))
+        P::csv_only("target_problems", |r| r.checked(|t| problem_codes(&t.findings)))
             .help("the codes of the target's own warnings and errors (the partition table, the kernel's view, the topology hints), space-separated"),
-        P::csv_only("disk", |r| opt_text(&r.target.disk))
+        P::csv_only("disk", |r| r.checked(|t| opt_text(&t.disk)))
             .help("the whole disk's kernel name (sda; empty for an image)"),
-        P::csv_only("model", |r| opt_text(&r.target.model))
+        P::csv_only("model", |r| r.checked(|t| opt_text(&t.model)))
             .help("the disk's model (sysfs)"),
-        P::csv_only("serial", |r| opt_text(&r.target.serial))
+        P::csv_only("serial", |r| r.checked(|t| opt_text(&t.serial)))
             .help("the disk's serial number (sysfs)"),
-        P::csv_only("wwn", |r| opt_text(&r.target.wwn))
+        P::csv_only("wwn", |r| r.checked(|t| opt_text(&t.wwn)))
             .help("the disk's world-wide identifier (sysfs wwid)"),
-        P::csv_only("ptuuid", |r| opt_text(&r.target.partition_table.ptuuid))
+        P::csv_only("ptuuid", |r| r.checked(|t| opt_text(&t.partition_table.ptuuid)))
             .help("the partition table's identity: the GPT disk GUID or the DOS disk signature, as blkid's PTUUID"),
-        P::csv_only("partuuid", |r| opt_text(&r.partition.partuuid))
+        P::csv_only("partuuid", |r| r.part(|p| opt_text(&p.partuuid)))
             .help("the partition's identity, as blkid's PARTUUID"),
-        P::csv_only("partlabel", |r| opt_text(&r.partition.name))
+        P::csv_only("partlabel", |r| r.part(|p| opt_text(&p.name)))
             .help("the GPT partition name, as blkid's PARTLABEL"),
+        P::csv_only("error", |r| r.error.map(|e| e.message.clone()).unwrap_or_default())
+            .help("why the target could not be checked (its row has no status); empty when it was"),
         P::csv_only("container", |r| {
-            opt_text(&r.target.container.as_ref().map(|c| c.format))
+            r.checked(|t| opt_text(&t.container.as_ref().map(|c| c.format)))
         })
         .help("the image's container format (qcow2, vmdk, vhdx, vdi, vhd); empty for a device or a raw image"),
         P::csv_only("container_unit", |r| {
-            opt_text(&r.target.container.as_ref().and_then(|c| c.subunit_bytes.or(c.unit_bytes)))
+            r.checked(|t| opt_text(&t.container.as_ref().and_then(|c| c.subunit_bytes.or(c.unit_bytes))))
         })
         .help("the container's allocation unit in bytes: the qcow2 cluster (its subcluster with extended L2), the VMDK grain, the VHDX, VDI or VHD block"),
     ]
@@ -626,9 +740,11 @@ pub const DISKS: &[Column<Disk>] = &[
     })
     .help("the discard alignment"),
     D::both("rotational", "rota", |d| opt_text(&d.rotational))
-        .help("true for a spinning disk, as the kernel says; empty when unknown")
+        .flag()
+        .help("true for a spinning disk, as the kernel says (1 with -r and -P, as lsblk's ROTA); empty when unknown")
         .drop(3),
     D::csv_only("removable", |d| opt_text(&d.removable))
+        .flag()
         .help("true for removable media"),
     D::csv_only("vendor", |d| opt_text(&d.vendor)).help("the vendor the disk reports"),
     D::csv_only("model", |d| opt_text(&d.model))
@@ -800,6 +916,8 @@ pub fn watch_devices() -> Vec<WD> {
             s.bytes.checked_div(s.ios).map_or("-".into(), human)
         })
         .drop(1),
+        WD::both("straddling", "STRADDLING", |s| s.straddling.to_string())
+            .help("the I/Os straddling here or, at a partition, starting off 4 KiB on its disk: the larger of X-4K, X-GRAIN and OFF-4K-DISK, which STRADDLE is the share of"),
         WD::human_only("share", "STRADDLE", |s| {
             if s.ios == 0 {
                 "-".into()
@@ -886,6 +1004,7 @@ pub fn watch_buckets<'a>() -> Vec<WR<'a>> {
         WR::csv_only("physical_block_bytes", |r| {
             r.summary.physical_block_bytes.to_string()
         }),
+        WR::csv_only("straddling", |r| r.summary.straddling.to_string()),
     ]
 }
 
@@ -961,7 +1080,7 @@ mod tests {
         st.table = form(TableMode::Raw, true, false);
         assert_eq!(
             render(&picked, &rows, &st, ""),
-            "NAME SIZE\na\\x20disk 1\\x20GiB\nb 512\\x20B\n"
+            "NAME SIZE\na\\x20disk 1G\nb 512B\n"
         );
         st.table = form(TableMode::Pairs, true, true);
         st.color = true;
@@ -969,11 +1088,12 @@ mod tests {
             render(&picked, &rows, &st, ""),
             "NAME=\"a disk\" SIZE=\"1073741824\"\nNAME=\"b\" SIZE=\"512\"\n"
         );
-        // The key is the title of the value shown, as lsblk's SIZE is.
+        // The key is the title of the value shown, as lsblk's SIZE is,
+        // and the value lsblk's form of it.
         st.table = form(TableMode::Pairs, true, false);
         assert_eq!(
             render(&picked, &rows[1..], &st, ""),
-            "NAME=\"b\" SIZE=\"512 B\"\n"
+            "NAME=\"b\" SIZE=\"512B\"\n"
         );
     }
 

@@ -1,8 +1,9 @@
 //! CSV for every command, from the shared column model: `check` one row
-//! per partition, `topology` one row per disk, `probe` one row per cell,
-//! `compare` one row per cell compared or per finding changed, `watch`
-//! one row per device, direction and request-size bucket.
-//! Targets that could not be read are on stderr, as for every format.
+//! per partition (and one per target without partitions or not checked,
+//! with its `error`), `topology` one row per disk, `probe` one row per
+//! cell, `compare` one row per cell compared or per finding changed,
+//! `watch` one row per device, direction and request-size bucket.
+//! Targets that could not be read are on stderr too, as for every format.
 
 use super::columns::{self, DISKS};
 use super::Exporter;
@@ -20,7 +21,7 @@ pub struct Csv {
 
 impl Exporter for Csv {
     fn check(&self, run: &CheckRun) -> Option<String> {
-        let rows = columns::partition_rows(run);
+        let rows = columns::target_rows(run);
         Some(columns::csv_with(
             &columns::partitions(),
             &rows.iter().collect::<Vec<_>>(),

@@ -89,59 +89,52 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
         s.push_str(&format!("S{}={}\n", k + 1, q(&entries(t.3))));
     }
     let mut calls = Vec::new();
+    // `n` counts the table steps (their tables S1...), `k` every step, as
+    // the plan numbers them for people (DiskPlan::script_steps).
     let mut n = 0;
-    let mut pending_move: Option<&Step> = None;
-    let mut shrinks = 0;
     if d.steps.iter().any(|s| matches!(s, Step::Shrink(_))) {
         s.push_str(SHRINK_HELPERS);
     }
-    for step in &d.steps {
+    for (i, group) in d.script_steps().into_iter().enumerate() {
+        let k = i + 1;
+        let (copy, step) = match group.as_slice() {
+            [copy, step] => (Some(*copy), *step),
+            [step] => (None, *step),
+            _ => continue,
+        };
         match step {
             Step::Backup {
                 table,
                 volume_groups,
-            } => {
-                s.push_str(&backup(*table, volume_groups));
-                calls.push("backup".to_string());
-            }
+            } => s.push_str(&backup(k, *table, volume_groups)),
             Step::RepairGpt {
                 backup_lba,
                 primary_bytes,
-            } => {
-                s.push_str(&repair_gpt(*backup_lba, *primary_bytes));
-                calls.push("repair_gpt".to_string());
-            }
-            Step::Move { .. } => pending_move = Some(step),
+            } => s.push_str(&repair_gpt(k, *backup_lba, *primary_bytes)),
             Step::Shrink(x) => {
-                shrinks += 1;
-                let later: Vec<String> = (1..=tables.len()).map(|k| format!("\"$S{k}\"")).collect();
-                s.push_str(&shrink_fn(shrinks, x, &later.join(" ")));
-                calls.push(format!("shrink_{shrinks}"));
+                let later: Vec<String> = (1..=tables.len()).map(|t| format!("\"$S{t}\"")).collect();
+                s.push_str(&shrink_fn(k, x, &later.join(" ")));
             }
             Step::Table {
-                partition, after, ..
+                partition,
+                after,
+                zero_tail,
+                ..
             } => {
                 n += 1;
-                let copy = match pending_move.take() {
-                    Some(Step::Move {
-                        from_bytes,
-                        to_bytes,
-                        copy_bytes,
-                        ..
-                    }) => format!("    copy {partition} {from_bytes} {to_bytes} {copy_bytes}\n"),
-                    _ => String::new(),
-                };
-                let later: Vec<String> = (n..=tables.len()).map(|k| format!("\"$S{k}\"")).collect();
-                s.push_str(&format!(
-                    "\nstep_{n}() {{\n    same_disk\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {n}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {n}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n    set_entry {partition} {start} {size} --no-act || die \"step {n}: sfdisk would not take partition {partition} at start={start}, size={size}; nothing done\"\n    say \"step {n}: partition {partition} to start={start}, size={size}\"\n{copy}    set_entry {partition} {start} {size} || die \"step {n}: sfdisk did not write partition {partition}; run this script again\"\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {n}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
-                    later = later.join(" "),
-                    prev = n - 1,
-                    start = after.start_sector,
-                    size = after.sectors,
+                s.push_str(&table_fn(
+                    k,
+                    n,
+                    tables.len(),
+                    *partition,
+                    after,
+                    copy,
+                    *zero_tail,
                 ));
-                calls.push(format!("step_{n}"));
             }
+            Step::Move { .. } => continue,
         }
+        calls.push(format!("step_{k}"));
     }
     // Nothing is written, not even the backups, while the disk is in use
     // or when it is not the disk the plan was made for.
@@ -152,6 +145,46 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
     }
     s.push_str("reread\nsay \"done: run diskalign check $DISK\"\n");
     s
+}
+
+/// `step_K`: partition `partition` to its new place, the `n`th of the
+/// `of` table changes (its table is `$Sn`): checked, its data copied
+/// when its start moves (`copy`), then its entry rewritten. Done when
+/// the table is already in its state or a later one.
+fn table_fn(
+    k: usize,
+    n: usize,
+    of: usize,
+    partition: u32,
+    after: &crate::plan::Extent,
+    copy: Option<&Step>,
+    zero_tail: Option<crate::plan::Span>,
+) -> String {
+    // An empty partition's end comes down over bytes that were zero when
+    // planned: still zero, or nothing is done. Once a copy has started
+    // (its journal), they were checked.
+    let zeros = zero_tail.map_or(String::new(), |z| format!(
+        "    [ -f \"$STATE/move-{partition}\" ] || zeros {start} {bytes} || die \"step {k}: the last {bytes} bytes of partition {partition}, which its new end leaves out, are no longer zero; nothing done: plan again\"\n",
+        start = z.start_bytes,
+        bytes = z.bytes,
+    ));
+    let copy = match copy {
+        Some(Step::Move {
+            from_bytes,
+            to_bytes,
+            copy_bytes,
+            ..
+        }) => format!("    copy {partition} {from_bytes} {to_bytes} {copy_bytes}\n"),
+        _ => String::new(),
+    };
+    let later: Vec<String> = (n..=of).map(|t| format!("\"$S{t}\"")).collect();
+    format!(
+        "\nstep_{k}() {{\n    same_disk\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {k}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {k}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n{zeros}    set_entry {partition} {start} {size} --no-act || die \"step {k}: sfdisk would not take partition {partition} at start={start}, size={size}; nothing done\"\n    say \"step {k}: partition {partition} to start={start}, size={size}\"\n{copy}    set_entry {partition} {start} {size} || die \"step {k}: sfdisk did not write partition {partition}; run this script again\"\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {k}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
+        later = later.join(" "),
+        prev = n - 1,
+        start = after.start_sector,
+        size = after.sectors,
+    )
 }
 
 /// The table as the plan found it, when no step rewrites an entry.
@@ -215,12 +248,14 @@ STATE=${{DISKALIGN_STATE:-$0.state}}\n\
     )
 }
 
-fn backup(table: TableKind, vgs: &[String]) -> String {
-    let mut s = String::from(
-        "\nbackup() {\n    same_disk\n    if [ ! -f \"$STATE/table.sfdisk\" ]; then\n        sfdisk --dump \"$DISK\" > \"$STATE/table.sfdisk.new\"\n        mv \"$STATE/table.sfdisk.new\" \"$STATE/table.sfdisk\"\n        say \"saved the table: restore it with sfdisk $DISK < $STATE/table.sfdisk\"\n    fi\n",
+/// `step_K`: the backups, once (a run after an interruption keeps the
+/// original ones).
+fn backup(k: usize, table: TableKind, vgs: &[String]) -> String {
+    let mut s = format!(
+        "\nstep_{k}() {{\n    same_disk\n    if [ ! -f \"$STATE/table.sfdisk\" ]; then\n        sfdisk --dump \"$DISK\" > \"$STATE/table.sfdisk.new\"\n        mv \"$STATE/table.sfdisk.new\" \"$STATE/table.sfdisk\"\n        say \"step {k}: saved the table: restore it with sfdisk $DISK < $STATE/table.sfdisk\"\n    fi\n",
     );
     if table == TableKind::Gpt {
-        s.push_str("    if [ ! -f \"$STATE/table.gpt\" ]; then\n        sgdisk --backup=\"$STATE/table.gpt\" \"$DISK\" >/dev/null\n        say \"saved the GPT: sgdisk --load-backup=$STATE/table.gpt $DISK restores it\"\n    fi\n");
+        s.push_str(&format!("    if [ ! -f \"$STATE/table.gpt\" ]; then\n        sgdisk --backup=\"$STATE/table.gpt\" \"$DISK\" >/dev/null\n        say \"step {k}: saved the GPT: sgdisk --load-backup=$STATE/table.gpt $DISK restores it\"\n    fi\n"));
     }
     // A name read from the disk goes into the script only when LVM itself
     // would take it (lib/misc/lvm-string.c `_validate_name`: letters,
@@ -233,7 +268,7 @@ fn backup(table: TableKind, vgs: &[String]) -> String {
     };
     for vg in vgs.iter().filter(lvm_name) {
         s.push_str(&format!(
-            "    if [ \"$IMAGE\" = 0 ] && [ ! -f \"$STATE/vg-{vg}.vg\" ]; then\n        vgcfgbackup -q -f \"$STATE/vg-{vg}.vg\" {} >/dev/null\n        say \"saved the metadata of volume group {vg}\"\n    fi\n",
+            "    if [ \"$IMAGE\" = 0 ] && [ ! -f \"$STATE/vg-{vg}.vg\" ]; then\n        vgcfgbackup -q -f \"$STATE/vg-{vg}.vg\" {} >/dev/null\n        say \"step {k}: saved the metadata of volume group {vg}\"\n    fi\n",
             q(vg)
         ));
     }
@@ -241,7 +276,7 @@ fn backup(table: TableKind, vgs: &[String]) -> String {
     s
 }
 
-/// `shrink_K`: resize2fs one ext4 down before any table change. Done when
+/// `step_K`: resize2fs one ext4 down before any table change. Done when
 /// the filesystem already has the planned block count.
 fn shrink_fn(k: usize, x: &Shrink, later: &str) -> String {
     let Shrink {
@@ -257,27 +292,27 @@ fn shrink_fn(k: usize, x: &Shrink, later: &str) -> String {
     let (from, to) = (from_bytes / bs, to_bytes / bs);
     format!(
         r#"
-shrink_{k}() {{
+step_{k}() {{
     same_disk
     now=$(table)
     if one_of "$now" {later}; then
-        say "partition {partition}: its ext4 filesystem was shrunk before the table changed"
+        say "step {k}: partition {partition}: its ext4 filesystem was shrunk before the table changed"
         return 0
     fi
-    [ "$now" = "$S0" ] || die "partition {partition}: the table of $DISK is not as planned; nothing done"
+    [ "$now" = "$S0" ] || die "step {k}: partition {partition}: the table of $DISK is not as planned; nothing done"
     part_node {partition_start_bytes} {partition_size_bytes}
     blocks=$(fs_blocks "$NODE")
     if [ "$blocks" = {to} ]; then
         release
-        say "partition {partition}: its ext4 filesystem is already {to} blocks"
+        say "step {k}: partition {partition}: its ext4 filesystem is already {to} blocks"
         return 0
     fi
     [ "$blocks" = {from} ] || die "partition {partition}: the ext4 filesystem on $NODE has $blocks blocks, not {from} as planned; nothing done"
-    say "partition {partition}: checking its ext4 filesystem (e2fsck -f -p $NODE)"
+    say "step {k}: partition {partition}: checking its ext4 filesystem (e2fsck -f -p $NODE)"
     e2fsck -f -p "$NODE" >&2 || [ $? -le 1 ] || die "e2fsck found errors it could not fix on $NODE: repair it (e2fsck -f $NODE), then plan again"
     min=$(resize2fs -P "$NODE" 2>/dev/null | awk -F: '/minimum size/ {{ gsub(/[ \t]/, "", $2); print $2 }}')
     [ -n "$min" ] && [ "$min" -le {to} ] || die "partition {partition}: resize2fs -P says the filesystem needs ${{min:-?}} blocks, more than the {to} planned: free space in it, then plan again"
-    say "partition {partition}: shrinking its ext4 filesystem from {from} to {to} blocks of {bs} bytes (resize2fs)"
+    say "step {k}: partition {partition}: shrinking its ext4 filesystem from {from} to {to} blocks of {bs} bytes (resize2fs)"
     resize2fs "$NODE" {to} >&2 || die "resize2fs $NODE {to} failed"
     [ "$(fs_blocks "$NODE")" = {to} ] || die "partition {partition}: resize2fs did not leave {to} blocks"
     release
@@ -286,16 +321,16 @@ shrink_{k}() {{
     )
 }
 
-/// `repair_gpt`: the primary GPT rebuilt from the backup at `backup_lba`
+/// `step_K`: the primary GPT rebuilt from the backup at `backup_lba`
 /// by `sgdisk -e`, after the damaged first `primary_bytes` are saved. Done
 /// when `sgdisk -v` finds the primary sound.
-fn repair_gpt(backup_lba: u64, primary_bytes: u64) -> String {
+fn repair_gpt(k: usize, backup_lba: u64, primary_bytes: u64) -> String {
     format!(
         r#"
-repair_gpt() {{
+step_{k}() {{
     same_disk
     if ! gpt_primary_damaged; then
-        say "the primary GPT of $DISK is sound: nothing to repair"
+        say "step {k}: the primary GPT of $DISK is sound: nothing to repair"
         return 0
     fi
     [ "$(table)" = "$S0" ] || die "the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)"
@@ -304,7 +339,7 @@ repair_gpt() {{
         dd if="$DISK" of="$STATE/gpt-primary.damaged.new" bs={primary_bytes} count=1 status=none
         mv "$STATE/gpt-primary.damaged.new" "$STATE/gpt-primary.damaged"
     fi
-    say "rebuilding the primary GPT from its backup at LBA {backup_lba} (sgdisk -e); the damaged bytes are kept in $STATE/gpt-primary.damaged"
+    say "step {k}: rebuilding the primary GPT from its backup at LBA {backup_lba} (sgdisk -e); the damaged bytes are kept in $STATE/gpt-primary.damaged"
     sgdisk -e "$DISK" >/dev/null 2>&1 || die "sgdisk -e $DISK failed; nothing else done"
     ! gpt_primary_damaged || die "sgdisk -e did not repair the primary GPT of $DISK (sgdisk -v $DISK says why)"
     [ "$(table)" = "$S0" ] || die "the repaired table of $DISK is not the planned one"
@@ -486,6 +521,12 @@ idle() {
             die "$node is in use by $(ls "$d/holders" | tr '\n' ' ')(deactivate the VG, close LUKS, stop md first)"
         fi
     done
+}
+
+# zeros START BYTES: the BYTES of $DISK from byte START are all zero.
+zeros() {
+    [ "$(dd if="$DISK" bs=64K iflag=skip_bytes,count_bytes skip="$1" count="$2" status=none |
+        tr -d '\000' | wc -c | tr -d ' ')" = 0 ]
 }
 
 # Write a journal line and make it durable before going on.

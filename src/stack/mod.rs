@@ -71,6 +71,10 @@ pub struct PvInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vg: Option<String>,
     pub pe_start_bytes: u64,
+    /// The device size the PV header records (pvcreate takes the device's,
+    /// pvresize sets another): the bytes the PV uses from its start.
+    /// 0 in documents written before it was read.
+    pub device_size_bytes: u64,
 }
 
 /// A live holder as the kernel shows it.

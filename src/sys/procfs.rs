@@ -13,6 +13,20 @@ pub fn swaps() -> String {
     fs::read_to_string("/proc/swaps").unwrap_or_default()
 }
 
+/// The bytes this process has made the kernel fetch from storage so far
+/// (`read_bytes` of /proc/self/io: reads that missed the page cache,
+/// readahead included); None where the kernel does not account it.
+pub fn storage_read_bytes() -> Option<u64> {
+    parse_io_read_bytes(&fs::read_to_string("/proc/self/io").ok()?)
+}
+
+/// `read_bytes` of a /proc/PID/io text.
+pub fn parse_io_read_bytes(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("read_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// The first `model name` of /proc/cpuinfo.
 pub fn cpu_model() -> Option<String> {
     let text = fs::read_to_string("/proc/cpuinfo").ok()?;
@@ -106,4 +120,16 @@ pub fn fs_magic_name(magic: u64) -> Option<&'static str> {
         0x4d44 => "vfat",
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_bytes_of_proc_io() {
+        let text = "rchar: 2012\nwchar: 0\nsyscr: 7\nsyscw: 0\nread_bytes: 819200\nwrite_bytes: 0\ncancelled_write_bytes: 0\n";
+        assert_eq!(parse_io_read_bytes(text), Some(819200));
+        assert_eq!(parse_io_read_bytes("rchar: 1\n"), None);
+    }
 }

@@ -71,6 +71,11 @@ pub struct Watched {
     /// start or size, a layer's data offset): the cause a misaligned
     /// workload points to.
     pub causes: Vec<Finding>,
+    /// The plan command of its disk (`diskalign plan /dev/sdb`) when
+    /// planning that disk has work, as check's `next:` names it: the fix
+    /// a finding about its placement names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
 }
 
 impl Watched {
@@ -289,6 +294,7 @@ fn describe(name: &str, dir: &Path, sysfs: &Sysfs, unit: Option<u64>) -> Result<
         grain_bytes,
         grain_from,
         causes: Vec::new(),
+        next: None,
     })
 }
 

@@ -54,6 +54,7 @@ fn device(name: &str, minor: u32, layer: DeviceLayer, offset: u64) -> Watched {
         grain_bytes: 4096,
         grain_from: GrainFrom::Topology,
         causes: vec![],
+        next: None,
     }
 }
 

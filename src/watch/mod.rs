@@ -1,6 +1,8 @@
 //! `watch`: the alignment of the real I/O, at every layer of the stack,
-//! while it happens. It observes and never issues I/O: the kernel's block
-//! tracepoints are counted (by `sys::blocktrace`) into cumulative
+//! while it happens. It observes: before it starts counting it reads the
+//! partition tables and layer headers of the disks (as `check` does) to
+//! name the causes, and during the counted window it issues no I/O. The
+//! kernel's block tracepoints are counted (by `sys::blocktrace`) into cumulative
 //! [`Snapshot`]s, and this module turns them into per-device summaries,
 //! a latency comparison of aligned against straddling requests, and
 //! findings that name what `check` says about the device.
@@ -115,6 +117,12 @@ pub struct WatchRun {
     /// The exit status: 1 findings of warning or above, 2 something could
     /// not be watched.
     pub exit_status: u8,
+    /// What watch itself read before it started counting, to name the
+    /// causes (the partition tables and layer headers `check` reads): the
+    /// bytes fetched from storage (/proc/self/io `read_bytes`), none of
+    /// them in the counts; null where the kernel does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_before_bytes: Option<u64>,
 }
 
 /// The `diskalign.watch` document, written and read back by this type.
@@ -151,6 +159,7 @@ impl WatchRun {
             command: None,
             errors: Vec::new(),
             exit_status: 0,
+            read_before_bytes: None,
         };
         run.settle();
         run
@@ -208,11 +217,19 @@ pub fn add_causes(stack: &mut [Watched], sysfs: &Sysfs) {
         sysfs: sysfs.clone(),
         topology: None,
     };
-    let run = crate::check::check_with(&paths, &opts, FailOn::default());
+    let read = crate::check::read(&paths, &opts);
+    // The plan command of each disk whose plan has work: the fix the
+    // findings name, as check's `next:` does.
+    let plans = crate::plan::next::commands(read.clone(), &opts);
+    let run = crate::check::judge(read, FailOn::default());
     let cause = |f: &&Finding| PLACEMENT.contains(&f.code) && f.counts() && f.is_problem();
     for w in stack.iter_mut() {
         let mut found: Vec<Finding> = Vec::new();
+        // The disk whose plan fixes it: its own, else the one whose stack
+        // the causes of a dm or md device were found in.
+        let mut disk = w.disk.as_ref().map(|d| format!("/dev/{d}"));
         for t in &run.targets {
+            let before = found.len();
             if w.layer == DeviceLayer::Partition && t.disk.as_deref() == w.disk.as_deref() {
                 let number = partition_number(&w.device, w.disk.as_deref());
                 for p in t.partitions.iter().filter(|p| Some(p.number) == number) {
@@ -222,8 +239,15 @@ pub fn add_causes(stack: &mut [Watched], sysfs: &Sysfs) {
             for root in &t.stack {
                 holder_findings(root, &w.device, &mut found, &cause);
             }
+            if disk.is_none() && found.len() > before {
+                disk = Some(t.path.clone());
+            }
         }
         w.causes = found;
+        w.next = plans
+            .iter()
+            .find(|(path, _)| Some(path) == disk.as_ref())
+            .map(|(_, c)| c.clone());
     }
 }
 
@@ -319,16 +343,15 @@ mod tests {
                 ("sdb2", 1000, Some(0))
             ]
         );
-        // The disk's straddling writes and the partition's, off 4 KiB on it.
+        // The partition's writes off 4 KiB on the disk are the disk's
+        // straddling writes: one misalignment, one finding, at the
+        // partition that causes it.
         let found: Vec<(&str, Code)> = run
             .findings
             .iter()
             .map(|f| (f.facts.device.as_deref().unwrap_or(""), f.code))
             .collect();
-        assert_eq!(
-            found,
-            [("sdb", Code::StraddlingIo), ("sdb1", Code::StraddlingIo)]
-        );
+        assert_eq!(found, [("sdb1", Code::StraddlingIo)]);
         assert_eq!(run.exit_status, 1);
         assert_eq!(run.by_share()[0].device, "sdb1");
     }

@@ -58,7 +58,38 @@ pub fn findings(watched: &[Watched], devices: &[DeviceSummary]) -> Vec<Finding> 
         out.extend(sub_physical(w, s, &only(&causes, &SIZE_CAUSES)));
         out.extend(split(w, s, &causes));
     }
-    out
+    once_per_cause(out, watched)
+}
+
+/// One misalignment, one finding: a partition's I/O counted at it and
+/// again at its disk below is the same I/O. A disk's finding is left out
+/// when its partitions' findings of the same code and direction account
+/// for all of its I/Os (as many or more), so what is said is said at the
+/// partition, which names the cause; I/O of the disk's own (or of a
+/// partition with no finding) keeps the disk's.
+fn once_per_cause(found: Vec<Finding>, watched: &[Watched]) -> Vec<Finding> {
+    let layer = |f: &Finding| {
+        let device = f.facts.device.as_deref();
+        watched.iter().find(|w| Some(w.device.as_str()) == device)
+    };
+    // The disk is whatever its partitions sit on: a disk, a loop device.
+    let explained = |f: &Finding| {
+        let Some(disk) = layer(f).filter(|w| w.layer != DeviceLayer::Partition) else {
+            return false;
+        };
+        let at_partitions: u64 = found
+            .iter()
+            .filter(|g| g.code == f.code && g.facts.direction == f.facts.direction)
+            .filter(|g| {
+                layer(g).is_some_and(|p| {
+                    p.layer == DeviceLayer::Partition && p.disk.as_deref() == Some(&disk.device)
+                })
+            })
+            .filter_map(|g| g.facts.affected_ios)
+            .sum();
+        at_partitions > 0 && at_partitions >= f.facts.affected_ios.unwrap_or(0)
+    };
+    found.iter().filter(|f| !explained(f)).cloned().collect()
 }
 
 fn notable(affected: u64, ios: u64) -> bool {
@@ -96,17 +127,13 @@ fn causes<'a>(
 fn facts(w: &Watched, s: &DeviceSummary, affected: u64, causes: &[&Finding]) -> Facts {
     let mut codes: Vec<Code> = causes.iter().map(|f| f.code).collect();
     codes.dedup();
-    // The disk `check` was given (its findings' target), else the disk below.
+    // The disk's plan command, where a new layout fixes the cause and
+    // planning the disk has work (so the command runs as printed).
     let fix = causes
         .iter()
         .any(|f| PLAN_FIXES.contains(&f.code))
-        .then(|| {
-            let target = causes
-                .iter()
-                .find_map(|f| f.subject.target.clone())
-                .or_else(|| w.disk.as_ref().map(|d| format!("/dev/{d}")));
-            format!("diskalign plan {}", target.unwrap_or_default())
-        });
+        .then(|| w.next.clone())
+        .flatten();
     Facts {
         device: Some(w.device.clone()),
         direction: s.direction.map(|d| d.as_str().to_string()),
@@ -210,6 +237,7 @@ mod tests {
             },
         ));
         w[1].causes[0].subject.target = Some("/dev/sdb".into());
+        w[1].next = Some("diskalign plan /dev/sdb".into());
         let s = DeviceSummary {
             off_4k_on_disk: Some(990),
             layer: DeviceLayer::Partition,
@@ -224,6 +252,32 @@ mod tests {
             f[0].message,
             "990 of 1000 writes (99.0 %) to sdb1 (it starts at byte 32256 of the disk) straddle a 4 KiB boundary on the disk: each touches one unit more than it needs; check finds start-not-4k; `diskalign plan /dev/sdb` proposes the fix"
         );
+    }
+
+    /// The disk's straddling writes that its partition's account for are
+    /// that partition's finding only; more of them than that (the disk's
+    /// own I/O) keep the disk's.
+    #[test]
+    fn one_misalignment_is_one_finding_at_the_partition() {
+        let w = watched_ao();
+        let part = DeviceSummary {
+            off_4k_on_disk: Some(1000),
+            layer: DeviceLayer::Partition,
+            ..summary("sdb1", Direction::Write)
+        };
+        let disk = |straddle: u64| DeviceSummary {
+            ios: 3000,
+            straddle_4k: straddle,
+            layer: DeviceLayer::Disk,
+            ..summary("sdb", Direction::Write)
+        };
+        let devices = |f: Vec<Finding>| -> Vec<String> {
+            f.iter().map(|f| f.facts.device.clone().unwrap()).collect()
+        };
+        let same = findings(&w, &[part.clone(), disk(1000)]);
+        assert_eq!(devices(same), ["sdb1"]);
+        let more = findings(&w, &[part, disk(2500)]);
+        assert_eq!(devices(more), ["sdb1", "sdb"]);
     }
 
     #[test]

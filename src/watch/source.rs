@@ -131,18 +131,19 @@ pub struct Observed {
 /// How often a waiting loop looks at `stop`.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Take a snapshot now and one every `interval` until `duration` has
-/// passed, `stop` says so or a recording ends; `each` gets every
-/// interval's (previous, current) pair, for the live view. The first
-/// snapshot failing is the run failing.
+/// From `first`, the snapshot the caller took when the run started
+/// (before it started the command watched, so none of its I/O is missed),
+/// take one every `interval` until `duration` has passed, `stop` says so
+/// or a recording ends; `each` gets every interval's (previous, current)
+/// pair, for the live view.
 pub fn observe(
     source: &mut dyn Source,
+    first: Snapshot,
     interval: Duration,
     duration: Option<Duration>,
     stop: &mut dyn Stop,
     each: &mut dyn FnMut(&Snapshot, &Snapshot),
 ) -> Result<Observed, String> {
-    let first = source.snapshot()?;
     let mut last = first.clone();
     let (start, t0) = (Instant::now(), first.elapsed_s);
     // A recording's time is its own; a live run's the clock's.
@@ -232,8 +233,10 @@ mod tests {
         let mut r = Replay::parse(&recording(4)).unwrap();
         assert_eq!(r.path(), TracePath::PerfSamples);
         let mut intervals = 0;
+        let first = r.snapshot().unwrap();
         let o = observe(
             &mut r,
+            first,
             Duration::from_secs(1),
             None,
             &mut || false,
@@ -248,8 +251,10 @@ mod tests {
     #[test]
     fn for_a_duration_stops_there_and_ctrl_c_at_once() {
         let mut r = Replay::parse(&recording(6)).unwrap();
+        let first = r.snapshot().unwrap();
         let o = observe(
             &mut r,
+            first,
             Duration::from_secs(1),
             Some(Duration::from_secs(2)),
             &mut || false,
@@ -258,8 +263,10 @@ mod tests {
         .unwrap();
         assert_eq!(o.last.elapsed_s, 2.0);
         let mut r = Replay::parse(&recording(6)).unwrap();
+        let first = r.snapshot().unwrap();
         let o = observe(
             &mut r,
+            first,
             Duration::from_secs(1),
             None,
             &mut || true,

@@ -49,6 +49,11 @@ pub struct DeviceSummary {
     /// max(straddle_4k, straddle_grain, off_4k_on_disk) / ios: the share
     /// straddling here or, at a partition, on the disk; 0 without I/O.
     pub straddle_share: f64,
+    /// The count that share is of: max(straddle_4k, straddle_grain,
+    /// off_4k_on_disk), shown beside it so a row's columns agree with its
+    /// share (a partition at sector 63: 0 across 4 KiB inside it, every
+    /// start off 4 KiB on the disk).
+    pub straddling: u64,
     pub grain_bytes: u64,
     pub physical_block_bytes: u64,
     /// Request sizes: bucket `from_bytes` holds sizes from it to twice it.
@@ -190,6 +195,7 @@ fn one(w: &Watched, d: Direction, snap: &Snapshot) -> Option<DeviceSummary> {
         splits,
         merges,
         straddle_share: share(straddling, c.ios),
+        straddling,
         grain_bytes: w.grain_bytes,
         physical_block_bytes: w.physical_block_bytes,
         size_histogram: buckets(&c.size_log2),
@@ -300,6 +306,11 @@ mod tests {
             ("sdb1", Some(Stage::RemapFrom))
         );
         assert_eq!((s.off_4k, s.off_4k_on_disk), (0, Some(100)));
+        // What its share is of: the starts off 4 KiB on the disk.
+        assert_eq!(
+            (s.straddle_4k, s.straddling, s.straddle_share),
+            (0, 100, 1.0)
+        );
         assert_eq!(s.start_mod_4k_on_disk.as_ref().unwrap()[7], 100);
         assert_eq!(
             s.size_histogram,

@@ -297,6 +297,25 @@ pub fn luks_format(target: &Path, key: &Path, extra: &[&str]) {
     sh("cryptsetup", &a);
 }
 
+/// SHA-256 of the first `bytes` of a device or file: what a partition
+/// held before a plan made it larger.
+pub fn checksum_head(path: &str, bytes: u64) -> String {
+    let out = sh(
+        "sh",
+        &[
+            "-c",
+            &format!("head -c {bytes} \"$1\" | sha256sum",),
+            "sh",
+            path,
+        ],
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// SHA-256 of a whole device or file.
 pub fn checksum(path: &str) -> String {
     let out = sh("sha256sum", &[path]);

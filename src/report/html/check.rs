@@ -73,6 +73,11 @@ fn target(id: &str, n: usize, t: &Target) -> String {
         t.topology_source,
         limits(&t.topology)
     )));
+    if let Some(next) = &t.next {
+        // The command that plans the fix, as check printed it: it runs as
+        // it stands, from where the check ran.
+        s.push_str(&page::para(&format!("Next: {next}")));
+    }
     let layers = stack::has_layers(&t.stack);
     if t.partitions.is_empty() && !layers {
         s.push_str(&page::para(&format!(

@@ -52,8 +52,10 @@ pub fn page(p: Planned, stamp: &Stamp) -> String {
 fn disk(id: &str, n: usize, d: &DiskPlan, now: Option<&Target>) -> String {
     let verdict = if !d.refused.is_empty() {
         "cannot plan"
-    } else if d.is_noop() {
+    } else if d.is_noop() && !d.has_work() {
         "nothing to move or resize"
+    } else if d.is_noop() {
+        "by hand first"
     } else {
         "a plan with changes"
     };
@@ -166,25 +168,28 @@ fn moves(id: &str, d: &DiskPlan) -> String {
     )
 }
 
+/// What to take offline first, then the steps numbered as the script
+/// numbers them.
 fn steps(id: &str, d: &DiskPlan) -> String {
     if d.steps.is_empty() {
         return String::new();
     }
-    let rows: Vec<Vec<Td>> = d
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| vec![Td::num(i + 1), Td::text(text::step(s))])
-        .collect();
-    let mut s = page::table(
-        id,
-        "The steps, in the order they run",
-        &["#", "step"],
-        &rows,
-    );
+    let mut s = String::new();
     for o in &d.offline {
         s.push_str(&page::para(&format!("First: {o}")));
     }
+    let rows: Vec<Vec<Td>> = d
+        .script_steps()
+        .iter()
+        .enumerate()
+        .map(|(i, group)| vec![Td::num(i + 1), Td::text(text::steps_text(group))])
+        .collect();
+    s.push_str(&page::table(
+        id,
+        "The steps, numbered as the script numbers them, in the order they run",
+        &["#", "step"],
+        &rows,
+    ));
     if d.bytes_to_move > 0 {
         s.push_str(&page::note(&format!(
             "Moves {} of data ({} bytes), each byte through a staging file.",

@@ -2,8 +2,10 @@
 //! differences first (they often explain everything), the notes, a table
 //! of the cells with B/A, its interval and the decision, what only one run
 //! has, then the summary. Check runs: the targets' status in each run, the
-//! findings that disappeared, appeared or changed, then the summary. `-q`
-//! prints the summary only; `-v` adds the environment that did not differ.
+//! findings that disappeared, appeared or changed, then the summary. The
+//! last line is the outcome: what improved and regressed, and the exit
+//! status. `-q` prints the answer, the summary and the outcome; `-v` adds
+//! the environment that did not differ.
 
 use super::probe::{offset_label, percent, si};
 use crate::check::document::layer_within;
@@ -16,14 +18,36 @@ use crate::units::utc;
 use std::fmt::Write;
 
 pub fn render(c: &Comparison, st: &Style) -> String {
-    match c {
+    let report = match c {
         Comparison::Probe(p) if st.quiet => answer(p, st) + &format!("{}\n", st.bold(&p.summary)),
         Comparison::Check(k) if st.quiet => format!("{}\n", st.bold(&k.summary)),
         Comparison::Watch(w) if st.quiet => format!("{}\n", st.bold(&w.summary)),
         Comparison::Probe(p) => probe(p, st),
         Comparison::Check(k) => check(k, st),
         Comparison::Watch(w) => watch(w, st),
-    }
+    };
+    report + &outcome(c, st)
+}
+
+/// The last line: what got better and worse, and the exit status that
+/// says it (`outcome` in the JSON).
+fn outcome(c: &Comparison, st: &Style) -> String {
+    let o = c.outcome();
+    let unit = match c {
+        Comparison::Probe(_) => "cells",
+        Comparison::Check(_) => "targets",
+        Comparison::Watch(_) => "findings",
+    };
+    let worse = if o.exit_status & crate::compare::WORSE != 0 {
+        st.bad("B is worse than A")
+    } else {
+        "B is not worse than A".to_string()
+    };
+    let text = format!(
+        "{unit}: {} improved, {} regressed, {} unchanged; {worse}; exit status {}",
+        o.improved, o.regressed, o.unchanged, o.exit_status
+    );
+    st.line("outcome: ", &text, "  ")
 }
 
 /// Two watch runs: each device and direction's shares in A and B (not
@@ -262,6 +286,16 @@ fn only(out: &mut String, side: &str, o: &OnlyIn, c: &ProbeComparison, st: &Styl
 
 fn check(c: &CheckComparison, st: &Style) -> String {
     let mut out = run_line("A", &c.a, st) + &run_line("B", &c.b, st);
+    for t in &c.targets {
+        if let Some(why) = &t.different_disk {
+            let head = format!("{} ", st.warn("warning:"));
+            let text = format!(
+                "{}: A and B may not be the same disk ({why}); compared all the same",
+                t.target
+            );
+            out.push_str(&st.line(&head, &text, "  "));
+        }
+    }
     out.push('\n');
     let mut rows = vec![vec![st.dim("target"), st.dim("A"), st.dim("B")]];
     rows.extend(c.targets.iter().map(|t| target_row(t, st)));
@@ -373,7 +407,10 @@ mod tests {
         assert!(text.contains("kernel  6.1.0  6.8.0"), "{text}");
         assert!(text.contains("-50%*"), "{text}");
         assert!(text.contains("slower"), "{text}");
-        assert!(text.trim_end().ends_with("kernel"), "{text}");
+        // The environment that did not differ, then the outcome last.
+        let (report, last) = text.trim_end().rsplit_once('\n').unwrap();
+        assert!(report.ends_with("kernel"), "{text}");
+        assert!(last.starts_with("outcome: cells: "), "{text}");
         // The answer comes first, then each pattern's.
         assert!(
             text.starts_with("B is 1.6× slower than A over 3 cells, ["),
@@ -410,7 +447,13 @@ mod tests {
             quiet: true,
             ..Style::plain()
         };
-        assert_eq!(render(&fixtures::fixed(), &quiet).lines().count(), 1);
+        // -q: the summary line and the outcome line.
+        let q = render(&fixtures::fixed(), &quiet);
+        assert_eq!(q.lines().count(), 2, "{q}");
+        assert!(
+            q.lines().nth(1).unwrap().starts_with("outcome: targets: "),
+            "{q}"
+        );
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub fn render(disks: &[Disk], errors: &[TargetError], st: &Style) -> String {
 fn table(disks: &[Disk], st: &Style) -> String {
     let rows: Vec<&Disk> = disks.iter().collect();
     let picked = columns::select(DISKS, st.columns.as_deref(), |c| c.human);
+    let picked = columns::naming_rows(DISKS, picked, "name", disks.len());
     let (cols, hidden) = match (st.width, &st.columns) {
         (Some(w), None) if st.fit => columns::fit(picked, &rows, st, w),
         _ => (picked, vec![]),
@@ -41,7 +42,7 @@ fn table(disks: &[Disk], st: &Style) -> String {
             let _ = write!(text, "{} hidden to fit the terminal; ", hidden.join(", "));
         }
         text.push_str("-v or a disk named shows every limit and explains the problems; -o picks columns, --list-columns explains them)");
-        out.push_str(&st.line("", &st.dim(&text), ""));
+        out.push_str(&st.hint("", &text, ""));
     }
     out
 }

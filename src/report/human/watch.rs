@@ -66,6 +66,16 @@ fn header(run: &WatchRun, st: &Style) -> String {
         &format!("trace: {}, {}", run.trace.path, run.trace.cost),
         "  ",
     ));
+    if let Some(read) = run.read_before_bytes {
+        s.push_str(&st.line(
+            "",
+            &format!(
+                "read before counting: {} from the disks (their partition tables and layer headers, to name causes), none of it counted; watch issues no I/O while it counts",
+                crate::units::human(read)
+            ),
+            "  ",
+        ));
+    }
     let lost = format!("lost records: {}", run.lost_records);
     s.push_str(&st.line(
         "",

@@ -33,6 +33,7 @@ fn probe(r: &Region, src: &dyn ReadAt, pending: &mut Pending) -> Option<Layer> {
                 uuid: pv.label.uuid.clone(),
                 vg: pv.vg().map(|v| v.name.clone()),
                 pe_start_bytes: pv.pe_start,
+                device_size_bytes: pv.label.device_size,
             }));
             if let Err(e) = &pv.vg {
                 l.findings.push(r.invalid(e));

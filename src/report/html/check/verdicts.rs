@@ -97,6 +97,10 @@ pub fn tools(fig: &str, t: &Target) -> String {
         &rows,
     );
     let first = t.first_start_bytes;
+    if !first.any_fits(t.size_bytes, u64::from(t.topology.logical_block_size)) {
+        // Too small for any partition: where the tools start says nothing.
+        return s;
+    }
     let starts = [
         ("parted -a optimal", first.parted),
         ("fdisk / sfdisk", first.fdisk),

@@ -16,6 +16,14 @@ use crate::findings::{Severity, Status};
 
 pub fn section(s: &mut String, id: &str, k: &CheckComparison) {
     s.push_str(&super::runs(&k.a, &k.b));
+    for t in &k.targets {
+        if let Some(why) = &t.different_disk {
+            s.push_str(&page::para(&format!(
+                "Warning: {}: A and B may not be the same disk ({why}); compared all the same.",
+                t.target
+            )));
+        }
+    }
     s.push_str(&page::para(&k.summary));
     s.push_str(&targets(id, k));
     let counts = counts(k);

@@ -19,7 +19,27 @@ pub fn section(id: &str, name: &str, c: &Comparison) -> String {
         Comparison::Check(k) => check::section(&mut s, id, k),
         Comparison::Watch(w) => watch(&mut s, id, w),
     }
+    s.push_str(&outcome(c));
     s
+}
+
+/// What got better and worse, and the exit status (`outcome`).
+fn outcome(c: &Comparison) -> String {
+    let o = c.outcome();
+    let unit = match c {
+        Comparison::Probe(_) => "cells",
+        Comparison::Check(_) => "targets",
+        Comparison::Watch(_) => "findings",
+    };
+    let worse = if o.exit_status & crate::compare::WORSE != 0 {
+        "B is worse than A"
+    } else {
+        "B is not worse than A"
+    };
+    page::para(&format!(
+        "Outcome ({unit}): {} improved, {} regressed, {} unchanged; {worse}; exit status {}.",
+        o.improved, o.regressed, o.unchanged, o.exit_status
+    ))
 }
 
 /// Two watch runs: each device and direction's shares in A and B, then

@@ -20,6 +20,12 @@ pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
         run.trace.cost,
         run.lost_records
     )));
+    if let Some(read) = run.read_before_bytes {
+        s.push_str(&page::note(&format!(
+            "Before counting, watch read {} from the disks (their partition tables and layer headers, to name causes); none of it is counted, and it issues no I/O while it counts.",
+            human(read)
+        )));
+    }
     s.push_str(&devices(id, run));
     s.push_str(&histograms(id, run));
     s.push_str(&latency(id, run));
@@ -47,6 +53,7 @@ fn devices(id: &str, run: &WatchRun) -> String {
                 Td::text(d.direction.map_or("", |x| x.as_str())),
                 Td::num(d.ios),
                 Td::num(human(d.bytes)),
+                Td::num(d.straddling),
                 Td::num(format!("{:.1} %", 100.0 * d.straddle_share)),
                 Td::num(d.straddle_4k),
                 Td::num(d.straddle_grain),
@@ -66,7 +73,8 @@ fn devices(id: &str, run: &WatchRun) -> String {
             "direction",
             "I/Os",
             "bytes",
-            "straddling",
+            "straddling (I/Os)",
+            "straddling (share)",
             "across 4 KiB",
             "across the grain",
             "off 4 KiB on the disk",
