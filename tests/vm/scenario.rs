@@ -177,6 +177,8 @@ pub enum Op {
     Ne,
     Contains,
     Lacks,
+    /// `in [A, B, ...]`: the left value is one of the right array's.
+    In,
     Ge,
     Le,
     /// `within P%`: both numbers, |left - right| <= P % of |right| (the
@@ -574,6 +576,7 @@ fn parse_expect(line: usize, rest: &str) -> Result<Expect, String> {
         ("<=", Op::Le),
         ("contains", Op::Contains),
         ("lacks", Op::Lacks),
+        ("in", Op::In),
     ];
     let (left, tail) = rest
         .split_once(char::is_whitespace)
@@ -595,7 +598,7 @@ fn parse_expect(line: usize, rest: &str) -> Result<Expect, String> {
             .find(|(w, _)| *w == op_word)
             .map(|&(_, o)| o)
             .ok_or_else(|| {
-                format!("operator `{op_word}`: one of == != >= <= contains lacks within")
+                format!("operator `{op_word}`: one of == != >= <= contains lacks in within")
             })?
     };
     if right.is_empty() {
@@ -738,6 +741,7 @@ pub fn evaluate(e: &Expect, caps: &BTreeMap<String, Captured>) -> Result<(), Str
         Op::Ne => !same(&l, &r),
         Op::Contains => contains(&l, &r)?,
         Op::Lacks => !contains(&l, &r)?,
+        Op::In => contains(&r, &l)?,
         Op::Ge => number(&l)? >= number(&r)?,
         Op::Le => number(&l)? <= number(&r)?,
         Op::Within(pct) => {
@@ -815,6 +819,9 @@ mod tests {
         assert!(check("$check/targets/0/findings/*/code lacks c").is_ok());
         assert!(check("$check/targets/0/findings/*/code lacks a").is_err());
         assert!(check("$text contains does not start on physical").is_ok());
+        assert!(check("$ao in [3584, null]").is_ok());
+        assert!(check("$ao in [512, null]").is_err());
+        assert!(check("$ao in 3584").is_err());
         assert!(check("$check/targets/0/findings/[code=a]/k == 1").is_ok());
         // Two findings are b: the filter must pick one.
         assert!(check("$check/targets/0/findings/[code=b]/k == 1").is_err());
