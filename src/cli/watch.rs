@@ -43,6 +43,14 @@ pub fn run(
         }
     };
     watch::add_causes(&mut resolved.watched, &opts.sysfs);
+    // The run starts here, before COMMAND: none of its I/O falls before.
+    let first = match source.snapshot() {
+        Ok(s) => s,
+        Err(e) => {
+            warn(&e);
+            return (String::new(), 2);
+        }
+    };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
@@ -85,6 +93,7 @@ pub fn run(
         };
         watch::observe(
             &mut *source,
+            first,
             opts.interval,
             opts.duration,
             &mut stop_now,
@@ -93,13 +102,6 @@ pub fn run(
     };
     // A recording's end is not the command's: it runs to its own end.
     let command_run = finish(command, child.as_mut(), ended, !recorded);
-    let observed = match observed {
-        Ok(o) => o,
-        Err(e) => {
-            warn(&e);
-            return (String::new(), 2);
-        }
-    };
     let mut run = WatchRun::new(
         opts,
         resolved.watched,

@@ -131,18 +131,19 @@ pub struct Observed {
 /// How often a waiting loop looks at `stop`.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Take a snapshot now and one every `interval` until `duration` has
-/// passed, `stop` says so or a recording ends; `each` gets every
-/// interval's (previous, current) pair, for the live view. The first
-/// snapshot failing is the run failing.
+/// From `first`, the snapshot the run starts at (taken before a COMMAND
+/// starts, so none of its I/O falls before it), take one every
+/// `interval` until `duration` has passed, `stop` says so or a recording
+/// ends; `each` gets every interval's (previous, current) pair, for the
+/// live view.
 pub fn observe(
     source: &mut dyn Source,
+    first: Snapshot,
     interval: Duration,
     duration: Option<Duration>,
     stop: &mut dyn Stop,
     each: &mut dyn FnMut(&Snapshot, &Snapshot),
-) -> Result<Observed, String> {
-    let first = source.snapshot()?;
+) -> Observed {
     let mut last = first.clone();
     let (start, t0) = (Instant::now(), first.elapsed_s);
     // A recording's time is its own; a live run's the clock's.
@@ -162,11 +163,11 @@ pub fn observe(
         let now = match source.snapshot() {
             Ok(s) => s,
             Err(e) => {
-                return Ok(Observed {
+                return Observed {
                     first,
                     last,
                     error: Some(e),
-                })
+                }
             }
         };
         each(&last, &now);
@@ -175,11 +176,11 @@ pub fn observe(
             break;
         }
     }
-    Ok(Observed {
+    Observed {
         first,
         last,
         error: None,
-    })
+    }
 }
 
 /// Sleep `d` in short steps; true when `stop` said so meanwhile.
@@ -232,14 +233,15 @@ mod tests {
         let mut r = Replay::parse(&recording(4)).unwrap();
         assert_eq!(r.path(), TracePath::PerfSamples);
         let mut intervals = 0;
+        let first = r.snapshot().unwrap();
         let o = observe(
             &mut r,
+            first,
             Duration::from_secs(1),
             None,
             &mut || false,
             &mut |_: &Snapshot, _: &Snapshot| intervals += 1,
-        )
-        .unwrap();
+        );
         assert_eq!(intervals, 3);
         assert_eq!((o.first.elapsed_s, o.last.elapsed_s), (0.0, 3.0));
         assert!(o.error.is_none());
@@ -248,24 +250,26 @@ mod tests {
     #[test]
     fn for_a_duration_stops_there_and_ctrl_c_at_once() {
         let mut r = Replay::parse(&recording(6)).unwrap();
+        let first = r.snapshot().unwrap();
         let o = observe(
             &mut r,
+            first,
             Duration::from_secs(1),
             Some(Duration::from_secs(2)),
             &mut || false,
             &mut |_: &Snapshot, _: &Snapshot| {},
-        )
-        .unwrap();
+        );
         assert_eq!(o.last.elapsed_s, 2.0);
         let mut r = Replay::parse(&recording(6)).unwrap();
+        let first = r.snapshot().unwrap();
         let o = observe(
             &mut r,
+            first,
             Duration::from_secs(1),
             None,
             &mut || true,
             &mut |_: &Snapshot, _: &Snapshot| {},
-        )
-        .unwrap();
+        );
         assert_eq!(o.last.elapsed_s, 0.0);
     }
 
