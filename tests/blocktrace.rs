@@ -423,3 +423,416 @@ fn watch_without_privileges_says_what_is_missing() {
     assert!(err.contains("needs root, or CAP_PERFMON"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+/// A cgroup made by the test under the cgroup2 mount; removed on drop.
+struct Cgroup {
+    dir: std::path::PathBuf,
+    /// Its path as the tracer names it, relative to the mount.
+    path: String,
+}
+
+impl Cgroup {
+    fn new(name: &str) -> Cgroup {
+        let root = diskalign::sys::cgroup::mount_point()
+            .expect("no cgroup2 filesystem is mounted: the attribution tests need one");
+        let leaf = format!("{name}-{}", std::process::id());
+        let dir = root.join(&leaf);
+        std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("mkdir {}: {e}", dir.display()));
+        Cgroup {
+            dir,
+            path: format!("/{leaf}"),
+        }
+    }
+
+    /// Its cgroup v2 id: the directory's inode number.
+    fn id(&self) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&self.dir).unwrap().ino()
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        // Its last task may still be exiting: try for a second.
+        for _ in 0..20 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+const STRADDLING: u64 = 120;
+const ALIGNED: u64 = 80;
+
+/// Two named writers at once, as a shell script: `da-straddle` (4 KiB
+/// O_DIRECT writes at 4 KiB offsets of the partition at sector 2049, so
+/// every one is off 4 KiB on the disk) and `da-aligned` (4 KiB writes at
+/// 4 KiB offsets of the disk past the partition), the latter inside the
+/// cgroup `cg`. Both are dd under another name (a symlink in `dir`): a
+/// task's `comm` is the name of what it executed.
+fn two_writers(dir: &std::path::Path, lo: &LoopDev, cg: &Cgroup) -> String {
+    common::require_tool("dd");
+    let dd = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("dd"))
+        .find(|p| p.is_file())
+        .unwrap();
+    for name in ["da-straddle", "da-aligned"] {
+        let link = dir.join(name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(std::fs::canonicalize(&dd).unwrap(), &link).unwrap();
+    }
+    let d = dir.display();
+    format!(
+        "{d}/da-straddle if=/dev/zero of={part} bs=4096 count={STRADDLING} oflag=direct status=none & \
+         sh -c 'echo $$ > {cg}/cgroup.procs && exec {d}/da-aligned if=/dev/zero of={disk} bs=4096 count={ALIGNED} seek=5000 oflag=direct status=none' && wait",
+        part = lo.part(1),
+        disk = lo.dev,
+        cg = cg.dir.display(),
+    )
+}
+
+fn submitter<'a>(
+    s: &'a Snapshot,
+    dev: DevNum,
+    stage: Stage,
+    comm: &str,
+) -> &'a (diskalign::sys::blocktrace::SubmitterKey, Counters) {
+    s.submitters
+        .iter()
+        .find(|(k, _)| {
+            (k.dev, k.direction, k.stage, k.comm.as_str()) == (dev, Direction::Write, stage, comm)
+        })
+        .unwrap_or_else(|| panic!("no {comm} at {dev:?} {stage}: {:#?}", s.submitters))
+}
+
+/// Each writer is named with its own I/O at the disk (where its bios are
+/// queued) and at the partition, and the one in the test's cgroup with
+/// that cgroup, on both paths.
+fn check_attribution(prefer: Prefer) {
+    require_root();
+    let dir = tempfile::tempdir().unwrap();
+    let l = misaligned_partition(dir.path());
+    let (disk, part) = (devnum(&l.dev), devnum(&l.part(1)));
+    let cg = Cgroup::new("diskalign-who");
+    let script = two_writers(dir.path(), &l, &cg);
+    let t = Tracer::start(&[grains(disk), grains(part)], prefer).unwrap();
+    common::sh("sh", &["-c", &script]);
+    let s = t.snapshot().unwrap();
+    drop(t);
+    let (k, c) = submitter(&s, disk, Stage::Queue, "da-straddle");
+    assert_eq!(
+        (c.ios, c.straddle_4k),
+        (STRADDLING, STRADDLING),
+        "{prefer:?} {k:?}"
+    );
+    assert_eq!(c.bytes, STRADDLING * 4096);
+    let (k, c) = submitter(&s, disk, Stage::Queue, "da-aligned");
+    assert_eq!((c.ios, c.straddle_4k), (ALIGNED, 0), "{prefer:?} {k:?}");
+    assert_eq!(k.cgroup_id, cg.id(), "{prefer:?}: the test's cgroup");
+    let path = s.cgroups.iter().find(|(id, _)| *id == cg.id());
+    assert_eq!(path.map(|(_, p)| p.as_str()), Some(cg.path.as_str()));
+    let (_, c) = submitter(&s, part, Stage::RemapFrom, "da-straddle");
+    assert_eq!(
+        (c.ios, c.straddle_4k, c.start_mod_4k[0]),
+        (STRADDLING, 0, STRADDLING),
+        "{prefer:?}: aligned inside the partition"
+    );
+    assert!(
+        !s.submitters
+            .iter()
+            .any(|(k, _)| k.dev == part && k.comm == "da-aligned"),
+        "{prefer:?}: da-aligned never wrote to the partition"
+    );
+    for ((dev, dir, stage), c) in &s.counters {
+        assert_eq!(c.unattributed, 0, "{prefer:?} {dev:?} {dir} {stage}");
+    }
+}
+
+#[test]
+fn both_paths_name_who_submitted_each_io() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    check_attribution(Prefer::Bpf);
+    check_attribution(Prefer::PerfSamples);
+}
+
+/// `watch` end to end: the two writers at once, as its COMMAND. The
+/// submitters of the disk and the partition name each right, with the
+/// test's cgroup, and the straddling finding names da-straddle.
+#[test]
+fn watch_names_the_process_that_misaligns() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_root();
+    let dir = tempfile::tempdir().unwrap();
+    let lo = misaligned_partition(dir.path());
+    let cg = Cgroup::new("diskalign-watch-who");
+    let script = two_writers(dir.path(), &lo, &cg);
+    let (out, status) = common::run(&[
+        "watch", &lo.dev, "--json", "--for", "30s", "--", "sh", "-c", &script,
+    ]);
+    assert_eq!(status, 1, "{out}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(doc["command"]["exit_status"], 0, "{doc}");
+    let row = |dev: &str| {
+        doc["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == dev && d["direction"] == "write")
+            .unwrap_or_else(|| panic!("no write row for {dev}: {doc}"))
+            .clone()
+    };
+    let disk = row(lo.dev.trim_start_matches("/dev/"));
+    assert_eq!(disk["submitters_stage"], "queue");
+    let subs = disk["submitters"].as_array().unwrap();
+    let by = |name: &str| {
+        subs.iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {disk}"))
+    };
+    assert_eq!(by("da-straddle")["straddling"], STRADDLING, "{disk}");
+    assert_eq!(by("da-aligned")["straddling"], 0, "{disk}");
+    assert_eq!(by("da-aligned")["ios"], ALIGNED, "{disk}");
+    assert_eq!(by("da-aligned")["cgroup"], cg.path.as_str(), "{disk}");
+    assert_eq!(
+        subs[0]["name"], "da-straddle",
+        "the one that misaligned first"
+    );
+    let part = row(lo.part(1).trim_start_matches("/dev/"));
+    assert_eq!(part["submitters_stage"], "remap-from");
+    assert_eq!(part["submitters"][0]["name"], "da-straddle", "{part}");
+    assert_eq!(
+        part["submitters"][0]["off_4k_on_disk"], STRADDLING,
+        "{part}"
+    );
+    let found = doc["findings"].as_array().unwrap();
+    let straddling = found
+        .iter()
+        .find(|f| f["code"] == "straddling-io" && f["facts"]["device"] == disk["device"])
+        .unwrap_or_else(|| panic!("no straddling-io at the disk: {doc}"));
+    assert_eq!(
+        straddling["facts"]["submitters"][0]["name"], "da-straddle",
+        "{straddling}"
+    );
+    assert!(
+        straddling["message"]
+            .as_str()
+            .unwrap()
+            .contains("most from da-straddle (120)"),
+        "{straddling}"
+    );
+}
+
+/// bpf(2) with an attribute of one u32 (`id` or `start_id`) and, for the
+/// GET_NEXT_ID commands, the next id written at byte 4.
+fn bpf_id_call(cmd: i64, id: u32) -> (i64, u32) {
+    let mut attr = [0u8; 16];
+    attr[0..4].copy_from_slice(&id.to_ne_bytes());
+    // SAFETY: the kernel reads and writes within the 16 bytes given.
+    let r = unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.as_mut_ptr(), attr.len()) };
+    (r, u32::from_ne_bytes(attr[4..8].try_into().unwrap()))
+}
+
+const PROG_GET_NEXT_ID: i64 = 11;
+const MAP_GET_NEXT_ID: i64 = 12;
+const PROG_GET_FD_BY_ID: i64 = 13;
+const MAP_GET_FD_BY_ID: i64 = 14;
+
+/// Every BPF program (or map) id in the system.
+fn bpf_objects(next: i64) -> Vec<u32> {
+    let mut ids = Vec::new();
+    let mut id = 0;
+    loop {
+        let (r, n) = bpf_id_call(next, id);
+        if r != 0 {
+            return ids;
+        }
+        ids.push(n);
+        id = n;
+    }
+}
+
+/// Whether the program or map `id` still exists (its fd closed at once).
+fn bpf_alive(get_fd: i64, id: u32) -> bool {
+    let (fd, _) = bpf_id_call(get_fd, id);
+    if fd >= 0 {
+        // SAFETY: a descriptor the kernel just gave us.
+        unsafe { libc::close(fd as i32) };
+    }
+    fd >= 0
+}
+
+/// The BPF program and map ids process `pid` holds, from the `prog_id`
+/// and `map_id` lines of its descriptors' fdinfo, and how many perf
+/// events it holds.
+fn held_by(pid: u32) -> (Vec<u32>, Vec<u32>, usize) {
+    let (mut progs, mut maps, mut events) = (Vec::new(), Vec::new(), 0);
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return (progs, maps, events);
+    };
+    for fd in fds.flatten() {
+        let target = std::fs::read_link(fd.path()).unwrap_or_default();
+        events += usize::from(target.to_string_lossy().contains("perf_event"));
+        let info = format!("/proc/{pid}/fdinfo/{}", fd.file_name().to_string_lossy());
+        for line in std::fs::read_to_string(info).unwrap_or_default().lines() {
+            let id = |v: &str| v.trim().parse::<u32>().ok();
+            if let Some(v) = line.strip_prefix("prog_id:").and_then(id) {
+                progs.push(v);
+            } else if let Some(v) = line.strip_prefix("map_id:").and_then(id) {
+                maps.push(v);
+            }
+        }
+    }
+    (progs, maps, events)
+}
+
+/// `kill -9` during a watch leaves nothing behind: the system's BPF
+/// programs and maps before and after the watch are compared, and every
+/// one the watch held is gone (the kernel frees them, and detaches the
+/// perf events that ran the programs, when the process's descriptors go:
+/// an event holds its program, so a program gone means its event is
+/// too). No tracefs mount is left either.
+#[test]
+fn kill_9_during_a_watch_leaves_no_bpf_object_behind() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_root();
+    let dir = tempfile::tempdir().unwrap();
+    let lo = misaligned_partition(dir.path());
+    let tracefs_mounts = || common_mounts("tracefs");
+    let (progs0, maps0, mounts0) = (
+        bpf_objects(PROG_GET_NEXT_ID),
+        bpf_objects(MAP_GET_NEXT_ID),
+        tracefs_mounts(),
+    );
+    let mut child = std::process::Command::new(common::bin())
+        .args(["watch", &lo.dev, "--for", "60s", "-q"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut held = (Vec::new(), Vec::new(), 0);
+    for _ in 0..200 {
+        held = held_by(pid);
+        if held.0.len() >= 7 && held.2 >= 7 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (progs, maps, events) = held;
+    assert!(
+        progs.len() >= 7 && maps.len() >= 5 && events >= 7,
+        "the watch never attached: {progs:?} {maps:?} {events} perf events"
+    );
+    assert!(progs.iter().all(|p| !progs0.contains(p)), "new programs");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The kernel frees maps from a workqueue: allow it a few seconds.
+    let alive = || -> Vec<String> {
+        let p = progs.iter().filter(|&&id| bpf_alive(PROG_GET_FD_BY_ID, id));
+        let m = maps.iter().filter(|&&id| bpf_alive(MAP_GET_FD_BY_ID, id));
+        p.map(|id| format!("program {id}"))
+            .chain(m.map(|id| format!("map {id}")))
+            .collect()
+    };
+    let mut left = alive();
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        left = alive();
+    }
+    assert!(left.is_empty(), "left behind after kill -9: {left:?}");
+    let (progs1, maps1) = (bpf_objects(PROG_GET_NEXT_ID), bpf_objects(MAP_GET_NEXT_ID));
+    assert!(
+        progs.iter().all(|p| !progs1.contains(p)) && maps.iter().all(|m| !maps1.contains(m)),
+        "the system still lists the watch's objects: {progs1:?} {maps1:?}"
+    );
+    // Others' objects may come and go meanwhile (the machine is shared);
+    // none of the watch's is among those left.
+    let _ = (maps0, progs0);
+    assert_eq!(tracefs_mounts(), mounts0, "a tracefs mount was left");
+}
+
+/// How many mounts of `fs_type` this process sees.
+fn common_mounts(fs_type: &str) -> usize {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            l.split(" - ")
+                .nth(1)
+                .is_some_and(|r| r.starts_with(fs_type))
+        })
+        .count()
+}
+
+/// A full table is counted, never silent, on both paths: with room for
+/// one device, four requests in flight and one submitter, the partition
+/// is named as not traced, every read request fio issues at queue depth
+/// 32 is either timed or counted untimed, and every bio is either
+/// attributed to the one submitter or counted unattributed.
+fn check_full_tables(prefer: Prefer) {
+    common::require_tool("fio");
+    let dir = tempfile::tempdir().unwrap();
+    let l = misaligned_partition(dir.path());
+    let (disk, part) = (devnum(&l.dev), devnum(&l.part(1)));
+    let cg = Cgroup::new("diskalign-full");
+    let script = two_writers(dir.path(), &l, &cg);
+    let cap = diskalign::sys::trace::Capacity {
+        devices: 1,
+        inflight: 4,
+        submitters: 1,
+    };
+    let t = Tracer::start_with(&[grains(disk), grains(part)], prefer, cap).unwrap();
+    common::sh(
+        "fio",
+        &[
+            "--name=full",
+            &format!("--filename={}", l.dev),
+            "--rw=read",
+            "--bs=4k",
+            "--size=8M",
+            "--direct=1",
+            "--ioengine=libaio",
+            "--iodepth=32",
+        ],
+    );
+    common::sh("sh", &["-c", &script]);
+    let s = t.snapshot().unwrap();
+    drop(t);
+    assert_eq!(s.untraced_devices, [part], "{prefer:?}");
+    let issued = counters(&s, disk, Direction::Read, Stage::Issue).unwrap();
+    let timed: u64 = s
+        .latency
+        .iter()
+        .filter(|x| (x.dev, x.direction) == (disk, Direction::Read))
+        .map(|x| x.micros_log2.iter().sum::<u64>())
+        .sum();
+    assert!(issued.untimed > 0, "{prefer:?}: 32 in flight, room for 4");
+    assert_eq!(timed + issued.untimed, issued.ios, "{prefer:?}");
+    assert_eq!(s.submitters.len(), 1, "{prefer:?}: {:#?}", s.submitters);
+    let mut unattributed = 0;
+    for dir in [Direction::Read, Direction::Write] {
+        let q = counters(&s, disk, dir, Stage::Queue).unwrap();
+        let attributed: u64 = s
+            .submitters
+            .iter()
+            .filter(|(k, _)| (k.dev, k.direction, k.stage) == (disk, dir, Stage::Queue))
+            .map(|(_, c)| c.ios)
+            .sum();
+        assert_eq!(attributed + q.unattributed, q.ios, "{prefer:?} {dir}");
+        unattributed += q.unattributed;
+    }
+    assert!(unattributed > 0, "{prefer:?}");
+}
+
+#[test]
+fn full_tables_are_counted_on_both_paths() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_root();
+    check_full_tables(Prefer::Bpf);
+    check_full_tables(Prefer::PerfSamples);
+}

@@ -747,6 +747,8 @@ pub fn trace_format(data: &[u8]) {
         layouts.insert(f.id.unwrap_or(0) as u16, l);
     }
     let mut t = tally::Tally::new(&grains);
-    ring::count_record(data, &layouts, &mut t);
+    // As a sample with and without the cgroup id after the raw record.
+    ring::count_record(data, &layouts, false, &mut t);
+    ring::count_record(data, &layouts, true, &mut t);
     let _ = t.snapshot(0.0);
 }

@@ -13,6 +13,7 @@ pub mod devices;
 pub mod latency;
 pub mod rules;
 pub mod source;
+pub mod submitters;
 pub mod summary;
 
 #[cfg(test)]
@@ -43,6 +44,8 @@ pub struct WatchOptions {
     pub interval: std::time::Duration,
     /// `--unit`: the grain every device is judged against.
     pub unit: Option<u64>,
+    /// `--top`: submitters shown per device and direction.
+    pub top: usize,
 }
 
 /// How the events were read, and what that costs.
@@ -76,6 +79,53 @@ impl Trace {
     }
 }
 
+/// What the tracer holds at once, and what went beyond it: counted and
+/// shown, never dropped silently.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Limits {
+    /// Devices traced at most.
+    pub max_devices: u64,
+    /// Requests timed (issue to completion) at once at most.
+    pub max_inflight: u64,
+    /// Submitters (device, direction, stage, task name, cgroup) counted
+    /// at most.
+    pub max_submitters: u64,
+    /// Requests issued whose latency was not recorded.
+    pub untimed: u64,
+    /// I/Os whose submitter was not counted.
+    pub unattributed: u64,
+    /// Devices watched but not traced (beyond `max_devices`).
+    pub untraced_devices: Vec<String>,
+}
+
+impl Limits {
+    /// The limits of `sys::trace` and what the run's summaries and
+    /// snapshot say went beyond them.
+    fn of(devices: &[DeviceSummary], stack: &[Watched], d: &Snapshot) -> Limits {
+        let cap = crate::sys::trace::Capacity::DEFAULT;
+        let name = |dev: &crate::sys::blocktrace::DevNum| {
+            stack.iter().find(|w| w.dev() == *dev).map_or_else(
+                || format!("{}:{}", dev.major, dev.minor),
+                |w| w.device.clone(),
+            )
+        };
+        Limits {
+            max_devices: cap.devices as u64,
+            max_inflight: cap.inflight as u64,
+            max_submitters: cap.submitters as u64,
+            untimed: devices.iter().map(|s| s.untimed).sum(),
+            unattributed: devices.iter().map(|s| s.unattributed).sum(),
+            untraced_devices: d.untraced_devices.iter().map(name).collect(),
+        }
+    }
+
+    /// Something went beyond a limit.
+    pub fn dropped(&self) -> bool {
+        self.untimed > 0 || self.unattributed > 0 || !self.untraced_devices.is_empty()
+    }
+}
+
 /// The command `watch` ran (`-- COMMAND ARGS...`) and how it ended.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -102,6 +152,8 @@ pub struct WatchRun {
     pub unit_bytes: Option<u64>,
     /// Records the kernel dropped (the perf path's ring overflowed).
     pub lost_records: u64,
+    /// What the tracer holds at once, and what went beyond it.
+    pub limits: Limits,
     /// Every device watched, the targets' own first.
     pub stack: Vec<Watched>,
     /// One entry per device and direction with I/O.
@@ -131,7 +183,7 @@ impl WatchRun {
         last: &Snapshot,
     ) -> WatchRun {
         let d = summary::delta(last, first);
-        let devices = summary::summarise(&stack, &d);
+        let devices = summary::summarise(&stack, &d, opts.top);
         let findings = rules::findings(&stack, &devices);
         let mut run = WatchRun {
             targets: opts
@@ -144,6 +196,7 @@ impl WatchRun {
             interval_s: opts.interval.as_secs_f64(),
             unit_bytes: opts.unit,
             lost_records: d.lost_records,
+            limits: Limits::of(&devices, &stack, &d),
             latency: latency::compare(&stack, &d),
             stack,
             devices,
@@ -266,6 +319,7 @@ mod tests {
             duration: None,
             interval: Duration::from_secs(1),
             unit: None,
+            top: submitters::TOP,
         }
     }
 

@@ -15,6 +15,7 @@ pub fn render(run: &WatchRun, st: &Style) -> String {
     let mut out = header(run, st);
     out.push_str(&table(run, st));
     if !st.quiet {
+        out.push_str(&submitters(run, st));
         out.push_str(&histograms(run, st));
         out.push_str(&latency(&run.latency, st));
     }
@@ -76,8 +77,87 @@ fn header(run: &WatchRun, st: &Style) -> String {
         },
         "",
     ));
+    let l = limits(run);
+    s.push_str(&st.line(
+        "",
+        &if run.limits.dropped() { st.warn(&l) } else { l },
+        "  ",
+    ));
     s.push('\n');
     s
+}
+
+/// "3 at sdb, 3 at sdb2 write": a count per device and direction.
+fn per_device(run: &WatchRun, of: fn(&DeviceSummary) -> u64) -> String {
+    let v: Vec<String> = run
+        .devices
+        .iter()
+        .filter(|s| of(s) > 0)
+        .map(|s| {
+            let dir = s.direction.map_or("", |d| d.as_str());
+            format!("{} at {} {dir}", of(s), s.device)
+        })
+        .collect();
+    v.join(", ")
+}
+
+/// What the tracer's limits dropped, or that nothing was.
+fn limits(run: &WatchRun) -> String {
+    let l = &run.limits;
+    let mut parts = Vec::new();
+    if l.untimed > 0 {
+        parts.push(format!(
+            "requests not timed (more than {} in flight at once): {}",
+            l.max_inflight,
+            per_device(run, |s| s.untimed)
+        ));
+    }
+    if l.unattributed > 0 {
+        parts.push(format!(
+            "I/Os not attributed to a submitter (more than {} submitters): {}",
+            l.max_submitters,
+            per_device(run, |s| s.unattributed)
+        ));
+    }
+    if !l.untraced_devices.is_empty() {
+        parts.push(format!(
+            "{} devices not traced (more than {}): {}",
+            l.untraced_devices.len(),
+            l.max_devices,
+            l.untraced_devices.join(", ")
+        ));
+    }
+    if parts.is_empty() {
+        format!(
+            "limits: nothing dropped ({} requests timed at once, {} submitters, {} devices)",
+            l.max_inflight, l.max_submitters, l.max_devices
+        )
+    } else {
+        format!("limits: {}", parts.join("; "))
+    }
+}
+
+/// Who submitted each device's I/O, where each bio was submitted.
+fn submitters(run: &WatchRun, st: &Style) -> String {
+    let rows = columns::submitter_rows(run);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let all = columns::watch_submitters();
+    let cols: Vec<_> = all.iter().collect();
+    let mut out = String::from("\n");
+    out.push_str(&st.line(
+        "",
+        "submitters, counted where each bio was submitted (a disk's bios queued, a partition's before its disk):",
+        "",
+    ));
+    out.push_str(&columns::render(
+        &cols,
+        &rows.iter().collect::<Vec<_>>(),
+        st,
+        "  ",
+    ));
+    out
 }
 
 fn plural(n: usize, what: &str) -> String {

@@ -16,9 +16,34 @@ pub mod ring;
 pub mod tally;
 pub mod tracefs;
 
-use crate::sys::blocktrace::{Grains, Snapshot, TracePath};
+use crate::sys::blocktrace::{Accounted, DevNum, Direction, Grains, Snapshot, TracePath};
+use crate::sys::{cgroup, procfs};
 use format::{Event, FormatError, Layout};
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Instant;
+
+/// How much the tracer holds at once, on both paths. What goes beyond
+/// is counted, never dropped silently: devices beyond `devices` are named
+/// as not traced, requests beyond `inflight` counted as untimed, the I/Os
+/// of submitters beyond `submitters` as unattributed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    pub devices: usize,
+    /// Requests timed (issue to completion) at once.
+    pub inflight: usize,
+    /// (device, direction, stage, comm, cgroup) counted.
+    pub submitters: usize,
+}
+
+impl Capacity {
+    /// What `watch` traces with.
+    pub const DEFAULT: Capacity = Capacity {
+        devices: 4_096,
+        inflight: 16_384,
+        submitters: 4_096,
+    };
+}
 
 /// Which path to take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +86,11 @@ pub struct Tracer {
     backend: Backend,
     started: Instant,
     bpf_refused: Option<String>,
+    /// The devices counted, and those asked for beyond the tracer's limit.
+    traced: Vec<DevNum>,
+    untraced: Vec<DevNum>,
+    /// cgroup ids already looked for, and the paths of those found.
+    cgroups: Mutex<HashMap<u64, Option<String>>>,
 }
 
 /// The events' ids and layouts, from tracefs.
@@ -83,15 +113,45 @@ fn layouts() -> Result<Vec<(Event, u64, Layout)>, TraceError> {
         .collect()
 }
 
-/// The devices to count, once each, with usable grains.
-fn devices(grains: &[Grains]) -> Vec<Grains> {
+/// The devices to count, once each, with usable grains, and the devices
+/// beyond `max`, which are not counted.
+fn devices(grains: &[Grains], max: usize) -> (Vec<Grains>, Vec<DevNum>) {
     let mut seen = std::collections::HashSet::new();
-    grains
-        .iter()
-        .filter(|g| seen.insert(g.dev))
-        .take(bpf::MAX_DEVICES)
-        .map(tally::sane)
-        .collect()
+    let unique: Vec<&Grains> = grains.iter().filter(|g| seen.insert(g.dev)).collect();
+    let cut = unique.len().min(max);
+    (
+        unique[..cut].iter().map(|g| tally::sane(g)).collect(),
+        unique[cut..].iter().map(|g| g.dev).collect(),
+    )
+}
+
+/// What /proc/diskstats says of `devs`, per direction.
+fn diskstats(devs: &[DevNum]) -> Vec<((DevNum, Direction), Accounted)> {
+    let acc = |v: [u64; 3]| Accounted {
+        ios: v[0],
+        merges: v[1],
+        sectors: v[2],
+    };
+    let mut out = Vec::new();
+    for l in procfs::parse_diskstats(&procfs::diskstats()) {
+        let dev = DevNum {
+            major: l.major,
+            minor: l.minor,
+        };
+        if !devs.contains(&dev) {
+            continue;
+        }
+        out.push(((dev, Direction::Read), acc(l.read)));
+        out.push(((dev, Direction::Write), acc(l.write)));
+        out.push(((dev, Direction::Discard), acc(l.discard)));
+        let flush = Accounted {
+            ios: l.flushes,
+            ..Accounted::default()
+        };
+        out.push(((dev, Direction::Flush), flush));
+    }
+    out.sort_by_key(|(k, _)| *k);
+    out
 }
 
 /// Single-line text (a verifier log or an errno may carry newlines).
@@ -103,36 +163,46 @@ impl Tracer {
     /// Attach to the block tracepoints and count the I/O of the devices
     /// in `grains` (others are not counted), judged against their grains.
     pub fn start(grains: &[Grains], prefer: Prefer) -> Result<Tracer, TraceError> {
+        Tracer::start_with(grains, prefer, Capacity::DEFAULT)
+    }
+
+    /// [`Tracer::start`] holding `cap` at once (the tests fill smaller
+    /// tables on purpose).
+    pub fn start_with(
+        grains: &[Grains],
+        prefer: Prefer,
+        cap: Capacity,
+    ) -> Result<Tracer, TraceError> {
         let who = access::current();
         if let Some(missing) = who.missing() {
             return Err(TraceError::NotPermitted(missing));
         }
         let events = layouts()?;
-        let devs = devices(grains);
+        let (devs, untraced) = devices(grains, cap.devices);
         let started = Instant::now();
+        let tracer = |backend, bpf_refused| Tracer {
+            backend,
+            started,
+            bpf_refused,
+            traced: devs.iter().map(|g| g.dev).collect(),
+            untraced: untraced.clone(),
+            cgroups: Mutex::new(HashMap::new()),
+        };
         let perf_path = |bpf_refused| {
-            ring::PerfTrace::start(&devs, &events)
-                .map(|p| Tracer {
-                    backend: Backend::Perf(p),
-                    started,
-                    bpf_refused,
-                })
+            ring::PerfTrace::start(&devs, &events, cap)
+                .map(|p| tracer(Backend::Perf(p), bpf_refused))
                 .map_err(|e| TraceError::Perf(one_line(e)))
         };
         if prefer == Prefer::PerfSamples {
             return perf_path(None);
         }
         let bpf = if who.may_bpf() {
-            bpf::BpfTrace::start(&devs, &events).map_err(one_line)
+            bpf::BpfTrace::start(&devs, &events, cap).map_err(one_line)
         } else {
             Err("needs CAP_BPF and CAP_PERFMON, or root".to_string())
         };
         match (bpf, prefer) {
-            (Ok(b), _) => Ok(Tracer {
-                backend: Backend::Bpf(b),
-                started,
-                bpf_refused: None,
-            }),
+            (Ok(b), _) => Ok(tracer(Backend::Bpf(b), None)),
             (Err(e), Prefer::Bpf) => Err(TraceError::Bpf(e)),
             (Err(e), _) => perf_path(Some(e)),
         }
@@ -151,20 +221,49 @@ impl Tracer {
         self.bpf_refused.as_deref()
     }
 
-    /// Everything counted since `start`.
+    /// Everything counted since `start`, with the kernel's own
+    /// statistics of the traced devices read at the same time.
     pub fn snapshot(&self) -> Result<Snapshot, TraceError> {
         let elapsed_s = self.started.elapsed().as_secs_f64();
-        match &self.backend {
-            Backend::Perf(p) => Ok(p.snapshot(elapsed_s)),
+        let mut s = match &self.backend {
+            Backend::Perf(p) => p.snapshot(elapsed_s),
             Backend::Bpf(b) => {
                 let read = |e: std::io::Error| TraceError::Read(e.to_string());
-                Ok(Snapshot {
+                Snapshot {
                     counters: b.counters().map_err(read)?,
                     latency: b.latency().map_err(read)?,
-                    lost_records: 0,
+                    submitters: b.submitters().map_err(read)?,
                     elapsed_s,
-                })
+                    ..Snapshot::default()
+                }
+            }
+        };
+        s.diskstats = diskstats(&self.traced);
+        s.untraced_devices = self.untraced.clone();
+        s.cgroups = self.cgroup_paths(&s);
+        Ok(s)
+    }
+
+    /// The paths of the cgroups the submitters ran in, each id looked
+    /// for once (a walk of the cgroup2 tree).
+    fn cgroup_paths(&self, s: &Snapshot) -> Vec<(u64, String)> {
+        let mut known = self.cgroups.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ids: Vec<u64> = s.submitters.iter().map(|(k, _)| k.cgroup_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let new: Vec<u64> = ids
+            .iter()
+            .copied()
+            .filter(|id| *id != 0 && !known.contains_key(id))
+            .collect();
+        if !new.is_empty() {
+            let found = cgroup::paths(&new);
+            for id in new {
+                known.insert(id, found.get(&id).cloned());
             }
         }
+        ids.iter()
+            .filter_map(|id| Some((*id, known.get(id)?.clone()?)))
+            .collect()
     }
 }

@@ -12,17 +12,14 @@ pub mod syscall;
 use super::format::{Event, Layout};
 use super::perf;
 use super::tally::{kernel_dev, latencies, new_counters};
-use crate::sys::blocktrace::{Counters, DevNum, Direction, Grains, Latency, Stage};
+use crate::sys::blocktrace::{Counters, DevNum, Direction, Grains, Latency, Stage, SubmitterKey};
 use prog::{Kind, Maps};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 
-/// Requests timed at once (the rest go untimed until room frees).
-const INFLIGHT_MAX: u32 = 16_384;
 /// Latency histogram cells (device, direction, size, straddles, bucket).
 const LAT_MAX: u32 = 8_192;
-/// Devices counted at most.
-pub const MAX_DEVICES: usize = 4_096;
+use super::Capacity;
 
 /// What a `Counters` is counted per.
 pub type CounterKey = (DevNum, Direction, Stage);
@@ -44,6 +41,7 @@ pub struct BpfTrace {
     _inflight: OwnedFd,
     counts: OwnedFd,
     lat: OwnedFd,
+    who: OwnedFd,
     /// The device of each slot.
     slots: Vec<DevNum>,
     /// Possible CPUs: the per-CPU maps hold one value for each.
@@ -77,45 +75,56 @@ fn err(what: &str) -> impl Fn(std::io::Error) -> String + '_ {
 impl BpfTrace {
     /// `grains` are already deduplicated and sane (tally::sane); `events`
     /// are (event, tracepoint id, layout).
-    pub fn start(grains: &[Grains], events: &[(Event, u64, Layout)]) -> Result<BpfTrace, String> {
+    /// The submitters' map allocates as it fills (BPF_F_NO_PREALLOC), each
+    /// entry one value per possible CPU; the others are preallocated.
+    pub fn start(
+        grains: &[Grains],
+        events: &[(Event, u64, Layout)],
+        cap: Capacity,
+    ) -> Result<BpfTrace, String> {
         if let Some((e, _, _)) = events.iter().find(|(_, _, l)| !l.aligned()) {
             return Err(format!("{}: a field is not naturally aligned", e.name()));
         }
-        let n = grains.len().clamp(1, MAX_DEVICES) as u32;
+        let n = grains.len().clamp(1, cap.devices) as u32;
         let ncpu = perf::cpus("possible").map_err(err("possible CPUs"))?.len();
-        let devs = syscall::map_create(
-            syscall::MAP_HASH,
-            4,
-            prog::DEVINFO_BYTES as u32,
-            n,
-            "da_devs",
-        )
-        .map_err(err("creating a BPF map"))?;
+        let map = |kind, key: usize, value: usize, max, flags, name| {
+            syscall::map_create(kind, key as u32, value as u32, max, flags, name)
+                .map_err(err("creating a BPF map"))
+        };
+        let devs = map(syscall::MAP_HASH, 4, prog::DEVINFO_BYTES, n, 0, "da_devs")?;
         let counts_len = n * prog::DIRECTIONS * prog::STAGES;
-        let counts = syscall::map_create(
+        let counts = map(
             syscall::MAP_PERCPU_ARRAY,
             4,
-            (prog::WORDS * 8) as u32,
+            prog::WORDS * 8,
             counts_len,
+            0,
             "da_counts",
-        )
-        .map_err(err("creating a BPF map"))?;
-        let inflight = syscall::map_create(
+        )?;
+        let inflight = map(
             syscall::MAP_HASH,
-            prog::INFLIGHT_KEY_BYTES as u32,
-            prog::INFLIGHT_VALUE_BYTES as u32,
-            INFLIGHT_MAX,
+            prog::INFLIGHT_KEY_BYTES,
+            prog::INFLIGHT_VALUE_BYTES,
+            cap.inflight as u32,
+            0,
             "da_inflight",
-        )
-        .map_err(err("creating a BPF map"))?;
-        let lat = syscall::map_create(
+        )?;
+        let lat = map(
             syscall::MAP_PERCPU_HASH,
-            prog::LAT_KEY_BYTES as u32,
+            prog::LAT_KEY_BYTES,
             8,
             LAT_MAX,
+            0,
             "da_lat",
-        )
-        .map_err(err("creating a BPF map"))?;
+        )?;
+        let who = map(
+            syscall::MAP_PERCPU_HASH,
+            prog::WHO_KEY_BYTES,
+            prog::WHO_WORDS * 8,
+            cap.submitters as u32,
+            syscall::NO_PREALLOC,
+            "da_who",
+        )?;
         let slots: Vec<DevNum> = grains.iter().take(n as usize).map(|g| g.dev).collect();
         for (slot, g) in grains.iter().take(n as usize).enumerate() {
             let key = kernel_dev(g.dev).to_ne_bytes();
@@ -127,6 +136,7 @@ impl BpfTrace {
             counts: counts.as_raw_fd(),
             inflight: inflight.as_raw_fd(),
             lat: lat.as_raw_fd(),
+            who: who.as_raw_fd(),
         };
         let mut progs = Vec::new();
         let mut fds = Vec::new();
@@ -147,6 +157,7 @@ impl BpfTrace {
             _inflight: inflight,
             counts,
             lat,
+            who,
             slots,
             ncpu,
         })
@@ -229,6 +240,62 @@ impl BpfTrace {
     }
 }
 
+impl BpfTrace {
+    /// Every submitter counted, by device, direction, stage, comm and
+    /// cgroup id.
+    pub fn submitters(&self) -> std::io::Result<Vec<(SubmitterKey, Counters)>> {
+        let mut out = Vec::new();
+        let mut key = [0u8; prog::WHO_KEY_BYTES];
+        let mut first = true;
+        loop {
+            let mut next = [0u8; prog::WHO_KEY_BYTES];
+            let prev = if first { None } else { Some(&key[..]) };
+            if !syscall::next_key(&self.who, prev, &mut next)? {
+                break;
+            }
+            first = false;
+            key = next;
+            let Some(w) = self.percpu_sum(&self.who, &key, prog::WHO_WORDS)? else {
+                continue;
+            };
+            if let Some(k) = who_key(&key, &self.slots) {
+                out.push((k, from_who_words(&w)));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+}
+
+/// A `who` key (prog::WHO_KEY_BYTES) read back; None for a slot or
+/// stage out of range.
+fn who_key(k: &[u8; prog::WHO_KEY_BYTES], slots: &[DevNum]) -> Option<SubmitterKey> {
+    let slot = u32::from_ne_bytes([k[0], k[1], k[2], k[3]]) as usize;
+    let comm = &k[16..32];
+    let end = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
+    Some(SubmitterKey {
+        dev: *slots.get(slot)?,
+        direction: *DIRECTIONS.get(k[4] as usize)?,
+        stage: *STAGES.get(k[5] as usize)?,
+        comm: String::from_utf8_lossy(&comm[..end]).into_owned(),
+        cgroup_id: u64::from_ne_bytes(k[8..16].try_into().ok()?),
+    })
+}
+
+/// A `who` value (prog::WHO_*) as Counters without histograms.
+fn from_who_words(w: &[u64]) -> Counters {
+    Counters {
+        ios: w[prog::WHO_IOS],
+        bytes: w[prog::WHO_BYTES],
+        straddle_4k: w[prog::WHO_STRADDLE_4K],
+        straddle_grain: w[prog::WHO_STRADDLE_GRAIN],
+        sub_physical: w[prog::WHO_SUB_PHYSICAL],
+        splits: w[prog::WHO_SPLITS],
+        start_mod_4k: w[prog::WHO_MOD_4K..prog::WHO_MOD_4K + 8].to_vec(),
+        ..Counters::default()
+    }
+}
+
 /// A `counts` value (prog::W_*) as Counters.
 fn from_words(w: &[u64]) -> Counters {
     let mut c = new_counters();
@@ -239,6 +306,9 @@ fn from_words(w: &[u64]) -> Counters {
     c.sub_physical = w[prog::W_SUB_PHYSICAL];
     c.splits = w[prog::W_SPLITS];
     c.merges = w[prog::W_MERGES];
+    c.unattributed = w[prog::W_UNATTRIBUTED];
+    c.untimed = w[prog::W_UNTIMED];
+    c.preflush_writes = w[prog::W_PREFLUSH_WRITES];
     c.size_log2
         .copy_from_slice(&w[prog::W_SIZE..prog::W_SIZE + 32]);
     c.align_log2

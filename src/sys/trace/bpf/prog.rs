@@ -11,7 +11,13 @@
 //!   index `(slot * 4 + direction) * 3 + stage`;
 //! - `inflight` (hash, (dev_t, sector) → (issue time, latency key));
 //! - `lat` (per-CPU hash, (latency key, µs bucket) → count), the latency
-//!   key being `((slot * 4 + direction) * 2 + straddles) * 32 + size bucket`.
+//!   key being `((slot * 4 + direction) * 2 + straddles) * 32 + size bucket`;
+//! - `who` (per-CPU hash, (slot, direction, stage, cgroup id, comm) →
+//!   WHO_WORDS u64): the submitters, counted where a bio is submitted
+//!   (block_bio_queue, block_bio_remap and block_split run in the task
+//!   that called submit_bio: submit_bio_noacct in block/blk-core.c). A
+//!   full map is counted in `counts` (W_UNATTRIBUTED), as are requests a
+//!   full `inflight` or `lat` leaves untimed (W_UNTIMED).
 
 use super::asm::{
     Alu, Asm, AsmError, Insn, Jmp, Label, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9,
@@ -27,10 +33,26 @@ pub const W_STRADDLE_GRAIN: usize = 3;
 pub const W_SUB_PHYSICAL: usize = 4;
 pub const W_SPLITS: usize = 5;
 pub const W_MERGES: usize = 6;
+pub const W_UNATTRIBUTED: usize = 7;
 pub const W_SIZE: usize = 8;
 pub const W_ALIGN: usize = 40;
 pub const W_MOD_4K: usize = 72;
-pub const WORDS: usize = 80;
+pub const W_UNTIMED: usize = 80;
+pub const W_PREFLUSH_WRITES: usize = 81;
+pub const WORDS: usize = 82;
+
+/// Word offsets in a `who` value: a submitter's counts.
+pub const WHO_IOS: usize = 0;
+pub const WHO_BYTES: usize = 1;
+pub const WHO_STRADDLE_4K: usize = 2;
+pub const WHO_STRADDLE_GRAIN: usize = 3;
+pub const WHO_SUB_PHYSICAL: usize = 4;
+pub const WHO_SPLITS: usize = 5;
+pub const WHO_MOD_4K: usize = 6;
+pub const WHO_WORDS: usize = 14;
+/// who key: slot (u32), direction (u8), stage (u8), 2 zero bytes,
+/// cgroup id (u64), comm (16 bytes).
+pub const WHO_KEY_BYTES: usize = 32;
 
 pub const DIRECTIONS: u32 = 4;
 pub const STAGES: u32 = 3;
@@ -49,6 +71,8 @@ const MAP_LOOKUP: i32 = 1;
 const MAP_UPDATE: i32 = 2;
 const MAP_DELETE: i32 = 3;
 const KTIME_GET_NS: i32 = 5;
+const GET_CURRENT_COMM: i32 = 16;
+const GET_CURRENT_CGROUP_ID: i32 = 80;
 /// BPF_NOEXIST.
 const NOEXIST: i32 = 1;
 
@@ -64,6 +88,11 @@ const S_IKEY: i16 = -72;
 const S_IVALUE: i16 = -88;
 const S_LKEY: i16 = -96;
 const S_ONE: i16 = -104;
+const S_X4K: i16 = -112;
+const S_SUBPHYS: i16 = -120;
+const S_EMPTYW: i16 = -128;
+const S_WKEY: i16 = -160;
+const S_WVALUE: i16 = -272;
 
 /// The maps' fds, as the programs name them.
 #[derive(Clone, Copy, Debug)]
@@ -72,6 +101,7 @@ pub struct Maps {
     pub counts: i32,
     pub inflight: i32,
     pub lat: i32,
+    pub who: i32,
 }
 
 /// What a program does with its event.
@@ -136,10 +166,12 @@ fn fields(a: &mut Asm, l: &Layout, remap_from: bool, out: Label) {
     a.store(Size::W, FP, S_DEV, R1);
     a.load(Size::B, R1, R6, slot_off(l.rwbs));
     a.load(Size::B, R2, R6, slot_off(l.rwbs) + 1);
+    a.store_imm(Size::DW, FP, S_EMPTYW, 0);
     direction(a, out);
 }
 
 /// tally::direction in compares: r1 = rwbs[0], r2 = rwbs[1], r9 = sectors.
+/// A write of no sectors is a flush, and marked at S_EMPTYW.
 fn direction(a: &mut Asm, out: Label) {
     let (plain, done) = (a.label(), a.label());
     a.jump_imm(Jmp::Ne, R1, b'F' as i32, plain);
@@ -158,6 +190,7 @@ fn direction(a: &mut Asm, out: Label) {
     a.mov_imm(R7, 1);
     a.jump_imm(Jmp::Ne, R9, 0, done);
     a.mov_imm(R7, 3);
+    a.store_imm(Size::DW, FP, S_EMPTYW, 1);
     a.bind(done);
 }
 
@@ -198,13 +231,25 @@ fn incr(a: &mut Asm, word: usize) {
 /// counts[base + idx] += 1 for idx below `buckets`, a power of two (the
 /// mask tells the verifier the bound; clobbers idx, r1, r2).
 fn incr_at(a: &mut Asm, base: usize, idx: Reg, buckets: i32) {
+    incr_in_at(a, R6, base, idx, buckets);
+}
+
+/// The same in the value `value` points to.
+fn incr_in_at(a: &mut Asm, value: Reg, base: usize, idx: Reg, buckets: i32) {
     a.alu_imm(Alu::And, idx, buckets - 1);
     a.alu_imm(Alu::Lsh, idx, 3);
-    a.mov(R2, R6);
+    a.mov(R2, value);
     a.alu(Alu::Add, R2, idx);
     a.load(Size::DW, R1, R2, off(base));
     a.alu_imm(Alu::Add, R1, 1);
     a.store(Size::DW, R2, off(base), R1);
+}
+
+/// value[word] += src (clobbers r1).
+fn add_in(a: &mut Asm, value: Reg, word: usize, src: Reg) {
+    a.load(Size::DW, R1, value, off(word));
+    a.alu(Alu::Add, R1, src);
+    a.store(Size::DW, value, off(word), R1);
 }
 
 /// out = min(floor(log2(v)), 31), 0 for 0; clobbers v and tmp.
@@ -234,13 +279,25 @@ fn count(a: &mut Asm, stage: Stage, l: &Layout, maps: &Maps, out: Label) {
     a.load(Size::DW, R1, R6, off(W_BYTES));
     a.alu(Alu::Add, R1, R3);
     a.store(Size::DW, R6, off(W_BYTES), R1);
+    for flag in [S_X4K, S_STRADDLE, S_SUBPHYS] {
+        a.store_imm(Size::DW, FP, flag, 0);
+    }
+    let (full, shaped) = (a.label(), a.label());
+    a.load(Size::DW, R1, FP, S_EMPTYW);
+    a.jump_imm(Jmp::Eq, R1, 0, full);
+    incr(a, W_PREFLUSH_WRITES);
+    a.bind(full);
     // No shape for an I/O of no sectors (a flush).
-    a.jump_imm(Jmp::Eq, R9, 0, out);
+    a.jump_imm(Jmp::Eq, R9, 0, shaped);
     histograms(a);
     straddles(a);
     sub_physical(a);
     if stage == Stage::Issue {
         start_timer(a, maps);
+    }
+    a.bind(shaped);
+    if stage != Stage::Issue {
+        attribute(a, stage, maps, out);
     }
 }
 
@@ -279,6 +336,7 @@ fn straddles(a: &mut Asm) {
     a.jump_imm(Jmp::Eq, R4, 0, no);
     a.bind(yes);
     incr(a, W_STRADDLE_4K);
+    a.store_imm(Size::DW, FP, S_X4K, 1);
     a.bind(no);
 
     let (yes, no) = (a.label(), a.label());
@@ -309,6 +367,7 @@ fn sub_physical(a: &mut Asm) {
     a.load(Size::DW, R4, FP, S_PHYS);
     a.jump_reg(Jmp::Ge, R3, R4, no);
     incr(a, W_SUB_PHYSICAL);
+    a.store_imm(Size::DW, FP, S_SUBPHYS, 1);
     a.bind(no);
 }
 
@@ -338,13 +397,91 @@ fn start_timer(a: &mut Asm, maps: &Maps) {
     a.alu_imm(Alu::Add, R3, S_IVALUE as i32);
     a.mov_imm(R4, 0);
     a.call(MAP_UPDATE);
+    let timed = a.label();
+    a.jump_imm(Jmp::Eq, R0, 0, timed);
+    incr(a, W_UNTIMED);
+    a.bind(timed);
 }
 
-/// A split or a merge of the device's queued I/O.
+/// r0 = the `who` value of the current task at (the slot at S_SLOT,
+/// direction r7, stage), inserted at zero the first time. When the map is
+/// full: counts[W_UNATTRIBUTED] += 1 (r6 the counts) if `count_full`,
+/// and off to `out`.
+fn who_value(a: &mut Asm, stage: Stage, maps: &Maps, count_full: bool, out: Label) {
+    let have = a.label();
+    a.load(Size::DW, R1, FP, S_SLOT);
+    a.store(Size::W, FP, S_WKEY, R1);
+    a.mov(R1, R7);
+    a.alu_imm(Alu::Or, R1, (stage_index(stage) << 8) as i32);
+    a.store(Size::W, FP, S_WKEY + 4, R1);
+    a.call(GET_CURRENT_CGROUP_ID);
+    a.store(Size::DW, FP, S_WKEY + 8, R0);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, (S_WKEY + 16) as i32);
+    a.mov_imm(R2, 16);
+    a.call(GET_CURRENT_COMM);
+    lookup_who(a, maps);
+    a.jump_imm(Jmp::Ne, R0, 0, have);
+    for w in 0..WHO_WORDS {
+        a.store_imm(Size::DW, FP, S_WVALUE + off(w), 0);
+    }
+    a.map(R1, maps.who);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, S_WKEY as i32);
+    a.mov(R3, FP);
+    a.alu_imm(Alu::Add, R3, S_WVALUE as i32);
+    a.mov_imm(R4, NOEXIST);
+    a.call(MAP_UPDATE);
+    // Inserted, or another CPU inserted it first: look again.
+    lookup_who(a, maps);
+    a.jump_imm(Jmp::Ne, R0, 0, have);
+    if count_full {
+        incr(a, W_UNATTRIBUTED);
+    }
+    a.goto(out);
+    a.bind(have);
+}
+
+fn lookup_who(a: &mut Asm, maps: &Maps) {
+    a.map(R1, maps.who);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, S_WKEY as i32);
+    a.call(MAP_LOOKUP);
+}
+
+/// The I/O counted for its submitter: r8 sector, r9 sectors, the shape's
+/// flags on the stack.
+fn attribute(a: &mut Asm, stage: Stage, maps: &Maps, out: Label) {
+    who_value(a, stage, maps, true, out);
+    a.mov_imm(R3, 1);
+    add_in(a, R0, WHO_IOS, R3);
+    a.mov(R3, R9);
+    a.alu_imm(Alu::Lsh, R3, 9);
+    add_in(a, R0, WHO_BYTES, R3);
+    for (flag, word) in [
+        (S_X4K, WHO_STRADDLE_4K),
+        (S_STRADDLE, WHO_STRADDLE_GRAIN),
+        (S_SUBPHYS, WHO_SUB_PHYSICAL),
+    ] {
+        a.load(Size::DW, R3, FP, flag);
+        add_in(a, R0, word, R3);
+    }
+    a.jump_imm(Jmp::Eq, R9, 0, out);
+    a.mov(R4, R8);
+    incr_in_at(a, R0, WHO_MOD_4K, R4, 8);
+}
+
+/// A split or a merge of the device's queued I/O; a split is counted for
+/// its submitter too.
 fn tick(a: &mut Asm, word: usize, l: &Layout, maps: &Maps, out: Label) {
     fields(a, l, false, out);
     counters(a, Stage::Queue, maps, out);
     incr(a, word);
+    if word == W_SPLITS {
+        who_value(a, Stage::Queue, maps, false, out);
+        a.mov_imm(R3, 1);
+        add_in(a, R0, WHO_SPLITS, R3);
+    }
 }
 
 /// The request's latency into `lat`.
@@ -402,9 +539,27 @@ fn bump_lat(a: &mut Asm, maps: &Maps, out: Label) {
     a.call(MAP_UPDATE);
     a.jump_imm(Jmp::Eq, R0, 0, out);
     // Another CPU inserted it first: count into it.
+    let full = a.label();
     lookup_lat(a, maps);
-    a.jump_imm(Jmp::Eq, R0, 0, out);
+    a.jump_imm(Jmp::Eq, R0, 0, full);
     bump_r0(a);
+    a.goto(out);
+    // The latency table is full: the request goes untimed, counted in
+    // counts[(slot * 4 + direction) * 3 + issue], the latency key / 64
+    // being slot * 4 + direction.
+    a.bind(full);
+    a.load(Size::W, R1, FP, S_LKEY);
+    a.alu_imm(Alu::Rsh, R1, 6);
+    a.alu_imm(Alu::Mul, R1, STAGES as i32);
+    a.alu_imm(Alu::Add, R1, stage_index(Stage::Issue) as i32);
+    a.store(Size::W, FP, S_INDEX, R1);
+    a.map(R1, maps.counts);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, S_INDEX as i32);
+    a.call(MAP_LOOKUP);
+    a.jump_imm(Jmp::Eq, R0, 0, out);
+    a.mov(R6, R0);
+    incr(a, W_UNTIMED);
 }
 
 fn lookup_lat(a: &mut Asm, maps: &Maps) {
@@ -450,6 +605,7 @@ mod tests {
         counts: 4,
         inflight: 5,
         lat: 6,
+        who: 7,
     };
 
     #[test]

@@ -60,14 +60,26 @@ fn owned(fd: i64) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd as i32) }
 }
 
+/// BPF_F_NO_PREALLOC: a hash map's elements are allocated as they are
+/// inserted, so an unused map costs no memory.
+pub const NO_PREALLOC: u32 = 1;
+
 /// BPF_MAP_CREATE: map_type, key_size, value_size, max_entries,
 /// map_flags, inner_map_fd, numa_node, map_name at byte 28.
-pub fn map_create(kind: u32, key: u32, value: u32, max: u32, name: &str) -> io::Result<OwnedFd> {
+pub fn map_create(
+    kind: u32,
+    key: u32,
+    value: u32,
+    max: u32,
+    flags: u32,
+    name: &str,
+) -> io::Result<OwnedFd> {
     Attr::new()
         .u32(0, kind)
         .u32(4, key)
         .u32(8, value)
         .u32(12, max)
+        .u32(16, flags)
         .name(28, name)
         .call(MAP_CREATE)
         .map(owned)
