@@ -823,6 +823,12 @@ pub fn watch_devices() -> Vec<WD> {
             .shown_as(|s, _| human(s.grain_bytes))
             .size()
             .drop(3),
+        WD::human_only("diskstats_ios", "IOSTAT", |s| match s.diskstats {
+            Some(k) if k.ios != s.ios => k.ios.to_string(),
+            Some(_) => "=".into(),
+            None => "-".into(),
+        })
+        .help("I/Os as the kernel's statistics count them (/proc/diskstats, iostat), where they differ from IOS (the summary says why); = where they agree"),
         WD::human_only("top_submitter", "TOP SUBMITTER", |s| {
             s.submitters
                 .iter()
@@ -988,6 +994,15 @@ pub fn watch_buckets<'a>() -> Vec<WR<'a>> {
         }),
         WR::csv_only("submitter_sub_physical", |r| sub_num(r, |x| x.sub_physical)),
         WR::csv_only("submitter_splits", |r| sub_num(r, |x| x.splits)),
+        WR::csv_only("diskstats_ios", |r| {
+            opt_num(r.summary.diskstats.map(|k| k.ios))
+        }),
+        WR::csv_only("diskstats_merges", |r| {
+            opt_num(r.summary.diskstats.map(|k| k.merges))
+        }),
+        WR::csv_only("diskstats_bytes", |r| {
+            opt_num(r.summary.diskstats.map(|k| k.bytes))
+        }),
     ]
 }
 

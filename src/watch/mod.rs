@@ -9,6 +9,7 @@
 //! the tests feed synthetic or recorded ones; [`tracer`] is the one place
 //! the kernel's tracer plugs in.
 
+pub mod accounting;
 pub mod devices;
 pub mod latency;
 pub mod rules;

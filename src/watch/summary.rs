@@ -5,6 +5,7 @@
 //! queued to it, else the bios as addressed to it before a partition or
 //! dm moved them down).
 
+use super::accounting::{self, KernelCounts};
 use super::devices::{DeviceLayer, Watched};
 use super::submitters::{self, Submitter};
 use crate::sys::blocktrace::{Counters, DevNum, Direction, Latency, Snapshot, Stage};
@@ -79,6 +80,13 @@ pub struct DeviceSummary {
     /// Requests issued whose latency was not recorded (the tables of
     /// requests in flight or of latencies were full).
     pub untimed: u64,
+    /// What the kernel's own statistics (/proc/diskstats, what iostat
+    /// reads) counted for the device and direction over the run; null
+    /// where it has no line for the device.
+    pub diskstats: Option<KernelCounts>,
+    /// Why those count another number of I/Os than `ios`, in one line;
+    /// null when they agree.
+    pub diskstats_note: Option<String>,
 }
 
 /// `later - earlier`, counter by counter: what happened in between.
@@ -190,6 +198,11 @@ pub fn summarise(watched: &[Watched], snap: &Snapshot, top: usize) -> Vec<Device
                         counters(snap, w.dev(), d, stage).map_or(0, |c| c.unattributed);
                 }
                 s.untimed = counters(snap, w.dev(), d, Stage::Issue).map_or(0, |c| c.untimed);
+                s.diskstats = accounting::kernel_counts(snap, w.dev(), d);
+                s.diskstats_note = s.diskstats.and_then(|k| {
+                    let preflush = accounting::preflush_writes(snap, w.dev());
+                    accounting::note(w.layer, d, s.stage, s.ios, k.ios, preflush)
+                });
                 out.push(s);
             }
         }

@@ -14,6 +14,7 @@ use std::fmt::Write;
 pub fn render(run: &WatchRun, st: &Style) -> String {
     let mut out = header(run, st);
     out.push_str(&table(run, st));
+    out.push_str(&accounting(run, st));
     if !st.quiet {
         out.push_str(&submitters(run, st));
         out.push_str(&histograms(run, st));
@@ -135,6 +136,18 @@ fn limits(run: &WatchRun) -> String {
     } else {
         format!("limits: {}", parts.join("; "))
     }
+}
+
+/// Where the kernel's statistics count otherwise, and why.
+fn accounting(run: &WatchRun, st: &Style) -> String {
+    let mut out = String::new();
+    for s in run.by_share() {
+        if let Some(n) = &s.diskstats_note {
+            let dir = s.direction.map_or("", |d| d.as_str());
+            out.push_str(&st.line("", &format!("{} {dir}: {n}", s.device), "  "));
+        }
+    }
+    out
 }
 
 /// Who submitted each device's I/O, where each bio was submitted.

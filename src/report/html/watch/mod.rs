@@ -68,10 +68,21 @@ fn devices(id: &str, run: &WatchRun) -> String {
                 Td::num(d.sub_physical),
                 Td::num(d.splits),
                 Td::num(d.merges),
+                Td::num(d.diskstats.map_or("-".into(), |k| k.ios.to_string())),
             ]
         })
         .collect();
-    page::table(
+    let notes: String = run
+        .by_share()
+        .iter()
+        .filter_map(|d| {
+            let dir = d.direction.map_or("", |x| x.as_str());
+            d.diskstats_note
+                .as_ref()
+                .map(|n| page::note(&format!("{} {dir}: {n}", d.device)))
+        })
+        .collect();
+    let table = page::table(
         &format!("{id}-devices"),
         "Each device and direction, the largest straddling share first",
         &[
@@ -87,9 +98,11 @@ fn devices(id: &str, run: &WatchRun) -> String {
             "below the physical block",
             "splits",
             "merges",
+            "as iostat counts",
         ],
         &rows,
-    )
+    );
+    table + &notes
 }
 
 /// Who submitted each device's I/O, where each bio was submitted.
