@@ -9,7 +9,8 @@ mod common;
 
 use common::{image, require_root, sfdisk, LoopDev};
 use diskalign::sys::blocktrace::{Counters, DevNum, Direction, Grains, Snapshot, Stage, TracePath};
-use diskalign::sys::trace::{Prefer, TraceError, Tracer};
+use diskalign::sys::trace::bpf::prog::sampled;
+use diskalign::sys::trace::{Capacity, Prefer, TraceError, Tracer};
 use std::fs::OpenOptions;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::sync::Mutex;
@@ -136,9 +137,18 @@ fn check_counts(prefer: Prefer, path: TracePath) {
             .map(|l| l.micros_log2.iter().sum::<u64>())
             .sum()
     };
+    // One request in 8 is timed, chosen by its sector on the disk.
+    let bits = Capacity::DEFAULT.sample_bits();
+    let in_sample =
+        |first: u64, n: u64| (0..n).filter(|i| sampled(first + i * 128, bits)).count() as u64;
+    let (want_4k, want_512) = (
+        in_sample(START, WRITES_4K),
+        in_sample(START + (8 << 20) / 512, WRITES_512),
+    );
+    assert!(want_4k > 0, "the sample holds some of the 4 KiB writes");
     assert_eq!(
         (timed(3, true), timed(0, false)),
-        (WRITES_4K, WRITES_512),
+        (want_4k, want_512),
         "{:#?}",
         s.latency
     );
@@ -781,10 +791,11 @@ fn check_full_tables(prefer: Prefer) {
     let (disk, part) = (devnum(&l.dev), devnum(&l.part(1)));
     let cg = Cgroup::new("diskalign-full");
     let script = two_writers(dir.path(), &l, &cg);
-    let cap = diskalign::sys::trace::Capacity {
+    let cap = Capacity {
         devices: 1,
         inflight: 4,
         submitters: 1,
+        latency_one_in: 1,
     };
     let t = Tracer::start_with(&[grains(disk), grains(part)], prefer, cap).unwrap();
     common::sh(

@@ -92,6 +92,9 @@ pub struct Limits {
     /// Submitters (device, direction, stage, task name, cgroup) counted
     /// at most.
     pub max_submitters: u64,
+    /// Latency is timed on one request in this many, chosen by its
+    /// sector (the counts are exact; only the timing is sampled).
+    pub latency_one_in: u64,
     /// Requests issued whose latency was not recorded.
     pub untimed: u64,
     /// I/Os whose submitter was not counted.
@@ -115,6 +118,7 @@ impl Limits {
             max_devices: cap.devices as u64,
             max_inflight: cap.inflight as u64,
             max_submitters: cap.submitters as u64,
+            latency_one_in: u64::from(cap.latency_one_in),
             untimed: devices.iter().map(|s| s.untimed).sum(),
             unattributed: devices.iter().map(|s| s.unattributed).sum(),
             untraced_devices: d.untraced_devices.iter().map(name).collect(),

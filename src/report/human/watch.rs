@@ -128,13 +128,17 @@ fn limits(run: &WatchRun) -> String {
             l.untraced_devices.join(", ")
         ));
     }
+    let sample = format!(
+        "latency timed on 1 in {} requests, chosen by their sector",
+        l.latency_one_in
+    );
     if parts.is_empty() {
         format!(
-            "limits: nothing dropped ({} requests timed at once, {} submitters, {} devices)",
+            "limits: nothing dropped ({} requests timed at once, {} submitters, {} devices); {sample}",
             l.max_inflight, l.max_submitters, l.max_devices
         )
     } else {
-        format!("limits: {}", parts.join("; "))
+        format!("limits: {}; {sample}", parts.join("; "))
     }
 }
 

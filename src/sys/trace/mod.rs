@@ -34,6 +34,10 @@ pub struct Capacity {
     pub inflight: usize,
     /// (device, direction, stage, comm, cgroup) counted.
     pub submitters: usize,
+    /// One request in this many (a power of two) is timed, chosen by its
+    /// sector (`bpf::prog::sampled`): a request outside the sample costs
+    /// no lookup at its completion. 1 times every request.
+    pub latency_one_in: u32,
 }
 
 impl Capacity {
@@ -42,7 +46,13 @@ impl Capacity {
         devices: 4_096,
         inflight: 16_384,
         submitters: 4_096,
+        latency_one_in: 8,
     };
+
+    /// log2 of `latency_one_in` (rounded down to a power of two).
+    pub fn sample_bits(&self) -> u32 {
+        self.latency_one_in.max(1).ilog2()
+    }
 }
 
 /// Which path to take.

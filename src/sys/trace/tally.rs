@@ -325,6 +325,9 @@ impl Tally {
         let Some((dir, s)) = self.io(Stage::Issue, dev, sector, nr, rwbs, None) else {
             return;
         };
+        if !super::bpf::prog::sampled(sector, self.cap.sample_bits()) {
+            return;
+        }
         if self.inflight.len() >= self.cap.inflight && !self.inflight.contains_key(&(dev, sector)) {
             if let Some((c, _)) = self.entry(dev, dir, Stage::Issue) {
                 c.untimed += 1;
@@ -342,6 +345,9 @@ impl Tally {
 
     /// `block_rq_complete` at time `ns`.
     pub fn complete(&mut self, dev: u32, sector: u64, ns: u64) {
+        if !super::bpf::prog::sampled(sector, self.cap.sample_bits()) {
+            return;
+        }
         let Some((t0, key)) = self.inflight.remove(&(dev, sector)) else {
             if self.grains.contains_key(&dev) {
                 if self.early.len() >= MAX_EARLY {
@@ -449,12 +455,23 @@ mod tests {
         assert!(!straddles(512, 4096, 0));
     }
 
+    /// A tally that times every request (no sample).
+    fn timing_all(g: Grains) -> Tally {
+        Tally::sized(
+            &[g],
+            Capacity {
+                latency_one_in: 1,
+                ..Capacity::DEFAULT
+            },
+        )
+    }
+
     #[test]
     fn a_completion_read_before_its_issue_is_still_timed() {
         // The perf path reads one ring per CPU: a request issued on one
         // CPU and completed on another can come completion first (a CI
         // run timed 99 of 100 writes before this).
-        let mut t = Tally::new(&[grains(4096, 4096)]);
+        let mut t = timing_all(grains(4096, 4096));
         let dev = kernel_dev(DISK);
         t.complete(dev, 2049, 5_000_000);
         t.issue(dev, 2049, 8, *b"WS", 1_000_000);
@@ -537,7 +554,7 @@ mod tests {
 
     #[test]
     fn latency_from_issue_to_complete() {
-        let mut t = Tally::new(&[grains(4096, 512)]);
+        let mut t = timing_all(grains(4096, 512));
         let dev = kernel_dev(DISK);
         t.issue(dev, 1, 8, *b"RA", 1_000_000);
         t.complete(dev, 1, 1_003_000);

@@ -15,7 +15,7 @@ pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
     let mut s = page::heading(2, id, &format!("watch: {name}"));
     let l = &run.limits;
     s.push_str(&page::note(&format!(
-        "{} device(s) watched for {:.1} s; trace: {}, {}; lost records: {}; limits: {} requests not timed (of {} at once), {} I/Os not attributed (of {} submitters), {} device(s) not traced (of {}){}",
+        "{} device(s) watched for {:.1} s; trace: {}, {}; lost records: {}; limits: {} requests not timed (of {} at once), {} I/Os not attributed (of {} submitters), {} device(s) not traced (of {}){}; latency timed on 1 in {} requests, chosen by their sector",
         run.stack.len(),
         run.duration_s,
         run.trace.path,
@@ -32,6 +32,7 @@ pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
         } else {
             format!(": {}", l.untraced_devices.join(", "))
         },
+        l.latency_one_in,
     )));
     s.push_str(&devices(id, run));
     s.push_str(&submitters(id, run));

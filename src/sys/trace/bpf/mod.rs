@@ -63,9 +63,49 @@ fn kind(e: Event) -> Kind {
 fn devinfo(slot: u32, g: &Grains) -> [u8; prog::DEVINFO_BYTES] {
     let mut v = [0u8; prog::DEVINFO_BYTES];
     v[0..4].copy_from_slice(&slot.to_ne_bytes());
+    v[4..8].copy_from_slice(&kernel_dev(g.dev).to_ne_bytes());
     v[8..16].copy_from_slice(&g.grain_bytes.to_ne_bytes());
     v[16..24].copy_from_slice(&g.physical_bytes.to_ne_bytes());
+    let mask = if g.grain_bytes.is_power_of_two() {
+        g.grain_bytes - 1
+    } else {
+        0
+    };
+    v[24..32].copy_from_slice(&mask.to_ne_bytes());
     v
+}
+
+/// The `devs` table: its size in bits and where each device's entry is,
+/// by linear probing from prog::dev_home; at least 4 times as many
+/// entries as devices, doubled until every device is found within
+/// prog::DEV_PROBES probes.
+fn dev_table(devs: &[u32]) -> (u32, Vec<u32>) {
+    let mut bits = 4;
+    while (1usize << bits) < 4 * devs.len() {
+        bits += 1;
+    }
+    loop {
+        let size = 1u32 << bits;
+        let mut used = vec![false; size as usize];
+        let mut at = Vec::with_capacity(devs.len());
+        for &d in devs {
+            let home = prog::dev_home(d, bits);
+            let free = (0..prog::DEV_PROBES)
+                .map(|i| (home + i) & (size - 1))
+                .find(|&i| !used[i as usize]);
+            match free {
+                Some(i) => {
+                    used[i as usize] = true;
+                    at.push(i);
+                }
+                None => break,
+            }
+        }
+        if at.len() == devs.len() {
+            return (bits, at);
+        }
+        bits += 1;
+    }
 }
 
 fn err(what: &str) -> impl Fn(std::io::Error) -> String + '_ {
@@ -91,7 +131,20 @@ impl BpfTrace {
             syscall::map_create(kind, key as u32, value as u32, max, flags, name)
                 .map_err(err("creating a BPF map"))
         };
-        let devs = map(syscall::MAP_HASH, 4, prog::DEVINFO_BYTES, n, 0, "da_devs")?;
+        let kdevs: Vec<u32> = grains
+            .iter()
+            .take(n as usize)
+            .map(|g| kernel_dev(g.dev))
+            .collect();
+        let (dev_bits, at) = dev_table(&kdevs);
+        let devs = map(
+            syscall::MAP_ARRAY,
+            4,
+            prog::DEVINFO_BYTES,
+            1 << dev_bits,
+            0,
+            "da_devs",
+        )?;
         let counts_len = n * prog::DIRECTIONS * prog::STAGES;
         let counts = map(
             syscall::MAP_PERCPU_ARRAY,
@@ -126,10 +179,14 @@ impl BpfTrace {
             "da_who",
         )?;
         let slots: Vec<DevNum> = grains.iter().take(n as usize).map(|g| g.dev).collect();
-        for (slot, g) in grains.iter().take(n as usize).enumerate() {
-            let key = kernel_dev(g.dev).to_ne_bytes();
-            syscall::update(&devs, &key, &devinfo(slot as u32, g), syscall::ANY)
-                .map_err(err("filling the devices' map"))?;
+        for (slot, (g, index)) in grains.iter().zip(&at).enumerate() {
+            syscall::update(
+                &devs,
+                &index.to_ne_bytes(),
+                &devinfo(slot as u32, g),
+                syscall::ANY,
+            )
+            .map_err(err("filling the devices' map"))?;
         }
         let maps = Maps {
             devs: devs.as_raw_fd(),
@@ -137,6 +194,8 @@ impl BpfTrace {
             inflight: inflight.as_raw_fd(),
             lat: lat.as_raw_fd(),
             who: who.as_raw_fd(),
+            dev_bits,
+            sample_bits: cap.sample_bits(),
         };
         let mut progs = Vec::new();
         let mut fds = Vec::new();
@@ -316,4 +375,34 @@ fn from_words(w: &[u64]) -> Counters {
     c.start_mod_4k
         .copy_from_slice(&w[prog::W_MOD_4K..prog::W_MOD_4K + 8]);
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_device_is_within_its_probes() {
+        // 4096 devices: sdX partitions (8:N), loops (7:N), dm (254:N), NVMe.
+        let devs: Vec<u32> = (0..4096u32)
+            .map(|i| match i % 4 {
+                0 => (8 << 20) | i,
+                1 => (7 << 20) | i,
+                2 => (254 << 20) | i,
+                _ => (259 << 20) | i,
+            })
+            .collect();
+        for n in [1, 2, 7, 100, 4096] {
+            let (bits, at) = dev_table(&devs[..n]);
+            assert!(1usize << bits >= 4 * n);
+            let mut seen = std::collections::HashSet::new();
+            for (d, i) in devs[..n].iter().zip(&at) {
+                let home = prog::dev_home(*d, bits);
+                let dist = i.wrapping_sub(home) & ((1 << bits) - 1);
+                assert!(dist < prog::DEV_PROBES, "{d:x} at {i}, home {home}");
+                assert!(seen.insert(*i), "two devices at {i}");
+            }
+        }
+        assert_eq!(dev_table(&[]).0, 4);
+    }
 }

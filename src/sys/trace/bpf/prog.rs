@@ -5,8 +5,11 @@
 //! the maps below, and return 0 so that perf records nothing.
 //!
 //! Maps (created in bpf/mod.rs):
-//! - `devs` (hash, dev_t → DevInfo): the devices counted, their slot and
-//!   grains, filled from user space;
+//! - `devs` (array, 2^bits DevInfo): the devices counted, their slot and
+//!   grains, filled from user space; a device's entry is found from its
+//!   dev_t by a multiplicative hash and at most DEV_PROBES linear probes
+//!   (an array lookup, which the verifier inlines, where a hash map would
+//!   hash the key and walk a bucket);
 //! - `counts` (per-CPU array): WORDS u64 per (slot, direction, stage) at
 //!   index `(slot * 4 + direction) * 3 + stage`;
 //! - `inflight` (hash, (dev_t, sector) → (issue time, latency key));
@@ -57,8 +60,30 @@ pub const WHO_KEY_BYTES: usize = 32;
 pub const DIRECTIONS: u32 = 4;
 pub const STAGES: u32 = 3;
 
-/// DevInfo: slot (u32) at 0, grain bytes (u64) at 8, physical bytes at 16.
-pub const DEVINFO_BYTES: usize = 24;
+/// DevInfo: slot (u32) at 0, dev_t (u32) at 4 (0: an empty entry), grain
+/// bytes (u64) at 8, physical bytes at 16, grain - 1 (u64) at 24 where the
+/// grain is a power of two, else 0: a mask where one will do, since a
+/// division costs tens of cycles.
+pub const DEVINFO_BYTES: usize = 32;
+/// Probes of the `devs` table at most.
+pub const DEV_PROBES: u32 = 4;
+/// The multiplier of the `devs` table's hash and of the latency sample's
+/// (Knuth's, 2^32 / phi).
+const DEV_HASH: u32 = 0x9E37_79B1;
+
+/// Whether a request at `sector` is timed when one in 2^bits are: the
+/// top `bits` of (sector × DEV_HASH) mod 2^32 are zero. Issue and
+/// completion decide alike from the sector alone, so a request not in
+/// the sample costs its completion no lookup.
+pub fn sampled(sector: u64, bits: u32) -> bool {
+    bits == 0 || (sector as u32).wrapping_mul(DEV_HASH) >> (32 - bits) == 0
+}
+
+/// Where a dev_t's search starts in a `devs` table of 2^bits entries:
+/// the top `bits` of (dev × DEV_HASH) mod 2^32.
+pub fn dev_home(dev: u32, bits: u32) -> u32 {
+    dev.wrapping_mul(DEV_HASH) >> (32 - bits)
+}
 /// inflight key: dev_t (u32), 4 zero bytes, sector (u64).
 pub const INFLIGHT_KEY_BYTES: usize = 16;
 /// inflight value: issue time in ns (u64), latency key (u32), 4 zero bytes.
@@ -92,6 +117,8 @@ const S_X4K: i16 = -112;
 const S_SUBPHYS: i16 = -120;
 const S_EMPTYW: i16 = -128;
 const S_WKEY: i16 = -160;
+const S_DEVIDX: i16 = -164;
+const S_GMASK: i16 = -176;
 const S_WVALUE: i16 = -272;
 
 /// The maps' fds, as the programs name them.
@@ -102,6 +129,10 @@ pub struct Maps {
     pub inflight: i32,
     pub lat: i32,
     pub who: i32,
+    /// `devs` holds 2^dev_bits entries.
+    pub dev_bits: u32,
+    /// One request in 2^sample_bits is timed (`sampled`).
+    pub sample_bits: u32,
 }
 
 /// What a program does with its event.
@@ -197,17 +228,15 @@ fn direction(a: &mut Asm, out: Label) {
 /// r6 = the counts of (the device at S_DEV, direction r7, stage), with
 /// its slot and grains on the stack; off to `out` for an unknown device.
 fn counters(a: &mut Asm, stage: Stage, maps: &Maps, out: Label) {
-    a.map(R1, maps.devs);
-    a.mov(R2, FP);
-    a.alu_imm(Alu::Add, R2, S_DEV as i32);
-    a.call(MAP_LOOKUP);
-    a.jump_imm(Jmp::Eq, R0, 0, out);
+    device(a, maps, out);
     a.load(Size::W, R1, R0, 0);
     a.store(Size::DW, FP, S_SLOT, R1);
     a.load(Size::DW, R2, R0, 8);
     a.store(Size::DW, FP, S_GRAIN, R2);
     a.load(Size::DW, R2, R0, 16);
     a.store(Size::DW, FP, S_PHYS, R2);
+    a.load(Size::DW, R2, R0, 24);
+    a.store(Size::DW, FP, S_GMASK, R2);
     a.alu_imm(Alu::Mul, R1, DIRECTIONS as i32);
     a.alu(Alu::Add, R1, R7);
     a.alu_imm(Alu::Mul, R1, STAGES as i32);
@@ -219,6 +248,38 @@ fn counters(a: &mut Asm, stage: Stage, maps: &Maps, out: Label) {
     a.call(MAP_LOOKUP);
     a.jump_imm(Jmp::Eq, R0, 0, out);
     a.mov(R6, R0);
+}
+
+/// r0 = the `devs` entry of the dev_t at S_DEV (dev_home, then the next
+/// entries, DEV_PROBES in all); off to `out` at an empty entry or after
+/// the last probe.
+fn device(a: &mut Asm, maps: &Maps, out: Label) {
+    let found = a.label();
+    let mask = (1i64 << maps.dev_bits) - 1;
+    a.load(Size::W, R1, FP, S_DEV);
+    a.alu_imm(Alu::Mul, R1, DEV_HASH as i32);
+    a.alu_imm(Alu::Lsh, R1, 32);
+    a.alu_imm(Alu::Rsh, R1, 64 - maps.dev_bits as i32);
+    a.store(Size::W, FP, S_DEVIDX, R1);
+    for probe in 0..DEV_PROBES {
+        if probe > 0 {
+            a.load(Size::W, R1, FP, S_DEVIDX);
+            a.alu_imm(Alu::Add, R1, 1);
+            a.alu_imm(Alu::And, R1, mask as i32);
+            a.store(Size::W, FP, S_DEVIDX, R1);
+        }
+        a.map(R1, maps.devs);
+        a.mov(R2, FP);
+        a.alu_imm(Alu::Add, R2, S_DEVIDX as i32);
+        a.call(MAP_LOOKUP);
+        a.jump_imm(Jmp::Eq, R0, 0, out);
+        a.load(Size::W, R1, R0, 4);
+        a.load(Size::W, R2, FP, S_DEV);
+        a.jump_reg(Jmp::Eq, R1, R2, found);
+        a.jump_imm(Jmp::Eq, R1, 0, out);
+    }
+    a.goto(out);
+    a.bind(found);
 }
 
 /// counts[word] += 1 (r6 the counts; r1 scratch). Per-CPU: no atomics.
@@ -344,18 +405,44 @@ fn straddles(a: &mut Asm) {
     a.mov(R3, R8);
     a.alu_imm(Alu::Lsh, R3, 9);
     a.load(Size::DW, R5, FP, S_GRAIN);
-    a.alu(Alu::Mod, R3, R5);
+    modulo(a, R3);
     a.mov(R4, R9);
     a.alu_imm(Alu::Lsh, R4, 9);
     a.alu(Alu::Add, R4, R3);
     a.jump_reg(Jmp::Le, R4, R5, no);
     a.jump_imm(Jmp::Ne, R3, 0, yes);
-    a.alu(Alu::Mod, R4, R5);
+    modulo(a, R4);
     a.jump_imm(Jmp::Eq, R4, 0, no);
     a.bind(yes);
     incr(a, W_STRADDLE_GRAIN);
     a.store_imm(Size::DW, FP, S_STRADDLE, 1);
     a.bind(no);
+}
+
+/// v %= the grain (r5): a mask (S_GMASK) where the grain is a power of
+/// two, else a division (clobbers r1).
+fn modulo(a: &mut Asm, v: Reg) {
+    let (divide, done) = (a.label(), a.label());
+    a.load(Size::DW, R1, FP, S_GMASK);
+    a.jump_imm(Jmp::Eq, R1, 0, divide);
+    a.alu(Alu::And, v, R1);
+    a.goto(done);
+    a.bind(divide);
+    a.alu(Alu::Mod, v, R5);
+    a.bind(done);
+}
+
+/// Off to `skip` unless the request at the sector in `sector` is in the
+/// latency sample (`sampled`; clobbers r1).
+fn sample(a: &mut Asm, maps: &Maps, sector: Reg, skip: Label) {
+    if maps.sample_bits == 0 {
+        return;
+    }
+    a.mov(R1, sector);
+    a.alu_imm(Alu::Mul, R1, DEV_HASH as i32);
+    a.alu_imm(Alu::Lsh, R1, 32);
+    a.alu_imm(Alu::Rsh, R1, 64 - maps.sample_bits as i32);
+    a.jump_imm(Jmp::Ne, R1, 0, skip);
 }
 
 /// A write smaller than the physical block.
@@ -373,6 +460,8 @@ fn sub_physical(a: &mut Asm) {
 
 /// inflight[(dev, sector)] = (now, latency key).
 fn start_timer(a: &mut Asm, maps: &Maps) {
+    let timed = a.label();
+    sample(a, maps, R8, timed);
     a.load(Size::W, R1, FP, S_DEV);
     a.store(Size::W, FP, S_IKEY, R1);
     a.store_imm(Size::W, FP, S_IKEY + 4, 0);
@@ -397,7 +486,6 @@ fn start_timer(a: &mut Asm, maps: &Maps) {
     a.alu_imm(Alu::Add, R3, S_IVALUE as i32);
     a.mov_imm(R4, 0);
     a.call(MAP_UPDATE);
-    let timed = a.label();
     a.jump_imm(Jmp::Eq, R0, 0, timed);
     incr(a, W_UNTIMED);
     a.bind(timed);
@@ -492,6 +580,8 @@ fn complete(a: &mut Asm, l: &Layout, maps: &Maps, out: Label) {
     a.store_imm(Size::W, FP, S_IKEY + 4, 0);
     a.load(Size::DW, R1, R6, slot_off(l.sector));
     a.store(Size::DW, FP, S_IKEY + 8, R1);
+    a.mov(R2, R1);
+    sample(a, maps, R2, out);
     take_inflight(a, maps, out);
     a.call(KTIME_GET_NS);
     a.load(Size::DW, R1, FP, S_IVALUE);
@@ -606,6 +696,8 @@ mod tests {
         inflight: 5,
         lat: 6,
         who: 7,
+        dev_bits: 4,
+        sample_bits: 3,
     };
 
     #[test]
@@ -631,6 +723,16 @@ mod tests {
             let last = code.last().unwrap();
             assert_eq!(last.code, 0x95, "{e:?} ends in exit");
         }
+    }
+
+    #[test]
+    fn one_request_in_2_to_the_bits_is_timed() {
+        for bits in [0, 1, 3, 5] {
+            let n = (0..1u64 << 16).filter(|s| sampled(s * 8 + 1, bits)).count();
+            let want = (1usize << 16) >> bits;
+            assert!(n.abs_diff(want) * 50 <= want, "{bits}: {n} of 65536");
+        }
+        assert!(sampled(12345, 0));
     }
 
     #[test]

@@ -14,6 +14,7 @@ const MAP_GET_NEXT_KEY: u32 = 4;
 const PROG_LOAD: u32 = 5;
 
 pub const MAP_HASH: u32 = 1;
+pub const MAP_ARRAY: u32 = 2;
 pub const MAP_PERCPU_HASH: u32 = 5;
 pub const MAP_PERCPU_ARRAY: u32 = 6;
 pub const PROG_TRACEPOINT: u32 = 5;
