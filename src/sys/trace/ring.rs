@@ -208,7 +208,7 @@ pub fn count_record(rec: &[u8], layouts: &HashMap<u16, Layout>, cgroup: bool, ta
                 .get(16..24)
                 .and_then(|b| b.try_into().ok())
                 .map_or(0, u64::from_ne_bytes);
-            tally.lost_records += lost;
+            tally.lost_records = tally.lost_records.saturating_add(lost);
         }
         Some(RECORD_SAMPLE) => {
             if let Some((event, r, (ns, cgroup_id))) = decode(rec, layouts, cgroup) {
