@@ -8,7 +8,9 @@
 mod common;
 
 use common::{image, require_root, sfdisk, LoopDev};
-use diskalign::sys::blocktrace::{Counters, DevNum, Direction, Grains, Snapshot, Stage, TracePath};
+use diskalign::sys::blocktrace::{
+    BpfAttach, Counters, DevNum, Direction, Grains, Snapshot, Stage, TracePath,
+};
 use diskalign::sys::trace::bpf::prog::sampled;
 use diskalign::sys::trace::{Capacity, Prefer, TraceError, Tracer};
 use std::fs::OpenOptions;
@@ -95,6 +97,12 @@ fn check_counts(prefer: Prefer, path: TracePath) {
     let (disk, part) = (devnum(&l.dev), devnum(&l.part(1)));
     let t = Tracer::start(&[grains(disk), grains(part)], prefer).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(t.path(), path);
+    assert_eq!(
+        t.attach(),
+        expected_attach(prefer),
+        "{:?}",
+        t.typed_refused()
+    );
     write_partition(&l.part(1));
     let s = t.snapshot().unwrap();
     drop(t);
@@ -155,10 +163,30 @@ fn check_counts(prefer: Prefer, path: TracePath) {
     assert_eq!(s.lost_records, 0);
 }
 
+/// The three ways of reading the events: typed raw tracepoints (this
+/// kernel has BTF), BPF on perf events reading the tracefs records, and
+/// raw perf samples.
+const PATHS: [Prefer; 3] = [Prefer::Bpf, Prefer::BpfTracefs, Prefer::PerfSamples];
+
+/// How `prefer` must attach here: the typed raw tracepoints wherever the
+/// kernel has BTF, which the machines this runs on have.
+fn expected_attach(prefer: Prefer) -> Option<BpfAttach> {
+    assert!(
+        std::path::Path::new("/sys/kernel/btf/vmlinux").exists(),
+        "this kernel has no BTF (/sys/kernel/btf/vmlinux): the typed raw tracepoints cannot be tested"
+    );
+    match prefer {
+        Prefer::Bpf | Prefer::Auto => Some(BpfAttach::RawTracepoint),
+        Prefer::BpfTracefs => Some(BpfAttach::PerfEvent),
+        Prefer::PerfSamples => None,
+    }
+}
+
 #[test]
 fn bpf_counts_each_layer_exactly() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     check_counts(Prefer::Bpf, TracePath::Bpf);
+    check_counts(Prefer::BpfTracefs, TracePath::Bpf);
 }
 
 #[test]
@@ -192,7 +220,7 @@ fn dropping_the_tracer_closes_every_descriptor() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     require_root();
     let before = tracing_fds();
-    for prefer in [Prefer::Bpf, Prefer::PerfSamples] {
+    for prefer in PATHS {
         let t = Tracer::start(&[], prefer).unwrap();
         assert!(
             tracing_fds() > before,
@@ -350,7 +378,7 @@ fn check_merges(prefer: Prefer) {
 fn splits_and_merges_on_both_paths() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     require_root();
-    for prefer in [Prefer::Bpf, Prefer::PerfSamples] {
+    for prefer in PATHS {
         check_splits(prefer);
         check_merges(prefer);
     }
@@ -561,10 +589,11 @@ fn check_attribution(prefer: Prefer) {
 }
 
 #[test]
-fn both_paths_name_who_submitted_each_io() {
+fn every_path_names_who_submitted_each_io() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    check_attribution(Prefer::Bpf);
-    check_attribution(Prefer::PerfSamples);
+    for prefer in PATHS {
+        check_attribution(prefer);
+    }
 }
 
 /// `watch` end to end: the two writers at once, as its COMMAND. The
@@ -649,6 +678,7 @@ const PROG_GET_NEXT_ID: i64 = 11;
 const MAP_GET_NEXT_ID: i64 = 12;
 const PROG_GET_FD_BY_ID: i64 = 13;
 const MAP_GET_FD_BY_ID: i64 = 14;
+const LINK_GET_FD_BY_ID: i64 = 30;
 
 /// Every BPF program (or map) id in the system.
 fn bpf_objects(next: i64) -> Vec<u32> {
@@ -674,17 +704,19 @@ fn bpf_alive(get_fd: i64, id: u32) -> bool {
     fd >= 0
 }
 
-/// The BPF program and map ids process `pid` holds, from the `prog_id`
-/// and `map_id` lines of its descriptors' fdinfo, and how many perf
-/// events it holds.
-fn held_by(pid: u32) -> (Vec<u32>, Vec<u32>, usize) {
-    let (mut progs, mut maps, mut events) = (Vec::new(), Vec::new(), 0);
+/// What process `pid` holds of BPF: program, map and link ids, from the
+/// `prog_id`, `map_id` and `link_id` lines of its descriptors' fdinfo
+/// (a link's names its program too), and how many attachments (`bpf_link`s
+/// and perf events).
+fn held_by(pid: u32) -> (Vec<u32>, Vec<u32>, Vec<u32>, usize) {
+    let (mut progs, mut maps, mut links, mut attached) = (Vec::new(), Vec::new(), Vec::new(), 0);
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-        return (progs, maps, events);
+        return (progs, maps, links, attached);
     };
     for fd in fds.flatten() {
         let target = std::fs::read_link(fd.path()).unwrap_or_default();
-        events += usize::from(target.to_string_lossy().contains("perf_event"));
+        let target = target.to_string_lossy();
+        attached += usize::from(target.contains("perf_event") || target.contains("bpf_link"));
         let info = format!("/proc/{pid}/fdinfo/{}", fd.file_name().to_string_lossy());
         for line in std::fs::read_to_string(info).unwrap_or_default().lines() {
             let id = |v: &str| v.trim().parse::<u32>().ok();
@@ -692,18 +724,22 @@ fn held_by(pid: u32) -> (Vec<u32>, Vec<u32>, usize) {
                 progs.push(v);
             } else if let Some(v) = line.strip_prefix("map_id:").and_then(id) {
                 maps.push(v);
+            } else if let Some(v) = line.strip_prefix("link_id:").and_then(id) {
+                links.push(v);
             }
         }
     }
-    (progs, maps, events)
+    progs.sort_unstable();
+    progs.dedup();
+    (progs, maps, links, attached)
 }
 
 /// `kill -9` during a watch leaves nothing behind: the system's BPF
 /// programs and maps before and after the watch are compared, and every
-/// one the watch held is gone (the kernel frees them, and detaches the
-/// perf events that ran the programs, when the process's descriptors go:
-/// an event holds its program, so a program gone means its event is
-/// too). No tracefs mount is left either.
+/// one the watch held is gone, with the links that attached the programs
+/// to their raw tracepoints (the kernel frees them when the process's
+/// descriptors go; a perf event or link holds its program, so a program
+/// gone means its attachment is too). No tracefs mount is left either.
 #[test]
 fn kill_9_during_a_watch_leaves_no_bpf_object_behind() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -722,18 +758,18 @@ fn kill_9_during_a_watch_leaves_no_bpf_object_behind() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let mut held = (Vec::new(), Vec::new(), 0);
+    let mut held = (Vec::new(), Vec::new(), Vec::new(), 0);
     for _ in 0..200 {
         held = held_by(pid);
-        if held.0.len() >= 7 && held.2 >= 7 {
+        if held.0.len() >= 7 && held.3 >= 7 {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let (progs, maps, events) = held;
+    let (progs, maps, links, attached) = held;
     assert!(
-        progs.len() >= 7 && maps.len() >= 5 && events >= 7,
-        "the watch never attached: {progs:?} {maps:?} {events} perf events"
+        progs.len() >= 7 && maps.len() >= 5 && attached >= 7,
+        "the watch never attached: {progs:?} {maps:?} {attached} links and perf events"
     );
     assert!(progs.iter().all(|p| !progs0.contains(p)), "new programs");
     child.kill().unwrap();
@@ -742,8 +778,10 @@ fn kill_9_during_a_watch_leaves_no_bpf_object_behind() {
     let alive = || -> Vec<String> {
         let p = progs.iter().filter(|&&id| bpf_alive(PROG_GET_FD_BY_ID, id));
         let m = maps.iter().filter(|&&id| bpf_alive(MAP_GET_FD_BY_ID, id));
+        let l = links.iter().filter(|&&id| bpf_alive(LINK_GET_FD_BY_ID, id));
         p.map(|id| format!("program {id}"))
             .chain(m.map(|id| format!("map {id}")))
+            .chain(l.map(|id| format!("link {id}")))
             .collect()
     };
     let mut left = alive();
@@ -841,11 +879,12 @@ fn check_full_tables(prefer: Prefer) {
 }
 
 #[test]
-fn full_tables_are_counted_on_both_paths() {
+fn full_tables_are_counted_on_every_path() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     require_root();
-    check_full_tables(Prefer::Bpf);
-    check_full_tables(Prefer::PerfSamples);
+    for prefer in PATHS {
+        check_full_tables(prefer);
+    }
 }
 
 /// /proc/diskstats' line of `dev`: (reads, writes, discards) as
@@ -979,11 +1018,12 @@ fn check_iostat(prefer: Prefer) {
 }
 
 #[test]
-fn iostat_counts_agree_with_proc_diskstats_on_both_paths() {
+fn iostat_counts_agree_with_proc_diskstats_on_every_path() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     require_root();
-    check_iostat(Prefer::Bpf);
-    check_iostat(Prefer::PerfSamples);
+    for prefer in PATHS {
+        check_iostat(prefer);
+    }
 }
 
 /// `watch` shows the kernel's count of writes beside the issued ones and

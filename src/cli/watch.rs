@@ -111,6 +111,7 @@ pub fn run(
     );
     run.command = command_run;
     run.trace.note = source.note();
+    run.trace.attach = source.attach();
     run.errors = resolved.errors;
     if let Some(e) = observed.error {
         warn(&format!(

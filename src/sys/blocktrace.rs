@@ -178,3 +178,17 @@ pub enum TracePath {
 }
 
 crate::spelled_as_serde!(TracePath);
+
+/// How the BPF programs get their events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BpfAttach {
+    /// Typed raw tracepoints (`tp_btf`, where the kernel has BTF): each
+    /// program reads the tracepoint's own arguments; no record is built.
+    RawTracepoint,
+    /// A perf event on each tracepoint builds its record (the tracefs
+    /// format) and runs the program on it.
+    PerfEvent,
+}
+
+crate::spelled_as_serde!(BpfAttach);

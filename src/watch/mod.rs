@@ -29,7 +29,7 @@ use crate::check::CheckOptions;
 use crate::errors::TargetError;
 use crate::findings::{Code, FailOn, Finding};
 use crate::schema::Document;
-use crate::sys::blocktrace::{Snapshot, TracePath};
+use crate::sys::blocktrace::{BpfAttach, Snapshot, TracePath};
 use crate::topology::Sysfs;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -54,9 +54,14 @@ pub struct WatchOptions {
 #[serde(default)]
 pub struct Trace {
     pub path: TracePath,
+    /// How the BPF programs get their events: typed raw tracepoints
+    /// (where the kernel has BTF) or perf events on the tracepoints; null
+    /// on the perf-samples path and in a recording that does not say.
+    pub attach: Option<BpfAttach>,
     /// What reading them this way costs, as measured (docs/watch.md).
     pub cost: String,
-    /// Why the preferred path was not taken (BPF refused); null when it was.
+    /// Why the preferred path was not taken (BPF refused, or no BTF for
+    /// the raw tracepoints); null when it was.
     pub note: Option<String>,
 }
 
@@ -74,6 +79,7 @@ impl Trace {
         };
         Trace {
             path,
+            attach: None,
             cost: cost.into(),
             note: None,
         }

@@ -4,7 +4,7 @@
 //! (tests, and runs saved for later); [`observe`] takes one snapshot at
 //! the start and one every interval until the run ends.
 
-use crate::sys::blocktrace::{Grains, Snapshot, TracePath};
+use crate::sys::blocktrace::{BpfAttach, Grains, Snapshot, TracePath};
 use crate::sys::trace::{Prefer, Tracer};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -25,8 +25,13 @@ pub trait Source {
     fn finished(&self) -> bool {
         false
     }
-    /// Why the preferred path was not taken (BPF refused by the kernel).
+    /// Why the preferred path was not taken (BPF refused by the kernel,
+    /// or no BTF for the typed raw tracepoints).
     fn note(&self) -> Option<String> {
+        None
+    }
+    /// How the BPF programs are attached, where they run.
+    fn attach(&self) -> Option<BpfAttach> {
         None
     }
 }
@@ -52,9 +57,20 @@ impl Source for Kernel {
     }
 
     fn note(&self) -> Option<String> {
-        self.0
+        let bpf = self
+            .0
             .bpf_refused()
-            .map(|why| format!("BPF was refused ({why}): raw perf samples instead"))
+            .map(|why| format!("BPF was refused ({why}): raw perf samples instead"));
+        let typed = self.0.typed_refused().map(|why| {
+            format!(
+                "the typed raw tracepoints could not be used ({why}): BPF on perf events instead"
+            )
+        });
+        bpf.or(typed)
+    }
+
+    fn attach(&self) -> Option<BpfAttach> {
+        self.0.attach()
     }
 }
 

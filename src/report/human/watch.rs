@@ -63,11 +63,18 @@ fn header(run: &WatchRun, st: &Style) -> String {
         ),
         "  ",
     );
+    let attach = match run.trace.attach {
+        Some(a) => format!(" on {}s", a.as_str().replace('-', " ")),
+        None => String::new(),
+    };
     s.push_str(&st.line(
         "",
-        &format!("trace: {}, {}", run.trace.path, run.trace.cost),
+        &format!("trace: {}{attach}, {}", run.trace.path, run.trace.cost),
         "  ",
     ));
+    if let Some(n) = &run.trace.note {
+        s.push_str(&st.line("", &format!("note: {n}"), "  "));
+    }
     let lost = format!("lost records: {}", run.lost_records);
     s.push_str(&st.line(
         "",

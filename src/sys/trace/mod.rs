@@ -10,13 +10,16 @@
 
 pub mod access;
 pub mod bpf;
+pub mod btf;
 pub mod format;
 pub mod perf;
 pub mod ring;
 pub mod tally;
 pub mod tracefs;
 
-use crate::sys::blocktrace::{Accounted, DevNum, Direction, Grains, Snapshot, TracePath};
+use crate::sys::blocktrace::{
+    Accounted, BpfAttach, DevNum, Direction, Grains, Snapshot, TracePath,
+};
 use crate::sys::{cgroup, procfs};
 use format::{Event, FormatError, Layout};
 use std::collections::HashMap;
@@ -58,10 +61,15 @@ impl Capacity {
 /// Which path to take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Prefer {
-    /// BPF, else raw perf samples (saying why BPF was refused).
+    /// BPF (typed raw tracepoints where the kernel has BTF, else perf
+    /// events on the tracepoints), else raw perf samples (saying why BPF
+    /// was refused).
     Auto,
-    /// BPF or an error.
+    /// BPF, either way, or an error.
     Bpf,
+    /// BPF on perf events reading the tracefs records even where the
+    /// kernel has BTF (tests, comparisons), or an error.
+    BpfTracefs,
     /// Raw perf samples even where BPF would work (tests, comparisons).
     PerfSamples,
 }
@@ -87,8 +95,15 @@ pub enum TraceError {
 }
 
 enum Backend {
-    Bpf(bpf::BpfTrace),
+    Bpf(bpf::BpfTrace, BpfAttach),
     Perf(ring::PerfTrace),
+}
+
+/// The programs on typed raw tracepoints, from the kernel's BTF.
+fn start_typed(devs: &[Grains], cap: Capacity) -> Result<bpf::BpfTrace, String> {
+    let btf = btf::vmlinux()?;
+    let typed = bpf::typed::Typed::from(&btf)?;
+    bpf::BpfTrace::start(devs, bpf::Programs::Typed(&typed), cap)
 }
 
 /// The tracepoints attached and counting.
@@ -96,6 +111,9 @@ pub struct Tracer {
     backend: Backend,
     started: Instant,
     bpf_refused: Option<String>,
+    /// Why the typed raw tracepoints were not used, when BPF runs on
+    /// perf events instead (no BTF, or a field it lacks).
+    typed_refused: Option<String>,
     /// The devices counted, and those asked for beyond the tracer's limit.
     traced: Vec<DevNum>,
     untraced: Vec<DevNum>,
@@ -187,41 +205,76 @@ impl Tracer {
         if let Some(missing) = who.missing() {
             return Err(TraceError::NotPermitted(missing));
         }
-        let events = layouts()?;
         let (devs, untraced) = devices(grains, cap.devices);
         let started = Instant::now();
-        let tracer = |backend, bpf_refused| Tracer {
+        let tracer = |backend, bpf_refused, typed_refused| Tracer {
             backend,
             started,
             bpf_refused,
+            typed_refused,
             traced: devs.iter().map(|g| g.dev).collect(),
             untraced: untraced.clone(),
             cgroups: Mutex::new(HashMap::new()),
         };
+        let typed_refused = if !who.may_bpf() {
+            None
+        } else if matches!(prefer, Prefer::Auto | Prefer::Bpf) {
+            match start_typed(&devs, cap) {
+                Ok(b) => {
+                    return Ok(tracer(
+                        Backend::Bpf(b, BpfAttach::RawTracepoint),
+                        None,
+                        None,
+                    ))
+                }
+                Err(e) => Some(one_line(e)),
+            }
+        } else {
+            None
+        };
+        let events = layouts()?;
         let perf_path = |bpf_refused| {
             ring::PerfTrace::start(&devs, &events, cap)
-                .map(|p| tracer(Backend::Perf(p), bpf_refused))
+                .map(|p| tracer(Backend::Perf(p), bpf_refused, None))
                 .map_err(|e| TraceError::Perf(one_line(e)))
         };
         if prefer == Prefer::PerfSamples {
             return perf_path(None);
         }
         let bpf = if who.may_bpf() {
-            bpf::BpfTrace::start(&devs, &events, cap).map_err(one_line)
+            bpf::BpfTrace::start(&devs, bpf::Programs::Tracefs(&events), cap).map_err(one_line)
         } else {
             Err("needs CAP_BPF and CAP_PERFMON, or root".to_string())
         };
         match (bpf, prefer) {
-            (Ok(b), _) => Ok(tracer(Backend::Bpf(b), None)),
-            (Err(e), Prefer::Bpf) => Err(TraceError::Bpf(e)),
+            (Ok(b), _) => Ok(tracer(
+                Backend::Bpf(b, BpfAttach::PerfEvent),
+                None,
+                typed_refused,
+            )),
+            (Err(e), Prefer::Bpf | Prefer::BpfTracefs) => Err(TraceError::Bpf(e)),
             (Err(e), _) => perf_path(Some(e)),
         }
+    }
+
+    /// How the BPF programs are attached; None on the perf samples path.
+    pub fn attach(&self) -> Option<BpfAttach> {
+        match self.backend {
+            Backend::Bpf(_, a) => Some(a),
+            Backend::Perf(_) => None,
+        }
+    }
+
+    /// Why the typed raw tracepoints were not used, when BPF runs on perf
+    /// events instead.
+    pub fn typed_refused(&self) -> Option<&str> {
+        self.typed_refused.as_deref()
     }
 
     /// The path that runs.
     pub fn path(&self) -> TracePath {
         match self.backend {
-            Backend::Bpf(_) => TracePath::Bpf,
+            Backend::Bpf(..) => TracePath::Bpf,
             Backend::Perf(_) => TracePath::PerfSamples,
         }
     }
@@ -237,7 +290,7 @@ impl Tracer {
         let elapsed_s = self.started.elapsed().as_secs_f64();
         let mut s = match &self.backend {
             Backend::Perf(p) => p.snapshot(elapsed_s),
-            Backend::Bpf(b) => {
+            Backend::Bpf(b, _) => {
                 let read = |e: std::io::Error| TraceError::Read(e.to_string());
                 Snapshot {
                     counters: b.counters().map_err(read)?,

@@ -8,14 +8,16 @@
 pub mod asm;
 pub mod prog;
 pub mod syscall;
+pub mod typed;
 
 use super::format::{Event, Layout};
 use super::perf;
 use super::tally::{kernel_dev, latencies, new_counters};
 use crate::sys::blocktrace::{Counters, DevNum, Direction, Grains, Latency, Stage, SubmitterKey};
-use prog::{Kind, Maps};
+use prog::{Fields, Kind, Maps};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
+use typed::Typed;
 
 /// Latency histogram cells (device, direction, size, straddles, bucket).
 const LAT_MAX: u32 = 8_192;
@@ -31,6 +33,19 @@ const DIRECTIONS: [Direction; 4] = [
     Direction::Flush,
 ];
 const STAGES: [Stage; 3] = [Stage::Queue, Stage::RemapFrom, Stage::Issue];
+
+/// How the programs get their events.
+#[derive(Clone, Copy, Debug)]
+pub enum Programs<'a> {
+    /// Typed raw tracepoints (`tp_btf`): each program runs on the
+    /// tracepoint's arguments, read at the offsets of the kernel's BTF, and
+    /// is attached with BPF_RAW_TRACEPOINT_OPEN; no record is built.
+    Typed(&'a Typed),
+    /// Each program attached to a perf event of the tracepoint, reading
+    /// the record the event builds at its tracefs format's offsets:
+    /// (event, tracepoint id, layout).
+    Tracefs(&'a [(Event, u64, Layout)]),
+}
 
 /// The counting programs attached, and their maps.
 pub struct BpfTrace {
@@ -75,6 +90,43 @@ fn devinfo(slot: u32, g: &Grains) -> [u8; prog::DEVINFO_BYTES] {
     v
 }
 
+/// Each event's program loaded typed and attached to its raw tracepoint:
+/// (programs, links).
+fn attach_typed(t: &Typed, maps: &Maps) -> Result<(Vec<OwnedFd>, Vec<OwnedFd>), String> {
+    let (mut progs, mut links) = (Vec::new(), Vec::new());
+    for &event in &Event::ALL {
+        let insns = prog::program(kind(event), Fields::Typed(t), maps)
+            .map_err(|e| format!("{}: {e}", event.name()))?;
+        let id = t
+            .attach_id(event)
+            .ok_or_else(|| format!("{}: no BTF type to attach to", event.name()))?;
+        let p = syscall::prog_load_typed(&insns, event.name(), id)?;
+        links.push(syscall::raw_tracepoint_open(&p).map_err(err(event.name()))?);
+        progs.push(p);
+    }
+    Ok((progs, links))
+}
+
+/// Each event's program attached to a perf event of its tracepoint:
+/// (programs, events).
+fn attach_tracefs(
+    events: &[(Event, u64, Layout)],
+    maps: &Maps,
+) -> Result<(Vec<OwnedFd>, Vec<OwnedFd>), String> {
+    let (mut progs, mut fds) = (Vec::new(), Vec::new());
+    for (event, id, layout) in events {
+        let insns = prog::program(kind(*event), Fields::Tracefs(layout), maps)
+            .map_err(|e| format!("{}: {e}", event.name()))?;
+        let p = syscall::prog_load(&insns, event.name())?;
+        let fd = perf::open_tracepoint(*id, 0, None).map_err(err(event.name()))?;
+        perf::set_bpf(&fd, &p).map_err(err("attaching a BPF program"))?;
+        perf::enable(&fd).map_err(err("enabling a tracepoint"))?;
+        progs.push(p);
+        fds.push(fd);
+    }
+    Ok((progs, fds))
+}
+
 /// The `devs` table: its size in bits and where each device's entry is,
 /// by linear probing from prog::dev_home; at least 4 times as many
 /// entries as devices, doubled until every device is found within
@@ -117,13 +169,11 @@ impl BpfTrace {
     /// are (event, tracepoint id, layout).
     /// The submitters' map allocates as it fills (BPF_F_NO_PREALLOC), each
     /// entry one value per possible CPU; the others are preallocated.
-    pub fn start(
-        grains: &[Grains],
-        events: &[(Event, u64, Layout)],
-        cap: Capacity,
-    ) -> Result<BpfTrace, String> {
-        if let Some((e, _, _)) = events.iter().find(|(_, _, l)| !l.aligned()) {
-            return Err(format!("{}: a field is not naturally aligned", e.name()));
+    pub fn start(grains: &[Grains], how: Programs, cap: Capacity) -> Result<BpfTrace, String> {
+        if let Programs::Tracefs(events) = how {
+            if let Some((e, _, _)) = events.iter().find(|(_, _, l)| !l.aligned()) {
+                return Err(format!("{}: a field is not naturally aligned", e.name()));
+            }
         }
         let n = grains.len().clamp(1, cap.devices) as u32;
         let ncpu = perf::cpus("possible").map_err(err("possible CPUs"))?.len();
@@ -197,18 +247,10 @@ impl BpfTrace {
             dev_bits,
             sample_bits: cap.sample_bits(),
         };
-        let mut progs = Vec::new();
-        let mut fds = Vec::new();
-        for (event, id, layout) in events {
-            let insns = prog::program(kind(*event), layout, &maps)
-                .map_err(|e| format!("{}: {e}", event.name()))?;
-            let p = syscall::prog_load(&insns, event.name())?;
-            let fd = perf::open_tracepoint(*id, 0, None).map_err(err(event.name()))?;
-            perf::set_bpf(&fd, &p).map_err(err("attaching a BPF program"))?;
-            perf::enable(&fd).map_err(err("enabling a tracepoint"))?;
-            progs.push(p);
-            fds.push(fd);
-        }
+        let (progs, fds) = match how {
+            Programs::Typed(t) => attach_typed(t, &maps)?,
+            Programs::Tracefs(events) => attach_tracefs(events, &maps)?,
+        };
         Ok(BpfTrace {
             _events: fds,
             _progs: progs,

@@ -25,6 +25,7 @@
 use super::asm::{
     Alu, Asm, AsmError, Insn, Jmp, Label, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9,
 };
+use super::typed::Typed;
 use crate::sys::blocktrace::Stage;
 use crate::sys::trace::format::{Layout, Slot};
 
@@ -135,6 +136,29 @@ pub struct Maps {
     pub sample_bits: u32,
 }
 
+/// Where a program reads its event's fields.
+#[derive(Clone, Copy, Debug)]
+pub enum Fields<'a> {
+    /// The record a perf event built, at its tracefs format's offsets.
+    Tracefs(&'a Layout),
+    /// The tracepoint's own arguments, typed by the kernel's BTF
+    /// (a `tp_btf` program: no record is built).
+    Typed(&'a Typed),
+}
+
+/// What an event's arguments are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arg {
+    /// A bio (block_bio_queue, the merges).
+    Bio,
+    /// block_bio_remap, counted at its upper device and sector.
+    Remap,
+    /// block_split: a bio, counted without a length.
+    Split,
+    /// A request (block_rq_issue, block_rq_complete).
+    Request,
+}
+
 /// What a program does with its event.
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
@@ -164,14 +188,14 @@ fn slot_off(s: Slot) -> i16 {
 }
 
 /// The program of one event.
-pub fn program(kind: Kind, l: &Layout, maps: &Maps) -> Result<Vec<Insn>, AsmError> {
+pub fn program(kind: Kind, f: Fields, maps: &Maps) -> Result<Vec<Insn>, AsmError> {
     let mut a = Asm::new();
     let out = a.label();
     match kind {
-        Kind::Count(stage) => count(&mut a, stage, l, maps, out),
-        Kind::Split => tick(&mut a, W_SPLITS, l, maps, out),
-        Kind::Merge => tick(&mut a, W_MERGES, l, maps, out),
-        Kind::Complete => complete(&mut a, l, maps, out),
+        Kind::Count(stage) => count(&mut a, stage, f, maps, out),
+        Kind::Split => tick(&mut a, W_SPLITS, Arg::Split, f, maps, out),
+        Kind::Merge => tick(&mut a, W_MERGES, Arg::Bio, f, maps, out),
+        Kind::Complete => complete(&mut a, f, maps, out),
     }
     a.bind(out);
     a.mov_imm(R0, 0);
@@ -179,26 +203,114 @@ pub fn program(kind: Kind, l: &Layout, maps: &Maps) -> Result<Vec<Insn>, AsmErro
     a.finish()
 }
 
-/// r6 = ctx; r8 = sector; r9 = sectors; the dev_t at S_DEV; r7 = the
-/// direction (0 read, 1 write, 2 discard, 3 flush), or off to `out`.
-/// The remap is read at its upper device and sector.
-fn fields(a: &mut Asm, l: &Layout, remap_from: bool, out: Label) {
-    let (dev, sector) = match (remap_from, l.old_dev, l.old_sector) {
-        (true, Some(d), Some(s)) => (d, s),
+/// r8 = sector; r9 = sectors; the dev_t at S_DEV; r7 = the direction
+/// (0 read, 1 write, 2 discard, 3 flush), an empty write marked at
+/// S_EMPTYW; or off to `out`. The remap is read at its upper device and
+/// sector; a split has no length (r9 = 1).
+fn fields(a: &mut Asm, f: Fields, arg: Arg, out: Label) {
+    a.store_imm(Size::DW, FP, S_EMPTYW, 0);
+    match f {
+        Fields::Tracefs(l) => tracefs_fields(a, l, arg, out),
+        Fields::Typed(t) => typed_fields(a, t, arg, out),
+    }
+}
+
+fn tracefs_fields(a: &mut Asm, l: &Layout, arg: Arg, out: Label) {
+    let (dev, sector) = match (arg, l.old_dev, l.old_sector) {
+        (Arg::Remap, Some(d), Some(s)) => (d, s),
         _ => (l.dev, l.sector),
     };
     a.mov(R6, R1);
     a.load(Size::DW, R8, R6, slot_off(sector));
     match l.nr_sector {
-        Some(n) => a.load(Size::W, R9, R6, slot_off(n)),
-        None => a.mov_imm(R9, 1),
+        Some(n) if arg != Arg::Split => a.load(Size::W, R9, R6, slot_off(n)),
+        _ => a.mov_imm(R9, 1),
     }
     a.load(Size::W, R1, R6, slot_off(dev));
     a.store(Size::W, FP, S_DEV, R1);
     a.load(Size::B, R1, R6, slot_off(l.rwbs));
     a.load(Size::B, R2, R6, slot_off(l.rwbs) + 1);
-    a.store_imm(Size::DW, FP, S_EMPTYW, 0);
     direction(a, out);
+}
+
+/// S_DEV = MKDEV(disk->major, disk->first_minor) of the gendisk in r3
+/// (0 without one; clobbers r1, r3).
+fn disk_devt(a: &mut Asm, t: &Typed) {
+    let none = a.label();
+    a.store_imm(Size::W, FP, S_DEV, 0);
+    a.jump_imm(Jmp::Eq, R3, 0, none);
+    a.load(Size::W, R1, R3, t.disk_major as i16);
+    a.alu_imm(Alu::Lsh, R1, 20);
+    a.load(Size::W, R3, R3, t.disk_first_minor as i16);
+    a.alu(Alu::Or, R1, R3);
+    a.store(Size::W, FP, S_DEV, R1);
+    a.bind(none);
+}
+
+/// The fields from the tracepoint's arguments (ctx: u64 each).
+fn typed_fields(a: &mut Asm, t: &Typed, arg: Arg, out: Label) {
+    a.mov(R6, R1);
+    a.load(Size::DW, R2, R6, 0);
+    if arg == Arg::Request {
+        a.load(Size::DW, R8, R2, t.rq_sector as i16);
+        a.load(Size::W, R9, R2, t.rq_data_len as i16);
+        a.load(Size::DW, R3, R2, t.rq_q as i16);
+        a.load(Size::DW, R3, R3, t.q_disk as i16);
+        disk_devt(a, t);
+        a.load(Size::W, R1, R2, t.rq_cmd_flags as i16);
+    } else {
+        a.load(Size::DW, R8, R2, t.bio_sector as i16);
+        a.load(Size::W, R9, R2, t.bio_size as i16);
+        a.load(Size::DW, R3, R2, t.bio_bdev as i16);
+        a.load(Size::DW, R3, R3, t.bdev_disk as i16);
+        disk_devt(a, t);
+        a.load(Size::W, R1, R2, t.bio_opf as i16);
+    }
+    a.alu_imm(Alu::Rsh, R9, 9);
+    match arg {
+        Arg::Split => a.mov_imm(R9, 1),
+        Arg::Remap => {
+            // block_bio_remap(bio, dev, from): the upper device and sector.
+            a.load(Size::DW, R3, R6, 8);
+            a.alu_imm(Alu::Lsh, R3, 32);
+            a.alu_imm(Alu::Rsh, R3, 32);
+            a.store(Size::W, FP, S_DEV, R3);
+            a.load(Size::DW, R8, R6, 16);
+        }
+        Arg::Bio | Arg::Request => {}
+    }
+    opf_direction(a, t, out);
+}
+
+/// blk_fill_rwbs's reading of an opf (r1), as `direction` reads rwbs:
+/// r7 = the direction, an empty write marked at S_EMPTYW; off to `out`
+/// for what has none (write zeroes, zone and driver operations).
+fn opf_direction(a: &mut Asm, t: &Typed, out: Label) {
+    let (done, write, discard, flush) = (a.label(), a.label(), a.label(), a.label());
+    a.mov(R2, R1);
+    a.alu_imm(Alu::And, R2, t.op_mask as i32);
+    a.mov_imm(R7, 0);
+    a.jump_imm(Jmp::Eq, R2, t.op_read as i32, done);
+    a.jump_imm(Jmp::Eq, R2, t.op_write as i32, write);
+    a.jump_imm(Jmp::Eq, R2, t.op_discard as i32, discard);
+    a.jump_imm(Jmp::Eq, R2, t.op_secure_erase as i32, discard);
+    a.jump_imm(Jmp::Eq, R2, t.op_flush as i32, flush);
+    a.alu_imm(Alu::Rsh, R1, t.preflush_bit as i32);
+    a.alu_imm(Alu::And, R1, 1);
+    a.jump_imm(Jmp::Ne, R1, 0, flush);
+    a.goto(out);
+    a.bind(write);
+    a.mov_imm(R7, 1);
+    a.jump_imm(Jmp::Ne, R9, 0, done);
+    a.mov_imm(R7, 3);
+    a.store_imm(Size::DW, FP, S_EMPTYW, 1);
+    a.goto(done);
+    a.bind(discard);
+    a.mov_imm(R7, 2);
+    a.goto(done);
+    a.bind(flush);
+    a.mov_imm(R7, 3);
+    a.bind(done);
 }
 
 /// tally::direction in compares: r1 = rwbs[0], r2 = rwbs[1], r9 = sectors.
@@ -257,6 +369,8 @@ fn device(a: &mut Asm, maps: &Maps, out: Label) {
     let found = a.label();
     let mask = (1i64 << maps.dev_bits) - 1;
     a.load(Size::W, R1, FP, S_DEV);
+    // dev_t 0 (no disk) marks an empty entry: never a device.
+    a.jump_imm(Jmp::Eq, R1, 0, out);
     a.alu_imm(Alu::Mul, R1, DEV_HASH as i32);
     a.alu_imm(Alu::Lsh, R1, 32);
     a.alu_imm(Alu::Rsh, R1, 64 - maps.dev_bits as i32);
@@ -331,8 +445,13 @@ fn log2(a: &mut Asm, v: Reg, out: Reg, tmp: Reg) {
     a.bind(capped);
 }
 
-fn count(a: &mut Asm, stage: Stage, l: &Layout, maps: &Maps, out: Label) {
-    fields(a, l, stage == Stage::RemapFrom, out);
+fn count(a: &mut Asm, stage: Stage, f: Fields, maps: &Maps, out: Label) {
+    let arg = match stage {
+        Stage::Queue => Arg::Bio,
+        Stage::RemapFrom => Arg::Remap,
+        Stage::Issue => Arg::Request,
+    };
+    fields(a, f, arg, out);
     counters(a, stage, maps, out);
     incr(a, W_IOS);
     a.mov(R3, R9);
@@ -561,8 +680,8 @@ fn attribute(a: &mut Asm, stage: Stage, maps: &Maps, out: Label) {
 
 /// A split or a merge of the device's queued I/O; a split is counted for
 /// its submitter too.
-fn tick(a: &mut Asm, word: usize, l: &Layout, maps: &Maps, out: Label) {
-    fields(a, l, false, out);
+fn tick(a: &mut Asm, word: usize, arg: Arg, f: Fields, maps: &Maps, out: Label) {
+    fields(a, f, arg, out);
     counters(a, Stage::Queue, maps, out);
     incr(a, word);
     if word == W_SPLITS {
@@ -573,13 +692,27 @@ fn tick(a: &mut Asm, word: usize, l: &Layout, maps: &Maps, out: Label) {
 }
 
 /// The request's latency into `lat`.
-fn complete(a: &mut Asm, l: &Layout, maps: &Maps, out: Label) {
+fn complete(a: &mut Asm, f: Fields, maps: &Maps, out: Label) {
     a.mov(R6, R1);
-    a.load(Size::W, R1, R6, slot_off(l.dev));
+    match f {
+        Fields::Tracefs(l) => {
+            a.load(Size::W, R1, R6, slot_off(l.dev));
+            a.store(Size::W, FP, S_DEV, R1);
+            a.load(Size::DW, R1, R6, slot_off(l.sector));
+        }
+        Fields::Typed(t) => {
+            a.load(Size::DW, R2, R6, 0);
+            a.load(Size::DW, R3, R2, t.rq_q as i16);
+            a.load(Size::DW, R3, R3, t.q_disk as i16);
+            disk_devt(a, t);
+            a.load(Size::DW, R1, R2, t.rq_sector as i16);
+        }
+    }
+    a.store(Size::DW, FP, S_IKEY + 8, R1);
+    a.load(Size::W, R1, FP, S_DEV);
     a.store(Size::W, FP, S_IKEY, R1);
     a.store_imm(Size::W, FP, S_IKEY + 4, 0);
-    a.load(Size::DW, R1, R6, slot_off(l.sector));
-    a.store(Size::DW, FP, S_IKEY + 8, R1);
+    a.load(Size::DW, R1, FP, S_IKEY + 8);
     a.mov(R2, R1);
     sample(a, maps, R2, out);
     take_inflight(a, maps, out);
@@ -711,7 +844,7 @@ mod tests {
             (Event::RqComplete, Kind::Complete),
         ];
         for (e, k) in kinds {
-            let code = program(k, &layout(e), &MAPS).unwrap();
+            let code = program(k, Fields::Tracefs(&layout(e)), &MAPS).unwrap();
             assert!(code.len() < 512, "{e:?}: {} instructions", code.len());
             let jumps = code
                 .iter()
@@ -738,7 +871,7 @@ mod tests {
     #[test]
     fn the_remap_is_read_at_its_upper_device() {
         let l = layout(Event::BioRemap);
-        let code = program(Kind::Count(Stage::RemapFrom), &l, &MAPS).unwrap();
+        let code = program(Kind::Count(Stage::RemapFrom), Fields::Tracefs(&l), &MAPS).unwrap();
         // The first loads from the context (r6): old_sector, nr_sector, old_dev.
         let ctx_loads: Vec<i16> = code
             .iter()
