@@ -2,7 +2,7 @@
 //! was counted as JSON (the `Snapshot` of sys/blocktrace.rs). Used by
 //! bench/watch-overhead; `diskalign watch` is the command for people.
 //!
-//!   blocktrace [--path auto|bpf|perf] DEVICE...
+//!   blocktrace [--path auto|bpf|bpf-tracefs|perf] DEVICE...
 //!
 //! Prints one `tracing PATH` line once attached, counts until its
 //! standard input closes, then prints the snapshot.
@@ -57,16 +57,23 @@ fn main() {
             "--path" => {
                 prefer = match args.next().as_deref() {
                     Some("bpf") => Prefer::Bpf,
+                    Some("bpf-tracefs") => Prefer::BpfTracefs,
                     Some("perf") => Prefer::PerfSamples,
                     Some("auto") => Prefer::Auto,
-                    other => fail(&format!("--path: auto, bpf or perf, not {other:?}")),
+                    other => fail(&format!(
+                        "--path: auto, bpf, bpf-tracefs or perf, not {other:?}"
+                    )),
                 }
             }
             d => devs.push(grains(d).unwrap_or_else(|e| fail(&e))),
         }
     }
     let t = Tracer::start(&devs, prefer).unwrap_or_else(|e| fail(&e.to_string()));
-    println!("tracing {}", t.path());
+    match (t.attach(), t.typed_refused()) {
+        (Some(a), None) => println!("tracing {} ({a})", t.path()),
+        (Some(a), Some(why)) => println!("tracing {} ({a}; BTF not used: {why})", t.path()),
+        (None, _) => println!("tracing {}", t.path()),
+    }
     std::io::stdout().flush().ok();
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
     let s = t.snapshot().unwrap_or_else(|e| fail(&e.to_string()));

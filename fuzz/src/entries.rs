@@ -51,6 +51,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("identify_scsi", identify_scsi),
     ("identify_ata", identify_ata),
     ("trace_format", trace_format),
+    ("btf", btf),
     ("image", image_container),
 ];
 
@@ -747,6 +748,23 @@ pub fn trace_format(data: &[u8]) {
         layouts.insert(f.id.unwrap_or(0) as u16, l);
     }
     let mut t = tally::Tally::new(&grains);
-    ring::count_record(data, &layouts, &mut t);
+    // As a sample with and without the cgroup id after the raw record.
+    ring::count_record(data, &layouts, false, &mut t);
+    ring::count_record(data, &layouts, true, &mut t);
     let _ = t.snapshot(0.0);
+}
+
+/// `sys::trace::btf::Btf::parse` of the input as a BTF blob, the lookups
+/// the typed raw tracepoints make in it, and `Typed::from` of it.
+pub fn btf(data: &[u8]) {
+    use diskalign::sys::trace::bpf::typed::Typed;
+    use diskalign::sys::trace::btf::Btf;
+    let Ok(b) = Btf::parse(data) else {
+        return;
+    };
+    let _ = b.member("bio", &["bi_iter", "bi_sector"]);
+    let _ = b.member("bio", &["bi_opf"]);
+    let _ = b.typedef("btf_trace_block_bio_queue");
+    let _ = b.enumerator("REQ_OP_WRITE");
+    let _ = Typed::from(&b);
 }

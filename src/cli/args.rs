@@ -243,6 +243,9 @@ pub struct WatchArgs {
     /// Judge every device against this unit instead of its physical block and minimum I/O (a multiple of 512: the unit probe found, a RAID chunk).
     #[arg(long, value_name = "SIZE", value_parser = size_arg)]
     pub unit: Option<u64>,
+    /// Show this many submitters (processes, kernel threads) per device and direction, those that misaligned the most I/Os first; the rest are summed as other.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
     /// No live view; print the summary without its histograms and latency: what was watched and how, the table and the findings.
     #[arg(short, long)]
     pub quiet: bool,

@@ -397,6 +397,9 @@ fn watch(a: WatchArgs, sysfs: Sysfs) -> Result<Task, String> {
             ));
         }
     }
+    if a.top == 0 {
+        return Err("watch --top 0: give how many submitters to show per device, 1 or more (the rest are summed as other)".into());
+    }
     Ok(Task::Watch {
         options: crate::watch::WatchOptions {
             sysfs,
@@ -404,6 +407,7 @@ fn watch(a: WatchArgs, sysfs: Sysfs) -> Result<Task, String> {
             duration: a.duration,
             interval: a.interval,
             unit: a.unit,
+            top: a.top,
         },
         command: a.command,
         replay: a.replay,

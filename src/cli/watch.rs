@@ -111,13 +111,6 @@ pub fn run(
     };
     // A recording's end is not the command's: it runs to its own end.
     let command_run = finish(command, child.as_mut(), ended, !recorded);
-    let observed = match observed {
-        Ok(o) => o,
-        Err(e) => {
-            warn(&e);
-            return (String::new(), 2);
-        }
-    };
     let mut run = WatchRun::new(
         opts,
         resolved.watched,
@@ -128,6 +121,7 @@ pub fn run(
     run.command = command_run;
     run.read_before_bytes = read_before;
     run.trace.note = source.note();
+    run.trace.attach = source.attach();
     run.errors = resolved.errors;
     if let Some(e) = observed.error {
         warn(&format!(

@@ -1,15 +1,18 @@
 //! Two watch runs compared, before and after a fix: for each device and
 //! direction either run saw, the I/Os and the share straddling and below
 //! the physical block in each; and the findings that appeared,
-//! disappeared or changed, matched by device and code. The shares are
-//! shown side by side, not tested: the runs' workloads need not be the
-//! same, so only the findings decide that something differs.
+//! disappeared or changed, matched by device and code; and each
+//! submitter (task name and cgroup) of each device and direction, before
+//! and after. The shares are shown side by side, not tested: the runs'
+//! workloads need not be the same, so only the findings decide that
+//! something differs.
 
 use super::check::{Change, FindingChange};
 use super::probe::and_list;
 use super::RunInfo;
 use crate::findings::Finding;
 use crate::sys::blocktrace::Direction;
+use crate::watch::submitters::Submitter;
 use crate::watch::summary::{share, DeviceSummary};
 use crate::watch::{DeviceLayer, WatchDocument};
 use serde::{Deserialize, Serialize};
@@ -31,6 +34,25 @@ pub struct DeviceChange {
     pub sub_physical_share_b: Option<f64>,
 }
 
+/// One submitter of one device and direction in either run, matched by
+/// its name and cgroup path (ids differ between boots); `other` and
+/// `unattributed` are matched as names too.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SubmitterChange {
+    pub device: String,
+    pub direction: Option<Direction>,
+    pub submitter: String,
+    pub cgroup: Option<String>,
+    /// Null on the side that did not see it.
+    pub ios_a: Option<u64>,
+    pub ios_b: Option<u64>,
+    pub straddle_share_a: Option<f64>,
+    pub straddle_share_b: Option<f64>,
+    pub sub_physical_share_a: Option<f64>,
+    pub sub_physical_share_b: Option<f64>,
+}
+
 /// Two watch runs side by side.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
@@ -38,6 +60,8 @@ pub struct WatchComparison {
     pub a: RunInfo,
     pub b: RunInfo,
     pub devices: Vec<DeviceChange>,
+    /// Each device's submitters in A and B.
+    pub submitters: Vec<SubmitterChange>,
     /// By device and code.
     pub changes: Vec<FindingChange>,
     /// One sentence: what changed.
@@ -75,6 +99,7 @@ pub fn compare(
         a: run_info(a_name, a),
         b: run_info(b_name, b),
         devices: devices(&a.body.devices, &b.body.devices),
+        submitters: submitters(&a.body.devices, &b.body.devices),
         changes: changes(&a.body.findings, &b.body.findings),
         summary: String::new(),
         outcome: super::Outcome::default(),
@@ -106,6 +131,53 @@ fn devices(a: &[DeviceSummary], b: &[DeviceSummary]) -> Vec<DeviceChange> {
             device: s.device.clone(),
             layer: s.layer,
             direction: s.direction,
+            ios_a: x.as_ref().map(|x| x.ios),
+            ios_b: y.as_ref().map(|y| y.ios),
+            straddle_share_a: x.as_ref().map(|x| x.straddle_share),
+            straddle_share_b: y.as_ref().map(|y| y.straddle_share),
+            sub_physical_share_a: x.as_ref().map(|x| share(x.sub_physical, x.ios)),
+            sub_physical_share_b: y.as_ref().map(|y| share(y.sub_physical, y.ios)),
+        });
+    }
+    out
+}
+
+/// Every submitter of every device and direction in A or B, in A's order
+/// then B's.
+fn submitters(a: &[DeviceSummary], b: &[DeviceSummary]) -> Vec<SubmitterChange> {
+    type Key = (String, Option<Direction>, String, Option<String>);
+    let rows = |side: &[DeviceSummary]| -> Vec<(Key, Submitter)> {
+        side.iter()
+            .flat_map(|d| {
+                d.submitters.iter().map(move |x| {
+                    let key = (
+                        d.device.clone(),
+                        d.direction,
+                        x.name.clone(),
+                        x.cgroup.clone(),
+                    );
+                    (key, x.clone())
+                })
+            })
+            .collect()
+    };
+    let (ra, rb) = (rows(a), rows(b));
+    let mut out: Vec<SubmitterChange> = Vec::new();
+    for (key, _) in ra.iter().chain(&rb) {
+        let seen = out.iter().any(|c| {
+            (&c.device, c.direction, &c.submitter, &c.cgroup) == (&key.0, key.1, &key.2, &key.3)
+        });
+        if seen {
+            continue;
+        }
+        let find =
+            |side: &[(Key, Submitter)]| side.iter().find(|(k, _)| k == key).map(|(_, x)| x.clone());
+        let (x, y) = (find(&ra), find(&rb));
+        out.push(SubmitterChange {
+            device: key.0.clone(),
+            direction: key.1,
+            submitter: key.2.clone(),
+            cgroup: key.3.clone(),
             ios_a: x.as_ref().map(|x| x.ios),
             ios_b: y.as_ref().map(|y| y.ios),
             straddle_share_a: x.as_ref().map(|x| x.straddle_share),
@@ -187,6 +259,13 @@ mod tests {
             direction: Some(Direction::Write),
             ios: 1000,
             straddle_share: share,
+            submitters: vec![Submitter {
+                name: "postgres".into(),
+                cgroup: Some("/system.slice/postgresql.service".into()),
+                ios: 1000,
+                straddle_share: share,
+                ..Submitter::default()
+            }],
             ..DeviceSummary::default()
         });
         if found {
@@ -213,6 +292,16 @@ mod tests {
             (Some(1.0), Some(0.0))
         );
         assert_eq!(c.summary, "1 finding(s) disappeared");
+        let s = &c.submitters;
+        assert_eq!(s.len(), 1, "matched by name and cgroup");
+        assert_eq!(
+            (
+                s[0].submitter.as_str(),
+                s[0].straddle_share_a,
+                s[0].straddle_share_b
+            ),
+            ("postgres", Some(1.0), Some(0.0))
+        );
         let same = compare("a", &doc(1.0, true), "b", &doc(1.0, true));
         assert!(!same.differs());
     }

@@ -40,6 +40,17 @@ pub struct LegFact {
     pub misalignment_bytes: u64,
 }
 
+/// A task behind a `watch` finding: its name as `watch` shows it (a
+/// process's `comm`, a kernel thread's job), its cgroup and how many of
+/// the finding's I/Os it submitted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SubmitterFact {
+    pub name: String,
+    pub cgroup: Option<String>,
+    pub affected_ios: u64,
+}
+
 /// The numbers and names a rule judged. Offsets are in bytes of the device
 /// below (the whole disk for partitions and the layers inside them).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -143,6 +154,10 @@ pub struct Facts {
     /// cause of what `watch` saw.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub causes: Vec<super::Code>,
+    /// The tasks that submitted most of a `watch` finding's I/Os (the
+    /// fewest, most first, that did at least half of them; at most three).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub submitters: Vec<SubmitterFact>,
     /// The partition is a DOS extended container (its own placement is
     /// informational).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -7,7 +7,7 @@ pub mod facts;
 pub mod render;
 pub mod status;
 
-pub use facts::{Facts, LegFact, Subject};
+pub use facts::{Facts, LegFact, Subject, SubmitterFact};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub use status::{Counts, FailOn, Status};
 use std::fmt;

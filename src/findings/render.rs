@@ -375,9 +375,28 @@ fn ios_of(f: &Facts) -> String {
     }
 }
 
-/// What `check` says caused it, and the fix, when known.
+/// Who submitted most of them, when `watch` counted it:
+/// "; most from fio (990) and dd in /test.slice (10)".
+fn who(f: &Facts) -> String {
+    let names: Vec<String> = f
+        .submitters
+        .iter()
+        .map(|s| match s.cgroup.as_deref() {
+            Some(c) if c != "/" => format!("{} in {c} ({})", s.name, s.affected_ios),
+            _ => format!("{} ({})", s.name, s.affected_ios),
+        })
+        .collect();
+    match names.as_slice() {
+        [] => String::new(),
+        [one] => format!("; most from {one}"),
+        [first @ .., last] => format!("; most from {} and {last}", first.join(", ")),
+    }
+}
+
+/// Who submitted them, what `check` says caused it, and the fix, when
+/// known.
 fn cause_and_fix(f: &Facts) -> String {
-    let mut s = String::new();
+    let mut s = who(f);
     if !f.causes.is_empty() {
         let codes: Vec<&str> = f.causes.iter().map(|c| c.as_str()).collect();
         s.push_str(&format!("; check finds {}", codes.join(", ")));

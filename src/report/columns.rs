@@ -17,6 +17,7 @@ use crate::probe::report::{ProbeReport, TargetInfo};
 use crate::topology::device_says::Limit;
 use crate::topology::Disk;
 use crate::units::human;
+use crate::watch::submitters::Submitter;
 use crate::watch::summary::Bucket;
 use crate::watch::{DeviceSummary, WatchRun};
 
@@ -940,15 +941,81 @@ pub fn watch_devices() -> Vec<WD> {
             .shown_as(|s, _| human(s.grain_bytes))
             .size()
             .drop(3),
+        WD::human_only("diskstats_ios", "IOSTAT", |s| match s.diskstats {
+            Some(k) if k.ios != s.ios => k.ios.to_string(),
+            Some(_) => "=".into(),
+            None => "-".into(),
+        })
+        .help("I/Os as the kernel's statistics count them (/proc/diskstats, iostat), where they differ from IOS (the summary says why); = where they agree"),
+        WD::human_only("top_submitter", "TOP SUBMITTER", |s| {
+            s.submitters
+                .iter()
+                .find(|x| x.is_task())
+                .map_or("-".into(), |x| x.name.clone())
+        })
+        .drop(2),
+    ]
+}
+
+/// One submitter of one device and direction (`watch`'s table of who
+/// submitted the I/O).
+pub struct SubmitterRow<'a> {
+    pub summary: &'a DeviceSummary,
+    pub submitter: &'a Submitter,
+}
+
+/// Every submitter row of a watch run, in the document's order.
+pub fn submitter_rows(run: &WatchRun) -> Vec<SubmitterRow<'_>> {
+    run.devices
+        .iter()
+        .flat_map(|s| {
+            s.submitters.iter().map(move |x| SubmitterRow {
+                summary: s,
+                submitter: x,
+            })
+        })
+        .collect()
+}
+
+type SR<'a> = Column<SubmitterRow<'a>>;
+
+fn count_share(n: u64, ios: u64) -> String {
+    if ios == 0 {
+        "-".into()
+    } else {
+        format!("{n} ({:.1}%)", 100.0 * n as f64 / ios as f64)
+    }
+}
+
+/// `watch`'s table of submitters, one row per device, direction and
+/// submitter.
+pub fn watch_submitters<'a>() -> Vec<SR<'a>> {
+    vec![
+        SR::human_only("device", "DEVICE", |r| r.summary.device.clone()),
+        SR::human_only("direction", "DIR", |r| dir_of(r.summary)),
+        SR::human_only("submitter", "SUBMITTER", |r| r.submitter.name.clone()),
+        SR::human_only("cgroup", "CGROUP", |r| {
+            r.submitter.cgroup.clone().unwrap_or_else(|| "-".into())
+        }),
+        SR::human_only("ios", "IOS", |r| r.submitter.ios.to_string()),
+        SR::human_only("straddling", "STRADDLING", |r| {
+            count_share(r.submitter.straddling, r.submitter.ios)
+        }),
+        SR::human_only("sub_physical", "SUB-PHYS", |r| {
+            count_share(r.submitter.sub_physical, r.submitter.ios)
+        }),
+        SR::human_only("splits", "SPLITS", |r| r.submitter.splits.to_string()),
     ]
 }
 
 /// One device, direction and request-size bucket (`watch --format
 /// csv`); a summary without sizes (only splits or merges) is one row
-/// with the size columns empty.
+/// with the size columns empty. Each submitter of the device and
+/// direction is a row of its own, its size columns empty.
 pub struct WatchRow<'a> {
     pub summary: &'a DeviceSummary,
     pub bucket: Option<&'a Bucket>,
+    pub submitter: Option<&'a Submitter>,
 }
 
 /// Every row of a watch run's CSV, in the document's order.
@@ -959,14 +1026,26 @@ pub fn watch_rows(run: &WatchRun) -> Vec<WatchRow<'_>> {
             out.push(WatchRow {
                 summary: s,
                 bucket: None,
+                submitter: None,
             });
         }
         out.extend(s.size_histogram.iter().map(|b| WatchRow {
             summary: s,
             bucket: Some(b),
+            submitter: None,
+        }));
+        out.extend(s.submitters.iter().map(|x| WatchRow {
+            summary: s,
+            bucket: None,
+            submitter: Some(x),
         }));
     }
     out
+}
+
+/// A submitter's number in a CSV row (empty in the other rows).
+fn sub_num(r: &WatchRow, f: fn(&Submitter) -> u64) -> String {
+    opt_num(r.submitter.map(f))
 }
 
 type WR<'a> = Column<WatchRow<'a>>;
@@ -1005,6 +1084,44 @@ pub fn watch_buckets<'a>() -> Vec<WR<'a>> {
             r.summary.physical_block_bytes.to_string()
         }),
         WR::csv_only("straddling", |r| r.summary.straddling.to_string()),
+        WR::csv_only("unattributed", |r| r.summary.unattributed.to_string()),
+        WR::csv_only("untimed", |r| r.summary.untimed.to_string()),
+        WR::csv_only("submitter", |r| {
+            r.submitter.map(|x| x.name.clone()).unwrap_or_default()
+        }),
+        WR::csv_only("submitter_kind", |r| {
+            r.submitter
+                .map(|x| x.kind.as_str().to_string())
+                .unwrap_or_default()
+        }),
+        WR::csv_only("comm", |r| {
+            r.submitter.map(|x| x.comm.clone()).unwrap_or_default()
+        }),
+        WR::csv_only("cgroup", |r| {
+            r.submitter
+                .and_then(|x| x.cgroup.clone())
+                .unwrap_or_default()
+        }),
+        WR::csv_only("submitter_ios", |r| sub_num(r, |x| x.ios)),
+        WR::csv_only("submitter_bytes", |r| sub_num(r, |x| x.bytes)),
+        WR::csv_only("submitter_straddle_4k", |r| sub_num(r, |x| x.straddle_4k)),
+        WR::csv_only("submitter_straddle_grain", |r| {
+            sub_num(r, |x| x.straddle_grain)
+        }),
+        WR::csv_only("submitter_off_4k_on_disk", |r| {
+            opt_num(r.submitter.and_then(|x| x.off_4k_on_disk))
+        }),
+        WR::csv_only("submitter_sub_physical", |r| sub_num(r, |x| x.sub_physical)),
+        WR::csv_only("submitter_splits", |r| sub_num(r, |x| x.splits)),
+        WR::csv_only("diskstats_ios", |r| {
+            opt_num(r.summary.diskstats.map(|k| k.ios))
+        }),
+        WR::csv_only("diskstats_merges", |r| {
+            opt_num(r.summary.diskstats.map(|k| k.merges))
+        }),
+        WR::csv_only("diskstats_bytes", |r| {
+            opt_num(r.summary.diskstats.map(|k| k.bytes))
+        }),
     ]
 }
 

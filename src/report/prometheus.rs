@@ -70,7 +70,7 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
     );
     lost.add(&[], run.lost_records as f64);
     type Get = fn(&crate::watch::DeviceSummary) -> u64;
-    let per_device: [(&'static str, &'static str, Get); 8] = [
+    let per_device: [(&'static str, &'static str, Get); 10] = [
         ("diskalign_watch_ios_total", "I/Os at the device by direction: requests issued to its driver, else bios queued to it, else bios as addressed to it before a partition or dm moved them down (the JSON's stage says which).", |s| s.ios),
         ("diskalign_watch_bytes_total", "Bytes of those I/Os.", |s| s.bytes),
         ("diskalign_watch_straddle_4k_total", "I/Os whose start or end is not on a 4 KiB boundary of the device.", |s| s.straddle_4k),
@@ -79,6 +79,8 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
         ("diskalign_watch_sub_physical_total", "Writes smaller than the device's physical block (read-modify-write on 512e drives).", |s| s.sub_physical),
         ("diskalign_watch_splits_total", "I/Os the kernel split before the driver (block_split).", |s| s.splits),
         ("diskalign_watch_merges_total", "bios merged into a request (block_bio_backmerge, block_bio_frontmerge).", |s| s.merges),
+        ("diskalign_watch_unattributed_total", "I/Os whose submitter was not counted: the tracer's table of submitters was full.", |s| s.unattributed),
+        ("diskalign_watch_untimed_total", "Requests issued whose latency was not recorded: the tracer's table of requests in flight (or of latencies) was full.", |s| s.untimed),
     ];
     let mut families: Vec<Family> = per_device
         .iter()
@@ -120,12 +122,19 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
             *n,
         );
     }
+    let mut untraced = Family::gauge(
+        "diskalign_watch_untraced_devices",
+        "Devices watched but not traced: more than the tracer counts at once.",
+        f64::max,
+    );
+    untraced.add(&[], run.limits.untraced_devices.len() as f64);
     let mut all = vec![
         last_run("watch", stamp),
         deprecated_time("watch", stamp),
         duration,
         exit,
         lost,
+        untraced,
     ];
     all.extend(families);
     all.push(by_code);

@@ -31,6 +31,7 @@ pub fn snapshot(counters: Vec<((DevNum, Direction, Stage), Counters)>, elapsed_s
         latency: vec![],
         lost_records: 0,
         elapsed_s,
+        ..Snapshot::default()
     }
 }
 

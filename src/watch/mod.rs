@@ -11,10 +11,12 @@
 //! the tests feed synthetic or recorded ones; [`tracer`] is the one place
 //! the kernel's tracer plugs in.
 
+pub mod accounting;
 pub mod devices;
 pub mod latency;
 pub mod rules;
 pub mod source;
+pub mod submitters;
 pub mod summary;
 
 #[cfg(test)]
@@ -29,7 +31,7 @@ use crate::check::CheckOptions;
 use crate::errors::TargetError;
 use crate::findings::{Code, FailOn, Finding};
 use crate::schema::Document;
-use crate::sys::blocktrace::{Snapshot, TracePath};
+use crate::sys::blocktrace::{BpfAttach, Snapshot, TracePath};
 use crate::topology::Sysfs;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -45,6 +47,8 @@ pub struct WatchOptions {
     pub interval: std::time::Duration,
     /// `--unit`: the grain every device is judged against.
     pub unit: Option<u64>,
+    /// `--top`: submitters shown per device and direction.
+    pub top: usize,
 }
 
 /// How the events were read, and what that costs.
@@ -52,9 +56,14 @@ pub struct WatchOptions {
 #[serde(default)]
 pub struct Trace {
     pub path: TracePath,
+    /// How the BPF programs get their events: typed raw tracepoints
+    /// (where the kernel has BTF) or perf events on the tracepoints; null
+    /// on the perf-samples path and in a recording that does not say.
+    pub attach: Option<BpfAttach>,
     /// What reading them this way costs, as measured (docs/watch.md).
     pub cost: String,
-    /// Why the preferred path was not taken (BPF refused); null when it was.
+    /// Why the preferred path was not taken (BPF refused, or no BTF for
+    /// the raw tracepoints); null when it was.
     pub note: Option<String>,
 }
 
@@ -72,9 +81,61 @@ impl Trace {
         };
         Trace {
             path,
+            attach: None,
             cost: cost.into(),
             note: None,
         }
+    }
+}
+
+/// What the tracer holds at once, and what went beyond it: counted and
+/// shown, never dropped silently.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Limits {
+    /// Devices traced at most.
+    pub max_devices: u64,
+    /// Requests timed (issue to completion) at once at most.
+    pub max_inflight: u64,
+    /// Submitters (device, direction, stage, task name, cgroup) counted
+    /// at most.
+    pub max_submitters: u64,
+    /// Latency is timed on one request in this many, chosen by its
+    /// sector (the counts are exact; only the timing is sampled).
+    pub latency_one_in: u64,
+    /// Requests issued whose latency was not recorded.
+    pub untimed: u64,
+    /// I/Os whose submitter was not counted.
+    pub unattributed: u64,
+    /// Devices watched but not traced (beyond `max_devices`).
+    pub untraced_devices: Vec<String>,
+}
+
+impl Limits {
+    /// The limits of `sys::trace` and what the run's summaries and
+    /// snapshot say went beyond them.
+    fn of(devices: &[DeviceSummary], stack: &[Watched], d: &Snapshot) -> Limits {
+        let cap = crate::sys::trace::Capacity::DEFAULT;
+        let name = |dev: &crate::sys::blocktrace::DevNum| {
+            stack.iter().find(|w| w.dev() == *dev).map_or_else(
+                || format!("{}:{}", dev.major, dev.minor),
+                |w| w.device.clone(),
+            )
+        };
+        Limits {
+            max_devices: cap.devices as u64,
+            max_inflight: cap.inflight as u64,
+            max_submitters: cap.submitters as u64,
+            latency_one_in: u64::from(cap.latency_one_in),
+            untimed: devices.iter().map(|s| s.untimed).sum(),
+            unattributed: devices.iter().map(|s| s.unattributed).sum(),
+            untraced_devices: d.untraced_devices.iter().map(name).collect(),
+        }
+    }
+
+    /// Something went beyond a limit.
+    pub fn dropped(&self) -> bool {
+        self.untimed > 0 || self.unattributed > 0 || !self.untraced_devices.is_empty()
     }
 }
 
@@ -104,6 +165,8 @@ pub struct WatchRun {
     pub unit_bytes: Option<u64>,
     /// Records the kernel dropped (the perf path's ring overflowed).
     pub lost_records: u64,
+    /// What the tracer holds at once, and what went beyond it.
+    pub limits: Limits,
     /// Every device watched, the targets' own first.
     pub stack: Vec<Watched>,
     /// One entry per device and direction with I/O.
@@ -139,7 +202,7 @@ impl WatchRun {
         last: &Snapshot,
     ) -> WatchRun {
         let d = summary::delta(last, first);
-        let devices = summary::summarise(&stack, &d);
+        let devices = summary::summarise(&stack, &d, opts.top);
         let findings = rules::findings(&stack, &devices);
         let mut run = WatchRun {
             targets: opts
@@ -152,6 +215,7 @@ impl WatchRun {
             interval_s: opts.interval.as_secs_f64(),
             unit_bytes: opts.unit,
             lost_records: d.lost_records,
+            limits: Limits::of(&devices, &stack, &d),
             latency: latency::compare(&stack, &d),
             stack,
             devices,
@@ -290,6 +354,7 @@ mod tests {
             duration: None,
             interval: Duration::from_secs(1),
             unit: None,
+            top: submitters::TOP,
         }
     }
 

@@ -4,8 +4,9 @@
 //! `diskalign plan` when a new partition layout fixes it.
 
 use super::devices::{DeviceLayer, Watched};
+use super::submitters::{behind, Submitter};
 use super::summary::{share, DeviceSummary};
-use crate::findings::{Code, Facts, Finding, Severity, Subject};
+use crate::findings::{Code, Facts, Finding, Severity, Subject, SubmitterFact};
 use crate::sys::blocktrace::Direction;
 
 /// A finding needs at least this share of the device's I/Os...
@@ -123,6 +124,18 @@ fn causes<'a>(
     out
 }
 
+/// The tasks behind most of `affected` I/Os, counted by `of`.
+fn submitted_by(s: &DeviceSummary, of: fn(&Submitter) -> u64, affected: u64) -> Vec<SubmitterFact> {
+    behind(&s.submitters, of, affected)
+        .into_iter()
+        .map(|x| SubmitterFact {
+            name: x.name.clone(),
+            cgroup: x.cgroup.clone(),
+            affected_ios: of(x),
+        })
+        .collect()
+}
+
 /// The facts every watch finding has.
 fn facts(w: &Watched, s: &DeviceSummary, affected: u64, causes: &[&Finding]) -> Facts {
     let mut codes: Vec<Code> = causes.iter().map(|f| f.code).collect();
@@ -172,6 +185,7 @@ fn straddling(w: &Watched, s: &DeviceSummary, causes: &[&Finding]) -> Option<Fin
         Facts {
             grain_bytes: Some(grain),
             offset_bytes: w.offset_on_disk_bytes.filter(|o| *o > 0),
+            submitters: submitted_by(s, |x| x.straddling, affected),
             ..facts(w, s, affected, causes)
         },
     );
@@ -190,6 +204,7 @@ fn sub_physical(w: &Watched, s: &DeviceSummary, causes: &[&Finding]) -> Option<F
         Code::SubPhysicalWrites,
         Facts {
             physical_block_bytes: Some(w.physical_block_bytes),
+            submitters: submitted_by(s, |x| x.sub_physical, s.sub_physical),
             ..facts(w, s, s.sub_physical, causes)
         },
     );
@@ -204,7 +219,13 @@ fn split(w: &Watched, s: &DeviceSummary, causes: &[&Finding]) -> Option<Finding>
     if !notable(s.splits, base) {
         return None;
     }
-    let mut f = Finding::of(Code::SplitIo, facts(w, s, s.splits, causes));
+    let mut f = Finding::of(
+        Code::SplitIo,
+        Facts {
+            submitters: submitted_by(s, |x| x.splits, s.splits),
+            ..facts(w, s, s.splits, causes)
+        },
+    );
     f.subject = subject(w);
     Some(f)
 }
@@ -296,6 +317,43 @@ mod tests {
         assert_eq!(
             (f[0].code, f[0].severity),
             (Code::StraddlingIo, Severity::Warning)
+        );
+    }
+
+    #[test]
+    fn the_finding_names_who_submitted_most_of_it() {
+        use crate::watch::submitters::{Submitter, SubmitterKind};
+        let w = watched_ao();
+        let task = |name: &str, cgroup: &str, straddling: u64| Submitter {
+            name: name.into(),
+            kind: SubmitterKind::Process,
+            cgroup: Some(cgroup.into()),
+            ios: 500,
+            straddling,
+            ..Submitter::default()
+        };
+        let s = DeviceSummary {
+            straddle_4k: 600,
+            submitters: vec![
+                task("postgres", "/system.slice/postgresql.service", 400),
+                task("cp", "/", 150),
+                task("tar", "/", 50),
+            ],
+            ..summary("sdb", Direction::Write)
+        };
+        let f = findings(&w, &[s]);
+        let names: Vec<&str> = f[0]
+            .facts
+            .submitters
+            .iter()
+            .map(|x| x.name.as_str())
+            .collect();
+        assert_eq!(names, ["postgres"], "400 of 600 is at least half");
+        assert!(
+            f[0].message
+                .contains("; most from postgres in /system.slice/postgresql.service (400)"),
+            "{}",
+            f[0].message
         );
     }
 

@@ -4,7 +4,7 @@
 //! (tests, and runs saved for later); [`observe`] takes one snapshot at
 //! the start and one every interval until the run ends.
 
-use crate::sys::blocktrace::{Grains, Snapshot, TracePath};
+use crate::sys::blocktrace::{BpfAttach, Grains, Snapshot, TracePath};
 use crate::sys::trace::{Prefer, Tracer};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -25,8 +25,13 @@ pub trait Source {
     fn finished(&self) -> bool {
         false
     }
-    /// Why the preferred path was not taken (BPF refused by the kernel).
+    /// Why the preferred path was not taken (BPF refused by the kernel,
+    /// or no BTF for the typed raw tracepoints).
     fn note(&self) -> Option<String> {
+        None
+    }
+    /// How the BPF programs are attached, where they run.
+    fn attach(&self) -> Option<BpfAttach> {
         None
     }
 }
@@ -52,9 +57,20 @@ impl Source for Kernel {
     }
 
     fn note(&self) -> Option<String> {
-        self.0
+        let bpf = self
+            .0
             .bpf_refused()
-            .map(|why| format!("BPF was refused ({why}): raw perf samples instead"))
+            .map(|why| format!("BPF was refused ({why}): raw perf samples instead"));
+        let typed = self.0.typed_refused().map(|why| {
+            format!(
+                "the typed raw tracepoints could not be used ({why}): BPF on perf events instead"
+            )
+        });
+        bpf.or(typed)
+    }
+
+    fn attach(&self) -> Option<BpfAttach> {
+        self.0.attach()
     }
 }
 
@@ -131,11 +147,11 @@ pub struct Observed {
 /// How often a waiting loop looks at `stop`.
 const POLL: Duration = Duration::from_millis(50);
 
-/// From `first`, the snapshot the caller took when the run started
-/// (before it started the command watched, so none of its I/O is missed),
-/// take one every `interval` until `duration` has passed, `stop` says so
-/// or a recording ends; `each` gets every interval's (previous, current)
-/// pair, for the live view.
+/// From `first`, the snapshot the run starts at (taken before a COMMAND
+/// starts, so none of its I/O falls before it), take one every
+/// `interval` until `duration` has passed, `stop` says so or a recording
+/// ends; `each` gets every interval's (previous, current) pair, for the
+/// live view.
 pub fn observe(
     source: &mut dyn Source,
     first: Snapshot,
@@ -143,7 +159,7 @@ pub fn observe(
     duration: Option<Duration>,
     stop: &mut dyn Stop,
     each: &mut dyn FnMut(&Snapshot, &Snapshot),
-) -> Result<Observed, String> {
+) -> Observed {
     let mut last = first.clone();
     let (start, t0) = (Instant::now(), first.elapsed_s);
     // A recording's time is its own; a live run's the clock's.
@@ -154,33 +170,41 @@ pub fn observe(
             start.elapsed()
         }
     };
-    while !source.finished() && !stop.now() {
-        if !source.recorded() {
+    while !source.finished() {
+        // A live run that stops (the command ended, Ctrl-C) takes one
+        // more snapshot, the last: a command that ended before the first
+        // look still has its I/O counted, and so does the I/O since the
+        // snapshot before. A recording stops where it is.
+        let mut stopping = stop.now();
+        if source.recorded() {
+            if stopping {
+                break;
+            }
+        } else if !stopping {
             let left = duration.map_or(interval, |d| d.saturating_sub(start.elapsed()));
-            // Stopped while waiting: the snapshot below is the last.
-            wait(interval.min(left), stop);
+            stopping = wait(interval.min(left), stop);
         }
         let now = match source.snapshot() {
             Ok(s) => s,
             Err(e) => {
-                return Ok(Observed {
+                return Observed {
                     first,
                     last,
                     error: Some(e),
-                })
+                }
             }
         };
         each(&last, &now);
         last = now;
-        if duration.is_some_and(|d| ran(&last, source.recorded()) >= d) {
+        if stopping || duration.is_some_and(|d| ran(&last, source.recorded()) >= d) {
             break;
         }
     }
-    Ok(Observed {
+    Observed {
         first,
         last,
         error: None,
-    })
+    }
 }
 
 /// Sleep `d` in short steps; true when `stop` said so meanwhile.
@@ -228,6 +252,39 @@ mod tests {
         .unwrap()
     }
 
+    /// A live source: the recording's snapshots, not marked recorded.
+    struct Live(Replay);
+
+    impl Source for Live {
+        fn snapshot(&mut self) -> Result<Snapshot, String> {
+            self.0.snapshot()
+        }
+        fn path(&self) -> TracePath {
+            self.0.path()
+        }
+        fn recorded(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_command_that_ended_before_the_first_look_is_counted() {
+        // The command ended before observe looked: one more snapshot is
+        // taken at once, so its I/O is counted, not lost.
+        let mut live = Live(Replay::parse(&recording(3)).unwrap());
+        let first = live.snapshot().unwrap();
+        let o = observe(
+            &mut live,
+            first,
+            Duration::from_secs(3600),
+            None,
+            &mut || true,
+            &mut |_: &Snapshot, _: &Snapshot| {},
+        );
+        assert_eq!((o.first.elapsed_s, o.last.elapsed_s), (0.0, 1.0));
+        assert!(o.error.is_none());
+    }
+
     #[test]
     fn a_recording_plays_to_its_end() {
         let mut r = Replay::parse(&recording(4)).unwrap();
@@ -241,8 +298,7 @@ mod tests {
             None,
             &mut || false,
             &mut |_: &Snapshot, _: &Snapshot| intervals += 1,
-        )
-        .unwrap();
+        );
         assert_eq!(intervals, 3);
         assert_eq!((o.first.elapsed_s, o.last.elapsed_s), (0.0, 3.0));
         assert!(o.error.is_none());
@@ -259,8 +315,7 @@ mod tests {
             Some(Duration::from_secs(2)),
             &mut || false,
             &mut |_: &Snapshot, _: &Snapshot| {},
-        )
-        .unwrap();
+        );
         assert_eq!(o.last.elapsed_s, 2.0);
         let mut r = Replay::parse(&recording(6)).unwrap();
         let first = r.snapshot().unwrap();
@@ -271,8 +326,7 @@ mod tests {
             None,
             &mut || true,
             &mut |_: &Snapshot, _: &Snapshot| {},
-        )
-        .unwrap();
+        );
         assert_eq!(o.last.elapsed_s, 0.0);
     }
 

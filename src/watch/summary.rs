@@ -5,7 +5,9 @@
 //! queued to it, else the bios as addressed to it before a partition or
 //! dm moved them down).
 
+use super::accounting::{self, KernelCounts};
 use super::devices::{DeviceLayer, Watched};
+use super::submitters::{self, Submitter};
 use crate::sys::blocktrace::{Counters, DevNum, Direction, Latency, Snapshot, Stage};
 use serde::{Deserialize, Serialize};
 
@@ -71,23 +73,46 @@ pub struct DeviceSummary {
     pub start_mod_4k_on_disk: Option<Vec<u64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub off_4k_on_disk: Option<u64>,
+    /// Where the submitters were counted: `queue` (the bios submitted to
+    /// the device) or, for a partition, `remap-from`; null without any.
+    pub submitters_stage: Option<Stage>,
+    /// Who submitted the I/O: the top `--top` tasks by the I/Os they
+    /// misaligned, then `other` (the rest summed) and `unattributed`
+    /// (the kernel's table of submitters was full).
+    pub submitters: Vec<Submitter>,
+    /// I/Os whose submitter was not counted (the table was full).
+    pub unattributed: u64,
+    /// Requests issued whose latency was not recorded (the tables of
+    /// requests in flight or of latencies were full).
+    pub untimed: u64,
+    /// What the kernel's own statistics (/proc/diskstats, what iostat
+    /// reads) counted for the device and direction over the run; null
+    /// where it has no line for the device.
+    pub diskstats: Option<KernelCounts>,
+    /// Why those count another number of I/Os than `ios`, in one line;
+    /// null when they agree.
+    pub diskstats_note: Option<String>,
 }
 
 /// `later - earlier`, counter by counter: what happened in between.
 pub fn delta(later: &Snapshot, earlier: &Snapshot) -> Snapshot {
-    let counters = later
-        .counters
+    let counters = sub_keyed(&later.counters, &earlier.counters);
+    let submitters = sub_keyed(&later.submitters, &earlier.submitters);
+    let diskstats = later
+        .diskstats
         .iter()
-        .map(|(key, c)| {
-            let before = earlier
-                .counters
+        .map(|(key, a)| {
+            let b = earlier
+                .diskstats
                 .iter()
                 .find(|(k, _)| k == key)
-                .map(|(_, c)| c);
-            (
-                *key,
-                before.map_or_else(|| c.clone(), |b| sub_counters(c, b)),
-            )
+                .map_or_else(Default::default, |(_, b)| *b);
+            let a = crate::sys::blocktrace::Accounted {
+                ios: a.ios.saturating_sub(b.ios),
+                merges: a.merges.saturating_sub(b.merges),
+                sectors: a.sectors.saturating_sub(b.sectors),
+            };
+            (*key, a)
         })
         .collect();
     let latency = later
@@ -109,7 +134,28 @@ pub fn delta(later: &Snapshot, earlier: &Snapshot) -> Snapshot {
         latency,
         lost_records: later.lost_records.saturating_sub(earlier.lost_records),
         elapsed_s: (later.elapsed_s - earlier.elapsed_s).max(0.0),
+        submitters,
+        cgroups: later.cgroups.clone(),
+        diskstats,
+        untraced_devices: later.untraced_devices.clone(),
     }
+}
+
+/// `later - earlier` of keyed counters, key by key.
+fn sub_keyed<K: PartialEq + Clone>(
+    later: &[(K, Counters)],
+    earlier: &[(K, Counters)],
+) -> Vec<(K, Counters)> {
+    later
+        .iter()
+        .map(|(key, c)| {
+            let before = earlier.iter().find(|(k, _)| k == key).map(|(_, c)| c);
+            (
+                key.clone(),
+                before.map_or_else(|| c.clone(), |b| sub_counters(c, b)),
+            )
+        })
+        .collect()
 }
 
 fn same_latency_key(a: &Latency, b: &Latency) -> bool {
@@ -136,17 +182,32 @@ fn sub_counters(a: &Counters, b: &Counters) -> Counters {
         sub_physical: a.sub_physical.saturating_sub(b.sub_physical),
         splits: a.splits.saturating_sub(b.splits),
         merges: a.merges.saturating_sub(b.merges),
+        preflush_writes: a.preflush_writes.saturating_sub(b.preflush_writes),
+        unattributed: a.unattributed.saturating_sub(b.unattributed),
+        untimed: a.untimed.saturating_sub(b.untimed),
     }
 }
 
 /// Every watched device's summaries for the I/O in `snap`, in the stack's
-/// order and then by direction; a device and direction with no I/O, no
-/// split and no merge has none.
-pub fn summarise(watched: &[Watched], snap: &Snapshot) -> Vec<DeviceSummary> {
+/// order and then by direction, each with its `top` submitters; a device
+/// and direction with no I/O, no split and no merge has none.
+pub fn summarise(watched: &[Watched], snap: &Snapshot, top: usize) -> Vec<DeviceSummary> {
     let mut out = Vec::new();
     for w in watched {
         for d in DIRECTIONS {
-            if let Some(s) = one(w, d, snap) {
+            if let Some(mut s) = one(w, d, snap) {
+                s.submitters_stage = submitters::stage_of(w, d, snap);
+                if let Some(stage) = s.submitters_stage {
+                    s.submitters = submitters::submitters(w, d, stage, snap, top);
+                    s.unattributed =
+                        counters(snap, w.dev(), d, stage).map_or(0, |c| c.unattributed);
+                }
+                s.untimed = counters(snap, w.dev(), d, Stage::Issue).map_or(0, |c| c.untimed);
+                s.diskstats = accounting::kernel_counts(snap, w.dev(), d);
+                s.diskstats_note = s.diskstats.and_then(|k| {
+                    let preflush = accounting::preflush_writes(snap, w.dev());
+                    accounting::note(w.layer, d, s.stage, s.ios, k.ios, preflush)
+                });
                 out.push(s);
             }
         }
@@ -204,6 +265,7 @@ fn one(w: &Watched, d: Direction, snap: &Snapshot) -> Option<DeviceSummary> {
         off_4k_on_disk: off_on_disk,
         start_mod_4k_on_disk: on_disk,
         start_mod_4k: mod4k,
+        ..DeviceSummary::default()
     })
 }
 
@@ -216,14 +278,14 @@ pub fn share(part: u64, whole: u64) -> f64 {
     }
 }
 
-fn padded(v: &[u64], n: usize) -> Vec<u64> {
+pub(crate) fn padded(v: &[u64], n: usize) -> Vec<u64> {
     (0..n).map(|i| v.get(i).copied().unwrap_or(0)).collect()
 }
 
 /// The 512-byte positions in a 4 KiB unit moved by `offset` bytes: a
 /// start at position i inside the device is at i + offset/512 on the
 /// disk (offsets are whole sectors; a remainder is dropped).
-fn shifted(mod4k: &[u64], offset: u64) -> Vec<u64> {
+pub(crate) fn shifted(mod4k: &[u64], offset: u64) -> Vec<u64> {
     let by = ((offset / 512) % 8) as usize;
     let mut out = vec![0; 8];
     for (i, n) in mod4k.iter().enumerate() {
@@ -233,7 +295,7 @@ fn shifted(mod4k: &[u64], offset: u64) -> Vec<u64> {
 }
 
 /// Starts not at position 0.
-fn off(mod4k: &[u64]) -> u64 {
+pub(crate) fn off(mod4k: &[u64]) -> u64 {
     mod4k.iter().skip(1).sum()
 }
 
@@ -298,7 +360,7 @@ mod tests {
             )],
             1.0,
         );
-        let s = summarise(&w, &snap);
+        let s = summarise(&w, &snap, 10);
         assert_eq!(s.len(), 1);
         let s = &s[0];
         assert_eq!(
@@ -335,7 +397,7 @@ mod tests {
             ],
             1.0,
         );
-        let s = summarise(&w, &snap);
+        let s = summarise(&w, &snap, 10);
         assert_eq!(
             (s[0].stage, s[0].ios, s[0].straddle_4k),
             (Some(Stage::Issue), 40, 40)

@@ -82,8 +82,48 @@ fn watch(c: &crate::compare::WatchComparison, st: &Style) -> String {
         ]
     }));
     out.push_str(&table(&rows));
+    out.push_str(&watch_submitters(c, st));
     out.push_str(&changes_and_summary(&c.changes, &c.summary, st));
     out
+}
+
+/// Each device's submitters in A and B.
+fn watch_submitters(c: &crate::compare::WatchComparison, st: &Style) -> String {
+    if c.submitters.is_empty() {
+        return String::new();
+    }
+    let num = |v: Option<u64>| v.map_or("-".into(), |n| n.to_string());
+    let pct = |v: Option<f64>| v.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x));
+    let titles = [
+        "device",
+        "dir",
+        "submitter",
+        "ios A",
+        "ios B",
+        "straddle A",
+        "straddle B",
+        "sub-phys A",
+        "sub-phys B",
+    ];
+    let mut rows = vec![titles.iter().map(|t| st.dim(t)).collect::<Vec<_>>()];
+    rows.extend(c.submitters.iter().map(|x| {
+        let who = match x.cgroup.as_deref() {
+            Some(g) if g != "/" => format!("{} in {g}", x.submitter),
+            _ => x.submitter.clone(),
+        };
+        vec![
+            st.bold(&x.device),
+            x.direction.map_or("", |d| d.as_str()).to_string(),
+            who,
+            num(x.ios_a),
+            num(x.ios_b),
+            pct(x.straddle_share_a),
+            pct(x.straddle_share_b),
+            pct(x.sub_physical_share_a),
+            pct(x.sub_physical_share_b),
+        ]
+    }));
+    format!("\nsubmitters:\n{}", table(&rows))
 }
 
 fn run_line(side: &str, r: &RunInfo, st: &Style) -> String {

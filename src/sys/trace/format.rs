@@ -200,6 +200,12 @@ pub struct Layout {
     pub rwbs: Slot,
     pub old_dev: Option<Slot>,
     pub old_sector: Option<Slot>,
+    /// `common_pid`: the task the event ran in (user space reads it; the
+    /// programs ask the kernel instead).
+    pub pid: Option<Slot>,
+    /// `comm`: the task's name, where the event records it
+    /// (block_bio_queue, block_split: `current->comm`).
+    pub comm: Option<Slot>,
 }
 
 /// A record's counted fields.
@@ -212,6 +218,9 @@ pub struct Record {
     pub rwbs: [u8; 2],
     /// `block_bio_remap`'s upper device and sector.
     pub old: Option<(u32, u64)>,
+    /// The task the event ran in (`common_pid`), 0 where absent.
+    pub pid: u32,
+    pub comm: Option<[u8; 16]>,
 }
 
 fn slot(f: &Format, name: &'static str, size: usize) -> Result<Slot, FormatError> {
@@ -233,6 +242,16 @@ fn slot(f: &Format, name: &'static str, size: usize) -> Result<Slot, FormatError
         return Err(FormatError::Beyond { name, end });
     }
     Ok(Slot {
+        offset: field.offset,
+        size,
+    })
+}
+
+/// An optional field of `size` bytes that ends within a record.
+fn optional(f: &Format, name: &str, size: usize) -> Option<Slot> {
+    let field = f.field(name)?;
+    let ok = field.size == size && field.offset.saturating_add(size) <= MAX_RECORD;
+    ok.then_some(Slot {
         offset: field.offset,
         size,
     })
@@ -263,6 +282,8 @@ pub fn layout(event: Event, f: &Format) -> Result<Layout, FormatError> {
         } else {
             None
         },
+        pid: optional(f, "common_pid", 4),
+        comm: optional(f, "comm", 16),
     })
 }
 
@@ -293,6 +314,8 @@ impl Layout {
             nr_sector,
             rwbs: self.rwbs.bytes::<2>(raw)?,
             old,
+            pid: self.pid.and_then(|p| p.u32_in(raw)).unwrap_or(0),
+            comm: self.comm.and_then(|c| c.bytes::<16>(raw)),
         })
     }
 }

@@ -74,6 +74,43 @@ fn watch(s: &mut String, id: &str, w: &crate::compare::WatchComparison) {
         ],
         &rows,
     ));
+    let rows: Vec<Vec<Td>> = w
+        .submitters
+        .iter()
+        .map(|x| {
+            vec![
+                Td::text(&x.device),
+                Td::text(x.direction.map_or("", |d| d.as_str())),
+                Td::text(&x.submitter),
+                Td::text(x.cgroup.as_deref().unwrap_or("-")),
+                num(x.ios_a),
+                num(x.ios_b),
+                pct(x.straddle_share_a),
+                pct(x.straddle_share_b),
+                pct(x.sub_physical_share_a),
+                pct(x.sub_physical_share_b),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        s.push_str(&page::table(
+            &format!("{id}-submitters"),
+            "Each device's submitters in A and B",
+            &[
+                "device",
+                "direction",
+                "submitter",
+                "cgroup",
+                "I/Os A",
+                "I/Os B",
+                "straddling A",
+                "straddling B",
+                "below the physical block A",
+                "below the physical block B",
+            ],
+            &rows,
+        ));
+    }
     s.push_str(&check::changes(id, &w.changes));
 }
 

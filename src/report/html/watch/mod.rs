@@ -1,6 +1,7 @@
 //! A `watch` run's section: what was watched and how, the table of
-//! devices sorted by the straddling share, each device's request sizes
-//! and start alignments, the latency comparison and the findings.
+//! devices sorted by the straddling share, who submitted their I/O, each
+//! device's request sizes and start alignments, the latency comparison
+//! and the findings.
 
 mod bars;
 
@@ -12,13 +13,26 @@ use crate::watch::{WatchDocument, WatchRun};
 pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
     let run = &doc.body;
     let mut s = page::heading(2, id, &format!("watch: {name}"));
+    let l = &run.limits;
     s.push_str(&page::note(&format!(
-        "{} device(s) watched for {:.1} s; trace: {}, {}; lost records: {}",
+        "{} device(s) watched for {:.1} s; trace: {}, {}; lost records: {}; limits: {} requests not timed (of {} at once), {} I/Os not attributed (of {} submitters), {} device(s) not traced (of {}){}; latency timed on 1 in {} requests, chosen by their sector",
         run.stack.len(),
         run.duration_s,
         run.trace.path,
         run.trace.cost,
-        run.lost_records
+        run.lost_records,
+        l.untimed,
+        l.max_inflight,
+        l.unattributed,
+        l.max_submitters,
+        l.untraced_devices.len(),
+        l.max_devices,
+        if l.untraced_devices.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", l.untraced_devices.join(", "))
+        },
+        l.latency_one_in,
     )));
     if let Some(read) = run.read_before_bytes {
         s.push_str(&page::note(&format!(
@@ -27,6 +41,7 @@ pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
         )));
     }
     s.push_str(&devices(id, run));
+    s.push_str(&submitters(id, run));
     s.push_str(&histograms(id, run));
     s.push_str(&latency(id, run));
     s.push_str(&findings(id, run));
@@ -61,10 +76,21 @@ fn devices(id: &str, run: &WatchRun) -> String {
                 Td::num(d.sub_physical),
                 Td::num(d.splits),
                 Td::num(d.merges),
+                Td::num(d.diskstats.map_or("-".into(), |k| k.ios.to_string())),
             ]
         })
         .collect();
-    page::table(
+    let notes: String = run
+        .by_share()
+        .iter()
+        .filter_map(|d| {
+            let dir = d.direction.map_or("", |x| x.as_str());
+            d.diskstats_note
+                .as_ref()
+                .map(|n| page::note(&format!("{} {dir}: {n}", d.device)))
+        })
+        .collect();
+    let table = page::table(
         &format!("{id}-devices"),
         "Each device and direction, the largest straddling share first",
         &[
@@ -81,6 +107,52 @@ fn devices(id: &str, run: &WatchRun) -> String {
             "below the physical block",
             "splits",
             "merges",
+            "as iostat counts",
+        ],
+        &rows,
+    );
+    table + &notes
+}
+
+/// Who submitted each device's I/O, where each bio was submitted.
+fn submitters(id: &str, run: &WatchRun) -> String {
+    let rows: Vec<Vec<Td>> = run
+        .devices
+        .iter()
+        .flat_map(|d| {
+            d.submitters.iter().map(move |x| {
+                vec![
+                    Td::text(&d.device),
+                    Td::text(d.direction.map_or("", |x| x.as_str())),
+                    Td::text(&x.name),
+                    Td::text(x.kind.as_str()),
+                    Td::text(x.cgroup.as_deref().unwrap_or("-")),
+                    Td::num(x.ios),
+                    Td::num(x.straddling),
+                    Td::num(format!("{:.1} %", 100.0 * x.straddle_share)),
+                    Td::num(x.sub_physical),
+                    Td::num(x.splits),
+                ]
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    page::table(
+        &format!("{id}-submitters"),
+        "Who submitted the I/O, counted where each bio was submitted: the top submitters by the I/Os they misaligned, the rest as other",
+        &[
+            "device",
+            "direction",
+            "submitter",
+            "kind",
+            "cgroup",
+            "I/Os",
+            "straddling",
+            "share",
+            "below the physical block",
+            "splits",
         ],
         &rows,
     )
@@ -90,7 +162,10 @@ fn devices(id: &str, run: &WatchRun) -> String {
 /// one fold per device and direction.
 fn histograms(id: &str, run: &WatchRun) -> String {
     let mut s = String::new();
-    for (n, d) in run.devices.iter().enumerate() {
+    // A row without data (flushes) has no sizes or starts to show; the
+    // figures keep the row's index in `devices`.
+    let with_data = run.devices.iter().enumerate();
+    for (n, d) in with_data.filter(|(_, d)| !d.size_histogram.is_empty()) {
         let dir = d.direction.map_or("", |x| x.as_str());
         let rows = |b: &[crate::watch::summary::Bucket]| -> Vec<Vec<Td>> {
             b.iter()
