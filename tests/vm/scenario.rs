@@ -203,6 +203,10 @@ pub struct Scenario {
     /// `alone`: no other guest runs beside this scenario's (its timings
     /// are the measurement, and its load slows the other guests).
     pub alone: bool,
+    /// `attempts N` (1 to 3, default 1): a scenario whose expectations are
+    /// timings may run again when it fails, each failed attempt printed.
+    /// Not for what every run must hold (a wrong unit is never retried).
+    pub attempts: u32,
 }
 
 /// What one capture sent back.
@@ -220,6 +224,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
     let mut keys: Vec<String> = Vec::new();
     let mut differentials = 0;
     let mut alone = false;
+    let mut attempts = 1;
     let mut pending = String::new();
     let mut first_line = 0;
     for (i, raw) in text.lines().enumerate() {
@@ -255,6 +260,14 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
         }
         if word == "alone" && rest.is_empty() {
             alone = true;
+            continue;
+        }
+        if word == "attempts" {
+            attempts = rest
+                .parse()
+                .ok()
+                .filter(|n| (1..=3).contains(n))
+                .ok_or_else(|| err(format!("`attempts {rest}`: 1, 2 or 3")))?;
             continue;
         }
         let Some(boot) = boots.last_mut() else {
@@ -340,6 +353,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
         boots,
         expects,
         alone,
+        attempts,
     })
 }
 
@@ -848,6 +862,15 @@ mod tests {
         assert_eq!(s.boots[0].disks[0].props.len(), 2);
         assert_eq!(s.boots[0].disks[0].size, 8 << 30);
         assert_eq!(s.boots[0].disks[0].backing, Backing::Image);
+        assert_eq!(s.attempts, 1);
+        let s = parse(
+            "t",
+            "alone\nattempts 2\nboot\ncapture k x\nexpect $k == 1\n",
+        )
+        .unwrap();
+        assert_eq!((s.alone, s.attempts), (true, 2));
+        let e = parse("t", "attempts 5\nboot\n").unwrap_err();
+        assert!(e.contains("1, 2 or 3"), "{e}");
     }
 
     #[test]
