@@ -76,8 +76,8 @@ impl Default for Trace {
 impl Trace {
     pub fn of(path: TracePath) -> Trace {
         let cost = match path {
-            TracePath::Bpf => "counted inside the kernel by BPF programs: 0.73 to 0.81 of the untraced IOPS at about 300 k IOPS, as bpftrace's count() costs (0.72) in the same run (bench/watch-overhead: 4 KiB random reads at QD 32 on a loop device over /dev/shm, 2 CPUs)",
-            TracePath::PerfSamples => "raw perf samples decoded in user space: 0.61 to 0.65 of the untraced IOPS at about 300 k IOPS (bench/watch-overhead: 4 KiB random reads at QD 32 on a loop device over /dev/shm, 2 CPUs)",
+            TracePath::Bpf => "counted inside the kernel by BPF programs (bench/watch-overhead measures the cost against bpftrace's count() on the same tracepoints)",
+            TracePath::PerfSamples => "raw perf samples decoded in user space, one record per event (bench/watch-overhead --perf-samples measures the cost)",
         };
         Trace {
             path,
