@@ -801,16 +801,7 @@ fn containers_are_never_written_as_raw() {
     let raw = image(dir.path(), "dos.img", 64 * MIB);
     sfdisk(&raw, "label: dos\n63,40000,83\n");
     let q = dir.path().join("dos.qcow2");
-    sh(
-        "qemu-img",
-        &[
-            "convert",
-            "-O",
-            "qcow2",
-            raw.to_str().unwrap(),
-            q.to_str().unwrap(),
-        ],
-    );
+    qemu_img_convert(&raw, &q, "qcow2", &[]);
     let before = std::fs::read(&q).unwrap();
     let script = dir.path().join("fix.sh");
     let (out, err, code) = run_full(&[

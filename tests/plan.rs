@@ -1212,16 +1212,7 @@ fn a_qcow2_is_fixed_by_the_commands_its_plan_prints() {
         fill(&l.part(1), 6)
     };
     let vm = dir.path().join("vm.qcow2");
-    sh(
-        "qemu-img",
-        &[
-            "convert",
-            "-O",
-            "qcow2",
-            raw.to_str().unwrap(),
-            vm.to_str().unwrap(),
-        ],
-    );
+    qemu_img_convert(&raw, &vm, "qcow2", &[]);
     std::fs::remove_file(&raw).unwrap();
     let in_dir = |cmd: &str| {
         // `diskalign` as the commands name it: this build.
@@ -1266,16 +1257,7 @@ fn a_qcow2_is_fixed_by_the_commands_its_plan_prints() {
     assert_eq!(doc["targets"][0]["partitions"][0]["start_bytes"], MIB);
     // The files, read back from the fixed image's guest.
     let back = dir.path().join("back.raw");
-    sh(
-        "qemu-img",
-        &[
-            "convert",
-            "-O",
-            "raw",
-            fixed.to_str().unwrap(),
-            back.to_str().unwrap(),
-        ],
-    );
+    qemu_img_convert(&fixed, &back, "raw", &[]);
     let l = LoopDev::attach(&back, None);
     verify(&l.part(1), "ext4", &sums);
 }

@@ -89,6 +89,11 @@ pub struct Outcome {
 pub const WORSE: u8 = 4;
 
 impl Outcome {
+    /// Whether B is worse than A (the exit bit `WORSE`).
+    pub fn worse(&self) -> bool {
+        self.exit_status & WORSE != 0
+    }
+
     /// The counts, and the exit status from them and whether anything
     /// differs at all (a finding reworded differs, and is unchanged).
     pub fn new(improved: usize, regressed: usize, unchanged: usize, differs: bool) -> Outcome {
@@ -115,6 +120,16 @@ impl Comparison {
             Comparison::Probe(p) => p.outcome,
             Comparison::Check(c) => c.outcome,
             Comparison::Watch(w) => w.outcome,
+        }
+    }
+
+    /// What the outcome counts: a probe run's cells, a check run's
+    /// targets, a watch run's findings.
+    pub fn counted(&self) -> &'static str {
+        match self {
+            Comparison::Probe(_) => "cells",
+            Comparison::Check(_) => "targets",
+            Comparison::Watch(_) => "findings",
         }
     }
 }

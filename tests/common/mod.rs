@@ -325,3 +325,14 @@ pub fn checksum(path: &str) -> String {
         .unwrap_or_default()
         .to_string()
 }
+
+/// `qemu-img convert -O FORMAT [OPTIONS] SRC DST` (Debian's qemu-utils);
+/// returns DST.
+pub fn qemu_img_convert(src: &Path, dst: &Path, format: &str, options: &[&str]) -> PathBuf {
+    let mut args = vec!["convert", "-O", format];
+    args.extend_from_slice(options);
+    args.push(src.to_str().unwrap());
+    args.push(dst.to_str().unwrap());
+    sh("qemu-img", &args);
+    dst.to_path_buf()
+}

@@ -33,12 +33,8 @@ pub fn render(c: &Comparison, st: &Style) -> String {
 /// says it (`outcome` in the JSON).
 fn outcome(c: &Comparison, st: &Style) -> String {
     let o = c.outcome();
-    let unit = match c {
-        Comparison::Probe(_) => "cells",
-        Comparison::Check(_) => "targets",
-        Comparison::Watch(_) => "findings",
-    };
-    let worse = if o.exit_status & crate::compare::WORSE != 0 {
+    let unit = c.counted();
+    let worse = if o.worse() {
         st.bad("B is worse than A")
     } else {
         "B is not worse than A".to_string()

@@ -26,12 +26,8 @@ pub fn section(id: &str, name: &str, c: &Comparison) -> String {
 /// What got better and worse, and the exit status (`outcome`).
 fn outcome(c: &Comparison) -> String {
     let o = c.outcome();
-    let unit = match c {
-        Comparison::Probe(_) => "cells",
-        Comparison::Check(_) => "targets",
-        Comparison::Watch(_) => "findings",
-    };
-    let worse = if o.exit_status & crate::compare::WORSE != 0 {
+    let unit = c.counted();
+    let worse = if o.worse() {
         "B is worse than A"
     } else {
         "B is not worse than A"
