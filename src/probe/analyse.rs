@@ -198,6 +198,18 @@ pub struct Inference {
     pub unit_fit: Option<UnitFit>,
 }
 
+impl Inference {
+    /// Neither a penalty decided nor one of `min_effect` ruled out (exit
+    /// bit 4): an inconclusive verdict, and also a unit named `likely` (or
+    /// a bound, or too few rounds) without a single offset decided slower.
+    /// Exit 0 says "no penalty of --min-effect or more at any offset", and
+    /// only `no-difference` has shown that.
+    pub fn leaves_penalty_open(&self) -> bool {
+        self.confidence == Confidence::Inconclusive
+            || (self.penalties.is_empty() && self.confidence != Confidence::NoDifference)
+    }
+}
+
 fn estimate(samples: &[f64], scale: f64) -> Estimate {
     let (g, [lo, hi]) = stats::geo_mean_ci(samples, LEVEL);
     Estimate {
@@ -1013,6 +1025,7 @@ mod tests {
         assert_eq!(inf.effective_unit_bytes, None);
         assert!(inf.penalties.is_empty());
         assert_eq!(inf.summary, "no penalty found");
+        assert!(!inf.leaves_penalty_open());
         assert_eq!(inf.noise.len(), 2);
         assert!(inf.noise[0].paired_sd_pct < 5.0, "{:?}", inf.noise);
     }
@@ -1026,5 +1039,22 @@ mod tests {
         let inf = infer(&s, &a, &p, 1, 1);
         assert_eq!(inf.confidence, Confidence::Untested);
         assert!(inf.penalties.is_empty());
+        assert!(inf.leaves_penalty_open());
+    }
+
+    /// A CI run of vm 18 exited 0 ("no penalty") on a device paying 15 %:
+    /// the unit was named `likely` and no offset was decided slower.
+    #[test]
+    fn a_likely_unit_without_a_decided_penalty_leaves_it_open() {
+        let plan = auto_plan();
+        let s = samples(&plan.cells, 6, &rmw(4096));
+        let p = Params::of(&plan, 1);
+        let a = assess(&contrasts(&plan.cells, 1), &s, &p);
+        let mut inf = infer(&s, &a, &p, 6, plan.rounds);
+        assert!(!inf.penalties.is_empty());
+        assert!(!inf.leaves_penalty_open());
+        inf.confidence = Confidence::Likely;
+        inf.penalties.clear();
+        assert!(inf.leaves_penalty_open());
     }
 }

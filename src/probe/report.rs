@@ -110,15 +110,15 @@ pub struct TargetReport {
 }
 
 impl ProbeReport {
-    /// Some target's verdict is `inconclusive`: the noise was too large to
-    /// rule out a penalty of `min_effect` (exit bit 4).
+    /// Some target's verdict leaves a penalty of `min_effect` open: the
+    /// noise was too large to rule it out, or a unit was named without a
+    /// penalty decided (exit bit 4).
     pub fn inconclusive(&self) -> bool {
-        use super::analyse::Confidence::Inconclusive;
-        self.inference.confidence == Inconclusive
+        self.inference.leaves_penalty_open()
             || self
                 .targets
                 .iter()
-                .any(|t| t.inference.confidence == Inconclusive)
+                .any(|t| t.inference.leaves_penalty_open())
     }
 
     /// Some misaligned cell was significantly slower than aligned.
