@@ -619,3 +619,142 @@ say \"wrote the layout: run diskalign check $DISK\"\n",
     ));
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::fixture::{image, part};
+    use crate::iolimits::Topology;
+    use crate::layout::PartKind;
+    use crate::plan::{disk::plan, Extent, PlanOptions, Span};
+
+    /// The script for an image with one partition at `first` sectors in a
+    /// table of `kind`.
+    fn script_for(kind: TableKind, first: u64) -> String {
+        let mut t = image(
+            64 << 20,
+            Topology::IMAGE_DEFAULT,
+            vec![part(1, PartKind::Primary, first, first + 40959)],
+        );
+        t.table.kind = kind;
+        let p = plan(&t, &PlanOptions::default());
+        assert!(p.refused.is_empty(), "{:?}", p.refused);
+        render(&p, "0.0.0")
+    }
+
+    /// The script parses as POSIX sh (dash's `-n`: read, not run).
+    fn parses(script: &str) {
+        use std::io::Write;
+        let mut sh = std::process::Command::new("sh")
+            .arg("-n")
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        sh.stdin
+            .take()
+            .unwrap()
+            .write_all(script.as_bytes())
+            .unwrap();
+        let out = sh.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The lines of `script` from `from` on, in order, each found.
+    fn in_order(script: &str, lines: &[&str]) {
+        let mut rest = script;
+        for l in lines {
+            let at = rest
+                .find(l)
+                .unwrap_or_else(|| panic!("{l:?} missing or out of order in\n{script}"));
+            rest = &rest[at + l.len()..];
+        }
+    }
+
+    #[test]
+    fn a_move_is_checked_tried_copied_then_written() {
+        let s = script_for(TableKind::Mbr, 63);
+        parses(&s);
+        assert!(s.starts_with("#!/bin/sh\n# diskalign 0.0.0: "));
+        in_order(
+            &s,
+            &[
+                // The image by its absolute path, as planned.
+                "disk.img'\nIMAGE=1\nCHUNK=4194304\n",
+                "S0='1 63 40960'\nS1='1 2048 40960'\n",
+                // Step 1: the table saved once.
+                "step_1() {\n    same_disk\n",
+                "sfdisk --dump \"$DISK\" > \"$STATE/table.sfdisk.new\"",
+                // Step 2: skipped when done, refused when not as planned,
+                // sfdisk asked first, the data copied, then the entry.
+                "step_2() {\n    same_disk\n",
+                "if one_of \"$now\" \"$S1\"; then",
+                "[ \"$now\" = \"$S0\" ] || die",
+                "    idle\n",
+                "set_entry 1 2048 40960 --no-act",
+                "    copy 1 32256 1048576 20971520\n",
+                "    set_entry 1 2048 40960 || die",
+                "[ \"$(table)\" = \"$S1\" ] || die",
+                // Nothing at all before the disk is proved and idle.
+                "\nsame_disk\nidle\nmkdir -p \"$STATE\"\nstep_1\nstep_2\nreread\n",
+            ],
+        );
+        assert!(
+            !s.contains("sgdisk --backup"),
+            "a DOS table has no GPT backup"
+        );
+    }
+
+    #[test]
+    fn an_aligned_partition_gets_no_step() {
+        // (cli writes no script for a plan with nothing to change; the
+        // text would still prove the disk and change nothing.)
+        let s = script_for(TableKind::Mbr, 2048);
+        parses(&s);
+        assert!(s.contains("S0='1 2048 40960'\n"));
+        assert!(!s.contains("S1=") && !s.contains("step_"), "{s}");
+        assert!(s.ends_with("\nsame_disk\nidle\nmkdir -p \"$STATE\"\nreread\nsay \"done: run diskalign check $DISK\"\n"));
+    }
+
+    #[test]
+    fn a_gpt_is_saved_with_sgdisk_too() {
+        let s = script_for(TableKind::Gpt, 63);
+        parses(&s);
+        assert!(s.contains("sgdisk --backup=\"$STATE/table.gpt\" \"$DISK\""));
+        assert!(s.contains("S1='1 2048 40960'"));
+    }
+
+    #[test]
+    fn only_names_lvm_would_take_reach_the_script() {
+        let s = backup(
+            1,
+            TableKind::Mbr,
+            &["vg0".into(), "x;reboot".into(), String::new()],
+        );
+        assert!(
+            s.contains("vgcfgbackup -q -f \"$STATE/vg-vg0.vg\" 'vg0'"),
+            "{s}"
+        );
+        assert!(!s.contains("reboot"), "{s}");
+        assert_eq!(s.matches("vgcfgbackup").count(), 1);
+    }
+
+    #[test]
+    fn an_end_that_comes_down_checks_its_tail_is_still_zero() {
+        let after = Extent::new(2048, 1000, 512);
+        let zero = Span {
+            start_bytes: 2048 * 512 + 1000 * 512,
+            bytes: 4096,
+        };
+        let s = table_fn(3, 1, 1, 2, &after, None, Some(zero));
+        let want = format!("zeros {} 4096 || die \"step 3:", zero.start_bytes);
+        assert!(s.contains(&want), "{s}");
+        // Not checked again once a copy has started (its journal).
+        assert!(s.contains("[ -f \"$STATE/move-2\" ] || zeros"), "{s}");
+        assert!(!s.contains("    copy "), "nothing to copy: the start stays");
+    }
+}
