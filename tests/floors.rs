@@ -252,3 +252,32 @@ fn arrows_within_a_floor_run_one_way() {
     // The scanner sees the arrow that is allowed.
     assert!(!imports_of("saved", "compare").is_empty());
 }
+
+/// Every integration test binary (a file of tests/, or a folder with a
+/// main.rs) has its row in tests/README.md's table, so the index says
+/// what each one holds and needs.
+#[test]
+fn every_test_binary_is_in_the_tests_readme() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let mut missing = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = match p.extension() {
+            Some(x) if x == "rs" => p.file_stem(),
+            None if p.join("main.rs").is_file() => p.file_name(),
+            _ => None,
+        };
+        let Some(name) = name.and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if !readme.contains(&format!("| `{name}`")) {
+            missing.push(name.to_string());
+        }
+    }
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "test binaries without a row in tests/README.md: {missing:?}"
+    );
+}
