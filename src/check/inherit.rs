@@ -37,20 +37,12 @@ pub struct Region {
 
 /// The start codes of partitions, whose worst names a partition's cause.
 pub fn is_partition_start(c: Code) -> bool {
-    matches!(
-        c,
-        Code::StartMisaligned | Code::StartNot4k | Code::StartNotOptimal | Code::StartNot1Mib
-    )
+    c.meaning().start_cause
 }
 
+/// The data-start codes of layers.
 fn is_layer_start(c: Code) -> bool {
-    matches!(
-        c,
-        Code::LayerStartMisaligned
-            | Code::LayerStartNot4k
-            | Code::LayerStartNotOptimal
-            | Code::LayerStartNot1Mib
-    )
+    c.meaning().layer_start
 }
 
 /// The worst of the start findings among `findings`, as a cause of `subject`.
@@ -253,10 +245,7 @@ fn visit(l: &mut Layer, parent: &Region, path: &str, regions: &Regions, out: &mu
         device: l.device.clone(),
         start: l.data_start().unwrap_or(l.offset_bytes),
         end: l.offset_bytes.saturating_add(l.size_bytes),
-        own_space: matches!(
-            l.kind,
-            LayerKind::LvmLv | LayerKind::MdArray | LayerKind::Holder
-        ),
+        own_space: l.kind.meaning().own_space,
         cause,
     };
     for c in &mut l.children {

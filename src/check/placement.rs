@@ -47,17 +47,7 @@ impl Placement {
 
 /// Codes that decide a partition's `aligned` verdict.
 pub fn is_placement_code(c: Code) -> bool {
-    matches!(
-        c,
-        Code::StartMisaligned
-            | Code::StartNot4k
-            | Code::StartNotOptimal
-            | Code::StartNotPreferredWrite
-            | Code::EndNot4k
-            | Code::EndNotPhysical
-            | Code::SizeNot4k
-            | Code::KernelReportsMisaligned
-    )
+    c.meaning().placement
 }
 
 /// Findings about where a partition starts and ends.

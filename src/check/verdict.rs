@@ -3,7 +3,7 @@
 
 use super::report::TargetReport;
 use super::summary;
-use crate::findings::{Code, Status};
+use crate::findings::Status;
 use crate::layout::{PartKind, TableKind};
 
 /// The one-line summary: the status word, then what it comes from.
@@ -58,15 +58,7 @@ fn damage(r: &TargetReport) -> Vec<String> {
         .all_findings()
         .filter(|f| Status::of([*f]) == Status::Damaged);
     for f in damaged {
-        let words = match f.code {
-            Code::GptPrimaryInvalid => "primary GPT damaged (the backup was used)",
-            Code::GptBackupInvalid => "backup GPT damaged",
-            Code::PartitionOverlap => "partitions overlap",
-            Code::PartitionOutsideDisk => "a partition leaves the disk",
-            Code::PartitionInvalid => "an invalid partition entry",
-            Code::ProtectiveMbrWithoutGpt => "a protective MBR without its GPT",
-            _ => "layer metadata damaged",
-        };
+        let words = f.code.meaning().damage.unwrap_or("layer metadata damaged");
         if !out.iter().any(|w| w == words) {
             out.push(words.to_string());
         }

@@ -4,10 +4,12 @@
 //! docs/findings.md documents each of them (a test keeps the two in sync).
 
 pub mod facts;
+pub mod meaning;
 pub mod render;
 pub mod status;
 
 pub use facts::{Facts, LegFact, Subject, SubmitterFact};
+pub use meaning::Meaning;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub use status::{Counts, FailOn, Status};
 use std::fmt;

@@ -43,7 +43,32 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::SplitIo => split_io(f),
         Code::ImageUnitStraddle => image_unit_straddle(f),
         Code::ImageEncrypted => image_encrypted(f),
-        _ => return None,
+        // Written as prose where the rule makes them (a new code lands in
+        // one arm or the other, or does not compile).
+        Code::LayoutNotPortable
+        | Code::ToolsDisagree
+        | Code::TableSectorSizeMismatch
+        | Code::PartitionOverlap
+        | Code::PartitionOutsideDisk
+        | Code::PartitionInvalid
+        | Code::GptPrimaryInvalid
+        | Code::GptBackupInvalid
+        | Code::HybridMbr
+        | Code::ProtectiveMbrWithoutGpt
+        | Code::KernelTableDiffers
+        | Code::OptimalIoSuspicious
+        | Code::MinimumIoSuspicious
+        | Code::NonPowerOfTwoIo
+        | Code::Hidden4kSuspected
+        | Code::IoctlSysfsMismatch
+        | Code::LvmPvMissing
+        | Code::MdMembersInconsistent
+        | Code::MdMemberMissing
+        | Code::LuksContentsUnchecked
+        | Code::MetadataInvalid
+        | Code::LayerNotFollowed
+        | Code::TableNotRead
+        | Code::TopologyUnknown => return None,
     };
     if f.extended_container {
         s.push_str(" (extended container: it holds only EBRs, its logical partitions are judged on their own)");

@@ -50,16 +50,45 @@ pub enum LayerKind {
 
 crate::spelled_as_serde!(LayerKind);
 
+/// What a layer kind means to the readers and the rules: one row per kind
+/// in `LayerKind::meaning`, an exhaustive match, so a new kind does not
+/// compile until it says both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindMeaning {
+    /// The kernel builds a device of its own from this layer's metadata
+    /// (an opened LUKS header, an md member, a PV's LVs, a bcache backing
+    /// device): its live holders hang above this layer, not above the
+    /// region it sits in.
+    pub builds_kernel_device: bool,
+    /// The layer is a device with an address space of its own (an LV, an
+    /// md array, a live holder): the layers above count in its bytes, and
+    /// are off where it is (check::inherit).
+    pub own_space: bool,
+}
+
 impl LayerKind {
-    /// Whether the kernel builds a device of its own from this layer's
-    /// metadata (an opened LUKS header, an md member, a PV's LVs, a bcache
-    /// backing device): its live holders hang above this layer, not above
-    /// the region it sits in.
+    pub const fn meaning(self) -> KindMeaning {
+        let (builds_kernel_device, own_space) = match self {
+            LayerKind::Luks | LayerKind::MdMember | LayerKind::LvmPv | LayerKind::Bcache => {
+                (true, false)
+            }
+            LayerKind::LvmLv | LayerKind::MdArray | LayerKind::Holder => (false, true),
+            LayerKind::Partition
+            | LayerKind::Device
+            | LayerKind::Filesystem
+            | LayerKind::Swap
+            | LayerKind::LvmVg
+            | LayerKind::LvmLeg => (false, false),
+        };
+        KindMeaning {
+            builds_kernel_device,
+            own_space,
+        }
+    }
+
+    /// `meaning().builds_kernel_device`.
     pub fn builds_kernel_device(self) -> bool {
-        matches!(
-            self,
-            LayerKind::Luks | LayerKind::MdMember | LayerKind::LvmPv | LayerKind::Bcache
-        )
+        self.meaning().builds_kernel_device
     }
 }
 

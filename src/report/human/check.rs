@@ -6,7 +6,7 @@
 
 use crate::check::report::TargetReport;
 use crate::check::CheckRun;
-use crate::findings::{Code, Finding, Severity};
+use crate::findings::{Finding, Severity};
 use crate::layout::TableKind;
 use crate::names::shell_word;
 use crate::report::columns::{self, partitions, PartitionRow};
@@ -217,9 +217,7 @@ fn partition_table(out: &mut String, r: &TargetReport, st: &Style) {
 /// Shown without -v: errors, warnings, and the notes that say how the
 /// target was read.
 fn shown(f: &Finding, st: &Style) -> bool {
-    st.verbose
-        || f.severity > Severity::Info
-        || matches!(f.code, Code::TableNotRead | Code::TopologyUnknown)
+    st.verbose || f.severity > Severity::Info || f.code.meaning().how_read
 }
 
 /// Errors before warnings before info, each list in its own order.
