@@ -1,0 +1,235 @@
+//! `watch`'s columns: devices, submitters, and the CSV's request-size
+//! buckets.
+
+use super::*;
+
+type WD = Column<DeviceSummary>;
+
+fn dir_of(s: &DeviceSummary) -> String {
+    s.direction
+        .map(|d| d.as_str().to_string())
+        .unwrap_or_default()
+}
+
+/// `watch`'s table, like iostat -x: one row per device and direction.
+pub fn watch_devices() -> Vec<WD> {
+    vec![
+        WD::both("device", "DEVICE", |s| s.device.clone()),
+        WD::both("layer", "LAYER", |s| s.layer.as_str().into()).drop(3),
+        WD::both("direction", "DIR", dir_of),
+        WD::both("ios", "IOS", |s| s.ios.to_string()),
+        WD::both("bytes", "BYTES", |s| s.bytes.to_string())
+            .shown_as(|s, _| human(s.bytes))
+            .size()
+            .drop(2),
+        WD::human_only("average", "AVG", |s| {
+            s.bytes.checked_div(s.ios).map_or("-".into(), human)
+        })
+        .drop(1),
+        WD::both("straddling", "STRADDLING", |s| s.straddling.to_string())
+            .help("the I/Os straddling here or, at a partition, starting off 4 KiB on its disk: the larger of X-4K, X-GRAIN and OFF-4K-DISK, which STRADDLE is the share of"),
+        WD::human_only("share", "STRADDLE", |s| {
+            if s.ios == 0 {
+                "-".into()
+            } else {
+                format!("{:.1}%", 100.0 * s.straddle_share)
+            }
+        }),
+        WD::both("straddle_4k", "X-4K", |s| s.straddle_4k.to_string()),
+        WD::both("straddle_grain", "X-GRAIN", |s| {
+            s.straddle_grain.to_string()
+        })
+        .drop(2),
+        WD::human_only("off_4k_on_disk", "OFF-4K-DISK", |s| {
+            s.off_4k_on_disk.map_or("-".into(), |n| n.to_string())
+        }),
+        WD::both("sub_physical", "SUB-PHYS", |s| s.sub_physical.to_string()),
+        WD::both("splits", "SPLITS", |s| s.splits.to_string()).drop(1),
+        WD::both("merges", "MERGES", |s| s.merges.to_string()).drop(1),
+        WD::both("grain_bytes", "GRAIN", |s| s.grain_bytes.to_string())
+            .shown_as(|s, _| human(s.grain_bytes))
+            .size()
+            .drop(3),
+        WD::human_only("diskstats_ios", "IOSTAT", |s| match s.diskstats {
+            Some(k) if k.ios != s.ios => k.ios.to_string(),
+            Some(_) => "=".into(),
+            None => "-".into(),
+        })
+        .help("I/Os as the kernel's statistics count them (/proc/diskstats, iostat), where they differ from IOS (the summary says why); = where they agree"),
+        WD::human_only("top_submitter", "TOP SUBMITTER", |s| {
+            s.submitters
+                .iter()
+                .find(|x| x.is_task())
+                .map_or("-".into(), |x| x.name.clone())
+        })
+        .drop(2),
+    ]
+}
+
+/// One submitter of one device and direction (`watch`'s table of who
+/// submitted the I/O).
+pub struct SubmitterRow<'a> {
+    pub summary: &'a DeviceSummary,
+    pub submitter: &'a Submitter,
+}
+
+/// Every submitter row of a watch run, in the document's order.
+pub fn submitter_rows(run: &WatchRun) -> Vec<SubmitterRow<'_>> {
+    run.devices
+        .iter()
+        .flat_map(|s| {
+            s.submitters.iter().map(move |x| SubmitterRow {
+                summary: s,
+                submitter: x,
+            })
+        })
+        .collect()
+}
+
+type SR<'a> = Column<SubmitterRow<'a>>;
+
+fn count_share(n: u64, ios: u64) -> String {
+    if ios == 0 {
+        "-".into()
+    } else {
+        format!("{n} ({:.1}%)", 100.0 * n as f64 / ios as f64)
+    }
+}
+
+/// `watch`'s table of submitters, one row per device, direction and
+/// submitter.
+pub fn watch_submitters<'a>() -> Vec<SR<'a>> {
+    vec![
+        SR::human_only("device", "DEVICE", |r| r.summary.device.clone()),
+        SR::human_only("direction", "DIR", |r| dir_of(r.summary)),
+        SR::human_only("submitter", "SUBMITTER", |r| r.submitter.name.clone()),
+        SR::human_only("cgroup", "CGROUP", |r| {
+            r.submitter.cgroup.clone().unwrap_or_else(|| "-".into())
+        }),
+        SR::human_only("ios", "IOS", |r| r.submitter.ios.to_string()),
+        SR::human_only("straddling", "STRADDLING", |r| {
+            count_share(r.submitter.straddling, r.submitter.ios)
+        }),
+        SR::human_only("sub_physical", "SUB-PHYS", |r| {
+            count_share(r.submitter.sub_physical, r.submitter.ios)
+        }),
+        SR::human_only("splits", "SPLITS", |r| r.submitter.splits.to_string()),
+    ]
+}
+
+/// One device, direction and request-size bucket (`watch --format
+/// csv`); a summary without sizes (only splits or merges) is one row
+/// with the size columns empty. Each submitter of the device and
+/// direction is a row of its own, its size columns empty.
+pub struct WatchRow<'a> {
+    pub summary: &'a DeviceSummary,
+    pub bucket: Option<&'a Bucket>,
+    pub submitter: Option<&'a Submitter>,
+}
+
+/// Every row of a watch run's CSV, in the document's order.
+pub fn watch_rows(run: &WatchRun) -> Vec<WatchRow<'_>> {
+    let mut out = Vec::new();
+    for s in &run.devices {
+        if s.size_histogram.is_empty() {
+            out.push(WatchRow {
+                summary: s,
+                bucket: None,
+                submitter: None,
+            });
+        }
+        out.extend(s.size_histogram.iter().map(|b| WatchRow {
+            summary: s,
+            bucket: Some(b),
+            submitter: None,
+        }));
+        out.extend(s.submitters.iter().map(|x| WatchRow {
+            summary: s,
+            bucket: None,
+            submitter: Some(x),
+        }));
+    }
+    out
+}
+
+/// A submitter's number in a CSV row (empty in the other rows).
+fn sub_num(r: &WatchRow, f: fn(&Submitter) -> u64) -> String {
+    opt_num(r.submitter.map(f))
+}
+
+type WR<'a> = Column<WatchRow<'a>>;
+
+fn opt_num(v: Option<u64>) -> String {
+    v.map(|n| n.to_string()).unwrap_or_default()
+}
+
+/// The CSV columns of `watch`.
+pub fn watch_buckets<'a>() -> Vec<WR<'a>> {
+    vec![
+        WR::csv_only("device", |r| r.summary.device.clone()),
+        WR::csv_only("layer", |r| r.summary.layer.as_str().into()),
+        WR::csv_only("direction", |r| dir_of(r.summary)),
+        WR::csv_only("stage", |r| {
+            r.summary
+                .stage
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_default()
+        }),
+        WR::csv_only("size_from_bytes", |r| {
+            opt_num(r.bucket.map(|b| b.from_bytes))
+        }),
+        WR::csv_only("size_ios", |r| opt_num(r.bucket.map(|b| b.ios))),
+        WR::csv_only("ios", |r| r.summary.ios.to_string()),
+        WR::csv_only("bytes", |r| r.summary.bytes.to_string()),
+        WR::csv_only("straddle_4k", |r| r.summary.straddle_4k.to_string()),
+        WR::csv_only("straddle_grain", |r| r.summary.straddle_grain.to_string()),
+        WR::csv_only("sub_physical", |r| r.summary.sub_physical.to_string()),
+        WR::csv_only("splits", |r| r.summary.splits.to_string()),
+        WR::csv_only("merges", |r| r.summary.merges.to_string()),
+        WR::csv_only("off_4k", |r| r.summary.off_4k.to_string()),
+        WR::csv_only("off_4k_on_disk", |r| opt_num(r.summary.off_4k_on_disk)),
+        WR::csv_only("grain_bytes", |r| r.summary.grain_bytes.to_string()),
+        WR::csv_only("physical_block_bytes", |r| {
+            r.summary.physical_block_bytes.to_string()
+        }),
+        WR::csv_only("straddling", |r| r.summary.straddling.to_string()),
+        WR::csv_only("unattributed", |r| r.summary.unattributed.to_string()),
+        WR::csv_only("untimed", |r| r.summary.untimed.to_string()),
+        WR::csv_only("submitter", |r| {
+            r.submitter.map(|x| x.name.clone()).unwrap_or_default()
+        }),
+        WR::csv_only("submitter_kind", |r| {
+            r.submitter
+                .map(|x| x.kind.as_str().to_string())
+                .unwrap_or_default()
+        }),
+        WR::csv_only("comm", |r| {
+            r.submitter.map(|x| x.comm.clone()).unwrap_or_default()
+        }),
+        WR::csv_only("cgroup", |r| {
+            r.submitter
+                .and_then(|x| x.cgroup.clone())
+                .unwrap_or_default()
+        }),
+        WR::csv_only("submitter_ios", |r| sub_num(r, |x| x.ios)),
+        WR::csv_only("submitter_bytes", |r| sub_num(r, |x| x.bytes)),
+        WR::csv_only("submitter_straddle_4k", |r| sub_num(r, |x| x.straddle_4k)),
+        WR::csv_only("submitter_straddle_grain", |r| {
+            sub_num(r, |x| x.straddle_grain)
+        }),
+        WR::csv_only("submitter_off_4k_on_disk", |r| {
+            opt_num(r.submitter.and_then(|x| x.off_4k_on_disk))
+        }),
+        WR::csv_only("submitter_sub_physical", |r| sub_num(r, |x| x.sub_physical)),
+        WR::csv_only("submitter_splits", |r| sub_num(r, |x| x.splits)),
+        WR::csv_only("diskstats_ios", |r| {
+            opt_num(r.summary.diskstats.map(|k| k.ios))
+        }),
+        WR::csv_only("diskstats_merges", |r| {
+            opt_num(r.summary.diskstats.map(|k| k.merges))
+        }),
+        WR::csv_only("diskstats_bytes", |r| {
+            opt_num(r.summary.diskstats.map(|k| k.bytes))
+        }),
+    ]
+}
