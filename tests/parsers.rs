@@ -169,7 +169,7 @@ fn enums_spell_themselves_as_their_serde_name() {
     same(&diskalign::report::Format::Csv);
     same(&diskalign::probe::grid::DioRule::Statx);
     same(&diskalign::probe::grid::DioRule::LogicalBlockSize);
-    use diskalign::probe::analyse::Confidence;
+    use diskalign::probe::results::Confidence;
     for c in [
         Confidence::Bracketed,
         Confidence::Likely,

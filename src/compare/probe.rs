@@ -33,11 +33,11 @@
 use super::environment::{self, EnvField};
 use super::overall::{self, ScopeRatio};
 use super::RunInfo;
-use crate::probe::analyse::CellReport;
 use crate::probe::document::{ProbeDoc, Source};
 use crate::probe::engine::Pattern;
 use crate::probe::fio_results::NO_REPLICATES;
 use crate::probe::report::TargetReport;
+use crate::probe::results::CellReport;
 use crate::probe::stats;
 use crate::units::human;
 use serde::{Deserialize, Serialize};

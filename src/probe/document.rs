@@ -4,9 +4,9 @@
 //! from. fio's results for the job file of `probe --emit-fio` are read
 //! into the same types (`fio_results.rs`).
 
-use super::analyse::{CellReport, Estimate};
 use super::engine::Pattern;
 use super::report::{ProbeReport, TargetReport};
+use super::results::{CellReport, Estimate};
 use crate::schema::{Document, Header};
 use serde::{Deserialize, Serialize};
 
@@ -133,7 +133,7 @@ pub fn axes(cells: &[CellReport]) -> (Vec<Pattern>, Vec<u64>, Vec<u64>) {
 #[cfg(test)]
 pub mod fixtures {
     use super::*;
-    use crate::probe::analyse::{Latency, Relative};
+    use crate::probe::results::{Latency, Relative};
     use crate::probe::sequential::Decision;
 
     /// One cell of `iops` with interval `ci` (None: one figure) and

@@ -15,6 +15,7 @@ pub mod fio;
 pub mod fio_results;
 pub mod grid;
 pub mod report;
+pub mod results;
 pub mod run;
 pub mod safety;
 pub mod sequential;

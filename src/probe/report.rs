@@ -1,9 +1,9 @@
 //! The probe report: what `--json`, `--csv` and the human table are made of.
 
-use super::analyse::{CellReport, ContrastReport, Inference};
 use super::engine::EngineKind;
 use super::env::Environment;
 use super::grid::Plan;
+use super::results::{CellReport, ContrastReport, Inference};
 use super::target::TargetKind;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

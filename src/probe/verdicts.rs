@@ -3,8 +3,8 @@
 //! only when every offset's interval excludes a penalty of `min_effect`,
 //! else `inconclusive`, with what could be excluded and why not the rest.
 
-use super::analyse::{Confidence, Noise};
 use super::engine::Pattern;
+use super::results::{span, Confidence, Noise};
 use super::sequential::{Assessment, ContrastKind, Decision};
 use super::unitfit::{Candidate, UnitFit};
 use crate::units::{alignment_of, human};
@@ -43,15 +43,6 @@ pub struct Inputs<'a> {
     pub min_effect: f64,
     pub noise: &'a [Noise],
     pub rounds: u32,
-}
-
-/// `512 B … 2 KiB` or `512 B`.
-pub fn span(lo: u64, hi: u64) -> String {
-    if lo == hi {
-        human(lo)
-    } else {
-        format!("{} … {}", human(lo), human(hi))
-    }
 }
 
 /// " (randwrite only)" when some probed patterns showed nothing.

@@ -2,9 +2,9 @@
 //! offset; aligned IOPS first, then each offset as % of aligned), then the
 //! verdict lines.
 
-use crate::probe::analyse::{CellReport, ContrastReport, Inference};
 use crate::probe::engine::Pattern;
 use crate::probe::report::{ProbeReport, TargetInfo};
+use crate::probe::results::{CellReport, ContrastReport, Inference};
 use crate::report::style::{table, Style};
 use crate::units::human;
 
@@ -187,7 +187,7 @@ fn versus(r: &ProbeReport, st: &Style) -> String {
 
 fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
     let mut out = String::new();
-    let inconclusive = inf.confidence == crate::probe::analyse::Confidence::Inconclusive;
+    let inconclusive = inf.confidence == crate::probe::results::Confidence::Inconclusive;
     let line = if penalty || inconclusive {
         st.warn(&inf.statement)
     } else {

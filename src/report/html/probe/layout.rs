@@ -5,8 +5,8 @@
 use super::super::kit::axis::Axis;
 use super::super::kit::ticks::{ticks, Room};
 use super::super::scale::{diverging, Band, Rgb};
-use crate::probe::analyse::{CellReport, Estimate, Relative};
 use crate::probe::engine::Pattern;
+use crate::probe::results::{CellReport, Estimate, Relative};
 use crate::probe::sequential::Decision;
 use crate::units;
 use std::collections::HashMap;

@@ -21,11 +21,11 @@ mod tables;
 mod text;
 
 use super::page;
-use crate::probe::analyse::CellReport;
 use crate::probe::document::axes;
 use crate::probe::document::ProbeDoc;
 use crate::probe::engine::Pattern;
 use crate::probe::report::TargetReport;
+use crate::probe::results::CellReport;
 use crate::probe::sequential::ContrastKind;
 use layout::{against_aligned, Rel, Shade, Standing};
 use std::collections::HashMap;
@@ -276,9 +276,9 @@ fn drawn_note(run: &Run, too_large: Option<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::analyse::ContrastReport as Contrast;
     use crate::probe::document::fixtures::rel;
     use crate::probe::document::Source;
+    use crate::probe::results::ContrastReport as Contrast;
     use crate::probe::sequential::Decision;
 
     /// A grid of `sizes` × `offsets` per pattern; 4 KiB at 512 B is

@@ -4,8 +4,8 @@ use super::super::page::{self, Td};
 use super::figures::bs_contrast;
 use super::layout::{bs_label, change, interval, offset_label, rate, Rel, Standing};
 use super::Run;
-use crate::probe::analyse::Estimate;
 use crate::probe::engine::Pattern;
+use crate::probe::results::Estimate;
 
 fn ci(e: &Estimate) -> Td {
     Td::num(
