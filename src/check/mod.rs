@@ -199,7 +199,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
         aligned: false,
         verdict: String::new(),
         findings,
-        summary: summary::TargetSummary::default(),
+        summary: report::TargetSummary::default(),
         next: None,
     }
 }

@@ -2,7 +2,7 @@
 //! documented in docs/json.md.
 
 use super::tools::{FirstStarts, ToolVerdicts};
-use crate::findings::{Finding, Subject};
+use crate::findings::{Counts, Finding, Status, Subject};
 use crate::layout::{PartKind, TableKind};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -99,7 +99,7 @@ pub struct TargetReport {
     pub verdict: String,
     pub findings: Vec<Finding>,
     /// Counts and the status, for scripts.
-    pub summary: super::summary::TargetSummary,
+    pub summary: TargetSummary,
     /// The command that plans the fix of what was found (`diskalign plan
     /// DISK` with the options the check ran with), when planning its disk
     /// has work: `plan::next` (set by the command line, which reads a
@@ -179,4 +179,22 @@ impl TargetReport {
             }
         }
     }
+}
+
+/// One target in numbers (`targets[].summary` in the JSON).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TargetSummary {
+    pub status: Status,
+    #[serde(flatten)]
+    pub findings: Counts,
+    /// Data partitions (extended containers left out), and how many of
+    /// them have no warning or error.
+    pub partitions: usize,
+    pub partitions_aligned: usize,
+    /// Layers above the partitions (filesystems, PVs, LVs, holders...).
+    pub layers: usize,
+    pub layers_aligned: usize,
+    /// Something could not be followed (a PV or md member not among the targets).
+    pub incomplete: bool,
 }

@@ -3,29 +3,11 @@
 //! layers are aligned, what is incomplete, and the exit status that
 //! follows under `--fail-on`.
 
-use super::report::TargetReport;
+use super::report::{TargetReport, TargetSummary};
 use crate::findings::{Counts, FailOn, Finding, Status};
 use crate::layout::PartKind;
 use crate::stack::Layer;
 use serde::{Deserialize, Serialize};
-
-/// One target in numbers (`targets[].summary` in the JSON).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct TargetSummary {
-    pub status: Status,
-    #[serde(flatten)]
-    pub findings: Counts,
-    /// Data partitions (extended containers left out), and how many of
-    /// them have no warning or error.
-    pub partitions: usize,
-    pub partitions_aligned: usize,
-    /// Layers above the partitions (filesystems, PVs, LVs, holders...).
-    pub layers: usize,
-    pub layers_aligned: usize,
-    /// Something could not be followed (a PV or md member not among the targets).
-    pub incomplete: bool,
-}
 
 /// The whole run in numbers (`summary` at the top of the JSON).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -222,7 +222,7 @@ pub enum Command {
     Watch(WatchArgs),
     /// `completions SHELL` and `man`.
     #[command(flatten)]
-    Assets(super::assets::Asset),
+    Assets(Asset),
 }
 
 const WATCH_HELP: &str = "Each target is followed down to its disks (a dm or md device's slaves, a partition's disk; a disk brings its partitions), and each device's I/O is judged against its grain (max of physical block and minimum I/O, or --unit). A partition's I/O is also mapped onto its disk: a write aligned inside a partition at sector 63 is off 4 KiB on the disk, and is shown as such. A terminal gets a table refreshed every --interval; the summary (the table, the histograms, the latency of aligned against straddling requests, the findings) is printed when the run ends: Ctrl-C, --for, or the end of COMMAND (whose exit status is reported, not returned). docs/watch.md explains it.\nNeeds root (or CAP_BPF and CAP_PERFMON).\nExit status, a bitmask: 0 nothing found; 1 straddling, sub-physical or split I/O found (warnings or errors, docs/findings.md); 2 a target could not be watched or tracing could not start.";
@@ -420,4 +420,26 @@ impl ProbeArgs {
             seed,
         }
     }
+}
+
+/// The commands that print an asset (flattened into `Command`; their
+/// text is made in `assets`).
+#[derive(clap::Subcommand, Debug, Clone, Copy)]
+pub enum Asset {
+    /// Print the shell completion script for SHELL to stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the man page (roff) to stdout: every command and option, and the
+    /// exit status (diskalign man | man -l -).
+    Man,
+}
+
+/// The shells the package installs a completion for.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
 }

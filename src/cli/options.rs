@@ -41,7 +41,7 @@ pub enum Task {
         emit_fio: bool,
     },
     /// Print the man page or a completion script.
-    Assets(super::assets::Asset),
+    Assets(super::args::Asset),
     /// Draw saved runs as one HTML page, to `output` or standard output.
     Report {
         runs: Vec<PathBuf>,

@@ -2,10 +2,25 @@
 //! partition lies on the bar, the free space between them, where their
 //! labels go, and which boundaries are marked.
 
+use super::super::kit::text::text_width;
+use super::super::look::look;
 use super::super::scale::Linear;
+use super::codes;
 use crate::check::document::{Finding, Partition};
-use crate::findings::Severity;
+use crate::findings::{Severity, Status};
 use crate::layout::PartKind;
+use crate::units::human;
+
+/// The map's geometry, in px: the figure's width, the bar's left and
+/// right ends, its top and height, and the labels' baseline.
+pub const WIDTH: f64 = 1100.0;
+pub const LEFT: f64 = 24.0;
+pub const RIGHT: f64 = WIDTH - 24.0;
+pub const BAR_TOP: f64 = 66.0;
+pub const BAR_H: f64 = 40.0;
+pub const LABEL_Y: f64 = BAR_TOP + BAR_H + 28.0;
+/// The colour of the marks on misaligned boundaries (Okabe–Ito vermillion).
+pub const MARK: &str = "#d55e00";
 
 /// The narrowest a partition is drawn, in px: a 100 KiB partition on a
 /// 1 TB disk is still seen (its table row has the true numbers).
@@ -105,6 +120,59 @@ fn mark<'a>(p: &'a Partition, codes: &[&str]) -> Option<&'a Finding> {
             .iter()
             .find(|f| f.code.as_str() == *c && f.severity > Severity::Info)
     })
+}
+
+/// The status a partition is drawn in (extended containers: not judged).
+pub fn status(p: &Partition) -> Option<Status> {
+    if p.kind == crate::layout::PartKind::Extended {
+        None
+    } else {
+        Some(p.status)
+    }
+}
+
+/// The hover text: every number exactly.
+pub fn tip(p: &Partition) -> String {
+    let mut s = format!(
+        "partition {} ({}{}): bytes {}–{} (last byte inclusive), {} bytes ({}); {}",
+        p.number,
+        p.kind,
+        if p.type_id.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", p.type_id)
+        },
+        p.start_bytes,
+        p.end_bytes,
+        p.size_bytes,
+        human(p.size_bytes),
+        look(status(p)).word
+    );
+    let codes = codes(&p.findings);
+    if !codes.is_empty() {
+        s.push_str(&format!(" ({codes})"));
+    }
+    s
+}
+
+/// The label drawn in the partition when it fits: the long one, else
+/// the number alone; none when even that does not fit.
+pub fn inside_label(p: &Partition, w: f64) -> Option<String> {
+    if p.kind == crate::layout::PartKind::Extended {
+        return None;
+    }
+    let l = look(status(p));
+    let long = format!(
+        "{} {} · {} · {}",
+        l.glyph,
+        p.number,
+        human(p.size_bytes),
+        l.word
+    );
+    let short = format!("{} {}", l.glyph, p.number);
+    [long, short]
+        .into_iter()
+        .find(|t| text_width(t, 10.0) + 10.0 <= w)
 }
 
 #[cfg(test)]

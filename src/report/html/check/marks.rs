@@ -6,7 +6,7 @@ use super::super::kit::text::text_width;
 use super::super::scale::Linear;
 use super::super::svg::{points, El, Figure};
 use super::layout::{self, end_mark, start_mark, Slot};
-use super::map::{inside_label, tip, BAR_H, BAR_TOP, LABEL_Y, LEFT, MARK, RIGHT};
+use super::layout::{inside_label, tip, BAR_H, BAR_TOP, LABEL_Y, LEFT, MARK, RIGHT};
 use crate::check::document::Partition;
 
 /// The marks on a partition's misaligned start (▼ above the bar) and end

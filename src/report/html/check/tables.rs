@@ -3,8 +3,8 @@
 
 use super::super::look;
 use super::super::page::{self, Td};
+use super::layout::status;
 use super::layout::{self, end_mark, start_mark};
-use super::map::status;
 use crate::check::document::{Finding, Target};
 use crate::units::human;
 
