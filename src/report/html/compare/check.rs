@@ -2,9 +2,10 @@
 //! of each run by severity (a grouped bar chart), and every finding that
 //! appeared, disappeared or changed.
 
-use super::super::kit::axis::{y_grid, Axis};
+use super::super::kit::axis::y_grid;
 use super::super::kit::legend::{swatch, KeyBox, Legend};
 use super::super::kit::text::y_title;
+use super::super::kit::ticks::Axis;
 use super::super::kit::ticks::{self, ticks, Room};
 use super::super::page::{self, Td};
 use super::super::scale::{Band, Linear, Rgb};

@@ -3,8 +3,9 @@
 //! and the band of "the same" (1 ± min_effect). One figure per target and
 //! pattern; the numbers in a table under each.
 
-use super::super::kit::axis::{clip_arrow, clip_name, Axis};
+use super::super::kit::axis::{clip_arrow, clip_name};
 use super::super::kit::legend::{KeyBox, Legend};
+use super::super::kit::ticks::Axis;
 use super::super::kit::ticks::{Room, Tick};
 use super::super::kit::{self, MUTED};
 use super::super::page::{self, Td};
