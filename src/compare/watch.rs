@@ -12,8 +12,9 @@ use super::probe::and_list;
 use super::RunInfo;
 use crate::findings::Finding;
 use crate::sys::blocktrace::Direction;
+use crate::watch::counts::share;
 use crate::watch::submitters::Submitter;
-use crate::watch::summary::{share, DeviceSummary};
+use crate::watch::summary::DeviceSummary;
 use crate::watch::{DeviceLayer, WatchDocument};
 use serde::{Deserialize, Serialize};
 

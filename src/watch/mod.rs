@@ -12,6 +12,7 @@
 //! the kernel's tracer plugs in.
 
 pub mod accounting;
+pub mod counts;
 pub mod devices;
 pub mod latency;
 pub mod rules;

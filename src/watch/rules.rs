@@ -3,9 +3,10 @@
 //! `check` says about the device's placement (its `causes`), and
 //! `diskalign plan` when a new partition layout fixes it.
 
+use super::counts::share;
 use super::devices::{DeviceLayer, Watched};
 use super::submitters::{behind, Submitter};
-use super::summary::{share, DeviceSummary};
+use super::summary::DeviceSummary;
 use crate::findings::{Code, Facts, Finding, Severity, Subject, SubmitterFact};
 use crate::sys::blocktrace::Direction;
 

@@ -7,8 +7,8 @@
 //! A device shows its top N submitters by the I/Os they misaligned, the
 //! rest summed as "other", and the I/Os a full table left unattributed.
 
+use super::counts::{off, padded, share, shifted};
 use super::devices::Watched;
-use super::summary::{off, padded, share, shifted};
 use crate::sys::blocktrace::{Counters, Direction, Snapshot, Stage, SubmitterKey};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

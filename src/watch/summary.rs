@@ -6,6 +6,7 @@
 //! dm moved them down).
 
 use super::accounting::{self, KernelCounts};
+use super::counts::{off, padded, share, shifted};
 use super::devices::{DeviceLayer, Watched};
 use super::submitters::{self, Submitter};
 use crate::sys::blocktrace::{Counters, DevNum, Direction, Latency, Snapshot, Stage};
@@ -267,36 +268,6 @@ fn one(w: &Watched, d: Direction, snap: &Snapshot) -> Option<DeviceSummary> {
         start_mod_4k: mod4k,
         ..DeviceSummary::default()
     })
-}
-
-/// `part / whole`, 0 for an empty whole.
-pub fn share(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 / whole as f64
-    }
-}
-
-pub(crate) fn padded(v: &[u64], n: usize) -> Vec<u64> {
-    (0..n).map(|i| v.get(i).copied().unwrap_or(0)).collect()
-}
-
-/// The 512-byte positions in a 4 KiB unit moved by `offset` bytes: a
-/// start at position i inside the device is at i + offset/512 on the
-/// disk (offsets are whole sectors; a remainder is dropped).
-pub(crate) fn shifted(mod4k: &[u64], offset: u64) -> Vec<u64> {
-    let by = ((offset / 512) % 8) as usize;
-    let mut out = vec![0; 8];
-    for (i, n) in mod4k.iter().enumerate() {
-        out[(i + by) % 8] += n;
-    }
-    out
-}
-
-/// Starts not at position 0.
-pub(crate) fn off(mod4k: &[u64]) -> u64 {
-    mod4k.iter().skip(1).sum()
 }
 
 /// The non-empty buckets of a log2 histogram from 512 bytes.
