@@ -10,7 +10,7 @@ use diskalign::bytes::ReadAt;
 use diskalign::layout::{self, gpt, mbr};
 use diskalign::stack::assemble::{self, Pending};
 use diskalign::stack::lvm::{self, pv, text, vg};
-use diskalign::stack::map::Source;
+use diskalign::stack::map::SharedReader;
 use diskalign::stack::walk::{self, Region};
 use diskalign::stack::{bcache, fs, luks, md};
 use diskalign::topology::{self, Sysfs, Topology, TopologyOverride};
@@ -236,7 +236,7 @@ pub fn read_table(data: &[u8]) {
 /// table read through it.
 pub fn image_container(data: &[u8]) {
     use diskalign::image::{self, MemFiles};
-    let img: Source = Rc::new(Sparse::decode(data, ANY_LEN));
+    let img: SharedReader = Rc::new(Sparse::decode(data, ANY_LEN));
     let mut files = MemFiles::default();
     for name in ["/fuzz/image", "/fuzz/base.img", "/fuzz/image-flat.vmdk"] {
         files.files.push((PathBuf::from(name), img.clone()));
@@ -318,7 +318,7 @@ pub fn stack_walk(data: &[u8]) {
     };
     let img = Sparse::decode(rest, ANY_LEN);
     let len = img.len;
-    let src: Source = Rc::new(img);
+    let src: SharedReader = Rc::new(img);
     let region = Region {
         src,
         device: "fuzz".into(),

@@ -6,7 +6,7 @@ use super::{warn, Out};
 use crate::errors::TargetError;
 use crate::report::{Format, Run};
 use crate::sys::blocktrace::Snapshot;
-use crate::watch::{self, ChildRun, Source, WatchOptions, WatchRun, Watched};
+use crate::watch::{self, ChildRun, SnapshotSource, WatchOptions, WatchRun, Watched};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::{Child, ExitStatus};
@@ -134,7 +134,7 @@ pub fn run(
 }
 
 /// The kernel's tracer for these devices, or a recording from `replay`.
-fn open(replay: Option<&Path>, watched: &[Watched]) -> Result<Box<dyn Source>, String> {
+fn open(replay: Option<&Path>, watched: &[Watched]) -> Result<Box<dyn SnapshotSource>, String> {
     match replay {
         Some(file) => {
             let text = std::fs::read_to_string(file)

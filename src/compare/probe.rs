@@ -33,7 +33,7 @@
 use super::environment::{self, EnvField};
 use super::overall::{self, ScopeRatio};
 use super::RunInfo;
-use crate::probe::document::{ProbeDoc, Source};
+use crate::probe::document::{ProbeDoc, Producer};
 use crate::probe::engine::Pattern;
 use crate::probe::fio_results::NO_REPLICATES;
 use crate::probe::report::TargetReport;
@@ -251,8 +251,8 @@ fn run_info(d: &ProbeDoc) -> RunInfo {
     RunInfo {
         file: d.name.clone(),
         source: match d.source {
-            Source::Diskalign => "probe".into(),
-            Source::Fio => "fio".into(),
+            Producer::Diskalign => "probe".into(),
+            Producer::Fio => "fio".into(),
         },
         started_unix: d.started_unix,
         host: d.header.host.clone(),
@@ -464,7 +464,7 @@ fn target_ref(t: usize, p: &TargetReport) -> TargetRef {
 fn notes(a: &ProbeDoc, b: &ProbeDoc) -> Vec<String> {
     let mut out = Vec::new();
     for (side, d) in [("A", a), ("B", b)] {
-        if d.source == Source::Fio {
+        if d.source == Producer::Fio {
             out.push(format!("{side}: {NO_REPLICATES}"));
         } else if !d.has_replicates() {
             out.push(format!(
@@ -477,7 +477,7 @@ fn notes(a: &ProbeDoc, b: &ProbeDoc) -> Vec<String> {
             ));
         }
     }
-    let both = a.source == Source::Diskalign && b.source == Source::Diskalign;
+    let both = a.source == Producer::Diskalign && b.source == Producer::Diskalign;
     let (x, y) = (&a.plan, &b.plan);
     if both && x.rounds != y.rounds {
         out.push(format!(

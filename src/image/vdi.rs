@@ -12,7 +12,7 @@
 use super::cache::Cache;
 use super::{read_error, ByUnit, Chain, Container, ContainerFormat, ImageError, Opened, Units};
 use crate::bytes::{le_u32, le_u64, read_bytes};
-use crate::stack::map::Source;
+use crate::stack::map::SharedReader;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -57,7 +57,7 @@ struct Header {
 }
 
 /// Open a VDI image.
-pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
+pub fn open(src: SharedReader, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
     let h = read_bytes(&*src, HEADER, 0, HEADER_BYTES).map_err(|e| ImageError::new(path, e))?;
     let header = check_header(&h, path)?;
     let map_bytes = header.blocks_in_image * 4;
@@ -216,7 +216,7 @@ fn check_header(h: &[u8], path: &Path) -> Result<Header, ImageError> {
 
 /// The guest disk: 1 MiB blocks found through the block map.
 struct Guest {
-    src: Source,
+    src: SharedReader,
     path: PathBuf,
     len: u64,
     map_offset: u64,

@@ -18,7 +18,7 @@
 use super::cache::Cache;
 use super::{read_error, ByUnit, Chain, Container, ContainerFormat, ImageError, Opened, Units};
 use crate::bytes::{be_u16, be_u32, be_u64, read_bytes, ReadAt};
-use crate::stack::map::{Source, Window};
+use crate::stack::map::{SharedReader, Window};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -96,7 +96,7 @@ impl Footer {
 
 /// Open a VHD image: fixed or dynamic. A differencing VHD is refused, as
 /// qemu cannot read it either (see [`check_disk_type`]).
-pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
+pub fn open(src: SharedReader, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
     let footer = read_footer(&*src, path)?;
     check_disk_type(&footer, path)?;
     let virtual_size = virtual_size(&footer, path)?;
@@ -106,7 +106,7 @@ pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, Imag
         virtual_size,
         ..Container::default()
     };
-    let guest: Source = if footer.disk_type == FIXED {
+    let guest: SharedReader = if footer.disk_type == FIXED {
         container.subformat = Some("fixed".into());
         fixed_guest(src, path, &footer, virtual_size)?
     } else {
@@ -251,11 +251,11 @@ fn virtual_size(footer: &Footer, path: &Path) -> Result<u64, ImageError> {
 /// must end before the footer (qemu reads `bs->file` directly, past the
 /// end as zeros; a file too short for its size is truncated).
 fn fixed_guest(
-    src: Source,
+    src: SharedReader,
     path: &Path,
     footer: &Footer,
     virtual_size: u64,
-) -> Result<Source, ImageError> {
+) -> Result<SharedReader, ImageError> {
     if virtual_size > footer.at {
         return Err(ImageError::parse(
             path,
@@ -277,7 +277,7 @@ fn fixed_guest(
 /// A dynamic disk's guest: blocks found through the BAT, read from the
 /// file past each block's sector bitmap.
 struct Dynamic {
-    src: Source,
+    src: SharedReader,
     path: PathBuf,
     len: u64,
     block_bytes: u64,
@@ -291,7 +291,7 @@ struct Dynamic {
 impl Dynamic {
     /// Read and check the dynamic header as `vpc_open` does.
     fn open(
-        src: Source,
+        src: SharedReader,
         path: &Path,
         footer: &Footer,
         virtual_size: u64,

@@ -29,7 +29,7 @@
 use super::cache::Cache;
 use super::{read_error, ByUnit, Chain, Container, ContainerFormat, ImageError, Opened, Units};
 use crate::bytes::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
-use crate::stack::map::Source;
+use crate::stack::map::SharedReader;
 use crc::{Crc, Table, CRC_32_ISCSI};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -218,7 +218,7 @@ impl File<'_> {
 }
 
 /// Open a VHDX image.
-pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
+pub fn open(src: SharedReader, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
     let file = File { src: &*src, path };
     if file.read(IDENTIFIER, 0, 8)? != b"vhdxfile" {
         return Err(file.err(IDENTIFIER, 0, "signature is not \"vhdxfile\""));
@@ -913,7 +913,7 @@ fn bat_entries(
 
 /// The guest disk: payload blocks found through the BAT.
 struct Guest {
-    src: Source,
+    src: SharedReader,
     path: PathBuf,
     len: u64,
     block_bytes: u64,

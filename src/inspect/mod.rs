@@ -13,7 +13,7 @@ use crate::findings::{Code, Finding};
 use crate::image::{self, Container, ContainerFormat};
 use crate::layout::{self, Table};
 use crate::stack::assemble::{self, Pending};
-use crate::stack::map::Source;
+use crate::stack::map::SharedReader;
 use crate::stack::Layer;
 use crate::topology::{Disk, Sysfs, Topology, TopologyOverride};
 use resolve::Resolved;
@@ -276,7 +276,7 @@ fn declared_topology(c: &Container) -> Option<Topology> {
 enum Content {
     /// The device node or image (the guest disk of a container), opened
     /// read-only.
-    Bytes(Source),
+    Bytes(SharedReader),
     /// Only the kernel's view of a disk whose node cannot be opened: its
     /// size, its registered partitions as a table, and the note saying why.
     Kernel {
@@ -349,7 +349,7 @@ fn open_image(path: &Path) -> Result<(Content, Option<Container>), InspectError>
 /// The table, read with the device's sector size (a live device's is
 /// known; an image's only when `--topology` gives lbs).
 fn read_table(
-    src: &Source,
+    src: &SharedReader,
     topo: &Topology,
     lbs_known: bool,
 ) -> Result<Table, crate::bytes::ParseError> {

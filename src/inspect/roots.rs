@@ -6,7 +6,7 @@ use super::{Root, Target};
 use crate::layout::PartKind;
 use crate::stack::assemble::Pending;
 use crate::stack::kernel;
-use crate::stack::map::Source;
+use crate::stack::map::SharedReader;
 use crate::stack::walk::{self, Region};
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Sysfs;
@@ -15,7 +15,12 @@ use std::path::PathBuf;
 /// The roots of `t`'s stack, walked and with their holders.
 /// Without a source (the node could not be opened) only the kernel's
 /// holders are hung above each root.
-pub fn stack(src: Option<&Source>, t: &Target, sysfs: &Sysfs, pending: &mut Pending) -> Vec<Root> {
+pub fn stack(
+    src: Option<&SharedReader>,
+    t: &Target,
+    sysfs: &Sysfs,
+    pending: &mut Pending,
+) -> Vec<Root> {
     let device = t.layer_device();
     let mut out = Vec::new();
     for (partition, mut root, dir) in regions(t, &device, sysfs) {

@@ -4,16 +4,16 @@
 //! nothing that bears on a unit.
 
 use crate::identify::nvme::Namespace;
-use crate::topology::device_says::{DeviceSays, Limit, Source};
+use crate::topology::device_says::{DeviceSays, IdentifyProtocol, Limit};
 use crate::units::human;
 
 /// The declarations that bear on the unit, in words, from the source
 /// that speaks for the medium (`DeviceSays::primary`).
 pub fn declarations(says: &DeviceSays) -> Vec<String> {
     match says.primary() {
-        Some(Source::Nvme) => says.nvme.as_ref().map(nvme).unwrap_or_default(),
-        Some(Source::Ata) => physical(says, "IDENTIFY word 106"),
-        Some(Source::Scsi) => {
+        Some(IdentifyProtocol::Nvme) => says.nvme.as_ref().map(nvme).unwrap_or_default(),
+        Some(IdentifyProtocol::Ata) => physical(says, "IDENTIFY word 106"),
+        Some(IdentifyProtocol::Scsi) => {
             let mut out = physical(says, "READ CAPACITY(16)");
             if let Some(g) = says.value(Limit::MinimumIoSize) {
                 out.push(format!(
@@ -124,7 +124,7 @@ mod tests {
             ata: Some(Identify::default()),
             limits: vec![LimitSaid {
                 limit: Limit::PhysicalBlockSize,
-                source: Source::Ata,
+                source: IdentifyProtocol::Ata,
                 fields: "IDENTIFY word 106".into(),
                 device_bytes: 4096,
                 kernel_bytes: 4096,

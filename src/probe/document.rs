@@ -18,20 +18,20 @@ use serde::{Deserialize, Serialize};
 /// reads a run leaves it out when the source is fio.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Source {
+pub enum Producer {
     #[default]
     Diskalign,
     Fio,
 }
 
-crate::spelled_as_serde!(Source);
+crate::spelled_as_serde!(Producer);
 
 /// A probe document read back.
 #[derive(Clone, Debug)]
 pub struct ProbeDoc {
     /// The file it was read from (not in the document).
     pub name: String,
-    pub source: Source,
+    pub source: Producer,
     /// Empty for fio's results.
     pub header: Header,
     pub run: ProbeReport,
@@ -56,7 +56,7 @@ impl ProbeDoc {
         let doc = Document::<ProbeReport>::deserialize(value)?;
         Ok(ProbeDoc {
             name: name.to_string(),
-            source: Source::Diskalign,
+            source: Producer::Diskalign,
             header: doc.header,
             run: doc.body,
         })
@@ -81,7 +81,7 @@ impl ProbeDoc {
     /// Whether its rounds are replicates (a diskalign run with at least
     /// two rounds); one fio pass is not.
     pub fn has_replicates(&self) -> bool {
-        self.source == Source::Diskalign
+        self.source == Producer::Diskalign
             && self
                 .cells
                 .iter()
@@ -91,7 +91,7 @@ impl ProbeDoc {
 
     /// Whether the run is one fio pass.
     pub fn fio(&self) -> bool {
-        self.source == Source::Fio
+        self.source == Producer::Fio
     }
 }
 

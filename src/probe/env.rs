@@ -1,7 +1,7 @@
 //! The environment a result was measured in, recorded with every result:
 //! results without it cannot be compared or trusted later.
 
-use super::target::Target;
+use super::target::ProbeTarget;
 use crate::sys::procfs;
 use crate::sys::sysfs::read_str;
 use crate::topology::{DeviceSays, Topology, Transport};
@@ -66,7 +66,7 @@ fn active_scheduler(text: &str) -> Option<String> {
     Some(text[start + 1..end].to_string())
 }
 
-fn filesystem_of(target: &Target) -> Option<Filesystem> {
+fn filesystem_of(target: &ProbeTarget) -> Option<Filesystem> {
     let dev = target.file.metadata().ok()?.dev();
     let want = Some(crate::sys::dev::major_minor(dev));
     let info = procfs::mountinfo();
@@ -82,7 +82,7 @@ fn filesystem_of(target: &Target) -> Option<Filesystem> {
         })
 }
 
-pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
+pub fn record(target: &ProbeTarget, sysfs_root: &std::path::Path) -> Environment {
     let kernel = crate::sys::host::kernel();
     let cpu_model = procfs::cpu_model();
     let disk = target.disk.as_ref();

@@ -4,7 +4,7 @@
 //! several targets) is the cell (randread, 4096, 512). One fio pass has no
 //! replicates: each cell gets one figure and no interval.
 
-use super::document::{ProbeDoc, Source};
+use super::document::{ProbeDoc, Producer};
 use super::report::ProbeReport;
 use crate::probe::engine::Pattern;
 use crate::schema::Header;
@@ -111,7 +111,7 @@ fn cell_of(job: &Job) -> Option<(usize, Value, Option<&str>)> {
 
 /// One target's part as the probe document writes it. fio records none of
 /// the target's kind and sizes, its environment or a verdict: these keys
-/// hold what stands for "not recorded" (see `document::Source`).
+/// hold what stands for "not recorded" (see `document::Producer`).
 fn part(path: &str, cells: Vec<Value>) -> Value {
     json!({
         "target": { "path": path, "kind": "file", "size_bytes": 0,
@@ -131,7 +131,7 @@ impl FioDoc {
         let report = ProbeReport::deserialize(FioDoc::deserialize(value)?.as_probe())?;
         Ok(ProbeDoc {
             name: name.to_string(),
-            source: Source::Fio,
+            source: Producer::Fio,
             header: Header::default(),
             run: report,
         })

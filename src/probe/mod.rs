@@ -177,7 +177,7 @@ impl adaptive::Rounds for Engines<'_, '_> {
 /// Rounds until every contrast is decided, the unit is settled, or the
 /// plan's most rounds or time budget are reached ([`adaptive`]).
 fn measure(
-    ts: &[target::Target],
+    ts: &[target::ProbeTarget],
     plan: &Plan,
     o: &ProbeOptions,
     stop: &AtomicBool,
@@ -209,7 +209,7 @@ fn measure(
     })
 }
 
-fn target_info(path: &std::path::Path, t: &target::Target) -> TargetInfo {
+fn target_info(path: &std::path::Path, t: &target::ProbeTarget) -> TargetInfo {
     TargetInfo {
         path: path.to_path_buf(),
         kind: t.kind,
@@ -227,7 +227,7 @@ fn target_info(path: &std::path::Path, t: &target::Target) -> TargetInfo {
 fn target_report(
     i: usize,
     path: &std::path::Path,
-    t: &target::Target,
+    t: &target::ProbeTarget,
     m: &Measured,
     params: &sequential::Params,
     plan: &Plan,

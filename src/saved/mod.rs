@@ -178,7 +178,7 @@ impl Saved {
         match self {
             Saved::Check(_) => "check",
             Saved::Topology(_) => "topology",
-            Saved::Probe(p) if p.source == document::Source::Fio => "fio",
+            Saved::Probe(p) if p.source == document::Producer::Fio => "fio",
             Saved::Probe(_) => "probe",
             Saved::Compare(_) => "compare",
             Saved::Watch { .. } => "watch",

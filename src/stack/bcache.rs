@@ -4,7 +4,7 @@
 //! alignment of everything inside; a cache device keeps buckets of cached
 //! blocks. Both write in `block_size` units.
 
-use super::registry::{Format, Magic};
+use super::registry::{LayerFormat, Magic};
 use super::walk::Region;
 use super::Detail;
 use super::{Layer, LayerKind};
@@ -27,7 +27,7 @@ const FIXED: usize = 208;
 const MAX_KEYS: usize = 256;
 
 /// bcache backing and cache devices.
-pub static FORMAT: Format = Format {
+pub static FORMAT: LayerFormat = LayerFormat {
     name: "bcache",
     description: "bcache backing or cache device",
     magics: &[Magic {

@@ -4,7 +4,7 @@
 //! fs/xfs/libxfs/xfs_format.h (`xfs_sb`) and
 //! include/uapi/linux/btrfs_tree.h (`btrfs_super_block`).
 
-use super::registry::{Format, Magic};
+use super::registry::{LayerFormat, Magic};
 use super::Detail;
 use super::LayerKind;
 use crate::bytes::ParseError;
@@ -63,7 +63,7 @@ fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, ParseErro
 }
 
 /// ext2/3/4, XFS and btrfs superblocks.
-pub static FORMAT: Format = Format {
+pub static FORMAT: LayerFormat = LayerFormat {
     name: "filesystem",
     description: "ext2/3/4, XFS or btrfs filesystem",
     magics: &[

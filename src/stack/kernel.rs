@@ -5,7 +5,7 @@
 //! inside (an opened LUKS mapping, an active LV).
 
 use super::assemble::Pending;
-use super::map::Source;
+use super::map::SharedReader;
 use super::walk::{self, Region};
 use super::Detail;
 use super::{HolderInfo, Layer, LayerKind};
@@ -101,7 +101,7 @@ fn walk_holders(
     out
 }
 
-fn open(node: &str) -> Option<Source> {
+fn open(node: &str) -> Option<SharedReader> {
     let src = crate::sys::dev::open(Path::new(node)).ok()?;
     Some(Rc::new(src))
 }

@@ -3,7 +3,7 @@
 //! (`luks_phdr`), lib/luks2/luks2.h (`luks2_hdr_disk`) and
 //! docs/on-disk-format-luks2.pdf (the JSON `segments` and `sector_size`).
 
-use super::registry::{Format, Magic};
+use super::registry::{LayerFormat, Magic};
 use super::Detail;
 use super::{limits, LayerKind};
 use crate::bytes::ParseError;
@@ -32,7 +32,7 @@ fn cstr(b: &[u8]) -> String {
 }
 
 /// LUKS1 and LUKS2 headers.
-pub static FORMAT: Format = Format {
+pub static FORMAT: LayerFormat = LayerFormat {
     name: "luks",
     description: "LUKS1/LUKS2 encryption header",
     magics: &[Magic {

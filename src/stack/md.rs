@@ -3,7 +3,7 @@
 //! `mdp_superblock_1`) and mdadm's super0.c/super1.c for placement.
 
 use super::assemble::{MdHandle, Pending};
-use super::registry::{Format, Magic};
+use super::registry::{LayerFormat, Magic};
 use super::walk::Region;
 use super::Detail;
 use super::{Layer, LayerKind};
@@ -17,7 +17,7 @@ const MAGIC_LE: [u8; 4] = MAGIC.to_le_bytes();
 
 /// md members: 1.1 and 1.2 at fixed offsets; 1.0 and 0.90 sit near the end
 /// (the signature scan adds those).
-pub static FORMAT: Format = Format {
+pub static FORMAT: LayerFormat = LayerFormat {
     name: "md",
     description: "Linux md RAID member (superblock 0.90, 1.0, 1.1, 1.2)",
     magics: &[

@@ -25,7 +25,7 @@ pub struct Magic {
 pub type Probe = fn(&Region, &dyn ReadAt, &mut Pending) -> Option<Layer>;
 
 /// One format.
-pub struct Format {
+pub struct LayerFormat {
     pub name: &'static str,
     pub description: &'static str,
     /// Fixed-offset magics; formats found elsewhere (md 0.90/1.0 near the
@@ -36,7 +36,7 @@ pub struct Format {
 
 /// In probe order: the first that recognises a region wins. md comes
 /// first, since a 1.0/0.90 member also shows what is inside at byte 0.
-pub static FORMATS: &[&Format] = &[
+pub static FORMATS: &[&LayerFormat] = &[
     &md::FORMAT,
     &luks::FORMAT,
     &lvm::FORMAT,

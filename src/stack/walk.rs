@@ -3,8 +3,8 @@
 //! swap. PVs and md members are also queued for assembly across targets.
 
 use super::assemble::Pending;
-use super::map::{Source, Window};
-use super::registry::{Format, Magic, FORMATS};
+use super::map::{SharedReader, Window};
+use super::registry::{LayerFormat, Magic, FORMATS};
 use super::{Layer, LayerKind};
 use crate::bytes::ParseError;
 use crate::bytes::ReadAt;
@@ -16,7 +16,7 @@ use std::rc::Rc;
 /// limits are `below`.
 #[derive(Clone)]
 pub struct Region {
-    pub src: Source,
+    pub src: SharedReader,
     pub device: String,
     pub offset: u64,
     pub len: u64,
@@ -25,7 +25,7 @@ pub struct Region {
 
 impl Region {
     /// The region as a source of its own, starting at 0.
-    pub fn window(&self) -> Source {
+    pub fn window(&self) -> SharedReader {
         Rc::new(Window {
             src: self.src.clone(),
             start: self.offset,
@@ -69,7 +69,7 @@ impl Region {
 }
 
 /// Swap space: the signature at the end of the first page (4 KiB or 64 KiB).
-pub static SWAP: Format = Format {
+pub static SWAP: LayerFormat = LayerFormat {
     name: "swap",
     description: "Linux swap space",
     magics: &[

@@ -57,7 +57,7 @@ pub struct DeviceSays {
 /// Where a value came from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Source {
+pub enum IdentifyProtocol {
     #[default]
     Nvme,
     Ata,
@@ -76,7 +76,7 @@ pub enum Limit {
     AlignmentOffset,
 }
 
-crate::spelled_as_serde!(Source, Limit);
+crate::spelled_as_serde!(IdentifyProtocol, Limit);
 
 impl Limit {
     fn words(self) -> &'static str {
@@ -105,7 +105,7 @@ impl Limit {
 #[serde(default)]
 pub struct LimitSaid {
     pub limit: Limit,
-    pub source: Source,
+    pub source: IdentifyProtocol,
     /// The fields it is derived from, as the specification names them.
     pub fields: String,
     /// The value the kernel's rule gives from these fields.
@@ -293,7 +293,13 @@ fn scsi_says(a: &Answers, failed: &mut Vec<String>) -> Option<ScsiSays> {
     any.then_some(s)
 }
 
-fn said(limit: Limit, source: Source, fields: &str, device: u64, kernel: &Topology) -> LimitSaid {
+fn said(
+    limit: Limit,
+    source: IdentifyProtocol,
+    fields: &str,
+    device: u64,
+    kernel: &Topology,
+) -> LimitSaid {
     let k = limit.of(kernel);
     LimitSaid {
         limit,
@@ -313,7 +319,7 @@ fn nvme_limits(ns: &nvme::Namespace, kernel: &Topology, out: &mut Vec<LimitSaid>
     };
     out.push(said(
         Limit::LogicalBlockSize,
-        Source::Nvme,
+        IdentifyProtocol::Nvme,
         "LBADS",
         bs,
         kernel,
@@ -322,13 +328,25 @@ fn nvme_limits(ns: &nvme::Namespace, kernel: &Topology, out: &mut Vec<LimitSaid>
         let why = "LBADS (NSFEAT bit 4 clear)";
         out.push(said(
             Limit::PhysicalBlockSize,
-            Source::Nvme,
+            IdentifyProtocol::Nvme,
             why,
             bs,
             kernel,
         ));
-        out.push(said(Limit::MinimumIoSize, Source::Nvme, why, bs, kernel));
-        out.push(said(Limit::OptimalIoSize, Source::Nvme, why, 0, kernel));
+        out.push(said(
+            Limit::MinimumIoSize,
+            IdentifyProtocol::Nvme,
+            why,
+            bs,
+            kernel,
+        ));
+        out.push(said(
+            Limit::OptimalIoSize,
+            IdentifyProtocol::Nvme,
+            why,
+            0,
+            kernel,
+        ));
         return Vec::new();
     }
     let phys = ns.blocks_bytes(ns.npwg).unwrap_or(u64::MAX);
@@ -343,14 +361,14 @@ fn nvme_limits(ns: &nvme::Namespace, kernel: &Topology, out: &mut Vec<LimitSaid>
     let mut p = match atomic {
         Some((a, fields)) => said(
             Limit::PhysicalBlockSize,
-            Source::Nvme,
+            IdentifyProtocol::Nvme,
             fields,
             phys.min(a),
             kernel,
         ),
         None => said(
             Limit::PhysicalBlockSize,
-            Source::Nvme,
+            IdentifyProtocol::Nvme,
             "NPWG, capped by the controller's AWUPF",
             phys,
             kernel,
@@ -365,7 +383,7 @@ fn nvme_limits(ns: &nvme::Namespace, kernel: &Topology, out: &mut Vec<LimitSaid>
     out.push(p);
     out.push(said(
         Limit::MinimumIoSize,
-        Source::Nvme,
+        IdentifyProtocol::Nvme,
         "NPWG",
         phys,
         kernel,
@@ -373,7 +391,7 @@ fn nvme_limits(ns: &nvme::Namespace, kernel: &Topology, out: &mut Vec<LimitSaid>
     let opt = ns.blocks_bytes(ns.nows).unwrap_or(u64::MAX);
     out.push(said(
         Limit::OptimalIoSize,
-        Source::Nvme,
+        IdentifyProtocol::Nvme,
         "NOWS",
         opt,
         kernel,
@@ -386,21 +404,21 @@ fn ata_limits(id: &ata::Identify, kernel: &Topology, out: &mut Vec<LimitSaid>) {
     let l = id.logical_sector_bytes;
     out.push(said(
         Limit::LogicalBlockSize,
-        Source::Ata,
+        IdentifyProtocol::Ata,
         "IDENTIFY words 106, 117-118",
         l,
         kernel,
     ));
     out.push(said(
         Limit::PhysicalBlockSize,
-        Source::Ata,
+        IdentifyProtocol::Ata,
         "IDENTIFY word 106",
         id.physical_sector_bytes,
         kernel,
     ));
     out.push(said(
         Limit::AlignmentOffset,
-        Source::Ata,
+        IdentifyProtocol::Ata,
         "IDENTIFY word 209",
         id.alignment_offset_bytes,
         kernel,
@@ -416,7 +434,7 @@ fn scsi_limits(s: &ScsiSays, kernel: &Topology, out: &mut Vec<LimitSaid>) {
     if let Some(l) = s.logical_block_bytes {
         out.push(said(
             Limit::LogicalBlockSize,
-            Source::Scsi,
+            IdentifyProtocol::Scsi,
             "READ CAPACITY(16) LOGICAL BLOCK LENGTH",
             l.into(),
             kernel,
@@ -425,7 +443,7 @@ fn scsi_limits(s: &ScsiSays, kernel: &Topology, out: &mut Vec<LimitSaid>) {
     if let Some(p) = s.physical_block_bytes() {
         out.push(said(
             Limit::PhysicalBlockSize,
-            Source::Scsi,
+            IdentifyProtocol::Scsi,
             "READ CAPACITY(16) LBPPBE",
             p,
             kernel,
@@ -434,7 +452,7 @@ fn scsi_limits(s: &ScsiSays, kernel: &Topology, out: &mut Vec<LimitSaid>) {
     if let Some(a) = s.alignment_offset_bytes() {
         out.push(said(
             Limit::AlignmentOffset,
-            Source::Scsi,
+            IdentifyProtocol::Scsi,
             "READ CAPACITY(16) LALBA",
             a,
             kernel,
@@ -443,7 +461,7 @@ fn scsi_limits(s: &ScsiSays, kernel: &Topology, out: &mut Vec<LimitSaid>) {
     if let Some(g) = s.otlg.filter(|&g| g > 0) {
         out.push(said(
             Limit::MinimumIoSize,
-            Source::Scsi,
+            IdentifyProtocol::Scsi,
             "VPD B0h OTLG",
             u64::from(g) * lbs,
             kernel,
@@ -452,7 +470,7 @@ fn scsi_limits(s: &ScsiSays, kernel: &Topology, out: &mut Vec<LimitSaid>) {
     if let Some(o) = s.otl.filter(|&o| o > 0) {
         out.push(said(
             Limit::OptimalIoSize,
-            Source::Scsi,
+            IdentifyProtocol::Scsi,
             "VPD B0h OTL",
             u64::from(o) * lbs,
             kernel,
@@ -464,13 +482,13 @@ impl DeviceSays {
     /// The source that speaks for the medium: NVMe, else the ATA drive
     /// (a SCSI answer in front of it is libata's or a bridge's
     /// translation), else SCSI.
-    pub fn primary(&self) -> Option<Source> {
+    pub fn primary(&self) -> Option<IdentifyProtocol> {
         if self.nvme.is_some() {
-            Some(Source::Nvme)
+            Some(IdentifyProtocol::Nvme)
         } else if self.ata.is_some() {
-            Some(Source::Ata)
+            Some(IdentifyProtocol::Ata)
         } else if self.scsi.is_some() {
-            Some(Source::Scsi)
+            Some(IdentifyProtocol::Scsi)
         } else {
             None
         }
@@ -531,11 +549,11 @@ fn notes(says: &DeviceSays, usb: bool, kernel: &Topology) -> Vec<String> {
     out
 }
 
-fn source_words(s: Source) -> &'static str {
+fn source_words(s: IdentifyProtocol) -> &'static str {
     match s {
-        Source::Nvme => "the namespace's Identify data",
-        Source::Ata => "the drive's IDENTIFY",
-        Source::Scsi => "the SCSI device",
+        IdentifyProtocol::Nvme => "the namespace's Identify data",
+        IdentifyProtocol::Ata => "the drive's IDENTIFY",
+        IdentifyProtocol::Scsi => "the SCSI device",
     }
 }
 

@@ -7,7 +7,7 @@
 //! a latency comparison of aligned against straddling requests, and
 //! findings that name what `check` says about the device.
 //!
-//! Everything here works on snapshots handed in through [`Source`], so
+//! Everything here works on snapshots handed in through [`SnapshotSource`], so
 //! the tests feed synthetic or recorded ones; [`tracer`] is the one place
 //! the kernel's tracer plugs in.
 
@@ -25,7 +25,7 @@ pub(crate) mod fixture;
 
 pub use devices::{resolve, DeviceLayer, Resolved, Watched};
 pub use latency::LatencyComparison;
-pub use source::{observe, tracer, Observed, Recording, Replay, Source, Stop};
+pub use source::{observe, tracer, Observed, Recording, Replay, SnapshotSource, Stop};
 pub use summary::DeviceSummary;
 
 use crate::check::CheckOptions;

@@ -1,5 +1,5 @@
 //! Where snapshots come from, and the loop that takes them. A
-//! [`Source`] is the kernel's tracer ([`tracer`], the one function
+//! [`SnapshotSource`] is the kernel's tracer ([`tracer`], the one function
 //! `sys::blocktrace` plugs into) or a [`Replay`] of recorded snapshots
 //! (tests, and runs saved for later); [`observe`] takes one snapshot at
 //! the start and one every interval until the run ends.
@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// Cumulative counts of the block tracepoints, read on demand.
-pub trait Source {
+pub trait SnapshotSource {
     /// Everything counted since tracing started.
     fn snapshot(&mut self) -> Result<Snapshot, String>;
     /// How the events are read.
@@ -39,15 +39,15 @@ pub trait Source {
 /// The kernel's tracer for the devices `grains` names: BPF programs on
 /// the block tracepoints, or raw perf samples where BPF is refused
 /// (`sys::trace`). One line saying what is missing when it cannot start.
-pub fn tracer(grains: &[Grains]) -> Result<Box<dyn Source>, String> {
+pub fn tracer(grains: &[Grains]) -> Result<Box<dyn SnapshotSource>, String> {
     let t = Tracer::start(grains, Prefer::Auto).map_err(|e| e.to_string())?;
     Ok(Box::new(Kernel(t)))
 }
 
-/// The kernel's tracer as a [`Source`].
+/// The kernel's tracer as a [`SnapshotSource`].
 struct Kernel(Tracer);
 
-impl Source for Kernel {
+impl SnapshotSource for Kernel {
     fn snapshot(&mut self) -> Result<Snapshot, String> {
         self.0.snapshot().map_err(|e| e.to_string())
     }
@@ -82,7 +82,7 @@ pub struct Recording {
     pub snapshots: Vec<Snapshot>,
 }
 
-/// A [`Source`] that plays a recording back, snapshot by snapshot.
+/// A [`SnapshotSource`] that plays a recording back, snapshot by snapshot.
 pub struct Replay {
     path: TracePath,
     left: VecDeque<Snapshot>,
@@ -103,7 +103,7 @@ impl Replay {
     }
 }
 
-impl Source for Replay {
+impl SnapshotSource for Replay {
     fn snapshot(&mut self) -> Result<Snapshot, String> {
         self.left
             .pop_front()
@@ -153,7 +153,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// ends; `each` gets every interval's (previous, current) pair, for the
 /// live view.
 pub fn observe(
-    source: &mut dyn Source,
+    source: &mut dyn SnapshotSource,
     first: Snapshot,
     interval: Duration,
     duration: Option<Duration>,
@@ -255,7 +255,7 @@ mod tests {
     /// A live source: the recording's snapshots, not marked recorded.
     struct Live(Replay);
 
-    impl Source for Live {
+    impl SnapshotSource for Live {
         fn snapshot(&mut self) -> Result<Snapshot, String> {
             self.0.snapshot()
         }

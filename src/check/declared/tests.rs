@@ -10,7 +10,7 @@ use crate::identify::nvme::{LbaFormat, RelativePerformance};
 use crate::layout::PartKind;
 use crate::stack::luks::Luks;
 use crate::stack::Detail;
-use crate::topology::device_says::{LimitSaid, Source};
+use crate::topology::device_says::{IdentifyProtocol, LimitSaid};
 use crate::units::MIB;
 
 const T512E: Topology = Topology {
@@ -51,7 +51,7 @@ pub(crate) fn says(ns: Namespace, pbs: u64) -> DeviceSays {
         nvme: Some(ns),
         limits: vec![LimitSaid {
             limit: Limit::PhysicalBlockSize,
-            source: Source::Nvme,
+            source: IdentifyProtocol::Nvme,
             fields: "NPWG".into(),
             device_bytes: pbs,
             kernel_bytes: 512,

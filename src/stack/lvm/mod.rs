@@ -6,7 +6,7 @@ pub mod text;
 pub mod vg;
 
 use super::assemble::{Pending, PvHandle};
-use super::registry::Format;
+use super::registry::LayerFormat;
 use super::walk::Region;
 use super::Detail;
 use super::{Layer, LayerKind, PvInfo};
@@ -17,7 +17,7 @@ pub use vg::{Leg, LogicalVolume, PvEntry, Segment, VolumeGroup};
 
 /// LVM2 physical volumes. The label may sit in any of the first four
 /// sectors, so the signature scan looks for it itself.
-pub static FORMAT: Format = Format {
+pub static FORMAT: LayerFormat = LayerFormat {
     name: "lvm2",
     description: "LVM2 physical volume",
     magics: &[],

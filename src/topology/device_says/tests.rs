@@ -24,7 +24,7 @@ fn kernel(lbs: u32, pbs: u32, min: u32, opt: u32) -> Topology {
     }
 }
 
-fn limit(s: &DeviceSays, limit: Limit, source: Source) -> &LimitSaid {
+fn limit(s: &DeviceSays, limit: Limit, source: IdentifyProtocol) -> &LimitSaid {
     s.limits
         .iter()
         .find(|l| l.limit == limit && l.source == source)
@@ -53,10 +53,10 @@ fn the_seed_a_512n_drive_behind_a_bridge_that_says_4096() {
         (scsi.otlg, scsi.otl, scsi.lbppbe),
         (Some(8), Some(0xffff), Some(3))
     );
-    assert_eq!(s.primary(), Some(Source::Ata));
-    assert!(!limit(&s, Limit::PhysicalBlockSize, Source::Ata).follows);
-    assert!(limit(&s, Limit::PhysicalBlockSize, Source::Scsi).follows);
-    assert!(limit(&s, Limit::OptimalIoSize, Source::Scsi).follows);
+    assert_eq!(s.primary(), Some(IdentifyProtocol::Ata));
+    assert!(!limit(&s, Limit::PhysicalBlockSize, IdentifyProtocol::Ata).follows);
+    assert!(limit(&s, Limit::PhysicalBlockSize, IdentifyProtocol::Scsi).follows);
+    assert!(limit(&s, Limit::OptimalIoSize, IdentifyProtocol::Scsi).follows);
     assert_eq!(s.disagreements(), [Limit::PhysicalBlockSize]);
     assert_eq!(s.value(Limit::PhysicalBlockSize), Some(512));
     assert_eq!(

@@ -277,7 +277,7 @@ fn drawn_note(run: &Run, too_large: Option<String>) -> String {
 mod tests {
     use super::*;
     use crate::probe::document::fixtures::rel;
-    use crate::probe::document::Source;
+    use crate::probe::document::Producer;
     use crate::probe::results::ContrastReport as Contrast;
     use crate::probe::sequential::Decision;
 
@@ -371,7 +371,7 @@ mod tests {
     #[test]
     fn a_fio_run_has_no_band_no_test_and_says_so() {
         let mut d = doc(cells(&[Pattern::Randread], &[512, 4096], &[0, 512], false));
-        d.source = Source::Fio;
+        d.source = Producer::Fio;
         let s = section("run1", "fio.json", &d);
         assert!(!s.contains("class=\"band\""));
         assert_eq!(count(&s, "data-decision=\"untested\""), 2 + 2);

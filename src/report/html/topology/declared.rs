@@ -130,7 +130,7 @@ mod tests {
     //! A synthetic DeviceSays (made up for the test, not a device's data).
     use super::*;
     use crate::identify::nvme::{LbaFormat, RelativePerformance};
-    use crate::topology::device_says::{DeviceSays, Limit, Source};
+    use crate::topology::device_says::{DeviceSays, IdentifyProtocol, Limit};
 
     fn disk() -> Disk {
         let ns = Namespace {
@@ -162,7 +162,7 @@ mod tests {
                 nvme: Some(ns),
                 limits: vec![LimitSaid {
                     limit: Limit::MinimumIoSize,
-                    source: Source::Nvme,
+                    source: IdentifyProtocol::Nvme,
                     fields: "NPWG".into(),
                     device_bytes: 16384,
                     kernel_bytes: 4096,
