@@ -55,21 +55,6 @@ impl std::ops::Deref for CheckDoc {
     }
 }
 
-/// The part of a layer's path (`partition 1 / PV x / LV vg/lv`) that
-/// is not its partition's root, for prose that names the partition
-/// already: `PV x / LV vg/lv`; None for the partition's root itself.
-pub fn layer_within(partition: Option<u32>, layer: &str) -> Option<&str> {
-    let Some(p) = partition else {
-        return Some(layer);
-    };
-    let root = format!("partition {p}");
-    match layer.strip_prefix(&root) {
-        Some("") => None,
-        Some(rest) => Some(rest.strip_prefix(" / ").unwrap_or(layer)),
-        None => Some(layer),
-    }
-}
-
 /// The longest target path or layer path (names joined by ` / `) a saved
 /// check document may hold: the kernel's PATH_MAX, far above any real
 /// one. `all_findings` writes both into every finding, so a document of
@@ -247,19 +232,5 @@ mod tests {
             .overlong()
             .unwrap()
             .starts_with("finding's target of 4097 bytes"));
-    }
-
-    #[test]
-    fn a_layer_path_within_its_partition_drops_the_root() {
-        assert_eq!(layer_within(Some(1), "partition 1 / ext4"), Some("ext4"));
-        assert_eq!(layer_within(Some(1), "partition 1"), None);
-        assert_eq!(
-            layer_within(Some(1), "partition 10 / PV x"),
-            Some("partition 10 / PV x")
-        );
-        assert_eq!(
-            layer_within(None, "VG vg / LV vg/lv"),
-            Some("VG vg / LV vg/lv")
-        );
     }
 }

@@ -76,6 +76,18 @@ pub struct FindingChange {
     pub message_b: Option<String>,
 }
 
+impl FindingChange {
+    /// What the finding is about; `assembled` stands for the target of an
+    /// array or VG assembled across targets.
+    pub fn subject(&self) -> crate::findings::Subject {
+        crate::findings::Subject {
+            target: Some(self.target.clone().unwrap_or_else(|| "assembled".into())),
+            partition: self.partition,
+            layer: self.layer.clone(),
+        }
+    }
+}
+
 /// Two check runs side by side.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(default)]

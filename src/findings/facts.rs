@@ -27,6 +27,45 @@ impl Subject {
     pub fn is_empty(&self) -> bool {
         self.target.is_none() && self.partition.is_none() && self.layer.is_none()
     }
+
+    /// What the finding is about, outermost first: the target, `partition
+    /// N`, and the layer path below the partition's root (which the
+    /// partition already names). Every output names a subject from these
+    /// parts joined by `SUBJECT_SEPARATOR` (HTML shortens each part).
+    pub fn parts(&self) -> Vec<String> {
+        let mut parts: Vec<String> = self.target.iter().cloned().collect();
+        parts.extend(self.partition.map(|p| format!("partition {p}")));
+        let layer = self
+            .layer
+            .as_deref()
+            .and_then(|l| layer_within(self.partition, l));
+        parts.extend(layer.map(str::to_string));
+        parts
+    }
+
+    /// `sda, partition 1, PV x / LV vg/lv`.
+    pub fn phrase(&self) -> String {
+        self.parts().join(SUBJECT_SEPARATOR)
+    }
+}
+
+/// Between the parts of a subject: not ` / `, which joins the layers of a
+/// path.
+pub const SUBJECT_SEPARATOR: &str = ", ";
+
+/// The part of a layer's path (`partition 1 / PV x / LV vg/lv`) that
+/// is not its partition's root, for prose that names the partition
+/// already: `PV x / LV vg/lv`; None for the partition's root itself.
+pub fn layer_within(partition: Option<u32>, layer: &str) -> Option<&str> {
+    let Some(p) = partition else {
+        return Some(layer);
+    };
+    let root = format!("partition {p}");
+    match layer.strip_prefix(&root) {
+        Some("") => None,
+        Some(rest) => Some(rest.strip_prefix(" / ").unwrap_or(layer)),
+        None => Some(layer),
+    }
 }
 
 /// One leg of a striped LV segment, as a stripe rule saw it.
@@ -167,6 +206,35 @@ pub struct Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_layer_path_within_its_partition_drops_the_root() {
+        assert_eq!(layer_within(Some(1), "partition 1 / ext4"), Some("ext4"));
+        assert_eq!(layer_within(Some(1), "partition 1"), None);
+        assert_eq!(
+            layer_within(Some(1), "partition 10 / PV x"),
+            Some("partition 10 / PV x")
+        );
+        assert_eq!(
+            layer_within(None, "VG vg / LV vg/lv"),
+            Some("VG vg / LV vg/lv")
+        );
+    }
+
+    #[test]
+    fn a_subject_is_named_once_from_its_parts() {
+        let s = Subject {
+            target: Some("/dev/loop1".into()),
+            partition: Some(1),
+            layer: Some("partition 1 / PV abc / LV vg/lv".into()),
+        };
+        assert_eq!(s.phrase(), "/dev/loop1, partition 1, PV abc / LV vg/lv");
+        let root = Subject {
+            layer: Some("partition 1".into()),
+            ..s
+        };
+        assert_eq!(root.parts(), ["/dev/loop1", "partition 1"]);
+    }
 
     /// One past the end is written as `end_exclusive_bytes`; a document
     /// from before it was named apart (`end_bytes`) reads as the same.

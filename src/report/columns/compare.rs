@@ -2,6 +2,7 @@
 //! findings that changed between two checks.
 
 use super::*;
+use crate::compare::watch::{DeviceChange, SubmitterChange};
 
 /// A cell of a probe comparison, with the comparison (for its target's path).
 pub struct RatioRow<'a> {
@@ -51,4 +52,159 @@ pub fn changes() -> Vec<FC> {
         FC::csv_only("message_a", |f| opt_text(&f.message_a)),
         FC::csv_only("message_b", |f| opt_text(&f.message_b)),
     ]
+}
+
+/// A count, `-` on the side that did not see it.
+fn count(v: Option<u64>) -> String {
+    v.map_or("-".into(), |n| n.to_string())
+}
+
+/// A share as a percentage, `-` on the side that did not see it.
+fn share_pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x))
+}
+
+type DC = Column<DeviceChange>;
+
+/// Two watch runs, one row per device and direction: the human table and
+/// the HTML one.
+pub fn watch_devices_compared() -> Vec<DC> {
+    vec![
+        DC::human_only("device", "device", |d| d.device.clone())
+            .shown_as(|d, st| st.bold(&d.device)),
+        DC::human_only("dir", "dir", |d| {
+            d.direction.map_or("", |x| x.as_str()).into()
+        })
+        .long("direction"),
+        DC::human_only("ios_a", "ios A", |d| count(d.ios_a))
+            .num()
+            .long("I/Os A"),
+        DC::human_only("ios_b", "ios B", |d| count(d.ios_b))
+            .num()
+            .long("I/Os B"),
+        DC::human_only("straddle_a", "straddle A", |d| {
+            share_pct(d.straddle_share_a)
+        })
+        .num()
+        .long("straddling A"),
+        DC::human_only("straddle_b", "straddle B", |d| {
+            share_pct(d.straddle_share_b)
+        })
+        .num()
+        .long("straddling B"),
+        DC::human_only("sub_physical_a", "sub-phys A", |d| {
+            share_pct(d.sub_physical_share_a)
+        })
+        .num()
+        .long("below the physical block A"),
+        DC::human_only("sub_physical_b", "sub-phys B", |d| {
+            share_pct(d.sub_physical_share_b)
+        })
+        .num()
+        .long("below the physical block B"),
+    ]
+}
+
+type SC = Column<SubmitterChange>;
+
+/// Two watch runs, one row per device, direction and submitter.
+pub fn watch_submitters_compared() -> Vec<SC> {
+    vec![
+        SC::human_only("device", "device", |x| x.device.clone())
+            .shown_as(|x, st| st.bold(&x.device)),
+        SC::human_only("dir", "dir", |x| {
+            x.direction.map_or("", |d| d.as_str()).into()
+        })
+        .long("direction"),
+        SC::human_only("submitter", "submitter", |x| x.submitter.clone()),
+        SC::human_only("cgroup", "cgroup", |x| {
+            x.cgroup.clone().unwrap_or_else(|| "-".into())
+        }),
+        SC::human_only("ios_a", "ios A", |x| count(x.ios_a))
+            .num()
+            .long("I/Os A"),
+        SC::human_only("ios_b", "ios B", |x| count(x.ios_b))
+            .num()
+            .long("I/Os B"),
+        SC::human_only("straddle_a", "straddle A", |x| {
+            share_pct(x.straddle_share_a)
+        })
+        .num()
+        .long("straddling A"),
+        SC::human_only("straddle_b", "straddle B", |x| {
+            share_pct(x.straddle_share_b)
+        })
+        .num()
+        .long("straddling B"),
+        SC::human_only("sub_physical_a", "sub-phys A", |x| {
+            share_pct(x.sub_physical_share_a)
+        })
+        .num()
+        .long("below the physical block A"),
+        SC::human_only("sub_physical_b", "sub-phys B", |x| {
+            share_pct(x.sub_physical_share_b)
+        })
+        .num()
+        .long("below the physical block B"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::style::{TableForm, TableMode};
+
+    fn two() -> Vec<DeviceChange> {
+        vec![
+            DeviceChange {
+                device: "sda1".into(),
+                ios_a: Some(1000),
+                ios_b: Some(980),
+                straddle_share_a: Some(0.875),
+                straddle_share_b: Some(0.0),
+                ..DeviceChange::default()
+            },
+            DeviceChange {
+                device: "sdb".into(),
+                ios_b: Some(5),
+                ..DeviceChange::default()
+            },
+        ]
+    }
+
+    /// The watch comparison's device table is one list of columns, drawn
+    /// for the terminal (aligned, raw, pairs) and as HTML from it.
+    #[test]
+    fn one_column_list_draws_every_form_of_the_watch_comparison() {
+        let cols = watch_devices_compared();
+        let picked: Vec<&DC> = cols.iter().collect();
+        let devices = two();
+        let rows: Vec<&DeviceChange> = devices.iter().collect();
+        let aligned = render(&picked, &rows, &Style::plain(), "");
+        let lines: Vec<&str> = aligned.lines().collect();
+        assert!(lines[0].starts_with("device  dir  ios A"), "{aligned}");
+        assert!(
+            lines[1].contains("87.5%") && lines[1].contains("0.0%"),
+            "{aligned}"
+        );
+        // The side that did not see a device says so.
+        assert!(
+            lines[2].starts_with("sdb") && lines[2].contains(" -  "),
+            "{aligned}"
+        );
+        let mut st = Style::plain();
+        st.table = TableForm {
+            mode: TableMode::Pairs,
+            ..TableForm::default()
+        };
+        let pairs = render(&picked, &rows, &st, "");
+        assert!(
+            pairs.starts_with("DEVICE=\"sda1\" DIR=\"\" IOS-A=\"1000\""),
+            "{pairs}"
+        );
+        let html = html("w-devices", "caption", &picked, &rows);
+        assert!(html.contains("<th>I/Os A</th>") && html.contains("<th>direction</th>"));
+        assert!(html.contains("<td class=\"num\">87.5%</td>"), "{html}");
+        assert_eq!(html.matches("<tr>").count(), 3, "{html}");
+    }
 }

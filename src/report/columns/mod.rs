@@ -33,7 +33,7 @@ mod topology;
 mod watch;
 
 pub use check::{partition_rows, partitions, target_rows, PartitionRow};
-pub use compare::{changes, ratios, RatioRow};
+pub use compare::{changes, ratios, watch_devices_compared, watch_submitters_compared, RatioRow};
 pub use plan::plan_partitions;
 pub use probe::{cells, CellRow};
 pub use topology::DISKS;
@@ -69,6 +69,11 @@ pub struct Column<R: ?Sized> {
     /// A yes/no value (`true`/`false` in CSV), written `1`/`0` by `-r`
     /// and `-P`, as lsblk writes ROTA and RM.
     pub flag: bool,
+    /// A number: right-aligned in HTML.
+    pub numeric: bool,
+    /// The HTML table's header, where the terminal's title is abbreviated
+    /// ("I/Os A" for "ios A"); None: the title.
+    pub long: Option<&'static str>,
 }
 
 impl<R: ?Sized> Column<R> {
@@ -85,6 +90,8 @@ impl<R: ?Sized> Column<R> {
             drop: 0,
             size: false,
             flag: false,
+            numeric: false,
+            long: None,
         }
     }
 
@@ -131,6 +138,18 @@ impl<R: ?Sized> Column<R> {
     /// A yes/no value, `1`/`0` in the raw and pair forms.
     const fn flag(mut self) -> Self {
         self.flag = true;
+        self
+    }
+
+    /// A number, right-aligned in HTML.
+    const fn num(mut self) -> Self {
+        self.numeric = true;
+        self
+    }
+
+    /// The HTML header, spelled out.
+    const fn long(mut self, title: &'static str) -> Self {
+        self.long = Some(title);
         self
     }
 
@@ -348,6 +367,31 @@ pub fn table_rows<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style) -> Ve
         out.push(cols.iter().map(|c| c.value(r, st)).collect());
     }
     out
+}
+
+/// The same table as HTML (`<table id=ID>` with its caption): a header
+/// per column (its long title where it has one), each value as the
+/// terminal shows it without colour, numbers right-aligned.
+pub fn html<R: ?Sized>(id: &str, caption: &str, cols: &[&Column<R>], rows: &[&R]) -> String {
+    use super::html::page::{self, Td};
+    let plain = Style::plain();
+    let headers: Vec<&str> = cols.iter().map(|c| c.long.unwrap_or(c.title)).collect();
+    let cells: Vec<Vec<Td>> = rows
+        .iter()
+        .map(|r| {
+            cols.iter()
+                .map(|c| {
+                    let v = c.value(r, &plain);
+                    if c.numeric || c.size {
+                        Td::num(v)
+                    } else {
+                        Td::text(v)
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    page::table(id, caption, &headers, &cells)
 }
 
 /// The table in the form `st.table` asks for, each line after `indent`:

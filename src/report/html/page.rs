@@ -160,6 +160,13 @@ pub fn document(title: &str, sources: &[String], sections: &[String]) -> String 
     s
 }
 
+/// What a finding is about, each part shortened as `brief` does:
+/// `/dev/loop1, partition 1, PV abc` (`Subject::parts`).
+pub fn subject(s: &crate::findings::Subject) -> String {
+    let parts: Vec<String> = s.parts().iter().map(|p| brief(p).into_owned()).collect();
+    parts.join(crate::findings::facts::SUBJECT_SEPARATOR)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,10 +8,10 @@
 //! the environment that did not differ.
 
 use super::probe::{offset_label, percent, si};
-use crate::check::document::layer_within;
 use crate::compare::check::{Change, FindingChange, TargetChange};
 use crate::compare::probe::{CellRatio, Decision, OnlyIn};
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
+use crate::report::columns;
 use crate::report::style::{table, Style};
 use crate::units::human;
 use crate::units::utc;
@@ -52,32 +52,10 @@ fn outcome(c: &Comparison, st: &Style) -> String {
 fn watch(c: &crate::compare::WatchComparison, st: &Style) -> String {
     let mut out = run_line("A", &c.a, st) + &run_line("B", &c.b, st);
     out.push('\n');
-    let num = |v: Option<u64>| v.map_or("-".into(), |n| n.to_string());
-    let pct = |v: Option<f64>| v.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x));
-    let titles = [
-        "device",
-        "dir",
-        "ios A",
-        "ios B",
-        "straddle A",
-        "straddle B",
-        "sub-phys A",
-        "sub-phys B",
-    ];
-    let mut rows = vec![titles.iter().map(|t| st.dim(t)).collect::<Vec<_>>()];
-    rows.extend(c.devices.iter().map(|d| {
-        vec![
-            st.bold(&d.device),
-            d.direction.map_or("", |x| x.as_str()).to_string(),
-            num(d.ios_a),
-            num(d.ios_b),
-            pct(d.straddle_share_a),
-            pct(d.straddle_share_b),
-            pct(d.sub_physical_share_a),
-            pct(d.sub_physical_share_b),
-        ]
-    }));
-    out.push_str(&table(&rows));
+    let cols = columns::watch_devices_compared();
+    let picked: Vec<_> = cols.iter().collect();
+    let rows: Vec<_> = c.devices.iter().collect();
+    out.push_str(&columns::render(&picked, &rows, st, ""));
     out.push_str(&watch_submitters(c, st));
     out.push_str(&changes_and_summary(&c.changes, &c.summary, st));
     out
@@ -88,38 +66,10 @@ fn watch_submitters(c: &crate::compare::WatchComparison, st: &Style) -> String {
     if c.submitters.is_empty() {
         return String::new();
     }
-    let num = |v: Option<u64>| v.map_or("-".into(), |n| n.to_string());
-    let pct = |v: Option<f64>| v.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x));
-    let titles = [
-        "device",
-        "dir",
-        "submitter",
-        "ios A",
-        "ios B",
-        "straddle A",
-        "straddle B",
-        "sub-phys A",
-        "sub-phys B",
-    ];
-    let mut rows = vec![titles.iter().map(|t| st.dim(t)).collect::<Vec<_>>()];
-    rows.extend(c.submitters.iter().map(|x| {
-        let who = match x.cgroup.as_deref() {
-            Some(g) if g != "/" => format!("{} in {g}", x.submitter),
-            _ => x.submitter.clone(),
-        };
-        vec![
-            st.bold(&x.device),
-            x.direction.map_or("", |d| d.as_str()).to_string(),
-            who,
-            num(x.ios_a),
-            num(x.ios_b),
-            pct(x.straddle_share_a),
-            pct(x.straddle_share_b),
-            pct(x.sub_physical_share_a),
-            pct(x.sub_physical_share_b),
-        ]
-    }));
-    format!("\nsubmitters:\n{}", table(&rows))
+    let cols = columns::watch_submitters_compared();
+    let picked: Vec<_> = cols.iter().collect();
+    let rows: Vec<_> = c.submitters.iter().collect();
+    format!("\nsubmitters:\n{}", columns::render(&picked, &rows, st, ""))
 }
 
 fn run_line(side: &str, r: &RunInfo, st: &Style) -> String {
@@ -363,15 +313,7 @@ fn target_row(t: &TargetChange, st: &Style) -> Vec<String> {
 
 /// `/dev/sdb, partition 1, PV x`: what the finding is about.
 fn subject(f: &FindingChange) -> String {
-    let mut parts = vec![f.target.clone().unwrap_or_else(|| "assembled".into())];
-    parts.extend(f.partition.map(|p| format!("partition {p}")));
-    // The layer path starts at the partition root, already named.
-    let layer = f
-        .layer
-        .as_deref()
-        .and_then(|l| layer_within(f.partition, l));
-    parts.extend(layer.map(str::to_string));
-    parts.join(", ")
+    f.subject().phrase()
 }
 
 /// The findings that changed, a line each, then the summary in bold.

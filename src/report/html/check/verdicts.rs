@@ -3,7 +3,7 @@
 
 use super::super::look;
 use super::super::page::{self, Td};
-use crate::check::document::{layer_within, CheckDoc, Finding, Subject, Target};
+use crate::check::document::{CheckDoc, Finding, Target};
 use crate::findings::Severity;
 
 /// The run in numbers, and the targets that could not be checked.
@@ -168,7 +168,7 @@ pub fn findings(id: &str, doc: &CheckDoc) -> String {
             .map(|f| {
                 vec![
                     Td::Class(format!("sev-{sev}"), code_cell(f, &repeats, &all)),
-                    Td::text(subject(&f.subject)),
+                    Td::text(page::subject(&f.subject)),
                     Td::text(&f.message),
                 ]
             })
@@ -215,29 +215,10 @@ fn glyph(sev: Severity) -> &'static str {
     }
 }
 
-/// What a finding is about, in one phrase: `a.img partition 1 / PV …`.
-pub fn subject(s: &Subject) -> String {
-    let mut parts = Vec::new();
-    if let Some(t) = &s.target {
-        parts.push(page::brief(t).into_owned());
-    }
-    if let Some(p) = s.partition {
-        parts.push(format!("partition {p}"));
-    }
-    // The layer path starts at the partition root, already named.
-    if let Some(l) = s
-        .layer
-        .as_deref()
-        .and_then(|l| layer_within(s.partition, l))
-    {
-        parts.push(page::brief(l).into_owned());
-    }
-    parts.join(" · ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::document::Subject;
 
     #[test]
     fn a_finding_of_the_same_cause_is_counted_once_beside_its_cause() {
@@ -268,12 +249,12 @@ mod tests {
             partition: Some(1),
             layer: Some("partition 1 / PV abc".into()),
         };
-        assert_eq!(subject(&s), "/dev/loop1 · partition 1 · PV abc");
+        assert_eq!(page::subject(&s), "/dev/loop1, partition 1, PV abc");
         let s = Subject {
             target: None,
             partition: None,
             layer: Some("VG vgh / LV vgh/lvs".into()),
         };
-        assert_eq!(subject(&s), "VG vgh / LV vgh/lvs");
+        assert_eq!(page::subject(&s), "VG vgh / LV vgh/lvs");
     }
 }

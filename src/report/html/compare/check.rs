@@ -10,7 +10,6 @@ use super::super::kit::ticks::{self, ticks, Room};
 use super::super::page::{self, Td};
 use super::super::scale::{Band, Linear, Rgb};
 use super::super::svg::{El, Figure};
-use crate::check::document::layer_within;
 use crate::compare::check::{Change, FindingChange};
 use crate::compare::CheckComparison;
 use crate::findings::{Severity, Status};
@@ -200,20 +199,7 @@ fn bars(id: &str, counts: &[[usize; 3]; 2]) -> String {
 }
 
 fn where_(c: &FindingChange) -> String {
-    let target = c.target.as_deref().map_or("assembled".into(), page::brief);
-    let mut parts = vec![target.into_owned()];
-    if let Some(p) = c.partition {
-        parts.push(format!("partition {p}"));
-    }
-    // The layer path starts at the partition root, already named.
-    if let Some(l) = c
-        .layer
-        .as_deref()
-        .and_then(|l| layer_within(c.partition, l))
-    {
-        parts.push(page::brief(l).into_owned());
-    }
-    parts.join(" / ")
+    page::subject(&c.subject())
 }
 
 fn sev(s: Option<Severity>) -> Td {
@@ -273,19 +259,19 @@ mod tests {
             layer: Some("partition 1 / ext4".into()),
             ..FindingChange::default()
         };
-        assert_eq!(where_(&c), "img / partition 1 / ext4");
+        assert_eq!(where_(&c), "img, partition 1, ext4");
         let root = FindingChange {
             layer: Some("partition 1".into()),
             ..c.clone()
         };
-        assert_eq!(where_(&root), "img / partition 1");
+        assert_eq!(where_(&root), "img, partition 1");
         let assembled = FindingChange {
             target: None,
             partition: None,
             layer: Some("VG vg / LV vg/lv".into()),
             ..c
         };
-        assert_eq!(where_(&assembled), "assembled / VG vg / LV vg/lv");
+        assert_eq!(where_(&assembled), "assembled, VG vg / LV vg/lv");
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod forest;
 
 use super::page::{self, Td};
 use crate::compare::{Comparison, ProbeComparison, RunInfo};
+use crate::report::columns;
 use crate::units::utc;
 
 /// The section of one comparison; `id` prefixes every id in it.
@@ -43,67 +44,21 @@ fn outcome(c: &Comparison) -> String {
 fn watch(s: &mut String, id: &str, w: &crate::compare::WatchComparison) {
     s.push_str(&runs(&w.a, &w.b));
     s.push_str(&page::para(&w.summary));
-    let num = |v: Option<u64>| Td::num(v.map_or("-".into(), |n| n.to_string()));
-    let pct = |v: Option<f64>| Td::num(v.map_or("-".into(), |x| format!("{:.1} %", 100.0 * x)));
-    let rows: Vec<Vec<Td>> = w
-        .devices
-        .iter()
-        .map(|d| {
-            vec![
-                Td::text(&d.device),
-                Td::text(d.direction.map_or("", |x| x.as_str())),
-                num(d.ios_a),
-                num(d.ios_b),
-                pct(d.straddle_share_a),
-                pct(d.straddle_share_b),
-                pct(d.sub_physical_share_a),
-                pct(d.sub_physical_share_b),
-            ]
-        })
-        .collect();
-    s.push_str(&page::table(
+    let devices = columns::watch_devices_compared();
+    let rows: Vec<_> = w.devices.iter().collect();
+    s.push_str(&columns::html(
         &format!("{id}-devices"),
         "Each device and direction in A and B (the workloads may differ: shares are shown, not tested)",
-        &[
-            "device", "direction", "I/Os A", "I/Os B", "straddling A", "straddling B",
-            "below the physical block A", "below the physical block B",
-        ],
+        &devices.iter().collect::<Vec<_>>(),
         &rows,
     ));
-    let rows: Vec<Vec<Td>> = w
-        .submitters
-        .iter()
-        .map(|x| {
-            vec![
-                Td::text(&x.device),
-                Td::text(x.direction.map_or("", |d| d.as_str())),
-                Td::text(&x.submitter),
-                Td::text(x.cgroup.as_deref().unwrap_or("-")),
-                num(x.ios_a),
-                num(x.ios_b),
-                pct(x.straddle_share_a),
-                pct(x.straddle_share_b),
-                pct(x.sub_physical_share_a),
-                pct(x.sub_physical_share_b),
-            ]
-        })
-        .collect();
-    if !rows.is_empty() {
-        s.push_str(&page::table(
+    if !w.submitters.is_empty() {
+        let submitters = columns::watch_submitters_compared();
+        let rows: Vec<_> = w.submitters.iter().collect();
+        s.push_str(&columns::html(
             &format!("{id}-submitters"),
             "Each device's submitters in A and B",
-            &[
-                "device",
-                "direction",
-                "submitter",
-                "cgroup",
-                "I/Os A",
-                "I/Os B",
-                "straddling A",
-                "straddling B",
-                "below the physical block A",
-                "below the physical block B",
-            ],
+            &submitters.iter().collect::<Vec<_>>(),
             &rows,
         ));
     }
