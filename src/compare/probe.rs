@@ -31,7 +31,6 @@
 //! `untested`: a side has fewer than two rounds.
 
 use super::environment::{self, EnvField};
-use super::overall::{self, ScopeRatio};
 use super::RunInfo;
 use crate::probe::document::{ProbeDoc, Producer};
 use crate::probe::engine::Pattern;
@@ -150,6 +149,64 @@ impl OnlyIn {
         self.targets.is_empty() && self.patterns.is_empty() && self.cells.is_empty()
     }
 }
+
+/// What the interval of a scope's geometric mean says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Slower,
+    Faster,
+    Same,
+    #[default]
+    Undecided,
+}
+
+crate::spelled_as_serde!(Direction);
+
+/// B/A over the cells of one scope: one pattern of one target, or every
+/// cell (`pattern` and `target` null).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ScopeRatio {
+    pub target: Option<usize>,
+    pub pattern: Option<Pattern>,
+    /// Cells with a ratio (both sides measured a positive figure).
+    pub cells: usize,
+    /// Geometric mean of the cells' B/A; null without cells.
+    pub geo_mean: Option<f64>,
+    /// Its 95 % interval (see the module's notes); null when there is none.
+    pub ci95: Option<[f64; 2]>,
+    /// How the interval was formed.
+    pub method: Method,
+    pub direction: Direction,
+    /// The cells' own decisions, counted.
+    pub slower: usize,
+    pub faster: usize,
+    pub same: usize,
+    pub open: usize,
+    pub untested: usize,
+    /// The sentence: `B is 6.1× slower than A in every cell, [5.4, 6.9]`.
+    pub sentence: String,
+}
+
+/// How a scope's interval was formed (see the module's notes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// From the rounds' grid means: round r's geometric mean over the
+    /// cells, Welch's t on A's against B's (every cell with the same
+    /// rounds on a side).
+    Rounds,
+    /// From every cell's rounds: the grid's own mean (all cells tested).
+    Pooled,
+    /// From the spread of the cells' ratios (some cell has no replicates).
+    AcrossCells,
+    /// No interval: no cell, or one cell without replicates.
+    #[default]
+    None,
+}
+
+crate::spelled_as_serde!(Method);
 
 /// One cell both runs measured: B against A.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -406,8 +463,10 @@ fn ratio_of(pair: &Pair, step: Option<(f64, f64)>, p: Option<f64>, min_effect: f
     r
 }
 
-/// Compares A (the reference) with B: B/A for every cell both measured.
-pub fn compare(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
+/// A (the reference) against B: B/A for every cell both measured, the
+/// environments and notes; `overall::compare` adds the answer per pattern
+/// and over every cell, and the outcome.
+pub fn cells(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
     let (pa, pb) = (a.parts(), b.parts());
     let (mut only_a, mut only_b) = (OnlyIn::default(), OnlyIn::default());
     let mut pairs = Vec::new();
@@ -446,10 +505,6 @@ pub fn compare(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
         outcome: super::Outcome::default(),
     };
     c.summary = summary(&c);
-    (c.overall, c.patterns) = overall::scopes(&c);
-    let (faster, slower) = (c.count(Decision::Faster), c.count(Decision::Slower));
-    let rest = c.cells.len() - faster - slower;
-    c.outcome = super::Outcome::new(faster, slower, rest, c.differs());
     c
 }
 

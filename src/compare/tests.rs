@@ -8,7 +8,7 @@ use crate::probe::fio_results::NO_REPLICATES;
 use serde_json::{json, Value};
 
 fn probe(a: &Value, b: &Value) -> ProbeComparison {
-    probe::compare(&probe_run(a, "a.json"), &probe_run(b, "b.json"))
+    super::overall::compare(&probe_run(a, "a.json"), &probe_run(b, "b.json"))
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod declared;
 pub mod document;
 pub mod engine;
 pub mod env;
+pub mod figures;
 pub mod fio;
 pub mod fio_results;
 pub mod grid;

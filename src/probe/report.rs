@@ -7,7 +7,6 @@ use super::results::{CellReport, ContrastReport, Inference};
 use super::target::TargetKind;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TargetInfo {
@@ -82,7 +81,7 @@ pub struct ProbeReport {
     #[serde(default)]
     pub out_of_time: bool,
     /// Wall time of the measurements, in seconds.
-    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
     pub elapsed_s: f64,
     /// When the run started (seconds since the Unix epoch).
     #[serde(default)]
@@ -128,42 +127,5 @@ impl ProbeReport {
                 .targets
                 .iter()
                 .any(|t| !t.inference.penalties.is_empty())
-    }
-}
-
-// How the probe document reads back (`saved`): the types above and in
-// `analyse`, `grid` and `unitfit` write it and read it, with these for
-// what serde cannot take as written.
-
-/// A figure JSON holds as null: serde_json writes a NaN or an infinite
-/// value (an interval of one round) as null, so it reads back as NaN.
-pub fn f64_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-}
-
-/// No interval: what a missing `ci95` reads as, like a null one.
-pub fn nan_pair() -> [f64; 2] {
-    [f64::NAN; 2]
-}
-
-/// An interval whose ends may be null (see `f64_or_nan`).
-pub fn pair_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
-    let [lo, hi] = <[Option<f64>; 2]>::deserialize(d)?;
-    Ok([lo.unwrap_or(f64::NAN), hi.unwrap_or(f64::NAN)])
-}
-
-/// A duration written in seconds (`grid::Plan`).
-pub fn secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-    let s = f64::deserialize(d)?;
-    Duration::try_from_secs_f64(s).map_err(serde::de::Error::custom)
-}
-
-/// An optional duration in seconds, null for none.
-pub fn opt_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-    match Option::<f64>::deserialize(d)? {
-        Some(s) => Duration::try_from_secs_f64(s)
-            .map(Some)
-            .map_err(serde::de::Error::custom),
-        None => Ok(None),
     }
 }

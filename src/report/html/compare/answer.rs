@@ -3,7 +3,7 @@
 //! numbers are in `data-*` attributes for tests and scripts.
 
 use super::super::page::{self, Td};
-use crate::compare::overall::ScopeRatio;
+use crate::compare::probe::ScopeRatio;
 use crate::compare::ProbeComparison;
 use crate::report::html::svg::esc;
 use std::fmt::Write;
