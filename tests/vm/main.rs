@@ -3,7 +3,7 @@
 //! with the guest's own tools, captures diskalign's JSON next to the
 //! guest kernel's sysfs values and the guest's parted/fdisk/sgdisk, and
 //! checks the expectations here on the host. tests/vm/README.md describes
-//! the scenario language; tests/vm/prepare builds the kernel, the static
+//! the scenario language; tests/vm/prepare builds the kernel, the release
 //! binary and the initramfs (cached under target/vm/).
 //!
 //! `DISKALIGN_VM_SCENARIOS=usb,dm` runs only the scenarios whose file name
@@ -40,7 +40,7 @@ fn vm_dir() -> &'static Path {
             .expect("run tests/vm/prepare");
         assert!(
             out.status.success(),
-            "tests/vm/prepare failed ({}): the kernel-in-the-loop tests need qemu, the guest kernel and a static build",
+            "tests/vm/prepare failed ({}): the kernel-in-the-loop tests need qemu, the guest kernel and a release build",
             out.status
         );
         let text = String::from_utf8_lossy(&out.stdout);
