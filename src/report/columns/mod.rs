@@ -52,6 +52,9 @@ pub struct Column<R: ?Sized> {
     pub csv: bool,
     /// In the human table by default.
     pub human: bool,
+    /// In the HTML table by default (the human table's columns, and any
+    /// the page has room for that the terminal has not).
+    pub html: bool,
     /// A CSV column that stands for part of a human one (`parted_optimal`
     /// of `parted`): selecting that one selects it.
     pub part_of: Option<&'static str>,
@@ -83,6 +86,7 @@ impl<R: ?Sized> Column<R> {
             title,
             csv: true,
             human: true,
+            html: true,
             part_of: None,
             help: "",
             raw,
@@ -98,7 +102,18 @@ impl<R: ?Sized> Column<R> {
     const fn csv_only(id: &'static str, raw: fn(&R) -> String) -> Self {
         Column {
             human: false,
+            html: false,
             ..Column::both(id, id, raw)
+        }
+    }
+
+    /// In the HTML table only (the terminal's has no room for it; `-o`
+    /// still picks it there).
+    const fn html_only(id: &'static str, title: &'static str, raw: fn(&R) -> String) -> Self {
+        Column {
+            human: false,
+            csv: false,
+            ..Column::both(id, title, raw)
         }
     }
 
@@ -159,6 +174,7 @@ impl<R: ?Sized> Column<R> {
             (true, true) => "table, csv",
             (true, false) => "table",
             (false, true) => "csv",
+            (false, false) if self.html => "html",
             (false, false) => "on request",
         }
     }

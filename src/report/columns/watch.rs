@@ -14,55 +14,84 @@ fn dir_of(s: &DeviceSummary) -> String {
 /// `watch`'s table, like iostat -x: one row per device and direction.
 pub fn watch_devices() -> Vec<WD> {
     vec![
-        WD::both("device", "DEVICE", |s| s.device.clone()),
-        WD::both("layer", "LAYER", |s| s.layer.as_str().into()).drop(3),
-        WD::both("direction", "DIR", dir_of),
-        WD::both("ios", "IOS", |s| s.ios.to_string()),
+        WD::both("device", "DEVICE", |s| s.device.clone()).long("device"),
+        WD::both("layer", "LAYER", |s| s.layer.as_str().into())
+            .drop(3)
+            .long("layer"),
+        WD::both("direction", "DIR", dir_of).long("direction"),
+        WD::both("ios", "IOS", |s| s.ios.to_string())
+            .num()
+            .long("I/Os"),
         WD::both("bytes", "BYTES", |s| s.bytes.to_string())
             .shown_as(|s, _| human(s.bytes))
             .size()
-            .drop(2),
+            .drop(2)
+            .long("bytes"),
         WD::human_only("average", "AVG", |s| {
             s.bytes.checked_div(s.ios).map_or("-".into(), human)
         })
-        .drop(1),
+        .drop(1)
+        .num()
+        .long("average size"),
         WD::both("straddling", "STRADDLING", |s| s.straddling.to_string())
-            .help("the I/Os straddling here or, at a partition, starting off 4 KiB on its disk: the larger of X-4K, X-GRAIN and OFF-4K-DISK, which STRADDLE is the share of"),
+            .help("the I/Os straddling here or, at a partition, starting off 4 KiB on its disk: the larger of X-4K, X-GRAIN and OFF-4K-DISK, which STRADDLE is the share of")
+            .num()
+            .long("straddling (I/Os)"),
         WD::human_only("share", "STRADDLE", |s| {
             if s.ios == 0 {
                 "-".into()
             } else {
                 format!("{:.1}%", 100.0 * s.straddle_share)
             }
-        }),
-        WD::both("straddle_4k", "X-4K", |s| s.straddle_4k.to_string()),
+        })
+        .num()
+        .long("straddling (share)"),
+        WD::both("straddle_4k", "X-4K", |s| s.straddle_4k.to_string())
+            .num()
+            .long("across 4 KiB"),
         WD::both("straddle_grain", "X-GRAIN", |s| {
             s.straddle_grain.to_string()
         })
-        .drop(2),
+        .drop(2)
+        .num()
+        .long("across the grain"),
         WD::human_only("off_4k_on_disk", "OFF-4K-DISK", |s| {
             s.off_4k_on_disk.map_or("-".into(), |n| n.to_string())
-        }),
-        WD::both("sub_physical", "SUB-PHYS", |s| s.sub_physical.to_string()),
-        WD::both("splits", "SPLITS", |s| s.splits.to_string()).drop(1),
-        WD::both("merges", "MERGES", |s| s.merges.to_string()).drop(1),
+        })
+        .num()
+        .long("off 4 KiB on the disk"),
+        WD::both("sub_physical", "SUB-PHYS", |s| s.sub_physical.to_string())
+            .num()
+            .long("below the physical block"),
+        WD::both("splits", "SPLITS", |s| s.splits.to_string())
+            .drop(1)
+            .num()
+            .long("splits"),
+        WD::both("merges", "MERGES", |s| s.merges.to_string())
+            .drop(1)
+            .num()
+            .long("merges"),
         WD::both("grain_bytes", "GRAIN", |s| s.grain_bytes.to_string())
             .shown_as(|s, _| human(s.grain_bytes))
             .size()
-            .drop(3),
+            .drop(3)
+            .long("grain"),
         WD::human_only("diskstats_ios", "IOSTAT", |s| match s.diskstats {
             Some(k) if k.ios != s.ios => k.ios.to_string(),
             Some(_) => "=".into(),
             None => "-".into(),
         })
-        .help("I/Os as the kernel's statistics count them (/proc/diskstats, iostat), where they differ from IOS (the summary says why); = where they agree"),
+        .help("I/Os as the kernel's statistics count them (/proc/diskstats, iostat), where they differ from IOS (the summary says why); = where they agree")
+        .num()
+        .long("as iostat counts"),
         WD::human_only("top_submitter", "TOP SUBMITTER", |s| {
             s.submitters
                 .iter()
                 .find(|x| x.is_task())
                 .map_or("-".into(), |x| x.name.clone())
         })
-        .drop(2),
+        .drop(2)
+        .long("top submitter"),
     ]
 }
 
@@ -100,20 +129,33 @@ fn count_share(n: u64, ios: u64) -> String {
 /// submitter.
 pub fn watch_submitters<'a>() -> Vec<SR<'a>> {
     vec![
-        SR::human_only("device", "DEVICE", |r| r.summary.device.clone()),
-        SR::human_only("direction", "DIR", |r| dir_of(r.summary)),
-        SR::human_only("submitter", "SUBMITTER", |r| r.submitter.name.clone()),
+        SR::human_only("device", "DEVICE", |r| r.summary.device.clone()).long("device"),
+        SR::human_only("direction", "DIR", |r| dir_of(r.summary)).long("direction"),
+        SR::human_only("submitter", "SUBMITTER", |r| r.submitter.name.clone())
+            .long("submitter"),
+        SR::html_only("kind", "KIND", |r| r.submitter.kind.as_str().into())
+            .help("process, kernel-thread, other (the device's submitters beyond --top, summed) or unattributed (the kernel's table of submitters was full)")
+            .long("kind"),
         SR::human_only("cgroup", "CGROUP", |r| {
             r.submitter.cgroup.clone().unwrap_or_else(|| "-".into())
-        }),
-        SR::human_only("ios", "IOS", |r| r.submitter.ios.to_string()),
+        })
+        .long("cgroup"),
+        SR::human_only("ios", "IOS", |r| r.submitter.ios.to_string())
+            .num()
+            .long("I/Os"),
         SR::human_only("straddling", "STRADDLING", |r| {
             count_share(r.submitter.straddling, r.submitter.ios)
-        }),
+        })
+        .num()
+        .long("straddling"),
         SR::human_only("sub_physical", "SUB-PHYS", |r| {
             count_share(r.submitter.sub_physical, r.submitter.ios)
-        }),
-        SR::human_only("splits", "SPLITS", |r| r.submitter.splits.to_string()),
+        })
+        .num()
+        .long("below the physical block"),
+        SR::human_only("splits", "SPLITS", |r| r.submitter.splits.to_string())
+            .num()
+            .long("splits"),
     ]
 }
 

@@ -178,7 +178,7 @@ fn submitters(run: &WatchRun, st: &Style) -> String {
         return String::new();
     }
     let all = columns::watch_submitters();
-    let cols: Vec<_> = all.iter().collect();
+    let cols: Vec<_> = all.iter().filter(|c| c.human).collect();
     let mut out = String::from("\n");
     out.push_str(&st.line(
         "",

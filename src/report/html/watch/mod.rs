@@ -6,6 +6,7 @@
 mod bars;
 
 use super::page::{self, Td};
+use crate::report::columns;
 use crate::units::human;
 use crate::watch::{WatchDocument, WatchRun};
 
@@ -58,28 +59,6 @@ fn devices(id: &str, run: &WatchRun) -> String {
     if run.devices.is_empty() {
         return page::para("No I/O reached the watched devices.");
     }
-    let rows: Vec<Vec<Td>> = run
-        .by_share()
-        .iter()
-        .map(|d| {
-            vec![
-                Td::text(&d.device),
-                Td::text(d.layer.as_str()),
-                Td::text(d.direction.map_or("", |x| x.as_str())),
-                Td::num(d.ios),
-                Td::num(human(d.bytes)),
-                Td::num(d.straddling),
-                Td::num(format!("{:.1} %", 100.0 * d.straddle_share)),
-                Td::num(d.straddle_4k),
-                Td::num(d.straddle_grain),
-                Td::num(d.off_4k_on_disk.map_or("-".into(), |n| n.to_string())),
-                Td::num(d.sub_physical),
-                Td::num(d.splits),
-                Td::num(d.merges),
-                Td::num(d.diskstats.map_or("-".into(), |k| k.ios.to_string())),
-            ]
-        })
-        .collect();
     let notes: String = run
         .by_share()
         .iter()
@@ -90,71 +69,30 @@ fn devices(id: &str, run: &WatchRun) -> String {
                 .map(|n| page::note(&format!("{} {dir}: {n}", d.device)))
         })
         .collect();
-    let table = page::table(
+    let all = columns::watch_devices();
+    let cols = columns::select(&all, None, |c| c.html);
+    let table = columns::html(
         &format!("{id}-devices"),
         "Each device and direction, the largest straddling share first",
-        &[
-            "device",
-            "layer",
-            "direction",
-            "I/Os",
-            "bytes",
-            "straddling (I/Os)",
-            "straddling (share)",
-            "across 4 KiB",
-            "across the grain",
-            "off 4 KiB on the disk",
-            "below the physical block",
-            "splits",
-            "merges",
-            "as iostat counts",
-        ],
-        &rows,
+        &cols,
+        &run.by_share(),
     );
     table + &notes
 }
 
 /// Who submitted each device's I/O, where each bio was submitted.
 fn submitters(id: &str, run: &WatchRun) -> String {
-    let rows: Vec<Vec<Td>> = run
-        .devices
-        .iter()
-        .flat_map(|d| {
-            d.submitters.iter().map(move |x| {
-                vec![
-                    Td::text(&d.device),
-                    Td::text(d.direction.map_or("", |x| x.as_str())),
-                    Td::text(&x.name),
-                    Td::text(x.kind.as_str()),
-                    Td::text(x.cgroup.as_deref().unwrap_or("-")),
-                    Td::num(x.ios),
-                    Td::num(x.straddling),
-                    Td::num(format!("{:.1} %", 100.0 * x.straddle_share)),
-                    Td::num(x.sub_physical),
-                    Td::num(x.splits),
-                ]
-            })
-        })
-        .collect();
+    let rows = columns::submitter_rows(run);
     if rows.is_empty() {
         return String::new();
     }
-    page::table(
+    let all = columns::watch_submitters();
+    let cols = columns::select(&all, None, |c| c.html);
+    columns::html(
         &format!("{id}-submitters"),
         "Who submitted the I/O, counted where each bio was submitted: the top submitters by the I/Os they misaligned, the rest as other",
-        &[
-            "device",
-            "direction",
-            "submitter",
-            "kind",
-            "cgroup",
-            "I/Os",
-            "straddling",
-            "share",
-            "below the physical block",
-            "splits",
-        ],
-        &rows,
+        &cols,
+        &rows.iter().collect::<Vec<_>>(),
     )
 }
 
