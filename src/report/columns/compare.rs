@@ -2,7 +2,9 @@
 //! findings that changed between two checks.
 
 use super::*;
+use crate::compare::check::TargetChange;
 use crate::compare::watch::{DeviceChange, SubmitterChange};
+use crate::findings::Status;
 
 /// A cell of a probe comparison, with the comparison (for its target's path).
 pub struct RatioRow<'a> {
@@ -149,6 +151,52 @@ pub fn watch_submitters_compared() -> Vec<SC> {
     ]
 }
 
+/// One side of a target in a check comparison: its status, `checked`
+/// (a document without one), why it could not be checked, or `-` when
+/// the run did not have it.
+fn side(present: bool, status: Option<Status>, error: &Option<String>, st: &Style) -> String {
+    match (present, status, error) {
+        (_, _, Some(e)) => st.bad(&format!("not checked: {e}")),
+        (true, Some(s), None) => st.status(s),
+        (true, None, None) => "checked".into(),
+        (false, _, None) => st.dim("-"),
+    }
+}
+
+fn side_class(status: Option<Status>, error: &Option<String>) -> Option<String> {
+    match (status, error) {
+        (_, Some(_)) => Some("sev-error".into()),
+        (Some(s), None) => Some(format!("status-{}", s.as_str())),
+        (None, None) => None,
+    }
+}
+
+fn target_name(t: &TargetChange) -> String {
+    match &t.path_b {
+        Some(b) => format!("{} (B: {b})", t.target),
+        None => t.target.clone(),
+    }
+}
+
+type TC = Column<TargetChange>;
+
+/// Two check runs, one row per target: its status in A and in B.
+pub fn check_targets_compared() -> Vec<TC> {
+    vec![
+        TC::human_only("target", "target", target_name).shown_as(|t, st| st.bold(&target_name(t))),
+        TC::human_only("a", "A", |t| {
+            side(t.in_a, t.status_a, &t.error_a, &Style::plain())
+        })
+        .shown_as(|t, st| side(t.in_a, t.status_a, &t.error_a, st))
+        .class(|t| side_class(t.status_a, &t.error_a)),
+        TC::human_only("b", "B", |t| {
+            side(t.in_b, t.status_b, &t.error_b, &Style::plain())
+        })
+        .shown_as(|t, st| side(t.in_b, t.status_b, &t.error_b, st))
+        .class(|t| side_class(t.status_b, &t.error_b)),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,5 +254,34 @@ mod tests {
         assert!(html.contains("<th>I/Os A</th>") && html.contains("<th>direction</th>"));
         assert!(html.contains("<td class=\"num\">87.5%</td>"), "{html}");
         assert_eq!(html.matches("<tr>").count(), 3, "{html}");
+    }
+
+    /// A target B could not check says why in both forms; the HTML page
+    /// used to say "not in this run" instead.
+    #[test]
+    fn a_target_not_checked_says_why_in_the_terminal_and_the_page() {
+        let t = TargetChange {
+            target: "disk.img".into(),
+            in_a: true,
+            status_a: Some(Status::Misaligned),
+            error_b: Some("permission denied".into()),
+            ..TargetChange::default()
+        };
+        let cols = check_targets_compared();
+        let picked: Vec<&TC> = cols.iter().collect();
+        let text = render(&picked, &[&t], &Style::plain(), "");
+        assert!(
+            text.contains("MISALIGNED") && text.contains("not checked: permission denied"),
+            "{text}"
+        );
+        let page = html("t", "c", &picked, &[&t]);
+        assert!(
+            page.contains("<td class=\"sev-error\">not checked: permission denied</td>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<td class=\"status-misaligned\">MISALIGNED</td>"),
+            "{page}"
+        );
     }
 }

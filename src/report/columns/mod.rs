@@ -33,7 +33,10 @@ mod topology;
 mod watch;
 
 pub use check::{partition_rows, partitions, target_rows, PartitionRow};
-pub use compare::{changes, ratios, watch_devices_compared, watch_submitters_compared, RatioRow};
+pub use compare::{
+    changes, check_targets_compared, ratios, watch_devices_compared, watch_submitters_compared,
+    RatioRow,
+};
 pub use plan::plan_partitions;
 pub use probe::{cells, CellRow};
 pub use topology::DISKS;
@@ -77,6 +80,9 @@ pub struct Column<R: ?Sized> {
     /// The HTML table's header, where the terminal's title is abbreviated
     /// ("I/Os A" for "ios A"); None: the title.
     pub long: Option<&'static str>,
+    /// The HTML cell's CSS class (`status-misaligned`, `sev-error`), as
+    /// the terminal colours the same value.
+    pub class: Option<fn(&R) -> Option<String>>,
 }
 
 impl<R: ?Sized> Column<R> {
@@ -96,6 +102,7 @@ impl<R: ?Sized> Column<R> {
             flag: false,
             numeric: false,
             long: None,
+            class: None,
         }
     }
 
@@ -165,6 +172,12 @@ impl<R: ?Sized> Column<R> {
     /// The HTML header, spelled out.
     const fn long(mut self, title: &'static str) -> Self {
         self.long = Some(title);
+        self
+    }
+
+    /// The HTML cell's CSS class.
+    const fn class(mut self, class: fn(&R) -> Option<String>) -> Self {
+        self.class = Some(class);
         self
     }
 
@@ -398,7 +411,9 @@ pub fn html<R: ?Sized>(id: &str, caption: &str, cols: &[&Column<R>], rows: &[&R]
             cols.iter()
                 .map(|c| {
                     let v = c.value(r, &plain);
-                    if c.numeric || c.size {
+                    if let Some(class) = c.class.and_then(|f| f(r)) {
+                        Td::Class(class, v)
+                    } else if c.numeric || c.size {
                         Td::num(v)
                     } else {
                         Td::text(v)

@@ -8,7 +8,7 @@
 //! the environment that did not differ.
 
 use super::probe::{offset_label, percent, si};
-use crate::compare::check::{Change, FindingChange, TargetChange};
+use crate::compare::check::{Change, FindingChange};
 use crate::compare::probe::{CellRatio, Decision, OnlyIn};
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
 use crate::report::columns;
@@ -283,32 +283,16 @@ fn check(c: &CheckComparison, st: &Style) -> String {
         }
     }
     out.push('\n');
-    let mut rows = vec![vec![st.dim("target"), st.dim("A"), st.dim("B")]];
-    rows.extend(c.targets.iter().map(|t| target_row(t, st)));
-    out.push_str(&table(&rows));
+    let cols = columns::check_targets_compared();
+    let rows: Vec<_> = c.targets.iter().collect();
+    out.push_str(&columns::render(
+        &cols.iter().collect::<Vec<_>>(),
+        &rows,
+        st,
+        "",
+    ));
     out.push_str(&changes_and_summary(&c.changes, &c.summary, st));
     out
-}
-
-fn target_row(t: &TargetChange, st: &Style) -> Vec<String> {
-    let side =
-        |present: bool, status: Option<crate::findings::Status>, error: &Option<String>| match (
-            present, status, error,
-        ) {
-            (true, Some(s), _) => st.status(s),
-            (true, None, _) => "checked".into(),
-            (false, _, Some(e)) => st.bad(&format!("not checked: {e}")),
-            (false, _, None) => st.dim("-"),
-        };
-    let name = match &t.path_b {
-        Some(b) => format!("{} (B: {b})", t.target),
-        None => t.target.clone(),
-    };
-    vec![
-        st.bold(&name),
-        side(t.in_a, t.status_a, &t.error_a),
-        side(t.in_b, t.status_b, &t.error_b),
-    ]
 }
 
 /// `/dev/sdb, partition 1, PV x`: what the finding is about.

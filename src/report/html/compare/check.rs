@@ -12,7 +12,8 @@ use super::super::scale::{Band, Linear, Rgb};
 use super::super::svg::{El, Figure};
 use crate::compare::check::{Change, FindingChange};
 use crate::compare::CheckComparison;
-use crate::findings::{Severity, Status};
+use crate::findings::Severity;
+use crate::report::columns;
 
 pub fn section(s: &mut String, id: &str, k: &CheckComparison) {
     s.push_str(&super::runs(&k.a, &k.b));
@@ -31,35 +32,13 @@ pub fn section(s: &mut String, id: &str, k: &CheckComparison) {
     s.push_str(&changes(id, &k.changes));
 }
 
-fn status_td(s: Option<Status>, error: &Option<String>, present: bool) -> Td {
-    match (present, s, error) {
-        (false, _, _) => Td::text("not in this run"),
-        (_, _, Some(e)) => Td::Class("sev-error".into(), format!("not checked: {e}")),
-        (_, Some(s), _) => Td::Class(format!("status-{}", s.as_str()), s.as_str().to_string()),
-        (_, None, None) => Td::text("-"),
-    }
-}
-
 fn targets(id: &str, k: &CheckComparison) -> String {
-    let rows: Vec<Vec<Td>> = k
-        .targets
-        .iter()
-        .map(|t| {
-            let name = match &t.path_b {
-                Some(b) => format!("{} (B: {b})", t.target),
-                None => t.target.clone(),
-            };
-            vec![
-                Td::text(name),
-                status_td(t.status_a, &t.error_a, t.in_a),
-                status_td(t.status_b, &t.error_b, t.in_b),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = columns::check_targets_compared();
+    let rows: Vec<_> = k.targets.iter().collect();
+    columns::html(
         &format!("{id}-targets"),
         "Each target in A and in B",
-        &["target", "A", "B"],
+        &cols.iter().collect::<Vec<_>>(),
         &rows,
     )
 }
