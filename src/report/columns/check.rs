@@ -80,16 +80,20 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
         P::csv_only("target", |r| r.path.to_string())
             .help("the target as given (a disk, a partition, an image)"),
         P::both("number", "#", |r| r.part(|p| p.number.to_string()))
-            .help("the partition's number"),
+            .help("the partition's number")
+            .num(),
         P::both("kind", "kind", |r| r.part(|p| p.kind.as_str().into()))
             .help("gpt; primary, extended or logical (MBR); registered: the kernel's view, the table not read")
             .drop(8),
         P::both("start_sector", "start(sector)", |r| r.part(|p| p.start_sector.to_string()))
+        .num()
         .help("the first sector, in the table's sector size")
         .drop(9),
         P::both("start_bytes", "start(bytes)", |r| r.part(|p| p.start_bytes.to_string()))
+        .num()
         .help("the first byte"),
         P::both("end_bytes", "end(last byte)", |r| r.part(|p| p.end_bytes.to_string()))
+        .num()
         .help("the last byte (inclusive); the end judged against 4 KiB is this + 1")
         .drop(7),
         P::both("size_bytes", "size", |r| r.part(|p| p.size_bytes.to_string()))
@@ -102,9 +106,11 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
         .help("the largest power of two, up to 1 MiB, that divides the start: 512 B means only sector-aligned")
         .drop(2),
         P::both("kernel_offset", "k-off", |r| r.part(|p| p.kernel_offset.to_string()))
+        .num()
         .help("the kernel's rule (g + ao - start mod g) mod g with g = max(physical block, minimum I/O) and ao the disk's alignment offset: 0 = aligned, else the bytes to the next aligned start")
         .drop(1),
         P::both("device_block_size", "node-bs", |r| r.part(|p| p.device_block_size.to_string()))
+        .num()
         .help("the block size the kernel gives the partition's device node: the logical block doubled while the size stays a multiple, up to 4096; below 4096 buffered I/O works in smaller pieces")
         .drop(3),
         P::human_only("parted", "parted opt/min", |r| {
@@ -117,7 +123,8 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
             })
         })
         .help("parted's align-check optimal / minimal on this disk (CSV: parted_optimal, parted_minimal)")
-        .drop(6),
+        .drop(6)
+        .not_in_html(),
         P::csv_only("parted_optimal", |r| {
             r.part(|p| p.tools.parted_optimal.to_string())
         })
@@ -133,13 +140,16 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
         P::both("fdisk", "fdisk", |r| r.part(|p| p.tools.fdisk.to_string()))
             .shown_as(|r, _| r.part(|p| yes(p.tools.fdisk).into()))
             .help("fdisk/sfdisk would not warn about this partition's start")
-            .drop(4),
+            .drop(4)
+            .not_in_html(),
         P::both("sgdisk", "sgdisk", |r| r.part(|p| p.tools.sgdisk.to_string()))
             .shown_as(|r, _| r.part(|p| yes(p.tools.sgdisk).into()))
             .help("sgdisk -v would not warn about this partition's start or end")
-            .drop(5),
+            .drop(5)
+            .not_in_html(),
         P::both("aligned", "verdict", |r| r.part(|p| p.aligned.to_string()))
             .shown_as(|r, st| r.partition.map_or(String::new(), |p| st.status(p.status)))
+            .class(|r| r.partition.map(|p| format!("status-{}", p.status.as_str())))
             .help("aligned; untidy: an end or size off 4 KiB or a start off the stripe width (hygiene, a warning); MISALIGNED: the start off its grain (an error: every I/O pays). CSV: true when aligned"),
         P::csv_only("problems", |r| r.part(|p| problem_codes(&p.findings)))
             .help("the codes of its warnings and errors, space-separated"),
@@ -160,9 +170,13 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
         P::csv_only("ptuuid", |r| r.checked(|t| opt_text(&t.partition_table.ptuuid)))
             .help("the partition table's identity: the GPT disk GUID or the DOS disk signature, as blkid's PTUUID"),
         P::csv_only("partuuid", |r| r.part(|p| opt_text(&p.partuuid)))
-            .help("the partition's identity, as blkid's PARTUUID"),
+            .help("the partition's identity, as blkid's PARTUUID")
+            .in_html()
+            .long("PARTUUID"),
         P::csv_only("partlabel", |r| r.part(|p| opt_text(&p.name)))
-            .help("the GPT partition name, as blkid's PARTLABEL"),
+            .help("the GPT partition name, as blkid's PARTLABEL")
+            .in_html()
+            .long("name"),
         P::csv_only("error", |r| r.error.map(|e| e.message.clone()).unwrap_or_default())
             .help("why the target could not be checked (its row has no status); empty when it was"),
         P::csv_only("container", |r| {
@@ -173,5 +187,9 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
             r.checked(|t| opt_text(&t.container.as_ref().and_then(|c| c.subunit_bytes.or(c.unit_bytes))))
         })
         .help("the container's allocation unit in bytes: the qcow2 cluster (its subcluster with extended L2), the VMDK grain, the VHDX, VDI or VHD block"),
+        P::csv_only("type_id", |r| r.part(|p| p.type_id.clone()))
+            .help("the partition's type: the GPT type GUID, or the DOS type byte (0x83)")
+            .in_html()
+            .long("type"),
     ]
 }

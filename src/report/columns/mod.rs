@@ -116,7 +116,11 @@ impl<R: ?Sized> Column<R> {
 
     /// In the HTML table only (the terminal's has no room for it; `-o`
     /// still picks it there).
-    const fn html_only(id: &'static str, title: &'static str, raw: fn(&R) -> String) -> Self {
+    pub(crate) const fn html_only(
+        id: &'static str,
+        title: &'static str,
+        raw: fn(&R) -> String,
+    ) -> Self {
         Column {
             human: false,
             csv: false,
@@ -163,29 +167,44 @@ impl<R: ?Sized> Column<R> {
         self
     }
 
+    /// A column of the terminal's table the HTML page leaves out (the page
+    /// has it in another table).
+    const fn not_in_html(mut self) -> Self {
+        self.html = false;
+        self
+    }
+
+    /// A column of the CSV (or `-o`) the HTML table shows too.
+    const fn in_html(mut self) -> Self {
+        self.html = true;
+        self
+    }
+
     /// A number, right-aligned in HTML.
-    const fn num(mut self) -> Self {
+    pub(crate) const fn num(mut self) -> Self {
         self.numeric = true;
         self
     }
 
     /// The HTML header, spelled out.
-    const fn long(mut self, title: &'static str) -> Self {
+    pub(crate) const fn long(mut self, title: &'static str) -> Self {
         self.long = Some(title);
         self
     }
 
     /// The HTML cell's CSS class.
-    const fn class(mut self, class: fn(&R) -> Option<String>) -> Self {
+    pub(crate) const fn class(mut self, class: fn(&R) -> Option<String>) -> Self {
         self.class = Some(class);
         self
     }
 
-    /// Where the column shows by default: "table, csv", "table", "csv".
+    /// Where the column shows by default: "table, csv", "table", "csv",
+    /// "csv, html" (a CSV column the page shows too), "html".
     fn shown_in(&self) -> &'static str {
         match (self.human, self.csv) {
             (true, true) => "table, csv",
             (true, false) => "table",
+            (false, true) if self.html => "csv, html",
             (false, true) => "csv",
             (false, false) if self.html => "html",
             (false, false) => "on request",
@@ -400,7 +419,8 @@ pub fn table_rows<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style) -> Ve
 
 /// The same table as HTML (`<table id=ID>` with its caption): a header
 /// per column (its long title where it has one), each value as the
-/// terminal shows it without colour, numbers right-aligned.
+/// terminal shows it without colour, numbers right-aligned, a size in
+/// bytes exactly with the terminal's figure beside (`1048576 (1.0 MiB)`).
 pub fn html<R: ?Sized>(id: &str, caption: &str, cols: &[&Column<R>], rows: &[&R]) -> String {
     use super::html::page::{self, Td};
     let plain = Style::plain();
@@ -410,7 +430,13 @@ pub fn html<R: ?Sized>(id: &str, caption: &str, cols: &[&Column<R>], rows: &[&R]
         .map(|r| {
             cols.iter()
                 .map(|c| {
-                    let v = c.value(r, &plain);
+                    let shown = c.value(r, &plain);
+                    let raw = (c.raw)(r);
+                    let v = if c.size && shown != raw && !raw.is_empty() {
+                        format!("{raw} ({shown})")
+                    } else {
+                        shown
+                    };
                     if let Some(class) = c.class.and_then(|f| f(r)) {
                         Td::Class(class, v)
                     } else if c.numeric || c.size {

@@ -214,8 +214,11 @@ mod tests {
             "disk sda (model Samsung SSD 860, serial S3Z9NB0K, WWN naa.5002538e40a1b2c3); partition table gpt (PTUUID 0b1e2c7a-8d1f-4a47-9d4e-2b6c1f0e9a11)"
         ), "{s}");
         assert!(s.contains("<th>name</th>") && s.contains("<th>PARTUUID</th>"));
-        assert!(s.contains("<td>T</td><td>boot</td>"), "{s}");
-        assert!(s.contains("<td>5f3c-1</td></tr>"), "{s}");
+        assert!(
+            s.contains("<td>T</td>") && s.contains("<td>boot</td>"),
+            "{s}"
+        );
+        assert!(s.contains("<td>5f3c-1</td>"), "{s}");
     }
 
     /// An image read through a container names its format and the

@@ -1,66 +1,54 @@
 //! The tables under the disk map: the partitions as drawn, with every
 //! number exactly, and the free space between them.
 
-use super::super::look;
 use super::super::page::{self, Td};
-use super::layout::status;
 use super::layout::{self, end_mark, start_mark};
 use crate::check::document::{Finding, Target};
+use crate::report::columns::{self, Column, PartitionRow};
 use crate::units::human;
 
-/// The partitions as drawn, with every number exactly.
+/// The partitions as drawn, with every number exactly: check's columns
+/// (the terminal's and the CSV's the page has room for), and the two the
+/// map draws, which finding marks each boundary.
 pub fn partitions(fig: &str, t: &Target) -> String {
-    let rows: Vec<Vec<Td>> = t
+    let all = columns::partitions();
+    let mut cols = columns::select(&all, None, |c| c.html);
+    let marks: [Column<PartitionRow>; 2] = [
+        Column::html_only("start_mark", "start mark", |r: &PartitionRow| {
+            mark_text(r.partition.and_then(start_mark))
+        })
+        .class(|r: &PartitionRow| mark_class(r.partition.and_then(start_mark))),
+        Column::html_only("end_mark", "end mark", |r: &PartitionRow| {
+            mark_text(r.partition.and_then(end_mark))
+        })
+        .class(|r: &PartitionRow| mark_class(r.partition.and_then(end_mark))),
+    ];
+    cols.extend(marks.iter());
+    let rows: Vec<PartitionRow> = t
         .partitions
         .iter()
-        .map(|p| {
-            vec![
-                Td::num(p.number),
-                Td::text(p.kind.as_str()),
-                Td::text(&p.type_id),
-                Td::text(p.name.as_deref().unwrap_or("")),
-                Td::num(p.start_bytes),
-                Td::num(p.end_bytes),
-                Td::num(p.size_bytes),
-                Td::num(human(p.size_bytes)),
-                Td::num(human(p.start_alignment)),
-                Td::Class(look::class(status(p)), look::words(status(p))),
-                mark_cell(start_mark(p)),
-                mark_cell(end_mark(p)),
-                Td::text(p.partuuid.as_deref().unwrap_or("")),
-            ]
-        })
+        .map(|p| PartitionRow::of(t, p))
         .collect();
-    page::table(
+    columns::html(
         &format!("{fig}-table"),
         &format!(
             "Partitions of {} as drawn in the map (bytes; last byte inclusive)",
             t.path
         ),
-        &[
-            "#",
-            "kind",
-            "type",
-            "name",
-            "start",
-            "last byte",
-            "size (bytes)",
-            "size",
-            "start alignment",
-            "status",
-            "start mark",
-            "end mark",
-            "PARTUUID",
-        ],
-        &rows,
+        &cols,
+        &rows.iter().collect::<Vec<_>>(),
     )
 }
 
-fn mark_cell(f: Option<&Finding>) -> Td {
+fn mark_text(f: Option<&Finding>) -> String {
     match f {
-        Some(f) => Td::Class("status-misaligned".into(), format!("✗ {}", f.code)),
-        None => Td::text("✓ on its grain"),
+        Some(f) => format!("✗ {}", f.code),
+        None => "✓ on its grain".into(),
     }
+}
+
+fn mark_class(f: Option<&Finding>) -> Option<String> {
+    f.map(|_| "status-misaligned".to_string())
 }
 
 /// The free space between the partitions, folded away.
