@@ -66,89 +66,108 @@ fn share_pct(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x))
 }
 
-type DC = Column<DeviceChange>;
+/// A row of a watch comparison: a device and direction (and perhaps one
+/// of its submitters) with its figures in A and in B.
+trait BothRuns {
+    fn device(&self) -> &str;
+    fn direction(&self) -> Option<crate::sys::blocktrace::Direction>;
+    fn ios(&self) -> [Option<u64>; 2];
+    fn straddle_share(&self) -> [Option<f64>; 2];
+    fn sub_physical_share(&self) -> [Option<f64>; 2];
+}
 
-/// Two watch runs, one row per device and direction: the human table and
-/// the HTML one.
-pub fn watch_devices_compared() -> Vec<DC> {
+macro_rules! both_runs {
+    ($t:ty) => {
+        impl BothRuns for $t {
+            fn device(&self) -> &str {
+                &self.device
+            }
+            fn direction(&self) -> Option<crate::sys::blocktrace::Direction> {
+                self.direction
+            }
+            fn ios(&self) -> [Option<u64>; 2] {
+                [self.ios_a, self.ios_b]
+            }
+            fn straddle_share(&self) -> [Option<f64>; 2] {
+                [self.straddle_share_a, self.straddle_share_b]
+            }
+            fn sub_physical_share(&self) -> [Option<f64>; 2] {
+                [self.sub_physical_share_a, self.sub_physical_share_b]
+            }
+        }
+    };
+}
+
+both_runs!(DeviceChange);
+both_runs!(SubmitterChange);
+
+/// The device and direction a row is of.
+fn where_columns<R: BothRuns>() -> Vec<Column<R>> {
     vec![
-        DC::human_only("device", "device", |d| d.device.clone())
-            .shown_as(|d, st| st.bold(&d.device)),
-        DC::human_only("dir", "dir", |d| {
-            d.direction.map_or("", |x| x.as_str()).into()
+        Column::human_only("device", "device", |r: &R| r.device().to_string())
+            .shown_as(|r: &R, st| st.bold(r.device())),
+        Column::human_only("dir", "dir", |r: &R| {
+            r.direction().map_or("", |x| x.as_str()).into()
         })
         .long("direction"),
-        DC::human_only("ios_a", "ios A", |d| count(d.ios_a))
+    ]
+}
+
+/// Its figures in A and in B.
+fn figure_columns<R: BothRuns>() -> Vec<Column<R>> {
+    vec![
+        Column::human_only("ios_a", "ios A", |r: &R| count(r.ios()[0]))
             .num()
             .long("I/Os A"),
-        DC::human_only("ios_b", "ios B", |d| count(d.ios_b))
+        Column::human_only("ios_b", "ios B", |r: &R| count(r.ios()[1]))
             .num()
             .long("I/Os B"),
-        DC::human_only("straddle_a", "straddle A", |d| {
-            share_pct(d.straddle_share_a)
+        Column::human_only("straddle_a", "straddle A", |r: &R| {
+            share_pct(r.straddle_share()[0])
         })
         .num()
         .long("straddling A"),
-        DC::human_only("straddle_b", "straddle B", |d| {
-            share_pct(d.straddle_share_b)
+        Column::human_only("straddle_b", "straddle B", |r: &R| {
+            share_pct(r.straddle_share()[1])
         })
         .num()
         .long("straddling B"),
-        DC::human_only("sub_physical_a", "sub-phys A", |d| {
-            share_pct(d.sub_physical_share_a)
+        Column::human_only("sub_physical_a", "sub-phys A", |r: &R| {
+            share_pct(r.sub_physical_share()[0])
         })
         .num()
         .long("below the physical block A"),
-        DC::human_only("sub_physical_b", "sub-phys B", |d| {
-            share_pct(d.sub_physical_share_b)
+        Column::human_only("sub_physical_b", "sub-phys B", |r: &R| {
+            share_pct(r.sub_physical_share()[1])
         })
         .num()
         .long("below the physical block B"),
     ]
 }
 
+type DC = Column<DeviceChange>;
+
+/// Two watch runs, one row per device and direction: the human table and
+/// the HTML one.
+pub fn watch_devices_compared() -> Vec<DC> {
+    let mut cols = where_columns();
+    cols.extend(figure_columns());
+    cols
+}
+
 type SC = Column<SubmitterChange>;
 
 /// Two watch runs, one row per device, direction and submitter.
 pub fn watch_submitters_compared() -> Vec<SC> {
-    vec![
-        SC::human_only("device", "device", |x| x.device.clone())
-            .shown_as(|x, st| st.bold(&x.device)),
-        SC::human_only("dir", "dir", |x| {
-            x.direction.map_or("", |d| d.as_str()).into()
-        })
-        .long("direction"),
-        SC::human_only("submitter", "submitter", |x| x.submitter.clone()),
-        SC::human_only("cgroup", "cgroup", |x| {
-            x.cgroup.clone().unwrap_or_else(|| "-".into())
-        }),
-        SC::human_only("ios_a", "ios A", |x| count(x.ios_a))
-            .num()
-            .long("I/Os A"),
-        SC::human_only("ios_b", "ios B", |x| count(x.ios_b))
-            .num()
-            .long("I/Os B"),
-        SC::human_only("straddle_a", "straddle A", |x| {
-            share_pct(x.straddle_share_a)
-        })
-        .num()
-        .long("straddling A"),
-        SC::human_only("straddle_b", "straddle B", |x| {
-            share_pct(x.straddle_share_b)
-        })
-        .num()
-        .long("straddling B"),
-        SC::human_only("sub_physical_a", "sub-phys A", |x| {
-            share_pct(x.sub_physical_share_a)
-        })
-        .num()
-        .long("below the physical block A"),
-        SC::human_only("sub_physical_b", "sub-phys B", |x| {
-            share_pct(x.sub_physical_share_b)
-        })
-        .num()
-        .long("below the physical block B"),
-    ]
+    let mut cols = where_columns();
+    cols.push(SC::human_only("submitter", "submitter", |x| {
+        x.submitter.clone()
+    }));
+    cols.push(SC::human_only("cgroup", "cgroup", |x| {
+        x.cgroup.clone().unwrap_or_else(|| "-".into())
+    }));
+    cols.extend(figure_columns());
+    cols
 }
 
 /// One side of a target in a check comparison: its status, `checked`
