@@ -20,6 +20,7 @@ use super::page::{self, Td};
 use crate::check::report::{PartitionReport as Partition, TargetReport as Target};
 use crate::findings::Status;
 use crate::plan::{DiskPlan, PartPlan};
+use crate::report::columns;
 use crate::report::{plan as text, Planned, Stamp};
 use crate::saved::Saved;
 use crate::units::human;
@@ -134,37 +135,16 @@ fn place(p: &mut Partition, planned: &PartPlan) {
 }
 
 fn moves(id: &str, d: &DiskPlan) -> String {
-    let rows: Vec<Vec<Td>> = d
-        .partitions
-        .iter()
-        .map(|p| {
-            vec![
-                Td::num(p.number),
-                Td::text(&p.content),
-                Td::num(p.before.start_bytes),
-                Td::num(p.before.size_bytes),
-                Td::num(p.after.start_bytes),
-                Td::num(p.after.size_bytes),
-                Td::text(text::change(p)),
-            ]
-        })
-        .collect();
-    if rows.is_empty() {
+    if d.partitions.is_empty() {
         return String::new();
     }
-    page::table(
+    let all = columns::plan_partitions();
+    let cols = columns::select(&all, None, |c| c.html);
+    columns::html(
         id,
-        "Each partition now and after the plan (bytes)",
-        &[
-            "partition",
-            "content",
-            "start now",
-            "size now",
-            "start after",
-            "size after",
-            "change",
-        ],
-        &rows,
+        "Each partition now and after the plan (sectors, and bytes)",
+        &cols,
+        &d.partitions.iter().collect::<Vec<_>>(),
     )
 }
 
