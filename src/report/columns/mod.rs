@@ -27,6 +27,7 @@ use crate::watch::{DeviceSummary, WatchRun};
 
 mod check;
 mod compare;
+mod findings;
 mod plan;
 mod probe;
 mod topology;
@@ -37,6 +38,7 @@ pub use compare::{
     changes, check_targets_compared, ratios, watch_devices_compared, watch_submitters_compared,
     RatioRow,
 };
+pub use findings::findings;
 pub use plan::plan_partitions;
 pub use probe::{cells, CellRow};
 pub use topology::DISKS;

@@ -202,27 +202,11 @@ fn leaves(id: &str, d: &DiskPlan) -> String {
     if d.leaves.is_empty() {
         return page::para("Afterwards check finds nothing to warn about.");
     }
-    let rows: Vec<Vec<Td>> = d
-        .leaves
-        .iter()
-        .map(|f| {
-            vec![
-                Td::text(f.severity.to_string()),
-                Td::text(f.code.to_string()),
-                Td::text(
-                    f.subject
-                        .partition
-                        .map(|p| p.to_string())
-                        .unwrap_or_default(),
-                ),
-                Td::text(&f.message),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = columns::findings();
+    columns::html(
         id,
         "Afterwards check will still report",
-        &["severity", "code", "partition", "finding"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &d.leaves.iter().collect::<Vec<_>>(),
     )
 }

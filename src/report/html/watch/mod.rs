@@ -187,21 +187,11 @@ fn findings(id: &str, run: &WatchRun) -> String {
     if run.findings.is_empty() {
         return page::para("No straddling, sub-physical or split I/O found.");
     }
-    let rows: Vec<Vec<Td>> = run
-        .findings
-        .iter()
-        .map(|f| {
-            vec![
-                Td::Class(format!("sev-{}", f.severity), f.severity.as_str().into()),
-                Td::text(f.code.as_str()),
-                Td::text(&f.message),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = columns::findings();
+    columns::html(
         &format!("{id}-findings"),
         "Findings",
-        &["severity", "code", "finding"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &run.findings.iter().collect::<Vec<_>>(),
     )
 }
