@@ -30,16 +30,22 @@ fn floor_of(module: &str) -> Option<usize> {
     FLOORS.iter().position(|f| f.contains(&module))
 }
 
-fn visit(dir: &Path, out: &mut Vec<String>) {
+/// Every .rs file under `dir`, at any depth.
+fn rs_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
         if p.is_dir() {
-            visit(&p, out);
-            continue;
+            out.extend(rs_files(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
         }
-        if p.extension().is_none_or(|x| x != "rs") {
-            continue;
-        }
+    }
+    out
+}
+
+fn visit(dir: &Path, out: &mut Vec<String>) {
+    for p in rs_files(dir) {
         let rel = p
             .strip_prefix(concat!(env!("CARGO_MANIFEST_DIR"), "/src"))
             .unwrap();
@@ -159,15 +165,10 @@ fn syscall_uses(rel: &Path, text: &str) -> Vec<String> {
 
 fn visit_syscalls(dir: &Path, out: &mut Vec<String>) {
     let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            visit_syscalls(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            let rel = p.strip_prefix(src).unwrap();
-            if !may_call_the_kernel(rel) {
-                out.extend(syscall_uses(rel, &std::fs::read_to_string(&p).unwrap()));
-            }
+    for p in rs_files(dir) {
+        let rel = p.strip_prefix(src).unwrap();
+        if !may_call_the_kernel(rel) {
+            out.extend(syscall_uses(rel, &std::fs::read_to_string(&p).unwrap()));
         }
     }
 }
@@ -286,20 +287,8 @@ fn every_test_binary_is_in_the_tests_readme() {
 /// src/stack/lvm/mod.rs), with its text before the unit tests, comments
 /// left out.
 fn module_texts() -> Vec<(Vec<String>, String)> {
-    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    walk(&src, &mut files);
-    files
+    rs_files(&src)
         .into_iter()
         .map(|p| {
             let rel = p.strip_prefix(&src).unwrap().with_extension("");

@@ -8,6 +8,16 @@ use crate::layout::{PartKind, Partition, Table, TableKind};
 use crate::topology::{Disk, KernelPartition, Transport};
 use std::path::PathBuf;
 
+/// 512-byte logical blocks over `pbs`-byte physical ones (512e at 4096),
+/// the minimum I/O the physical block.
+pub fn logical_512_over(pbs: u32) -> Topology {
+    Topology {
+        physical_block_size: pbs,
+        minimum_io_size: pbs,
+        ..Topology::IMAGE_DEFAULT
+    }
+}
+
 /// A partition from LBA `first` to `last` (inclusive).
 pub fn part(number: u32, kind: PartKind, first: u64, last: u64) -> Partition {
     Partition {

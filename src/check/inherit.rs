@@ -259,25 +259,17 @@ fn visit(l: &mut Layer, parent: &Region, path: &str, regions: &Regions, out: &mu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::fixture::logical_512_over;
     use crate::check::stack::judge;
     use crate::check::start::Start;
     use crate::findings::Facts;
-    use crate::iolimits::Topology;
     use crate::stack::{Detail, PvInfo};
     use crate::units::MIB;
 
-    /// 512-byte logical, 4 KiB physical blocks: 512e.
-    fn e512() -> Topology {
-        Topology {
-            physical_block_size: 4096,
-            minimum_io_size: 4096,
-            ..Topology::IMAGE_DEFAULT
-        }
-    }
-
     /// The findings a partition at `start` bytes gets, as its cause.
     fn partition_cause(start: u64) -> Option<Cause> {
-        let f = Start::judge(&e512(), start).partition_findings(0, &Facts::default());
+        let f =
+            Start::judge(&logical_512_over(4096), start).partition_findings(0, &Facts::default());
         cause_of("partition 1", &f, is_partition_start)
     }
 
@@ -292,15 +284,29 @@ mod tests {
             "sda",
             start,
             size,
-            e512(),
+            logical_512_over(4096),
         );
-        let mut pv = Layer::new(LayerKind::LvmPv, "PV", "sda", start, size, e512());
+        let mut pv = Layer::new(
+            LayerKind::LvmPv,
+            "PV",
+            "sda",
+            start,
+            size,
+            logical_512_over(4096),
+        );
         pv.data_offset_bytes = Some(pe_start);
         pv.detail = Some(Detail::Pv(PvInfo {
             pe_start_bytes: pe_start,
             ..PvInfo::default()
         }));
-        let mut fs = Layer::new(LayerKind::Filesystem, "ext4", "vg/lv", lv_at, MIB, e512());
+        let mut fs = Layer::new(
+            LayerKind::Filesystem,
+            "ext4",
+            "vg/lv",
+            lv_at,
+            MIB,
+            logical_512_over(4096),
+        );
         fs.detail = Some(Detail::Filesystem(crate::stack::fs::Filesystem {
             kind: crate::stack::fs::FsKind::Ext4,
             block_size: 4096,
@@ -387,15 +393,29 @@ mod tests {
         // The VG assembled from that PV: an LV whose one leg starts at the
         // PV's first extent plus 4 MiB, in the disk's bytes.
         let at = start + MIB + 4 * MIB;
-        let mut vg = Layer::new(LayerKind::LvmVg, "vg", "vg", 0, 64 * MIB, e512());
-        let mut lv = Layer::new(LayerKind::LvmLv, "lv", "vg", 0, 4 * MIB, e512());
+        let mut vg = Layer::new(
+            LayerKind::LvmVg,
+            "vg",
+            "vg",
+            0,
+            64 * MIB,
+            logical_512_over(4096),
+        );
+        let mut lv = Layer::new(
+            LayerKind::LvmLv,
+            "lv",
+            "vg",
+            0,
+            4 * MIB,
+            logical_512_over(4096),
+        );
         lv.children.push(Layer::new(
             LayerKind::LvmLeg,
             "leg 0",
             "sda",
             at,
             4 * MIB,
-            e512(),
+            logical_512_over(4096),
         ));
         vg.children.push(lv);
         judge(&mut vg);
@@ -406,15 +426,29 @@ mod tests {
         assert_eq!(leg.inherits_from.as_deref(), Some("disk.img: partition 1"));
         // A leg off the PV's grid is its own: 1 KiB further (512 would
         // land on 4 KiB of the disk: 63 sectors + 1 = 64).
-        let mut vg2 = Layer::new(LayerKind::LvmVg, "vg", "vg", 0, 64 * MIB, e512());
-        let mut lv2 = Layer::new(LayerKind::LvmLv, "lv", "vg", 0, 4 * MIB, e512());
+        let mut vg2 = Layer::new(
+            LayerKind::LvmVg,
+            "vg",
+            "vg",
+            0,
+            64 * MIB,
+            logical_512_over(4096),
+        );
+        let mut lv2 = Layer::new(
+            LayerKind::LvmLv,
+            "lv",
+            "vg",
+            0,
+            4 * MIB,
+            logical_512_over(4096),
+        );
         let leg2 = Layer::new(
             LayerKind::LvmLeg,
             "leg 0",
             "sda",
             at + 1024,
             4 * MIB,
-            e512(),
+            logical_512_over(4096),
         );
         lv2.children.push(leg2);
         vg2.children.push(lv2);

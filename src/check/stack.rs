@@ -525,6 +525,7 @@ fn holder(l: &Layer) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::fixture::logical_512_over;
     use crate::stack::bcache::{Bcache, BcacheRole};
     use crate::stack::fs::Filesystem;
     use crate::stack::luks::Luks;
@@ -533,19 +534,10 @@ mod tests {
     use crate::stack::{Detail, LegInfo, LvInfo, PvInfo};
     use crate::units::MIB;
 
-    /// 512-byte logical blocks over `pbs`-byte physical ones.
-    fn below(pbs: u32) -> Topology {
-        Topology {
-            physical_block_size: pbs,
-            minimum_io_size: pbs,
-            ..Topology::IMAGE_DEFAULT
-        }
-    }
-
     /// A layer of `kind` at `offset` on `sda` (4 KiB physical), with
     /// `detail`, judged alone.
     fn judged(kind: LayerKind, offset: u64, data: Option<u64>, detail: Detail) -> Layer {
-        let mut l = Layer::new(kind, "l", "sda", offset, 64 * MIB, below(4096));
+        let mut l = Layer::new(kind, "l", "sda", offset, 64 * MIB, logical_512_over(4096));
         l.data_offset_bytes = data;
         l.detail = Some(detail);
         judge(&mut l);
@@ -721,7 +713,7 @@ mod tests {
             Topology {
                 minimum_io_size: 65536,
                 optimal_io_size: 196608,
-                ..below(4096)
+                ..logical_512_over(4096)
             },
         );
         l.detail = Some(ext4(4096, 0, 0));
@@ -745,7 +737,14 @@ mod tests {
 
     /// An LV with one segment striped over `legs` (offsets on sda), chunk `ss`.
     fn striped_lv(legs: &[u64], ss: u64) -> Layer {
-        let mut lv = Layer::new(LayerKind::LvmLv, "lv", "vg/lv", 0, 64 * MIB, below(4096));
+        let mut lv = Layer::new(
+            LayerKind::LvmLv,
+            "lv",
+            "vg/lv",
+            0,
+            64 * MIB,
+            logical_512_over(4096),
+        );
         lv.detail = Some(Detail::Lv(LvInfo {
             segments: vec![Segment {
                 kind: "striped".into(),
@@ -761,7 +760,14 @@ mod tests {
             }],
         }));
         for (i, &at) in legs.iter().enumerate() {
-            let mut g = Layer::new(LayerKind::LvmLeg, "leg", "sda", at, MIB, below(4096));
+            let mut g = Layer::new(
+                LayerKind::LvmLeg,
+                "leg",
+                "sda",
+                at,
+                MIB,
+                logical_512_over(4096),
+            );
             g.detail = Some(Detail::Leg(LegInfo {
                 stripe: i,
                 ..LegInfo::default()

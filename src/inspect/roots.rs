@@ -41,7 +41,7 @@ pub fn stack(
             // member, a PV, a bcache backing device); otherwise from the
             // region itself.
             let built_from = match root.children.as_mut_slice() {
-                [one] if one.kind.builds_kernel_device() => &mut one.children,
+                [one] if one.kind.meaning().builds_kernel_device => &mut one.children,
                 _ => &mut root.children,
             };
             built_from.extend(up);

@@ -85,11 +85,6 @@ impl LayerKind {
             own_space,
         }
     }
-
-    /// `meaning().builds_kernel_device`.
-    pub fn builds_kernel_device(self) -> bool {
-        self.meaning().builds_kernel_device
-    }
 }
 
 /// What the PV label and metadata say, seen from one PV.
