@@ -2,7 +2,7 @@
 //! by hand, what stays. The JSON is `report::json::plan`.
 
 use super::columns;
-use super::style::{table, Style};
+use super::style::Style;
 use crate::plan::new_disk::NewDisk;
 use crate::plan::{Action, DiskPlan, PlanRun, Step};
 use crate::units;
@@ -247,21 +247,23 @@ pub fn human_new(d: &NewDisk, st: &Style) -> String {
     if !d.refused.is_empty() {
         return out;
     }
-    let mut rows = vec![vec![
-        "  #".to_string(),
-        "start".into(),
-        "end".into(),
-        "size".into(),
-    ]];
-    for (i, p) in d.partitions.iter().enumerate() {
-        rows.push(vec![
-            format!("  {}", i + 1),
-            p.start_sector.to_string(),
-            (p.start_sector + p.sectors - 1).to_string(),
-            units::human(p.size_bytes),
-        ]);
-    }
-    out.push_str(&table(&rows));
+    let rows: Vec<columns::NewPartition> = d
+        .partitions
+        .iter()
+        .enumerate()
+        .map(|(i, extent)| columns::NewPartition {
+            number: i + 1,
+            extent,
+        })
+        .collect();
+    let all = columns::new_partitions();
+    let cols: Vec<_> = all.iter().collect();
+    out.push_str(&columns::render(
+        &cols,
+        &rows.iter().collect::<Vec<_>>(),
+        st,
+        "  ",
+    ));
     out.push_str(&format!("  sfdisk script (sfdisk {} < FILE):\n", d.path));
     for l in d.sfdisk_script.lines() {
         out.push_str(&format!("    {l}\n"));

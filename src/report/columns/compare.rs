@@ -1,8 +1,11 @@
 //! `compare`'s CSV columns: the cells both probe runs measured, and the
 //! findings that changed between two checks.
 
+use super::grid::offset_label;
+use super::probe::{percent, si};
 use super::*;
 use crate::compare::check::TargetChange;
+use crate::compare::probe::Decision;
 use crate::compare::watch::{DeviceChange, SubmitterChange};
 use crate::findings::Status;
 
@@ -14,28 +17,112 @@ pub struct RatioRow<'a> {
 
 type RR<'a> = Column<RatioRow<'a>>;
 
-/// One row per cell both runs measured (`compare --format csv`, probe runs).
+/// One row per cell both runs measured: `compare --format csv` of probe
+/// runs, and the terminal's cell-by-cell table (the target named only
+/// when there are several: [`naming_rows`]).
 pub fn ratios<'a>() -> Vec<RR<'a>> {
     vec![
         RR::csv_only("target", |r| {
             r.comparison.target_path(r.cell.key.target).to_string()
         }),
-        RR::csv_only("pattern", |r| r.cell.key.pattern.as_str().into()),
-        RR::csv_only("block_size", |r| r.cell.key.block_size.to_string()),
-        RR::csv_only("offset", |r| r.cell.key.offset.to_string()),
+        RR::both("pattern", "pattern", |r| r.cell.key.pattern.as_str().into()),
+        RR::both("block_size", "bs", |r| r.cell.key.block_size.to_string())
+            .shown_as(|r, _| human(r.cell.key.block_size))
+            .size(),
+        RR::both("offset", "offset", |r| r.cell.key.offset.to_string())
+            .shown_as(|r, _| offset_label(r.cell.key.offset)),
+        RR::human_only("a", "A IOPS (rounds)", |r| {
+            format!("{} ({})", si(r.cell.a_iops), r.cell.a_rounds)
+        }),
+        RR::human_only("b", "B IOPS (rounds)", |r| {
+            format!("{} ({})", si(r.cell.b_iops), r.cell.b_rounds)
+        }),
         RR::csv_only("a_iops", |r| format!("{:.1}", r.cell.a_iops)),
         RR::csv_only("b_iops", |r| format!("{:.1}", r.cell.b_iops)),
         RR::csv_only("a_rounds", |r| r.cell.a_rounds.to_string()),
         RR::csv_only("b_rounds", |r| r.cell.b_rounds.to_string()),
         RR::csv_only("ratio", |r| opt4(r.cell.ratio)),
+        RR::human_only("b_over_a", "B/A", |r| opt4(r.cell.ratio)).shown_as(|r, st| {
+            r.cell
+                .ratio
+                .map_or("-".into(), |x| percent(x, r.cell.significant, st))
+        }),
+        RR::human_only("interval", "interval", |r| interval(r.cell)),
         RR::csv_only("ci_lo", |r| opt4(r.cell.ci95.map(|c| c[0]))),
         RR::csv_only("ci_hi", |r| opt4(r.cell.ci95.map(|c| c[1]))),
         RR::csv_only("ci_level", |r| opt4(r.cell.ci_level)),
         RR::csv_only("p_value", |r| opt4(r.cell.p_value)),
         RR::csv_only("p_adjusted", |r| opt4(r.cell.p_adjusted)),
         RR::csv_only("significant", |r| r.cell.significant.to_string()),
-        RR::csv_only("decision", |r| r.cell.decision.as_str().into()),
+        RR::both("decision", "decision", |r| r.cell.decision.as_str().into())
+            .shown_as(|r, st| decision(r.cell.decision, st)),
     ]
+}
+
+/// A decision coloured as what it means for B.
+fn decision(d: Decision, st: &Style) -> String {
+    let w = d.as_str();
+    match d {
+        Decision::Slower => st.bad(w),
+        Decision::Faster => st.good(w),
+        Decision::Open => st.warn(w),
+        Decision::Same | Decision::Untested => st.dim(w),
+    }
+}
+
+/// A ratio as a difference from A: `-52%`, `+6.2%`, `-0.4%`.
+fn diff(ratio: f64) -> String {
+    let pct = (ratio - 1.0) * 100.0;
+    match pct.abs() < 10.0 {
+        true => format!("{pct:+.1}%"),
+        false => format!("{pct:+.0}%"),
+    }
+}
+
+/// `-52%..-48%`: the interval as differences from A.
+fn interval(r: &CellRatio) -> String {
+    match r.ci95 {
+        Some([lo, hi]) => format!("{}..{}", diff(lo), diff(hi)),
+        None => "-".into(),
+    }
+}
+
+/// A field of the environment of two probe runs, with the comparison
+/// (to name its target when there are several).
+pub struct EnvRow<'a> {
+    pub comparison: &'a ProbeComparison,
+    pub field: &'a crate::compare::environment::EnvField,
+}
+
+type ER<'a> = Column<EnvRow<'a>>;
+
+/// The environment fields of two probe runs, A's value and B's (`-`:
+/// not recorded).
+pub fn environment<'a>() -> Vec<ER<'a>> {
+    vec![
+        ER::human_only("field", "field", |r| env_label(r)),
+        ER::human_only("a", "A", |r| recorded(&r.field.a)),
+        ER::human_only("b", "B", |r| recorded(&r.field.b)),
+    ]
+}
+
+/// A side's value, `-` when not recorded.
+fn recorded(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "-".into())
+}
+
+/// A field's name, with its target's when the runs have several.
+pub fn env_label(r: &EnvRow) -> String {
+    let f = r.field;
+    match f.target {
+        Some(t) if r.comparison.target_count() > 1 && f.field == "target" => {
+            crate::report::target_label(t)
+        }
+        Some(t) if r.comparison.target_count() > 1 => {
+            format!("{} ({})", f.field, crate::report::target_label(t))
+        }
+        _ => f.field.clone(),
+    }
 }
 
 type FC = Column<FindingChange>;

@@ -24,10 +24,12 @@ use crate::units::human;
 use crate::watch::submitters::Submitter;
 use crate::watch::summary::Bucket;
 use crate::watch::{DeviceSummary, WatchRun};
+use std::borrow::Cow;
 
 mod check;
 mod compare;
 mod findings;
+mod grid;
 mod plan;
 mod probe;
 mod topology;
@@ -35,24 +37,53 @@ mod watch;
 
 pub use check::{partition_rows, partitions, target_rows, PartitionRow};
 pub use compare::{
-    changes, check_targets_compared, ratios, watch_devices_compared, watch_submitters_compared,
-    RatioRow,
+    changes, check_targets_compared, env_label, environment, ratios, watch_devices_compared,
+    watch_submitters_compared, EnvRow, RatioRow,
 };
 pub use findings::findings;
-pub use plan::plan_partitions;
-pub use probe::{cells, CellRow};
+pub use grid::{grid, offset_label, Entry, GridRow};
+pub use plan::{new_partitions, plan_partitions, NewPartition};
+pub use probe::{cells, percent, si, CellRow, Iops, Versus};
 pub use topology::DISKS;
 pub use watch::{
     submitter_rows, watch_buckets, watch_devices, watch_rows, watch_submitters, SubmitterRow,
     WatchRow,
 };
 
+/// How a column reads its value from a row: a function of the row, or
+/// the `at`-th entry of a row of entries (a grid's column per offset,
+/// made when the offsets are known).
+pub enum Get<R: ?Sized> {
+    Row(fn(&R) -> String),
+    Entry(usize, fn(&R, usize) -> String),
+}
+
+/// How a column shows its value to people, beside [`Get`].
+pub enum Show<R: ?Sized> {
+    Row(fn(&R, &Style) -> String),
+    Entry(fn(&R, usize, &Style) -> String),
+}
+
+// By hand: a derive would ask `R: Copy`.
+impl<R: ?Sized> Clone for Get<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R: ?Sized> Copy for Get<R> {}
+impl<R: ?Sized> Clone for Show<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R: ?Sized> Copy for Show<R> {}
+
 /// One column over rows of type `R`.
 pub struct Column<R: ?Sized> {
     /// The name `-o` selects it by, and the CSV header of a CSV column.
-    pub id: &'static str,
+    pub id: Cow<'static, str>,
     /// The human table's title.
-    pub title: &'static str,
+    pub title: Cow<'static, str>,
     /// In the CSV by default.
     pub csv: bool,
     /// In the human table by default.
@@ -66,9 +97,9 @@ pub struct Column<R: ?Sized> {
     /// What the column means (`--list-columns`).
     pub help: &'static str,
     /// The raw value (bytes, numbers, names) for CSV.
-    pub raw: fn(&R) -> String,
+    pub raw: Get<R>,
     /// The value as people read it; None: the raw value.
-    pub shown: Option<fn(&R, &Style) -> String>,
+    pub shown: Option<Show<R>>,
     /// Hidden first when the table is wider than the terminal: 0 never,
     /// higher sooner.
     pub drop: u8,
@@ -89,15 +120,25 @@ pub struct Column<R: ?Sized> {
 
 impl<R: ?Sized> Column<R> {
     const fn both(id: &'static str, title: &'static str, raw: fn(&R) -> String) -> Self {
+        Column::new(id, title, raw, [true, true, true])
+    }
+
+    /// A column shown by default in `[csv, human, html]`.
+    const fn new(
+        id: &'static str,
+        title: &'static str,
+        raw: fn(&R) -> String,
+        [csv, human, html]: [bool; 3],
+    ) -> Self {
         Column {
-            id,
-            title,
-            csv: true,
-            human: true,
-            html: true,
+            id: Cow::Borrowed(id),
+            title: Cow::Borrowed(title),
+            csv,
+            human,
+            html,
             part_of: None,
             help: "",
-            raw,
+            raw: Get::Row(raw),
             shown: None,
             drop: 0,
             size: false,
@@ -109,11 +150,7 @@ impl<R: ?Sized> Column<R> {
     }
 
     const fn csv_only(id: &'static str, raw: fn(&R) -> String) -> Self {
-        Column {
-            human: false,
-            html: false,
-            ..Column::both(id, id, raw)
-        }
+        Column::new(id, id, raw, [true, false, false])
     }
 
     /// In the HTML table only (the terminal's has no room for it; `-o`
@@ -123,22 +160,33 @@ impl<R: ?Sized> Column<R> {
         title: &'static str,
         raw: fn(&R) -> String,
     ) -> Self {
-        Column {
-            human: false,
-            csv: false,
-            ..Column::both(id, title, raw)
-        }
+        Column::new(id, title, raw, [false, false, true])
     }
 
     const fn human_only(id: &'static str, title: &'static str, raw: fn(&R) -> String) -> Self {
+        Column::new(id, title, raw, [false, true, true])
+    }
+
+    /// A column of a grid, made at run time: entry `at` of each row,
+    /// under a title that is a value (an offset), in every output.
+    pub(crate) fn entry(
+        id: String,
+        title: String,
+        at: usize,
+        raw: fn(&R, usize) -> String,
+        shown: fn(&R, usize, &Style) -> String,
+    ) -> Self {
         Column {
-            csv: false,
-            ..Column::both(id, title, raw)
+            id: Cow::Owned(id),
+            title: Cow::Owned(title),
+            raw: Get::Entry(at, raw),
+            shown: Some(Show::Entry(shown)),
+            ..Column::both("", "", |_| String::new())
         }
     }
 
-    const fn shown_as(mut self, shown: fn(&R, &Style) -> String) -> Self {
-        self.shown = Some(shown);
+    pub(crate) const fn shown_as(mut self, shown: fn(&R, &Style) -> String) -> Self {
+        self.shown = Some(Show::Row(shown));
         self
     }
 
@@ -213,11 +261,20 @@ impl<R: ?Sized> Column<R> {
         }
     }
 
+    /// The raw value of row `r` (the CSV's).
+    pub fn raw(&self, r: &R) -> String {
+        match self.raw {
+            Get::Row(f) => f(r),
+            Get::Entry(at, f) => f(r, at),
+        }
+    }
+
     fn value(&self, r: &R, st: &Style) -> String {
-        match self.shown {
-            Some(_) if self.size && st.table.bytes => (self.raw)(r),
-            Some(f) => f(r, st),
-            None => (self.raw)(r),
+        match (self.shown, self.raw) {
+            (Some(_), _) if self.size && st.table.bytes => self.raw(r),
+            (Some(Show::Row(f)), _) => f(r, st),
+            (Some(Show::Entry(f)), Get::Entry(at, _)) => f(r, at, st),
+            _ => self.raw(r),
         }
     }
 
@@ -225,7 +282,7 @@ impl<R: ?Sized> Column<R> {
     /// writes its own there: a size as lsblk's `512M` (bytes with `-b`),
     /// a yes/no as `1`/`0`, anything else as the table shows it.
     fn raw_value(&self, r: &R, st: &Style) -> String {
-        let raw = (self.raw)(r);
+        let raw = self.raw(r);
         if self.size && !st.table.bytes {
             return raw.parse().map_or(raw, crate::units::lsblk_size);
         }
@@ -244,7 +301,7 @@ impl<R: ?Sized> Column<R> {
     /// title of the value shown, so `SIZE="1 GiB"` and with `-b`
     /// `SIZE="1073741824"`, as lsblk -P and -b do).
     fn key(&self) -> String {
-        key_of(self.title, self.id)
+        key_of(&self.title, &self.id)
     }
 }
 
@@ -352,13 +409,19 @@ fn help<R: ?Sized>(cols: &[Column<R>]) -> String {
 }
 
 /// Every column `-o` accepts for `check`: (id, title).
-pub fn check_ids() -> Vec<(&'static str, &'static str)> {
-    partitions().iter().map(|c| (c.id, c.title)).collect()
+pub fn check_ids() -> Vec<(String, String)> {
+    ids(&partitions())
 }
 
 /// Every column `-o` accepts for `topology`: (id, title).
-pub fn topology_ids() -> Vec<(&'static str, &'static str)> {
-    DISKS.iter().map(|c| (c.id, c.title)).collect()
+pub fn topology_ids() -> Vec<(String, String)> {
+    ids(DISKS)
+}
+
+fn ids<R: ?Sized>(cols: &[Column<R>]) -> Vec<(String, String)> {
+    cols.iter()
+        .map(|c| (c.id.to_string(), c.title.to_string()))
+        .collect()
 }
 
 /// A title as a `-P` key and `-r` header: upper case, a space as `-`.
@@ -383,7 +446,7 @@ fn key_of(title: &str, id: &str) -> String {
 /// one line that refuses the first name no column has.
 pub fn resolve(
     asked: &[String],
-    cols: &[(&'static str, &'static str)],
+    cols: &[(String, String)],
     command: &str,
 ) -> Result<Vec<String>, String> {
     asked
@@ -402,7 +465,7 @@ pub fn resolve(
                 None => {
                     Err(format!(
                     "{a:?} is not a column of {command}; {command} --list-columns names them ({})",
-                    cols.iter().map(|(id, _)| *id).collect::<Vec<_>>().join(", ")
+                    cols.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>().join(", ")
                 ))
                 }
             }
@@ -412,7 +475,7 @@ pub fn resolve(
 
 /// The human table of `cols`: a dimmed title row, then one row per item.
 pub fn table_rows<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style) -> Vec<Vec<String>> {
-    let mut out = vec![cols.iter().map(|c| st.dim(c.title)).collect::<Vec<_>>()];
+    let mut out = vec![cols.iter().map(|c| st.dim(&c.title)).collect::<Vec<_>>()];
     for r in rows {
         out.push(cols.iter().map(|c| c.value(r, st)).collect());
     }
@@ -426,14 +489,14 @@ pub fn table_rows<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style) -> Ve
 pub fn html<R: ?Sized>(id: &str, caption: &str, cols: &[&Column<R>], rows: &[&R]) -> String {
     use super::html::page::{self, Td};
     let plain = Style::plain();
-    let headers: Vec<&str> = cols.iter().map(|c| c.long.unwrap_or(c.title)).collect();
+    let headers: Vec<&str> = cols.iter().map(|c| c.long.unwrap_or(&c.title)).collect();
     let cells: Vec<Vec<Td>> = rows
         .iter()
         .map(|r| {
             cols.iter()
                 .map(|c| {
                     let shown = c.value(r, &plain);
-                    let raw = (c.raw)(r);
+                    let raw = c.raw(r);
                     let v = if c.size && shown != raw && !raw.is_empty() {
                         format!("{raw} ({shown})")
                     } else {
@@ -537,7 +600,7 @@ pub fn fit<'c, R: ?Sized>(
     rows: &[&R],
     st: &Style,
     width: usize,
-) -> (Vec<&'c Column<R>>, Vec<&'static str>) {
+) -> (Vec<&'c Column<R>>, Vec<&'c str>) {
     let mut kept = cols;
     let mut hidden = Vec::new();
     loop {
@@ -550,7 +613,7 @@ pub fn fit<'c, R: ?Sized>(
             .max_by_key(|(_, c)| c.drop)
             .map(|(i, _)| i);
         match worst {
-            Some(i) if total > width => hidden.push(kept.remove(i).title),
+            Some(i) if total > width => hidden.push(&*kept.remove(i).title),
             _ => return (kept, hidden),
         }
     }
@@ -580,7 +643,7 @@ pub fn csv_with<R: ?Sized>(
 ) -> String {
     let mut picked: Vec<&Column<R>> = Vec::new();
     for p in select(cols, asked, |c| c.csv) {
-        let parts = cols.iter().filter(|c| c.part_of == Some(p.id));
+        let parts = cols.iter().filter(|c| c.part_of == Some(&*p.id));
         for c in std::iter::once(p).filter(|p| p.csv).chain(parts) {
             if !picked.iter().any(|x| x.id == c.id) {
                 picked.push(c);
@@ -589,11 +652,11 @@ pub fn csv_with<R: ?Sized>(
     }
     let mut out = String::new();
     if headings {
-        out = picked.iter().map(|c| c.id).collect::<Vec<_>>().join(",");
+        out = picked.iter().map(|c| &*c.id).collect::<Vec<_>>().join(",");
         out.push('\n');
     }
     for r in rows {
-        let line: Vec<String> = picked.iter().map(|c| field(&(c.raw)(r))).collect();
+        let line: Vec<String> = picked.iter().map(|c| field(&c.raw(r))).collect();
         out.push_str(&line.join(","));
         out.push('\n');
     }
@@ -636,12 +699,17 @@ mod tests {
         let names = partitions()
             .iter()
             .filter(|c| c.csv)
-            .map(|c| c.id)
-            .chain(DISKS.iter().filter(|c| c.csv).map(|c| c.id))
-            .chain(cells().iter().filter(|c| c.csv).map(|c| c.id))
-            .chain(ratios().iter().filter(|c| c.csv).map(|c| c.id))
-            .chain(changes().iter().filter(|c| c.csv).map(|c| c.id))
-            .chain(watch_buckets().iter().filter(|c| c.csv).map(|c| c.id))
+            .map(|c| c.id.to_string())
+            .chain(DISKS.iter().filter(|c| c.csv).map(|c| c.id.to_string()))
+            .chain(cells().iter().filter(|c| c.csv).map(|c| c.id.to_string()))
+            .chain(ratios().iter().filter(|c| c.csv).map(|c| c.id.to_string()))
+            .chain(changes().iter().filter(|c| c.csv).map(|c| c.id.to_string()))
+            .chain(
+                watch_buckets()
+                    .iter()
+                    .filter(|c| c.csv)
+                    .map(|c| c.id.to_string()),
+            )
             .collect::<Vec<_>>();
         for n in names {
             assert!(doc.contains(&format!("`{n}`")), "docs/csv.md lacks {n}");
@@ -718,7 +786,7 @@ mod tests {
     /// is the lsblk -t set.
     #[test]
     fn topology_columns() {
-        let shown: Vec<&str> = DISKS.iter().filter(|c| c.human).map(|c| c.id).collect();
+        let shown: Vec<&str> = DISKS.iter().filter(|c| c.human).map(|c| &*c.id).collect();
         assert_eq!(shown[0], "name");
         assert!(shown.contains(&"physical_block_size") && shown.contains(&"problems"));
         let ids = topology_ids();

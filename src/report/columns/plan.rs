@@ -1,4 +1,4 @@
-//! `plan`'s table of each partition now and after.
+//! `plan`'s tables: each partition now and after, and a new disk's layout.
 
 use super::*;
 
@@ -55,5 +55,25 @@ pub fn plan_partitions() -> Vec<PP> {
         .shown_as(|p, _| human(p.after.size_bytes))
         .size(),
         PP::human_only("change", "change", crate::report::plan::change),
+    ]
+}
+
+/// A partition of a new disk's layout, numbered from 1.
+pub struct NewPartition<'a> {
+    pub number: usize,
+    pub extent: &'a crate::plan::Extent,
+}
+
+type NP<'a> = Column<NewPartition<'a>>;
+
+/// `plan --new`'s table of the layout it proposes, in sectors.
+pub fn new_partitions<'a>() -> Vec<NP<'a>> {
+    vec![
+        NP::human_only("number", "#", |p| p.number.to_string()).num(),
+        NP::human_only("start", "start", |p| p.extent.start_sector.to_string()).num(),
+        NP::human_only("end", "end", |p| last_sector(p.extent)).num(),
+        NP::human_only("size_bytes", "size", |p| p.extent.size_bytes.to_string())
+            .shown_as(|p, _| human(p.extent.size_bytes))
+            .size(),
     ]
 }

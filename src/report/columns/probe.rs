@@ -61,3 +61,62 @@ pub fn cells<'a>() -> Vec<C<'a>> {
         C::csv_only("partial", |r| r.report.partial.to_string()),
     ]
 }
+
+/// A cell in the probe's grid: its IOPS at the aligned offset, else its
+/// difference from them (starred when decided).
+pub struct Iops<'a>(pub &'a CellReport);
+
+impl Entry for Iops<'_> {
+    fn raw(&self) -> String {
+        match &self.0.relative {
+            Some(rel) => format!("{:.4}", rel.ratio),
+            None => format!("{:.1}", self.0.iops.median),
+        }
+    }
+
+    fn shown(&self, st: &Style) -> String {
+        match &self.0.relative {
+            Some(rel) => percent(rel.ratio, rel.significant, st),
+            None => si(self.0.iops.median),
+        }
+    }
+}
+
+/// A cell of a further target against the first target's: the
+/// difference, starred when decided.
+pub struct Versus<'a>(pub &'a crate::probe::results::ContrastReport);
+
+impl Entry for Versus<'_> {
+    fn raw(&self) -> String {
+        format!("{:.4}", self.0.relative.ratio)
+    }
+
+    fn shown(&self, st: &Style) -> String {
+        percent(self.0.relative.ratio, self.0.relative.significant, st)
+    }
+}
+
+/// `-21%*`: the difference of `ratio` from 1, starred (and coloured) when
+/// decided.
+pub fn percent(ratio: f64, significant: bool, st: &Style) -> String {
+    let pct = (ratio - 1.0) * 100.0;
+    let text = format!("{pct:+.0}%{}", if significant { "*" } else { "" });
+    if significant && pct < 0.0 {
+        st.bad(&text)
+    } else if significant {
+        st.good(&text)
+    } else {
+        st.dim(&text)
+    }
+}
+
+/// A rate with an SI prefix: `950`, `12.3k`, `1.25M`.
+pub fn si(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}

@@ -7,13 +7,11 @@
 //! status. `-q` prints the answer, the summary and the outcome; `-v` adds
 //! the environment that did not differ.
 
-use super::probe::{offset_label, percent, si};
 use crate::compare::check::{Change, FindingChange};
-use crate::compare::probe::{CellRatio, Decision, OnlyIn};
+use crate::compare::probe::OnlyIn;
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
 use crate::report::columns;
-use crate::report::style::{table, Style};
-use crate::units::human;
+use crate::report::style::Style;
 use crate::units::utc;
 use std::fmt::Write;
 
@@ -119,7 +117,7 @@ fn probe(c: &ProbeComparison, st: &Style) -> String {
         let head = "B against A, cell by cell (* significant after Holm's correction; each interval at the level Holm judged its cell at):";
         out.push('\n');
         out.push_str(&st.line("", &st.bold(head), ""));
-        out.push_str(&table(&cell_rows(c, st)));
+        out.push_str(&cells(c, st));
     }
     only(&mut out, "A", &c.only_a, c, st);
     only(&mut out, "B", &c.only_b, c, st);
@@ -129,33 +127,32 @@ fn probe(c: &ProbeComparison, st: &Style) -> String {
 
 /// The fields that differ as a table; with `-v` the rest on one line.
 fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
-    let label = |f: &crate::compare::environment::EnvField| match f.target {
-        Some(t) if c.target_count() > 1 && f.field == "target" => crate::report::target_label(t),
-        Some(t) if c.target_count() > 1 => {
-            format!("{} ({})", f.field, crate::report::target_label(t))
-        }
-        _ => f.field.clone(),
-    };
-    let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-    let differing: Vec<_> = c.environment.iter().filter(|f| f.differs).collect();
+    let rows: Vec<columns::EnvRow> = c
+        .environment
+        .iter()
+        .map(|field| columns::EnvRow {
+            comparison: c,
+            field,
+        })
+        .collect();
+    let differing: Vec<&columns::EnvRow> = rows.iter().filter(|r| r.field.differs).collect();
     if !differing.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold("environment differs:"));
-        let mut rows = vec![vec![st.dim("field"), st.dim("A"), st.dim("B")]];
-        for f in differing {
-            rows.push(vec![label(f), value(&f.a), value(&f.b)]);
-        }
-        out.push_str(&indent(&table(&rows)));
+        let all = columns::environment();
+        let cols: Vec<_> = all.iter().collect();
+        out.push_str(&columns::render(&cols, &differing, st, "  "));
     }
     if st.verbose {
-        let same: Vec<String> = c
-            .environment
+        let same: Vec<String> = rows
             .iter()
-            .filter(|f| !f.differs)
-            .map(|f| {
+            .filter(|r| !r.field.differs)
+            .map(|r| {
+                let f = r.field;
+                let v = if f.a.is_some() { &f.a } else { &f.b };
                 format!(
                     "{} {}",
-                    label(f),
-                    value(if f.a.is_some() { &f.a } else { &f.b })
+                    columns::env_label(r),
+                    v.clone().unwrap_or_else(|| "-".into())
                 )
             })
             .collect();
@@ -170,79 +167,28 @@ fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
     }
 }
 
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("  {l}\n")).collect()
-}
-
-fn decision(d: Decision, st: &Style) -> String {
-    let w = d.as_str();
-    match d {
-        Decision::Slower => st.bad(w),
-        Decision::Faster => st.good(w),
-        Decision::Open => st.warn(w),
-        Decision::Same | Decision::Untested => st.dim(w),
-    }
-}
-
-/// A ratio as a difference from A: `-52%`, `+6.2%`, `-0.4%`.
-fn diff(ratio: f64) -> String {
-    let pct = (ratio - 1.0) * 100.0;
-    match pct.abs() < 10.0 {
-        true => format!("{pct:+.1}%"),
-        false => format!("{pct:+.0}%"),
-    }
-}
-
-/// `-52%..-48%`: the interval as differences from A.
-fn interval(r: &CellRatio) -> String {
-    match r.ci95 {
-        Some([lo, hi]) => format!("{}..{}", diff(lo), diff(hi)),
-        None => "-".into(),
-    }
-}
-
-fn cell_rows(c: &ProbeComparison, st: &Style) -> Vec<Vec<String>> {
-    let multi = c.target_count() > 1;
-    let titles = [
+/// The cell-by-cell table, from compare's column list (the CSV's), the
+/// target first when there are several.
+fn cells(c: &ProbeComparison, st: &Style) -> String {
+    let all = columns::ratios();
+    let picked = columns::naming_rows(
+        &all,
+        columns::select(&all, None, |c| c.human),
         "target",
-        "pattern",
-        "bs",
-        "offset",
-        "A IOPS (rounds)",
-        "B IOPS (rounds)",
-        "B/A",
-        "interval",
-        "decision",
-    ];
-    let mut rows = vec![titles
+        c.target_count(),
+    );
+    let rows: Vec<columns::RatioRow> = c
+        .cells
         .iter()
-        .skip(usize::from(!multi))
-        .map(|t| st.dim(t))
-        .collect::<Vec<_>>()];
-    for r in &c.cells {
-        let k = &r.key;
-        let mut row = if multi {
-            vec![c.target_path(k.target).to_string()]
-        } else {
-            vec![]
-        };
-        row.extend([
-            k.pattern.as_str().to_string(),
-            human(k.block_size),
-            offset_label(k.offset),
-            format!("{} ({})", si(r.a_iops), r.a_rounds),
-            format!("{} ({})", si(r.b_iops), r.b_rounds),
-            r.ratio
-                .map_or("-".into(), |x| percent(x, r.significant, st)),
-            interval(r),
-            decision(r.decision, st),
-        ]);
-        rows.push(row);
-    }
-    rows
+        .map(|cell| columns::RatioRow {
+            comparison: c,
+            cell,
+        })
+        .collect();
+    let rows: Vec<_> = rows.iter().collect();
+    columns::render(&picked, &rows, st, "")
 }
 
-/// `only in A: target /dev/sdc; pattern seqread; cells randwrite 4 KiB at 1024`.
 fn only(out: &mut String, side: &str, o: &OnlyIn, c: &ProbeComparison, st: &Style) {
     if o.is_empty() {
         return;
