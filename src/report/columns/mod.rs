@@ -119,7 +119,7 @@ pub struct Column<R: ?Sized> {
 }
 
 impl<R: ?Sized> Column<R> {
-    const fn both(id: &'static str, title: &'static str, raw: fn(&R) -> String) -> Self {
+    pub(crate) const fn both(id: &'static str, title: &'static str, raw: fn(&R) -> String) -> Self {
         Column::new(id, title, raw, [true, true, true])
     }
 
@@ -149,7 +149,7 @@ impl<R: ?Sized> Column<R> {
         }
     }
 
-    const fn csv_only(id: &'static str, raw: fn(&R) -> String) -> Self {
+    pub(crate) const fn csv_only(id: &'static str, raw: fn(&R) -> String) -> Self {
         Column::new(id, id, raw, [true, false, false])
     }
 
@@ -163,7 +163,11 @@ impl<R: ?Sized> Column<R> {
         Column::new(id, title, raw, [false, false, true])
     }
 
-    const fn human_only(id: &'static str, title: &'static str, raw: fn(&R) -> String) -> Self {
+    pub(crate) const fn human_only(
+        id: &'static str,
+        title: &'static str,
+        raw: fn(&R) -> String,
+    ) -> Self {
         Column::new(id, title, raw, [false, true, true])
     }
 
@@ -190,42 +194,42 @@ impl<R: ?Sized> Column<R> {
         self
     }
 
-    const fn help(mut self, help: &'static str) -> Self {
+    pub(crate) const fn help(mut self, help: &'static str) -> Self {
         self.help = help;
         self
     }
 
-    const fn drop(mut self, rank: u8) -> Self {
+    pub(crate) const fn drop(mut self, rank: u8) -> Self {
         self.drop = rank;
         self
     }
 
-    const fn part_of(mut self, id: &'static str) -> Self {
+    pub(crate) const fn part_of(mut self, id: &'static str) -> Self {
         self.part_of = Some(id);
         self
     }
 
     /// A size, in bytes with `-b`.
-    const fn size(mut self) -> Self {
+    pub(crate) const fn size(mut self) -> Self {
         self.size = true;
         self
     }
 
     /// A yes/no value, `1`/`0` in the raw and pair forms.
-    const fn flag(mut self) -> Self {
+    pub(crate) const fn flag(mut self) -> Self {
         self.flag = true;
         self
     }
 
     /// A column of the terminal's table the HTML page leaves out (the page
     /// has it in another table).
-    const fn not_in_html(mut self) -> Self {
+    pub(crate) const fn not_in_html(mut self) -> Self {
         self.html = false;
         self
     }
 
     /// A column of the CSV (or `-o`) the HTML table shows too.
-    const fn in_html(mut self) -> Self {
+    pub(crate) const fn in_html(mut self) -> Self {
         self.html = true;
         self
     }
