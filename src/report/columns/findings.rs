@@ -1,8 +1,10 @@
 //! A table of findings, as the HTML page lists them where it has no
 //! fuller form of its own (watch's findings, what check will still report
-//! after a plan): severity, code, what it is about, the sentence.
+//! after a plan): severity, code, what it is about, the sentence. And the
+//! table of what a run could not read.
 
 use super::*;
+use crate::check::document::DocError;
 use crate::findings::Finding;
 
 type F = Column<Finding>;
@@ -15,6 +17,32 @@ pub fn findings() -> Vec<F> {
         F::human_only("subject", "where", |f| f.subject.phrase()),
         F::human_only("message", "finding", |f| f.message.clone()),
     ]
+}
+
+type E = Column<DocError>;
+
+/// What a run could not read (its `errors`): the thing, named as `what`
+/// (a target, a disk), and why, in the error's colour.
+pub fn errors(what: &'static str) -> Vec<E> {
+    vec![
+        E::html_only("path", what, |e| e.path.clone()),
+        E::html_only("message", "why", |e| e.message.clone()).class(|_| Some("sev-error".into())),
+    ]
+}
+
+/// The page's table of what a run could not read, or nothing when
+/// everything was.
+pub fn errors_html(id: &str, caption: &str, what: &'static str, errors: &[DocError]) -> String {
+    if errors.is_empty() {
+        return String::new();
+    }
+    let cols = self::errors(what);
+    html(
+        id,
+        caption,
+        &cols.iter().collect::<Vec<_>>(),
+        &errors.iter().collect::<Vec<_>>(),
+    )
 }
 
 #[cfg(test)]

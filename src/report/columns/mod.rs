@@ -40,14 +40,14 @@ pub use compare::{
     changes, check_targets_compared, env_label, environment, ratios, watch_devices_compared,
     watch_submitters_compared, EnvRow, RatioRow,
 };
-pub use findings::findings;
+pub use findings::{errors_html, findings};
 pub use grid::{grid, offset_label, Entry, GridRow};
 pub use plan::{new_partitions, plan_partitions, NewPartition};
 pub use probe::{cells, percent, si, CellRow, Iops, Versus};
 pub use topology::DISKS;
 pub use watch::{
-    submitter_rows, watch_buckets, watch_devices, watch_rows, watch_submitters, SubmitterRow,
-    WatchRow,
+    histogram, span, submitter_rows, watch_buckets, watch_devices, watch_latency, watch_rows,
+    watch_submitters, SubmitterRow, WatchRow,
 };
 
 /// How a column reads its value from a row: a function of the row, or

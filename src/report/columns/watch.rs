@@ -1,7 +1,8 @@
-//! `watch`'s columns: devices, submitters, and the CSV's request-size
-//! buckets.
+//! `watch`'s columns: devices, submitters, the CSV's request-size
+//! buckets, and the page's histograms and latency.
 
 use super::*;
+use crate::watch::latency::{LatencyComparison, Span};
 
 type WD = Column<DeviceSummary>;
 
@@ -274,4 +275,48 @@ pub fn watch_buckets<'a>() -> Vec<WR<'a>> {
             opt_num(r.summary.diskstats.map(|k| k.bytes))
         }),
     ]
+}
+
+type BC = Column<Bucket>;
+
+/// A histogram's buckets on the page: where each starts (`what`: a size,
+/// an alignment) and its I/Os.
+pub fn histogram(what: &'static str) -> Vec<BC> {
+    vec![
+        BC::html_only("from_bytes", what, |b| human(b.from_bytes)).num(),
+        BC::html_only("ios", "I/Os", |b| b.ios.to_string()).num(),
+    ]
+}
+
+type LC = Column<LatencyComparison>;
+
+/// The latency of aligned against straddling requests of one size and
+/// direction on a device: each side's count and median, and the decision.
+pub fn watch_latency() -> Vec<LC> {
+    vec![
+        LC::html_only("device", "device", |c| c.device.clone()),
+        LC::html_only("direction", "direction", |c| {
+            c.direction.map_or(String::new(), |x| x.as_str().into())
+        }),
+        LC::html_only("size_from_bytes", "size", |c| human(c.size_from_bytes)).num(),
+        LC::html_only("aligned_ios", "aligned", |c| c.aligned.ios.to_string()).num(),
+        LC::html_only("aligned_median", "median", |c| span(c.aligned.median_us)).num(),
+        LC::html_only("straddling_ios", "straddling", |c| {
+            c.straddling.ios.to_string()
+        })
+        .num(),
+        LC::html_only("straddling_median", "median", |c| {
+            span(c.straddling.median_us)
+        })
+        .num(),
+        LC::html_only("decision", "decision", |c| c.decision.as_str().into()),
+    ]
+}
+
+/// A median known to its log2 bucket: `64–128 µs`, `≥1048576 µs`.
+pub fn span(s: Span) -> String {
+    match s.to_us {
+        Some(to) => format!("{}–{} µs", s.from_us, to),
+        None => format!("≥{} µs", s.from_us),
+    }
 }

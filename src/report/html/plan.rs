@@ -40,7 +40,7 @@ pub fn page(p: Planned, stamp: &Stamp) -> String {
         let before = now.iter().find(|t| t.path == d.path);
         s.push_str(&disk(id, n, d, before));
     }
-    s.push_str(&page::errors(
+    s.push_str(&crate::report::columns::errors_html(
         &format!("{id}-errors"),
         "Targets that could not be read",
         "target",

@@ -28,7 +28,7 @@ pub fn section(id: &str, name: &str, doc: &TopologyDocument) -> String {
     for (n, d) in doc.disks.iter().enumerate() {
         s.push_str(&disk(id, n, d));
     }
-    s.push_str(&page::errors(
+    s.push_str(&crate::report::columns::errors_html(
         &format!("{id}-errors"),
         "Disks not read",
         "disk",

@@ -2,10 +2,11 @@
 //! the share of straddling I/O), then each device's histograms, the
 //! latency of aligned against straddling requests, and the findings.
 
+use crate::report::columns::span;
 use crate::report::columns::{self, watch_devices};
 use crate::report::style::Style;
 use crate::units::human;
-use crate::watch::latency::{LatencyComparison, LatencyDecision, Span};
+use crate::watch::latency::{LatencyComparison, LatencyDecision};
 use crate::watch::summary::Bucket;
 use crate::watch::{DeviceSummary, WatchRun};
 use std::fmt::Write;
@@ -269,13 +270,6 @@ fn histograms(run: &WatchRun, st: &Style) -> String {
         out.push_str(&st.line("  starts:     ", &starts, "              "));
     }
     out
-}
-
-fn span(s: Span) -> String {
-    match s.to_us {
-        Some(to) => format!("{}–{} µs", s.from_us, to),
-        None => format!("≥{} µs", s.from_us),
-    }
 }
 
 fn bound(v: Option<f64>) -> String {

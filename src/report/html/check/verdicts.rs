@@ -38,7 +38,7 @@ pub fn summary(id: &str, doc: &CheckDoc) -> String {
             &rows,
         ));
     }
-    s.push_str(&page::errors(
+    s.push_str(&crate::report::columns::errors_html(
         &format!("{id}-errors"),
         "Targets not checked",
         "target",

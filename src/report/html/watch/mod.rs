@@ -5,7 +5,7 @@
 
 mod bars;
 
-use super::page::{self, Td};
+use super::page;
 use crate::report::columns;
 use crate::units::human;
 use crate::watch::{WatchDocument, WatchRun};
@@ -46,7 +46,7 @@ pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
     s.push_str(&histograms(id, run));
     s.push_str(&latency(id, run));
     s.push_str(&findings(id, run));
-    s.push_str(&page::errors(
+    s.push_str(&crate::report::columns::errors_html(
         &format!("{id}-errors"),
         "Targets not watched",
         "target",
@@ -105,10 +105,14 @@ fn histograms(id: &str, run: &WatchRun) -> String {
     let with_data = run.devices.iter().enumerate();
     for (n, d) in with_data.filter(|(_, d)| !d.size_histogram.is_empty()) {
         let dir = d.direction.map_or("", |x| x.as_str());
-        let rows = |b: &[crate::watch::summary::Bucket]| -> Vec<Vec<Td>> {
-            b.iter()
-                .map(|b| vec![Td::num(human(b.from_bytes)), Td::num(b.ios)])
-                .collect()
+        let table = |id: String, caption: &str, what, b: &[crate::watch::summary::Bucket]| {
+            let cols = columns::histogram(what);
+            columns::html(
+                &id,
+                caption,
+                &cols.iter().collect::<Vec<_>>(),
+                &b.iter().collect::<Vec<_>>(),
+            )
         };
         let title = format!("{} {dir}", d.device);
         let mut inner = bars::figure(
@@ -131,17 +135,17 @@ fn histograms(id: &str, run: &WatchRun) -> String {
             },
             &bars::slots(&d.alignment_histogram, 4096),
         ));
-        inner.push_str(&page::table(
-            &format!("{id}-sizes-{n}"),
+        inner.push_str(&table(
+            format!("{id}-sizes-{n}"),
             "Request sizes (from this size to twice it)",
-            &["size", "I/Os"],
-            &rows(&d.size_histogram),
+            "size",
+            &d.size_histogram,
         ));
-        inner.push_str(&page::table(
-            &format!("{id}-alignment-{n}"),
+        inner.push_str(&table(
+            format!("{id}-alignment-{n}"),
             "Start alignment (a multiple of this, not of twice it)",
-            &["aligned to", "I/Os"],
-            &rows(&d.alignment_histogram),
+            "aligned to",
+            &d.alignment_histogram,
         ));
         s.push_str(&page::folded(
             &format!("{} {dir}: sizes and alignment", d.device),
@@ -155,31 +159,12 @@ fn latency(id: &str, run: &WatchRun) -> String {
     if run.latency.is_empty() {
         return String::new();
     }
-    let span = |x: crate::watch::latency::Span| match x.to_us {
-        Some(t) => format!("{}–{} µs", x.from_us, t),
-        None => format!("≥{} µs", x.from_us),
-    };
-    let rows: Vec<Vec<Td>> = run
-        .latency
-        .iter()
-        .map(|c| {
-            vec![
-                Td::text(&c.device),
-                Td::text(c.direction.map_or("", |x| x.as_str())),
-                Td::num(human(c.size_from_bytes)),
-                Td::num(c.aligned.ios),
-                Td::num(span(c.aligned.median_us)),
-                Td::num(c.straddling.ios),
-                Td::num(span(c.straddling.median_us)),
-                Td::text(c.decision.as_str()),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = columns::watch_latency();
+    columns::html(
         &format!("{id}-latency"),
         "Latency of aligned against straddling requests: medians known to their log2 bucket, decided on 95 % intervals from bucket bounds",
-        &["device", "direction", "size", "aligned", "median", "straddling", "median", "decision"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &run.latency.iter().collect::<Vec<_>>(),
     )
 }
 
