@@ -8,10 +8,11 @@
 
 use diskalign::bytes::ReadAt;
 use diskalign::layout::{self, gpt, mbr};
-use diskalign::stack::assemble::{self, Pending};
+use diskalign::stack::assemble;
 use diskalign::stack::lvm::{self, pv, text, vg};
 use diskalign::stack::map::SharedReader;
-use diskalign::stack::walk::{self, Region};
+use diskalign::stack::region::Region;
+use diskalign::stack::walk::{self, Pending};
 use diskalign::stack::{bcache, fs, luks, md};
 use diskalign::topology::{self, Sysfs, Topology, TopologyOverride};
 use std::io;
