@@ -401,7 +401,7 @@ fn json_keys(line: &str) -> Vec<String> {
 /// NVMe namespace with NPWG and NOWS. No device on the test machine
 /// answers these commands; the VM tests read real ones.
 fn identify_document() -> Value {
-    use diskalign::topology::device_says::{self, Answers};
+    use diskalign::topology::declared::{self, Answers};
     use diskalign::topology::{Disk, Survey, Topology};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/identify");
     let bytes = |n: &str| std::fs::read(dir.join(n)).unwrap();
@@ -433,7 +433,7 @@ fn identify_document() -> Value {
         Disk {
             name: name.into(),
             topology,
-            device_says: Some(device_says::read(&answers, &topology).unwrap()),
+            declared: Some(declared::read(&answers, &topology).unwrap()),
             ..Disk::default()
         }
     })
@@ -455,7 +455,7 @@ fn identify_document() -> Value {
 /// only what a device declares gives.
 fn declared_check(dir: &Path) -> Value {
     use diskalign::findings::{Code, FailOn};
-    use diskalign::topology::device_says::{self, Answers};
+    use diskalign::topology::declared::{self, Answers};
     use diskalign::topology::Disk;
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/identify");
     let says = |name: &str| {
@@ -463,7 +463,7 @@ fn declared_check(dir: &Path) -> Value {
             nvme: Some(Ok(std::fs::read(fixtures.join(name)).unwrap())),
             ..Answers::default()
         };
-        device_says::read(&a, &diskalign::topology::Topology::plain(512)).unwrap()
+        declared::read(&a, &diskalign::topology::Topology::plain(512)).unwrap()
     };
     let part = image(dir, "npwg.img", 16 * MIB);
     sfdisk(&part, "label: dos\nstart=2056, size=8192\n");
@@ -484,7 +484,7 @@ fn declared_check(dir: &Path) -> Value {
         t.disk = Some(Disk {
             name: "nvme0n1".into(),
             device: t.path.clone(),
-            device_says: Some(says(fixture)),
+            declared: Some(says(fixture)),
             ..Disk::default()
         });
     }

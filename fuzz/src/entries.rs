@@ -8,10 +8,11 @@
 
 use diskalign::bytes::ReadAt;
 use diskalign::layout::{self, gpt, mbr};
-use diskalign::stack::assemble::{self, Pending};
+use diskalign::stack::assemble;
 use diskalign::stack::lvm::{self, pv, text, vg};
 use diskalign::stack::map::SharedReader;
-use diskalign::stack::walk::{self, Region};
+use diskalign::stack::region::Region;
+use diskalign::stack::walk::{self, Pending};
 use diskalign::stack::{bcache, fs, luks, md};
 use diskalign::topology::{self, Sysfs, Topology, TopologyOverride};
 use std::io;
@@ -647,18 +648,18 @@ pub fn saved(data: &[u8]) {
 
 /// The answers set against each of the eight picked kernel topologies,
 /// and drawn as the topology details draw them.
-fn device_says(answers: &topology::device_says::Answers) {
+fn device_says(answers: &topology::declared::Answers) {
     use diskalign::report::{self as report, Format, Style};
     for pick in 0..8 {
         let kernel = topology_pick(pick);
-        let Ok(says) = topology::device_says::read(answers, &kernel) else {
+        let Ok(says) = topology::declared::read(answers, &kernel) else {
             continue;
         };
         let _ = says.disagreements();
         let disk = topology::Disk {
             name: "sdz".into(),
             topology: kernel,
-            device_says: Some(says),
+            declared: Some(says),
             ..Default::default()
         };
         let survey = topology::Survey {
@@ -675,7 +676,7 @@ fn device_says(answers: &topology::device_says::Answers) {
 /// comparison with the kernel's limits.
 pub fn identify_nvme(data: &[u8]) {
     let _ = diskalign::identify::nvme::parse(data);
-    device_says(&topology::device_says::Answers {
+    device_says(&topology::declared::Answers {
         nvme: Some(Ok(data.to_vec())),
         ..Default::default()
     });
@@ -696,7 +697,7 @@ pub fn identify_scsi(data: &[u8]) {
     let _ = scsi::block_limits(b0);
     let _ = scsi::naa_wwn(p83);
     let _ = scsi::read_capacity16(rc);
-    device_says(&topology::device_says::Answers {
+    device_says(&topology::declared::Answers {
         vpd_b0: Some(b0.to_vec()),
         vpd_83: Some(p83.to_vec()),
         read_capacity: Some(Ok(rc.to_vec())),
@@ -711,7 +712,7 @@ pub fn identify_scsi(data: &[u8]) {
 pub fn identify_ata(data: &[u8]) {
     let _ = diskalign::identify::ata::parse(data);
     let (id, rc) = data.split_at(data.len().min(512));
-    device_says(&topology::device_says::Answers {
+    device_says(&topology::declared::Answers {
         ata: Some(Ok(id.to_vec())),
         read_capacity: (!rc.is_empty()).then(|| Ok(rc.to_vec())),
         usb: true,

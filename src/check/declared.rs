@@ -1,4 +1,4 @@
-//! What the disk itself declares (its identify data, `topology::DeviceSays`)
+//! What the disk itself declares (its identify data, `topology::Declared`)
 //! judged where the kernel's limits do not carry it:
 //! - a partition's start or a layer's data start that meets the kernel's
 //!   grain and 4 KiB but not the NVMe namespace's preferred write
@@ -12,13 +12,13 @@
 //!   4096-byte format at least as fast: advice naming `nvme format`,
 //!   which erases the namespace. Nothing is ever run.
 //!
-//! Images have no `DeviceSays`, so none of these is ever said about them.
+//! Images have no `Declared`, so none of these is ever said about them.
 
 use super::start::kernel_offset;
 use crate::findings::{Code, Facts, Finding};
 use crate::identify::nvme::Namespace;
 use crate::stack::{Layer, LayerKind};
-use crate::topology::device_says::{DeviceSays, Limit};
+use crate::topology::declared::{Declared, Limit};
 use crate::topology::Topology;
 use crate::units::{gcd, KIB};
 
@@ -56,7 +56,7 @@ impl WriteUnit {
 }
 
 /// The declared write unit of a disk, when it has one.
-pub fn write_unit(says: Option<&DeviceSays>) -> Option<WriteUnit> {
+pub fn write_unit(says: Option<&Declared>) -> Option<WriteUnit> {
     WriteUnit::of(says?.nvme.as_ref()?)
 }
 
@@ -85,7 +85,7 @@ pub fn partition_start(unit: Option<WriteUnit>, topo: &Topology, start: u64) -> 
 
 /// The declared-unit and declared-physical-block findings of each layer
 /// in `root`'s tree whose offsets are on the disk `device` itself.
-pub fn layer_findings(says: Option<&DeviceSays>, device: &str, root: &mut Layer) {
+pub fn layer_findings(says: Option<&Declared>, device: &str, root: &mut Layer) {
     let Some(says) = says else {
         return;
     };
@@ -171,7 +171,7 @@ pub fn better_format(ns: &Namespace) -> Option<(u8, u64)> {
 }
 
 /// `nvme-format-4k-available` for the disk at `node` (`/dev/nvme0n1`).
-pub fn format_advice(says: Option<&DeviceSays>, node: &str) -> Option<Finding> {
+pub fn format_advice(says: Option<&Declared>, node: &str) -> Option<Finding> {
     let (index, now) = better_format(says?.nvme.as_ref()?)?;
     Some(Finding::of(
         Code::NvmeFormat4kAvailable,

@@ -52,10 +52,7 @@ pub fn topology_findings(t: &Target) -> Vec<Finding> {
     }
     if let Some(d) = &t.disk {
         let node = d.device.display().to_string();
-        out.extend(super::declared::format_advice(
-            d.device_says.as_ref(),
-            &node,
-        ));
+        out.extend(super::declared::format_advice(d.declared.as_ref(), &node));
     }
     out
 }

@@ -87,8 +87,8 @@ pub fn disk(size: u64, registered: Vec<KernelPartition>) -> Disk {
         holders: vec![],
         partitions: registered,
         findings: vec![],
-        device_says: None,
-        device_says_note: None,
+        declared: None,
+        declared_note: None,
     }
 }
 

@@ -150,7 +150,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
     let portable = not_portable.is_none();
     findings.extend(not_portable);
     let path = t.path.display().to_string();
-    let says = t.disk.as_ref().and_then(|d| d.device_says.clone());
+    let says = t.disk.as_ref().and_then(|d| d.declared.clone());
     let layer_device = t.layer_device();
     let stack = t
         .stack

@@ -24,7 +24,7 @@ pub fn partition_reports(t: &Target, view: &ToolView, mismatch: bool) -> Vec<Par
         .map(|p| device_sectors(p.first_lba.saturating_mul(ss)))
         .collect();
     let sg_align = tools::sgdisk_alignment(view, &data_starts);
-    let unit = declared::write_unit(t.disk.as_ref().and_then(|d| d.device_says.as_ref()));
+    let unit = declared::write_unit(t.disk.as_ref().and_then(|d| d.declared.as_ref()));
     let mut out = Vec::new();
     for p in t.partitions() {
         let start = p.first_lba * ss;

@@ -4,10 +4,10 @@
 
 use super::{Root, Target};
 use crate::layout::PartKind;
-use crate::stack::assemble::Pending;
 use crate::stack::kernel;
 use crate::stack::map::SharedReader;
-use crate::stack::walk::{self, Region};
+use crate::stack::region::Region;
+use crate::stack::walk::{self, Pending};
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Sysfs;
 use std::path::PathBuf;

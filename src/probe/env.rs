@@ -4,7 +4,7 @@
 use super::target::ProbeTarget;
 use crate::sys::procfs;
 use crate::sys::sysfs::read_str;
-use crate::topology::{DeviceSays, Topology, Transport};
+use crate::topology::{Declared, Topology, Transport};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
 
@@ -51,8 +51,9 @@ pub struct Environment {
     pub loop_backing_fs: Option<String>,
     /// What the disk itself declared (its identify data), as `topology`
     /// reads it; None for files, images and disks that did not answer.
-    #[serde(default)]
-    pub device_says: Option<DeviceSays>,
+    /// `device_says` in the JSON.
+    #[serde(default, rename = "device_says")]
+    pub declared: Option<Declared>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -124,7 +125,7 @@ pub fn record(target: &ProbeTarget, sysfs_root: &std::path::Path) -> Environment
         loop_backing_fs: disk
             .and_then(|d| d.backing_file.as_deref())
             .and_then(|f| procfs::fs_type_of(std::path::Path::new(f))),
-        device_says: disk.and_then(|d| d.device_says.clone()),
+        declared: disk.and_then(|d| d.declared.clone()),
     }
 }
 

@@ -256,7 +256,7 @@ fn target_report(
     let environment = env::record(t, o.sysfs.root());
     let mut inference = analyse::infer(&samples, &own, params, m.rounds_run, plan.rounds);
     // What the device declares, next to the unit measured.
-    let says = environment.device_says.as_ref();
+    let says = environment.declared.as_ref();
     if let Some(c) = declared::clause(inference.effective_unit_bytes, says) {
         inference.statement.push_str(&c);
     }

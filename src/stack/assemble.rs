@@ -2,34 +2,16 @@
 //! volume groups from their PVs, across every target given. The contents of
 //! an array or LV are read through the member/segment map.
 
-use super::lvm::{PvFound, Segment, VolumeGroup};
+use super::lvm::{Segment, VolumeGroup};
 use super::map::{Mapped, SharedReader};
 use super::md::MdMember;
-use super::walk::{self, Region};
+use super::region::Region;
+use super::walk::{self, MdHandle, Pending, PvHandle};
 use super::Detail;
 use super::{limits, ArrayInfo, ArrayMember, Layer, LayerKind, LegInfo, LvInfo, VgInfo, VgPv};
 use crate::topology::Topology;
 use crate::units::exact;
 use std::rc::Rc;
-
-/// A PV found in a region, waiting for its VG.
-pub struct PvHandle {
-    pub found: PvFound,
-    pub region: Region,
-}
-
-/// An md member found in a region, waiting for its array.
-pub struct MdHandle {
-    pub member: MdMember,
-    pub region: Region,
-}
-
-/// Everything found that needs its siblings.
-#[derive(Default)]
-pub struct Pending {
-    pub pvs: Vec<PvHandle>,
-    pub mds: Vec<MdHandle>,
-}
 
 /// Assemble md arrays, then volume groups (whose PVs may sit on the arrays).
 pub fn assemble(pending: &mut Pending) -> Vec<Layer> {

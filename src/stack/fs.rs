@@ -4,7 +4,7 @@
 //! fs/xfs/libxfs/xfs_format.h (`xfs_sb`) and
 //! include/uapi/linux/btrfs_tree.h (`btrfs_super_block`).
 
-use super::registry::{LayerFormat, Magic};
+use super::format::{Found, LayerFormat, Magic};
 use super::Detail;
 use super::LayerKind;
 use crate::bytes::ParseError;
@@ -83,14 +83,16 @@ pub static FORMAT: LayerFormat = LayerFormat {
             what: "btrfs filesystem",
         },
     ],
-    probe: |r, src, _| match read(src) {
+    probe: |r, src| match read(src) {
         Ok(Some(f)) => {
             let mut l = r.layer(LayerKind::Filesystem, f.kind.as_str());
             l.detail = Some(Detail::Filesystem(f));
-            Some(l)
+            Some(Found::from(l))
         }
         Ok(None) => None,
-        Err(e) => r.damaged(LayerKind::Filesystem, e.layer, e),
+        Err(e) => r
+            .damaged(LayerKind::Filesystem, e.layer, e)
+            .map(Found::from),
     },
 };
 

@@ -4,9 +4,9 @@
 //! system the top devices are opened read-only to find the filesystem
 //! inside (an opened LUKS mapping, an active LV).
 
-use super::assemble::Pending;
 use super::map::SharedReader;
-use super::walk::{self, Region};
+use super::region::Region;
+use super::walk::{self, Pending};
 use super::Detail;
 use super::{HolderInfo, Layer, LayerKind};
 use crate::findings::{Code, Finding};

@@ -6,6 +6,7 @@
 
 pub mod assemble;
 pub mod bcache;
+pub mod format;
 pub mod fs;
 pub mod kernel;
 pub mod limits;
@@ -13,8 +14,10 @@ pub mod luks;
 pub mod lvm;
 pub mod map;
 pub mod md;
+pub mod region;
 pub mod registry;
 pub mod signature;
+pub mod swap;
 pub mod walk;
 
 use crate::findings::{Finding, Status};

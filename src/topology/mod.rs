@@ -1,7 +1,7 @@
 //! What the kernel (or a `--topology` override) says about a disk: I/O limits
 //! from sysfs and from ioctls, transport, identity, and sanity hints.
 
-pub mod device_says;
+pub mod declared;
 mod hints;
 mod overrides;
 mod survey;
@@ -10,7 +10,7 @@ mod transport;
 pub use crate::iolimits::{is_misaligned_marker, Topology};
 pub use crate::sys::ioctl::IoctlValues;
 pub use crate::sys::sysfs::{KernelPartition, Sysfs};
-pub use device_says::DeviceSays;
+pub use declared::Declared;
 pub use hints::{hints, limit_hints, stacked_offset_why};
 pub use overrides::TopologyOverride;
 pub use survey::{survey, Survey, TopologyDocument};
@@ -62,11 +62,13 @@ pub struct Disk {
     /// Suspicious hints and sysfs/ioctl disagreements.
     pub findings: Vec<Finding>,
     /// What the device itself says (its identify data) beside the
-    /// kernel's limits; None when nothing was read.
-    pub device_says: Option<DeviceSays>,
-    /// Why `device_says` is None, in one line.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub device_says_note: Option<String>,
+    /// kernel's limits; None when nothing was read. `device_says` in the
+    /// JSON.
+    #[serde(rename = "device_says")]
+    pub declared: Option<Declared>,
+    /// Why `declared` is None, in one line (`device_says_note`).
+    #[serde(rename = "device_says_note", skip_serializing_if = "Option::is_none")]
+    pub declared_note: Option<String>,
 }
 
 /// The unit serial number from a raw SCSI VPD page 0x80 (`device/vpd_pg80`):
@@ -113,9 +115,9 @@ impl Sysfs {
         };
         let canonical = fs::canonicalize(&dir).unwrap_or(dir.clone());
         let (transport, usb) = transport::detect(name, &canonical);
-        let (device_says, device_says_note) =
-            match device_says::ask(&dir, &device, transport, self.is_live())
-                .and_then(|answers| device_says::read(&answers, &topology))
+        let (declared, declared_note) =
+            match declared::ask(&dir, &device, transport, self.is_live())
+                .and_then(|answers| declared::read(&answers, &topology))
             {
                 Ok(says) => (Some(says), None),
                 Err(note) => (None, Some(note)),
@@ -146,8 +148,8 @@ impl Sysfs {
             holders: list_dir(&dir.join("holders")),
             partitions: self.partitions(name),
             findings: Vec::new(),
-            device_says,
-            device_says_note,
+            declared,
+            declared_note,
         };
         disk.findings = hints(&disk);
         Ok(disk)

@@ -1,4 +1,4 @@
-//! The rules on synthetic DeviceSays: every namespace, format and limit
+//! The rules on synthetic Declared: every namespace, format and limit
 //! here is made up for the test, not read from a device.
 
 use super::*;
@@ -10,7 +10,7 @@ use crate::identify::nvme::{LbaFormat, RelativePerformance};
 use crate::layout::PartKind;
 use crate::stack::luks::Luks;
 use crate::stack::Detail;
-use crate::topology::device_says::{IdentifyProtocol, LimitSaid};
+use crate::topology::declared::{DeclaredLimit, IdentifyProtocol};
 use crate::units::MIB;
 
 const T512E: Topology = Topology {
@@ -45,11 +45,11 @@ pub(crate) fn namespace(nsfeat: u8, npwg: u16, npwa: u16) -> Namespace {
     }
 }
 
-/// Synthetic DeviceSays of a namespace declaring a physical block of `pbs`.
-pub(crate) fn says(ns: Namespace, pbs: u64) -> DeviceSays {
-    DeviceSays {
+/// Synthetic Declared of a namespace declaring a physical block of `pbs`.
+pub(crate) fn says(ns: Namespace, pbs: u64) -> Declared {
+    Declared {
         nvme: Some(ns),
-        limits: vec![LimitSaid {
+        limits: vec![DeclaredLimit {
             limit: Limit::PhysicalBlockSize,
             source: IdentifyProtocol::Nvme,
             fields: "NPWG".into(),
@@ -57,7 +57,7 @@ pub(crate) fn says(ns: Namespace, pbs: u64) -> DeviceSays {
             kernel_bytes: 512,
             follows: false,
         }],
-        ..DeviceSays::default()
+        ..Declared::default()
     }
 }
 
@@ -111,7 +111,7 @@ fn a_start_the_kernel_rules_already_judge_is_left_to_them() {
         ..T512E
     };
     assert!(partition_start(unit, &t16, MIB + 4096).is_none());
-    // Nothing declared (NSFEAT bit 4 clear, or no DeviceSays): nothing said.
+    // Nothing declared (NSFEAT bit 4 clear, or no Declared): nothing said.
     let none = write_unit(Some(&says(namespace(0x00, 31, 31), 512)));
     assert!(partition_start(none, &T512E, MIB + 4096).is_none());
     assert!(write_unit(None).is_none());
@@ -130,10 +130,10 @@ fn partitions_of_a_disk_get_it_and_become_untidy() {
     let reports = |t: &crate::inspect::Target| {
         partition_reports(t, &ToolView::new(&t.topology, t.size), false)
     };
-    // An image: no DeviceSays, no finding.
+    // An image: no Declared, no finding.
     assert!(reports(&t).iter().all(|p| p.status == Status::Aligned));
     let mut d = disk(64 * MIB, vec![]);
-    d.device_says = Some(says(namespace(0x10, 31, 31), 16384));
+    d.declared = Some(says(namespace(0x10, 31, 31), 16384));
     t.disk = Some(d);
     let r = reports(&t);
     assert_eq!(r[0].status, Status::Aligned);
@@ -222,7 +222,7 @@ fn a_layer_start_off_the_unit_and_other_devices_layers() {
         l.children[0].findings.is_empty(),
         "another device's offsets are not the disk's"
     );
-    // No DeviceSays (an image): nothing.
+    // No Declared (an image): nothing.
     let mut l = luks_layer(2, 512, Topology::IMAGE_DEFAULT);
     layer_findings(None, "/dev/nvme0n1", &mut l);
     assert!(l.findings.is_empty());

@@ -18,7 +18,7 @@ use crate::errors::TargetError;
 use crate::probe::env::Environment;
 use crate::probe::report::{ProbeReport, TargetInfo};
 use crate::probe::results::CellReport;
-use crate::topology::device_says::Limit;
+use crate::topology::declared::Limit;
 use crate::topology::Disk;
 use crate::units::human;
 use crate::watch::submitters::Submitter;

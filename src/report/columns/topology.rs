@@ -70,7 +70,7 @@ pub const DISKS: &[Column<Disk>] = &[
     D::csv_only("device_opt_io", |d| said(d, Limit::OptimalIoSize))
         .help("the optimal I/O the device says (NVMe NOWS, SCSI OTL)"),
     D::csv_only("device_disagrees", |d| {
-        d.device_says
+        d.declared
             .as_ref()
             .map(|s| {
                 let l: Vec<&str> = s.disagreements().iter().map(|l| l.as_str()).collect();
@@ -81,7 +81,7 @@ pub const DISKS: &[Column<Disk>] = &[
     .help("the kernel's limits that do not follow from what the device says (topology DISK explains them)"),
 ];
 
-/// A limit as the disk itself gives it (`topology::DeviceSays::value`).
+/// A limit as the disk itself gives it (`topology::Declared::value`).
 fn said(d: &Disk, limit: Limit) -> String {
-    opt_text(&d.device_says.as_ref().and_then(|s| s.value(limit)))
+    opt_text(&d.declared.as_ref().and_then(|s| s.value(limit)))
 }

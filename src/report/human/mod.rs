@@ -3,7 +3,7 @@
 
 mod check;
 mod compare;
-mod device_says;
+mod declared;
 mod probe;
 mod stack;
 mod topology;

@@ -165,7 +165,7 @@ fn details(disks: &[Disk], st: &Style) -> String {
             (None, Some(e)) => out.push_str(&row("ioctl view", format!("unavailable: {e}"), None)),
             _ => {}
         }
-        out.push_str(&super::device_says::block(d, st));
+        out.push_str(&super::declared::block(d, st));
         if !d.slaves.is_empty() {
             out.push_str(&row("stacked on", d.slaves.join(", "), None));
         }

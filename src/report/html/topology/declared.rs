@@ -5,15 +5,15 @@
 
 use super::super::page::{self, Td};
 use crate::identify::nvme::Namespace;
-use crate::topology::device_says::LimitSaid;
+use crate::topology::declared::DeclaredLimit;
 use crate::topology::Disk;
 use crate::units::human;
 
 /// The table `tid` of what `d` declares, or a note on why nothing was read.
 pub fn section(tid: &str, d: &Disk) -> String {
-    let Some(says) = &d.device_says else {
+    let Some(says) = &d.declared else {
         return d
-            .device_says_note
+            .declared_note
             .as_deref()
             .map(|why| {
                 page::note(&format!(
@@ -60,7 +60,7 @@ fn bytes(v: u64) -> String {
     }
 }
 
-fn limit_row(l: &LimitSaid) -> Vec<Td> {
+fn limit_row(l: &DeclaredLimit) -> Vec<Td> {
     vec![
         Td::text(l.limit.as_str()),
         Td::text(l.source.as_str()),
@@ -127,10 +127,10 @@ fn formats(ns: &Namespace) -> String {
 
 #[cfg(test)]
 mod tests {
-    //! A synthetic DeviceSays (made up for the test, not a device's data).
+    //! A synthetic Declared (made up for the test, not a device's data).
     use super::*;
     use crate::identify::nvme::{LbaFormat, RelativePerformance};
-    use crate::topology::device_says::{DeviceSays, IdentifyProtocol, Limit};
+    use crate::topology::declared::{Declared, IdentifyProtocol, Limit};
 
     fn disk() -> Disk {
         let ns = Namespace {
@@ -158,9 +158,9 @@ mod tests {
         Disk {
             name: "nvme0n1".into(),
             device: "/dev/nvme0n1".into(),
-            device_says: Some(DeviceSays {
+            declared: Some(Declared {
                 nvme: Some(ns),
-                limits: vec![LimitSaid {
+                limits: vec![DeclaredLimit {
                     limit: Limit::MinimumIoSize,
                     source: IdentifyProtocol::Nvme,
                     fields: "NPWG".into(),
@@ -169,7 +169,7 @@ mod tests {
                     follows: false,
                 }],
                 notes: vec!["the kernel's minimum I/O is 4096 bytes".into()],
-                ..DeviceSays::default()
+                ..Declared::default()
             }),
             ..Disk::default()
         }
@@ -188,9 +188,9 @@ mod tests {
     #[test]
     fn nothing_read_is_one_note_and_no_reason_is_nothing() {
         let mut d = disk();
-        d.device_says = None;
+        d.declared = None;
         assert_eq!(section("t", &d), "");
-        d.device_says_note = Some("the kernel makes loop devices itself".into());
+        d.declared_note = Some("the kernel makes loop devices itself".into());
         assert_eq!(
             section("t", &d),
             "<p class=\"note\">What /dev/nvme0n1 itself declares: nothing read (the kernel makes loop devices itself).</p>\n"

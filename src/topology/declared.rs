@@ -1,4 +1,4 @@
-//! What the device itself says, beside what the kernel made of it: the
+//! What the device itself declares, beside what the kernel made of it: the
 //! identify data `sys::passthrough` fetches, parsed by `identify/`, each
 //! value set against the kernel's limit it feeds and the kernel's own rule
 //! for it, and the disagreements said in sentences.
@@ -35,18 +35,18 @@ use crate::sys::passthrough;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// What the device says (the topology document's `device_says` of a
-/// disk): each command set's parsed data (null when it did not apply or
+/// What the device declares (the topology document's `device_says` of
+/// a disk): each command set's parsed data (null when it did not apply or
 /// did not answer), each value set against the kernel's limit, the fields
 /// the kernel does not read, and notes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct DeviceSays {
+pub struct Declared {
     pub nvme: Option<nvme::Namespace>,
     pub scsi: Option<ScsiSays>,
     pub ata: Option<ata::Identify>,
     /// Each limit the device's data gives, beside the kernel's.
-    pub limits: Vec<LimitSaid>,
+    pub limits: Vec<DeclaredLimit>,
     /// Fields the device declared that no kernel limit carries (NVMe's
     /// `npwa`, `npdg`, `npda`), spelled as their keys.
     pub kernel_ignores: Vec<String>,
@@ -103,7 +103,7 @@ impl Limit {
 /// One limit as the device's data gives it, beside the kernel's.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct LimitSaid {
+pub struct DeclaredLimit {
     pub limit: Limit,
     pub source: IdentifyProtocol,
     /// The fields it is derived from, as the specification names them.
@@ -204,8 +204,8 @@ fn answer(
 
 /// What the answers say, set against the kernel's limits `kernel`.
 /// Err: nothing could be read, and why (one line).
-pub fn read(a: &Answers, kernel: &Topology) -> Result<DeviceSays, String> {
-    let mut says = DeviceSays::default();
+pub fn read(a: &Answers, kernel: &Topology) -> Result<Declared, String> {
+    let mut says = Declared::default();
     let mut failed = Vec::new();
     if let Some(r) = &a.nvme {
         says.nvme = parsed(r, "Identify Namespace", nvme::parse, &mut failed);
@@ -299,9 +299,9 @@ fn said(
     fields: &str,
     device: u64,
     kernel: &Topology,
-) -> LimitSaid {
+) -> DeclaredLimit {
     let k = limit.of(kernel);
-    LimitSaid {
+    DeclaredLimit {
         limit,
         source,
         fields: fields.to_string(),
@@ -313,7 +313,11 @@ fn said(
 
 /// The NVMe namespace's limits by `nvme_update_disk_info`'s rule; the
 /// fields it declared that the kernel does not read.
-fn nvme_limits(ns: &nvme::Namespace, kernel: &Topology, out: &mut Vec<LimitSaid>) -> Vec<String> {
+fn nvme_limits(
+    ns: &nvme::Namespace,
+    kernel: &Topology,
+    out: &mut Vec<DeclaredLimit>,
+) -> Vec<String> {
     let Some(bs) = ns.logical_block_bytes() else {
         return Vec::new();
     };
@@ -400,7 +404,7 @@ fn nvme_limits(ns: &nvme::Namespace, kernel: &Topology, out: &mut Vec<LimitSaid>
 }
 
 /// The drive's own sectors from IDENTIFY.
-fn ata_limits(id: &ata::Identify, kernel: &Topology, out: &mut Vec<LimitSaid>) {
+fn ata_limits(id: &ata::Identify, kernel: &Topology, out: &mut Vec<DeclaredLimit>) {
     let l = id.logical_sector_bytes;
     out.push(said(
         Limit::LogicalBlockSize,
@@ -427,7 +431,7 @@ fn ata_limits(id: &ata::Identify, kernel: &Topology, out: &mut Vec<LimitSaid>) {
 
 /// READ CAPACITY(16) and the Block Limits page, in bytes of the logical
 /// block READ CAPACITY gives (else the kernel's).
-fn scsi_limits(s: &ScsiSays, kernel: &Topology, out: &mut Vec<LimitSaid>) {
+fn scsi_limits(s: &ScsiSays, kernel: &Topology, out: &mut Vec<DeclaredLimit>) {
     let lbs = s
         .logical_block_bytes
         .map_or(u64::from(kernel.logical_block_size), u64::from);
@@ -478,7 +482,7 @@ fn scsi_limits(s: &ScsiSays, kernel: &Topology, out: &mut Vec<LimitSaid>) {
     }
 }
 
-impl DeviceSays {
+impl Declared {
     /// The source that speaks for the medium: NVMe, else the ATA drive
     /// (a SCSI answer in front of it is libata's or a bridge's
     /// translation), else SCSI.
@@ -523,7 +527,7 @@ impl DeviceSays {
 
 /// The sentences: each limit the kernel does not take from the device,
 /// and the bridge's part where a drive speaks through one.
-fn notes(says: &DeviceSays, usb: bool, kernel: &Topology) -> Vec<String> {
+fn notes(says: &Declared, usb: bool, kernel: &Topology) -> Vec<String> {
     let mut out = Vec::new();
     if let (Some(id), Some(s)) = (&says.ata, &says.scsi) {
         bridge_notes(id, s, usb, kernel, &mut out);

@@ -2,65 +2,13 @@
 //! Layout: the kernel's include/uapi/linux/raid/md_p.h (`mdp_super_t`,
 //! `mdp_superblock_1`) and mdadm's super0.c/super1.c for placement.
 
-use super::assemble::{MdHandle, Pending};
-use super::registry::{LayerFormat, Magic};
-use super::walk::Region;
-use super::Detail;
-use super::{Layer, LayerKind};
 use crate::bytes::ParseError;
 use crate::bytes::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
 use serde::{Deserialize, Serialize};
 
 pub const MAGIC: u32 = 0xa92b_4efc;
 const LAYER: &str = "md superblock";
-const MAGIC_LE: [u8; 4] = MAGIC.to_le_bytes();
 
-/// md members: 1.1 and 1.2 at fixed offsets; 1.0 and 0.90 sit near the end
-/// (the signature scan adds those).
-pub static FORMAT: LayerFormat = LayerFormat {
-    name: "md",
-    description: "Linux md RAID member (superblock 0.90, 1.0, 1.1, 1.2)",
-    magics: &[
-        Magic {
-            offset: 0,
-            bytes: &MAGIC_LE,
-            what: "md RAID superblock 1.1",
-        },
-        Magic {
-            offset: 4096,
-            bytes: &MAGIC_LE,
-            what: "md RAID superblock 1.2",
-        },
-    ],
-    probe,
-};
-
-fn probe(r: &Region, src: &dyn ReadAt, pending: &mut Pending) -> Option<Layer> {
-    match read(src) {
-        Ok(Some(m)) => {
-            let mut l = r.layer(LayerKind::MdMember, member_name(&m));
-            l.data_offset_bytes = Some(m.data_offset_bytes);
-            l.detail = Some(Detail::Md(m.clone()));
-            pending.mds.push(MdHandle {
-                member: m,
-                region: r.clone(),
-            });
-            Some(l)
-        }
-        Ok(None) => None,
-        Err(e) => r.damaged(LayerKind::MdMember, "md member", e),
-    }
-}
-
-fn member_name(m: &MdMember) -> String {
-    let role = m.role.map_or("spare".to_string(), |r| format!("role {r}"));
-    format!(
-        "md member {role} of {} ({}, metadata {})",
-        m.name.as_deref().unwrap_or(&m.array_uuid),
-        m.level_name(),
-        m.version
-    )
-}
 /// `MD_SB_DISKS` (md_p.h): a v0.90 superblock has 27 disk descriptors.
 const V090_MAX_DISKS: u32 = 27;
 
@@ -295,34 +243,4 @@ fn v090(src: &(impl ReadAt + ?Sized), off: u64) -> Result<Option<MdMember>, Pars
         data_size_bytes: u64::from(le_u32(&b, 32)).saturating_mul(1024),
         role: (active && raid_disk < raid_disks).then_some(raid_disk),
     }))
-}
-/// An md array as assembled from the members found.
-#[derive(Clone, Default, Debug, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ArrayInfo {
-    pub uuid: String,
-    pub level: String,
-    pub layout: u32,
-    pub chunk_bytes: u64,
-    pub raid_disks: u32,
-    pub members: Vec<ArrayMember>,
-    /// False when the level or the missing members keep diskalign from
-    /// reading the array's contents.
-    pub readable: bool,
-}
-
-/// One member as its own superblock describes it.
-#[derive(Clone, Default, Debug, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ArrayMember {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<u32>,
-    pub device: String,
-    pub offset_bytes: u64,
-    /// Where the member's data starts on `device`.
-    pub data_start_bytes: u64,
-    pub level: i32,
-    pub chunk_bytes: u64,
-    pub raid_disks: u32,
-    pub layout: u32,
 }

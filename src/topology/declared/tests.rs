@@ -24,7 +24,7 @@ fn kernel(lbs: u32, pbs: u32, min: u32, opt: u32) -> Topology {
     }
 }
 
-fn limit(s: &DeviceSays, limit: Limit, source: IdentifyProtocol) -> &LimitSaid {
+fn limit(s: &Declared, limit: Limit, source: IdentifyProtocol) -> &DeclaredLimit {
     s.limits
         .iter()
         .find(|l| l.limit == limit && l.source == source)
@@ -208,6 +208,6 @@ fn round_trip() {
         ..Answers::default()
     };
     let s = read(&a, &kernel(4096, 16384, 16384, 131072)).unwrap();
-    let back: DeviceSays = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+    let back: Declared = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
     assert_eq!(back, s);
 }

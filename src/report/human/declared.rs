@@ -4,7 +4,7 @@
 
 use crate::identify::{ata::Identify, nvme::Namespace, scsi::ScsiSays};
 use crate::report::style::Style;
-use crate::topology::device_says::LimitSaid;
+use crate::topology::declared::DeclaredLimit;
 use crate::topology::Disk;
 use std::fmt::Write;
 
@@ -15,8 +15,8 @@ const HANG: &str = "                        ";
 
 /// The block of one disk.
 pub fn block(d: &Disk, st: &Style) -> String {
-    let Some(s) = &d.device_says else {
-        let why = d.device_says_note.as_deref().unwrap_or("nothing read");
+    let Some(s) = &d.declared else {
+        let why = d.declared_note.as_deref().unwrap_or("nothing read");
         return st.line(&format!("  {LABEL:<22}"), why, HANG);
     };
     let mut lines: Vec<String> = Vec::new();
@@ -146,7 +146,7 @@ fn ata(id: &Identify) -> String {
     s
 }
 
-fn limit(l: &LimitSaid) -> String {
+fn limit(l: &DeclaredLimit) -> String {
     format!(
         "{} {} ({}: {}); kernel {}{}",
         l.limit,
@@ -161,7 +161,7 @@ fn limit(l: &LimitSaid) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::device_says::{read, Answers};
+    use crate::topology::declared::{read, Answers};
 
     fn fixture(name: &str) -> Vec<u8> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/identify/");
@@ -185,7 +185,7 @@ mod tests {
         };
         let d = Disk {
             topology,
-            device_says: Some(read(&a, &topology).unwrap()),
+            declared: Some(read(&a, &topology).unwrap()),
             ..Disk::default()
         };
         let out = block(&d, &Style::plain());
@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn nothing_read_is_one_line() {
         let d = Disk {
-            device_says_note: Some(
+            declared_note: Some(
                 "the kernel makes loop devices itself: no identify data to ask for".into(),
             ),
             ..Disk::default()
