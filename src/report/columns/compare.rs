@@ -18,45 +18,114 @@ pub struct RatioRow<'a> {
 type RR<'a> = Column<RatioRow<'a>>;
 
 /// One row per cell both runs measured: `compare --format csv` of probe
-/// runs, and the terminal's cell-by-cell table (the target named only
-/// when there are several: [`naming_rows`]).
+/// runs, the terminal's cell-by-cell table (the target named only when
+/// there are several: [`naming_rows`]), and the table under each forest
+/// plot of the page (its columns in [`RATIOS_HTML`]'s order: every
+/// number exactly, each side's IOPS beside its rounds).
 pub fn ratios<'a>() -> Vec<RR<'a>> {
     vec![
         RR::csv_only("target", |r| {
             r.comparison.target_path(r.cell.key.target).to_string()
         }),
-        RR::both("pattern", "pattern", |r| r.cell.key.pattern.as_str().into()),
+        RR::both("pattern", "pattern", |r| r.cell.key.pattern.as_str().into()).not_in_html(),
         RR::both("block_size", "bs", |r| r.cell.key.block_size.to_string())
             .shown_as(|r, _| human(r.cell.key.block_size))
-            .size(),
+            .size()
+            .not_in_html(),
+        RR::html_only("block_size_bytes", "block size (bytes)", |r| {
+            r.cell.key.block_size.to_string()
+        })
+        .num(),
         RR::both("offset", "offset", |r| r.cell.key.offset.to_string())
-            .shown_as(|r, _| offset_label(r.cell.key.offset)),
+            .shown_as(|r, _| offset_label(r.cell.key.offset))
+            .not_in_html(),
+        RR::html_only("offset_bytes", "offset (bytes)", |r| {
+            r.cell.key.offset.to_string()
+        })
+        .num(),
         RR::human_only("a", "A IOPS (rounds)", |r| {
             format!("{} ({})", si(r.cell.a_iops), r.cell.a_rounds)
-        }),
+        })
+        .not_in_html(),
         RR::human_only("b", "B IOPS (rounds)", |r| {
             format!("{} ({})", si(r.cell.b_iops), r.cell.b_rounds)
-        }),
-        RR::csv_only("a_iops", |r| format!("{:.1}", r.cell.a_iops)),
-        RR::csv_only("b_iops", |r| format!("{:.1}", r.cell.b_iops)),
-        RR::csv_only("a_rounds", |r| r.cell.a_rounds.to_string()),
-        RR::csv_only("b_rounds", |r| r.cell.b_rounds.to_string()),
-        RR::csv_only("ratio", |r| opt4(r.cell.ratio)),
-        RR::human_only("b_over_a", "B/A", |r| opt4(r.cell.ratio)).shown_as(|r, st| {
+        })
+        .not_in_html(),
+        RR::csv_only("a_iops", |r| format!("{:.1}", r.cell.a_iops))
+            .shown_as(|r, _| format!("{:.0}", r.cell.a_iops))
+            .in_html()
+            .num()
+            .long("A IOPS"),
+        RR::csv_only("b_iops", |r| format!("{:.1}", r.cell.b_iops))
+            .shown_as(|r, _| format!("{:.0}", r.cell.b_iops))
+            .in_html()
+            .num()
+            .long("B IOPS"),
+        RR::csv_only("a_rounds", |r| r.cell.a_rounds.to_string())
+            .in_html()
+            .num()
+            .long("A rounds"),
+        RR::csv_only("b_rounds", |r| r.cell.b_rounds.to_string())
+            .in_html()
+            .num()
+            .long("B rounds"),
+        RR::csv_only("ratio", |r| opt4(r.cell.ratio))
+            .shown_as(|r, _| fixed(r.cell.ratio, 3))
+            .in_html()
+            .num()
+            .long("B/A"),
+        RR::human_only("b_over_a", "B/A", |r| opt4(r.cell.ratio))
+            .shown_as(|r, st| {
+                r.cell
+                    .ratio
+                    .map_or("-".into(), |x| percent(x, r.cell.significant, st))
+            })
+            .not_in_html(),
+        RR::human_only("interval", "interval", |r| interval(r.cell)).not_in_html(),
+        RR::html_only("ci95", "interval", |r| {
             r.cell
-                .ratio
-                .map_or("-".into(), |x| percent(x, r.cell.significant, st))
-        }),
-        RR::human_only("interval", "interval", |r| interval(r.cell)),
+                .ci95
+                .map_or("-".into(), |[lo, hi]| format!("{lo:.3}–{hi:.3}"))
+        })
+        .num(),
         RR::csv_only("ci_lo", |r| opt4(r.cell.ci95.map(|c| c[0]))),
         RR::csv_only("ci_hi", |r| opt4(r.cell.ci95.map(|c| c[1]))),
-        RR::csv_only("ci_level", |r| opt4(r.cell.ci_level)),
+        RR::csv_only("ci_level", |r| opt4(r.cell.ci_level))
+            .shown_as(|r, _| fixed(r.cell.ci_level.map(|l| l * 100.0), 2))
+            .in_html()
+            .num()
+            .long("level (%)"),
         RR::csv_only("p_value", |r| opt4(r.cell.p_value)),
-        RR::csv_only("p_adjusted", |r| opt4(r.cell.p_adjusted)),
+        RR::csv_only("p_adjusted", |r| opt4(r.cell.p_adjusted))
+            .shown_as(|r, _| fixed(r.cell.p_adjusted, 4))
+            .in_html()
+            .num()
+            .long("p (Holm)"),
         RR::csv_only("significant", |r| r.cell.significant.to_string()),
         RR::both("decision", "decision", |r| r.cell.decision.as_str().into())
             .shown_as(|r, st| decision(r.cell.decision, st)),
     ]
+}
+
+/// The page's order of the HTML columns of [`ratios`] (its CSV keeps
+/// the order it has always had).
+pub const RATIOS_HTML: [&str; 11] = [
+    "block_size_bytes",
+    "offset_bytes",
+    "a_iops",
+    "a_rounds",
+    "b_iops",
+    "b_rounds",
+    "ratio",
+    "ci95",
+    "ci_level",
+    "p_adjusted",
+    "decision",
+];
+
+/// `v` with `places` decimals, `-` when there is none.
+fn fixed(v: Option<f64>, places: usize) -> String {
+    v.map_or("-".into(), |v| format!("{v:.places$}"))
 }
 
 /// A decision coloured as what it means for B.
@@ -97,13 +166,37 @@ pub struct EnvRow<'a> {
 type ER<'a> = Column<EnvRow<'a>>;
 
 /// The environment fields of two probe runs, A's value and B's (`-`:
-/// not recorded).
+/// not recorded): the terminal's table of those that differ; and the
+/// page's table of them all, which names a field's target whenever it
+/// has one, says "not recorded" in words and marks each field
+/// `differs`, `same` or `not compared`.
 pub fn environment<'a>() -> Vec<ER<'a>> {
     vec![
-        ER::human_only("field", "field", |r| env_label(r)),
-        ER::human_only("a", "A", |r| recorded(&r.field.a)),
-        ER::human_only("b", "B", |r| recorded(&r.field.b)),
+        ER::human_only("field", "field", |r| env_label(r)).not_in_html(),
+        ER::html_only("field_of", "field", |r| match r.field.target {
+            Some(t) => format!("{} ({})", r.field.field, crate::report::target_label(t)),
+            None => r.field.field.clone(),
+        }),
+        ER::human_only("a", "A", |r| recorded(&r.field.a)).not_in_html(),
+        ER::html_only("a_value", "A", |r| in_words(&r.field.a)),
+        ER::human_only("b", "B", |r| recorded(&r.field.b)).not_in_html(),
+        ER::html_only("b_value", "B", |r| in_words(&r.field.b)),
+        ER::html_only("compared", "", |r| {
+            let f = r.field;
+            match (f.differs, f.a.is_some() && f.b.is_some()) {
+                (true, _) => "differs",
+                (false, false) => "not compared",
+                (false, true) => "same",
+            }
+            .into()
+        })
+        .class(|r| r.field.differs.then(|| "sev-warning".into())),
     ]
+}
+
+/// A side's value, "not recorded" in words when it was not.
+fn in_words(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "not recorded".into())
 }
 
 /// A side's value, `-` when not recorded.
@@ -127,20 +220,48 @@ pub fn env_label(r: &EnvRow) -> String {
 
 type FC = Column<FindingChange>;
 
-/// One row per finding that appeared, disappeared or changed
-/// (`compare --format csv`, check runs).
+/// One row per finding that appeared, disappeared or changed: the CSV
+/// (`compare --format csv`, check runs), and the page's table of each
+/// kind of change (where, the code, the severity in A and in B, the
+/// finding's words).
 pub fn changes() -> Vec<FC> {
     vec![
         FC::csv_only("change", |f| f.change.as_str().into()),
+        FC::html_only("where", "where", |f| {
+            crate::report::html::page::subject(&f.subject())
+        }),
         FC::csv_only("target", |f| opt_text(&f.target)),
         FC::csv_only("partition", |f| opt_text(&f.partition)),
         FC::csv_only("layer", |f| opt_text(&f.layer)),
-        FC::csv_only("code", |f| f.code.clone()),
-        FC::csv_only("severity_a", |f| opt_text(&f.severity_a)),
-        FC::csv_only("severity_b", |f| opt_text(&f.severity_b)),
+        FC::csv_only("code", |f| f.code.clone()).in_html(),
+        FC::csv_only("severity_a", |f| opt_text(&f.severity_a))
+            .shown_as(|f, _| severity(f.severity_a))
+            .class(|f| severity_class(f.severity_a))
+            .in_html()
+            .long("A"),
+        FC::csv_only("severity_b", |f| opt_text(&f.severity_b))
+            .shown_as(|f, _| severity(f.severity_b))
+            .class(|f| severity_class(f.severity_b))
+            .in_html()
+            .long("B"),
         FC::csv_only("message_a", |f| opt_text(&f.message_a)),
         FC::csv_only("message_b", |f| opt_text(&f.message_b)),
+        FC::html_only("finding", "finding", |f| {
+            f.message_b
+                .clone()
+                .or_else(|| f.message_a.clone())
+                .unwrap_or_default()
+        }),
     ]
+}
+
+/// A side's severity, `-` on the side that did not have the finding.
+fn severity(s: Option<crate::findings::Severity>) -> String {
+    s.map_or("-".into(), |s| s.as_str().into())
+}
+
+fn severity_class(s: Option<crate::findings::Severity>) -> Option<String> {
+    s.map(|s| format!("sev-{}", s.as_str()))
 }
 
 /// A count, `-` on the side that did not see it.
@@ -360,6 +481,18 @@ mod tests {
         assert!(html.contains("<th>I/Os A</th>") && html.contains("<th>direction</th>"));
         assert!(html.contains("<td class=\"num\">87.5%</td>"), "{html}");
         assert_eq!(html.matches("<tr>").count(), 3, "{html}");
+    }
+
+    /// The page's forest tables ask for the HTML columns of the cell
+    /// list, every one of them and no other.
+    #[test]
+    fn the_pages_order_of_the_cell_columns_is_their_html_set() {
+        let all = ratios();
+        let mut html: Vec<&str> = all.iter().filter(|c| c.html).map(|c| &*c.id).collect();
+        let mut order = RATIOS_HTML.to_vec();
+        html.sort_unstable();
+        order.sort_unstable();
+        assert_eq!(html, order);
     }
 
     /// A target B could not check says why in both forms; the HTML page

@@ -139,7 +139,7 @@ fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
     if !differing.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold("environment differs:"));
         let all = columns::environment();
-        let cols: Vec<_> = all.iter().collect();
+        let cols = columns::select(&all, None, |c| c.human);
         out.push_str(&columns::render(&cols, &differing, st, "  "));
     }
     if st.verbose {

@@ -7,9 +7,9 @@ mod answer;
 mod check;
 mod forest;
 
-use super::page::{self, Td};
+use super::page;
 use crate::compare::{Comparison, ProbeComparison, RunInfo};
-use crate::report::columns;
+use crate::report::columns::{self, Column};
 use crate::units::utc;
 
 /// The section of one comparison; `id` prefixes every id in it.
@@ -94,72 +94,67 @@ fn probe(s: &mut String, id: &str, p: &ProbeComparison) {
 }
 
 /// The environment, differing fields first: they often explain it all.
+/// Drawn by compare's environment columns (the terminal's list).
 fn environment(id: &str, p: &ProbeComparison) -> String {
     let mut fields: Vec<_> = p.environment.iter().collect();
     fields.sort_by_key(|f| !f.differs);
-    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "not recorded".into());
-    let rows: Vec<Vec<Td>> = fields
-        .iter()
-        .map(|f| {
-            let mark = if f.differs {
-                Td::Class("sev-warning".into(), "differs".into())
-            } else if f.a.is_none() || f.b.is_none() {
-                Td::text("not compared")
-            } else {
-                Td::text("same")
-            };
-            let field = match f.target {
-                Some(t) => format!("{} ({})", f.field, crate::report::target_label(t)),
-                None => f.field.clone(),
-            };
-            vec![
-                Td::text(field),
-                Td::text(shown(&f.a)),
-                Td::text(shown(&f.b)),
-                mark,
-            ]
+    let rows: Vec<columns::EnvRow> = fields
+        .into_iter()
+        .map(|field| columns::EnvRow {
+            comparison: p,
+            field,
         })
         .collect();
-    page::table(
+    let all = columns::environment();
+    columns::html(
         &format!("{id}-environment"),
         "The environments, differences first",
-        &["field", "A", "B", ""],
-        &rows,
+        &columns::select(&all, None, |c| c.html),
+        &rows.iter().collect::<Vec<_>>(),
     )
+}
+
+/// Something only one run has: the run ("A" or "B") and what.
+struct OnlyRow {
+    side: &'static str,
+    what: String,
+}
+
+fn only_columns() -> Vec<Column<OnlyRow>> {
+    vec![
+        Column::html_only("only_in", "only in", |r: &OnlyRow| r.side.to_string()),
+        Column::html_only("what", "what", |r: &OnlyRow| r.what.clone()),
+    ]
 }
 
 /// Cells, patterns and targets only one run has.
 fn only_in(id: &str, p: &ProbeComparison) -> String {
     let mut rows = Vec::new();
     for (side, only) in [("A", &p.only_a), ("B", &p.only_b)] {
+        let row = |what: String| OnlyRow { side, what };
         for t in &only.targets {
-            rows.push(vec![Td::text(side), Td::text(format!("target {}", t.path))]);
+            rows.push(row(format!("target {}", t.path)));
         }
         for pat in &only.patterns {
-            rows.push(vec![
-                Td::text(side),
-                Td::text(format!(
-                    "pattern {} ({})",
-                    pat.pattern,
-                    crate::report::target_label(pat.target)
-                )),
-            ]);
+            rows.push(row(format!(
+                "pattern {} ({})",
+                pat.pattern,
+                crate::report::target_label(pat.target)
+            )));
         }
         for c in &only.cells {
-            rows.push(vec![
-                Td::text(side),
-                Td::text(format!("cell {}", c.label())),
-            ]);
+            rows.push(row(format!("cell {}", c.label())));
         }
     }
     if rows.is_empty() {
         return page::note("Both runs measured the same cells.");
     }
-    page::table(
+    let cols = only_columns();
+    columns::html(
         &format!("{id}-only"),
         "Measured in one run only",
-        &["only in", "what"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
     )
 }
 
