@@ -16,11 +16,11 @@
 
 use super::check::map;
 use super::describe;
-use super::page::{self, Td};
+use super::page;
 use crate::check::report::{PartitionReport as Partition, TargetReport as Target};
 use crate::findings::Status;
-use crate::plan::{DiskPlan, PartPlan};
-use crate::report::columns;
+use crate::plan::{DiskPlan, Manual, PartPlan, Step};
+use crate::report::columns::{self, Column};
 use crate::report::{plan as text, Planned, Stamp};
 use crate::saved::Saved;
 use crate::units::human;
@@ -158,17 +158,13 @@ fn steps(id: &str, d: &DiskPlan) -> String {
     for o in &d.offline {
         s.push_str(&page::para(&format!("First: {o}")));
     }
-    let rows: Vec<Vec<Td>> = d
-        .script_steps()
-        .iter()
-        .enumerate()
-        .map(|(i, group)| vec![Td::num(i + 1), Td::text(text::steps_text(group))])
-        .collect();
-    s.push_str(&page::table(
+    let rows: Vec<Numbered> = d.script_steps().into_iter().enumerate().collect();
+    let cols = step_columns();
+    s.push_str(&columns::html(
         id,
         "The steps, numbered as the script numbers them, in the order they run",
-        &["#", "step"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
     ));
     if d.bytes_to_move > 0 {
         s.push_str(&page::note(&format!(
@@ -184,18 +180,37 @@ fn manual(id: &str, d: &DiskPlan) -> String {
     if d.manual.is_empty() {
         return String::new();
     }
-    let rows: Vec<Vec<Td>> = d
-        .manual
-        .iter()
-        .map(|m| {
-            vec![
-                Td::text(m.partition.map(|p| p.to_string()).unwrap_or_default()),
-                Td::text(&m.why),
-                Td::text(m.commands.join("\n")),
-            ]
-        })
-        .collect();
-    page::table(id, "By hand", &["partition", "why", "commands"], &rows)
+    let cols = manual_columns();
+    columns::html(
+        id,
+        "By hand",
+        &cols.iter().collect::<Vec<_>>(),
+        &d.manual.iter().collect::<Vec<_>>(),
+    )
+}
+
+/// A step of the script (a copy and the entry it rewrites are one),
+/// counted from 0.
+type Numbered<'a> = (usize, Vec<&'a Step>);
+
+/// The step's number, as the script numbers it from 1, and what it does.
+fn step_columns<'a>() -> Vec<Column<Numbered<'a>>> {
+    vec![
+        Column::html_only("number", "#", |r: &Numbered| (r.0 + 1).to_string()).num(),
+        Column::html_only("step", "step", |r: &Numbered| text::steps_text(&r.1)),
+    ]
+}
+
+/// The partition a thing to do by hand is about (none: the disk), why,
+/// and the commands, a line each.
+fn manual_columns() -> Vec<Column<Manual>> {
+    vec![
+        Column::html_only("partition", "partition", |m: &Manual| {
+            m.partition.map(|p| p.to_string()).unwrap_or_default()
+        }),
+        Column::html_only("why", "why", |m: &Manual| m.why.clone()),
+        Column::html_only("commands", "commands", |m: &Manual| m.commands.join("\n")),
+    ]
 }
 
 fn leaves(id: &str, d: &DiskPlan) -> String {

@@ -1,7 +1,7 @@
 //! The tables under the disk map: the partitions as drawn, with every
 //! number exactly, and the free space between them.
 
-use super::super::page::{self, Td};
+use super::super::page;
 use super::layout::{self, end_mark, start_mark};
 use crate::check::document::{Finding, Target};
 use crate::report::columns::{self, Column, PartitionRow};
@@ -54,24 +54,31 @@ fn mark_class(f: Option<&Finding>) -> Option<String> {
 /// The free space between the partitions, folded away.
 pub fn free(fig: &str, t: &Target) -> String {
     let gaps = layout::gaps(t.size_bytes, &t.partitions);
-    let rows: Vec<Vec<Td>> = gaps
-        .iter()
-        .map(|(s, e)| {
-            vec![
-                Td::num(s),
-                Td::num(e - 1),
-                Td::num(e - s),
-                Td::num(human(e - s)),
-            ]
-        })
-        .collect();
+    let cols = gap_columns();
     page::folded(
         &format!("Free space of {}: {} ranges", t.path, gaps.len()),
-        &page::table(
+        &columns::html(
             &format!("{fig}-free"),
             &format!("Free space of {} (bytes; last byte inclusive)", t.path),
-            &["start", "last byte", "size (bytes)", "size"],
-            &rows,
+            &cols.iter().collect::<Vec<_>>(),
+            &gaps.iter().collect::<Vec<_>>(),
         ),
     )
+}
+
+/// A free range: its first byte and the byte after its last.
+type Gap = (u64, u64);
+
+/// The free space table's columns: where each range starts and ends, and
+/// its size in bytes and as people read it.
+fn gap_columns() -> Vec<Column<Gap>> {
+    vec![
+        Column::html_only("start", "start", |g: &Gap| g.0.to_string()).num(),
+        Column::html_only("last_byte", "last byte", |g: &Gap| (g.1 - 1).to_string()).num(),
+        Column::html_only("size_bytes", "size (bytes)", |g: &Gap| {
+            (g.1 - g.0).to_string()
+        })
+        .num(),
+        Column::html_only("size", "size", |g: &Gap| human(g.1 - g.0)).num(),
+    ]
 }

@@ -4,7 +4,7 @@
 //! and how far the boundary lies from them.
 
 use super::super::kit::text::text_width;
-use super::super::page::{self, Td};
+use super::super::page;
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};
 use super::axis;
@@ -13,6 +13,7 @@ use super::lane::{self, RULER};
 use super::layout::{end_mark, start_mark};
 use crate::check::document::{Partition, Target};
 use crate::findings::Status;
+use crate::report::columns::{self, Column};
 use crate::units::human;
 
 const WIDTH: f64 = 560.0;
@@ -214,31 +215,65 @@ fn boundary_line(f: &mut Figure, at: u64, x: &Linear, bottom: f64) {
 
 /// Every boundary against every grid, in words with the bytes.
 fn table(prefix: &str, t: &Target, grids: &[Grid], parts: &[&Partition]) -> String {
-    let mut headers = vec!["partition", "boundary", "byte"];
-    let labels: Vec<String> = grids.iter().map(|g| format!("{} grid", g.label)).collect();
-    headers.extend(labels.iter().map(String::as_str));
-    let mut rows = Vec::new();
-    for p in parts {
-        for end in [false, true] {
-            let b = Boundary { part: p, end };
-            let mut row = vec![
-                Td::num(p.number),
-                Td::text(if end { "end (last byte + 1)" } else { "start" }),
-                Td::num(b.at()),
-            ];
-            row.extend(grids.iter().map(|g| Td::text(grid::describe(b.at(), g))));
-            rows.push(row);
-        }
-    }
-    page::table(
+    let rows: Vec<Row> = parts
+        .iter()
+        .flat_map(|p| {
+            [false, true].map(|end| Row {
+                boundary: Boundary { part: p, end },
+                grids,
+            })
+        })
+        .collect();
+    let cols = row_columns(grids);
+    columns::html(
         &format!("{prefix}-table"),
         &format!(
             "Where each boundary of {} falls on each grid (bytes)",
             t.path
         ),
-        &headers,
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
     )
+}
+
+/// A boundary of the table, with the grids its columns judge it on.
+struct Row<'a> {
+    boundary: Boundary<'a>,
+    grids: &'a [Grid],
+}
+
+/// Where the boundary lies on grid `at`, in words.
+fn on_grid(r: &Row, at: usize) -> String {
+    grid::describe(r.boundary.at(), &r.grids[at])
+}
+
+/// The partition, which boundary and its byte, then a column per grid.
+fn row_columns<'a>(grids: &[Grid]) -> Vec<Column<Row<'a>>> {
+    let mut cols = vec![
+        Column::html_only("partition", "partition", |r: &Row| {
+            r.boundary.part.number.to_string()
+        })
+        .num(),
+        Column::html_only("boundary", "boundary", |r: &Row| {
+            if r.boundary.end {
+                "end (last byte + 1)"
+            } else {
+                "start"
+            }
+            .into()
+        }),
+        Column::html_only("byte", "byte", |r: &Row| r.boundary.at().to_string()).num(),
+    ];
+    for (at, g) in grids.iter().enumerate() {
+        cols.push(Column::entry(
+            format!("{}_grid", g.key),
+            format!("{} grid", g.label),
+            at,
+            on_grid,
+            |r, at, _| on_grid(r, at),
+        ));
+    }
+    cols
 }
 
 #[cfg(test)]
