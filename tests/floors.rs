@@ -453,3 +453,41 @@ fn the_circle_scanner_finds_a_circle() {
     );
     assert!(import_circles(&modules[..3]).is_empty());
 }
+
+/// Every table is drawn by the column model (docs/architecture.md, "How
+/// to add a column"): outside src/report/columns/mod.rs no code builds a
+/// table's rows by hand, with the terminal's `style::table` or the
+/// page's `page::table` and its `Td` cells.
+#[test]
+fn tables_are_drawn_only_by_the_column_model() {
+    let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let engine = [
+        "report/columns/mod.rs",
+        "report/html/page.rs",
+        "report/style.rs",
+    ];
+    let mut found = Vec::new();
+    for p in rs_files(src) {
+        let rel = p.strip_prefix(src).unwrap().to_string_lossy().to_string();
+        if engine.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let grouped = line.contains("style::{") || line.contains("page::{");
+            let by_hand = line.contains("page::table(")
+                || line.contains("style::table(")
+                || line.contains("Td::")
+                || (grouped
+                    && (line.contains(" table") || line.contains("{table") || line.contains("Td")));
+            if by_hand {
+                found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "tables built by hand, not from a column list:\n{}",
+        found.join("\n")
+    );
+}

@@ -489,7 +489,8 @@ pub fn table_rows<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style) -> Ve
 /// The same table as HTML (`<table id=ID>` with its caption): a header
 /// per column (its long title where it has one), each value as the
 /// terminal shows it without colour, numbers right-aligned, a size in
-/// bytes exactly with the terminal's figure beside (`1048576 (1.0 MiB)`).
+/// bytes exactly with the terminal's figure beside (`1048576 (1.0 MiB)`);
+/// an empty cell is plain, whatever its column.
 pub fn html<R: ?Sized>(id: &str, caption: &str, cols: &[&Column<R>], rows: &[&R]) -> String {
     use super::html::page::{self, Td};
     let plain = Style::plain();
@@ -508,7 +509,7 @@ pub fn html<R: ?Sized>(id: &str, caption: &str, cols: &[&Column<R>], rows: &[&R]
                     };
                     if let Some(class) = c.class.and_then(|f| f(r)) {
                         Td::Class(class, v)
-                    } else if c.numeric || c.size {
+                    } else if (c.numeric || c.size) && !v.is_empty() {
                         Td::num(v)
                     } else {
                         Td::text(v)
