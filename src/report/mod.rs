@@ -346,6 +346,18 @@ mod tests {
             Format::Prometheus,
             Format::Script,
         ];
+        // No wildcard: a new format does not compile until it has its arm
+        // here, beside the list above it belongs in.
+        for f in all {
+            match f {
+                Format::Human
+                | Format::Json
+                | Format::Csv
+                | Format::Html
+                | Format::Prometheus
+                | Format::Script => {}
+            }
+        }
         for run in runs {
             for f in all {
                 let out = exporter(f, Style::plain(), &stamp);
