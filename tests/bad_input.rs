@@ -408,6 +408,12 @@ fn bad_destinations_are_refused_before_any_work() {
     refused(&["probe", &file, &format!("--json={file}")], an_input);
     refused(&["compare", &img, &file, "--html", &file], an_input);
     refused(&["report", &img, "--output", &img], an_input);
+    // report's page is a file like any other: checked before a run is read.
+    refused(
+        &["report", &img, "--output", "/no/such/dir/page.html"],
+        "--output /no/such/dir/page.html: cannot write there",
+    );
+    refused(&["report", &img, "--output", &d], "a directory");
     assert_eq!(
         std::fs::read(&img).unwrap(),
         img_sum,

@@ -20,7 +20,6 @@ use crate::report::{progress, Run, Stamp, Style};
 use crate::topology::Sysfs;
 use clap::Parser;
 use outputs::Outputs;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -45,14 +44,7 @@ pub fn main() -> ExitCode {
         }
     };
     // A bad destination is refused before any work.
-    let inputs = opts.task.inputs();
-    let report_output = match &opts.task {
-        Task::Report {
-            output: Some(o), ..
-        } => outputs::refuse_input(o, "--output", &inputs),
-        _ => Ok(()),
-    };
-    if let Err(e) = report_output.and_then(|()| opts.outputs.check_files(&inputs)) {
+    if let Err(e) = opts.outputs.check_files(&opts.task.inputs()) {
         warn(&format!("error: {e}"));
         return ExitCode::from(2);
     }
@@ -71,11 +63,7 @@ pub fn main() -> ExitCode {
         Task::ListColumns(listed) => out.write(Run::Columns(listed), 0),
         Task::Probe { options, emit_fio } => run_probe(&options, emit_fio, &out),
         Task::Assets(a) => (assets::render(a), 0),
-        Task::Report {
-            runs,
-            output,
-            figures,
-        } => runs::report(&runs, output.as_deref(), figures.as_deref()),
+        Task::Report { runs, figures } => runs::report(&runs, figures.as_deref(), &out),
         Task::Compare { a, b } => runs::compare(&a, &b, &out),
         Task::Plan {
             options,
@@ -184,20 +172,6 @@ impl Out<'_> {
     /// text, with `code` and 2 when a file could not be written.
     fn write(&self, run: Run, code: u8) -> (String, u8) {
         self.outputs.write(run, self.style, self.stamp, code)
-    }
-}
-
-/// Write a file that is no run's output (`report`'s page and figures)
-/// when asked, atomically; a failure is one line on stderr and adds the
-/// "could not run" status 2 to `code`.
-fn side_file(path: Option<&Path>, code: u8, text: impl FnOnce() -> String) -> u8 {
-    let Some(path) = path else { return code };
-    match textfile::write_atomic(path, &text()) {
-        Ok(()) => code,
-        Err(e) => {
-            warn(&format!("cannot write {}: {e}", path.display()));
-            code | 2
-        }
     }
 }
 

@@ -42,10 +42,10 @@ pub enum Task {
     },
     /// Print the man page or a completion script.
     Assets(super::args::Asset),
-    /// Draw saved runs as one HTML page, to `output` or standard output.
+    /// Draw saved runs as one HTML page, to the outputs (standard
+    /// output, or `--output FILE` instead).
     Report {
         runs: Vec<PathBuf>,
-        output: Option<PathBuf>,
         /// Each figure also as DIR/<id>.svg.
         figures: Option<PathBuf>,
     },
@@ -92,8 +92,10 @@ impl Task {
 }
 
 impl Task {
-    /// The kind of run whose outputs are checked before it; None for
-    /// `report` and the assets, which print their one text.
+    /// The kind of run whose formats are checked before it; None for
+    /// `report`, whose one output is its HTML page (on standard output or
+    /// in `--output FILE`, checked before the run like every file), and
+    /// the assets, which print their one text.
     fn kind(&self) -> Option<Kind> {
         Some(match self {
             Task::Topology { .. } => Kind::Topology,
@@ -224,14 +226,11 @@ impl Options {
                 output,
                 figures,
                 old_output: None,
-            } => (
-                Outputs::new(Format::Html),
-                Task::Report {
-                    runs,
-                    output,
-                    figures,
-                },
-            ),
+            } => {
+                let mut outputs = Outputs::new(Format::Html);
+                outputs.stdout_to_file(output, "--output");
+                (outputs, Task::Report { runs, figures })
+            }
             Command::Plan {
                 targets,
                 output,

@@ -1,7 +1,7 @@
 //! `report` and `compare`: saved runs read from files (or standard
 //! input), then drawn or compared.
 
-use super::{side_file, warn};
+use super::{textfile, warn, Out};
 use crate::report::html::{self, Input};
 use crate::saved::Saved;
 use std::io::Read;
@@ -52,13 +52,10 @@ fn read_all(paths: &[&Path]) -> Result<Vec<Input>, String> {
     paths.iter().map(|p| read_run(p)).collect()
 }
 
-/// `report`: the page to standard output, or written to `output`; with
-/// `figures`, each figure also as its own SVG file there.
-pub fn report(
-    runs: &[std::path::PathBuf],
-    output: Option<&Path>,
-    figures: Option<&Path>,
-) -> (String, u8) {
+/// `report`: the page to its outputs (standard output, or the
+/// `--output` file instead); with `figures`, each figure also as its own
+/// SVG file there.
+pub fn report(runs: &[std::path::PathBuf], figures: Option<&Path>, out: &Out) -> (String, u8) {
     let paths: Vec<&Path> = runs.iter().map(|p| p.as_path()).collect();
     let inputs = match read_all(&paths) {
         Ok(i) => i,
@@ -70,22 +67,39 @@ pub fn report(
     let page = html::render(&inputs);
     let mut code = 0;
     if let Some(dir) = figures {
-        // The directory was asked for; its parent must exist.
-        if let Err(e) = std::fs::create_dir(dir).or_else(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists if dir.is_dir() => Ok(()),
-            _ => Err(e),
-        }) {
-            warn(&format!("cannot make {}: {e}", dir.display()));
-            return (String::new(), 2);
-        }
-        for (id, svg) in html::figures(&page) {
-            code = side_file(Some(&dir.join(format!("{id}.svg"))), code, || svg);
+        code = match write_figures(dir, &page) {
+            Some(c) => c,
+            None => return (String::new(), 2),
+        };
+    }
+    out.outputs.write_with(|_| Some(page.clone()), code)
+}
+
+/// `--figures DIR`: each figure of `page` as DIR/<id>.svg. These files
+/// are not in the outputs list: how many there are and their names come
+/// from the figures the page holds, known only once it is drawn, and
+/// each is a piece of the page rather than a format of the run. So the
+/// directory is made here (its parent must exist) and each file written
+/// atomically as it comes; None when the directory cannot be made
+/// (nothing written then, not even the page), else 0, or 2 when a
+/// figure could not be written (one line on stderr each).
+fn write_figures(dir: &Path, page: &str) -> Option<u8> {
+    if let Err(e) = std::fs::create_dir(dir).or_else(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists if dir.is_dir() => Ok(()),
+        _ => Err(e),
+    }) {
+        warn(&format!("cannot make {}: {e}", dir.display()));
+        return None;
+    }
+    let mut code = 0;
+    for (id, svg) in html::figures(page) {
+        let path = dir.join(format!("{id}.svg"));
+        if let Err(e) = textfile::write_atomic(&path, &svg) {
+            warn(&format!("cannot write {}: {e}", path.display()));
+            code = 2;
         }
     }
-    match output {
-        Some(path) => (String::new(), side_file(Some(path), code, || page)),
-        None => (page, code),
-    }
+    Some(code)
 }
 
 /// `compare`: the comparison in every output asked for; exit status 1
@@ -93,7 +107,7 @@ pub fn report(
 /// `outcome`). Two check runs whose disks under one name may not be the
 /// same disk are compared, with a warning (in the human report, else one
 /// line on stderr).
-pub fn compare(a: &Path, b: &Path, out: &super::Out) -> (String, u8) {
+pub fn compare(a: &Path, b: &Path, out: &Out) -> (String, u8) {
     let inputs = match read_all(&[a, b]) {
         Ok(i) => i,
         Err(e) => {
