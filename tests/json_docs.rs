@@ -616,7 +616,7 @@ where
 #[test]
 fn documents_read_back_as_written() {
     use diskalign::compare::Comparison;
-    use diskalign::probe::report::ProbeReport;
+    use diskalign::probe::outcome::ProbeRun;
     use diskalign::topology::TopologyDocument;
     let mut seen = BTreeSet::new();
     // topology: every fixture tree, and a live loop device (ioctls read).
@@ -659,11 +659,11 @@ fn documents_read_back_as_written() {
     round_trip::<Document<Comparison>>(&compared(&probe, &probe), &mut seen);
     // probe: that run, one round (its contrasts' intervals are null), two
     // targets.
-    round_trip::<Document<ProbeReport>>(&probe, &mut seen);
+    round_trip::<Document<ProbeRun>>(&probe, &mut seen);
     // Another version's method reads back as it was written.
     let mut other = probe.clone();
     other["inference"]["method"] = "another method".into();
-    round_trip::<Document<ProbeReport>>(&other, &mut seen);
+    round_trip::<Document<ProbeRun>>(&other, &mut seen);
     let copy = dir.path().join("copy.img");
     std::fs::copy(&file, &copy).unwrap();
     let quick = |extra: &[&str]| {
@@ -674,7 +674,7 @@ fn documents_read_back_as_written() {
     };
     let one = quick(&[file.to_str().unwrap(), "--rounds", "1"]);
     assert!(one["contrasts"][0]["ci95"][1].is_null(), "{one:#}");
-    round_trip::<Document<ProbeReport>>(&one, &mut seen);
+    round_trip::<Document<ProbeRun>>(&one, &mut seen);
     // `report` and `compare` read it too (its nulls are no interval).
     round_trip::<Document<Comparison>>(&compared(&probe, &one), &mut seen);
     let two = quick(&[
@@ -684,7 +684,7 @@ fn documents_read_back_as_written() {
         "2",
     ]);
     assert_eq!(two["targets"].as_array().map(Vec::len), Some(2), "{two:#}");
-    round_trip::<Document<ProbeReport>>(&two, &mut seen);
+    round_trip::<Document<ProbeRun>>(&two, &mut seen);
     // watch: the synthetic recording played over the ao-3584 tree.
     let watches = watched();
     for doc in &watches {
@@ -733,7 +733,7 @@ fn documents_read_back_as_written() {
     ];
     for doc in [&probe, &one, &two] {
         let old = older(doc, &added_to_probe);
-        serde_json::from_value::<Document<ProbeReport>>(old.clone())
+        serde_json::from_value::<Document<ProbeRun>>(old.clone())
             .unwrap_or_else(|e| panic!("{e}: an older probe document does not read:\n{old:#}"));
     }
     let added_to_check = [

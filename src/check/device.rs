@@ -2,7 +2,7 @@
 //! given for a what-if), and the table the kernel registered against the
 //! table on disk.
 
-use super::report::TopologySource;
+use super::outcome::TopologySource;
 use crate::findings::{Code, Finding, Severity};
 use crate::inspect::Target;
 use crate::layout::{PartKind, Table};

@@ -5,14 +5,12 @@
 use super::CheckRun;
 use crate::schema::{Document, Header};
 
-pub use crate::check::report::{
-    PartitionReport as Partition, TableReport as Table, TargetReport as Target,
-};
+pub use crate::check::outcome::{CheckedPartition, CheckedTable, CheckedTarget};
 /// An `errors` entry: the same type that wrote it.
-pub use crate::errors::TargetError as DocError;
+pub use crate::errors::TargetError;
 pub use crate::findings::{Finding, Subject};
-/// The kernel's I/O limits as the documents spell them.
-pub use crate::iolimits::Topology as Limits;
+/// The kernel's I/O limits.
+pub use crate::iolimits::Topology;
 pub use crate::stack::Layer;
 
 /// A check document read back: the run, as the types that wrote it hold
@@ -201,10 +199,10 @@ mod tests {
     #[test]
     fn paths_longer_than_path_max_are_found() {
         let mut doc = CheckDoc::default();
-        doc.run.targets.push(Target {
+        doc.run.targets.push(CheckedTarget {
             path: "/dev/sda".into(),
             stack: vec![layer("partition 1", vec![layer("ext4", vec![])])],
-            ..Target::default()
+            ..CheckedTarget::default()
         });
         assert_eq!(doc.overlong(), None);
         assert_eq!(
@@ -218,7 +216,7 @@ mod tests {
             Some("a layer path of 4100 bytes is longer than 4096")
         );
         doc.run.assembled.clear();
-        doc.run.targets[0].partitions.push(Partition {
+        doc.run.targets[0].partitions.push(CheckedPartition {
             findings: vec![Finding {
                 subject: Subject {
                     target: Some("y".repeat(PATH_MAX + 1)),
@@ -226,7 +224,7 @@ mod tests {
                 },
                 ..Finding::new(crate::findings::Code::TopologyUnknown, "")
             }],
-            ..Partition::default()
+            ..CheckedPartition::default()
         });
         assert!(doc
             .overlong()

@@ -1,7 +1,7 @@
 //! Small in-memory inspections for the rules' unit tests: a target made of
 //! a table and a topology, with no device and no image behind it.
 
-use super::report::TopologySource;
+use super::outcome::TopologySource;
 use crate::inspect::{Target, TargetKind};
 use crate::iolimits::Topology;
 use crate::layout::{PartKind, Partition, Table, TableKind};

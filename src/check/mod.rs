@@ -11,10 +11,10 @@ pub mod document;
 #[cfg(test)]
 pub(crate) mod fixture;
 pub mod inherit;
+pub mod outcome;
 mod partitions;
 pub mod placement;
 mod portable;
-pub mod report;
 pub mod stack;
 pub mod start;
 mod structure;
@@ -27,7 +27,7 @@ use crate::findings::{Code, FailOn};
 use crate::inspect::{self, Inspection, Target};
 use crate::layout::{PartKind, TableKind};
 use crate::stack::Layer;
-use report::{TableReport, TargetReport};
+use outcome::{CheckedTable, CheckedTarget};
 use std::path::{Path, PathBuf};
 use tools::ToolView;
 
@@ -40,7 +40,7 @@ pub use crate::inspect::InspectOptions as CheckOptions;
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct CheckRun {
-    pub targets: Vec<TargetReport>,
+    pub targets: Vec<CheckedTarget>,
     /// md arrays and volume groups put together from the targets.
     pub assembled: Vec<Layer>,
     pub errors: Vec<TargetError>,
@@ -77,7 +77,7 @@ pub fn read(paths: &[PathBuf], opts: &CheckOptions) -> Inspection {
 }
 
 /// Check one target on its own (no assembly across targets).
-pub fn check(path: &Path, opts: &CheckOptions) -> Result<TargetReport, TargetError> {
+pub fn check(path: &Path, opts: &CheckOptions) -> Result<CheckedTarget, TargetError> {
     let mut run = check_all(&[path.to_path_buf()], opts);
     match run.errors.pop() {
         Some(e) => Err(e),
@@ -101,7 +101,7 @@ pub fn judge(i: Inspection, fail_on: FailOn) -> CheckRun {
     for l in &mut run.assembled {
         stack::judge(l);
         regions.assembled(l);
-        report::assign_subjects(None, None, l, "");
+        outcome::assign_subjects(None, None, l, "");
     }
     for r in &mut run.targets {
         r.assign_subjects();
@@ -113,7 +113,7 @@ pub fn judge(i: Inspection, fail_on: FailOn) -> CheckRun {
     run
 }
 
-fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
+fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
     let mut findings = device::topology_findings(&t);
     let table = &t.table;
     findings.extend(table.findings.iter().cloned());
@@ -170,11 +170,11 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
             let cause = part
                 .and_then(|p| inherit::cause_of(&l.name, &p.findings, inherit::is_partition_start));
             regions.target_root(&mut l, &path, cause);
-            report::assign_subjects(Some(&path), root.partition, &mut l, "");
+            outcome::assign_subjects(Some(&path), root.partition, &mut l, "");
             l
         })
         .collect();
-    TargetReport {
+    CheckedTarget {
         path,
         kind: t.kind,
         disk: t.disk.as_ref().map(|d| d.name.clone()),
@@ -185,7 +185,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
         container: t.container,
         topology: t.topology,
         topology_source: t.source,
-        partition_table: TableReport {
+        partition_table: CheckedTable {
             kind: table.kind,
             sector_size: table.sector_size,
             first_usable_lba: table.usable.map(|u| u.0),
@@ -199,7 +199,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
         aligned: false,
         verdict: String::new(),
         findings,
-        summary: report::TargetSummary::default(),
+        summary: outcome::TargetSummary::default(),
         next: None,
     }
 }

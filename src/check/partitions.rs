@@ -3,8 +3,8 @@
 
 use super::declared;
 use super::disagree;
+use super::outcome::{CheckedPartition, TopologySource};
 use super::placement::{self, Placement};
-use super::report::{PartitionReport, TopologySource};
 use super::start::kernel_offset;
 use super::tools::{self, ToolView};
 use crate::findings::{Code, Finding, Status};
@@ -12,7 +12,7 @@ use crate::inspect::Target;
 use crate::layout::PartKind;
 
 /// Each valid partition judged: placement, the tools, the node block size.
-pub fn partition_reports(t: &Target, view: &ToolView, mismatch: bool) -> Vec<PartitionReport> {
+pub fn partition_reports(t: &Target, view: &ToolView, mismatch: bool) -> Vec<CheckedPartition> {
     let topo = &t.topology;
     let ss = t.table.sector_size;
     let device_sectors = |bytes: u64| bytes / view.lbs;
@@ -73,7 +73,7 @@ pub fn partition_reports(t: &Target, view: &ToolView, mismatch: bool) -> Vec<Par
             device_block_size_kernel,
         ));
         let status = Status::of(pf.iter().filter(|f| placement::is_placement_code(f.code)));
-        out.push(PartitionReport {
+        out.push(CheckedPartition {
             number: p.number,
             kind: p.kind,
             type_id: p.type_id.clone(),
@@ -106,7 +106,7 @@ mod tests {
     use crate::iolimits::Topology;
     use crate::units::MIB;
 
-    fn judged(topology: Topology, parts: Vec<crate::layout::Partition>) -> Vec<PartitionReport> {
+    fn judged(topology: Topology, parts: Vec<crate::layout::Partition>) -> Vec<CheckedPartition> {
         let t = image(64 * MIB, topology, parts);
         partition_reports(&t, &ToolView::new(&t.topology, t.size), false)
     }

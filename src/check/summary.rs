@@ -3,7 +3,7 @@
 //! layers are aligned, what is incomplete, and the exit status that
 //! follows under `--fail-on`.
 
-use super::report::{TargetReport, TargetSummary};
+use super::outcome::{CheckedTarget, TargetSummary};
 use crate::findings::{Counts, FailOn, Finding, Status};
 use crate::layout::PartKind;
 use crate::stack::Layer;
@@ -39,7 +39,7 @@ pub struct RunSummary {
 }
 
 /// The layers above a target's roots (the partitions or whole device).
-pub fn layers(r: &TargetReport) -> Vec<&Layer> {
+pub fn layers(r: &CheckedTarget) -> Vec<&Layer> {
     r.stack
         .iter()
         .flat_map(|l| l.children.iter())
@@ -47,7 +47,7 @@ pub fn layers(r: &TargetReport) -> Vec<&Layer> {
         .collect()
 }
 
-pub fn target(r: &TargetReport) -> TargetSummary {
+pub fn target(r: &CheckedTarget) -> TargetSummary {
     let data: Vec<_> = r
         .partitions
         .iter()
@@ -72,7 +72,7 @@ pub fn target(r: &TargetReport) -> TargetSummary {
 /// The run's summary from its targets, the assembled layers and the
 /// number of targets that could not be checked.
 pub fn run(
-    targets: &[TargetReport],
+    targets: &[CheckedTarget],
     assembled: &[Layer],
     unchecked: usize,
     fail_on: FailOn,
@@ -125,7 +125,7 @@ mod tests {
     /// never `aligned`: at least `incomplete`, the worse status kept.
     #[test]
     fn a_run_with_an_unread_target_is_not_aligned() {
-        let mut aligned = TargetReport::default();
+        let mut aligned = CheckedTarget::default();
         aligned.summary.status = Status::Aligned;
         let all_read = run(std::slice::from_ref(&aligned), &[], 0, FailOn::Warning);
         assert_eq!(

@@ -1,13 +1,13 @@
 //! The one-line verdict of a target: its status word, what is damaged,
 //! the partitions and layers tallied by status, and the findings counted.
 
-use super::report::TargetReport;
+use super::outcome::CheckedTarget;
 use super::summary;
 use crate::findings::Status;
 use crate::layout::{PartKind, TableKind};
 
 /// The one-line summary: the status word, then what it comes from.
-pub fn verdict(r: &TargetReport) -> String {
+pub fn verdict(r: &CheckedTarget) -> String {
     let sum = &r.summary;
     let registered = if r.partition_table.kind == TableKind::Kernel {
         " registered"
@@ -52,7 +52,7 @@ pub fn verdict(r: &TargetReport) -> String {
 
 /// The target's damage in a few words each: "primary GPT damaged (the
 /// backup was used)", once per code.
-fn damage(r: &TargetReport) -> Vec<String> {
+fn damage(r: &CheckedTarget) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let damaged = r
         .all_findings()

@@ -1,7 +1,7 @@
 //! `check`: read, judge, name the next step, and write the outputs.
 
 use super::{warn, Out};
-use crate::check::report::TargetReport;
+use crate::check::outcome::CheckedTarget;
 use crate::check::{self, CheckOptions, CheckRun};
 use crate::findings::FailOn;
 use crate::plan::next;
@@ -22,7 +22,7 @@ pub fn run(opts: &CheckOptions, targets: &[PathBuf], fail_on: FailOn, out: &Out)
     out.write(Run::Check(&run), run.summary.exit_status)
 }
 
-/// Each target's next step (`TargetReport::next`): its own plan command,
+/// Each target's next step (`CheckedTarget::next`): its own plan command,
 /// or for a partition target whose partition a layout change would fix,
 /// its disk's, read whole for that (the check read the one partition).
 fn next_steps(run: &mut CheckRun, planned: Vec<(String, String)>, opts: &CheckOptions) {
@@ -44,7 +44,7 @@ fn next_steps(run: &mut CheckRun, planned: Vec<(String, String)>, opts: &CheckOp
 }
 
 /// The disk of a partition target whose partition is not clean.
-fn partition_to_fix(t: &TargetReport) -> Option<String> {
+fn partition_to_fix(t: &CheckedTarget) -> Option<String> {
     let disk = t
         .disk
         .as_ref()

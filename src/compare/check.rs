@@ -16,7 +16,7 @@
 use super::probe::and_list;
 use super::RunInfo;
 use crate::check::document::CheckDoc;
-use crate::check::document::{DocError, Finding, Target};
+use crate::check::document::{CheckedTarget, Finding, TargetError};
 use crate::findings::{Severity, Status};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -138,8 +138,8 @@ fn renamed(a: &CheckDoc, b: &CheckDoc) -> Option<(String, String)> {
 /// A run's targets and unchecked targets by path (the first of each),
 /// so that runs of thousands of targets compare in linear time.
 struct Sides<'d> {
-    targets: HashMap<&'d str, &'d Target>,
-    errors: HashMap<&'d str, &'d DocError>,
+    targets: HashMap<&'d str, &'d CheckedTarget>,
+    errors: HashMap<&'d str, &'d TargetError>,
 }
 
 impl<'d> Sides<'d> {
@@ -170,7 +170,7 @@ impl<'d> Sides<'d> {
 /// Why A's and B's targets under one name are not the same disk: each
 /// identity both know and that differs (serial, WWN, size, then the
 /// table's PTUUID, which a table made again changes too).
-fn different_disk(a: &Target, b: &Target) -> Option<String> {
+fn different_disk(a: &CheckedTarget, b: &CheckedTarget) -> Option<String> {
     let fields = [
         ("serial", a.serial.clone(), b.serial.clone()),
         ("WWN", a.wwn.clone(), b.wwn.clone()),
@@ -328,7 +328,7 @@ fn target_outcome(c: &CheckComparison) -> super::Outcome {
     super::Outcome::new(improved, regressed, unchanged, c.differs())
 }
 
-/// Target (assembled last), partition, layer, code.
+/// CheckedTarget (assembled last), partition, layer, code.
 type Key = (bool, Option<String>, Option<u32>, Option<String>, String);
 
 fn grouped(findings: Vec<Finding>) -> BTreeMap<Key, Vec<Finding>> {

@@ -35,7 +35,7 @@ use super::RunInfo;
 use crate::probe::document::{ProbeDoc, Producer};
 use crate::probe::engine::Pattern;
 use crate::probe::fio_results::NO_REPLICATES;
-use crate::probe::report::TargetReport;
+use crate::probe::outcome::ProbedTarget;
 use crate::probe::results::CellReport;
 use crate::probe::stats;
 use crate::units::human;
@@ -345,8 +345,8 @@ type Pair<'p> = (CellKey, &'p CellReport, &'p CellReport);
 /// `only_a` and `only_b`, whole patterns apart from single cells.
 fn match_part<'p>(
     t: usize,
-    a: &'p TargetReport,
-    b: &'p TargetReport,
+    a: &'p ProbedTarget,
+    b: &'p ProbedTarget,
     only_a: &mut OnlyIn,
     only_b: &mut OnlyIn,
 ) -> Vec<Pair<'p>> {
@@ -508,7 +508,7 @@ pub fn cells(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
     c
 }
 
-fn target_ref(t: usize, p: &TargetReport) -> TargetRef {
+fn target_ref(t: usize, p: &ProbedTarget) -> TargetRef {
     TargetRef {
         target: t,
         path: p.target.path.to_string_lossy().into_owned(),

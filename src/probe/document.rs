@@ -1,11 +1,11 @@
 //! A saved `probe` document (docs/json.md, `probe --json`) as `report`
 //! and `compare` read it: the run in the types that wrote it
-//! (`report::ProbeReport` and `analyse`'s), its header and the file it came
+//! (`report::ProbeRun` and `analyse`'s), its header and the file it came
 //! from. fio's results for the job file of `probe --emit-fio` are read
 //! into the same types (`fio_results.rs`).
 
 use super::engine::Pattern;
-use super::report::{ProbeReport, TargetReport};
+use super::outcome::{ProbeRun, ProbedTarget};
 use super::results::{CellReport, Estimate};
 use crate::schema::{Document, Header};
 use serde::{Deserialize, Serialize};
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// Where the numbers come from: a diskalign probe (rounds are replicates)
 /// or one fio pass (one figure per cell, no interval). A fio run records
 /// only its engine's name, each job's file and each cell's figures: the
-/// rest of its `ProbeReport` (plan, environment, the target's kind and
+/// rest of its `ProbeRun` (plan, environment, the target's kind and
 /// sizes, the verdict's confidence) stands for "not recorded", and what
 /// reads a run leaves it out when the source is fio.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -34,18 +34,18 @@ pub struct ProbeDoc {
     pub source: Producer,
     /// Empty for fio's results.
     pub header: Header,
-    pub run: ProbeReport,
+    pub run: ProbeRun,
 }
 
 impl std::ops::Deref for ProbeDoc {
-    type Target = ProbeReport;
-    fn deref(&self) -> &ProbeReport {
+    type Target = ProbeRun;
+    fn deref(&self) -> &ProbeRun {
         &self.run
     }
 }
 
 impl std::ops::DerefMut for ProbeDoc {
-    fn deref_mut(&mut self) -> &mut ProbeReport {
+    fn deref_mut(&mut self) -> &mut ProbeRun {
         &mut self.run
     }
 }
@@ -53,7 +53,7 @@ impl std::ops::DerefMut for ProbeDoc {
 impl ProbeDoc {
     /// The probe document `value`, read from the file `name`.
     pub fn read(value: &serde_json::Value, name: &str) -> Result<ProbeDoc, serde_json::Error> {
-        let doc = Document::<ProbeReport>::deserialize(value)?;
+        let doc = Document::<ProbeRun>::deserialize(value)?;
         Ok(ProbeDoc {
             name: name.to_string(),
             source: Producer::Diskalign,
@@ -64,12 +64,12 @@ impl ProbeDoc {
 
     /// Every target's part: the one of a single-target run, or each of
     /// `targets` in the order given.
-    pub fn parts(&self) -> Vec<TargetReport> {
+    pub fn parts(&self) -> Vec<ProbedTarget> {
         if !self.targets.is_empty() {
             return self.targets.clone();
         }
         let r = &self.run;
-        vec![TargetReport {
+        vec![ProbedTarget {
             target: r.target.clone(),
             environment: r.environment.clone(),
             cells: r.cells.clone(),

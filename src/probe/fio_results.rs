@@ -5,7 +5,7 @@
 //! replicates: each cell gets one figure and no interval.
 
 use super::document::{ProbeDoc, Producer};
-use super::report::ProbeReport;
+use super::outcome::ProbeRun;
 use crate::probe::engine::Pattern;
 use crate::schema::Header;
 use serde::Deserialize;
@@ -128,7 +128,7 @@ fn part(path: &str, cells: Vec<Value>) -> Value {
 impl FioDoc {
     /// fio's JSON `value`, read from the file `name`, as a probe document.
     pub fn read(value: &Value, name: &str) -> Result<ProbeDoc, serde_json::Error> {
-        let report = ProbeReport::deserialize(FioDoc::deserialize(value)?.as_probe())?;
+        let report = ProbeRun::deserialize(FioDoc::deserialize(value)?.as_probe())?;
         Ok(ProbeDoc {
             name: name.to_string(),
             source: Producer::Fio,

@@ -15,7 +15,7 @@ pub mod figures;
 pub mod fio;
 pub mod fio_results;
 pub mod grid;
-pub mod report;
+pub mod outcome;
 pub mod results;
 pub mod run;
 pub mod safety;
@@ -28,7 +28,7 @@ pub mod verdicts;
 use crate::topology::Sysfs;
 use engine::EngineKind;
 use grid::{Cell, GridRequest, Plan};
-use report::{EngineInfo, ProbeReport, TargetInfo, TargetReport};
+use outcome::{EngineInfo, ProbeRun, ProbedTarget, TargetInfo};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -233,7 +233,7 @@ fn target_report(
     params: &sequential::Params,
     plan: &Plan,
     o: &ProbeOptions,
-) -> TargetReport {
+) -> ProbedTarget {
     let samples: Vec<run::CellSamples> = m
         .cells
         .iter()
@@ -260,7 +260,7 @@ fn target_report(
     if let Some(c) = declared::clause(inference.effective_unit_bytes, says) {
         inference.statement.push_str(&c);
     }
-    TargetReport {
+    ProbedTarget {
         target: target_info(path, t),
         environment,
         cells: analyse::cells(&samples, &own),
@@ -276,7 +276,7 @@ pub fn probe(
     o: &ProbeOptions,
     stop: &AtomicBool,
     progress: &dyn Progress,
-) -> Result<ProbeReport, String> {
+) -> Result<ProbeRun, String> {
     if o.targets.iter().any(|p| p.is_dir()) {
         // A plan that cannot run (--max-time shorter than a round, …) is
         // refused before a scratch file is written.
@@ -313,7 +313,7 @@ pub fn probe(
     progress.finish();
     let m = m.map_err(|e| format!("{}: {e}", names()))?;
     let params = sequential::Params::of(&plan, ts.len());
-    let mut reports: Vec<TargetReport> = o
+    let mut reports: Vec<ProbedTarget> = o
         .targets
         .iter()
         .zip(&ts)
@@ -330,7 +330,7 @@ pub fn probe(
     if reports.len() == 1 {
         reports.clear();
     }
-    Ok(ProbeReport {
+    Ok(ProbeRun {
         target: first.target,
         engine: EngineInfo {
             name: m.engine.into(),

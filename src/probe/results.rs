@@ -1,7 +1,7 @@
 //! What a probe run concludes, as its document holds it: each cell's
 //! estimates, each contrast's relative figures, the penalties, the noise
 //! and the inference about the internal unit; written by
-//! [`super::analyse`], read back by [`super::report`] and the renderers.
+//! [`super::analyse`], read back by [`super::outcome`] and the renderers.
 
 use super::engine::Pattern;
 use super::grid::Cell;

@@ -9,7 +9,7 @@ use super::columns::{self, DISKS};
 use super::Exporter;
 use crate::check::CheckRun;
 use crate::compare::Comparison;
-use crate::probe::report::ProbeReport;
+use crate::probe::outcome::ProbeRun;
 use crate::topology::Survey;
 
 /// CSV with the columns `-o` asked for (None: every CSV column), with
@@ -39,7 +39,7 @@ impl Exporter for Csv {
         ))
     }
 
-    fn probe(&self, report: &ProbeReport) -> Option<String> {
+    fn probe(&self, report: &ProbeRun) -> Option<String> {
         Some(probe(report))
     }
 
@@ -87,7 +87,7 @@ pub fn compare(comparison: &Comparison) -> String {
 }
 
 /// `probe --csv FILE` and `probe --format csv`: one row per cell.
-pub fn probe(report: &ProbeReport) -> String {
+pub fn probe(report: &ProbeRun) -> String {
     let mut rows: Vec<columns::CellRow> = Vec::new();
     if report.targets.is_empty() {
         rows.extend(report.cells.iter().map(|cell| columns::CellRow {

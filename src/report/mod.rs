@@ -22,7 +22,7 @@ use crate::check::CheckRun;
 use crate::compare::Comparison;
 use crate::plan::new_disk::NewDisk;
 use crate::plan::PlanRun;
-use crate::probe::report::ProbeReport;
+use crate::probe::outcome::ProbeRun;
 use crate::topology::Survey;
 use crate::watch::WatchRun;
 pub use style::Style;
@@ -117,7 +117,7 @@ pub struct Planned<'a> {
 pub enum Run<'a> {
     Check(&'a CheckRun),
     Topology(&'a Survey),
-    Probe(&'a ProbeReport),
+    Probe(&'a ProbeRun),
     Compare(&'a Comparison),
     Plan(Planned<'a>),
     NewDisk(&'a NewDisk),
@@ -206,7 +206,7 @@ pub trait Exporter {
     fn topology(&self, _survey: &Survey) -> Option<String> {
         None
     }
-    fn probe(&self, _report: &ProbeReport) -> Option<String> {
+    fn probe(&self, _report: &ProbeRun) -> Option<String> {
         None
     }
     /// `compare`: two saved runs side by side.

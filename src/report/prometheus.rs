@@ -10,7 +10,7 @@
 //! passed in, so the text is a pure function of the run.
 
 use super::Stamp;
-use crate::check::report::TargetReport;
+use crate::check::outcome::CheckedTarget;
 use crate::check::CheckRun;
 use crate::findings::{Finding, Severity, Status};
 use crate::stack::{Layer, LayerKind};
@@ -289,7 +289,7 @@ fn states(f: &mut Family, labels: &[(&str, &str)], all: &[Status], now: Option<S
 
 /// The `device` label of a target: its whole disk's kernel name, empty
 /// for an image.
-fn device_of(t: &TargetReport) -> &str {
+fn device_of(t: &CheckedTarget) -> &str {
     t.disk.as_deref().unwrap_or("")
 }
 
@@ -331,7 +331,7 @@ fn last_run(command: &str, stamp: &Stamp) -> Family {
 /// The labels of a target's `diskalign_disk_info`, in the style of
 /// node_exporter's `node_disk_info`: `device` is the kernel's name of the
 /// whole disk (`sda`, no /dev/), empty for an image.
-fn identity(t: &TargetReport) -> [(&str, &str); 6] {
+fn identity(t: &CheckedTarget) -> [(&str, &str); 6] {
     fn s(v: &Option<String>) -> &str {
         v.as_deref().unwrap_or("")
     }
@@ -808,13 +808,13 @@ mod tests {
     /// node_exporter's node_disk_* do (`device`).
     #[test]
     fn every_state_is_a_series_and_device_names_the_disk() {
-        let mut t = TargetReport {
+        let mut t = CheckedTarget {
             path: "/dev/sda".into(),
             disk: Some("sda".into()),
-            ..TargetReport::default()
+            ..CheckedTarget::default()
         };
         t.summary.status = Status::Misaligned;
-        t.partitions.push(crate::check::report::PartitionReport {
+        t.partitions.push(crate::check::outcome::CheckedPartition {
             number: 1,
             status: Status::Untidy,
             ..Default::default()

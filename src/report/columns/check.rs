@@ -10,14 +10,14 @@ pub struct PartitionRow<'a> {
     /// The target as given.
     pub path: &'a str,
     /// None: the target could not be checked (`error`).
-    pub target: Option<&'a TargetReport>,
-    pub partition: Option<&'a PartitionReport>,
+    pub target: Option<&'a CheckedTarget>,
+    pub partition: Option<&'a CheckedPartition>,
     pub error: Option<&'a TargetError>,
 }
 
 impl<'a> PartitionRow<'a> {
     /// The row of partition `p` of `t`.
-    pub fn of(t: &'a TargetReport, p: &'a PartitionReport) -> Self {
+    pub fn of(t: &'a CheckedTarget, p: &'a CheckedPartition) -> Self {
         PartitionRow {
             path: &t.path,
             target: Some(t),
@@ -27,12 +27,12 @@ impl<'a> PartitionRow<'a> {
     }
 
     /// A value of the partition; empty on a row without one.
-    fn part(&self, f: fn(&PartitionReport) -> String) -> String {
+    fn part(&self, f: fn(&CheckedPartition) -> String) -> String {
         self.partition.map(f).unwrap_or_default()
     }
 
     /// A value of the checked target; empty for one not checked.
-    fn checked(&self, f: fn(&TargetReport) -> String) -> String {
+    fn checked(&self, f: fn(&CheckedTarget) -> String) -> String {
         self.target.map(f).unwrap_or_default()
     }
 }

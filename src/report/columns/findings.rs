@@ -4,7 +4,7 @@
 //! table of what a run could not read.
 
 use super::*;
-use crate::check::document::DocError;
+use crate::check::document::TargetError;
 use crate::findings::Finding;
 
 type F = Column<Finding>;
@@ -19,7 +19,7 @@ pub fn findings() -> Vec<F> {
     ]
 }
 
-type E = Column<DocError>;
+type E = Column<TargetError>;
 
 /// What a run could not read (its `errors`): the thing, named as `what`
 /// (a target, a disk), and why, in the error's colour.
@@ -32,7 +32,7 @@ pub fn errors(what: &'static str) -> Vec<E> {
 
 /// The page's table of what a run could not read, or nothing when
 /// everything was.
-pub fn errors_html(id: &str, caption: &str, what: &'static str, errors: &[DocError]) -> String {
+pub fn errors_html(id: &str, caption: &str, what: &'static str, errors: &[TargetError]) -> String {
     if errors.is_empty() {
         return String::new();
     }

@@ -10,13 +10,13 @@
 //! their own beside it.
 
 use super::style::{Style, TableMode};
-use crate::check::report::{PartitionReport, TargetReport};
+use crate::check::outcome::{CheckedPartition, CheckedTarget};
 use crate::compare::check::FindingChange;
 use crate::compare::probe::CellRatio;
 use crate::compare::ProbeComparison;
 use crate::errors::TargetError;
 use crate::probe::env::Environment;
-use crate::probe::report::{ProbeReport, TargetInfo};
+use crate::probe::outcome::{ProbeRun, TargetInfo};
 use crate::probe::results::CellReport;
 use crate::topology::declared::Limit;
 use crate::topology::Disk;

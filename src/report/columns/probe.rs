@@ -5,7 +5,7 @@ use super::*;
 /// A probe cell with the run it belongs to (its CSV row names the target,
 /// the device, the seed and the time, so two files can be told apart).
 pub struct CellRow<'a> {
-    pub report: &'a ProbeReport,
+    pub report: &'a ProbeRun,
     /// The target the cell belongs to (one of several, perhaps).
     pub target: &'a TargetInfo,
     pub environment: &'a Environment,

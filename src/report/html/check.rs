@@ -21,7 +21,7 @@ mod zoom;
 
 use super::page;
 use crate::check::document::CheckDoc;
-use crate::check::document::{Finding, Limits, Target};
+use crate::check::document::{CheckedTarget, Finding, Topology};
 use crate::units::human;
 
 /// The section of one check run; `id` prefixes every id in it.
@@ -48,7 +48,7 @@ pub fn section(id: &str, name: &str, doc: &CheckDoc) -> String {
 }
 
 /// One target: its verdict and limits, map, zooms, stack and the tools.
-fn target(id: &str, n: usize, t: &Target) -> String {
+fn target(id: &str, n: usize, t: &CheckedTarget) -> String {
     let mut s = page::heading(
         3,
         &format!("{id}-target-{n}"),
@@ -121,7 +121,7 @@ fn target(id: &str, n: usize, t: &Target) -> String {
 
 /// The whole disk's name and identity, as far as known: `, disk sda
 /// (model X, serial Y, WWN Z)`; nothing for an image.
-fn identity(t: &Target) -> String {
+fn identity(t: &CheckedTarget) -> String {
     let known: Vec<String> = [("model", &t.model), ("serial", &t.serial), ("WWN", &t.wwn)]
         .into_iter()
         .filter_map(|(k, v)| Some(format!("{k} {}", v.as_deref().filter(|v| !v.is_empty())?)))
@@ -135,7 +135,7 @@ fn identity(t: &Target) -> String {
 }
 
 /// A disk's limits in one phrase.
-fn limits(t: &Limits) -> String {
+fn limits(t: &Topology) -> String {
     format!(
         "logical {} B, physical {} B, minimum I/O {} B, optimal I/O {} B, alignment offset {} B",
         t.logical_block_size,

@@ -17,7 +17,7 @@
 use super::check::map;
 use super::describe;
 use super::page;
-use crate::check::report::{PartitionReport as Partition, TargetReport as Target};
+use crate::check::outcome::{CheckedPartition as Partition, CheckedTarget as Target};
 use crate::findings::Status;
 use crate::plan::{DiskPlan, Manual, PartPlan, Step};
 use crate::report::columns::{self, Column};

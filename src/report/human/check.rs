@@ -4,7 +4,7 @@
 //! for the whole run. `-q` prints the verdicts only. Targets that could
 //! not be checked were said on stderr, once; the last line counts them.
 
-use crate::check::report::TargetReport;
+use crate::check::outcome::CheckedTarget;
 use crate::check::CheckRun;
 use crate::findings::{Finding, Severity};
 use crate::layout::TableKind;
@@ -85,7 +85,7 @@ fn next_step(run: &CheckRun) -> String {
 
 /// `fix-DISK.sh`, in the current directory: named after the disk the
 /// plan is for (a partition target's disk).
-fn script_name(t: &TargetReport) -> String {
+fn script_name(t: &CheckedTarget) -> String {
     let disk = match (&t.disk, t.kind) {
         (Some(d), crate::inspect::TargetKind::Partition) => d.as_str(),
         _ => t.path.rsplit('/').next().unwrap_or(&t.path),
@@ -126,7 +126,7 @@ fn summary_line(run: &CheckRun, st: &Style) -> String {
 }
 
 /// The verdict in the colour of the target's status.
-fn verdict(r: &TargetReport, st: &Style) -> String {
+fn verdict(r: &CheckedTarget, st: &Style) -> String {
     let word = r.summary.status.word();
     match r.verdict.strip_prefix(word) {
         Some(rest) => format!("{}{rest}", st.status(r.summary.status)),
@@ -136,7 +136,7 @@ fn verdict(r: &TargetReport, st: &Style) -> String {
 
 /// "disk, 1 GiB (1073741824 bytes)"; a partition target names its disk
 /// and that disk's size.
-fn what(r: &TargetReport) -> String {
+fn what(r: &CheckedTarget) -> String {
     let size = format!("{} ({} bytes)", human(r.size_bytes), r.size_bytes);
     match (r.kind.as_str(), &r.disk, r.partitions.first()) {
         ("partition", Some(disk), Some(p)) => {
@@ -146,7 +146,7 @@ fn what(r: &TargetReport) -> String {
     }
 }
 
-fn header(out: &mut String, r: &TargetReport, st: &Style) {
+fn header(out: &mut String, r: &CheckedTarget, st: &Style) {
     let ss = r.partition_table.sector_size;
     let table_desc = match r.partition_table.kind {
         TableKind::Gpt => format!("GPT, {ss}-byte sectors"),
@@ -178,7 +178,7 @@ fn header(out: &mut String, r: &TargetReport, st: &Style) {
 
 /// What a ticket or an inventory names the disk by: its model, serial
 /// and WWN, and the table's PTUUID; None when none is known.
-fn identity(r: &TargetReport) -> Option<String> {
+fn identity(r: &CheckedTarget) -> Option<String> {
     let parts: Vec<String> = [
         ("model", &r.model),
         ("serial", &r.serial),
@@ -191,7 +191,7 @@ fn identity(r: &TargetReport) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
-fn partition_table(out: &mut String, r: &TargetReport, st: &Style) {
+fn partition_table(out: &mut String, r: &CheckedTarget, st: &Style) {
     let rows: Vec<PartitionRow> = r
         .partitions
         .iter()
@@ -229,7 +229,7 @@ fn worst_first(findings: &[Finding]) -> Vec<&Finding> {
 
 /// A ticket: the verdict first, then what it was judged on, then the
 /// target's findings and each partition's, errors before warnings.
-fn target(out: &mut String, r: &TargetReport, st: &Style) {
+fn target(out: &mut String, r: &CheckedTarget, st: &Style) {
     header(out, r, st);
     if !r.partitions.is_empty() {
         partition_table(out, r, st);

@@ -3,7 +3,7 @@
 //! verdict lines.
 
 use crate::probe::engine::Pattern;
-use crate::probe::report::{ProbeReport, TargetInfo};
+use crate::probe::outcome::{ProbeRun, TargetInfo};
 use crate::probe::results::{CellReport, ContrastReport, Inference};
 use crate::report::columns::{self, Entry, Iops, Versus};
 use crate::report::style::Style;
@@ -11,7 +11,7 @@ use crate::units::human;
 
 /// The target line: what was measured, and (O_DIRECT only) the rule
 /// offsets and sizes had to follow.
-fn target_line(t: &TargetInfo, r: &ProbeReport, st: &Style) -> String {
+fn target_line(t: &TargetInfo, r: &ProbeRun, st: &Style) -> String {
     let direct = if r.engine.direct {
         format!(
             "; O_DIRECT alignment {} from {}",
@@ -34,7 +34,7 @@ fn target_line(t: &TargetInfo, r: &ProbeReport, st: &Style) -> String {
     )
 }
 
-fn engine_line(r: &ProbeReport) -> String {
+fn engine_line(r: &ProbeRun) -> String {
     let p = &r.plan;
     let e = &r.engine;
     format!(
@@ -106,7 +106,7 @@ fn tables(cells: &[CellReport], patterns: &[Pattern], st: &Style) -> String {
 }
 
 /// Each further target's cells against the first target's.
-fn versus(r: &ProbeReport, st: &Style) -> String {
+fn versus(r: &ProbeRun, st: &Style) -> String {
     let mut out = String::new();
     let patterns = r.plan.patterns();
     for (i, t) in r.targets.iter().enumerate().skip(1) {
@@ -153,7 +153,7 @@ fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
     out
 }
 
-pub fn render(r: &ProbeReport, st: &Style) -> String {
+pub fn render(r: &ProbeRun, st: &Style) -> String {
     let mut out = String::new();
     if r.targets.is_empty() {
         out.push_str(&target_line(&r.target, r, st));

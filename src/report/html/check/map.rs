@@ -13,7 +13,7 @@ use super::layout::{
 };
 use super::marks::{self, down, up};
 use super::{axis, tables};
-use crate::check::document::{Partition, Target};
+use crate::check::document::{CheckedPartition, CheckedTarget};
 use crate::units::human;
 
 const AXIS_Y: f64 = LABEL_Y + 12.0;
@@ -26,7 +26,7 @@ const HEIGHT: f64 = AXIS_Y + 42.0;
 pub const MAX_DRAWN: usize = 256;
 
 /// The map of target `t` (figure `fig`) and the tables of its numbers.
-pub fn figure(fig: &str, t: &Target) -> String {
+pub fn figure(fig: &str, t: &CheckedTarget) -> String {
     if t.partitions.len() > MAX_DRAWN {
         let mut s = page::note(&format!(
             "{} partitions are too many to draw on one map (at most {MAX_DRAWN}); the table has every one.",
@@ -88,7 +88,7 @@ fn count(n: usize) -> String {
 }
 
 /// Extended containers first, so the logical partitions lie on top.
-fn drawing_order(parts: &[Partition]) -> Vec<usize> {
+fn drawing_order(parts: &[CheckedPartition]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_by_key(|&i| {
         (
@@ -100,7 +100,7 @@ fn drawing_order(parts: &[Partition]) -> Vec<usize> {
 }
 
 /// The statuses present, in a fixed order, and the two marks.
-fn legend(f: &mut Figure, fig: &str, t: &Target) {
+fn legend(f: &mut Figure, fig: &str, t: &CheckedTarget) {
     let seen = t
         .partitions
         .iter()
@@ -148,7 +148,7 @@ fn extended_box(x: f64, y: f64, w: f64, h: f64) -> El {
 
 /// The whole disk as the bar's background, and its end when partitions
 /// run past it.
-fn disk(f: &mut Figure, t: &Target, end: u64, x: &Linear) {
+fn disk(f: &mut Figure, t: &CheckedTarget, end: u64, x: &Linear) {
     f.add(
         El::new("rect")
             .at("x", LEFT)
@@ -207,7 +207,7 @@ fn gap(f: &mut Figure, start: u64, end: u64, x: &Linear) {
 
 /// One partition: its rectangle in its status's look, titled with the
 /// exact numbers, and its label inside when it fits.
-fn partition(f: &mut Figure, fig: &str, p: &Partition, x: &Linear) {
+fn partition(f: &mut Figure, fig: &str, p: &CheckedPartition, x: &Linear) {
     let s = layout::slot(p.start_bytes, p.end_bytes.saturating_add(1), x);
     let l = look(status(p));
     f.group(

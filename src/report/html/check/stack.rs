@@ -9,7 +9,7 @@ use super::super::look::{self, look, tint};
 use super::super::page;
 use super::super::svg::{El, Figure};
 use super::codes;
-use crate::check::document::{Layer, Limits};
+use crate::check::document::{Layer, Topology};
 use crate::report::columns::{self, Column};
 
 const MIN_LEAF: f64 = 130.0;
@@ -214,7 +214,7 @@ fn status_words(l: &Layer) -> String {
 }
 
 /// The limits of the device below, in one phrase.
-fn limits(t: &Limits) -> String {
+fn limits(t: &Topology) -> String {
     format!(
         "logical {} / physical {} / min {} / optimal {} / alignment offset {}",
         t.logical_block_size,

@@ -3,14 +3,14 @@
 
 use super::super::page;
 use super::layout::{self, end_mark, start_mark};
-use crate::check::document::{Finding, Target};
+use crate::check::document::{CheckedTarget, Finding};
 use crate::report::columns::{self, Column, PartitionRow};
 use crate::units::human;
 
 /// The partitions as drawn, with every number exactly: check's columns
 /// (the terminal's and the CSV's the page has room for), and the two the
 /// map draws, which finding marks each boundary.
-pub fn partitions(fig: &str, t: &Target) -> String {
+pub fn partitions(fig: &str, t: &CheckedTarget) -> String {
     let all = columns::partitions();
     let mut cols = columns::select(&all, None, |c| c.html);
     let marks: [Column<PartitionRow>; 2] = [
@@ -52,7 +52,7 @@ fn mark_class(f: Option<&Finding>) -> Option<String> {
 }
 
 /// The free space between the partitions, folded away.
-pub fn free(fig: &str, t: &Target) -> String {
+pub fn free(fig: &str, t: &CheckedTarget) -> String {
     let gaps = layout::gaps(t.size_bytes, &t.partitions);
     let cols = gap_columns();
     page::folded(

@@ -3,7 +3,7 @@
 
 use super::super::look;
 use super::super::page;
-use crate::check::document::{CheckDoc, Finding, Partition, Target};
+use crate::check::document::{CheckDoc, CheckedPartition, CheckedTarget, Finding};
 use crate::findings::{Severity, Status};
 use crate::report::columns::{self, Column};
 
@@ -77,11 +77,11 @@ fn verdict_class(ok: bool) -> Option<String> {
 
 /// diskalign's status of a partition; none for an extended one (a
 /// container, not judged).
-fn status(p: &Partition) -> Option<Status> {
+fn status(p: &CheckedPartition) -> Option<Status> {
     (p.kind != crate::layout::PartKind::Extended).then_some(p.status)
 }
 
-type Tools = Column<Partition>;
+type Tools = Column<CheckedPartition>;
 
 /// What parted (optimal and minimal), fdisk and sgdisk would say of a
 /// partition, beside diskalign's status.
@@ -133,7 +133,7 @@ fn first_columns() -> Vec<Column<First>> {
 /// One row per partition: what parted (optimal and minimal), fdisk and
 /// sgdisk would say, beside diskalign's status; then where each tool
 /// would start the first partition of an empty disk.
-pub fn tools(fig: &str, t: &Target) -> String {
+pub fn tools(fig: &str, t: &CheckedTarget) -> String {
     let cols = tools_columns();
     let mut s = columns::html(
         fig,

@@ -24,7 +24,7 @@ use super::page;
 use crate::probe::document::axes;
 use crate::probe::document::ProbeDoc;
 use crate::probe::engine::Pattern;
-use crate::probe::report::TargetReport;
+use crate::probe::outcome::ProbedTarget;
 use crate::probe::results::CellReport;
 use crate::probe::sequential::ContrastKind;
 use layout::{against_aligned, Rel, Shade, Standing};
@@ -46,7 +46,7 @@ type Key = (Pattern, u64, u64);
 pub struct Run<'a> {
     pub id: &'a str,
     pub doc: &'a ProbeDoc,
-    pub parts: Vec<TargetReport>,
+    pub parts: Vec<ProbedTarget>,
     pub patterns: Vec<Pattern>,
     pub sizes: Vec<u64>,
     pub offsets: Vec<u64>,

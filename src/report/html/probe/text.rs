@@ -7,7 +7,7 @@ use super::layout::{bs_label, offset_label};
 use super::Run;
 use crate::probe::env::Environment;
 use crate::probe::fio_results::NO_REPLICATES;
-use crate::probe::report::TargetReport;
+use crate::probe::outcome::ProbedTarget;
 use crate::probe::results::{Inference, Noise, Penalty};
 use crate::probe::sequential::ContrastKind;
 use crate::report::columns::{self, Column};
@@ -118,7 +118,7 @@ fn noise(id: &str, inf: &Inference) -> String {
 }
 
 /// One target's inference.
-fn verdict(run: &Run, t: usize, part: &TargetReport) -> String {
+fn verdict(run: &Run, t: usize, part: &ProbedTarget) -> String {
     let inf = &part.inference;
     let id = format!("{}{}", run.id, run.target_id(t));
     let mut s = String::new();
@@ -248,11 +248,11 @@ fn plan_columns() -> Vec<Column<Setting>> {
 
 /// The rows of the environment table: a label and one value per target.
 /// Of a fio run only the targets' files are known.
-fn env_rows(parts: &[TargetReport], fio: bool) -> Vec<(&'static str, Vec<String>)> {
-    let per = |f: &dyn Fn(&TargetReport) -> String| parts.iter().map(f).collect::<Vec<_>>();
+fn env_rows(parts: &[ProbedTarget], fio: bool) -> Vec<(&'static str, Vec<String>)> {
+    let per = |f: &dyn Fn(&ProbedTarget) -> String| parts.iter().map(f).collect::<Vec<_>>();
     let env =
         |f: fn(&Environment) -> Option<String>| per(&|p| f(&p.environment).unwrap_or_default());
-    let topo = |f: fn(&crate::check::document::Limits) -> String| {
+    let topo = |f: fn(&crate::check::document::Topology) -> String| {
         per(&|p| p.environment.topology.as_ref().map(f).unwrap_or_default())
     };
     let size = |b: u64| if b == 0 { String::new() } else { human(b) };

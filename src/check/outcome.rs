@@ -11,7 +11,7 @@ pub use crate::inspect::{TargetKind, TopologySource};
 
 #[derive(Clone, Default, Debug, Serialize, Deserialize)]
 #[serde(default)]
-pub struct TableReport {
+pub struct CheckedTable {
     #[serde(rename = "type")]
     pub kind: TableKind,
     pub sector_size: u64,
@@ -26,7 +26,7 @@ pub struct TableReport {
 
 #[derive(Clone, Default, Debug, Serialize, Deserialize)]
 #[serde(default)]
-pub struct PartitionReport {
+pub struct CheckedPartition {
     pub number: u32,
     pub kind: PartKind,
     pub type_id: String,
@@ -67,7 +67,7 @@ pub struct PartitionReport {
 
 #[derive(Clone, Default, Debug, Serialize, Deserialize)]
 #[serde(default)]
-pub struct TargetReport {
+pub struct CheckedTarget {
     pub path: String,
     pub kind: TargetKind,
     /// The whole disk a partition or disk target belongs to (live devices).
@@ -85,8 +85,8 @@ pub struct TargetReport {
     pub container: Option<crate::image::Container>,
     pub topology: Topology,
     pub topology_source: TopologySource,
-    pub partition_table: TableReport,
-    pub partitions: Vec<PartitionReport>,
+    pub partition_table: CheckedTable,
+    pub partitions: Vec<CheckedPartition>,
     pub first_start_bytes: FirstStarts,
     /// Every start on 1 MiB and every end on 4 KiB: stays aligned whatever
     /// plausible topology the disk is moved to.
@@ -108,7 +108,7 @@ pub struct TargetReport {
     pub next: Option<String>,
 }
 
-impl TargetReport {
+impl CheckedTarget {
     /// The kind as people read it: an image names its container format
     /// (`image (qcow2)`).
     pub fn kind_name(&self) -> String {
@@ -158,7 +158,7 @@ pub fn assign_subjects(
     }
 }
 
-impl TargetReport {
+impl CheckedTarget {
     /// Fill in the subject of the target's and its partitions' findings
     /// (the stack's are filled in as each root is judged).
     pub fn assign_subjects(&mut self) {

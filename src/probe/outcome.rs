@@ -65,7 +65,7 @@ pub struct EngineInfo {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ProbeReport {
+pub struct ProbeRun {
     pub target: TargetInfo,
     pub engine: EngineInfo,
     pub environment: Environment,
@@ -93,14 +93,14 @@ pub struct ProbeReport {
     /// With several targets: every target's own report (the first is the
     /// one above), and each further target's cells against the first's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub targets: Vec<TargetReport>,
+    pub targets: Vec<ProbedTarget>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versus: Vec<ContrastReport>,
 }
 
 /// One target of a run over several.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TargetReport {
+pub struct ProbedTarget {
     pub target: TargetInfo,
     pub environment: Environment,
     pub cells: Vec<CellReport>,
@@ -108,7 +108,7 @@ pub struct TargetReport {
     pub inference: Inference,
 }
 
-impl ProbeReport {
+impl ProbeRun {
     /// Some target's verdict leaves a penalty of `min_effect` open: the
     /// noise was too large to rule it out, or a unit was named without a
     /// penalty decided (exit bit 4).
