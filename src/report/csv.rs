@@ -63,14 +63,7 @@ impl Exporter for Csv {
 pub fn compare(comparison: &Comparison) -> String {
     match comparison {
         Comparison::Probe(p) => {
-            let rows: Vec<columns::RatioRow> = p
-                .cells
-                .iter()
-                .map(|cell| columns::RatioRow {
-                    comparison: p,
-                    cell,
-                })
-                .collect();
+            let rows = columns::ratio_rows(p, &p.cells);
             columns::csv(&columns::ratios(), &rows.iter().collect::<Vec<_>>(), None)
         }
         Comparison::Check(c) => columns::csv(

@@ -15,6 +15,20 @@ pub struct RatioRow<'a> {
     pub cell: &'a CellRatio,
 }
 
+/// The rows of `cells` of comparison `c`.
+pub fn ratio_rows<'a>(
+    c: &'a ProbeComparison,
+    cells: impl IntoIterator<Item = &'a CellRatio>,
+) -> Vec<RatioRow<'a>> {
+    cells
+        .into_iter()
+        .map(|cell| RatioRow {
+            comparison: c,
+            cell,
+        })
+        .collect()
+}
+
 type RR<'a> = Column<RatioRow<'a>>;
 
 /// One row per cell both runs measured: `compare --format csv` of probe
@@ -161,6 +175,20 @@ fn interval(r: &CellRatio) -> String {
 pub struct EnvRow<'a> {
     pub comparison: &'a ProbeComparison,
     pub field: &'a crate::compare::environment::EnvField,
+}
+
+/// The rows of `fields` of comparison `c`.
+pub fn env_rows<'a>(
+    c: &'a ProbeComparison,
+    fields: impl IntoIterator<Item = &'a crate::compare::environment::EnvField>,
+) -> Vec<EnvRow<'a>> {
+    fields
+        .into_iter()
+        .map(|field| EnvRow {
+            comparison: c,
+            field,
+        })
+        .collect()
 }
 
 type ER<'a> = Column<EnvRow<'a>>;

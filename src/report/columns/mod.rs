@@ -37,8 +37,8 @@ mod watch;
 
 pub use check::{partition_rows, partitions, target_rows, PartitionRow};
 pub use compare::{
-    changes, check_targets_compared, env_label, environment, ratios, watch_devices_compared,
-    watch_submitters_compared, EnvRow, RatioRow, RATIOS_HTML,
+    changes, check_targets_compared, env_label, env_rows, environment, ratio_rows, ratios,
+    watch_devices_compared, watch_submitters_compared, EnvRow, RatioRow, RATIOS_HTML,
 };
 pub use findings::{errors_html, findings};
 pub use grid::{grid, offset_label, Entry, GridRow};

@@ -127,14 +127,7 @@ fn probe(c: &ProbeComparison, st: &Style) -> String {
 
 /// The fields that differ as a table; with `-v` the rest on one line.
 fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
-    let rows: Vec<columns::EnvRow> = c
-        .environment
-        .iter()
-        .map(|field| columns::EnvRow {
-            comparison: c,
-            field,
-        })
-        .collect();
+    let rows = columns::env_rows(c, &c.environment);
     let differing: Vec<&columns::EnvRow> = rows.iter().filter(|r| r.field.differs).collect();
     if !differing.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold("environment differs:"));
@@ -177,14 +170,7 @@ fn cells(c: &ProbeComparison, st: &Style) -> String {
         "target",
         c.target_count(),
     );
-    let rows: Vec<columns::RatioRow> = c
-        .cells
-        .iter()
-        .map(|cell| columns::RatioRow {
-            comparison: c,
-            cell,
-        })
-        .collect();
+    let rows = columns::ratio_rows(c, &c.cells);
     let rows: Vec<_> = rows.iter().collect();
     columns::render(&picked, &rows, st, "")
 }

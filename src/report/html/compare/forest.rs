@@ -15,7 +15,7 @@ use super::super::svg::{El, Figure};
 use crate::compare::probe::{CellRatio, Decision};
 use crate::compare::ProbeComparison;
 use crate::probe::engine::Pattern;
-use crate::report::columns::{self, RatioRow};
+use crate::report::columns;
 use crate::units::human;
 use std::collections::BTreeMap;
 
@@ -342,13 +342,7 @@ fn table(fig_id: &str, title: &str, p: &ProbeComparison, cells: &[&CellRatio]) -
     let all = columns::ratios();
     let asked: Vec<String> = columns::RATIOS_HTML.iter().map(|c| c.to_string()).collect();
     let cols = columns::select(&all, Some(&asked), |c| c.html);
-    let rows: Vec<RatioRow> = cells
-        .iter()
-        .map(|cell| RatioRow {
-            comparison: p,
-            cell,
-        })
-        .collect();
+    let rows = columns::ratio_rows(p, cells.iter().copied());
     let t = columns::html(
         &format!("{fig_id}-table"),
         &format!("{title}: the numbers"),

@@ -98,13 +98,7 @@ fn probe(s: &mut String, id: &str, p: &ProbeComparison) {
 fn environment(id: &str, p: &ProbeComparison) -> String {
     let mut fields: Vec<_> = p.environment.iter().collect();
     fields.sort_by_key(|f| !f.differs);
-    let rows: Vec<columns::EnvRow> = fields
-        .into_iter()
-        .map(|field| columns::EnvRow {
-            comparison: p,
-            field,
-        })
-        .collect();
+    let rows = columns::env_rows(p, fields);
     let all = columns::environment();
     columns::html(
         &format!("{id}-environment"),
