@@ -30,7 +30,10 @@ pub fn judge(l: &mut Layer) {
                 }
                 vec![]
             }
-            LayerKind::Partition | LayerKind::Device | LayerKind::Swap => vec![],
+            // ZFS's rules (its ashift against the device) are not written yet.
+            LayerKind::Partition | LayerKind::Device | LayerKind::Swap | LayerKind::ZfsMember => {
+                vec![]
+            }
         };
         l.findings.append(&mut f);
         // A partition root arrives with its partition's status.

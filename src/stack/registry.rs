@@ -8,7 +8,7 @@
 
 use super::assemble::Pending;
 use super::walk::Region;
-use super::{bcache, fs, luks, lvm, md, Layer};
+use super::{bcache, fs, luks, lvm, md, zfs, Layer};
 use crate::bytes::ReadAt;
 
 /// A magic number at a fixed byte offset from the region's start.
@@ -42,5 +42,6 @@ pub static FORMATS: &[&LayerFormat] = &[
     &lvm::FORMAT,
     &bcache::FORMAT,
     &fs::FORMAT,
+    &zfs::FORMAT,
     &super::walk::SWAP,
 ];
