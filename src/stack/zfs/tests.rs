@@ -97,6 +97,30 @@ fn a_real_mirror_label_gives_the_tree_and_this_leaf() {
     assert_eq!(t.children[1].id, Some(1));
 }
 
+#[test]
+fn a_real_raidz_label_gives_its_parity_and_ashift_13() {
+    let phys = real_phys("raidz1-ashift13-v23.label0");
+    verify(&phys, PHYS_AT, "t").unwrap();
+    let d = device(4 * MIB, &phys, &[0, 1, 2, 3]);
+    let z = read(&d[..]).unwrap();
+    let t = z.vdev_tree.as_ref().unwrap();
+    assert_eq!(
+        (t.vdev_type.as_str(), t.nparity, t.ashift),
+        ("raidz", Some(1), Some(13))
+    );
+    assert_eq!(t.asize_bytes, Some(388497408));
+    let paths: Vec<&str> = t
+        .children
+        .iter()
+        .filter_map(|c| c.path.as_deref())
+        .collect();
+    assert_eq!(
+        paths,
+        ["/tmp/zfsw/r1.img", "/tmp/zfsw/r2.img", "/tmp/zfsw/r3.img"]
+    );
+    assert_eq!(z.leaf().unwrap().guid, Some(15699458228686383936));
+}
+
 /// `vdev_label_offset`: L2 and L3 sit before the end aligned down to
 /// 256 KiB, so a size off that grid leaves its tail unused.
 #[test]
