@@ -269,6 +269,18 @@ fn zfs_fuse_pools_read_as_zdb_shows_them() {
     assert_eq!(l["zfs"]["version"], 23);
     assert_eq!(l["zfs"]["state_name"], "exported");
     assert_eq!(l["findings"].as_array().unwrap().len(), 0, "{l:#}");
+    // Judged over a 4096-byte physical block: ashift 9 is a warning,
+    // ashift 12 fits.
+    let (doc, _) = run_json(&["check", f9.to_str().unwrap(), "--topology", "pbs=4096"]);
+    assert!(
+        doc.to_string().contains("\"zfs-ashift-below-physical\""),
+        "{doc:#}"
+    );
+    let (doc, _) = run_json(&["check", f12.to_str().unwrap(), "--topology", "pbs=4096"]);
+    assert!(
+        !doc.to_string().contains("\"zfs-ashift-below-physical\""),
+        "{doc:#}"
+    );
     let l = assert_as_zdb(f12.to_str().unwrap());
     assert_eq!(l["zfs"]["vdev_tree"]["ashift"], 12);
     assert_eq!(
