@@ -130,6 +130,20 @@ fn every_serialized_key_is_in_docs_json_md() {
         "label: dos\nstart=2049, size=20000, type=5\nstart=4096, size=8192\n",
     );
     let lv = common::lvm::striped_image(&dir, 2048 + 24 * 2048 + 7);
+    // ZFS members: zfs-fuse's raidz label in all four copies, its mirror
+    // label in L0 only (the others damaged), and a synthetic pool of
+    // version 5000 (tests/zfs.rs drives zfs-fuse itself).
+    let zfs_phys = common::zfs::fixture_phys("raidz1-ashift13-v23.label0");
+    let zr = common::zfs::image_with(dir.path(), "zr.img", 64 * MIB, &zfs_phys, &[0, 1, 2, 3]);
+    let zfs_phys = common::zfs::fixture_phys("mirror-ashift12-v23.label0");
+    let zm = common::zfs::image_with(dir.path(), "zm.img", 64 * MIB, &zfs_phys, &[0]);
+    let zs = common::zfs::image_with(
+        dir.path(),
+        "zs.img",
+        64 * MIB,
+        &common::zfs::synthetic_v5000(),
+        &[0, 1, 2, 3],
+    );
     // A live disk (the kernel's own values): a loop device over a copy.
     let live = dir.path().join("live.img");
     std::fs::copy(&dos, &live).unwrap();
@@ -144,6 +158,7 @@ fn every_serialized_key_is_in_docs_json_md() {
         (vec![&m0], vec![]),
         (vec![&dos, &ext], vec!["--topology", "pbs=4096"]),
         (vec![&lv], vec![]),
+        (vec![&zr, &zm, &zs], vec![]),
         // Stripe hints (64 KiB, 128 KiB) that miss the disk's (128, 256).
         (
             vec![&fs],

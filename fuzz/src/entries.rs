@@ -13,7 +13,7 @@ use diskalign::stack::lvm::{self, pv, text, vg};
 use diskalign::stack::map::SharedReader;
 use diskalign::stack::region::Region;
 use diskalign::stack::walk::{self, Pending};
-use diskalign::stack::{bcache, fs, luks, md};
+use diskalign::stack::{bcache, fs, luks, md, zfs};
 use diskalign::topology::{self, Sysfs, Topology, TopologyOverride};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -41,6 +41,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("md", md_read),
     ("luks", luks_read),
     ("bcache", bcache_read),
+    ("zfs", zfs_read),
     ("fs", fs_read),
     ("stack", stack_walk),
     ("check_image", check_image),
@@ -300,6 +301,33 @@ pub fn bcache_read(data: &[u8]) {
         sealed[at..at + 8].copy_from_slice(&sum.to_le_bytes());
         let _ = bcache::read(&sealed[..]);
     }
+}
+
+/// The input as a ZFS label's configuration (the nvlist stream of a
+/// `vdev_phys_t`): decoded alone, then in a 1 MiB + 37 KiB device as
+/// label 0 unsealed (its checksum fails), then sealed into labels 0 and 3
+/// so the label reader decodes it and types its fields.
+pub fn zfs_read(data: &[u8]) {
+    let _ = zfs::nvlist::decode(data, "fuzz", 0);
+    let len = (1 << 20) + 37 * 1024;
+    let mut phys = data[..data.len().min(zfs::PHYS_SIZE)].to_vec();
+    phys.resize(zfs::PHYS_SIZE, 0);
+    let mut dev = vec![0u8; len];
+    let Some(l0) = zfs::phys_offset(len as u64, 0) else {
+        return;
+    };
+    let l0 = l0 as usize;
+    dev[l0..l0 + zfs::PHYS_SIZE].copy_from_slice(&phys);
+    let _ = zfs::read(&dev[..]);
+    for l in [0, 3] {
+        let Some(at) = zfs::phys_offset(len as u64, l) else {
+            return;
+        };
+        let mut p = phys.clone();
+        zfs::seal(&mut p, at);
+        dev[at as usize..at as usize + zfs::PHYS_SIZE].copy_from_slice(&p);
+    }
+    let _ = zfs::read(&dev[..]);
 }
 
 pub fn fs_read(data: &[u8]) {

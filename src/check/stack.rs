@@ -30,6 +30,7 @@ pub fn judge(l: &mut Layer) {
                 }
                 vec![]
             }
+            LayerKind::ZfsMember => zfs(l),
             LayerKind::Partition | LayerKind::Device | LayerKind::Swap => vec![],
         };
         l.findings.append(&mut f);
@@ -123,6 +124,35 @@ fn bcache(l: &Layer) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// A ZFS member's top-level vdev allocates in 2^ashift bytes: below the
+/// physical block every write is a read-modify-write there.
+fn zfs(l: &Layer) -> Vec<Finding> {
+    let Some(ashift) = l.zfs().and_then(|z| z.ashift()) else {
+        return vec![];
+    };
+    let Some(unit) = 1u64.checked_shl(u32::try_from(ashift).unwrap_or(u32::MAX)) else {
+        return vec![];
+    };
+    let pbs = u64::from(l.below.physical_block_size);
+    if unit >= pbs {
+        return vec![];
+    }
+    vec![Finding::of(
+        Code::ZfsAshiftBelowPhysical,
+        Facts {
+            block_size_bytes: Some(unit),
+            physical_block_bytes: Some(pbs),
+            device: Some(l.device.clone()),
+            fix: Some(format!(
+                "zpool create -o ashift={} (or zpool add -o ashift={}) makes a vdev that fits",
+                pbs.trailing_zeros(),
+                pbs.trailing_zeros()
+            )),
+            ..Facts::default()
+        },
+    )]
 }
 
 fn luks(l: &Layer) -> Vec<Finding> {
@@ -612,6 +642,38 @@ mod tests {
         );
         let ok = judged(LayerKind::Bcache, MIB, Some(8192), b(4096));
         assert!(ok.aligned, "{:?}", codes(&ok));
+    }
+
+    /// ashift 9 over a 4096-byte physical block: the warning with its
+    /// fix; 12 and 13 fit; an ashift past 63 (a label's nonsense) is no
+    /// finding and no overflow.
+    #[test]
+    fn a_zfs_ashift_below_the_physical_block_is_a_warning() {
+        let z = |ashift| {
+            Detail::Zfs(Box::new(crate::stack::zfs::Zfs {
+                vdev_tree: Some(crate::stack::zfs::Vdev {
+                    vdev_type: "disk".into(),
+                    ashift: Some(ashift),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }))
+        };
+        let small = judged(LayerKind::ZfsMember, MIB, None, z(9));
+        assert_eq!(codes(&small), [Code::ZfsAshiftBelowPhysical]);
+        let f = &small.findings[0];
+        assert_eq!(f.facts.block_size_bytes, Some(512));
+        assert_eq!(f.facts.physical_block_bytes, Some(4096));
+        assert!(
+            f.message.contains("512-byte units (ashift 9)")
+                && f.message.contains("zpool create -o ashift=12"),
+            "{}",
+            f.message
+        );
+        for fits in [12, 13, 64, u64::MAX] {
+            let ok = judged(LayerKind::ZfsMember, MIB, None, z(fits));
+            assert!(ok.aligned, "ashift {fits}: {:?}", codes(&ok));
+        }
     }
 
     fn luks(version: u16, sector: u32) -> Detail {

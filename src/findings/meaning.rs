@@ -125,6 +125,7 @@ impl Code {
             | Code::MdMembersInconsistent
             | Code::LuksContentsUnchecked
             | Code::BcacheBlockSize
+            | Code::ZfsAshiftBelowPhysical
             | Code::LuksSectorSize
             | Code::LuksSectorBelowDeclared
             | Code::FsBlockBelowPhysical

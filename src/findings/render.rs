@@ -31,6 +31,7 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::LayerStartNot1Mib => layer_start_not_1mib(f),
         Code::MdChunkBelowPhysical => md_chunk(f),
         Code::BcacheBlockSize => bcache_block(f),
+        Code::ZfsAshiftBelowPhysical => zfs_ashift(f),
         Code::LuksSectorSize => luks_sector(f),
         Code::FsBlockBelowPhysical => fs_block(f),
         Code::FsStripeHintsMissing => fs_hints_missing(f),
@@ -246,6 +247,17 @@ fn bcache_block(f: &Facts) -> String {
         "bcache block size {bs} is below the device's {}-byte physical block: each {} write is a read-modify-write below; `{}` when the device is made again",
         n(f.physical_block_bytes),
         exact(bs),
+        text(&f.fix)
+    )
+}
+
+fn zfs_ashift(f: &Facts) -> String {
+    let unit = n(f.block_size_bytes);
+    format!(
+        "ZFS allocates in {unit}-byte units (ashift {}) on a device with a {}-byte physical block: each {} write is a read-modify-write below; an ashift cannot change, so `{}`",
+        unit.trailing_zeros(),
+        n(f.physical_block_bytes),
+        exact(unit),
         text(&f.fix)
     )
 }

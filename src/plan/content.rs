@@ -96,6 +96,18 @@ pub fn of(root: Option<&Root>) -> Content {
             Some("stop its array (mdadm --stop)".into()),
         ),
         (LayerKind::Swap, ..) => ("swap".into(), None, None, Some("swapoff".into())),
+        (LayerKind::ZfsMember, ..) => {
+            let pool = l.zfs().and_then(|z| z.pool_name.clone());
+            (
+                format!("ZFS member of pool {}", pool.as_deref().unwrap_or("(none)")),
+                None,
+                None,
+                Some(format!(
+                    "export its pool (zpool export {})",
+                    pool.as_deref().unwrap_or("POOL")
+                )),
+            )
+        }
         (kind, ..) => (kind.to_string(), None, None, None),
     };
     Content {
@@ -131,12 +143,12 @@ impl Content {
         Some(floor.min(f.size_bytes))
     }
     /// Its partition may end later: not for an md member (a 0.90 or 1.0
-    /// superblock is found from the device's end), nor for data the plan
-    /// does not recognise (ZFS keeps two labels at the end), unless the
-    /// partition is empty.
+    /// superblock is found from the device's end) nor a ZFS member (two of
+    /// its labels are found from the end), nor for data the plan does not
+    /// recognise, unless the partition is empty.
     pub fn may_grow(&self) -> bool {
         match self.kind {
-            Some(LayerKind::MdMember) => false,
+            Some(LayerKind::MdMember | LayerKind::ZfsMember) => false,
             None => self.zero_tail_bytes.is_some_and(|z| z > 0),
             _ => true,
         }
@@ -190,4 +202,38 @@ fn holders(root: &Layer) -> Vec<String> {
         .into_iter()
         .filter_map(|l| l.holder().map(|h| h.kernel_name.clone()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stack::Detail;
+    use crate::topology::Topology;
+
+    /// A ZFS member keeps two labels at its end: its partition never
+    /// grows, and the pool is exported before anything moves.
+    #[test]
+    fn a_zfs_member_does_not_grow_and_is_exported_first() {
+        let t = Topology::default();
+        let mut part = Layer::new(LayerKind::Partition, "p1", "d", 1 << 20, 64 << 20, t);
+        let mut z = Layer::new(LayerKind::ZfsMember, "ZFS", "d", 1 << 20, 64 << 20, t);
+        z.detail = Some(Detail::Zfs(Box::new(crate::stack::zfs::Zfs {
+            pool_name: Some("tank".into()),
+            ..Default::default()
+        })));
+        part.children.push(z);
+        let root = Root {
+            partition: Some(1),
+            layer: part,
+            zero_tail_bytes: 0,
+        };
+        let c = of(Some(&root));
+        assert_eq!(c.kind, Some(LayerKind::ZfsMember));
+        assert!(!c.may_grow());
+        assert_eq!(c.what, "ZFS member of pool tank");
+        assert_eq!(
+            c.offline.as_deref(),
+            Some("export its pool (zpool export tank)")
+        );
+    }
 }

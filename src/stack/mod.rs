@@ -19,6 +19,7 @@ pub mod registry;
 pub mod signature;
 pub mod swap;
 pub mod walk;
+pub mod zfs;
 
 use crate::findings::{Finding, Status};
 use crate::topology::Topology;
@@ -49,6 +50,8 @@ pub enum LayerKind {
     LvmLeg,
     /// A device the live kernel stacked on top (sysfs `holders/`).
     Holder,
+    /// A leaf vdev of a ZFS pool (its labels read).
+    ZfsMember,
 }
 
 crate::spelled_as_serde!(LayerKind);
@@ -81,7 +84,8 @@ impl LayerKind {
             | LayerKind::Filesystem
             | LayerKind::Swap
             | LayerKind::LvmVg
-            | LayerKind::LvmLeg => (false, false),
+            | LayerKind::LvmLeg
+            | LayerKind::ZfsMember => (false, false),
         };
         KindMeaning {
             builds_kernel_device,
@@ -135,6 +139,8 @@ pub enum Detail {
     Leg(LegInfo),
     Holder(HolderInfo),
     Bcache(bcache::Bcache),
+    /// Boxed: a label's fields outweigh every other variant.
+    Zfs(Box<zfs::Zfs>),
 }
 
 /// `Layer::pv()` and the like: the detail when it is of that variant.
@@ -164,6 +170,15 @@ detail_accessors! {
     bcache: Bcache => bcache::Bcache,
 }
 
+impl Layer {
+    pub fn zfs(&self) -> Option<&zfs::Zfs> {
+        match &self.detail {
+            Some(Detail::Zfs(x)) => Some(x),
+            _ => None,
+        }
+    }
+}
+
 /// One layer of the stack, in its own address space and on the device.
 #[derive(Clone, Default, Debug, Serialize, Deserialize)]
 #[serde(default)]
@@ -186,7 +201,7 @@ pub struct Layer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exposes: Option<Topology>,
     /// What the layer's own metadata says (`pv`, `md`, `luks`,
-    /// `filesystem`, `array`, `vg`, `lv`, `leg`, `holder`, `bcache` in the JSON).
+    /// `filesystem`, `array`, `vg`, `lv`, `leg`, `holder`, `bcache`, `zfs` in the JSON).
     #[serde(flatten)]
     pub detail: Option<Detail>,
     /// No warning or error about this layer.

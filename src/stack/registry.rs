@@ -7,7 +7,7 @@
 //! its rules live in `check::stack`, keyed by its layer kind.
 
 use super::format::LayerFormat;
-use super::{bcache, fs, luks, lvm, md, swap};
+use super::{bcache, fs, luks, lvm, md, swap, zfs};
 
 /// In probe order: the first that recognises a region wins. md comes
 /// first, since a 1.0/0.90 member also shows what is inside at byte 0.
@@ -17,5 +17,6 @@ pub static FORMATS: &[&LayerFormat] = &[
     &lvm::FORMAT,
     &bcache::FORMAT,
     &fs::FORMAT,
+    &zfs::FORMAT,
     &swap::FORMAT,
 ];

@@ -6,6 +6,7 @@
 pub mod browser;
 pub mod lvm;
 pub mod md;
+pub mod zfs;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

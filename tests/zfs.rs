@@ -1,0 +1,361 @@
+//! ZFS vdev labels made by the real tool: Debian's zfs-fuse (pool version
+//! 23; OpenZFS's own utilities are not in the archive these machines
+//! reach) creates pools with `-o ashift=9`, `12` and `13` on image files
+//! and on loop devices, exports them, and `check`'s `zfs` object must say
+//! what `zdb -l` says for every field both show. A label copy damaged
+//! afterwards is a finding, the other copies still read; all four
+//! damaged is no ZFS at all.
+//!
+//! Needs root, loop devices and zfs-fuse (its daemon is started here when
+//! none runs, and stopped again).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+const MIB: u64 = 1 << 20;
+
+/// The zfs-fuse daemon: the one running, or one started here and
+/// stopped (by its own pid) on drop.
+struct Daemon {
+    started: Option<u32>,
+}
+
+impl Daemon {
+    fn ensure(dir: &Path) -> Daemon {
+        require_root();
+        for t in ["zfs-fuse", "zpool", "zdb"] {
+            require_tool(t);
+        }
+        assert!(
+            Path::new("/dev/fuse").exists(),
+            "zfs-fuse needs /dev/fuse (modprobe fuse)"
+        );
+        if sh_status("zpool", &["list"]).0 == 0 {
+            return Daemon { started: None };
+        }
+        let pidfile = dir.join("zfs-fuse.pid");
+        let (code, err) = sh_status("zfs-fuse", &["-p", pidfile.to_str().unwrap()]);
+        assert_eq!(code, 0, "zfs-fuse would not start: {err}");
+        let pid = (0..100)
+            .find_map(|_| {
+                let p = std::fs::read_to_string(&pidfile)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u32>().ok());
+                if p.is_none() || sh_status("zpool", &["list"]).0 != 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    return None;
+                }
+                p
+            })
+            .expect("zfs-fuse started but zpool cannot reach it");
+        Daemon { started: Some(pid) }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(pid) = self.started {
+            let _ = Command::new("kill").arg(pid.to_string()).output();
+            // It takes seconds to go; a next run must not meet it going.
+            let proc = format!("/proc/{pid}");
+            for _ in 0..300 {
+                if !Path::new(&proc).exists() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
+    }
+}
+
+/// A pool made for a test: destroyed on drop if a failure left it
+/// imported.
+struct Pool {
+    name: String,
+}
+
+impl Pool {
+    fn create(name: &str, args: &[&str]) -> Pool {
+        let mut full: Vec<&str> = Vec::new();
+        // `-o` options first, then the name, then the vdevs.
+        let (opts, vdevs): (Vec<&str>, Vec<&str>) = {
+            let mut opts = Vec::new();
+            let mut rest = Vec::new();
+            let mut it = args.iter();
+            while let Some(&x) = it.next() {
+                if x == "-o" {
+                    opts.push(x);
+                    opts.push(*it.next().unwrap());
+                } else {
+                    rest.push(x);
+                }
+            }
+            (opts, rest)
+        };
+        full.push("create");
+        full.extend(opts);
+        full.push(name);
+        full.extend(vdevs);
+        let (code, err) = sh_status("zpool", &full);
+        assert_eq!(code, 0, "zpool {full:?}: {err}");
+        Pool { name: name.into() }
+    }
+
+    fn export(&self) {
+        let (code, err) = sh_status("zpool", &["export", &self.name]);
+        assert_eq!(code, 0, "zpool export {}: {err}", self.name);
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        if sh_status("zpool", &["list", &self.name]).0 == 0 {
+            let _ = sh_status("zpool", &["destroy", "-f", &self.name]);
+        }
+    }
+}
+
+/// `zdb -l`'s labels: for each "LABEL n" section, its `key: value` lines
+/// as dotted paths (`vdev_tree.children[1].path`), quotes taken off; a
+/// label zdb could not read has none.
+fn zdb_labels(target: &str) -> Vec<Vec<(String, String)>> {
+    let out = sh("zdb", &["-l", target]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut labels: Vec<Vec<(String, String)>> = Vec::new();
+    let mut path: Vec<(usize, String)> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("LABEL ") {
+            labels.push(Vec::new());
+            path.clear();
+            continue;
+        }
+        let Some(cur) = labels.last_mut() else {
+            continue;
+        };
+        let indent = line.len() - line.trim_start().len();
+        let Some((k, v)) = line.trim().split_once(':') else {
+            continue;
+        };
+        if k.contains(' ') {
+            continue; // "failed to unpack label 1" and the like
+        }
+        while path.last().is_some_and(|(i, _)| *i >= indent) {
+            path.pop();
+        }
+        let prefix: Vec<&str> = path.iter().map(|(_, p)| p.as_str()).collect();
+        let key = if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{}.{k}", prefix.join("."))
+        };
+        let v = v.trim();
+        if v.is_empty() {
+            path.push((indent, k.to_string()));
+        } else {
+            cur.push((key, v.trim_matches('\'').to_string()));
+        }
+    }
+    labels
+}
+
+/// The value our `zfs` object gives for a zdb key, as zdb prints it;
+/// None for a key the reader does not take (listed, so a new one zdb
+/// shows is noticed).
+fn ours(zfs: &Value, key: &str) -> Option<String> {
+    const NOT_READ: &[&str] = &["metaslab_array", "metaslab_shift", "create_txg", "DTL"];
+    let (dir, last) = key.rsplit_once('.').unwrap_or(("", key));
+    if NOT_READ.contains(&last) {
+        return None;
+    }
+    let mut v = zfs;
+    for part in dir.split('.').filter(|p| !p.is_empty()) {
+        v = match part.split_once('[') {
+            Some((name, idx)) => {
+                let i: usize = idx.trim_end_matches(']').parse().unwrap();
+                &v[name][i]
+            }
+            None => &v[part],
+        };
+    }
+    let field = match (dir.is_empty(), last) {
+        (true, "name") => "pool_name",
+        (false, "asize") => "asize_bytes",
+        (_, f) => f,
+    };
+    let x = &v[field];
+    Some(match x {
+        Value::Bool(b) => u8::from(*b).to_string(),
+        Value::String(s) => s.clone(),
+        Value::Null => panic!("zdb shows {key} but our zfs object has no {field}: {zfs:#}"),
+        x => x.to_string(),
+    })
+}
+
+/// `check --json` of `target`: its ZFS layer (the first).
+fn zfs_layer(target: &str) -> Value {
+    let (doc, _) = run_json(&["check", target]);
+    fn find(v: &Value) -> Option<&Value> {
+        match v {
+            Value::Object(m) if m.get("kind").and_then(Value::as_str) == Some("zfs-member") => {
+                Some(v)
+            }
+            Value::Object(m) => m.values().find_map(find),
+            Value::Array(a) => a.iter().find_map(find),
+            _ => None,
+        }
+    }
+    find(&doc)
+        .unwrap_or_else(|| panic!("no zfs-member layer in the check of {target}: {doc:#}"))
+        .clone()
+}
+
+/// Every field zdb shows for every label it reads is ours too; the label
+/// copies zdb reads are the ones we call sound.
+fn assert_as_zdb(target: &str) -> Value {
+    let layer = zfs_layer(target);
+    let zfs = &layer["zfs"];
+    let labels = zdb_labels(target);
+    assert_eq!(labels.len(), 4, "zdb -l {target} shows 4 labels");
+    let mut compared = 0;
+    for (i, fields) in labels.iter().enumerate() {
+        let sound = zfs["labels"][i]["sound"].as_bool().unwrap();
+        assert_eq!(
+            sound,
+            !fields.is_empty(),
+            "label {i} of {target}: zdb read {} fields, ours says sound = {sound}: {zfs:#}",
+            fields.len()
+        );
+        if !sound || zfs["label"].as_u64() != Some(i as u64) {
+            continue;
+        }
+        for (k, v) in fields {
+            if let Some(o) = ours(zfs, k) {
+                assert_eq!(&o, v, "{target}: {k} is {v} in zdb -l, {o} in ours");
+                compared += 1;
+            }
+        }
+    }
+    assert!(
+        compared >= 15,
+        "only {compared} fields compared for {target}"
+    );
+    layer
+}
+
+#[test]
+fn zfs_fuse_pools_read_as_zdb_shows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let _daemon = Daemon::ensure(dir.path());
+    let tag = std::process::id();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+
+    // Files at ashift 9 and 12, the file's size off the 256 KiB grid for
+    // one (its end labels sit before the aligned end).
+    let f9 = image(dir.path(), "f9.img", 256 * MIB);
+    let f12 = dir.path().join("f12.img");
+    std::fs::File::create(&f12)
+        .unwrap()
+        .set_len(128 * MIB + 100 * 1024)
+        .unwrap();
+    let pool9 = Pool::create(&format!("da{tag}f9"), &["-o", "ashift=9", &p("f9.img")]);
+    let pool12 = Pool::create(&format!("da{tag}f12"), &["-o", "ashift=12", &p("f12.img")]);
+    pool9.export();
+    pool12.export();
+    let l = assert_as_zdb(f9.to_str().unwrap());
+    assert_eq!(l["zfs"]["vdev_tree"]["ashift"], 9);
+    assert_eq!(l["zfs"]["version"], 23);
+    assert_eq!(l["zfs"]["state_name"], "exported");
+    assert_eq!(l["findings"].as_array().unwrap().len(), 0, "{l:#}");
+    // Judged over a 4096-byte physical block: ashift 9 is a warning,
+    // ashift 12 fits.
+    let (doc, _) = run_json(&["check", f9.to_str().unwrap(), "--topology", "pbs=4096"]);
+    assert!(
+        doc.to_string().contains("\"zfs-ashift-below-physical\""),
+        "{doc:#}"
+    );
+    let (doc, _) = run_json(&["check", f12.to_str().unwrap(), "--topology", "pbs=4096"]);
+    assert!(
+        !doc.to_string().contains("\"zfs-ashift-below-physical\""),
+        "{doc:#}"
+    );
+    let l = assert_as_zdb(f12.to_str().unwrap());
+    assert_eq!(l["zfs"]["vdev_tree"]["ashift"], 12);
+    assert_eq!(
+        l["zfs"]["labels"][3]["offset_bytes"],
+        128 * MIB - 256 * 1024 + 16 * 1024
+    );
+
+    // A mirror of two loop devices at ashift 12, and an older pool
+    // version (10) at ashift 13 on a third.
+    let (a, b, c) = (
+        image(dir.path(), "a.img", 128 * MIB),
+        image(dir.path(), "b.img", 128 * MIB),
+        image(dir.path(), "c.img", 128 * MIB),
+    );
+    let (la, lb, lc) = (
+        LoopDev::attach(&a, None),
+        LoopDev::attach(&b, None),
+        LoopDev::attach(&c, None),
+    );
+    let mirror = Pool::create(
+        &format!("da{tag}m"),
+        &["-o", "ashift=12", "mirror", &la.dev, &lb.dev],
+    );
+    let old = Pool::create(
+        &format!("da{tag}v10"),
+        &["-o", "version=10", "-o", "ashift=13", &lc.dev],
+    );
+    mirror.export();
+    old.export();
+    let l = assert_as_zdb(&lb.dev);
+    let tree = &l["zfs"]["vdev_tree"];
+    assert_eq!(
+        (tree["type"].as_str(), tree["ashift"].as_u64()),
+        (Some("mirror"), Some(12))
+    );
+    assert_eq!(tree["children"][1]["path"], lb.dev.as_str());
+    assert_eq!(l["zfs"]["guid"], tree["children"][1]["guid"]);
+    let l = assert_as_zdb(&lc.dev);
+    assert_eq!(l["zfs"]["version"], 10);
+    assert_eq!(l["zfs"]["vdev_tree"]["ashift"], 13);
+
+    // The same loop devices' images read as files.
+    assert_as_zdb(a.to_str().unwrap());
+
+    // A damaged copy (label 1's configuration zeroed): zdb cannot read
+    // it, ours says which and still reads the rest, with a finding at
+    // that byte.
+    let f = std::fs::OpenOptions::new().write(true).open(&f9).unwrap();
+    use std::os::unix::fs::FileExt;
+    f.write_all_at(&[0u8; 4096], 256 * 1024 + 16 * 1024)
+        .unwrap();
+    let l = assert_as_zdb(f9.to_str().unwrap());
+    assert_eq!(l["zfs"]["labels"][1]["sound"], false);
+    assert_eq!(l["status"], "damaged", "{l:#}");
+    let finding = &l["findings"][0];
+    assert_eq!(finding["code"], "metadata-invalid", "{l:#}");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("ZFS label 1 at byte"),
+        "{finding:#}"
+    );
+    // All four: no ZFS.
+    for at in [
+        0,
+        256 * 1024,
+        256 * MIB - 512 * 1024,
+        256 * MIB - 256 * 1024,
+    ] {
+        f.write_all_at(&[0u8; 4096], at + 16 * 1024).unwrap();
+    }
+    let (doc, _) = run_json(&["check", f9.to_str().unwrap()]);
+    assert!(
+        !doc.to_string().contains("zfs-member"),
+        "four damaged labels still read as ZFS: {doc:#}"
+    );
+}
