@@ -26,7 +26,6 @@
 //! `vdev_label_read_config` picks it.
 
 pub mod nvlist;
-mod sha256;
 
 use super::format::{Found, LayerFormat, Magic};
 use super::region::Region;
@@ -34,6 +33,7 @@ use super::{Detail, LayerKind};
 use crate::bytes::{be_u64, le_u64, read_bytes, ParseError, ReadAt};
 use nvlist::{NvList, Value};
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 
 /// `sizeof (vdev_label_t)`.
 pub const LABEL_SIZE: u64 = 256 << 10;
@@ -260,7 +260,7 @@ fn label_checksum(phys: &[u8], offset: u64, big_endian: bool) -> [u64; 4] {
             });
         }
     }
-    let d = sha256::digest(&b);
+    let d = sha2::Sha256::digest(&b);
     let word = |i: usize| be_u64(&d, 8 * i);
     [word(0), word(1), word(2), word(3)]
 }
