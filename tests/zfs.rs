@@ -269,13 +269,35 @@ fn zfs_fuse_pools_read_as_zdb_shows_them() {
     assert_eq!(l["zfs"]["version"], 23);
     assert_eq!(l["zfs"]["state_name"], "exported");
     assert_eq!(l["findings"].as_array().unwrap().len(), 0, "{l:#}");
-    // Judged over a 4096-byte physical block: ashift 9 is a warning,
+    // Judged over a 4096-byte physical block: ashift 9 is an error,
     // ashift 12 fits.
     let (doc, _) = run_json(&["check", f9.to_str().unwrap(), "--topology", "pbs=4096"]);
     assert!(
         doc.to_string().contains("\"zfs-ashift-below-physical\""),
         "{doc:#}"
     );
+    // plan moves nothing on a whole-device pool: it names what to do by
+    // hand (a new pool at ashift 12, send and receive), exits 1 and writes
+    // no script, even when one is asked for.
+    let script = dir.path().join("fix.sh");
+    let (doc, code) = run_json(&[
+        "plan",
+        f9.to_str().unwrap(),
+        "--topology",
+        "pbs=4096",
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{doc:#}");
+    let t = &doc["targets"][0];
+    assert_eq!(t["refused"].as_array().unwrap().len(), 0, "{doc:#}");
+    assert_eq!(t["steps"].as_array().unwrap().len(), 0, "{doc:#}");
+    let commands = t["manual"][0]["commands"].to_string();
+    assert!(
+        commands.contains("zpool create -o ashift=12") && commands.contains("zfs send -R"),
+        "{doc:#}"
+    );
+    assert!(!script.exists());
     let (doc, _) = run_json(&["check", f12.to_str().unwrap(), "--topology", "pbs=4096"]);
     assert!(
         !doc.to_string().contains("\"zfs-ashift-below-physical\""),

@@ -127,7 +127,11 @@ fn bcache(l: &Layer) -> Vec<Finding> {
 }
 
 /// A ZFS member's top-level vdev allocates in 2^ashift bytes: below the
-/// physical block every write is a read-modify-write there.
+/// physical block every write smaller than the block, and every block
+/// sized write that does not start on one, is a read-modify-write there.
+/// Blocks are allocated anywhere on the 2^ashift grid, so of the writes
+/// of one physical block, 1 - 2^ashift / block start off one (7 in 8 for
+/// ashift 9 on 4 KiB): the `share`.
 fn zfs(l: &Layer) -> Vec<Finding> {
     let Some(ashift) = l.zfs().and_then(|z| z.ashift()) else {
         return vec![];
@@ -144,12 +148,9 @@ fn zfs(l: &Layer) -> Vec<Finding> {
         Facts {
             block_size_bytes: Some(unit),
             physical_block_bytes: Some(pbs),
+            share: Some(1.0 - unit as f64 / pbs as f64),
             device: Some(l.device.clone()),
-            fix: Some(format!(
-                "zpool create -o ashift={} (or zpool add -o ashift={}) makes a vdev that fits",
-                pbs.trailing_zeros(),
-                pbs.trailing_zeros()
-            )),
+            fix: Some(format!("-o ashift={}", pbs.trailing_zeros())),
             ..Facts::default()
         },
     )]
@@ -648,7 +649,7 @@ mod tests {
     /// fix; 12 and 13 fit; an ashift past 63 (a label's nonsense) is no
     /// finding and no overflow.
     #[test]
-    fn a_zfs_ashift_below_the_physical_block_is_a_warning() {
+    fn a_zfs_ashift_below_the_physical_block_is_an_error_with_its_share() {
         let z = |ashift| {
             Detail::Zfs(Box::new(crate::stack::zfs::Zfs {
                 vdev_tree: Some(crate::stack::zfs::Vdev {
@@ -664,9 +665,12 @@ mod tests {
         let f = &small.findings[0];
         assert_eq!(f.facts.block_size_bytes, Some(512));
         assert_eq!(f.facts.physical_block_bytes, Some(4096));
+        assert_eq!(f.facts.share, Some(0.875));
+        assert_eq!(f.severity, crate::findings::Severity::Error);
         assert!(
             f.message.contains("512-byte units (ashift 9)")
-                && f.message.contains("zpool create -o ashift=12"),
+                && f.message.contains("88 % of 4 KiB writes")
+                && f.message.contains("-o ashift=12"),
             "{}",
             f.message
         );

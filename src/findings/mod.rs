@@ -148,8 +148,8 @@ codes! {
         "The LUKS payload is encrypted: layers inside cannot be checked without opening it.";
     BcacheBlockSize = "bcache-block-size", Warning,
         "A bcache device's block size is below the physical block of the device below, so its writes are read-modify-writes there.";
-    ZfsAshiftBelowPhysical = "zfs-ashift-below-physical", Warning,
-        "A ZFS vdev's allocation unit (2^ashift) is below the physical block of the device below, so its writes are read-modify-writes there.";
+    ZfsAshiftBelowPhysical = "zfs-ashift-below-physical", Error,
+        "A ZFS vdev's allocation unit (2^ashift) is below the physical block of the device below, so its writes are read-modify-writes there, for the life of the vdev.";
     LuksSectorSize = "luks-sector-size", Warning,
         "The LUKS2 encryption sector size is below the logical (error) or physical (warning) block size of the device below.";
     LuksSectorBelowDeclared = "luks-sector-below-declared", Warning,

@@ -253,11 +253,13 @@ fn bcache_block(f: &Facts) -> String {
 
 fn zfs_ashift(f: &Facts) -> String {
     let unit = n(f.block_size_bytes);
+    let pbs = n(f.physical_block_bytes);
     format!(
-        "ZFS allocates in {unit}-byte units (ashift {}) on a device with a {}-byte physical block: each {} write is a read-modify-write below; an ashift cannot change, so `{}`",
+        "ZFS allocates in {unit}-byte units (ashift {}) on a device with a {pbs}-byte physical block: every write below {} and {:.0} % of {} writes (those that start off a block) are read-modify-writes there; an ashift is fixed when the vdev is made, so only a new vdev made with `{}` fits",
         unit.trailing_zeros(),
-        n(f.physical_block_bytes),
-        exact(unit),
+        exact(pbs),
+        100.0 * f.share.unwrap_or(0.0),
+        exact(pbs),
         text(&f.fix)
     )
 }

@@ -86,6 +86,24 @@ pub fn pvmove_to_a_new_pv() -> Vec<String> {
     ]
 }
 
+/// A ZFS vdev's ashift is fixed when its top-level vdev is made, and
+/// nothing in place changes it: a leaf attached to a mirror or replacing
+/// a disk joins the top-level vdev's ashift, and a top-level vdev can be
+/// removed only while every vdev of the pool has the same ashift
+/// (`spa_vdev_remove_top_check` in OpenZFS `module/zfs/vdev_removal.c`
+/// refuses when `spa_min_ashift != spa_max_ashift`, and refuses raidz).
+/// So the data moves by send and receive to a new pool made with the
+/// right ashift. Nothing here runs: these are commands to run by hand.
+fn new_zfs_vdev(f: &Finding) -> Vec<String> {
+    let opt = f.facts.fix.clone().unwrap_or_else(|| "-o ashift=12".into());
+    vec![
+        format!("zpool create {opt} NEWPOOL NEW_DEVICE  # a new pool, on devices with room for the data"),
+        "zfs snapshot -r POOL@move && zfs send -R POOL@move | zfs receive -F NEWPOOL  # every dataset, with its properties".into(),
+        "zpool destroy POOL && zpool export NEWPOOL && zpool import NEWPOOL POOL  # once the copy is checked: the new pool under the old name".into(),
+        "attaching, replacing or adding a vdev keeps the fault: a top-level vdev keeps the ashift it was made with, and zpool remove refuses while the pool's vdevs differ in ashift".into(),
+    ]
+}
+
 /// A LUKS container made again with its payload aligned.
 pub fn recreate_luks() -> Vec<String> {
     vec!["back up the data, then re-create the container with an aligned payload: cryptsetup luksFormat --offset SECTORS (LUKS2) or --align-payload SECTORS (LUKS1), and restore".into()]
@@ -113,6 +131,7 @@ fn by_hand(f: &Finding) -> Manual {
         {
             recreate_luks()
         }
+        Code::ZfsAshiftBelowPhysical => new_zfs_vdev(f),
         Code::EndNot4k | Code::SizeNot4k | Code::EndNotPhysical => vec![
             "its content fills the partition: shrink the content first (resize2fs, pvresize), then plan again".into(),
         ],

@@ -45,6 +45,11 @@ pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
         p.refused.push(why);
         return p;
     }
+    if t.table.kind == TableKind::None {
+        // Nothing to move: what is on the whole device is fixed by hand
+        // (its findings' commands, added with the leaves).
+        return p;
+    }
     let ao = t.topology.usable_alignment_offset();
     let grid = Grid {
         start: (grain / ss).max(1),
@@ -112,16 +117,11 @@ fn unplannable(t: &Target) -> Option<String> {
             "it is a partition: plan {disk}, whose table holds it"
         ));
     }
-    match t.table.kind {
-        TableKind::None => return Some(
-            "no partition table: a layer on the whole device can only be fixed by hand (see below)"
-                .into(),
-        ),
-        TableKind::Kernel => return Some(
+    if t.table.kind == TableKind::Kernel {
+        return Some(
             "the partition table could not be read (only the kernel's view of it): nothing can be planned"
                 .into(),
-        ),
-        _ => {}
+        );
     }
     // A damaged primary GPT with a sound backup is repaired by the plan.
     let repairable = identity::gpt_repairable(t);

@@ -87,6 +87,9 @@ fn manual(m: &crate::plan::Manual, label: &str, st: &Style) -> String {
 /// Each partition now and after, fitted to the width as check's table is
 /// (the least needed columns hidden first, and named).
 fn parts_table(d: &DiskPlan, st: &Style) -> String {
+    if d.partitions.is_empty() {
+        return String::new();
+    }
     let rows: Vec<&crate::plan::PartPlan> = d.partitions.iter().collect();
     let all = columns::plan_partitions();
     let picked = columns::select(&all, None, |c| c.human);
