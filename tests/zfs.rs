@@ -298,6 +298,10 @@ fn zfs_fuse_pools_read_as_zdb_shows_them() {
         "{doc:#}"
     );
     assert!(!script.exists());
+    // check names that plan as its next step, and no script for it.
+    let (out, _) = run(&["check", f9.to_str().unwrap(), "--topology", "pbs=4096"]);
+    let next = format!("next: diskalign plan {} --topology pbs=4096", f9.display());
+    assert!(out.contains(&next) && !out.contains("--script"), "{out}");
     let (doc, _) = run_json(&["check", f12.to_str().unwrap(), "--topology", "pbs=4096"]);
     assert!(
         !doc.to_string().contains("\"zfs-ashift-below-physical\""),

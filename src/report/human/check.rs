@@ -55,7 +55,8 @@ pub fn render(run: &CheckRun, st: &Style) -> String {
 /// check ran with, set only where that plan has work, so it runs as
 /// printed), and the same writing its script, except for an image
 /// container, for which `plan --script` writes none (its plan says how
-/// to fix a raw copy). Commands are never wrapped: they are for copying
+/// to fix a raw copy), and a device with no partition table, which has
+/// nothing to move. Commands are never wrapped: they are for copying
 /// whole.
 fn next_step(run: &CheckRun) -> String {
     let mut steps: Vec<(&str, Option<String>)> = Vec::new();
@@ -65,7 +66,11 @@ fn next_step(run: &CheckRun) -> String {
             .as_deref()
             .filter(|c| !steps.iter().any(|(s, _)| s == c))
         {
-            steps.push((c, t.container.is_none().then(|| script_name(t))));
+            // No script either for a device with no partition table:
+            // nothing on it moves, its plan is what to do by hand.
+            let scripted =
+                t.container.is_none() && t.partition_table.kind != crate::layout::TableKind::None;
+            steps.push((c, scripted.then(|| script_name(t))));
         }
     }
     let mut out = String::new();
