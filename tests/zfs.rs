@@ -385,3 +385,80 @@ fn zfs_fuse_pools_read_as_zdb_shows_them() {
         "four damaged labels still read as ZFS: {doc:#}"
     );
 }
+
+/// A pool on a partition at sector 63 of a 4 KiB-physical disk: its
+/// allocations, 4 MiB into the partition, inherit the partition's offset;
+/// plan's script moves the partition to 1 MiB and the pool comes through
+/// whole: zdb reads its four labels where it now is, as we do, and check
+/// finds nothing left to say.
+#[test]
+fn a_pool_on_a_partition_off_4k_moves_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let _daemon = Daemon::ensure(dir.path());
+    let file = image(dir.path(), "pool.img", 128 * MIB);
+    let name = format!("da{}mv", std::process::id());
+    let pool = Pool::create(&name, &["-o", "ashift=12", file.to_str().unwrap()]);
+    pool.export();
+    let disk = image(dir.path(), "disk.img", 200 * MIB);
+    sfdisk(&disk, "label: dos\nstart=63, size=262144, type=bf\n");
+    let copy = Command::new("dd")
+        .args([
+            &format!("if={}", file.display()),
+            &format!("of={}", disk.display()),
+            "bs=512",
+            "seek=63",
+            "conv=notrunc",
+            "status=none",
+        ])
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let d = disk.to_str().unwrap();
+    let (doc, _) = run_json(&["check", d, "--topology", "pbs=4096"]);
+    assert!(
+        codes(partition(&doc, 1)).contains(&"start-misaligned".to_string()),
+        "{doc:#}"
+    );
+    let zfs = zfs_layer(d);
+    assert_eq!(zfs["data_offset_bytes"], 4 * MIB, "{zfs:#}");
+    assert_eq!(zfs["findings"].as_array().unwrap().len(), 0, "{zfs:#}");
+
+    let script = dir.path().join("fix.sh");
+    let (_, code) = run(&[
+        "plan",
+        d,
+        "--topology",
+        "pbs=4096",
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    let out = Command::new("sh")
+        .arg(&script)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let moved = dir.path().join("moved.img");
+    let cut = Command::new("dd")
+        .args([
+            &format!("if={}", disk.display()),
+            &format!("of={}", moved.display()),
+            "bs=512",
+            "skip=2048",
+            "count=262144",
+            "status=none",
+        ])
+        .status()
+        .unwrap();
+    assert!(cut.success());
+    let l = assert_as_zdb(moved.to_str().unwrap());
+    assert_eq!(l["zfs"]["pool_name"], name.as_str());
+    let (doc, code) = run_json(&["check", d, "--topology", "pbs=4096"]);
+    assert_eq!(code, 0, "{doc:#}");
+}

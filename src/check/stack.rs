@@ -133,17 +133,26 @@ fn bcache(l: &Layer) -> Vec<Finding> {
 /// of one physical block, 1 - 2^ashift / block start off one (7 in 8 for
 /// ashift 9 on 4 KiB): the `share`.
 fn zfs(l: &Layer) -> Vec<Finding> {
-    let Some(ashift) = l.zfs().and_then(|z| z.ashift()) else {
-        return vec![];
+    // Its allocations start 4 MiB into the device: judged like any
+    // layer's data, so a pool on a partition off 4 KiB inherits its cause.
+    let mut out = match l.data_start() {
+        Some(start) => start_findings(
+            &l.below,
+            start,
+            &format!("the ZFS pool's allocations (from {})", exact(start)),
+            &l.device,
+        ),
+        None => vec![],
     };
-    let Some(unit) = 1u64.checked_shl(u32::try_from(ashift).unwrap_or(u32::MAX)) else {
-        return vec![];
-    };
+    let unit = l
+        .zfs()
+        .and_then(|z| z.ashift())
+        .and_then(|a| 1u64.checked_shl(u32::try_from(a).ok()?));
     let pbs = u64::from(l.below.physical_block_size);
-    if unit >= pbs {
-        return vec![];
-    }
-    vec![Finding::of(
+    let Some(unit) = unit.filter(|&u| u < pbs) else {
+        return out;
+    };
+    out.push(Finding::of(
         Code::ZfsAshiftBelowPhysical,
         Facts {
             block_size_bytes: Some(unit),
@@ -153,7 +162,8 @@ fn zfs(l: &Layer) -> Vec<Finding> {
             fix: Some(format!("-o ashift={}", pbs.trailing_zeros())),
             ..Facts::default()
         },
-    )]
+    ));
+    out
 }
 
 fn luks(l: &Layer) -> Vec<Finding> {

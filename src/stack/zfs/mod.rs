@@ -445,6 +445,12 @@ fn vdev(v: &NvList, depth: usize) -> Vdev {
     }
 }
 
+/// Where a leaf's allocatable space starts: after labels L0 and L1 and
+/// the 3.5 MiB boot area, 4 MiB in (`VDEV_LABEL_START_SIZE` in OpenZFS
+/// `include/sys/vdev_impl.h`). ZFS allocates on its 2^ashift grid from
+/// there.
+pub const DATA_START: u64 = 4 << 20;
+
 fn probe(r: &Region, src: &dyn ReadAt) -> Option<Found> {
     let z = read(src)?;
     let name = match &z.pool_name {
@@ -455,6 +461,7 @@ fn probe(r: &Region, src: &dyn ReadAt) -> Option<Found> {
     for e in &z.damage {
         l.findings.push(r.invalid(e));
     }
+    l.data_offset_bytes = Some(DATA_START);
     l.detail = Some(Detail::Zfs(Box::new(z)));
     Some(l.into())
 }
