@@ -111,6 +111,7 @@ pub fn layer_findings(says: Option<&Declared>, device: &str, root: &mut Layer) {
         }
         if let Some(p) = physical {
             found.extend(luks_sector(l, p, declared_by.clone()));
+            found.extend(zfs_ashift(l, p, declared_by.clone()));
         }
         if !found.is_empty() {
             l.findings.extend(found);
@@ -149,6 +150,36 @@ fn luks_sector(l: &Layer, declared: u64, declared_by: Option<String>) -> Option<
             declared_by,
             device: Some(l.device.clone()),
             fix: Some(fix),
+            ..Facts::default()
+        },
+    ))
+}
+
+/// `zfs-ashift-below-physical` from what the disk declares: a ZFS
+/// member's allocation unit (2^ashift) below the physical block its
+/// identify data gives, where the kernel reports a smaller one that the
+/// unit meets (the case the seed's bridges make: ZFS picks the ashift
+/// from what the kernel reports). `declared_by` says which evidence
+/// decided, `kernel_value` what the kernel said.
+fn zfs_ashift(l: &Layer, declared: u64, declared_by: Option<String>) -> Option<Finding> {
+    if l.kind != LayerKind::ZfsMember {
+        return None;
+    }
+    let unit = 1u64.checked_shl(u32::try_from(l.zfs()?.ashift()?).ok()?)?;
+    let kernel = u64::from(l.below.physical_block_size);
+    if unit >= declared || unit < kernel || declared <= kernel {
+        return None;
+    }
+    Some(Finding::of(
+        Code::ZfsAshiftBelowPhysical,
+        Facts {
+            block_size_bytes: Some(unit),
+            physical_block_bytes: Some(declared),
+            share: Some(1.0 - unit as f64 / declared as f64),
+            kernel_value: i64::try_from(kernel).ok(),
+            declared_by,
+            device: Some(l.device.clone()),
+            fix: Some(format!("-o ashift={}", declared.trailing_zeros())),
             ..Facts::default()
         },
     ))

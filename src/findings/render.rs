@@ -254,8 +254,16 @@ fn bcache_block(f: &Facts) -> String {
 fn zfs_ashift(f: &Facts) -> String {
     let unit = n(f.block_size_bytes);
     let pbs = n(f.physical_block_bytes);
+    // Which evidence decided: the kernel's limits, or what the disk
+    // declares (its identify data) where the kernel reports less.
+    let device = match (&f.declared_by, f.kernel_value) {
+        (Some(by), Some(k)) => format!(
+            "a device that declares a {pbs}-byte physical block ({by}; the kernel reports {k}, and ZFS picks its ashift from what the kernel reports)"
+        ),
+        _ => format!("a device with a {pbs}-byte physical block"),
+    };
     format!(
-        "ZFS allocates in {unit}-byte units (ashift {}) on a device with a {pbs}-byte physical block: every write below {} and {:.0} % of {} writes (those that start off a block) are read-modify-writes there; an ashift is fixed when the vdev is made, so only a new vdev made with `{}` fits",
+        "ZFS allocates in {unit}-byte units (ashift {}) on {device}: every write below {} and {:.0} % of {} writes (those that start off a block) are read-modify-writes there; an ashift is fixed when the vdev is made, so only a new vdev made with `{}` fits",
         unit.trailing_zeros(),
         exact(pbs),
         100.0 * f.share.unwrap_or(0.0),

@@ -198,6 +198,56 @@ fn a_luks_sector_below_the_declared_physical_block_is_a_warning() {
         .contains("cryptsetup convert --type luks2"));
 }
 
+fn zfs_layer(ashift: u64, below: Topology) -> Layer {
+    let mut l = Layer::new(
+        LayerKind::ZfsMember,
+        "ZFS pool tank member",
+        "/dev/nvme0n1",
+        MIB,
+        64 * MIB,
+        below,
+    );
+    l.detail = Some(Detail::Zfs(Box::new(crate::stack::zfs::Zfs {
+        vdev_tree: Some(crate::stack::zfs::Vdev {
+            vdev_type: "disk".into(),
+            ashift: Some(ashift),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })));
+    l
+}
+
+/// The seed's bridge case: the kernel reports 512, the disk declares 4096,
+/// and ZFS took ashift 9 from the kernel. Said once, with the evidence.
+#[test]
+fn a_zfs_ashift_below_the_declared_physical_block_is_an_error_that_names_its_evidence() {
+    let s = says(namespace(0x10, 7, 7), 4096);
+    let mut l = zfs_layer(9, Topology::IMAGE_DEFAULT);
+    layer_findings(Some(&s), "/dev/nvme0n1", &mut l);
+    assert_eq!(l.findings.len(), 1, "{:?}", l.findings);
+    let f = &l.findings[0];
+    assert_eq!(f.code, Code::ZfsAshiftBelowPhysical);
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(f.facts.physical_block_bytes, Some(4096));
+    assert_eq!(f.facts.kernel_value, Some(512));
+    assert_eq!(f.facts.declared_by.as_deref(), Some("nvme"));
+    assert!(
+        f.message
+            .contains("declares a 4096-byte physical block (nvme; the kernel reports 512")
+            && f.message.contains("-o ashift=12"),
+        "{}",
+        f.message
+    );
+    // ashift 12 meets it; and over a kernel that reports 4096 the
+    // kernel's own rule speaks (check::stack), not this one.
+    for (ashift, below) in [(12, Topology::IMAGE_DEFAULT), (9, T512E)] {
+        let mut l = zfs_layer(ashift, below);
+        layer_findings(Some(&s), "/dev/nvme0n1", &mut l);
+        assert!(l.findings.is_empty(), "{:?}", l.findings);
+    }
+}
+
 #[test]
 fn a_layer_start_off_the_unit_and_other_devices_layers() {
     let s = says(namespace(0x10, 31, 31), 16384);
