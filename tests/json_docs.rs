@@ -251,6 +251,26 @@ fn every_serialized_key_is_in_docs_json_md() {
         "2",
     ]);
     add("probe", &two, &mut seen);
+    // That probe's run made to say it bracketed 16 KiB on the ZFS mirror
+    // member (synthetic evidence, real reading): `measured_by`.
+    let mut measured = doc.clone();
+    measured["target"]["path"] = zm.display().to_string().into();
+    measured["inference"]["confidence"] = "bracketed".into();
+    measured["inference"]["effective_unit_bytes"] = 16384.into();
+    let run = dir.path().join("measured.json");
+    std::fs::write(&run, measured.to_string()).unwrap();
+    let (evidenced, _) = run_json(&[
+        "check",
+        zm.to_str().unwrap(),
+        "--probe",
+        run.to_str().unwrap(),
+    ]);
+    assert!(
+        evidenced.to_string().contains("measured_by"),
+        "{evidenced:#}"
+    );
+    round_trip::<Document<CheckRun>>(&evidenced, &mut seen);
+    add("check", &evidenced, &mut seen);
     drop(l);
     // plan: a layout with a move, a resize, a refusal, a shrink, and --new.
     let dir = tempfile::tempdir().unwrap();

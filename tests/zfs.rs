@@ -197,6 +197,11 @@ fn ours(zfs: &Value, key: &str) -> Option<String> {
 /// `check --json` of `target`: its ZFS layer (the first).
 fn zfs_layer(target: &str) -> Value {
     let (doc, _) = run_json(&["check", target]);
+    zfs_layer_of(&doc, target)
+}
+
+/// The ZFS layer of a check document of `target`.
+fn zfs_layer_of(doc: &Value, target: &str) -> Value {
     fn find(v: &Value) -> Option<&Value> {
         match v {
             Value::Object(m) if m.get("kind").and_then(Value::as_str) == Some("zfs-member") => {
@@ -207,7 +212,7 @@ fn zfs_layer(target: &str) -> Value {
             _ => None,
         }
     }
-    find(&doc)
+    find(doc)
         .unwrap_or_else(|| panic!("no zfs-member layer in the check of {target}: {doc:#}"))
         .clone()
 }
@@ -461,4 +466,83 @@ fn a_pool_on_a_partition_off_4k_moves_with_it() {
     assert_eq!(l["zfs"]["pool_name"], name.as_str());
     let (doc, code) = run_json(&["check", d, "--topology", "pbs=4096"]);
     assert_eq!(code, 0, "{doc:#}");
+}
+
+/// `check --probe RUN.json`: the unit a probe bracketed on the device is
+/// evidence where the device reports less. The run is a real probe of the
+/// pool's file whose verdict is then set to "bracketed at 4 KiB" (a
+/// regular file has no unit to find: the evidence is synthetic, the
+/// reading of it is not). Its sentence says which evidence decided, the
+/// next step repeats --probe and runs, and a file that is no probe run is
+/// refused in one line.
+#[test]
+fn a_probe_run_is_evidence_for_the_ashift() {
+    let dir = tempfile::tempdir().unwrap();
+    let _daemon = Daemon::ensure(dir.path());
+    let sparse = image(dir.path(), "sparse.img", 128 * MIB);
+    let name = format!("da{}pr", std::process::id());
+    let pool = Pool::create(&name, &["-o", "ashift=9", sparse.to_str().unwrap()]);
+    pool.export();
+    // probe refuses a sparse file: read holes never reach a device.
+    let file = dir.path().join("pool.img");
+    let (code, err) = sh_status(
+        "cp",
+        &[
+            "--sparse=never",
+            sparse.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let f = file.to_str().unwrap();
+    let saved_probe = dir.path().join("probe.json");
+    let json = format!("--json={}", saved_probe.display());
+    let args = [
+        "probe",
+        f,
+        "--bs",
+        "4k",
+        "--offsets",
+        "0,512",
+        "--runtime",
+        "0.05s",
+    ];
+    let (_, _, code) = run_full(&[&args[..], &["--rounds", "3", &json]].concat());
+    assert!([0, 1, 4].contains(&code), "probe exited {code}");
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved_probe).unwrap()).unwrap();
+    doc["inference"]["confidence"] = "bracketed".into();
+    doc["inference"]["effective_unit_bytes"] = 4096.into();
+    let measured = dir.path().join("measured.json");
+    std::fs::write(&measured, doc.to_string()).unwrap();
+    let m = measured.to_str().unwrap();
+
+    // Without it, the 512-byte file gives ashift 9 no fault.
+    let (plain, code) = run_json(&["check", f]);
+    assert_eq!(code, 0, "{plain:#}");
+    let (doc, code) = run_json(&["check", f, "--probe", m]);
+    assert_eq!(code, 1, "{doc:#}");
+    let zfs = &zfs_layer_of(&doc, f)["findings"][0];
+    assert_eq!(zfs["code"], "zfs-ashift-below-physical", "{doc:#}");
+    assert_eq!(zfs["facts"]["measured_by"], m);
+    assert_eq!(zfs["facts"]["physical_block_bytes"], 4096);
+    assert!(zfs["message"]
+        .as_str()
+        .unwrap()
+        .contains("probe bracketed a 4096-byte unit"));
+    let next = doc["targets"][0]["next"].as_str().unwrap().to_string();
+    assert_eq!(next, format!("diskalign plan {f} --probe {m}"));
+    let words: Vec<&str> = next.split(' ').skip(1).collect();
+    let (out, code) = run(&words);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("zpool create -o ashift=12"), "{out}");
+
+    // A saved check run is no probe run: one line, exit 2.
+    let saved = dir.path().join("check.json");
+    let (_, code) = run(&["check", f, &format!("--json={}", saved.display())]);
+    assert_eq!(code, 0);
+    let (_, err, code) = run_full(&["check", f, "--probe", saved.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not a probe run"), "{err}");
 }

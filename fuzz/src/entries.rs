@@ -409,6 +409,7 @@ pub fn check_image(data: &[u8]) {
         let opts = diskalign::check::CheckOptions {
             sysfs: Sysfs::new("/nonexistent-sysfs"),
             topology,
+            ..Default::default()
         };
         let run = diskalign::check::check_all(std::slice::from_ref(&path), &opts);
         let _ = run.summary.exit_status;

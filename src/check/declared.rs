@@ -155,6 +155,28 @@ fn luks_sector(l: &Layer, declared: u64, declared_by: Option<String>) -> Option<
     ))
 }
 
+/// `zfs-ashift-below-physical` from the unit a saved probe run bracketed
+/// on this device (`--probe`), where neither the kernel's physical block
+/// nor the disk's identify data already said it.
+pub fn measured_findings(m: Option<&crate::inspect::Measured>, root: &mut Layer) {
+    let Some(m) = m else { return };
+    root.walk_mut(&mut |l| {
+        if l.findings
+            .iter()
+            .any(|f| f.code == Code::ZfsAshiftBelowPhysical)
+        {
+            return;
+        }
+        if let Some(mut f) = zfs_ashift(l, m.unit_bytes, None) {
+            f.facts.measured_by = Some(m.file.clone());
+            let f = Finding::of(f.code, f.facts);
+            l.findings.push(f);
+            l.status = l.status.max(crate::findings::Status::of(&l.findings));
+            l.aligned = l.status.is_clean();
+        }
+    });
+}
+
 /// `zfs-ashift-below-physical` from what the disk declares: a ZFS
 /// member's allocation unit (2^ashift) below the physical block its
 /// identify data gives, where the kernel reports a smaller one that the

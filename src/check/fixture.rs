@@ -60,6 +60,7 @@ pub fn image(size: u64, topology: Topology, partitions: Vec<Partition>) -> Targe
         node_block_sizes: vec![],
         notes: vec![],
         stack: vec![],
+        measured: None,
     }
 }
 

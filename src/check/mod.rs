@@ -163,6 +163,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
             }
             stack::judge(&mut l);
             declared::layer_findings(says.as_ref(), &layer_device, &mut l);
+            declared::measured_findings(t.measured.as_ref(), &mut l);
             if let Some(c) = &t.container {
                 let part_on_4k = part.is_none_or(|p| p.start_bytes % 4096 == 0);
                 container::layer_findings(c, &layer_device, part_on_4k, &mut l);

@@ -129,6 +129,9 @@ pub enum Command {
         /// their detected value; min is raised to pbs).
         #[arg(long, value_name = "SPEC", value_parser = topology_arg)]
         topology: Option<TopologyOverride>,
+        /// A saved probe run (probe --json=FILE) of a device checked here: the unit it bracketed is evidence beside the kernel's limits and the disk's identify data (a ZFS ashift below it is an error, saying which evidence decided). Repeat for several runs.
+        #[arg(long = "probe", value_name = "RUN.json")]
+        probe: Vec<PathBuf>,
         /// Which findings make the exit status 1: errors (a start off its grain, a broken layout), warnings too (hygiene such as an end off 4 KiB), info too, or never.
         #[arg(long, value_enum, value_name = "TIER", default_value = "warning")]
         fail_on: FailOn,
@@ -196,6 +199,9 @@ pub enum Command {
         /// Override the topology for what-if questions and images (as for check).
         #[arg(long, value_name = "SPEC", value_parser = topology_arg)]
         topology: Option<TopologyOverride>,
+        /// A saved probe run of a device planned here, as for check: the by-hand notes follow what it measured.
+        #[arg(long = "probe", value_name = "RUN.json")]
+        probe: Vec<PathBuf>,
         /// Write the plan as a POSIX sh script to FILE (replaced atomically); one disk only. A plan that cannot keep the data writes nothing.
         #[arg(long, value_name = "FILE")]
         script: Option<PathBuf>,

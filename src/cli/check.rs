@@ -13,6 +13,15 @@ use std::path::PathBuf;
 /// not be checked is one line on stderr, here and nowhere else.
 pub fn run(opts: &CheckOptions, targets: &[PathBuf], fail_on: FailOn, out: &Out) -> (String, u8) {
     let read = check::read(targets, opts);
+    for m in &opts.measured {
+        if !read.targets.iter().any(|t| t.measured.as_ref() == Some(m)) {
+            warn(&format!(
+                "--probe {}: {} is none of the devices checked (the same path, or a partition of the same disk): not used",
+                m.file,
+                m.path.display()
+            ));
+        }
+    }
     let planned = next::commands(read.clone(), opts);
     let mut run = check::judge(read, fail_on);
     next_steps(&mut run, planned, opts);

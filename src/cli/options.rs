@@ -177,6 +177,7 @@ impl Options {
                 targets,
                 output,
                 topology,
+                probe,
                 fail_on,
                 table,
                 quiet,
@@ -192,7 +193,11 @@ impl Options {
                 (
                     outputs,
                     Task::Check {
-                        options: CheckOptions { sysfs, topology },
+                        options: CheckOptions {
+                            sysfs,
+                            topology,
+                            measured: super::runs::measured(&probe)?,
+                        },
                         targets,
                         fail_on,
                     },
@@ -235,6 +240,7 @@ impl Options {
                 targets,
                 output,
                 topology,
+                probe,
                 script,
                 throughput,
                 new,
@@ -247,7 +253,11 @@ impl Options {
                     o
                 },
                 Task::Plan {
-                    options: CheckOptions { sysfs, topology },
+                    options: CheckOptions {
+                        sysfs,
+                        topology,
+                        measured: super::runs::measured(&probe)?,
+                    },
                     targets,
                     plan: crate::plan::PlanOptions {
                         throughput: throughput.max(1),

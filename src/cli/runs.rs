@@ -37,6 +37,50 @@ fn read_run(path: &Path) -> Result<Input, String> {
     Ok(Input { name, doc })
 }
 
+/// The units the saved probe runs in `files` bracketed (`--probe`), each
+/// with the device it was measured on; a target of a run that bracketed
+/// none is said on stderr and left out. Err: the one line refusing a file
+/// that is no probe run.
+pub fn measured(files: &[std::path::PathBuf]) -> Result<Vec<crate::inspect::Measured>, String> {
+    use crate::probe::results::Confidence;
+    let mut out = Vec::new();
+    for f in files {
+        let input = read_run(f).map_err(|e| format!("--probe: {e}"))?;
+        let Saved::Probe(doc) = input.doc else {
+            return Err(format!(
+                "--probe {}: not a probe run (a file of probe --json=FILE)",
+                input.name
+            ));
+        };
+        let one = [(&doc.target, &doc.environment, &doc.inference)];
+        let each: Vec<_> = match doc.targets.is_empty() {
+            true => one.to_vec(),
+            false => doc
+                .targets
+                .iter()
+                .map(|t| (&t.target, &t.environment, &t.inference))
+                .collect(),
+        };
+        for (t, env, inf) in each {
+            match (inf.confidence, inf.effective_unit_bytes) {
+                (Confidence::Bracketed, Some(unit)) => out.push(crate::inspect::Measured {
+                    path: t.path.clone(),
+                    disk: env.disk.clone(),
+                    unit_bytes: unit,
+                    file: input.name.clone(),
+                }),
+                _ => warn(&format!(
+                    "--probe {}: the probe of {} bracketed no unit ({}): not used",
+                    input.name,
+                    t.path.display(),
+                    inf.confidence.as_str()
+                )),
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A file that is not even text (an image, a gzip): what it is not, and
 /// what was expected instead.
 fn not_text(name: &str, e: &std::string::FromUtf8Error) -> String {

@@ -169,6 +169,9 @@ pub struct Facts {
     /// Which identify data declared the value (`nvme`, `ata`, `scsi`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub declared_by: Option<String>,
+    /// The saved probe run whose bracketed unit decided (`--probe`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<String>,
     /// An NVMe LBA format's index (`nvme format --lbaf`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lba_format: Option<u8>,

@@ -256,8 +256,11 @@ fn zfs_ashift(f: &Facts) -> String {
     let pbs = n(f.physical_block_bytes);
     // Which evidence decided: the kernel's limits, or what the disk
     // declares (its identify data) where the kernel reports less.
-    let device = match (&f.declared_by, f.kernel_value) {
-        (Some(by), Some(k)) => format!(
+    let device = match (&f.measured_by, &f.declared_by, f.kernel_value) {
+        (Some(run), _, Some(k)) => format!(
+            "a device whose probe bracketed a {pbs}-byte unit ({run}; it reports a {k}-byte physical block, and ZFS picks its ashift from what is reported)"
+        ),
+        (None, Some(by), Some(k)) => format!(
             "a device that declares a {pbs}-byte physical block ({by}; the kernel reports {k}, and ZFS picks its ashift from what the kernel reports)"
         ),
         _ => format!("a device with a {pbs}-byte physical block"),

@@ -27,6 +27,37 @@ pub struct InspectOptions {
     pub sysfs: Sysfs,
     /// A what-if topology, applied over the detected one.
     pub topology: Option<TopologyOverride>,
+    /// Units `probe` measured (saved runs given with `--probe`).
+    pub measured: Vec<Measured>,
+}
+
+/// A unit a saved `probe` run bracketed on a device: evidence beside
+/// what the kernel reports and what the disk declares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Measured {
+    /// The path the probe measured, as its run names it.
+    pub path: PathBuf,
+    /// Its disk's name (`sdb`), when the run recorded it.
+    pub disk: Option<String>,
+    /// The unit the probe bracketed, in bytes.
+    pub unit_bytes: u64,
+    /// The saved run it was read from, as given.
+    pub file: String,
+}
+
+impl Measured {
+    /// The unit measured on `t`'s device: the same path (the same file
+    /// or node, however named), or the same disk (a probe of one of its
+    /// partitions measured the disk).
+    fn of<'m>(t: &Target, all: &'m [Measured]) -> Option<&'m Measured> {
+        let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        };
+        let disk = t.disk.as_ref().map(|d| d.name.as_str());
+        all.iter()
+            .find(|m| same(&m.path, &t.path) || (disk.is_some() && m.disk.as_deref() == disk))
+    }
 }
 
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,6 +124,8 @@ pub struct Target {
     /// One root per data partition (or the whole device without a table),
     /// with the layers found inside and the kernel's holders above.
     pub stack: Vec<Root>,
+    /// The unit a saved probe run measured on this device (`--probe`).
+    pub measured: Option<Measured>,
 }
 
 impl Target {
@@ -162,7 +195,10 @@ pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
     let mut pending = Pending::default();
     for p in paths {
         match target(p, opts, &mut pending) {
-            Ok(t) => out.targets.push(t),
+            Ok(mut t) => {
+                t.measured = Measured::of(&t, &opts.measured).cloned();
+                out.targets.push(t)
+            }
             Err(e) => out
                 .errors
                 .push(TargetError::new(p.display().to_string(), e.to_string())),
@@ -237,6 +273,7 @@ fn target(
         node_block_sizes: Vec::new(),
         notes,
         stack: Vec::new(),
+        measured: None,
     };
     if t.disk.is_none()
         && declared.is_none()

@@ -1,6 +1,6 @@
 //! The next step `check` and `watch` name after a finding a layout change
 //! fixes: the `diskalign plan` command of its disk, with the options the
-//! check ran with (`--sysfs-root`, `--topology`), so that it runs as
+//! check ran with (`--sysfs-root`, `--topology`, `--probe`), so that it runs as
 //! printed, and only where planning that disk has work (the command would
 //! exit 1): never for a partition (plan takes its disk), a table not read
 //! (plan needs it), or a layout plan refuses.
@@ -9,7 +9,7 @@ use super::{plan, PlanOptions};
 use crate::inspect::{InspectOptions, Inspection};
 use crate::names::shell_word;
 
-/// `diskalign [--sysfs-root DIR] plan DISK [--topology SPEC]`.
+/// `diskalign [--sysfs-root DIR] plan DISK [--topology SPEC] [--probe RUN.json ...]`.
 pub fn command(disk: &str, opts: &InspectOptions) -> String {
     let mut c = String::from("diskalign ");
     if !opts.sysfs.is_live() {
@@ -20,6 +20,11 @@ pub fn command(disk: &str, opts: &InspectOptions) -> String {
     c.push_str(&shell_word(disk));
     if let Some(t) = &opts.topology {
         c.push_str(&format!(" --topology {t}"));
+    }
+    let mut runs: Vec<&str> = opts.measured.iter().map(|m| m.file.as_str()).collect();
+    runs.dedup();
+    for r in runs {
+        c.push_str(&format!(" --probe {}", shell_word(r)));
     }
     c
 }
@@ -42,19 +47,22 @@ mod tests {
 
     #[test]
     fn the_command_repeats_what_the_check_ran_with() {
-        let live = InspectOptions {
-            sysfs: Sysfs::default(),
-            topology: None,
-        };
+        let live = InspectOptions::default();
         assert_eq!(command("/dev/sda", &live), "diskalign plan /dev/sda");
         assert_eq!(command("a disk.img", &live), "diskalign plan 'a disk.img'");
         let what_if = InspectOptions {
             sysfs: Sysfs::new(std::path::Path::new("tests/fixtures/sysfs/usb-bridge")),
             topology: Some("pbs=4096,opt=33553920".parse().unwrap()),
+            measured: vec![crate::inspect::Measured {
+                path: "/dev/sda1".into(),
+                disk: Some("sda".into()),
+                unit_bytes: 4096,
+                file: "a run.json".into(),
+            }],
         };
         assert_eq!(
             command("/dev/sda", &what_if),
-            "diskalign --sysfs-root tests/fixtures/sysfs/usb-bridge plan /dev/sda --topology pbs=4096,opt=33553920"
+            "diskalign --sysfs-root tests/fixtures/sysfs/usb-bridge plan /dev/sda --topology pbs=4096,opt=33553920 --probe 'a run.json'"
         );
     }
 }

@@ -280,7 +280,7 @@ pub fn add_causes(stack: &mut [Watched], sysfs: &Sysfs) {
         .collect();
     let opts = CheckOptions {
         sysfs: sysfs.clone(),
-        topology: None,
+        ..CheckOptions::default()
     };
     let read = crate::check::read(&paths, &opts);
     // The plan command of each disk whose plan has work: the fix the
