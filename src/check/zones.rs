@@ -17,8 +17,13 @@
 //!   model off ("disabling host aware zoned block device support due to
 //!   partitions": `blk_queue_set_zoned`, later `disk_set_zoned`, with
 //!   BLK_ZONED_NONE, which clears chunk_sectors and nr_zones), so sysfs
-//!   says `none` from then on. The guest kernel of tests/vm (Debian's
-//!   6.1) is of this kind; scenario 22 shows it.
+//!   says `none` from then on. That is the source; what the guest kernel
+//!   of tests/vm (Debian's 6.1.0-56) does with scsi_debug's zoned disks,
+//!   host-managed and host-aware alike, is stricter: scenario 22 measures
+//!   sysfs `capability` 4 (GENHD_FL_NO_PART) and `ext_range` 1 on them,
+//!   BLKRRPART failing with EINVAL and partx's BLKPG add failing, so no
+//!   partition is ever registered and a host-aware disk stays zoned with
+//!   its table on disk (which code sets the flag was not found).
 //! - Christoph Hellwig's "block: remove support for the host aware zone
 //!   model" (posted December 2023) treats every host-aware drive as a
 //!   regular disk; `bdev_is_zoned` is then true only for host-managed
