@@ -4,12 +4,12 @@
 //!
 //! What the kernel does with partitions on zoned disks, from its source
 //! (torvalds/linux):
-//! - Linux 4.10 to 5.4 registered a partition on a zoned disk only when
-//!   it started and ended on zone boundaries (block/partition-generic.c
-//!   `part_zone_aligned`, called from `rescan_partitions`).
-//! - Damien Le Moal's "block: Remove partition support for zoned block
-//!   devices" made `rescan_partitions` ignore the table of every zoned
-//!   disk ("ignoring partition table on zoned block device").
+//! - Older kernels registered a partition on a zoned disk only when it
+//!   started and ended on zone boundaries (block/partition-generic.c
+//!   `part_zone_aligned`, called from `rescan_partitions`; 4.10 to 5.4 by
+//!   memory, the release numbers not checked here).
+//! - A patch removing it made `rescan_partitions` ignore the table of
+//!   every zoned disk ("ignoring partition table on zoned block device").
 //! - Then host-aware disks got their partitions back: block/partitions/core.c
 //!   `blk_add_partitions` ignores the table only where the model is
 //!   host-managed, and `add_partition` refuses a partition on a
@@ -25,7 +25,8 @@
 //!   partition is ever registered and a host-aware disk stays zoned with
 //!   its table on disk (which code sets the flag was not found).
 //! - Christoph Hellwig's "block: remove support for the host aware zone
-//!   model" (posted December 2023) treats every host-aware drive as a
+//!   model" (posted December 2023; the release it landed in is not
+//!   checked here) treats every host-aware drive as a
 //!   regular disk; `bdev_is_zoned` is then true only for host-managed
 //!   ones, whose table `blk_add_partitions` ignores and whose partitions
 //!   `add_partition` refuses, as before.
