@@ -564,6 +564,11 @@ const DOCUMENTED_NOT_WRITTEN: &[(&str, &str, &str)] = &[
         "kernel_value",
         "the kernel disagreeing with diskalign (a node's block size set since, an alignment_offset of its own): not made on demand",
     ),
+    (
+        "check",
+        "zone_size_bytes",
+        "a zoned disk with a partition table read from it: only the VM tests (tests/vm, scenario 22) set one up",
+    ),
     // A penalty needs a device that is really slower off its unit; the
     // file probed here has none to find on every machine.
     ("probe", "worst_offset", "a penalty"),

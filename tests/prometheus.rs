@@ -430,6 +430,12 @@ fn topology_hints_as_node_exporter_serves_them() {
         value(&s, "diskalign_disk_alignment_offset_bytes", &[sda]),
         0.0
     );
+    // Not zoned: zone size and count 0, no conventional zones series.
+    assert_eq!(value(&s, "diskalign_disk_zone_size_bytes", &[sda]), 0.0);
+    assert_eq!(value(&s, "diskalign_disk_zones", &[sda]), 0.0);
+    assert!(!s
+        .iter()
+        .any(|x| x.name == "diskalign_disk_conventional_zones"));
     let hint = [
         sda,
         ("severity", "warning"),

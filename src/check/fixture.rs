@@ -72,6 +72,7 @@ pub fn disk(size: u64, registered: Vec<KernelPartition>) -> Disk {
         device: PathBuf::from("/dev/sda"),
         size_bytes: size,
         topology: Topology::IMAGE_DEFAULT,
+        zoned: Default::default(),
         ioctl: None,
         ioctl_error: None,
         rotational: None,

@@ -21,6 +21,7 @@ mod structure;
 pub mod summary;
 pub mod tools;
 mod verdict;
+mod zones;
 
 use crate::errors::TargetError;
 use crate::findings::{Code, FailOn};
@@ -133,7 +134,12 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
                 .extend(container::start_finding(c, p.start_bytes));
         }
     }
-    if let (Some(disk), None, false) = (&t.disk, t.only, mismatch) {
+    // A host-managed disk's table is one the kernel ignores: said so,
+    // in place of the registered partitions' difference from it.
+    let ignored = t.disk.as_ref().and_then(|d| zones::table_ignored(d, table));
+    let table_ignored = ignored.is_some();
+    findings.extend(ignored);
+    if let (Some(disk), None, false, false) = (&t.disk, t.only, mismatch, table_ignored) {
         findings.extend(device::kernel_table_findings(disk, table));
     }
     let first_start_bytes = tools::first_starts(&view, table.kind == TableKind::Mbr);

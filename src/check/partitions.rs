@@ -46,6 +46,14 @@ pub fn partition_reports(t: &Target, view: &ToolView, mismatch: bool) -> Vec<Che
         let mut pf = placement::placement_findings(topo, &placement, kernel_ao);
         if p.kind != PartKind::Extended && !mismatch {
             pf.extend(declared::partition_start(unit, topo, start));
+            if let Some(d) = &t.disk {
+                pf.extend(super::zones::partition_findings(
+                    &d.zoned,
+                    start,
+                    start + size,
+                    t.size,
+                ));
+            }
         }
         let first = device_sectors(start);
         let last = device_sectors(start + size).saturating_sub(1);

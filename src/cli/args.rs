@@ -104,7 +104,7 @@ impl TableArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Show what the kernel reports about each disk (sysfs and ioctls) and flag suspicious hints: one row per disk, as lsblk -t; a disk named, or -v, shows every limit, the ioctls' view and the findings explained.
+    /// Show what the kernel reports about each disk (sysfs and ioctls) and flag suspicious hints: one row per disk, as lsblk -t; a disk named, or -v, shows every limit, a zoned disk's zones (model, size, count, conventional), the ioctls' view and the findings explained.
     #[command(after_long_help = crate::report::columns::topology_help())]
     Topology {
         /// Disks (sda, /dev/nvme0n1); default: every disk except ram and unbacked loop devices.

@@ -113,6 +113,9 @@ pub struct Facts {
     /// the rule's result (g + ao - start mod g) mod g.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub misalignment_bytes: Option<u64>,
+    /// A zoned disk's zone size (sysfs `queue/chunk_sectors` in bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone_size_bytes: Option<u64>,
     /// The alignment offset the grid starts from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alignment_offset_bytes: Option<i64>,

@@ -87,7 +87,9 @@ impl Code {
             | Code::EndNot4k
             | Code::EndNotPhysical
             | Code::SizeNot4k
-            | Code::KernelReportsMisaligned => PLACEMENT,
+            | Code::KernelReportsMisaligned
+            | Code::ZoneMisalignedStart
+            | Code::ZoneMisalignedEnd => PLACEMENT,
             Code::LayerStartMisaligned
             | Code::LayerStartNot4k
             | Code::LayerStartNotOptimal
@@ -113,6 +115,7 @@ impl Code {
             | Code::KernelOffsetDiffers
             | Code::NodeBlockSizeDiffers
             | Code::KernelTableDiffers
+            | Code::ZoneTableIgnored
             | Code::OptimalIoSuspicious
             | Code::MinimumIoSuspicious
             | Code::NonPowerOfTwoIo

@@ -110,6 +110,13 @@ codes! {
         "The partition node's block size read back with BLKBSZGET differs from the one the kernel picks for its size: something set it (a mounted filesystem sets its own block size, or BLKBSZSET).";
     KernelTableDiffers = "kernel-table-differs", Warning,
         "The partitions the kernel registered differ from the table on disk.";
+    // Zoned disks (issue 40).
+    ZoneTableIgnored = "zone-table-ignored", Warning,
+        "The disk is host-managed zoned: the kernel ignores its partition table and refuses partitions on it, so its partitions are not judged.";
+    ZoneMisalignedStart = "zone-misaligned-start", Warning,
+        "A partition on a host-aware zoned disk starts off a zone boundary: it shares its first zone with what lies before it.";
+    ZoneMisalignedEnd = "zone-misaligned-end", Warning,
+        "A partition on a host-aware zoned disk ends (last byte + 1) off a zone boundary before the end of the disk: it shares its last zone with what follows.";
     // Topology hints.
     OptimalIoSuspicious = "optimal-io-suspicious", Warning,
         "optimal_io_size is implausible (65535 x logical block, not a multiple of pbs or min).";

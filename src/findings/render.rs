@@ -44,6 +44,9 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::SplitIo => split_io(f),
         Code::ImageUnitStraddle => image_unit_straddle(f),
         Code::ImageEncrypted => image_encrypted(f),
+        Code::ZoneTableIgnored => zone_table_ignored(f),
+        Code::ZoneMisalignedStart => zone_misaligned_start(f),
+        Code::ZoneMisalignedEnd => zone_misaligned_end(f),
         // Written as prose where the rule makes them (a new code lands in
         // one arm or the other, or does not compile).
         Code::LayoutNotPortable
@@ -490,5 +493,35 @@ fn split_io(f: &Facts) -> String {
         counted(f, &ios_of(f)),
         text(&f.device),
         cause_and_fix(f)
+    )
+}
+
+/// The kernel's policy, from block/partitions/core.c: `blk_add_partitions`
+/// skips the table of a host-managed disk ("ignoring partition table on
+/// host managed zoned block device") and `add_partition` refuses one
+/// (-ENXIO), so BLKPG and partx cannot add them either.
+fn zone_table_ignored(f: &Facts) -> String {
+    format!(
+        "{} is a host-managed zoned disk ({}-byte zones): the kernel ignores the partition table on it and refuses to add partitions, so these partitions have no device nodes and are not judged against the zones (use the whole disk with a zoned filesystem, or dm-linear on zone boundaries)",
+        text(&f.device),
+        n(f.zone_size_bytes)
+    )
+}
+
+fn zone_misaligned_start(f: &Facts) -> String {
+    let (start, zone) = (n(f.offset_bytes), n(f.zone_size_bytes));
+    format!(
+        "starts at byte {start}, {} bytes into zone {} of {zone} bytes: that zone is shared with what lies before it, so neither side writes it sequentially from its start",
+        n(f.misalignment_bytes),
+        start / zone.max(1)
+    )
+}
+
+fn zone_misaligned_end(f: &Facts) -> String {
+    let (end, zone) = (n(f.end_exclusive_bytes), n(f.zone_size_bytes));
+    format!(
+        "ends at byte {end} (last byte + 1), {} bytes into zone {} of {zone} bytes: that zone is shared with what follows",
+        n(f.misalignment_bytes),
+        end / zone.max(1)
     )
 }

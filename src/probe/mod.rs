@@ -101,6 +101,17 @@ fn dry_plan(o: &ProbeOptions, stop: &AtomicBool) -> Result<DryPlan, String> {
             });
         } else {
             let t = target::open(path, &a).map_err(named)?;
+            // The job file would send the random writes a write run is
+            // refused (`a.write` is off here: nothing is written).
+            if o.grid.write {
+                if let Some(why) = t
+                    .disk
+                    .as_ref()
+                    .and_then(|d| safety::zoned_refusal(path, &d.zoned))
+                {
+                    return Err(named(why));
+                }
+            }
             constraints.push(t.constraints.clone());
             files.push(fio::File {
                 path: path.clone(),

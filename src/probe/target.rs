@@ -96,6 +96,9 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTarget, S
             .map(|p| p.name.clone())
     });
     if a.write {
+        if let Some(why) = safety::zoned_refusal(path, &disk.zoned) {
+            return Err(why);
+        }
         if !a.destructive {
             return Err(format!(
                 "writing to {} destroys the data on it: add --destructive to allow it (refused anyway while it is mounted, held or swap)",

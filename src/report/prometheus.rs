@@ -378,6 +378,18 @@ pub fn topology(survey: &Survey, stamp: &Stamp) -> String {
             "The disk's alignment offset (sysfs alignment_offset); -1 is the kernel's own misaligned marker.",
         ),
     ];
+    let mut zone_size = limit(
+        "diskalign_disk_zone_size_bytes",
+        "The disk's zone size, 0 when it is not zoned (sysfs queue/chunk_sectors of a zoned disk).",
+    );
+    let mut zones = limit(
+        "diskalign_disk_zones",
+        "The disk's number of zones, 0 when it is not zoned (sysfs queue/nr_zones).",
+    );
+    let mut conventional = limit(
+        "diskalign_disk_conventional_zones",
+        "The zoned disk's conventional zones (random writes allowed), counted with BLKREPORTZONE; absent when not read.",
+    );
     let mut totals = Family::gauge(
         "diskalign_disk_findings",
         "Hints about the disk's limits, by severity; every severity is present, 0 included.",
@@ -402,6 +414,11 @@ pub fn topology(survey: &Survey, stamp: &Stamp) -> String {
         for (family, v) in limits.iter_mut().zip(values) {
             family.add(&disk, v);
         }
+        zone_size.add(&disk, d.zoned.zone_size_bytes as f64);
+        zones.add(&disk, d.zoned.zones as f64);
+        if let Some(n) = d.zoned.conventional_zones {
+            conventional.add(&disk, n as f64);
+        }
         count_findings(&disk, d.findings.iter(), &mut totals, &mut by_code);
     }
     for e in &survey.errors {
@@ -409,7 +426,21 @@ pub fn topology(survey: &Survey, stamp: &Stamp) -> String {
         read.add(&[("device", disk)], 0.0);
     }
     let [a, b, c, d, e] = limits;
-    render(&[last_run, time, read, a, b, c, d, e, totals, by_code])
+    render(&[
+        last_run,
+        time,
+        read,
+        a,
+        b,
+        c,
+        d,
+        e,
+        zone_size,
+        zones,
+        conventional,
+        totals,
+        by_code,
+    ])
 }
 
 /// A layer's series: its verdict (partition roots have theirs in

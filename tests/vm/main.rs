@@ -203,8 +203,20 @@ fn qemu_args(vm: &Path, boot: &Boot, work: &Path, initrd: &Path) -> Vec<String> 
                 // (lib.sh `_has_serial`).
                 format!("ide-hd,bus=ide.{port},model={}", d.name)
             }
+            // A controller of its own (the serial the guest finds it by),
+            // and the image as its zoned namespace 1, which takes the
+            // properties.
+            Bus::Zns => {
+                a.push("-device".into());
+                a.push(format!("nvme,id=zc_{0},serial={0}", d.name));
+                format!("nvme-ns,bus=zc_{0},nsid=1,zoned=on", d.name)
+            }
         };
-        let mut spec = format!("{dev},drive=d_{0},serial={0}", d.name);
+        let mut spec = if d.bus == Bus::Zns {
+            format!("{dev},drive=d_{0}", d.name)
+        } else {
+            format!("{dev},drive=d_{0},serial={0}", d.name)
+        };
         for p in &d.props {
             spec.push(',');
             spec.push_str(p);

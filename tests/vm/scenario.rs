@@ -83,6 +83,11 @@ pub enum Bus {
     /// ide-hd on the q35 machine's AHCI controller: libata, ATA IDENTIFY
     /// through SAT. Needs `kernel generic` (the cloud kernel has no ahci).
     Ahci,
+    /// qemu's NVMe controller with the image as a zoned namespace
+    /// (nvme-ns `zoned=on`, NVMe ZNS: host-managed to the kernel); the
+    /// properties go to the namespace (`zoned.zone_size=4M`). Needs
+    /// `kernel generic` (nvme).
+    Zns,
 }
 
 /// The guest kernel of a boot.
@@ -418,7 +423,7 @@ fn parse_differential(rest: &str) -> Result<Differential, String> {
 
 fn parse_disk(rest: &str) -> Result<Disk, String> {
     let mut it = rest.split_whitespace();
-    let usage = "disk NAME SIZE virtio|scsi|nvme|ahci [prop=value,...]";
+    let usage = "disk NAME SIZE virtio|scsi|nvme|ahci|zns [prop=value,...]";
     let (Some(name), Some(size), Some(bus)) = (it.next(), it.next(), it.next()) else {
         return Err(format!("expected `{usage}`"));
     };
@@ -435,7 +440,8 @@ fn parse_disk(rest: &str) -> Result<Disk, String> {
         "scsi" => Bus::Scsi,
         "nvme" => Bus::Nvme,
         "ahci" => Bus::Ahci,
-        _ => return Err(format!("bus `{bus}`: virtio, scsi, nvme or ahci")),
+        "zns" => Bus::Zns,
+        _ => return Err(format!("bus `{bus}`: virtio, scsi, nvme, ahci or zns")),
     };
     Ok(Disk {
         name: name.to_string(),
@@ -887,7 +893,7 @@ mod tests {
         let e = parse("t", "boot\nkernel rt\ncapture k x\nexpect $k == 1\n").unwrap_err();
         assert!(e.contains("cloud or generic"), "{e}");
         let e = parse("t", "boot\ndisk d 1G ide\ncapture k x\nexpect $k == 1\n").unwrap_err();
-        assert!(e.contains("virtio, scsi, nvme or ahci"), "{e}");
+        assert!(e.contains("virtio, scsi, nvme, ahci or zns"), "{e}");
     }
 
     #[test]

@@ -79,6 +79,14 @@ pub const DISKS: &[Column<Disk>] = &[
             .unwrap_or_default()
     })
     .help("the kernel's limits that do not follow from what the device says (topology DISK explains them)"),
+    D::csv_only("zone_model", |d| d.zoned.model.as_str().into())
+        .help("the zone model, sysfs queue/zoned: none, host-aware or host-managed"),
+    D::csv_only("zone_size_bytes", |d| d.zoned.zone_size_bytes.to_string())
+        .help("the zone size in bytes, sysfs queue/chunk_sectors (0: not zoned)"),
+    D::csv_only("zones", |d| d.zoned.zones.to_string())
+        .help("the number of zones, sysfs queue/nr_zones (0: not zoned)"),
+    D::csv_only("conventional_zones", |d| opt_text(&d.zoned.conventional_zones))
+        .help("the zones that take random writes, counted with BLKREPORTZONE (empty: not read)"),
 ];
 
 /// A limit as the disk itself gives it (`topology::Declared::value`).

@@ -94,6 +94,21 @@ fn about(d: &Disk) -> String {
             parts.push(format!("{k} {v}"));
         }
     }
+    if d.zoned.is_zoned() {
+        let z = &d.zoned;
+        let conv = z
+            .conventional_zones
+            .map_or("conventional zones not read".to_string(), |n| {
+                format!("{n} conventional")
+            });
+        parts.push(format!(
+            "{} zoned: {} zones of {} bytes ({}), {conv}",
+            z.model,
+            z.zones,
+            z.zone_size_bytes,
+            human(z.zone_size_bytes)
+        ));
+    }
     match d.rotational {
         Some(true) => parts.push("rotational".into()),
         Some(false) => parts.push("not rotational".into()),

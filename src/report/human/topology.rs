@@ -156,6 +156,22 @@ fn details(disks: &[Disk], st: &Style) -> String {
                 .to_string(),
             None,
         ));
+        if d.zoned.is_zoned() {
+            let z = &d.zoned;
+            out.push_str(&row("zone model", z.model.to_string(), None));
+            out.push_str(&row(
+                "zone size",
+                format!("{} ({})", z.zone_size_bytes, human(z.zone_size_bytes)),
+                None,
+            ));
+            out.push_str(&row("zones", z.zones.to_string(), None));
+            let conv = match (z.conventional_zones, &z.conventional_zones_error) {
+                (Some(n), _) => n.to_string(),
+                (None, Some(e)) => format!("not read: {e}"),
+                (None, None) => "not read".into(),
+            };
+            out.push_str(&row("conventional zones", conv, None));
+        }
         match (&d.ioctl, &d.ioctl_error) {
             (Some(_), _) => out.push_str(&row(
                 "ioctl view",

@@ -1,0 +1,161 @@
+//! A zoned disk's rules (issue 40): the partition table of a host-managed
+//! disk, which the kernel ignores, and where a partition of a host-aware
+//! disk starts and ends against its zones.
+//!
+//! What the kernel does with partitions on zoned disks, from its source
+//! (torvalds/linux):
+//! - Older kernels registered a partition on a zoned disk only when it
+//!   started and ended on zone boundaries (block/partition-generic.c
+//!   `part_zone_aligned`, called from `rescan_partitions`; 4.10 to 5.4 by
+//!   memory, the release numbers not checked here).
+//! - A patch removing it made `rescan_partitions` ignore the table of
+//!   every zoned disk ("ignoring partition table on zoned block device").
+//! - Then host-aware disks got their partitions back: block/partitions/core.c
+//!   `blk_add_partitions` ignores the table only where the model is
+//!   host-managed, and `add_partition` refuses a partition on a
+//!   host-managed disk (-ENXIO) and on a host-aware one turns the zone
+//!   model off ("disabling host aware zoned block device support due to
+//!   partitions": `blk_queue_set_zoned`, later `disk_set_zoned`, with
+//!   BLK_ZONED_NONE, which clears chunk_sectors and nr_zones), so sysfs
+//!   says `none` from then on. That is the source; what the guest kernel
+//!   of tests/vm (Debian's 6.1.0-56) does with scsi_debug's zoned disks,
+//!   host-managed and host-aware alike, is stricter: scenario 22 measures
+//!   sysfs `capability` 4 (GENHD_FL_NO_PART) and `ext_range` 1 on them,
+//!   BLKRRPART failing with EINVAL and partx's BLKPG add failing, so no
+//!   partition is ever registered and a host-aware disk stays zoned with
+//!   its table on disk (which code sets the flag was not found).
+//! - Christoph Hellwig's "block: remove support for the host aware zone
+//!   model" (posted December 2023; the release it landed in is not
+//!   checked here) treats every host-aware drive as a
+//!   regular disk; `bdev_is_zoned` is then true only for host-managed
+//!   ones, whose table `blk_add_partitions` ignores and whose partitions
+//!   `add_partition` refuses, as before.
+//!
+//! So a host-managed disk's table is never used, and is said so rather
+//! than judged; a host-aware disk is still zoned in sysfs only while the
+//! kernel has registered none of its partitions, and its partitions are
+//! judged against its zones, which the drive keeps whatever the kernel
+//! does with them.
+
+use crate::findings::{Code, Facts, Finding};
+use crate::iolimits::{ZoneModel, Zones};
+use crate::layout::Table;
+use crate::topology::Disk;
+
+/// `zone-table-ignored` for a host-managed disk whose table on disk holds
+/// partitions: it takes the place of `kernel-table-differs`.
+pub fn table_ignored(disk: &Disk, table: &Table) -> Option<Finding> {
+    let has_partitions = table.partitions.iter().any(|p| p.last_lba >= p.first_lba);
+    (disk.zoned.model == ZoneModel::HostManaged && has_partitions).then(|| {
+        Finding::of(
+            Code::ZoneTableIgnored,
+            Facts {
+                device: Some(disk.device.display().to_string()),
+                zone_size_bytes: Some(disk.zoned.zone_size_bytes),
+                ..Facts::default()
+            },
+        )
+    })
+}
+
+/// A partition from `start` to `end` (one past its last byte) on a
+/// host-aware disk of `disk_size` bytes, against its zones: its start on a
+/// zone boundary, and its end too unless it is the end of the disk (the
+/// last zone may be smaller). None on other disks.
+pub fn partition_findings(zones: &Zones, start: u64, end: u64, disk_size: u64) -> Vec<Finding> {
+    let zone = zones.zone_size_bytes;
+    if zones.model != ZoneModel::HostAware || zone == 0 {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    if start % zone != 0 {
+        out.push(Finding::of(
+            Code::ZoneMisalignedStart,
+            Facts {
+                offset_bytes: Some(start),
+                zone_size_bytes: Some(zone),
+                misalignment_bytes: Some(start % zone),
+                ..Facts::default()
+            },
+        ));
+    }
+    if end % zone != 0 && end < disk_size {
+        out.push(Finding::of(
+            Code::ZoneMisalignedEnd,
+            Facts {
+                end_exclusive_bytes: Some(end),
+                zone_size_bytes: Some(zone),
+                misalignment_bytes: Some(end % zone),
+                ..Facts::default()
+            },
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::fixture::{disk, part, table};
+    use crate::layout::{PartKind, TableKind};
+    use crate::units::MIB;
+
+    fn zones(model: ZoneModel) -> Zones {
+        Zones {
+            model,
+            zone_size_bytes: 4 * MIB,
+            zones: 64,
+            ..Zones::default()
+        }
+    }
+
+    #[test]
+    fn a_host_aware_partition_off_its_zones_is_named_with_its_facts() {
+        let z = zones(ZoneModel::HostAware);
+        let f = partition_findings(&z, MIB, 9 * MIB, 256 * MIB);
+        let codes: Vec<Code> = f.iter().map(|f| f.code).collect();
+        assert_eq!(codes, [Code::ZoneMisalignedStart, Code::ZoneMisalignedEnd]);
+        assert_eq!(f[0].facts.offset_bytes, Some(MIB));
+        assert_eq!(f[0].facts.zone_size_bytes, Some(4 * MIB));
+        assert_eq!(f[0].facts.misalignment_bytes, Some(MIB));
+        assert!(
+            f[0].message
+                .contains("1048576 bytes into zone 0 of 4194304 bytes"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[1].facts.misalignment_bytes, Some(MIB));
+        assert!(f[1].message.contains("zone 2"), "{}", f[1].message);
+        // On zone boundaries, or ending where the disk ends: nothing.
+        assert!(partition_findings(&z, 4 * MIB, 8 * MIB, 256 * MIB).is_empty());
+        assert!(partition_findings(&z, 8 * MIB, 255 * MIB, 255 * MIB).is_empty());
+    }
+
+    #[test]
+    fn only_host_aware_partitions_are_judged_against_zones() {
+        for model in [ZoneModel::None, ZoneModel::HostManaged] {
+            assert!(partition_findings(&zones(model), MIB, 9 * MIB, 256 * MIB).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_host_managed_table_is_said_to_be_ignored() {
+        let mut d = disk(256 * MIB, vec![]);
+        let t = table(TableKind::Mbr, vec![part(1, PartKind::Primary, 2048, 8191)]);
+        assert_eq!(table_ignored(&d, &t), None);
+        d.zoned = zones(ZoneModel::HostManaged);
+        let f = table_ignored(&d, &t).unwrap();
+        assert_eq!(f.code, Code::ZoneTableIgnored);
+        assert_eq!(f.facts.device.as_deref(), Some("/dev/sda"));
+        assert!(
+            f.message.starts_with(
+                "/dev/sda is a host-managed zoned disk (4194304-byte zones): the kernel ignores"
+            ),
+            "{}",
+            f.message
+        );
+        assert_eq!(table_ignored(&d, &table(TableKind::Mbr, vec![])), None);
+        d.zoned = zones(ZoneModel::HostAware);
+        assert_eq!(table_ignored(&d, &t), None);
+    }
+}
