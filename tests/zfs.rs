@@ -17,6 +17,11 @@ use std::process::Command;
 
 const MIB: u64 = 1 << 20;
 
+/// The tests of this file one at a time: each may start the one zfs-fuse
+/// daemon and stops it when it ends, so two at once would start a second
+/// (which fails: the socket is taken) or stop it under the other.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The zfs-fuse daemon: the one running, or one started here and
 /// stopped (by its own pid) on drop.
 struct Daemon {
@@ -253,6 +258,7 @@ fn assert_as_zdb(target: &str) -> Value {
 #[test]
 fn zfs_fuse_pools_read_as_zdb_shows_them() {
     let dir = tempfile::tempdir().unwrap();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let _daemon = Daemon::ensure(dir.path());
     let tag = std::process::id();
     let p = |n: &str| dir.path().join(n).display().to_string();
@@ -399,6 +405,7 @@ fn zfs_fuse_pools_read_as_zdb_shows_them() {
 #[test]
 fn a_pool_on_a_partition_off_4k_moves_with_it() {
     let dir = tempfile::tempdir().unwrap();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let _daemon = Daemon::ensure(dir.path());
     let file = image(dir.path(), "pool.img", 128 * MIB);
     let name = format!("da{}mv", std::process::id());
@@ -478,6 +485,7 @@ fn a_pool_on_a_partition_off_4k_moves_with_it() {
 #[test]
 fn a_probe_run_is_evidence_for_the_ashift() {
     let dir = tempfile::tempdir().unwrap();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let _daemon = Daemon::ensure(dir.path());
     let sparse = image(dir.path(), "sparse.img", 128 * MIB);
     let name = format!("da{}pr", std::process::id());
