@@ -111,7 +111,7 @@ pub fn layer_findings(says: Option<&Declared>, device: &str, root: &mut Layer) {
         }
         if let Some(p) = physical {
             found.extend(luks_sector(l, p, declared_by.clone()));
-            found.extend(zfs_ashift(l, p, declared_by.clone()));
+            found.extend(zfs_ashift(l, p, Evidence::Declared(declared_by.clone())));
         }
         if !found.is_empty() {
             l.findings.extend(found);
@@ -167,14 +167,19 @@ pub fn measured_findings(m: Option<&crate::inspect::Measured>, root: &mut Layer)
         {
             return;
         }
-        if let Some(mut f) = zfs_ashift(l, m.unit_bytes, None) {
-            f.facts.measured_by = Some(m.file.clone());
-            let f = Finding::of(f.code, f.facts);
+        if let Some(f) = zfs_ashift(l, m.unit_bytes, Evidence::Measured(m.file.clone())) {
             l.findings.push(f);
             l.status = l.status.max(crate::findings::Status::of(&l.findings));
             l.aligned = l.status.is_clean();
         }
     });
+}
+
+/// What says a device's physical block is larger than the kernel reports:
+/// its identify data (which one, when known), or a saved probe run.
+enum Evidence {
+    Declared(Option<String>),
+    Measured(String),
 }
 
 /// `zfs-ashift-below-physical` from what the disk declares: a ZFS
@@ -183,7 +188,7 @@ pub fn measured_findings(m: Option<&crate::inspect::Measured>, root: &mut Layer)
 /// unit meets (the case the seed's bridges make: ZFS picks the ashift
 /// from what the kernel reports). `declared_by` says which evidence
 /// decided, `kernel_value` what the kernel said.
-fn zfs_ashift(l: &Layer, declared: u64, declared_by: Option<String>) -> Option<Finding> {
+fn zfs_ashift(l: &Layer, declared: u64, evidence: Evidence) -> Option<Finding> {
     if l.kind != LayerKind::ZfsMember {
         return None;
     }
@@ -199,7 +204,14 @@ fn zfs_ashift(l: &Layer, declared: u64, declared_by: Option<String>) -> Option<F
             physical_block_bytes: Some(declared),
             share: Some(1.0 - unit as f64 / declared as f64),
             kernel_value: i64::try_from(kernel).ok(),
-            declared_by,
+            declared_by: match &evidence {
+                Evidence::Declared(by) => by.clone(),
+                Evidence::Measured(_) => None,
+            },
+            measured_by: match evidence {
+                Evidence::Measured(run) => Some(run),
+                Evidence::Declared(_) => None,
+            },
             device: Some(l.device.clone()),
             fix: Some(format!("-o ashift={}", declared.trailing_zeros())),
             ..Facts::default()
