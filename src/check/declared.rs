@@ -111,14 +111,52 @@ pub fn layer_findings(says: Option<&Declared>, device: &str, root: &mut Layer) {
         }
         if let Some(p) = physical {
             found.extend(luks_sector(l, p, declared_by.clone()));
-            found.extend(zfs_ashift(l, p, Evidence::Declared(declared_by.clone())));
+            let evidence = Evidence::Declared(declared_by.clone());
+            found.extend(zfs_ashift(l, p, evidence.clone()));
+            settle_ashift_above(l, p, evidence);
         }
         if !found.is_empty() {
             l.findings.extend(found);
-            l.status = l.status.max(crate::findings::Status::of(&l.findings));
-            l.aligned = l.status.is_clean();
+            restatus(l);
         }
     });
+}
+
+/// A layer's status and verdict again, from its findings.
+fn restatus(l: &mut Layer) {
+    l.status = l.status.max(crate::findings::Status::of(&l.findings));
+    l.aligned = l.status.is_clean();
+}
+
+/// `zfs-ashift-above-physical` said from the kernel's physical block,
+/// settled by evidence of a larger one (`needed`): gone when the unit
+/// is what the device needs, or said again against `needed`.
+fn settle_ashift_above(l: &mut Layer, needed: u64, evidence: Evidence) {
+    let Some(i) = l
+        .findings
+        .iter()
+        .position(|f| f.code == Code::ZfsAshiftAbovePhysical)
+    else {
+        return;
+    };
+    let f = &l.findings[i];
+    let (Some(unit), Some(said)) = (f.facts.block_size_bytes, f.facts.physical_block_bytes) else {
+        return;
+    };
+    if needed <= said {
+        return;
+    }
+    if unit <= needed {
+        l.findings.remove(i);
+        return;
+    }
+    let mut facts = super::stack::zfs_ashift_above(unit, needed, &l.device).facts;
+    facts.kernel_value = i64::try_from(said).ok();
+    match evidence {
+        Evidence::Declared(by) => facts.declared_by = by,
+        Evidence::Measured(run) => facts.measured_by = Some(run),
+    }
+    l.findings[i] = Finding::of(Code::ZfsAshiftAbovePhysical, facts);
 }
 
 /// `luks-sector-below-declared`: a LUKS layer's encryption sector below
@@ -167,16 +205,17 @@ pub fn measured_findings(m: Option<&crate::inspect::Measured>, root: &mut Layer)
         {
             return;
         }
+        settle_ashift_above(l, m.unit_bytes, Evidence::Measured(m.file.clone()));
         if let Some(f) = zfs_ashift(l, m.unit_bytes, Evidence::Measured(m.file.clone())) {
             l.findings.push(f);
-            l.status = l.status.max(crate::findings::Status::of(&l.findings));
-            l.aligned = l.status.is_clean();
+            restatus(l);
         }
     });
 }
 
 /// What says a device's physical block is larger than the kernel reports:
 /// its identify data (which one, when known), or a saved probe run.
+#[derive(Clone)]
 enum Evidence {
     Declared(Option<String>),
     Measured(String),

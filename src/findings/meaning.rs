@@ -129,6 +129,7 @@ impl Code {
             | Code::LuksContentsUnchecked
             | Code::BcacheBlockSize
             | Code::ZfsAshiftBelowPhysical
+            | Code::ZfsAshiftAbovePhysical
             | Code::LuksSectorSize
             | Code::LuksSectorBelowDeclared
             | Code::FsBlockBelowPhysical

@@ -157,6 +157,8 @@ codes! {
         "A bcache device's block size is below the physical block of the device below, so its writes are read-modify-writes there.";
     ZfsAshiftBelowPhysical = "zfs-ashift-below-physical", Error,
         "A ZFS vdev's allocation unit (2^ashift) is below the physical block of the device below, so its writes are read-modify-writes there, for the life of the vdev.";
+    ZfsAshiftAbovePhysical = "zfs-ashift-above-physical", Info,
+        "A ZFS vdev's allocation unit (2^ashift) is above the physical block the device needs: every block smaller than the unit (a small file, a compressed record, metadata) takes a whole unit of space.";
     LuksSectorSize = "luks-sector-size", Warning,
         "The LUKS2 encryption sector size is below the logical (error) or physical (warning) block size of the device below.";
     LuksSectorBelowDeclared = "luks-sector-below-declared", Warning,

@@ -32,6 +32,7 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::MdChunkBelowPhysical => md_chunk(f),
         Code::BcacheBlockSize => bcache_block(f),
         Code::ZfsAshiftBelowPhysical => zfs_ashift(f),
+        Code::ZfsAshiftAbovePhysical => zfs_ashift_above(f),
         Code::LuksSectorSize => luks_sector(f),
         Code::FsBlockBelowPhysical => fs_block(f),
         Code::FsStripeHintsMissing => fs_hints_missing(f),
@@ -275,6 +276,30 @@ fn zfs_ashift(f: &Facts) -> String {
         100.0 * f.share.unwrap_or(0.0),
         exact(pbs),
         text(&f.fix)
+    )
+}
+
+/// The space an allocation unit above the physical block costs: a block
+/// of the physical size takes `amplification` times its space (OpenZFS
+/// rounds each block's size up to 2^ashift: `vdev_default_asize` in
+/// `module/zfs/vdev.c`). A new leaf whose own ashift (from its logical
+/// sector) is larger than its top-level vdev's is refused (EDOM in
+/// `spa_vdev_attach`, `module/zfs/spa.c`): a larger ashift keeps 4Kn
+/// replacements possible.
+fn zfs_ashift_above(f: &Facts) -> String {
+    let unit = n(f.block_size_bytes);
+    let pbs = n(f.physical_block_bytes);
+    let evidence = match (&f.measured_by, &f.declared_by) {
+        (Some(run), _) => format!(" (the unit the probe bracketed, {run})"),
+        (None, Some(by)) => format!(" (as the disk declares, {by})"),
+        _ => String::new(),
+    };
+    format!(
+        "ZFS allocates in {unit}-byte units (ashift {}) where {pbs}-byte blocks would do{evidence}: a block of {} or less (a small file, a compressed record, metadata) takes {} of space, {:.0}x; nothing is read-modified-written, and a larger ashift is what a vdev needs to take a replacement disk with a larger physical block later",
+        unit.trailing_zeros(),
+        exact(pbs),
+        exact(unit),
+        f.amplification.unwrap_or(0.0),
     )
 }
 

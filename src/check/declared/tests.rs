@@ -248,6 +248,66 @@ fn a_zfs_ashift_below_the_declared_physical_block_is_an_error_that_names_its_evi
     }
 }
 
+/// The kernel's 512 makes ashift 12 and 13 look larger than needed; a
+/// disk that declares 4096 settles it: 12 is what it needs (no finding),
+/// 13 is still above, now against 4096 and naming the evidence.
+#[test]
+fn a_zfs_ashift_above_the_kernels_block_is_settled_by_what_the_disk_declares() {
+    let s = says(namespace(0x10, 7, 7), 4096);
+    let above = |ashift: u64| {
+        let mut l = zfs_layer(ashift, Topology::IMAGE_DEFAULT);
+        l.findings.push(crate::check::stack::zfs_ashift_above(
+            1 << ashift,
+            512,
+            &l.device,
+        ));
+        layer_findings(Some(&s), "/dev/nvme0n1", &mut l);
+        l
+    };
+    let fits = above(12);
+    assert!(fits.findings.is_empty(), "{:?}", fits.findings);
+    let big = above(13);
+    assert_eq!(big.findings.len(), 1, "{:?}", big.findings);
+    let f = &big.findings[0];
+    assert_eq!(f.code, Code::ZfsAshiftAbovePhysical);
+    assert_eq!(f.severity, Severity::Info);
+    assert_eq!(f.facts.physical_block_bytes, Some(4096));
+    assert_eq!(f.facts.amplification, Some(2.0));
+    assert_eq!(f.facts.kernel_value, Some(512));
+    assert_eq!(f.facts.declared_by.as_deref(), Some("nvme"));
+    assert!(
+        f.message.contains("8192-byte units (ashift 13) where 4096-byte blocks would do (as the disk declares, nvme)"),
+        "{}",
+        f.message
+    );
+    assert!(big.aligned);
+    // A probe run's bracketed 4096 settles it the same way.
+    let m = crate::inspect::Measured {
+        path: "/dev/nvme0n1".into(),
+        disk: None,
+        unit_bytes: 4096,
+        file: "run.json".into(),
+    };
+    for (ashift, left) in [(12, 0), (13, 1)] {
+        let mut l = zfs_layer(ashift, Topology::IMAGE_DEFAULT);
+        l.findings.push(crate::check::stack::zfs_ashift_above(
+            1 << ashift,
+            512,
+            &l.device,
+        ));
+        measured_findings(Some(&m), &mut l);
+        assert_eq!(l.findings.len(), left, "{:?}", l.findings);
+        if let Some(f) = l.findings.first() {
+            assert_eq!(f.facts.measured_by.as_deref(), Some("run.json"));
+            assert!(
+                f.message.contains("the unit the probe bracketed, run.json"),
+                "{}",
+                f.message
+            );
+        }
+    }
+}
+
 #[test]
 fn a_layer_start_off_the_unit_and_other_devices_layers() {
     let s = says(namespace(0x10, 31, 31), 16384);
