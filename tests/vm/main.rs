@@ -348,6 +348,28 @@ fn tail(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
+/// A `host` step: `sh -c CMD` in the scenario's work folder, with `$REPO`
+/// the repository (for its tests/vm scripts); a failure stops the
+/// scenario with the command's output.
+fn run_on_host(cmd: &str, work: &Path) -> Result<(), String> {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(work)
+        .env("REPO", env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .map_err(|e| format!("host `{cmd}`: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "host `{cmd}` failed ({}): {}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    ))
+}
+
 /// Boots one guest; Err carries the reason and the serial log's tail.
 fn run_boot(
     vm: &Path,
@@ -356,6 +378,9 @@ fn run_boot(
     out_dir: &Path,
     n: usize,
 ) -> Result<BTreeMap<String, Captured>, String> {
+    for cmd in &boot.host {
+        run_on_host(cmd, work)?;
+    }
     for d in boot.disks.iter().filter(|d| d.backing == Backing::Image) {
         let img = work.join(format!("{}.img", d.name));
         let f = fs::OpenOptions::new()

@@ -133,6 +133,10 @@ pub struct Differential {
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Boot {
     pub disks: Vec<Disk>,
+    /// `host CMD`: run on the host (sh, in the scenario's work folder)
+    /// before this boot starts, in order: a disk image made by a host
+    /// tool (a zfs-fuse pool) for a `disk` of the same name to attach.
+    pub host: Vec<String>,
     pub steps: Vec<Step>,
     pub timeout_s: u64,
     pub kernel: Kernel,
@@ -295,6 +299,7 @@ pub fn parse(name: &str, text: &str) -> Result<Scenario, String> {
                     .map_err(|_| err(format!("timeout `{rest}` is not a number of seconds")))?
             }
             "run" if !rest.is_empty() => boot.steps.push(Step::Run(rest.to_string())),
+            "host" if !rest.is_empty() => boot.host.push(rest.to_string()),
             "set" => {
                 let (var, cmd) = rest
                     .split_once(char::is_whitespace)
