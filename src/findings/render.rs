@@ -295,7 +295,7 @@ fn zfs_ashift_above(f: &Facts) -> String {
         _ => String::new(),
     };
     format!(
-        "ZFS allocates in {unit}-byte units (ashift {}) where {pbs}-byte blocks would do{evidence}: a block of {} or less (a small file, a compressed record, metadata) takes {} of space, {:.0}x; nothing is read-modified-written, and a larger ashift is what a vdev needs to take a replacement disk with a larger physical block later",
+        "ZFS allocates in {unit}-byte units (ashift {}) where {pbs}-byte blocks would do{evidence}: a block of {} or less (a small file, a compressed record, metadata) takes {} of space, {:.0}x; no write is a read-modify-write, and only a vdev of ashift 12 or more can later take a 4Kn disk (4096-byte logical sectors) as a replacement",
         unit.trailing_zeros(),
         exact(pbs),
         exact(unit),
