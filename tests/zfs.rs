@@ -305,7 +305,9 @@ fn zfs_fuse_pools_read_as_zdb_shows_them() {
     assert_eq!(t["steps"].as_array().unwrap().len(), 0, "{doc:#}");
     let commands = t["manual"][0]["commands"].to_string();
     assert!(
-        commands.contains("zpool create -o ashift=12") && commands.contains("zfs send -R"),
+        commands.contains("zpool create -o ashift=12")
+            && commands.contains(&format!("zfs send -R da{tag}f9@move"))
+            && !commands.contains(" POOL@"),
         "{doc:#}"
     );
     assert!(!script.exists());

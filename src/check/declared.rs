@@ -252,6 +252,7 @@ fn zfs_ashift(l: &Layer, declared: u64, evidence: Evidence) -> Option<Finding> {
                 Evidence::Declared(_) => None,
             },
             device: Some(l.device.clone()),
+            pool: l.zfs().and_then(|z| z.pool_name.clone()),
             fix: Some(format!("-o ashift={}", declared.trailing_zeros())),
             ..Facts::default()
         },

@@ -166,6 +166,7 @@ fn zfs(l: &Layer) -> Vec<Finding> {
             physical_block_bytes: Some(pbs),
             share: Some(1.0 - unit as f64 / pbs as f64),
             device: Some(l.device.clone()),
+            pool: l.zfs().and_then(|z| z.pool_name.clone()),
             fix: Some(format!("-o ashift={}", pbs.trailing_zeros())),
             ..Facts::default()
         },

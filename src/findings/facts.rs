@@ -175,6 +175,9 @@ pub struct Facts {
     /// The saved probe run whose bracketed unit decided (`--probe`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured_by: Option<String>,
+    /// The ZFS pool a member belongs to, as its label names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// An NVMe LBA format's index (`nvme format --lbaf`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lba_format: Option<u8>,

@@ -96,10 +96,11 @@ pub fn pvmove_to_a_new_pv() -> Vec<String> {
 /// right ashift. Nothing here runs: these are commands to run by hand.
 fn new_zfs_vdev(f: &Finding) -> Vec<String> {
     let opt = f.facts.fix.clone().unwrap_or_else(|| "-o ashift=12".into());
+    let pool = f.facts.pool.as_deref().unwrap_or("POOL");
     vec![
         format!("zpool create {opt} NEWPOOL NEW_DEVICE  # a new pool, on devices with room for the data"),
-        "zfs snapshot -r POOL@move && zfs send -R POOL@move | zfs receive -F NEWPOOL  # every dataset, with its properties".into(),
-        "zpool destroy POOL && zpool export NEWPOOL && zpool import NEWPOOL POOL  # once the copy is checked: the new pool under the old name".into(),
+        format!("zfs snapshot -r {pool}@move && zfs send -R {pool}@move | zfs receive -F NEWPOOL  # every dataset, with its properties"),
+        format!("zpool destroy {pool} && zpool export NEWPOOL && zpool import NEWPOOL {pool}  # once the copy is checked: the new pool under the old name"),
         "attaching, replacing or adding a vdev keeps the fault: a top-level vdev keeps the ashift it was made with, and zpool remove refuses while the pool's vdevs differ in ashift".into(),
     ]
 }
