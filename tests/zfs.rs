@@ -526,7 +526,9 @@ fn a_probe_run_is_evidence_for_the_ashift() {
         "0.05s",
     ];
     let (_, _, code) = run_full(&[&args[..], &["--rounds", "3", &json]].concat());
-    assert!([0, 1, 4].contains(&code), "probe exited {code}");
+    // Whatever it decides on a file (noise can look like a penalty on a
+    // busy host): it ran and saved its run; bit 2 would mean it did not.
+    assert_eq!(code & 2, 0, "probe exited {code}");
     let mut doc: Value =
         serde_json::from_str(&std::fs::read_to_string(&saved_probe).unwrap()).unwrap();
     doc["inference"]["confidence"] = "bracketed".into();
