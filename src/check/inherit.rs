@@ -315,6 +315,7 @@ mod tests {
             stripe_width_blocks: 0,
             size_bytes: MIB,
             free_bytes: None,
+            zoned: false,
         }));
         pv.children.push(fs);
         root.children.push(pv);

@@ -170,6 +170,9 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
             stack::judge(&mut l);
             declared::layer_findings(says.as_ref(), &layer_device, &mut l);
             declared::measured_findings(t.measured.as_ref(), &mut l);
+            if let Some(d) = &t.disk {
+                zones::layer_findings(&d.zoned, &layer_device, &mut l);
+            }
             if let Some(c) = &t.container {
                 let part_on_4k = part.is_none_or(|p| p.start_bytes % 4096 == 0);
                 container::layer_findings(c, &layer_device, part_on_4k, &mut l);

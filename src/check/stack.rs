@@ -801,6 +801,7 @@ mod tests {
             stripe_width_blocks: width,
             size_bytes: 64 * MIB,
             free_bytes: None,
+            zoned: false,
         })
     }
 

@@ -40,6 +40,8 @@
 use crate::findings::{Code, Facts, Finding};
 use crate::iolimits::{ZoneModel, Zones};
 use crate::layout::Table;
+use crate::stack::fs::FsKind;
+use crate::stack::{Layer, LayerKind};
 use crate::topology::Disk;
 
 /// `zone-table-ignored` for a host-managed disk whose table on disk holds
@@ -91,6 +93,88 @@ pub fn partition_findings(zones: &Zones, start: u64, end: u64, disk_size: u64) -
         ));
     }
     out
+}
+
+/// The zone findings of each layer in `root`'s tree whose offsets are on
+/// the zoned disk `device` itself (no partition is ever registered on
+/// one, so its layers sit on the whole disk):
+/// - an LVM PV whose data start or extent size is off the zones:
+///   device-mapper refuses a target that starts or ends off a zone of a
+///   zoned device (drivers/md/dm-table.c `device_area_is_invalid`, for
+///   every model `bdev_is_zoned` counts: host-aware too while sysfs
+///   says so). A live dm table on such a disk is aligned by
+///   construction, so only what the PV's metadata would load is judged;
+/// - a btrfs without zoned mode on a host-managed disk, which the kernel
+///   will not mount (fs/btrfs/zoned.c `btrfs_check_zoned_mode`; a
+///   host-aware disk is used as a regular one without the flag).
+pub fn layer_findings(zones: &Zones, device: &str, root: &mut Layer) {
+    let zone = zones.zone_size_bytes;
+    if zones.model == ZoneModel::None || zone == 0 {
+        return;
+    }
+    root.walk_mut(&mut |l| {
+        if l.device != device {
+            return;
+        }
+        let found = match l.kind {
+            LayerKind::LvmPv => pv_findings(l, zone),
+            LayerKind::Filesystem => fs_finding(l, zones).into_iter().collect(),
+            _ => vec![],
+        };
+        if !found.is_empty() {
+            l.findings.extend(found);
+            l.status = l.status.max(crate::findings::Status::of(&l.findings));
+            l.aligned = l.status.is_clean();
+        }
+    });
+}
+
+/// `zone-extent-misaligned` for a PV's data start and its VG's extent size.
+fn pv_findings(l: &Layer, zone: u64) -> Vec<Finding> {
+    let fix = format!(
+        "pvcreate --dataalignment {k}k DEVICE && vgcreate -s {k}k VG DEVICE",
+        k = zone / 1024
+    );
+    let facts = |offset: Option<u64>, size: Option<u64>, miss: u64| {
+        Finding::of(
+            Code::ZoneExtentMisaligned,
+            Facts {
+                offset_bytes: offset,
+                size_bytes: size,
+                zone_size_bytes: Some(zone),
+                misalignment_bytes: Some(miss),
+                device: Some(l.device.clone()),
+                fix: Some(fix.clone()),
+                ..Facts::default()
+            },
+        )
+    };
+    let mut out = Vec::new();
+    if let Some(start) = l.data_start().filter(|s| s % zone != 0) {
+        out.push(facts(Some(start), None, start % zone));
+    }
+    let extent = l.pv().and_then(|p| p.extent_size_bytes);
+    if let Some(e) = extent.filter(|e| e % zone != 0) {
+        out.push(facts(None, Some(e), e % zone));
+    }
+    out
+}
+
+/// `zone-fs-not-zoned` for a btrfs without zoned mode on a host-managed disk.
+fn fs_finding(l: &Layer, zones: &Zones) -> Option<Finding> {
+    let fs = l.filesystem()?;
+    let refused = fs.kind == FsKind::Btrfs && !fs.zoned && zones.model == ZoneModel::HostManaged;
+    refused.then(|| {
+        Finding::of(
+            Code::ZoneFsNotZoned,
+            Facts {
+                zone_size_bytes: Some(zones.zone_size_bytes),
+                device: Some(l.device.clone()),
+                fix: Some(format!("mkfs.btrfs -O zoned {}", l.device)),
+                ..Facts::default()
+            },
+        )
+    })
 }
 
 #[cfg(test)]
@@ -157,5 +241,90 @@ mod tests {
         assert_eq!(table_ignored(&d, &table(TableKind::Mbr, vec![])), None);
         d.zoned = zones(ZoneModel::HostAware);
         assert_eq!(table_ignored(&d, &t), None);
+    }
+
+    fn pv(pe_start: u64, extent: u64) -> Layer {
+        let mut l = Layer::new(
+            LayerKind::LvmPv,
+            "PV x",
+            "/dev/sdb",
+            0,
+            256 * MIB,
+            crate::iolimits::Topology::IMAGE_DEFAULT,
+        );
+        l.data_offset_bytes = Some(pe_start);
+        l.detail = Some(crate::stack::Detail::Pv(crate::stack::PvInfo {
+            pe_start_bytes: pe_start,
+            extent_size_bytes: Some(extent),
+            ..Default::default()
+        }));
+        l
+    }
+
+    fn btrfs(zoned: bool) -> Layer {
+        let mut l = pv(0, 0);
+        l.kind = LayerKind::Filesystem;
+        l.detail = Some(crate::stack::Detail::Filesystem(
+            crate::stack::fs::Filesystem {
+                kind: FsKind::Btrfs,
+                block_size: 4096,
+                sector_size: 4096,
+                stripe_unit_blocks: 0,
+                stripe_width_blocks: 0,
+                size_bytes: 256 * MIB,
+                free_bytes: None,
+                zoned,
+            },
+        ));
+        l
+    }
+
+    fn codes_of(mut l: Layer, model: ZoneModel, device: &str) -> Vec<Code> {
+        layer_findings(&zones(model), device, &mut l);
+        l.findings.iter().map(|f| f.code).collect()
+    }
+
+    /// lvm2's defaults (data at 1 MiB) and a 1 MiB extent are off 4 MiB
+    /// zones; both on the zones map; a disk that is not zoned, or a layer
+    /// on another device, gets nothing.
+    #[test]
+    fn a_pv_off_its_zones_is_one_whose_lvs_cannot_be_activated() {
+        let hm = ZoneModel::HostManaged;
+        let mut l = pv(MIB, 4 * MIB);
+        layer_findings(&zones(hm), "/dev/sdb", &mut l);
+        assert_eq!(l.findings.len(), 1, "{:?}", l.findings);
+        let f = &l.findings[0];
+        assert_eq!(f.code, Code::ZoneExtentMisaligned);
+        assert_eq!(f.facts.offset_bytes, Some(MIB));
+        assert_eq!(f.facts.misalignment_bytes, Some(MIB));
+        assert_eq!(
+            f.facts.fix.as_deref(),
+            Some("pvcreate --dataalignment 4096k DEVICE && vgcreate -s 4096k VG DEVICE")
+        );
+        assert!(
+            f.message.contains("not aligned to h/w zone size"),
+            "{}",
+            f.message
+        );
+        assert!(!l.aligned);
+        let extent = pv(4 * MIB, MIB);
+        let mut l2 = extent.clone();
+        layer_findings(&zones(ZoneModel::HostAware), "/dev/sdb", &mut l2);
+        assert_eq!(l2.findings[0].facts.size_bytes, Some(MIB));
+        assert!(codes_of(pv(4 * MIB, 8 * MIB), hm, "/dev/sdb").is_empty());
+        assert!(codes_of(pv(MIB, MIB), ZoneModel::None, "/dev/sdb").is_empty());
+        assert!(codes_of(pv(MIB, MIB), hm, "/dev/sdc").is_empty());
+    }
+
+    /// A btrfs without zoned mode is refused on a host-managed disk only.
+    #[test]
+    fn a_btrfs_without_zoned_mode_on_a_host_managed_disk_is_refused() {
+        let hm = ZoneModel::HostManaged;
+        assert_eq!(
+            codes_of(btrfs(false), hm, "/dev/sdb"),
+            [Code::ZoneFsNotZoned]
+        );
+        assert!(codes_of(btrfs(true), hm, "/dev/sdb").is_empty());
+        assert!(codes_of(btrfs(false), ZoneModel::HostAware, "/dev/sdb").is_empty());
     }
 }

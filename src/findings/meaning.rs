@@ -116,6 +116,8 @@ impl Code {
             | Code::NodeBlockSizeDiffers
             | Code::KernelTableDiffers
             | Code::ZoneTableIgnored
+            | Code::ZoneExtentMisaligned
+            | Code::ZoneFsNotZoned
             | Code::OptimalIoSuspicious
             | Code::MinimumIoSuspicious
             | Code::NonPowerOfTwoIo

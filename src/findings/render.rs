@@ -48,6 +48,8 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::ZoneTableIgnored => zone_table_ignored(f),
         Code::ZoneMisalignedStart => zone_misaligned_start(f),
         Code::ZoneMisalignedEnd => zone_misaligned_end(f),
+        Code::ZoneExtentMisaligned => zone_extent_misaligned(f),
+        Code::ZoneFsNotZoned => zone_fs_not_zoned(f),
         // Written as prose where the rule makes them (a new code lands in
         // one arm or the other, or does not compile).
         Code::LayoutNotPortable
@@ -539,6 +541,33 @@ fn zone_misaligned_start(f: &Facts) -> String {
         "starts at byte {start}, {} bytes into zone {} of {zone} bytes: that zone is shared with what lies before it, so neither side writes it sequentially from its start",
         n(f.misalignment_bytes),
         start / zone.max(1)
+    )
+}
+
+/// device-mapper refuses a target whose start or length on a zoned
+/// device is off its zones (drivers/md/dm-table.c
+/// `device_area_is_invalid`: "not aligned to h/w zone size").
+fn zone_extent_misaligned(f: &Facts) -> String {
+    let zone = n(f.zone_size_bytes);
+    let what = match f.size_bytes {
+        Some(extent) => format!("extent size of {extent} bytes"),
+        None => format!("data start at byte {}", n(f.offset_bytes)),
+    };
+    format!(
+        "the PV's {what} is off the disk's {zone}-byte zones ({} bytes past a zone boundary): device-mapper refuses to map an LV segment that starts or ends off a zone of a zoned disk, so activating its LVs fails with \"not aligned to h/w zone size\"; `{}` makes a PV whose LVs map",
+        n(f.misalignment_bytes),
+        text(&f.fix)
+    )
+}
+
+/// fs/btrfs/zoned.c `btrfs_check_zoned_mode`: without the ZONED flag,
+/// a host-managed device fails the mount ("zoned: mode not enabled but
+/// zoned device found").
+fn zone_fs_not_zoned(f: &Facts) -> String {
+    format!(
+        "a btrfs made without zoned mode on a host-managed disk of {}-byte zones: the kernel refuses to mount it (\"zoned: mode not enabled but zoned device found\"), and its in-place writes would be refused by the drive; `{}` on the whole disk makes one that mounts, after the data is copied off",
+        n(f.zone_size_bytes),
+        text(&f.fix)
     )
 }
 

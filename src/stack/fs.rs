@@ -39,6 +39,10 @@ pub struct Filesystem {
     /// which may shrink an ext4 that has room to give.
     #[serde(skip)]
     pub free_bytes: Option<u64>,
+    /// btrfs in zoned mode (the ZONED incompat flag): its superblock is a
+    /// log in the first zones and its block groups are zones.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zoned: bool,
 }
 
 impl Filesystem {
@@ -82,6 +86,11 @@ pub static FORMAT: LayerFormat = LayerFormat {
             bytes: b"_BHRfS_M",
             what: "btrfs filesystem",
         },
+        Magic {
+            offset: 64,
+            bytes: b"_BHRfS_M",
+            what: "btrfs filesystem (zoned: superblock log in zone 0)",
+        },
     ],
     probe: |r, src| match read(src) {
         Ok(Some(f)) => {
@@ -113,6 +122,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
                 stripe_width_blocks: be_u32(&b, 188),
                 size_bytes: be_u64(&b, 8).saturating_mul(u64::from(bs)),
                 free_bytes: None,
+                zoned: false,
             }));
         }
     }
@@ -143,23 +153,43 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
                 stripe_width_blocks: le_u32(&b, 0x170),
                 size_bytes: blocks.saturating_mul(u64::from(bs)),
                 free_bytes: Some(free.min(blocks).saturating_mul(u64::from(bs))),
+                zoned: false,
             }));
         }
     }
-    if len >= 65536 + 4096 {
-        let b = read_bytes(src, "btrfs superblock", 65536, 4096)?;
-        if &b[64..72] == b"_BHRfS_M" {
-            let sector_size = block_size_ok(le_u32(&b, 144), "btrfs superblock", 65536 + 144)?;
-            return Ok(Some(Filesystem {
-                kind: FsKind::Btrfs,
-                block_size: sector_size,
-                sector_size,
-                stripe_unit_blocks: 0,
-                stripe_width_blocks: 0,
-                size_bytes: le_u64(&b, 112),
-                free_bytes: None,
-            }));
+    // A btrfs at its fixed superblock offset, or one in zoned mode, whose
+    // primary superblock is a log written from the start of zone 0 (the
+    // first copy at byte 0 when the zone is conventional, or the first
+    // written since the zone's reset: fs/btrfs/zoned.c
+    // `sb_write_pointer`, `btrfs_sb_log_location_bdev`).
+    for at in [BTRFS_SUPER_AT, 0] {
+        if len >= at + 4096 {
+            let b = read_bytes(src, "btrfs superblock", at, 4096)?;
+            if &b[64..72] == b"_BHRfS_M" {
+                return btrfs(&b, at).map(Some);
+            }
         }
     }
     Ok(None)
+}
+
+/// `BTRFS_SUPER_INFO_OFFSET`.
+const BTRFS_SUPER_AT: u64 = 65536;
+/// `BTRFS_FEATURE_INCOMPAT_ZONED` (include/uapi/linux/btrfs.h).
+const BTRFS_INCOMPAT_ZONED: u64 = 1 << 12;
+
+/// A btrfs superblock read at `at` (`btrfs_super_block`: sectorsize at
+/// 0x90, total_bytes at 0x70, incompat_flags at 0xbc).
+fn btrfs(b: &[u8], at: u64) -> Result<Filesystem, ParseError> {
+    let sector_size = block_size_ok(le_u32(b, 0x90), "btrfs superblock", at + 0x90)?;
+    Ok(Filesystem {
+        kind: FsKind::Btrfs,
+        block_size: sector_size,
+        sector_size,
+        stripe_unit_blocks: 0,
+        stripe_width_blocks: 0,
+        size_bytes: le_u64(b, 0x70),
+        free_bytes: None,
+        zoned: le_u64(b, 0xbc) & BTRFS_INCOMPAT_ZONED != 0,
+    })
 }

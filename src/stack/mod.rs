@@ -102,6 +102,9 @@ pub struct PvInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vg: Option<String>,
     pub pe_start_bytes: u64,
+    /// The VG's extent size, when the PV's metadata names its VG.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extent_size_bytes: Option<u64>,
     /// The device size the PV header records (pvcreate takes the device's,
     /// pvresize sets another): the bytes the PV uses from its start.
     /// 0 in documents written before it was read.

@@ -32,6 +32,7 @@ fn probe(r: &Region, src: &dyn ReadAt) -> Option<Found> {
                 uuid: pv.label.uuid.clone(),
                 vg: pv.vg().map(|v| v.name.clone()),
                 pe_start_bytes: pv.pe_start,
+                extent_size_bytes: pv.vg().map(|v| v.extent_size_bytes),
                 device_size_bytes: pv.label.device_size,
             }));
             if let Err(e) = &pv.vg {
