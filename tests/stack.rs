@@ -1136,7 +1136,10 @@ fn layers_in_a_partition_at_63_inherit_its_start() {
 fn a_btrfs_in_zoned_mode_says_so() {
     let dir = TempDir::new().unwrap();
     let img = image(dir.path(), "z.img", 16 << 30);
-    sh("mkfs.btrfs", &["-q", "-f", "-O", "zoned", img.to_str().unwrap()]);
+    sh(
+        "mkfs.btrfs",
+        &["-q", "-f", "-O", "zoned", img.to_str().unwrap()],
+    );
     let (doc, _) = check_json(&[&img], &[]);
     let fs = layer(&doc, "filesystem").unwrap();
     assert_eq!(fs["filesystem"]["type"], "btrfs", "{doc:#}");

@@ -105,8 +105,10 @@ pub fn partition_findings(zones: &Zones, start: u64, end: u64, disk_size: u64) -
 ///   says so). A live dm table on such a disk is aligned by
 ///   construction, so only what the PV's metadata would load is judged;
 /// - a btrfs without zoned mode on a host-managed disk, which the kernel
-///   will not mount (fs/btrfs/zoned.c `btrfs_check_zoned_mode`; a
-///   host-aware disk is used as a regular one without the flag).
+///   does not mount: it looks for the superblock only in the zone-0 log
+///   there (fs/btrfs/zoned.c `btrfs_sb_log_location_bdev`), and
+///   `btrfs_check_zoned_mode` refuses the device without the flag (a
+///   host-aware disk is used as a regular one without it).
 pub fn layer_findings(zones: &Zones, device: &str, root: &mut Layer) {
     let zone = zones.zone_size_bytes;
     if zones.model == ZoneModel::None || zone == 0 {

@@ -560,12 +560,16 @@ fn zone_extent_misaligned(f: &Facts) -> String {
     )
 }
 
-/// fs/btrfs/zoned.c `btrfs_check_zoned_mode`: without the ZONED flag,
-/// a host-managed device fails the mount ("zoned: mode not enabled but
-/// zoned device found").
+/// On a zoned disk the kernel reads btrfs's superblock only from its log
+/// in zones 0 and 1 (fs/btrfs/disk-io.c `btrfs_read_dev_one_super` asks
+/// fs/btrfs/zoned.c `btrfs_sb_log_location_bdev`: the start of a
+/// conventional zone 0, else behind the write pointer), never at 64 KiB;
+/// and `btrfs_check_zoned_mode` refuses a host-managed device to a
+/// filesystem without the ZONED flag ("zoned: mode not enabled but zoned
+/// device found").
 fn zone_fs_not_zoned(f: &Facts) -> String {
     format!(
-        "a btrfs made without zoned mode on a host-managed disk of {}-byte zones: the kernel refuses to mount it (\"zoned: mode not enabled but zoned device found\"), and its in-place writes would be refused by the drive; `{}` on the whole disk makes one that mounts, after the data is copied off",
+        "a btrfs made without zoned mode on a host-managed disk of {}-byte zones: the kernel does not mount it (it looks for the superblock in the log at the start of zone 0, not at 64 KiB, so the mount fails with EINVAL; found, it would be refused without zoned mode), and the drive refuses its in-place writes; `{}` on the whole disk makes one that mounts, after the data is copied off",
         n(f.zone_size_bytes),
         text(&f.fix)
     )
