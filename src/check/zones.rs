@@ -133,9 +133,12 @@ pub fn layer_findings(zones: &Zones, device: &str, root: &mut Layer) {
 
 /// `zone-extent-misaligned` for a PV's data start and its VG's extent size.
 fn pv_findings(l: &Layer, zone: u64) -> Vec<Finding> {
+    let vg = l.pv().and_then(|p| p.vg.clone());
     let fix = format!(
-        "pvcreate --dataalignment {k}k DEVICE && vgcreate -s {k}k VG DEVICE",
-        k = zone / 1024
+        "pvcreate --dataalignment {k}k {d} && vgcreate -s {k}k {} {d}",
+        vg.as_deref().unwrap_or("VG"),
+        k = zone / 1024,
+        d = l.device,
     );
     let facts = |offset: Option<u64>, size: Option<u64>, miss: u64| {
         Finding::of(
@@ -301,7 +304,7 @@ mod tests {
         assert_eq!(f.facts.misalignment_bytes, Some(MIB));
         assert_eq!(
             f.facts.fix.as_deref(),
-            Some("pvcreate --dataalignment 4096k DEVICE && vgcreate -s 4096k VG DEVICE")
+            Some("pvcreate --dataalignment 4096k /dev/sdb && vgcreate -s 4096k VG /dev/sdb")
         );
         assert!(
             f.message.contains("not aligned to h/w zone size"),
