@@ -291,7 +291,8 @@ fn filesystem(l: &Layer) -> Vec<Finding> {
         &format!("the {name} filesystem"),
         &l.device,
     ));
-    if fs.kind == FsKind::Btrfs {
+    // Neither keeps stripe hints.
+    if matches!(fs.kind, FsKind::Btrfs | FsKind::F2fs) {
         return out;
     }
     let (unit, width) = (fs.stripe_unit_bytes(), fs.stripe_width_bytes());

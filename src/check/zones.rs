@@ -104,11 +104,14 @@ pub fn partition_findings(zones: &Zones, start: u64, end: u64, disk_size: u64) -
 ///   every model `bdev_is_zoned` counts: host-aware too while sysfs
 ///   says so). A live dm table on such a disk is aligned by
 ///   construction, so only what the PV's metadata would load is judged;
-/// - a btrfs without zoned mode on a host-managed disk, which the kernel
-///   does not mount: it looks for the superblock only in the zone-0 log
-///   there (fs/btrfs/zoned.c `btrfs_sb_log_location_bdev`), and
-///   `btrfs_check_zoned_mode` refuses the device without the flag (a
-///   host-aware disk is used as a regular one without it).
+/// - a btrfs or f2fs without zoned mode on a host-managed disk, which the
+///   kernel does not mount: it looks for btrfs's superblock only in the
+///   zone-0 log there (fs/btrfs/zoned.c `btrfs_sb_log_location_bdev`),
+///   and `btrfs_check_zoned_mode` refuses the device without the ZONED
+///   flag; fs/f2fs/super.c `f2fs_scan_devices` refuses it to an f2fs
+///   without `blkzoned` (later kernels refuse every zoned device so; a
+///   host-aware disk is used as a regular one by the kernels that count
+///   only host-managed ones).
 pub fn layer_findings(zones: &Zones, device: &str, root: &mut Layer) {
     let zone = zones.zone_size_bytes;
     if zones.model == ZoneModel::None || zone == 0 {
@@ -168,14 +171,20 @@ fn pv_findings(l: &Layer, zone: u64) -> Vec<Finding> {
 /// `zone-fs-not-zoned` for a btrfs without zoned mode on a host-managed disk.
 fn fs_finding(l: &Layer, zones: &Zones) -> Option<Finding> {
     let fs = l.filesystem()?;
-    let refused = fs.kind == FsKind::Btrfs && !fs.zoned && zones.model == ZoneModel::HostManaged;
+    let fix = match fs.kind {
+        FsKind::Btrfs => "mkfs.btrfs -O zoned",
+        FsKind::F2fs => "mkfs.f2fs -m",
+        FsKind::Ext4 | FsKind::Xfs => return None,
+    };
+    let refused = !fs.zoned && zones.model == ZoneModel::HostManaged;
     refused.then(|| {
         Finding::of(
             Code::ZoneFsNotZoned,
             Facts {
                 zone_size_bytes: Some(zones.zone_size_bytes),
                 device: Some(l.device.clone()),
-                fix: Some(format!("mkfs.btrfs -O zoned {}", l.device)),
+                region: Some(fs.kind.as_str().to_string()),
+                fix: Some(format!("{fix} {}", l.device)),
                 ..Facts::default()
             },
         )
@@ -331,5 +340,23 @@ mod tests {
         );
         assert!(codes_of(btrfs(true), hm, "/dev/sdb").is_empty());
         assert!(codes_of(btrfs(false), ZoneModel::HostAware, "/dev/sdb").is_empty());
+        let f2fs = |zoned| {
+            let mut l = btrfs(zoned);
+            if let Some(crate::stack::Detail::Filesystem(f)) = &mut l.detail {
+                f.kind = FsKind::F2fs;
+            }
+            l
+        };
+        let mut l = f2fs(false);
+        layer_findings(&zones(hm), "/dev/sdb", &mut l);
+        let f = &l.findings[0];
+        assert_eq!(f.facts.region.as_deref(), Some("f2fs"));
+        assert_eq!(f.facts.fix.as_deref(), Some("mkfs.f2fs -m /dev/sdb"));
+        assert!(
+            f.message.contains("Zoned block device feature not enabled"),
+            "{}",
+            f.message
+        );
+        assert!(codes_of(f2fs(true), hm, "/dev/sdb").is_empty());
     }
 }

@@ -120,7 +120,7 @@ codes! {
     ZoneExtentMisaligned = "zone-extent-misaligned", Error,
         "An LVM PV on a zoned disk whose data start or extent size is not a multiple of the zone size: device-mapper refuses to map an LV segment off the zones, so its LVs cannot be activated.";
     ZoneFsNotZoned = "zone-fs-not-zoned", Error,
-        "A btrfs without zoned mode on a host-managed zoned disk: the kernel does not mount it.";
+        "A btrfs or f2fs without zoned mode on a host-managed zoned disk: the kernel does not mount it.";
     // Topology hints.
     OptimalIoSuspicious = "optimal-io-suspicious", Warning,
         "optimal_io_size is implausible (65535 x logical block, not a multiple of pbs or min).";

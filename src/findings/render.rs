@@ -566,10 +566,19 @@ fn zone_extent_misaligned(f: &Facts) -> String {
 /// conventional zone 0, else behind the write pointer), never at 64 KiB;
 /// and `btrfs_check_zoned_mode` refuses a host-managed device to a
 /// filesystem without the ZONED flag ("zoned: mode not enabled but zoned
-/// device found").
+/// device found"). fs/f2fs/super.c `f2fs_scan_devices` refuses one to an
+/// f2fs without `blkzoned` ("Zoned block device feature not enabled";
+/// later kernels every zoned device).
 fn zone_fs_not_zoned(f: &Facts) -> String {
+    let why = if f.region.as_deref() == Some("f2fs") {
+        "the kernel refuses to mount it (\"Zoned block device feature not enabled\"), and the drive refuses its in-place writes"
+    } else {
+        "the kernel does not mount it (it looks for the superblock in the log at the start of zone 0, not at 64 KiB, so the mount fails with EINVAL; found, it would be refused without zoned mode), and the drive refuses its in-place writes"
+    };
+    let fs = text(&f.region);
+    let article = if fs.starts_with('f') { "an" } else { "a" };
     format!(
-        "a btrfs made without zoned mode on a host-managed disk of {}-byte zones: the kernel does not mount it (it looks for the superblock in the log at the start of zone 0, not at 64 KiB, so the mount fails with EINVAL; found, it would be refused without zoned mode), and the drive refuses its in-place writes; `{}` on the whole disk makes one that mounts, after the data is copied off",
+        "{article} {fs} made without zoned mode on a host-managed disk of {}-byte zones: {why}; `{}` on the whole disk makes one that mounts, after the data is copied off",
         n(f.zone_size_bytes),
         text(&f.fix)
     )

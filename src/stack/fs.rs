@@ -1,8 +1,10 @@
 //! Filesystem superblock fields that matter for alignment: block size,
 //! sector size and the stripe hints (ext4 stride/stripe_width, XFS
-//! sunit/swidth). Layout: the kernel's fs/ext4/ext4.h (`ext4_super_block`),
-//! fs/xfs/libxfs/xfs_format.h (`xfs_sb`) and
-//! include/uapi/linux/btrfs_tree.h (`btrfs_super_block`).
+//! sunit/swidth), and whether it was made for a zoned disk. Layout: the
+//! kernel's fs/ext4/ext4.h (`ext4_super_block`),
+//! fs/xfs/libxfs/xfs_format.h (`xfs_sb`),
+//! include/uapi/linux/btrfs_tree.h (`btrfs_super_block`) and
+//! include/linux/f2fs_fs.h (`f2fs_super_block`).
 
 use super::format::{Found, LayerFormat, Magic};
 use super::Detail;
@@ -17,6 +19,7 @@ pub enum FsKind {
     Ext4,
     Xfs,
     Btrfs,
+    F2fs,
 }
 
 crate::spelled_as_serde!(FsKind);
@@ -39,8 +42,9 @@ pub struct Filesystem {
     /// which may shrink an ext4 that has room to give.
     #[serde(skip)]
     pub free_bytes: Option<u64>,
-    /// btrfs in zoned mode (the ZONED incompat flag): its superblock is a
-    /// log in the first zones and its block groups are zones.
+    /// Made for a zoned disk: btrfs in zoned mode (the ZONED incompat
+    /// flag: its superblock is a log in the first zones, its block groups
+    /// are zones), f2fs with the `blkzoned` feature.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub zoned: bool,
 }
@@ -66,10 +70,10 @@ fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, ParseErro
     }
 }
 
-/// ext2/3/4, XFS and btrfs superblocks.
+/// ext2/3/4, XFS, btrfs and f2fs superblocks.
 pub static FORMAT: LayerFormat = LayerFormat {
     name: "filesystem",
-    description: "ext2/3/4, XFS or btrfs filesystem",
+    description: "ext2/3/4, XFS, btrfs or f2fs filesystem",
     magics: &[
         Magic {
             offset: 1024 + 0x38,
@@ -91,6 +95,11 @@ pub static FORMAT: LayerFormat = LayerFormat {
             bytes: b"_BHRfS_M",
             what: "btrfs filesystem (zoned: superblock log in zone 0)",
         },
+        Magic {
+            offset: F2FS_SUPER_AT,
+            bytes: &F2FS_MAGIC.to_le_bytes(),
+            what: "f2fs filesystem",
+        },
     ],
     probe: |r, src| match read(src) {
         Ok(Some(f)) => {
@@ -105,7 +114,8 @@ pub static FORMAT: LayerFormat = LayerFormat {
     },
 };
 
-/// The filesystem at the start of `src`, if it is one of ext2/3/4, XFS, btrfs.
+/// The filesystem at the start of `src`, if it is one of ext2/3/4, XFS,
+/// btrfs, f2fs.
 pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseError> {
     let len = src.len();
     if len >= 512 {
@@ -157,6 +167,12 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
             }));
         }
     }
+    if len >= F2FS_SUPER_AT + 4096 {
+        let b = read_bytes(src, "f2fs superblock", F2FS_SUPER_AT, 4096)?;
+        if le_u32(&b, 0) == F2FS_MAGIC {
+            return f2fs(&b).map(Some);
+        }
+    }
     // A btrfs at its fixed superblock offset, or one in zoned mode, whose
     // primary superblock is a log written from the start of zone 0 (the
     // first copy at byte 0 when the zone is conventional, or the first
@@ -191,5 +207,39 @@ fn btrfs(b: &[u8], at: u64) -> Result<Filesystem, ParseError> {
         size_bytes: le_u64(b, 0x70),
         free_bytes: None,
         zoned: le_u64(b, 0xbc) & BTRFS_INCOMPAT_ZONED != 0,
+    })
+}
+
+/// `F2FS_SUPER_OFFSET`: the first of its two superblocks (the second is
+/// 4 KiB further).
+const F2FS_SUPER_AT: u64 = 1024;
+/// `F2FS_SUPER_MAGIC`.
+const F2FS_MAGIC: u32 = 0xF2F5_2010;
+/// `F2FS_FEATURE_BLKZONED` (include/linux/f2fs_fs.h: 0x0001 is ENCRYPT,
+/// 0x0008 EXTRA_ATTR, 0x0020 INODE_CHKSUM).
+const F2FS_BLKZONED: u32 = 0x0002;
+
+/// An f2fs superblock (`f2fs_super_block`: log_blocksize at 16,
+/// block_count at 36, feature at 2180). f2fs reads and writes whole
+/// blocks, so its sector is its block, as for ext4.
+fn f2fs(b: &[u8]) -> Result<Filesystem, ParseError> {
+    let log = le_u32(b, 16);
+    if !(9..=16).contains(&log) {
+        return Err(ParseError::new(
+            "f2fs superblock",
+            F2FS_SUPER_AT + 16,
+            format!("log_blocksize {log} is not in 9..=16"),
+        ));
+    }
+    let bs = 1u32 << log;
+    Ok(Filesystem {
+        kind: FsKind::F2fs,
+        block_size: bs,
+        sector_size: bs,
+        stripe_unit_blocks: 0,
+        stripe_width_blocks: 0,
+        size_bytes: le_u64(b, 36).saturating_mul(u64::from(bs)),
+        free_bytes: None,
+        zoned: le_u32(b, 2180) & F2FS_BLKZONED != 0,
     })
 }
