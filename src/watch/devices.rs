@@ -92,6 +92,7 @@ impl Watched {
             dev: self.dev(),
             grain_bytes: self.grain_bytes,
             physical_bytes: self.physical_block_bytes,
+            zone_bytes: 0,
         }
     }
 }

@@ -186,6 +186,9 @@ fn sub_counters(a: &Counters, b: &Counters) -> Counters {
         preflush_writes: a.preflush_writes.saturating_sub(b.preflush_writes),
         unattributed: a.unattributed.saturating_sub(b.unattributed),
         untimed: a.untimed.saturating_sub(b.untimed),
+        zone_crossing_writes: a
+            .zone_crossing_writes
+            .saturating_sub(b.zone_crossing_writes),
     }
 }
 
