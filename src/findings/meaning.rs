@@ -137,7 +137,8 @@ impl Code {
             | Code::ImageUnitStraddle
             | Code::StraddlingIo
             | Code::SubPhysicalWrites
-            | Code::SplitIo => NONE,
+            | Code::SplitIo
+            | Code::ZoneCrossingWrites => NONE,
         }
     }
 }
