@@ -38,6 +38,9 @@ fn grains(node: &str) -> Result<Grains, String> {
             .unwrap_or(512)
     };
     let physical = num("physical_block_size");
+    // A zoned disk's zone size (queue/chunk_sectors, in sectors).
+    let zoned = attr(&queue, "zoned").is_some_and(|z| z != "none");
+    let zone_sectors = attr(&queue, "chunk_sectors").and_then(|v| v.parse::<u64>().ok());
     Ok(Grains {
         dev: DevNum {
             major: ma.parse().map_err(|_| format!("{node}: odd dev {dev}"))?,
@@ -45,6 +48,11 @@ fn grains(node: &str) -> Result<Grains, String> {
         },
         grain_bytes: physical.max(num("minimum_io_size")),
         physical_bytes: physical,
+        zone_bytes: if zoned {
+            zone_sectors.unwrap_or(0) * 512
+        } else {
+            0
+        },
     })
 }
 

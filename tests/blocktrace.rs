@@ -86,6 +86,7 @@ fn grains(dev: DevNum) -> Grains {
         dev,
         grain_bytes: 4096,
         physical_bytes: 4096,
+        zone_bytes: 0,
     }
 }
 
@@ -381,6 +382,94 @@ fn splits_and_merges_on_both_paths() {
     for prefer in PATHS {
         check_splits(prefer);
         check_merges(prefer);
+    }
+}
+
+/// The zone size handed to the tracer in `check_zone_crossings`.
+const ZONE: u64 = 65536;
+
+/// O_DIRECT writes to `node`: 30 of 8 KiB across a zone boundary, 5 of
+/// two whole zones (from a boundary, so across the one between them), 20
+/// of 4 KiB inside a zone and 10 ending on a boundary; and 10 reads of
+/// 8 KiB across a boundary.
+fn write_across_zones(node: &str) {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(node)
+        .unwrap();
+    let mut v = vec![0x22u8; 2 * ZONE as usize + 4096];
+    for i in 0..30 {
+        f.write_all_at(aligned(&mut v, 8192), (i + 1) * ZONE - 4096)
+            .unwrap();
+    }
+    for i in 0..5 {
+        f.write_all_at(aligned(&mut v, 2 * ZONE as usize), 2 * i * ZONE)
+            .unwrap();
+    }
+    for i in 0..20 {
+        f.write_all_at(aligned(&mut v, 4096), i * ZONE + 8192)
+            .unwrap();
+    }
+    for i in 0..10 {
+        f.write_all_at(aligned(&mut v, 4096), (i + 1) * ZONE - 4096)
+            .unwrap();
+    }
+    for i in 0..10 {
+        f.read_exact_at(aligned(&mut v, 8192), (i + 1) * ZONE - 4096)
+            .unwrap();
+    }
+}
+
+/// Writes across a zone boundary, counted against the zone size the
+/// tracer is handed. No zoned disk here: a plain loop disk is handed
+/// 64 KiB zones, and since its queue knows of no zones (no
+/// chunk_sectors), nothing splits the writes at them, so the requests
+/// issued cross as the bios queued do. The same writes to a disk handed
+/// no zone size count none.
+fn check_zone_crossings(prefer: Prefer) {
+    let (zoned_dir, plain_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (zl, pl) = (
+        plain_disk(zoned_dir.path(), 1024),
+        plain_disk(plain_dir.path(), 1024),
+    );
+    let (zoned, plain) = (devnum(&zl.dev), devnum(&pl.dev));
+    let g = Grains {
+        zone_bytes: ZONE,
+        ..grains(zoned)
+    };
+    let t = Tracer::start(&[g, grains(plain)], prefer).unwrap_or_else(|e| panic!("{e}"));
+    write_across_zones(&zl.dev);
+    write_across_zones(&pl.dev);
+    let s = t.snapshot().unwrap();
+    drop(t);
+    for stage in [Stage::Queue, Stage::Issue] {
+        let c = counters(&s, zoned, Direction::Write, stage)
+            .unwrap_or_else(|| panic!("{prefer:?}: no {stage} writes: {s:#?}"));
+        assert_eq!(c.ios, 65, "{prefer:?} {stage}: every write, unsplit");
+        assert_eq!(c.zone_crossing_writes, 35, "{prefer:?} {stage}");
+        let r = counters(&s, zoned, Direction::Read, stage).unwrap();
+        assert_eq!(
+            (r.ios, r.zone_crossing_writes),
+            (10, 0),
+            "{prefer:?} {stage}"
+        );
+        let p = counters(&s, plain, Direction::Write, stage).unwrap();
+        assert_eq!(
+            (p.ios, p.zone_crossing_writes),
+            (65, 0),
+            "{prefer:?} {stage}: a disk handed no zone size"
+        );
+    }
+}
+
+#[test]
+fn zone_crossing_writes_are_counted_on_every_path() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_root();
+    for prefer in PATHS {
+        check_zone_crossings(prefer);
     }
 }
 

@@ -406,44 +406,68 @@ fn check_table_of_several_targets() {
     golden("topology-table-several.txt", &text);
 }
 
-/// `watch` of the ao-3584 fixture tree (sdb, 4 KiB physical; sdb1 at
-/// sector 63, sdb2 at 2048) playing a synthetic recording
-/// (tests/fixtures/watch/make.py: 4 KiB random writes to both
-/// partitions, made up, not traced): the human summary, the CSV and the
-/// JSON (its host, start and version fixed).
-#[test]
-fn watch_of_a_recording() {
+/// `watch` of the fixture tree NAME playing a synthetic recording
+/// (tests/fixtures/watch/NAME.json, made up by make.py there, not
+/// traced): the human summary, the CSV and the JSON (its host, start and
+/// version fixed), as tests/golden/watch-NAME.*; the JSON is returned.
+fn watch_golden(name: &str) -> serde_json::Value {
     let (fixtures, _) = fixtures();
     let run = |extra: &[&str]| {
         let mut cmd = std::process::Command::new(bin());
         cmd.current_dir(&fixtures)
-            .args([
-                "--sysfs-root",
-                "ao-3584",
-                "--color",
-                "never",
-                "watch",
-                "sdb",
-            ])
-            .args(["--replay", "../watch/ao-3584.json"])
+            .args(["--sysfs-root", name, "--color", "never", "watch", "sdb"])
+            .args(["--replay", &format!("../watch/{name}.json")])
             .args(extra)
             .env_remove("COLUMNS");
         output_of(&mut cmd)
     };
     let (out, err, code) = run(&[]);
     golden(
-        "watch-ao-3584.txt",
+        &format!("watch-{name}.txt"),
         &format!("{out}stderr: {err}exit {code}\n"),
     );
     let (out, _, code) = run(&["--format", "csv"]);
-    golden("watch-ao-3584.csv", &format!("{out}exit {code}\n"));
+    golden(&format!("watch-{name}.csv"), &format!("{out}exit {code}\n"));
     let (out, _, _) = run(&["--format", "json"]);
     let mut doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     doc["host"] = "HOST".into();
     doc["started_at"] = "STARTED".into();
     doc["diskalign_version"] = "VERSION".into();
     golden(
-        "watch-ao-3584.json",
+        &format!("watch-{name}.json"),
         &(serde_json::to_string_pretty(&doc).unwrap() + "\n"),
+    );
+    doc
+}
+
+/// The ao-3584 tree (sdb, 4 KiB physical; sdb1 at sector 63, sdb2 at
+/// 2048): 4 KiB random writes to both partitions. No device is zoned,
+/// so the table has no X-ZONE.
+#[test]
+fn watch_of_a_recording() {
+    watch_golden("ao-3584");
+}
+
+/// The zoned-hm tree (sdb host-managed in 4 MiB zones): 600 writes, 60
+/// across a zone boundary, split in two before they were issued. X-ZONE
+/// counts them, the CSV's last column and the JSON too, and
+/// zone-crossing-writes is an error; `compare` of the run with itself
+/// shows their share in A and B.
+#[test]
+fn watch_of_a_zoned_recording() {
+    let doc = watch_golden("zoned-hm");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("zoned.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let f = file.to_str().unwrap();
+    let (out, err, code) = output_of(
+        std::process::Command::new(bin())
+            .args(["--color", "never", "compare", f, f])
+            .env_remove("COLUMNS"),
+    );
+    let out = out.replace(f, "zoned.json");
+    golden(
+        "compare-watch-zoned-hm.txt",
+        &format!("{out}stderr: {err}exit {code}\n"),
     );
 }

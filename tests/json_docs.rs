@@ -725,7 +725,7 @@ fn documents_read_back_as_written() {
     ]);
     assert_eq!(two["targets"].as_array().map(Vec::len), Some(2), "{two:#}");
     round_trip::<Document<ProbeRun>>(&two, &mut seen);
-    // watch: the synthetic recording played over the ao-3584 tree.
+    // watch: the synthetic recordings played over the ao-3584 and zoned-hm trees.
     let watches = watched();
     for doc in &watches {
         round_trip::<Document<diskalign::watch::WatchRun>>(doc, &mut seen);
@@ -806,23 +806,31 @@ fn documents_read_back_as_written() {
 }
 
 /// `watch` documents made by the real command, playing the synthetic
-/// recording tests/fixtures/watch/ao-3584.json (made up by make.py there,
-/// not traced) over the ao-3584 fixture tree: with a target that is not
-/// there (an `errors` entry), `--unit`, and a COMMAND.
+/// recordings of tests/fixtures/watch (made up by make.py there, not
+/// traced): ao-3584.json over the ao-3584 fixture tree, with a target
+/// that is not there (an `errors` entry), `--unit`, and a COMMAND; and
+/// zoned-hm.json over the zoned-hm tree (writes across zone boundaries).
 fn watched() -> Vec<Value> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let tree = root.join("sysfs/ao-3584").display().to_string();
-    let rec = root.join("watch/ao-3584.json").display().to_string();
-    let base = [
-        "--sysfs-root",
-        tree.as_str(),
-        "watch",
-        "--replay",
-        rec.as_str(),
+    let runs: [(&str, &[&str]); 3] = [
+        ("ao-3584", &["sdb", "nosuch"]),
+        ("ao-3584", &["sdb1", "--unit", "64k", "--", "true"]),
+        ("zoned-hm", &["sdb"]),
     ];
-    let runs: [&[&str]; 2] = [&["sdb", "nosuch"], &["sdb1", "--unit", "64k", "--", "true"]];
     runs.iter()
-        .map(|extra| {
+        .map(|(name, extra)| {
+            let tree = root.join("sysfs").join(name).display().to_string();
+            let rec = root
+                .join(format!("watch/{name}.json"))
+                .display()
+                .to_string();
+            let base = [
+                "--sysfs-root",
+                tree.as_str(),
+                "watch",
+                "--replay",
+                rec.as_str(),
+            ];
             // --format json, since `--json` after `--` would be COMMAND's.
             let (out, code) = run(&[&base[..], &["--format", "json"], extra].concat());
             let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));

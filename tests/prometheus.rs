@@ -1058,6 +1058,48 @@ fn watch_counters_as_node_exporter_serves_them() {
             &[("command", "watch")]
         ) > 1.6e9
     );
+    assert!(
+        named(&s, "diskalign_watch_zone_crossing_writes_total").is_empty(),
+        "no zoned device, no series"
+    );
+}
+
+/// `watch --prometheus` of the zoned recording (tests/fixtures/watch,
+/// made up, not traced) over the zoned-hm tree: the writes across a zone
+/// boundary are a counter of the zoned disk's writes, which promtool
+/// accepts, and the finding is there by its code.
+#[test]
+fn watch_counts_zone_crossing_writes_as_a_counter() {
+    let dir = TempDir::new().unwrap();
+    let file = dir.path().join("diskalign-watch.prom");
+    let (_, err, code) = run_full(&[
+        "--sysfs-root",
+        repo("tests/fixtures/sysfs/zoned-hm").to_str().unwrap(),
+        "watch",
+        "sdb",
+        "--replay",
+        repo("tests/fixtures/watch/zoned-hm.json").to_str().unwrap(),
+        "--prometheus",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.as_str()), (1, ""));
+    promtool_check_metrics(&file);
+    let s = parse(&std::fs::read_to_string(&file).unwrap());
+    let write = [("device", "sdb"), ("layer", "disk"), ("direction", "write")];
+    assert_eq!(
+        value(&s, "diskalign_watch_zone_crossing_writes_total", &write),
+        60.0
+    );
+    assert_eq!(
+        named(&s, "diskalign_watch_zone_crossing_writes_total").len(),
+        1
+    );
+    let found = [
+        ("device", "sdb"),
+        ("severity", "error"),
+        ("code", "zone-crossing-writes"),
+    ];
+    assert_eq!(value(&s, "diskalign_watch_findings", &found), 1.0);
 }
 
 /// A series as promtool's `exp_samples` writes it: the name (none for a

@@ -773,6 +773,7 @@ pub fn trace_format(data: &[u8]) {
                 dev: tally::dev_num(r.dev),
                 grain_bytes: r.sector,
                 physical_bytes: u64::from(r.nr_sector),
+                zone_bytes: r.sector ^ u64::from(r.nr_sector),
             });
         }
         layouts.insert(f.id.unwrap_or(0) as u16, l);

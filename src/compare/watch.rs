@@ -33,6 +33,11 @@ pub struct DeviceChange {
     /// sub_physical / ios.
     pub sub_physical_share_a: Option<f64>,
     pub sub_physical_share_b: Option<f64>,
+    /// zone_crossing_writes / ios (the larger of the two, as the finding
+    /// takes it); null where none were counted (not zoned, not writes) or
+    /// the run did not see it.
+    pub zone_crossing_share_a: Option<f64>,
+    pub zone_crossing_share_b: Option<f64>,
 }
 
 /// One submitter of one device and direction in either run, matched by
@@ -138,9 +143,18 @@ fn devices(a: &[DeviceSummary], b: &[DeviceSummary]) -> Vec<DeviceChange> {
             straddle_share_b: y.as_ref().map(|y| y.straddle_share),
             sub_physical_share_a: x.as_ref().map(|x| share(x.sub_physical, x.ios)),
             sub_physical_share_b: y.as_ref().map(|y| share(y.sub_physical, y.ios)),
+            zone_crossing_share_a: x.as_ref().and_then(zone_crossing_share),
+            zone_crossing_share_b: y.as_ref().and_then(zone_crossing_share),
         });
     }
     out
+}
+
+/// The share of a device's writes that crossed a zone boundary, of the
+/// larger of its I/Os and those (the crossing ones are counted as
+/// submitted, the I/Os as issued: `watch::rules`).
+fn zone_crossing_share(s: &DeviceSummary) -> Option<f64> {
+    s.zone_crossing_writes.map(|n| share(n, s.ios.max(n)))
 }
 
 /// Every submitter of every device and direction in A or B, in A's order
@@ -305,5 +319,24 @@ mod tests {
         );
         let same = compare("a", &doc(1.0, true), "b", &doc(1.0, true));
         assert!(!same.differs());
+        assert_eq!(same.devices[0].zone_crossing_share_a, None, "not zoned");
+    }
+
+    /// 60 of 600 writes submitted across a zone boundary, issued as 660
+    /// requests: the share is of the larger count; 0 after the fix.
+    #[test]
+    fn the_share_across_zone_boundaries_is_shown_in_both_runs() {
+        let zoned = |crossing| {
+            let mut d = doc(0.0, false);
+            d.body.devices[0].ios = 660;
+            d.body.devices[0].zone_crossing_writes = Some(crossing);
+            d
+        };
+        let c = compare("a", &zoned(60), "b", &zoned(0));
+        let d = &c.devices[0];
+        assert_eq!(
+            (d.zone_crossing_share_a, d.zone_crossing_share_b),
+            (Some(60.0 / 660.0), Some(0.0))
+        );
     }
 }

@@ -116,6 +116,9 @@ pub struct Facts {
     /// A zoned disk's zone size (sysfs `queue/chunk_sectors` in bytes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zone_size_bytes: Option<u64>,
+    /// A zoned device's zone model (sysfs `queue/zoned`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone_model: Option<crate::iolimits::ZoneModel>,
     /// The alignment offset the grid starts from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alignment_offset_bytes: Option<i64>,

@@ -140,7 +140,8 @@ impl Code {
             | Code::ImageUnitStraddle
             | Code::StraddlingIo
             | Code::SubPhysicalWrites
-            | Code::SplitIo => NONE,
+            | Code::SplitIo
+            | Code::ZoneCrossingWrites => NONE,
         }
     }
 }

@@ -193,6 +193,8 @@ codes! {
         "A share of the writes reaching a device are smaller than its physical block: on a 512e drive each is a read-modify-write of the whole block (watch).";
     SplitIo = "split-io", Warning,
         "A share of the I/O to a device was split by the kernel before reaching the driver (watch).";
+    ZoneCrossingWrites = "zone-crossing-writes", Error,
+        "A share of the writes reaching a zoned device cross a zone boundary: the kernel splits each into one write per zone, and on a host-managed device the part that starts a sequential-write-required zone fails unless that zone is empty; a warning on a host-aware device, which accepts them (watch).";
 }
 
 impl Serialize for Code {

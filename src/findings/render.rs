@@ -43,6 +43,7 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::StraddlingIo => straddling_io(f),
         Code::SubPhysicalWrites => sub_physical_writes(f),
         Code::SplitIo => split_io(f),
+        Code::ZoneCrossingWrites => zone_crossing_writes(f),
         Code::ImageUnitStraddle => image_unit_straddle(f),
         Code::ImageEncrypted => image_encrypted(f),
         Code::ZoneTableIgnored => zone_table_ignored(f),
@@ -520,6 +521,28 @@ fn split_io(f: &Facts) -> String {
         counted(f, &ios_of(f)),
         text(&f.device),
         cause_and_fix(f)
+    )
+}
+
+/// The kernel splits a write at each zone boundary it crosses
+/// (block/blk-merge.c `get_max_io_size`, chunk_sectors). On a host-managed
+/// device a write into a sequential-write-required zone must start at its
+/// write pointer (with zone write plugging the kernel fails it before the
+/// device does: block/blk-zoned.c `blk_zone_wplug_prepare_bio`), and the
+/// part past a boundary starts at the zone's first sector: the zone must
+/// be empty. Conventional zones take it anywhere.
+fn zone_crossing_writes(f: &Facts) -> String {
+    use crate::iolimits::ZoneModel;
+    let then = match f.zone_model {
+        Some(ZoneModel::HostManaged) => "on this host-managed device the part that starts a sequential-write-required zone must land on that zone's write pointer, so it fails unless the zone is empty (conventional zones take it)",
+        _ => "this host-aware device accepts them, each as two writes or more",
+    };
+    format!(
+        "{} to {} cross a boundary of its {}-byte zones: the kernel splits each into one write per zone; {then}{}",
+        counted(f, "writes"),
+        text(&f.device),
+        n(f.zone_size_bytes),
+        who(f)
     )
 }
 

@@ -69,18 +69,20 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
         "Trace records the kernel dropped during the watch (0 when BPF counts in the kernel).",
     );
     lost.add(&[], run.lost_records as f64);
-    type Get = fn(&crate::watch::DeviceSummary) -> u64;
-    let per_device: [(&'static str, &'static str, Get); 10] = [
-        ("diskalign_watch_ios_total", "I/Os at the device by direction: requests issued to its driver, else bios queued to it, else bios as addressed to it before a partition or dm moved them down (the JSON's stage says which).", |s| s.ios),
-        ("diskalign_watch_bytes_total", "Bytes of those I/Os.", |s| s.bytes),
-        ("diskalign_watch_straddle_4k_total", "I/Os whose start or end is not on a 4 KiB boundary of the device.", |s| s.straddle_4k),
-        ("diskalign_watch_straddle_grain_total", "I/Os whose start or end is not on the device's grain (max of physical block and minimum I/O, or --unit).", |s| s.straddle_grain),
-        ("diskalign_watch_off_4k_on_disk_total", "I/Os whose start is off 4 KiB on the disk below (a partition's offset added); absent where the offset is unknown.", |s| s.off_4k_on_disk.unwrap_or(0)),
-        ("diskalign_watch_sub_physical_total", "Writes smaller than the device's physical block (read-modify-write on 512e drives).", |s| s.sub_physical),
-        ("diskalign_watch_splits_total", "I/Os the kernel split before the driver (block_split).", |s| s.splits),
-        ("diskalign_watch_merges_total", "bios merged into a request (block_bio_backmerge, block_bio_frontmerge).", |s| s.merges),
-        ("diskalign_watch_unattributed_total", "I/Os whose submitter was not counted: the tracer's table of submitters was full.", |s| s.unattributed),
-        ("diskalign_watch_untimed_total", "Requests issued whose latency was not recorded: the tracer's table of requests in flight (or of latencies) was full.", |s| s.untimed),
+    // None: the series is absent for that device and direction.
+    type Get = fn(&crate::watch::DeviceSummary) -> Option<u64>;
+    let per_device: [(&'static str, &'static str, Get); 11] = [
+        ("diskalign_watch_ios_total", "I/Os at the device by direction: requests issued to its driver, else bios queued to it, else bios as addressed to it before a partition or dm moved them down (the JSON's stage says which).", |s| Some(s.ios)),
+        ("diskalign_watch_bytes_total", "Bytes of those I/Os.", |s| Some(s.bytes)),
+        ("diskalign_watch_straddle_4k_total", "I/Os whose start or end is not on a 4 KiB boundary of the device.", |s| Some(s.straddle_4k)),
+        ("diskalign_watch_straddle_grain_total", "I/Os whose start or end is not on the device's grain (max of physical block and minimum I/O, or --unit).", |s| Some(s.straddle_grain)),
+        ("diskalign_watch_off_4k_on_disk_total", "I/Os whose start is off 4 KiB on the disk below (a partition's offset added); absent where the offset is unknown.", |s| s.off_4k_on_disk),
+        ("diskalign_watch_sub_physical_total", "Writes smaller than the device's physical block (read-modify-write on 512e drives).", |s| Some(s.sub_physical)),
+        ("diskalign_watch_splits_total", "I/Os the kernel split before the driver (block_split).", |s| Some(s.splits)),
+        ("diskalign_watch_merges_total", "bios merged into a request (block_bio_backmerge, block_bio_frontmerge).", |s| Some(s.merges)),
+        ("diskalign_watch_unattributed_total", "I/Os whose submitter was not counted: the tracer's table of submitters was full.", |s| Some(s.unattributed)),
+        ("diskalign_watch_untimed_total", "Requests issued whose latency was not recorded: the tracer's table of requests in flight (or of latencies) was full.", |s| Some(s.untimed)),
+        ("diskalign_watch_zone_crossing_writes_total", "Writes across a zone boundary of a zoned device, as submitted (the kernel splits each at the boundary); only zoned devices' writes have it.", |s| s.zone_crossing_writes),
     ];
     let mut families: Vec<Family> = per_device
         .iter()
@@ -93,11 +95,10 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
             ("layer", s.layer.as_str()),
             ("direction", dir),
         ];
-        for (f, (name, _, get)) in families.iter_mut().zip(per_device.iter()) {
-            if *name == "diskalign_watch_off_4k_on_disk_total" && s.off_4k_on_disk.is_none() {
-                continue;
+        for (f, (_, _, get)) in families.iter_mut().zip(per_device.iter()) {
+            if let Some(v) = get(s) {
+                f.add(&labels, v as f64);
             }
-            f.add(&labels, get(s) as f64);
         }
     }
     let mut by_code = Family::gauge(

@@ -90,6 +90,14 @@ pub struct Counters {
     /// the completion (`Stage::Issue` only).
     #[serde(default)]
     pub untimed: u64,
+    /// Writes whose byte range [start, start + length) crosses a zone
+    /// boundary of a zoned device (`Grains::zone_bytes`); always 0 on a
+    /// device that is not zoned. Counted at every stage, as straddling
+    /// is: at `Stage::Issue` none cross on a zoned disk, the block layer
+    /// having split each bio at its zone boundaries before it became a
+    /// request (block/blk-merge.c `get_max_io_size`, chunk_sectors).
+    #[serde(default)]
+    pub zone_crossing_writes: u64,
 }
 
 /// Who submitted bios: the task's name and cgroup where the bio was
@@ -138,6 +146,12 @@ pub struct Grains {
     /// max(physical block, minimum I/O), or the user's `--unit`.
     pub grain_bytes: u64,
     pub physical_bytes: u64,
+    /// The zone size of a zoned device (sysfs `queue/chunk_sectors` of a
+    /// host-managed or host-aware disk, a power of two), whose writes
+    /// crossing a zone boundary are counted; 0 for a device that is not
+    /// zoned, which counts none.
+    #[serde(default)]
+    pub zone_bytes: u64,
 }
 
 /// Everything counted from the start of tracing to one read of the maps.

@@ -1,5 +1,5 @@
 //! Findings from what `watch` counted: straddling I/O, writes below the
-//! physical block, split I/O. Each names the device, the counts and what
+//! physical block, split I/O, writes crossing a zone boundary. Each names the device, the counts and what
 //! `check` says about the device's placement (its `causes`), and
 //! `diskalign plan` when a new partition layout fixes it.
 
@@ -8,6 +8,7 @@ use super::devices::{DeviceLayer, Watched};
 use super::submitters::{behind, Submitter};
 use super::summary::DeviceSummary;
 use crate::findings::{Code, Facts, Finding, Severity, Subject, SubmitterFact};
+use crate::iolimits::ZoneModel;
 use crate::sys::blocktrace::Direction;
 
 /// A finding needs at least this share of the device's I/Os...
@@ -59,6 +60,7 @@ pub fn findings(watched: &[Watched], devices: &[DeviceSummary]) -> Vec<Finding> 
         out.extend(straddling(w, s, &only(&causes, &STRADDLE_CAUSES)));
         out.extend(sub_physical(w, s, &only(&causes, &SIZE_CAUSES)));
         out.extend(split(w, s, &causes));
+        out.extend(zone_crossing(w, s));
     }
     once_per_cause(out, watched)
 }
@@ -231,6 +233,34 @@ fn split(w: &Watched, s: &DeviceSummary, causes: &[&Finding]) -> Option<Finding>
     Some(f)
 }
 
+/// Writes crossing a zone boundary of a zoned device (counted as they were
+/// submitted, against the requests issued: the larger is the base, as for
+/// splits). An error on a host-managed device, where the part that
+/// starts a sequential-write-required zone fails unless that zone is
+/// empty; a warning on a host-aware one, which takes them split.
+fn zone_crossing(w: &Watched, s: &DeviceSummary) -> Option<Finding> {
+    let crossing = s.zone_crossing_writes?;
+    let base = s.ios.max(crossing);
+    if !notable(crossing, base) {
+        return None;
+    }
+    let mut f = Finding::of(
+        Code::ZoneCrossingWrites,
+        Facts {
+            zone_size_bytes: Some(w.zoned.zone_size_bytes),
+            zone_model: Some(w.zoned.model),
+            ios: Some(base),
+            share: Some(share(crossing, base)),
+            ..facts(w, s, crossing, &[])
+        },
+    );
+    f.subject = subject(w);
+    if w.zoned.model != ZoneModel::HostManaged {
+        f = f.severity(Severity::Warning);
+    }
+    Some(f)
+}
+
 #[cfg(test)]
 mod tests {
     //! Synthetic summaries, made up here.
@@ -356,6 +386,51 @@ mod tests {
             "{}",
             f[0].message
         );
+    }
+
+    /// 40 of 280 writes across a 4 MiB zone boundary.
+    fn crossing(n: u64) -> DeviceSummary {
+        DeviceSummary {
+            device: "nullb0".into(),
+            direction: Some(Direction::Write),
+            ios: 280,
+            zone_crossing_writes: Some(n),
+            ..DeviceSummary::default()
+        }
+    }
+
+    #[test]
+    fn writes_across_a_zone_boundary_are_an_error_on_a_host_managed_device() {
+        use crate::watch::fixture::{watched_zoned, ZONE};
+        let w = watched_zoned(ZoneModel::HostManaged);
+        let f = findings(&w, &[crossing(40)]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            (f[0].code, f[0].severity),
+            (Code::ZoneCrossingWrites, Severity::Error)
+        );
+        let x = &f[0].facts;
+        assert_eq!(
+            (x.affected_ios, x.ios, x.zone_size_bytes),
+            (Some(40), Some(280), Some(ZONE))
+        );
+        assert_eq!(x.zone_model, Some(ZoneModel::HostManaged));
+        assert_eq!(
+            f[0].message,
+            "40 of 280 writes (14.3 %) to nullb0 cross a boundary of its 4194304-byte zones: the kernel splits each into one write per zone; on this host-managed device the part that starts a sequential-write-required zone must land on that zone's write pointer, so it fails unless the zone is empty (conventional zones take it)"
+        );
+        assert!(findings(&w, &[crossing(31)]).is_empty(), "fewer than 32");
+        let aware = findings(&watched_zoned(ZoneModel::HostAware), &[crossing(40)]);
+        assert_eq!(aware[0].severity, Severity::Warning);
+        assert!(aware[0]
+            .message
+            .ends_with("this host-aware device accepts them, each as two writes or more"));
+        // A device that is not zoned has no count, so no finding.
+        let plain = DeviceSummary {
+            zone_crossing_writes: None,
+            ..crossing(0)
+        };
+        assert!(findings(&w, &[plain]).is_empty());
     }
 
     #[test]

@@ -46,6 +46,14 @@ pub struct DeviceSummary {
     pub straddle_4k: u64,
     pub straddle_grain: u64,
     pub sub_physical: u64,
+    /// Writes whose byte range crossed a zone boundary of a zoned device,
+    /// as they were submitted (the bios queued to it or, for a partition,
+    /// as addressed to it), whatever `stage` the other counts are from:
+    /// the kernel splits each at the boundaries before it issues them, so
+    /// none of the requests issued to a zoned disk crosses one. Null where none are
+    /// counted: a device that is not zoned (`Watched::zone_bytes`), and
+    /// directions other than write.
+    pub zone_crossing_writes: Option<u64>,
     /// Summed over the stages.
     pub splits: u64,
     pub merges: u64,
@@ -186,6 +194,9 @@ fn sub_counters(a: &Counters, b: &Counters) -> Counters {
         preflush_writes: a.preflush_writes.saturating_sub(b.preflush_writes),
         unattributed: a.unattributed.saturating_sub(b.unattributed),
         untimed: a.untimed.saturating_sub(b.untimed),
+        zone_crossing_writes: a
+            .zone_crossing_writes
+            .saturating_sub(b.zone_crossing_writes),
     }
 }
 
@@ -240,6 +251,8 @@ fn one(w: &Watched, d: Direction, snap: &Snapshot) -> Option<DeviceSummary> {
     let mod4k = padded(&c.start_mod_4k, 8);
     let on_disk = w.offset_on_disk_bytes.map(|o| shifted(&mod4k, o));
     let off_on_disk = on_disk.as_deref().map(off);
+    let zone_crossing_writes = (d == Direction::Write && w.zone_bytes() > 0)
+        .then(|| submitted(&all).map_or(0, |c| c.zone_crossing_writes));
     let straddling = c
         .straddle_4k
         .max(c.straddle_grain)
@@ -254,6 +267,7 @@ fn one(w: &Watched, d: Direction, snap: &Snapshot) -> Option<DeviceSummary> {
         straddle_4k: c.straddle_4k,
         straddle_grain: c.straddle_grain,
         sub_physical: c.sub_physical,
+        zone_crossing_writes,
         splits,
         merges,
         straddle_share: share(straddling, c.ios),
@@ -268,6 +282,23 @@ fn one(w: &Watched, d: Direction, snap: &Snapshot) -> Option<DeviceSummary> {
         start_mod_4k: mod4k,
         ..DeviceSummary::default()
     })
+}
+
+/// The I/Os as they were submitted to the device: the bios queued to it
+/// (a disk, dm, md or loop device), else as addressed to it before they
+/// were moved down (a partition), else the requests issued. Writes
+/// crossing a zone boundary are taken from there: block_bio_queue fires
+/// once per bio, in `submit_bio_noacct_nocheck` (block/blk-core.c, the
+/// BIO_TRACE_COMPLETION flag keeps a resubmitted remainder from firing it
+/// again), before `bio_split_to_limits` splits it at the zone boundaries
+/// (block/blk-merge.c: `get_max_io_size` caps a bio at
+/// `blk_chunk_sectors_left`, and `blk_rq_get_max_sectors` keeps a merge
+/// inside one zone), so a zoned disk's requests never cross one.
+fn submitted<'a>(all: &[(Stage, &'a Counters)]) -> Option<&'a Counters> {
+    [Stage::Queue, Stage::RemapFrom, Stage::Issue]
+        .iter()
+        .find_map(|s| all.iter().find(|(st, c)| st == s && c.ios > 0))
+        .map(|(_, c)| *c)
 }
 
 /// The non-empty buckets of a log2 histogram from 512 bytes.
@@ -351,6 +382,51 @@ mod tests {
                 from_bytes: 4096,
                 ios: 100
             }]
+        );
+    }
+
+    /// null_blk zoned: 240 writes submitted, 40 across a zone boundary,
+    /// each split in two before it was issued (280 requests, none across
+    /// one). The crossing writes are counted as they were submitted.
+    #[test]
+    fn zone_crossings_are_taken_from_the_bios_submitted() {
+        use crate::iolimits::ZoneModel;
+        use crate::watch::fixture::watched_zoned;
+        let w = watched_zoned(ZoneModel::HostManaged);
+        let dev = w[0].dev();
+        let write = |stage, ios, crossing| {
+            let mut c = counters_4k(ios, 0);
+            c.zone_crossing_writes = crossing;
+            ((dev, Direction::Write, stage), c)
+        };
+        let mut queued = write(Stage::Queue, 240, 40);
+        queued.1.splits = 40;
+        let snap = snapshot(
+            vec![
+                queued,
+                write(Stage::Issue, 280, 0),
+                ((dev, Direction::Read, Stage::Issue), counters_4k(10, 0)),
+            ],
+            1.0,
+        );
+        let s = summarise(&w, &snap, 10);
+        let row = |d| s.iter().find(|x| x.direction == Some(d)).unwrap();
+        let wr = row(Direction::Write);
+        assert_eq!((wr.stage, wr.ios, wr.splits), (Some(Stage::Issue), 280, 40));
+        assert_eq!(wr.zone_crossing_writes, Some(40));
+        assert_eq!(
+            row(Direction::Read).zone_crossing_writes,
+            None,
+            "writes only"
+        );
+        // A device that is not zoned counts none, whatever is in its counters.
+        let disk = watched_ao()[0].dev();
+        let mut c = counters_4k(240, 0);
+        c.zone_crossing_writes = 40;
+        let plain = snapshot(vec![((disk, Direction::Write, Stage::Queue), c)], 1.0);
+        assert_eq!(
+            summarise(&watched_ao(), &plain, 10)[0].zone_crossing_writes,
+            None
         );
     }
 

@@ -384,11 +384,34 @@ fn figure_columns<R: BothRuns>() -> Vec<Column<R>> {
 type DC = Column<DeviceChange>;
 
 /// Two watch runs, one row per device and direction: the human table and
-/// the HTML one.
-pub fn watch_devices_compared() -> Vec<DC> {
+/// the HTML one; the share of writes across a zone boundary only where
+/// one of `rows` has it (a zoned device in either run).
+pub fn watch_devices_compared(rows: &[&DeviceChange]) -> Vec<DC> {
     let mut cols = where_columns();
     cols.extend(figure_columns());
+    let zoned = rows
+        .iter()
+        .any(|r| r.zone_crossing_share_a.is_some() || r.zone_crossing_share_b.is_some());
+    if zoned {
+        cols.extend(zone_columns());
+    }
     cols
+}
+
+/// The share of writes across a zone boundary in A and in B.
+fn zone_columns() -> Vec<DC> {
+    vec![
+        DC::human_only("zone_crossing_a", "x-zone A", |r| {
+            share_pct(r.zone_crossing_share_a)
+        })
+        .num()
+        .long("across a zone boundary A"),
+        DC::human_only("zone_crossing_b", "x-zone B", |r| {
+            share_pct(r.zone_crossing_share_b)
+        })
+        .num()
+        .long("across a zone boundary B"),
+    ]
 }
 
 type SC = Column<SubmitterChange>;
@@ -479,10 +502,14 @@ mod tests {
     /// for the terminal (aligned, raw, pairs) and as HTML from it.
     #[test]
     fn one_column_list_draws_every_form_of_the_watch_comparison() {
-        let cols = watch_devices_compared();
-        let picked: Vec<&DC> = cols.iter().collect();
         let devices = two();
         let rows: Vec<&DeviceChange> = devices.iter().collect();
+        let cols = watch_devices_compared(&rows);
+        let picked: Vec<&DC> = cols.iter().collect();
+        assert!(
+            picked.iter().all(|c| !c.id.starts_with("zone")),
+            "no zoned device: no zone columns"
+        );
         let aligned = render(&picked, &rows, &Style::plain(), "");
         let lines: Vec<&str> = aligned.lines().collect();
         assert!(lines[0].starts_with("device  dir  ios A"), "{aligned}");

@@ -64,6 +64,13 @@ pub fn watch_devices() -> Vec<WD> {
         WD::both("sub_physical", "SUB-PHYS", |s| s.sub_physical.to_string())
             .num()
             .long("below the physical block"),
+        WD::both(ZONE_CROSSING, "X-ZONE", |s| {
+            s.zone_crossing_writes
+                .map_or("-".into(), |n| n.to_string())
+        })
+        .help("writes across a zone boundary of a zoned device, as they were submitted (the kernel splits each at the boundary before it issues it); - where none are counted: a device that is not zoned, other directions")
+        .num()
+        .long("writes across a zone boundary"),
         WD::both("splits", "SPLITS", |s| s.splits.to_string())
             .drop(1)
             .num()
@@ -94,6 +101,19 @@ pub fn watch_devices() -> Vec<WD> {
         .drop(2)
         .long("top submitter"),
     ]
+}
+
+/// X-ZONE's id: shown by default only in a run with a zoned device.
+const ZONE_CROSSING: &str = "zone_crossing_writes";
+
+/// The device columns `cols` of a table of `rows`, X-ZONE left out where
+/// no row is of a zoned device, so the table of a run without one is as
+/// it was.
+pub fn unless_zoned<'c>(cols: Vec<&'c WD>, rows: &[&DeviceSummary]) -> Vec<&'c WD> {
+    let zoned = rows.iter().any(|s| s.zone_crossing_writes.is_some());
+    cols.into_iter()
+        .filter(|c| zoned || c.id != ZONE_CROSSING)
+        .collect()
 }
 
 /// One submitter of one device and direction (`watch`'s table of who
@@ -274,6 +294,7 @@ pub fn watch_buckets<'a>() -> Vec<WR<'a>> {
         WR::csv_only("diskstats_bytes", |r| {
             opt_num(r.summary.diskstats.map(|k| k.bytes))
         }),
+        WR::csv_only(ZONE_CROSSING, |r| opt_num(r.summary.zone_crossing_writes)),
     ]
 }
 

@@ -50,9 +50,9 @@ fn outcome(c: &Comparison, st: &Style) -> String {
 fn watch(c: &crate::compare::WatchComparison, st: &Style) -> String {
     let mut out = run_line("A", &c.a, st) + &run_line("B", &c.b, st);
     out.push('\n');
-    let cols = columns::watch_devices_compared();
-    let picked: Vec<_> = cols.iter().collect();
     let rows: Vec<_> = c.devices.iter().collect();
+    let cols = columns::watch_devices_compared(&rows);
+    let picked: Vec<_> = cols.iter().collect();
     out.push_str(&columns::render(&picked, &rows, st, ""));
     out.push_str(&watch_submitters(c, st));
     out.push_str(&changes_and_summary(&c.changes, &c.summary, st));

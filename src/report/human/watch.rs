@@ -210,7 +210,10 @@ fn table(run: &WatchRun, st: &Style) -> String {
     }
     let all = watch_devices();
     let rows: Vec<&DeviceSummary> = run.by_share();
-    let picked = columns::select(&all, st.columns.as_deref(), |c| c.human);
+    let picked = columns::unless_zoned(
+        columns::select(&all, st.columns.as_deref(), |c| c.human),
+        &rows,
+    );
     let (cols, _) = match (st.width, &st.columns) {
         (Some(w), None) if st.fit => columns::fit(picked, &rows, st, w),
         _ => (picked, vec![]),

@@ -100,6 +100,20 @@ pub fn straddles(start: u64, len: u64, unit: u64) -> bool {
     crosses && (r != 0 || start.wrapping_add(len) % unit != 0)
 }
 
+/// Whether [start, start + len) crosses a boundary between zones of
+/// `zone` bytes (a power of two, as a zoned disk's chunk_sectors is):
+/// its first and last bytes lie in different zones. Unlike straddling,
+/// a write that covers whole zones from a boundary crosses too: the
+/// block layer splits it at each boundary all the same
+/// (block/blk-merge.c `get_max_io_size`, `blk_chunk_sectors_left`).
+/// A zone of 0 is no zoned device: nothing crosses.
+pub fn crosses_zone(start: u64, len: u64, zone: u64) -> bool {
+    if zone == 0 || len == 0 {
+        return false;
+    }
+    (start & (zone - 1)).saturating_add(len) > zone
+}
+
 /// How one I/O of a device looks against its grains.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
@@ -109,6 +123,8 @@ pub struct Shape {
     pub straddle_4k: bool,
     pub straddle_grain: bool,
     pub sub_physical: bool,
+    /// A write crossing a zone boundary of a zoned device.
+    pub zone_crossing: bool,
 }
 
 /// The shape of `nr_sector` sectors at `sector` (nr_sector > 0).
@@ -122,6 +138,7 @@ pub fn shape(dir: Direction, sector: u64, nr_sector: u32, g: &Grains) -> Shape {
         straddle_4k: straddles(start, len, 4096),
         straddle_grain: straddles(start, len, g.grain_bytes),
         sub_physical: dir == Direction::Write && len < g.physical_bytes,
+        zone_crossing: dir == Direction::Write && crosses_zone(start, len, g.zone_bytes),
     }
 }
 
@@ -135,11 +152,15 @@ pub fn new_counters() -> Counters {
     }
 }
 
-/// Grains as the tracer uses them: no zero grain or physical block.
+/// Grains as the tracer uses them: no zero grain or physical block, and
+/// a zone size only where it is a power of two of whole sectors (the
+/// programs take it as a mask); any other is no zoned device.
 pub fn sane(g: &Grains) -> Grains {
+    let zoned = g.zone_bytes.is_power_of_two() && g.zone_bytes >= SECTOR_BYTES;
     Grains {
         grain_bytes: g.grain_bytes.max(SECTOR_BYTES),
         physical_bytes: g.physical_bytes.max(SECTOR_BYTES),
+        zone_bytes: if zoned { g.zone_bytes } else { 0 },
         ..*g
     }
 }
@@ -224,6 +245,7 @@ impl Tally {
             c.straddle_4k += u64::from(s.straddle_4k);
             c.straddle_grain += u64::from(s.straddle_grain);
             c.sub_physical += u64::from(s.sub_physical);
+            c.zone_crossing_writes += u64::from(s.zone_crossing);
         }
         if stage != Stage::Issue {
             self.attribute(g.dev, dir, stage, who, nr, s);
@@ -410,6 +432,7 @@ mod tests {
             dev: DISK,
             grain_bytes: grain,
             physical_bytes: physical,
+            zone_bytes: 0,
         }
     }
 
@@ -453,6 +476,71 @@ mod tests {
         assert!(!straddles(65536 - 512, 1024, 3 * 65536));
         assert!(!straddles(0, 0, 4096));
         assert!(!straddles(512, 4096, 0));
+    }
+
+    #[test]
+    fn a_zone_is_crossed_when_the_first_and_last_bytes_are_in_two() {
+        const Z: u64 = 4 << 20;
+        assert!(crosses_zone(Z - 4096, 8192, Z), "across the boundary");
+        assert!(!crosses_zone(Z - 4096, 4096, Z), "ends on it");
+        assert!(!crosses_zone(Z, 4096, Z), "starts on it");
+        assert!(!crosses_zone(0, Z, Z), "one whole zone");
+        assert!(
+            crosses_zone(0, 2 * Z, Z),
+            "two whole zones: split all the same"
+        );
+        assert!(
+            crosses_zone(7 * Z - 512, 1024, Z),
+            "any zone, not only the first"
+        );
+        assert!(!crosses_zone(Z - 4096, 8192, 0), "not zoned");
+        assert!(!crosses_zone(Z - 4096, 0, Z), "no data");
+    }
+
+    #[test]
+    fn only_writes_of_a_zoned_device_are_counted_crossing() {
+        let zoned = Grains {
+            zone_bytes: 65536,
+            ..grains(4096, 4096)
+        };
+        let mut t = Tally::new(&[zoned]);
+        let dev = kernel_dev(DISK);
+        // 65536 - 4096 bytes is sector 120: 8 KiB from there crosses.
+        for _ in 0..3 {
+            t.io(Stage::Queue, dev, 120, 16, *b"WS", None);
+        }
+        t.io(Stage::Queue, dev, 128, 16, *b"WS", None);
+        t.io(Stage::Queue, dev, 120, 16, *b"RA", None);
+        t.io(Stage::Queue, dev, 120, 0, *b"FW", None);
+        let s = t.snapshot(1.0);
+        let by = |d| {
+            s.counters
+                .iter()
+                .find(|(k, _)| k.1 == d)
+                .map(|(_, c)| c.zone_crossing_writes)
+        };
+        assert_eq!(by(Direction::Write), Some(3));
+        assert_eq!(
+            by(Direction::Read),
+            Some(0),
+            "a read across it is not counted"
+        );
+        assert_eq!(by(Direction::Flush), Some(0));
+        let mut plain = Tally::new(&[grains(4096, 4096)]);
+        plain.io(Stage::Queue, dev, 120, 16, *b"WS", None);
+        assert_eq!(plain.snapshot(1.0).counters[0].1.zone_crossing_writes, 0);
+    }
+
+    #[test]
+    fn a_zone_size_the_programs_cannot_mask_is_no_zoned_device() {
+        let z = |zone_bytes| {
+            sane(&Grains {
+                zone_bytes,
+                ..grains(4096, 4096)
+            })
+            .zone_bytes
+        };
+        assert_eq!((z(4 << 20), z(0), z(3 << 20), z(256)), (4 << 20, 0, 0, 0));
     }
 
     /// A tally that times every request (no sample).

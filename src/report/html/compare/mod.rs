@@ -44,8 +44,8 @@ fn outcome(c: &Comparison) -> String {
 fn watch(s: &mut String, id: &str, w: &crate::compare::WatchComparison) {
     s.push_str(&runs(&w.a, &w.b));
     s.push_str(&page::para(&w.summary));
-    let devices = columns::watch_devices_compared();
     let rows: Vec<_> = w.devices.iter().collect();
+    let devices = columns::watch_devices_compared(&rows);
     s.push_str(&columns::html(
         &format!("{id}-devices"),
         "Each device and direction in A and B (the workloads may differ: shares are shown, not tested)",

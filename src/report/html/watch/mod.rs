@@ -70,12 +70,13 @@ fn devices(id: &str, run: &WatchRun) -> String {
         })
         .collect();
     let all = columns::watch_devices();
-    let cols = columns::select(&all, None, |c| c.html);
+    let rows = run.by_share();
+    let cols = columns::unless_zoned(columns::select(&all, None, |c| c.html), &rows);
     let table = columns::html(
         &format!("{id}-devices"),
         "Each device and direction, the largest straddling share first",
         &cols,
-        &run.by_share(),
+        &rows,
     );
     table + &notes
 }

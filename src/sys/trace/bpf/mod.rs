@@ -12,7 +12,7 @@ pub mod typed;
 
 use super::format::{Event, Layout};
 use super::perf;
-use super::tally::{kernel_dev, latencies, new_counters};
+use super::tally::{kernel_dev, latencies, new_counters, SECTOR_BYTES};
 use crate::sys::blocktrace::{Counters, DevNum, Direction, Grains, Latency, Stage, SubmitterKey};
 use prog::{Fields, Kind, Maps};
 use std::collections::BTreeMap;
@@ -87,6 +87,10 @@ fn devinfo(slot: u32, g: &Grains) -> [u8; prog::DEVINFO_BYTES] {
         0
     };
     v[24..32].copy_from_slice(&mask.to_ne_bytes());
+    // tally::sane left a zone size only where it is a power of two of
+    // whole sectors.
+    let zone_mask = (g.zone_bytes / SECTOR_BYTES).saturating_sub(1);
+    v[32..40].copy_from_slice(&zone_mask.to_ne_bytes());
     v
 }
 
@@ -410,6 +414,7 @@ fn from_words(w: &[u64]) -> Counters {
     c.unattributed = w[prog::W_UNATTRIBUTED];
     c.untimed = w[prog::W_UNTIMED];
     c.preflush_writes = w[prog::W_PREFLUSH_WRITES];
+    c.zone_crossing_writes = w[prog::W_ZONE_CROSSING];
     c.size_log2
         .copy_from_slice(&w[prog::W_SIZE..prog::W_SIZE + 32]);
     c.align_log2
@@ -446,5 +451,18 @@ mod tests {
             }
         }
         assert_eq!(dev_table(&[]).0, 4);
+    }
+
+    #[test]
+    fn a_zoned_device_carries_its_zone_mask_in_sectors() {
+        let g = |zone_bytes| Grains {
+            dev: DevNum { major: 8, minor: 0 },
+            grain_bytes: 4096,
+            physical_bytes: 4096,
+            zone_bytes,
+        };
+        let mask = |v: [u8; prog::DEVINFO_BYTES]| u64::from_ne_bytes(v[32..40].try_into().unwrap());
+        assert_eq!(mask(devinfo(0, &g(4 << 20))), 8191);
+        assert_eq!(mask(devinfo(0, &g(0))), 0, "not zoned: no mask");
     }
 }

@@ -43,7 +43,8 @@ pub const W_ALIGN: usize = 40;
 pub const W_MOD_4K: usize = 72;
 pub const W_UNTIMED: usize = 80;
 pub const W_PREFLUSH_WRITES: usize = 81;
-pub const WORDS: usize = 82;
+pub const W_ZONE_CROSSING: usize = 82;
+pub const WORDS: usize = 83;
 
 /// Word offsets in a `who` value: a submitter's counts.
 pub const WHO_IOS: usize = 0;
@@ -64,8 +65,11 @@ pub const STAGES: u32 = 3;
 /// DevInfo: slot (u32) at 0, dev_t (u32) at 4 (0: an empty entry), grain
 /// bytes (u64) at 8, physical bytes at 16, grain - 1 (u64) at 24 where the
 /// grain is a power of two, else 0: a mask where one will do, since a
-/// division costs tens of cycles.
-pub const DEVINFO_BYTES: usize = 32;
+/// division costs tens of cycles; at 32 the zone size in sectors - 1
+/// (u64) of a zoned device, else 0: on a device that is not zoned an event
+/// costs three instructions more (the mask copied, the direction tested)
+/// and a write two more (the mask tested).
+pub const DEVINFO_BYTES: usize = 40;
 /// Probes of the `devs` table at most.
 pub const DEV_PROBES: u32 = 4;
 /// The multiplier of the `devs` table's hash and of the latency sample's
@@ -121,6 +125,7 @@ const S_WKEY: i16 = -160;
 const S_DEVIDX: i16 = -164;
 const S_GMASK: i16 = -176;
 const S_WVALUE: i16 = -272;
+const S_ZMASK: i16 = -280;
 
 /// The maps' fds, as the programs name them.
 #[derive(Clone, Copy, Debug)]
@@ -349,6 +354,8 @@ fn counters(a: &mut Asm, stage: Stage, maps: &Maps, out: Label) {
     a.store(Size::DW, FP, S_PHYS, R2);
     a.load(Size::DW, R2, R0, 24);
     a.store(Size::DW, FP, S_GMASK, R2);
+    a.load(Size::DW, R2, R0, 32);
+    a.store(Size::DW, FP, S_ZMASK, R2);
     a.alu_imm(Alu::Mul, R1, DIRECTIONS as i32);
     a.alu(Alu::Add, R1, R7);
     a.alu_imm(Alu::Mul, R1, STAGES as i32);
@@ -472,6 +479,7 @@ fn count(a: &mut Asm, stage: Stage, f: Fields, maps: &Maps, out: Label) {
     histograms(a);
     straddles(a);
     sub_physical(a);
+    zone_crossing(a);
     if stage == Stage::Issue {
         start_timer(a, maps);
     }
@@ -574,6 +582,23 @@ fn sub_physical(a: &mut Asm) {
     a.jump_reg(Jmp::Ge, R3, R4, no);
     incr(a, W_SUB_PHYSICAL);
     a.store_imm(Size::DW, FP, S_SUBPHYS, 1);
+    a.bind(no);
+}
+
+/// A write whose first and last sectors lie in two zones: (sector & zone
+/// mask) + sectors > the zone's sectors (tally::crosses_zone). The mask
+/// is 0 on a device that is not zoned: nothing more is done there.
+fn zone_crossing(a: &mut Asm) {
+    let no = a.label();
+    a.jump_imm(Jmp::Ne, R7, 1, no);
+    a.load(Size::DW, R4, FP, S_ZMASK);
+    a.jump_imm(Jmp::Eq, R4, 0, no);
+    a.mov(R3, R8);
+    a.alu(Alu::And, R3, R4);
+    a.alu(Alu::Add, R3, R9);
+    a.alu_imm(Alu::Add, R4, 1);
+    a.jump_reg(Jmp::Le, R3, R4, no);
+    incr(a, W_ZONE_CROSSING);
     a.bind(no);
 }
 
