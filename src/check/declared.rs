@@ -111,9 +111,7 @@ pub fn layer_findings(says: Option<&Declared>, device: &str, root: &mut Layer) {
         }
         if let Some(p) = physical {
             found.extend(luks_sector(l, p, declared_by.clone()));
-            let evidence = Evidence::Declared(declared_by.clone());
-            found.extend(zfs_ashift(l, p, evidence.clone()));
-            settle_ashift_above(l, p, evidence);
+            found.extend(zfs_ashift(l, p, Evidence::Declared(declared_by.clone())));
         }
         if !found.is_empty() {
             l.findings.extend(found);
@@ -128,35 +126,67 @@ fn restatus(l: &mut Layer) {
     l.aligned = l.status.is_clean();
 }
 
-/// `zfs-ashift-above-physical` said from the kernel's physical block,
-/// settled by evidence of a larger one (`needed`): gone when the unit
-/// is what the device needs, or said again against `needed`.
-fn settle_ashift_above(l: &mut Layer, needed: u64, evidence: Evidence) {
-    let Some(i) = l
-        .findings
-        .iter()
-        .position(|f| f.code == Code::ZfsAshiftAbovePhysical)
-    else {
-        return;
-    };
-    let f = &l.findings[i];
-    let (Some(unit), Some(said)) = (f.facts.block_size_bytes, f.facts.physical_block_bytes) else {
-        return;
-    };
-    if needed <= said {
-        return;
+/// `zfs-ashift-above-physical`, said once all the evidence is in: a ZFS
+/// member's allocation unit above the largest physical block that the
+/// kernel reports, the disk declares (for the layers on the disk `device`
+/// itself) or a saved probe run bracketed. Info: OpenZFS rounds each block
+/// up to the unit (`vdev_default_asize` in `module/zfs/vdev.c`), so a
+/// block of that size takes `amplification` times its space. Where the
+/// kernel's block is not known (`kernel_known` false: an image judged with
+/// the image default topology) only evidence can say it: ashift 12 is
+/// what OpenZFS advises for any disk that may be 4 KiB.
+pub fn ashift_above(
+    says: Option<&Declared>,
+    m: Option<&crate::inspect::Measured>,
+    device: &str,
+    kernel_known: bool,
+    root: &mut Layer,
+) {
+    let declared = says.and_then(|s| {
+        let by = s.primary().map(|p| p.to_string());
+        Some((s.value(Limit::PhysicalBlockSize)?, Evidence::Declared(by)))
+    });
+    let measured = m.map(|m| (m.unit_bytes, Evidence::Measured(m.file.clone())));
+    root.walk_mut(&mut |l| {
+        let Some(unit) = zfs_unit(l) else { return };
+        let kernel = u64::from(l.below.physical_block_size);
+        let own = l.device == device;
+        let evidence = [declared.clone().filter(|_| own), measured.clone()]
+            .into_iter()
+            .flatten()
+            .filter(|(v, _)| *v > kernel)
+            .max_by_key(|(v, _)| *v);
+        let (needed, by) = match evidence {
+            Some((v, e)) => (v, Some(e)),
+            None if kernel_known => (kernel, None),
+            None => return,
+        };
+        if unit <= needed {
+            return;
+        }
+        let mut facts = Facts {
+            block_size_bytes: Some(unit),
+            physical_block_bytes: Some(needed),
+            amplification: Some(unit as f64 / needed.max(1) as f64),
+            device: Some(l.device.clone()),
+            ..Facts::default()
+        };
+        if let Some(e) = by {
+            facts.kernel_value = i64::try_from(kernel).ok();
+            e.credit(&mut facts);
+        }
+        l.findings
+            .push(Finding::of(Code::ZfsAshiftAbovePhysical, facts));
+        restatus(l);
+    });
+}
+
+/// A ZFS member's allocation unit, 2^ashift (None past 2^63).
+fn zfs_unit(l: &Layer) -> Option<u64> {
+    if l.kind != LayerKind::ZfsMember {
+        return None;
     }
-    if unit <= needed {
-        l.findings.remove(i);
-        return;
-    }
-    let mut facts = super::stack::zfs_ashift_above(unit, needed, &l.device).facts;
-    facts.kernel_value = i64::try_from(said).ok();
-    match evidence {
-        Evidence::Declared(by) => facts.declared_by = by,
-        Evidence::Measured(run) => facts.measured_by = Some(run),
-    }
-    l.findings[i] = Finding::of(Code::ZfsAshiftAbovePhysical, facts);
+    1u64.checked_shl(u32::try_from(l.zfs()?.ashift()?).ok()?)
 }
 
 /// `luks-sector-below-declared`: a LUKS layer's encryption sector below
@@ -205,7 +235,6 @@ pub fn measured_findings(m: Option<&crate::inspect::Measured>, root: &mut Layer)
         {
             return;
         }
-        settle_ashift_above(l, m.unit_bytes, Evidence::Measured(m.file.clone()));
         if let Some(f) = zfs_ashift(l, m.unit_bytes, Evidence::Measured(m.file.clone())) {
             l.findings.push(f);
             restatus(l);
@@ -221,6 +250,16 @@ enum Evidence {
     Measured(String),
 }
 
+impl Evidence {
+    /// Names itself in `facts`: `declared_by` or `measured_by`.
+    fn credit(self, facts: &mut Facts) {
+        match self {
+            Evidence::Declared(by) => facts.declared_by = by,
+            Evidence::Measured(run) => facts.measured_by = Some(run),
+        }
+    }
+}
+
 /// `zfs-ashift-below-physical` from what the disk declares: a ZFS
 /// member's allocation unit (2^ashift) below the physical block its
 /// identify data gives, where the kernel reports a smaller one that the
@@ -228,35 +267,23 @@ enum Evidence {
 /// from what the kernel reports). `declared_by` says which evidence
 /// decided, `kernel_value` what the kernel said.
 fn zfs_ashift(l: &Layer, declared: u64, evidence: Evidence) -> Option<Finding> {
-    if l.kind != LayerKind::ZfsMember {
-        return None;
-    }
-    let unit = 1u64.checked_shl(u32::try_from(l.zfs()?.ashift()?).ok()?)?;
+    let unit = zfs_unit(l)?;
     let kernel = u64::from(l.below.physical_block_size);
     if unit >= declared || unit < kernel || declared <= kernel {
         return None;
     }
-    Some(Finding::of(
-        Code::ZfsAshiftBelowPhysical,
-        Facts {
-            block_size_bytes: Some(unit),
-            physical_block_bytes: Some(declared),
-            share: Some(1.0 - unit as f64 / declared as f64),
-            kernel_value: i64::try_from(kernel).ok(),
-            declared_by: match &evidence {
-                Evidence::Declared(by) => by.clone(),
-                Evidence::Measured(_) => None,
-            },
-            measured_by: match evidence {
-                Evidence::Measured(run) => Some(run),
-                Evidence::Declared(_) => None,
-            },
-            device: Some(l.device.clone()),
-            pool: l.zfs().and_then(|z| z.pool_name.clone()),
-            fix: Some(format!("-o ashift={}", declared.trailing_zeros())),
-            ..Facts::default()
-        },
-    ))
+    let mut facts = Facts {
+        block_size_bytes: Some(unit),
+        physical_block_bytes: Some(declared),
+        share: Some(1.0 - unit as f64 / declared as f64),
+        kernel_value: i64::try_from(kernel).ok(),
+        device: Some(l.device.clone()),
+        pool: l.zfs().and_then(|z| z.pool_name.clone()),
+        fix: Some(format!("-o ashift={}", declared.trailing_zeros())),
+        ..Facts::default()
+    };
+    evidence.credit(&mut facts);
+    Some(Finding::of(Code::ZfsAshiftBelowPhysical, facts))
 }
 
 /// The 4096-byte format to move an NVMe namespace formatted with smaller

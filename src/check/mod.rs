@@ -173,9 +173,14 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
             if let Some(d) = &t.disk {
                 zones::layer_findings(&d.zoned, &layer_device, &mut l);
             }
-            if t.source == crate::inspect::TopologySource::ImageDefault {
-                unknown_device(&mut l);
-            }
+            let kernel_known = t.source != crate::inspect::TopologySource::ImageDefault;
+            declared::ashift_above(
+                says.as_ref(),
+                t.measured.as_ref(),
+                &layer_device,
+                kernel_known,
+                &mut l,
+            );
             if let Some(c) = &t.container {
                 let part_on_4k = part.is_none_or(|p| p.start_bytes % 4096 == 0);
                 container::layer_findings(c, &layer_device, part_on_4k, &mut l);
@@ -215,15 +220,4 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
         summary: outcome::TargetSummary::default(),
         next: None,
     }
-}
-
-/// An image judged with the image default topology says nothing of more
-/// than its unknown device needs: a ZFS ashift above the default's
-/// 512-byte block is what OpenZFS advises for any disk that may be 4 KiB
-/// (`topology-unknown` says the device is unknown; `--topology` asks).
-fn unknown_device(root: &mut crate::stack::Layer) {
-    root.walk_mut(&mut |l| {
-        l.findings
-            .retain(|f| f.code != Code::ZfsAshiftAbovePhysical);
-    });
 }

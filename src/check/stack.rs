@@ -152,11 +152,9 @@ fn zfs(l: &Layer) -> Vec<Finding> {
     let Some(unit) = unit else {
         return out;
     };
-    if unit > pbs {
-        out.push(zfs_ashift_above(unit, pbs, &l.device));
-        return out;
-    }
-    if unit == pbs {
+    // Above the block is information said once all evidence is in
+    // (`check::declared::ashift_above`).
+    if unit >= pbs {
         return out;
     }
     out.push(Finding::of(
@@ -172,24 +170,6 @@ fn zfs(l: &Layer) -> Vec<Finding> {
         },
     ));
     out
-}
-
-/// `zfs-ashift-above-physical`: a ZFS allocation unit above the `pbs`
-/// the device needs. Info: each block is rounded up to the unit, so a
-/// block of `pbs` takes `unit / pbs` times its space. What the disk
-/// declares or a probe measured may raise `pbs` later
-/// (`check::declared`), or drop the finding.
-pub fn zfs_ashift_above(unit: u64, pbs: u64, device: &str) -> Finding {
-    Finding::of(
-        Code::ZfsAshiftAbovePhysical,
-        Facts {
-            block_size_bytes: Some(unit),
-            physical_block_bytes: Some(pbs),
-            amplification: Some(unit as f64 / pbs.max(1) as f64),
-            device: Some(device.to_string()),
-            ..Facts::default()
-        },
-    )
 }
 
 fn luks(l: &Layer) -> Vec<Finding> {
@@ -715,19 +695,6 @@ mod tests {
             let ok = judged(LayerKind::ZfsMember, MIB, None, z(fits));
             assert!(ok.findings.is_empty(), "ashift {fits}: {:?}", codes(&ok));
         }
-        // Above the block: info, with the space a 4 KiB block takes.
-        let big = judged(LayerKind::ZfsMember, MIB, None, z(14));
-        assert!(big.aligned);
-        assert_eq!(codes(&big), [Code::ZfsAshiftAbovePhysical]);
-        let f = &big.findings[0];
-        assert_eq!(f.facts.amplification, Some(4.0));
-        assert_eq!(f.severity, crate::findings::Severity::Info);
-        assert!(
-            f.message.contains("a block of 4 KiB or less")
-                && f.message.contains("takes 16 KiB of space, 4x"),
-            "{}",
-            f.message
-        );
     }
 
     fn luks(version: u16, sector: u32) -> Detail {

@@ -224,14 +224,11 @@ const F2FS_BLKZONED: u32 = 0x0002;
 /// blocks, so its sector is its block, as for ext4.
 fn f2fs(b: &[u8]) -> Result<Filesystem, ParseError> {
     let log = le_u32(b, 16);
-    if !(9..=16).contains(&log) {
-        return Err(ParseError::new(
-            "f2fs superblock",
-            F2FS_SUPER_AT + 16,
-            format!("log_blocksize {log} is not in 9..=16"),
-        ));
-    }
-    let bs = 1u32 << log;
+    let bs = block_size_ok(
+        1u32.checked_shl(log).unwrap_or(0),
+        "f2fs superblock",
+        F2FS_SUPER_AT + 16,
+    )?;
     Ok(Filesystem {
         kind: FsKind::F2fs,
         block_size: bs,

@@ -256,12 +256,7 @@ fn a_zfs_ashift_above_the_kernels_block_is_settled_by_what_the_disk_declares() {
     let s = says(namespace(0x10, 7, 7), 4096);
     let above = |ashift: u64| {
         let mut l = zfs_layer(ashift, Topology::IMAGE_DEFAULT);
-        l.findings.push(crate::check::stack::zfs_ashift_above(
-            1 << ashift,
-            512,
-            &l.device,
-        ));
-        layer_findings(Some(&s), "/dev/nvme0n1", &mut l);
+        ashift_above(Some(&s), None, "/dev/nvme0n1", true, &mut l);
         l
     };
     let fits = above(12);
@@ -290,12 +285,7 @@ fn a_zfs_ashift_above_the_kernels_block_is_settled_by_what_the_disk_declares() {
     };
     for (ashift, left) in [(12, 0), (13, 1)] {
         let mut l = zfs_layer(ashift, Topology::IMAGE_DEFAULT);
-        l.findings.push(crate::check::stack::zfs_ashift_above(
-            1 << ashift,
-            512,
-            &l.device,
-        ));
-        measured_findings(Some(&m), &mut l);
+        ashift_above(None, Some(&m), "/dev/nvme0n1", true, &mut l);
         assert_eq!(l.findings.len(), left, "{:?}", l.findings);
         if let Some(f) = l.findings.first() {
             assert_eq!(f.facts.measured_by.as_deref(), Some("run.json"));
@@ -306,6 +296,30 @@ fn a_zfs_ashift_above_the_kernels_block_is_settled_by_what_the_disk_declares() {
             );
         }
     }
+}
+
+/// Above the kernel's block with no evidence: info, with the space a
+/// block takes; an image's unknown device (the image default topology)
+/// gets nothing without evidence.
+#[test]
+fn a_zfs_ashift_above_the_kernels_block_is_info_with_its_space_cost() {
+    let mut big = zfs_layer(14, T512E);
+    ashift_above(None, None, "/dev/nvme0n1", true, &mut big);
+    assert!(big.aligned);
+    assert_eq!(big.findings.len(), 1, "{:?}", big.findings);
+    let f = &big.findings[0];
+    assert_eq!(f.code, Code::ZfsAshiftAbovePhysical);
+    assert_eq!(f.facts.amplification, Some(4.0));
+    assert_eq!(f.severity, Severity::Info);
+    assert!(
+        f.message.contains("a block of 4 KiB or less")
+            && f.message.contains("takes 16 KiB of space, 4x"),
+        "{}",
+        f.message
+    );
+    let mut unknown = zfs_layer(12, Topology::IMAGE_DEFAULT);
+    ashift_above(None, None, "/dev/nvme0n1", false, &mut unknown);
+    assert!(unknown.findings.is_empty(), "{:?}", unknown.findings);
 }
 
 #[test]
