@@ -98,6 +98,24 @@ pub struct Counters {
     /// request (block/blk-merge.c `get_max_io_size`, chunk_sectors).
     #[serde(default)]
     pub zone_crossing_writes: u64,
+    /// Bios remapped onto a device below that were not counted there:
+    /// the table of legs was full (`Stage::RemapFrom` only).
+    #[serde(default)]
+    pub unmapped: u64,
+}
+
+/// A device's bios as `block_bio_remap` hands them to a device below (a
+/// dm table's leg, an md member, a partition's disk), counted at the
+/// sector they land on there. `lower` is the bio's own block device where
+/// the typed raw tracepoints read it; on the other paths (the record's
+/// `dev`) the whole disk, with the sector relative to the device the
+/// bio was sent to. Its counts are a `Counters` without histograms:
+/// `ios`, `bytes`, `straddle_4k` and `start_mod_4k`, on the device below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct LegKey {
+    pub upper: DevNum,
+    pub lower: DevNum,
+    pub direction: Direction,
 }
 
 /// Who submitted bios: the task's name and cgroup where the bio was
@@ -179,6 +197,9 @@ pub struct Snapshot {
     /// Devices asked for but not traced: more than the tracer counts.
     #[serde(default)]
     pub untraced_devices: Vec<DevNum>,
+    /// Each device's bios where they landed below it (`LegKey`).
+    #[serde(default)]
+    pub legs: Vec<(LegKey, Counters)>,
 }
 
 /// How the events were read, said in the output with its cost.

@@ -15,6 +15,7 @@ pub mod accounting;
 pub mod counts;
 pub mod devices;
 pub mod latency;
+pub mod legs;
 pub mod rules;
 pub mod source;
 pub mod submitters;
@@ -110,6 +111,10 @@ pub struct Limits {
     pub unattributed: u64,
     /// Devices watched but not traced (beyond `max_devices`).
     pub untraced_devices: Vec<String>,
+    /// (device, device below, direction) legs counted at most.
+    pub max_legs: u64,
+    /// Bios remapped below a device that no leg counted.
+    pub unmapped: u64,
 }
 
 impl Limits {
@@ -131,12 +136,17 @@ impl Limits {
             untimed: devices.iter().map(|s| s.untimed).sum(),
             unattributed: devices.iter().map(|s| s.unattributed).sum(),
             untraced_devices: d.untraced_devices.iter().map(name).collect(),
+            max_legs: cap.legs as u64,
+            unmapped: devices.iter().map(|s| s.unmapped).sum(),
         }
     }
 
     /// Something went beyond a limit.
     pub fn dropped(&self) -> bool {
-        self.untimed > 0 || self.unattributed > 0 || !self.untraced_devices.is_empty()
+        self.untimed > 0
+            || self.unattributed > 0
+            || self.unmapped > 0
+            || !self.untraced_devices.is_empty()
     }
 }
 

@@ -8,6 +8,7 @@
 use super::accounting::{self, KernelCounts};
 use super::counts::{off, padded, share, shifted};
 use super::devices::{DeviceLayer, Watched};
+use super::legs::{self, Leg};
 use super::submitters::{self, Submitter};
 use crate::sys::blocktrace::{Counters, DevNum, Direction, Latency, Snapshot, Stage};
 use serde::{Deserialize, Serialize};
@@ -101,6 +102,12 @@ pub struct DeviceSummary {
     /// Why those count another number of I/Os than `ios`, in one line;
     /// null when they agree.
     pub diskstats_note: Option<String>,
+    /// A dm or md device's I/O where it landed on each device below it,
+    /// the busiest first (`legs`); empty for other devices.
+    pub legs: Vec<Leg>,
+    /// Bios remapped below it that no leg counted (the kernel's table of
+    /// legs was full).
+    pub unmapped: u64,
 }
 
 /// `later - earlier`, counter by counter: what happened in between.
@@ -147,6 +154,7 @@ pub fn delta(later: &Snapshot, earlier: &Snapshot) -> Snapshot {
         cgroups: later.cgroups.clone(),
         diskstats,
         untraced_devices: later.untraced_devices.clone(),
+        legs: sub_keyed(&later.legs, &earlier.legs),
     }
 }
 
@@ -197,6 +205,7 @@ fn sub_counters(a: &Counters, b: &Counters) -> Counters {
         zone_crossing_writes: a
             .zone_crossing_writes
             .saturating_sub(b.zone_crossing_writes),
+        unmapped: a.unmapped.saturating_sub(b.unmapped),
     }
 }
 
@@ -215,6 +224,8 @@ pub fn summarise(watched: &[Watched], snap: &Snapshot, top: usize) -> Vec<Device
                         counters(snap, w.dev(), d, stage).map_or(0, |c| c.unattributed);
                 }
                 s.untimed = counters(snap, w.dev(), d, Stage::Issue).map_or(0, |c| c.untimed);
+                s.legs = legs::legs(w, d, snap, watched);
+                s.unmapped = counters(snap, w.dev(), d, Stage::RemapFrom).map_or(0, |c| c.unmapped);
                 s.diskstats = accounting::kernel_counts(snap, w.dev(), d);
                 s.diskstats_note = s.diskstats.and_then(|k| {
                     let preflush = accounting::preflush_writes(snap, w.dev());

@@ -46,8 +46,8 @@ pub use plan::{new_partitions, plan_partitions, NewPartition};
 pub use probe::{cells, percent, si, CellRow, Iops, Versus};
 pub use topology::DISKS;
 pub use watch::{
-    histogram, span, submitter_rows, unless_zoned, watch_buckets, watch_devices, watch_latency,
-    watch_rows, watch_submitters, SubmitterRow, WatchRow,
+    histogram, leg_rows, span, submitter_rows, unless_zoned, watch_buckets, watch_devices,
+    watch_latency, watch_legs, watch_rows, watch_submitters, LegRow, SubmitterRow, WatchRow,
 };
 
 /// How a column reads its value from a row: a function of the row, or

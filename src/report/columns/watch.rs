@@ -1,8 +1,10 @@
-//! `watch`'s columns: devices, submitters, the CSV's request-size
-//! buckets, and the page's histograms and latency.
+//! `watch`'s columns: devices, submitters, the legs below dm and md
+//! devices, the CSV's request-size buckets, and the page's histograms
+//! and latency.
 
 use super::*;
 use crate::watch::latency::{LatencyComparison, Span};
+use crate::watch::legs::Leg;
 
 type WD = Column<DeviceSummary>;
 
@@ -180,6 +182,54 @@ pub fn watch_submitters<'a>() -> Vec<SR<'a>> {
     ]
 }
 
+/// One device and direction's I/O on one device below it (`watch`'s
+/// table of legs).
+pub struct LegRow<'a> {
+    pub summary: &'a DeviceSummary,
+    pub leg: &'a Leg,
+}
+
+/// Every leg row of a watch run, in the document's order.
+pub fn leg_rows(run: &WatchRun) -> Vec<LegRow<'_>> {
+    run.devices
+        .iter()
+        .flat_map(|s| s.legs.iter().map(move |l| LegRow { summary: s, leg: l }))
+        .collect()
+}
+
+type LR<'a> = Column<LegRow<'a>>;
+
+/// `watch`'s table of legs: where a dm or md device's I/O landed, one
+/// row per device, direction and device below.
+pub fn watch_legs<'a>() -> Vec<LR<'a>> {
+    vec![
+        LR::human_only("device", "DEVICE", |r| r.summary.device.clone()).long("device"),
+        LR::human_only("direction", "DIR", |r| dir_of(r.summary)).long("direction"),
+        LR::human_only("below", "BELOW", |r| r.leg.device.clone()).long("device below"),
+        LR::human_only("ios", "IOS", |r| r.leg.ios.to_string())
+            .num()
+            .long("I/Os"),
+        LR::human_only("straddle_4k", "STRADDLING 4K", |r| {
+            count_share(r.leg.straddle_4k, r.leg.ios)
+        })
+        .num()
+        .help("crossing a 4 KiB boundary of the device below, where they landed on it")
+        .long("straddling 4 KiB there"),
+        LR::human_only("off_4k", "OFF 4K", |r| count_share(r.leg.off_4k, r.leg.ios))
+            .num()
+            .help("starts not a multiple of 4 KiB on the device below")
+            .long("starts off 4 KiB there"),
+        LR::human_only("off_4k_on_disk", "OFF 4K ON DISK", |r| {
+            r.leg
+                .off_4k_on_disk
+                .map_or_else(|| "-".into(), |n| count_share(n, r.leg.ios))
+        })
+        .num()
+        .help("starts not a multiple of 4 KiB on the disk, the device below's start on it added; - where that start is not known (a dm or md device below)")
+        .long("starts off 4 KiB on the disk"),
+    ]
+}
+
 /// One device, direction and request-size bucket (`watch --format
 /// csv`); a summary without sizes (only splits or merges) is one row
 /// with the size columns empty. Each submitter of the device and
@@ -188,6 +238,7 @@ pub struct WatchRow<'a> {
     pub summary: &'a DeviceSummary,
     pub bucket: Option<&'a Bucket>,
     pub submitter: Option<&'a Submitter>,
+    pub leg: Option<&'a Leg>,
 }
 
 /// Every row of a watch run's CSV, in the document's order.
@@ -199,17 +250,26 @@ pub fn watch_rows(run: &WatchRun) -> Vec<WatchRow<'_>> {
                 summary: s,
                 bucket: None,
                 submitter: None,
+                leg: None,
             });
         }
         out.extend(s.size_histogram.iter().map(|b| WatchRow {
             summary: s,
             bucket: Some(b),
             submitter: None,
+            leg: None,
         }));
         out.extend(s.submitters.iter().map(|x| WatchRow {
             summary: s,
             bucket: None,
             submitter: Some(x),
+            leg: None,
+        }));
+        out.extend(s.legs.iter().map(|l| WatchRow {
+            summary: s,
+            bucket: None,
+            submitter: None,
+            leg: Some(l),
         }));
     }
     out
@@ -295,6 +355,17 @@ pub fn watch_buckets<'a>() -> Vec<WR<'a>> {
             opt_num(r.summary.diskstats.map(|k| k.bytes))
         }),
         WR::csv_only(ZONE_CROSSING, |r| opt_num(r.summary.zone_crossing_writes)),
+        WR::csv_only("leg", |r| {
+            r.leg.map(|l| l.device.clone()).unwrap_or_default()
+        }),
+        WR::csv_only("leg_ios", |r| opt_num(r.leg.map(|l| l.ios))),
+        WR::csv_only("leg_bytes", |r| opt_num(r.leg.map(|l| l.bytes))),
+        WR::csv_only("leg_straddle_4k", |r| opt_num(r.leg.map(|l| l.straddle_4k))),
+        WR::csv_only("leg_off_4k", |r| opt_num(r.leg.map(|l| l.off_4k))),
+        WR::csv_only("leg_off_4k_on_disk", |r| {
+            opt_num(r.leg.and_then(|l| l.off_4k_on_disk))
+        }),
+        WR::csv_only("unmapped", |r| r.summary.unmapped.to_string()),
     ]
 }
 

@@ -18,6 +18,7 @@ pub fn render(run: &WatchRun, st: &Style) -> String {
     out.push_str(&accounting(run, st));
     if !st.quiet {
         out.push_str(&submitters(run, st));
+        out.push_str(&legs(run, st));
         out.push_str(&histograms(run, st));
         out.push_str(&latency(&run.latency, st));
     }
@@ -138,6 +139,13 @@ fn limits(run: &WatchRun) -> String {
             per_device(run, |s| s.unattributed)
         ));
     }
+    if l.unmapped > 0 {
+        parts.push(format!(
+            "I/Os not placed on a device below (more than {} legs): {}",
+            l.max_legs,
+            per_device(run, |s| s.unmapped)
+        ));
+    }
     if !l.untraced_devices.is_empty() {
         parts.push(format!(
             "{} devices not traced (more than {}): {}",
@@ -152,8 +160,8 @@ fn limits(run: &WatchRun) -> String {
     );
     if parts.is_empty() {
         format!(
-            "limits: nothing dropped ({} requests timed at once, {} submitters, {} devices); {sample}",
-            l.max_inflight, l.max_submitters, l.max_devices
+            "limits: nothing dropped ({} requests timed at once, {} submitters, {} legs, {} devices); {sample}",
+            l.max_inflight, l.max_submitters, l.max_legs, l.max_devices
         )
     } else {
         format!("limits: {}; {sample}", parts.join("; "))
@@ -184,6 +192,29 @@ fn submitters(run: &WatchRun, st: &Style) -> String {
     out.push_str(&st.line(
         "",
         "submitters, counted where each bio was submitted (a disk's bios queued, a partition's before its disk):",
+        "",
+    ));
+    out.push_str(&columns::render(
+        &cols,
+        &rows.iter().collect::<Vec<_>>(),
+        st,
+        "  ",
+    ));
+    out
+}
+
+/// Where each dm or md device's I/O landed on the devices below it.
+fn legs(run: &WatchRun, st: &Style) -> String {
+    let rows = columns::leg_rows(run);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let all = columns::watch_legs();
+    let cols: Vec<_> = all.iter().filter(|c| c.human).collect();
+    let mut out = String::from("\n");
+    out.push_str(&st.line(
+        "",
+        "legs: each dm or md device's I/O where the kernel remapped it onto the devices below, judged at the sectors it landed on there:",
         "",
     ));
     out.push_str(&columns::render(

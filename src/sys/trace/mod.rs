@@ -37,6 +37,8 @@ pub struct Capacity {
     pub inflight: usize,
     /// (device, direction, stage, comm, cgroup) counted.
     pub submitters: usize,
+    /// (device, device below, direction) counted.
+    pub legs: usize,
     /// One request in this many (a power of two) is timed, chosen by its
     /// sector (`bpf::prog::sampled`): a request outside the sample costs
     /// no lookup at its completion. 1 times every request.
@@ -49,6 +51,7 @@ impl Capacity {
         devices: 4_096,
         inflight: 16_384,
         submitters: 4_096,
+        legs: 4_096,
         latency_one_in: 8,
     };
 
@@ -296,6 +299,7 @@ impl Tracer {
                     counters: b.counters().map_err(read)?,
                     latency: b.latency().map_err(read)?,
                     submitters: b.submitters().map_err(read)?,
+                    legs: b.legs().map_err(read)?,
                     elapsed_s,
                     ..Snapshot::default()
                 }

@@ -254,6 +254,7 @@ fn count_event(e: Event, r: &Record, ns: u64, cgroup_id: u64, t: &mut Tally) {
                     r.rwbs,
                     who(comm),
                 );
+                t.leg(dev, r.dev, r.sector, r.nr_sector, r.rwbs);
             }
         }
         Event::RqIssue => t.issue(r.dev, r.sector, r.nr_sector, r.rwbs, ns),

@@ -4,7 +4,8 @@
 //! and the integration test holds both paths to the same counts.
 
 use crate::sys::blocktrace::{
-    Counters, DevNum, Direction, Grains, Latency, Snapshot, Stage, SubmitterKey, LOG2_BUCKETS,
+    Counters, DevNum, Direction, Grains, Latency, LegKey, Snapshot, Stage, SubmitterKey,
+    LOG2_BUCKETS,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -176,6 +177,7 @@ pub struct Tally {
     latency: BTreeMap<LatKey, Vec<u64>>,
     inflight: HashMap<(u32, u64), (u64, LatKey)>,
     submitters: BTreeMap<SubmitterKey, Counters>,
+    legs: BTreeMap<LegKey, Counters>,
     /// The names of tasks seen in events that record one, by pid: a
     /// remap records none.
     comms: HashMap<u32, [u8; 16]>,
@@ -201,6 +203,7 @@ impl Tally {
             latency: BTreeMap::new(),
             inflight: HashMap::new(),
             submitters: BTreeMap::new(),
+            legs: BTreeMap::new(),
             comms: HashMap::new(),
             early: HashMap::new(),
             lost_records: 0,
@@ -304,6 +307,37 @@ impl Tally {
         }
     }
 
+    /// A remapped bio where it lands: `nr` sectors at `sector` of `lower`
+    /// (the record's dev), from the traced device `upper`; counted as
+    /// the programs' `legs` map counts it.
+    pub fn leg(&mut self, upper: u32, lower: u32, sector: u64, nr: u32, rwbs: [u8; 2]) {
+        let (Some(dir), Some(g)) = (direction(rwbs, nr), self.grains.get(&upper)) else {
+            return;
+        };
+        let key = LegKey {
+            upper: g.dev,
+            lower: dev_num(lower),
+            direction: dir,
+        };
+        if self.legs.len() >= self.cap.legs && !self.legs.contains_key(&key) {
+            if let Some(c) = self.counters.get_mut(&(key.upper, dir, Stage::RemapFrom)) {
+                c.unmapped += 1;
+            }
+            return;
+        }
+        let c = self.legs.entry(key).or_insert_with(|| Counters {
+            start_mod_4k: vec![0; 8],
+            ..Counters::default()
+        });
+        c.ios += 1;
+        c.bytes += u64::from(nr) * SECTOR_BYTES;
+        if nr > 0 {
+            let start = sector.wrapping_mul(SECTOR_BYTES);
+            c.straddle_4k += u64::from(straddles(start, u64::from(nr) * SECTOR_BYTES, 4096));
+            c.start_mod_4k[(sector % 8) as usize] += 1;
+        }
+    }
+
     /// Remember the name of task `pid` (from an event that records it).
     pub fn learn(&mut self, pid: u32, comm: [u8; 16]) {
         if self.comms.len() >= MAX_COMMS && !self.comms.contains_key(&pid) {
@@ -403,6 +437,7 @@ impl Tally {
                 .iter()
                 .map(|(k, c)| (k.clone(), c.clone()))
                 .collect(),
+            legs: self.legs.iter().map(|(k, c)| (*k, c.clone())).collect(),
             ..Snapshot::default()
         }
     }

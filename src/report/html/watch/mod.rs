@@ -16,7 +16,7 @@ pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
     let mut s = page::heading(2, id, &format!("watch: {name}"));
     let l = &run.limits;
     s.push_str(&page::note(&format!(
-        "{} device(s) watched for {:.1} s; trace: {}, {}; lost records: {}; limits: {} requests not timed (of {} at once), {} I/Os not attributed (of {} submitters), {} device(s) not traced (of {}){}; latency timed on 1 in {} requests, chosen by their sector",
+        "{} device(s) watched for {:.1} s; trace: {}, {}; lost records: {}; limits: {} requests not timed (of {} at once), {} I/Os not attributed (of {} submitters), {} I/Os not placed below (of {} legs), {} device(s) not traced (of {}){}; latency timed on 1 in {} requests, chosen by their sector",
         run.stack.len(),
         run.duration_s,
         run.trace.path,
@@ -26,6 +26,8 @@ pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
         l.max_inflight,
         l.unattributed,
         l.max_submitters,
+        l.unmapped,
+        l.max_legs,
         l.untraced_devices.len(),
         l.max_devices,
         if l.untraced_devices.is_empty() {
@@ -43,6 +45,7 @@ pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
     }
     s.push_str(&devices(id, run));
     s.push_str(&submitters(id, run));
+    s.push_str(&legs(id, run));
     s.push_str(&histograms(id, run));
     s.push_str(&latency(id, run));
     s.push_str(&findings(id, run));
@@ -92,6 +95,22 @@ fn submitters(id: &str, run: &WatchRun) -> String {
     columns::html(
         &format!("{id}-submitters"),
         "Who submitted the I/O, counted where each bio was submitted: the top submitters by the I/Os they misaligned, the rest as other",
+        &cols,
+        &rows.iter().collect::<Vec<_>>(),
+    )
+}
+
+/// Where each dm or md device's I/O landed on the devices below it.
+fn legs(id: &str, run: &WatchRun) -> String {
+    let rows = columns::leg_rows(run);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let all = columns::watch_legs();
+    let cols = columns::select(&all, None, |c| c.html);
+    columns::html(
+        &format!("{id}-legs"),
+        "Where each dm or md device's I/O landed: the kernel's remap of each bio onto a device below, judged at the sectors it landed on there",
         &cols,
         &rows.iter().collect::<Vec<_>>(),
     )

@@ -13,7 +13,9 @@ pub mod typed;
 use super::format::{Event, Layout};
 use super::perf;
 use super::tally::{kernel_dev, latencies, new_counters, SECTOR_BYTES};
-use crate::sys::blocktrace::{Counters, DevNum, Direction, Grains, Latency, Stage, SubmitterKey};
+use crate::sys::blocktrace::{
+    Counters, DevNum, Direction, Grains, Latency, LegKey, Stage, SubmitterKey,
+};
 use prog::{Fields, Kind, Maps};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -57,6 +59,7 @@ pub struct BpfTrace {
     counts: OwnedFd,
     lat: OwnedFd,
     who: OwnedFd,
+    legs: OwnedFd,
     /// The device of each slot.
     slots: Vec<DevNum>,
     /// Possible CPUs: the per-CPU maps hold one value for each.
@@ -232,6 +235,14 @@ impl BpfTrace {
             syscall::NO_PREALLOC,
             "da_who",
         )?;
+        let legs = map(
+            syscall::MAP_PERCPU_HASH,
+            prog::LEG_KEY_BYTES,
+            prog::LEG_WORDS * 8,
+            cap.legs as u32,
+            syscall::NO_PREALLOC,
+            "da_legs",
+        )?;
         let slots: Vec<DevNum> = grains.iter().take(n as usize).map(|g| g.dev).collect();
         for (slot, (g, index)) in grains.iter().zip(&at).enumerate() {
             syscall::update(
@@ -248,6 +259,7 @@ impl BpfTrace {
             inflight: inflight.as_raw_fd(),
             lat: lat.as_raw_fd(),
             who: who.as_raw_fd(),
+            legs: legs.as_raw_fd(),
             dev_bits,
             sample_bits: cap.sample_bits(),
         };
@@ -263,6 +275,7 @@ impl BpfTrace {
             counts,
             lat,
             who,
+            legs,
             slots,
             ncpu,
         })
@@ -372,6 +385,53 @@ impl BpfTrace {
     }
 }
 
+impl BpfTrace {
+    /// Every device's bios where they landed below it.
+    pub fn legs(&self) -> std::io::Result<Vec<(LegKey, Counters)>> {
+        let mut out = Vec::new();
+        let mut key = [0u8; prog::LEG_KEY_BYTES];
+        let mut first = true;
+        loop {
+            let mut next = [0u8; prog::LEG_KEY_BYTES];
+            let prev = if first { None } else { Some(&key[..]) };
+            if !syscall::next_key(&self.legs, prev, &mut next)? {
+                break;
+            }
+            first = false;
+            key = next;
+            let Some(w) = self.percpu_sum(&self.legs, &key, prog::LEG_WORDS)? else {
+                continue;
+            };
+            let word = |i: usize| u32::from_ne_bytes([key[i], key[i + 1], key[i + 2], key[i + 3]]);
+            let (Some(upper), Some(direction)) = (
+                self.slots.get(word(0) as usize),
+                DIRECTIONS.get(word(8) as usize),
+            ) else {
+                continue;
+            };
+            let k = LegKey {
+                upper: *upper,
+                lower: super::tally::dev_num(word(4)),
+                direction: *direction,
+            };
+            out.push((k, from_leg_words(&w)));
+        }
+        out.sort_by_key(|(k, _)| *k);
+        Ok(out)
+    }
+}
+
+/// A `legs` value (prog::LEG_*) as Counters without histograms.
+fn from_leg_words(w: &[u64]) -> Counters {
+    Counters {
+        ios: w[prog::LEG_IOS],
+        bytes: w[prog::LEG_BYTES],
+        straddle_4k: w[prog::LEG_STRADDLE_4K],
+        start_mod_4k: w[prog::LEG_MOD_4K..prog::LEG_MOD_4K + 8].to_vec(),
+        ..Counters::default()
+    }
+}
+
 /// A `who` key (prog::WHO_KEY_BYTES) read back; None for a slot or
 /// stage out of range.
 fn who_key(k: &[u8; prog::WHO_KEY_BYTES], slots: &[DevNum]) -> Option<SubmitterKey> {
@@ -415,6 +475,7 @@ fn from_words(w: &[u64]) -> Counters {
     c.untimed = w[prog::W_UNTIMED];
     c.preflush_writes = w[prog::W_PREFLUSH_WRITES];
     c.zone_crossing_writes = w[prog::W_ZONE_CROSSING];
+    c.unmapped = w[prog::W_UNMAPPED];
     c.size_log2
         .copy_from_slice(&w[prog::W_SIZE..prog::W_SIZE + 32]);
     c.align_log2

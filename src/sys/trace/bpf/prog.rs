@@ -20,7 +20,12 @@
 //!   (block_bio_queue, block_bio_remap and block_split run in the task
 //!   that called submit_bio: submit_bio_noacct in block/blk-core.c). A
 //!   full map is counted in `counts` (W_UNATTRIBUTED), as are requests a
-//!   full `inflight` or `lat` leaves untimed (W_UNTIMED).
+//!   full `inflight` or `lat` leaves untimed (W_UNTIMED);
+//! - `legs` (per-CPU hash, (upper slot, lower dev_t, direction) →
+//!   LEG_WORDS u64): a device's bios as block_bio_remap hands them to the
+//!   device below (a dm table's leg, an md member, a partition's disk),
+//!   counted at the sector they land on there; a full map is counted in
+//!   `counts` (W_UNMAPPED).
 
 use super::asm::{
     Alu, Asm, AsmError, Insn, Jmp, Label, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9,
@@ -44,7 +49,18 @@ pub const W_MOD_4K: usize = 72;
 pub const W_UNTIMED: usize = 80;
 pub const W_PREFLUSH_WRITES: usize = 81;
 pub const W_ZONE_CROSSING: usize = 82;
-pub const WORDS: usize = 83;
+pub const W_UNMAPPED: usize = 83;
+pub const WORDS: usize = 84;
+
+/// Word offsets in a `legs` value.
+pub const LEG_IOS: usize = 0;
+pub const LEG_BYTES: usize = 1;
+pub const LEG_STRADDLE_4K: usize = 2;
+pub const LEG_MOD_4K: usize = 3;
+pub const LEG_WORDS: usize = 11;
+/// legs key: upper slot (u32), lower dev_t (u32), direction (u32), 4
+/// zero bytes.
+pub const LEG_KEY_BYTES: usize = 16;
 
 /// Word offsets in a `who` value: a submitter's counts.
 pub const WHO_IOS: usize = 0;
@@ -126,6 +142,10 @@ const S_DEVIDX: i16 = -164;
 const S_GMASK: i16 = -176;
 const S_WVALUE: i16 = -272;
 const S_ZMASK: i16 = -280;
+const S_LDEV: i16 = -284;
+const S_LSECT: i16 = -296;
+const S_LEGKEY: i16 = -312;
+const S_LEGVALUE: i16 = -400;
 
 /// The maps' fds, as the programs name them.
 #[derive(Clone, Copy, Debug)]
@@ -135,6 +155,7 @@ pub struct Maps {
     pub inflight: i32,
     pub lat: i32,
     pub who: i32,
+    pub legs: i32,
     /// `devs` holds 2^dev_bits entries.
     pub dev_bits: u32,
     /// One request in 2^sample_bits is timed (`sampled`).
@@ -226,6 +247,14 @@ fn tracefs_fields(a: &mut Asm, l: &Layout, arg: Arg, out: Label) {
         _ => (l.dev, l.sector),
     };
     a.mov(R6, R1);
+    if arg == Arg::Remap {
+        // Where the bio lands: the record's dev is the whole disk's
+        // (bio_dev), its sector the bio's own.
+        a.load(Size::W, R2, R6, slot_off(l.dev));
+        a.store(Size::W, FP, S_LDEV, R2);
+        a.load(Size::DW, R2, R6, slot_off(l.sector));
+        a.store(Size::DW, FP, S_LSECT, R2);
+    }
     a.load(Size::DW, R8, R6, slot_off(sector));
     match l.nr_sector {
         Some(n) if arg != Arg::Split => a.load(Size::W, R9, R6, slot_off(n)),
@@ -275,12 +304,25 @@ fn typed_fields(a: &mut Asm, t: &Typed, arg: Arg, out: Label) {
     match arg {
         Arg::Split => a.mov_imm(R9, 1),
         Arg::Remap => {
+            // Where the bio lands: its own block device (a dm table's leg,
+            // an md member) at its sector, or for a partition's remap onto
+            // its disk (the bio's device is still the partition, its
+            // sector already the disk's) the whole disk.
+            a.load(Size::W, R5, FP, S_DEV);
+            a.store(Size::W, FP, S_LDEV, R5);
+            a.store(Size::DW, FP, S_LSECT, R8);
             // block_bio_remap(bio, dev, from): the upper device and sector.
             a.load(Size::DW, R3, R6, 8);
             a.alu_imm(Alu::Lsh, R3, 32);
             a.alu_imm(Alu::Rsh, R3, 32);
             a.store(Size::W, FP, S_DEV, R3);
             a.load(Size::DW, R8, R6, 16);
+            let same = a.label();
+            a.load(Size::DW, R4, R2, t.bio_bdev as i16);
+            a.load(Size::W, R4, R4, t.bdev_dev as i16);
+            a.jump_reg(Jmp::Eq, R4, R3, same);
+            a.store(Size::W, FP, S_LDEV, R4);
+            a.bind(same);
         }
         Arg::Bio | Arg::Request => {}
     }
@@ -484,9 +526,72 @@ fn count(a: &mut Asm, stage: Stage, f: Fields, maps: &Maps, out: Label) {
         start_timer(a, maps);
     }
     a.bind(shaped);
+    if stage == Stage::RemapFrom {
+        leg(a, maps);
+    }
     if stage != Stage::Issue {
         attribute(a, stage, maps, out);
     }
+}
+
+/// The remapped bio counted where it lands (S_LDEV, S_LSECT): legs[(the
+/// slot, the device below, direction r7)], inserted at zero the first
+/// time; a full map counted as W_UNMAPPED (r6 the counts).
+fn leg(a: &mut Asm, maps: &Maps) {
+    let (have, done) = (a.label(), a.label());
+    a.load(Size::DW, R1, FP, S_SLOT);
+    a.store(Size::W, FP, S_LEGKEY, R1);
+    a.load(Size::W, R1, FP, S_LDEV);
+    a.store(Size::W, FP, S_LEGKEY + 4, R1);
+    a.store(Size::W, FP, S_LEGKEY + 8, R7);
+    a.store_imm(Size::W, FP, S_LEGKEY + 12, 0);
+    lookup_leg(a, maps);
+    a.jump_imm(Jmp::Ne, R0, 0, have);
+    for w in 0..LEG_WORDS {
+        a.store_imm(Size::DW, FP, S_LEGVALUE + off(w), 0);
+    }
+    a.map(R1, maps.legs);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, S_LEGKEY as i32);
+    a.mov(R3, FP);
+    a.alu_imm(Alu::Add, R3, S_LEGVALUE as i32);
+    a.mov_imm(R4, NOEXIST);
+    a.call(MAP_UPDATE);
+    lookup_leg(a, maps);
+    a.jump_imm(Jmp::Ne, R0, 0, have);
+    incr(a, W_UNMAPPED);
+    a.goto(done);
+    a.bind(have);
+    a.mov_imm(R3, 1);
+    add_in(a, R0, LEG_IOS, R3);
+    a.mov(R3, R9);
+    a.alu_imm(Alu::Lsh, R3, 9);
+    add_in(a, R0, LEG_BYTES, R3);
+    a.jump_imm(Jmp::Eq, R9, 0, done);
+    // tally::straddles against 4 KiB at the sector below.
+    let (yes, no) = (a.label(), a.label());
+    a.load(Size::DW, R3, FP, S_LSECT);
+    a.alu_imm(Alu::And, R3, 7);
+    a.mov(R4, R3);
+    a.alu(Alu::Add, R4, R9);
+    a.jump_imm(Jmp::Le, R4, 8, no);
+    a.jump_imm(Jmp::Ne, R3, 0, yes);
+    a.alu_imm(Alu::And, R4, 7);
+    a.jump_imm(Jmp::Eq, R4, 0, no);
+    a.bind(yes);
+    a.mov_imm(R3, 1);
+    add_in(a, R0, LEG_STRADDLE_4K, R3);
+    a.bind(no);
+    a.load(Size::DW, R4, FP, S_LSECT);
+    incr_in_at(a, R0, LEG_MOD_4K, R4, 8);
+    a.bind(done);
+}
+
+fn lookup_leg(a: &mut Asm, maps: &Maps) {
+    a.map(R1, maps.legs);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, S_LEGKEY as i32);
+    a.call(MAP_LOOKUP);
 }
 
 /// The size, alignment and 4 KiB-position histograms.
@@ -854,6 +959,7 @@ mod tests {
         inflight: 5,
         lat: 6,
         who: 7,
+        legs: 8,
         dev_bits: 4,
         sample_bits: 3,
     };
@@ -897,18 +1003,25 @@ mod tests {
     fn the_remap_is_read_at_its_upper_device() {
         let l = layout(Event::BioRemap);
         let code = program(Kind::Count(Stage::RemapFrom), Fields::Tracefs(&l), &MAPS).unwrap();
-        // The first loads from the context (r6): old_sector, nr_sector, old_dev.
+        // The first loads from the context (r6): where the bio landed (dev,
+        // sector, for its leg), then old_sector, nr_sector, old_dev.
         let ctx_loads: Vec<i16> = code
             .iter()
             .filter(|i| i.code & 0x07 == 0x01 && i.regs >> 4 == 6)
             .map(|i| i.off)
-            .take(3)
+            .take(5)
             .collect();
         let (od, os) = (l.old_dev.unwrap(), l.old_sector.unwrap());
-        let nr = l.nr_sector.unwrap();
+        let (nr, dev, sector) = (l.nr_sector.unwrap(), l.dev, l.sector);
         assert_eq!(
             ctx_loads,
-            [os.offset as i16, nr.offset as i16, od.offset as i16]
+            [
+                dev.offset as i16,
+                sector.offset as i16,
+                os.offset as i16,
+                nr.offset as i16,
+                od.offset as i16
+            ]
         );
     }
 }

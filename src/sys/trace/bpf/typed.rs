@@ -31,6 +31,7 @@ pub struct Typed {
     pub bio_sector: usize,
     pub bio_size: usize,
     pub bdev_disk: usize,
+    pub bdev_dev: usize,
     pub disk_major: usize,
     pub disk_first_minor: usize,
     pub rq_q: usize,
@@ -93,6 +94,7 @@ impl Typed {
             bio_sector: member(btf, "bio", &["bi_iter", "bi_sector"], 8)?,
             bio_size: member(btf, "bio", &["bi_iter", "bi_size"], 4)?,
             bdev_disk: member(btf, "block_device", &["bd_disk"], 8)?,
+            bdev_dev: member(btf, "block_device", &["bd_dev"], 4)?,
             disk_major: member(btf, "gendisk", &["major"], 4)?,
             disk_first_minor: member(btf, "gendisk", &["first_minor"], 4)?,
             rq_q: member(btf, "request", &["q"], 8)?,
@@ -137,7 +139,7 @@ mod tests {
             (t.rq_q, t.rq_cmd_flags, t.rq_data_len, t.rq_sector),
             (0, 24, 36, 40)
         );
-        assert_eq!((t.bdev_disk, t.q_disk, t.disk_first_minor), (8, 8, 4));
+        assert_eq!((t.bdev_disk, t.bdev_dev, t.q_disk), (8, 0, 8));
         assert_eq!(
             (t.op_mask, t.preflush_bit, t.op_secure_erase),
             (0xff, 18, 5)
