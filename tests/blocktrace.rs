@@ -952,6 +952,7 @@ fn check_full_tables(prefer: Prefer) {
         devices: 1,
         inflight: 4,
         submitters: 1,
+        legs: 4096,
         latency_one_in: 1,
     };
     let t = Tracer::start_with(&[grains(disk), grains(part)], prefer, cap).unwrap();
@@ -1003,6 +1004,67 @@ fn full_tables_are_counted_on_every_path() {
     require_root();
     for prefer in PATHS {
         check_full_tables(prefer);
+    }
+}
+
+/// 20 O_DIRECT reads of 4 KiB from the partition, at 4 KiB multiples of it.
+fn read_partition(node: &str) {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(node)
+        .unwrap();
+    let mut v = vec![0u8; 2 * 4096];
+    for i in 0..20u64 {
+        f.read_exact_at(aligned(&mut v, 4096), i * 65536).unwrap();
+    }
+}
+
+/// The partition's bios where they landed on the disk (its one leg, as
+/// block_bio_remap hands them down), with room for one leg only: the
+/// writes are counted there, at the disk's sectors (every 4 KiB write
+/// straddles; each start is 1 mod 8), and the reads, which would be a
+/// second leg, are counted as unmapped on the partition.
+fn check_legs(prefer: Prefer) {
+    let dir = tempfile::tempdir().unwrap();
+    let l = misaligned_partition(dir.path());
+    let (disk, part) = (devnum(&l.dev), devnum(&l.part(1)));
+    let cap = Capacity {
+        legs: 1,
+        ..Capacity::DEFAULT
+    };
+    let t = Tracer::start_with(&[grains(disk), grains(part)], prefer, cap).unwrap();
+    write_partition(&l.part(1));
+    read_partition(&l.part(1));
+    let s = t.snapshot().unwrap();
+    drop(t);
+    let ios = WRITES_4K + WRITES_512;
+    assert_eq!(s.legs.len(), 1, "{prefer:?}: {:#?}", s.legs);
+    let (k, c) = &s.legs[0];
+    assert_eq!(
+        (k.upper, k.lower, k.direction),
+        (part, disk, Direction::Write),
+        "{prefer:?}"
+    );
+    assert_eq!(
+        (c.ios, c.bytes),
+        (ios, WRITES_4K * 4096 + WRITES_512 * 512),
+        "{prefer:?}"
+    );
+    assert_eq!(c.straddle_4k, WRITES_4K, "{prefer:?}");
+    assert_eq!(c.start_mod_4k[1], ios, "{prefer:?}: {c:?}");
+    let reads = counters(&s, part, Direction::Read, Stage::RemapFrom).unwrap();
+    assert_eq!((reads.ios, reads.unmapped), (20, 20), "{prefer:?}");
+    let writes = counters(&s, part, Direction::Write, Stage::RemapFrom).unwrap();
+    assert_eq!(writes.unmapped, 0, "{prefer:?}");
+}
+
+#[test]
+fn legs_are_counted_where_the_bios_land_on_every_path() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_root();
+    for prefer in PATHS {
+        check_legs(prefer);
     }
 }
 
