@@ -327,3 +327,12 @@ bt_zones() {
     $2 ~ /W/ && $1 == "D" { d++; if ($3 % z + $4 > z) dx++ }
     END { printf "{\"queued\":%d,\"queued_crossing\":%d,\"split\":%d,\"issued\":%d,\"issued_crossing\":%d}\n", q, qx, x, d, dx }'
 }
+
+# bt_writes FILE: blkparse's count of the writes blktrace recorded in
+# FILE as issued to the disk (D), as JSON: `issued`, and `off_4k`, those
+# whose start sector on the disk is not a multiple of 8.
+bt_writes() {
+  blkparse -i "$1" -f '%a %d %S %n\n' | awk '
+    $2 ~ /W/ && $1 == "D" && $4 > 0 { d++; if ($3 % 8) o++ }
+    END { printf "{\"issued\":%d,\"off_4k\":%d}\n", d, o }'
+}
