@@ -223,7 +223,7 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "gpt", requires = "new")]
         label: Label,
     },
-    /// Watch the real I/O, live: at each layer of the stack (partition, dm, md, loop, disk), how many requests straddle a 4 KiB or grain boundary, are smaller than the physical block or are split, and whether straddling ones take longer. Observes the kernel's block tracepoints; reads the disks' partition tables and layer headers before it starts counting (to name causes), and issues no I/O while it counts.
+    /// Watch the real I/O, live: at each layer of the stack (partition, dm, md, loop, disk), how many requests straddle a 4 KiB or grain boundary, are smaller than the physical block or are split, where a dm or md device's I/O lands on each device below it, and whether straddling ones take longer. Observes the kernel's block tracepoints; reads the disks' partition tables and layer headers before it starts counting (to name causes), and issues no I/O while it counts.
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
     /// `completions SHELL` and `man`.

@@ -69,9 +69,10 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
         "Trace records the kernel dropped during the watch (0 when BPF counts in the kernel).",
     );
     lost.add(&[], run.lost_records as f64);
+    use crate::watch::devices::DeviceLayer;
     // None: the series is absent for that device and direction.
     type Get = fn(&crate::watch::DeviceSummary) -> Option<u64>;
-    let per_device: [(&'static str, &'static str, Get); 11] = [
+    let per_device: [(&'static str, &'static str, Get); 12] = [
         ("diskalign_watch_ios_total", "I/Os at the device by direction: requests issued to its driver, else bios queued to it, else bios as addressed to it before a partition or dm moved them down (the JSON's stage says which).", |s| Some(s.ios)),
         ("diskalign_watch_bytes_total", "Bytes of those I/Os.", |s| Some(s.bytes)),
         ("diskalign_watch_straddle_4k_total", "I/Os whose start or end is not on a 4 KiB boundary of the device.", |s| Some(s.straddle_4k)),
@@ -83,6 +84,7 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
         ("diskalign_watch_unattributed_total", "I/Os whose submitter was not counted: the tracer's table of submitters was full.", |s| Some(s.unattributed)),
         ("diskalign_watch_untimed_total", "Requests issued whose latency was not recorded: the tracer's table of requests in flight (or of latencies) was full.", |s| Some(s.untimed)),
         ("diskalign_watch_zone_crossing_writes_total", "Writes across a zone boundary of a zoned device, as submitted (the kernel splits each at the boundary); only zoned devices' writes have it.", |s| s.zone_crossing_writes),
+        ("diskalign_watch_unmapped_total", "bios a dm or md device remapped onto a device below that no leg counted: the tracer's table of legs was full; only dm and md devices have it.", |s| matches!(s.layer, DeviceLayer::Dm | DeviceLayer::Md).then_some(s.unmapped)),
     ];
     let mut families: Vec<Family> = per_device
         .iter()
