@@ -665,7 +665,7 @@ fn modulo(a: &mut Asm, v: Reg) {
 }
 
 /// Off to `skip` unless the request at the sector in `sector` is in the
-/// latency sample (`sampled`; clobbers r1).
+/// latency sample (`sampled`; clobbers r1 only).
 fn sample(a: &mut Asm, maps: &Maps, sector: Reg, skip: Label) {
     if maps.sample_bits == 0 {
         return;
@@ -821,30 +821,32 @@ fn tick(a: &mut Asm, word: usize, arg: Arg, f: Fields, maps: &Maps, out: Label) 
     }
 }
 
-/// The request's latency into `lat`.
+/// The request's latency into `lat`. A request outside the latency
+/// sample (`sampled`, from its sector alone) is left before anything
+/// else is read: its device is two pointers away on the typed path.
 fn complete(a: &mut Asm, f: Fields, maps: &Maps, out: Label) {
     a.mov(R6, R1);
     match f {
         Fields::Tracefs(l) => {
+            a.load(Size::DW, R1, R6, slot_off(l.sector));
+            a.store(Size::DW, FP, S_IKEY + 8, R1);
+            sample(a, maps, R1, out);
             a.load(Size::W, R1, R6, slot_off(l.dev));
             a.store(Size::W, FP, S_DEV, R1);
-            a.load(Size::DW, R1, R6, slot_off(l.sector));
         }
         Fields::Typed(t) => {
             a.load(Size::DW, R2, R6, 0);
+            a.load(Size::DW, R1, R2, t.rq_sector as i16);
+            a.store(Size::DW, FP, S_IKEY + 8, R1);
+            sample(a, maps, R1, out);
             a.load(Size::DW, R3, R2, t.rq_q as i16);
             a.load(Size::DW, R3, R3, t.q_disk as i16);
             disk_devt(a, t);
-            a.load(Size::DW, R1, R2, t.rq_sector as i16);
         }
     }
-    a.store(Size::DW, FP, S_IKEY + 8, R1);
     a.load(Size::W, R1, FP, S_DEV);
     a.store(Size::W, FP, S_IKEY, R1);
     a.store_imm(Size::W, FP, S_IKEY + 4, 0);
-    a.load(Size::DW, R1, FP, S_IKEY + 8);
-    a.mov(R2, R1);
-    sample(a, maps, R2, out);
     take_inflight(a, maps, out);
     a.call(KTIME_GET_NS);
     a.load(Size::DW, R1, FP, S_IVALUE);
