@@ -17,7 +17,6 @@ mod common;
 
 use common::{image, require_root, require_tool, sfdisk, sh, LoopDev, Mounted};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -56,6 +55,16 @@ fn kernel_dev(node: &str) -> u32 {
     (ma.parse::<u32>().unwrap() << 20) | mi.parse::<u32>().unwrap()
 }
 
+/// The perf events process `pid` holds (bpftrace's attached probes).
+fn perf_events(pid: u32) -> usize {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return 0;
+    };
+    fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|t| t.to_string_lossy().contains("perf_event"))
+        .count()
+}
+
 /// bpftrace counting the twin's writes (tracefs mounted for it in a
 /// private mount namespace, never on the host's tree).
 struct Bpftrace(Child);
@@ -80,18 +89,21 @@ impl Bpftrace {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        while !line.starts_with("Attaching") {
-            line.clear();
-            assert!(
-                out.read_line(&mut line).unwrap() > 0,
-                "bpftrace did not start"
-            );
+        // Attached once it holds a perf event per probe: its "Attaching"
+        // line is not a sign to wait on (once, bpftrace 0.17 held all its
+        // probes and that line never reached the pipe, and the test hung).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while perf_events(child.id()) < 2 {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("bpftrace ended before it attached: {status}");
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("bpftrace did not attach its 2 probes within 60 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        // Attached once its probes are: give it the second it takes.
-        std::thread::sleep(std::time::Duration::from_secs(2));
-        child.stdout = Some(out.into_inner());
+        std::thread::sleep(std::time::Duration::from_millis(500));
         Bpftrace(child)
     }
 
