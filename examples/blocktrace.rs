@@ -53,6 +53,7 @@ fn grains(node: &str) -> Result<Grains, String> {
         } else {
             0
         },
+        legs: false,
     })
 }
 

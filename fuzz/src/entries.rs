@@ -774,6 +774,7 @@ pub fn trace_format(data: &[u8]) {
                 grain_bytes: r.sector,
                 physical_bytes: u64::from(r.nr_sector),
                 zone_bytes: r.sector ^ u64::from(r.nr_sector),
+                legs: r.sector & 1 == 1,
             });
         }
         layouts.insert(f.id.unwrap_or(0) as u16, l);

@@ -170,6 +170,12 @@ pub struct Grains {
     /// zoned, which counts none.
     #[serde(default)]
     pub zone_bytes: u64,
+    /// Count its bios where block_bio_remap hands them to a device below
+    /// (`Snapshot::legs`): a dm or md device's. A partition's own remap
+    /// onto its disk is its `off_4k_on_disk` already, and is not counted
+    /// again.
+    #[serde(default)]
+    pub legs: bool,
 }
 
 /// Everything counted from the start of tracing to one read of the maps.

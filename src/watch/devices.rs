@@ -99,6 +99,7 @@ impl Watched {
             grain_bytes: self.grain_bytes,
             physical_bytes: self.physical_block_bytes,
             zone_bytes: self.zone_bytes(),
+            legs: matches!(self.layer, DeviceLayer::Dm | DeviceLayer::Md),
         }
     }
 

@@ -5,11 +5,11 @@
 //! aligned on itself and off 4 KiB on one of its PVs shows which PV.
 //!
 //! The kernel does the mapping, whatever the table: dm_submit_bio_remap
-//! and __map_bio (drivers/md/dm.c), raid0's raid0_map_submit_bio,
-//! raid1/raid10's and raid5's ops_run_io each call
-//! trace_block_bio_remap with the member's bio. A partition's own remap
-//! onto its disk is the partition's `off_4k_on_disk` already, and is not
-//! repeated here.
+//! and __map_bio (drivers/md/dm.c), raid0's raid0_map_submit_bio, the
+//! read and write paths of raid1 and raid10, and raid5's ops_run_io each
+//! call trace_block_bio_remap with the member's bio. A partition's own
+//! remap onto its disk is the partition's `off_4k_on_disk` already, and
+//! is not counted (`Grains::legs` is set for dm and md devices only).
 
 use super::counts::{off, padded, share, shifted};
 use super::devices::{DeviceLayer, Watched};
@@ -35,7 +35,10 @@ pub struct Leg {
     /// Starts not a multiple of 4 KiB on the device below.
     pub off_4k: u64,
     /// Where the device below starts on its disk (a partition's start, 0
-    /// for a disk); null where that is not known (a dm or md device).
+    /// for a disk, a one-segment linear dm device's table offset); null
+    /// where that is not known (an md device, another dm table, a device
+    /// not watched, two partitions of one disk the record cannot tell
+    /// apart).
     pub offset_on_disk_bytes: Option<u64>,
     /// The starts off 4 KiB on that disk: `start_mod_4k` moved by
     /// `offset_on_disk_bytes`; null where that is null.
@@ -56,10 +59,7 @@ pub fn legs(w: &Watched, d: Direction, snap: &Snapshot, stack: &[Watched]) -> Ve
             continue;
         }
         let below = below_of(w, k.lower, stack);
-        let name = below.map_or_else(
-            || format!("{}:{}", k.lower.major, k.lower.minor),
-            |b| b.device.clone(),
-        );
+        let name = below.name(k.lower);
         let mod4k = padded(&c.start_mod_4k, 8);
         // Two records of the same leg (the whole disk named on one path,
         // its partition on another) are one leg.
@@ -69,7 +69,7 @@ pub fn legs(w: &Watched, d: Direction, snap: &Snapshot, stack: &[Watched]) -> Ve
                 out.push(Leg {
                     device: name,
                     start_mod_4k: vec![0; 8],
-                    offset_on_disk_bytes: below.and_then(|b| b.offset_on_disk_bytes),
+                    offset_on_disk_bytes: below.offset_on_disk_bytes(),
                     ..Leg::default()
                 });
                 out.last_mut().expect("just pushed")
@@ -95,20 +95,53 @@ pub fn legs(w: &Watched, d: Direction, snap: &Snapshot, stack: &[Watched]) -> Ve
 }
 
 /// The watched device a remap landed on. The perf-event paths name the
-/// whole disk (the tracepoint's `dev` is the bio's disk) where the bio
+/// whole device (the tracepoint's `dev` is the bio's disk) where the bio
 /// went to a partition of it, with the sector inside the partition: that
-/// partition, when it is one of the devices directly below `w`.
-fn below_of<'a>(w: &Watched, lower: DevNum, stack: &'a [Watched]) -> Option<&'a Watched> {
-    let found = stack.iter().find(|s| s.dev() == lower)?;
-    if found.layer != DeviceLayer::Disk || w.below.contains(&found.device) {
-        return Some(found);
+/// partition, when it is the one partition of that device directly below
+/// `w`. When two are (an md mirror over sdb1 and sdb2), the record cannot
+/// tell which: the device is named, its offset unknown (`Below::Either`).
+fn below_of<'a>(w: &Watched, lower: DevNum, stack: &'a [Watched]) -> Below<'a> {
+    let Some(found) = stack.iter().find(|s| s.dev() == lower) else {
+        return Below::Unwatched;
+    };
+    if found.layer == DeviceLayer::Partition || w.below.contains(&found.device) {
+        return Below::Known(found);
     }
-    let partition = stack.iter().find(|s| {
+    let mut parts = stack.iter().filter(|s| {
         s.layer == DeviceLayer::Partition
             && s.disk.as_deref() == Some(found.device.as_str())
             && w.below.contains(&s.device)
     });
-    Some(partition.unwrap_or(found))
+    match (parts.next(), parts.next()) {
+        (Some(p), None) => Below::Known(p),
+        (Some(_), Some(_)) => Below::Either(found),
+        _ => Below::Known(found),
+    }
+}
+
+/// Where a leg's bios went, as far as the record says.
+enum Below<'a> {
+    /// This watched device.
+    Known(&'a Watched),
+    /// One of this device's partitions below, which one unknown.
+    Either(&'a Watched),
+    Unwatched,
+}
+
+impl Below<'_> {
+    fn name(&self, lower: DevNum) -> String {
+        match self {
+            Below::Known(w) | Below::Either(w) => w.device.clone(),
+            Below::Unwatched => format!("{}:{}", lower.major, lower.minor),
+        }
+    }
+
+    fn offset_on_disk_bytes(&self) -> Option<u64> {
+        match self {
+            Below::Known(w) => w.offset_on_disk_bytes,
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -188,6 +221,47 @@ mod tests {
         // A partition's own remap is not a leg.
         let part = &stack[1];
         assert!(legs(part, Direction::Write, &snap, &stack).is_empty());
+    }
+
+    /// An md mirror over sdb1 and sdb2, seen on a perf-event path: the
+    /// record names sdb with a sector inside one of them, which one
+    /// unknown, so the leg is sdb's and its start on the disk unknown.
+    #[test]
+    fn two_partitions_of_one_disk_below_are_the_disk_with_no_offset() {
+        let part = |name: &str, minor, start: u64| Watched {
+            disk: Some("sdb".into()),
+            offset_on_disk_bytes: Some(start),
+            ..watched(name, minor, DeviceLayer::Partition, &["sdb"])
+        };
+        let sdb = Watched {
+            offset_on_disk_bytes: Some(0),
+            ..watched("sdb", 16, DeviceLayer::Disk, &[])
+        };
+        let md = watched("md0", 9, DeviceLayer::Md, &["sdb1", "sdb2"]);
+        let stack = vec![
+            md.clone(),
+            part("sdb1", 17, 1 << 20),
+            part("sdb2", 18, 63 * 512),
+            sdb,
+        ];
+        let snap = Snapshot {
+            legs: vec![(
+                LegKey {
+                    upper: md.dev(),
+                    lower: dev(16),
+                    direction: Direction::Write,
+                },
+                leg_counts(8, 0, [8, 0, 0, 0, 0, 0, 0, 0]),
+            )],
+            ..Snapshot::default()
+        };
+        let got = legs(&md, Direction::Write, &snap, &stack);
+        assert_eq!((got[0].device.as_str(), got[0].ios), ("sdb", 8));
+        assert_eq!(
+            (got[0].offset_on_disk_bytes, got[0].off_4k_on_disk),
+            (None, None)
+        );
+        assert_eq!(got[0].straddle_share, 0.0);
     }
 
     #[test]

@@ -40,8 +40,26 @@ pub trait SnapshotSource {
 /// the block tracepoints, or raw perf samples where BPF is refused
 /// (`sys::trace`). One line saying what is missing when it cannot start.
 pub fn tracer(grains: &[Grains]) -> Result<Box<dyn SnapshotSource>, String> {
-    let t = Tracer::start(grains, Prefer::Auto).map_err(|e| e.to_string())?;
+    let t = Tracer::start(grains, preferred()?).map_err(|e| e.to_string())?;
     Ok(Box::new(Kernel(t)))
+}
+
+/// The variable that asks for one way of reading the events (tests and
+/// comparisons: docs/watch.md); unset, the best the kernel allows.
+pub const TRACE_VARIABLE: &str = "DISKALIGN_WATCH_TRACE";
+
+/// The way `DISKALIGN_WATCH_TRACE` asks for: `bpf-tracefs` (BPF on perf
+/// events reading the tracefs records, even where the kernel has BTF) or
+/// `perf-samples`; unset or empty, `Prefer::Auto`.
+fn preferred() -> Result<Prefer, String> {
+    match std::env::var(TRACE_VARIABLE).unwrap_or_default().as_str() {
+        "" => Ok(Prefer::Auto),
+        "bpf-tracefs" => Ok(Prefer::BpfTracefs),
+        "perf-samples" => Ok(Prefer::PerfSamples),
+        other => Err(format!(
+            "{TRACE_VARIABLE}={other}: expected bpf-tracefs or perf-samples (or unset)"
+        )),
+    }
 }
 
 /// The kernel's tracer as a [`SnapshotSource`].

@@ -225,7 +225,7 @@ pub fn watch_legs<'a>() -> Vec<LR<'a>> {
                 .map_or_else(|| "-".into(), |n| count_share(n, r.leg.ios))
         })
         .num()
-        .help("starts not a multiple of 4 KiB on the disk, the device below's start on it added; - where that start is not known (a dm or md device below)")
+        .help("starts not a multiple of 4 KiB on the disk, the device below's start on it added; - where that start is not known (an md device or a dm table other than one linear segment below)")
         .long("starts off 4 KiB on the disk"),
     ]
 }

@@ -182,41 +182,33 @@ fn accounting(run: &WatchRun, st: &Style) -> String {
 
 /// Who submitted each device's I/O, where each bio was submitted.
 fn submitters(run: &WatchRun, st: &Style) -> String {
-    let rows = columns::submitter_rows(run);
-    if rows.is_empty() {
-        return String::new();
-    }
-    let all = columns::watch_submitters();
-    let cols: Vec<_> = all.iter().filter(|c| c.human).collect();
-    let mut out = String::from("\n");
-    out.push_str(&st.line(
-        "",
+    titled(
         "submitters, counted where each bio was submitted (a disk's bios queued, a partition's before its disk):",
-        "",
-    ));
-    out.push_str(&columns::render(
-        &cols,
-        &rows.iter().collect::<Vec<_>>(),
+        &columns::watch_submitters(),
+        &columns::submitter_rows(run),
         st,
-        "  ",
-    ));
-    out
+    )
 }
 
 /// Where each dm or md device's I/O landed on the devices below it.
 fn legs(run: &WatchRun, st: &Style) -> String {
-    let rows = columns::leg_rows(run);
+    titled(
+        "legs: each dm or md device's I/O where the kernel remapped it onto the devices below, judged at the sectors it landed on there:",
+        &columns::watch_legs(),
+        &columns::leg_rows(run),
+        st,
+    )
+}
+
+/// A table of its own under a title line, after a blank line; nothing
+/// without rows.
+fn titled<R>(title: &str, all: &[columns::Column<R>], rows: &[R], st: &Style) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let all = columns::watch_legs();
     let cols: Vec<_> = all.iter().filter(|c| c.human).collect();
     let mut out = String::from("\n");
-    out.push_str(&st.line(
-        "",
-        "legs: each dm or md device's I/O where the kernel remapped it onto the devices below, judged at the sectors it landed on there:",
-        "",
-    ));
+    out.push_str(&st.line("", title, ""));
     out.push_str(&columns::render(
         &cols,
         &rows.iter().collect::<Vec<_>>(),

@@ -427,6 +427,7 @@ mod tests {
             grain_bytes: 4096,
             physical_bytes: 512,
             zone_bytes: 0,
+            legs: false,
         };
         let layout = format::layout(Event::BioQueue, &format::parse(QUEUE).unwrap()).unwrap();
         let layouts = HashMap::from([(2097u16, layout)]);

@@ -314,6 +314,9 @@ impl Tally {
         let (Some(dir), Some(g)) = (direction(rwbs, nr), self.grains.get(&upper)) else {
             return;
         };
+        if !g.legs {
+            return;
+        }
         let key = LegKey {
             upper: g.dev,
             lower: dev_num(lower),
@@ -468,6 +471,7 @@ mod tests {
             grain_bytes: grain,
             physical_bytes: physical,
             zone_bytes: 0,
+            legs: false,
         }
     }
 

@@ -94,6 +94,7 @@ fn devinfo(slot: u32, g: &Grains) -> [u8; prog::DEVINFO_BYTES] {
     // whole sectors.
     let zone_mask = (g.zone_bytes / SECTOR_BYTES).saturating_sub(1);
     v[32..40].copy_from_slice(&zone_mask.to_ne_bytes());
+    v[40..48].copy_from_slice(&u64::from(g.legs).to_ne_bytes());
     v
 }
 
@@ -521,9 +522,14 @@ mod tests {
             grain_bytes: 4096,
             physical_bytes: 4096,
             zone_bytes,
+            legs: false,
         };
         let mask = |v: [u8; prog::DEVINFO_BYTES]| u64::from_ne_bytes(v[32..40].try_into().unwrap());
         assert_eq!(mask(devinfo(0, &g(4 << 20))), 8191);
         assert_eq!(mask(devinfo(0, &g(0))), 0, "not zoned: no mask");
+        let legs =
+            |g: Grains| u64::from_ne_bytes(devinfo(0, &g).as_slice()[40..48].try_into().unwrap());
+        assert_eq!(legs(g(0)), 0);
+        assert_eq!(legs(Grains { legs: true, ..g(0) }), 1);
     }
 }

@@ -85,7 +85,7 @@ pub const STAGES: u32 = 3;
 /// (u64) of a zoned device, else 0: on a device that is not zoned an event
 /// costs three instructions more (the mask copied, the direction tested)
 /// and a write two more (the mask tested).
-pub const DEVINFO_BYTES: usize = 40;
+pub const DEVINFO_BYTES: usize = 48;
 /// Probes of the `devs` table at most.
 pub const DEV_PROBES: u32 = 4;
 /// The multiplier of the `devs` table's hash and of the latency sample's
@@ -140,12 +140,14 @@ const S_EMPTYW: i16 = -128;
 const S_WKEY: i16 = -160;
 const S_DEVIDX: i16 = -164;
 const S_GMASK: i16 = -176;
-const S_WVALUE: i16 = -272;
+const S_LEGON: i16 = -184;
 const S_ZMASK: i16 = -280;
 const S_LDEV: i16 = -284;
 const S_LSECT: i16 = -296;
 const S_LEGKEY: i16 = -312;
 const S_LEGVALUE: i16 = -400;
+/// WHO_WORDS u64 below the legs' value: [-512, -400).
+const S_WVALUE: i16 = -512;
 
 /// The maps' fds, as the programs name them.
 #[derive(Clone, Copy, Debug)]
@@ -398,6 +400,8 @@ fn counters(a: &mut Asm, stage: Stage, maps: &Maps, out: Label) {
     a.store(Size::DW, FP, S_GMASK, R2);
     a.load(Size::DW, R2, R0, 32);
     a.store(Size::DW, FP, S_ZMASK, R2);
+    a.load(Size::DW, R2, R0, 40);
+    a.store(Size::DW, FP, S_LEGON, R2);
     a.alu_imm(Alu::Mul, R1, DIRECTIONS as i32);
     a.alu(Alu::Add, R1, R7);
     a.alu_imm(Alu::Mul, R1, STAGES as i32);
@@ -536,29 +540,19 @@ fn count(a: &mut Asm, stage: Stage, f: Fields, maps: &Maps, out: Label) {
 
 /// The remapped bio counted where it lands (S_LDEV, S_LSECT): legs[(the
 /// slot, the device below, direction r7)], inserted at zero the first
-/// time; a full map counted as W_UNMAPPED (r6 the counts).
+/// time; a full map counted as W_UNMAPPED (r6 the counts). Only for a
+/// device whose `devs` entry asks for it (Grains::legs, S_LEGON).
 fn leg(a: &mut Asm, maps: &Maps) {
     let (have, done) = (a.label(), a.label());
+    a.load(Size::DW, R1, FP, S_LEGON);
+    a.jump_imm(Jmp::Eq, R1, 0, done);
     a.load(Size::DW, R1, FP, S_SLOT);
     a.store(Size::W, FP, S_LEGKEY, R1);
     a.load(Size::W, R1, FP, S_LDEV);
     a.store(Size::W, FP, S_LEGKEY + 4, R1);
     a.store(Size::W, FP, S_LEGKEY + 8, R7);
     a.store_imm(Size::W, FP, S_LEGKEY + 12, 0);
-    lookup_leg(a, maps);
-    a.jump_imm(Jmp::Ne, R0, 0, have);
-    for w in 0..LEG_WORDS {
-        a.store_imm(Size::DW, FP, S_LEGVALUE + off(w), 0);
-    }
-    a.map(R1, maps.legs);
-    a.mov(R2, FP);
-    a.alu_imm(Alu::Add, R2, S_LEGKEY as i32);
-    a.mov(R3, FP);
-    a.alu_imm(Alu::Add, R3, S_LEGVALUE as i32);
-    a.mov_imm(R4, NOEXIST);
-    a.call(MAP_UPDATE);
-    lookup_leg(a, maps);
-    a.jump_imm(Jmp::Ne, R0, 0, have);
+    value_or_insert(a, maps.legs, (S_LEGKEY, S_LEGVALUE), LEG_WORDS, have);
     incr(a, W_UNMAPPED);
     a.goto(done);
     a.bind(have);
@@ -587,10 +581,33 @@ fn leg(a: &mut Asm, maps: &Maps) {
     a.bind(done);
 }
 
-fn lookup_leg(a: &mut Asm, maps: &Maps) {
-    a.map(R1, maps.legs);
+/// r0 = map[the key at `slots.0`], inserted first as `words` zero u64
+/// (built at `slots.1`) when it is not there, then off to `have`; falls
+/// through with r0 = 0 when the map is full. Another CPU inserting the
+/// same key first is as good as inserting it.
+fn value_or_insert(a: &mut Asm, map: i32, slots: (i16, i16), words: usize, have: Label) {
+    let (key, value) = slots;
+    lookup(a, map, key);
+    a.jump_imm(Jmp::Ne, R0, 0, have);
+    for w in 0..words {
+        a.store_imm(Size::DW, FP, value + off(w), 0);
+    }
+    a.map(R1, map);
     a.mov(R2, FP);
-    a.alu_imm(Alu::Add, R2, S_LEGKEY as i32);
+    a.alu_imm(Alu::Add, R2, key as i32);
+    a.mov(R3, FP);
+    a.alu_imm(Alu::Add, R3, value as i32);
+    a.mov_imm(R4, NOEXIST);
+    a.call(MAP_UPDATE);
+    lookup(a, map, key);
+    a.jump_imm(Jmp::Ne, R0, 0, have);
+}
+
+/// r0 = map[the key at stack slot `key`], or 0.
+fn lookup(a: &mut Asm, map: i32, key: i16) {
+    a.map(R1, map);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, key as i32);
     a.call(MAP_LOOKUP);
 }
 
@@ -757,33 +774,12 @@ fn who_value(a: &mut Asm, stage: Stage, maps: &Maps, count_full: bool, out: Labe
     a.alu_imm(Alu::Add, R1, (S_WKEY + 16) as i32);
     a.mov_imm(R2, 16);
     a.call(GET_CURRENT_COMM);
-    lookup_who(a, maps);
-    a.jump_imm(Jmp::Ne, R0, 0, have);
-    for w in 0..WHO_WORDS {
-        a.store_imm(Size::DW, FP, S_WVALUE + off(w), 0);
-    }
-    a.map(R1, maps.who);
-    a.mov(R2, FP);
-    a.alu_imm(Alu::Add, R2, S_WKEY as i32);
-    a.mov(R3, FP);
-    a.alu_imm(Alu::Add, R3, S_WVALUE as i32);
-    a.mov_imm(R4, NOEXIST);
-    a.call(MAP_UPDATE);
-    // Inserted, or another CPU inserted it first: look again.
-    lookup_who(a, maps);
-    a.jump_imm(Jmp::Ne, R0, 0, have);
+    value_or_insert(a, maps.who, (S_WKEY, S_WVALUE), WHO_WORDS, have);
     if count_full {
         incr(a, W_UNATTRIBUTED);
     }
     a.goto(out);
     a.bind(have);
-}
-
-fn lookup_who(a: &mut Asm, maps: &Maps) {
-    a.map(R1, maps.who);
-    a.mov(R2, FP);
-    a.alu_imm(Alu::Add, R2, S_WKEY as i32);
-    a.call(MAP_LOOKUP);
 }
 
 /// The I/O counted for its submitter: r8 sector, r9 sectors, the shape's

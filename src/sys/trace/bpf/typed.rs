@@ -140,6 +140,7 @@ mod tests {
             (0, 24, 36, 40)
         );
         assert_eq!((t.bdev_disk, t.bdev_dev, t.q_disk), (8, 0, 8));
+        assert_eq!(t.disk_first_minor, 4);
         assert_eq!(
             (t.op_mask, t.preflush_bit, t.op_secure_erase),
             (0xff, 18, 5)
