@@ -399,7 +399,7 @@ fn duration_arg(s: &str) -> Result<Duration, String> {
 impl ProbeArgs {
     /// The grid these options ask for (one place, for the CLI and the fuzzer).
     pub fn grid_request(&self, seed: u64) -> GridRequest {
-        GridRequest {
+        let req = GridRequest {
             preset: self.preset,
             block_sizes: self.bs.clone(),
             offsets: self.offsets.clone(),
@@ -415,6 +415,10 @@ impl ProbeArgs {
             buffered: self.buffered,
             fdatasync: self.fdatasync,
             seed,
+        };
+        GridRequest {
+            max_time: crate::probe::grid::budget(&req, self.targets.len()),
+            ..req
         }
     }
 }

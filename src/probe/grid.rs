@@ -132,6 +132,10 @@ pub struct Plan {
     /// offset was slower, so the unit is 64 KiB or more).
     #[serde(default)]
     pub zoom: Vec<Cell>,
+    /// Cells the search may add once it points at a unit of 8 KiB or more
+    /// (auto, one target): each unit's focus row (`probe::focus`).
+    #[serde(default)]
+    pub focus: Vec<Cell>,
     /// I/Os land at `offset + k × unit`: one unit for every cell, larger
     /// than every offset, so cells differ only in their offset.
     pub unit: u64,
@@ -181,7 +185,7 @@ pub struct Plan {
     pub seed: u64,
 }
 
-fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }
 
@@ -194,6 +198,24 @@ fn opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S
 
 /// The smallest penalty worth finding when `--min-effect` is not given.
 pub const DEFAULT_MIN_EFFECT: f64 = 0.1;
+
+/// The auto preset's budget per target when neither `--max-time` nor
+/// `--rounds` is given: the run looks for penalties well below
+/// `--min-effect` (`probe::settle::pursue`) and chooses its windows
+/// (`probe::pacing`) within it.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(120);
+
+/// The budget of a run: `max_time` when given; else, for the adaptive
+/// auto plan (no `--bs`, `--offsets` or `--rounds`), [`DEFAULT_BUDGET`]
+/// per target.
+pub fn budget(req: &GridRequest, targets: usize) -> Option<Duration> {
+    let adaptive = req.preset == Preset::Auto
+        && req.block_sizes.is_none()
+        && req.offsets.is_none()
+        && req.rounds.is_none();
+    req.max_time
+        .or_else(|| adaptive.then(|| DEFAULT_BUDGET * targets.max(1) as u32))
+}
 
 impl Plan {
     pub fn block_sizes(&self) -> Vec<u32> {
@@ -556,6 +578,11 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
     let all: Vec<Cell> = cells.iter().chain(&zoom).copied().collect();
     check_cells(&all, direct, align, c.dio_rule)?;
     let unit = unit_for(&all, c.size_bytes)?;
+    let focus = if adaptive {
+        super::focus::plan_cells(&all, align, unit)
+    } else {
+        Vec::new()
+    };
     let (runtime, warmup, rounds, min_rounds) = preset_timing(req.preset);
     let runtime = req.runtime.unwrap_or(runtime);
     if runtime < Duration::from_millis(10) {
@@ -588,6 +615,7 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
         preset: req.preset,
         cells,
         zoom,
+        focus,
         unit,
         rounds,
         min_rounds: rounds.min(min_rounds),

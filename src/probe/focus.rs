@@ -1,0 +1,174 @@
+//! Asking the cells that can tell: once the fit or the block-size curve
+//! points at a unit of 8 KiB or more, rounds go to requests at least as
+//! large as that unit, and to a row that tells it from its neighbours.
+//!
+//! A request smaller than the unit covers part of one wherever it starts,
+//! so its aligned and misaligned cells cost the same: the 4 KiB row says
+//! nothing about an 8 KiB unit. What does: blocks that are whole units.
+//! The **focus row** of a unit U is blocks of U at offset 0, at the odd
+//! multiples of U/2 (U/2, 3U/2, …: they cover part of two units) and at
+//! multiples of U (whole units). Under U only the odd multiples of U/2
+//! pay; under U/2 nothing in the row pays (every offset and end is a
+//! multiple of U/2); under 2U or more everything does (a block of U is
+//! part of a larger unit wherever it lies). So the row tells U from every
+//! other candidate at once, where the ladder tells it from U/2 by one
+//! cell (64 KiB blocks at U/2). Several offsets of each kind are
+//! replicates: each is measured on its own, so their noise averages.
+
+use super::engine::Pattern;
+use super::grid::{self, Cell, Plan};
+use super::run::Key;
+use super::sequential::{Contrast, ContrastKind};
+use super::unitfit::UnitFit;
+use super::verdicts::Curve;
+use crate::units::KIB;
+
+/// The units a focus row is made for: from 8 KiB (a 4 KiB unit is
+/// bracketed by the plan's own rows) to the ladder's block.
+pub const UNITS: [u64; 4] = [8 * KIB, 16 * KIB, 32 * KIB, 64 * KIB];
+/// The unit whose focus row serves the search for a small penalty before
+/// any unit is named: the ladder's block, which every unit up to it
+/// pays in (`adaptive`).
+pub const SEARCH: u64 = 64 * KIB;
+/// Offsets of each kind in a focus row.
+const REPLICATES: u64 = 4;
+/// The fit's best unit is focused on once it beats "no penalty" by this
+/// much (natural log, after its BIC price: about 3 : 1). Focusing on a
+/// wrong unit costs rounds, not a verdict: the fit still weighs every
+/// candidate on everything measured.
+pub const EVIDENCE: f64 = 1.1;
+
+/// The focus row of `unit` for `pattern`.
+pub fn row(pattern: Pattern, unit: u64) -> Vec<Cell> {
+    let cell = |offset| Cell {
+        block_size: unit as u32,
+        offset,
+        pattern,
+    };
+    let mut v = vec![cell(0)];
+    for k in 0..REPLICATES {
+        v.push(cell(unit / 2 + k * unit));
+        if k > 0 {
+            v.push(cell(k * unit));
+        }
+    }
+    v
+}
+
+/// Every focus cell a plan of `cells` may ask (those it has already left
+/// out), for every unit of [`UNITS`] whose row is O_DIRECT-able at
+/// `align` and fits below the plan's I/O spacing `spacing`.
+pub fn plan_cells(cells: &[Cell], align: u64, spacing: u64) -> Vec<Cell> {
+    let mut patterns: Vec<Pattern> = cells.iter().map(|c| c.pattern).collect();
+    patterns.sort_unstable();
+    patterns.dedup();
+    let mut v: Vec<Cell> = patterns
+        .iter()
+        .flat_map(|&p| UNITS.iter().flat_map(move |&u| row(p, u)))
+        .filter(|c| c.offset % align == 0 && u64::from(c.block_size) % align == 0)
+        .filter(|c| c.offset + u64::from(c.block_size) <= spacing)
+        .filter(|c| !cells.contains(c))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The offset contrasts of focus cells: each against offset 0 of its
+/// block size. No block-size contrasts: the curve keeps the plan's own
+/// block sizes.
+pub fn contrasts(cells: &[Cell], targets: usize) -> Vec<Contrast> {
+    (0..targets)
+        .flat_map(|target| {
+            cells
+                .iter()
+                .filter(|c| c.offset != 0)
+                .map(move |&c| Contrast {
+                    kind: ContrastKind::Offset,
+                    subject: Key { target, cell: c },
+                    reference: Key {
+                        target,
+                        cell: Cell { offset: 0, ..c },
+                    },
+                })
+        })
+        .collect()
+}
+
+/// The unit the rounds should focus on: the fit's best candidate when it
+/// is one of [`UNITS`] (a lower bound of 64 KiB too: every ladder offset
+/// pays, so blocks of 64 KiB at multiples of 64 KiB tell) and beats "no
+/// penalty" by [`EVIDENCE`]; else what the block-size curve says, when
+/// that is 8 KiB or more and the fit has nothing larger.
+pub fn unit(fit: Option<&UnitFit>, curve: &Curve) -> Option<u64> {
+    let best = fit
+        .filter(|f| f.log_lr_none >= EVIDENCE)
+        .and_then(|f| f.best().unit_bytes);
+    let at_least = curve.curve.unwrap_or(0);
+    match best {
+        Some(u) if u >= at_least => UNITS.contains(&u).then_some(u),
+        _ => UNITS.contains(&at_least).then_some(at_least),
+    }
+}
+
+/// The cells a round focused on `unit` runs: the unit's focus row (what
+/// of it the plan allows), and every row of `planned` whose blocks are
+/// whole units of it and up to the ladder's (the large blocks of the zoom
+/// are far noisier, and the focus row tells a unit from larger ones by
+/// itself).
+pub fn keys(plan: &Plan, planned: &[Key], unit: u64) -> Vec<Key> {
+    let sees = |c: &Cell| u64::from(c.block_size) % unit == 0 && !grid::large_block(c.block_size);
+    let mut v: Vec<Key> = planned.iter().filter(|k| sees(&k.cell)).copied().collect();
+    for p in plan.patterns() {
+        v.extend(
+            row(p, unit)
+                .into_iter()
+                .filter(|c| plan.focus.contains(c) || plan.cells.contains(c))
+                .map(|cell| Key { target: 0, cell }),
+        );
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether an I/O of `c` covers part of a unit.
+    fn pays(c: &Cell, unit: u64) -> bool {
+        c.offset % unit != 0 || (c.offset + u64::from(c.block_size)) % unit != 0
+    }
+
+    #[test]
+    fn a_focus_row_tells_its_unit_from_every_other() {
+        for u in UNITS {
+            let cells = row(Pattern::Randwrite, u);
+            assert_eq!(cells.len(), 8, "{u}");
+            let paying = |v: u64| cells.iter().filter(|c| pays(c, v)).count();
+            // Under its own unit: the four odd multiples of U/2 pay.
+            assert_eq!(paying(u), 4, "{u}");
+            // Under any other candidate the row is uniform.
+            for other in [u / 4, u / 2, 2 * u, 4 * u, 16 * u] {
+                let n = paying(other);
+                assert!(n == 0 || n == cells.len(), "{u} under {other}: {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn plan_cells_leave_out_what_the_plan_has() {
+        let plan = crate::probe::simulated::auto_plan(None);
+        let focus = plan_cells(&plan.cells, 512, plan.unit);
+        assert!(focus.iter().all(|c| !plan.cells.contains(c)));
+        // The ladder's 64 KiB blocks at 0 and 32 KiB are the plan's own.
+        let at = |bs: u32, o: u64| focus.iter().any(|c| c.block_size == bs && c.offset == o);
+        assert!(!at(65536, 32768) && at(65536, 98304) && at(65536, 65536));
+        assert!(at(8192, 0) && at(8192, 4096) && at(8192, 12288));
+        assert_eq!(
+            contrasts(&focus, 1).len(),
+            focus.iter().filter(|c| c.offset != 0).count()
+        );
+    }
+}
