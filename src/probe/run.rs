@@ -158,7 +158,7 @@ impl<'a> Runner<'a> {
         stop: &AtomicBool,
         tick: &mut dyn FnMut(&Key, f64),
     ) -> Result<bool, RunError> {
-        for key in self.plan.shuffled(keys, round) {
+        for key in self.plan.shuffled(keys, round, Key::row) {
             let Some((m, retries)) = self.measure(&key, round, window, stop)? else {
                 return Ok(false);
             };
@@ -237,6 +237,14 @@ impl<'a> Runner<'a> {
 pub struct Key {
     pub target: usize,
     pub cell: Cell,
+}
+
+impl Key {
+    /// The row a cell is measured with in a round (`Plan::shuffled`): its
+    /// pattern and block size, across targets.
+    pub fn row(&self) -> (super::engine::Pattern, u32) {
+        (self.cell.pattern, self.cell.block_size)
+    }
 }
 
 impl CellSamples {
