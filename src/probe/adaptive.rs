@@ -246,7 +246,7 @@ pub fn drive(plan: &Plan, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
         active = if over || (useful >= params.min_rounds && settle::settled(&e)) {
             Vec::new()
         } else {
-            let mut v = sequential::still_needed(
+            let open = sequential::still_needed(
                 &planned,
                 &judged.contrasts,
                 &assessed,
@@ -254,23 +254,39 @@ pub fn drive(plan: &Plan, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
                 plan.rounds,
             );
             let named = e.fit().is_some_and(|f| f.best().unit_bytes.is_some());
-            match &aim {
-                Some(a) => v.extend(focus::keys(plan, &planned, a.unit)),
-                None if named || settle::pursue(&e, plan.min_effect) => v.extend(looking(&e)),
-                None => {}
-            }
+            let mut v = match &aim {
+                // Only the cells that can see the unit: the comparisons
+                // still open elsewhere (4 KiB rows for an 8 KiB unit)
+                // cannot change a bracketed verdict, and are counted as
+                // undecided if it comes.
+                Some(a) if a.reason == FocusReason::Unit => focus::keys(plan, &planned, a.unit),
+                Some(a) => [open, focus::keys(plan, &planned, a.unit)].concat(),
+                None if named || settle::pursue(&e, plan.min_effect) => {
+                    [open, looking(&e)].concat()
+                }
+                None => open,
+            };
             v.sort_unstable();
             v.dedup();
             v
         };
         if !active.is_empty() {
+            let o = overhead_s(r);
+            let left_s = match plan.max_time {
+                Some(t) => t.as_secs_f64() - r.elapsed_s(),
+                None => {
+                    let rounds = plan.rounds.saturating_sub(useful);
+                    f64::from(rounds) * active.len() as f64 * (window.as_secs_f64() + o)
+                }
+            };
             let now = pacing::Now {
                 plan,
                 noise: &noise,
                 current: window,
-                overhead_s: overhead_s(r),
+                overhead_s: o,
                 cells: active.len(),
-                left_s: plan.max_time.map(|t| t.as_secs_f64() - r.elapsed_s()),
+                left_s,
+                alpha: params.per_interval_alpha(),
             };
             if let Some((w, why)) = pacing::next(&now) {
                 pacing.windows.push(pacing::Step {

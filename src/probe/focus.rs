@@ -5,14 +5,17 @@
 //! A request smaller than the unit covers part of one wherever it starts,
 //! so its aligned and misaligned cells cost the same: the 4 KiB row says
 //! nothing about an 8 KiB unit. What does: blocks that are whole units.
-//! The **focus row** of a unit U is blocks of U at offset 0, at the odd
-//! multiples of U/2 (U/2, 3U/2, …: they cover part of two units) and at
-//! multiples of U (whole units). Under U only the odd multiples of U/2
-//! pay; under U/2 nothing in the row pays (every offset and end is a
-//! multiple of U/2); under 2U or more everything does (a block of U is
-//! part of a larger unit wherever it lies). So the row tells U from every
-//! other candidate at once, where the ladder tells it from U/2 by one
-//! cell (64 KiB blocks at U/2). Several offsets of each kind are
+//! The **focus row** of a unit U is blocks of B = 2U (at most the
+//! ladder's 64 KiB) at offset 0, at the odd multiples of U/2 (U/2, 3U/2,
+//! …: they cover part of a unit at each end) and at the multiples of U
+//! (U, 2U, 3U: whole units). Under U only the odd multiples of U/2 pay;
+//! under U/2 nothing in the row pays; under 2U everything but the
+//! multiples of 2U does; under anything larger than B everything does. So
+//! each candidate predicts its own pattern and the row tells U from all
+//! of them, where the ladder tells it from U/2 by one cell (64 KiB
+//! blocks at U/2). Blocks of 2U rather than U: a device may treat
+//! requests below some size apart (a write buffer for small ones), and
+//! the unit shows in large requests. Several offsets of each kind are
 //! replicates: each is measured on its own, so their noise averages.
 
 use super::engine::Pattern;
@@ -33,15 +36,16 @@ pub const SEARCH: u64 = 64 * KIB;
 /// Offsets of each kind in a focus row.
 const REPLICATES: u64 = 4;
 /// The fit's best unit is focused on once it beats "no penalty" by this
-/// much (natural log, after its BIC price: about 3 : 1). Focusing on a
+/// much (natural log, after its BIC price: 10 : 1). Focusing on a
 /// wrong unit costs rounds, not a verdict: the fit still weighs every
 /// candidate on everything measured.
-pub const EVIDENCE: f64 = 1.1;
+pub const EVIDENCE: f64 = 2.3;
 
 /// The focus row of `unit` for `pattern`.
 pub fn row(pattern: Pattern, unit: u64) -> Vec<Cell> {
+    let block = (2 * unit).min(SEARCH).max(unit);
     let cell = |offset| Cell {
-        block_size: unit as u32,
+        block_size: block as u32,
         offset,
         pattern,
     };
@@ -146,13 +150,16 @@ mod tests {
         for u in UNITS {
             let cells = row(Pattern::Randwrite, u);
             assert_eq!(cells.len(), 8, "{u}");
-            let paying = |v: u64| cells.iter().filter(|c| pays(c, v)).count();
+            assert!(
+                cells.iter().all(|c| u64::from(c.block_size) % u == 0),
+                "{u}"
+            );
+            let paying = |v: u64| -> Vec<bool> { cells.iter().map(|c| pays(c, v)).collect() };
             // Under its own unit: the four odd multiples of U/2 pay.
-            assert_eq!(paying(u), 4, "{u}");
-            // Under any other candidate the row is uniform.
+            assert_eq!(paying(u).iter().filter(|&&p| p).count(), 4, "{u}");
+            // Every other candidate predicts another pattern.
             for other in [u / 4, u / 2, 2 * u, 4 * u, 16 * u] {
-                let n = paying(other);
-                assert!(n == 0 || n == cells.len(), "{u} under {other}: {n}");
+                assert_ne!(paying(other), paying(u), "{u} under {other}");
             }
         }
     }
@@ -165,7 +172,8 @@ mod tests {
         // The ladder's 64 KiB blocks at 0 and 32 KiB are the plan's own.
         let at = |bs: u32, o: u64| focus.iter().any(|c| c.block_size == bs && c.offset == o);
         assert!(!at(65536, 32768) && at(65536, 98304) && at(65536, 65536));
-        assert!(at(8192, 0) && at(8192, 4096) && at(8192, 12288));
+        // An 8 KiB unit's row: blocks of 16 KiB.
+        assert!(!at(16384, 0) && at(16384, 4096) && at(16384, 12288) && at(16384, 8192));
         assert_eq!(
             contrasts(&focus, 1).len(),
             focus.iter().filter(|c| c.offset != 0).count()

@@ -1,27 +1,31 @@
 //! The window a round measures each cell for, chosen from the noise the
 //! run has met (`noise`): longer windows average jitter out but not
-//! drift, and cost time; the window that buys the most precision per
-//! second of measuring is the one that reaches a decision soonest.
+//! drift, and cost time; the window that narrows the intervals most
+//! within the time left is the one that reaches a decision soonest.
 //!
 //! With v(W) = 2c / W + b the variance of a paired difference at a window
 //! of W seconds (`noise::ClassNoise`) and W + o the time a cell takes (o:
-//! its warm-up and what else a cell costs, measured), a second of
-//! measuring buys 1 / (v(W) (W + o)) of precision. The candidates are the
-//! plan's `runtime` times 1, 2, 4 and 8 (up to its longest window); the
-//! run moves to another only when that buys [`GAIN`] times as much, so
-//! the noise model's own uncertainty does not make it hop, and never to
-//! one of which fewer than [`MIN_ROUNDS_LEFT`] rounds fit in what is left
-//! of `--max-time`.
+//! its warm-up and what else a cell costs, measured), the time left holds
+//! n = left / (cells (W + o)) more rounds, and a comparison's interval at
+//! the end is t(α, 6 + N − 1) / √(Σ 1/v) wide: every round kept so far at
+//! its own window, and n more at W (N in all). A second of measuring
+//! buys 1 / (v(W) (W + o)) of precision, so longer windows pay when jitter
+//! dominates and the overhead o is large, but fewer rounds mean fewer
+//! degrees of freedom for the variance and a larger t: the candidates
+//! (the plan's `runtime` times 1, 2, 4 and 8, up to its longest window)
+//! are compared on the interval they reach. The run moves to another only
+//! when that buys [`GAIN`] times the precision (1 / width²), so the noise
+//! model's own uncertainty does not make it hop.
 
 use super::grid::{self, Plan};
 use super::noise::{NoiseModel, RoundNoise};
+use super::sequential::PRIOR_DF;
+use super::stats;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// How much more precision per second a window must buy to be moved to.
+/// How much more precision a window must buy to be moved to.
 pub const GAIN: f64 = 1.25;
-/// Rounds of the new window that must still fit in the budget.
-const MIN_ROUNDS_LEFT: f64 = 4.0;
 
 /// A window the run chose, from which round, and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -176,8 +180,11 @@ pub struct Now<'a> {
     pub overhead_s: f64,
     /// Cells the next round runs.
     pub cells: usize,
-    /// Seconds of `--max-time` left, if any.
-    pub left_s: Option<f64>,
+    /// Seconds left to measure: what is left of `--max-time`, else of the
+    /// plan's most rounds at the current window.
+    pub left_s: f64,
+    /// The error level of each interval (`sequential::Params`).
+    pub alpha: f64,
 }
 
 /// The windows to choose from.
@@ -201,32 +208,45 @@ fn variance(noise: &NoiseModel, w: f64) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// Precision per second of measuring at window `w`.
-fn rate(noise: &NoiseModel, w: Duration, overhead_s: f64) -> Option<f64> {
+/// The half-width (log IOPS) of a comparison's interval by the end of the
+/// time left, were every round from now on measured with windows of `w`:
+/// the rounds kept so far at their own windows' precision, and as many
+/// of `w` as fit, under the t quantile of the moderated t's degrees of
+/// freedom (few long rounds pay for it). None when the model has no
+/// variance yet, or not one round of `w` fits.
+fn reach(now: &Now, w: Duration) -> Option<f64> {
     let s = w.as_secs_f64();
-    variance(noise, s).map(|v| 1.0 / (v * (s + overhead_s)))
+    let v = variance(now.noise, s)?;
+    let kept = now.noise.rounds.iter().filter(|r| !r.set_aside);
+    let (done, precision) = kept.fold((0.0, 0.0), |(n, p), r| {
+        let vr = variance(now.noise, r.window_s).unwrap_or(v);
+        (n + 1.0, p + 1.0 / vr)
+    });
+    let more = (now.left_s / (now.cells.max(1) as f64 * (s + now.overhead_s))).floor();
+    if more < 1.0 {
+        return None;
+    }
+    let n = done + more;
+    let t = stats::t_quantile(now.alpha, PRIOR_DF + n - 1.0);
+    Some(t / (precision + more / v).sqrt())
 }
 
-/// The next round's window and, when it changes, why.
+/// The next round's window and, when it changes, why: the candidate that
+/// narrows the intervals most by the end, moved to when it buys [`GAIN`]
+/// times the precision (1 / half-width²) of the window in use.
 pub fn next(now: &Now) -> Option<(Duration, String)> {
-    let here = rate(now.noise, now.current, now.overhead_s)?;
-    let fits = |w: &Duration| {
-        now.left_s.is_none_or(|left| {
-            let round = now.cells as f64 * (w.as_secs_f64() + now.overhead_s);
-            left >= MIN_ROUNDS_LEFT * round
-        })
-    };
-    let (best, gain) = candidates(now.plan)
+    let here = reach(now, now.current)?;
+    let (best, width) = candidates(now.plan)
         .into_iter()
-        .filter(|w| *w == now.current || fits(w))
-        .filter_map(|w| Some((w, rate(now.noise, w, now.overhead_s)? / here)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        .filter_map(|w| Some((w, reach(now, w)?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let gain = (here / width).powi(2);
     (best != now.current && gain >= GAIN).then(|| (best, why(now, best, gain)))
 }
 
 /// `at 0.125 s windows rounds varied by ±6.2 % (±5.6 % jitter, which
 /// longer windows average out; ±2.7 % drift, which they do not): 0.5 s
-/// windows buy 1.9 × the precision per second`.
+/// windows buy 1.9 × the precision by the end`.
 fn why(now: &Now, next: Duration, gain: f64) -> String {
     let w = now.current.as_secs_f64();
     let total = variance(now.noise, w).unwrap_or(0.0);
@@ -240,7 +260,7 @@ fn why(now: &Now, next: Duration, gain: f64) -> String {
     let jitter = jitter.iter().sum::<f64>() / jitter.len().max(1) as f64;
     let pct = |v: f64| (v.max(0.0).sqrt().exp() - 1.0) * 100.0;
     format!(
-        "at {} windows rounds varied by ±{:.1} % (±{:.1} % jitter, which longer windows average out; ±{:.1} % drift, which they do not): {} windows buy {:.1} × the precision per second",
+        "at {} windows rounds varied by ±{:.1} % (±{:.1} % jitter, which longer windows average out; ±{:.1} % drift, which they do not): {} windows buy {:.1} × the precision by the end",
         secs(now.current),
         pct(total),
         pct(jitter),
@@ -291,7 +311,7 @@ mod tests {
 
     /// A device whose cells cost 0.2 s beyond their window (slow I/Os
     /// drained after it, a long warm-up).
-    fn now<'a>(plan: &'a Plan, noise: &'a NoiseModel, left_s: Option<f64>) -> Now<'a> {
+    fn now<'a>(plan: &'a Plan, noise: &'a NoiseModel, left_s: f64) -> Now<'a> {
         Now {
             plan,
             noise,
@@ -299,35 +319,37 @@ mod tests {
             overhead_s: 0.2,
             cells: 30,
             left_s,
+            alpha: 1e-5,
         }
     }
 
     #[test]
     fn jitter_buys_longer_windows_and_drift_does_not() {
         let plan = crate::probe::simulated::auto_plan(None);
-        // ±4 % per cell at 0.125 s of jitter, little drift: 1 s windows.
+        // ±4 % per cell at 0.125 s of jitter, little drift, cells that
+        // cost 0.2 s beyond their window, 10 minutes left: 0.5 s windows
+        // (1 s ones would leave too few rounds for the t).
         let jittery = model(0.0002, 0.00005);
-        let (w, why) = next(&now(&plan, &jittery, None)).expect("a longer window");
-        assert_eq!(w, Duration::from_secs(1), "{why}");
+        let (w, why) = next(&now(&plan, &jittery, 600.0)).expect("a longer window");
+        assert_eq!(w, Duration::from_millis(500), "{why}");
         assert!(
-            why.starts_with("at 0.125 s windows rounds varied by ±"),
+            why.starts_with("at 0.125 s windows rounds varied by ±5.9 % (±5.8 % jitter"),
             "{why}"
         );
         assert!(
-            why.ends_with("1.0 s windows buy 2.0 × the precision per second"),
+            why.ends_with("0.5 s windows buy 1.5 × the precision by the end"),
             "{why}"
         );
         // Drift alone: the shortest window stays.
-        assert_eq!(next(&now(&plan, &model(0.0, 0.004), None)), None);
-        // A budget that holds too few rounds of the longer windows.
-        let (w, _) = next(&now(&plan, &jittery, Some(60.0))).expect("a longer window");
-        assert!(w < Duration::from_secs(1), "{w:?}");
+        assert_eq!(next(&now(&plan, &model(0.0, 0.004), 600.0)), None);
+        // Two minutes left: the rounds of longer windows are too few.
+        assert_eq!(next(&now(&plan, &jittery, 120.0)), None);
         // With little besides the window per cell, jitter alone buys less
         // than the move is worth: information per second hardly depends
         // on the window then.
         let quick = Now {
             overhead_s: 0.03,
-            ..now(&plan, &jittery, None)
+            ..now(&plan, &jittery, 600.0)
         };
         assert_eq!(next(&quick), None);
     }
