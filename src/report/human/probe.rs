@@ -199,8 +199,18 @@ fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
     }
     out.push_str(&format!("{}\n", inf.summary));
     for n in &inf.noise {
+        let split = if n.jitter_pct.is_finite() && n.window_s.is_finite() {
+            format!(
+                " at {} windows (±{:.1}% jitter, which longer windows average out; ±{:.1}% drift, which they do not)",
+                crate::probe::pacing::secs(std::time::Duration::from_secs_f64(n.window_s.max(0.0))),
+                n.jitter_pct,
+                n.drift_pct
+            )
+        } else {
+            String::new()
+        };
         out.push_str(&st.dim(&format!(
-            "noise {}: rounds vary by ±{:.1}% against each other; smallest penalty {} rounds can tell: {:.0}%\n",
+            "noise {}: rounds vary by ±{:.1}% against each other{split}; smallest penalty {} rounds can tell: {:.0}%\n",
             n.pattern.as_str(),
             n.paired_sd_pct,
             rounds,
@@ -243,6 +253,9 @@ pub fn render(r: &ProbeReport, st: &Style) -> String {
         out.push_str(&tables(&r.cells, &patterns, st));
         out.push('\n');
         out.push_str(&verdict(&r.inference, r.has_penalty(), r.plan.rounds, st));
+    }
+    if !r.pacing.statement.is_empty() {
+        out.push_str(&st.dim(&format!("rounds: {}\n", r.pacing.statement)));
     }
     for t in &r.targets {
         out.push('\n');
