@@ -155,10 +155,11 @@ fn overhead_s(r: &dyn Rounds) -> f64 {
 
 /// Whether a round of `cells` cells with windows of `window` may start:
 /// it is expected to end within `--max-time` (each cell as long as its
-/// window and what cells took beyond theirs so far).
+/// window and what cells took beyond theirs so far, with a tenth more:
+/// windows grow on slow I/O, broken ones are measured again).
 fn in_budget(plan: &Plan, r: &dyn Rounds, cells: usize, window: Duration) -> bool {
     plan.max_time.is_none_or(|t| {
-        let round = cells as f64 * (window.as_secs_f64() + overhead_s(r));
+        let round = 1.1 * cells as f64 * (window.as_secs_f64() + overhead_s(r));
         r.elapsed_s() + round <= t.as_secs_f64()
     })
 }
@@ -270,7 +271,8 @@ pub fn drive(plan: &Plan, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
             v.dedup();
             v
         };
-        if !active.is_empty() {
+        // The window moves once the model rests on a few rounds kept.
+        if !active.is_empty() && useful > params.min_rounds {
             let o = overhead_s(r);
             let left_s = match plan.max_time {
                 Some(t) => t.as_secs_f64() - r.elapsed_s(),

@@ -46,6 +46,9 @@ pub const SET_ASIDE: f64 = 4.0;
 /// Rounds needed before any can be set aside: the median of fewer is no
 /// yardstick.
 const MIN_ROUNDS: usize = 3;
+/// The most of the paired differences' variance the window parts' jitter
+/// is taken to explain.
+const JITTER_SHARE: f64 = 0.9;
 /// Deviations beyond this many robust SDs count as this many: one broken
 /// measurement is an outlier (sequential.rs), not a burst.
 const CLIP_SDS: f64 = 5.0;
@@ -287,19 +290,36 @@ fn fit_classes(
                 .filter(|d| d.class == class && kept(d.round))
                 .collect();
             let sq = clipped(&ds.iter().map(|d| d.sq).collect::<Vec<_>>());
-            let beyond: Vec<f64> = ds
-                .iter()
-                .zip(&sq)
-                .map(|(d, s)| s - 2.0 * jitter / window(d.round).max(1e-3))
-                .collect();
-            let drift = if beyond.is_empty() {
-                0.0
-            } else {
-                // At least a tenth of what the differences vary by: the
-                // jitter's share is an estimate too.
-                let total = sq.iter().sum::<f64>() / sq.len() as f64;
-                (beyond.iter().sum::<f64>() / beyond.len() as f64).max(total / 10.0)
+            let mean = |xs: &mut dyn Iterator<Item = f64>| {
+                let (n, s) = xs.fold((0.0, 0.0), |(n, s), x| (n + 1.0, s + x));
+                if n > 0.0 {
+                    s / n
+                } else {
+                    0.0
+                }
             };
+            // The jitter the parts show may explain at most
+            // [`JITTER_SHARE`] of what the paired differences vary by: noise
+            // correlated over longer than a part (a loaded host's) makes
+            // the parts look jittery where longer windows would not help.
+            let jitter = if ds.is_empty() {
+                jitter
+            } else {
+                let most = mean(
+                    &mut ds
+                        .iter()
+                        .zip(&sq)
+                        .map(|(d, s)| s * window(d.round).max(1e-3) / 2.0),
+                );
+                jitter.min(JITTER_SHARE * most)
+            };
+            let drift = mean(
+                &mut ds
+                    .iter()
+                    .zip(&sq)
+                    .map(|(d, s)| s - 2.0 * jitter / window(d.round).max(1e-3)),
+            )
+            .max(0.0);
             ClassNoise {
                 class,
                 jitter,
