@@ -244,7 +244,7 @@ pub fn drive(plan: &Plan, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
         // aside do not count toward the most rounds (at most as many
         // again are run).
         let over = useful >= plan.rounds || round >= 2 * plan.rounds;
-        active = if over || (useful >= params.min_rounds && settle::settled(&e)) {
+        active = if over || (useful >= params.min_rounds && settle::settled(&e, &params)) {
             Vec::new()
         } else {
             let open = sequential::still_needed(

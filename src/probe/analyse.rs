@@ -630,7 +630,7 @@ pub fn infer(
         .and_then(|f| Some((f.best().unit_bytes?, f.best().patterns.clone())));
     let (at_unit, paid) = match &fit_unit {
         Some((u, named)) => (
-            settle::patterns(e, *u, named),
+            settle::patterns(e, *u, named, params),
             settle::paid(&settle::priced_rows(e, *u, named)),
         ),
         None => (Vec::new(), f64::NAN),

@@ -4,7 +4,7 @@
 
 use super::analyse::{self, Evidence, Penalty};
 use super::engine::Pattern;
-use super::sequential::{Assessment, ContrastKind};
+use super::sequential::{Assessment, ContrastKind, Params, ALPHA};
 use super::stats;
 use super::unitfit;
 use super::verdicts;
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 /// the fit names has a priced row, and every pattern is resolved
 /// (`resolved`), so the rest of the open contrasts cannot change the
 /// verdict and measuring may stop.
-pub fn settled(e: &Evidence) -> bool {
+pub fn settled(e: &Evidence, p: &Params) -> bool {
     let Some(f) = e.fit() else {
         return false;
     };
@@ -27,7 +27,7 @@ pub fn settled(e: &Evidence) -> bool {
             let priced = priced_rows(e, u, named);
             c.curve.is_none_or(|cu| cu <= u)
                 && measured(e.assessed, u, named, &priced)
-                && resolved(&patterns(e, u, named), &priced)
+                && resolved(&patterns(e, u, named, p), &priced)
         })
 }
 
@@ -87,11 +87,12 @@ fn measured(assessed: &[Assessment], unit: u64, paying: &[Pattern], priced: &[Pe
 
 /// What one pattern pays at the unit, all its rows of blocks up to the
 /// ladder's together: the fit's δ (every cell of those rows, weighted as
-/// the rows' layout gives) as per cent fewer IOPS, with its 95 %
-/// interval. A pattern pays when the fit names it, or when that interval
-/// lies above 0: a 2 % read penalty beside 4 % on writes is priced so
-/// long before the fit's 1000 : 1 names it, or any one row's interval
-/// clears 0.
+/// the rows' layout gives) as per cent fewer IOPS, with its interval. The
+/// interval holds at 95 % over every pattern and every look of the run
+/// (level 1 − 0.05 / (patterns × looks)), since the run stops on it. A
+/// pattern pays when the fit names it, or when that interval lies above
+/// 0: a 2 % read penalty beside 4 % on writes is priced so long before
+/// the fit's 1000 : 1 names it, or any one row's interval clears 0.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PatternPenalty {
     pub pattern: Pattern,
@@ -104,7 +105,7 @@ pub struct PatternPenalty {
 
 /// Every pattern of the run as the fit prices it at `unit`; `named` are
 /// the patterns the fit names (they pay).
-pub fn patterns(e: &Evidence, unit: u64, named: &[Pattern]) -> Vec<PatternPenalty> {
+pub fn patterns(e: &Evidence, unit: u64, named: &[Pattern], p: &Params) -> Vec<PatternPenalty> {
     let mut all: Vec<Pattern> = e
         .assessed
         .iter()
@@ -112,11 +113,12 @@ pub fn patterns(e: &Evidence, unit: u64, named: &[Pattern]) -> Vec<PatternPenalt
         .collect();
     all.sort_unstable();
     all.dedup();
+    let alpha = ALPHA / (all.len().max(1) as f64 * f64::from(p.looks.max(1)));
     all.into_iter()
         .map(|pattern| {
             let f = unitfit::pattern_penalty(e.samples, e.assessed, e.noise, unit, pattern);
             let (slower_pct, ci95_pct) = f.map_or((f64::NAN, [f64::NAN; 2]), |f| {
-                let t = stats::t_quantile(0.05, f.df);
+                let t = stats::t_quantile(alpha, f.df);
                 (f.pct(0.0), [f.pct(-t), f.pct(t)])
             });
             PatternPenalty {
