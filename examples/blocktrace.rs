@@ -2,7 +2,7 @@
 //! was counted as JSON (the `Snapshot` of sys/blocktrace.rs). Used by
 //! bench/watch-overhead; `diskalign watch` is the command for people.
 //!
-//!   blocktrace [--path auto|bpf|perf] DEVICE...
+//!   blocktrace [--path auto|bpf|bpf-tracefs|perf] DEVICE...
 //!
 //! Prints one `tracing PATH` line once attached, counts until its
 //! standard input closes, then prints the snapshot.
@@ -38,6 +38,9 @@ fn grains(node: &str) -> Result<Grains, String> {
             .unwrap_or(512)
     };
     let physical = num("physical_block_size");
+    // A zoned disk's zone size (queue/chunk_sectors, in sectors).
+    let zoned = attr(&queue, "zoned").is_some_and(|z| z != "none");
+    let zone_sectors = attr(&queue, "chunk_sectors").and_then(|v| v.parse::<u64>().ok());
     Ok(Grains {
         dev: DevNum {
             major: ma.parse().map_err(|_| format!("{node}: odd dev {dev}"))?,
@@ -45,6 +48,11 @@ fn grains(node: &str) -> Result<Grains, String> {
         },
         grain_bytes: physical.max(num("minimum_io_size")),
         physical_bytes: physical,
+        zone_bytes: if zoned {
+            zone_sectors.unwrap_or(0) * 512
+        } else {
+            0
+        },
     })
 }
 
@@ -57,16 +65,23 @@ fn main() {
             "--path" => {
                 prefer = match args.next().as_deref() {
                     Some("bpf") => Prefer::Bpf,
+                    Some("bpf-tracefs") => Prefer::BpfTracefs,
                     Some("perf") => Prefer::PerfSamples,
                     Some("auto") => Prefer::Auto,
-                    other => fail(&format!("--path: auto, bpf or perf, not {other:?}")),
+                    other => fail(&format!(
+                        "--path: auto, bpf, bpf-tracefs or perf, not {other:?}"
+                    )),
                 }
             }
             d => devs.push(grains(d).unwrap_or_else(|e| fail(&e))),
         }
     }
     let t = Tracer::start(&devs, prefer).unwrap_or_else(|e| fail(&e.to_string()));
-    println!("tracing {}", t.path());
+    match (t.attach(), t.typed_refused()) {
+        (Some(a), None) => println!("tracing {} ({a})", t.path()),
+        (Some(a), Some(why)) => println!("tracing {} ({a}; BTF not used: {why})", t.path()),
+        (None, _) => println!("tracing {}", t.path()),
+    }
     std::io::stdout().flush().ok();
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
     let s = t.snapshot().unwrap_or_else(|e| fail(&e.to_string()));

@@ -103,3 +103,64 @@ pub enum LimitError {
     #[error("alignment offset {ao} must be -1 or a multiple of the logical block size {lbs}")]
     AlignmentOffset { ao: i64, lbs: u32 },
 }
+
+/// How a disk's zones must be written, as sysfs `queue/zoned` says
+/// (block/blk-sysfs.c `queue_zoned_show`): `none` for a regular disk,
+/// `host-aware` (the drive accepts random writes, sequential within a zone
+/// is better) and `host-managed` (sequential writes only in its
+/// sequential-write-required zones: SMR drives of ZBC/ZAC device type
+/// 14h, NVMe ZNS namespaces, null_blk with `zoned=1`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ZoneModel {
+    #[default]
+    None,
+    HostAware,
+    HostManaged,
+}
+
+crate::spelled_as_serde!(ZoneModel);
+
+impl ZoneModel {
+    /// The model sysfs names (`queue/zoned`); None for any other text.
+    pub fn from_sysfs(s: &str) -> Option<ZoneModel> {
+        match s {
+            "none" => Some(ZoneModel::None),
+            "host-aware" => Some(ZoneModel::HostAware),
+            "host-managed" => Some(ZoneModel::HostManaged),
+            _ => None,
+        }
+    }
+}
+
+/// A disk's zones: the model, the zone size (`queue/chunk_sectors`), the
+/// number of zones (`queue/nr_zones`) and how many of them are
+/// conventional (random writes allowed), counted with BLKREPORTZONE.
+/// A regular disk has model `none` and zeros. Read back, a key an older
+/// document lacks takes its default.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Zones {
+    pub model: ZoneModel,
+    pub zone_size_bytes: u64,
+    pub zones: u64,
+    /// None when not read (no device node opened, or the report failed:
+    /// `conventional_zones_error` says why).
+    pub conventional_zones: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conventional_zones_error: Option<String>,
+}
+
+impl Zones {
+    /// True when the kernel reports zones at all.
+    pub fn is_zoned(&self) -> bool {
+        self.model != ZoneModel::None
+    }
+
+    /// True when some zones take only sequential writes: every
+    /// host-managed disk (its sequential zones are "sequential write
+    /// required"); a host-aware disk's are "sequential write preferred".
+    pub fn has_sequential_write_required(&self) -> bool {
+        self.model == ZoneModel::HostManaged
+    }
+}

@@ -83,6 +83,41 @@ pub fn human(bytes: u64) -> String {
     }
 }
 
+/// A size as lsblk prints it in every mode without `-b` (`512M`,
+/// `931.5G`, `0B`): util-linux's `size_to_human_string` with
+/// `SIZE_SUFFIX_1LETTER` (lib/strutils.c): the largest power of 1024 not
+/// above it, one decimal rounded half up, a trailing `.0` dropped, one
+/// letter of `BKMGTPE`. For the `-r` and `-P` forms, which programs read
+/// as they read lsblk's.
+pub fn lsblk_size(bytes: u64) -> String {
+    let exp = (1..=6u32)
+        .map(|k| 10 * k)
+        .find(|&shift| bytes < 1u64 << shift)
+        .map_or(60, |shift| shift - 10);
+    let letter = char::from(b"BKMGTPE"[(exp / 10) as usize]);
+    let mut whole = bytes >> exp;
+    let rest = bytes & ((1u64 << exp) - 1);
+    let mut tenths = 0;
+    if rest != 0 {
+        // Three digits after the point, then rounded to one, as lsblk does.
+        let thousandths = if rest >= u64::MAX / 1000 {
+            (rest / 1024) * 1000 / (1u64 << (exp - 10))
+        } else {
+            rest * 1000 / (1u64 << exp)
+        };
+        tenths = (thousandths + 50) / 100;
+        if tenths == 10 {
+            whole += 1;
+            tenths = 0;
+        }
+    }
+    if tenths == 0 {
+        format!("{whole}{letter}")
+    } else {
+        format!("{whole}.{tenths}{letter}")
+    }
+}
+
 /// `human` where that is exact ("1 MiB", "64 KiB"), else the bytes
 /// ("1052160 bytes"): for offsets, where "~1.0 MiB" would hide a +3584.
 pub fn exact(bytes: u64) -> String {
@@ -268,6 +303,24 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 
 #[cfg(test)]
 mod tests {
+
+    /// lsblk's sizes, as util-linux 2.38's `lsblk -o SIZE` prints them.
+    #[test]
+    fn sizes_as_lsblk_prints_them() {
+        assert_eq!(lsblk_size(0), "0B");
+        assert_eq!(lsblk_size(512), "512B");
+        assert_eq!(lsblk_size(1023), "1023B");
+        assert_eq!(lsblk_size(1024), "1K");
+        assert_eq!(lsblk_size(512 << 20), "512M");
+        assert_eq!(lsblk_size(256 << 30), "256G");
+        assert_eq!(lsblk_size(1000204886016), "931.5G");
+        // 9.97 MiB rounds up to the next whole unit.
+        assert_eq!(lsblk_size(10453504), "10M");
+        assert_eq!(lsblk_size(45071872), "43M");
+        assert_eq!(lsblk_size(1536), "1.5K");
+        assert_eq!(lsblk_size(u64::MAX), "16E");
+    }
+
     use super::*;
 
     #[test]

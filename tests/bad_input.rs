@@ -408,6 +408,12 @@ fn bad_destinations_are_refused_before_any_work() {
     refused(&["probe", &file, &format!("--json={file}")], an_input);
     refused(&["compare", &img, &file, "--html", &file], an_input);
     refused(&["report", &img, "--output", &img], an_input);
+    // report's page is a file like any other: checked before a run is read.
+    refused(
+        &["report", &img, "--output", "/no/such/dir/page.html"],
+        "--output /no/such/dir/page.html: cannot write there",
+    );
+    refused(&["report", &img, "--output", &d], "a directory");
     assert_eq!(
         std::fs::read(&img).unwrap(),
         img_sum,
@@ -454,7 +460,7 @@ fn file_flags_write_what_format_prints() {
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), printed);
     assert!(std::fs::read_to_string(&prom)
         .unwrap()
-        .contains("diskalign_check_timestamp_seconds"));
+        .contains("diskalign_last_run_timestamp_seconds{command=\"check\"}"));
     // JSON on standard output, CSV beside it; --format json --json is JSON.
     let (printed, _) = run(&["check", &img, "--format", "json", "--csv", &csv]);
     assert!(printed.contains("\"schema\": \"diskalign.check\""));
@@ -801,16 +807,7 @@ fn containers_are_never_written_as_raw() {
     let raw = image(dir.path(), "dos.img", 64 * MIB);
     sfdisk(&raw, "label: dos\n63,40000,83\n");
     let q = dir.path().join("dos.qcow2");
-    sh(
-        "qemu-img",
-        &[
-            "convert",
-            "-O",
-            "qcow2",
-            raw.to_str().unwrap(),
-            q.to_str().unwrap(),
-        ],
-    );
+    qemu_img_convert(&raw, &q, "qcow2", &[]);
     let before = std::fs::read(&q).unwrap();
     let script = dir.path().join("fix.sh");
     let (out, err, code) = run_full(&[
@@ -832,4 +829,21 @@ fn containers_are_never_written_as_raw() {
         "it is a qcow2 disk image",
     );
     assert!(std::fs::read(&q).unwrap() == before, "the image changed");
+}
+
+/// A misspelt command, option or value gets clap's "did you mean" on
+/// the one line, as clap's own tip would say it.
+#[test]
+fn a_misspelling_gets_what_clap_would_suggest() {
+    refused(
+        &["chek"],
+        "unrecognized subcommand 'chek'; did you mean 'check'?",
+    );
+    refused(&["topolgy"], "did you mean 'topology'?");
+    refused(&["check", "--jsno"], "did you mean '--json'?");
+    refused(&["check", "--fail-on", "warnig"], "did you mean 'warning'?");
+    // Nothing similar: no suggestion made up.
+    let (_, err, code) = run_full(&["xyz"]);
+    assert_eq!(code, 2);
+    assert!(!err.contains("did you mean"), "{err}");
 }

@@ -139,10 +139,83 @@ fn direct_io_on_and_off_is_named_and_the_answer_comes_first() {
     assert!(out.contains("loop_direct_io"), "{out}");
     let (out, _, _) = run_full(&["compare", &a, &b, "-q"]);
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    // -q: the answer, the summary and the outcome line.
+    let o = &c["outcome"];
     let want = format!(
-        "{} {}",
+        "{} {} outcome: cells: {} improved, {} regressed, {} unchanged; B is {}worse than A; exit status {}",
         overall["sentence"].as_str().unwrap(),
-        c["summary"].as_str().unwrap()
+        c["summary"].as_str().unwrap(),
+        o["improved"],
+        o["regressed"],
+        o["unchanged"],
+        if o["regressed"] == 0 { "not " } else { "" },
+        o["exit_status"]
     );
     assert_eq!(words(&out), words(&want));
+}
+
+/// `check --json` of `target` saved as `dir/name`.
+fn checked(dir: &Path, name: &str, target: &str) -> String {
+    let (out, _) = run(&["check", target, "--json"]);
+    let p = dir.join(name);
+    std::fs::write(&p, out).unwrap();
+    p.display().to_string()
+}
+
+/// Two check runs of one disk, before and after the plan's script fixed
+/// it: B improves on A (exit 1, `outcome.improved`); compared the other
+/// way, B is worse (exit 1 | 4); a run with itself is the same (0). A
+/// disk whose table was made again under the same name is compared with
+/// a warning.
+#[test]
+fn a_fix_and_a_regression_have_their_exit_statuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "disk.img", 64 << 20);
+    sfdisk(
+        &img,
+        "label: dos\nstart=63, size=40000, type=83\nstart=43008, type=83\n",
+    );
+    let p = img.to_str().unwrap();
+    let before = checked(dir.path(), "before.json", p);
+    let script = dir.path().join("fix.sh");
+    let (_, code) = run(&["plan", p, "--script", script.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let (code, out) = sh_status("sh", &[script.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let after = checked(dir.path(), "after.json", p);
+    let outcome = |a: &str, b: &str| {
+        let (v, code) = run_json(&["compare", a, b]);
+        (v["outcome"].clone(), code)
+    };
+    let (o, code) = outcome(&before, &after);
+    assert_eq!(code, 1, "{o}");
+    assert_eq!(
+        (o["improved"].as_u64(), o["regressed"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(o["exit_status"], 1);
+    let (o, code) = outcome(&after, &before);
+    assert_eq!(code, 5, "B is worse than A: {o}");
+    assert_eq!(
+        (o["improved"].as_u64(), o["regressed"].as_u64()),
+        (Some(0), Some(1))
+    );
+    let (o, code) = outcome(&after, &after);
+    assert_eq!((code, o["unchanged"].as_u64()), (0, Some(1)));
+    let (human, code) = run(&["compare", &after, &before]);
+    assert_eq!(code, 5);
+    assert!(
+        human.contains("B is worse than A; exit status 5"),
+        "{human}"
+    );
+
+    // The same name, a table made again: a warning, once, and compared.
+    sfdisk(&img, "label: dos\nstart=2048, size=40960, type=83\n");
+    let relabelled = checked(dir.path(), "relabelled.json", p);
+    let (out, err, _) = run_full(&["compare", &after, &relabelled]);
+    assert!(out.contains("may not be the same disk (PTUUID"), "{out}");
+    assert!(err.is_empty(), "said once, in the report: {err}");
+    let (_, err, _) = run_full(&["compare", &after, &relabelled, "--json"]);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("may not be the same disk"), "{err}");
 }

@@ -30,16 +30,22 @@ fn floor_of(module: &str) -> Option<usize> {
     FLOORS.iter().position(|f| f.contains(&module))
 }
 
-fn visit(dir: &Path, out: &mut Vec<String>) {
+/// Every .rs file under `dir`, at any depth.
+fn rs_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
         if p.is_dir() {
-            visit(&p, out);
-            continue;
+            out.extend(rs_files(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
         }
-        if p.extension().is_none_or(|x| x != "rs") {
-            continue;
-        }
+    }
+    out
+}
+
+fn visit(dir: &Path, out: &mut Vec<String>) {
+    for p in rs_files(dir) {
         let rel = p
             .strip_prefix(concat!(env!("CARGO_MANIFEST_DIR"), "/src"))
             .unwrap();
@@ -159,15 +165,10 @@ fn syscall_uses(rel: &Path, text: &str) -> Vec<String> {
 
 fn visit_syscalls(dir: &Path, out: &mut Vec<String>) {
     let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            visit_syscalls(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            let rel = p.strip_prefix(src).unwrap();
-            if !may_call_the_kernel(rel) {
-                out.extend(syscall_uses(rel, &std::fs::read_to_string(&p).unwrap()));
-            }
+    for p in rs_files(dir) {
+        let rel = p.strip_prefix(src).unwrap();
+        if !may_call_the_kernel(rel) {
+            out.extend(syscall_uses(rel, &std::fs::read_to_string(&p).unwrap()));
         }
     }
 }
@@ -251,4 +252,242 @@ fn arrows_within_a_floor_run_one_way() {
     }
     // The scanner sees the arrow that is allowed.
     assert!(!imports_of("saved", "compare").is_empty());
+}
+
+/// Every integration test binary (a file of tests/, or a folder with a
+/// main.rs) has its row in tests/README.md's table, so the index says
+/// what each one holds and needs.
+#[test]
+fn every_test_binary_is_in_the_tests_readme() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let mut missing = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = match p.extension() {
+            Some(x) if x == "rs" => p.file_stem(),
+            None if p.join("main.rs").is_file() => p.file_name(),
+            _ => None,
+        };
+        let Some(name) = name.and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if !readme.contains(&format!("| `{name}`")) {
+            missing.push(name.to_string());
+        }
+    }
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "test binaries without a row in tests/README.md: {missing:?}"
+    );
+}
+
+/// Every module file of src/ by its module path (`stack::lvm` for
+/// src/stack/lvm/mod.rs), with its text before the unit tests, comments
+/// left out.
+fn module_texts() -> Vec<(Vec<String>, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    rs_files(&src)
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).unwrap().with_extension("");
+            let mut module: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if matches!(
+                module.last().map(String::as_str),
+                Some("mod" | "lib" | "main")
+            ) {
+                module.pop();
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            let code: String = code
+                .lines()
+                .map(|l| l.split("//").next().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n");
+            (module, code)
+        })
+        .collect()
+}
+
+/// The module paths a `crate::`/`super::` path at the start of `rest`
+/// names (each item of a `{...}` group), from module `own`.
+fn named_paths(own: &[String], base: &str, rest: &str) -> Vec<Vec<String>> {
+    // `super` of `a::b` (src/a/b.rs or src/a/b/mod.rs) is `a`.
+    let mut start: Vec<String> = match base {
+        "crate" => Vec::new(),
+        _ => own[..own.len().saturating_sub(1)].to_vec(),
+    };
+    let idents = |s: &str| -> Vec<String> {
+        s.split("::")
+            .map(|p| {
+                p.trim()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect::<String>()
+            })
+            .take_while(|p| !p.is_empty())
+            .collect()
+    };
+    let head_end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(rest.len());
+    let head = &rest[..head_end];
+    let mut segs = idents(head);
+    while segs.first().is_some_and(|s| s == "super") {
+        segs.remove(0);
+        start.pop();
+    }
+    start.extend(segs);
+    let mut out = vec![start.clone()];
+    if let Some(group) = rest[head_end..].strip_prefix('{') {
+        for item in group.split('}').next().unwrap_or_default().split(',') {
+            let mut p = start.clone();
+            p.extend(idents(item));
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Circles of imports between `modules` (file A names something of B
+/// and B of A, directly or through others), as sets of module paths.
+fn import_circles(modules: &[(Vec<String>, String)]) -> Vec<Vec<String>> {
+    let known: std::collections::HashSet<Vec<String>> =
+        modules.iter().map(|(m, _)| m.clone()).collect();
+    let resolve = |p: &[String]| -> Option<Vec<String>> {
+        (1..=p.len())
+            .rev()
+            .map(|n| p[..n].to_vec())
+            .find(|m| known.contains(m))
+    };
+    let mut edges: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    for (own, code) in modules {
+        let entry = edges.entry(own.join("::")).or_default();
+        for base in ["crate", "super"] {
+            for (at, _) in code.match_indices(&format!("{base}::")) {
+                let before = code[..at].chars().last();
+                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                    continue;
+                }
+                let rest = &code[at + base.len() + 2..];
+                for p in named_paths(own, base, rest) {
+                    let Some(m) = resolve(&p) else { continue };
+                    // Not itself, nor a module it sits in.
+                    if m.len() <= own.len() && own[..m.len()] == m[..] {
+                        continue;
+                    }
+                    entry.insert(m.join("::"));
+                }
+            }
+        }
+    }
+    let reach = |from: &str, to: &str| -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![from.to_string()];
+        while let Some(n) = stack.pop() {
+            if n == to {
+                return true;
+            }
+            if seen.insert(n.clone()) {
+                stack.extend(edges.get(&n).into_iter().flatten().cloned());
+            }
+        }
+        false
+    };
+    let mut circles: Vec<Vec<String>> = Vec::new();
+    for a in edges.keys() {
+        if circles.iter().any(|c| c.contains(a)) {
+            continue;
+        }
+        let mut circle: Vec<String> = edges
+            .keys()
+            .filter(|b| *b != a && reach(a, b) && reach(b, a))
+            .cloned()
+            .collect();
+        if !circle.is_empty() {
+            circle.push(a.clone());
+            circle.sort();
+            circles.push(circle);
+        }
+    }
+    circles
+}
+
+/// No two module files import each other, through others or directly:
+/// a file's job reads in one direction. The stack's layer formats take
+/// their descriptor types from `stack::format` and their region from
+/// `stack::region`; `registry` lists them, `walk` runs their probes and
+/// queues what they return for `assemble`, and no format imports any of
+/// those three.
+#[test]
+fn no_module_files_import_each_other() {
+    let found = import_circles(&module_texts());
+    assert!(
+        found.is_empty(),
+        "module files that import each other: {found:?}"
+    );
+}
+
+#[test]
+fn the_circle_scanner_finds_a_circle() {
+    let module = |path: &str, code: &str| {
+        let path = path.split("::").map(String::from).collect();
+        (path, code.to_string())
+    };
+    let modules = [
+        module("stack", "pub mod a; pub mod b; pub mod c;"),
+        module("stack::a", "use super::b::X;"),
+        module("stack::b", "use crate::stack::{c, Layer};"),
+        module("stack::c", "use super::a::Y;"),
+        module("check", "use crate::stack::a::Y;"),
+    ];
+    assert_eq!(
+        import_circles(&modules),
+        [["stack::a", "stack::b", "stack::c"]]
+    );
+    assert!(import_circles(&modules[..3]).is_empty());
+}
+
+/// Every table is drawn by the column model (docs/architecture.md, "How
+/// to add a column"): outside src/report/columns/mod.rs no code builds a
+/// table's rows by hand, with the terminal's `style::table` or the
+/// page's `page::table` and its `Td` cells.
+#[test]
+fn tables_are_drawn_only_by_the_column_model() {
+    let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let engine = [
+        "report/columns/mod.rs",
+        "report/html/page.rs",
+        "report/style.rs",
+    ];
+    let mut found = Vec::new();
+    for p in rs_files(src) {
+        let rel = p.strip_prefix(src).unwrap().to_string_lossy().to_string();
+        if engine.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let grouped = line.contains("style::{") || line.contains("page::{");
+            let by_hand = line.contains("page::table(")
+                || line.contains("style::table(")
+                || line.contains("Td::")
+                || (grouped
+                    && (line.contains(" table") || line.contains("{table") || line.contains("Td")));
+            if by_hand {
+                found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "tables built by hand, not from a column list:\n{}",
+        found.join("\n")
+    );
 }

@@ -86,6 +86,9 @@ fn check_of_every_fixture() {
     for (name, out, err, code) in on_every_fixture(&["check"]) {
         let text = format!("{out}stderr: {err}exit {code}\n");
         golden(&format!("check-fixture-{name}.txt"), &text);
+        // The table was not read (a fixture's nodes are not opened), so
+        // plan could not plan it: no `next:` that would exit 2.
+        assert!(next_commands(&out).is_empty(), "{out}");
     }
 }
 
@@ -100,13 +103,15 @@ fn topology_of_every_fixture() {
     }
 }
 
-/// `topology` without a disk named: one row per disk, as lsblk -t.
+/// `topology` without a disk named: one row per disk, as lsblk -t. Piped,
+/// the table is alone on stdout, and the hint is on no terminal here
+/// (stderr is captured too), so nowhere.
 #[test]
 fn topology_table_of_every_fixture() {
-    for (name, out, _, code) in on_every_fixture(&["topology"]) {
+    for (name, out, err, code) in on_every_fixture(&["topology"]) {
         golden(
             &format!("topology-table-{name}.txt"),
-            &format!("{out}exit {code}\n"),
+            &format!("{out}stderr: {err}exit {code}\n"),
         );
     }
 }
@@ -143,7 +148,8 @@ fn topology_views() {
     view("list-columns", &["--list-columns", "--width", "80"]);
 }
 
-/// `check` of an image, with the temporary directory taken out.
+/// `check` of an image, run where the image is (so its path is its name),
+/// and every `next:` command it prints run there as printed.
 fn check_image(name: &str, script: Option<&str>, sgdisk: Option<&[&str]>, extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let img = image(dir.path(), &format!("{name}.img"), 256 * MIB);
@@ -157,12 +163,54 @@ fn check_image(name: &str, script: Option<&str>, sgdisk: Option<&[&str]>, extra:
         sh("sgdisk", &a);
     }
     fix_disk_id(&img);
-    let p = img.display().to_string();
-    let mut args = vec!["--color", "never", "check", p.as_str()];
-    args.extend_from_slice(extra);
-    let (out, _, code) = run_full(&args);
-    let out = out.replace(&format!("{}/", dir.path().display()), "");
+    let p = format!("{name}.img");
+    let mut cmd = std::process::Command::new(bin());
+    cmd.current_dir(dir.path())
+        .args(["--color", "never", "check", p.as_str()])
+        .args(extra)
+        .env_remove("COLUMNS");
+    let (out, _, code) = output_of(&mut cmd);
     golden(&format!("check-{name}.txt"), &format!("{out}exit {code}\n"));
+    next_steps_run(&out, dir.path());
+}
+
+/// The commands of the `next:` lines of a report, as printed (the
+/// line's note in parentheses left out).
+fn next_commands(report: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for l in report.lines() {
+        let command = match l.strip_prefix("next: ") {
+            Some(c) => Some(c),
+            None if inside => l
+                .strip_prefix("      ")
+                .filter(|c| c.starts_with("diskalign ")),
+            None => None,
+        };
+        inside = command.is_some();
+        if let Some(c) = command {
+            out.push(c.split("   (").next().unwrap().trim().to_string());
+        }
+    }
+    out
+}
+
+/// Every `next:` command of `report` runs as printed from `cwd` (the
+/// shell reads it, as from a copy and paste) and exits 0 or 1: a plan
+/// made, with or without changes, never a refusal.
+fn next_steps_run(report: &str, cwd: &Path) {
+    let bin_dir = Path::new(bin()).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for c in next_commands(report) {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", &c]).current_dir(cwd).env("PATH", &path);
+        let (out, err, code) = output_of(&mut cmd);
+        assert!(code == 0 || code == 1, "`{c}` exited {code}:\n{out}{err}");
+    }
 }
 
 #[test]
@@ -175,7 +223,12 @@ fn csv_of_check_and_topology() {
         "label: dos\nlabel-id: 0x2d5a1f3c\nstart=63, size=20417, type=83\nstart=20480, size=40960, type=83\n",
     );
     let p = img.display().to_string();
-    let (out, _, code) = run_full(&["check", &p, "--format", "csv"]);
+    // Every target has a row: one without partitions, one not checked.
+    let blank = image(dir.path(), "blank.img", 16 * MIB)
+        .display()
+        .to_string();
+    let missing = dir.path().join("missing.img").display().to_string();
+    let (out, _, code) = run_full(&["check", &p, &blank, &missing, "--format", "csv"]);
     let out = out.replace(&format!("{}/", dir.path().display()), "");
     golden("check-csv.csv", &format!("{out}exit {code}\n"));
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs");
@@ -257,6 +310,7 @@ fn check_views() {
         let (out, err, code) = output_of(&mut cmd);
         let text = format!("{out}stderr: {err}exit {code}\n");
         golden(&format!("check-view-{name}.txt"), &text);
+        next_steps_run(&out, &fixtures);
     };
     view("80-columns", Some("80"), &[]);
     view("quiet", None, &["-q"]);
@@ -312,7 +366,13 @@ fn check_table_of_several_targets() {
     let b = image(dir.path(), "b.img", 256 * MIB);
     sfdisk(&b, "label: gpt\nstart=2048, size=40960\n");
     let mut text = String::new();
-    for extra in [&["-n"][..], &["-r", "-b"], &["-o", "number,status"]] {
+    // Every row names its disk, whatever -o picked.
+    for extra in [
+        &["-n"][..],
+        &["-r", "-b"],
+        &["-o", "number,status"],
+        &["-P", "-o", "start_bytes,size"],
+    ] {
         let mut cmd = std::process::Command::new(bin());
         cmd.current_dir(dir.path())
             .args(["--color", "never", "check", "a disk.img", "b.img"])
@@ -323,46 +383,91 @@ fn check_table_of_several_targets() {
         ));
     }
     golden("check-table-several.txt", &text);
-}
-
-/// `watch` of the ao-3584 fixture tree (sdb, 4 KiB physical; sdb1 at
-/// sector 63, sdb2 at 2048) playing a synthetic recording
-/// (tests/fixtures/watch/make.py: 4 KiB random writes to both
-/// partitions, made up, not traced): the human summary, the CSV and the
-/// JSON (its host, start and version fixed).
-#[test]
-fn watch_of_a_recording() {
+    // topology's rows name their disk too: the three disks of a fixture,
+    // sizes and ROTA as lsblk's -r and -P write them.
     let (fixtures, _) = fixtures();
-    let run = |extra: &[&str]| {
+    let mut text = String::new();
+    for extra in [&["-r", "-o", "size,rota"][..], &["-P", "-o", "size"]] {
         let mut cmd = std::process::Command::new(bin());
         cmd.current_dir(&fixtures)
             .args([
                 "--sysfs-root",
-                "ao-3584",
+                "stack-holders",
                 "--color",
                 "never",
-                "watch",
-                "sdb",
+                "topology",
             ])
-            .args(["--replay", "../watch/ao-3584.json"])
+            .args(extra);
+        let (out, err, code) = output_of(&mut cmd);
+        text.push_str(&format!(
+            "$ topology {extra:?}\n{out}stderr: {err}exit {code}\n"
+        ));
+    }
+    golden("topology-table-several.txt", &text);
+}
+
+/// `watch` of the fixture tree NAME playing a synthetic recording
+/// (tests/fixtures/watch/NAME.json, made up by make.py there, not
+/// traced): the human summary, the CSV and the JSON (its host, start and
+/// version fixed), as tests/golden/watch-NAME.*; the JSON is returned.
+fn watch_golden(name: &str) -> serde_json::Value {
+    let (fixtures, _) = fixtures();
+    let run = |extra: &[&str]| {
+        let mut cmd = std::process::Command::new(bin());
+        cmd.current_dir(&fixtures)
+            .args(["--sysfs-root", name, "--color", "never", "watch", "sdb"])
+            .args(["--replay", &format!("../watch/{name}.json")])
             .args(extra)
             .env_remove("COLUMNS");
         output_of(&mut cmd)
     };
     let (out, err, code) = run(&[]);
     golden(
-        "watch-ao-3584.txt",
+        &format!("watch-{name}.txt"),
         &format!("{out}stderr: {err}exit {code}\n"),
     );
     let (out, _, code) = run(&["--format", "csv"]);
-    golden("watch-ao-3584.csv", &format!("{out}exit {code}\n"));
+    golden(&format!("watch-{name}.csv"), &format!("{out}exit {code}\n"));
     let (out, _, _) = run(&["--format", "json"]);
     let mut doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     doc["host"] = "HOST".into();
     doc["started_at"] = "STARTED".into();
     doc["diskalign_version"] = "VERSION".into();
     golden(
-        "watch-ao-3584.json",
+        &format!("watch-{name}.json"),
         &(serde_json::to_string_pretty(&doc).unwrap() + "\n"),
+    );
+    doc
+}
+
+/// The ao-3584 tree (sdb, 4 KiB physical; sdb1 at sector 63, sdb2 at
+/// 2048): 4 KiB random writes to both partitions. No device is zoned,
+/// so the table has no X-ZONE.
+#[test]
+fn watch_of_a_recording() {
+    watch_golden("ao-3584");
+}
+
+/// The zoned-hm tree (sdb host-managed in 4 MiB zones): 600 writes, 60
+/// across a zone boundary, split in two before they were issued. X-ZONE
+/// counts them, the CSV's last column and the JSON too, and
+/// zone-crossing-writes is an error; `compare` of the run with itself
+/// shows their share in A and B.
+#[test]
+fn watch_of_a_zoned_recording() {
+    let doc = watch_golden("zoned-hm");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("zoned.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let f = file.to_str().unwrap();
+    let (out, err, code) = output_of(
+        std::process::Command::new(bin())
+            .args(["--color", "never", "compare", f, f])
+            .env_remove("COLUMNS"),
+    );
+    let out = out.replace(f, "zoned.json");
+    golden(
+        "compare-watch-zoned-hm.txt",
+        &format!("{out}stderr: {err}exit {code}\n"),
     );
 }

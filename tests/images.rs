@@ -265,8 +265,9 @@ fn corrupted_primary_gpt_uses_backup_and_says_so() {
         .find(|f| f["code"] == "gpt-primary-invalid")
         .expect("says the primary is bad");
     let m = f["message"].as_str().unwrap();
+    // The header's offset, not its CRC field's (byte 528).
     assert!(
-        m.contains("byte 528") && m.contains("CRC") && m.contains("backup"),
+        m.contains("GPT header at byte 512:") && m.contains("CRC") && m.contains("backup"),
         "{m}"
     );
     damaged_in_every_output(&img, "gpt-primary-invalid", "primary GPT damaged");
@@ -460,7 +461,7 @@ fn empty_image_has_no_table() {
     assert_eq!(doc["targets"][0]["partition_table"]["type"], "none");
     assert_eq!(
         doc["targets"][0]["verdict"].as_str().unwrap(),
-        "aligned: no partitions (1 info)"
+        "aligned: no partition table (1 info)"
     );
     assert_eq!(code, 0);
 }
@@ -603,13 +604,28 @@ fn the_human_report_is_a_ticket() {
         lines[lines.len() - 2..],
         [
             format!("next: diskalign plan {p}"),
-            format!("      diskalign plan {p} --script FILE   (writes the fix as a script)")
+            format!(
+                "      diskalign plan {p} --script fix-ticket.img.sh   (writes the fix as a script to read and run)"
+            )
         ]
     );
     assert!(!human.contains("first start on an empty disk"), "{human}");
+    // -q: each verdict and the summary line, as its help says; no next.
     let (quiet, _) = run(&["check", "-q", p]);
-    let quiet: Vec<&str> = quiet.lines().collect();
-    assert!(quiet[quiet.len() - 2].starts_with("next: diskalign plan"));
+    assert!(!quiet.contains("next:"), "{quiet}");
+    assert!(
+        quiet
+            .lines()
+            .next()
+            .unwrap()
+            .starts_with(&format!("{p}: MISALIGNED")),
+        "{quiet}"
+    );
+    let last = quiet.rfind("summary: MISALIGNED").expect(&quiet);
+    assert!(
+        quiet[last..].lines().skip(1).all(|l| l.starts_with("  ")),
+        "{quiet}"
+    );
 
     // Aligned: no next step.
     let ok = image(dir.path(), "ok.img", 64 * MIB);
@@ -674,4 +690,79 @@ fn fdisk_first_start_on_a_tiny_disk() {
         verbose.contains("info tools-disagree: on an empty disk"),
         "{verbose}"
     );
+}
+
+/// A file of a few KiB with nothing in it a tool writes (text) is "no
+/// partition table", not "untidy": no partition fits in it, so where
+/// parted and fdisk would start one is no finding and no line.
+#[test]
+fn a_small_text_file_is_no_partition_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let txt = dir.path().join("notes.txt");
+    let line = "a line of text, as a README holds them\n";
+    std::fs::write(&txt, &line.repeat(8192 / line.len() + 1).as_bytes()[..8192]).unwrap();
+    let (doc, code) = check(&txt, &[]);
+    let t = &doc["targets"][0];
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(t["partition_table"]["type"], "none");
+    assert_eq!(t["summary"]["status"], "aligned");
+    assert!(
+        t["verdict"]
+            .as_str()
+            .unwrap()
+            .contains("no partition table"),
+        "{doc:#}"
+    );
+    assert!(!codes(t).contains(&"tools-disagree".to_string()), "{doc:#}");
+    let (out, code) = run(&["check", txt.to_str().unwrap(), "-v"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("first start on an empty disk"), "{out}");
+    // A disk of 3 MiB has room, and fdisk would start it off 4 KiB.
+    let small = image(dir.path(), "small.img", 3 * MIB);
+    let (doc, code) = check(&small, &[]);
+    assert_eq!(code, 1);
+    assert!(codes(&doc["targets"][0]).contains(&"tools-disagree".to_string()));
+}
+
+/// `topology-unknown` says the topology is the image default; an image
+/// whose topology `--topology` gives has none, so `--fail-on info`
+/// passes an aligned image. A GPT made for 4096-byte sectors (sgdisk on
+/// a 4Kn loop device) is judged as that 4Kn disk and said once.
+#[test]
+fn an_image_with_its_topology_given_is_not_topology_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "aligned.img", 64 * MIB);
+    sh("sgdisk", &["-n", "1:2048:+16M", img.to_str().unwrap()]);
+    let (doc, code) = check(&img, &["--fail-on", "info"]);
+    assert!(codes(&doc["targets"][0]).contains(&"topology-unknown".to_string()));
+    assert_eq!(
+        code, 1,
+        "the image default is info, and --fail-on info fails on it"
+    );
+    let (doc, code) = check(&img, &["--topology", "pbs=4096", "--fail-on", "info"]);
+    assert_eq!(doc["targets"][0]["topology_source"], "override");
+    assert!(!codes(&doc["targets"][0]).contains(&"topology-unknown".to_string()));
+    assert_eq!(code, 0, "{doc:#}");
+
+    let k4 = image(dir.path(), "4kn.img", 64 * MIB);
+    {
+        let lo = LoopDev::attach(&k4, Some(4096));
+        sh("sgdisk", &["-n", "1:256:+4096", &lo.dev]);
+    }
+    let (doc, _) = check(&k4, &[]);
+    let unknown: Vec<&serde_json::Value> = doc["targets"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "topology-unknown")
+        .collect();
+    assert_eq!(unknown.len(), 1, "{doc:#}");
+    assert!(unknown[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("4096-byte sectors"));
+    let (doc, code) = check(&k4, &["--topology", "pbs=4096", "--fail-on", "info"]);
+    assert_eq!(doc["targets"][0]["partition_table"]["sector_size"], 4096);
+    assert!(!codes(&doc["targets"][0]).contains(&"topology-unknown".to_string()));
+    assert_eq!(code, 0, "{doc:#}");
 }

@@ -130,6 +130,20 @@ fn every_serialized_key_is_in_docs_json_md() {
         "label: dos\nstart=2049, size=20000, type=5\nstart=4096, size=8192\n",
     );
     let lv = common::lvm::striped_image(&dir, 2048 + 24 * 2048 + 7);
+    // ZFS members: zfs-fuse's raidz label in all four copies, its mirror
+    // label in L0 only (the others damaged), and a synthetic pool of
+    // version 5000 (tests/zfs.rs drives zfs-fuse itself).
+    let zfs_phys = common::zfs::fixture_phys("raidz1-ashift13-v23.label0");
+    let zr = common::zfs::image_with(dir.path(), "zr.img", 64 * MIB, &zfs_phys, &[0, 1, 2, 3]);
+    let zfs_phys = common::zfs::fixture_phys("mirror-ashift12-v23.label0");
+    let zm = common::zfs::image_with(dir.path(), "zm.img", 64 * MIB, &zfs_phys, &[0]);
+    let zs = common::zfs::image_with(
+        dir.path(),
+        "zs.img",
+        64 * MIB,
+        &common::zfs::synthetic_v5000(),
+        &[0, 1, 2, 3],
+    );
     // A live disk (the kernel's own values): a loop device over a copy.
     let live = dir.path().join("live.img");
     std::fs::copy(&dos, &live).unwrap();
@@ -144,6 +158,7 @@ fn every_serialized_key_is_in_docs_json_md() {
         (vec![&m0], vec![]),
         (vec![&dos, &ext], vec!["--topology", "pbs=4096"]),
         (vec![&lv], vec![]),
+        (vec![&zr, &zm, &zs], vec![]),
         // Stripe hints (64 KiB, 128 KiB) that miss the disk's (128, 256).
         (
             vec![&fs],
@@ -162,6 +177,35 @@ fn every_serialized_key_is_in_docs_json_md() {
         add("check", &doc, &mut seen);
         checks.push(doc);
     }
+    // An image container (a qcow2 overlay over a DOS image, declared
+    // raw): `container` with its backing chain; and its plan, which
+    // writes no script (`script_refused`).
+    let base = image(dir.path(), "base.img", 64 * MIB);
+    sfdisk(&base, "label: dos\nstart=63, size=40000\n");
+    let overlay = dir.path().join("overlay.qcow2");
+    sh(
+        "qemu-img",
+        &[
+            "create",
+            "-q",
+            "-f",
+            "qcow2",
+            "-b",
+            &p("base.img"),
+            "-F",
+            "raw",
+            overlay.to_str().unwrap(),
+        ],
+    );
+    let (doc, _) = run_json(&["check", overlay.to_str().unwrap()]);
+    round_trip::<Document<CheckRun>>(&doc, &mut seen);
+    add("check", &doc, &mut seen);
+    let (planned, _) = run_json(&["plan", overlay.to_str().unwrap()]);
+    assert!(
+        planned.to_string().contains("script_refused"),
+        "{planned:#}"
+    );
+    add("plan", &planned, &mut seen);
     // What the disk declares, judged: images given the identify fixtures'
     // answers as their disk's (a start off NPWG, a LUKS2 sector of 512,
     // a namespace in 512-byte blocks with a 4096-byte format).
@@ -207,6 +251,26 @@ fn every_serialized_key_is_in_docs_json_md() {
         "2",
     ]);
     add("probe", &two, &mut seen);
+    // That probe's run made to say it bracketed 16 KiB on the ZFS mirror
+    // member (synthetic evidence, real reading): `measured_by`.
+    let mut measured = doc.clone();
+    measured["target"]["path"] = zm.display().to_string().into();
+    measured["inference"]["confidence"] = "bracketed".into();
+    measured["inference"]["effective_unit_bytes"] = 16384.into();
+    let run = dir.path().join("measured.json");
+    std::fs::write(&run, measured.to_string()).unwrap();
+    let (evidenced, _) = run_json(&[
+        "check",
+        zm.to_str().unwrap(),
+        "--probe",
+        run.to_str().unwrap(),
+    ]);
+    assert!(
+        evidenced.to_string().contains("measured_by"),
+        "{evidenced:#}"
+    );
+    round_trip::<Document<CheckRun>>(&evidenced, &mut seen);
+    add("check", &evidenced, &mut seen);
     drop(l);
     // plan: a layout with a move, a resize, a refusal, a shrink, and --new.
     let dir = tempfile::tempdir().unwrap();
@@ -216,6 +280,16 @@ fn every_serialized_key_is_in_docs_json_md() {
         "label: gpt\nstart=2049, size=20000\nstart=40960, size=20001\n",
     );
     let (planned, _) = run_json(&["plan", img.to_str().unwrap()]);
+    add("plan", &planned, &mut seen);
+    // sgdisk's default layout: an empty partition's end comes down over
+    // zeros (a table step's zero_tail).
+    let sg = image(dir.path(), "sgdisk.img", 64 << 20);
+    sh(
+        "sgdisk",
+        &["-o", "-n1:0:+20M", "-n2:0:0", sg.to_str().unwrap()],
+    );
+    let (planned, _) = run_json(&["plan", sg.to_str().unwrap()]);
+    assert!(planned.to_string().contains("zero_tail"), "{planned:#}");
     add("plan", &planned, &mut seen);
     let full = image(dir.path(), "full.img", 8 << 20);
     sfdisk(&full, "label: dos\nstart=63\n");
@@ -264,6 +338,29 @@ fn every_serialized_key_is_in_docs_json_md() {
     for (a, b) in [(&doc, &doc), (&checks[0], &checks[1])] {
         add("compare", &compared(a, b), &mut seen);
     }
+    // One image checked, its table made again (another PTUUID), checked
+    // again: `different_disk`.
+    let again = image(dir.path(), "again.img", 64 << 20);
+    sfdisk(
+        &again,
+        "label: dos
+start=2048, size=8192
+",
+    );
+    let (first, _) = run_json(&["check", again.to_str().unwrap()]);
+    sfdisk(
+        &again,
+        "label: dos
+start=2048, size=8192
+",
+    );
+    let (second, _) = run_json(&["check", again.to_str().unwrap()]);
+    let relabelled = compared(&first, &second);
+    assert!(
+        relabelled.to_string().contains("different_disk"),
+        "{relabelled:#}"
+    );
+    add("compare", &relabelled, &mut seen);
     let watches = watched();
     for doc in &watches {
         add("watch", doc, &mut seen);
@@ -339,7 +436,7 @@ fn json_keys(line: &str) -> Vec<String> {
 /// NVMe namespace with NPWG and NOWS. No device on the test machine
 /// answers these commands; the VM tests read real ones.
 fn identify_document() -> Value {
-    use diskalign::topology::device_says::{self, Answers};
+    use diskalign::topology::declared::{self, Answers};
     use diskalign::topology::{Disk, Survey, Topology};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/identify");
     let bytes = |n: &str| std::fs::read(dir.join(n)).unwrap();
@@ -371,7 +468,7 @@ fn identify_document() -> Value {
         Disk {
             name: name.into(),
             topology,
-            device_says: Some(device_says::read(&answers, &topology).unwrap()),
+            declared: Some(declared::read(&answers, &topology).unwrap()),
             ..Disk::default()
         }
     })
@@ -393,7 +490,7 @@ fn identify_document() -> Value {
 /// only what a device declares gives.
 fn declared_check(dir: &Path) -> Value {
     use diskalign::findings::{Code, FailOn};
-    use diskalign::topology::device_says::{self, Answers};
+    use diskalign::topology::declared::{self, Answers};
     use diskalign::topology::Disk;
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/identify");
     let says = |name: &str| {
@@ -401,7 +498,7 @@ fn declared_check(dir: &Path) -> Value {
             nvme: Some(Ok(std::fs::read(fixtures.join(name)).unwrap())),
             ..Answers::default()
         };
-        device_says::read(&a, &diskalign::topology::Topology::plain(512)).unwrap()
+        declared::read(&a, &diskalign::topology::Topology::plain(512)).unwrap()
     };
     let part = image(dir, "npwg.img", 16 * MIB);
     sfdisk(&part, "label: dos\nstart=2056, size=8192\n");
@@ -422,7 +519,7 @@ fn declared_check(dir: &Path) -> Value {
         t.disk = Some(Disk {
             name: "nvme0n1".into(),
             device: t.path.clone(),
-            device_says: Some(says(fixture)),
+            declared: Some(says(fixture)),
             ..Disk::default()
         });
     }
@@ -467,6 +564,11 @@ const DOCUMENTED_NOT_WRITTEN: &[(&str, &str, &str)] = &[
         "kernel_value",
         "the kernel disagreeing with diskalign (a node's block size set since, an alignment_offset of its own): not made on demand",
     ),
+    (
+        "check",
+        "zone_size_bytes",
+        "a zoned disk with a partition table read from it: only the VM tests (tests/vm, scenario 22) set one up",
+    ),
     // A penalty needs a device that is really slower off its unit; the
     // file probed here has none to find on every machine.
     ("probe", "worst_offset", "a penalty"),
@@ -474,6 +576,11 @@ const DOCUMENTED_NOT_WRITTEN: &[(&str, &str, &str)] = &[
     ("probe", "slower_pct", "a penalty"),
     ("probe", "ci95_pct", "a penalty"),
     ("probe", "not_aligned_to", "a penalty with a bracketed unit"),
+    // The watch documents here play a recording over a sysfs fixture:
+    // nothing of their disks is read, and a table not read plans nothing.
+    // tests/blocktrace watches a live loop disk and holds both.
+    ("watch", "read_before_bytes", "a live watch"),
+    ("watch", "next", "a live watch of a disk whose plan has work"),
 ];
 
 /// The other direction of `every_serialized_key_is_in_docs_json_md`:
@@ -549,7 +656,7 @@ where
 #[test]
 fn documents_read_back_as_written() {
     use diskalign::compare::Comparison;
-    use diskalign::probe::report::ProbeReport;
+    use diskalign::probe::outcome::ProbeRun;
     use diskalign::topology::TopologyDocument;
     let mut seen = BTreeSet::new();
     // topology: every fixture tree, and a live loop device (ioctls read).
@@ -592,11 +699,11 @@ fn documents_read_back_as_written() {
     round_trip::<Document<Comparison>>(&compared(&probe, &probe), &mut seen);
     // probe: that run, one round (its contrasts' intervals are null), two
     // targets.
-    round_trip::<Document<ProbeReport>>(&probe, &mut seen);
+    round_trip::<Document<ProbeRun>>(&probe, &mut seen);
     // Another version's method reads back as it was written.
     let mut other = probe.clone();
     other["inference"]["method"] = "another method".into();
-    round_trip::<Document<ProbeReport>>(&other, &mut seen);
+    round_trip::<Document<ProbeRun>>(&other, &mut seen);
     let copy = dir.path().join("copy.img");
     std::fs::copy(&file, &copy).unwrap();
     let quick = |extra: &[&str]| {
@@ -607,7 +714,7 @@ fn documents_read_back_as_written() {
     };
     let one = quick(&[file.to_str().unwrap(), "--rounds", "1"]);
     assert!(one["contrasts"][0]["ci95"][1].is_null(), "{one:#}");
-    round_trip::<Document<ProbeReport>>(&one, &mut seen);
+    round_trip::<Document<ProbeRun>>(&one, &mut seen);
     // `report` and `compare` read it too (its nulls are no interval).
     round_trip::<Document<Comparison>>(&compared(&probe, &one), &mut seen);
     let two = quick(&[
@@ -617,8 +724,8 @@ fn documents_read_back_as_written() {
         "2",
     ]);
     assert_eq!(two["targets"].as_array().map(Vec::len), Some(2), "{two:#}");
-    round_trip::<Document<ProbeReport>>(&two, &mut seen);
-    // watch: the synthetic recording played over the ao-3584 tree.
+    round_trip::<Document<ProbeRun>>(&two, &mut seen);
+    // watch: the synthetic recordings played over the ao-3584 and zoned-hm trees.
     let watches = watched();
     for doc in &watches {
         round_trip::<Document<diskalign::watch::WatchRun>>(doc, &mut seen);
@@ -666,7 +773,7 @@ fn documents_read_back_as_written() {
     ];
     for doc in [&probe, &one, &two] {
         let old = older(doc, &added_to_probe);
-        serde_json::from_value::<Document<ProbeReport>>(old.clone())
+        serde_json::from_value::<Document<ProbeRun>>(old.clone())
             .unwrap_or_else(|e| panic!("{e}: an older probe document does not read:\n{old:#}"));
     }
     let added_to_check = [
@@ -699,23 +806,31 @@ fn documents_read_back_as_written() {
 }
 
 /// `watch` documents made by the real command, playing the synthetic
-/// recording tests/fixtures/watch/ao-3584.json (made up by make.py there,
-/// not traced) over the ao-3584 fixture tree: with a target that is not
-/// there (an `errors` entry), `--unit`, and a COMMAND.
+/// recordings of tests/fixtures/watch (made up by make.py there, not
+/// traced): ao-3584.json over the ao-3584 fixture tree, with a target
+/// that is not there (an `errors` entry), `--unit`, and a COMMAND; and
+/// zoned-hm.json over the zoned-hm tree (writes across zone boundaries).
 fn watched() -> Vec<Value> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let tree = root.join("sysfs/ao-3584").display().to_string();
-    let rec = root.join("watch/ao-3584.json").display().to_string();
-    let base = [
-        "--sysfs-root",
-        tree.as_str(),
-        "watch",
-        "--replay",
-        rec.as_str(),
+    let runs: [(&str, &[&str]); 3] = [
+        ("ao-3584", &["sdb", "nosuch"]),
+        ("ao-3584", &["sdb1", "--unit", "64k", "--", "true"]),
+        ("zoned-hm", &["sdb"]),
     ];
-    let runs: [&[&str]; 2] = [&["sdb", "nosuch"], &["sdb1", "--unit", "64k", "--", "true"]];
     runs.iter()
-        .map(|extra| {
+        .map(|(name, extra)| {
+            let tree = root.join("sysfs").join(name).display().to_string();
+            let rec = root
+                .join(format!("watch/{name}.json"))
+                .display()
+                .to_string();
+            let base = [
+                "--sysfs-root",
+                tree.as_str(),
+                "watch",
+                "--replay",
+                rec.as_str(),
+            ];
             // --format json, since `--json` after `--` would be COMMAND's.
             let (out, code) = run(&[&base[..], &["--format", "json"], extra].concat());
             let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
@@ -723,4 +838,101 @@ fn watched() -> Vec<Value> {
             doc
         })
         .collect()
+}
+
+/// Every object of `v` that has `key`, wherever it sits.
+fn objects_with<'v>(v: &'v Value, key: &str, out: &mut Vec<&'v Value>) {
+    match v {
+        Value::Object(m) => {
+            if m.contains_key(key) {
+                out.push(v);
+            }
+            m.values().for_each(|x| objects_with(x, key, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| objects_with(x, key, out)),
+        _ => {}
+    }
+}
+
+/// `end_bytes` has one meaning, the last byte, wherever it is written
+/// (partitions, the CSV); one past it is `end_exclusive_bytes` in a
+/// finding's facts. A DOS table at 63 whose ends are off 4 KiB, one
+/// partition past the disk's end, and a GPT entry outside its usable area.
+#[test]
+fn end_bytes_is_the_last_byte_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let dos = image(dir.path(), "dos.img", 64 * MIB);
+    sfdisk(
+        &dos,
+        "label: dos\nstart=63, size=20417\nstart=20480, size=40961\n",
+    );
+    // Partition 2 ends past the image once it is cut short.
+    let short = dir.path().join("short.img");
+    std::fs::copy(&dos, &short).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&short)
+        .unwrap()
+        .set_len(32 * MIB)
+        .unwrap();
+    let gpt = image(dir.path(), "gpt.img", 64 * MIB);
+    sh(
+        "sgdisk",
+        &["-a", "1", "-n", "1:2048:+20481", gpt.to_str().unwrap()],
+    );
+    let mut ends = 0;
+    for img in [&dos, &short, &gpt] {
+        let (doc, _) = run_json(&["check", img.to_str().unwrap(), "--topology", "pbs=4096"]);
+        let mut with_end = Vec::new();
+        objects_with(&doc, "end_bytes", &mut with_end);
+        assert!(!with_end.is_empty(), "{doc:#}");
+        for o in with_end {
+            let (start, size, end) = (&o["start_bytes"], &o["size_bytes"], &o["end_bytes"]);
+            let (s, z, e) = (start.as_u64(), size.as_u64(), end.as_u64());
+            assert!(
+                s.is_some() && z.is_some(),
+                "an end_bytes without its partition: {o:#}"
+            );
+            assert_eq!(
+                e,
+                Some(s.unwrap() + z.unwrap() - 1),
+                "not the last byte: {o:#}"
+            );
+        }
+        for p in doc["targets"][0]["partitions"].as_array().unwrap() {
+            for f in p["findings"].as_array().unwrap() {
+                let facts = &f["facts"];
+                assert!(facts.get("end_bytes").is_none(), "{f:#}");
+                if let Some(x) = facts.get("end_exclusive_bytes") {
+                    assert_eq!(x.as_u64(), p["end_bytes"].as_u64().map(|e| e + 1), "{f:#}");
+                    ends += 1;
+                }
+            }
+        }
+        let mut facts = Vec::new();
+        objects_with(&doc, "facts", &mut facts);
+        for f in facts {
+            assert!(f["facts"].get("end_bytes").is_none(), "{f:#}");
+        }
+        // The CSV's end_bytes is the JSON's.
+        let (csv, _) = run(&[
+            "check",
+            img.to_str().unwrap(),
+            "--format",
+            "csv",
+            "-o",
+            "end_bytes",
+        ]);
+        let rows: Vec<&str> = csv.lines().skip(1).filter(|l| !l.is_empty()).collect();
+        for (row, p) in rows
+            .iter()
+            .zip(doc["targets"][0]["partitions"].as_array().unwrap())
+        {
+            assert_eq!(row.to_string(), p["end_bytes"].to_string());
+        }
+    }
+    assert!(
+        ends >= 3,
+        "end-not-4k and partition-outside-disk carry end_exclusive_bytes"
+    );
 }

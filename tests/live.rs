@@ -259,3 +259,61 @@ fn a_loop_device_says_nothing_of_itself() {
     );
     assert_eq!(human_code, code);
 }
+
+/// `check /dev/loopNp1` names its disk as the next step, with the same
+/// options, and that command runs as printed (a partition cannot be
+/// planned on its own); so does the script variant. A clean partition of
+/// the same disk gets no next step.
+#[test]
+fn the_next_step_of_a_partition_plans_its_disk_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "next.img", 64 * MIB);
+    sh(
+        "sgdisk",
+        &[
+            "-a",
+            "1",
+            "-n",
+            "1:63:20001",
+            "-n",
+            "2:20480:+8M",
+            img.to_str().unwrap(),
+        ],
+    );
+    let lo = LoopDev::attach(&img, None);
+    let (out, code) = run(&["check", &lo.part(1), "--topology", "pbs=4096"]);
+    assert_eq!(code, 1, "{out}");
+    let disk_plan = format!("diskalign plan {} --topology pbs=4096", lo.dev);
+    assert!(out.contains(&format!("next: {disk_plan}\n")), "{out}");
+    let bin_dir = std::path::Path::new(bin()).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for line in out.lines().filter(|l| l.contains("diskalign plan")) {
+        let c = line
+            .trim_start_matches("next:")
+            .trim()
+            .split("   (")
+            .next()
+            .unwrap();
+        let (o, e, code) = output_of(
+            std::process::Command::new("sh")
+                .args(["-c", c])
+                .current_dir(dir.path())
+                .env("PATH", &path),
+        );
+        assert_eq!(code, 1, "`{c}` runs as printed and plans the fix:\n{o}{e}");
+    }
+    assert!(dir
+        .path()
+        .join(format!("fix-{}.sh", lo.dev.trim_start_matches("/dev/")))
+        .exists());
+    let (doc, _) = run_json(&["check", &lo.part(1), "--topology", "pbs=4096"]);
+    assert_eq!(doc["targets"][0]["next"], disk_plan.as_str());
+    // Partition 2 is aligned: nothing to plan for it, whatever its disk has.
+    let (out, code) = run(&["check", &lo.part(2), "--topology", "pbs=4096"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("next:"), "{out}");
+}

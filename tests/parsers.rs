@@ -165,11 +165,11 @@ fn enums_spell_themselves_as_their_serde_name() {
     }
     same(&diskalign::findings::Severity::Warning);
     same(&diskalign::layout::PartKind::Extended);
-    same(&diskalign::check::report::TopologySource::ImageDefault);
+    same(&diskalign::check::outcome::TopologySource::ImageDefault);
     same(&diskalign::report::Format::Csv);
     same(&diskalign::probe::grid::DioRule::Statx);
     same(&diskalign::probe::grid::DioRule::LogicalBlockSize);
-    use diskalign::probe::analyse::Confidence;
+    use diskalign::probe::results::Confidence;
     for c in [
         Confidence::Bracketed,
         Confidence::Likely,

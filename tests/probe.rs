@@ -386,7 +386,8 @@ fn scratch_file_is_removed_on_sigint() {
     interrupt(&child);
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    // Bit 2, interrupted; bit 4 too when too few rounds decided nothing.
+    assert!(matches!(out.status.code(), Some(2 | 6)), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     assert!(leftovers(dir.path()).is_empty());
 }
@@ -562,10 +563,14 @@ fn sigint_reports_what_was_measured() {
     interrupt(&child);
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let code = out.status.code().unwrap_or(-1);
     assert!(err.contains("interrupted after"), "{err}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
     assert_eq!(v["partial"], true);
+    // Bit 2, interrupted; bit 4 unless what was measured ruled a penalty
+    // out (a loop device over a file pays none, so never bit 1).
+    let open = v["inference"]["confidence"] != "no-difference";
+    assert_eq!(code, 2 | if open { 4 } else { 0 }, "{err}");
     assert!(v["diskalign_version"].is_string());
     let cells = v["cells"].as_array().unwrap();
     assert!(!cells.is_empty() && cells.len() < 30, "{}", cells.len());

@@ -1128,3 +1128,46 @@ fn layers_in_a_partition_at_63_inherit_its_start() {
     assert!(pv.get("inherits_from").is_none());
     assert_eq!(layer(&doc, "lvm-lv").unwrap()["status"], "aligned");
 }
+
+/// A btrfs in zoned mode (mkfs.btrfs -O zoned, zones emulated on a
+/// regular file: 256 MiB each, so the image is large and sparse) is read
+/// as a btrfs with `zoned`; a regular one has no `zoned` key.
+#[test]
+fn a_btrfs_in_zoned_mode_says_so() {
+    let dir = TempDir::new().unwrap();
+    let img = image(dir.path(), "z.img", 16 << 30);
+    sh(
+        "mkfs.btrfs",
+        &["-q", "-f", "-O", "zoned", img.to_str().unwrap()],
+    );
+    let (doc, _) = check_json(&[&img], &[]);
+    let fs = layer(&doc, "filesystem").unwrap();
+    assert_eq!(fs["filesystem"]["type"], "btrfs", "{doc:#}");
+    assert_eq!(fs["filesystem"]["zoned"], true, "{doc:#}");
+    let plain = image(dir.path(), "p.img", 256 << 20);
+    sh("mkfs.btrfs", &["-q", "-f", plain.to_str().unwrap()]);
+    let (doc, _) = check_json(&[&plain], &[]);
+    let fs = layer(&doc, "filesystem").unwrap();
+    assert!(fs["filesystem"].get("zoned").is_none(), "{doc:#}");
+}
+
+/// An f2fs (mkfs.f2fs) is read with its block size and size; made without
+/// `-m` it is not zoned (mkfs.f2fs makes `blkzoned` only on a zoned disk:
+/// tests/vm scenario 25).
+#[test]
+fn an_f2fs_reads() {
+    let dir = TempDir::new().unwrap();
+    let img = image(dir.path(), "f.img", 256 << 20);
+    sh("mkfs.f2fs", &["-q", "-f", img.to_str().unwrap()]);
+    let (doc, _) = check_json(&[&img], &["--topology=pbs=4096"]);
+    let fs = layer(&doc, "filesystem").unwrap();
+    assert_eq!(fs["filesystem"]["type"], "f2fs", "{doc:#}");
+    assert_eq!(fs["filesystem"]["block_size"], 4096, "{doc:#}");
+    assert_eq!(fs["filesystem"]["sector_size"], 4096, "{doc:#}");
+    assert_eq!(fs["filesystem"]["size_bytes"], 256u64 << 20, "{doc:#}");
+    assert!(fs["filesystem"].get("zoned").is_none(), "{doc:#}");
+    assert!(
+        !all_codes(&doc).iter().any(|c| c.starts_with("fs-")),
+        "{doc:#}"
+    );
+}

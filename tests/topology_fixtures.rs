@@ -131,8 +131,8 @@ fn human_report_names_the_bridge() {
 #[test]
 fn live_holders_are_followed_with_the_kernels_limits() {
     use diskalign::check::stack::judge;
-    use diskalign::stack::assemble::Pending;
     use diskalign::stack::kernel::holders;
+    use diskalign::stack::walk::Pending;
     use diskalign::topology::Sysfs;
     let root = std::path::PathBuf::from(fixture("stack-holders"));
     let sysfs = Sysfs::new(&root);
@@ -264,8 +264,8 @@ fn hostile_sysfs_values_are_errors_not_panics() {
 /// unfollowed and saying why, instead of vanishing.
 #[test]
 fn a_holder_with_unreadable_limits_is_named() {
-    use diskalign::stack::assemble::Pending;
     use diskalign::stack::kernel::holders;
+    use diskalign::stack::walk::Pending;
     use diskalign::topology::Sysfs;
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new("cp")
@@ -301,4 +301,62 @@ fn a_holder_with_unreadable_limits_is_named() {
         "{}",
         f[0].message
     );
+}
+
+/// A host-managed scsi_debug disk (64 zones of 4 MiB): its zones from
+/// sysfs; the conventional ones need BLKREPORTZONE, so null with why.
+#[test]
+fn host_managed_zoned_disk() {
+    let (doc, code) = topo("zoned-hm");
+    let z = &doc["disks"][0]["zoned"];
+    assert_eq!(z["model"], "host-managed");
+    assert_eq!(z["zone_size_bytes"], 4194304);
+    assert_eq!(z["zones"], 64);
+    assert_eq!(z["conventional_zones"], Value::Null);
+    assert!(z["conventional_zones_error"]
+        .as_str()
+        .unwrap()
+        .starts_with("not opened: sysfs root is "));
+    assert_eq!(code, 0);
+    // A regular disk: model none, zeros, null, no error key.
+    let (doc, _) = topo("sata-512e");
+    let z = &doc["disks"][0]["zoned"];
+    assert_eq!(z["model"], "none");
+    assert_eq!(z["zone_size_bytes"], 0);
+    assert_eq!(z["conventional_zones"], Value::Null);
+    assert!(z.get("conventional_zones_error").is_none());
+}
+
+/// Zone attributes a kernel would not write are an error naming the file
+/// and the disk, never a panic or a guess.
+#[test]
+fn bad_zone_attributes_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    let status = std::process::Command::new("cp")
+        .args(["-a", &fixture("zoned-hm"), root.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let q = root.join("block/sdb/queue");
+    for (file, value, says) in [
+        ("zoned", "sideways\n", "is not a zone model"),
+        (
+            "chunk_sectors",
+            "0\n",
+            "a host-managed disk with a zone size of 0",
+        ),
+        ("chunk_sectors", "lots\n", "is not a number in range"),
+        ("nr_zones", "-3\n", "is not a number in range"),
+    ] {
+        let good = std::fs::read_to_string(q.join(file)).unwrap();
+        std::fs::write(q.join(file), value).unwrap();
+        let (doc, code) = run_json(&["--sysfs-root", root.to_str().unwrap(), "topology", "sdb"]);
+        let e = &doc["errors"][0];
+        assert_eq!(e["path"], "sdb", "{doc}");
+        let m = e["message"].as_str().unwrap();
+        assert!(m.contains(file) && m.contains(says), "{file}: {m}");
+        assert_eq!(code, 2, "{m}");
+        std::fs::write(q.join(file), good).unwrap();
+    }
 }

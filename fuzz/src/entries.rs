@@ -8,11 +8,12 @@
 
 use diskalign::bytes::ReadAt;
 use diskalign::layout::{self, gpt, mbr};
-use diskalign::stack::assemble::{self, Pending};
+use diskalign::stack::assemble;
 use diskalign::stack::lvm::{self, pv, text, vg};
-use diskalign::stack::map::Source;
-use diskalign::stack::walk::{self, Region};
-use diskalign::stack::{bcache, fs, luks, md};
+use diskalign::stack::map::SharedReader;
+use diskalign::stack::region::Region;
+use diskalign::stack::walk::{self, Pending};
+use diskalign::stack::{bcache, fs, luks, md, zfs};
 use diskalign::topology::{self, Sysfs, Topology, TopologyOverride};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("md", md_read),
     ("luks", luks_read),
     ("bcache", bcache_read),
+    ("zfs", zfs_read),
     ("fs", fs_read),
     ("stack", stack_walk),
     ("check_image", check_image),
@@ -51,6 +53,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("identify_scsi", identify_scsi),
     ("identify_ata", identify_ata),
     ("trace_format", trace_format),
+    ("btf", btf),
     ("image", image_container),
 ];
 
@@ -235,7 +238,7 @@ pub fn read_table(data: &[u8]) {
 /// table read through it.
 pub fn image_container(data: &[u8]) {
     use diskalign::image::{self, MemFiles};
-    let img: Source = Rc::new(Sparse::decode(data, ANY_LEN));
+    let img: SharedReader = Rc::new(Sparse::decode(data, ANY_LEN));
     let mut files = MemFiles::default();
     for name in ["/fuzz/image", "/fuzz/base.img", "/fuzz/image-flat.vmdk"] {
         files.files.push((PathBuf::from(name), img.clone()));
@@ -300,6 +303,33 @@ pub fn bcache_read(data: &[u8]) {
     }
 }
 
+/// The input as a ZFS label's configuration (the nvlist stream of a
+/// `vdev_phys_t`): decoded alone, then in a 1 MiB + 37 KiB device as
+/// label 0 unsealed (its checksum fails), then sealed into labels 0 and 3
+/// so the label reader decodes it and types its fields.
+pub fn zfs_read(data: &[u8]) {
+    let _ = zfs::nvlist::decode(data, "fuzz", 0);
+    let len = (1 << 20) + 37 * 1024;
+    let mut phys = data[..data.len().min(zfs::PHYS_SIZE)].to_vec();
+    phys.resize(zfs::PHYS_SIZE, 0);
+    let mut dev = vec![0u8; len];
+    let Some(l0) = zfs::phys_offset(len as u64, 0) else {
+        return;
+    };
+    let l0 = l0 as usize;
+    dev[l0..l0 + zfs::PHYS_SIZE].copy_from_slice(&phys);
+    let _ = zfs::read(&dev[..]);
+    for l in [0, 3] {
+        let Some(at) = zfs::phys_offset(len as u64, l) else {
+            return;
+        };
+        let mut p = phys.clone();
+        zfs::seal(&mut p, at);
+        dev[at as usize..at as usize + zfs::PHYS_SIZE].copy_from_slice(&p);
+    }
+    let _ = zfs::read(&dev[..]);
+}
+
 pub fn fs_read(data: &[u8]) {
     let _ = fs::read(data);
 }
@@ -317,7 +347,7 @@ pub fn stack_walk(data: &[u8]) {
     };
     let img = Sparse::decode(rest, ANY_LEN);
     let len = img.len;
-    let src: Source = Rc::new(img);
+    let src: SharedReader = Rc::new(img);
     let region = Region {
         src,
         device: "fuzz".into(),
@@ -379,6 +409,7 @@ pub fn check_image(data: &[u8]) {
         let opts = diskalign::check::CheckOptions {
             sysfs: Sysfs::new("/nonexistent-sysfs"),
             topology,
+            ..Default::default()
         };
         let run = diskalign::check::check_all(std::slice::from_ref(&path), &opts);
         let _ = run.summary.exit_status;
@@ -646,18 +677,18 @@ pub fn saved(data: &[u8]) {
 
 /// The answers set against each of the eight picked kernel topologies,
 /// and drawn as the topology details draw them.
-fn device_says(answers: &topology::device_says::Answers) {
+fn device_says(answers: &topology::declared::Answers) {
     use diskalign::report::{self as report, Format, Style};
     for pick in 0..8 {
         let kernel = topology_pick(pick);
-        let Ok(says) = topology::device_says::read(answers, &kernel) else {
+        let Ok(says) = topology::declared::read(answers, &kernel) else {
             continue;
         };
         let _ = says.disagreements();
         let disk = topology::Disk {
             name: "sdz".into(),
             topology: kernel,
-            device_says: Some(says),
+            declared: Some(says),
             ..Default::default()
         };
         let survey = topology::Survey {
@@ -674,7 +705,7 @@ fn device_says(answers: &topology::device_says::Answers) {
 /// comparison with the kernel's limits.
 pub fn identify_nvme(data: &[u8]) {
     let _ = diskalign::identify::nvme::parse(data);
-    device_says(&topology::device_says::Answers {
+    device_says(&topology::declared::Answers {
         nvme: Some(Ok(data.to_vec())),
         ..Default::default()
     });
@@ -695,7 +726,7 @@ pub fn identify_scsi(data: &[u8]) {
     let _ = scsi::block_limits(b0);
     let _ = scsi::naa_wwn(p83);
     let _ = scsi::read_capacity16(rc);
-    device_says(&topology::device_says::Answers {
+    device_says(&topology::declared::Answers {
         vpd_b0: Some(b0.to_vec()),
         vpd_83: Some(p83.to_vec()),
         read_capacity: Some(Ok(rc.to_vec())),
@@ -710,7 +741,7 @@ pub fn identify_scsi(data: &[u8]) {
 pub fn identify_ata(data: &[u8]) {
     let _ = diskalign::identify::ata::parse(data);
     let (id, rc) = data.split_at(data.len().min(512));
-    device_says(&topology::device_says::Answers {
+    device_says(&topology::declared::Answers {
         ata: Some(Ok(id.to_vec())),
         read_capacity: (!rc.is_empty()).then(|| Ok(rc.to_vec())),
         usb: true,
@@ -742,11 +773,29 @@ pub fn trace_format(data: &[u8]) {
                 dev: tally::dev_num(r.dev),
                 grain_bytes: r.sector,
                 physical_bytes: u64::from(r.nr_sector),
+                zone_bytes: r.sector ^ u64::from(r.nr_sector),
             });
         }
         layouts.insert(f.id.unwrap_or(0) as u16, l);
     }
     let mut t = tally::Tally::new(&grains);
-    ring::count_record(data, &layouts, &mut t);
+    // As a sample with and without the cgroup id after the raw record.
+    ring::count_record(data, &layouts, false, &mut t);
+    ring::count_record(data, &layouts, true, &mut t);
     let _ = t.snapshot(0.0);
+}
+
+/// `sys::trace::btf::Btf::parse` of the input as a BTF blob, the lookups
+/// the typed raw tracepoints make in it, and `Typed::from` of it.
+pub fn btf(data: &[u8]) {
+    use diskalign::sys::trace::bpf::typed::Typed;
+    use diskalign::sys::trace::btf::Btf;
+    let Ok(b) = Btf::parse(data) else {
+        return;
+    };
+    let _ = b.member("bio", &["bi_iter", "bi_sector"]);
+    let _ = b.member("bio", &["bi_opf"]);
+    let _ = b.typedef("btf_trace_block_bio_queue");
+    let _ = b.enumerator("REQ_OP_WRITE");
+    let _ = Typed::from(&b);
 }

@@ -1,4 +1,4 @@
-//! What the disk itself declares (its identify data, `topology::DeviceSays`)
+//! What the disk itself declares (its identify data, `topology::Declared`)
 //! judged where the kernel's limits do not carry it:
 //! - a partition's start or a layer's data start that meets the kernel's
 //!   grain and 4 KiB but not the NVMe namespace's preferred write
@@ -12,13 +12,13 @@
 //!   4096-byte format at least as fast: advice naming `nvme format`,
 //!   which erases the namespace. Nothing is ever run.
 //!
-//! Images have no `DeviceSays`, so none of these is ever said about them.
+//! Images have no `Declared`, so none of these is ever said about them.
 
 use super::start::kernel_offset;
 use crate::findings::{Code, Facts, Finding};
 use crate::identify::nvme::Namespace;
 use crate::stack::{Layer, LayerKind};
-use crate::topology::device_says::{DeviceSays, Limit};
+use crate::topology::declared::{Declared, Limit};
 use crate::topology::Topology;
 use crate::units::{gcd, KIB};
 
@@ -56,7 +56,7 @@ impl WriteUnit {
 }
 
 /// The declared write unit of a disk, when it has one.
-pub fn write_unit(says: Option<&DeviceSays>) -> Option<WriteUnit> {
+pub fn write_unit(says: Option<&Declared>) -> Option<WriteUnit> {
     WriteUnit::of(says?.nvme.as_ref()?)
 }
 
@@ -85,7 +85,7 @@ pub fn partition_start(unit: Option<WriteUnit>, topo: &Topology, start: u64) -> 
 
 /// The declared-unit and declared-physical-block findings of each layer
 /// in `root`'s tree whose offsets are on the disk `device` itself.
-pub fn layer_findings(says: Option<&DeviceSays>, device: &str, root: &mut Layer) {
+pub fn layer_findings(says: Option<&Declared>, device: &str, root: &mut Layer) {
     let Some(says) = says else {
         return;
     };
@@ -111,13 +111,52 @@ pub fn layer_findings(says: Option<&DeviceSays>, device: &str, root: &mut Layer)
         }
         if let Some(p) = physical {
             found.extend(luks_sector(l, p, declared_by.clone()));
+            let evidence = Evidence::Declared(declared_by.clone());
+            found.extend(zfs_ashift(l, p, evidence.clone()));
+            settle_ashift_above(l, p, evidence);
         }
         if !found.is_empty() {
             l.findings.extend(found);
-            l.status = l.status.max(crate::findings::Status::of(&l.findings));
-            l.aligned = l.status.is_clean();
+            restatus(l);
         }
     });
+}
+
+/// A layer's status and verdict again, from its findings.
+fn restatus(l: &mut Layer) {
+    l.status = l.status.max(crate::findings::Status::of(&l.findings));
+    l.aligned = l.status.is_clean();
+}
+
+/// `zfs-ashift-above-physical` said from the kernel's physical block,
+/// settled by evidence of a larger one (`needed`): gone when the unit
+/// is what the device needs, or said again against `needed`.
+fn settle_ashift_above(l: &mut Layer, needed: u64, evidence: Evidence) {
+    let Some(i) = l
+        .findings
+        .iter()
+        .position(|f| f.code == Code::ZfsAshiftAbovePhysical)
+    else {
+        return;
+    };
+    let f = &l.findings[i];
+    let (Some(unit), Some(said)) = (f.facts.block_size_bytes, f.facts.physical_block_bytes) else {
+        return;
+    };
+    if needed <= said {
+        return;
+    }
+    if unit <= needed {
+        l.findings.remove(i);
+        return;
+    }
+    let mut facts = super::stack::zfs_ashift_above(unit, needed, &l.device).facts;
+    facts.kernel_value = i64::try_from(said).ok();
+    match evidence {
+        Evidence::Declared(by) => facts.declared_by = by,
+        Evidence::Measured(run) => facts.measured_by = Some(run),
+    }
+    l.findings[i] = Finding::of(Code::ZfsAshiftAbovePhysical, facts);
 }
 
 /// `luks-sector-below-declared`: a LUKS layer's encryption sector below
@@ -154,6 +193,72 @@ fn luks_sector(l: &Layer, declared: u64, declared_by: Option<String>) -> Option<
     ))
 }
 
+/// `zfs-ashift-below-physical` from the unit a saved probe run bracketed
+/// on this device (`--probe`), where neither the kernel's physical block
+/// nor the disk's identify data already said it.
+pub fn measured_findings(m: Option<&crate::inspect::Measured>, root: &mut Layer) {
+    let Some(m) = m else { return };
+    root.walk_mut(&mut |l| {
+        if l.findings
+            .iter()
+            .any(|f| f.code == Code::ZfsAshiftBelowPhysical)
+        {
+            return;
+        }
+        settle_ashift_above(l, m.unit_bytes, Evidence::Measured(m.file.clone()));
+        if let Some(f) = zfs_ashift(l, m.unit_bytes, Evidence::Measured(m.file.clone())) {
+            l.findings.push(f);
+            restatus(l);
+        }
+    });
+}
+
+/// What says a device's physical block is larger than the kernel reports:
+/// its identify data (which one, when known), or a saved probe run.
+#[derive(Clone)]
+enum Evidence {
+    Declared(Option<String>),
+    Measured(String),
+}
+
+/// `zfs-ashift-below-physical` from what the disk declares: a ZFS
+/// member's allocation unit (2^ashift) below the physical block its
+/// identify data gives, where the kernel reports a smaller one that the
+/// unit meets (the case the seed's bridges make: ZFS picks the ashift
+/// from what the kernel reports). `declared_by` says which evidence
+/// decided, `kernel_value` what the kernel said.
+fn zfs_ashift(l: &Layer, declared: u64, evidence: Evidence) -> Option<Finding> {
+    if l.kind != LayerKind::ZfsMember {
+        return None;
+    }
+    let unit = 1u64.checked_shl(u32::try_from(l.zfs()?.ashift()?).ok()?)?;
+    let kernel = u64::from(l.below.physical_block_size);
+    if unit >= declared || unit < kernel || declared <= kernel {
+        return None;
+    }
+    Some(Finding::of(
+        Code::ZfsAshiftBelowPhysical,
+        Facts {
+            block_size_bytes: Some(unit),
+            physical_block_bytes: Some(declared),
+            share: Some(1.0 - unit as f64 / declared as f64),
+            kernel_value: i64::try_from(kernel).ok(),
+            declared_by: match &evidence {
+                Evidence::Declared(by) => by.clone(),
+                Evidence::Measured(_) => None,
+            },
+            measured_by: match evidence {
+                Evidence::Measured(run) => Some(run),
+                Evidence::Declared(_) => None,
+            },
+            device: Some(l.device.clone()),
+            pool: l.zfs().and_then(|z| z.pool_name.clone()),
+            fix: Some(format!("-o ashift={}", declared.trailing_zeros())),
+            ..Facts::default()
+        },
+    ))
+}
+
 /// The 4096-byte format to move an NVMe namespace formatted with smaller
 /// blocks to: data 4096 bytes, the metadata size of the format in use, a
 /// Relative Performance at least as good; the best of them.
@@ -171,7 +276,7 @@ pub fn better_format(ns: &Namespace) -> Option<(u8, u64)> {
 }
 
 /// `nvme-format-4k-available` for the disk at `node` (`/dev/nvme0n1`).
-pub fn format_advice(says: Option<&DeviceSays>, node: &str) -> Option<Finding> {
+pub fn format_advice(says: Option<&Declared>, node: &str) -> Option<Finding> {
     let (index, now) = better_format(says?.nvme.as_ref()?)?;
     Some(Finding::of(
         Code::NvmeFormat4kAvailable,

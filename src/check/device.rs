@@ -2,22 +2,34 @@
 //! given for a what-if), and the table the kernel registered against the
 //! table on disk.
 
-use super::report::TopologySource;
+use super::outcome::TopologySource;
 use crate::findings::{Code, Finding, Severity};
 use crate::inspect::Target;
 use crate::layout::{PartKind, Table};
 use crate::topology::{self, Disk};
 
+/// `topology-unknown`, only where the topology is the image default:
+/// `--topology` gives it, and a container that says its own sector sizes
+/// is another source. An image whose table uses 4096-byte sectors is
+/// judged as the 4Kn disk it was made for.
+fn topology_unknown(t: &Target) -> Option<Finding> {
+    if t.source != TopologySource::ImageDefault {
+        return None;
+    }
+    let ss = t.table.sector_size;
+    let text = if ss != 512 && t.topology.logical_block_size == ss as u32 {
+        format!("the partition table uses {ss}-byte sectors, so this image is judged as a disk with {ss}-byte logical blocks (give --topology to ask what-if)")
+    } else {
+        "image file: the real device is unknown, so the default 512/512/512/0 topology is used and every partition is judged against 4 KiB and 1 MiB anyway (give --topology to ask what-if)".into()
+    };
+    Some(Finding::new(Code::TopologyUnknown, text))
+}
+
 /// The findings about a target's topology: the kernel's own view, or the
 /// limits given for a what-if.
 pub fn topology_findings(t: &Target) -> Vec<Finding> {
     let mut out = t.notes.clone();
-    if t.source == TopologySource::ImageDefault {
-        out.push(Finding::new(
-            Code::TopologyUnknown,
-            "image file: the real device is unknown, so the default 512/512/512/0 topology is used and every partition is judged against 4 KiB and 1 MiB anyway (give --topology to ask what-if)",
-        ));
-    }
+    out.extend(topology_unknown(t));
     let topo = &t.topology;
     match &t.disk {
         // The kernel's own view, sysfs against ioctls included.
@@ -40,10 +52,7 @@ pub fn topology_findings(t: &Target) -> Vec<Finding> {
     }
     if let Some(d) = &t.disk {
         let node = d.device.display().to_string();
-        out.extend(super::declared::format_advice(
-            d.device_says.as_ref(),
-            &node,
-        ));
+        out.extend(super::declared::format_advice(d.declared.as_ref(), &node));
     }
     out
 }

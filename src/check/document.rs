@@ -5,14 +5,12 @@
 use super::CheckRun;
 use crate::schema::{Document, Header};
 
-pub use crate::check::report::{
-    PartitionReport as Partition, TableReport as Table, TargetReport as Target,
-};
+pub use crate::check::outcome::{CheckedPartition, CheckedTable, CheckedTarget};
 /// An `errors` entry: the same type that wrote it.
-pub use crate::errors::TargetError as DocError;
+pub use crate::errors::TargetError;
 pub use crate::findings::{Finding, Subject};
-/// The kernel's I/O limits as the documents spell them.
-pub use crate::iolimits::Topology as Limits;
+/// The kernel's I/O limits.
+pub use crate::iolimits::Topology;
 pub use crate::stack::Layer;
 
 /// A check document read back: the run, as the types that wrote it hold
@@ -52,21 +50,6 @@ impl std::ops::Deref for CheckDoc {
     type Target = CheckRun;
     fn deref(&self) -> &CheckRun {
         &self.run
-    }
-}
-
-/// The part of a layer's path (`partition 1 / PV x / LV vg/lv`) that
-/// is not its partition's root, for prose that names the partition
-/// already: `PV x / LV vg/lv`; None for the partition's root itself.
-pub fn layer_within(partition: Option<u32>, layer: &str) -> Option<&str> {
-    let Some(p) = partition else {
-        return Some(layer);
-    };
-    let root = format!("partition {p}");
-    match layer.strip_prefix(&root) {
-        Some("") => None,
-        Some(rest) => Some(rest.strip_prefix(" / ").unwrap_or(layer)),
-        None => Some(layer),
     }
 }
 
@@ -216,10 +199,10 @@ mod tests {
     #[test]
     fn paths_longer_than_path_max_are_found() {
         let mut doc = CheckDoc::default();
-        doc.run.targets.push(Target {
+        doc.run.targets.push(CheckedTarget {
             path: "/dev/sda".into(),
             stack: vec![layer("partition 1", vec![layer("ext4", vec![])])],
-            ..Target::default()
+            ..CheckedTarget::default()
         });
         assert_eq!(doc.overlong(), None);
         assert_eq!(
@@ -233,7 +216,7 @@ mod tests {
             Some("a layer path of 4100 bytes is longer than 4096")
         );
         doc.run.assembled.clear();
-        doc.run.targets[0].partitions.push(Partition {
+        doc.run.targets[0].partitions.push(CheckedPartition {
             findings: vec![Finding {
                 subject: Subject {
                     target: Some("y".repeat(PATH_MAX + 1)),
@@ -241,25 +224,11 @@ mod tests {
                 },
                 ..Finding::new(crate::findings::Code::TopologyUnknown, "")
             }],
-            ..Partition::default()
+            ..CheckedPartition::default()
         });
         assert!(doc
             .overlong()
             .unwrap()
             .starts_with("finding's target of 4097 bytes"));
-    }
-
-    #[test]
-    fn a_layer_path_within_its_partition_drops_the_root() {
-        assert_eq!(layer_within(Some(1), "partition 1 / ext4"), Some("ext4"));
-        assert_eq!(layer_within(Some(1), "partition 1"), None);
-        assert_eq!(
-            layer_within(Some(1), "partition 10 / PV x"),
-            Some("partition 10 / PV x")
-        );
-        assert_eq!(
-            layer_within(None, "VG vg / LV vg/lv"),
-            Some("VG vg / LV vg/lv")
-        );
     }
 }

@@ -1,12 +1,22 @@
 //! Small in-memory inspections for the rules' unit tests: a target made of
 //! a table and a topology, with no device and no image behind it.
 
-use super::report::TopologySource;
+use super::outcome::TopologySource;
 use crate::inspect::{Target, TargetKind};
 use crate::iolimits::Topology;
 use crate::layout::{PartKind, Partition, Table, TableKind};
 use crate::topology::{Disk, KernelPartition, Transport};
 use std::path::PathBuf;
+
+/// 512-byte logical blocks over `pbs`-byte physical ones (512e at 4096),
+/// the minimum I/O the physical block.
+pub fn logical_512_over(pbs: u32) -> Topology {
+    Topology {
+        physical_block_size: pbs,
+        minimum_io_size: pbs,
+        ..Topology::IMAGE_DEFAULT
+    }
+}
 
 /// A partition from LBA `first` to `last` (inclusive).
 pub fn part(number: u32, kind: PartKind, first: u64, last: u64) -> Partition {
@@ -50,6 +60,7 @@ pub fn image(size: u64, topology: Topology, partitions: Vec<Partition>) -> Targe
         node_block_sizes: vec![],
         notes: vec![],
         stack: vec![],
+        measured: None,
     }
 }
 
@@ -61,6 +72,7 @@ pub fn disk(size: u64, registered: Vec<KernelPartition>) -> Disk {
         device: PathBuf::from("/dev/sda"),
         size_bytes: size,
         topology: Topology::IMAGE_DEFAULT,
+        zoned: Default::default(),
         ioctl: None,
         ioctl_error: None,
         rotational: None,
@@ -77,8 +89,8 @@ pub fn disk(size: u64, registered: Vec<KernelPartition>) -> Disk {
         holders: vec![],
         partitions: registered,
         findings: vec![],
-        device_says: None,
-        device_says_note: None,
+        declared: None,
+        declared_note: None,
     }
 }
 

@@ -37,20 +37,12 @@ pub struct Region {
 
 /// The start codes of partitions, whose worst names a partition's cause.
 pub fn is_partition_start(c: Code) -> bool {
-    matches!(
-        c,
-        Code::StartMisaligned | Code::StartNot4k | Code::StartNotOptimal | Code::StartNot1Mib
-    )
+    c.meaning().start_cause
 }
 
+/// The data-start codes of layers.
 fn is_layer_start(c: Code) -> bool {
-    matches!(
-        c,
-        Code::LayerStartMisaligned
-            | Code::LayerStartNot4k
-            | Code::LayerStartNotOptimal
-            | Code::LayerStartNot1Mib
-    )
+    c.meaning().layer_start
 }
 
 /// The worst of the start findings among `findings`, as a cause of `subject`.
@@ -253,10 +245,7 @@ fn visit(l: &mut Layer, parent: &Region, path: &str, regions: &Regions, out: &mu
         device: l.device.clone(),
         start: l.data_start().unwrap_or(l.offset_bytes),
         end: l.offset_bytes.saturating_add(l.size_bytes),
-        own_space: matches!(
-            l.kind,
-            LayerKind::LvmLv | LayerKind::MdArray | LayerKind::Holder
-        ),
+        own_space: l.kind.meaning().own_space,
         cause,
     };
     for c in &mut l.children {
@@ -264,5 +253,236 @@ fn visit(l: &mut Layer, parent: &Region, path: &str, regions: &Regions, out: &mu
     }
     if l.data_start().is_some() {
         out.push(here);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::fixture::logical_512_over;
+    use crate::check::stack::judge;
+    use crate::check::start::Start;
+    use crate::findings::Facts;
+    use crate::stack::{Detail, PvInfo};
+    use crate::units::MIB;
+
+    /// The findings a partition at `start` bytes gets, as its cause.
+    fn partition_cause(start: u64) -> Option<Cause> {
+        let f =
+            Start::judge(&logical_512_over(4096), start).partition_findings(0, &Facts::default());
+        cause_of("partition 1", &f, is_partition_start)
+    }
+
+    /// A partition root at `start` with a PV whose first extent is
+    /// `pe_start` in, and an ext4 in an LV of the VG at `lv_at` (its own
+    /// address space).
+    fn stack(start: u64, pe_start: u64, lv_at: u64) -> Layer {
+        let size = 64 * MIB;
+        let mut root = Layer::new(
+            LayerKind::Partition,
+            "partition 1",
+            "sda",
+            start,
+            size,
+            logical_512_over(4096),
+        );
+        let mut pv = Layer::new(
+            LayerKind::LvmPv,
+            "PV",
+            "sda",
+            start,
+            size,
+            logical_512_over(4096),
+        );
+        pv.data_offset_bytes = Some(pe_start);
+        pv.detail = Some(Detail::Pv(PvInfo {
+            pe_start_bytes: pe_start,
+            ..PvInfo::default()
+        }));
+        let mut fs = Layer::new(
+            LayerKind::Filesystem,
+            "ext4",
+            "vg/lv",
+            lv_at,
+            MIB,
+            logical_512_over(4096),
+        );
+        fs.detail = Some(Detail::Filesystem(crate::stack::fs::Filesystem {
+            kind: crate::stack::fs::FsKind::Ext4,
+            block_size: 4096,
+            sector_size: 4096,
+            stripe_unit_blocks: 0,
+            stripe_width_blocks: 0,
+            size_bytes: MIB,
+            free_bytes: None,
+            zoned: false,
+        }));
+        pv.children.push(fs);
+        root.children.push(pv);
+        judge(&mut root);
+        root
+    }
+
+    fn walk(root: &mut Layer, cause: Option<Cause>) {
+        Regions::new().target_root(root, "disk.img", cause);
+    }
+
+    #[test]
+    fn a_pv_on_its_grid_in_a_partition_at_63_inherits_the_partition() {
+        let start = 63 * 512;
+        let mut root = stack(start, MIB, 0);
+        let before = root.children[0].findings.len();
+        assert!(before > 0, "the PV's start is off 4 KiB on the disk");
+        walk(&mut root, partition_cause(start));
+        let pv = &root.children[0];
+        assert_eq!(pv.status, Status::Inherits);
+        assert!(!pv.findings.iter().any(|f| is_layer_start(f.code)));
+        // Named within its own target's tree, without the target.
+        assert_eq!(pv.inherits_from.as_deref(), Some("partition 1"));
+        // The filesystem in the PV's space (another device) inherits too:
+        // its bytes are where the PV put them.
+        let fs = &pv.children[0];
+        assert_eq!(fs.status, Status::Inherits);
+        assert!(fs.inherits_from.is_some());
+    }
+
+    #[test]
+    fn a_pv_off_its_own_grid_keeps_its_finding() {
+        // Partition aligned, pe_start 1 MiB + 512: the PV's own fault.
+        let mut root = stack(MIB, MIB + 512, 0);
+        walk(&mut root, partition_cause(MIB));
+        let pv = &root.children[0];
+        assert_eq!(pv.status, Status::Misaligned);
+        assert!(pv.findings.iter().any(|f| is_layer_start(f.code)));
+        assert_eq!(pv.inherits_from, None);
+        // The filesystem above names the PV, its nearest cause.
+        let fs = &pv.children[0];
+        assert_eq!(fs.status, Status::Inherits);
+        assert_eq!(fs.inherits_from.as_deref(), Some("partition 1 / PV"));
+    }
+
+    #[test]
+    fn nothing_off_nothing_inherited() {
+        let mut root = stack(MIB, MIB, 0);
+        walk(&mut root, partition_cause(MIB));
+        for l in root.walk() {
+            assert!(l.status.is_clean(), "{}: {:?}", l.name, l.status);
+            assert_eq!(l.inherits_from, None, "{}", l.name);
+        }
+    }
+
+    #[test]
+    fn a_warning_below_explains_no_error_above() {
+        // 4 KiB aligned but not 1 MiB: an info/warning tier cause.
+        let start = 64 * KIB;
+        let cause = partition_cause(start);
+        assert!(cause.as_ref().is_none_or(|c| c.severity < Severity::Error));
+        // pe_start 512 bytes off: an error of the PV's own.
+        let mut root = stack(start, MIB + 512, 0);
+        walk(&mut root, cause);
+        let pv = &root.children[0];
+        assert_eq!(pv.status, Status::Misaligned);
+        assert_eq!(pv.inherits_from, None);
+    }
+
+    #[test]
+    fn an_lv_leg_in_a_pv_that_is_off_inherits_across_targets() {
+        let start = 63 * 512;
+        let mut root = stack(start, MIB, 0);
+        let mut regions = Regions::new();
+        regions.target_root(&mut root, "disk.img", partition_cause(start));
+        // The VG assembled from that PV: an LV whose one leg starts at the
+        // PV's first extent plus 4 MiB, in the disk's bytes.
+        let at = start + MIB + 4 * MIB;
+        let mut vg = Layer::new(
+            LayerKind::LvmVg,
+            "vg",
+            "vg",
+            0,
+            64 * MIB,
+            logical_512_over(4096),
+        );
+        let mut lv = Layer::new(
+            LayerKind::LvmLv,
+            "lv",
+            "vg",
+            0,
+            4 * MIB,
+            logical_512_over(4096),
+        );
+        lv.children.push(Layer::new(
+            LayerKind::LvmLeg,
+            "leg 0",
+            "sda",
+            at,
+            4 * MIB,
+            logical_512_over(4096),
+        ));
+        vg.children.push(lv);
+        judge(&mut vg);
+        assert_eq!(vg.children[0].children[0].status, Status::Misaligned);
+        regions.assembled(&mut vg);
+        let leg = &vg.children[0].children[0];
+        assert_eq!(leg.status, Status::Inherits);
+        assert_eq!(leg.inherits_from.as_deref(), Some("disk.img: partition 1"));
+        // A leg off the PV's grid is its own: 1 KiB further (512 would
+        // land on 4 KiB of the disk: 63 sectors + 1 = 64).
+        let mut vg2 = Layer::new(
+            LayerKind::LvmVg,
+            "vg",
+            "vg",
+            0,
+            64 * MIB,
+            logical_512_over(4096),
+        );
+        let mut lv2 = Layer::new(
+            LayerKind::LvmLv,
+            "lv",
+            "vg",
+            0,
+            4 * MIB,
+            logical_512_over(4096),
+        );
+        let leg2 = Layer::new(
+            LayerKind::LvmLeg,
+            "leg 0",
+            "sda",
+            at + 1024,
+            4 * MIB,
+            logical_512_over(4096),
+        );
+        lv2.children.push(leg2);
+        vg2.children.push(lv2);
+        judge(&mut vg2);
+        regions.assembled(&mut vg2);
+        let leg2 = &vg2.children[0].children[0];
+        assert_eq!(leg2.status, Status::Misaligned);
+        assert_eq!(leg2.inherits_from, None);
+    }
+
+    #[test]
+    fn the_inherited_status_follows_the_cause_tier() {
+        let c = |severity| Cause {
+            subject: "p".into(),
+            severity,
+        };
+        assert_eq!(inherited_status(&c(Severity::Error)), Status::Inherits);
+        assert_eq!(inherited_status(&c(Severity::Warning)), Status::Untidy);
+        assert_eq!(inherited_status(&c(Severity::Info)), Status::Aligned);
+    }
+
+    #[test]
+    fn a_region_holds_what_starts_inside_it_and_on_its_grid() {
+        let r = Region {
+            device: "sda".into(),
+            own_space: false,
+            start: 32256,
+            end: 32256 + MIB,
+            cause: None,
+        };
+        assert!(on_grid_within(&r, 32256 + 4096, 4096));
+        assert!(!on_grid_within(&r, 32256 + 512, 4096));
+        assert!(!on_grid_within(&r, 0, 4096));
+        assert!(!on_grid_within(&r, 32256, 0));
     }
 }

@@ -11,23 +11,24 @@ pub mod document;
 #[cfg(test)]
 pub(crate) mod fixture;
 pub mod inherit;
+pub mod outcome;
 mod partitions;
 pub mod placement;
 mod portable;
-pub mod report;
 pub mod stack;
 pub mod start;
 mod structure;
 pub mod summary;
 pub mod tools;
 mod verdict;
+mod zones;
 
 use crate::errors::TargetError;
 use crate::findings::{Code, FailOn};
 use crate::inspect::{self, Inspection, Target};
 use crate::layout::{PartKind, TableKind};
 use crate::stack::Layer;
-use report::{TableReport, TargetReport};
+use outcome::{CheckedTable, CheckedTarget};
 use std::path::{Path, PathBuf};
 use tools::ToolView;
 
@@ -40,7 +41,7 @@ pub use crate::inspect::InspectOptions as CheckOptions;
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct CheckRun {
-    pub targets: Vec<TargetReport>,
+    pub targets: Vec<CheckedTarget>,
     /// md arrays and volume groups put together from the targets.
     pub assembled: Vec<Layer>,
     pub errors: Vec<TargetError>,
@@ -57,6 +58,12 @@ pub fn check_all(paths: &[PathBuf], opts: &CheckOptions) -> CheckRun {
 
 /// [`check_all`] with the findings that make the exit status 1.
 pub fn check_with(paths: &[PathBuf], opts: &CheckOptions, fail_on: FailOn) -> CheckRun {
+    judge(read(paths, opts), fail_on)
+}
+
+/// The targets read, before any rule (no targets: every disk of the
+/// machine or of the sysfs tree).
+pub fn read(paths: &[PathBuf], opts: &CheckOptions) -> Inspection {
     let (paths, listing_error) = if paths.is_empty() {
         match default_targets(&opts.sysfs) {
             Ok(t) => (t, None),
@@ -67,11 +74,11 @@ pub fn check_with(paths: &[PathBuf], opts: &CheckOptions, fail_on: FailOn) -> Ch
     };
     let mut i = inspect::inspect(&paths, opts);
     i.errors.extend(listing_error);
-    judge(i, fail_on)
+    i
 }
 
 /// Check one target on its own (no assembly across targets).
-pub fn check(path: &Path, opts: &CheckOptions) -> Result<TargetReport, TargetError> {
+pub fn check(path: &Path, opts: &CheckOptions) -> Result<CheckedTarget, TargetError> {
     let mut run = check_all(&[path.to_path_buf()], opts);
     match run.errors.pop() {
         Some(e) => Err(e),
@@ -95,7 +102,7 @@ pub fn judge(i: Inspection, fail_on: FailOn) -> CheckRun {
     for l in &mut run.assembled {
         stack::judge(l);
         regions.assembled(l);
-        report::assign_subjects(None, None, l, "");
+        outcome::assign_subjects(None, None, l, "");
     }
     for r in &mut run.targets {
         r.assign_subjects();
@@ -107,7 +114,7 @@ pub fn judge(i: Inspection, fail_on: FailOn) -> CheckRun {
     run
 }
 
-fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
+fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
     let mut findings = device::topology_findings(&t);
     let table = &t.table;
     findings.extend(table.findings.iter().cloned());
@@ -127,22 +134,29 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
                 .extend(container::start_finding(c, p.start_bytes));
         }
     }
-    if let (Some(disk), None, false) = (&t.disk, t.only, mismatch) {
+    // A host-managed disk's table is one the kernel ignores: said so,
+    // in place of the registered partitions' difference from it.
+    let ignored = t.disk.as_ref().and_then(|d| zones::table_ignored(d, table));
+    let table_ignored = ignored.is_some();
+    findings.extend(ignored);
+    if let (Some(disk), None, false, false) = (&t.disk, t.only, mismatch, table_ignored) {
         findings.extend(device::kernel_table_findings(disk, table));
     }
     let first_start_bytes = tools::first_starts(&view, table.kind == TableKind::Mbr);
     let empty = t.table.partitions.is_empty();
-    findings.extend(disagree::first_start_findings(
-        &t.topology,
-        &view,
-        &first_start_bytes,
-        empty,
-    ));
+    if first_start_bytes.any_fits(t.size, view.lbs) {
+        findings.extend(disagree::first_start_findings(
+            &t.topology,
+            &view,
+            &first_start_bytes,
+            empty,
+        ));
+    }
     let not_portable = portable::finding(&partitions);
     let portable = not_portable.is_none();
     findings.extend(not_portable);
     let path = t.path.display().to_string();
-    let says = t.disk.as_ref().and_then(|d| d.device_says.clone());
+    let says = t.disk.as_ref().and_then(|d| d.declared.clone());
     let layer_device = t.layer_device();
     let stack = t
         .stack
@@ -155,6 +169,13 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
             }
             stack::judge(&mut l);
             declared::layer_findings(says.as_ref(), &layer_device, &mut l);
+            declared::measured_findings(t.measured.as_ref(), &mut l);
+            if let Some(d) = &t.disk {
+                zones::layer_findings(&d.zoned, &layer_device, &mut l);
+            }
+            if t.source == crate::inspect::TopologySource::ImageDefault {
+                unknown_device(&mut l);
+            }
             if let Some(c) = &t.container {
                 let part_on_4k = part.is_none_or(|p| p.start_bytes % 4096 == 0);
                 container::layer_findings(c, &layer_device, part_on_4k, &mut l);
@@ -162,11 +183,11 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
             let cause = part
                 .and_then(|p| inherit::cause_of(&l.name, &p.findings, inherit::is_partition_start));
             regions.target_root(&mut l, &path, cause);
-            report::assign_subjects(Some(&path), root.partition, &mut l, "");
+            outcome::assign_subjects(Some(&path), root.partition, &mut l, "");
             l
         })
         .collect();
-    TargetReport {
+    CheckedTarget {
         path,
         kind: t.kind,
         disk: t.disk.as_ref().map(|d| d.name.clone()),
@@ -177,7 +198,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
         container: t.container,
         topology: t.topology,
         topology_source: t.source,
-        partition_table: TableReport {
+        partition_table: CheckedTable {
             kind: table.kind,
             sector_size: table.sector_size,
             first_usable_lba: table.usable.map(|u| u.0),
@@ -191,6 +212,18 @@ fn target(t: Target, regions: &mut inherit::Regions) -> TargetReport {
         aligned: false,
         verdict: String::new(),
         findings,
-        summary: summary::TargetSummary::default(),
+        summary: outcome::TargetSummary::default(),
+        next: None,
     }
+}
+
+/// An image judged with the image default topology says nothing of more
+/// than its unknown device needs: a ZFS ashift above the default's
+/// 512-byte block is what OpenZFS advises for any disk that may be 4 KiB
+/// (`topology-unknown` says the device is unknown; `--topology` asks).
+fn unknown_device(root: &mut crate::stack::Layer) {
+    root.walk_mut(&mut |l| {
+        l.findings
+            .retain(|f| f.code != Code::ZfsAshiftAbovePhysical);
+    });
 }

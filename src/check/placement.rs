@@ -47,17 +47,7 @@ impl Placement {
 
 /// Codes that decide a partition's `aligned` verdict.
 pub fn is_placement_code(c: Code) -> bool {
-    matches!(
-        c,
-        Code::StartMisaligned
-            | Code::StartNot4k
-            | Code::StartNotOptimal
-            | Code::StartNotPreferredWrite
-            | Code::EndNot4k
-            | Code::EndNotPhysical
-            | Code::SizeNot4k
-            | Code::KernelReportsMisaligned
-    )
+    c.meaning().placement
 }
 
 /// Findings about where a partition starts and ends.
@@ -110,7 +100,7 @@ pub fn placement_findings(t: &Topology, p: &Placement, kernel_ao: Option<i64>) -
 fn end_findings(t: &Topology, end: u64, base: &Facts) -> Vec<Finding> {
     let mut out = Vec::new();
     let at = Facts {
-        end_bytes: Some(end),
+        end_exclusive_bytes: Some(end),
         ..base.clone()
     };
     if end % (4 * KIB) != 0 {

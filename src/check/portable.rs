@@ -3,13 +3,13 @@
 //! of 64 KiB to 1 MiB, a 4Kn presentation). Starts on 1 MiB and ends on
 //! 4 KiB are.
 
-use super::report::PartitionReport;
+use super::outcome::CheckedPartition;
 use crate::findings::{Code, Finding};
 use crate::layout::PartKind;
 use crate::units::{human, KIB, MIB};
 
 /// Why each data partition is not portable.
-fn unportable(partitions: &[PartitionReport]) -> Vec<String> {
+fn unportable(partitions: &[CheckedPartition]) -> Vec<String> {
     partitions
         .iter()
         .filter(|p| p.kind != PartKind::Extended)
@@ -29,7 +29,7 @@ fn unportable(partitions: &[PartitionReport]) -> Vec<String> {
 }
 
 /// `layout-not-portable` when some data partition is not; None when all are.
-pub fn finding(partitions: &[PartitionReport]) -> Option<Finding> {
+pub fn finding(partitions: &[CheckedPartition]) -> Option<Finding> {
     let unportable = unportable(partitions);
     (!unportable.is_empty()).then(|| {
         Finding::new(
@@ -50,7 +50,7 @@ mod tests {
     use crate::check::tools::ToolView;
     use crate::iolimits::Topology;
 
-    fn reports(parts: Vec<crate::layout::Partition>) -> Vec<PartitionReport> {
+    fn reports(parts: Vec<crate::layout::Partition>) -> Vec<CheckedPartition> {
         let t = image(64 * MIB, Topology::IMAGE_DEFAULT, parts);
         partition_reports(&t, &ToolView::new(&t.topology, t.size), false)
     }

@@ -30,6 +30,7 @@ pub fn judge(l: &mut Layer) {
                 }
                 vec![]
             }
+            LayerKind::ZfsMember => zfs(l),
             LayerKind::Partition | LayerKind::Device | LayerKind::Swap => vec![],
         };
         l.findings.append(&mut f);
@@ -123,6 +124,72 @@ fn bcache(l: &Layer) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// A ZFS member's top-level vdev allocates in 2^ashift bytes: below the
+/// physical block every write smaller than the block, and every block
+/// sized write that does not start on one, is a read-modify-write there.
+/// Blocks are allocated anywhere on the 2^ashift grid, so of the writes
+/// of one physical block, 1 - 2^ashift / block start off one (7 in 8 for
+/// ashift 9 on 4 KiB): the `share`.
+fn zfs(l: &Layer) -> Vec<Finding> {
+    // Its allocations start 4 MiB into the device: judged like any
+    // layer's data, so a pool on a partition off 4 KiB inherits its cause.
+    let mut out = match l.data_start() {
+        Some(start) => start_findings(
+            &l.below,
+            start,
+            &format!("the ZFS pool's allocations (from {})", exact(start)),
+            &l.device,
+        ),
+        None => vec![],
+    };
+    let unit = l
+        .zfs()
+        .and_then(|z| z.ashift())
+        .and_then(|a| 1u64.checked_shl(u32::try_from(a).ok()?));
+    let pbs = u64::from(l.below.physical_block_size);
+    let Some(unit) = unit else {
+        return out;
+    };
+    if unit > pbs {
+        out.push(zfs_ashift_above(unit, pbs, &l.device));
+        return out;
+    }
+    if unit == pbs {
+        return out;
+    }
+    out.push(Finding::of(
+        Code::ZfsAshiftBelowPhysical,
+        Facts {
+            block_size_bytes: Some(unit),
+            physical_block_bytes: Some(pbs),
+            share: Some(1.0 - unit as f64 / pbs as f64),
+            device: Some(l.device.clone()),
+            pool: l.zfs().and_then(|z| z.pool_name.clone()),
+            fix: Some(format!("-o ashift={}", pbs.trailing_zeros())),
+            ..Facts::default()
+        },
+    ));
+    out
+}
+
+/// `zfs-ashift-above-physical`: a ZFS allocation unit above the `pbs`
+/// the device needs. Info: each block is rounded up to the unit, so a
+/// block of `pbs` takes `unit / pbs` times its space. What the disk
+/// declares or a probe measured may raise `pbs` later
+/// (`check::declared`), or drop the finding.
+pub fn zfs_ashift_above(unit: u64, pbs: u64, device: &str) -> Finding {
+    Finding::of(
+        Code::ZfsAshiftAbovePhysical,
+        Facts {
+            block_size_bytes: Some(unit),
+            physical_block_bytes: Some(pbs),
+            amplification: Some(unit as f64 / pbs.max(1) as f64),
+            device: Some(device.to_string()),
+            ..Facts::default()
+        },
+    )
 }
 
 fn luks(l: &Layer) -> Vec<Finding> {
@@ -224,7 +291,8 @@ fn filesystem(l: &Layer) -> Vec<Finding> {
         &format!("the {name} filesystem"),
         &l.device,
     ));
-    if fs.kind == FsKind::Btrfs {
+    // Neither keeps stripe hints.
+    if matches!(fs.kind, FsKind::Btrfs | FsKind::F2fs) {
         return out;
     }
     let (unit, width) = (fs.stripe_unit_bytes(), fs.stripe_width_bytes());
@@ -525,6 +593,334 @@ fn holder(l: &Layer) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::fixture::logical_512_over;
+    use crate::stack::bcache::{Bcache, BcacheRole};
+    use crate::stack::fs::Filesystem;
+    use crate::stack::luks::Luks;
+    use crate::stack::lvm::vg::{Leg, Segment};
+    use crate::stack::md::MdMember;
+    use crate::stack::{Detail, LegInfo, LvInfo, PvInfo};
+    use crate::units::MIB;
+
+    /// A layer of `kind` at `offset` on `sda` (4 KiB physical), with
+    /// `detail`, judged alone.
+    fn judged(kind: LayerKind, offset: u64, data: Option<u64>, detail: Detail) -> Layer {
+        let mut l = Layer::new(kind, "l", "sda", offset, 64 * MIB, logical_512_over(4096));
+        l.data_offset_bytes = data;
+        l.detail = Some(detail);
+        judge(&mut l);
+        l
+    }
+
+    fn codes(l: &Layer) -> Vec<Code> {
+        l.findings.iter().map(|f| f.code).collect()
+    }
+
+    fn pv(pe_start: u64) -> Detail {
+        Detail::Pv(PvInfo {
+            pe_start_bytes: pe_start,
+            ..PvInfo::default()
+        })
+    }
+
+    #[test]
+    fn a_pv_is_judged_at_its_first_extent_on_the_device() {
+        let ok = judged(LayerKind::LvmPv, MIB, Some(MIB), pv(MIB));
+        assert!(ok.aligned, "{:?}", codes(&ok));
+        // pe_start 1 MiB in a partition at sector 63: off 4 KiB on the disk.
+        let off = judged(LayerKind::LvmPv, 63 * 512, Some(MIB), pv(MIB));
+        assert_eq!(off.status, Status::Misaligned);
+        assert!(
+            codes(&off).contains(&Code::LayerStartMisaligned),
+            "{:?}",
+            codes(&off)
+        );
+        assert_eq!(off.findings[0].facts.offset_bytes, Some(63 * 512 + MIB));
+    }
+
+    fn md(level: i32, chunk: u64) -> Detail {
+        Detail::Md(MdMember {
+            level,
+            chunk_bytes: chunk,
+            data_offset_bytes: MIB,
+            ..MdMember::default()
+        })
+    }
+
+    #[test]
+    fn an_md_chunk_below_the_physical_block_is_named_on_striped_levels_only() {
+        let raid0 = judged(LayerKind::MdMember, MIB, Some(MIB), md(0, 2048));
+        assert!(codes(&raid0).contains(&Code::MdChunkBelowPhysical));
+        let raid1 = judged(LayerKind::MdMember, MIB, Some(MIB), md(1, 2048));
+        assert!(!codes(&raid1).contains(&Code::MdChunkBelowPhysical));
+        let fine = judged(LayerKind::MdMember, MIB, Some(MIB), md(5, 512 * 1024));
+        assert!(fine.aligned, "{:?}", codes(&fine));
+    }
+
+    #[test]
+    fn a_bcache_block_below_the_physical_block_gets_the_make_bcache_fix() {
+        let b = |block| {
+            Detail::Bcache(Bcache {
+                role: BcacheRole::Backing,
+                version: 1,
+                uuid: String::new(),
+                data_offset_bytes: Some(8192),
+                block_size_bytes: block,
+                bucket_size_bytes: None,
+            })
+        };
+        let small = judged(LayerKind::Bcache, MIB, Some(8192), b(512));
+        let f = small
+            .findings
+            .iter()
+            .find(|f| f.code == Code::BcacheBlockSize);
+        assert_eq!(
+            f.and_then(|f| f.facts.fix.as_deref()),
+            Some("make-bcache --block 4096")
+        );
+        let ok = judged(LayerKind::Bcache, MIB, Some(8192), b(4096));
+        assert!(ok.aligned, "{:?}", codes(&ok));
+    }
+
+    /// ashift 9 over a 4096-byte physical block: the warning with its
+    /// fix; 12 and 13 fit; an ashift past 63 (a label's nonsense) is no
+    /// finding and no overflow.
+    #[test]
+    fn a_zfs_ashift_below_the_physical_block_is_an_error_with_its_share() {
+        let z = |ashift| {
+            Detail::Zfs(Box::new(crate::stack::zfs::Zfs {
+                vdev_tree: Some(crate::stack::zfs::Vdev {
+                    vdev_type: "disk".into(),
+                    ashift: Some(ashift),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }))
+        };
+        let small = judged(LayerKind::ZfsMember, MIB, None, z(9));
+        assert_eq!(codes(&small), [Code::ZfsAshiftBelowPhysical]);
+        let f = &small.findings[0];
+        assert_eq!(f.facts.block_size_bytes, Some(512));
+        assert_eq!(f.facts.physical_block_bytes, Some(4096));
+        assert_eq!(f.facts.share, Some(0.875));
+        assert_eq!(f.severity, crate::findings::Severity::Error);
+        assert!(
+            f.message.contains("512-byte units (ashift 9)")
+                && f.message.contains("88 % of 4 KiB writes")
+                && f.message.contains("-o ashift=12"),
+            "{}",
+            f.message
+        );
+        for fits in [12, 64, u64::MAX] {
+            let ok = judged(LayerKind::ZfsMember, MIB, None, z(fits));
+            assert!(ok.findings.is_empty(), "ashift {fits}: {:?}", codes(&ok));
+        }
+        // Above the block: info, with the space a 4 KiB block takes.
+        let big = judged(LayerKind::ZfsMember, MIB, None, z(14));
+        assert!(big.aligned);
+        assert_eq!(codes(&big), [Code::ZfsAshiftAbovePhysical]);
+        let f = &big.findings[0];
+        assert_eq!(f.facts.amplification, Some(4.0));
+        assert_eq!(f.severity, crate::findings::Severity::Info);
+        assert!(
+            f.message.contains("a block of 4 KiB or less")
+                && f.message.contains("takes 16 KiB of space, 4x"),
+            "{}",
+            f.message
+        );
+    }
+
+    fn luks(version: u16, sector: u32) -> Detail {
+        Detail::Luks(Luks {
+            version,
+            payload_offset_bytes: 16 * MIB,
+            sector_size: sector,
+            ..Luks::default()
+        })
+    }
+
+    #[test]
+    fn a_luks_sector_below_the_physical_block_is_a_warning_with_the_right_fix() {
+        let l1 = judged(LayerKind::Luks, MIB, Some(16 * MIB), luks(1, 512));
+        let f = l1
+            .findings
+            .iter()
+            .find(|f| f.code == Code::LuksSectorSize)
+            .unwrap();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f
+            .facts
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("cryptsetup convert --type luks2"));
+        let l2 = judged(LayerKind::Luks, MIB, Some(16 * MIB), luks(2, 512));
+        let f = l2
+            .findings
+            .iter()
+            .find(|f| f.code == Code::LuksSectorSize)
+            .unwrap();
+        assert!(f
+            .facts
+            .fix
+            .as_deref()
+            .unwrap()
+            .starts_with("cryptsetup picks 4096"));
+        // Nothing opened above it: its contents are said to be unchecked.
+        assert!(codes(&l2).contains(&Code::LuksContentsUnchecked));
+        let ok = judged(LayerKind::Luks, MIB, Some(16 * MIB), luks(2, 4096));
+        assert!(!codes(&ok).contains(&Code::LuksSectorSize));
+    }
+
+    #[test]
+    fn a_luks_sector_below_the_logical_block_is_an_error() {
+        let mut l = Layer::new(
+            LayerKind::Luks,
+            "l",
+            "sda",
+            MIB,
+            64 * MIB,
+            Topology::plain(4096),
+        );
+        l.data_offset_bytes = Some(16 * MIB);
+        l.detail = Some(luks(2, 512));
+        judge(&mut l);
+        let f = l
+            .findings
+            .iter()
+            .find(|f| f.code == Code::LuksSectorSize)
+            .unwrap();
+        assert_eq!(f.severity, Severity::Error);
+    }
+
+    fn ext4(block: u32, stride: u32, width: u32) -> Detail {
+        Detail::Filesystem(Filesystem {
+            kind: FsKind::Ext4,
+            block_size: block,
+            sector_size: block,
+            stripe_unit_blocks: stride,
+            stripe_width_blocks: width,
+            size_bytes: 64 * MIB,
+            free_bytes: None,
+            zoned: false,
+        })
+    }
+
+    #[test]
+    fn a_filesystem_block_below_the_physical_block_is_named() {
+        let small = judged(LayerKind::Filesystem, MIB, None, ext4(1024, 0, 0));
+        let f = small
+            .findings
+            .iter()
+            .find(|f| f.code == Code::FsBlockBelowPhysical);
+        assert_eq!(f.map(|f| f.severity), Some(Severity::Warning));
+        let ok = judged(LayerKind::Filesystem, MIB, None, ext4(4096, 0, 0));
+        assert!(ok.aligned, "{:?}", codes(&ok));
+    }
+
+    #[test]
+    fn stripe_hints_are_checked_against_the_stripe_below() {
+        // A 64 KiB chunk, 3 data disks: minimum 64 KiB, optimal 192 KiB.
+        let mut l = Layer::new(
+            LayerKind::Filesystem,
+            "l",
+            "md0",
+            0,
+            64 * MIB,
+            Topology {
+                minimum_io_size: 65536,
+                optimal_io_size: 196608,
+                ..logical_512_over(4096)
+            },
+        );
+        l.detail = Some(ext4(4096, 0, 0));
+        judge(&mut l);
+        let f = l
+            .findings
+            .iter()
+            .find(|f| f.code == Code::FsStripeHintsMissing)
+            .unwrap();
+        assert_eq!(
+            f.facts.fix.as_deref(),
+            Some("mkfs.ext4 -E stride=16,stripe_width=48 (or tune2fs -E on the existing one)")
+        );
+        // judge() keeps the status a layer arrives with (a partition
+        // root's), so the hinted filesystem is a layer of its own.
+        let mut hinted = Layer::new(LayerKind::Filesystem, "l", "md0", 0, 64 * MIB, l.below);
+        hinted.detail = Some(ext4(4096, 16, 48));
+        judge(&mut hinted);
+        assert!(hinted.aligned, "{:?}", codes(&hinted));
+    }
+
+    /// An LV with one segment striped over `legs` (offsets on sda), chunk `ss`.
+    fn striped_lv(legs: &[u64], ss: u64) -> Layer {
+        let mut lv = Layer::new(
+            LayerKind::LvmLv,
+            "lv",
+            "vg/lv",
+            0,
+            64 * MIB,
+            logical_512_over(4096),
+        );
+        lv.detail = Some(Detail::Lv(LvInfo {
+            segments: vec![Segment {
+                kind: "striped".into(),
+                stripe_size_bytes: Some(ss),
+                legs: legs
+                    .iter()
+                    .map(|_| Leg {
+                        pv: "pv0".into(),
+                        start_extent: 0,
+                    })
+                    .collect(),
+                ..Segment::default()
+            }],
+        }));
+        for (i, &at) in legs.iter().enumerate() {
+            let mut g = Layer::new(
+                LayerKind::LvmLeg,
+                "leg",
+                "sda",
+                at,
+                MIB,
+                logical_512_over(4096),
+            );
+            g.detail = Some(Detail::Leg(LegInfo {
+                stripe: i,
+                ..LegInfo::default()
+            }));
+            lv.children.push(g);
+        }
+        judge(&mut lv);
+        lv
+    }
+
+    #[test]
+    fn striped_legs_off_the_unit_are_priced_in_units_touched() {
+        let lv = striped_lv(&[MIB, MIB + 1536], 8192);
+        let f = lv
+            .findings
+            .iter()
+            .find(|f| f.code == Code::LvmStripeMisaligned)
+            .unwrap();
+        assert_eq!(f.facts.units_ideal, Some(2));
+        assert_eq!(f.facts.amplification, Some(1.5));
+        assert_eq!(f.facts.legs.len(), 2);
+        assert_eq!(f.facts.legs[1].misalignment_bytes, 1536);
+        assert_eq!(lv.children[1].status, Status::Misaligned);
+        assert!(lv.children[0].status.is_clean());
+        let ok = striped_lv(&[MIB, 2 * MIB], 8192);
+        assert!(ok.findings.is_empty(), "{:?}", codes(&ok));
+    }
+
+    #[test]
+    fn a_segment_whose_legs_are_not_all_here_is_not_followed() {
+        let mut lv = striped_lv(&[MIB, 2 * MIB], 8192);
+        lv.children.pop();
+        lv.findings.clear();
+        judge(&mut lv);
+        assert_eq!(codes(&lv), [Code::LayerNotFollowed]);
+    }
 
     #[test]
     fn missing_roles_are_ranges() {

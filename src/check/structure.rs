@@ -15,7 +15,7 @@ pub fn structure_findings(table: &Table, size: u64) -> Vec<Finding> {
             Some(end) if p.last_lba >= p.first_lba => {
                 if end > size {
                     let facts = Facts {
-                        end_bytes: Some(end),
+                        end_exclusive_bytes: Some(end),
                         size_bytes: Some(size),
                         ..Facts::default()
                     };
@@ -29,7 +29,7 @@ pub fn structure_findings(table: &Table, size: u64) -> Vec<Finding> {
                 {
                     let facts = Facts {
                         offset_bytes: Some(p.first_lba.saturating_mul(ss)),
-                        end_bytes: Some(end),
+                        end_exclusive_bytes: Some(end),
                         ..Facts::default()
                     };
                     out.push(
@@ -124,7 +124,7 @@ mod tests {
         );
         let f = structure_findings(&t, 8 * MIB);
         assert_eq!(f[0].code, Code::PartitionOutsideDisk);
-        assert_eq!(f[0].facts.end_bytes, Some(20480 * 512));
+        assert_eq!(f[0].facts.end_exclusive_bytes, Some(20480 * 512));
         assert_eq!(f[0].facts.size_bytes, Some(8 * MIB));
         t.usable = Some((2048, 10000));
         assert_eq!(codes(&t, 16 * MIB), [Code::PartitionOutsideDisk]);

@@ -3,36 +3,20 @@
 //! layers are aligned, what is incomplete, and the exit status that
 //! follows under `--fail-on`.
 
-use super::report::TargetReport;
+use super::outcome::{CheckedTarget, TargetSummary};
 use crate::findings::{Counts, FailOn, Finding, Status};
 use crate::layout::PartKind;
 use crate::stack::Layer;
 use serde::{Deserialize, Serialize};
 
-/// One target in numbers (`targets[].summary` in the JSON).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct TargetSummary {
-    pub status: Status,
-    #[serde(flatten)]
-    pub findings: Counts,
-    /// Data partitions (extended containers left out), and how many of
-    /// them have no warning or error.
-    pub partitions: usize,
-    pub partitions_aligned: usize,
-    /// Layers above the partitions (filesystems, PVs, LVs, holders...).
-    pub layers: usize,
-    pub layers_aligned: usize,
-    /// Something could not be followed (a PV or md member not among the targets).
-    pub incomplete: bool,
-}
-
 /// The whole run in numbers (`summary` at the top of the JSON).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunSummary {
-    /// The worst status of every target and assembled array or VG; null
-    /// when no target could be checked.
+    /// The worst status of every target and assembled array or VG, at
+    /// least `incomplete` when a target could not be checked (so a run
+    /// with exit status 2 is never `aligned`); null when no target could
+    /// be checked.
     pub status: Option<Status>,
     /// Targets asked for (or found), checked, and not checked (errors).
     pub targets: usize,
@@ -55,7 +39,7 @@ pub struct RunSummary {
 }
 
 /// The layers above a target's roots (the partitions or whole device).
-pub fn layers(r: &TargetReport) -> Vec<&Layer> {
+pub fn layers(r: &CheckedTarget) -> Vec<&Layer> {
     r.stack
         .iter()
         .flat_map(|l| l.children.iter())
@@ -63,7 +47,7 @@ pub fn layers(r: &TargetReport) -> Vec<&Layer> {
         .collect()
 }
 
-pub fn target(r: &TargetReport) -> TargetSummary {
+pub fn target(r: &CheckedTarget) -> TargetSummary {
     let data: Vec<_> = r
         .partitions
         .iter()
@@ -88,7 +72,7 @@ pub fn target(r: &TargetReport) -> TargetSummary {
 /// The run's summary from its targets, the assembled layers and the
 /// number of targets that could not be checked.
 pub fn run(
-    targets: &[TargetReport],
+    targets: &[CheckedTarget],
     assembled: &[Layer],
     unchecked: usize,
     fail_on: FailOn,
@@ -110,6 +94,11 @@ pub fn run(
         incomplete += usize::from(findings_of_all.any(Finding::leaves_incomplete));
     }
     let failing = findings.failing(fail_on);
+    if unchecked > 0 {
+        // A run that could not read a target is not aligned, whatever the
+        // others are: what it did not read is not followed.
+        status = status.max(Status::Incomplete);
+    }
     RunSummary {
         status: (!targets.is_empty()).then_some(status),
         targets: targets.len() + unchecked,
@@ -125,5 +114,33 @@ pub fn run(
         fail_on,
         failing,
         exit_status: u8::from(failing > 0) | if unchecked > 0 { 2 } else { 0 },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run with a target it could not read has exit status 2 and is
+    /// never `aligned`: at least `incomplete`, the worse status kept.
+    #[test]
+    fn a_run_with_an_unread_target_is_not_aligned() {
+        let mut aligned = CheckedTarget::default();
+        aligned.summary.status = Status::Aligned;
+        let all_read = run(std::slice::from_ref(&aligned), &[], 0, FailOn::Warning);
+        assert_eq!(
+            (all_read.status, all_read.exit_status),
+            (Some(Status::Aligned), 0)
+        );
+        let one_unread = run(std::slice::from_ref(&aligned), &[], 1, FailOn::Warning);
+        assert_eq!(
+            (one_unread.status, one_unread.exit_status),
+            (Some(Status::Incomplete), 2)
+        );
+        let mut misaligned = aligned.clone();
+        misaligned.summary.status = Status::Misaligned;
+        let worse = run(&[misaligned], &[], 1, FailOn::Never);
+        assert_eq!(worse.status, Some(Status::Misaligned));
+        assert_eq!(run(&[], &[], 1, FailOn::Warning).status, None);
     }
 }

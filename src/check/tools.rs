@@ -45,6 +45,19 @@ pub struct FirstStarts {
     pub sgdisk: u64,
 }
 
+impl FirstStarts {
+    /// Some tool could make a partition at its first start on a disk of
+    /// `size_bytes`: one logical sector past it, before the 33 sectors a
+    /// GPT's backup takes at the end (16 KiB of entries and the header).
+    /// A file of a few KiB has room for none, and where the tools would
+    /// start says nothing about it.
+    pub fn any_fits(&self, size_bytes: u64, lbs: u64) -> bool {
+        let room =
+            |start: u64| start.saturating_add(2 * lbs.max(1)).saturating_add(16384) <= size_bytes;
+        [self.parted, self.fdisk, self.sgdisk].into_iter().any(room)
+    }
+}
+
 /// A disk as the tools see it: libblkid's topology (alignment_offset -1 is
 /// clamped to 0 there) and the size in logical sectors.
 #[derive(Clone, Copy, Debug)]

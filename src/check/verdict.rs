@@ -1,13 +1,13 @@
 //! The one-line verdict of a target: its status word, what is damaged,
 //! the partitions and layers tallied by status, and the findings counted.
 
-use super::report::TargetReport;
+use super::outcome::CheckedTarget;
 use super::summary;
-use crate::findings::{Code, Status};
+use crate::findings::Status;
 use crate::layout::{PartKind, TableKind};
 
 /// The one-line summary: the status word, then what it comes from.
-pub fn verdict(r: &TargetReport) -> String {
+pub fn verdict(r: &CheckedTarget) -> String {
     let sum = &r.summary;
     let registered = if r.partition_table.kind == TableKind::Kernel {
         " registered"
@@ -17,6 +17,7 @@ pub fn verdict(r: &TargetReport) -> String {
     // What is damaged first: the verdict alone (-q, a cron mail) says it.
     let mut parts = damage(r);
     parts.push(match sum.partitions {
+        0 if r.partition_table.kind == TableKind::None => "no partition table".into(),
         0 => format!("no partitions{registered}"),
         n => tally(
             n,
@@ -51,21 +52,13 @@ pub fn verdict(r: &TargetReport) -> String {
 
 /// The target's damage in a few words each: "primary GPT damaged (the
 /// backup was used)", once per code.
-fn damage(r: &TargetReport) -> Vec<String> {
+fn damage(r: &CheckedTarget) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let damaged = r
         .all_findings()
         .filter(|f| Status::of([*f]) == Status::Damaged);
     for f in damaged {
-        let words = match f.code {
-            Code::GptPrimaryInvalid => "primary GPT damaged (the backup was used)",
-            Code::GptBackupInvalid => "backup GPT damaged",
-            Code::PartitionOverlap => "partitions overlap",
-            Code::PartitionOutsideDisk => "a partition leaves the disk",
-            Code::PartitionInvalid => "an invalid partition entry",
-            Code::ProtectiveMbrWithoutGpt => "a protective MBR without its GPT",
-            _ => "layer metadata damaged",
-        };
+        let words = f.code.meaning().damage.unwrap_or("layer metadata damaged");
         if !out.iter().any(|w| w == words) {
             out.push(words.to_string());
         }

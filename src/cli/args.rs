@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const EXIT_HELP: &str = "Exit status is a bitmask: 0 clean; 1 findings at or above check --fail-on (default: warnings), a measured penalty for probe; 2 a target could not be checked or the command could not run (a usage error too); 3 both; 4 probe only: inconclusive, too noisy to rule out a penalty of --min-effect at some offset.\nEverything is read-only except probe --write (see probe --help).";
+const EXIT_HELP: &str = "Exit status is a bitmask: 0 clean; 1 findings at or above check --fail-on (default: warnings), a measured penalty for probe; 2 a target could not be checked or the command could not run (a usage error too); 3 both; 4 for probe: a penalty of --min-effect neither decided nor ruled out (inconclusive, or a unit named only as likely), and for compare: B is worse than A (5 with 1: a regression).\nEverything is read-only except probe --write (see probe --help).";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -104,7 +104,7 @@ impl TableArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Show what the kernel reports about each disk (sysfs and ioctls) and flag suspicious hints: one row per disk, as lsblk -t; a disk named, or -v, shows every limit, the ioctls' view and the findings explained.
+    /// Show what the kernel reports about each disk (sysfs and ioctls) and flag suspicious hints: one row per disk, as lsblk -t; a disk named, or -v, shows every limit, a zoned disk's zones (model, size, count, conventional), the ioctls' view and the findings explained.
     #[command(after_long_help = crate::report::columns::topology_help())]
     Topology {
         /// Disks (sda, /dev/nvme0n1); default: every disk except ram and unbacked loop devices.
@@ -129,6 +129,9 @@ pub enum Command {
         /// their detected value; min is raised to pbs).
         #[arg(long, value_name = "SPEC", value_parser = topology_arg)]
         topology: Option<TopologyOverride>,
+        /// A saved probe run (probe --json=FILE) of a device checked here: the unit it bracketed is evidence beside the kernel's limits and the disk's identify data (a ZFS ashift below it is an error, saying which evidence decided). Repeat for several runs.
+        #[arg(long = "probe", value_name = "RUN.json")]
+        probe: Vec<PathBuf>,
         /// Which findings make the exit status 1: errors (a start off its grain, a broken layout), warnings too (hygiene such as an end off 4 KiB), info too, or never.
         #[arg(long, value_enum, value_name = "TIER", default_value = "warning")]
         fail_on: FailOn,
@@ -172,7 +175,7 @@ pub enum Command {
         b: PathBuf,
         #[command(flatten)]
         output: OutputArgs,
-        /// Print only the answer (probe runs: B/A over every cell with its interval) and the summary line.
+        /// Print only the answer (probe runs: B/A over every cell with its interval), the summary line and the outcome line (what improved and regressed, and the exit status).
         #[arg(short, long, conflicts_with = "verbose")]
         quiet: bool,
         /// Also list the environment fields that are the same.
@@ -196,6 +199,9 @@ pub enum Command {
         /// Override the topology for what-if questions and images (as for check).
         #[arg(long, value_name = "SPEC", value_parser = topology_arg)]
         topology: Option<TopologyOverride>,
+        /// A saved probe run of a device planned here, as for check: the by-hand notes follow what it measured.
+        #[arg(long = "probe", value_name = "RUN.json")]
+        probe: Vec<PathBuf>,
         /// Write the plan as a POSIX sh script to FILE (replaced atomically); one disk only. A plan that cannot keep the data writes nothing.
         #[arg(long, value_name = "FILE")]
         script: Option<PathBuf>,
@@ -217,12 +223,12 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "gpt", requires = "new")]
         label: Label,
     },
-    /// Watch the real I/O, live: at each layer of the stack (partition, dm, md, loop, disk), how many requests straddle a 4 KiB or grain boundary, are smaller than the physical block or are split, and whether straddling ones take longer. Observes the kernel's block tracepoints; never issues I/O.
+    /// Watch the real I/O, live: at each layer of the stack (partition, dm, md, loop, disk), how many requests straddle a 4 KiB or grain boundary, are smaller than the physical block or are split, and whether straddling ones take longer. Observes the kernel's block tracepoints; reads the disks' partition tables and layer headers before it starts counting (to name causes), and issues no I/O while it counts.
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
     /// `completions SHELL` and `man`.
     #[command(flatten)]
-    Assets(super::assets::Asset),
+    Assets(Asset),
 }
 
 const WATCH_HELP: &str = "Each target is followed down to its disks (a dm or md device's slaves, a partition's disk; a disk brings its partitions), and each device's I/O is judged against its grain (max of physical block and minimum I/O, or --unit). A partition's I/O is also mapped onto its disk: a write aligned inside a partition at sector 63 is off 4 KiB on the disk, and is shown as such. A terminal gets a table refreshed every --interval; the summary (the table, the histograms, the latency of aligned against straddling requests, the findings) is printed when the run ends: Ctrl-C, --for, or the end of COMMAND (whose exit status is reported, not returned). docs/watch.md explains it.\nNeeds root (or CAP_BPF and CAP_PERFMON).\nExit status, a bitmask: 0 nothing found; 1 straddling, sub-physical or split I/O found (warnings or errors, docs/findings.md); 2 a target could not be watched or tracing could not start.";
@@ -243,7 +249,10 @@ pub struct WatchArgs {
     /// Judge every device against this unit instead of its physical block and minimum I/O (a multiple of 512: the unit probe found, a RAID chunk).
     #[arg(long, value_name = "SIZE", value_parser = size_arg)]
     pub unit: Option<u64>,
-    /// No live view; print only the summary's table and findings.
+    /// Show this many submitters (processes, kernel threads) per device and direction, those that misaligned the most I/Os first; the rest are summed as other.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// No live view; print the summary without its histograms and latency: what was watched and how, the table and the findings.
     #[arg(short, long)]
     pub quiet: bool,
     /// Play snapshots recorded in FILE instead of tracing (tests).
@@ -261,13 +270,13 @@ pub enum Label {
     Dos,
 }
 
-const PLAN_HELP: &str = "Each partition keeps its data: it never becomes smaller than what lives in it (a filesystem's size from its superblock; a PV, LUKS, md member or anything unrecognised needs the whole partition), partitions only move up, and the moves run from the last partition to the first. When the disk has no other room, an ext4 with free space is shrunk first (e2fsck -f, resize2fs; the script asks resize2fs -P before). A plan that would need more room than that, or a filesystem that cannot shrink (XFS), is refused and no script is written. A PV or LUKS whose tool shifted its data for a misaligned start keeps its data aligned: its partition stays off 4 KiB, and the plan says why.\nThe script checks before each step (also when resumed) that it is on the disk the plan was made for (its size, the table's PTUUID, a live disk's serial and WWN), that the table is as planned and nothing on the disk is mounted, swap or held; it names an image by its absolute path (a raw one: for a qcow2, VMDK, VHDX, VDI or VHD container no script is written, and the by-hand notes give the qemu-img commands that fix a raw copy and convert it back), backs the table up first (sfdisk --dump, sgdisk --backup, vgcfgbackup), rebuilds a damaged primary GPT from its sound backup (sgdisk -e) before anything else, and run again after an interruption it skips what is done and resumes a copy where it stopped. Moving a BIOS boot, EFI system or FAT/NTFS partition adds what that means for booting to the by-hand notes. docs/plan.md explains it.\nExit status: 0 nothing to change, 1 a plan with changes, 2 a target could not be read or the plan cannot keep the data.";
+const PLAN_HELP: &str = "Each partition keeps its data: it never becomes smaller than what lives in it (a filesystem's size from its superblock, a PV's from its header; LUKS, an md member or anything unrecognised needs the whole partition, unless it is empty: its first MiB and the bytes cut zero), partitions only move up, and the moves run from the last partition to the first. An end off 4 KiB comes down when its content ends before it; an ext4 reaching it is shrunk first, a PV gets its pvresize command to run by hand. Ends sgdisk found aligned stay on its alignment where the room is free, so no tool column of check says NO where it said ok. When the disk has no other room, an ext4 with free space is shrunk first (e2fsck -f, resize2fs; the script asks resize2fs -P before). A plan that would need more room than that, or a filesystem that cannot shrink (XFS), is refused and no script is written. A PV or LUKS whose tool shifted its data for a misaligned start keeps its data aligned: its partition stays off 4 KiB, and the plan says why.\nThe script checks before each step (also when resumed) that it is on the disk the plan was made for (its size, the table's PTUUID, a live disk's serial and WWN), that the table is as planned and nothing on the disk is mounted, swap or held; it names an image by its absolute path (a raw one: for a qcow2, VMDK, VHDX, VDI or VHD container no script is written, and the by-hand notes give the qemu-img commands that fix a raw copy and convert it back), backs the table up first (sfdisk --dump, sgdisk --backup, vgcfgbackup), rebuilds a damaged primary GPT from its sound backup (sgdisk -e) before anything else, and run again after an interruption it skips what is done and resumes a copy where it stopped. Moving a BIOS boot, EFI system or FAT/NTFS partition adds what that means for booting to the by-hand notes. docs/plan.md explains it.\nOutput: what to take offline, then the steps numbered as the script numbers them; a disk that cannot be planned is one line on stderr.\nExit status: 0 nothing to change, 1 a plan with changes or commands to run by hand first (check names this command as its next step then), 2 a target could not be read or the plan cannot keep the data.";
 
-const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nSeveral targets run the same grid with their cells shuffled together in every round; each further target is compared with the first, cell by cell. Ctrl-C stops after the I/Os in flight and still reports what was measured (marked partial).\nExit status, a bitmask: 0 no penalty (no penalty of --min-effect or more at any offset), 1 a misaligned offset (or a smaller block size) was decided slower, 2 could not run or was interrupted, 4 inconclusive: too noisy to rule out a penalty of --min-effect at some offset (3 = 1 + 2: interrupted after a penalty was decided; 6 = 4 + 2).";
+const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A sparse file is refused.\nSeveral targets run the same grid with their cells shuffled together in every round; each further target is compared with the first, cell by cell. Ctrl-C stops after the I/Os in flight and still reports what was measured (marked partial).\nExit status, a bitmask: 0 no penalty (no penalty of --min-effect or more at any offset), 1 a misaligned offset (or a smaller block size) was decided slower, 2 could not run or was interrupted, 4 a penalty of --min-effect neither decided nor ruled out at some offset (too noisy, too few rounds, or a unit named only as likely; 3 = 1 + 2: interrupted after a penalty was decided; 6 = 4 + 2).";
 
-const REPORT_HELP: &str = "The page opens offline in any browser: its CSS and SVG are inline and it loads nothing from anywhere. Several runs make one page, one section each, in the order given. The page goes to --output FILE (there is no -o: elsewhere -o picks table columns, so report -o is refused with a line naming --output). Exit status: 0 written, 2 a run could not be read (one line on stderr, nothing written).";
+const REPORT_HELP: &str = "The page opens offline in any browser: its CSS and SVG are inline and it loads nothing from anywhere. Several runs make one page, one section each, in the order given. The page goes to --output FILE (there is no -o: elsewhere -o picks table columns, so report -o is refused with a line naming --output). Exit status: 0 written, 2 a run could not be read or --output FILE cannot be written (one line on stderr, nothing written).";
 
-const COMPARE_HELP: &str = "Probe runs: the answer first, B/A over every cell both runs measured as a geometric mean with its 95 % interval (\"B is 6.1× slower than A in every cell, [5.4, 6.9]\"), then each pattern's; then the environment differences (kernel, a loop device's direct I/O and backing filesystem, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer. Watch runs: each device and direction's I/Os and shares straddling and below the physical block in A and B (shown, not tested: the workloads may differ), and the findings that appeared, disappeared or changed.\nExit status: 0 no difference, 1 a cell decided slower or faster or a finding changed, 2 a run could not be read or the two cannot be compared.";
+const COMPARE_HELP: &str = "Probe runs: the answer first, B/A over every cell both runs measured as a geometric mean with its 95 % interval (\"B is 6.1× slower than A in every cell, [5.4, 6.9]\"), then each pattern's; then the environment differences (kernel, a loop device's direct I/O and backing filesystem, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer. Watch runs: each device and direction's I/Os and shares straddling and below the physical block in A and B (shown, not tested: the workloads may differ), and the findings that appeared, disappeared or changed.\nThe last line is the outcome: what improved, regressed and stayed (targets for check runs, cells for probe runs, findings for watch runs), as the JSON's outcome. Two check runs whose disk under one name has another serial, WWN, size or PTUUID are compared with a warning.\nExit status, a bitmask: 0 no difference, 1 a cell decided slower or faster or a finding changed, 4 with it (5) B is worse than A: a regression, 2 a run could not be read or the two cannot be compared.";
 
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {
@@ -421,4 +430,26 @@ impl ProbeArgs {
             ..req
         }
     }
+}
+
+/// The commands that print an asset (flattened into `Command`; their
+/// text is made in `assets`).
+#[derive(clap::Subcommand, Debug, Clone, Copy)]
+pub enum Asset {
+    /// Print the shell completion script for SHELL to stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the man page (roff) to stdout: every command and option, and the
+    /// exit status (diskalign man | man -l -).
+    Man,
+}
+
+/// The shells the package installs a completion for.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
 }

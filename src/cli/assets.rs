@@ -3,31 +3,10 @@
 //! (`diskalign man`) and the shell completions (`diskalign completions
 //! SHELL`). tools/package-deb runs both on the binary it packages.
 
-use super::args::Cli;
+use super::args::{Asset, Cli, Shell};
 use clap::CommandFactory;
 use clap_mangen::roff::Roff;
 use clap_mangen::Man;
-
-/// The commands that print an asset (flattened into `args::Command`).
-#[derive(clap::Subcommand, Debug, Clone, Copy)]
-pub enum Asset {
-    /// Print the shell completion script for SHELL to stdout.
-    Completions {
-        #[arg(value_enum)]
-        shell: Shell,
-    },
-    /// Print the man page (roff) to stdout: every command and option, and the
-    /// exit status (diskalign man | man -l -).
-    Man,
-}
-
-/// The shells the package installs a completion for.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shell {
-    Bash,
-    Zsh,
-    Fish,
-}
 
 impl Shell {
     fn generator(self) -> clap_complete::Shell {

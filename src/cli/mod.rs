@@ -5,6 +5,7 @@
 
 mod args;
 mod assets;
+mod check;
 mod options;
 mod outputs;
 mod plan;
@@ -15,12 +16,10 @@ mod watch;
 pub use args::{Cli, Command, OutputArgs, ProbeArgs, WatchArgs};
 pub use options::{Options, Task};
 
-use crate::check::{self, CheckOptions};
 use crate::report::{progress, Run, Stamp, Style};
 use crate::topology::Sysfs;
 use clap::Parser;
 use outputs::Outputs;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -45,14 +44,7 @@ pub fn main() -> ExitCode {
         }
     };
     // A bad destination is refused before any work.
-    let inputs = opts.task.inputs();
-    let report_output = match &opts.task {
-        Task::Report {
-            output: Some(o), ..
-        } => outputs::refuse_input(o, "--output", &inputs),
-        _ => Ok(()),
-    };
-    if let Err(e) = report_output.and_then(|()| opts.outputs.check_files(&inputs)) {
+    if let Err(e) = opts.outputs.check_files(&opts.task.inputs()) {
         warn(&format!("error: {e}"));
         return ExitCode::from(2);
     }
@@ -67,15 +59,11 @@ pub fn main() -> ExitCode {
             options,
             targets,
             fail_on,
-        } => run_check(&options, &targets, fail_on, &out),
+        } => check::run(&options, &targets, fail_on, &out),
         Task::ListColumns(listed) => out.write(Run::Columns(listed), 0),
         Task::Probe { options, emit_fio } => run_probe(&options, emit_fio, &out),
         Task::Assets(a) => (assets::render(a), 0),
-        Task::Report {
-            runs,
-            output,
-            figures,
-        } => runs::report(&runs, output.as_deref(), figures.as_deref()),
+        Task::Report { runs, figures } => runs::report(&runs, figures.as_deref(), &out),
         Task::Compare { a, b } => runs::compare(&a, &b, &out),
         Task::Plan {
             options,
@@ -108,8 +96,38 @@ fn usage_error(e: clap::Error) -> u8 {
     }
     let text = e.render().to_string();
     let message = text.split("\n\n").next().unwrap_or_default();
-    warn(&message.split_whitespace().collect::<Vec<_>>().join(" "));
+    let mut line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(similar) = did_you_mean(&e) {
+        line.push_str(&format!("; did you mean {similar}?"));
+    }
+    warn(&line);
     2
+}
+
+/// What clap found similar to a misspelt subcommand, option or value
+/// (its "tip: a similar ... exists", which the one line would cut off).
+fn did_you_mean(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let kinds = [
+        ContextKind::SuggestedSubcommand,
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedValue,
+    ];
+    let words: Vec<String> = kinds
+        .iter()
+        .filter_map(|k| match e.get(*k) {
+            Some(ContextValue::String(s)) => Some(vec![s.clone()]),
+            Some(ContextValue::Strings(v)) => Some(v.clone()),
+            _ => None,
+        })
+        .flatten()
+        .map(|w| format!("'{w}'"))
+        .collect();
+    match words.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => Some(format!("one of {}", many.join(", "))),
+    }
 }
 
 /// Writes the report to stdout. A reader that went away (`| head -1`)
@@ -155,35 +173,6 @@ impl Out<'_> {
     fn write(&self, run: Run, code: u8) -> (String, u8) {
         self.outputs.write(run, self.style, self.stamp, code)
     }
-}
-
-/// Write a file that is no run's output (`report`'s page and figures)
-/// when asked, atomically; a failure is one line on stderr and adds the
-/// "could not run" status 2 to `code`.
-fn side_file(path: Option<&Path>, code: u8, text: impl FnOnce() -> String) -> u8 {
-    let Some(path) = path else { return code };
-    match textfile::write_atomic(path, &text()) {
-        Ok(()) => code,
-        Err(e) => {
-            warn(&format!("cannot write {}: {e}", path.display()));
-            code | 2
-        }
-    }
-}
-
-/// `check`: returns the report text and the exit status. Each target that
-/// could not be checked is one line on stderr, here and nowhere else.
-fn run_check(
-    opts: &CheckOptions,
-    targets: &[PathBuf],
-    fail_on: crate::findings::FailOn,
-    out: &Out,
-) -> (String, u8) {
-    let run = check::check_with(targets, opts, fail_on);
-    for e in &run.errors {
-        warn(&e.to_string());
-    }
-    out.write(Run::Check(&run), run.summary.exit_status)
 }
 
 /// `topology`: returns the report text and the exit status.
@@ -234,6 +223,6 @@ fn run_probe(opts: &crate::probe::ProbeOptions, emit_fio: bool, out: &Out) -> (S
 }
 
 /// Exit bits of a probe's verdict: 1 a penalty, 4 inconclusive.
-fn probe_bits(report: &crate::probe::report::ProbeReport) -> u8 {
+fn probe_bits(report: &crate::probe::outcome::ProbeRun) -> u8 {
     u8::from(report.has_penalty()) | (4 * u8::from(report.inconclusive()))
 }

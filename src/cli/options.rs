@@ -41,11 +41,11 @@ pub enum Task {
         emit_fio: bool,
     },
     /// Print the man page or a completion script.
-    Assets(super::assets::Asset),
-    /// Draw saved runs as one HTML page, to `output` or standard output.
+    Assets(super::args::Asset),
+    /// Draw saved runs as one HTML page, to the outputs (standard
+    /// output, or `--output FILE` instead).
     Report {
         runs: Vec<PathBuf>,
-        output: Option<PathBuf>,
         /// Each figure also as DIR/<id>.svg.
         figures: Option<PathBuf>,
     },
@@ -92,8 +92,10 @@ impl Task {
 }
 
 impl Task {
-    /// The kind of run whose outputs are checked before it; None for
-    /// `report` and the assets, which print their one text.
+    /// The kind of run whose formats are checked before it; None for
+    /// `report`, whose one output is its HTML page (on standard output or
+    /// in `--output FILE`, checked before the run like every file), and
+    /// the assets, which print their one text.
     fn kind(&self) -> Option<Kind> {
         Some(match self {
             Task::Topology { .. } => Kind::Topology,
@@ -175,6 +177,7 @@ impl Options {
                 targets,
                 output,
                 topology,
+                probe,
                 fail_on,
                 table,
                 quiet,
@@ -190,7 +193,11 @@ impl Options {
                 (
                     outputs,
                     Task::Check {
-                        options: CheckOptions { sysfs, topology },
+                        options: CheckOptions {
+                            sysfs,
+                            topology,
+                            measured: super::runs::measured(&probe)?,
+                        },
                         targets,
                         fail_on,
                     },
@@ -224,18 +231,16 @@ impl Options {
                 output,
                 figures,
                 old_output: None,
-            } => (
-                Outputs::new(Format::Html),
-                Task::Report {
-                    runs,
-                    output,
-                    figures,
-                },
-            ),
+            } => {
+                let mut outputs = Outputs::new(Format::Html);
+                outputs.stdout_to_file(output, "--output");
+                (outputs, Task::Report { runs, figures })
+            }
             Command::Plan {
                 targets,
                 output,
                 topology,
+                probe,
                 script,
                 throughput,
                 new,
@@ -248,7 +253,11 @@ impl Options {
                     o
                 },
                 Task::Plan {
-                    options: CheckOptions { sysfs, topology },
+                    options: CheckOptions {
+                        sysfs,
+                        topology,
+                        measured: super::runs::measured(&probe)?,
+                    },
                     targets,
                     plan: crate::plan::PlanOptions {
                         throughput: throughput.max(1),
@@ -397,6 +406,9 @@ fn watch(a: WatchArgs, sysfs: Sysfs) -> Result<Task, String> {
             ));
         }
     }
+    if a.top == 0 {
+        return Err("watch --top 0: give how many submitters to show per device, 1 or more (the rest are summed as other)".into());
+    }
     Ok(Task::Watch {
         options: crate::watch::WatchOptions {
             sysfs,
@@ -404,6 +416,7 @@ fn watch(a: WatchArgs, sysfs: Sysfs) -> Result<Task, String> {
             duration: a.duration,
             interval: a.interval,
             unit: a.unit,
+            top: a.top,
         },
         command: a.command,
         replay: a.replay,

@@ -1,11 +1,12 @@
 //! The outputs of a run: a list of (format, destination) pairs, as
 //! hyperfine's export manager keeps them. Standard output gets one format
 //! (`--format`); `--json=FILE`, `--csv FILE`, `--html FILE`,
-//! `--prometheus FILE` and plan's `--script FILE` each add a file. Every
-//! pair is checked before the run (the command has that format, no file
-//! is named twice, each file can be written) and written after it by the
-//! one loop in [`Outputs::write`]; a file is replaced atomically
-//! ([`super::textfile`]).
+//! `--prometheus FILE` and plan's `--script FILE` each add a file, and
+//! `report --output FILE` sends standard output's page to a file instead.
+//! Every pair is checked before the run (the command has that format, no
+//! file is named twice or names an input, each file can be written) and
+//! written after it by the one loop in [`Outputs::write_with`]; a file is
+//! replaced atomically ([`super::textfile`]).
 
 use super::{textfile, warn};
 use crate::report::{self, Format, Kind, Run, Stamp, Style};
@@ -52,9 +53,19 @@ impl Outputs {
         self
     }
 
-    /// The format standard output gets.
+    /// The format standard output gets (or the file it was sent to
+    /// instead, [`Outputs::stdout_to_file`]).
     pub fn stdout(&self) -> Format {
         self.list[0].format
+    }
+
+    /// Write what standard output would get to `path` instead (the flag
+    /// `flag` asked for it: `report --output FILE`); standard output then
+    /// gets nothing.
+    pub fn stdout_to_file(&mut self, path: Option<PathBuf>, flag: &'static str) {
+        if let Some(path) = path {
+            self.list[0].to = To::File { path, flag };
+        }
     }
 
     /// Also write `format` to `path` (the flag `flag` asked for it).
@@ -72,10 +83,12 @@ impl Outputs {
         self.files().any(|(f, _, _)| f == format)
     }
 
-    /// Leave out the files in `format` (a plan that writes no script).
+    /// Leave out the files in `format` (a plan that writes no script);
+    /// standard output's own, wherever it was sent, stays.
     pub fn drop_files(&mut self, format: Format) {
+        let mut first = true;
         self.list
-            .retain(|o| o.format != format || o.to == To::Stdout);
+            .retain(|o| std::mem::take(&mut first) || o.format != format);
     }
 
     /// Human text on standard output and no file.
@@ -138,15 +151,24 @@ impl Outputs {
         Ok(())
     }
 
-    /// Writes every file and returns standard output's text, with `code`
-    /// and 2 added when a file could not be written (one line on stderr
-    /// each). `style` and `stamp` shape the exporters.
+    /// Writes `run` to every file and returns standard output's text,
+    /// with `code` and 2 added when a file could not be written (one line
+    /// on stderr each). `style` and `stamp` shape the exporters.
     pub fn write(&self, run: Run, style: &Style, stamp: &Stamp, code: u8) -> (String, u8) {
+        let export = |format| run.export(&*report::exporter(format, style.clone(), stamp));
+        self.write_with(export, code)
+    }
+
+    /// Writes the text `render` gives for each output's format to every
+    /// file and returns standard output's (empty when it was sent to a
+    /// file), with `code` and 2 added when a file could not be written.
+    /// `report`'s page, drawn from saved runs rather than from one run,
+    /// goes out here.
+    pub fn write_with(&self, render: impl Fn(Format) -> Option<String>, code: u8) -> (String, u8) {
         let mut code = code;
         let mut text = String::new();
         for o in &self.list {
-            let out = report::exporter(o.format, style.clone(), stamp);
-            let Some(rendered) = run.export(&*out) else {
+            let Some(rendered) = render(o.format) else {
                 // `refuse` let no such pair through; nothing to write.
                 continue;
             };
@@ -166,7 +188,7 @@ impl Outputs {
 
 /// The one line refusing `path` (given by `flag`) when it names one of
 /// `inputs`.
-pub fn refuse_input(path: &Path, flag: &str, inputs: &[&Path]) -> Result<(), String> {
+fn refuse_input(path: &Path, flag: &str, inputs: &[&Path]) -> Result<(), String> {
     match inputs.iter().find(|i| same_file(i, path)) {
         Some(i) => Err(format!(
             "{flag} {}: that is {}, an input of this run; writing there would replace it",
@@ -253,6 +275,29 @@ mod tests {
         o.check_files(&[]).unwrap();
         // The check leaves nothing behind.
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    /// `report --output FILE`: the page goes to the file instead of
+    /// standard output, and the file is checked like any other.
+    #[test]
+    fn standard_output_sent_to_a_file_is_a_file() {
+        let d = tempfile::tempdir().unwrap();
+        let page = d.path().join("page.html");
+        let mut o = Outputs::new(Format::Html);
+        o.stdout_to_file(Some(page.clone()), "--output");
+        assert_eq!(o.stdout(), Format::Html);
+        let run = d.path().join("run.json");
+        o.check_files(&[&run]).unwrap();
+        let e = o.check_files(&[&page]).unwrap_err();
+        assert!(e.starts_with("--output "), "{e}");
+        assert!(e.contains("an input of this run"), "{e}");
+        let (text, code) = o.write_with(|f| Some(format!("<{f}>")), 0);
+        assert_eq!((text.as_str(), code), ("", 0));
+        assert_eq!(std::fs::read_to_string(&page).unwrap(), "<html>");
+        // Without the flag, the page is standard output's.
+        let mut o = Outputs::new(Format::Html);
+        o.stdout_to_file(None, "--output");
+        assert_eq!(o.write_with(|_| Some("p".into()), 0), ("p".into(), 0));
     }
 
     #[test]

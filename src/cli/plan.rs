@@ -34,24 +34,33 @@ pub fn run(
         warn(&e.to_string());
     }
     let mut code = status(!run.errors.is_empty() || run.refused(), run.has_changes());
-    if !script {
-        for d in &run.targets {
-            if let Some(why) = d.refused.first() {
-                warn(&format!("{}: cannot plan: {why}", d.path));
-            }
+    // A disk that cannot be planned is said once, here (the human report
+    // leaves it out; the JSON and the page carry `refused`).
+    let no_script = if script { "; no script written" } else { "" };
+    for d in &run.targets {
+        if !d.refused.is_empty() {
+            warn(&format!(
+                "{}: cannot plan: {}{no_script}",
+                d.path,
+                d.refused.join("; ")
+            ));
         }
     }
     let mut outputs = out.outputs.clone();
     if let (true, Some(d)) = (script, run.targets.first()) {
-        if let Some(why) = d.refused.first().or(d.script_refused.as_ref()) {
-            warn(&format!("no script written: {why}"));
+        if !d.refused.is_empty() {
             outputs.drop_files(Format::Script);
+        } else if let Some(why) = &d.script_refused {
+            warn(&format!("no script written: {why}"));
             code |= 2;
+            outputs.drop_files(Format::Script);
         } else if d.is_noop() {
-            warn(&format!(
-                "nothing to change on {}: no script written",
-                d.path
-            ));
+            let why = if d.has_work() {
+                "nothing for a script to change until what is to be done by hand is done"
+            } else {
+                "nothing to change"
+            };
+            warn(&format!("{}: {why}: no script written", d.path));
             outputs.drop_files(Format::Script);
         }
     }

@@ -1,7 +1,7 @@
 //! `report` and `compare`: saved runs read from files (or standard
 //! input), then drawn or compared.
 
-use super::{side_file, warn};
+use super::{textfile, warn, Out};
 use crate::report::html::{self, Input};
 use crate::saved::Saved;
 use std::io::Read;
@@ -37,6 +37,50 @@ fn read_run(path: &Path) -> Result<Input, String> {
     Ok(Input { name, doc })
 }
 
+/// The units the saved probe runs in `files` bracketed (`--probe`), each
+/// with the device it was measured on; a target of a run that bracketed
+/// none is said on stderr and left out. Err: the one line refusing a file
+/// that is no probe run.
+pub fn measured(files: &[std::path::PathBuf]) -> Result<Vec<crate::inspect::Measured>, String> {
+    use crate::probe::results::Confidence;
+    let mut out = Vec::new();
+    for f in files {
+        let input = read_run(f).map_err(|e| format!("--probe: {e}"))?;
+        let Saved::Probe(doc) = input.doc else {
+            return Err(format!(
+                "--probe {}: not a probe run (a file of probe --json=FILE)",
+                input.name
+            ));
+        };
+        let one = [(&doc.target, &doc.environment, &doc.inference)];
+        let each: Vec<_> = match doc.targets.is_empty() {
+            true => one.to_vec(),
+            false => doc
+                .targets
+                .iter()
+                .map(|t| (&t.target, &t.environment, &t.inference))
+                .collect(),
+        };
+        for (t, env, inf) in each {
+            match (inf.confidence, inf.effective_unit_bytes) {
+                (Confidence::Bracketed, Some(unit)) => out.push(crate::inspect::Measured {
+                    path: t.path.clone(),
+                    disk: env.disk.clone(),
+                    unit_bytes: unit,
+                    file: input.name.clone(),
+                }),
+                _ => warn(&format!(
+                    "--probe {}: the probe of {} bracketed no unit ({}): not used",
+                    input.name,
+                    t.path.display(),
+                    inf.confidence.as_str()
+                )),
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A file that is not even text (an image, a gzip): what it is not, and
 /// what was expected instead.
 fn not_text(name: &str, e: &std::string::FromUtf8Error) -> String {
@@ -52,13 +96,10 @@ fn read_all(paths: &[&Path]) -> Result<Vec<Input>, String> {
     paths.iter().map(|p| read_run(p)).collect()
 }
 
-/// `report`: the page to standard output, or written to `output`; with
-/// `figures`, each figure also as its own SVG file there.
-pub fn report(
-    runs: &[std::path::PathBuf],
-    output: Option<&Path>,
-    figures: Option<&Path>,
-) -> (String, u8) {
+/// `report`: the page to its outputs (standard output, or the
+/// `--output` file instead); with `figures`, each figure also as its own
+/// SVG file there.
+pub fn report(runs: &[std::path::PathBuf], figures: Option<&Path>, out: &Out) -> (String, u8) {
     let paths: Vec<&Path> = runs.iter().map(|p| p.as_path()).collect();
     let inputs = match read_all(&paths) {
         Ok(i) => i,
@@ -70,27 +111,47 @@ pub fn report(
     let page = html::render(&inputs);
     let mut code = 0;
     if let Some(dir) = figures {
-        // The directory was asked for; its parent must exist.
-        if let Err(e) = std::fs::create_dir(dir).or_else(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists if dir.is_dir() => Ok(()),
-            _ => Err(e),
-        }) {
-            warn(&format!("cannot make {}: {e}", dir.display()));
-            return (String::new(), 2);
-        }
-        for (id, svg) in html::figures(&page) {
-            code = side_file(Some(&dir.join(format!("{id}.svg"))), code, || svg);
+        code = match write_figures(dir, &page) {
+            Some(c) => c,
+            None => return (String::new(), 2),
+        };
+    }
+    out.outputs.write_with(|_| Some(page.clone()), code)
+}
+
+/// `--figures DIR`: each figure of `page` as DIR/<id>.svg. These files
+/// are not in the outputs list: how many there are and their names come
+/// from the figures the page holds, known only once it is drawn, and
+/// each is a piece of the page rather than a format of the run. So the
+/// directory is made here (its parent must exist) and each file written
+/// atomically as it comes; None when the directory cannot be made
+/// (nothing written then, not even the page), else 0, or 2 when a
+/// figure could not be written (one line on stderr each).
+fn write_figures(dir: &Path, page: &str) -> Option<u8> {
+    if let Err(e) = std::fs::create_dir(dir).or_else(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists if dir.is_dir() => Ok(()),
+        _ => Err(e),
+    }) {
+        warn(&format!("cannot make {}: {e}", dir.display()));
+        return None;
+    }
+    let mut code = 0;
+    for (id, svg) in html::figures(page) {
+        let path = dir.join(format!("{id}.svg"));
+        if let Err(e) = textfile::write_atomic(&path, &svg) {
+            warn(&format!("cannot write {}: {e}", path.display()));
+            code = 2;
         }
     }
-    match output {
-        Some(path) => (String::new(), side_file(Some(path), code, || page)),
-        None => (page, code),
-    }
+    Some(code)
 }
 
 /// `compare`: the comparison in every output asked for; exit status 1
-/// when something differs.
-pub fn compare(a: &Path, b: &Path, out: &super::Out) -> (String, u8) {
+/// when something differs, with 4 when B is worse than A (its
+/// `outcome`). Two check runs whose disks under one name may not be the
+/// same disk are compared, with a warning (in the human report, else one
+/// line on stderr).
+pub fn compare(a: &Path, b: &Path, out: &Out) -> (String, u8) {
     let inputs = match read_all(&[a, b]) {
         Ok(i) => i,
         Err(e) => {
@@ -105,5 +166,18 @@ pub fn compare(a: &Path, b: &Path, out: &super::Out) -> (String, u8) {
             return (String::new(), 2);
         }
     };
-    out.write(crate::report::Run::Compare(&c), u8::from(c.differs()))
+    // Said once: the human report says it; with another format on
+    // stdout, stderr does.
+    let human = out.outputs.stdout() == crate::report::Format::Human;
+    if let (crate::compare::Comparison::Check(k), false) = (&c, human) {
+        for t in &k.targets {
+            if let Some(why) = &t.different_disk {
+                warn(&format!(
+                    "{}: A and B may not be the same disk ({why}): compared all the same",
+                    t.target
+                ));
+            }
+        }
+    }
+    out.write(crate::report::Run::Compare(&c), c.outcome().exit_status)
 }

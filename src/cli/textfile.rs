@@ -1,5 +1,5 @@
 //! Every output file (`--prometheus`, `--json=FILE`, `--csv`, `--html`,
-//! `--script`, `report --output`) is written so that a reader
+//! `--script`, `report --output`, `report --figures`' SVGs) is written so that a reader
 //! (node_exporter's textfile collector, scraping at any moment) sees the
 //! old file or the new one, never half of one. The text comes from the
 //! exporters in `report`; the bytes go out here in `cli`, like the report

@@ -6,7 +6,7 @@ use super::{warn, Out};
 use crate::errors::TargetError;
 use crate::report::{Format, Run};
 use crate::sys::blocktrace::Snapshot;
-use crate::watch::{self, ChildRun, Source, WatchOptions, WatchRun, Watched};
+use crate::watch::{self, ChildRun, SnapshotSource, WatchOptions, WatchRun, Watched};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::{Child, ExitStatus};
@@ -35,6 +35,15 @@ pub fn run(
         warn("watch traces the live kernel: a --sysfs-root tree cannot be watched (--replay plays a recording over it)");
         return (String::new(), 2);
     }
+    // What check reads to name the causes (tables, layer headers) is read
+    // before the tracer starts, so none of it is in the counts.
+    let before = crate::sys::procfs::storage_read_bytes();
+    watch::add_causes(&mut resolved.watched, &opts.sysfs);
+    // A recording's run read nothing of its own disks.
+    let read_before = crate::sys::procfs::storage_read_bytes()
+        .zip(before)
+        .map(|(after, before)| after.saturating_sub(before))
+        .filter(|_| replay.is_none());
     let mut source = match open(replay, &resolved.watched) {
         Ok(s) => s,
         Err(e) => {
@@ -42,13 +51,21 @@ pub fn run(
             return (String::new(), 2);
         }
     };
-    watch::add_causes(&mut resolved.watched, &opts.sysfs);
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&stop)) {
             warn(&format!("cannot catch signal {sig}: {e}"));
         }
     }
+    // The counted window starts here, before the command does, so none
+    // of its I/O falls before the first snapshot.
+    let first = match source.snapshot() {
+        Ok(s) => s,
+        Err(e) => {
+            warn(&e);
+            return (String::new(), 2);
+        }
+    };
     let mut child = match spawn(command) {
         Ok(c) => c,
         Err(e) => {
@@ -85,6 +102,7 @@ pub fn run(
         };
         watch::observe(
             &mut *source,
+            first,
             opts.interval,
             opts.duration,
             &mut stop_now,
@@ -93,13 +111,6 @@ pub fn run(
     };
     // A recording's end is not the command's: it runs to its own end.
     let command_run = finish(command, child.as_mut(), ended, !recorded);
-    let observed = match observed {
-        Ok(o) => o,
-        Err(e) => {
-            warn(&e);
-            return (String::new(), 2);
-        }
-    };
     let mut run = WatchRun::new(
         opts,
         resolved.watched,
@@ -108,7 +119,9 @@ pub fn run(
         &observed.last,
     );
     run.command = command_run;
+    run.read_before_bytes = read_before;
     run.trace.note = source.note();
+    run.trace.attach = source.attach();
     run.errors = resolved.errors;
     if let Some(e) = observed.error {
         warn(&format!(
@@ -121,7 +134,7 @@ pub fn run(
 }
 
 /// The kernel's tracer for these devices, or a recording from `replay`.
-fn open(replay: Option<&Path>, watched: &[Watched]) -> Result<Box<dyn Source>, String> {
+fn open(replay: Option<&Path>, watched: &[Watched]) -> Result<Box<dyn SnapshotSource>, String> {
     match replay {
         Some(file) => {
             let text = std::fs::read_to_string(file)

@@ -16,7 +16,7 @@
 use super::probe::and_list;
 use super::RunInfo;
 use crate::check::document::CheckDoc;
-use crate::check::document::{DocError, Finding, Target};
+use crate::check::document::{CheckedTarget, Finding, TargetError};
 use crate::findings::{Severity, Status};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -53,6 +53,11 @@ pub struct TargetChange {
     /// Why it could not be checked, in each run.
     pub error_a: Option<String>,
     pub error_b: Option<String>,
+    /// What says the two runs' disks under this name are not the same
+    /// disk: a serial, WWN or size that differs, or a partition table made
+    /// again (another PTUUID). Compared all the same, with this warning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub different_disk: Option<String>,
 }
 
 /// A finding that appeared, disappeared or changed.
@@ -71,6 +76,18 @@ pub struct FindingChange {
     pub message_b: Option<String>,
 }
 
+impl FindingChange {
+    /// What the finding is about; `assembled` stands for the target of an
+    /// array or VG assembled across targets.
+    pub fn subject(&self) -> crate::findings::Subject {
+        crate::findings::Subject {
+            target: Some(self.target.clone().unwrap_or_else(|| "assembled".into())),
+            partition: self.partition,
+            layer: self.layer.clone(),
+        }
+    }
+}
+
 /// Two check runs side by side.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(default)]
@@ -82,6 +99,9 @@ pub struct CheckComparison {
     pub changes: Vec<FindingChange>,
     /// One sentence: what changed.
     pub summary: String,
+    /// Targets whose status is better in B (improved), worse or that B
+    /// could not check (regressed), and the same; the exit status.
+    pub outcome: super::Outcome,
 }
 
 impl CheckComparison {
@@ -118,8 +138,8 @@ fn renamed(a: &CheckDoc, b: &CheckDoc) -> Option<(String, String)> {
 /// A run's targets and unchecked targets by path (the first of each),
 /// so that runs of thousands of targets compare in linear time.
 struct Sides<'d> {
-    targets: HashMap<&'d str, &'d Target>,
-    errors: HashMap<&'d str, &'d DocError>,
+    targets: HashMap<&'d str, &'d CheckedTarget>,
+    errors: HashMap<&'d str, &'d TargetError>,
 }
 
 impl<'d> Sides<'d> {
@@ -145,6 +165,34 @@ impl<'d> Sides<'d> {
             e.map(|e| e.message.clone()),
         )
     }
+}
+
+/// Why A's and B's targets under one name are not the same disk: each
+/// identity both know and that differs (serial, WWN, size, then the
+/// table's PTUUID, which a table made again changes too).
+fn different_disk(a: &CheckedTarget, b: &CheckedTarget) -> Option<String> {
+    let fields = [
+        ("serial", a.serial.clone(), b.serial.clone()),
+        ("WWN", a.wwn.clone(), b.wwn.clone()),
+        (
+            "size",
+            Some(format!("{} bytes", a.size_bytes)),
+            Some(format!("{} bytes", b.size_bytes)),
+        ),
+        (
+            "PTUUID",
+            a.partition_table.ptuuid.clone(),
+            b.partition_table.ptuuid.clone(),
+        ),
+    ];
+    let differ: Vec<String> = fields
+        .iter()
+        .filter_map(|(what, x, y)| match (x, y) {
+            (Some(x), Some(y)) if x != y => Some(format!("{what} {x} in A, {y} in B")),
+            _ => None,
+        })
+        .collect();
+    (!differ.is_empty()).then(|| differ.join(", "))
 }
 
 /// Every target a run names: checked, then not checked.
@@ -192,6 +240,10 @@ fn targets(a: &CheckDoc, b: &CheckDoc, rename: &Option<(String, String)>) -> Vec
             let (in_a, status_a, error_a) = sa.side(&name);
             let (present_b, status_b, error_b) =
                 in_b.as_deref().map_or(nowhere.clone(), |p| sb.side(p));
+            let both = sa
+                .targets
+                .get(name.as_str())
+                .zip(in_b.as_deref().and_then(|p| sb.targets.get(p)));
             TargetChange {
                 path_b: in_b.filter(|p| *p != name),
                 target: name,
@@ -201,12 +253,82 @@ fn targets(a: &CheckDoc, b: &CheckDoc, rename: &Option<(String, String)>) -> Vec
                 status_b,
                 error_a,
                 error_b,
+                different_disk: both.and_then(|(x, y)| different_disk(x, y)),
             }
         })
         .collect()
 }
 
-/// Target (assembled last), partition, layer, code.
+/// Whether a finding change makes B better (-1), worse (1) or neither
+/// (0): a warning or error gone or lowered, appeared or raised.
+fn direction(c: &FindingChange) -> i8 {
+    let serious = |s: Option<Severity>| s.is_some_and(|s| s >= Severity::Warning);
+    match (c.severity_a, c.severity_b) {
+        (a, b) if a == b => 0,
+        (a, None) if serious(a) => -1,
+        (None, b) if serious(b) => 1,
+        (Some(a), Some(b)) if a > b => -1,
+        (Some(a), Some(b)) if a < b => 1,
+        _ => 0,
+    }
+}
+
+/// Findings that disappeared or became less severe (improved), that
+/// appeared or became more severe (regressed), as [`direction`] judges
+/// them, and those `in_both` runs at one severity (unchanged): `watch`
+/// comparisons count findings so.
+pub fn finding_outcome(changes: &[FindingChange], in_both: usize) -> super::Outcome {
+    let count = |way: i8| changes.iter().filter(|c| direction(c) == way).count();
+    let moved = changes
+        .iter()
+        .filter(|c| c.severity_a.is_some() && c.severity_b.is_some() && direction(c) != 0)
+        .count();
+    super::Outcome::new(
+        count(-1),
+        count(1),
+        in_both.saturating_sub(moved),
+        !changes.is_empty(),
+    )
+}
+
+/// Targets by their status: better in B (or checked in B only after A
+/// could not), worse (or not checked in B), or the same status with a
+/// warning or error gone (better) or new (worse); the rest unchanged.
+/// Targets in one run only are in no count.
+fn target_outcome(c: &CheckComparison) -> super::Outcome {
+    let (mut improved, mut regressed, mut unchanged) = (0, 0, 0);
+    for t in &c.targets {
+        let findings: Vec<i8> = c
+            .changes
+            .iter()
+            .filter(|f| f.target.as_deref() == Some(t.target.as_str()))
+            .map(direction)
+            .collect();
+        let way = match (t.status_a, t.status_b) {
+            (Some(a), Some(b)) if a != b => {
+                if b > a {
+                    1
+                } else {
+                    -1
+                }
+            }
+            (Some(_), Some(_)) if findings.contains(&1) => 1,
+            (Some(_), Some(_)) if findings.contains(&-1) => -1,
+            (Some(_), Some(_)) => 0,
+            (Some(_), None) if t.error_b.is_some() => 1,
+            (None, Some(_)) if t.error_a.is_some() => -1,
+            _ => continue,
+        };
+        match way {
+            1 => regressed += 1,
+            -1 => improved += 1,
+            _ => unchanged += 1,
+        }
+    }
+    super::Outcome::new(improved, regressed, unchanged, c.differs())
+}
+
+/// CheckedTarget (assembled last), partition, layer, code.
 type Key = (bool, Option<String>, Option<u32>, Option<String>, String);
 
 fn grouped(findings: Vec<Finding>) -> BTreeMap<Key, Vec<Finding>> {
@@ -291,8 +413,10 @@ pub fn compare(a: &CheckDoc, b: &CheckDoc) -> CheckComparison {
         targets: targets(a, b, &rename),
         changes,
         summary: String::new(),
+        outcome: super::Outcome::default(),
     };
     c.summary = summary(&c);
+    c.outcome = target_outcome(&c);
     c
 }
 

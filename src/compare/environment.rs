@@ -3,7 +3,7 @@
 //! first.
 
 use crate::probe::document::ProbeDoc;
-use crate::probe::report::TargetReport;
+use crate::probe::outcome::ProbedTarget;
 use serde::{Deserialize, Serialize};
 
 /// One setting or property of the two runs.
@@ -82,7 +82,7 @@ fn run_values(d: &ProbeDoc) -> Values {
 }
 
 /// What one target was and sat behind (of a fio run, only its file).
-fn target_values(t: &TargetReport, fio: bool) -> Values {
+fn target_values(t: &ProbedTarget, fio: bool) -> Values {
     let (e, x) = (&t.environment, &t.target);
     vec![
         ("target", text(&x.path.to_string_lossy())),

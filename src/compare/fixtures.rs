@@ -2,7 +2,7 @@
 //! JSON built here and read by each kind's own reader, as `saved` reads
 //! files (which tells the kinds apart; its tests compare through it).
 
-use super::{check, probe, Comparison};
+use super::{check, Comparison};
 use crate::check::document::CheckDoc;
 use crate::probe::document::ProbeDoc;
 use crate::probe::fio_results::FioDoc;
@@ -118,7 +118,7 @@ pub fn check_doc(targets: Vec<Value>) -> Value {
 
 /// A probe run against the same run with randwrite at half the speed.
 pub fn slower() -> Comparison {
-    Comparison::Probe(probe::compare(
+    Comparison::Probe(super::overall::compare(
         &probe_run(&grid("6.1.0", 1.0), "a.json"),
         &probe_run(&grid("6.8.0", 0.5), "b.json"),
     ))

@@ -69,14 +69,67 @@ pub enum CompareError {
     Kinds { a: &'static str, b: &'static str },
 }
 
+/// How B compares with A, in numbers a fleet can act on: what got better,
+/// what got worse, what stayed, and the exit status that follows. What is
+/// counted is each kind's unit: targets for check runs (their status),
+/// cells for probe runs (B/A decided faster or slower), findings for
+/// watch runs (appeared, disappeared, their severity).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Outcome {
+    pub improved: usize,
+    pub regressed: usize,
+    pub unchanged: usize,
+    /// 0 the same; bit 1 something differs; bit 4 B is worse than A
+    /// (something regressed); 2 (cannot compare) is the command's alone.
+    pub exit_status: u8,
+}
+
+/// The exit bit of a comparison where B is worse than A.
+pub const WORSE: u8 = 4;
+
+impl Outcome {
+    /// Whether B is worse than A (the exit bit `WORSE`).
+    pub fn worse(&self) -> bool {
+        self.exit_status & WORSE != 0
+    }
+
+    /// The counts, and the exit status from them and whether anything
+    /// differs at all (a finding reworded differs, and is unchanged).
+    pub fn new(improved: usize, regressed: usize, unchanged: usize, differs: bool) -> Outcome {
+        Outcome {
+            improved,
+            regressed,
+            unchanged,
+            exit_status: u8::from(differs || improved + regressed > 0)
+                | if regressed > 0 { WORSE } else { 0 },
+        }
+    }
+}
+
 impl Comparison {
     /// Something differs: a cell significantly slower or faster, or a
     /// finding that appeared, disappeared or changed (exit status 1).
     pub fn differs(&self) -> bool {
+        self.outcome().exit_status & 1 != 0
+    }
+
+    /// What got better and worse, and the exit status.
+    pub fn outcome(&self) -> Outcome {
         match self {
-            Comparison::Probe(p) => p.differs(),
-            Comparison::Check(c) => c.differs(),
-            Comparison::Watch(w) => w.differs(),
+            Comparison::Probe(p) => p.outcome,
+            Comparison::Check(c) => c.outcome,
+            Comparison::Watch(w) => w.outcome,
+        }
+    }
+
+    /// What the outcome counts: a probe run's cells, a check run's
+    /// targets, a watch run's findings.
+    pub fn counted(&self) -> &'static str {
+        match self {
+            Comparison::Probe(_) => "cells",
+            Comparison::Check(_) => "targets",
+            Comparison::Watch(_) => "findings",
         }
     }
 }

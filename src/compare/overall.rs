@@ -37,68 +37,24 @@
 //! `same`: it lies inside 1 ± `min_effect`. `undecided`: neither (or no
 //! interval).
 
-use super::probe::{CellRatio, Decision, ProbeComparison};
+use super::probe::{CellRatio, Decision, Direction, Method, ProbeComparison, ScopeRatio};
 use crate::probe::engine::Pattern;
 use crate::probe::stats;
-use serde::{Deserialize, Serialize};
 
-/// What the interval of a scope's geometric mean says.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    Slower,
-    Faster,
-    Same,
-    #[default]
-    Undecided,
+/// Compares A (the reference) with B: every cell both measured
+/// (`probe::cells`), then the answer per pattern and over every cell, and
+/// the outcome the exit status follows.
+pub fn compare(
+    a: &crate::probe::document::ProbeDoc,
+    b: &crate::probe::document::ProbeDoc,
+) -> ProbeComparison {
+    let mut c = super::probe::cells(a, b);
+    (c.overall, c.patterns) = scopes(&c);
+    let (faster, slower) = (c.count(Decision::Faster), c.count(Decision::Slower));
+    let rest = c.cells.len() - faster - slower;
+    c.outcome = super::Outcome::new(faster, slower, rest, c.differs());
+    c
 }
-
-crate::spelled_as_serde!(Direction);
-
-/// B/A over the cells of one scope: one pattern of one target, or every
-/// cell (`pattern` and `target` null).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(default)]
-pub struct ScopeRatio {
-    pub target: Option<usize>,
-    pub pattern: Option<Pattern>,
-    /// Cells with a ratio (both sides measured a positive figure).
-    pub cells: usize,
-    /// Geometric mean of the cells' B/A; null without cells.
-    pub geo_mean: Option<f64>,
-    /// Its 95 % interval (see the module's notes); null when there is none.
-    pub ci95: Option<[f64; 2]>,
-    /// How the interval was formed.
-    pub method: Method,
-    pub direction: Direction,
-    /// The cells' own decisions, counted.
-    pub slower: usize,
-    pub faster: usize,
-    pub same: usize,
-    pub open: usize,
-    pub untested: usize,
-    /// The sentence: `B is 6.1× slower than A in every cell, [5.4, 6.9]`.
-    pub sentence: String,
-}
-
-/// How a scope's interval was formed (see the module's notes).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// From the rounds' grid means: round r's geometric mean over the
-    /// cells, Welch's t on A's against B's (every cell with the same
-    /// rounds on a side).
-    Rounds,
-    /// From every cell's rounds: the grid's own mean (all cells tested).
-    Pooled,
-    /// From the spread of the cells' ratios (some cell has no replicates).
-    AcrossCells,
-    /// No interval: no cell, or one cell without replicates.
-    #[default]
-    None,
-}
-
-crate::spelled_as_serde!(Method);
 
 /// The geometric mean of `ratios` and its `level` interval. With every
 /// cell's `spreads` (each side's s²/n of log IOPS and its degrees of
@@ -432,7 +388,7 @@ mod tests {
         };
         let a = probe_run(&mk(&vec![1.0; scale.len()]), "a.json");
         let b = probe_run(&mk(scale), "b.json");
-        crate::compare::probe::compare(&a, &b)
+        compare(&a, &b)
     }
 
     #[test]

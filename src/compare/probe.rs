@@ -31,13 +31,12 @@
 //! `untested`: a side has fewer than two rounds.
 
 use super::environment::{self, EnvField};
-use super::overall::{self, ScopeRatio};
 use super::RunInfo;
-use crate::probe::analyse::CellReport;
-use crate::probe::document::{ProbeDoc, Source};
+use crate::probe::document::{ProbeDoc, Producer};
 use crate::probe::engine::Pattern;
 use crate::probe::fio_results::NO_REPLICATES;
-use crate::probe::report::TargetReport;
+use crate::probe::outcome::ProbedTarget;
+use crate::probe::results::CellReport;
 use crate::probe::stats;
 use crate::units::human;
 use serde::{Deserialize, Serialize};
@@ -151,6 +150,64 @@ impl OnlyIn {
     }
 }
 
+/// What the interval of a scope's geometric mean says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Slower,
+    Faster,
+    Same,
+    #[default]
+    Undecided,
+}
+
+crate::spelled_as_serde!(Direction);
+
+/// B/A over the cells of one scope: one pattern of one target, or every
+/// cell (`pattern` and `target` null).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ScopeRatio {
+    pub target: Option<usize>,
+    pub pattern: Option<Pattern>,
+    /// Cells with a ratio (both sides measured a positive figure).
+    pub cells: usize,
+    /// Geometric mean of the cells' B/A; null without cells.
+    pub geo_mean: Option<f64>,
+    /// Its 95 % interval (see the module's notes); null when there is none.
+    pub ci95: Option<[f64; 2]>,
+    /// How the interval was formed.
+    pub method: Method,
+    pub direction: Direction,
+    /// The cells' own decisions, counted.
+    pub slower: usize,
+    pub faster: usize,
+    pub same: usize,
+    pub open: usize,
+    pub untested: usize,
+    /// The sentence: `B is 6.1× slower than A in every cell, [5.4, 6.9]`.
+    pub sentence: String,
+}
+
+/// How a scope's interval was formed (see the module's notes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// From the rounds' grid means: round r's geometric mean over the
+    /// cells, Welch's t on A's against B's (every cell with the same
+    /// rounds on a side).
+    Rounds,
+    /// From every cell's rounds: the grid's own mean (all cells tested).
+    Pooled,
+    /// From the spread of the cells' ratios (some cell has no replicates).
+    AcrossCells,
+    /// No interval: no cell, or one cell without replicates.
+    #[default]
+    None,
+}
+
+crate::spelled_as_serde!(Method);
+
 /// One cell both runs measured: B against A.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
@@ -212,6 +269,9 @@ pub struct ProbeComparison {
     pub overall: ScopeRatio,
     /// The same for each pattern of each target.
     pub patterns: Vec<ScopeRatio>,
+    /// Cells B is decided faster in (improved), slower in (regressed),
+    /// and the rest; the exit status.
+    pub outcome: super::Outcome,
 }
 
 impl ProbeComparison {
@@ -248,8 +308,8 @@ fn run_info(d: &ProbeDoc) -> RunInfo {
     RunInfo {
         file: d.name.clone(),
         source: match d.source {
-            Source::Diskalign => "probe".into(),
-            Source::Fio => "fio".into(),
+            Producer::Diskalign => "probe".into(),
+            Producer::Fio => "fio".into(),
         },
         started_unix: d.started_unix,
         host: d.header.host.clone(),
@@ -285,8 +345,8 @@ type Pair<'p> = (CellKey, &'p CellReport, &'p CellReport);
 /// `only_a` and `only_b`, whole patterns apart from single cells.
 fn match_part<'p>(
     t: usize,
-    a: &'p TargetReport,
-    b: &'p TargetReport,
+    a: &'p ProbedTarget,
+    b: &'p ProbedTarget,
     only_a: &mut OnlyIn,
     only_b: &mut OnlyIn,
 ) -> Vec<Pair<'p>> {
@@ -403,8 +463,10 @@ fn ratio_of(pair: &Pair, step: Option<(f64, f64)>, p: Option<f64>, min_effect: f
     r
 }
 
-/// Compares A (the reference) with B: B/A for every cell both measured.
-pub fn compare(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
+/// A (the reference) against B: B/A for every cell both measured, the
+/// environments and notes; `overall::compare` adds the answer per pattern
+/// and over every cell, and the outcome.
+pub fn cells(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
     let (pa, pb) = (a.parts(), b.parts());
     let (mut only_a, mut only_b) = (OnlyIn::default(), OnlyIn::default());
     let mut pairs = Vec::new();
@@ -440,13 +502,13 @@ pub fn compare(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
         summary: String::new(),
         overall: ScopeRatio::default(),
         patterns: Vec::new(),
+        outcome: super::Outcome::default(),
     };
     c.summary = summary(&c);
-    (c.overall, c.patterns) = overall::scopes(&c);
     c
 }
 
-fn target_ref(t: usize, p: &TargetReport) -> TargetRef {
+fn target_ref(t: usize, p: &ProbedTarget) -> TargetRef {
     TargetRef {
         target: t,
         path: p.target.path.to_string_lossy().into_owned(),
@@ -457,7 +519,7 @@ fn target_ref(t: usize, p: &TargetReport) -> TargetRef {
 fn notes(a: &ProbeDoc, b: &ProbeDoc) -> Vec<String> {
     let mut out = Vec::new();
     for (side, d) in [("A", a), ("B", b)] {
-        if d.source == Source::Fio {
+        if d.source == Producer::Fio {
             out.push(format!("{side}: {NO_REPLICATES}"));
         } else if !d.has_replicates() {
             out.push(format!(
@@ -470,7 +532,7 @@ fn notes(a: &ProbeDoc, b: &ProbeDoc) -> Vec<String> {
             ));
         }
     }
-    let both = a.source == Source::Diskalign && b.source == Source::Diskalign;
+    let both = a.source == Producer::Diskalign && b.source == Producer::Diskalign;
     let (x, y) = (&a.plan, &b.plan);
     if both && x.rounds != y.rounds {
         out.push(format!(

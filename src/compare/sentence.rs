@@ -3,7 +3,7 @@
 //! the same terms, where it holds ("in every cell" only when every cell
 //! was decided that way) and how the cells' own decisions split.
 
-use super::overall::{Direction, ScopeRatio};
+use super::probe::{Direction, ScopeRatio};
 
 /// `3.2` below 10, `48` from 10 on.
 fn num(x: f64) -> String {

@@ -8,7 +8,7 @@ use crate::probe::fio_results::NO_REPLICATES;
 use serde_json::{json, Value};
 
 fn probe(a: &Value, b: &Value) -> ProbeComparison {
-    probe::compare(&probe_run(a, "a.json"), &probe_run(b, "b.json"))
+    super::overall::compare(&probe_run(a, "a.json"), &probe_run(b, "b.json"))
 }
 
 #[test]
@@ -37,6 +37,14 @@ fn a_twofold_slowdown_is_slower_and_significant() {
     assert!(c.summary.contains("1 the same"), "{}", c.summary);
     assert!(c.notes.is_empty(), "{:?}", c.notes);
     assert!(c.only_a.is_empty() && c.only_b.is_empty());
+    // Two cells slower: B is worse (exit 1 | 4); the reverse is better.
+    let o = c.outcome;
+    assert_eq!(
+        (o.improved, o.regressed, o.unchanged, o.exit_status),
+        (0, 2, 1, 1 | WORSE)
+    );
+    let back = probe(&grid("6.1.0", 0.5), &grid("6.1.0", 1.0)).outcome;
+    assert_eq!((back.improved, back.regressed, back.exit_status), (2, 0, 1));
 }
 
 #[test]
@@ -48,6 +56,7 @@ fn identical_runs_are_never_significant() {
         assert!((x.ratio.unwrap() - 1.0).abs() < 1e-12);
     }
     assert!(!c.differs());
+    assert_eq!((c.outcome.unchanged, c.outcome.exit_status), (3, 0));
     assert!(c.environment.iter().all(|f| !f.differs));
     assert_eq!(c.summary, "all 3 cells the same");
 }
@@ -289,5 +298,66 @@ fn a_target_that_could_not_be_checked_says_why() {
         c.summary.ends_with("d.img checked only in A"),
         "{}",
         c.summary
+    );
+}
+
+/// A fix is an improvement (exit 1), its reverse a regression (exit 1 |
+/// 4, B worse), the same run nothing (0); a target B could not check is
+/// a regression too.
+#[test]
+fn a_fix_improves_and_its_reverse_regresses() {
+    let before = check_doc(vec![target(
+        "d.img",
+        "misaligned",
+        vec![finding("start-not-4k", "error", "starts at 32256")],
+    )]);
+    let after = check_doc(vec![target("d.img", "aligned", vec![])]);
+    let fix = check(&before, &after).outcome;
+    assert_eq!(
+        (fix.improved, fix.regressed, fix.unchanged, fix.exit_status),
+        (1, 0, 0, 1)
+    );
+    let worse = check(&after, &before).outcome;
+    assert_eq!(
+        (worse.improved, worse.regressed, worse.exit_status),
+        (0, 1, 1 | WORSE)
+    );
+    let same = check(&before, &before).outcome;
+    assert_eq!((same.unchanged, same.exit_status), (1, 0));
+    let mut gone = check_doc(vec![]);
+    gone["errors"] = json!([{ "path": "d.img", "message": "cannot open" }]);
+    assert_eq!(check(&after, &gone).outcome.exit_status, 1 | WORSE);
+    // The same status, a new warning: worse too.
+    let untidy = |f: Vec<Value>| check_doc(vec![target("d.img", "untidy", f)]);
+    let one = untidy(vec![finding("end-not-4k", "warning", "ends at x")]);
+    let two = untidy(vec![
+        finding("end-not-4k", "warning", "ends at x"),
+        finding("size-not-4k", "warning", "size x"),
+    ]);
+    assert_eq!(check(&one, &two).outcome.regressed, 1);
+    assert_eq!(check(&two, &one).outcome.improved, 1);
+}
+
+/// Two runs whose disk under one name has another serial, or another
+/// table (PTUUID), are compared with a warning saying so.
+#[test]
+fn another_disk_under_the_same_name_is_said() {
+    let disk = |serial: &str, ptuuid: &str| {
+        let mut t = target("/dev/sdb", "aligned", vec![]);
+        t["serial"] = json!(serial);
+        t["partition_table"] = json!({"type": "gpt", "sector_size": 512, "ptuuid": ptuuid});
+        check_doc(vec![t])
+    };
+    let same = check(&disk("S1", "p1"), &disk("S1", "p1"));
+    assert_eq!(same.targets[0].different_disk, None);
+    let other = check(&disk("S1", "p1"), &disk("S2", "p1"));
+    assert_eq!(
+        other.targets[0].different_disk.as_deref(),
+        Some("serial S1 in A, S2 in B")
+    );
+    let relabelled = check(&disk("S1", "p1"), &disk("S1", "p2"));
+    assert_eq!(
+        relabelled.targets[0].different_disk.as_deref(),
+        Some("PTUUID p1 in A, p2 in B")
     );
 }

@@ -27,6 +27,45 @@ impl Subject {
     pub fn is_empty(&self) -> bool {
         self.target.is_none() && self.partition.is_none() && self.layer.is_none()
     }
+
+    /// What the finding is about, outermost first: the target, `partition
+    /// N`, and the layer path below the partition's root (which the
+    /// partition already names). Every output names a subject from these
+    /// parts joined by `SUBJECT_SEPARATOR` (HTML shortens each part).
+    pub fn parts(&self) -> Vec<String> {
+        let mut parts: Vec<String> = self.target.iter().cloned().collect();
+        parts.extend(self.partition.map(|p| format!("partition {p}")));
+        let layer = self
+            .layer
+            .as_deref()
+            .and_then(|l| layer_within(self.partition, l));
+        parts.extend(layer.map(str::to_string));
+        parts
+    }
+
+    /// `sda, partition 1, PV x / LV vg/lv`.
+    pub fn phrase(&self) -> String {
+        self.parts().join(SUBJECT_SEPARATOR)
+    }
+}
+
+/// Between the parts of a subject: not ` / `, which joins the layers of a
+/// path.
+pub const SUBJECT_SEPARATOR: &str = ", ";
+
+/// The part of a layer's path (`partition 1 / PV x / LV vg/lv`) that
+/// is not its partition's root, for prose that names the partition
+/// already: `PV x / LV vg/lv`; None for the partition's root itself.
+pub fn layer_within(partition: Option<u32>, layer: &str) -> Option<&str> {
+    let Some(p) = partition else {
+        return Some(layer);
+    };
+    let root = format!("partition {p}");
+    match layer.strip_prefix(&root) {
+        Some("") => None,
+        Some(rest) => Some(rest.strip_prefix(" / ").unwrap_or(layer)),
+        None => Some(layer),
+    }
 }
 
 /// One leg of a striped LV segment, as a stripe rule saw it.
@@ -40,6 +79,17 @@ pub struct LegFact {
     pub misalignment_bytes: u64,
 }
 
+/// A task behind a `watch` finding: its name as `watch` shows it (a
+/// process's `comm`, a kernel thread's job), its cgroup and how many of
+/// the finding's I/Os it submitted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SubmitterFact {
+    pub name: String,
+    pub cgroup: Option<String>,
+    pub affected_ios: u64,
+}
+
 /// The numbers and names a rule judged. Offsets are in bytes of the device
 /// below (the whole disk for partitions and the layers inside them).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -48,9 +98,12 @@ pub struct Facts {
     /// The byte judged: a partition's start, a layer's data start, a leg.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_bytes: Option<u64>,
-    /// The end judged (last byte + 1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub end_bytes: Option<u64>,
+    /// The end judged, one past the last byte: a partition's `end_bytes`
+    /// plus one. Named apart from `end_bytes`, which is the last byte
+    /// wherever it is written; documents from before issue 36 wrote this
+    /// as `end_bytes`, and read back as this.
+    #[serde(skip_serializing_if = "Option::is_none", alias = "end_bytes")]
+    pub end_exclusive_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
     /// The unit the offset, end or size should be a multiple of.
@@ -60,6 +113,12 @@ pub struct Facts {
     /// the rule's result (g + ao - start mod g) mod g.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub misalignment_bytes: Option<u64>,
+    /// A zoned disk's zone size (sysfs `queue/chunk_sectors` in bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone_size_bytes: Option<u64>,
+    /// A zoned device's zone model (sysfs `queue/zoned`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone_model: Option<crate::iolimits::ZoneModel>,
     /// The alignment offset the grid starts from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alignment_offset_bytes: Option<i64>,
@@ -116,6 +175,12 @@ pub struct Facts {
     /// Which identify data declared the value (`nvme`, `ata`, `scsi`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub declared_by: Option<String>,
+    /// The saved probe run whose bracketed unit decided (`--probe`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<String>,
+    /// The ZFS pool a member belongs to, as its label names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// An NVMe LBA format's index (`nvme format --lbaf`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lba_format: Option<u8>,
@@ -140,8 +205,60 @@ pub struct Facts {
     /// cause of what `watch` saw.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub causes: Vec<super::Code>,
+    /// The tasks that submitted most of a `watch` finding's I/Os (the
+    /// fewest, most first, that did at least half of them; at most three).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub submitters: Vec<SubmitterFact>,
     /// The partition is a DOS extended container (its own placement is
     /// informational).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub extended_container: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_layer_path_within_its_partition_drops_the_root() {
+        assert_eq!(layer_within(Some(1), "partition 1 / ext4"), Some("ext4"));
+        assert_eq!(layer_within(Some(1), "partition 1"), None);
+        assert_eq!(
+            layer_within(Some(1), "partition 10 / PV x"),
+            Some("partition 10 / PV x")
+        );
+        assert_eq!(
+            layer_within(None, "VG vg / LV vg/lv"),
+            Some("VG vg / LV vg/lv")
+        );
+    }
+
+    #[test]
+    fn a_subject_is_named_once_from_its_parts() {
+        let s = Subject {
+            target: Some("/dev/loop1".into()),
+            partition: Some(1),
+            layer: Some("partition 1 / PV abc / LV vg/lv".into()),
+        };
+        assert_eq!(s.phrase(), "/dev/loop1, partition 1, PV abc / LV vg/lv");
+        let root = Subject {
+            layer: Some("partition 1".into()),
+            ..s
+        };
+        assert_eq!(root.parts(), ["/dev/loop1", "partition 1"]);
+    }
+
+    /// One past the end is written as `end_exclusive_bytes`; a document
+    /// from before it was named apart (`end_bytes`) reads as the same.
+    #[test]
+    fn the_end_one_past_the_last_byte_is_named_apart_from_end_bytes() {
+        let f = Facts {
+            end_exclusive_bytes: Some(20512256),
+            ..Facts::default()
+        };
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(json, r#"{"end_exclusive_bytes":20512256}"#);
+        let old: Facts = serde_json::from_str(r#"{"end_bytes":20512256}"#).unwrap();
+        assert_eq!(old, f);
+    }
 }

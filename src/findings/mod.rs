@@ -4,10 +4,12 @@
 //! docs/findings.md documents each of them (a test keeps the two in sync).
 
 pub mod facts;
+pub mod meaning;
 pub mod render;
 pub mod status;
 
-pub use facts::{Facts, LegFact, Subject};
+pub use facts::{Facts, LegFact, Subject, SubmitterFact};
+pub use meaning::Meaning;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub use status::{Counts, FailOn, Status};
 use std::fmt;
@@ -108,6 +110,17 @@ codes! {
         "The partition node's block size read back with BLKBSZGET differs from the one the kernel picks for its size: something set it (a mounted filesystem sets its own block size, or BLKBSZSET).";
     KernelTableDiffers = "kernel-table-differs", Warning,
         "The partitions the kernel registered differ from the table on disk.";
+    // Zoned disks (issue 40).
+    ZoneTableIgnored = "zone-table-ignored", Warning,
+        "The disk is host-managed zoned: the kernel ignores its partition table and refuses partitions on it, so its partitions are not judged.";
+    ZoneMisalignedStart = "zone-misaligned-start", Warning,
+        "A partition on a host-aware zoned disk starts off a zone boundary: it shares its first zone with what lies before it.";
+    ZoneMisalignedEnd = "zone-misaligned-end", Warning,
+        "A partition on a host-aware zoned disk ends (last byte + 1) off a zone boundary before the end of the disk: it shares its last zone with what follows.";
+    ZoneExtentMisaligned = "zone-extent-misaligned", Error,
+        "An LVM PV on a zoned disk whose data start or extent size is not a multiple of the zone size: device-mapper refuses to map an LV segment off the zones, so its LVs cannot be activated.";
+    ZoneFsNotZoned = "zone-fs-not-zoned", Error,
+        "A btrfs or f2fs without zoned mode on a host-managed zoned disk: the kernel does not mount it.";
     // Topology hints.
     OptimalIoSuspicious = "optimal-io-suspicious", Warning,
         "optimal_io_size is implausible (65535 x logical block, not a multiple of pbs or min).";
@@ -146,6 +159,10 @@ codes! {
         "The LUKS payload is encrypted: layers inside cannot be checked without opening it.";
     BcacheBlockSize = "bcache-block-size", Warning,
         "A bcache device's block size is below the physical block of the device below, so its writes are read-modify-writes there.";
+    ZfsAshiftBelowPhysical = "zfs-ashift-below-physical", Error,
+        "A ZFS vdev's allocation unit (2^ashift) is below the physical block of the device below, so its writes are read-modify-writes there, for the life of the vdev.";
+    ZfsAshiftAbovePhysical = "zfs-ashift-above-physical", Info,
+        "A ZFS vdev's allocation unit (2^ashift) is above the physical block the device needs: every block smaller than the unit (a small file, a compressed record, metadata) takes a whole unit of space.";
     LuksSectorSize = "luks-sector-size", Warning,
         "The LUKS2 encryption sector size is below the logical (error) or physical (warning) block size of the device below.";
     LuksSectorBelowDeclared = "luks-sector-below-declared", Warning,
@@ -176,6 +193,8 @@ codes! {
         "A share of the writes reaching a device are smaller than its physical block: on a 512e drive each is a read-modify-write of the whole block (watch).";
     SplitIo = "split-io", Warning,
         "A share of the I/O to a device was split by the kernel before reaching the driver (watch).";
+    ZoneCrossingWrites = "zone-crossing-writes", Error,
+        "A share of the writes reaching a zoned device cross a zone boundary: the kernel splits each into one write per zone, and on a host-managed device the part that starts a sequential-write-required zone fails unless that zone is empty; a warning on a host-aware device, which accepts them (watch).";
 }
 
 impl Serialize for Code {

@@ -31,6 +31,8 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::LayerStartNot1Mib => layer_start_not_1mib(f),
         Code::MdChunkBelowPhysical => md_chunk(f),
         Code::BcacheBlockSize => bcache_block(f),
+        Code::ZfsAshiftBelowPhysical => zfs_ashift(f),
+        Code::ZfsAshiftAbovePhysical => zfs_ashift_above(f),
         Code::LuksSectorSize => luks_sector(f),
         Code::FsBlockBelowPhysical => fs_block(f),
         Code::FsStripeHintsMissing => fs_hints_missing(f),
@@ -41,9 +43,40 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::StraddlingIo => straddling_io(f),
         Code::SubPhysicalWrites => sub_physical_writes(f),
         Code::SplitIo => split_io(f),
+        Code::ZoneCrossingWrites => zone_crossing_writes(f),
         Code::ImageUnitStraddle => image_unit_straddle(f),
         Code::ImageEncrypted => image_encrypted(f),
-        _ => return None,
+        Code::ZoneTableIgnored => zone_table_ignored(f),
+        Code::ZoneMisalignedStart => zone_misaligned_start(f),
+        Code::ZoneMisalignedEnd => zone_misaligned_end(f),
+        Code::ZoneExtentMisaligned => zone_extent_misaligned(f),
+        Code::ZoneFsNotZoned => zone_fs_not_zoned(f),
+        // Written as prose where the rule makes them (a new code lands in
+        // one arm or the other, or does not compile).
+        Code::LayoutNotPortable
+        | Code::ToolsDisagree
+        | Code::TableSectorSizeMismatch
+        | Code::PartitionOverlap
+        | Code::PartitionOutsideDisk
+        | Code::PartitionInvalid
+        | Code::GptPrimaryInvalid
+        | Code::GptBackupInvalid
+        | Code::HybridMbr
+        | Code::ProtectiveMbrWithoutGpt
+        | Code::KernelTableDiffers
+        | Code::OptimalIoSuspicious
+        | Code::MinimumIoSuspicious
+        | Code::NonPowerOfTwoIo
+        | Code::Hidden4kSuspected
+        | Code::IoctlSysfsMismatch
+        | Code::LvmPvMissing
+        | Code::MdMembersInconsistent
+        | Code::MdMemberMissing
+        | Code::LuksContentsUnchecked
+        | Code::MetadataInvalid
+        | Code::LayerNotFollowed
+        | Code::TableNotRead
+        | Code::TopologyUnknown => return None,
     };
     if f.extended_container {
         s.push_str(" (extended container: it holds only EBRs, its logical partitions are judged on their own)");
@@ -113,7 +146,7 @@ fn start_not_discard(f: &Facts) -> String {
 }
 
 fn end_not_4k(f: &Facts) -> String {
-    let end = n(f.end_bytes);
+    let end = n(f.end_exclusive_bytes);
     format!(
         "ends at byte {end} (last byte {}), not on a 4 KiB boundary",
         end.saturating_sub(1)
@@ -123,7 +156,7 @@ fn end_not_4k(f: &Facts) -> String {
 fn end_not_physical(f: &Facts) -> String {
     format!(
         "ends at byte {}, not on a {}-byte physical block boundary",
-        n(f.end_bytes),
+        n(f.end_exclusive_bytes),
         n(f.physical_block_bytes)
     )
 }
@@ -222,6 +255,54 @@ fn bcache_block(f: &Facts) -> String {
         n(f.physical_block_bytes),
         exact(bs),
         text(&f.fix)
+    )
+}
+
+fn zfs_ashift(f: &Facts) -> String {
+    let unit = n(f.block_size_bytes);
+    let pbs = n(f.physical_block_bytes);
+    // Which evidence decided: the kernel's limits, or what the disk
+    // declares (its identify data) where the kernel reports less.
+    let device = match (&f.measured_by, &f.declared_by, f.kernel_value) {
+        (Some(run), _, Some(k)) => format!(
+            "a device whose probe bracketed a {pbs}-byte unit ({run}; it reports a {k}-byte physical block, and ZFS picks its ashift from what is reported)"
+        ),
+        (None, Some(by), Some(k)) => format!(
+            "a device that declares a {pbs}-byte physical block ({by}; the kernel reports {k}, and ZFS picks its ashift from what the kernel reports)"
+        ),
+        _ => format!("a device with a {pbs}-byte physical block"),
+    };
+    format!(
+        "ZFS allocates in {unit}-byte units (ashift {}) on {device}: every write below {} and {:.0} % of {} writes (those that start off a block) are read-modify-writes there; an ashift is fixed when the vdev is made, so only a new vdev made with `{}` fits",
+        unit.trailing_zeros(),
+        exact(pbs),
+        100.0 * f.share.unwrap_or(0.0),
+        exact(pbs),
+        text(&f.fix)
+    )
+}
+
+/// The space an allocation unit above the physical block costs: a block
+/// of the physical size takes `amplification` times its space (OpenZFS
+/// rounds each block's size up to 2^ashift: `vdev_default_asize` in
+/// `module/zfs/vdev.c`). A new leaf whose own ashift (from its logical
+/// sector) is larger than its top-level vdev's is refused (EDOM in
+/// `spa_vdev_attach`, `module/zfs/spa.c`): a larger ashift keeps 4Kn
+/// replacements possible.
+fn zfs_ashift_above(f: &Facts) -> String {
+    let unit = n(f.block_size_bytes);
+    let pbs = n(f.physical_block_bytes);
+    let evidence = match (&f.measured_by, &f.declared_by) {
+        (Some(run), _) => format!(" (the unit the probe bracketed, {run})"),
+        (None, Some(by)) => format!(" (as the disk declares, {by})"),
+        _ => String::new(),
+    };
+    format!(
+        "ZFS allocates in {unit}-byte units (ashift {}) where {pbs}-byte blocks would do{evidence}: a block of {} or less (a small file, a compressed record, metadata) takes {} of space, {:.0}x; no write is a read-modify-write, and only a vdev of ashift 12 or more can later take a 4Kn disk (4096-byte logical sectors) as a replacement",
+        unit.trailing_zeros(),
+        exact(pbs),
+        exact(unit),
+        f.amplification.unwrap_or(0.0),
     )
 }
 
@@ -375,9 +456,28 @@ fn ios_of(f: &Facts) -> String {
     }
 }
 
-/// What `check` says caused it, and the fix, when known.
+/// Who submitted most of them, when `watch` counted it:
+/// "; most from fio (990) and dd in /test.slice (10)".
+fn who(f: &Facts) -> String {
+    let names: Vec<String> = f
+        .submitters
+        .iter()
+        .map(|s| match s.cgroup.as_deref() {
+            Some(c) if c != "/" => format!("{} in {c} ({})", s.name, s.affected_ios),
+            _ => format!("{} ({})", s.name, s.affected_ios),
+        })
+        .collect();
+    match names.as_slice() {
+        [] => String::new(),
+        [one] => format!("; most from {one}"),
+        [first @ .., last] => format!("; most from {} and {last}", first.join(", ")),
+    }
+}
+
+/// Who submitted them, what `check` says caused it, and the fix, when
+/// known.
 fn cause_and_fix(f: &Facts) -> String {
-    let mut s = String::new();
+    let mut s = who(f);
     if !f.causes.is_empty() {
         let codes: Vec<&str> = f.causes.iter().map(|c| c.as_str()).collect();
         s.push_str(&format!("; check finds {}", codes.join(", ")));
@@ -421,5 +521,97 @@ fn split_io(f: &Facts) -> String {
         counted(f, &ios_of(f)),
         text(&f.device),
         cause_and_fix(f)
+    )
+}
+
+/// The kernel splits a write at each zone boundary it crosses
+/// (block/blk-merge.c `get_max_io_size`, chunk_sectors). On a host-managed
+/// device a write into a sequential-write-required zone must start at its
+/// write pointer (with zone write plugging the kernel fails it before the
+/// device does: block/blk-zoned.c `blk_zone_wplug_prepare_bio`), and the
+/// part past a boundary starts at the zone's first sector: the zone must
+/// be empty. Conventional zones take it anywhere.
+fn zone_crossing_writes(f: &Facts) -> String {
+    use crate::iolimits::ZoneModel;
+    let then = match f.zone_model {
+        Some(ZoneModel::HostManaged) => "on this host-managed device the part that starts a sequential-write-required zone must land on that zone's write pointer, so it fails unless the zone is empty (conventional zones take it)",
+        _ => "this host-aware device accepts them, each as two writes or more",
+    };
+    format!(
+        "{} to {} cross a boundary of its {}-byte zones: the kernel splits each into one write per zone; {then}{}",
+        counted(f, "writes"),
+        text(&f.device),
+        n(f.zone_size_bytes),
+        who(f)
+    )
+}
+
+/// The kernel's policy, from block/partitions/core.c: `blk_add_partitions`
+/// skips the table of a host-managed disk ("ignoring partition table on
+/// host managed zoned block device") and `add_partition` refuses one
+/// (-ENXIO), so BLKPG and partx cannot add them either.
+fn zone_table_ignored(f: &Facts) -> String {
+    format!(
+        "{} is a host-managed zoned disk ({}-byte zones): the kernel ignores the partition table on it and refuses to add partitions, so these partitions have no device nodes and are not judged against the zones (use the whole disk with a zoned filesystem, or dm-linear on zone boundaries)",
+        text(&f.device),
+        n(f.zone_size_bytes)
+    )
+}
+
+fn zone_misaligned_start(f: &Facts) -> String {
+    let (start, zone) = (n(f.offset_bytes), n(f.zone_size_bytes));
+    format!(
+        "starts at byte {start}, {} bytes into zone {} of {zone} bytes: that zone is shared with what lies before it, so neither side writes it sequentially from its start",
+        n(f.misalignment_bytes),
+        start / zone.max(1)
+    )
+}
+
+/// device-mapper refuses a target whose start or length on a zoned
+/// device is off its zones (drivers/md/dm-table.c
+/// `device_area_is_invalid`: "not aligned to h/w zone size").
+fn zone_extent_misaligned(f: &Facts) -> String {
+    let zone = n(f.zone_size_bytes);
+    let what = match f.size_bytes {
+        Some(extent) => format!("extent size of {extent} bytes"),
+        None => format!("data start at byte {}", n(f.offset_bytes)),
+    };
+    format!(
+        "the PV's {what} is off the disk's {zone}-byte zones ({} bytes past a zone boundary): device-mapper refuses to map an LV segment that starts or ends off a zone of a zoned disk, so activating its LVs fails with \"not aligned to h/w zone size\"; `{}` makes a PV whose LVs map",
+        n(f.misalignment_bytes),
+        text(&f.fix)
+    )
+}
+
+/// On a zoned disk the kernel reads btrfs's superblock only from its log
+/// in zones 0 and 1 (fs/btrfs/disk-io.c `btrfs_read_dev_one_super` asks
+/// fs/btrfs/zoned.c `btrfs_sb_log_location_bdev`: the start of a
+/// conventional zone 0, else behind the write pointer), never at 64 KiB;
+/// and `btrfs_check_zoned_mode` refuses a host-managed device to a
+/// filesystem without the ZONED flag ("zoned: mode not enabled but zoned
+/// device found"). fs/f2fs/super.c `f2fs_scan_devices` refuses one to an
+/// f2fs without `blkzoned` ("Zoned block device feature not enabled";
+/// later kernels every zoned device).
+fn zone_fs_not_zoned(f: &Facts) -> String {
+    let why = if f.region.as_deref() == Some("f2fs") {
+        "the kernel refuses to mount it (\"Zoned block device feature not enabled\"), and the drive refuses its in-place writes"
+    } else {
+        "the kernel does not mount it (it looks for the superblock in the log at the start of zone 0, not at 64 KiB, so the mount fails with EINVAL; found, it would be refused without zoned mode), and the drive refuses its in-place writes"
+    };
+    let fs = text(&f.region);
+    let article = if fs.starts_with('f') { "an" } else { "a" };
+    format!(
+        "{article} {fs} made without zoned mode on a host-managed disk of {}-byte zones: {why}; `{}` on the whole disk makes one that mounts, after the data is copied off",
+        n(f.zone_size_bytes),
+        text(&f.fix)
+    )
+}
+
+fn zone_misaligned_end(f: &Facts) -> String {
+    let (end, zone) = (n(f.end_exclusive_bytes), n(f.zone_size_bytes));
+    format!(
+        "ends at byte {end} (last byte + 1), {} bytes into zone {} of {zone} bytes: that zone is shared with what follows",
+        n(f.misalignment_bytes),
+        end / zone.max(1)
     )
 }

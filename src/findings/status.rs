@@ -9,7 +9,7 @@
 //!
 //! `--fail-on` picks the tier that makes the exit status 1.
 
-use super::{Code, Finding, Severity};
+use super::{Finding, Severity};
 use serde::Serialize;
 
 /// One word for a partition, a layer or a target.
@@ -43,42 +43,37 @@ pub enum Status {
 
 crate::spelled_as_serde!(Status);
 
-/// Codes whose error says the layout is broken rather than misaligned.
-fn is_damage(c: Code) -> bool {
-    matches!(
-        c,
-        Code::PartitionOverlap
-            | Code::PartitionOutsideDisk
-            | Code::PartitionInvalid
-            | Code::ProtectiveMbrWithoutGpt
-            | Code::MetadataInvalid
-            | Code::GptPrimaryInvalid
-            | Code::GptBackupInvalid
-    )
-}
-
 impl Finding {
     /// True for the findings that say something could not be followed
     /// (a PV or md member not among the targets, an encrypted image's
     /// guest disk): they leave what they are about incomplete.
     pub fn leaves_incomplete(&self) -> bool {
-        matches!(
-            self.code,
-            Code::LvmPvMissing
-                | Code::MdMemberMissing
-                | Code::LayerNotFollowed
-                | Code::ImageEncrypted
-        )
+        self.code.meaning().incomplete
     }
 }
 
 impl Status {
+    /// Every status a target can have, in order (the states its
+    /// Prometheus series carry, each 0 or 1).
+    pub const OF_TARGET: [Status; 6] = [
+        Status::Aligned,
+        Status::Incomplete,
+        Status::Untidy,
+        Status::Inherits,
+        Status::Misaligned,
+        Status::Damaged,
+    ];
+
+    /// Every status a partition's placement can have: its start, end and
+    /// size findings are errors (misaligned) and warnings (untidy).
+    pub const OF_PLACEMENT: [Status; 3] = [Status::Aligned, Status::Untidy, Status::Misaligned];
+
     /// The status `findings` give: the worst of them.
     pub fn of<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Status {
         findings
             .into_iter()
             .map(|f| match f.severity {
-                Severity::Error if is_damage(f.code) => Status::Damaged,
+                Severity::Error if f.code.meaning().damage.is_some() => Status::Damaged,
                 Severity::Error => Status::Misaligned,
                 Severity::Warning => Status::Untidy,
                 Severity::Info if f.leaves_incomplete() => Status::Incomplete,
@@ -208,6 +203,7 @@ impl Counts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::findings::Code;
 
     #[test]
     fn the_worst_finding_decides() {

@@ -4,7 +4,7 @@
 //! read a raw image.
 //!
 //! [`open`] tells the format by its magic (never by the file's name) and
-//! hands back the guest disk as a [`Source`] with the container's own facts
+//! hands back the guest disk as a [`SharedReader`] with the container's own facts
 //! ([`Container`]). A raw file stays raw. Each format is one file with one
 //! job: `qcow2.rs`, `vmdk.rs`, `vhdx.rs`, `vdi.rs`, `vhd.rs`. They share the
 //! bounded cache of metadata tables (`cache.rs`) and the way the guest's
@@ -24,7 +24,7 @@ pub mod vhdx;
 pub mod vmdk;
 
 use crate::bytes::ParseError;
-use crate::stack::map::Source;
+use crate::stack::map::SharedReader;
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -157,7 +157,7 @@ impl Container {
 /// None when it cannot be read (an encrypted image).
 pub struct Opened {
     pub container: Container,
-    pub guest: Option<Source>,
+    pub guest: Option<SharedReader>,
 }
 
 /// Why an image could not be opened.
@@ -235,7 +235,7 @@ impl std::error::Error for ImageError {}
 /// memory.
 pub trait Files {
     /// Open `path` read-only, or say why not in a few words.
-    fn open(&self, path: &Path) -> Result<Source, String>;
+    fn open(&self, path: &Path) -> Result<SharedReader, String>;
     /// What `path` takes on its filesystem (st_blocks × 512).
     fn allocated_bytes(&self, path: &Path) -> Option<u64>;
     /// One spelling per file, to find a chain that loops.
@@ -246,9 +246,9 @@ pub trait Files {
 pub struct HostFiles;
 
 impl Files for HostFiles {
-    fn open(&self, path: &Path) -> Result<Source, String> {
+    fn open(&self, path: &Path) -> Result<SharedReader, String> {
         crate::sys::dev::open(path)
-            .map(|f| Rc::new(f) as Source)
+            .map(|f| Rc::new(f) as SharedReader)
             .map_err(|e| e.reason())
     }
     fn allocated_bytes(&self, path: &Path) -> Option<u64> {
@@ -262,7 +262,7 @@ impl Files for HostFiles {
 /// Files held in memory by name: the fuzz targets' and unit tests' host.
 #[derive(Default)]
 pub struct MemFiles {
-    pub files: Vec<(PathBuf, Source)>,
+    pub files: Vec<(PathBuf, SharedReader)>,
 }
 
 impl MemFiles {
@@ -273,7 +273,7 @@ impl MemFiles {
 }
 
 impl Files for MemFiles {
-    fn open(&self, path: &Path) -> Result<Source, String> {
+    fn open(&self, path: &Path) -> Result<SharedReader, String> {
         self.files
             .iter()
             .find(|(p, _)| p == path)
@@ -319,7 +319,12 @@ impl<'a> Chain<'a> {
     }
 
     /// Open a file `by` names (an extent, a data file), or say which.
-    pub fn open_named(&self, by: &Path, name: &str, offset: u64) -> Result<Source, ImageError> {
+    pub fn open_named(
+        &self,
+        by: &Path,
+        name: &str,
+        offset: u64,
+    ) -> Result<SharedReader, ImageError> {
         let path = Self::resolve(by, name);
         self.files.open(&path).map_err(|reason| {
             ImageError::new(
@@ -344,7 +349,7 @@ impl<'a> Chain<'a> {
         name: &str,
         offset: u64,
         declared: Option<ContainerFormat>,
-    ) -> Result<(Option<Source>, Vec<BackingFile>), ImageError> {
+    ) -> Result<(Option<SharedReader>, Vec<BackingFile>), ImageError> {
         if self.above.len() >= MAX_CHAIN {
             return Err(ImageError::new(by, ImageErrorKind::TooDeep));
         }
@@ -377,7 +382,7 @@ impl<'a> Chain<'a> {
     fn open_as(
         &mut self,
         path: &Path,
-        src: Source,
+        src: SharedReader,
         format: Option<ContainerFormat>,
     ) -> Result<Opened, ImageError> {
         let format = match format {
@@ -404,7 +409,7 @@ impl<'a> Chain<'a> {
 }
 
 /// A raw file: the guest disk is the file.
-fn raw(src: Source) -> Opened {
+fn raw(src: SharedReader) -> Opened {
     Opened {
         container: Container {
             format: ContainerFormat::Raw,
@@ -416,7 +421,7 @@ fn raw(src: Source) -> Opened {
 }
 
 /// Open the image at `path`: its format told by its magic, its guest disk
-/// presented as a [`Source`]. A raw file is its own guest disk.
+/// presented as a [`SharedReader`]. A raw file is its own guest disk.
 pub fn open(path: &Path, files: &dyn Files) -> Result<Opened, ImageError> {
     let src = files.open(path).map_err(|reason| {
         ImageError::new(
@@ -439,7 +444,7 @@ pub fn open(path: &Path, files: &dyn Files) -> Result<Opened, ImageError> {
 /// backing file), else zeros.
 #[derive(Clone, Default)]
 pub struct Fallback {
-    pub backing: Option<Source>,
+    pub backing: Option<SharedReader>,
 }
 
 impl Fallback {
@@ -464,6 +469,33 @@ pub fn read_error(file: &Path, layer: &'static str, offset: u64, message: String
         io::ErrorKind::InvalidData,
         ImageError::parse(file, layer, offset, message).to_string(),
     )
+}
+
+/// A guest disk a format reads one allocation unit at a time: it says how
+/// long the disk is, how large a unit is, and how to read a piece that
+/// stays within one unit; [`ByUnit`] does the rest.
+pub trait Units {
+    fn guest_len(&self) -> u64;
+    fn unit_bytes(&self) -> u64;
+    /// Fill `out` from guest byte `at`; the piece lies within one unit.
+    fn read_piece(&self, out: &mut [u8], at: u64) -> io::Result<()>;
+}
+
+/// A [`Units`] guest as a [`ReadAt`]: the bounds checked once, the range
+/// split at unit boundaries.
+pub struct ByUnit<T>(pub T);
+
+impl<T: Units> crate::bytes::ReadAt for ByUnit<T> {
+    fn len(&self) -> u64 {
+        self.0.guest_len()
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        crate::stack::map::in_bounds(self.0.guest_len(), offset, buf.len())?;
+        for (pos, at, n) in pieces(offset, buf.len(), self.0.unit_bytes()) {
+            self.0.read_piece(&mut buf[pos..pos + n], at)?;
+        }
+        Ok(())
+    }
 }
 
 /// Split the guest range `offset..offset + len` at multiples of `unit`:

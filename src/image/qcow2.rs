@@ -24,7 +24,7 @@ use super::{
     Opened,
 };
 use crate::bytes::{be_u32, be_u64, read_bytes, ReadAt};
-use crate::stack::map::Source;
+use crate::stack::map::SharedReader;
 use std::cell::RefCell;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -205,7 +205,7 @@ struct Extensions {
 /// encrypted image has its facts read (its backing chain too) and no
 /// guest: its clusters are ciphertext. So has an image whose backing file
 /// is encrypted: the clusters it leaves to that file cannot be read.
-pub fn open(src: Source, path: &Path, chain: &mut Chain) -> Result<Opened, ImageError> {
+pub fn open(src: SharedReader, path: &Path, chain: &mut Chain) -> Result<Opened, ImageError> {
     let header = Header::read(&*src, path)?;
     let extensions = read_extensions(&*src, path, &header);
     header.check_features(&*src, path, extensions.as_ref().ok())?;
@@ -731,7 +731,7 @@ fn open_backing(
 
 /// A backing file's guest disk (None when it is encrypted) and the chain
 /// from it down.
-type Backing = (Option<Source>, Vec<BackingFile>);
+type Backing = (Option<SharedReader>, Vec<BackingFile>);
 
 /// qemu's name of a format, as `qemu-img create -F` writes it into the
 /// backing format extension. "raw" is raw whatever magic the file has.
@@ -803,9 +803,9 @@ enum Place {
 /// The guest disk of a qcow2 image.
 struct Disk {
     path: PathBuf,
-    file: Source,
+    file: SharedReader,
     /// Where allocated clusters are: the external data file, or `file`.
-    data: Source,
+    data: SharedReader,
     has_data_file: bool,
     geometry: Geometry,
     version: u32,
@@ -824,10 +824,10 @@ struct Disk {
 
 impl Disk {
     fn new(
-        file: Source,
+        file: SharedReader,
         path: &Path,
         header: &Header,
-        data: Option<Source>,
+        data: Option<SharedReader>,
         fallback: Fallback,
     ) -> Disk {
         let geometry = header.geometry();
@@ -1397,11 +1397,11 @@ mod tests {
         image::open(Path::new(TOP), files).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    fn guest(img: &Img) -> Source {
+    fn guest(img: &Img) -> SharedReader {
         opened(&files(img)).guest.expect("a guest")
     }
 
-    fn read(guest: &Source, at: u64, len: usize) -> io::Result<Vec<u8>> {
+    fn read(guest: &SharedReader, at: u64, len: usize) -> io::Result<Vec<u8>> {
         let mut buf = vec![0xa5u8; len];
         guest.read_exact_at(&mut buf, at).map(|_| buf)
     }

@@ -10,9 +10,9 @@
 //! 0xFFFFFFFF (never allocated) or 0xFFFFFFFE (discarded) reads as zeros.
 
 use super::cache::Cache;
-use super::{pieces, read_error, Chain, Container, ContainerFormat, ImageError, Opened};
-use crate::bytes::{le_u32, le_u64, read_bytes, ReadAt};
-use crate::stack::map::Source;
+use super::{read_error, ByUnit, Chain, Container, ContainerFormat, ImageError, Opened, Units};
+use crate::bytes::{le_u32, le_u64, read_bytes};
+use crate::stack::map::SharedReader;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -57,7 +57,7 @@ struct Header {
 }
 
 /// Open a VDI image.
-pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
+pub fn open(src: SharedReader, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
     let h = read_bytes(&*src, HEADER, 0, HEADER_BYTES).map_err(|e| ImageError::new(path, e))?;
     let header = check_header(&h, path)?;
     let map_bytes = header.blocks_in_image * 4;
@@ -104,7 +104,7 @@ pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, Imag
     };
     Ok(Opened {
         container,
-        guest: Some(Rc::new(guest)),
+        guest: Some(Rc::new(ByUnit(guest))),
     })
 }
 
@@ -216,7 +216,7 @@ fn check_header(h: &[u8], path: &Path) -> Result<Header, ImageError> {
 
 /// The guest disk: 1 MiB blocks found through the block map.
 struct Guest {
-    src: Source,
+    src: SharedReader,
     path: PathBuf,
     len: u64,
     map_offset: u64,
@@ -250,7 +250,9 @@ impl Guest {
             format!("entry {index}: {message}"),
         )
     }
+}
 
+impl Units for Guest {
     /// Fill `out` from the guest at `at`, all within one block.
     fn read_piece(&self, out: &mut [u8], at: u64) -> io::Result<()> {
         let index = at / BLOCK_BYTES;
@@ -272,24 +274,12 @@ impl Guest {
         }
         self.src.read_exact_at(out, start)
     }
-}
 
-impl ReadAt for Guest {
-    fn len(&self) -> u64 {
+    fn guest_len(&self) -> u64 {
         self.len
     }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        if offset
-            .checked_add(buf.len() as u64)
-            .is_none_or(|e| e > self.len)
-        {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        for (pos, at, n) in pieces(offset, buf.len(), BLOCK_BYTES) {
-            self.read_piece(&mut buf[pos..pos + n], at)?;
-        }
-        Ok(())
+    fn unit_bytes(&self) -> u64 {
+        BLOCK_BYTES
     }
 }
 

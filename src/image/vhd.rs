@@ -16,9 +16,9 @@
 //! read it as `-f vpc` does: the guest disk without the footer.
 
 use super::cache::Cache;
-use super::{pieces, read_error, Chain, Container, ContainerFormat, ImageError, Opened};
+use super::{read_error, ByUnit, Chain, Container, ContainerFormat, ImageError, Opened, Units};
 use crate::bytes::{be_u16, be_u32, be_u64, read_bytes, ReadAt};
-use crate::stack::map::{Source, Window};
+use crate::stack::map::{SharedReader, Window};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -96,7 +96,7 @@ impl Footer {
 
 /// Open a VHD image: fixed or dynamic. A differencing VHD is refused, as
 /// qemu cannot read it either (see [`check_disk_type`]).
-pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
+pub fn open(src: SharedReader, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
     let footer = read_footer(&*src, path)?;
     check_disk_type(&footer, path)?;
     let virtual_size = virtual_size(&footer, path)?;
@@ -106,14 +106,14 @@ pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, Imag
         virtual_size,
         ..Container::default()
     };
-    let guest: Source = if footer.disk_type == FIXED {
+    let guest: SharedReader = if footer.disk_type == FIXED {
         container.subformat = Some("fixed".into());
         fixed_guest(src, path, &footer, virtual_size)?
     } else {
         container.subformat = Some("dynamic".into());
         let dynamic = Dynamic::open(src, path, &footer, virtual_size)?;
         container.unit_bytes = Some(dynamic.block_bytes);
-        Rc::new(dynamic)
+        Rc::new(ByUnit(dynamic))
     };
     Ok(Opened {
         container,
@@ -251,11 +251,11 @@ fn virtual_size(footer: &Footer, path: &Path) -> Result<u64, ImageError> {
 /// must end before the footer (qemu reads `bs->file` directly, past the
 /// end as zeros; a file too short for its size is truncated).
 fn fixed_guest(
-    src: Source,
+    src: SharedReader,
     path: &Path,
     footer: &Footer,
     virtual_size: u64,
-) -> Result<Source, ImageError> {
+) -> Result<SharedReader, ImageError> {
     if virtual_size > footer.at {
         return Err(ImageError::parse(
             path,
@@ -277,7 +277,7 @@ fn fixed_guest(
 /// A dynamic disk's guest: blocks found through the BAT, read from the
 /// file past each block's sector bitmap.
 struct Dynamic {
-    src: Source,
+    src: SharedReader,
     path: PathBuf,
     len: u64,
     block_bytes: u64,
@@ -291,7 +291,7 @@ struct Dynamic {
 impl Dynamic {
     /// Read and check the dynamic header as `vpc_open` does.
     fn open(
-        src: Source,
+        src: SharedReader,
         path: &Path,
         footer: &Footer,
         virtual_size: u64,
@@ -410,7 +410,9 @@ impl Dynamic {
             format!("entry {index}: {message}"),
         )
     }
+}
 
+impl Units for Dynamic {
     /// Fill `out` from the guest at `at`, all within one block.
     fn read_piece(&self, out: &mut [u8], at: u64) -> io::Result<()> {
         let index = at / self.block_bytes;
@@ -432,24 +434,12 @@ impl Dynamic {
         }
         self.src.read_exact_at(out, start)
     }
-}
 
-impl ReadAt for Dynamic {
-    fn len(&self) -> u64 {
+    fn guest_len(&self) -> u64 {
         self.len
     }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        if offset
-            .checked_add(buf.len() as u64)
-            .is_none_or(|e| e > self.len)
-        {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        for (pos, at, n) in pieces(offset, buf.len(), self.block_bytes) {
-            self.read_piece(&mut buf[pos..pos + n], at)?;
-        }
-        Ok(())
+    fn unit_bytes(&self) -> u64 {
+        self.block_bytes
     }
 }
 

@@ -27,9 +27,9 @@
 //! meets, so that opening reads only the BAT pages it needs.
 
 use super::cache::Cache;
-use super::{pieces, read_error, Chain, Container, ContainerFormat, ImageError, Opened};
+use super::{read_error, ByUnit, Chain, Container, ContainerFormat, ImageError, Opened, Units};
 use crate::bytes::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
-use crate::stack::map::Source;
+use crate::stack::map::SharedReader;
 use crc::{Crc, Table, CRC_32_ISCSI};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -218,7 +218,7 @@ impl File<'_> {
 }
 
 /// Open a VHDX image.
-pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
+pub fn open(src: SharedReader, path: &Path, _chain: &mut Chain) -> Result<Opened, ImageError> {
     let file = File { src: &*src, path };
     if file.read(IDENTIFIER, 0, 8)? != b"vhdxfile" {
         return Err(file.err(IDENTIFIER, 0, "signature is not \"vhdxfile\""));
@@ -265,7 +265,7 @@ pub fn open(src: Source, path: &Path, _chain: &mut Chain) -> Result<Opened, Imag
     };
     Ok(Opened {
         container,
-        guest: Some(Rc::new(guest)),
+        guest: Some(Rc::new(ByUnit(guest))),
     })
 }
 
@@ -913,7 +913,7 @@ fn bat_entries(
 
 /// The guest disk: payload blocks found through the BAT.
 struct Guest {
-    src: Source,
+    src: SharedReader,
     path: PathBuf,
     len: u64,
     block_bytes: u64,
@@ -949,6 +949,35 @@ impl Guest {
         )
     }
 
+    /// A present block lies past the header section and overlaps neither
+    /// the log, the BAT nor the metadata (`vhdx_check_bat_entries`, which
+    /// qemu runs over the whole BAT on open; we check what a read meets).
+    fn check_block(&self, index: u64, offset: u64) -> io::Result<()> {
+        if offset < HEADER_SECTION || offset.checked_add(self.block_bytes).is_none() {
+            return Err(self.bad(
+                index,
+                format!("block at byte {offset} is not past the header section"),
+            ));
+        }
+        match self
+            .structures
+            .iter()
+            .find(|(_, r)| r.overlaps(offset, self.block_bytes))
+        {
+            Some((name, r)) => Err(self.bad(
+                index,
+                format!(
+                    "block at byte {offset} overlaps the {name} (bytes {}..{})",
+                    r.start,
+                    r.end()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Units for Guest {
     /// Fill `out` from the guest at `at`, all within one block
     /// (`vhdx_block_translate`, `vhdx_co_readv`).
     fn read_piece(&self, out: &mut [u8], at: u64) -> io::Result<()> {
@@ -988,50 +1017,11 @@ impl Guest {
         }
     }
 
-    /// A present block lies past the header section and overlaps neither
-    /// the log, the BAT nor the metadata (`vhdx_check_bat_entries`, which
-    /// qemu runs over the whole BAT on open; we check what a read meets).
-    fn check_block(&self, index: u64, offset: u64) -> io::Result<()> {
-        if offset < HEADER_SECTION || offset.checked_add(self.block_bytes).is_none() {
-            return Err(self.bad(
-                index,
-                format!("block at byte {offset} is not past the header section"),
-            ));
-        }
-        match self
-            .structures
-            .iter()
-            .find(|(_, r)| r.overlaps(offset, self.block_bytes))
-        {
-            Some((name, r)) => Err(self.bad(
-                index,
-                format!(
-                    "block at byte {offset} overlaps the {name} (bytes {}..{})",
-                    r.start,
-                    r.end()
-                ),
-            )),
-            None => Ok(()),
-        }
-    }
-}
-
-impl ReadAt for Guest {
-    fn len(&self) -> u64 {
+    fn guest_len(&self) -> u64 {
         self.len
     }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        if offset
-            .checked_add(buf.len() as u64)
-            .is_none_or(|e| e > self.len)
-        {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        for (pos, at, n) in pieces(offset, buf.len(), self.block_bytes) {
-            self.read_piece(&mut buf[pos..pos + n], at)?;
-        }
-        Ok(())
+    fn unit_bytes(&self) -> u64 {
+        self.block_bytes
     }
 }
 

@@ -22,9 +22,12 @@
 //! decompressed grains kept in bounded caches.
 
 use super::cache::Cache;
-use super::{pieces, read_error, Chain, Container, ContainerFormat, Fallback, ImageError, Opened};
+use super::{
+    read_error, ByUnit, Chain, Container, ContainerFormat, Fallback, ImageError, Opened, Units,
+};
 use crate::bytes::{le_u16, le_u32, le_u64, ReadAt};
-use crate::stack::map::{Mapped, Source};
+use crate::stack::map::in_bounds;
+use crate::stack::map::{Mapped, SharedReader};
 use flate2::{Decompress, FlushDecompress, Status};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -109,7 +112,7 @@ const GRAIN_CACHE_BYTES: usize = 2 << 20;
 
 /// Open a VMDK: a sparse extent file (`KDMV`, `COWD`) or a text
 /// descriptor, its extents and its parent.
-pub fn open(src: Source, path: &Path, chain: &mut Chain) -> Result<Opened, ImageError> {
+pub fn open(src: SharedReader, path: &Path, chain: &mut Chain) -> Result<Opened, ImageError> {
     let caches = Caches::new();
     if is_sparse(&*src) {
         return match read_sparse(&src, path)? {
@@ -164,7 +167,7 @@ struct Layout {
 }
 
 /// Read and check a sparse extent file's header (`vmdk_open_sparse`).
-fn read_sparse(src: &Source, path: &Path) -> Result<SparseFile, ImageError> {
+fn read_sparse(src: &SharedReader, path: &Path) -> Result<SparseFile, ImageError> {
     let head = read_padded(&**src, 0, KDMV_HEADER_LEN as u64);
     if head.starts_with(b"COWD") {
         return read_cowd(src, path).map(SparseFile::Extent);
@@ -321,7 +324,7 @@ fn check_kdmv(head: &[u8], base: u64, file_len: u64, path: &Path) -> Result<Layo
 
 /// A `COWD` header (VMFS sparse, `vmdk_open_vmfs_sparse`): the GD's size
 /// is given, not derived, and grain tables have 4096 entries.
-fn read_cowd(src: &Source, path: &Path) -> Result<Layout, ImageError> {
+fn read_cowd(src: &SharedReader, path: &Path) -> Result<Layout, ImageError> {
     let err = |at: usize, msg: String| ImageError::parse(path, LAYER_HEADER, at as u64, msg);
     if src.len() < COWD_HEADER_LEN as u64 {
         return Err(err(
@@ -776,7 +779,7 @@ impl Caches {
 /// A monolithic sparse file: one extent, the file itself; its embedded
 /// descriptor gives the createType and the parent.
 fn open_monolithic(
-    src: Source,
+    src: SharedReader,
     path: &Path,
     layout: Layout,
     chain: &mut Chain,
@@ -811,7 +814,7 @@ fn open_monolithic(
         ..Container::default()
     };
     let guest = fallback.map(|fallback| {
-        Rc::new(SparseExtent {
+        Rc::new(ByUnit(SparseExtent {
             file: src,
             path: path.to_path_buf(),
             layout,
@@ -819,7 +822,7 @@ fn open_monolithic(
             guest_start: 0,
             fallback,
             caches,
-        }) as Source
+        })) as SharedReader
     });
     Ok(Opened { container, guest })
 }
@@ -845,7 +848,7 @@ fn open_parent(
 enum Piece {
     Flat(Flat),
     Sparse {
-        file: Source,
+        file: SharedReader,
         path: PathBuf,
         layout: Layout,
     },
@@ -1004,7 +1007,7 @@ fn open_extent(
 /// not the descriptor's (`vmdk_open_vmdk4` via `vmdk_add_extent`). An
 /// extent that is itself a descriptor is refused: qemu would recurse.
 fn open_sparse_extent(
-    file: Source,
+    file: SharedReader,
     file_path: PathBuf,
     line: &ExtentLine,
     path: &Path,
@@ -1063,13 +1066,13 @@ fn assemble(
     path: &Path,
     fallback: &Fallback,
     caches: &Caches,
-) -> Source {
-    let mut sources: Vec<Source> = Vec::with_capacity(pieces.len());
+) -> SharedReader {
+    let mut sources: Vec<SharedReader> = Vec::with_capacity(pieces.len());
     let mut starts = Vec::with_capacity(pieces.len());
     let mut at = 0u64;
     for (id, piece) in pieces.into_iter().enumerate() {
         let piece_len = piece.len();
-        let src: Source = match piece {
+        let src: SharedReader = match piece {
             Piece::Flat(f) => Rc::new(f),
             Piece::Zero(len) => Rc::new(Zeros { len }),
             Piece::NoAccess { len, at } => Rc::new(NoAccess {
@@ -1077,7 +1080,7 @@ fn assemble(
                 len,
                 at,
             }),
-            Piece::Sparse { file, path, layout } => Rc::new(SparseExtent {
+            Piece::Sparse { file, path, layout } => Rc::new(ByUnit(SparseExtent {
                 file,
                 path,
                 layout,
@@ -1085,7 +1088,7 @@ fn assemble(
                 guest_start: at,
                 fallback: fallback.clone(),
                 caches: caches.clone(),
-            }),
+            })),
         };
         if piece_len > 0 {
             sources.push(src);
@@ -1119,7 +1122,7 @@ fn assemble(
 /// Bytes of a FLAT or VMFS extent: `len` bytes of `file` from `start`,
 /// zeros past the file's end (qemu's block layer reads them so).
 struct Flat {
-    file: Source,
+    file: SharedReader,
     start: u64,
     len: u64,
 }
@@ -1179,17 +1182,10 @@ impl ReadAt for NoAccess {
     }
 }
 
-fn in_bounds(len: u64, offset: u64, n: usize) -> io::Result<()> {
-    match offset.checked_add(n as u64) {
-        Some(end) if end <= len => Ok(()),
-        _ => Err(io::ErrorKind::UnexpectedEof.into()),
-    }
-}
-
 /// A hosted sparse extent read through its grain directory and tables
 /// (`get_cluster_offset`, `vmdk_read_extent`, `vmdk_co_preadv`).
 struct SparseExtent {
-    file: Source,
+    file: SharedReader,
     path: PathBuf,
     layout: Layout,
     /// Tells this extent's entries apart in the shared caches.
@@ -1444,28 +1440,27 @@ fn inflate_grain(data: &[u8], grain: usize) -> Result<Vec<u8>, String> {
     }
 }
 
-impl ReadAt for SparseExtent {
-    fn len(&self) -> u64 {
+impl Units for SparseExtent {
+    fn guest_len(&self) -> u64 {
         self.layout.len
     }
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        in_bounds(self.layout.len, offset, buf.len())?;
+    fn unit_bytes(&self) -> u64 {
+        self.layout.grain_bytes
+    }
+    fn read_piece(&self, part: &mut [u8], off: u64) -> io::Result<()> {
         let grain_bytes = self.layout.grain_bytes;
-        for (at, off, n) in pieces(offset, buf.len(), grain_bytes) {
-            let part = &mut buf[at..at + n];
-            let in_grain = off % grain_bytes;
-            match self.grain(off / grain_bytes)? {
-                Grain::Unallocated => self.fallback.read(part, self.guest_start + off)?,
-                Grain::Zeroed => part.fill(0),
-                Grain::At { offset, .. } if self.layout.compressed => {
-                    self.read_compressed(part, offset, in_grain)?
-                }
-                Grain::At { offset, entry_at } => {
-                    self.read_plain(part, offset, in_grain, entry_at)?
-                }
+        let in_grain = off % grain_bytes;
+        match self.grain(off / grain_bytes)? {
+            Grain::Unallocated => self.fallback.read(part, self.guest_start + off),
+            Grain::Zeroed => {
+                part.fill(0);
+                Ok(())
             }
+            Grain::At { offset, .. } if self.layout.compressed => {
+                self.read_compressed(part, offset, in_grain)
+            }
+            Grain::At { offset, entry_at } => self.read_plain(part, offset, in_grain, entry_at),
         }
-        Ok(())
     }
 }
 
@@ -2022,7 +2017,7 @@ mod tests {
         // No magic and no createType (a parent is opened as a VMDK
         // whatever its magic says).
         let files = MemFiles::default();
-        let text: Source = Rc::new(b"version=1\nRW 8 ZERO\n".to_vec());
+        let text: SharedReader = Rc::new(b"version=1\nRW 8 ZERO\n".to_vec());
         let r = super::open(text, Path::new("/vm/p"), &mut Chain::new(&files));
         refused(r, &["VMDK descriptor at byte 0", "no createType"]);
         refused(open(descriptor("RW 8 SESPARSE \"x\"\n")), &["SESPARSE"]);

@@ -6,14 +6,15 @@
 
 mod kernel_view;
 mod resolve;
-mod roots;
+pub mod roots;
 
 use crate::errors::TargetError;
 use crate::findings::{Code, Finding};
 use crate::image::{self, Container, ContainerFormat};
 use crate::layout::{self, Table};
-use crate::stack::assemble::{self, Pending};
-use crate::stack::map::Source;
+use crate::stack::assemble;
+use crate::stack::map::SharedReader;
+use crate::stack::walk::Pending;
 use crate::stack::Layer;
 use crate::topology::{Disk, Sysfs, Topology, TopologyOverride};
 use resolve::Resolved;
@@ -26,6 +27,37 @@ pub struct InspectOptions {
     pub sysfs: Sysfs,
     /// A what-if topology, applied over the detected one.
     pub topology: Option<TopologyOverride>,
+    /// Units `probe` measured (saved runs given with `--probe`).
+    pub measured: Vec<Measured>,
+}
+
+/// A unit a saved `probe` run bracketed on a device: evidence beside
+/// what the kernel reports and what the disk declares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Measured {
+    /// The path the probe measured, as its run names it.
+    pub path: PathBuf,
+    /// Its disk's name (`sdb`), when the run recorded it.
+    pub disk: Option<String>,
+    /// The unit the probe bracketed, in bytes.
+    pub unit_bytes: u64,
+    /// The saved run it was read from, as given.
+    pub file: String,
+}
+
+impl Measured {
+    /// The unit measured on `t`'s device: the same path (the same file
+    /// or node, however named), or the same disk (a probe of one of its
+    /// partitions measured the disk).
+    fn of<'m>(t: &Target, all: &'m [Measured]) -> Option<&'m Measured> {
+        let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        };
+        let disk = t.disk.as_ref().map(|d| d.name.as_str());
+        all.iter()
+            .find(|m| same(&m.path, &t.path) || (disk.is_some() && m.disk.as_deref() == disk))
+    }
 }
 
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,6 +91,12 @@ crate::spelled_as_serde!(TopologySource);
 pub struct Root {
     pub partition: Option<u32>,
     pub layer: Layer,
+    /// Where nothing was recognised in it and its first MiB is zero (an
+    /// empty partition): how many of its last bytes (up to
+    /// [`roots::TAIL_READ`]) are zero too, so the plan can bring its end
+    /// down to 4 KiB without cutting off data it does not know. 0
+    /// otherwise.
+    pub zero_tail_bytes: u64,
 }
 
 /// One target as read.
@@ -86,6 +124,8 @@ pub struct Target {
     /// One root per data partition (or the whole device without a table),
     /// with the layers found inside and the kernel's holders above.
     pub stack: Vec<Root>,
+    /// The unit a saved probe run measured on this device (`--probe`).
+    pub measured: Option<Measured>,
 }
 
 impl Target {
@@ -155,7 +195,10 @@ pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
     let mut pending = Pending::default();
     for p in paths {
         match target(p, opts, &mut pending) {
-            Ok(t) => out.targets.push(t),
+            Ok(mut t) => {
+                t.measured = Measured::of(&t, &opts.measured).cloned();
+                out.targets.push(t)
+            }
             Err(e) => out
                 .errors
                 .push(TargetError::new(p.display().to_string(), e.to_string())),
@@ -230,6 +273,7 @@ fn target(
         node_block_sizes: Vec::new(),
         notes,
         stack: Vec::new(),
+        measured: None,
     };
     if t.disk.is_none()
         && declared.is_none()
@@ -241,11 +285,6 @@ fn target(
             Some(o) => o.apply(plain)?,
             None => plain,
         };
-        let ss = t.table.sector_size;
-        t.notes.push(Finding::new(
-            Code::TopologyUnknown,
-            format!("the partition table uses {ss}-byte sectors, so this image is judged as a disk with {ss}-byte logical blocks"),
-        ));
     }
     if let Some(n) = t.only {
         if t.partitions().next().is_none() {
@@ -275,7 +314,7 @@ fn declared_topology(c: &Container) -> Option<Topology> {
 enum Content {
     /// The device node or image (the guest disk of a container), opened
     /// read-only.
-    Bytes(Source),
+    Bytes(SharedReader),
     /// Only the kernel's view of a disk whose node cannot be opened: its
     /// size, its registered partitions as a table, and the note saying why.
     Kernel {
@@ -348,7 +387,7 @@ fn open_image(path: &Path) -> Result<(Content, Option<Container>), InspectError>
 /// The table, read with the device's sector size (a live device's is
 /// known; an image's only when `--topology` gives lbs).
 fn read_table(
-    src: &Source,
+    src: &SharedReader,
     topo: &Topology,
     lbs_known: bool,
 ) -> Result<Table, crate::bytes::ParseError> {

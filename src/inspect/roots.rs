@@ -4,10 +4,10 @@
 
 use super::{Root, Target};
 use crate::layout::PartKind;
-use crate::stack::assemble::Pending;
 use crate::stack::kernel;
-use crate::stack::map::Source;
-use crate::stack::walk::{self, Region};
+use crate::stack::map::SharedReader;
+use crate::stack::region::Region;
+use crate::stack::walk::{self, Pending};
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Sysfs;
 use std::path::PathBuf;
@@ -15,7 +15,12 @@ use std::path::PathBuf;
 /// The roots of `t`'s stack, walked and with their holders.
 /// Without a source (the node could not be opened) only the kernel's
 /// holders are hung above each root.
-pub fn stack(src: Option<&Source>, t: &Target, sysfs: &Sysfs, pending: &mut Pending) -> Vec<Root> {
+pub fn stack(
+    src: Option<&SharedReader>,
+    t: &Target,
+    sysfs: &Sysfs,
+    pending: &mut Pending,
+) -> Vec<Root> {
     let device = t.layer_device();
     let mut out = Vec::new();
     for (partition, mut root, dir) in regions(t, &device, sysfs) {
@@ -36,17 +41,50 @@ pub fn stack(src: Option<&Source>, t: &Target, sysfs: &Sysfs, pending: &mut Pend
             // member, a PV, a bcache backing device); otherwise from the
             // region itself.
             let built_from = match root.children.as_mut_slice() {
-                [one] if one.kind.builds_kernel_device() => &mut one.children,
+                [one] if one.kind.meaning().builds_kernel_device => &mut one.children,
                 _ => &mut root.children,
             };
             built_from.extend(up);
         }
+        let zero_tail_bytes = match (src, root.children.is_empty()) {
+            (Some(src), true) => zero_tail(&**src, root.offset_bytes, root.size_bytes),
+            _ => 0,
+        };
         out.push(Root {
             partition,
             layer: root,
+            zero_tail_bytes,
         });
     }
     out
+}
+
+/// The most bytes read at the end of a region where nothing was
+/// recognised: more than an end is ever brought down to reach 4 KiB or a
+/// physical block (64 KiB at most).
+pub const TAIL_READ: u64 = 64 << 10;
+
+/// The bytes at the start of such a region that must all be zero for it
+/// to count as empty: where every format the stack does not read keeps
+/// its header too (FAT and NTFS boot sectors, ZFS labels 0 and 1 at 0
+/// and 256 KiB, Oracle ASM, Ceph BlueStore, swap, md 1.1 and 1.2).
+pub const HEAD_READ: u64 = 1 << 20;
+
+/// The zero bytes at the end of the region `[offset, offset + len)`,
+/// from its last [`TAIL_READ`], when its first [`HEAD_READ`] are all
+/// zero too (an empty partition, as a partitioning tool leaves it on a
+/// clean disk); 0 otherwise or when it cannot be read. Read only where
+/// nothing was recognised.
+fn zero_tail(src: &dyn crate::bytes::ReadAt, offset: u64, len: u64) -> u64 {
+    let read = |at: u64, n: u64| crate::bytes::read_bytes(src, "empty partition", at, n).ok();
+    let head_zero = read(offset, len.min(HEAD_READ)).is_some_and(|b| b.iter().all(|&x| x == 0));
+    let n = len.min(TAIL_READ);
+    match (head_zero, offset.checked_add(len - n)) {
+        (true, Some(at)) => read(at, n).map_or(0, |b| {
+            b.iter().rev().take_while(|&&x| x == 0).count() as u64
+        }),
+        _ => 0,
+    }
 }
 
 /// Each root with its partition number and the sysfs directory of its

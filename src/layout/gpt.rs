@@ -59,7 +59,10 @@ fn signature_at(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> bool {
     read_bytes(src, "GPT header", lba * ss, 8).is_ok_and(|b| b == SIGNATURE)
 }
 
-/// Read and validate the header at `lba`.
+/// Read and validate the header at `lba`. Every error names the header's
+/// own offset (byte 512 for the primary on 512-byte sectors), as the
+/// message names the field: "GPT header at byte 512: header CRC32
+/// mismatch", never the byte of the field inside it.
 pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<Header, ParseError> {
     let layer = "GPT header";
     let offset = lba
@@ -73,7 +76,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
     if size < 92 || size > b.len() {
         return Err(ParseError::new(
             layer,
-            offset + 12,
+            offset,
             format!("header size {size} is not within 92..={ss}"),
         ));
     }
@@ -84,7 +87,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
     if stored != computed {
         return Err(ParseError::new(
             layer,
-            offset + 16,
+            offset,
             format!("header CRC32 mismatch (stored {stored:#010x}, computed {computed:#010x})"),
         ));
     }
@@ -102,7 +105,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
     if h.my_lba != lba {
         return Err(ParseError::new(
             layer,
-            offset + 24,
+            offset,
             format!(
                 "header says it lives at LBA {}, found at LBA {lba}",
                 h.my_lba
@@ -112,7 +115,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
     if h.entry_size < 128 || h.entry_size % 8 != 0 {
         return Err(ParseError::new(
             layer,
-            offset + 84,
+            offset,
             format!("entry size {} is invalid", h.entry_size),
         ));
     }
@@ -120,7 +123,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
     if bytes > MAX_ARRAY_BYTES {
         return Err(ParseError::new(
             layer,
-            offset + 80,
+            offset,
             format!(
                 "{} entries of {} bytes is implausibly large",
                 h.entry_count, h.entry_size
@@ -130,7 +133,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), lba: u64, ss: u64) -> Result<He
     if h.first_usable > h.last_usable {
         return Err(ParseError::new(
             layer,
-            offset + 40,
+            offset,
             format!(
                 "first usable LBA {} is after last usable LBA {}",
                 h.first_usable, h.last_usable

@@ -1,11 +1,15 @@
 //! What lives in a partition, and how much of the partition it needs.
 //!
 //! A filesystem's size comes from its superblock (ext4 blocks count × block
-//! size, XFS dblocks × block size, btrfs total_bytes). Everything else (a PV,
-//! LUKS, an md member, swap, or nothing recognised) is taken to need the
-//! whole partition: a PV's recorded device size and a LUKS2 segment of
-//! "dynamic" size both reach its end.
+//! size, XFS dblocks × block size, btrfs total_bytes), a PV's from the
+//! device size its header records (pvresize changes it). In an empty
+//! partition (nothing recognised, its first MiB zero: as a partitioning
+//! tool leaves it on a clean disk) the zero bytes at its end are not
+//! needed. Everything else (LUKS, an md member,
+//! swap) is taken to need the whole partition: a LUKS2 segment of
+//! "dynamic" size reaches its end.
 
+use crate::inspect::Root;
 use crate::stack::fs::{Filesystem, FsKind};
 use crate::stack::{Layer, LayerKind};
 
@@ -27,21 +31,36 @@ pub struct Content {
     /// Bytes from the partition's start to the data its layer hands up
     /// (a PV's pe_start, LUKS payload, md data offset), when known.
     pub data_offset_bytes: Option<u64>,
+    /// The layer found (None: nothing recognised).
+    pub kind: Option<LayerKind>,
+    /// Nothing was recognised, and this many bytes at its end are zero
+    /// (0 unless its first MiB is zero too): the plan may leave them
+    /// out, and the script checks they still are.
+    pub zero_tail_bytes: Option<u64>,
 }
 
-/// The content of a partition's root layer (its first child).
-pub fn of(root: Option<&Layer>) -> Content {
-    let holders = root.map(holders).unwrap_or_default();
-    let first = root.and_then(|r| r.children.iter().find(|l| l.kind != LayerKind::Holder));
+/// The content of a partition's root (its root layer's first child).
+pub fn of(root: Option<&Root>) -> Content {
+    let layer = root.map(|r| &r.layer);
+    let holders = layer.map(holders).unwrap_or_default();
+    let first = layer.and_then(|r| r.children.iter().find(|l| l.kind != LayerKind::Holder));
     let Some(l) = first else {
+        let zero = root.map_or(0, |r| r.zero_tail_bytes);
+        let what = if zero > 0 {
+            "empty (zeros)"
+        } else {
+            "nothing recognised"
+        };
         return Content {
-            what: "nothing recognised".into(),
-            needed_bytes: None,
+            kind: None,
+            what: what.into(),
+            needed_bytes: root.map(|r| r.layer.size_bytes.saturating_sub(zero)),
             fs: None,
             offline: None,
             vg: None,
             holders,
             data_offset_bytes: None,
+            zero_tail_bytes: Some(zero),
         };
     };
     let (what, needed, fs, offline) = match (l.kind, l.filesystem(), l.pv(), l.luks()) {
@@ -52,12 +71,16 @@ pub fn of(root: Option<&Layer>) -> Content {
             Some(format!("unmount the {} filesystem", f.kind)),
         ),
         (LayerKind::LvmPv, _, Some(pv), _) => {
-            let vg = pv.vg.as_deref().unwrap_or("no VG");
+            let recorded = pv.device_size_bytes;
+            let into = layer.map_or(0, |r| l.offset_bytes.saturating_sub(r.offset_bytes));
             (
-                format!("LVM PV of {vg}"),
+                format!("LVM PV of {}", pv.vg.as_deref().unwrap_or("no VG")),
+                (recorded > 0).then(|| into.saturating_add(recorded)),
                 None,
-                None,
-                Some(format!("deactivate its volume group (vgchange -an {vg})")),
+                // A PV in no VG has nothing active on it.
+                pv.vg
+                    .as_deref()
+                    .map(|vg| format!("deactivate its volume group (vgchange -an {vg})")),
             )
         }
         (LayerKind::Luks, _, _, Some(x)) => (
@@ -73,9 +96,22 @@ pub fn of(root: Option<&Layer>) -> Content {
             Some("stop its array (mdadm --stop)".into()),
         ),
         (LayerKind::Swap, ..) => ("swap".into(), None, None, Some("swapoff".into())),
+        (LayerKind::ZfsMember, ..) => {
+            let pool = l.zfs().and_then(|z| z.pool_name.clone());
+            (
+                format!("ZFS member of pool {}", pool.as_deref().unwrap_or("(none)")),
+                None,
+                None,
+                Some(format!(
+                    "export its pool (zpool export {})",
+                    pool.as_deref().unwrap_or("POOL")
+                )),
+            )
+        }
         (kind, ..) => (kind.to_string(), None, None, None),
     };
     Content {
+        kind: Some(l.kind),
         what,
         needed_bytes: needed,
         fs,
@@ -83,9 +119,10 @@ pub fn of(root: Option<&Layer>) -> Content {
         vg: l.pv().and_then(|pv| pv.vg.clone()),
         holders,
         data_offset_bytes: l.data_offset_bytes.map(|d| {
-            let into = root.map_or(0, |r| l.offset_bytes.saturating_sub(r.offset_bytes));
+            let into = layer.map_or(0, |r| l.offset_bytes.saturating_sub(r.offset_bytes));
             into.saturating_add(d)
         }),
+        zero_tail_bytes: None,
     }
 }
 
@@ -105,6 +142,58 @@ impl Content {
             .saturating_mul(bs);
         Some(floor.min(f.size_bytes))
     }
+    /// Its partition may end later: not for an md member (a 0.90 or 1.0
+    /// superblock is found from the device's end) nor a ZFS member (two of
+    /// its labels are found from the end), nor for data the plan does not
+    /// recognise, unless the partition is empty.
+    pub fn may_grow(&self) -> bool {
+        match self.kind {
+            Some(LayerKind::MdMember | LayerKind::ZfsMember) => false,
+            None => self.zero_tail_bytes.is_some_and(|z| z > 0),
+            _ => true,
+        }
+    }
+
+    /// What to run by hand so that this content needs no more than
+    /// `to_bytes` of the partition at `node` (its end can then come down
+    /// to `to_bytes`), then plan again; or why it cannot. The script
+    /// shrinks an ext4 itself; these are the rest.
+    pub fn shrink_by_hand(&self, node: &str, to_bytes: u64) -> Vec<String> {
+        let again = "then run diskalign plan again";
+        let fs = self.fs.as_ref().map(|f| f.kind);
+        match (self.kind, fs) {
+            (Some(LayerKind::LvmPv), _) => vec![
+                format!("pvresize --setphysicalvolumesize {to_bytes}b {node}   # the PV gives up its last bytes; it refuses while an extent lies there (pvs -o+pv_pe_alloc_count)"),
+                again.into(),
+            ],
+            (_, Some(FsKind::Ext4)) => vec![format!(
+                "the ext4 filesystem needs all of it (resize2fs -P {node}): free space in it, {again}"
+            )],
+            (_, Some(FsKind::Btrfs)) => vec![
+                format!("btrfs filesystem resize {to_bytes} MOUNTPOINT   # while {node} is mounted there"),
+                again.into(),
+            ],
+            (_, Some(FsKind::Xfs)) => vec![format!(
+                "XFS cannot shrink: the end stays unless the filesystem is made again smaller (back up, mkfs.xfs -d size={to_bytes} {node}, restore)"
+            )],
+            (Some(LayerKind::Swap), _) => vec![format!(
+                "swapoff {node} && mkswap -U UUID {node} {}   # UUID: the one blkid shows now, so fstab still finds it",
+                to_bytes / 1024
+            )],
+            (Some(LayerKind::Luks), _) => vec![format!(
+                "shrink what is inside the LUKS container first, then make the container end {to_bytes} bytes into {node} (cryptsetup resize lasts only while it is open), {again}"
+            )],
+            (Some(LayerKind::MdMember), _) => vec![format!(
+                "mdadm --grow --size lets the array use less of each member: make it end {to_bytes} bytes into {node}, {again}"
+            )],
+            (None, _) => vec![format!(
+                "nothing the plan recognises is in it, but its first MiB or its last bytes are not zero: it cannot tell that {node} does not need its end; if it does not, make the partition end {to_bytes} bytes in with sfdisk -N"
+            )],
+            _ => vec![format!(
+                "make what lives in {node} end within its first {to_bytes} bytes, {again}"
+            )],
+        }
+    }
 }
 
 /// The kernel devices built on this region, by kernel name.
@@ -113,4 +202,38 @@ fn holders(root: &Layer) -> Vec<String> {
         .into_iter()
         .filter_map(|l| l.holder().map(|h| h.kernel_name.clone()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stack::Detail;
+    use crate::topology::Topology;
+
+    /// A ZFS member keeps two labels at its end: its partition never
+    /// grows, and the pool is exported before anything moves.
+    #[test]
+    fn a_zfs_member_does_not_grow_and_is_exported_first() {
+        let t = Topology::default();
+        let mut part = Layer::new(LayerKind::Partition, "p1", "d", 1 << 20, 64 << 20, t);
+        let mut z = Layer::new(LayerKind::ZfsMember, "ZFS", "d", 1 << 20, 64 << 20, t);
+        z.detail = Some(Detail::Zfs(Box::new(crate::stack::zfs::Zfs {
+            pool_name: Some("tank".into()),
+            ..Default::default()
+        })));
+        part.children.push(z);
+        let root = Root {
+            partition: Some(1),
+            layer: part,
+            zero_tail_bytes: 0,
+        };
+        let c = of(Some(&root));
+        assert_eq!(c.kind, Some(LayerKind::ZfsMember));
+        assert!(!c.may_grow());
+        assert_eq!(c.what, "ZFS member of pool tank");
+        assert_eq!(
+            c.offline.as_deref(),
+            Some("export its pool (zpool export tank)")
+        );
+    }
 }

@@ -4,9 +4,11 @@
 use super::content::{self, Content};
 use super::layout::{self, Grid, Placed, Slot};
 use super::{
-    boot, container, identity, Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Shrink, Step,
+    boot, container, identity, Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Shrink,
+    Span, Step,
 };
 use crate::check::start::sane_optimal;
+use crate::check::tools::{self, ToolView};
 use crate::findings::Code;
 use crate::findings::Severity;
 use crate::inspect::{Target, TargetKind};
@@ -43,25 +45,34 @@ pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
         p.refused.push(why);
         return p;
     }
+    if t.table.kind == TableKind::None {
+        // Nothing to move: what is on the whole device is fixed by hand
+        // (its findings' commands, added with the leaves).
+        return p;
+    }
     let ao = t.topology.usable_alignment_offset();
     let grid = Grid {
         start: (grain / ss).max(1),
         offset: if ao % ss == 0 { ao / ss } else { 0 },
         end: (end_grain / ss).max(1),
+        end_pref: (end_grain / ss).max(1),
     };
     let parts = sorted(&t.table.partitions);
     let contents: Vec<Content> = parts
         .iter()
         .map(|q| content::of(root_of(t, q.number)))
         .collect();
-    let placed = match place_all(t, &parts, &contents, grid, end_grain) {
+    let none = vec![false; parts.len()];
+    let placed = match place_all(t, &parts, &contents, grid, end_grain, &none) {
         Ok(placed) => placed,
         Err(why) => {
             p.refused.push(why);
             return p;
         }
     };
+    let placed = keep_sgdisk_ends(t, &parts, &contents, grid, end_grain, placed);
     fill(&mut p, &parts, &contents, &placed, opts);
+    end_notes(&mut p, t, &contents);
     if identity::gpt_repairable(t) {
         add_gpt_repair(&mut p, t);
     }
@@ -98,21 +109,19 @@ fn add_gpt_repair(p: &mut DiskPlan, t: &Target) {
 /// Why a table cannot be planned at all.
 fn unplannable(t: &Target) -> Option<String> {
     if t.only.is_some() {
+        let disk = t.disk.as_ref().map_or_else(
+            || "its disk".into(),
+            |d| format!("its disk, {}", d.device.display()),
+        );
         return Some(format!(
-            "{} is a partition: plan its disk, whose table holds it",
-            t.path.display()
+            "it is a partition: plan {disk}, whose table holds it"
         ));
     }
-    match t.table.kind {
-        TableKind::None => return Some(
-            "no partition table: a layer on the whole device can only be fixed by hand (see below)"
-                .into(),
-        ),
-        TableKind::Kernel => return Some(
+    if t.table.kind == TableKind::Kernel {
+        return Some(
             "the partition table could not be read (only the kernel's view of it): nothing can be planned"
                 .into(),
-        ),
-        _ => {}
+        );
     }
     // A damaged primary GPT with a sound backup is repaired by the plan.
     let repairable = identity::gpt_repairable(t);
@@ -149,21 +158,64 @@ fn sorted(parts: &[Partition]) -> Vec<Partition> {
     v
 }
 
-fn root_of(t: &Target, number: u32) -> Option<&crate::stack::Layer> {
-    t.stack
-        .iter()
-        .find(|r| r.partition == Some(number))
-        .map(|r| &r.layer)
+fn root_of(t: &Target, number: u32) -> Option<&crate::inspect::Root> {
+    t.stack.iter().find(|r| r.partition == Some(number))
+}
+
+/// sgdisk's alignment (`sgdisk -v`) lowers to fit the starts, so moving a
+/// start from 63 to 1 MiB raises it, and an end that was on it before
+/// may no longer be: a caution the plan would add. Place again with the
+/// ends that are on it now kept on the raised one where the room is
+/// free (`Slot::end_pref`); the first placement stands when that changes
+/// nothing or fails.
+fn keep_sgdisk_ends(
+    t: &Target,
+    parts: &[Partition],
+    contents: &[Content],
+    grid: Grid,
+    end_grain: u64,
+    placed: Vec<Placed>,
+) -> Vec<Placed> {
+    let ss = t.table.sector_size.max(1);
+    let view = ToolView::new(&t.topology, t.size);
+    let lbs = view.lbs.max(1);
+    if ss % lbs != 0 {
+        return placed;
+    }
+    let per = ss / lbs;
+    let data = |i: &usize| parts[*i].kind != PartKind::Extended;
+    let idx: Vec<usize> = (0..parts.len()).filter(data).collect();
+    let now: Vec<u64> = idx.iter().map(|&i| parts[i].first_lba * per).collect();
+    let after: Vec<u64> = idx.iter().map(|&i| placed[i].start * per).collect();
+    let (was, will) = (
+        tools::sgdisk_alignment(&view, &now),
+        tools::sgdisk_alignment(&view, &after),
+    );
+    if will <= was || will % per != 0 {
+        return placed;
+    }
+    let mut keep = vec![false; parts.len()];
+    for &i in &idx {
+        let q = &parts[i];
+        keep[i] = !tools::sgdisk_cautions(was, q.first_lba * per, (q.last_lba + 1) * per - 1);
+    }
+    let pref = Grid {
+        end_pref: (will / per).max(grid.end),
+        ..grid
+    };
+    place_all(t, parts, contents, pref, end_grain, &keep).unwrap_or(placed)
 }
 
 /// Place the top-level partitions, then the logical ones inside their
-/// fixed extended container. Returns the places in `parts` order.
+/// fixed extended container (`end_pref`: the slots whose ends keep to
+/// the grid's preferred end). Returns the places in `parts` order.
 fn place_all(
     t: &Target,
     parts: &[Partition],
     contents: &[Content],
     grid: Grid,
     end_grain: u64,
+    end_pref: &[bool],
 ) -> Result<Vec<Placed>, String> {
     let ss = t.table.sector_size.max(1);
     let disk_last = (t.size / ss).saturating_sub(1);
@@ -187,6 +239,8 @@ fn place_all(
             lo,
             hi,
             shift: compensated(contents[i].data_offset_bytes, end_grain, ss),
+            grow: contents[i].may_grow(),
+            end_pref: end_pref[i],
         }
     };
     let mut out = vec![None; parts.len()];
@@ -275,6 +329,50 @@ fn compensated_note(number: u32, c: &Content, grain: u64) -> super::Manual {
     }
 }
 
+/// A partition's device node, for the commands run by hand: the kernel's
+/// on a live disk, else what `losetup -P` makes of the image.
+fn node(t: &Target, number: u32) -> String {
+    match &t.disk {
+        Some(d) => d
+            .partitions
+            .iter()
+            .find(|k| k.number == number)
+            .map_or_else(
+                || format!("{}{number}", d.device.display()),
+                |k| format!("/dev/{}", k.name),
+            ),
+        None => format!("LOOPp{number} (losetup -P -f --show {})", t.path.display()),
+    }
+}
+
+/// What to do by hand about an end the plan leaves off its grid because
+/// what lives in the partition needs it (a PV, an XFS, data it does not
+/// recognise): the command that makes that content end sooner, and then
+/// plan again, which brings the end down.
+fn end_notes(p: &mut DiskPlan, t: &Target, contents: &[Content]) {
+    let grain = p.end_grain_bytes.max(1);
+    let mut notes = Vec::new();
+    for (x, c) in p.partitions.iter().zip(contents) {
+        let end = x.after.start_bytes.saturating_add(x.after.size_bytes);
+        let shifted = compensated(c.data_offset_bytes, grain, p.sector_size) != 0;
+        if end % grain == 0 || shifted || x.kind == PartKind::Extended {
+            continue;
+        }
+        let to = end - end % grain - x.after.start_bytes;
+        notes.push(super::Manual {
+            partition: Some(x.number),
+            why: format!(
+                "ends at byte {end}, not on a {} boundary, and what lives in it ({}) reaches that end; the end can come down to byte {} once that ends within the first {to} bytes",
+                human(grain),
+                c.what,
+                end - end % grain
+            ),
+            commands: c.shrink_by_hand(&node(t, x.number), to),
+        });
+    }
+    p.manual.extend(notes);
+}
+
 /// Why there is no room, in the user's terms.
 fn no_room(e: layout::NoRoom, parts: &[Partition], contents: &[Content], ss: u64) -> String {
     let short = human(e.short.saturating_mul(ss));
@@ -323,6 +421,7 @@ fn fill(
     table.sort_by_key(|e| e.number);
     let mut vgs = Vec::new();
     let mut shrinks = Vec::new();
+    let mut zero_tails = Vec::new();
     for ((q, c), n) in parts.iter().zip(contents).zip(placed) {
         let before = Extent::new(
             q.first_lba,
@@ -354,6 +453,13 @@ fn fill(
             vgs.extend(c.vg.clone());
         }
         shrinks.extend(shrink(q.number, c, &before, &after));
+        if c.zero_tail_bytes.is_some() && after.size_bytes < before.size_bytes {
+            let cut = Span {
+                start_bytes: before.start_bytes.saturating_add(after.size_bytes),
+                bytes: before.size_bytes - after.size_bytes,
+            };
+            zero_tails.push((q.number, cut));
+        }
         p.manual
             .extend(boot::notes(q, &before, &after, &p.identity.script_path));
         if compensated(c.data_offset_bytes, p.end_grain_bytes, ss) != 0 {
@@ -401,6 +507,10 @@ fn fill(
             after: x.after,
             table_before,
             table_after: table.clone(),
+            zero_tail: zero_tails
+                .iter()
+                .find(|(n, _)| *n == x.number)
+                .map(|(_, cut)| *cut),
         });
     }
     if !steps.is_empty() {

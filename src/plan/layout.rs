@@ -31,6 +31,14 @@ pub struct Slot {
     /// not on the end grid (a PV whose pvcreate compensated for a
     /// misaligned start): the data start goes on the grid, not the slot's.
     pub shift: u64,
+    /// Its end may move up: not where something is found from the
+    /// partition's end (an md superblock 0.90 or 1.0) or might be (data
+    /// the plan does not recognise, such as ZFS labels).
+    pub grow: bool,
+    /// Its end is on sgdisk's alignment now: keep it on the grid's
+    /// `end_pref` (the alignment the new starts give sgdisk) where that
+    /// is free, so no `sgdisk -v` caution appears that was not there.
+    pub end_pref: bool,
 }
 
 /// The grids, in sectors: starts on `start` (from `offset`), ends on `end`.
@@ -39,6 +47,9 @@ pub struct Grid {
     pub start: u64,
     pub offset: u64,
     pub end: u64,
+    /// The coarser end grid a slot with `end_pref` keeps to where it can
+    /// (a multiple of `end`; `end` itself for none).
+    pub end_pref: u64,
 }
 
 impl Grid {
@@ -158,7 +169,20 @@ fn once(slots: &[Slot], sizes: &[u64], grid: Grid) -> Result<Vec<Placed>, (usize
             };
             earliest.saturating_sub(1).min(s.hi)
         });
-        let size = end_on_grid(s, sizes[i], start, free_to, grid);
+        // Where the next slot goes when this one, ending at `end`, pushes
+        // it on: room up to there is free too, once it is pushed anyway.
+        let pushed_to = |end: u64| {
+            slots.get(i + 1).map_or(s.hi, |n| {
+                let next = grid.shifted(n.shift);
+                let at = if n.fixed {
+                    n.start
+                } else {
+                    next.start_at(n.start.max(end))
+                };
+                at.saturating_sub(1).min(s.hi)
+            })
+        };
+        let size = end_on_grid(s, sizes[i], start, free_to, &pushed_to, grid);
         let p = Placed { start, size };
         if p.last() > s.hi {
             return Err((i, p.last() - s.hi));
@@ -170,22 +194,52 @@ fn once(slots: &[Slot], sizes: &[u64], grid: Grid) -> Result<Vec<Placed>, (usize
 
 /// The size for a slot placed at `start`: its end moved up onto the grid
 /// when the room is free (or when it pushes the next slot on anyway),
-/// else down when the content still fits, else kept (always kept for a
-/// shifted slot).
-fn end_on_grid(s: &Slot, size: u64, start: u64, free_to: u64, grid: Grid) -> u64 {
+/// else down when the content still fits or can shrink to fit (an ext4
+/// the script shrinks first), else kept (always kept for a shifted slot).
+fn end_on_grid(
+    s: &Slot,
+    size: u64,
+    start: u64,
+    free_to: u64,
+    pushed_to: &dyn Fn(u64) -> u64,
+    grid: Grid,
+) -> u64 {
     let end = start.saturating_add(size);
     // A shifted slot's start is off the grid, so its end and its size
     // cannot both be on it: keep the size (the node's block size).
-    if grid.end_ok(end) || s.shift != 0 {
+    if s.shift != 0 {
+        return size;
+    }
+    let pref = grid.end_pref.max(grid.end).max(1);
+    if s.end_pref && end % pref != 0 {
+        // Only into room that is free, or that pushing the next slot on
+        // (as this end does already) frees; never pushing it further,
+        // which could leave the last without room. Else down into the
+        // content's slack (never by shrinking it).
+        let up = end.div_ceil(pref).saturating_mul(pref);
+        let room = if end - 1 > free_to {
+            pushed_to(end)
+        } else {
+            free_to
+        };
+        if s.grow && up - 1 <= s.hi && up - 1 <= room {
+            return up - start;
+        }
+        let down = end - end % pref;
+        if down > start && down - start >= s.needed {
+            return down - start;
+        }
+    }
+    if grid.end_ok(end) {
         return size;
     }
     let up = grid.end_up(end);
     let pushing = end - 1 > free_to;
-    if up - 1 <= s.hi && (pushing || up - 1 <= free_to) {
+    if s.grow && up - 1 <= s.hi && (pushing || up - 1 <= free_to) {
         return up - start;
     }
     let down = grid.end_down(end);
-    if down > start && down - start >= s.needed {
+    if down > start && down - start >= s.floor.min(s.needed) {
         return down - start;
     }
     size
@@ -231,6 +285,7 @@ mod tests {
         start: MIB,
         offset: 0,
         end: 8,
+        end_pref: 8,
     };
 
     fn slot(number: u32, start: u64, size: u64, needed: u64, hi: u64) -> Slot {
@@ -244,6 +299,8 @@ mod tests {
             lo: 1,
             hi,
             shift: 0,
+            grow: true,
+            end_pref: false,
         }
     }
 
@@ -291,6 +348,44 @@ mod tests {
     fn a_full_end_at_the_disk_end_stays() {
         let s = [slot(1, 2048, 1001, 1001, 3048)];
         assert_eq!(place(&s, GRID).unwrap()[0].size, 1001);
+    }
+
+    #[test]
+    fn an_end_on_the_preferred_grid_stays_on_it_where_the_room_is_free() {
+        // Partition 1 moves from 63 to 2048; its end on 1 MiB before
+        // (sgdisk's alignment was 1 then) goes up to the next 1 MiB,
+        // where partition 2 starts, instead of the next 4 KiB.
+        let grid = Grid {
+            end_pref: MIB,
+            ..GRID
+        };
+        let mut a = slot(1, 63, 40_000, 40_000, 1_000_000);
+        a.end_pref = true;
+        let b = slot(2, 43_008, 10_240, 10_240, 1_000_000);
+        let p = place(&[a.clone(), b.clone()], grid).unwrap();
+        assert_eq!((p[0].start, p[0].start + p[0].size), (2048, 43_008));
+        assert_eq!(p[1].start, 43_008);
+        // No room to the next 1 MiB (a container that stays where it
+        // is): the next 4 KiB, as without it.
+        let mut b = slot(2, 42_048, 10_240, 10_240, 1_000_000);
+        b.fixed = true;
+        let p = place(&[a, b], grid).unwrap();
+        assert_eq!(p[0].start + p[0].size, 42_048);
+    }
+
+    #[test]
+    fn an_end_found_from_the_partitions_end_never_moves_up() {
+        // An md 1.0 member: up into free room would lose its superblock.
+        let mut s = slot(1, 2048, 1001, 1001, 1_000_000);
+        s.grow = false;
+        assert_eq!(place(&[s], GRID).unwrap()[0].size, 1001);
+    }
+
+    #[test]
+    fn a_full_end_at_the_disk_end_comes_down_when_its_content_can_shrink() {
+        let mut s = slot(1, 2048, 1001, 1001, 3048);
+        s.floor = 600;
+        assert_eq!(place(&[s], GRID).unwrap()[0].size, 1000);
     }
 
     #[test]
@@ -375,6 +470,7 @@ mod tests {
             start: 2048,
             offset: 7,
             end: 8,
+            end_pref: 8,
         };
         assert_eq!(g.start_at(0), 7);
         assert_eq!(g.start_at(8), 2055);

@@ -17,6 +17,7 @@ pub mod disk;
 pub mod identity;
 pub mod layout;
 pub mod new_disk;
+pub mod next;
 
 use crate::check::placement::is_placement_code;
 use crate::errors::TargetError;
@@ -91,6 +92,13 @@ pub struct PartPlan {
     pub action: Action,
 }
 
+/// Bytes of the disk from `start_bytes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Span {
+    pub start_bytes: u64,
+    pub bytes: u64,
+}
+
 /// One entry of the table as `sfdisk --dump` lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Entry {
@@ -151,6 +159,11 @@ pub enum Step {
         /// lists it: the script checks the disk against them.
         table_before: Vec<Entry>,
         table_after: Vec<Entry>,
+        /// The bytes the new end leaves out of a partition in which
+        /// nothing was recognised: zero when planned, and the script
+        /// checks they still are before it changes anything.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        zero_tail: Option<Span>,
     },
 }
 
@@ -223,6 +236,33 @@ impl DiskPlan {
         self.steps.iter().all(|s| matches!(s, Step::Backup { .. }))
     }
 
+    /// Something for the user to do: steps for the script, or a command
+    /// to run by hand first. `plan` exits 1 then, as `check` does on the
+    /// findings it would fix. What no command fixes (a topology hint the
+    /// disk reports) is in `leaves` only, and is no work.
+    pub fn has_work(&self) -> bool {
+        self.refused.is_empty()
+            && (!self.is_noop() || self.manual.iter().any(|m| !m.commands.is_empty()))
+    }
+
+    /// The steps as the script numbers and runs them, from 1: each its
+    /// own, but a partition's copy together with the rewrite of its entry
+    /// that follows it (one function of the script). The human plan, its
+    /// page and the script's messages all number them so.
+    pub fn script_steps(&self) -> Vec<Vec<&Step>> {
+        let mut out: Vec<Vec<&Step>> = Vec::new();
+        let mut copy: Option<&Step> = None;
+        for s in &self.steps {
+            match s {
+                Step::Move { .. } => copy = Some(s),
+                Step::Table { .. } => out.push(copy.take().into_iter().chain([s]).collect()),
+                _ => out.push(vec![s]),
+            }
+        }
+        out.extend(copy.map(|c| vec![c]));
+        out
+    }
+
     /// The plan rebuilds the primary GPT from its backup.
     pub fn repairs_gpt(&self) -> bool {
         self.steps
@@ -243,9 +283,10 @@ pub struct PlanRun {
 }
 
 impl PlanRun {
-    /// True when some disk has something to do or something left.
+    /// True when some disk has something to do: steps, or commands to
+    /// run by hand first (exit status 1).
     pub fn has_changes(&self) -> bool {
-        self.targets.iter().any(|t| !t.is_noop())
+        self.targets.iter().any(DiskPlan::has_work)
     }
 
     pub fn refused(&self) -> bool {
@@ -270,7 +311,13 @@ pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
             .filter(|f| !(is_placement_code(f.code) && explained.contains(&f.subject.partition)))
             .cloned()
             .collect();
-        t.manual.extend(after::manual(&rest));
+        // What no command fixes (a hint the disk reports) is in `leaves`
+        // only: "by hand" is for what there is to do.
+        t.manual.extend(
+            after::manual(&rest)
+                .into_iter()
+                .filter(|m| !m.commands.is_empty()),
+        );
         t.leaves = l;
     }
     PlanRun {

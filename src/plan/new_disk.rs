@@ -10,7 +10,7 @@ use crate::check::tools::{first_starts, FirstStarts, ToolView};
 use crate::findings::Finding;
 use crate::inspect::Target;
 use crate::layout::TableKind;
-use crate::topology::DeviceSays;
+use crate::topology::Declared;
 use crate::units::{exact, gcd, human, KIB};
 use serde::Serialize;
 
@@ -71,7 +71,7 @@ pub struct NewDisk {
 /// Lay out `sizes` on the empty disk `t`.
 pub fn plan(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
     let lbs = u64::from(t.topology.logical_block_size).max(512);
-    let says = t.disk.as_ref().and_then(|d| d.device_says.as_ref());
+    let says = t.disk.as_ref().and_then(|d| d.declared.as_ref());
     let (grain, why) = declared_grain(super::disk::start_grain(&t.topology), says);
     let view = ToolView::new(&t.topology, t.size);
     let tools = first_starts(&view, label == TableKind::Mbr);
@@ -109,7 +109,7 @@ pub fn plan(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
 
 /// The start grain, widened to the NVMe namespace's declared preferred
 /// write unit (NPWA, NPWG) when the grain is not already a multiple of it.
-fn declared_grain((grain, why): (u64, String), says: Option<&DeviceSays>) -> (u64, String) {
+fn declared_grain((grain, why): (u64, String), says: Option<&Declared>) -> (u64, String) {
     match declared::write_unit(says) {
         Some(u) if grain % u.bytes() != 0 => {
             let unit = u.bytes();
@@ -172,6 +172,7 @@ fn layout(
         start: (grain / lbs).max(1),
         offset: 0,
         end: (4 * KIB / lbs).max(1),
+        end_pref: (4 * KIB / lbs).max(1),
     };
     let mut out = Vec::new();
     let mut from = 1;
@@ -252,12 +253,12 @@ mod tests {
     use crate::units::MIB;
     const GIB: u64 = 1024 * MIB;
 
-    /// A disk whose (synthetic) DeviceSays declares `ns`.
+    /// A disk whose (synthetic) Declared declares `ns`.
     fn nvme_target(ns: crate::identify::nvme::Namespace) -> Target {
         let mut t = image(GIB, Topology::IMAGE_DEFAULT, vec![]);
         let mut d = disk(GIB, vec![]);
         d.device = "/dev/nvme0n1".into();
-        d.device_says = Some(says(ns, 512));
+        d.declared = Some(says(ns, 512));
         t.disk = Some(d);
         t
     }

@@ -4,16 +4,16 @@
 //! nothing that bears on a unit.
 
 use crate::identify::nvme::Namespace;
-use crate::topology::device_says::{DeviceSays, Limit, Source};
+use crate::topology::declared::{Declared, IdentifyProtocol, Limit};
 use crate::units::human;
 
 /// The declarations that bear on the unit, in words, from the source
-/// that speaks for the medium (`DeviceSays::primary`).
-pub fn declarations(says: &DeviceSays) -> Vec<String> {
+/// that speaks for the medium (`Declared::primary`).
+pub fn declarations(says: &Declared) -> Vec<String> {
     match says.primary() {
-        Some(Source::Nvme) => says.nvme.as_ref().map(nvme).unwrap_or_default(),
-        Some(Source::Ata) => physical(says, "IDENTIFY word 106"),
-        Some(Source::Scsi) => {
+        Some(IdentifyProtocol::Nvme) => says.nvme.as_ref().map(nvme).unwrap_or_default(),
+        Some(IdentifyProtocol::Ata) => physical(says, "IDENTIFY word 106"),
+        Some(IdentifyProtocol::Scsi) => {
             let mut out = physical(says, "READ CAPACITY(16)");
             if let Some(g) = says.value(Limit::MinimumIoSize) {
                 out.push(format!(
@@ -27,7 +27,7 @@ pub fn declarations(says: &DeviceSays) -> Vec<String> {
     }
 }
 
-fn physical(says: &DeviceSays, field: &str) -> Vec<String> {
+fn physical(says: &Declared, field: &str) -> Vec<String> {
     says.value(Limit::PhysicalBlockSize)
         .map(|p| format!("a physical block of {} ({field})", human(p)))
         .into_iter()
@@ -57,7 +57,7 @@ fn nvme(ns: &Namespace) -> Vec<String> {
 
 /// The clause to add to the unit statement: "; measured 16 KiB; the
 /// device declares …", or None when nothing is declared.
-pub fn clause(unit: Option<u64>, says: Option<&DeviceSays>) -> Option<String> {
+pub fn clause(unit: Option<u64>, says: Option<&Declared>) -> Option<String> {
     let d = declarations(says?);
     if d.is_empty() {
         return None;
@@ -73,14 +73,14 @@ pub fn clause(unit: Option<u64>, says: Option<&DeviceSays>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    //! Synthetic DeviceSays: made up for the test, not read from a device.
+    //! Synthetic Declared: made up for the test, not read from a device.
     use super::*;
     use crate::identify::ata::Identify;
     use crate::identify::nvme::{LbaFormat, RelativePerformance};
-    use crate::topology::device_says::LimitSaid;
+    use crate::topology::declared::DeclaredLimit;
 
-    fn nvme_says(nsfeat: u8, npwg: u16, npwa: u16) -> DeviceSays {
-        DeviceSays {
+    fn nvme_says(nsfeat: u8, npwg: u16, npwa: u16) -> Declared {
+        Declared {
             nvme: Some(Namespace {
                 nsfeat,
                 npwg,
@@ -94,7 +94,7 @@ mod tests {
                 }],
                 ..Namespace::default()
             }),
-            ..DeviceSays::default()
+            ..Declared::default()
         }
     }
 
@@ -115,22 +115,22 @@ mod tests {
     fn nothing_declared_says_nothing() {
         assert_eq!(clause(Some(16384), None), None);
         assert_eq!(clause(Some(16384), Some(&nvme_says(0x00, 3, 3))), None);
-        assert_eq!(clause(Some(16384), Some(&DeviceSays::default())), None);
+        assert_eq!(clause(Some(16384), Some(&Declared::default())), None);
     }
 
     #[test]
     fn an_ata_drive_declares_its_physical_sector() {
-        let s = DeviceSays {
+        let s = Declared {
             ata: Some(Identify::default()),
-            limits: vec![LimitSaid {
+            limits: vec![DeclaredLimit {
                 limit: Limit::PhysicalBlockSize,
-                source: Source::Ata,
+                source: IdentifyProtocol::Ata,
                 fields: "IDENTIFY word 106".into(),
                 device_bytes: 4096,
                 kernel_bytes: 4096,
                 follows: true,
             }],
-            ..DeviceSays::default()
+            ..Declared::default()
         };
         assert_eq!(
             clause(Some(4096), Some(&s)).as_deref(),

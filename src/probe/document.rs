@@ -1,51 +1,51 @@
 //! A saved `probe` document (docs/json.md, `probe --json`) as `report`
 //! and `compare` read it: the run in the types that wrote it
-//! (`report::ProbeReport` and `analyse`'s), its header and the file it came
+//! (`report::ProbeRun` and `analyse`'s), its header and the file it came
 //! from. fio's results for the job file of `probe --emit-fio` are read
 //! into the same types (`fio_results.rs`).
 
-use super::analyse::{CellReport, Estimate};
 use super::engine::Pattern;
-use super::report::{ProbeReport, TargetReport};
+use super::outcome::{ProbeRun, ProbedTarget};
+use super::results::{CellReport, Estimate};
 use crate::schema::{Document, Header};
 use serde::{Deserialize, Serialize};
 
 /// Where the numbers come from: a diskalign probe (rounds are replicates)
 /// or one fio pass (one figure per cell, no interval). A fio run records
 /// only its engine's name, each job's file and each cell's figures: the
-/// rest of its `ProbeReport` (plan, environment, the target's kind and
+/// rest of its `ProbeRun` (plan, environment, the target's kind and
 /// sizes, the verdict's confidence) stands for "not recorded", and what
 /// reads a run leaves it out when the source is fio.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Source {
+pub enum Producer {
     #[default]
     Diskalign,
     Fio,
 }
 
-crate::spelled_as_serde!(Source);
+crate::spelled_as_serde!(Producer);
 
 /// A probe document read back.
 #[derive(Clone, Debug)]
 pub struct ProbeDoc {
     /// The file it was read from (not in the document).
     pub name: String,
-    pub source: Source,
+    pub source: Producer,
     /// Empty for fio's results.
     pub header: Header,
-    pub run: ProbeReport,
+    pub run: ProbeRun,
 }
 
 impl std::ops::Deref for ProbeDoc {
-    type Target = ProbeReport;
-    fn deref(&self) -> &ProbeReport {
+    type Target = ProbeRun;
+    fn deref(&self) -> &ProbeRun {
         &self.run
     }
 }
 
 impl std::ops::DerefMut for ProbeDoc {
-    fn deref_mut(&mut self) -> &mut ProbeReport {
+    fn deref_mut(&mut self) -> &mut ProbeRun {
         &mut self.run
     }
 }
@@ -53,10 +53,10 @@ impl std::ops::DerefMut for ProbeDoc {
 impl ProbeDoc {
     /// The probe document `value`, read from the file `name`.
     pub fn read(value: &serde_json::Value, name: &str) -> Result<ProbeDoc, serde_json::Error> {
-        let doc = Document::<ProbeReport>::deserialize(value)?;
+        let doc = Document::<ProbeRun>::deserialize(value)?;
         Ok(ProbeDoc {
             name: name.to_string(),
-            source: Source::Diskalign,
+            source: Producer::Diskalign,
             header: doc.header,
             run: doc.body,
         })
@@ -64,12 +64,12 @@ impl ProbeDoc {
 
     /// Every target's part: the one of a single-target run, or each of
     /// `targets` in the order given.
-    pub fn parts(&self) -> Vec<TargetReport> {
+    pub fn parts(&self) -> Vec<ProbedTarget> {
         if !self.targets.is_empty() {
             return self.targets.clone();
         }
         let r = &self.run;
-        vec![TargetReport {
+        vec![ProbedTarget {
             target: r.target.clone(),
             environment: r.environment.clone(),
             cells: r.cells.clone(),
@@ -81,7 +81,7 @@ impl ProbeDoc {
     /// Whether its rounds are replicates (a diskalign run with at least
     /// two rounds); one fio pass is not.
     pub fn has_replicates(&self) -> bool {
-        self.source == Source::Diskalign
+        self.source == Producer::Diskalign
             && self
                 .cells
                 .iter()
@@ -91,7 +91,7 @@ impl ProbeDoc {
 
     /// Whether the run is one fio pass.
     pub fn fio(&self) -> bool {
-        self.source == Source::Fio
+        self.source == Producer::Fio
     }
 }
 
@@ -133,7 +133,7 @@ pub fn axes(cells: &[CellReport]) -> (Vec<Pattern>, Vec<u64>, Vec<u64>) {
 #[cfg(test)]
 pub mod fixtures {
     use super::*;
-    use crate::probe::analyse::{Latency, Relative};
+    use crate::probe::results::{Latency, Relative};
     use crate::probe::sequential::Decision;
 
     /// One cell of `iops` with interval `ci` (None: one figure) and

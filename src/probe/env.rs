@@ -1,10 +1,10 @@
 //! The environment a result was measured in, recorded with every result:
 //! results without it cannot be compared or trusted later.
 
-use super::target::Target;
+use super::target::ProbeTarget;
 use crate::sys::procfs;
 use crate::sys::sysfs::read_str;
-use crate::topology::{DeviceSays, Topology, Transport};
+use crate::topology::{Declared, Topology, Transport};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
 
@@ -51,8 +51,9 @@ pub struct Environment {
     pub loop_backing_fs: Option<String>,
     /// What the disk itself declared (its identify data), as `topology`
     /// reads it; None for files, images and disks that did not answer.
-    #[serde(default)]
-    pub device_says: Option<DeviceSays>,
+    /// `device_says` in the JSON.
+    #[serde(default, rename = "device_says")]
+    pub declared: Option<Declared>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -66,7 +67,7 @@ fn active_scheduler(text: &str) -> Option<String> {
     Some(text[start + 1..end].to_string())
 }
 
-fn filesystem_of(target: &Target) -> Option<Filesystem> {
+fn filesystem_of(target: &ProbeTarget) -> Option<Filesystem> {
     let dev = target.file.metadata().ok()?.dev();
     let want = Some(crate::sys::dev::major_minor(dev));
     let info = procfs::mountinfo();
@@ -82,7 +83,7 @@ fn filesystem_of(target: &Target) -> Option<Filesystem> {
         })
 }
 
-pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
+pub fn record(target: &ProbeTarget, sysfs_root: &std::path::Path) -> Environment {
     let kernel = crate::sys::host::kernel();
     let cpu_model = procfs::cpu_model();
     let disk = target.disk.as_ref();
@@ -124,7 +125,7 @@ pub fn record(target: &Target, sysfs_root: &std::path::Path) -> Environment {
         loop_backing_fs: disk
             .and_then(|d| d.backing_file.as_deref())
             .and_then(|f| procfs::fs_type_of(std::path::Path::new(f))),
-        device_says: disk.and_then(|d| d.device_says.clone()),
+        declared: disk.and_then(|d| d.declared.clone()),
     }
 }
 

@@ -4,8 +4,8 @@
 //! several targets) is the cell (randread, 4096, 512). One fio pass has no
 //! replicates: each cell gets one figure and no interval.
 
-use super::document::{ProbeDoc, Source};
-use super::report::ProbeReport;
+use super::document::{ProbeDoc, Producer};
+use super::outcome::ProbeRun;
 use crate::probe::engine::Pattern;
 use crate::schema::Header;
 use serde::Deserialize;
@@ -111,7 +111,7 @@ fn cell_of(job: &Job) -> Option<(usize, Value, Option<&str>)> {
 
 /// One target's part as the probe document writes it. fio records none of
 /// the target's kind and sizes, its environment or a verdict: these keys
-/// hold what stands for "not recorded" (see `document::Source`).
+/// hold what stands for "not recorded" (see `document::Producer`).
 fn part(path: &str, cells: Vec<Value>) -> Value {
     json!({
         "target": { "path": path, "kind": "file", "size_bytes": 0,
@@ -128,10 +128,10 @@ fn part(path: &str, cells: Vec<Value>) -> Value {
 impl FioDoc {
     /// fio's JSON `value`, read from the file `name`, as a probe document.
     pub fn read(value: &Value, name: &str) -> Result<ProbeDoc, serde_json::Error> {
-        let report = ProbeReport::deserialize(FioDoc::deserialize(value)?.as_probe())?;
+        let report = ProbeRun::deserialize(FioDoc::deserialize(value)?.as_probe())?;
         Ok(ProbeDoc {
             name: name.to_string(),
-            source: Source::Fio,
+            source: Producer::Fio,
             header: Header::default(),
             run: report,
         })

@@ -146,54 +146,27 @@ pub struct Plan {
     pub min_rounds: u32,
     /// A window lasts at least `runtime` and until this many I/Os
     /// completed in it (per job), up to `max_runtime`.
-    #[serde(
-        serialize_with = "secs",
-        deserialize_with = "super::report::secs",
-        default
-    )]
+    #[serde(with = "crate::probe::figures::secs", default)]
     pub runtime: Duration,
-    #[serde(
-        serialize_with = "secs",
-        deserialize_with = "super::report::secs",
-        default
-    )]
+    #[serde(with = "crate::probe::figures::secs", default)]
     pub max_runtime: Duration,
     #[serde(default)]
     pub min_completions: u64,
     /// The smallest penalty worth finding, as a fraction (0.1 = 10 %): a
     /// comparison whose interval excludes a penalty this large is decided.
-    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
     pub min_effect: f64,
     /// `--max-time`: the budget of the whole run (no new round starts once
     /// it is spent); null: only the most rounds bound the run.
-    #[serde(
-        serialize_with = "opt_secs",
-        deserialize_with = "super::report::opt_secs",
-        default
-    )]
+    #[serde(with = "crate::probe::figures::opt_secs", default)]
     pub max_time: Option<Duration>,
-    #[serde(
-        serialize_with = "secs",
-        deserialize_with = "super::report::secs",
-        default
-    )]
+    #[serde(with = "crate::probe::figures::secs", default)]
     pub warmup: Duration,
     pub qd: u32,
     pub jobs: u32,
     pub direct: bool,
     pub fdatasync: bool,
     pub seed: u64,
-}
-
-pub(crate) fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
-}
-
-fn opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-    match d {
-        Some(d) => s.serialize_f64(d.as_secs_f64()),
-        None => s.serialize_none(),
-    }
 }
 
 /// The smallest penalty worth finding when `--min-effect` is not given.

@@ -11,13 +11,15 @@ mod declared;
 pub mod document;
 pub mod engine;
 pub mod env;
+pub mod figures;
 pub mod fio;
 pub mod fio_results;
 pub mod focus;
 pub mod grid;
 pub mod noise;
+pub mod outcome;
 pub mod pacing;
-pub mod report;
+pub mod results;
 pub mod run;
 pub mod safety;
 pub mod sequential;
@@ -30,7 +32,7 @@ pub mod verdicts;
 use crate::topology::Sysfs;
 use engine::EngineKind;
 use grid::{Cell, GridRequest, Plan};
-use report::{EngineInfo, ProbeReport, TargetInfo, TargetReport};
+use outcome::{EngineInfo, ProbeRun, ProbedTarget, TargetInfo};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -103,6 +105,17 @@ fn dry_plan(o: &ProbeOptions, stop: &AtomicBool) -> Result<DryPlan, String> {
             });
         } else {
             let t = target::open(path, &a).map_err(named)?;
+            // The job file would send the random writes a write run is
+            // refused (`a.write` is off here: nothing is written).
+            if o.grid.write {
+                if let Some(why) = t
+                    .disk
+                    .as_ref()
+                    .and_then(|d| safety::zoned_refusal(path, &d.zoned))
+                {
+                    return Err(named(why));
+                }
+            }
             constraints.push(t.constraints.clone());
             files.push(fio::File {
                 path: path.clone(),
@@ -187,7 +200,7 @@ impl adaptive::Rounds for Engines<'_, '_> {
 /// Rounds until every contrast is decided, the unit is settled, or the
 /// plan's most rounds or time budget are reached ([`adaptive`]).
 fn measure(
-    ts: &[target::Target],
+    ts: &[target::ProbeTarget],
     plan: &Plan,
     o: &ProbeOptions,
     stop: &AtomicBool,
@@ -221,7 +234,7 @@ fn measure(
     })
 }
 
-fn target_info(path: &std::path::Path, t: &target::Target) -> TargetInfo {
+fn target_info(path: &std::path::Path, t: &target::ProbeTarget) -> TargetInfo {
     TargetInfo {
         path: path.to_path_buf(),
         kind: t.kind,
@@ -239,12 +252,12 @@ fn target_info(path: &std::path::Path, t: &target::Target) -> TargetInfo {
 fn target_report(
     i: usize,
     path: &std::path::Path,
-    t: &target::Target,
+    t: &target::ProbeTarget,
     m: &Measured,
     params: &sequential::Params,
     plan: &Plan,
     o: &ProbeOptions,
-) -> TargetReport {
+) -> ProbedTarget {
     let samples: Vec<run::CellSamples> = m
         .cells
         .iter()
@@ -272,11 +285,11 @@ fn target_report(
     };
     let mut inference = analyse::infer(&e, params, m.rounds_run, plan.rounds);
     // What the device declares, next to the unit measured.
-    let says = environment.device_says.as_ref();
+    let says = environment.declared.as_ref();
     if let Some(c) = declared::clause(inference.effective_unit_bytes, says) {
         inference.statement.push_str(&c);
     }
-    TargetReport {
+    ProbedTarget {
         target: target_info(path, t),
         environment,
         cells: analyse::cells(&samples, &own),
@@ -292,7 +305,7 @@ pub fn probe(
     o: &ProbeOptions,
     stop: &AtomicBool,
     progress: &dyn Progress,
-) -> Result<ProbeReport, String> {
+) -> Result<ProbeRun, String> {
     if o.targets.iter().any(|p| p.is_dir()) {
         // A plan that cannot run (--max-time shorter than a round, …) is
         // refused before a scratch file is written.
@@ -329,7 +342,7 @@ pub fn probe(
     progress.finish();
     let m = m.map_err(|e| format!("{}: {e}", names()))?;
     let params = sequential::Params::of(&plan, ts.len());
-    let mut reports: Vec<TargetReport> = o
+    let mut reports: Vec<ProbedTarget> = o
         .targets
         .iter()
         .zip(&ts)
@@ -346,7 +359,7 @@ pub fn probe(
     if reports.len() == 1 {
         reports.clear();
     }
-    Ok(ProbeReport {
+    Ok(ProbeRun {
         target: first.target,
         engine: EngineInfo {
             name: m.engine.into(),

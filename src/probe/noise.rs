@@ -84,7 +84,7 @@ pub struct RoundNoise {
     pub cells: usize,
     /// Its noise against the median round's, as a ratio of SDs (1: an
     /// ordinary round); null when it had nothing to compare.
-    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
     pub noise_ratio: f64,
     /// Set aside as a high-noise period: not used, not counted.
     pub set_aside: bool,

@@ -17,7 +17,7 @@
 //! when that buys [`GAIN`] times the precision (1 / width²), so the noise
 //! model's own uncertainty does not make it hop.
 
-use super::grid::{self, Plan};
+use super::grid::Plan;
 use super::noise::{NoiseModel, RoundNoise};
 use super::sequential::PRIOR_DF;
 use super::stats;
@@ -32,10 +32,7 @@ pub const GAIN: f64 = 1.25;
 pub struct Step {
     /// The first round (from 0) measured with it.
     pub from_round: u32,
-    #[serde(
-        serialize_with = "grid::secs",
-        deserialize_with = "super::report::secs"
-    )]
+    #[serde(with = "super::figures::secs")]
     pub window_s: Duration,
     /// Why, in a sentence: the noise measured and the gain expected.
     pub why: String,

@@ -106,6 +106,23 @@ pub fn holders(sysfs_root: &Path, nodes: &[Node]) -> Vec<String> {
     out
 }
 
+/// Why random writes to a disk are refused outright, whatever the flags:
+/// its sequential-write-required zones (a host-managed disk, an NVMe ZNS
+/// namespace) reject a write that is not at the zone's write pointer, so
+/// the probe's random writes would only fail at the device. The sentence
+/// is the one line `probe --write` stops with, before any I/O.
+pub fn zoned_refusal(path: &Path, zones: &crate::iolimits::Zones) -> Option<String> {
+    zones.has_sequential_write_required().then(|| {
+        format!(
+            "refusing to write to {}: it is a {} zoned disk whose sequential zones take writes only at their write pointer ({} zones of {} bytes), so random writes would be rejected by the device; probe it without --write (reads are measured as on any disk)",
+            path.display(),
+            zones.model,
+            zones.zones,
+            zones.zone_size_bytes
+        )
+    })
+}
+
 /// Everything that makes writing to the device unsafe.
 pub fn assess(sysfs_root: &Path, nodes: &[Node], content: &(impl ReadAt + ?Sized)) -> Verdict {
     let mountinfo = procfs::mountinfo();
@@ -156,5 +173,34 @@ mod tests {
     fn unescape_octal() {
         assert_eq!(procfs::unescape("a\\040b\\134c"), "a b\\c");
         assert_eq!(procfs::unescape("tail\\04"), "tail\\04");
+    }
+}
+
+#[cfg(test)]
+mod zoned_tests {
+    use super::*;
+    use crate::iolimits::{ZoneModel, Zones};
+
+    fn zones(model: ZoneModel) -> Zones {
+        Zones {
+            model,
+            zone_size_bytes: 4 << 20,
+            zones: 64,
+            ..Zones::default()
+        }
+    }
+
+    #[test]
+    fn only_sequential_write_required_zones_refuse_writes() {
+        let p = Path::new("/dev/sdb");
+        let why = zoned_refusal(p, &zones(ZoneModel::HostManaged)).unwrap();
+        assert!(
+            why.starts_with("refusing to write to /dev/sdb: it is a host-managed zoned disk"),
+            "{why}"
+        );
+        assert!(why.contains("64 zones of 4194304 bytes"), "{why}");
+        assert!(!why.contains('\n'));
+        assert_eq!(zoned_refusal(p, &zones(ZoneModel::HostAware)), None);
+        assert_eq!(zoned_refusal(p, &Zones::default()), None);
     }
 }

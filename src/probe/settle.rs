@@ -2,8 +2,9 @@
 //! pattern the fit leaves out is shown to pay much less, and no small
 //! penalty is left that the rounds could still find.
 
-use super::analyse::{self, Evidence, Penalty};
+use super::analyse::{self, Evidence};
 use super::engine::Pattern;
+use super::results::Penalty;
 use super::sequential::{Assessment, ContrastKind, Params, ALPHA};
 use super::stats;
 use super::unitfit;
@@ -96,9 +97,9 @@ fn measured(assessed: &[Assessment], unit: u64, paying: &[Pattern], priced: &[Pe
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PatternPenalty {
     pub pattern: Pattern,
-    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
     pub slower_pct: f64,
-    #[serde(default, deserialize_with = "crate::probe::report::pair_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::figures::pair_or_nan")]
     pub ci95_pct: [f64; 2],
     pub pays: bool,
 }

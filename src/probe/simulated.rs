@@ -3,9 +3,10 @@
 //! at which a wrong unit is claimed. Seeded, so every run is the same.
 
 use super::adaptive::{self, Rounds};
-use super::analyse::{self, Confidence, Inference, Penalty};
+use super::analyse;
 use super::engine::{new_histogram, Pattern};
 use super::grid::{self, Cell, Constraints, DioRule, GridRequest, Plan, Preset};
+use super::results::{Confidence, Inference, Penalty};
 use super::run::{CellSamples, Key, RoundSample, Window};
 use super::sequential::{ContrastKind, Params};
 use std::time::Duration;

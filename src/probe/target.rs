@@ -42,7 +42,7 @@ pub struct Access<'a> {
     pub on_fill: &'a dyn Fn(u64, u64),
 }
 
-pub struct Target {
+pub struct ProbeTarget {
     pub path: PathBuf,
     pub kind: TargetKind,
     pub file: File,
@@ -69,7 +69,7 @@ fn constraints(file: &File, lbs: u32, pbs: u32, size: u64) -> Constraints {
 }
 
 /// Open `path` for probing.
-pub fn open(path: &Path, a: &Access) -> Result<Target, String> {
+pub fn open(path: &Path, a: &Access) -> Result<ProbeTarget, String> {
     let meta = fs::metadata(path).map_err(|e| format!("cannot open: {e}"))?;
     let ft = meta.file_type();
     if ft.is_dir() {
@@ -83,7 +83,7 @@ pub fn open(path: &Path, a: &Access) -> Result<Target, String> {
     }
 }
 
-fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target, String> {
+fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTarget, String> {
     let (name, partition) = a.sysfs.resolve_node(meta)?;
     let disk = a
         .sysfs
@@ -96,6 +96,9 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target, String
             .map(|p| p.name.clone())
     });
     if a.write {
+        if let Some(why) = safety::zoned_refusal(path, &disk.zoned) {
+            return Err(why);
+        }
         if !a.destructive {
             return Err(format!(
                 "writing to {} destroys the data on it: add --destructive to allow it (refused anyway while it is mounted, held or swap)",
@@ -133,7 +136,7 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target, String
         v.physical_block_size,
         v.size_bytes,
     );
-    Ok(Target {
+    Ok(ProbeTarget {
         path: path.to_path_buf(),
         kind: if partition.is_some() {
             TargetKind::Partition
@@ -169,7 +172,7 @@ fn file_limits(disk: &Option<Disk>) -> (u32, u32) {
         .unwrap_or((512, 4096))
 }
 
-fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target, String> {
+fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTarget, String> {
     if a.write && !a.destructive {
         return Err(format!(
             "writing to {} destroys its contents: add --destructive, or give a directory to probe a scratch file there",
@@ -191,7 +194,7 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<Target,
     let file = sysfile::open_file(path, mode(a)).map_err(|e| e.to_string())?;
     let (disk, partition) = disk_of(meta, a.sysfs);
     let (lbs, pbs) = file_limits(&disk);
-    Ok(Target {
+    Ok(ProbeTarget {
         path: path.to_path_buf(),
         kind: TargetKind::File,
         constraints: constraints(&file, lbs, pbs, meta.len()),
@@ -224,7 +227,7 @@ fn mode(a: &Access) -> Mode {
     }
 }
 
-fn scratch(dir: &Path, a: &Access) -> Result<Target, String> {
+fn scratch(dir: &Path, a: &Access) -> Result<ProbeTarget, String> {
     let size = a.scratch_size;
     if size < MIB || size % MIB != 0 {
         return Err(format!(
@@ -259,7 +262,7 @@ fn scratch(dir: &Path, a: &Access) -> Result<Target, String> {
     let meta = file.metadata().map_err(|e| e.to_string())?;
     let (disk, partition) = disk_of(&meta, a.sysfs);
     let (lbs, pbs) = file_limits(&disk);
-    Ok(Target {
+    Ok(ProbeTarget {
         path: dir.to_path_buf(),
         kind: TargetKind::ScratchFile,
         constraints: constraints(&file, lbs, pbs, size),

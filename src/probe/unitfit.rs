@@ -58,7 +58,7 @@ pub struct Candidate {
     #[serde(default)]
     pub lower_bound: bool,
     /// Log-likelihood gained over "no penalty", less the BIC penalty.
-    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
     pub score: f64,
     /// The patterns that pay the penalty: those whose own evidence is
     /// strong (1000 : 1), else every one whose penalty counted.
@@ -70,10 +70,10 @@ pub struct Candidate {
 pub struct UnitFit {
     pub candidates: Vec<Candidate>,
     /// The best candidate's score less the next best's (natural log).
-    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
     pub log_lr_next: f64,
     /// The best candidate's score less that of "no penalty".
-    #[serde(default, deserialize_with = "crate::probe::report::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
     pub log_lr_none: f64,
 }
 

@@ -3,8 +3,8 @@
 //! only when every offset's interval excludes a penalty of `min_effect`,
 //! else `inconclusive`, with what could be excluded and why not the rest.
 
-use super::analyse::{Confidence, Noise};
 use super::engine::Pattern;
+use super::results::{span, Confidence, Noise};
 use super::sequential::{Assessment, ContrastKind, Decision};
 use super::settle::{self, PatternPenalty};
 use super::unitfit::{Candidate, UnitFit};
@@ -48,15 +48,6 @@ pub struct Inputs<'a> {
     /// the mean of the priced rows (NaN without any).
     pub at_unit: &'a [PatternPenalty],
     pub paid: f64,
-}
-
-/// `512 B … 2 KiB` or `512 B`.
-pub fn span(lo: u64, hi: u64) -> String {
-    if lo == hi {
-        human(lo)
-    } else {
-        format!("{} … {}", human(lo), human(hi))
-    }
 }
 
 /// " (randwrite only)" when some probed patterns showed nothing.

@@ -1,14 +1,15 @@
 //! CSV for every command, from the shared column model: `check` one row
-//! per partition, `topology` one row per disk, `probe` one row per cell,
-//! `compare` one row per cell compared or per finding changed, `watch`
-//! one row per device, direction and request-size bucket.
-//! Targets that could not be read are on stderr, as for every format.
+//! per partition (and one per target without partitions or not checked,
+//! with its `error`), `topology` one row per disk, `probe` one row per
+//! cell, `compare` one row per cell compared or per finding changed,
+//! `watch` one row per device, direction and request-size bucket.
+//! Targets that could not be read are on stderr too, as for every format.
 
 use super::columns::{self, DISKS};
 use super::Exporter;
 use crate::check::CheckRun;
 use crate::compare::Comparison;
-use crate::probe::report::ProbeReport;
+use crate::probe::outcome::ProbeRun;
 use crate::topology::Survey;
 
 /// CSV with the columns `-o` asked for (None: every CSV column), with
@@ -20,7 +21,7 @@ pub struct Csv {
 
 impl Exporter for Csv {
     fn check(&self, run: &CheckRun) -> Option<String> {
-        let rows = columns::partition_rows(run);
+        let rows = columns::target_rows(run);
         Some(columns::csv_with(
             &columns::partitions(),
             &rows.iter().collect::<Vec<_>>(),
@@ -38,7 +39,7 @@ impl Exporter for Csv {
         ))
     }
 
-    fn probe(&self, report: &ProbeReport) -> Option<String> {
+    fn probe(&self, report: &ProbeRun) -> Option<String> {
         Some(probe(report))
     }
 
@@ -62,14 +63,7 @@ impl Exporter for Csv {
 pub fn compare(comparison: &Comparison) -> String {
     match comparison {
         Comparison::Probe(p) => {
-            let rows: Vec<columns::RatioRow> = p
-                .cells
-                .iter()
-                .map(|cell| columns::RatioRow {
-                    comparison: p,
-                    cell,
-                })
-                .collect();
+            let rows = columns::ratio_rows(p, &p.cells);
             columns::csv(&columns::ratios(), &rows.iter().collect::<Vec<_>>(), None)
         }
         Comparison::Check(c) => columns::csv(
@@ -86,7 +80,7 @@ pub fn compare(comparison: &Comparison) -> String {
 }
 
 /// `probe --csv FILE` and `probe --format csv`: one row per cell.
-pub fn probe(report: &ProbeReport) -> String {
+pub fn probe(report: &ProbeRun) -> String {
     let mut rows: Vec<columns::CellRow> = Vec::new();
     if report.targets.is_empty() {
         rows.extend(report.cells.iter().map(|cell| columns::CellRow {

@@ -3,7 +3,7 @@
 
 use crate::check::CheckRun;
 use crate::compare::Comparison;
-use crate::probe::report::ProbeReport;
+use crate::probe::outcome::ProbeRun;
 use crate::schema::{Document, Header};
 use crate::topology::Survey;
 use serde::Serialize;
@@ -39,7 +39,7 @@ impl super::Exporter for Json {
         Some(topology(survey, &self.stamp) + "\n")
     }
 
-    fn probe(&self, report: &ProbeReport) -> Option<String> {
+    fn probe(&self, report: &ProbeRun) -> Option<String> {
         Some(probe(report, &self.stamp) + "\n")
     }
 
@@ -71,7 +71,7 @@ pub fn topology(survey: &Survey, stamp: &Stamp) -> String {
 }
 
 /// `probe --json`: the report's keys beside the header.
-pub fn probe(report: &ProbeReport, stamp: &Stamp) -> String {
+pub fn probe(report: &ProbeRun, stamp: &Stamp) -> String {
     document("diskalign.probe", report, stamp)
 }
 

@@ -22,7 +22,7 @@ use crate::check::CheckRun;
 use crate::compare::Comparison;
 use crate::plan::new_disk::NewDisk;
 use crate::plan::PlanRun;
-use crate::probe::report::ProbeReport;
+use crate::probe::outcome::ProbeRun;
 use crate::topology::Survey;
 use crate::watch::WatchRun;
 pub use style::Style;
@@ -117,7 +117,7 @@ pub struct Planned<'a> {
 pub enum Run<'a> {
     Check(&'a CheckRun),
     Topology(&'a Survey),
-    Probe(&'a ProbeReport),
+    Probe(&'a ProbeRun),
     Compare(&'a Comparison),
     Plan(Planned<'a>),
     NewDisk(&'a NewDisk),
@@ -206,7 +206,7 @@ pub trait Exporter {
     fn topology(&self, _survey: &Survey) -> Option<String> {
         None
     }
-    fn probe(&self, _report: &ProbeReport) -> Option<String> {
+    fn probe(&self, _report: &ProbeRun) -> Option<String> {
         None
     }
     /// `compare`: two saved runs side by side.
@@ -314,6 +314,10 @@ mod tests {
             errors: vec![],
         };
         let comparison = crate::compare::fixtures::fixed();
+        let probe = crate::compare::fixtures::probe_run(
+            &crate::compare::fixtures::grid("6.1.0", 1.0),
+            "a.json",
+        );
         let plan = PlanRun {
             throughput_bytes_per_second: 1,
             targets: vec![disk_plan()],
@@ -326,6 +330,7 @@ mod tests {
             Run::Watch(&watch),
             Run::Check(&check),
             Run::Topology(&survey),
+            Run::Probe(&probe),
             Run::Compare(&comparison),
             Run::Plan(Planned {
                 plan: &plan,
@@ -346,6 +351,47 @@ mod tests {
             Format::Prometheus,
             Format::Script,
         ];
+        // No wildcard: a new format does not compile until it has its arm
+        // here, beside the list above it belongs in.
+        for f in all {
+            match f {
+                Format::Human
+                | Format::Json
+                | Format::Csv
+                | Format::Html
+                | Format::Prometheus
+                | Format::Script => {}
+            }
+        }
+        // Every kind has its run above. No wildcard: a new kind does not
+        // compile until it has its arm here, and then fails until its run
+        // is in `runs`.
+        for k in [
+            Kind::Check,
+            Kind::Topology,
+            Kind::Probe,
+            Kind::Compare,
+            Kind::Plan,
+            Kind::NewDisk,
+            Kind::Columns,
+            Kind::Watch,
+        ] {
+            match k {
+                Kind::Check
+                | Kind::Topology
+                | Kind::Probe
+                | Kind::Compare
+                | Kind::Plan
+                | Kind::NewDisk
+                | Kind::Columns
+                | Kind::Watch => {}
+            }
+            assert!(
+                runs.iter().any(|r| r.kind() == k),
+                "no {} run in this test",
+                k.name()
+            );
+        }
         for run in runs {
             for f in all {
                 let out = exporter(f, Style::plain(), &stamp);

@@ -1,15 +1,17 @@
 //! `plan` for people: a before/after table per disk, the steps, what to do
 //! by hand, what stays. The JSON is `report::json::plan`.
 
-use super::style::{table, Style};
+use super::columns;
+use super::style::Style;
 use crate::plan::new_disk::NewDisk;
 use crate::plan::{Action, DiskPlan, PlanRun, Step};
 use crate::units;
 
-/// Every disk's plan.
+/// Every disk's plan. A disk that cannot be planned is said once, on
+/// stderr, with the reason (as a target `check` cannot read), not here.
 pub fn human(run: &PlanRun, st: &Style) -> String {
     let mut out = String::new();
-    for d in &run.targets {
+    for d in run.targets.iter().filter(|d| d.refused.is_empty()) {
         out.push_str(&disk(d, run.throughput_bytes_per_second, st));
         out.push('\n');
     }
@@ -21,35 +23,36 @@ fn disk(d: &DiskPlan, throughput: u64, st: &Style) -> String {
         crate::layout::TableKind::None => "no partition table".to_string(),
         kind => format!("{kind} table"),
     };
-    let mut out = format!(
-        "{}  {table}, {}-byte sectors; starts on {}; ends on {}\n",
-        st.bold(&d.path),
+    let head = format!("{}  ", st.bold(&d.path));
+    let text = format!(
+        "{table}, {}-byte sectors; starts on {}; ends on {}",
         d.sector_size,
         d.start_grain_why,
         units::human(d.end_grain_bytes)
     );
-    if !d.refused.is_empty() {
-        for r in &d.refused {
-            out.push_str(&format!("  {} {r}\n", st.bad("cannot plan:")));
-        }
-        out.push_str("  No script: nothing here can be done without losing data.\n");
-        return out;
+    let mut out = st.line(&head, &text, "  ");
+    out.push_str(&parts_table(d, st));
+    // What to take offline comes before the steps that need it so.
+    for o in &d.offline {
+        out.push_str(&st.line("  First: ", o, "    "));
     }
-    out.push_str(&parts_table(d));
-    if d.is_noop() {
-        out.push_str(&format!("  {}\n", st.good("nothing to move or resize")));
-    } else {
-        out.push_str(&steps(d, throughput));
+    // An image container's steps run on a raw copy: how to make it (and
+    // turn it back) comes first too; it is the plan's first by-hand entry.
+    let first = usize::from(d.script_refused.is_some()).min(d.manual.len());
+    for m in &d.manual[..first] {
+        out.push_str(&manual(m, "First:", st));
     }
-    for m in &d.manual {
-        let at = m
-            .partition
-            .map(|n| format!("partition {n}: "))
-            .unwrap_or_default();
-        out.push_str(&format!("  {} {at}{}\n", st.warn("by hand:"), m.why));
-        for c in &m.commands {
-            out.push_str(&format!("      {c}\n"));
-        }
+    match (d.is_noop(), d.has_work()) {
+        (true, false) => out.push_str(&format!("  {}\n", st.good("nothing to move or resize"))),
+        (true, true) => out.push_str(&st.line(
+            "  ",
+            "nothing the script can change yet: do what is below by hand first",
+            "  ",
+        )),
+        _ => out.push_str(&steps(d, throughput, st)),
+    }
+    for m in &d.manual[first..] {
+        out.push_str(&manual(m, &st.warn("by hand:"), st));
     }
     if d.leaves.is_empty() {
         out.push_str("  Afterwards check finds nothing to warn about.\n");
@@ -62,29 +65,47 @@ fn disk(d: &DiskPlan, throughput: u64, st: &Style) -> String {
     out
 }
 
-fn parts_table(d: &DiskPlan) -> String {
-    let mut rows = vec![vec![
-        "  #".to_string(),
-        "content".into(),
-        "start".into(),
-        "end".into(),
-        "new start".into(),
-        "new end".into(),
-        "change".into(),
-    ]];
-    for p in &d.partitions {
-        let end = |e: &crate::plan::Extent| e.start_sector.saturating_add(e.sectors.max(1) - 1);
-        rows.push(vec![
-            format!("  {}", p.number),
-            p.content.clone(),
-            p.before.start_sector.to_string(),
-            end(&p.before).to_string(),
-            p.after.start_sector.to_string(),
-            end(&p.after).to_string(),
-            change(p),
-        ]);
+/// One thing to do by hand: why, then its commands, never wrapped (they
+/// are for copying whole).
+fn manual(m: &crate::plan::Manual, label: &str, st: &Style) -> String {
+    let head = format!("  {label} ");
+    let at = m
+        .partition
+        .map(|n| format!("partition {n}: "))
+        .unwrap_or_default();
+    let why = match m.why.strip_prefix(&at) {
+        Some(_) => m.why.clone(),
+        None => format!("{at}{}", m.why),
+    };
+    let mut out = st.line(&head, &why, "      ");
+    for c in &m.commands {
+        out.push_str(&format!("      {c}\n"));
     }
-    table(&rows)
+    out
+}
+
+/// Each partition now and after, fitted to the width as check's table is
+/// (the least needed columns hidden first, and named).
+fn parts_table(d: &DiskPlan, st: &Style) -> String {
+    if d.partitions.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<&crate::plan::PartPlan> = d.partitions.iter().collect();
+    let all = columns::plan_partitions();
+    let picked = columns::select(&all, None, |c| c.human);
+    let (cols, hidden) = match st.width {
+        Some(w) if st.fit => columns::fit(picked, &rows, st, w.saturating_sub(2)),
+        _ => (picked, vec![]),
+    };
+    let mut out = columns::render(&cols, &rows, st, "  ");
+    if !hidden.is_empty() {
+        let text = format!(
+            "({} hidden to fit the terminal; --json has every number)",
+            hidden.join(", ")
+        );
+        out.push_str(&st.hint("  ", &text, "  "));
+    }
+    out
 }
 
 /// A partition's change in words: keep, move +1 MiB, size -4 KiB.
@@ -107,23 +128,53 @@ pub(crate) fn change(p: &crate::plan::PartPlan) -> String {
     }
 }
 
-fn steps(d: &DiskPlan, throughput: u64) -> String {
-    let mut out = String::from("  Steps:\n");
-    for (i, s) in d.steps.iter().enumerate() {
-        out.push_str(&format!("   {:>2}. {}\n", i + 1, step(s)));
-    }
-    for o in &d.offline {
-        out.push_str(&format!("  First: {o}\n"));
+/// The steps numbered as the script numbers them (`step N:` in its
+/// messages), then what the copies cost.
+fn steps(d: &DiskPlan, throughput: u64, st: &Style) -> String {
+    let mut out = match d.script_refused {
+        Some(_) => String::from("  Steps (the script's on the raw copy, in its order):\n"),
+        None => String::from("  Steps (the script's, in its order):\n"),
+    };
+    for (i, group) in d.script_steps().iter().enumerate() {
+        let head = format!("   {:>2}. ", i + 1);
+        out.push_str(&st.line(&head, &steps_text(group), "       "));
     }
     if d.bytes_to_move > 0 {
-        out.push_str(&format!(
-            "  Moves {} of data: about {} at {}/s (each byte goes through a staging file, so it is written twice; --throughput)\n",
-            units::human(d.bytes_to_move),
-            duration(d.estimated_seconds),
-            units::human(throughput)
+        out.push_str(&st.line(
+            "  ",
+            &format!(
+                "Moves {} of data: about {} at {}/s (each byte goes through a staging file, so it is written twice; --throughput)",
+                units::human(d.bytes_to_move),
+                duration(d.estimated_seconds),
+                units::human(throughput)
+            ),
+            "  ",
         ));
     }
     out
+}
+
+/// One of the script's steps in words: a step, or a partition's copy
+/// and the rewrite of its entry (the human plan and the plan page).
+pub(crate) fn steps_text(group: &[&Step]) -> String {
+    match group {
+        [
+            Step::Move {
+                partition,
+                from_bytes,
+                to_bytes,
+                copy_bytes,
+                ..
+            },
+            Step::Table { after, .. },
+        ] => format!(
+            "partition {partition}: copy {} from byte {from_bytes} to byte {to_bytes} (highest chunk first when moving up; resumable), then rewrite its entry as start={}, size={} (sfdisk, tried with --no-act before any copy)",
+            units::human(*copy_bytes),
+            after.start_sector,
+            after.sectors
+        ),
+        _ => group.iter().map(|s| step(s)).collect::<Vec<_>>().join("; "),
+    }
 }
 
 /// One step in words (the human plan and the plan page).
@@ -199,21 +250,23 @@ pub fn human_new(d: &NewDisk, st: &Style) -> String {
     if !d.refused.is_empty() {
         return out;
     }
-    let mut rows = vec![vec![
-        "  #".to_string(),
-        "start".into(),
-        "end".into(),
-        "size".into(),
-    ]];
-    for (i, p) in d.partitions.iter().enumerate() {
-        rows.push(vec![
-            format!("  {}", i + 1),
-            p.start_sector.to_string(),
-            (p.start_sector + p.sectors - 1).to_string(),
-            units::human(p.size_bytes),
-        ]);
-    }
-    out.push_str(&table(&rows));
+    let rows: Vec<columns::NewPartition> = d
+        .partitions
+        .iter()
+        .enumerate()
+        .map(|(i, extent)| columns::NewPartition {
+            number: i + 1,
+            extent,
+        })
+        .collect();
+    let all = columns::new_partitions();
+    let cols: Vec<_> = all.iter().collect();
+    out.push_str(&columns::render(
+        &cols,
+        &rows.iter().collect::<Vec<_>>(),
+        st,
+        "  ",
+    ));
     out.push_str(&format!("  sfdisk script (sfdisk {} < FILE):\n", d.path));
     for l in d.sfdisk_script.lines() {
         out.push_str(&format!("    {l}\n"));

@@ -10,9 +10,9 @@
 //! passed in, so the text is a pure function of the run.
 
 use super::Stamp;
-use crate::check::report::TargetReport;
+use crate::check::outcome::CheckedTarget;
 use crate::check::CheckRun;
-use crate::findings::{Finding, Severity};
+use crate::findings::{Finding, Severity, Status};
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Survey;
 use std::collections::HashMap;
@@ -26,15 +26,15 @@ pub struct Prometheus {
 
 impl super::Exporter for Prometheus {
     fn check(&self, run: &CheckRun) -> Option<String> {
-        Some(check(run, &self.stamp, SystemTime::now()))
+        Some(check(run, &self.stamp))
     }
 
     fn topology(&self, survey: &Survey) -> Option<String> {
-        Some(topology(survey, &self.stamp, SystemTime::now()))
+        Some(topology(survey, &self.stamp))
     }
 
     fn watch(&self, run: &crate::watch::WatchRun) -> Option<String> {
-        Some(watch(run, &self.stamp, SystemTime::now()))
+        Some(watch(run, &self.stamp))
     }
 }
 
@@ -48,16 +48,10 @@ impl Family {
     }
 }
 
-/// The metrics of a `watch` run started as `stamp` says, finished at
-/// `at`: the counts of each device and direction over the run (a new run
-/// counts from 0 again, which Prometheus's rate() takes as a reset).
-pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp, at: SystemTime) -> String {
-    let mut time = Family::gauge(
-        "diskalign_watch_timestamp_seconds",
-        "Unix time at which diskalign watch finished.",
-        f64::max,
-    );
-    time.add(&[], seconds(at));
+/// The metrics of a `watch` run started as `stamp` says: the counts of
+/// each device and direction over the run (a new run counts from 0
+/// again, which Prometheus's rate() takes as a reset).
+pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
     let mut duration = Family::gauge(
         "diskalign_watch_duration_seconds",
         "How long the watch counted.",
@@ -75,16 +69,20 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp, at: SystemTime) -> Str
         "Trace records the kernel dropped during the watch (0 when BPF counts in the kernel).",
     );
     lost.add(&[], run.lost_records as f64);
-    type Get = fn(&crate::watch::DeviceSummary) -> u64;
-    let per_device: [(&'static str, &'static str, Get); 8] = [
-        ("diskalign_watch_ios_total", "I/Os at the device by direction: requests issued to its driver, else bios queued to it, else bios as addressed to it before a partition or dm moved them down (the JSON's stage says which).", |s| s.ios),
-        ("diskalign_watch_bytes_total", "Bytes of those I/Os.", |s| s.bytes),
-        ("diskalign_watch_straddle_4k_total", "I/Os whose start or end is not on a 4 KiB boundary of the device.", |s| s.straddle_4k),
-        ("diskalign_watch_straddle_grain_total", "I/Os whose start or end is not on the device's grain (max of physical block and minimum I/O, or --unit).", |s| s.straddle_grain),
-        ("diskalign_watch_off_4k_on_disk_total", "I/Os whose start is off 4 KiB on the disk below (a partition's offset added); absent where the offset is unknown.", |s| s.off_4k_on_disk.unwrap_or(0)),
-        ("diskalign_watch_sub_physical_total", "Writes smaller than the device's physical block (read-modify-write on 512e drives).", |s| s.sub_physical),
-        ("diskalign_watch_splits_total", "I/Os the kernel split before the driver (block_split).", |s| s.splits),
-        ("diskalign_watch_merges_total", "bios merged into a request (block_bio_backmerge, block_bio_frontmerge).", |s| s.merges),
+    // None: the series is absent for that device and direction.
+    type Get = fn(&crate::watch::DeviceSummary) -> Option<u64>;
+    let per_device: [(&'static str, &'static str, Get); 11] = [
+        ("diskalign_watch_ios_total", "I/Os at the device by direction: requests issued to its driver, else bios queued to it, else bios as addressed to it before a partition or dm moved them down (the JSON's stage says which).", |s| Some(s.ios)),
+        ("diskalign_watch_bytes_total", "Bytes of those I/Os.", |s| Some(s.bytes)),
+        ("diskalign_watch_straddle_4k_total", "I/Os whose start or end is not on a 4 KiB boundary of the device.", |s| Some(s.straddle_4k)),
+        ("diskalign_watch_straddle_grain_total", "I/Os whose start or end is not on the device's grain (max of physical block and minimum I/O, or --unit).", |s| Some(s.straddle_grain)),
+        ("diskalign_watch_off_4k_on_disk_total", "I/Os whose start is off 4 KiB on the disk below (a partition's offset added); absent where the offset is unknown.", |s| s.off_4k_on_disk),
+        ("diskalign_watch_sub_physical_total", "Writes smaller than the device's physical block (read-modify-write on 512e drives).", |s| Some(s.sub_physical)),
+        ("diskalign_watch_splits_total", "I/Os the kernel split before the driver (block_split).", |s| Some(s.splits)),
+        ("diskalign_watch_merges_total", "bios merged into a request (block_bio_backmerge, block_bio_frontmerge).", |s| Some(s.merges)),
+        ("diskalign_watch_unattributed_total", "I/Os whose submitter was not counted: the tracer's table of submitters was full.", |s| Some(s.unattributed)),
+        ("diskalign_watch_untimed_total", "Requests issued whose latency was not recorded: the tracer's table of requests in flight (or of latencies) was full.", |s| Some(s.untimed)),
+        ("diskalign_watch_zone_crossing_writes_total", "Writes across a zone boundary of a zoned device, as submitted (the kernel splits each at the boundary); only zoned devices' writes have it.", |s| s.zone_crossing_writes),
     ];
     let mut families: Vec<Family> = per_device
         .iter()
@@ -97,11 +95,10 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp, at: SystemTime) -> Str
             ("layer", s.layer.as_str()),
             ("direction", dir),
         ];
-        for (f, (name, _, get)) in families.iter_mut().zip(per_device.iter()) {
-            if *name == "diskalign_watch_off_4k_on_disk_total" && s.off_4k_on_disk.is_none() {
-                continue;
+        for (f, (_, _, get)) in families.iter_mut().zip(per_device.iter()) {
+            if let Some(v) = get(s) {
+                f.add(&labels, v as f64);
             }
-            f.add(&labels, get(s) as f64);
         }
     }
     let mut by_code = Family::gauge(
@@ -126,7 +123,20 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp, at: SystemTime) -> Str
             *n,
         );
     }
-    let mut all = vec![time, last_run("watch", stamp), duration, exit, lost];
+    let mut untraced = Family::gauge(
+        "diskalign_watch_untraced_devices",
+        "Devices watched but not traced: more than the tracer counts at once.",
+        f64::max,
+    );
+    untraced.add(&[], run.limits.untraced_devices.len() as f64);
+    let mut all = vec![
+        last_run("watch", stamp),
+        deprecated_time("watch", stamp),
+        duration,
+        exit,
+        lost,
+        untraced,
+    ];
     all.extend(families);
     all.push(by_code);
     render(&all)
@@ -134,15 +144,12 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp, at: SystemTime) -> Str
 
 const SEVERITIES: [Severity; 3] = [Severity::Info, Severity::Warning, Severity::Error];
 
-/// The metrics of a `check` run started as `stamp` says, finished at `at`.
-pub fn check(run: &CheckRun, stamp: &Stamp, at: SystemTime) -> String {
-    let mut time = Family::gauge(
-        "diskalign_check_timestamp_seconds",
-        "Unix time at which diskalign check finished.",
-        f64::max,
-    );
-    time.add(&[], seconds(at));
-    let last_run = last_run("check", stamp);
+/// The metrics of a `check` run started as `stamp` says. Every series
+/// about a target carries `device`, the kernel's name of its whole disk
+/// as node_exporter's `node_disk_*` series spell it (`sda`, `nvme0n1`;
+/// empty for an image and what was assembled across targets), so a query
+/// joins them on it.
+pub fn check(run: &CheckRun, stamp: &Stamp) -> String {
     let mut info = Family::gauge(
         "diskalign_disk_info",
         "1 for each checked target, labelled with its disk's identity: device (the kernel's name), model, serial, wwn, and ptuuid (the partition table's GPT disk GUID or DOS signature); empty when unknown.",
@@ -150,12 +157,12 @@ pub fn check(run: &CheckRun, stamp: &Stamp, at: SystemTime) -> String {
     );
     let mut target_status = Family::gauge(
         "diskalign_target_status",
-        "1 for the target's status (label status: aligned, incomplete, untidy, damaged, misaligned, ...; docs/findings.md); only the current status is present.",
+        "The target's status, one series per status (label status: aligned, incomplete, untidy, inherits, misaligned, damaged; docs/findings.md): 1 for its status, 0 for every other; all 0 for a target that could not be checked.",
         f64::max,
     );
     let mut partition_status = Family::gauge(
         "diskalign_partition_status",
-        "1 for the status of the partition's placement (label status, as diskalign_target_status); only the current status is present.",
+        "The status of the partition's placement, one series per status (label status: aligned, untidy, misaligned): 1 for its status, 0 for the others.",
         f64::max,
     );
     let mut exit = Family::gauge(
@@ -203,37 +210,45 @@ pub fn check(run: &CheckRun, stamp: &Stamp, at: SystemTime) -> String {
         f64::max,
     );
     for t in &run.targets {
-        let target = t.path.as_str();
-        checked.add(&[("target", target)], 1.0);
+        let target = [("target", t.path.as_str()), ("device", device_of(t))];
+        checked.add(&target, 1.0);
         info.add(&identity(t), 1.0);
-        target_aligned.add(&[("target", target)], flag(t.aligned));
-        target_status.add(
-            &[("target", target), ("status", t.summary.status.as_str())],
-            1.0,
+        target_aligned.add(&target, flag(t.aligned));
+        states(
+            &mut target_status,
+            &target,
+            &Status::OF_TARGET,
+            Some(t.summary.status),
         );
         for p in &t.partitions {
             let number = p.number.to_string();
-            let labels = [("target", target), ("partition", number.as_str())];
+            let labels = [target[0], target[1], ("partition", number.as_str())];
             partition_aligned.add(&labels, flag(p.aligned));
-            let with_status = [labels[0], labels[1], ("status", p.status.as_str())];
-            partition_status.add(&with_status, 1.0);
+            states(
+                &mut partition_status,
+                &labels,
+                &Status::OF_PLACEMENT,
+                Some(p.status),
+            );
         }
         for (path, l) in t.stack.iter().flat_map(layers) {
-            let labels = [("target", target), ("layer", path.as_str())];
+            let labels = [target[0], target[1], ("layer", path.as_str())];
             layer_series(l, &labels, &mut layer_aligned, &mut amplification);
         }
-        count_findings(
-            ("target", target),
-            t.all_findings(),
-            &mut totals,
-            &mut by_code,
-        );
+        count_findings(&target, t.all_findings(), &mut totals, &mut by_code);
     }
     for e in &run.errors {
-        checked.add(&[("target", &e.path)], 0.0);
+        // The name given, as topology names a disk it could not read.
+        let target = [
+            ("target", e.path.as_str()),
+            ("device", unread_device(&e.path)),
+        ];
+        checked.add(&target, 0.0);
+        states(&mut target_status, &target, &Status::OF_TARGET, None);
     }
+    let nobody = [("target", ""), ("device", "")];
     for (path, l) in run.assembled.iter().flat_map(layers) {
-        let labels = [("target", ""), ("layer", path.as_str())];
+        let labels = [nobody[0], nobody[1], ("layer", path.as_str())];
         layer_series(l, &labels, &mut layer_aligned, &mut amplification);
     }
     if !run.assembled.is_empty() {
@@ -242,11 +257,11 @@ pub fn check(run: &CheckRun, stamp: &Stamp, at: SystemTime) -> String {
             .iter()
             .flat_map(|r| r.walk())
             .flat_map(|l| l.findings.iter());
-        count_findings(("target", ""), all, &mut totals, &mut by_code);
+        count_findings(&nobody, all, &mut totals, &mut by_code);
     }
     render(&[
-        time,
-        last_run,
+        last_run("check", stamp),
+        deprecated_time("check", stamp),
         exit,
         checked,
         info,
@@ -259,6 +274,46 @@ pub fn check(run: &CheckRun, stamp: &Stamp, at: SystemTime) -> String {
         by_code,
         amplification,
     ])
+}
+
+/// One series per state in `all`, 1 for `now` and 0 for the others, as
+/// node_exporter's `node_systemd_unit_state` exports a unit's: an alert
+/// can fire on a state a disk has just left (`changes()`, `== 0`), and a
+/// target that could not be checked (`now` None) has them all at 0.
+fn states(f: &mut Family, labels: &[(&str, &str)], all: &[Status], now: Option<Status>) {
+    for s in all {
+        let mut with = labels.to_vec();
+        with.push(("status", s.as_str()));
+        f.add(&with, flag(now == Some(*s)));
+    }
+}
+
+/// The `device` label of a target: its whole disk's kernel name, empty
+/// for an image.
+fn device_of(t: &CheckedTarget) -> &str {
+    t.disk.as_deref().unwrap_or("")
+}
+
+/// The `device` label of a target that could not be read: the name given
+/// without `/dev/` (a path elsewhere, an image, names no disk).
+fn unread_device(path: &str) -> &str {
+    path.strip_prefix("/dev/")
+        .filter(|n| !n.contains('/'))
+        .unwrap_or("")
+}
+
+/// The timestamp each command wrote before `diskalign_last_run_timestamp_seconds`
+/// was the one: kept for the rules and dashboards that read it, with the
+/// same value (the run's start), and to be removed (docs/prometheus.md).
+fn deprecated_time(command: &'static str, stamp: &Stamp) -> Family {
+    let (name, help) = match command {
+        "check" => ("diskalign_check_timestamp_seconds", "Deprecated: the same value as diskalign_last_run_timestamp_seconds{command=\"check\"}, which replaces it."),
+        "topology" => ("diskalign_topology_timestamp_seconds", "Deprecated: the same value as diskalign_last_run_timestamp_seconds{command=\"topology\"}, which replaces it."),
+        _ => ("diskalign_watch_timestamp_seconds", "Deprecated: the same value as diskalign_last_run_timestamp_seconds{command=\"watch\"}, which replaces it."),
+    };
+    let mut f = Family::gauge(name, help, f64::max);
+    f.add(&[], seconds(stamp.started));
+    f
 }
 
 /// `diskalign_last_run_timestamp_seconds{command}`: when the run started,
@@ -277,7 +332,7 @@ fn last_run(command: &str, stamp: &Stamp) -> Family {
 /// The labels of a target's `diskalign_disk_info`, in the style of
 /// node_exporter's `node_disk_info`: `device` is the kernel's name of the
 /// whole disk (`sda`, no /dev/), empty for an image.
-fn identity(t: &TargetReport) -> [(&str, &str); 6] {
+fn identity(t: &CheckedTarget) -> [(&str, &str); 6] {
     fn s(v: &Option<String>) -> &str {
         v.as_deref().unwrap_or("")
     }
@@ -291,15 +346,10 @@ fn identity(t: &TargetReport) -> [(&str, &str); 6] {
     ]
 }
 
-/// The metrics of a `topology` survey started as `stamp` says, finished
-/// at `at`.
-pub fn topology(survey: &Survey, stamp: &Stamp, at: SystemTime) -> String {
-    let mut time = Family::gauge(
-        "diskalign_topology_timestamp_seconds",
-        "Unix time at which diskalign topology finished.",
-        f64::max,
-    );
-    time.add(&[], seconds(at));
+/// The metrics of a `topology` survey started as `stamp` says. `device`
+/// names each disk as node_exporter's `node_disk_*` series do.
+pub fn topology(survey: &Survey, stamp: &Stamp) -> String {
+    let time = deprecated_time("topology", stamp);
     let last_run = last_run("topology", stamp);
     let mut read = Family::gauge(
         "diskalign_disk_read",
@@ -329,6 +379,18 @@ pub fn topology(survey: &Survey, stamp: &Stamp, at: SystemTime) -> String {
             "The disk's alignment offset (sysfs alignment_offset); -1 is the kernel's own misaligned marker.",
         ),
     ];
+    let mut zone_size = limit(
+        "diskalign_disk_zone_size_bytes",
+        "The disk's zone size, 0 when it is not zoned (sysfs queue/chunk_sectors of a zoned disk).",
+    );
+    let mut zones = limit(
+        "diskalign_disk_zones",
+        "The disk's number of zones, 0 when it is not zoned (sysfs queue/nr_zones).",
+    );
+    let mut conventional = limit(
+        "diskalign_disk_conventional_zones",
+        "The zoned disk's conventional zones (random writes allowed), counted with BLKREPORTZONE; absent when not read.",
+    );
     let mut totals = Family::gauge(
         "diskalign_disk_findings",
         "Hints about the disk's limits, by severity; every severity is present, 0 included.",
@@ -340,7 +402,7 @@ pub fn topology(survey: &Survey, stamp: &Stamp, at: SystemTime) -> String {
         f64::max,
     );
     for d in &survey.disks {
-        let disk = [("disk", d.name.as_str())];
+        let disk = [("device", d.name.as_str())];
         read.add(&disk, 1.0);
         let t = &d.topology;
         let values = [
@@ -353,26 +415,40 @@ pub fn topology(survey: &Survey, stamp: &Stamp, at: SystemTime) -> String {
         for (family, v) in limits.iter_mut().zip(values) {
             family.add(&disk, v);
         }
-        count_findings(
-            ("disk", &d.name),
-            d.findings.iter(),
-            &mut totals,
-            &mut by_code,
-        );
+        zone_size.add(&disk, d.zoned.zone_size_bytes as f64);
+        zones.add(&disk, d.zoned.zones as f64);
+        if let Some(n) = d.zoned.conventional_zones {
+            conventional.add(&disk, n as f64);
+        }
+        count_findings(&disk, d.findings.iter(), &mut totals, &mut by_code);
     }
     for e in &survey.errors {
         let disk = e.path.strip_prefix("/dev/").unwrap_or(&e.path);
-        read.add(&[("disk", disk)], 0.0);
+        read.add(&[("device", disk)], 0.0);
     }
     let [a, b, c, d, e] = limits;
-    render(&[time, last_run, read, a, b, c, d, e, totals, by_code])
+    render(&[
+        last_run,
+        time,
+        read,
+        a,
+        b,
+        c,
+        d,
+        e,
+        zone_size,
+        zones,
+        conventional,
+        totals,
+        by_code,
+    ])
 }
 
 /// A layer's series: its verdict (partition roots have theirs in
 /// `diskalign_partition_aligned`) and a striped LV's write amplification.
 fn layer_series(
     l: &Layer,
-    labels: &[(&str, &str); 2],
+    labels: &[(&str, &str); 3],
     aligned: &mut Family,
     amplification: &mut Family,
 ) {
@@ -431,7 +507,7 @@ fn layers(root: &Layer) -> Vec<(String, &Layer)> {
 /// Per-severity totals (all three, 0 included) and per-code counts (only
 /// those found) of one subject's findings.
 fn count_findings<'a>(
-    subject: (&str, &str),
+    subject: &[(&str, &str)],
     findings: impl Iterator<Item = &'a Finding>,
     totals: &mut Family,
     by_code: &mut Family,
@@ -452,14 +528,15 @@ fn count_findings<'a>(
         }
     }
     for (s, n) in SEVERITIES.iter().zip(per_severity) {
-        totals.add(&[subject, ("severity", s.as_str())], n as f64);
+        let mut labels = subject.to_vec();
+        labels.push(("severity", s.as_str()));
+        totals.add(&labels, n as f64);
     }
     per_code.sort_by(|a, b| a.0.cmp(&b.0));
     for ((s, code), n) in per_code {
-        by_code.add(
-            &[subject, ("severity", s.as_str()), ("code", code)],
-            n as f64,
-        );
+        let mut labels = subject.to_vec();
+        labels.extend([("severity", s.as_str()), ("code", code)]);
+        by_code.add(&labels, n as f64);
     }
 }
 
@@ -719,37 +796,84 @@ mod tests {
             ],
             summary,
         };
-        let text = check(&run, &stamp(1_699_999_990.0), at(1_700_000_000.5));
+        let text = check(&run, &stamp(1_699_999_990.0));
         let vg = "VG vg0 (extent 1 MiB)";
         let lv = format!("{vg} / LV vg0/lv0");
-        assert_eq!(
-            samples(&text),
-            [
-                "diskalign_check_timestamp_seconds 1700000000.5".to_string(),
-                r#"diskalign_last_run_timestamp_seconds{command="check"} 1699999990"#.into(),
-                r#"diskalign_check_exit_status{fail_on="warning"} 3"#.into(),
-                r#"diskalign_target_checked{target="/dev/sdz"} 0"#.into(),
-                format!(r#"diskalign_layer_aligned{{target="",layer="{vg}",kind="lvm-vg"}} 1"#),
-                format!(r#"diskalign_layer_aligned{{target="",layer="{lv}",kind="lvm-lv"}} 0"#),
-                format!(
-                    r#"diskalign_layer_aligned{{target="",layer="{lv} / segment 1 stripe 0 on pv0",kind="lvm-leg"}} 1"#
-                ),
-                format!(
-                    r#"diskalign_layer_aligned{{target="",layer="{lv} / segment 1 stripe 1 on pv1",kind="lvm-leg"}} 1"#
-                ),
-                r#"diskalign_target_findings{target="",severity="info"} 0"#.into(),
-                r#"diskalign_target_findings{target="",severity="warning"} 0"#.into(),
-                r#"diskalign_target_findings{target="",severity="error"} 1"#.into(),
-                r#"diskalign_findings{target="",severity="error",code="lvm-stripe-misaligned"} 1"#
-                    .into(),
-                format!(r#"diskalign_write_amplification{{target="",layer="{lv}"}} 1.5"#),
-            ]
-        );
+        let unread = |status: &str| {
+            format!(
+                r#"diskalign_target_status{{target="/dev/sdz",device="sdz",status="{status}"}} 0"#
+            )
+        };
+        let mut want = vec![
+            r#"diskalign_last_run_timestamp_seconds{command="check"} 1699999990"#.to_string(),
+            "diskalign_check_timestamp_seconds 1699999990".into(),
+            r#"diskalign_check_exit_status{fail_on="warning"} 3"#.into(),
+            r#"diskalign_target_checked{target="/dev/sdz",device="sdz"} 0"#.into(),
+        ];
+        want.extend(Status::OF_TARGET.iter().map(|s| unread(s.as_str())));
+        want.extend([
+            format!(r#"diskalign_layer_aligned{{target="",device="",layer="{vg}",kind="lvm-vg"}} 1"#),
+            format!(r#"diskalign_layer_aligned{{target="",device="",layer="{lv}",kind="lvm-lv"}} 0"#),
+            format!(
+                r#"diskalign_layer_aligned{{target="",device="",layer="{lv} / segment 1 stripe 0 on pv0",kind="lvm-leg"}} 1"#
+            ),
+            format!(
+                r#"diskalign_layer_aligned{{target="",device="",layer="{lv} / segment 1 stripe 1 on pv1",kind="lvm-leg"}} 1"#
+            ),
+            r#"diskalign_target_findings{target="",device="",severity="info"} 0"#.into(),
+            r#"diskalign_target_findings{target="",device="",severity="warning"} 0"#.into(),
+            r#"diskalign_target_findings{target="",device="",severity="error"} 1"#.into(),
+            r#"diskalign_findings{target="",device="",severity="error",code="lvm-stripe-misaligned"} 1"#
+                .into(),
+            format!(r#"diskalign_write_amplification{{target="",device="",layer="{lv}"}} 1.5"#),
+        ]);
+        assert_eq!(samples(&text), want);
         // Every family has its HELP and TYPE once, right before its samples.
         for name in ["diskalign_layer_aligned", "diskalign_write_amplification"] {
             assert_eq!(text.matches(&format!("# TYPE {name} gauge\n")).count(), 1);
             assert_eq!(text.matches(&format!("# HELP {name} ")).count(), 1);
         }
+    }
+
+    /// Every state of a target and of a partition is a series, 1 for the
+    /// one it is in, as node_systemd_unit_state; each names the disk as
+    /// node_exporter's node_disk_* do (`device`).
+    #[test]
+    fn every_state_is_a_series_and_device_names_the_disk() {
+        let mut t = CheckedTarget {
+            path: "/dev/sda".into(),
+            disk: Some("sda".into()),
+            ..CheckedTarget::default()
+        };
+        t.summary.status = Status::Misaligned;
+        t.partitions.push(crate::check::outcome::CheckedPartition {
+            number: 1,
+            status: Status::Untidy,
+            ..Default::default()
+        });
+        let run = CheckRun {
+            targets: vec![t],
+            ..CheckRun::default()
+        };
+        let text = check(&run, &stamp(1.0));
+        let got = samples(&text);
+        for s in Status::OF_TARGET {
+            let v = u8::from(s == Status::Misaligned);
+            let want = format!(
+                r#"diskalign_target_status{{target="/dev/sda",device="sda",status="{s}"}} {v}"#
+            );
+            assert!(got.contains(&want.as_str()), "{want}\n{text}");
+        }
+        for s in Status::OF_PLACEMENT {
+            let v = u8::from(s == Status::Untidy);
+            let want = format!(
+                r#"diskalign_partition_status{{target="/dev/sda",device="sda",partition="1",status="{s}"}} {v}"#
+            );
+            assert!(got.contains(&want.as_str()), "{want}\n{text}");
+        }
+        // One timestamp: the deprecated name carries the same instant.
+        assert!(got.contains(&r#"diskalign_last_run_timestamp_seconds{command="check"} 1"#));
+        assert!(got.contains(&"diskalign_check_timestamp_seconds 1"));
     }
 
     #[test]
@@ -774,17 +898,17 @@ mod tests {
         survey
             .errors
             .push(TargetError::new("/dev/sdq", "no such disk"));
-        let text = topology(&survey, &stamp(1_699_999_999.0), at(1_700_000_000.0));
+        let text = topology(&survey, &stamp(1_699_999_999.0));
         let got = samples(&text);
         for want in [
-            "diskalign_topology_timestamp_seconds 1700000000",
             r#"diskalign_last_run_timestamp_seconds{command="topology"} 1699999999"#,
-            r#"diskalign_disk_read{disk="sda"} 1"#,
-            r#"diskalign_disk_read{disk="sdq"} 0"#,
-            r#"diskalign_disk_physical_block_bytes{disk="sda"} 4096"#,
-            r#"diskalign_disk_optimal_io_bytes{disk="sda"} 33553920"#,
-            r#"diskalign_disk_findings{disk="sda",severity="error"} 0"#,
-            r#"diskalign_topology_findings{disk="sda",severity="warning",code="optimal-io-suspicious"} 1"#,
+            "diskalign_topology_timestamp_seconds 1699999999",
+            r#"diskalign_disk_read{device="sda"} 1"#,
+            r#"diskalign_disk_read{device="sdq"} 0"#,
+            r#"diskalign_disk_physical_block_bytes{device="sda"} 4096"#,
+            r#"diskalign_disk_optimal_io_bytes{device="sda"} 33553920"#,
+            r#"diskalign_disk_findings{device="sda",severity="error"} 0"#,
+            r#"diskalign_topology_findings{device="sda",severity="warning",code="optimal-io-suspicious"} 1"#,
         ] {
             assert!(got.contains(&want), "{want} missing from\n{text}");
         }

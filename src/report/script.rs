@@ -89,59 +89,52 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
         s.push_str(&format!("S{}={}\n", k + 1, q(&entries(t.3))));
     }
     let mut calls = Vec::new();
+    // `n` counts the table steps (their tables S1...), `k` every step, as
+    // the plan numbers them for people (DiskPlan::script_steps).
     let mut n = 0;
-    let mut pending_move: Option<&Step> = None;
-    let mut shrinks = 0;
     if d.steps.iter().any(|s| matches!(s, Step::Shrink(_))) {
         s.push_str(SHRINK_HELPERS);
     }
-    for step in &d.steps {
+    for (i, group) in d.script_steps().into_iter().enumerate() {
+        let k = i + 1;
+        let (copy, step) = match group.as_slice() {
+            [copy, step] => (Some(*copy), *step),
+            [step] => (None, *step),
+            _ => continue,
+        };
         match step {
             Step::Backup {
                 table,
                 volume_groups,
-            } => {
-                s.push_str(&backup(*table, volume_groups));
-                calls.push("backup".to_string());
-            }
+            } => s.push_str(&backup(k, *table, volume_groups)),
             Step::RepairGpt {
                 backup_lba,
                 primary_bytes,
-            } => {
-                s.push_str(&repair_gpt(*backup_lba, *primary_bytes));
-                calls.push("repair_gpt".to_string());
-            }
-            Step::Move { .. } => pending_move = Some(step),
+            } => s.push_str(&repair_gpt(k, *backup_lba, *primary_bytes)),
             Step::Shrink(x) => {
-                shrinks += 1;
-                let later: Vec<String> = (1..=tables.len()).map(|k| format!("\"$S{k}\"")).collect();
-                s.push_str(&shrink_fn(shrinks, x, &later.join(" ")));
-                calls.push(format!("shrink_{shrinks}"));
+                let later: Vec<String> = (1..=tables.len()).map(|t| format!("\"$S{t}\"")).collect();
+                s.push_str(&shrink_fn(k, x, &later.join(" ")));
             }
             Step::Table {
-                partition, after, ..
+                partition,
+                after,
+                zero_tail,
+                ..
             } => {
                 n += 1;
-                let copy = match pending_move.take() {
-                    Some(Step::Move {
-                        from_bytes,
-                        to_bytes,
-                        copy_bytes,
-                        ..
-                    }) => format!("    copy {partition} {from_bytes} {to_bytes} {copy_bytes}\n"),
-                    _ => String::new(),
-                };
-                let later: Vec<String> = (n..=tables.len()).map(|k| format!("\"$S{k}\"")).collect();
-                s.push_str(&format!(
-                    "\nstep_{n}() {{\n    same_disk\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {n}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {n}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n    set_entry {partition} {start} {size} --no-act || die \"step {n}: sfdisk would not take partition {partition} at start={start}, size={size}; nothing done\"\n    say \"step {n}: partition {partition} to start={start}, size={size}\"\n{copy}    set_entry {partition} {start} {size} || die \"step {n}: sfdisk did not write partition {partition}; run this script again\"\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {n}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
-                    later = later.join(" "),
-                    prev = n - 1,
-                    start = after.start_sector,
-                    size = after.sectors,
+                s.push_str(&table_fn(
+                    k,
+                    n,
+                    tables.len(),
+                    *partition,
+                    after,
+                    copy,
+                    *zero_tail,
                 ));
-                calls.push(format!("step_{n}"));
             }
+            Step::Move { .. } => continue,
         }
+        calls.push(format!("step_{k}"));
     }
     // Nothing is written, not even the backups, while the disk is in use
     // or when it is not the disk the plan was made for.
@@ -152,6 +145,46 @@ pub fn render(d: &DiskPlan, version: &str) -> String {
     }
     s.push_str("reread\nsay \"done: run diskalign check $DISK\"\n");
     s
+}
+
+/// `step_K`: partition `partition` to its new place, the `n`th of the
+/// `of` table changes (its table is `$Sn`): checked, its data copied
+/// when its start moves (`copy`), then its entry rewritten. Done when
+/// the table is already in its state or a later one.
+fn table_fn(
+    k: usize,
+    n: usize,
+    of: usize,
+    partition: u32,
+    after: &crate::plan::Extent,
+    copy: Option<&Step>,
+    zero_tail: Option<crate::plan::Span>,
+) -> String {
+    // An empty partition's end comes down over bytes that were zero when
+    // planned: still zero, or nothing is done. Once a copy has started
+    // (its journal), they were checked.
+    let zeros = zero_tail.map_or(String::new(), |z| format!(
+        "    [ -f \"$STATE/move-{partition}\" ] || zeros {start} {bytes} || die \"step {k}: the last {bytes} bytes of partition {partition}, which its new end leaves out, are no longer zero; nothing done: plan again\"\n",
+        start = z.start_bytes,
+        bytes = z.bytes,
+    ));
+    let copy = match copy {
+        Some(Step::Move {
+            from_bytes,
+            to_bytes,
+            copy_bytes,
+            ..
+        }) => format!("    copy {partition} {from_bytes} {to_bytes} {copy_bytes}\n"),
+        _ => String::new(),
+    };
+    let later: Vec<String> = (n..=of).map(|t| format!("\"$S{t}\"")).collect();
+    format!(
+        "\nstep_{k}() {{\n    same_disk\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {k}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {k}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n{zeros}    set_entry {partition} {start} {size} --no-act || die \"step {k}: sfdisk would not take partition {partition} at start={start}, size={size}; nothing done\"\n    say \"step {k}: partition {partition} to start={start}, size={size}\"\n{copy}    set_entry {partition} {start} {size} || die \"step {k}: sfdisk did not write partition {partition}; run this script again\"\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {k}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
+        later = later.join(" "),
+        prev = n - 1,
+        start = after.start_sector,
+        size = after.sectors,
+    )
 }
 
 /// The table as the plan found it, when no step rewrites an entry.
@@ -215,12 +248,14 @@ STATE=${{DISKALIGN_STATE:-$0.state}}\n\
     )
 }
 
-fn backup(table: TableKind, vgs: &[String]) -> String {
-    let mut s = String::from(
-        "\nbackup() {\n    same_disk\n    if [ ! -f \"$STATE/table.sfdisk\" ]; then\n        sfdisk --dump \"$DISK\" > \"$STATE/table.sfdisk.new\"\n        mv \"$STATE/table.sfdisk.new\" \"$STATE/table.sfdisk\"\n        say \"saved the table: restore it with sfdisk $DISK < $STATE/table.sfdisk\"\n    fi\n",
+/// `step_K`: the backups, once (a run after an interruption keeps the
+/// original ones).
+fn backup(k: usize, table: TableKind, vgs: &[String]) -> String {
+    let mut s = format!(
+        "\nstep_{k}() {{\n    same_disk\n    if [ ! -f \"$STATE/table.sfdisk\" ]; then\n        sfdisk --dump \"$DISK\" > \"$STATE/table.sfdisk.new\"\n        mv \"$STATE/table.sfdisk.new\" \"$STATE/table.sfdisk\"\n        say \"step {k}: saved the table: restore it with sfdisk $DISK < $STATE/table.sfdisk\"\n    fi\n",
     );
     if table == TableKind::Gpt {
-        s.push_str("    if [ ! -f \"$STATE/table.gpt\" ]; then\n        sgdisk --backup=\"$STATE/table.gpt\" \"$DISK\" >/dev/null\n        say \"saved the GPT: sgdisk --load-backup=$STATE/table.gpt $DISK restores it\"\n    fi\n");
+        s.push_str(&format!("    if [ ! -f \"$STATE/table.gpt\" ]; then\n        sgdisk --backup=\"$STATE/table.gpt\" \"$DISK\" >/dev/null\n        say \"step {k}: saved the GPT: sgdisk --load-backup=$STATE/table.gpt $DISK restores it\"\n    fi\n"));
     }
     // A name read from the disk goes into the script only when LVM itself
     // would take it (lib/misc/lvm-string.c `_validate_name`: letters,
@@ -233,7 +268,7 @@ fn backup(table: TableKind, vgs: &[String]) -> String {
     };
     for vg in vgs.iter().filter(lvm_name) {
         s.push_str(&format!(
-            "    if [ \"$IMAGE\" = 0 ] && [ ! -f \"$STATE/vg-{vg}.vg\" ]; then\n        vgcfgbackup -q -f \"$STATE/vg-{vg}.vg\" {} >/dev/null\n        say \"saved the metadata of volume group {vg}\"\n    fi\n",
+            "    if [ \"$IMAGE\" = 0 ] && [ ! -f \"$STATE/vg-{vg}.vg\" ]; then\n        vgcfgbackup -q -f \"$STATE/vg-{vg}.vg\" {} >/dev/null\n        say \"step {k}: saved the metadata of volume group {vg}\"\n    fi\n",
             q(vg)
         ));
     }
@@ -241,7 +276,7 @@ fn backup(table: TableKind, vgs: &[String]) -> String {
     s
 }
 
-/// `shrink_K`: resize2fs one ext4 down before any table change. Done when
+/// `step_K`: resize2fs one ext4 down before any table change. Done when
 /// the filesystem already has the planned block count.
 fn shrink_fn(k: usize, x: &Shrink, later: &str) -> String {
     let Shrink {
@@ -257,27 +292,27 @@ fn shrink_fn(k: usize, x: &Shrink, later: &str) -> String {
     let (from, to) = (from_bytes / bs, to_bytes / bs);
     format!(
         r#"
-shrink_{k}() {{
+step_{k}() {{
     same_disk
     now=$(table)
     if one_of "$now" {later}; then
-        say "partition {partition}: its ext4 filesystem was shrunk before the table changed"
+        say "step {k}: partition {partition}: its ext4 filesystem was shrunk before the table changed"
         return 0
     fi
-    [ "$now" = "$S0" ] || die "partition {partition}: the table of $DISK is not as planned; nothing done"
+    [ "$now" = "$S0" ] || die "step {k}: partition {partition}: the table of $DISK is not as planned; nothing done"
     part_node {partition_start_bytes} {partition_size_bytes}
     blocks=$(fs_blocks "$NODE")
     if [ "$blocks" = {to} ]; then
         release
-        say "partition {partition}: its ext4 filesystem is already {to} blocks"
+        say "step {k}: partition {partition}: its ext4 filesystem is already {to} blocks"
         return 0
     fi
     [ "$blocks" = {from} ] || die "partition {partition}: the ext4 filesystem on $NODE has $blocks blocks, not {from} as planned; nothing done"
-    say "partition {partition}: checking its ext4 filesystem (e2fsck -f -p $NODE)"
+    say "step {k}: partition {partition}: checking its ext4 filesystem (e2fsck -f -p $NODE)"
     e2fsck -f -p "$NODE" >&2 || [ $? -le 1 ] || die "e2fsck found errors it could not fix on $NODE: repair it (e2fsck -f $NODE), then plan again"
     min=$(resize2fs -P "$NODE" 2>/dev/null | awk -F: '/minimum size/ {{ gsub(/[ \t]/, "", $2); print $2 }}')
     [ -n "$min" ] && [ "$min" -le {to} ] || die "partition {partition}: resize2fs -P says the filesystem needs ${{min:-?}} blocks, more than the {to} planned: free space in it, then plan again"
-    say "partition {partition}: shrinking its ext4 filesystem from {from} to {to} blocks of {bs} bytes (resize2fs)"
+    say "step {k}: partition {partition}: shrinking its ext4 filesystem from {from} to {to} blocks of {bs} bytes (resize2fs)"
     resize2fs "$NODE" {to} >&2 || die "resize2fs $NODE {to} failed"
     [ "$(fs_blocks "$NODE")" = {to} ] || die "partition {partition}: resize2fs did not leave {to} blocks"
     release
@@ -286,16 +321,16 @@ shrink_{k}() {{
     )
 }
 
-/// `repair_gpt`: the primary GPT rebuilt from the backup at `backup_lba`
+/// `step_K`: the primary GPT rebuilt from the backup at `backup_lba`
 /// by `sgdisk -e`, after the damaged first `primary_bytes` are saved. Done
 /// when `sgdisk -v` finds the primary sound.
-fn repair_gpt(backup_lba: u64, primary_bytes: u64) -> String {
+fn repair_gpt(k: usize, backup_lba: u64, primary_bytes: u64) -> String {
     format!(
         r#"
-repair_gpt() {{
+step_{k}() {{
     same_disk
     if ! gpt_primary_damaged; then
-        say "the primary GPT of $DISK is sound: nothing to repair"
+        say "step {k}: the primary GPT of $DISK is sound: nothing to repair"
         return 0
     fi
     [ "$(table)" = "$S0" ] || die "the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)"
@@ -304,7 +339,7 @@ repair_gpt() {{
         dd if="$DISK" of="$STATE/gpt-primary.damaged.new" bs={primary_bytes} count=1 status=none
         mv "$STATE/gpt-primary.damaged.new" "$STATE/gpt-primary.damaged"
     fi
-    say "rebuilding the primary GPT from its backup at LBA {backup_lba} (sgdisk -e); the damaged bytes are kept in $STATE/gpt-primary.damaged"
+    say "step {k}: rebuilding the primary GPT from its backup at LBA {backup_lba} (sgdisk -e); the damaged bytes are kept in $STATE/gpt-primary.damaged"
     sgdisk -e "$DISK" >/dev/null 2>&1 || die "sgdisk -e $DISK failed; nothing else done"
     ! gpt_primary_damaged || die "sgdisk -e did not repair the primary GPT of $DISK (sgdisk -v $DISK says why)"
     [ "$(table)" = "$S0" ] || die "the repaired table of $DISK is not the planned one"
@@ -488,6 +523,12 @@ idle() {
     done
 }
 
+# zeros START BYTES: the BYTES of $DISK from byte START are all zero.
+zeros() {
+    [ "$(dd if="$DISK" bs=64K iflag=skip_bytes,count_bytes skip="$1" count="$2" status=none |
+        tr -d '\000' | wc -c | tr -d ' ')" = 0 ]
+}
+
 # Write a journal line and make it durable before going on.
 journal() {
     printf '%s %s\n' "$2" "$3" > "$1.new"
@@ -577,4 +618,143 @@ say \"wrote the layout: run diskalign check $DISK\"\n",
         script = d.sfdisk_script,
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::fixture::{image, part};
+    use crate::iolimits::Topology;
+    use crate::layout::PartKind;
+    use crate::plan::{disk::plan, Extent, PlanOptions, Span};
+
+    /// The script for an image with one partition at `first` sectors in a
+    /// table of `kind`.
+    fn script_for(kind: TableKind, first: u64) -> String {
+        let mut t = image(
+            64 << 20,
+            Topology::IMAGE_DEFAULT,
+            vec![part(1, PartKind::Primary, first, first + 40959)],
+        );
+        t.table.kind = kind;
+        let p = plan(&t, &PlanOptions::default());
+        assert!(p.refused.is_empty(), "{:?}", p.refused);
+        render(&p, "0.0.0")
+    }
+
+    /// The script parses as POSIX sh (dash's `-n`: read, not run).
+    fn parses(script: &str) {
+        use std::io::Write;
+        let mut sh = std::process::Command::new("sh")
+            .arg("-n")
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        sh.stdin
+            .take()
+            .unwrap()
+            .write_all(script.as_bytes())
+            .unwrap();
+        let out = sh.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The lines of `script` from `from` on, in order, each found.
+    fn in_order(script: &str, lines: &[&str]) {
+        let mut rest = script;
+        for l in lines {
+            let at = rest
+                .find(l)
+                .unwrap_or_else(|| panic!("{l:?} missing or out of order in\n{script}"));
+            rest = &rest[at + l.len()..];
+        }
+    }
+
+    #[test]
+    fn a_move_is_checked_tried_copied_then_written() {
+        let s = script_for(TableKind::Mbr, 63);
+        parses(&s);
+        assert!(s.starts_with("#!/bin/sh\n# diskalign 0.0.0: "));
+        in_order(
+            &s,
+            &[
+                // The image by its absolute path, as planned.
+                "disk.img'\nIMAGE=1\nCHUNK=4194304\n",
+                "S0='1 63 40960'\nS1='1 2048 40960'\n",
+                // Step 1: the table saved once.
+                "step_1() {\n    same_disk\n",
+                "sfdisk --dump \"$DISK\" > \"$STATE/table.sfdisk.new\"",
+                // Step 2: skipped when done, refused when not as planned,
+                // sfdisk asked first, the data copied, then the entry.
+                "step_2() {\n    same_disk\n",
+                "if one_of \"$now\" \"$S1\"; then",
+                "[ \"$now\" = \"$S0\" ] || die",
+                "    idle\n",
+                "set_entry 1 2048 40960 --no-act",
+                "    copy 1 32256 1048576 20971520\n",
+                "    set_entry 1 2048 40960 || die",
+                "[ \"$(table)\" = \"$S1\" ] || die",
+                // Nothing at all before the disk is proved and idle.
+                "\nsame_disk\nidle\nmkdir -p \"$STATE\"\nstep_1\nstep_2\nreread\n",
+            ],
+        );
+        assert!(
+            !s.contains("sgdisk --backup"),
+            "a DOS table has no GPT backup"
+        );
+    }
+
+    #[test]
+    fn an_aligned_partition_gets_no_step() {
+        // (cli writes no script for a plan with nothing to change; the
+        // text would still prove the disk and change nothing.)
+        let s = script_for(TableKind::Mbr, 2048);
+        parses(&s);
+        assert!(s.contains("S0='1 2048 40960'\n"));
+        assert!(!s.contains("S1=") && !s.contains("step_"), "{s}");
+        assert!(s.ends_with("\nsame_disk\nidle\nmkdir -p \"$STATE\"\nreread\nsay \"done: run diskalign check $DISK\"\n"));
+    }
+
+    #[test]
+    fn a_gpt_is_saved_with_sgdisk_too() {
+        let s = script_for(TableKind::Gpt, 63);
+        parses(&s);
+        assert!(s.contains("sgdisk --backup=\"$STATE/table.gpt\" \"$DISK\""));
+        assert!(s.contains("S1='1 2048 40960'"));
+    }
+
+    #[test]
+    fn only_names_lvm_would_take_reach_the_script() {
+        let s = backup(
+            1,
+            TableKind::Mbr,
+            &["vg0".into(), "x;reboot".into(), String::new()],
+        );
+        assert!(
+            s.contains("vgcfgbackup -q -f \"$STATE/vg-vg0.vg\" 'vg0'"),
+            "{s}"
+        );
+        assert!(!s.contains("reboot"), "{s}");
+        assert_eq!(s.matches("vgcfgbackup").count(), 1);
+    }
+
+    #[test]
+    fn an_end_that_comes_down_checks_its_tail_is_still_zero() {
+        let after = Extent::new(2048, 1000, 512);
+        let zero = Span {
+            start_bytes: 2048 * 512 + 1000 * 512,
+            bytes: 4096,
+        };
+        let s = table_fn(3, 1, 1, 2, &after, None, Some(zero));
+        let want = format!("zeros {} 4096 || die \"step 3:", zero.start_bytes);
+        assert!(s.contains(&want), "{s}");
+        // Not checked again once a copy has started (its journal).
+        assert!(s.contains("[ -f \"$STATE/move-2\" ] || zeros"), "{s}");
+        assert!(!s.contains("    copy "), "nothing to copy: the start stays");
+    }
 }

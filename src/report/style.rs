@@ -43,6 +43,11 @@ pub struct Style {
     pub table: TableForm,
     /// The report, its table alone, or both (`check -o`, `topology`).
     pub view: View,
+    /// Standard output is a terminal: hints for people go there, else to
+    /// standard error when that is one (see [`Style::hint`]).
+    pub terminal: bool,
+    /// Standard error is a terminal.
+    pub stderr_terminal: bool,
 }
 
 /// What `check` and `topology` print for people.
@@ -100,6 +105,8 @@ impl Style {
         };
         Style {
             color,
+            terminal: std::io::stdout().is_terminal(),
+            stderr_terminal: std::io::stderr().is_terminal(),
             ..Style::default()
         }
     }
@@ -162,6 +169,23 @@ impl Style {
         // Continuation lines start under the severity word's end.
         let hang = " ".repeat(visible(indent) + 8);
         wrap(&head, &f.message, &hang, self.width)
+    }
+
+    /// A hint for people (where the details are, how to pick columns),
+    /// dimmed: part of the text on a terminal; otherwise a program reads
+    /// the table (a pipe, a file) and gets it alone, as lsblk prints
+    /// nothing else, and the hint goes to standard error when a person
+    /// sees that, and nowhere when nobody does (a timer, cron's mail).
+    pub fn hint(&self, head: &str, text: &str, hang: &str) -> String {
+        let line = self.line(head, &self.dim(text), hang);
+        if self.terminal {
+            return line;
+        }
+        if self.stderr_terminal {
+            use std::io::Write;
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        }
+        String::new()
     }
 
     /// A line of prose wrapped to the width, continuation lines indented by `hang`.
@@ -259,6 +283,19 @@ pub fn errors(errors: &[crate::errors::TargetError], st: &Style, what: &str) -> 
 
 #[cfg(test)]
 mod tests {
+
+    /// A hint is part of the text on a terminal, and never of a table a
+    /// program reads.
+    #[test]
+    fn a_hint_is_for_a_terminal_only() {
+        let mut st = Style::plain();
+        st.width = Some(100);
+        st.terminal = true;
+        assert_eq!(st.hint("", "(hint)", ""), "(hint)\n");
+        st.terminal = false;
+        assert_eq!(st.hint("", "(hint)", ""), "");
+    }
+
     use super::*;
 
     /// The bytes a terminal gets; `visible` skips them all.

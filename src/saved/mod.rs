@@ -28,7 +28,9 @@ pub use crate::schema::SCHEMA_VERSION;
 /// kind a file is, is known here.
 pub fn compare(a: &Saved, b: &Saved) -> Result<Comparison, CompareError> {
     match (a, b) {
-        (Saved::Probe(x), Saved::Probe(y)) => Ok(Comparison::Probe(compare::probe::compare(x, y))),
+        (Saved::Probe(x), Saved::Probe(y)) => {
+            Ok(Comparison::Probe(compare::overall::compare(x, y)))
+        }
         (Saved::Check(x), Saved::Check(y)) => Ok(Comparison::Check(compare::check::compare(x, y))),
         (Saved::Watch { name: n, doc: x }, Saved::Watch { name: m, doc: y }) => {
             Ok(Comparison::Watch(compare::watch::compare(n, x, m, y)))
@@ -178,7 +180,7 @@ impl Saved {
         match self {
             Saved::Check(_) => "check",
             Saved::Topology(_) => "topology",
-            Saved::Probe(p) if p.source == document::Source::Fio => "fio",
+            Saved::Probe(p) if p.source == document::Producer::Fio => "fio",
             Saved::Probe(_) => "probe",
             Saved::Compare(_) => "compare",
             Saved::Watch { .. } => "watch",

@@ -2,34 +2,16 @@
 //! volume groups from their PVs, across every target given. The contents of
 //! an array or LV are read through the member/segment map.
 
-use super::lvm::{PvFound, Segment, VolumeGroup};
-use super::map::{Mapped, Source};
+use super::lvm::{Segment, VolumeGroup};
+use super::map::{Mapped, SharedReader};
 use super::md::MdMember;
-use super::walk::{self, Region};
+use super::region::Region;
+use super::walk::{self, MdHandle, Pending, PvHandle};
 use super::Detail;
 use super::{limits, ArrayInfo, ArrayMember, Layer, LayerKind, LegInfo, LvInfo, VgInfo, VgPv};
 use crate::topology::Topology;
 use crate::units::exact;
 use std::rc::Rc;
-
-/// A PV found in a region, waiting for its VG.
-pub struct PvHandle {
-    pub found: PvFound,
-    pub region: Region,
-}
-
-/// An md member found in a region, waiting for its array.
-pub struct MdHandle {
-    pub member: MdMember,
-    pub region: Region,
-}
-
-/// Everything found that needs its siblings.
-#[derive(Default)]
-pub struct Pending {
-    pub pvs: Vec<PvHandle>,
-    pub mds: Vec<MdHandle>,
-}
 
 /// Assemble md arrays, then volume groups (whose PVs may sit on the arrays).
 pub fn assemble(pending: &mut Pending) -> Vec<Layer> {
@@ -147,7 +129,7 @@ fn md_map(m: &MdMember, slots: &[Option<&MdHandle>], data_size: u64) -> Option<M
     let chunk = m.chunk_bytes;
     // Every slot has its member (needed by all levels but raid1).
     let all = slots.iter().all(Option::is_some);
-    let sources: Vec<Source> = slots.iter().flatten().map(|h| h.region.window()).collect();
+    let sources: Vec<SharedReader> = slots.iter().flatten().map(|h| h.region.window()).collect();
     let starts: Vec<u64> = slots
         .iter()
         .map(|s| s.map_or(0, |h| h.member.data_offset_bytes))
@@ -363,7 +345,7 @@ struct SegMap {
 /// The read map of an LV when every PV it uses is present.
 fn lv_map(vg: &VolumeGroup, segs: &[Segment], pvs: &[PvHandle]) -> Option<Mapped> {
     let es = vg.extent_size_bytes;
-    let mut sources: Vec<Source> = Vec::new();
+    let mut sources: Vec<SharedReader> = Vec::new();
     let mut table: Vec<SegMap> = Vec::new();
     for seg in segs {
         if seg.kind != "striped" || seg.legs.is_empty() {

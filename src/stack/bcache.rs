@@ -4,10 +4,10 @@
 //! alignment of everything inside; a cache device keeps buckets of cached
 //! blocks. Both write in `block_size` units.
 
-use super::registry::{Format, Magic};
-use super::walk::Region;
+use super::format::{Found, LayerFormat, Magic};
+use super::region::Region;
 use super::Detail;
-use super::{Layer, LayerKind};
+use super::LayerKind;
 use crate::bytes::{le_u16, le_u64, read_bytes, ParseError, ReadAt};
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +27,7 @@ const FIXED: usize = 208;
 const MAX_KEYS: usize = 256;
 
 /// bcache backing and cache devices.
-pub static FORMAT: Format = Format {
+pub static FORMAT: LayerFormat = LayerFormat {
     name: "bcache",
     description: "bcache backing or cache device",
     magics: &[Magic {
@@ -159,25 +159,27 @@ fn uuid(b: &[u8]) -> String {
     )
 }
 
-fn probe(r: &Region, src: &dyn ReadAt, pending: &mut super::assemble::Pending) -> Option<Layer> {
+fn probe(r: &Region, src: &dyn ReadAt) -> Option<Found> {
     match read(src) {
         Ok(Some(sb)) => {
             let name = format!("bcache {} device {}", sb.role, sb.uuid);
             let mut l = r.layer(LayerKind::Bcache, name);
             l.data_offset_bytes = sb.data_offset_bytes;
             // A backing device's data is readable in place: walk into it.
-            if let Some(off) = sb.data_offset_bytes {
-                let inner = Region {
-                    offset: r.offset + off,
-                    len: r.len.saturating_sub(off),
-                    ..r.clone()
-                };
-                l.children.extend(super::walk::region(&inner, pending));
-            }
+            let inside = sb.data_offset_bytes.map(|off| Region {
+                offset: r.offset + off,
+                len: r.len.saturating_sub(off),
+                ..r.clone()
+            });
             l.detail = Some(Detail::Bcache(sb));
-            Some(l)
+            Some(Found {
+                inside,
+                ..Found::from(l)
+            })
         }
         Ok(None) => None,
-        Err(e) => r.damaged(LayerKind::Bcache, "bcache superblock", e),
+        Err(e) => r
+            .damaged(LayerKind::Bcache, "bcache superblock", e)
+            .map(Found::from),
     }
 }

@@ -1,10 +1,12 @@
 //! Filesystem superblock fields that matter for alignment: block size,
 //! sector size and the stripe hints (ext4 stride/stripe_width, XFS
-//! sunit/swidth). Layout: the kernel's fs/ext4/ext4.h (`ext4_super_block`),
-//! fs/xfs/libxfs/xfs_format.h (`xfs_sb`) and
-//! include/uapi/linux/btrfs_tree.h (`btrfs_super_block`).
+//! sunit/swidth), and whether it was made for a zoned disk. Layout: the
+//! kernel's fs/ext4/ext4.h (`ext4_super_block`),
+//! fs/xfs/libxfs/xfs_format.h (`xfs_sb`),
+//! include/uapi/linux/btrfs_tree.h (`btrfs_super_block`) and
+//! include/linux/f2fs_fs.h (`f2fs_super_block`).
 
-use super::registry::{Format, Magic};
+use super::format::{Found, LayerFormat, Magic};
 use super::Detail;
 use super::LayerKind;
 use crate::bytes::ParseError;
@@ -17,6 +19,7 @@ pub enum FsKind {
     Ext4,
     Xfs,
     Btrfs,
+    F2fs,
 }
 
 crate::spelled_as_serde!(FsKind);
@@ -39,6 +42,11 @@ pub struct Filesystem {
     /// which may shrink an ext4 that has room to give.
     #[serde(skip)]
     pub free_bytes: Option<u64>,
+    /// Made for a zoned disk: btrfs in zoned mode (the ZONED incompat
+    /// flag: its superblock is a log in the first zones, its block groups
+    /// are zones), f2fs with the `blkzoned` feature.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zoned: bool,
 }
 
 impl Filesystem {
@@ -62,10 +70,10 @@ fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, ParseErro
     }
 }
 
-/// ext2/3/4, XFS and btrfs superblocks.
-pub static FORMAT: Format = Format {
+/// ext2/3/4, XFS, btrfs and f2fs superblocks.
+pub static FORMAT: LayerFormat = LayerFormat {
     name: "filesystem",
-    description: "ext2/3/4, XFS or btrfs filesystem",
+    description: "ext2/3/4, XFS, btrfs or f2fs filesystem",
     magics: &[
         Magic {
             offset: 1024 + 0x38,
@@ -82,19 +90,32 @@ pub static FORMAT: Format = Format {
             bytes: b"_BHRfS_M",
             what: "btrfs filesystem",
         },
+        Magic {
+            offset: 64,
+            bytes: b"_BHRfS_M",
+            what: "btrfs filesystem (zoned: superblock log in zone 0)",
+        },
+        Magic {
+            offset: F2FS_SUPER_AT,
+            bytes: &F2FS_MAGIC.to_le_bytes(),
+            what: "f2fs filesystem",
+        },
     ],
-    probe: |r, src, _| match read(src) {
+    probe: |r, src| match read(src) {
         Ok(Some(f)) => {
             let mut l = r.layer(LayerKind::Filesystem, f.kind.as_str());
             l.detail = Some(Detail::Filesystem(f));
-            Some(l)
+            Some(Found::from(l))
         }
         Ok(None) => None,
-        Err(e) => r.damaged(LayerKind::Filesystem, e.layer, e),
+        Err(e) => r
+            .damaged(LayerKind::Filesystem, e.layer, e)
+            .map(Found::from),
     },
 };
 
-/// The filesystem at the start of `src`, if it is one of ext2/3/4, XFS, btrfs.
+/// The filesystem at the start of `src`, if it is one of ext2/3/4, XFS,
+/// btrfs, f2fs.
 pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseError> {
     let len = src.len();
     if len >= 512 {
@@ -111,6 +132,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
                 stripe_width_blocks: be_u32(&b, 188),
                 size_bytes: be_u64(&b, 8).saturating_mul(u64::from(bs)),
                 free_bytes: None,
+                zoned: false,
             }));
         }
     }
@@ -141,23 +163,83 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
                 stripe_width_blocks: le_u32(&b, 0x170),
                 size_bytes: blocks.saturating_mul(u64::from(bs)),
                 free_bytes: Some(free.min(blocks).saturating_mul(u64::from(bs))),
+                zoned: false,
             }));
         }
     }
-    if len >= 65536 + 4096 {
-        let b = read_bytes(src, "btrfs superblock", 65536, 4096)?;
-        if &b[64..72] == b"_BHRfS_M" {
-            let sector_size = block_size_ok(le_u32(&b, 144), "btrfs superblock", 65536 + 144)?;
-            return Ok(Some(Filesystem {
-                kind: FsKind::Btrfs,
-                block_size: sector_size,
-                sector_size,
-                stripe_unit_blocks: 0,
-                stripe_width_blocks: 0,
-                size_bytes: le_u64(&b, 112),
-                free_bytes: None,
-            }));
+    if len >= F2FS_SUPER_AT + 4096 {
+        let b = read_bytes(src, "f2fs superblock", F2FS_SUPER_AT, 4096)?;
+        if le_u32(&b, 0) == F2FS_MAGIC {
+            return f2fs(&b).map(Some);
+        }
+    }
+    // A btrfs at its fixed superblock offset, or one in zoned mode, whose
+    // primary superblock is a log written from the start of zone 0 (the
+    // first copy at byte 0 when the zone is conventional, or the first
+    // written since the zone's reset: fs/btrfs/zoned.c
+    // `sb_write_pointer`, `btrfs_sb_log_location_bdev`).
+    for at in [BTRFS_SUPER_AT, 0] {
+        if len >= at + 4096 {
+            let b = read_bytes(src, "btrfs superblock", at, 4096)?;
+            if &b[64..72] == b"_BHRfS_M" {
+                return btrfs(&b, at).map(Some);
+            }
         }
     }
     Ok(None)
+}
+
+/// `BTRFS_SUPER_INFO_OFFSET`.
+const BTRFS_SUPER_AT: u64 = 65536;
+/// `BTRFS_FEATURE_INCOMPAT_ZONED` (include/uapi/linux/btrfs.h).
+const BTRFS_INCOMPAT_ZONED: u64 = 1 << 12;
+
+/// A btrfs superblock read at `at` (`btrfs_super_block`: sectorsize at
+/// 0x90, total_bytes at 0x70, incompat_flags at 0xbc).
+fn btrfs(b: &[u8], at: u64) -> Result<Filesystem, ParseError> {
+    let sector_size = block_size_ok(le_u32(b, 0x90), "btrfs superblock", at + 0x90)?;
+    Ok(Filesystem {
+        kind: FsKind::Btrfs,
+        block_size: sector_size,
+        sector_size,
+        stripe_unit_blocks: 0,
+        stripe_width_blocks: 0,
+        size_bytes: le_u64(b, 0x70),
+        free_bytes: None,
+        zoned: le_u64(b, 0xbc) & BTRFS_INCOMPAT_ZONED != 0,
+    })
+}
+
+/// `F2FS_SUPER_OFFSET`: the first of its two superblocks (the second is
+/// 4 KiB further).
+const F2FS_SUPER_AT: u64 = 1024;
+/// `F2FS_SUPER_MAGIC`.
+const F2FS_MAGIC: u32 = 0xF2F5_2010;
+/// `F2FS_FEATURE_BLKZONED` (include/linux/f2fs_fs.h: 0x0001 is ENCRYPT,
+/// 0x0008 EXTRA_ATTR, 0x0020 INODE_CHKSUM).
+const F2FS_BLKZONED: u32 = 0x0002;
+
+/// An f2fs superblock (`f2fs_super_block`: log_blocksize at 16,
+/// block_count at 36, feature at 2180). f2fs reads and writes whole
+/// blocks, so its sector is its block, as for ext4.
+fn f2fs(b: &[u8]) -> Result<Filesystem, ParseError> {
+    let log = le_u32(b, 16);
+    if !(9..=16).contains(&log) {
+        return Err(ParseError::new(
+            "f2fs superblock",
+            F2FS_SUPER_AT + 16,
+            format!("log_blocksize {log} is not in 9..=16"),
+        ));
+    }
+    let bs = 1u32 << log;
+    Ok(Filesystem {
+        kind: FsKind::F2fs,
+        block_size: bs,
+        sector_size: bs,
+        stripe_unit_blocks: 0,
+        stripe_width_blocks: 0,
+        size_bytes: le_u64(b, 36).saturating_mul(u64::from(bs)),
+        free_bytes: None,
+        zoned: le_u32(b, 2180) & F2FS_BLKZONED != 0,
+    })
 }

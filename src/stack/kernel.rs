@@ -4,9 +4,9 @@
 //! system the top devices are opened read-only to find the filesystem
 //! inside (an opened LUKS mapping, an active LV).
 
-use super::assemble::Pending;
-use super::map::Source;
-use super::walk::{self, Region};
+use super::map::SharedReader;
+use super::region::Region;
+use super::walk::{self, Pending};
 use super::Detail;
 use super::{HolderInfo, Layer, LayerKind};
 use crate::findings::{Code, Finding};
@@ -101,7 +101,7 @@ fn walk_holders(
     out
 }
 
-fn open(node: &str) -> Option<Source> {
+fn open(node: &str) -> Option<SharedReader> {
     let src = crate::sys::dev::open(Path::new(node)).ok()?;
     Some(Rc::new(src))
 }

@@ -3,7 +3,7 @@
 //! (`luks_phdr`), lib/luks2/luks2.h (`luks2_hdr_disk`) and
 //! docs/on-disk-format-luks2.pdf (the JSON `segments` and `sector_size`).
 
-use super::registry::{Format, Magic};
+use super::format::{Found, LayerFormat, Magic};
 use super::Detail;
 use super::{limits, LayerKind};
 use crate::bytes::ParseError;
@@ -32,7 +32,7 @@ fn cstr(b: &[u8]) -> String {
 }
 
 /// LUKS1 and LUKS2 headers.
-pub static FORMAT: Format = Format {
+pub static FORMAT: LayerFormat = LayerFormat {
     name: "luks",
     description: "LUKS1/LUKS2 encryption header",
     magics: &[Magic {
@@ -40,17 +40,19 @@ pub static FORMAT: Format = Format {
         bytes: b"LUKS\xba\xbe",
         what: "LUKS encryption header",
     }],
-    probe: |r, src, _| match read(src) {
+    probe: |r, src| match read(src) {
         Ok(Some(h)) => {
             let mut l = r.layer(LayerKind::Luks, format!("LUKS{} {}", h.version, h.uuid));
             l.data_offset_bytes = Some(h.payload_offset_bytes);
             let payload = r.offset + h.payload_offset_bytes;
             l.exposes = Some(limits::crypt(&r.below, payload, h.sector_size));
             l.detail = Some(Detail::Luks(h));
-            Some(l)
+            Some(Found::from(l))
         }
         Ok(None) => None,
-        Err(e) => r.damaged(LayerKind::Luks, "LUKS header", e),
+        Err(e) => r
+            .damaged(LayerKind::Luks, "LUKS header", e)
+            .map(Found::from),
     },
 };
 

@@ -7,10 +7,10 @@ use std::io;
 use std::rc::Rc;
 
 /// A shared, read-only source.
-pub type Source = Rc<dyn ReadAt>;
+pub type SharedReader = Rc<dyn ReadAt>;
 
 /// Refuse a read of `n` bytes at `offset` that does not fit in `len`.
-fn in_bounds(len: u64, offset: u64, n: usize) -> io::Result<()> {
+pub fn in_bounds(len: u64, offset: u64, n: usize) -> io::Result<()> {
     match offset.checked_add(n as u64) {
         Some(end) if end <= len => Ok(()),
         _ => Err(io::ErrorKind::UnexpectedEof.into()),
@@ -19,7 +19,7 @@ fn in_bounds(len: u64, offset: u64, n: usize) -> io::Result<()> {
 
 /// Bytes `start..start + len` of another source.
 pub struct Window {
-    pub src: Source,
+    pub src: SharedReader,
     pub start: u64,
     pub len: u64,
 }
@@ -40,7 +40,7 @@ pub type Locate = dyn Fn(u64) -> Option<(usize, u64, u64)>;
 
 /// A device assembled from pieces of `sources` by a mapping function.
 pub struct Mapped {
-    pub sources: Vec<Source>,
+    pub sources: Vec<SharedReader>,
     pub len: u64,
     pub locate: Box<Locate>,
 }
@@ -76,8 +76,8 @@ mod tests {
 
     #[test]
     fn striped_map_reads_across_pieces() {
-        let a: Source = Rc::new((0u8..16).collect::<Vec<_>>());
-        let b: Source = Rc::new((100u8..116).collect::<Vec<_>>());
+        let a: SharedReader = Rc::new((0u8..16).collect::<Vec<_>>());
+        let b: SharedReader = Rc::new((100u8..116).collect::<Vec<_>>());
         // 4-byte chunks alternating a, b.
         let m = Mapped {
             sources: vec![a, b],

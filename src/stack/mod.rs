@@ -6,6 +6,7 @@
 
 pub mod assemble;
 pub mod bcache;
+pub mod format;
 pub mod fs;
 pub mod kernel;
 pub mod limits;
@@ -13,9 +14,12 @@ pub mod luks;
 pub mod lvm;
 pub mod map;
 pub mod md;
+pub mod region;
 pub mod registry;
 pub mod signature;
+pub mod swap;
 pub mod walk;
+pub mod zfs;
 
 use crate::findings::{Finding, Status};
 use crate::topology::Topology;
@@ -46,20 +50,47 @@ pub enum LayerKind {
     LvmLeg,
     /// A device the live kernel stacked on top (sysfs `holders/`).
     Holder,
+    /// A leaf vdev of a ZFS pool (its labels read).
+    ZfsMember,
 }
 
 crate::spelled_as_serde!(LayerKind);
 
+/// What a layer kind means to the readers and the rules: one row per kind
+/// in `LayerKind::meaning`, an exhaustive match, so a new kind does not
+/// compile until it says both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindMeaning {
+    /// The kernel builds a device of its own from this layer's metadata
+    /// (an opened LUKS header, an md member, a PV's LVs, a bcache backing
+    /// device): its live holders hang above this layer, not above the
+    /// region it sits in.
+    pub builds_kernel_device: bool,
+    /// The layer is a device with an address space of its own (an LV, an
+    /// md array, a live holder): the layers above count in its bytes, and
+    /// are off where it is (check::inherit).
+    pub own_space: bool,
+}
+
 impl LayerKind {
-    /// Whether the kernel builds a device of its own from this layer's
-    /// metadata (an opened LUKS header, an md member, a PV's LVs, a bcache
-    /// backing device): its live holders hang above this layer, not above
-    /// the region it sits in.
-    pub fn builds_kernel_device(self) -> bool {
-        matches!(
-            self,
-            LayerKind::Luks | LayerKind::MdMember | LayerKind::LvmPv | LayerKind::Bcache
-        )
+    pub const fn meaning(self) -> KindMeaning {
+        let (builds_kernel_device, own_space) = match self {
+            LayerKind::Luks | LayerKind::MdMember | LayerKind::LvmPv | LayerKind::Bcache => {
+                (true, false)
+            }
+            LayerKind::LvmLv | LayerKind::MdArray | LayerKind::Holder => (false, true),
+            LayerKind::Partition
+            | LayerKind::Device
+            | LayerKind::Filesystem
+            | LayerKind::Swap
+            | LayerKind::LvmVg
+            | LayerKind::LvmLeg
+            | LayerKind::ZfsMember => (false, false),
+        };
+        KindMeaning {
+            builds_kernel_device,
+            own_space,
+        }
     }
 }
 
@@ -71,6 +102,13 @@ pub struct PvInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vg: Option<String>,
     pub pe_start_bytes: u64,
+    /// The VG's extent size, when the PV's metadata names its VG.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extent_size_bytes: Option<u64>,
+    /// The device size the PV header records (pvcreate takes the device's,
+    /// pvresize sets another): the bytes the PV uses from its start.
+    /// 0 in documents written before it was read.
+    pub device_size_bytes: u64,
 }
 
 /// A live holder as the kernel shows it.
@@ -104,6 +142,8 @@ pub enum Detail {
     Leg(LegInfo),
     Holder(HolderInfo),
     Bcache(bcache::Bcache),
+    /// Boxed: a label's fields outweigh every other variant.
+    Zfs(Box<zfs::Zfs>),
 }
 
 /// `Layer::pv()` and the like: the detail when it is of that variant.
@@ -133,6 +173,15 @@ detail_accessors! {
     bcache: Bcache => bcache::Bcache,
 }
 
+impl Layer {
+    pub fn zfs(&self) -> Option<&zfs::Zfs> {
+        match &self.detail {
+            Some(Detail::Zfs(x)) => Some(x),
+            _ => None,
+        }
+    }
+}
+
 /// One layer of the stack, in its own address space and on the device.
 #[derive(Clone, Default, Debug, Serialize, Deserialize)]
 #[serde(default)]
@@ -155,7 +204,7 @@ pub struct Layer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exposes: Option<Topology>,
     /// What the layer's own metadata says (`pv`, `md`, `luks`,
-    /// `filesystem`, `array`, `vg`, `lv`, `leg`, `holder`, `bcache` in the JSON).
+    /// `filesystem`, `array`, `vg`, `lv`, `leg`, `holder`, `bcache`, `zfs` in the JSON).
     #[serde(flatten)]
     pub detail: Option<Detail>,
     /// No warning or error about this layer.

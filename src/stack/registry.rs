@@ -3,44 +3,20 @@
 //! `libblkid/src/superblocks/superblocks.c`): its name, what it is, the
 //! magic numbers the signature scan looks for, and the probe that turns the
 //! bytes at the start of a region into a layer. A new format is one file
-//! with its descriptor plus one line in [`FORMATS`]; its rules live in
-//! `check::stack`, keyed by its layer kind.
+//! with its descriptor (a [`LayerFormat`]) plus one line in [`FORMATS`];
+//! its rules live in `check::stack`, keyed by its layer kind.
 
-use super::assemble::Pending;
-use super::walk::Region;
-use super::{bcache, fs, luks, lvm, md, Layer};
-use crate::bytes::ReadAt;
-
-/// A magic number at a fixed byte offset from the region's start.
-#[derive(Clone, Copy, Debug)]
-pub struct Magic {
-    pub offset: u64,
-    pub bytes: &'static [u8],
-    /// How the signature scan names it ("LUKS encryption header").
-    pub what: &'static str,
-}
-
-/// What a probe makes of the start of a region: `None` when the format is
-/// not there, a layer (possibly marked damaged) when it is.
-pub type Probe = fn(&Region, &dyn ReadAt, &mut Pending) -> Option<Layer>;
-
-/// One format.
-pub struct Format {
-    pub name: &'static str,
-    pub description: &'static str,
-    /// Fixed-offset magics; formats found elsewhere (md 0.90/1.0 near the
-    /// end) add their own in the signature scan.
-    pub magics: &'static [Magic],
-    pub probe: Probe,
-}
+use super::format::LayerFormat;
+use super::{bcache, fs, luks, lvm, md, swap, zfs};
 
 /// In probe order: the first that recognises a region wins. md comes
 /// first, since a 1.0/0.90 member also shows what is inside at byte 0.
-pub static FORMATS: &[&Format] = &[
+pub static FORMATS: &[&LayerFormat] = &[
     &md::FORMAT,
     &luks::FORMAT,
     &lvm::FORMAT,
     &bcache::FORMAT,
     &fs::FORMAT,
-    &super::walk::SWAP,
+    &zfs::FORMAT,
+    &swap::FORMAT,
 ];

@@ -75,6 +75,57 @@ pub struct Counters {
     /// `block_bio_backmerge` and `block_bio_frontmerge` events (in the
     /// `Stage::Queue` entry only).
     pub merges: u64,
+    /// Writes without data that carry a flush (REQ_PREFLUSH: the empty
+    /// write of each fsync or fdatasync, `blkdev_issue_flush`), counted
+    /// under `Direction::Flush`. The kernel's own statistics
+    /// (/proc/diskstats) count each as a write.
+    #[serde(default)]
+    pub preflush_writes: u64,
+    /// I/Os whose submitter was not counted: the table of submitters was
+    /// full (`Stage::Queue` and `Stage::RemapFrom` only).
+    #[serde(default)]
+    pub unattributed: u64,
+    /// Requests issued whose latency was not recorded: the table of
+    /// requests in flight was full at the issue, or the latency table at
+    /// the completion (`Stage::Issue` only).
+    #[serde(default)]
+    pub untimed: u64,
+    /// Writes whose byte range [start, start + length) crosses a zone
+    /// boundary of a zoned device (`Grains::zone_bytes`); always 0 on a
+    /// device that is not zoned. Counted at every stage, as straddling
+    /// is: at `Stage::Issue` none cross on a zoned disk, the block layer
+    /// having split each bio at its zone boundaries before it became a
+    /// request (block/blk-merge.c `get_max_io_size`, chunk_sectors).
+    #[serde(default)]
+    pub zone_crossing_writes: u64,
+}
+
+/// Who submitted bios: the task's name and cgroup where the bio was
+/// submitted (`Stage::Queue`, `block_bio_queue`, and `Stage::RemapFrom`,
+/// `block_bio_remap`, both of which run in the submitting task), for one
+/// device and direction. Its counts are a `Counters` without histograms:
+/// `ios`, `bytes`, `straddle_4k`, `straddle_grain`, `sub_physical`,
+/// `splits` and `start_mod_4k`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SubmitterKey {
+    pub dev: DevNum,
+    pub direction: Direction,
+    pub stage: Stage,
+    /// The task's `comm` (its name, at most 15 bytes).
+    pub comm: String,
+    /// The task's cgroup v2 id (the inode number of its directory in the
+    /// cgroup2 filesystem); 0 where it is not known.
+    pub cgroup_id: u64,
+}
+
+/// What the kernel's own I/O statistics (/proc/diskstats, which iostat
+/// and node_exporter read) counted for one device and direction:
+/// requests completed, I/Os merged into them, sectors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accounted {
+    pub ios: u64,
+    pub merges: u64,
+    pub sectors: u64,
 }
 
 /// Issue-to-complete latencies of requests of one size bucket, aligned
@@ -95,6 +146,12 @@ pub struct Grains {
     /// max(physical block, minimum I/O), or the user's `--unit`.
     pub grain_bytes: u64,
     pub physical_bytes: u64,
+    /// The zone size of a zoned device (sysfs `queue/chunk_sectors` of a
+    /// host-managed or host-aware disk, a power of two), whose writes
+    /// crossing a zone boundary are counted; 0 for a device that is not
+    /// zoned, which counts none.
+    #[serde(default)]
+    pub zone_bytes: u64,
 }
 
 /// Everything counted from the start of tracing to one read of the maps.
@@ -107,6 +164,21 @@ pub struct Snapshot {
     pub lost_records: u64,
     /// Seconds since tracing started.
     pub elapsed_s: f64,
+    /// Submitters per device, direction and stage (`SubmitterKey`).
+    #[serde(default)]
+    pub submitters: Vec<(SubmitterKey, Counters)>,
+    /// The paths of the cgroups in `submitters`, relative to the cgroup2
+    /// mount (`/system.slice/postgresql.service`); an id whose cgroup is
+    /// gone is absent.
+    #[serde(default)]
+    pub cgroups: Vec<(u64, String)>,
+    /// The kernel's own statistics of each traced device (/proc/diskstats,
+    /// since boot), read with the maps.
+    #[serde(default)]
+    pub diskstats: Vec<((DevNum, Direction), Accounted)>,
+    /// Devices asked for but not traced: more than the tracer counts.
+    #[serde(default)]
+    pub untraced_devices: Vec<DevNum>,
 }
 
 /// How the events were read, said in the output with its cost.
@@ -120,3 +192,17 @@ pub enum TracePath {
 }
 
 crate::spelled_as_serde!(TracePath);
+
+/// How the BPF programs get their events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BpfAttach {
+    /// Typed raw tracepoints (`tp_btf`, where the kernel has BTF): each
+    /// program reads the tracepoint's own arguments; no record is built.
+    RawTracepoint,
+    /// A perf event on each tracepoint builds its record (the tracefs
+    /// format) and runs the program on it.
+    PerfEvent,
+}
+
+crate::spelled_as_serde!(BpfAttach);

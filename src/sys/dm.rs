@@ -25,7 +25,7 @@ const BUFFER: usize = 16 * 1024;
 /// One target of a table: its start and length in 512-byte sectors on
 /// the dm device, its type (`linear`, `striped`, ...) and its parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
+pub struct DmTarget {
     pub start: u64,
     pub length: u64,
     pub kind: String,
@@ -33,7 +33,7 @@ pub struct Target {
 }
 
 /// The table of the dm device `major:minor`.
-pub fn table(major: u32, minor: u32) -> io::Result<Vec<Target>> {
+pub fn table(major: u32, minor: u32) -> io::Result<Vec<DmTarget>> {
     let control = std::fs::File::open("/dev/mapper/control")?;
     let mut buf = vec![0u8; BUFFER];
     let put = |buf: &mut [u8], at: usize, v: u32| buf[at..at + 4].copy_from_slice(&v.to_ne_bytes());
@@ -55,7 +55,7 @@ pub fn table(major: u32, minor: u32) -> io::Result<Vec<Target>> {
 }
 
 /// The targets of an answer of DM_TABLE_STATUS; never panics.
-pub fn parse(buf: &[u8]) -> io::Result<Vec<Target>> {
+pub fn parse(buf: &[u8]) -> io::Result<Vec<DmTarget>> {
     let bad = |what: &str| {
         io::Error::new(
             io::ErrorKind::InvalidData,
@@ -86,7 +86,7 @@ pub fn parse(buf: &[u8]) -> io::Result<Vec<Target>> {
             let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
             String::from_utf8_lossy(&b[..end]).into_owned()
         };
-        out.push(Target {
+        out.push(DmTarget {
             start,
             length,
             kind: text(at + 24, 16),
@@ -104,7 +104,7 @@ pub fn parse(buf: &[u8]) -> io::Result<Vec<Target>> {
 
 /// A `linear` target's device (major, minor) and offset in sectors, from
 /// its parameters `MAJ:MIN OFFSET`.
-pub fn linear(t: &Target) -> Option<((u32, u32), u64)> {
+pub fn linear(t: &DmTarget) -> Option<((u32, u32), u64)> {
     if t.kind != "linear" {
         return None;
     }

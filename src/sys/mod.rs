@@ -8,6 +8,7 @@
 //! (`tests/floors.rs` checks).
 
 pub mod blocktrace;
+pub mod cgroup;
 pub mod dev;
 pub mod dm;
 pub mod file;

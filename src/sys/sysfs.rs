@@ -1,7 +1,7 @@
 //! Reading disks from sysfs. The root is configurable so tests can point it
 //! at fixture trees; with a non-default root no device node is opened.
 
-use crate::iolimits::Topology;
+use crate::iolimits::{Topology, ZoneModel, Zones};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
@@ -211,6 +211,46 @@ impl Sysfs {
         t.validate()
             .map_err(|e| invalid(format!("{}: {e}", q.display())))?;
         Ok(t)
+    }
+
+    /// A disk's zones as sysfs states them: `queue/zoned` (absent on
+    /// kernels before 4.10: none), and for a zoned disk `queue/chunk_sectors`
+    /// (the zone size in 512-byte sectors, block/blk-sysfs.c) and
+    /// `queue/nr_zones` (5.1 and later). `conventional_zones` is left unread
+    /// (None): it takes BLKREPORTZONE. A model sysfs does not name, or a
+    /// zoned disk without a zone size, is an error naming the file.
+    pub fn zones(&self, name: &str) -> io::Result<Zones> {
+        let q = self.block_dir(name).join("queue");
+        let path = q.join("zoned");
+        let model = match read_str(&path) {
+            None => ZoneModel::None,
+            Some(s) => ZoneModel::from_sysfs(&s).ok_or_else(|| {
+                let s: String = s.chars().take(40).collect();
+                invalid(format!("{}: '{s}' is not a zone model", path.display()))
+            })?,
+        };
+        if model == ZoneModel::None {
+            return Ok(Zones::default());
+        }
+        let chunk = q.join("chunk_sectors");
+        let sectors: u64 = need_num(&chunk)?;
+        if sectors == 0 {
+            return Err(invalid(format!(
+                "{}: a {} disk with a zone size of 0",
+                chunk.display(),
+                model
+            )));
+        }
+        let zone_size_bytes = sectors
+            .checked_mul(512)
+            .ok_or_else(|| invalid(format!("{}: {sectors} sectors overflow", chunk.display())))?;
+        Ok(Zones {
+            model,
+            zone_size_bytes,
+            zones: opt_num(&q.join("nr_zones"))?.unwrap_or(0),
+            conventional_zones: None,
+            conventional_zones_error: None,
+        })
     }
 
     /// The partitions the kernel registered for a disk.

@@ -1,16 +1,16 @@
 //! What the kernel (or a `--topology` override) says about a disk: I/O limits
 //! from sysfs and from ioctls, transport, identity, and sanity hints.
 
-pub mod device_says;
+pub mod declared;
 mod hints;
 mod overrides;
 mod survey;
 mod transport;
 
-pub use crate::iolimits::{is_misaligned_marker, Topology};
+pub use crate::iolimits::{is_misaligned_marker, Topology, ZoneModel, Zones};
 pub use crate::sys::ioctl::IoctlValues;
 pub use crate::sys::sysfs::{KernelPartition, Sysfs};
-pub use device_says::DeviceSays;
+pub use declared::Declared;
 pub use hints::{hints, limit_hints, stacked_offset_why};
 pub use overrides::TopologyOverride;
 pub use survey::{survey, Survey, TopologyDocument};
@@ -35,6 +35,9 @@ pub struct Disk {
     pub device: PathBuf,
     pub size_bytes: u64,
     pub topology: Topology,
+    /// The zone model, zone size, number of zones and conventional zones
+    /// (`zoned` in the JSON); model `none` and zeros on a regular disk.
+    pub zoned: Zones,
     /// The ioctl view, when the device node could be opened read-only.
     pub ioctl: Option<IoctlValues>,
     /// Why the ioctl view is missing.
@@ -62,11 +65,13 @@ pub struct Disk {
     /// Suspicious hints and sysfs/ioctl disagreements.
     pub findings: Vec<Finding>,
     /// What the device itself says (its identify data) beside the
-    /// kernel's limits; None when nothing was read.
-    pub device_says: Option<DeviceSays>,
-    /// Why `device_says` is None, in one line.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub device_says_note: Option<String>,
+    /// kernel's limits; None when nothing was read. `device_says` in the
+    /// JSON.
+    #[serde(rename = "device_says")]
+    pub declared: Option<Declared>,
+    /// Why `declared` is None, in one line (`device_says_note`).
+    #[serde(rename = "device_says_note", skip_serializing_if = "Option::is_none")]
+    pub declared_note: Option<String>,
 }
 
 /// The unit serial number from a raw SCSI VPD page 0x80 (`device/vpd_pg80`):
@@ -81,7 +86,49 @@ fn vpd_serial(path: &Path) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())
 }
 
+/// A disk's size in bytes from sysfs `size` (512-byte sectors); 0 unread.
+fn size_of(dir: &Path) -> u64 {
+    read_num::<u64>(&dir.join("size"))
+        .unwrap_or(0)
+        .saturating_mul(512)
+}
+
 impl Sysfs {
+    /// A disk's zones from sysfs, with its conventional zones counted
+    /// through BLKREPORTZONE on `/dev/NAME` when this is the live sysfs
+    /// and the disk is zoned (why not, in `conventional_zones_error`).
+    fn zoned(&self, name: &str, size_bytes: u64) -> io::Result<Zones> {
+        let mut zones = self.zones(name)?;
+        if !zones.is_zoned() {
+            return Ok(zones);
+        }
+        let device = PathBuf::from("/dev").join(name);
+        if !self.is_live() {
+            zones.conventional_zones_error = Some(format!(
+                "not opened: sysfs root is {}",
+                self.root().display()
+            ));
+            return Ok(zones);
+        }
+        // The walk is bounded by the zones sysfs counts, or where
+        // nr_zones is missing (before 5.1) by the zones that fit.
+        let max = if zones.zones > 0 {
+            zones.zones
+        } else {
+            size_bytes.div_ceil(zones.zone_size_bytes)
+        };
+        match ioctl::open_read_only(&device)
+            .and_then(|fd| ioctl::conventional_zones(fd, size_bytes / 512, max))
+        {
+            Ok(n) => zones.conventional_zones = Some(n),
+            Err(e) => {
+                zones.conventional_zones_error =
+                    Some(format!("{}: BLKREPORTZONE: {e}", device.display()))
+            }
+        }
+        Ok(zones)
+    }
+
     /// Everything about one whole disk; opens `/dev/NAME` read-only for the
     /// ioctl view when this is the live sysfs.
     pub fn disk(&self, name: &str) -> io::Result<Disk> {
@@ -93,9 +140,8 @@ impl Sysfs {
             ));
         }
         let topology = self.topology(name)?;
-        let size_bytes = read_num::<u64>(&dir.join("size"))
-            .unwrap_or(0)
-            .saturating_mul(512);
+        let zoned = self.zoned(name, size_of(&dir))?;
+        let size_bytes = size_of(&dir);
         let device = PathBuf::from("/dev").join(name);
         let (ioctl, ioctl_error) = if self.is_live() {
             match ioctl::read_path(&device) {
@@ -113,9 +159,9 @@ impl Sysfs {
         };
         let canonical = fs::canonicalize(&dir).unwrap_or(dir.clone());
         let (transport, usb) = transport::detect(name, &canonical);
-        let (device_says, device_says_note) =
-            match device_says::ask(&dir, &device, transport, self.is_live())
-                .and_then(|answers| device_says::read(&answers, &topology))
+        let (declared, declared_note) =
+            match declared::ask(&dir, &device, transport, self.is_live())
+                .and_then(|answers| declared::read(&answers, &topology))
             {
                 Ok(says) => (Some(says), None),
                 Err(note) => (None, Some(note)),
@@ -127,6 +173,7 @@ impl Sysfs {
             device,
             size_bytes,
             topology,
+            zoned,
             ioctl,
             ioctl_error,
             rotational: read_num::<u8>(&dir.join("queue/rotational")).map(|v| v != 0),
@@ -146,8 +193,8 @@ impl Sysfs {
             holders: list_dir(&dir.join("holders")),
             partitions: self.partitions(name),
             findings: Vec::new(),
-            device_says,
-            device_says_note,
+            declared,
+            declared_note,
         };
         disk.findings = hints(&disk);
         Ok(disk)

@@ -84,6 +84,27 @@ impl FromStr for TopologyOverride {
     }
 }
 
+/// The fields given, as `--topology` takes them back (`lbs=512,pbs=4096`,
+/// in bytes, canonical keys): a command printed for the user to run
+/// (`check`'s `next:`) repeats the what-if it was judged under.
+impl std::fmt::Display for TopologyOverride {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let fields = [
+            ("lbs", self.lbs.map(i64::from)),
+            ("pbs", self.pbs.map(i64::from)),
+            ("min", self.min.map(i64::from)),
+            ("opt", self.opt.map(i64::from)),
+            ("ao", self.ao),
+            ("discard", self.discard.and_then(|d| i64::try_from(d).ok())),
+        ];
+        let given: Vec<String> = fields
+            .iter()
+            .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+            .collect();
+        f.write_str(&given.join(","))
+    }
+}
+
 /// The field a key or its alias names.
 fn canonical_key(key: &str) -> Option<&'static str> {
     Some(match key {
@@ -138,6 +159,21 @@ impl TopologyOverride {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_override_prints_as_it_is_read_back() {
+        for spec in [
+            "lbs=512,pbs=4096,min=4096,opt=33553920",
+            "pbs=4k,ao=-1",
+            "discard=1m",
+        ] {
+            let o: TopologyOverride = spec.parse().unwrap();
+            assert_eq!(o.to_string().parse::<TopologyOverride>().unwrap(), o, "{o}");
+        }
+        let o: TopologyOverride = "physical=4k,ao=3584".parse().unwrap();
+        assert_eq!(o.to_string(), "pbs=4096,ao=3584");
+    }
+
     use super::*;
 
     #[test]

@@ -6,6 +6,7 @@
 
 use crate::errors::TargetError;
 use crate::findings::Finding;
+use crate::iolimits::Zones;
 use crate::sys::blocktrace::{DevNum, Grains};
 use crate::sys::sysfs::{list_dir, read_num, read_str};
 use crate::topology::Sysfs;
@@ -67,10 +68,20 @@ pub struct Watched {
     /// The unit a straddle is judged against.
     pub grain_bytes: u64,
     pub grain_from: GrainFrom,
+    /// Its zones (a partition's are its disk's): the model and zone size
+    /// sysfs gives (`queue/zoned`, `queue/chunk_sectors`, `queue/nr_zones`);
+    /// model `none` and zeros for a device that is not zoned.
+    /// `conventional_zones` is not read (null).
+    pub zoned: Zones,
     /// What `check` says about this device's placement (a partition's
     /// start or size, a layer's data offset): the cause a misaligned
     /// workload points to.
     pub causes: Vec<Finding>,
+    /// The plan command of its disk (`diskalign plan /dev/sdb`) when
+    /// planning that disk has work, as check's `next:` names it: the fix
+    /// a finding about its placement names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
 }
 
 impl Watched {
@@ -87,6 +98,28 @@ impl Watched {
             dev: self.dev(),
             grain_bytes: self.grain_bytes,
             physical_bytes: self.physical_block_bytes,
+            zone_bytes: self.zone_bytes(),
+        }
+    }
+
+    /// The zone size its writes crossing a zone boundary are counted
+    /// against; 0 where none are counted: a device that is not zoned, and
+    /// a partition that does not start on a zone boundary of its disk (its
+    /// I/O is counted at its own sectors, `Stage::RemapFrom`, so its zones
+    /// are its disk's only from a boundary; the kernels that register a
+    /// partition on a zoned disk at all required that of it,
+    /// block/partition-generic.c `part_zone_aligned`, or stop treating the
+    /// disk as zoned: check/zones.rs). Its disk counts them either way.
+    pub fn zone_bytes(&self) -> u64 {
+        let zone = self.zoned.zone_size_bytes;
+        let from_a_boundary = match self.layer {
+            DeviceLayer::Partition => self.offset_bytes.is_some_and(|o| zone > 0 && o % zone == 0),
+            _ => true,
+        };
+        if self.zoned.is_zoned() && from_a_boundary {
+            zone
+        } else {
+            0
         }
     }
 }
@@ -270,6 +303,7 @@ fn describe(name: &str, dir: &Path, sysfs: &Sysfs, unit: Option<u64>) -> Result<
         (None, DeviceLayer::Disk) => Some(name.to_string()),
         _ => None,
     };
+    let zoned = sysfs.zones(limits_of).map_err(|e| e.to_string())?;
     let (grain_bytes, grain_from) = match unit {
         Some(u) => (u, GrainFrom::Unit),
         None => (topo.grain(), GrainFrom::Topology),
@@ -288,7 +322,9 @@ fn describe(name: &str, dir: &Path, sysfs: &Sysfs, unit: Option<u64>) -> Result<
         physical_block_bytes: u64::from(topo.physical_block_size),
         grain_bytes,
         grain_from,
+        zoned,
         causes: Vec::new(),
+        next: None,
     })
 }
 
@@ -428,6 +464,45 @@ mod tests {
             .watched
             .iter()
             .all(|w| w.grain_bytes == 65536 && w.grain_from == GrainFrom::Unit));
+    }
+
+    /// The zoned-hm tree: sdb host-managed in 4 MiB zones
+    /// (queue/chunk_sectors 8192).
+    #[test]
+    fn a_zoned_disk_is_watched_with_its_zones() {
+        let r = resolve(&[PathBuf::from("sdb")], &fixture("zoned-hm"), None);
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        let d = &r.watched[0];
+        assert_eq!(d.zoned.model, crate::iolimits::ZoneModel::HostManaged);
+        assert_eq!(
+            (d.zoned.zone_size_bytes, d.zone_bytes()),
+            (4 << 20, 4 << 20)
+        );
+        assert_eq!(d.grains().zone_bytes, 4 << 20);
+        let plain = resolve(&[PathBuf::from("sdb")], &fixture("ao-3584"), None);
+        assert!(plain.watched.iter().all(|w| w.grains().zone_bytes == 0));
+    }
+
+    /// A partition counts its zone crossings at its own sectors: only one
+    /// starting on a zone boundary of its disk can.
+    #[test]
+    fn a_partition_counts_zone_crossings_only_from_a_zone_boundary() {
+        let zoned = crate::iolimits::Zones {
+            model: crate::iolimits::ZoneModel::HostAware,
+            zone_size_bytes: 4 << 20,
+            ..Default::default()
+        };
+        let mut v = crate::watch::fixture::watched_ao();
+        for w in &mut v {
+            w.zoned = zoned.clone();
+        }
+        v[2].offset_bytes = Some(8 << 20);
+        let zones: Vec<u64> = v.iter().map(Watched::zone_bytes).collect();
+        assert_eq!(
+            zones,
+            [4 << 20, 0, 4 << 20],
+            "sdb, sdb1 at 63, sdb2 at 8 MiB"
+        );
     }
 
     #[test]

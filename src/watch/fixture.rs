@@ -1,9 +1,10 @@
 //! Synthetic inputs for the unit tests: snapshots and devices made up
 //! here (the devices as the ao-3584 fixture tree has them: sdb, 4 KiB
-//! physical, partition 1 at sector 63 and 2 at sector 2048), not read
-//! from a kernel.
+//! physical, partition 1 at sector 63 and 2 at sector 2048; and a zoned
+//! disk as null_blk's `zoned=1 zone_size=4` is), not read from a kernel.
 
 use super::devices::{DeviceLayer, GrainFrom, Watched};
+use crate::iolimits::{ZoneModel, Zones};
 use crate::sys::blocktrace::{Counters, DevNum, Direction, Snapshot, Stage};
 
 /// `ios` 4 KiB I/Os starting on 4 KiB, `straddle` of them counted as
@@ -31,6 +32,7 @@ pub fn snapshot(counters: Vec<((DevNum, Direction, Stage), Counters)>, elapsed_s
         latency: vec![],
         lost_records: 0,
         elapsed_s,
+        ..Snapshot::default()
     }
 }
 
@@ -53,7 +55,9 @@ fn device(name: &str, minor: u32, layer: DeviceLayer, offset: u64) -> Watched {
         physical_block_bytes: 4096,
         grain_bytes: 4096,
         grain_from: GrainFrom::Topology,
+        zoned: Zones::default(),
         causes: vec![],
+        next: None,
     }
 }
 
@@ -64,4 +68,27 @@ pub fn watched_ao() -> Vec<Watched> {
         device("sdb1", 17, DeviceLayer::Partition, 63 * 512),
         device("sdb2", 18, DeviceLayer::Partition, 2048 * 512),
     ]
+}
+
+/// The zone size of `watched_zoned`: 4 MiB (null_blk `zone_size=4`,
+/// sysfs queue/chunk_sectors 8192).
+pub const ZONE: u64 = 4 << 20;
+
+/// nullb0 (252:0), a 1 GiB zoned disk of 512-byte blocks in zones of
+/// `ZONE` bytes, of zone model `model`.
+pub fn watched_zoned(model: ZoneModel) -> Vec<Watched> {
+    vec![Watched {
+        device: "nullb0".into(),
+        major: 252,
+        minor: 0,
+        physical_block_bytes: 512,
+        grain_bytes: 512,
+        zoned: Zones {
+            model,
+            zone_size_bytes: ZONE,
+            zones: 256,
+            ..Zones::default()
+        },
+        ..device("nullb0", 0, DeviceLayer::Disk, 0)
+    }]
 }

@@ -1,18 +1,23 @@
 //! `watch`: the alignment of the real I/O, at every layer of the stack,
-//! while it happens. It observes and never issues I/O: the kernel's block
-//! tracepoints are counted (by `sys::blocktrace`) into cumulative
+//! while it happens. It observes: before it starts counting it reads the
+//! partition tables and layer headers of the disks (as `check` does) to
+//! name the causes, and during the counted window it issues no I/O. The
+//! kernel's block tracepoints are counted (by `sys::blocktrace`) into cumulative
 //! [`Snapshot`]s, and this module turns them into per-device summaries,
 //! a latency comparison of aligned against straddling requests, and
 //! findings that name what `check` says about the device.
 //!
-//! Everything here works on snapshots handed in through [`Source`], so
+//! Everything here works on snapshots handed in through [`SnapshotSource`], so
 //! the tests feed synthetic or recorded ones; [`tracer`] is the one place
 //! the kernel's tracer plugs in.
 
+pub mod accounting;
+pub mod counts;
 pub mod devices;
 pub mod latency;
 pub mod rules;
 pub mod source;
+pub mod submitters;
 pub mod summary;
 
 #[cfg(test)]
@@ -20,14 +25,14 @@ pub(crate) mod fixture;
 
 pub use devices::{resolve, DeviceLayer, Resolved, Watched};
 pub use latency::LatencyComparison;
-pub use source::{observe, tracer, Observed, Recording, Replay, Source, Stop};
+pub use source::{observe, tracer, Observed, Recording, Replay, SnapshotSource, Stop};
 pub use summary::DeviceSummary;
 
 use crate::check::CheckOptions;
 use crate::errors::TargetError;
 use crate::findings::{Code, FailOn, Finding};
 use crate::schema::Document;
-use crate::sys::blocktrace::{Snapshot, TracePath};
+use crate::sys::blocktrace::{BpfAttach, Snapshot, TracePath};
 use crate::topology::Sysfs;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -43,6 +48,8 @@ pub struct WatchOptions {
     pub interval: std::time::Duration,
     /// `--unit`: the grain every device is judged against.
     pub unit: Option<u64>,
+    /// `--top`: submitters shown per device and direction.
+    pub top: usize,
 }
 
 /// How the events were read, and what that costs.
@@ -50,9 +57,14 @@ pub struct WatchOptions {
 #[serde(default)]
 pub struct Trace {
     pub path: TracePath,
+    /// How the BPF programs get their events: typed raw tracepoints
+    /// (where the kernel has BTF) or perf events on the tracepoints; null
+    /// on the perf-samples path and in a recording that does not say.
+    pub attach: Option<BpfAttach>,
     /// What reading them this way costs, as measured (docs/watch.md).
     pub cost: String,
-    /// Why the preferred path was not taken (BPF refused); null when it was.
+    /// Why the preferred path was not taken (BPF refused, or no BTF for
+    /// the raw tracepoints); null when it was.
     pub note: Option<String>,
 }
 
@@ -65,14 +77,66 @@ impl Default for Trace {
 impl Trace {
     pub fn of(path: TracePath) -> Trace {
         let cost = match path {
-            TracePath::Bpf => "counted inside the kernel by BPF programs: 0.73 to 0.81 of the untraced IOPS at about 300 k IOPS, as bpftrace's count() costs (0.72) in the same run (bench/watch-overhead: 4 KiB random reads at QD 32 on a loop device over /dev/shm, 2 CPUs)",
-            TracePath::PerfSamples => "raw perf samples decoded in user space: 0.61 to 0.65 of the untraced IOPS at about 300 k IOPS (bench/watch-overhead: 4 KiB random reads at QD 32 on a loop device over /dev/shm, 2 CPUs)",
+            TracePath::Bpf => "counted inside the kernel by BPF programs (bench/watch-overhead measures the cost against bpftrace's count() on the same tracepoints)",
+            TracePath::PerfSamples => "raw perf samples decoded in user space, one record per event (bench/watch-overhead --perf-samples measures the cost)",
         };
         Trace {
             path,
+            attach: None,
             cost: cost.into(),
             note: None,
         }
+    }
+}
+
+/// What the tracer holds at once, and what went beyond it: counted and
+/// shown, never dropped silently.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Limits {
+    /// Devices traced at most.
+    pub max_devices: u64,
+    /// Requests timed (issue to completion) at once at most.
+    pub max_inflight: u64,
+    /// Submitters (device, direction, stage, task name, cgroup) counted
+    /// at most.
+    pub max_submitters: u64,
+    /// Latency is timed on one request in this many, chosen by its
+    /// sector (the counts are exact; only the timing is sampled).
+    pub latency_one_in: u64,
+    /// Requests issued whose latency was not recorded.
+    pub untimed: u64,
+    /// I/Os whose submitter was not counted.
+    pub unattributed: u64,
+    /// Devices watched but not traced (beyond `max_devices`).
+    pub untraced_devices: Vec<String>,
+}
+
+impl Limits {
+    /// The limits of `sys::trace` and what the run's summaries and
+    /// snapshot say went beyond them.
+    fn of(devices: &[DeviceSummary], stack: &[Watched], d: &Snapshot) -> Limits {
+        let cap = crate::sys::trace::Capacity::DEFAULT;
+        let name = |dev: &crate::sys::blocktrace::DevNum| {
+            stack.iter().find(|w| w.dev() == *dev).map_or_else(
+                || format!("{}:{}", dev.major, dev.minor),
+                |w| w.device.clone(),
+            )
+        };
+        Limits {
+            max_devices: cap.devices as u64,
+            max_inflight: cap.inflight as u64,
+            max_submitters: cap.submitters as u64,
+            latency_one_in: u64::from(cap.latency_one_in),
+            untimed: devices.iter().map(|s| s.untimed).sum(),
+            unattributed: devices.iter().map(|s| s.unattributed).sum(),
+            untraced_devices: d.untraced_devices.iter().map(name).collect(),
+        }
+    }
+
+    /// Something went beyond a limit.
+    pub fn dropped(&self) -> bool {
+        self.untimed > 0 || self.unattributed > 0 || !self.untraced_devices.is_empty()
     }
 }
 
@@ -102,6 +166,8 @@ pub struct WatchRun {
     pub unit_bytes: Option<u64>,
     /// Records the kernel dropped (the perf path's ring overflowed).
     pub lost_records: u64,
+    /// What the tracer holds at once, and what went beyond it.
+    pub limits: Limits,
     /// Every device watched, the targets' own first.
     pub stack: Vec<Watched>,
     /// One entry per device and direction with I/O.
@@ -115,6 +181,12 @@ pub struct WatchRun {
     /// The exit status: 1 findings of warning or above, 2 something could
     /// not be watched.
     pub exit_status: u8,
+    /// What watch itself read before it started counting, to name the
+    /// causes (the partition tables and layer headers `check` reads): the
+    /// bytes fetched from storage (/proc/self/io `read_bytes`), none of
+    /// them in the counts; null where the kernel does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_before_bytes: Option<u64>,
 }
 
 /// The `diskalign.watch` document, written and read back by this type.
@@ -131,7 +203,7 @@ impl WatchRun {
         last: &Snapshot,
     ) -> WatchRun {
         let d = summary::delta(last, first);
-        let devices = summary::summarise(&stack, &d);
+        let devices = summary::summarise(&stack, &d, opts.top);
         let findings = rules::findings(&stack, &devices);
         let mut run = WatchRun {
             targets: opts
@@ -144,6 +216,7 @@ impl WatchRun {
             interval_s: opts.interval.as_secs_f64(),
             unit_bytes: opts.unit,
             lost_records: d.lost_records,
+            limits: Limits::of(&devices, &stack, &d),
             latency: latency::compare(&stack, &d),
             stack,
             devices,
@@ -151,6 +224,7 @@ impl WatchRun {
             command: None,
             errors: Vec::new(),
             exit_status: 0,
+            read_before_bytes: None,
         };
         run.settle();
         run
@@ -206,13 +280,21 @@ pub fn add_causes(stack: &mut [Watched], sysfs: &Sysfs) {
         .collect();
     let opts = CheckOptions {
         sysfs: sysfs.clone(),
-        topology: None,
+        ..CheckOptions::default()
     };
-    let run = crate::check::check_with(&paths, &opts, FailOn::default());
+    let read = crate::check::read(&paths, &opts);
+    // The plan command of each disk whose plan has work: the fix the
+    // findings name, as check's `next:` does.
+    let plans = crate::plan::next::commands(read.clone(), &opts);
+    let run = crate::check::judge(read, FailOn::default());
     let cause = |f: &&Finding| PLACEMENT.contains(&f.code) && f.counts() && f.is_problem();
     for w in stack.iter_mut() {
         let mut found: Vec<Finding> = Vec::new();
+        // The disk whose plan fixes it: its own, else the one whose stack
+        // the causes of a dm or md device were found in.
+        let mut disk = w.disk.as_ref().map(|d| format!("/dev/{d}"));
         for t in &run.targets {
+            let before = found.len();
             if w.layer == DeviceLayer::Partition && t.disk.as_deref() == w.disk.as_deref() {
                 let number = partition_number(&w.device, w.disk.as_deref());
                 for p in t.partitions.iter().filter(|p| Some(p.number) == number) {
@@ -222,8 +304,15 @@ pub fn add_causes(stack: &mut [Watched], sysfs: &Sysfs) {
             for root in &t.stack {
                 holder_findings(root, &w.device, &mut found, &cause);
             }
+            if disk.is_none() && found.len() > before {
+                disk = Some(t.path.clone());
+            }
         }
         w.causes = found;
+        w.next = plans
+            .iter()
+            .find(|(path, _)| Some(path) == disk.as_ref())
+            .map(|(_, c)| c.clone());
     }
 }
 
@@ -266,6 +355,7 @@ mod tests {
             duration: None,
             interval: Duration::from_secs(1),
             unit: None,
+            top: submitters::TOP,
         }
     }
 
@@ -319,16 +409,15 @@ mod tests {
                 ("sdb2", 1000, Some(0))
             ]
         );
-        // The disk's straddling writes and the partition's, off 4 KiB on it.
+        // The partition's writes off 4 KiB on the disk are the disk's
+        // straddling writes: one misalignment, one finding, at the
+        // partition that causes it.
         let found: Vec<(&str, Code)> = run
             .findings
             .iter()
             .map(|f| (f.facts.device.as_deref().unwrap_or(""), f.code))
             .collect();
-        assert_eq!(
-            found,
-            [("sdb", Code::StraddlingIo), ("sdb1", Code::StraddlingIo)]
-        );
+        assert_eq!(found, [("sdb1", Code::StraddlingIo)]);
         assert_eq!(run.exit_status, 1);
         assert_eq!(run.by_share()[0].device, "sdb1");
     }

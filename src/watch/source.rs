@@ -1,17 +1,17 @@
 //! Where snapshots come from, and the loop that takes them. A
-//! [`Source`] is the kernel's tracer ([`tracer`], the one function
+//! [`SnapshotSource`] is the kernel's tracer ([`tracer`], the one function
 //! `sys::blocktrace` plugs into) or a [`Replay`] of recorded snapshots
 //! (tests, and runs saved for later); [`observe`] takes one snapshot at
 //! the start and one every interval until the run ends.
 
-use crate::sys::blocktrace::{Grains, Snapshot, TracePath};
+use crate::sys::blocktrace::{BpfAttach, Grains, Snapshot, TracePath};
 use crate::sys::trace::{Prefer, Tracer};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// Cumulative counts of the block tracepoints, read on demand.
-pub trait Source {
+pub trait SnapshotSource {
     /// Everything counted since tracing started.
     fn snapshot(&mut self) -> Result<Snapshot, String>;
     /// How the events are read.
@@ -25,8 +25,13 @@ pub trait Source {
     fn finished(&self) -> bool {
         false
     }
-    /// Why the preferred path was not taken (BPF refused by the kernel).
+    /// Why the preferred path was not taken (BPF refused by the kernel,
+    /// or no BTF for the typed raw tracepoints).
     fn note(&self) -> Option<String> {
+        None
+    }
+    /// How the BPF programs are attached, where they run.
+    fn attach(&self) -> Option<BpfAttach> {
         None
     }
 }
@@ -34,15 +39,15 @@ pub trait Source {
 /// The kernel's tracer for the devices `grains` names: BPF programs on
 /// the block tracepoints, or raw perf samples where BPF is refused
 /// (`sys::trace`). One line saying what is missing when it cannot start.
-pub fn tracer(grains: &[Grains]) -> Result<Box<dyn Source>, String> {
+pub fn tracer(grains: &[Grains]) -> Result<Box<dyn SnapshotSource>, String> {
     let t = Tracer::start(grains, Prefer::Auto).map_err(|e| e.to_string())?;
     Ok(Box::new(Kernel(t)))
 }
 
-/// The kernel's tracer as a [`Source`].
+/// The kernel's tracer as a [`SnapshotSource`].
 struct Kernel(Tracer);
 
-impl Source for Kernel {
+impl SnapshotSource for Kernel {
     fn snapshot(&mut self) -> Result<Snapshot, String> {
         self.0.snapshot().map_err(|e| e.to_string())
     }
@@ -52,9 +57,20 @@ impl Source for Kernel {
     }
 
     fn note(&self) -> Option<String> {
-        self.0
+        let bpf = self
+            .0
             .bpf_refused()
-            .map(|why| format!("BPF was refused ({why}): raw perf samples instead"))
+            .map(|why| format!("BPF was refused ({why}): raw perf samples instead"));
+        let typed = self.0.typed_refused().map(|why| {
+            format!(
+                "the typed raw tracepoints could not be used ({why}): BPF on perf events instead"
+            )
+        });
+        bpf.or(typed)
+    }
+
+    fn attach(&self) -> Option<BpfAttach> {
+        self.0.attach()
     }
 }
 
@@ -66,7 +82,7 @@ pub struct Recording {
     pub snapshots: Vec<Snapshot>,
 }
 
-/// A [`Source`] that plays a recording back, snapshot by snapshot.
+/// A [`SnapshotSource`] that plays a recording back, snapshot by snapshot.
 pub struct Replay {
     path: TracePath,
     left: VecDeque<Snapshot>,
@@ -87,7 +103,7 @@ impl Replay {
     }
 }
 
-impl Source for Replay {
+impl SnapshotSource for Replay {
     fn snapshot(&mut self) -> Result<Snapshot, String> {
         self.left
             .pop_front()
@@ -131,18 +147,19 @@ pub struct Observed {
 /// How often a waiting loop looks at `stop`.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Take a snapshot now and one every `interval` until `duration` has
-/// passed, `stop` says so or a recording ends; `each` gets every
-/// interval's (previous, current) pair, for the live view. The first
-/// snapshot failing is the run failing.
+/// From `first`, the snapshot the run starts at (taken before a COMMAND
+/// starts, so none of its I/O falls before it), take one every
+/// `interval` until `duration` has passed, `stop` says so or a recording
+/// ends; `each` gets every interval's (previous, current) pair, for the
+/// live view.
 pub fn observe(
-    source: &mut dyn Source,
+    source: &mut dyn SnapshotSource,
+    first: Snapshot,
     interval: Duration,
     duration: Option<Duration>,
     stop: &mut dyn Stop,
     each: &mut dyn FnMut(&Snapshot, &Snapshot),
-) -> Result<Observed, String> {
-    let first = source.snapshot()?;
+) -> Observed {
     let mut last = first.clone();
     let (start, t0) = (Instant::now(), first.elapsed_s);
     // A recording's time is its own; a live run's the clock's.
@@ -153,33 +170,41 @@ pub fn observe(
             start.elapsed()
         }
     };
-    while !source.finished() && !stop.now() {
-        if !source.recorded() {
+    while !source.finished() {
+        // A live run that stops (the command ended, Ctrl-C) takes one
+        // more snapshot, the last: a command that ended before the first
+        // look still has its I/O counted, and so does the I/O since the
+        // snapshot before. A recording stops where it is.
+        let mut stopping = stop.now();
+        if source.recorded() {
+            if stopping {
+                break;
+            }
+        } else if !stopping {
             let left = duration.map_or(interval, |d| d.saturating_sub(start.elapsed()));
-            // Stopped while waiting: the snapshot below is the last.
-            wait(interval.min(left), stop);
+            stopping = wait(interval.min(left), stop);
         }
         let now = match source.snapshot() {
             Ok(s) => s,
             Err(e) => {
-                return Ok(Observed {
+                return Observed {
                     first,
                     last,
                     error: Some(e),
-                })
+                }
             }
         };
         each(&last, &now);
         last = now;
-        if duration.is_some_and(|d| ran(&last, source.recorded()) >= d) {
+        if stopping || duration.is_some_and(|d| ran(&last, source.recorded()) >= d) {
             break;
         }
     }
-    Ok(Observed {
+    Observed {
         first,
         last,
         error: None,
-    })
+    }
 }
 
 /// Sleep `d` in short steps; true when `stop` said so meanwhile.
@@ -227,19 +252,53 @@ mod tests {
         .unwrap()
     }
 
+    /// A live source: the recording's snapshots, not marked recorded.
+    struct Live(Replay);
+
+    impl SnapshotSource for Live {
+        fn snapshot(&mut self) -> Result<Snapshot, String> {
+            self.0.snapshot()
+        }
+        fn path(&self) -> TracePath {
+            self.0.path()
+        }
+        fn recorded(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_command_that_ended_before_the_first_look_is_counted() {
+        // The command ended before observe looked: one more snapshot is
+        // taken at once, so its I/O is counted, not lost.
+        let mut live = Live(Replay::parse(&recording(3)).unwrap());
+        let first = live.snapshot().unwrap();
+        let o = observe(
+            &mut live,
+            first,
+            Duration::from_secs(3600),
+            None,
+            &mut || true,
+            &mut |_: &Snapshot, _: &Snapshot| {},
+        );
+        assert_eq!((o.first.elapsed_s, o.last.elapsed_s), (0.0, 1.0));
+        assert!(o.error.is_none());
+    }
+
     #[test]
     fn a_recording_plays_to_its_end() {
         let mut r = Replay::parse(&recording(4)).unwrap();
         assert_eq!(r.path(), TracePath::PerfSamples);
         let mut intervals = 0;
+        let first = r.snapshot().unwrap();
         let o = observe(
             &mut r,
+            first,
             Duration::from_secs(1),
             None,
             &mut || false,
             &mut |_: &Snapshot, _: &Snapshot| intervals += 1,
-        )
-        .unwrap();
+        );
         assert_eq!(intervals, 3);
         assert_eq!((o.first.elapsed_s, o.last.elapsed_s), (0.0, 3.0));
         assert!(o.error.is_none());
@@ -248,24 +307,26 @@ mod tests {
     #[test]
     fn for_a_duration_stops_there_and_ctrl_c_at_once() {
         let mut r = Replay::parse(&recording(6)).unwrap();
+        let first = r.snapshot().unwrap();
         let o = observe(
             &mut r,
+            first,
             Duration::from_secs(1),
             Some(Duration::from_secs(2)),
             &mut || false,
             &mut |_: &Snapshot, _: &Snapshot| {},
-        )
-        .unwrap();
+        );
         assert_eq!(o.last.elapsed_s, 2.0);
         let mut r = Replay::parse(&recording(6)).unwrap();
+        let first = r.snapshot().unwrap();
         let o = observe(
             &mut r,
+            first,
             Duration::from_secs(1),
             None,
             &mut || true,
             &mut |_: &Snapshot, _: &Snapshot| {},
-        )
-        .unwrap();
+        );
         assert_eq!(o.last.elapsed_s, 0.0);
     }
 

@@ -6,6 +6,7 @@
 pub mod browser;
 pub mod lvm;
 pub mod md;
+pub mod zfs;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -297,6 +298,25 @@ pub fn luks_format(target: &Path, key: &Path, extra: &[&str]) {
     sh("cryptsetup", &a);
 }
 
+/// SHA-256 of the first `bytes` of a device or file: what a partition
+/// held before a plan made it larger.
+pub fn checksum_head(path: &str, bytes: u64) -> String {
+    let out = sh(
+        "sh",
+        &[
+            "-c",
+            &format!("head -c {bytes} \"$1\" | sha256sum",),
+            "sh",
+            path,
+        ],
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// SHA-256 of a whole device or file.
 pub fn checksum(path: &str) -> String {
     let out = sh("sha256sum", &[path]);
@@ -305,4 +325,15 @@ pub fn checksum(path: &str) -> String {
         .next()
         .unwrap_or_default()
         .to_string()
+}
+
+/// `qemu-img convert -O FORMAT [OPTIONS] SRC DST` (Debian's qemu-utils);
+/// returns DST.
+pub fn qemu_img_convert(src: &Path, dst: &Path, format: &str, options: &[&str]) -> PathBuf {
+    let mut args = vec!["convert", "-O", format];
+    args.extend_from_slice(options);
+    args.push(src.to_str().unwrap());
+    args.push(dst.to_str().unwrap());
+    sh("qemu-img", &args);
+    dst.to_path_buf()
 }

@@ -6,7 +6,6 @@
 //! container's own findings, `image-*`, aside).
 
 use super::common::{self, lvm, sh, LoopDev};
-use super::convert;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
@@ -182,7 +181,7 @@ fn every_layout(format: &str, options: &[&str], json_format: &str) {
     let l = layouts();
     for (name, raw) in &l.disks {
         let img = raw.with_file_name(format!("{name}.{format}"));
-        convert(raw, &img, format, options);
+        common::qemu_img_convert(raw, &img, format, options);
         let doc = assert_checks_as_raw(&img, format);
         // The comparison has layers to compare: ext4 in the DOS and the
         // parted layouts, the PV there too.
@@ -238,7 +237,7 @@ fn overlays_on_raw_and_on_qcow2_check_as_raw() {
     let l = layouts();
     let (_, raw) = &l.disks[2];
     let base_q = raw.with_file_name("base.qcow2");
-    convert(raw, &base_q, "qcow2", &[]);
+    common::qemu_img_convert(raw, &base_q, "qcow2", &[]);
     for (base, fmt) in [(raw.clone(), "raw"), (base_q.clone(), "qcow2")] {
         let top = raw.with_file_name(format!("over-{fmt}.qcow2"));
         let base_name = base.file_name().unwrap().to_str().unwrap();
@@ -272,7 +271,7 @@ fn a_vhdx_says_its_topology_and_passes_fail_on_info() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let raw = common::image(dir.path(), "a.img", 64 << 20);
     sh("sgdisk", &["-n1:2048:+20M", raw.to_str().unwrap()]);
-    let vhdx = convert(&raw, &dir.path().join("a.vhdx"), "vhdx", &[]);
+    let vhdx = common::qemu_img_convert(&raw, &dir.path().join("a.vhdx"), "vhdx", &[]);
     let (doc, code) = common::run_json(&["check", vhdx.to_str().unwrap(), "--fail-on", "info"]);
     assert_eq!(code, 0, "{doc}");
     let t = &doc["targets"][0];

@@ -53,16 +53,6 @@ pub fn patterned_disk(dir: &Path, name: &str, size: u64) -> PathBuf {
     p
 }
 
-/// `qemu-img convert -O FORMAT [-o OPTIONS] [extra] SRC DST`; returns DST.
-pub fn convert(src: &Path, dst: &Path, format: &str, options: &[&str]) -> PathBuf {
-    let mut args = vec!["convert", "-O", format];
-    args.extend_from_slice(options);
-    args.push(src.to_str().unwrap());
-    args.push(dst.to_str().unwrap());
-    common::sh("qemu-img", &args);
-    dst.to_path_buf()
-}
-
 /// `qemu-img info --output=json`'s virtual size.
 pub fn qemu_virtual_size(image: &Path) -> u64 {
     let out = common::sh(

@@ -4,7 +4,7 @@
 //! that names the field and its byte, within a second.
 
 use super::common;
-use super::{assert_same_guest, convert, open_error, patterned_disk, qemu_io};
+use super::{assert_same_guest, open_error, patterned_disk, qemu_io};
 use diskalign::image::ContainerFormat;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -19,7 +19,7 @@ fn raw(dir: &Path) -> PathBuf {
 /// `raw` converted to qcow2 with these options; checked byte for byte.
 fn same_as_qemu(options: &[&str]) -> diskalign::image::Container {
     let dir = tempfile::tempdir().unwrap();
-    let img = convert(
+    let img = common::qemu_img_convert(
         &raw(dir.path()),
         &dir.path().join("disk.qcow2"),
         "qcow2",
@@ -128,7 +128,7 @@ fn overlay_on_a_raw_base_relative_and_absolute() {
 #[test]
 fn overlay_on_a_qcow2_base() {
     let dir = tempfile::tempdir().unwrap();
-    let base = convert(
+    let base = common::qemu_img_convert(
         &raw(dir.path()),
         &dir.path().join("base.qcow2"),
         "qcow2",
@@ -165,7 +165,7 @@ fn a_smaller_backing_file_reads_as_zeros_past_its_end() {
 #[test]
 fn a_declared_raw_backing_file_is_raw_whatever_its_magic() {
     let dir = tempfile::tempdir().unwrap();
-    let base = convert(
+    let base = common::qemu_img_convert(
         &raw(dir.path()),
         &dir.path().join("base.qcow2"),
         "qcow2",

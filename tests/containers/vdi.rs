@@ -2,7 +2,7 @@
 //! static, then real images with header fields patched to lie.
 
 use super::patch::{self, quick_error};
-use super::{assert_same_guest, common, convert, open, patterned_disk};
+use super::{assert_same_guest, common, open, patterned_disk};
 use diskalign::image::ContainerFormat;
 use std::path::{Path, PathBuf};
 
@@ -11,7 +11,7 @@ const MIB: u64 = 1 << 20;
 fn vdi(dir: &Path, name: &str, options: &[&str]) -> PathBuf {
     common::require_tool("qemu-img");
     let raw = patterned_disk(dir, &format!("{name}.raw"), 64 * MIB);
-    convert(&raw, &dir.join(name), "vdi", options)
+    common::qemu_img_convert(&raw, &dir.join(name), "vdi", options)
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! geometry), then real images with fields patched to lie.
 
 use super::patch::{self, quick_error};
-use super::{assert_same_guest, common, convert, open, patterned_disk};
+use super::{assert_same_guest, common, open, patterned_disk};
 use diskalign::image::ContainerFormat;
 use std::path::{Path, PathBuf};
 
@@ -12,7 +12,7 @@ const MIB: u64 = 1 << 20;
 fn vpc(dir: &Path, name: &str, options: &[&str]) -> PathBuf {
     common::require_tool("qemu-img");
     let raw = patterned_disk(dir, &format!("{name}.raw"), 64 * MIB);
-    convert(&raw, &dir.join(name), "vpc", options)
+    common::qemu_img_convert(&raw, &dir.join(name), "vpc", options)
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! must be replayed, which qemu refuses read-only as we do.
 
 use super::patch::{self, quick_error};
-use super::{assert_same_guest, common, convert, open, patterned_disk, qemu_virtual_size};
+use super::{assert_same_guest, common, open, patterned_disk, qemu_virtual_size};
 use crc::{Crc, CRC_32_ISCSI};
 use diskalign::image::{vhdx, Chain, ContainerFormat, Files, HostFiles, Opened};
 use std::os::unix::fs::FileExt;
@@ -29,7 +29,7 @@ const VIRTUAL_SIZE_AT: u64 = FILE_PARAMETERS_AT + 8;
 fn vhdx(dir: &Path, name: &str, size: u64, options: &[&str]) -> PathBuf {
     common::require_tool("qemu-img");
     let raw = patterned_disk(dir, &format!("{name}.raw"), size);
-    convert(&raw, &dir.join(name), "vhdx", options)
+    common::qemu_img_convert(&raw, &dir.join(name), "vhdx", options)
 }
 
 fn facts(o: &Opened) -> (Option<u64>, Option<u32>, Option<u32>, Option<&str>) {

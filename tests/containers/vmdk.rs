@@ -3,7 +3,7 @@
 //! its grain directory in a footer as VMware writes it, and broken files
 //! made from real ones by patching a field or editing the descriptor.
 
-use super::{assert_same_guest, common, convert, open_error, patterned_disk, qemu_io};
+use super::{assert_same_guest, common, open_error, patterned_disk, qemu_io};
 use diskalign::image::ContainerFormat;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,7 @@ fn vmdk_of(dir: &Path, size: u64, name: &str, options: &[&str]) -> PathBuf {
         joined = options.join(",");
         opts.push(&joined);
     }
-    convert(&raw, &dir.join(format!("{name}.vmdk")), "vmdk", &opts)
+    common::qemu_img_convert(&raw, &dir.join(format!("{name}.vmdk")), "vmdk", &opts)
 }
 
 fn read_at(path: &Path, offset: u64, len: usize) -> Vec<u8> {
@@ -168,7 +168,7 @@ fn two_gb_max_extent_sparse_and_flat_join_their_extents() {
         ),
         ("twoGbMaxExtentFlat", ["split-f001.vmdk", "split-f002.vmdk"]),
     ] {
-        let img = convert(
+        let img = common::qemu_img_convert(
             &raw,
             &dir.path().join(format!("{sub}.vmdk")),
             "vmdk",

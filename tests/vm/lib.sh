@@ -282,3 +282,48 @@ verify_fs() {
   umount /mnt/$2
   [ $_st = 0 ] && echo "clean $(wc -l < /tmp/sums-$2) files"
 }
+
+# _dd_at DEV BYTES OFFSET [if|of]: one O_DIRECT write (of, the default) or
+# read (if) of BYTES at byte OFFSET of DEV, a single dd call each.
+_dd_at() {
+  if [ "${4:-of}" = if ]; then
+    dd if="$1" of=/dev/null bs="$2" count=1 skip="$3" iflag=skip_bytes,direct status=none
+  else
+    dd if=/dev/zero of="$1" bs="$2" count=1 seek="$3" oflag=seek_bytes,direct status=none
+  fi
+}
+
+# zone_workload DEV ZONE: O_DIRECT I/O of known shape against zones of
+# ZONE bytes on DEV, which must take writes anywhere in its first 6 zones
+# (conventional zones, a host-aware or a regular disk): 40 writes of
+# 8 KiB, 4 KiB on either side of a zone boundary (the first five in turn);
+# 210 that cross none: 200 of 4 KiB from 1 MiB on (one dd), 5 of 4 KiB
+# ending on a boundary and 5 starting on one; and 5 reads of 8 KiB across
+# a boundary. Each write is one bio: 250 writes, 40 of them across a zone
+# boundary.
+zone_workload() {
+  _i=0
+  while [ $_i -lt 40 ]; do
+    _dd_at "$1" 8192 $(( (_i % 5 + 1) * $2 - 4096 )) || return 1
+    _i=$((_i + 1))
+  done
+  dd if=/dev/zero of="$1" bs=4096 count=200 seek=256 oflag=direct status=none || return 1
+  for _z in 1 2 3 4 5; do
+    _dd_at "$1" 4096 $(( _z * $2 - 4096 )) || return 1
+    _dd_at "$1" 4096 $(( _z * $2 )) || return 1
+    _dd_at "$1" 8192 $(( _z * $2 - 4096 )) if || return 1
+  done
+}
+
+# bt_zones FILE ZONE_SECTORS: blkparse's count of the writes blktrace
+# recorded in FILE, as JSON: `queued` (Q: each bio once, as
+# block_bio_queue fires) and `queued_crossing`, those whose sectors
+# cross a boundary of zones of ZONE_SECTORS; `split` (X); `issued` (D)
+# and `issued_crossing`.
+bt_zones() {
+  blkparse -i "$1" -f '%a %d %S %n\n' | awk -v z="$2" '
+    $2 ~ /W/ && $1 == "Q" { q++; if ($3 % z + $4 > z) qx++ }
+    $2 ~ /W/ && $1 == "X" { x++ }
+    $2 ~ /W/ && $1 == "D" { d++; if ($3 % z + $4 > z) dx++ }
+    END { printf "{\"queued\":%d,\"queued_crossing\":%d,\"split\":%d,\"issued\":%d,\"issued_crossing\":%d}\n", q, qx, x, d, dx }'
+}

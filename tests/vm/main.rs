@@ -3,7 +3,7 @@
 //! with the guest's own tools, captures diskalign's JSON next to the
 //! guest kernel's sysfs values and the guest's parted/fdisk/sgdisk, and
 //! checks the expectations here on the host. tests/vm/README.md describes
-//! the scenario language; tests/vm/prepare builds the kernel, the static
+//! the scenario language; tests/vm/prepare builds the kernel, the release
 //! binary and the initramfs (cached under target/vm/).
 //!
 //! `DISKALIGN_VM_SCENARIOS=usb,dm` runs only the scenarios whose file name
@@ -40,7 +40,7 @@ fn vm_dir() -> &'static Path {
             .expect("run tests/vm/prepare");
         assert!(
             out.status.success(),
-            "tests/vm/prepare failed ({}): the kernel-in-the-loop tests need qemu, the guest kernel and a static build",
+            "tests/vm/prepare failed ({}): the kernel-in-the-loop tests need qemu, the guest kernel and a release build",
             out.status
         );
         let text = String::from_utf8_lossy(&out.stdout);
@@ -203,8 +203,20 @@ fn qemu_args(vm: &Path, boot: &Boot, work: &Path, initrd: &Path) -> Vec<String> 
                 // (lib.sh `_has_serial`).
                 format!("ide-hd,bus=ide.{port},model={}", d.name)
             }
+            // A controller of its own (the serial the guest finds it by),
+            // and the image as its zoned namespace 1, which takes the
+            // properties.
+            Bus::Zns => {
+                a.push("-device".into());
+                a.push(format!("nvme,id=zc_{0},serial={0}", d.name));
+                format!("nvme-ns,bus=zc_{0},nsid=1,zoned=on", d.name)
+            }
         };
-        let mut spec = format!("{dev},drive=d_{0},serial={0}", d.name);
+        let mut spec = if d.bus == Bus::Zns {
+            format!("{dev},drive=d_{0}", d.name)
+        } else {
+            format!("{dev},drive=d_{0},serial={0}", d.name)
+        };
         for p in &d.props {
             spec.push(',');
             spec.push_str(p);
@@ -333,6 +345,28 @@ fn tail(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
+/// A `host` step: `sh -c CMD` in the scenario's work folder, with `$REPO`
+/// the repository (for its tests/vm scripts); a failure stops the
+/// scenario with the command's output.
+fn run_on_host(cmd: &str, work: &Path) -> Result<(), String> {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(work)
+        .env("REPO", env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .map_err(|e| format!("host `{cmd}`: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "host `{cmd}` failed ({}): {}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    ))
+}
+
 /// Boots one guest; Err carries the reason and the serial log's tail.
 fn run_boot(
     vm: &Path,
@@ -341,6 +375,9 @@ fn run_boot(
     out_dir: &Path,
     n: usize,
 ) -> Result<BTreeMap<String, Captured>, String> {
+    for cmd in &boot.host {
+        run_on_host(cmd, work)?;
+    }
     for d in boot.disks.iter().filter(|d| d.backing == Backing::Image) {
         let img = work.join(format!("{}.img", d.name));
         let f = fs::OpenOptions::new()
@@ -637,7 +674,19 @@ fn kernel_in_the_loop() {
                     (Some(machine.read().unwrap()), None)
                 };
                 let t = std::time::Instant::now();
-                let r = run_scenario(vm, s);
+                let mut r = run_scenario(vm, s);
+                // A timing scenario may run again; each failed attempt is
+                // printed whole, so none passes unseen.
+                for attempt in 1..s.attempts {
+                    let Err(e) = &r else { break };
+                    eprintln!(
+                        "vm scenario {}: attempt {attempt} of {} FAILED in {:.0} s, running it again:\n{e}",
+                        s.name,
+                        s.attempts,
+                        t.elapsed().as_secs_f64()
+                    );
+                    r = run_scenario(vm, s);
+                }
                 eprintln!(
                     "vm scenario {}: {} in {:.0} s",
                     s.name,

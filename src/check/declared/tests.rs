@@ -1,4 +1,4 @@
-//! The rules on synthetic DeviceSays: every namespace, format and limit
+//! The rules on synthetic Declared: every namespace, format and limit
 //! here is made up for the test, not read from a device.
 
 use super::*;
@@ -10,7 +10,7 @@ use crate::identify::nvme::{LbaFormat, RelativePerformance};
 use crate::layout::PartKind;
 use crate::stack::luks::Luks;
 use crate::stack::Detail;
-use crate::topology::device_says::{LimitSaid, Source};
+use crate::topology::declared::{DeclaredLimit, IdentifyProtocol};
 use crate::units::MIB;
 
 const T512E: Topology = Topology {
@@ -45,19 +45,19 @@ pub(crate) fn namespace(nsfeat: u8, npwg: u16, npwa: u16) -> Namespace {
     }
 }
 
-/// Synthetic DeviceSays of a namespace declaring a physical block of `pbs`.
-pub(crate) fn says(ns: Namespace, pbs: u64) -> DeviceSays {
-    DeviceSays {
+/// Synthetic Declared of a namespace declaring a physical block of `pbs`.
+pub(crate) fn says(ns: Namespace, pbs: u64) -> Declared {
+    Declared {
         nvme: Some(ns),
-        limits: vec![LimitSaid {
+        limits: vec![DeclaredLimit {
             limit: Limit::PhysicalBlockSize,
-            source: Source::Nvme,
+            source: IdentifyProtocol::Nvme,
             fields: "NPWG".into(),
             device_bytes: pbs,
             kernel_bytes: 512,
             follows: false,
         }],
-        ..DeviceSays::default()
+        ..Declared::default()
     }
 }
 
@@ -111,7 +111,7 @@ fn a_start_the_kernel_rules_already_judge_is_left_to_them() {
         ..T512E
     };
     assert!(partition_start(unit, &t16, MIB + 4096).is_none());
-    // Nothing declared (NSFEAT bit 4 clear, or no DeviceSays): nothing said.
+    // Nothing declared (NSFEAT bit 4 clear, or no Declared): nothing said.
     let none = write_unit(Some(&says(namespace(0x00, 31, 31), 512)));
     assert!(partition_start(none, &T512E, MIB + 4096).is_none());
     assert!(write_unit(None).is_none());
@@ -130,10 +130,10 @@ fn partitions_of_a_disk_get_it_and_become_untidy() {
     let reports = |t: &crate::inspect::Target| {
         partition_reports(t, &ToolView::new(&t.topology, t.size), false)
     };
-    // An image: no DeviceSays, no finding.
+    // An image: no Declared, no finding.
     assert!(reports(&t).iter().all(|p| p.status == Status::Aligned));
     let mut d = disk(64 * MIB, vec![]);
-    d.device_says = Some(says(namespace(0x10, 31, 31), 16384));
+    d.declared = Some(says(namespace(0x10, 31, 31), 16384));
     t.disk = Some(d);
     let r = reports(&t);
     assert_eq!(r[0].status, Status::Aligned);
@@ -198,6 +198,116 @@ fn a_luks_sector_below_the_declared_physical_block_is_a_warning() {
         .contains("cryptsetup convert --type luks2"));
 }
 
+fn zfs_layer(ashift: u64, below: Topology) -> Layer {
+    let mut l = Layer::new(
+        LayerKind::ZfsMember,
+        "ZFS pool tank member",
+        "/dev/nvme0n1",
+        MIB,
+        64 * MIB,
+        below,
+    );
+    l.detail = Some(Detail::Zfs(Box::new(crate::stack::zfs::Zfs {
+        vdev_tree: Some(crate::stack::zfs::Vdev {
+            vdev_type: "disk".into(),
+            ashift: Some(ashift),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })));
+    l
+}
+
+/// The seed's bridge case: the kernel reports 512, the disk declares 4096,
+/// and ZFS took ashift 9 from the kernel. Said once, with the evidence.
+#[test]
+fn a_zfs_ashift_below_the_declared_physical_block_is_an_error_that_names_its_evidence() {
+    let s = says(namespace(0x10, 7, 7), 4096);
+    let mut l = zfs_layer(9, Topology::IMAGE_DEFAULT);
+    layer_findings(Some(&s), "/dev/nvme0n1", &mut l);
+    assert_eq!(l.findings.len(), 1, "{:?}", l.findings);
+    let f = &l.findings[0];
+    assert_eq!(f.code, Code::ZfsAshiftBelowPhysical);
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(f.facts.physical_block_bytes, Some(4096));
+    assert_eq!(f.facts.kernel_value, Some(512));
+    assert_eq!(f.facts.declared_by.as_deref(), Some("nvme"));
+    assert!(
+        f.message
+            .contains("declares a 4096-byte physical block (nvme; the kernel reports 512")
+            && f.message.contains("-o ashift=12"),
+        "{}",
+        f.message
+    );
+    // ashift 12 meets it; and over a kernel that reports 4096 the
+    // kernel's own rule speaks (check::stack), not this one.
+    for (ashift, below) in [(12, Topology::IMAGE_DEFAULT), (9, T512E)] {
+        let mut l = zfs_layer(ashift, below);
+        layer_findings(Some(&s), "/dev/nvme0n1", &mut l);
+        assert!(l.findings.is_empty(), "{:?}", l.findings);
+    }
+}
+
+/// The kernel's 512 makes ashift 12 and 13 look larger than needed; a
+/// disk that declares 4096 settles it: 12 is what it needs (no finding),
+/// 13 is still above, now against 4096 and naming the evidence.
+#[test]
+fn a_zfs_ashift_above_the_kernels_block_is_settled_by_what_the_disk_declares() {
+    let s = says(namespace(0x10, 7, 7), 4096);
+    let above = |ashift: u64| {
+        let mut l = zfs_layer(ashift, Topology::IMAGE_DEFAULT);
+        l.findings.push(crate::check::stack::zfs_ashift_above(
+            1 << ashift,
+            512,
+            &l.device,
+        ));
+        layer_findings(Some(&s), "/dev/nvme0n1", &mut l);
+        l
+    };
+    let fits = above(12);
+    assert!(fits.findings.is_empty(), "{:?}", fits.findings);
+    let big = above(13);
+    assert_eq!(big.findings.len(), 1, "{:?}", big.findings);
+    let f = &big.findings[0];
+    assert_eq!(f.code, Code::ZfsAshiftAbovePhysical);
+    assert_eq!(f.severity, Severity::Info);
+    assert_eq!(f.facts.physical_block_bytes, Some(4096));
+    assert_eq!(f.facts.amplification, Some(2.0));
+    assert_eq!(f.facts.kernel_value, Some(512));
+    assert_eq!(f.facts.declared_by.as_deref(), Some("nvme"));
+    assert!(
+        f.message.contains("8192-byte units (ashift 13) where 4096-byte blocks would do (as the disk declares, nvme)"),
+        "{}",
+        f.message
+    );
+    assert!(big.aligned);
+    // A probe run's bracketed 4096 settles it the same way.
+    let m = crate::inspect::Measured {
+        path: "/dev/nvme0n1".into(),
+        disk: None,
+        unit_bytes: 4096,
+        file: "run.json".into(),
+    };
+    for (ashift, left) in [(12, 0), (13, 1)] {
+        let mut l = zfs_layer(ashift, Topology::IMAGE_DEFAULT);
+        l.findings.push(crate::check::stack::zfs_ashift_above(
+            1 << ashift,
+            512,
+            &l.device,
+        ));
+        measured_findings(Some(&m), &mut l);
+        assert_eq!(l.findings.len(), left, "{:?}", l.findings);
+        if let Some(f) = l.findings.first() {
+            assert_eq!(f.facts.measured_by.as_deref(), Some("run.json"));
+            assert!(
+                f.message.contains("the unit the probe bracketed, run.json"),
+                "{}",
+                f.message
+            );
+        }
+    }
+}
+
 #[test]
 fn a_layer_start_off_the_unit_and_other_devices_layers() {
     let s = says(namespace(0x10, 31, 31), 16384);
@@ -222,7 +332,7 @@ fn a_layer_start_off_the_unit_and_other_devices_layers() {
         l.children[0].findings.is_empty(),
         "another device's offsets are not the disk's"
     );
-    // No DeviceSays (an image): nothing.
+    // No Declared (an image): nothing.
     let mut l = luks_layer(2, 512, Topology::IMAGE_DEFAULT);
     layer_findings(None, "/dev/nvme0n1", &mut l);
     assert!(l.findings.is_empty());

@@ -21,7 +21,7 @@ mod zoom;
 
 use super::page;
 use crate::check::document::CheckDoc;
-use crate::check::document::{Finding, Limits, Target};
+use crate::check::document::{CheckedTarget, Finding, Topology};
 use crate::units::human;
 
 /// The section of one check run; `id` prefixes every id in it.
@@ -48,7 +48,7 @@ pub fn section(id: &str, name: &str, doc: &CheckDoc) -> String {
 }
 
 /// One target: its verdict and limits, map, zooms, stack and the tools.
-fn target(id: &str, n: usize, t: &Target) -> String {
+fn target(id: &str, n: usize, t: &CheckedTarget) -> String {
     let mut s = page::heading(
         3,
         &format!("{id}-target-{n}"),
@@ -73,6 +73,11 @@ fn target(id: &str, n: usize, t: &Target) -> String {
         t.topology_source,
         limits(&t.topology)
     )));
+    if let Some(next) = &t.next {
+        // The command that plans the fix, as check printed it: it runs as
+        // it stands, from where the check ran.
+        s.push_str(&page::para(&format!("Next: {next}")));
+    }
     let layers = stack::has_layers(&t.stack);
     if t.partitions.is_empty() && !layers {
         s.push_str(&page::para(&format!(
@@ -116,7 +121,7 @@ fn target(id: &str, n: usize, t: &Target) -> String {
 
 /// The whole disk's name and identity, as far as known: `, disk sda
 /// (model X, serial Y, WWN Z)`; nothing for an image.
-fn identity(t: &Target) -> String {
+fn identity(t: &CheckedTarget) -> String {
     let known: Vec<String> = [("model", &t.model), ("serial", &t.serial), ("WWN", &t.wwn)]
         .into_iter()
         .filter_map(|(k, v)| Some(format!("{k} {}", v.as_deref().filter(|v| !v.is_empty())?)))
@@ -130,7 +135,7 @@ fn identity(t: &Target) -> String {
 }
 
 /// A disk's limits in one phrase.
-fn limits(t: &Limits) -> String {
+fn limits(t: &Topology) -> String {
     format!(
         "logical {} B, physical {} B, minimum I/O {} B, optimal I/O {} B, alignment offset {} B",
         t.logical_block_size,
@@ -209,8 +214,11 @@ mod tests {
             "disk sda (model Samsung SSD 860, serial S3Z9NB0K, WWN naa.5002538e40a1b2c3); partition table gpt (PTUUID 0b1e2c7a-8d1f-4a47-9d4e-2b6c1f0e9a11)"
         ), "{s}");
         assert!(s.contains("<th>name</th>") && s.contains("<th>PARTUUID</th>"));
-        assert!(s.contains("<td>T</td><td>boot</td>"), "{s}");
-        assert!(s.contains("<td>5f3c-1</td></tr>"), "{s}");
+        assert!(
+            s.contains("<td>T</td>") && s.contains("<td>boot</td>"),
+            "{s}"
+        );
+        assert!(s.contains("<td>5f3c-1</td>"), "{s}");
     }
 
     /// An image read through a container names its format and the

@@ -85,29 +85,6 @@ pub fn table(id: &str, caption: &str, headers: &[&str], rows: &[Vec<Td>]) -> Str
     s
 }
 
-/// The table of what could not be read (a run's `errors`), or nothing
-/// when everything was.
-pub fn errors(
-    id: &str,
-    caption: &str,
-    what: &str,
-    errors: &[crate::check::document::DocError],
-) -> String {
-    if errors.is_empty() {
-        return String::new();
-    }
-    let rows: Vec<Vec<Td>> = errors
-        .iter()
-        .map(|e| {
-            vec![
-                Td::text(&e.path),
-                Td::Class("sev-error".into(), e.message.clone()),
-            ]
-        })
-        .collect();
-    table(id, caption, &[what, "why"], &rows)
-}
-
 /// A table folded away under a summary line (long tables of numbers).
 pub fn folded(summary: &str, inner: &str) -> String {
     format!(
@@ -158,6 +135,13 @@ pub fn document(title: &str, sources: &[String], sections: &[String]) -> String 
         esc(&sources.join(", "))
     );
     s
+}
+
+/// What a finding is about, each part shortened as `brief` does:
+/// `/dev/loop1, partition 1, PV abc` (`Subject::parts`).
+pub fn subject(s: &crate::findings::Subject) -> String {
+    let parts: Vec<String> = s.parts().iter().map(|p| brief(p).into_owned()).collect();
+    parts.join(crate::findings::facts::SUBJECT_SEPARATOR)
 }
 
 #[cfg(test)]

@@ -16,10 +16,11 @@
 
 use super::check::map;
 use super::describe;
-use super::page::{self, Td};
-use crate::check::report::{PartitionReport as Partition, TargetReport as Target};
+use super::page;
+use crate::check::outcome::{CheckedPartition as Partition, CheckedTarget as Target};
 use crate::findings::Status;
-use crate::plan::{DiskPlan, PartPlan};
+use crate::plan::{DiskPlan, Manual, PartPlan, Step};
+use crate::report::columns::{self, Column};
 use crate::report::{plan as text, Planned, Stamp};
 use crate::saved::Saved;
 use crate::units::human;
@@ -39,7 +40,7 @@ pub fn page(p: Planned, stamp: &Stamp) -> String {
         let before = now.iter().find(|t| t.path == d.path);
         s.push_str(&disk(id, n, d, before));
     }
-    s.push_str(&page::errors(
+    s.push_str(&crate::report::columns::errors_html(
         &format!("{id}-errors"),
         "Targets that could not be read",
         "target",
@@ -52,8 +53,10 @@ pub fn page(p: Planned, stamp: &Stamp) -> String {
 fn disk(id: &str, n: usize, d: &DiskPlan, now: Option<&Target>) -> String {
     let verdict = if !d.refused.is_empty() {
         "cannot plan"
-    } else if d.is_noop() {
+    } else if d.is_noop() && !d.has_work() {
         "nothing to move or resize"
+    } else if d.is_noop() {
+        "by hand first"
     } else {
         "a plan with changes"
     };
@@ -132,59 +135,37 @@ fn place(p: &mut Partition, planned: &PartPlan) {
 }
 
 fn moves(id: &str, d: &DiskPlan) -> String {
-    let rows: Vec<Vec<Td>> = d
-        .partitions
-        .iter()
-        .map(|p| {
-            vec![
-                Td::num(p.number),
-                Td::text(&p.content),
-                Td::num(p.before.start_bytes),
-                Td::num(p.before.size_bytes),
-                Td::num(p.after.start_bytes),
-                Td::num(p.after.size_bytes),
-                Td::text(text::change(p)),
-            ]
-        })
-        .collect();
-    if rows.is_empty() {
+    if d.partitions.is_empty() {
         return String::new();
     }
-    page::table(
+    let all = columns::plan_partitions();
+    let cols = columns::select(&all, None, |c| c.html);
+    columns::html(
         id,
-        "Each partition now and after the plan (bytes)",
-        &[
-            "partition",
-            "content",
-            "start now",
-            "size now",
-            "start after",
-            "size after",
-            "change",
-        ],
-        &rows,
+        "Each partition now and after the plan (sectors, and bytes)",
+        &cols,
+        &d.partitions.iter().collect::<Vec<_>>(),
     )
 }
 
+/// What to take offline first, then the steps numbered as the script
+/// numbers them.
 fn steps(id: &str, d: &DiskPlan) -> String {
     if d.steps.is_empty() {
         return String::new();
     }
-    let rows: Vec<Vec<Td>> = d
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| vec![Td::num(i + 1), Td::text(text::step(s))])
-        .collect();
-    let mut s = page::table(
-        id,
-        "The steps, in the order they run",
-        &["#", "step"],
-        &rows,
-    );
+    let mut s = String::new();
     for o in &d.offline {
         s.push_str(&page::para(&format!("First: {o}")));
     }
+    let rows: Vec<Numbered> = d.script_steps().into_iter().enumerate().collect();
+    let cols = step_columns();
+    s.push_str(&columns::html(
+        id,
+        "The steps, numbered as the script numbers them, in the order they run",
+        &cols.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
+    ));
     if d.bytes_to_move > 0 {
         s.push_str(&page::note(&format!(
             "Moves {} of data ({} bytes), each byte through a staging file.",
@@ -199,45 +180,48 @@ fn manual(id: &str, d: &DiskPlan) -> String {
     if d.manual.is_empty() {
         return String::new();
     }
-    let rows: Vec<Vec<Td>> = d
-        .manual
-        .iter()
-        .map(|m| {
-            vec![
-                Td::text(m.partition.map(|p| p.to_string()).unwrap_or_default()),
-                Td::text(&m.why),
-                Td::text(m.commands.join("\n")),
-            ]
-        })
-        .collect();
-    page::table(id, "By hand", &["partition", "why", "commands"], &rows)
+    let cols = manual_columns();
+    columns::html(
+        id,
+        "By hand",
+        &cols.iter().collect::<Vec<_>>(),
+        &d.manual.iter().collect::<Vec<_>>(),
+    )
+}
+
+/// A step of the script (a copy and the entry it rewrites are one),
+/// counted from 0.
+type Numbered<'a> = (usize, Vec<&'a Step>);
+
+/// The step's number, as the script numbers it from 1, and what it does.
+fn step_columns<'a>() -> Vec<Column<Numbered<'a>>> {
+    vec![
+        Column::html_only("number", "#", |r: &Numbered| (r.0 + 1).to_string()).num(),
+        Column::html_only("step", "step", |r: &Numbered| text::steps_text(&r.1)),
+    ]
+}
+
+/// The partition a thing to do by hand is about (none: the disk), why,
+/// and the commands, a line each.
+fn manual_columns() -> Vec<Column<Manual>> {
+    vec![
+        Column::html_only("partition", "partition", |m: &Manual| {
+            m.partition.map(|p| p.to_string()).unwrap_or_default()
+        }),
+        Column::html_only("why", "why", |m: &Manual| m.why.clone()),
+        Column::html_only("commands", "commands", |m: &Manual| m.commands.join("\n")),
+    ]
 }
 
 fn leaves(id: &str, d: &DiskPlan) -> String {
     if d.leaves.is_empty() {
         return page::para("Afterwards check finds nothing to warn about.");
     }
-    let rows: Vec<Vec<Td>> = d
-        .leaves
-        .iter()
-        .map(|f| {
-            vec![
-                Td::text(f.severity.to_string()),
-                Td::text(f.code.to_string()),
-                Td::text(
-                    f.subject
-                        .partition
-                        .map(|p| p.to_string())
-                        .unwrap_or_default(),
-                ),
-                Td::text(&f.message),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = columns::findings();
+    columns::html(
         id,
         "Afterwards check will still report",
-        &["severity", "code", "partition", "finding"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &d.leaves.iter().collect::<Vec<_>>(),
     )
 }

@@ -11,9 +11,10 @@ mod declared;
 mod grains;
 mod limits;
 
-use super::page::{self, Td};
+use super::page;
 use super::svg::esc;
-use crate::findings::Severity;
+use crate::findings::{Finding, Severity};
+use crate::report::columns::{self, Column};
 use crate::topology::{Disk, TopologyDocument};
 use crate::units::human;
 use limits::Row;
@@ -28,7 +29,7 @@ pub fn section(id: &str, name: &str, doc: &TopologyDocument) -> String {
     for (n, d) in doc.disks.iter().enumerate() {
         s.push_str(&disk(id, n, d));
     }
-    s.push_str(&page::errors(
+    s.push_str(&crate::report::columns::errors_html(
         &format!("{id}-errors"),
         "Disks not read",
         "disk",
@@ -93,6 +94,21 @@ fn about(d: &Disk) -> String {
             parts.push(format!("{k} {v}"));
         }
     }
+    if d.zoned.is_zoned() {
+        let z = &d.zoned;
+        let conv = z
+            .conventional_zones
+            .map_or("conventional zones not read".to_string(), |n| {
+                format!("{n} conventional")
+            });
+        parts.push(format!(
+            "{} zoned: {} zones of {} bytes ({}), {conv}",
+            z.model,
+            z.zones,
+            z.zone_size_bytes,
+            human(z.zone_size_bytes)
+        ));
+    }
     match d.rotational {
         Some(true) => parts.push("rotational".into()),
         Some(false) => parts.push("not rotational".into()),
@@ -103,15 +119,15 @@ fn about(d: &Disk) -> String {
 
 /// The limits, sysfs beside the ioctl; distrusted cells marked ⚠ with why.
 fn table(tid: &str, d: &Disk, rows: &[Row]) -> String {
-    let body: Vec<Vec<Td>> = rows.iter().map(table_row).collect();
-    let mut s = page::table(
+    let cols = limit_columns();
+    let mut s = columns::html(
         tid,
         &format!(
             "I/O limits of {} (bytes): sysfs (queue/) and the ioctls",
             d.device.display()
         ),
-        &["limit", "sysfs", "ioctl", "in units", "why marked"],
-        &body,
+        &cols.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
     );
     if d.ioctl.is_none() {
         s.push_str(&page::note(&format!(
@@ -122,21 +138,28 @@ fn table(tid: &str, d: &Disk, rows: &[Row]) -> String {
     s
 }
 
-fn table_row(r: &Row) -> Vec<Td> {
+/// A distrusted value: marked ⚠.
+fn marked(v: i128, warn: bool) -> String {
+    if warn {
+        format!("⚠ {v}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// The class of a value's cell: a number, in the colour of the worst
+/// finding about the limit when it is distrusted.
+fn value_class(r: &Row, warn: bool) -> String {
+    if !warn {
+        return "num".into();
+    }
     let error = r.findings.iter().any(|f| f.severity == Severity::Error);
-    let class = if error { "sev-error" } else { "sev-warning" };
-    let cell = |v: String, warn: bool| {
-        if warn {
-            Td::Class(format!("num {class}"), format!("⚠ {v}"))
-        } else {
-            Td::num(v)
-        }
-    };
-    let ioctl = match r.ioctl {
-        Some(v) => cell(v.to_string(), r.differs()),
-        None if !r.has_ioctl => Td::text("no ioctl"),
-        None => Td::Class("sev-info".into(), "⚠ not read".into()),
-    };
+    format!("num {}", if error { "sev-error" } else { "sev-warning" })
+}
+
+/// Why a limit is marked: the findings about it, or the two values
+/// that disagree.
+fn why_marked(r: &Row) -> String {
     let mut why: Vec<String> = r
         .findings
         .iter()
@@ -149,16 +172,40 @@ fn table_row(r: &Row) -> Vec<Td> {
             r.ioctl.unwrap_or_default()
         ));
     }
+    why.join("; ")
+}
+
+type Limit<'a> = Column<Row<'a>>;
+
+/// A limit, its value in sysfs and from the ioctl (a number, or words
+/// where there is none: those cells are not right-aligned, so the
+/// ioctl's class says which a row's cell is), in units, and why it is
+/// marked.
+fn limit_columns<'a>() -> Vec<Limit<'a>> {
     vec![
-        Td::text(format!("{} ({})", r.label, r.key)),
-        cell(r.sysfs.to_string(), r.suspicious()),
-        ioctl,
-        Td::num(if r.sysfs > 0 {
-            human(r.sysfs as u64)
-        } else {
-            "–".into()
+        Limit::html_only("limit", "limit", |r| format!("{} ({})", r.label, r.key)),
+        Limit::html_only("sysfs", "sysfs", |r| marked(r.sysfs, r.suspicious()))
+            .num()
+            .class(|r| r.suspicious().then(|| value_class(r, true))),
+        Limit::html_only("ioctl", "ioctl", |r| match r.ioctl {
+            Some(v) => marked(v, r.differs()),
+            None if !r.has_ioctl => "no ioctl".into(),
+            None => "⚠ not read".into(),
+        })
+        .class(|r| match r.ioctl {
+            Some(_) => Some(value_class(r, r.differs())),
+            None if !r.has_ioctl => None,
+            None => Some("sev-info".into()),
         }),
-        Td::text(why.join("; ")),
+        Limit::html_only("in_units", "in units", |r| {
+            if r.sysfs > 0 {
+                human(r.sysfs as u64)
+            } else {
+                "–".into()
+            }
+        })
+        .num(),
+        Limit::html_only("why_marked", "why marked", why_marked),
     ]
 }
 
@@ -167,27 +214,30 @@ fn findings(tid: &str, d: &Disk) -> String {
     if d.findings.is_empty() {
         return page::note(&format!("No findings about {}.", d.device.display()));
     }
-    let mut all: Vec<_> = d.findings.iter().collect();
+    let mut all: Vec<&Finding> = d.findings.iter().collect();
     all.sort_by_key(|f| std::cmp::Reverse(f.severity));
-    let rows: Vec<Vec<Td>> = all
-        .iter()
-        .map(|f| {
-            vec![
-                Td::Class(
-                    format!("sev-{}", f.severity),
-                    format!("{} {}", f.severity, f.code),
-                ),
-                Td::text(limits::about(f).unwrap_or("the disk")),
-                Td::text(&f.message),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = finding_columns();
+    columns::html(
         tid,
         &format!("Findings about {}", d.device.display()),
-        &["finding", "about", "message"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &all,
     )
+}
+
+/// A finding's severity and code in the severity's colour, the limit it
+/// is about, and its sentence.
+fn finding_columns() -> Vec<Column<Finding>> {
+    vec![
+        Column::html_only("finding", "finding", |f: &Finding| {
+            format!("{} {}", f.severity, f.code)
+        })
+        .class(|f: &Finding| Some(format!("sev-{}", f.severity))),
+        Column::html_only("about", "about", |f: &Finding| {
+            limits::about(f).unwrap_or("the disk").into()
+        }),
+        Column::html_only("message", "message", |f: &Finding| f.message.clone()),
+    ]
 }
 
 #[cfg(test)]

@@ -4,9 +4,9 @@
 //! for the whole run. `-q` prints the verdicts only. Targets that could
 //! not be checked were said on stderr, once; the last line counts them.
 
-use crate::check::report::TargetReport;
+use crate::check::outcome::CheckedTarget;
 use crate::check::CheckRun;
-use crate::findings::{Code, Finding, Severity, Status};
+use crate::findings::{Finding, Severity};
 use crate::layout::TableKind;
 use crate::names::shell_word;
 use crate::report::columns::{self, partitions, PartitionRow};
@@ -43,38 +43,59 @@ pub fn render(run: &CheckRun, st: &Style) -> String {
         }
     }
     out.push_str(&summary_line(run, st));
-    out.push_str(&next_step(run));
+    // -q prints the verdicts and the summary line, as --help says.
+    if !st.quiet {
+        out.push_str(&next_step(run));
+    }
     out
 }
 
-/// The last line when a partition is misaligned or the primary GPT is
-/// damaged: the command that plans the fix (or the repair) for those
-/// targets (docs/plan.md), and how to get the script. A misalignment with
-/// no partition to move (a dm device the kernel calls misaligned) has no
-/// such step.
+/// The last lines when a layout change fixes something found: each
+/// target's `next` (the `plan` command of its disk with the options the
+/// check ran with, set only where that plan has work, so it runs as
+/// printed), and the same writing its script, except for an image
+/// container, for which `plan --script` writes none (its plan says how
+/// to fix a raw copy), and a device with no partition table, which has
+/// nothing to move. Commands are never wrapped: they are for copying
+/// whole.
 fn next_step(run: &CheckRun) -> String {
-    let misaligned: Vec<String> = run
-        .targets
-        .iter()
-        // What plan fixes: partitions (and so what inherits from them),
-        // and a primary GPT rebuilt from its backup.
-        .filter(|t| {
-            t.partitions.iter().any(|p| p.status == Status::Misaligned)
-                || t.findings.iter().any(|f| f.code == Code::GptPrimaryInvalid)
-        })
-        .map(|t| shell_word(&t.path))
-        .collect();
-    // Commands are never wrapped: they are for copying whole.
-    match misaligned.as_slice() {
-        [] => String::new(),
-        [one] => format!(
-            "next: diskalign plan {one}\n      diskalign plan {one} --script FILE   (writes the fix as a script)\n"
-        ),
-        many => format!(
-            "next: diskalign plan {}\n      diskalign plan DISK --script FILE   (one disk at a time: writes the fix as a script)\n",
-            many.join(" ")
-        ),
+    let mut steps: Vec<(&str, Option<String>)> = Vec::new();
+    for t in &run.targets {
+        if let Some(c) = t
+            .next
+            .as_deref()
+            .filter(|c| !steps.iter().any(|(s, _)| s == c))
+        {
+            // No script either for a device with no partition table:
+            // nothing on it moves, its plan is what to do by hand.
+            let scripted =
+                t.container.is_none() && t.partition_table.kind != crate::layout::TableKind::None;
+            steps.push((c, scripted.then(|| script_name(t))));
+        }
     }
+    let mut out = String::new();
+    for (i, (c, _)) in steps.iter().enumerate() {
+        let head = if i == 0 { "next: " } else { "      " };
+        out.push_str(&format!("{head}{c}\n"));
+    }
+    for (c, script) in &steps {
+        if let Some(script) = script {
+            out.push_str(&format!(
+                "      {c} --script {script}   (writes the fix as a script to read and run)\n"
+            ));
+        }
+    }
+    out
+}
+
+/// `fix-DISK.sh`, in the current directory: named after the disk the
+/// plan is for (a partition target's disk).
+fn script_name(t: &CheckedTarget) -> String {
+    let disk = match (&t.disk, t.kind) {
+        (Some(d), crate::inspect::TargetKind::Partition) => d.as_str(),
+        _ => t.path.rsplit('/').next().unwrap_or(&t.path),
+    };
+    shell_word(&format!("fix-{disk}.sh"))
 }
 
 /// "2 targets checked: 1 aligned, 1 MISALIGNED; 3 errors, 1 warning; exit 1 (--fail-on warning)".
@@ -110,7 +131,7 @@ fn summary_line(run: &CheckRun, st: &Style) -> String {
 }
 
 /// The verdict in the colour of the target's status.
-fn verdict(r: &TargetReport, st: &Style) -> String {
+fn verdict(r: &CheckedTarget, st: &Style) -> String {
     let word = r.summary.status.word();
     match r.verdict.strip_prefix(word) {
         Some(rest) => format!("{}{rest}", st.status(r.summary.status)),
@@ -120,7 +141,7 @@ fn verdict(r: &TargetReport, st: &Style) -> String {
 
 /// "disk, 1 GiB (1073741824 bytes)"; a partition target names its disk
 /// and that disk's size.
-fn what(r: &TargetReport) -> String {
+fn what(r: &CheckedTarget) -> String {
     let size = format!("{} ({} bytes)", human(r.size_bytes), r.size_bytes);
     match (r.kind.as_str(), &r.disk, r.partitions.first()) {
         ("partition", Some(disk), Some(p)) => {
@@ -130,7 +151,7 @@ fn what(r: &TargetReport) -> String {
     }
 }
 
-fn header(out: &mut String, r: &TargetReport, st: &Style) {
+fn header(out: &mut String, r: &CheckedTarget, st: &Style) {
     let ss = r.partition_table.sector_size;
     let table_desc = match r.partition_table.kind {
         TableKind::Gpt => format!("GPT, {ss}-byte sectors"),
@@ -162,7 +183,7 @@ fn header(out: &mut String, r: &TargetReport, st: &Style) {
 
 /// What a ticket or an inventory names the disk by: its model, serial
 /// and WWN, and the table's PTUUID; None when none is known.
-fn identity(r: &TargetReport) -> Option<String> {
+fn identity(r: &CheckedTarget) -> Option<String> {
     let parts: Vec<String> = [
         ("model", &r.model),
         ("serial", &r.serial),
@@ -175,14 +196,11 @@ fn identity(r: &TargetReport) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
-fn partition_table(out: &mut String, r: &TargetReport, st: &Style) {
+fn partition_table(out: &mut String, r: &CheckedTarget, st: &Style) {
     let rows: Vec<PartitionRow> = r
         .partitions
         .iter()
-        .map(|p| PartitionRow {
-            target: r,
-            partition: p,
-        })
+        .map(|p| PartitionRow::of(r, p))
         .collect();
     let rows: Vec<&PartitionRow> = rows.iter().collect();
     let all = partitions();
@@ -197,16 +215,14 @@ fn partition_table(out: &mut String, r: &TargetReport, st: &Style) {
             "({} hidden to fit the terminal; -o picks columns, --list-columns explains them)",
             hidden.join(", ")
         );
-        out.push_str(&st.line("  ", &st.dim(&text), "  "));
+        out.push_str(&st.hint("  ", &text, "  "));
     }
 }
 
 /// Shown without -v: errors, warnings, and the notes that say how the
 /// target was read.
 fn shown(f: &Finding, st: &Style) -> bool {
-    st.verbose
-        || f.severity > Severity::Info
-        || matches!(f.code, Code::TableNotRead | Code::TopologyUnknown)
+    st.verbose || f.severity > Severity::Info || f.code.meaning().how_read
 }
 
 /// Errors before warnings before info, each list in its own order.
@@ -218,14 +234,16 @@ fn worst_first(findings: &[Finding]) -> Vec<&Finding> {
 
 /// A ticket: the verdict first, then what it was judged on, then the
 /// target's findings and each partition's, errors before warnings.
-fn target(out: &mut String, r: &TargetReport, st: &Style) {
+fn target(out: &mut String, r: &CheckedTarget, st: &Style) {
     header(out, r, st);
     if !r.partitions.is_empty() {
         partition_table(out, r, st);
     }
     // Where the tools would start on an empty disk: advice about a disk
-    // that is not this one once it has partitions (-v shows it).
-    if r.partitions.is_empty() || st.verbose {
+    // that is not this one once it has partitions (-v shows it), and
+    // about nothing on one too small for any partition.
+    let lbs = u64::from(r.topology.logical_block_size);
+    if (r.partitions.is_empty() || st.verbose) && r.first_start_bytes.any_fits(r.size_bytes, lbs) {
         let f = &r.first_start_bytes;
         let _ = writeln!(
             out,
@@ -269,19 +287,14 @@ fn target(out: &mut String, r: &TargetReport, st: &Style) {
 }
 
 /// `check -o COLUMNS` (and `-n`, `-r`, `-P`): one table of every
-/// partition of every target, as lsblk prints its own. Without `-o`, or
-/// with `+COL` only, several targets get the target column first.
+/// partition of every target, as lsblk prints its own. Several targets
+/// get the target column first, whatever `-o` picked, so every row says
+/// which disk it is of, as lsblk's rows carry NAME.
 fn table_only(run: &CheckRun, st: &Style) -> String {
     let rows = columns::partition_rows(run);
     let rows: Vec<&PartitionRow> = rows.iter().collect();
     let all = partitions();
-    let mut cols = columns::select(&all, st.columns.as_deref(), |c| c.human);
-    let default_set = st
-        .columns
-        .as_ref()
-        .is_none_or(|a| a.iter().all(|c| c.starts_with('+')));
-    if run.targets.len() > 1 && default_set && !cols.iter().any(|c| c.id == "target") {
-        cols.splice(0..0, all.iter().filter(|c| c.id == "target"));
-    }
+    let picked = columns::select(&all, st.columns.as_deref(), |c| c.human);
+    let cols = columns::naming_rows(&all, picked, "target", run.targets.len());
     columns::render(&cols, &rows, st, "")
 }

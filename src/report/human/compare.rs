@@ -2,28 +2,46 @@
 //! differences first (they often explain everything), the notes, a table
 //! of the cells with B/A, its interval and the decision, what only one run
 //! has, then the summary. Check runs: the targets' status in each run, the
-//! findings that disappeared, appeared or changed, then the summary. `-q`
-//! prints the summary only; `-v` adds the environment that did not differ.
+//! findings that disappeared, appeared or changed, then the summary. The
+//! last line is the outcome: what improved and regressed, and the exit
+//! status. `-q` prints the answer, the summary and the outcome; `-v` adds
+//! the environment that did not differ.
 
-use super::probe::{offset_label, percent, si};
-use crate::check::document::layer_within;
-use crate::compare::check::{Change, FindingChange, TargetChange};
-use crate::compare::probe::{CellRatio, Decision, OnlyIn};
+use crate::compare::check::{Change, FindingChange};
+use crate::compare::probe::OnlyIn;
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
-use crate::report::style::{table, Style};
-use crate::units::human;
+use crate::report::columns;
+use crate::report::style::Style;
 use crate::units::utc;
 use std::fmt::Write;
 
 pub fn render(c: &Comparison, st: &Style) -> String {
-    match c {
+    let report = match c {
         Comparison::Probe(p) if st.quiet => answer(p, st) + &format!("{}\n", st.bold(&p.summary)),
         Comparison::Check(k) if st.quiet => format!("{}\n", st.bold(&k.summary)),
         Comparison::Watch(w) if st.quiet => format!("{}\n", st.bold(&w.summary)),
         Comparison::Probe(p) => probe(p, st),
         Comparison::Check(k) => check(k, st),
         Comparison::Watch(w) => watch(w, st),
-    }
+    };
+    report + &outcome(c, st)
+}
+
+/// The last line: what got better and worse, and the exit status that
+/// says it (`outcome` in the JSON).
+fn outcome(c: &Comparison, st: &Style) -> String {
+    let o = c.outcome();
+    let unit = c.counted();
+    let worse = if o.worse() {
+        st.bad("B is worse than A")
+    } else {
+        "B is not worse than A".to_string()
+    };
+    let text = format!(
+        "{unit}: {} improved, {} regressed, {} unchanged; {worse}; exit status {}",
+        o.improved, o.regressed, o.unchanged, o.exit_status
+    );
+    st.line("outcome: ", &text, "  ")
 }
 
 /// Two watch runs: each device and direction's shares in A and B (not
@@ -32,34 +50,24 @@ pub fn render(c: &Comparison, st: &Style) -> String {
 fn watch(c: &crate::compare::WatchComparison, st: &Style) -> String {
     let mut out = run_line("A", &c.a, st) + &run_line("B", &c.b, st);
     out.push('\n');
-    let num = |v: Option<u64>| v.map_or("-".into(), |n| n.to_string());
-    let pct = |v: Option<f64>| v.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x));
-    let titles = [
-        "device",
-        "dir",
-        "ios A",
-        "ios B",
-        "straddle A",
-        "straddle B",
-        "sub-phys A",
-        "sub-phys B",
-    ];
-    let mut rows = vec![titles.iter().map(|t| st.dim(t)).collect::<Vec<_>>()];
-    rows.extend(c.devices.iter().map(|d| {
-        vec![
-            st.bold(&d.device),
-            d.direction.map_or("", |x| x.as_str()).to_string(),
-            num(d.ios_a),
-            num(d.ios_b),
-            pct(d.straddle_share_a),
-            pct(d.straddle_share_b),
-            pct(d.sub_physical_share_a),
-            pct(d.sub_physical_share_b),
-        ]
-    }));
-    out.push_str(&table(&rows));
+    let rows: Vec<_> = c.devices.iter().collect();
+    let cols = columns::watch_devices_compared(&rows);
+    let picked: Vec<_> = cols.iter().collect();
+    out.push_str(&columns::render(&picked, &rows, st, ""));
+    out.push_str(&watch_submitters(c, st));
     out.push_str(&changes_and_summary(&c.changes, &c.summary, st));
     out
+}
+
+/// Each device's submitters in A and B.
+fn watch_submitters(c: &crate::compare::WatchComparison, st: &Style) -> String {
+    if c.submitters.is_empty() {
+        return String::new();
+    }
+    let cols = columns::watch_submitters_compared();
+    let picked: Vec<_> = cols.iter().collect();
+    let rows: Vec<_> = c.submitters.iter().collect();
+    format!("\nsubmitters:\n{}", columns::render(&picked, &rows, st, ""))
 }
 
 fn run_line(side: &str, r: &RunInfo, st: &Style) -> String {
@@ -109,7 +117,7 @@ fn probe(c: &ProbeComparison, st: &Style) -> String {
         let head = "B against A, cell by cell (* significant after Holm's correction; each interval at the level Holm judged its cell at):";
         out.push('\n');
         out.push_str(&st.line("", &st.bold(head), ""));
-        out.push_str(&table(&cell_rows(c, st)));
+        out.push_str(&cells(c, st));
     }
     only(&mut out, "A", &c.only_a, c, st);
     only(&mut out, "B", &c.only_b, c, st);
@@ -119,33 +127,25 @@ fn probe(c: &ProbeComparison, st: &Style) -> String {
 
 /// The fields that differ as a table; with `-v` the rest on one line.
 fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
-    let label = |f: &crate::compare::environment::EnvField| match f.target {
-        Some(t) if c.target_count() > 1 && f.field == "target" => crate::report::target_label(t),
-        Some(t) if c.target_count() > 1 => {
-            format!("{} ({})", f.field, crate::report::target_label(t))
-        }
-        _ => f.field.clone(),
-    };
-    let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-    let differing: Vec<_> = c.environment.iter().filter(|f| f.differs).collect();
+    let rows = columns::env_rows(c, &c.environment);
+    let differing: Vec<&columns::EnvRow> = rows.iter().filter(|r| r.field.differs).collect();
     if !differing.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold("environment differs:"));
-        let mut rows = vec![vec![st.dim("field"), st.dim("A"), st.dim("B")]];
-        for f in differing {
-            rows.push(vec![label(f), value(&f.a), value(&f.b)]);
-        }
-        out.push_str(&indent(&table(&rows)));
+        let all = columns::environment();
+        let cols = columns::select(&all, None, |c| c.human);
+        out.push_str(&columns::render(&cols, &differing, st, "  "));
     }
     if st.verbose {
-        let same: Vec<String> = c
-            .environment
+        let same: Vec<String> = rows
             .iter()
-            .filter(|f| !f.differs)
-            .map(|f| {
+            .filter(|r| !r.field.differs)
+            .map(|r| {
+                let f = r.field;
+                let v = if f.a.is_some() { &f.a } else { &f.b };
                 format!(
                     "{} {}",
-                    label(f),
-                    value(if f.a.is_some() { &f.a } else { &f.b })
+                    columns::env_label(r),
+                    v.clone().unwrap_or_else(|| "-".into())
                 )
             })
             .collect();
@@ -160,79 +160,21 @@ fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
     }
 }
 
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("  {l}\n")).collect()
-}
-
-fn decision(d: Decision, st: &Style) -> String {
-    let w = d.as_str();
-    match d {
-        Decision::Slower => st.bad(w),
-        Decision::Faster => st.good(w),
-        Decision::Open => st.warn(w),
-        Decision::Same | Decision::Untested => st.dim(w),
-    }
-}
-
-/// A ratio as a difference from A: `-52%`, `+6.2%`, `-0.4%`.
-fn diff(ratio: f64) -> String {
-    let pct = (ratio - 1.0) * 100.0;
-    match pct.abs() < 10.0 {
-        true => format!("{pct:+.1}%"),
-        false => format!("{pct:+.0}%"),
-    }
-}
-
-/// `-52%..-48%`: the interval as differences from A.
-fn interval(r: &CellRatio) -> String {
-    match r.ci95 {
-        Some([lo, hi]) => format!("{}..{}", diff(lo), diff(hi)),
-        None => "-".into(),
-    }
-}
-
-fn cell_rows(c: &ProbeComparison, st: &Style) -> Vec<Vec<String>> {
-    let multi = c.target_count() > 1;
-    let titles = [
+/// The cell-by-cell table, from compare's column list (the CSV's), the
+/// target first when there are several.
+fn cells(c: &ProbeComparison, st: &Style) -> String {
+    let all = columns::ratios();
+    let picked = columns::naming_rows(
+        &all,
+        columns::select(&all, None, |c| c.human),
         "target",
-        "pattern",
-        "bs",
-        "offset",
-        "A IOPS (rounds)",
-        "B IOPS (rounds)",
-        "B/A",
-        "interval",
-        "decision",
-    ];
-    let mut rows = vec![titles
-        .iter()
-        .skip(usize::from(!multi))
-        .map(|t| st.dim(t))
-        .collect::<Vec<_>>()];
-    for r in &c.cells {
-        let k = &r.key;
-        let mut row = if multi {
-            vec![c.target_path(k.target).to_string()]
-        } else {
-            vec![]
-        };
-        row.extend([
-            k.pattern.as_str().to_string(),
-            human(k.block_size),
-            offset_label(k.offset),
-            format!("{} ({})", si(r.a_iops), r.a_rounds),
-            format!("{} ({})", si(r.b_iops), r.b_rounds),
-            r.ratio
-                .map_or("-".into(), |x| percent(x, r.significant, st)),
-            interval(r),
-            decision(r.decision, st),
-        ]);
-        rows.push(row);
-    }
-    rows
+        c.target_count(),
+    );
+    let rows = columns::ratio_rows(c, &c.cells);
+    let rows: Vec<_> = rows.iter().collect();
+    columns::render(&picked, &rows, st, "")
 }
 
-/// `only in A: target /dev/sdc; pattern seqread; cells randwrite 4 KiB at 1024`.
 fn only(out: &mut String, side: &str, o: &OnlyIn, c: &ProbeComparison, st: &Style) {
     if o.is_empty() {
         return;
@@ -262,46 +204,32 @@ fn only(out: &mut String, side: &str, o: &OnlyIn, c: &ProbeComparison, st: &Styl
 
 fn check(c: &CheckComparison, st: &Style) -> String {
     let mut out = run_line("A", &c.a, st) + &run_line("B", &c.b, st);
+    for t in &c.targets {
+        if let Some(why) = &t.different_disk {
+            let head = format!("{} ", st.warn("warning:"));
+            let text = format!(
+                "{}: A and B may not be the same disk ({why}); compared all the same",
+                t.target
+            );
+            out.push_str(&st.line(&head, &text, "  "));
+        }
+    }
     out.push('\n');
-    let mut rows = vec![vec![st.dim("target"), st.dim("A"), st.dim("B")]];
-    rows.extend(c.targets.iter().map(|t| target_row(t, st)));
-    out.push_str(&table(&rows));
+    let cols = columns::check_targets_compared();
+    let rows: Vec<_> = c.targets.iter().collect();
+    out.push_str(&columns::render(
+        &cols.iter().collect::<Vec<_>>(),
+        &rows,
+        st,
+        "",
+    ));
     out.push_str(&changes_and_summary(&c.changes, &c.summary, st));
     out
 }
 
-fn target_row(t: &TargetChange, st: &Style) -> Vec<String> {
-    let side =
-        |present: bool, status: Option<crate::findings::Status>, error: &Option<String>| match (
-            present, status, error,
-        ) {
-            (true, Some(s), _) => st.status(s),
-            (true, None, _) => "checked".into(),
-            (false, _, Some(e)) => st.bad(&format!("not checked: {e}")),
-            (false, _, None) => st.dim("-"),
-        };
-    let name = match &t.path_b {
-        Some(b) => format!("{} (B: {b})", t.target),
-        None => t.target.clone(),
-    };
-    vec![
-        st.bold(&name),
-        side(t.in_a, t.status_a, &t.error_a),
-        side(t.in_b, t.status_b, &t.error_b),
-    ]
-}
-
 /// `/dev/sdb, partition 1, PV x`: what the finding is about.
 fn subject(f: &FindingChange) -> String {
-    let mut parts = vec![f.target.clone().unwrap_or_else(|| "assembled".into())];
-    parts.extend(f.partition.map(|p| format!("partition {p}")));
-    // The layer path starts at the partition root, already named.
-    let layer = f
-        .layer
-        .as_deref()
-        .and_then(|l| layer_within(f.partition, l));
-    parts.extend(layer.map(str::to_string));
-    parts.join(", ")
+    f.subject().phrase()
 }
 
 /// The findings that changed, a line each, then the summary in bold.
@@ -373,7 +301,10 @@ mod tests {
         assert!(text.contains("kernel  6.1.0  6.8.0"), "{text}");
         assert!(text.contains("-50%*"), "{text}");
         assert!(text.contains("slower"), "{text}");
-        assert!(text.trim_end().ends_with("kernel"), "{text}");
+        // The environment that did not differ, then the outcome last.
+        let (report, last) = text.trim_end().rsplit_once('\n').unwrap();
+        assert!(report.ends_with("kernel"), "{text}");
+        assert!(last.starts_with("outcome: cells: "), "{text}");
         // The answer comes first, then each pattern's.
         assert!(
             text.starts_with("B is 1.6× slower than A over 3 cells, ["),
@@ -410,7 +341,13 @@ mod tests {
             quiet: true,
             ..Style::plain()
         };
-        assert_eq!(render(&fixtures::fixed(), &quiet).lines().count(), 1);
+        // -q: the summary line and the outcome line.
+        let q = render(&fixtures::fixed(), &quiet);
+        assert_eq!(q.lines().count(), 2, "{q}");
+        assert!(
+            q.lines().nth(1).unwrap().starts_with("outcome: targets: "),
+            "{q}"
+        );
     }
 
     #[test]

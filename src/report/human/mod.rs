@@ -3,7 +3,7 @@
 
 mod check;
 mod compare;
-mod device_says;
+mod declared;
 mod probe;
 mod stack;
 mod topology;
@@ -14,7 +14,7 @@ use super::{Exporter, Listed, Planned};
 use crate::check::CheckRun;
 use crate::compare::Comparison;
 use crate::plan::new_disk::NewDisk;
-use crate::probe::report::ProbeReport;
+use crate::probe::outcome::ProbeRun;
 use crate::topology::Survey;
 
 pub struct Human {
@@ -30,7 +30,7 @@ impl Exporter for Human {
         Some(topology::render(&survey.disks, &survey.errors, &self.style))
     }
 
-    fn probe(&self, report: &ProbeReport) -> Option<String> {
+    fn probe(&self, report: &ProbeRun) -> Option<String> {
         Some(probe::render(report, &self.style))
     }
 

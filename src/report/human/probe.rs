@@ -2,39 +2,16 @@
 //! offset; aligned IOPS first, then each offset as % of aligned), then the
 //! verdict lines.
 
-use crate::probe::analyse::{CellReport, ContrastReport, Inference};
 use crate::probe::engine::Pattern;
-use crate::probe::report::{ProbeReport, TargetInfo};
-use crate::report::style::{table, Style};
+use crate::probe::outcome::{ProbeRun, TargetInfo};
+use crate::probe::results::{CellReport, ContrastReport, Inference};
+use crate::report::columns::{self, Entry, Iops, Versus};
+use crate::report::style::Style;
 use crate::units::human;
-
-/// `512`, `3584`, `4608`, `63.5K`, `1023.5K`.
-pub(super) fn offset_label(o: u64) -> String {
-    if o < 10_000 {
-        o.to_string()
-    } else {
-        let k = o as f64 / 1024.0;
-        if k.fract() == 0.0 {
-            format!("{k:.0}K")
-        } else {
-            format!("{k:.1}K")
-        }
-    }
-}
-
-pub(super) fn si(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.2}M", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.1}k", v / 1e3)
-    } else {
-        format!("{v:.0}")
-    }
-}
 
 /// The target line: what was measured, and (O_DIRECT only) the rule
 /// offsets and sizes had to follow.
-fn target_line(t: &TargetInfo, r: &ProbeReport, st: &Style) -> String {
+fn target_line(t: &TargetInfo, r: &ProbeRun, st: &Style) -> String {
     let direct = if r.engine.direct {
         format!(
             "; O_DIRECT alignment {} from {}",
@@ -57,7 +34,7 @@ fn target_line(t: &TargetInfo, r: &ProbeReport, st: &Style) -> String {
     )
 }
 
-fn engine_line(r: &ProbeReport) -> String {
+fn engine_line(r: &ProbeRun) -> String {
     let p = &r.plan;
     let e = &r.engine;
     format!(
@@ -83,64 +60,34 @@ fn engine_line(r: &ProbeReport) -> String {
     )
 }
 
-/// A cell's table entry: aligned IOPS, or the % difference from them.
-fn entry(c: &CellReport, st: &Style) -> String {
-    let Some(rel) = &c.relative else {
-        return si(c.iops.median);
-    };
-    percent(rel.ratio, rel.significant, st)
-}
-
-/// `-21%*`: the difference, starred (and coloured) when decided.
-pub(super) fn percent(ratio: f64, significant: bool, st: &Style) -> String {
-    let pct = (ratio - 1.0) * 100.0;
-    let text = format!("{pct:+.0}%{}", if significant { "*" } else { "" });
-    if significant && pct < 0.0 {
-        st.bad(&text)
-    } else if significant {
-        st.good(&text)
-    } else {
-        st.dim(&text)
-    }
-}
-
-/// One table per pattern: rows block sizes, columns offsets, each entry
-/// from `value` (None: "-").
-fn grid_tables(
+/// One grid per pattern: block sizes down, offsets across, each entry
+/// from `entry` (None: "-").
+fn grids<T: Entry>(
     cells: &[CellReport],
     patterns: &[Pattern],
     title: &str,
     st: &Style,
-    value: &dyn Fn(Pattern, u32, u64) -> Option<String>,
+    entry: &dyn Fn(Pattern, u64, u64) -> Option<T>,
 ) -> String {
     let mut out = String::new();
-    let sorted = |mut v: Vec<u64>| {
-        v.sort_unstable();
-        v.dedup();
-        v
+    let keys = || {
+        cells
+            .iter()
+            .map(|c| (u64::from(c.cell.block_size), c.cell.offset))
     };
-    let offsets = sorted(cells.iter().map(|c| c.cell.offset).collect());
-    let sizes = sorted(cells.iter().map(|c| u64::from(c.cell.block_size)).collect());
     for &pattern in patterns {
         out.push('\n');
         out.push_str(&format!("{}: {title}\n", st.bold(pattern.as_str())));
-        let mut rows = vec![std::iter::once("bs".to_string())
-            .chain(offsets.iter().map(|&o| offset_label(o)))
-            .collect::<Vec<_>>()];
-        for &bs in &sizes {
-            let mut row = vec![human(bs)];
-            for &o in &offsets {
-                row.push(value(pattern, bs as u32, o).unwrap_or_else(|| "-".into()));
-            }
-            rows.push(row);
-        }
-        out.push_str(&table(&rows));
+        let (cols, rows) = columns::grid(keys(), |bs, o| entry(pattern, bs, o));
+        let cols: Vec<_> = cols.iter().collect();
+        let rows: Vec<_> = rows.iter().collect();
+        out.push_str(&columns::render(&cols, &rows, st, ""));
     }
     out
 }
 
 fn tables(cells: &[CellReport], patterns: &[Pattern], st: &Style) -> String {
-    grid_tables(
+    grids(
         cells,
         patterns,
         "IOPS at offset 0, then % difference from it at each offset (* decided)",
@@ -149,15 +96,17 @@ fn tables(cells: &[CellReport], patterns: &[Pattern], st: &Style) -> String {
             cells
                 .iter()
                 .find(|c| {
-                    c.cell.pattern == pattern && c.cell.block_size == bs && c.cell.offset == o
+                    c.cell.pattern == pattern
+                        && u64::from(c.cell.block_size) == bs
+                        && c.cell.offset == o
                 })
-                .map(|c| entry(c, st))
+                .map(Iops)
         },
     )
 }
 
 /// Each further target's cells against the first target's.
-fn versus(r: &ProbeReport, st: &Style) -> String {
+fn versus(r: &ProbeRun, st: &Style) -> String {
     let mut out = String::new();
     let patterns = r.plan.patterns();
     for (i, t) in r.targets.iter().enumerate().skip(1) {
@@ -166,28 +115,19 @@ fn versus(r: &ProbeReport, st: &Style) -> String {
             t.target.path.display(),
             r.target.path.display()
         );
-        let find = |v: &&ContrastReport, p: Pattern, bs: u32, o: u64| {
-            v.target == i && v.pattern == p && v.block_size == bs && v.offset == o
+        let find = |v: &&ContrastReport, p: Pattern, bs: u64, o: u64| {
+            v.target == i && v.pattern == p && u64::from(v.block_size) == bs && v.offset == o
         };
-        out.push_str(&grid_tables(
-            &t.cells,
-            &patterns,
-            &title,
-            st,
-            &|p, bs, o| {
-                r.versus
-                    .iter()
-                    .find(|v| find(v, p, bs, o))
-                    .map(|v| percent(v.relative.ratio, v.relative.significant, st))
-            },
-        ));
+        out.push_str(&grids(&t.cells, &patterns, &title, st, &|p, bs, o| {
+            r.versus.iter().find(|v| find(v, p, bs, o)).map(Versus)
+        }));
     }
     out
 }
 
 fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
     let mut out = String::new();
-    let inconclusive = inf.confidence == crate::probe::analyse::Confidence::Inconclusive;
+    let inconclusive = inf.confidence == crate::probe::results::Confidence::Inconclusive;
     let line = if penalty || inconclusive {
         st.warn(&inf.statement)
     } else {
@@ -223,7 +163,7 @@ fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
     out
 }
 
-pub fn render(r: &ProbeReport, st: &Style) -> String {
+pub fn render(r: &ProbeRun, st: &Style) -> String {
     let mut out = String::new();
     if r.targets.is_empty() {
         out.push_str(&target_line(&r.target, r, st));

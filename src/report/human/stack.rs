@@ -72,6 +72,22 @@ fn detail(l: &Layer) -> String {
             ),
             None => String::new(),
         },
+        LayerKind::ZfsMember => match l.zfs() {
+            Some(z) => {
+                let sound = z.labels.iter().filter(|c| c.sound).count();
+                format!(
+                    "ashift {}, pool version {}, {}, {sound} of {} labels sound",
+                    z.ashift().map_or("unknown".into(), |a| format!(
+                        "{a} ({} B)",
+                        1u128 << a.min(64)
+                    )),
+                    z.version,
+                    z.state_name,
+                    z.labels.len()
+                )
+            }
+            None => String::new(),
+        },
         LayerKind::MdArray | LayerKind::LvmLv | LayerKind::Holder => {
             let mut s = l.exposes.map(|t| limits(&t)).unwrap_or_default();
             if let Some(a) = l.array() {

@@ -29,6 +29,7 @@ pub fn render(disks: &[Disk], errors: &[TargetError], st: &Style) -> String {
 fn table(disks: &[Disk], st: &Style) -> String {
     let rows: Vec<&Disk> = disks.iter().collect();
     let picked = columns::select(DISKS, st.columns.as_deref(), |c| c.human);
+    let picked = columns::naming_rows(DISKS, picked, "name", disks.len());
     let (cols, hidden) = match (st.width, &st.columns) {
         (Some(w), None) if st.fit => columns::fit(picked, &rows, st, w),
         _ => (picked, vec![]),
@@ -41,7 +42,7 @@ fn table(disks: &[Disk], st: &Style) -> String {
             let _ = write!(text, "{} hidden to fit the terminal; ", hidden.join(", "));
         }
         text.push_str("-v or a disk named shows every limit and explains the problems; -o picks columns, --list-columns explains them)");
-        out.push_str(&st.line("", &st.dim(&text), ""));
+        out.push_str(&st.hint("", &text, ""));
     }
     out
 }
@@ -155,6 +156,22 @@ fn details(disks: &[Disk], st: &Style) -> String {
                 .to_string(),
             None,
         ));
+        if d.zoned.is_zoned() {
+            let z = &d.zoned;
+            out.push_str(&row("zone model", z.model.to_string(), None));
+            out.push_str(&row(
+                "zone size",
+                format!("{} ({})", z.zone_size_bytes, human(z.zone_size_bytes)),
+                None,
+            ));
+            out.push_str(&row("zones", z.zones.to_string(), None));
+            let conv = match (z.conventional_zones, &z.conventional_zones_error) {
+                (Some(n), _) => n.to_string(),
+                (None, Some(e)) => format!("not read: {e}"),
+                (None, None) => "not read".into(),
+            };
+            out.push_str(&row("conventional zones", conv, None));
+        }
         match (&d.ioctl, &d.ioctl_error) {
             (Some(_), _) => out.push_str(&row(
                 "ioctl view",
@@ -164,7 +181,7 @@ fn details(disks: &[Disk], st: &Style) -> String {
             (None, Some(e)) => out.push_str(&row("ioctl view", format!("unavailable: {e}"), None)),
             _ => {}
         }
-        out.push_str(&super::device_says::block(d, st));
+        out.push_str(&super::declared::block(d, st));
         if !d.slaves.is_empty() {
             out.push_str(&row("stacked on", d.slaves.join(", "), None));
         }

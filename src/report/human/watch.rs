@@ -2,10 +2,11 @@
 //! the share of straddling I/O), then each device's histograms, the
 //! latency of aligned against straddling requests, and the findings.
 
+use crate::report::columns::span;
 use crate::report::columns::{self, watch_devices};
 use crate::report::style::Style;
 use crate::units::human;
-use crate::watch::latency::{LatencyComparison, LatencyDecision, Span};
+use crate::watch::latency::{LatencyComparison, LatencyDecision};
 use crate::watch::summary::Bucket;
 use crate::watch::{DeviceSummary, WatchRun};
 use std::fmt::Write;
@@ -14,7 +15,9 @@ use std::fmt::Write;
 pub fn render(run: &WatchRun, st: &Style) -> String {
     let mut out = header(run, st);
     out.push_str(&table(run, st));
+    out.push_str(&accounting(run, st));
     if !st.quiet {
+        out.push_str(&submitters(run, st));
         out.push_str(&histograms(run, st));
         out.push_str(&latency(&run.latency, st));
     }
@@ -61,11 +64,28 @@ fn header(run: &WatchRun, st: &Style) -> String {
         ),
         "  ",
     );
+    let attach = match run.trace.attach {
+        Some(a) => format!(" on {}s", a.as_str().replace('-', " ")),
+        None => String::new(),
+    };
     s.push_str(&st.line(
         "",
-        &format!("trace: {}, {}", run.trace.path, run.trace.cost),
+        &format!("trace: {}{attach}, {}", run.trace.path, run.trace.cost),
         "  ",
     ));
+    if let Some(read) = run.read_before_bytes {
+        s.push_str(&st.line(
+            "",
+            &format!(
+                "read before counting: {} from the disks (their partition tables and layer headers, to name causes), none of it counted; watch issues no I/O while it counts",
+                crate::units::human(read)
+            ),
+            "  ",
+        ));
+    }
+    if let Some(n) = &run.trace.note {
+        s.push_str(&st.line("", &format!("note: {n}"), "  "));
+    }
     let lost = format!("lost records: {}", run.lost_records);
     s.push_str(&st.line(
         "",
@@ -76,8 +96,103 @@ fn header(run: &WatchRun, st: &Style) -> String {
         },
         "",
     ));
+    let l = limits(run);
+    s.push_str(&st.line(
+        "",
+        &if run.limits.dropped() { st.warn(&l) } else { l },
+        "  ",
+    ));
     s.push('\n');
     s
+}
+
+/// "3 at sdb, 3 at sdb2 write": a count per device and direction.
+fn per_device(run: &WatchRun, of: fn(&DeviceSummary) -> u64) -> String {
+    let v: Vec<String> = run
+        .devices
+        .iter()
+        .filter(|s| of(s) > 0)
+        .map(|s| {
+            let dir = s.direction.map_or("", |d| d.as_str());
+            format!("{} at {} {dir}", of(s), s.device)
+        })
+        .collect();
+    v.join(", ")
+}
+
+/// What the tracer's limits dropped, or that nothing was.
+fn limits(run: &WatchRun) -> String {
+    let l = &run.limits;
+    let mut parts = Vec::new();
+    if l.untimed > 0 {
+        parts.push(format!(
+            "requests not timed (more than {} in flight at once): {}",
+            l.max_inflight,
+            per_device(run, |s| s.untimed)
+        ));
+    }
+    if l.unattributed > 0 {
+        parts.push(format!(
+            "I/Os not attributed to a submitter (more than {} submitters): {}",
+            l.max_submitters,
+            per_device(run, |s| s.unattributed)
+        ));
+    }
+    if !l.untraced_devices.is_empty() {
+        parts.push(format!(
+            "{} devices not traced (more than {}): {}",
+            l.untraced_devices.len(),
+            l.max_devices,
+            l.untraced_devices.join(", ")
+        ));
+    }
+    let sample = format!(
+        "latency timed on 1 in {} requests, chosen by their sector",
+        l.latency_one_in
+    );
+    if parts.is_empty() {
+        format!(
+            "limits: nothing dropped ({} requests timed at once, {} submitters, {} devices); {sample}",
+            l.max_inflight, l.max_submitters, l.max_devices
+        )
+    } else {
+        format!("limits: {}; {sample}", parts.join("; "))
+    }
+}
+
+/// Where the kernel's statistics count otherwise, and why.
+fn accounting(run: &WatchRun, st: &Style) -> String {
+    let mut out = String::new();
+    for s in run.by_share() {
+        if let Some(n) = &s.diskstats_note {
+            let dir = s.direction.map_or("", |d| d.as_str());
+            out.push_str(&st.line("", &format!("{} {dir}: {n}", s.device), "  "));
+        }
+    }
+    out
+}
+
+/// Who submitted each device's I/O, where each bio was submitted.
+fn submitters(run: &WatchRun, st: &Style) -> String {
+    let rows = columns::submitter_rows(run);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let all = columns::watch_submitters();
+    let cols: Vec<_> = all.iter().filter(|c| c.human).collect();
+    let mut out = String::from("\n");
+    out.push_str(&st.line(
+        "",
+        "submitters, counted where each bio was submitted (a disk's bios queued, a partition's before its disk):",
+        "",
+    ));
+    out.push_str(&columns::render(
+        &cols,
+        &rows.iter().collect::<Vec<_>>(),
+        st,
+        "  ",
+    ));
+    out
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -95,7 +210,10 @@ fn table(run: &WatchRun, st: &Style) -> String {
     }
     let all = watch_devices();
     let rows: Vec<&DeviceSummary> = run.by_share();
-    let picked = columns::select(&all, st.columns.as_deref(), |c| c.human);
+    let picked = columns::unless_zoned(
+        columns::select(&all, st.columns.as_deref(), |c| c.human),
+        &rows,
+    );
     let (cols, _) = match (st.width, &st.columns) {
         (Some(w), None) if st.fit => columns::fit(picked, &rows, st, w),
         _ => (picked, vec![]),
@@ -128,7 +246,8 @@ fn buckets(b: &[Bucket]) -> String {
 /// Each device's sizes and alignments, and where its starts land.
 fn histograms(run: &WatchRun, st: &Style) -> String {
     let mut out = String::from("\n");
-    for s in &run.devices {
+    // A row without data (flushes) has no sizes or starts to show.
+    for s in run.devices.iter().filter(|s| !s.size_histogram.is_empty()) {
         let dir = s.direction.map_or("", |d| d.as_str());
         out.push_str(&st.line("", &st.bold(&format!("{} {dir}", s.device)), ""));
         out.push_str(&st.line(
@@ -154,13 +273,6 @@ fn histograms(run: &WatchRun, st: &Style) -> String {
         out.push_str(&st.line("  starts:     ", &starts, "              "));
     }
     out
-}
-
-fn span(s: Span) -> String {
-    match s.to_us {
-        Some(to) => format!("{}–{} µs", s.from_us, to),
-        None => format!("≥{} µs", s.from_us),
-    }
 }
 
 fn bound(v: Option<f64>) -> String {

@@ -3,6 +3,8 @@
 //! Layout: LVM2's lib/label/label.h (`label_header`) and
 //! lib/format_text/layout.h (`pv_header`, `mda_header`, `raw_locn`).
 
+use super::text;
+use super::vg::{self, VolumeGroup};
 use crate::bytes::ParseError;
 use crate::bytes::{le_u32, le_u64, read_bytes, ReadAt};
 
@@ -190,6 +192,60 @@ pub fn read_metadata(
         ));
     }
     Ok(Some(text))
+}
+
+/// A PV found on a device, with the VG its metadata describes.
+#[derive(Clone, Debug)]
+pub struct PvFound {
+    pub label: PvLabel,
+    /// Where the first extent starts, from the PV start (the label's data area).
+    pub pe_start: u64,
+    /// The VG (None: this PV keeps no metadata, or belongs to no VG yet),
+    /// or why its metadata could not be read.
+    pub vg: Result<Option<VolumeGroup>, ParseError>,
+}
+
+impl PvFound {
+    /// The VG this PV's metadata describes, when it has readable metadata.
+    pub fn vg(&self) -> Option<&VolumeGroup> {
+        self.vg.as_ref().ok().and_then(Option::as_ref)
+    }
+}
+
+/// The PV on `src`, if there is one. A damaged label is an error; damaged
+/// metadata behind a good label is reported in `vg`.
+pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<PvFound>, ParseError> {
+    let Some(label) = read_label(src)? else {
+        return Ok(None);
+    };
+    let at = label.metadata_areas.first().map_or(0, |m| m.0);
+    let vg = read_metadata(src, &label).and_then(|text| {
+        let Some(text) = text else { return Ok(None) };
+        let top = text::parse(&text).map_err(|e| {
+            ParseError::new(
+                "LVM2 metadata text",
+                at,
+                format!("byte {} of the text: {}", e.offset, e.message),
+            )
+        })?;
+        vg::volume_group(&top)
+            .map(Some)
+            .map_err(|e| ParseError::new("LVM2 metadata text", at, e.to_string()))
+    });
+    let pe_start = match (&vg, label.data_areas.first()) {
+        (_, Some(&(off, _))) => off,
+        (Ok(Some(vg)), None) => vg
+            .pvs
+            .iter()
+            .find(|p| p.uuid == label.uuid)
+            .map_or(0, |p| p.pe_start_bytes),
+        _ => 0,
+    };
+    Ok(Some(PvFound {
+        label,
+        pe_start,
+        vg,
+    }))
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ pub struct Field {
 
 /// A whole `format` file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Format {
+pub struct EventFormat {
     pub name: String,
     /// The `ID:` line (the same number as the event's `id` file).
     pub id: Option<u32>,
@@ -56,8 +56,8 @@ pub enum FormatError {
 
 /// Parse a `format` file. Lines other than `name:`, `ID:` and `field:`
 /// (the blank separator, `format:`, `print fmt:`) are skipped.
-pub fn parse(text: &str) -> Result<Format, FormatError> {
-    let mut f = Format::default();
+pub fn parse(text: &str) -> Result<EventFormat, FormatError> {
+    let mut f = EventFormat::default();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
         let bad = |what: &str| FormatError::Line {
@@ -116,7 +116,7 @@ fn field_name(decl: &str) -> Option<&str> {
     ok.then_some(name)
 }
 
-impl Format {
+impl EventFormat {
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
     }
@@ -200,6 +200,12 @@ pub struct Layout {
     pub rwbs: Slot,
     pub old_dev: Option<Slot>,
     pub old_sector: Option<Slot>,
+    /// `common_pid`: the task the event ran in (user space reads it; the
+    /// programs ask the kernel instead).
+    pub pid: Option<Slot>,
+    /// `comm`: the task's name, where the event records it
+    /// (block_bio_queue, block_split: `current->comm`).
+    pub comm: Option<Slot>,
 }
 
 /// A record's counted fields.
@@ -212,9 +218,12 @@ pub struct Record {
     pub rwbs: [u8; 2],
     /// `block_bio_remap`'s upper device and sector.
     pub old: Option<(u32, u64)>,
+    /// The task the event ran in (`common_pid`), 0 where absent.
+    pub pid: u32,
+    pub comm: Option<[u8; 16]>,
 }
 
-fn slot(f: &Format, name: &'static str, size: usize) -> Result<Slot, FormatError> {
+fn slot(f: &EventFormat, name: &'static str, size: usize) -> Result<Slot, FormatError> {
     let field = f.field(name).ok_or(FormatError::Missing(name))?;
     let ok = if name == "rwbs" {
         field.size >= size
@@ -238,10 +247,20 @@ fn slot(f: &Format, name: &'static str, size: usize) -> Result<Slot, FormatError
     })
 }
 
+/// An optional field of `size` bytes that ends within a record.
+fn optional(f: &EventFormat, name: &str, size: usize) -> Option<Slot> {
+    let field = f.field(name)?;
+    let ok = field.size == size && field.offset.saturating_add(size) <= MAX_RECORD;
+    ok.then_some(Slot {
+        offset: field.offset,
+        size,
+    })
+}
+
 /// The counted fields of `event` in its format: `dev` (dev_t, 4 bytes),
 /// `sector` (sector_t, 8), `nr_sector` (4), `rwbs` (at least 2), and for
 /// the remap `old_dev` and `old_sector`.
-pub fn layout(event: Event, f: &Format) -> Result<Layout, FormatError> {
+pub fn layout(event: Event, f: &EventFormat) -> Result<Layout, FormatError> {
     let remap = event == Event::BioRemap;
     Ok(Layout {
         event,
@@ -263,6 +282,8 @@ pub fn layout(event: Event, f: &Format) -> Result<Layout, FormatError> {
         } else {
             None
         },
+        pid: optional(f, "common_pid", 4),
+        comm: optional(f, "comm", 16),
     })
 }
 
@@ -293,6 +314,8 @@ impl Layout {
             nr_sector,
             rwbs: self.rwbs.bytes::<2>(raw)?,
             old,
+            pid: self.pid.and_then(|p| p.u32_in(raw)).unwrap_or(0),
+            comm: self.comm.and_then(|c| c.bytes::<16>(raw)),
         })
     }
 }

@@ -16,6 +16,8 @@ const IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
 
 pub const SAMPLE_TIME: u64 = 1 << 2;
 pub const SAMPLE_RAW: u64 = 1 << 10;
+/// The task's cgroup v2 id, after the raw record (Linux 5.7).
+pub const SAMPLE_CGROUP: u64 = 1 << 21;
 /// attr.flags bits: disabled, watermark.
 const DISABLED: u64 = 1;
 const WATERMARK: u64 = 1 << 14;

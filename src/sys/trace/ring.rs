@@ -6,9 +6,10 @@
 //! counted, never dropped silently. The ring layout is struct
 //! perf_event_mmap_page and its data pages (include/uapi/linux/perf_event.h).
 
-use super::format::{Event, Layout};
-use super::perf::{self, Sampling, SAMPLE_RAW, SAMPLE_TIME};
-use super::tally::Tally;
+use super::format::{Event, Layout, Record};
+use super::perf::{self, Sampling, SAMPLE_CGROUP, SAMPLE_RAW, SAMPLE_TIME};
+use super::tally::{Tally, Who};
+use super::Capacity;
 use crate::sys::blocktrace::{Grains, Snapshot, Stage};
 use std::collections::HashMap;
 use std::io;
@@ -117,6 +118,8 @@ struct State {
     rings: Vec<Ring>,
     tally: Tally,
     layouts: HashMap<u16, Layout>,
+    /// The samples carry the task's cgroup id (PERF_SAMPLE_CGROUP).
+    cgroup: bool,
 }
 
 impl State {
@@ -125,6 +128,7 @@ impl State {
             rings,
             tally,
             layouts,
+            cgroup,
         } = self;
         // The rings are per CPU: their records are counted in time order
         // across rings, so a request's issue comes before its completion
@@ -135,8 +139,18 @@ impl State {
             ring.drain(&mut |rec| records.push((sample_time(rec), rec.to_vec())));
         }
         records.sort_by_key(|r| r.0);
+        // A remap records no task name: learn the names of this pass's
+        // tasks from the events that do (the bio queued right after its
+        // remap, by the same task) before counting.
         for (_, rec) in &records {
-            count_record(rec, layouts, tally);
+            if let Some((_, r, _)) = decode(rec, layouts, *cgroup) {
+                if let Some(comm) = r.comm {
+                    tally.learn(r.pid, comm);
+                }
+            }
+        }
+        for (_, rec) in &records {
+            count_record(rec, layouts, *cgroup, tally);
         }
     }
 }
@@ -153,9 +167,16 @@ fn sample_time(rec: &[u8]) -> u64 {
     }
 }
 
-/// One perf record: a sample (time, then the raw tracepoint record,
-/// which starts with common_type, the event's id) or a loss.
-pub fn count_record(rec: &[u8], layouts: &HashMap<u16, Layout>, tally: &mut Tally) {
+/// A sample's event, counted fields and time, and the task's cgroup id
+/// (0 without PERF_SAMPLE_CGROUP): the time after the 8-byte header,
+/// then the raw tracepoint record (its size, then the record, which
+/// starts with common_type, the event's id, and is padded so that the
+/// sample stays 8-byte aligned), then the cgroup id.
+fn decode(
+    rec: &[u8],
+    layouts: &HashMap<u16, Layout>,
+    cgroup: bool,
+) -> Option<(Event, Record, (u64, u64))> {
     let u32_at = |at: usize| {
         rec.get(at..at + 4)
             .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
@@ -165,42 +186,79 @@ pub fn count_record(rec: &[u8], layouts: &HashMap<u16, Layout>, tally: &mut Tall
             .and_then(|b| b.try_into().ok())
             .map(u64::from_ne_bytes)
     };
-    match u32_at(0) {
-        Some(RECORD_LOST) => tally.lost_records += u64_at(16).unwrap_or(0),
+    if u32_at(0)? != RECORD_SAMPLE {
+        return None;
+    }
+    let (ns, len) = (u64_at(8)?, u32_at(16)? as usize);
+    let raw = rec.get(20..20usize.checked_add(len)?)?;
+    let layout = layouts.get(&u16::from_ne_bytes([*raw.first()?, *raw.get(1)?]))?;
+    let r = layout.decode(raw)?;
+    let cgroup_id = if cgroup { u64_at(20 + len)? } else { 0 };
+    Some((layout.event, r, (ns, cgroup_id)))
+}
+
+/// One perf record: a sample or a loss.
+pub fn count_record(rec: &[u8], layouts: &HashMap<u16, Layout>, cgroup: bool, tally: &mut Tally) {
+    let kind = rec
+        .get(0..4)
+        .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+    match kind {
+        Some(RECORD_LOST) => {
+            let lost = rec
+                .get(16..24)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u64::from_ne_bytes);
+            tally.lost_records = tally.lost_records.saturating_add(lost);
+        }
         Some(RECORD_SAMPLE) => {
-            let (Some(ns), Some(len)) = (u64_at(8), u32_at(16)) else {
-                return;
-            };
-            let Some(raw) = rec.get(20..20usize.saturating_add(len as usize)) else {
-                return;
-            };
-            let Some(layout) = raw
-                .get(0..2)
-                .and_then(|t| layouts.get(&u16::from_ne_bytes([t[0], t[1]])))
-            else {
-                return;
-            };
-            if let Some(r) = layout.decode(raw) {
-                count_event(layout.event, &r, ns, tally);
+            if let Some((event, r, (ns, cgroup_id))) = decode(rec, layouts, cgroup) {
+                count_event(event, &r, ns, cgroup_id, tally);
             }
         }
         _ => {}
     }
 }
 
-fn count_event(e: Event, r: &super::format::Record, ns: u64, t: &mut Tally) {
+/// The name of task `pid` from /proc, for a remap whose task no event
+/// of the pass named (it has exited, or its bio was queued later).
+fn proc_comm(pid: u32) -> Option<[u8; 16]> {
+    let text = std::fs::read(format!("/proc/{pid}/comm")).ok()?;
+    let name = text.strip_suffix(b"\n").unwrap_or(&text);
+    let mut comm = [0u8; 16];
+    let n = name.len().min(15);
+    comm[..n].copy_from_slice(&name[..n]);
+    Some(comm)
+}
+
+fn count_event(e: Event, r: &Record, ns: u64, cgroup_id: u64, t: &mut Tally) {
+    let who = |comm: Option<[u8; 16]>| comm.map(|comm| Who { comm, cgroup_id });
     match e {
         Event::BioQueue => {
-            t.io(Stage::Queue, r.dev, r.sector, r.nr_sector, r.rwbs);
+            t.io(
+                Stage::Queue,
+                r.dev,
+                r.sector,
+                r.nr_sector,
+                r.rwbs,
+                who(r.comm),
+            );
         }
         Event::BioRemap => {
             if let Some((dev, sector)) = r.old {
-                t.io(Stage::RemapFrom, dev, sector, r.nr_sector, r.rwbs);
+                let comm = t.comm_of(r.pid).or_else(|| proc_comm(r.pid));
+                t.io(
+                    Stage::RemapFrom,
+                    dev,
+                    sector,
+                    r.nr_sector,
+                    r.rwbs,
+                    who(comm),
+                );
             }
         }
         Event::RqIssue => t.issue(r.dev, r.sector, r.nr_sector, r.rwbs, ns),
         Event::RqComplete => t.complete(r.dev, r.sector, ns),
-        Event::Split => t.split(r.dev, r.rwbs),
+        Event::Split => t.split(r.dev, r.rwbs, who(r.comm)),
         Event::BackMerge | Event::FrontMerge => t.merge(r.dev, r.rwbs, r.nr_sector),
     }
 }
@@ -214,20 +272,26 @@ pub struct PerfTrace {
 }
 
 impl PerfTrace {
-    pub fn start(grains: &[Grains], events: &[(Event, u64, Layout)]) -> Result<PerfTrace, String> {
+    pub fn start(
+        grains: &[Grains],
+        events: &[(Event, u64, Layout)],
+        cap: Capacity,
+    ) -> Result<PerfTrace, String> {
         let cpus = perf::cpus("online").map_err(|e| format!("online CPUs: {e}"))?;
+        let cgroup = takes_cgroup(events, cpus[0] as i32);
         let mut rings = Vec::new();
         let mut fds = Vec::new();
         for &cpu in &cpus {
-            let (ring, mut others) = open_cpu(cpu as i32, events)?;
+            let (ring, mut others) = open_cpu(cpu as i32, events, cgroup)?;
             rings.push(ring);
             fds.append(&mut others);
         }
         let layouts = events.iter().map(|(_, id, l)| (*id as u16, *l)).collect();
         let state = Arc::new(Mutex::new(State {
             rings,
-            tally: Tally::new(grains),
+            tally: Tally::sized(grains, cap),
             layouts,
+            cgroup,
         }));
         let lock = state.lock().unwrap_or_else(|p| p.into_inner());
         for fd in lock.rings.iter().map(|r| &r.fd).chain(&fds) {
@@ -254,10 +318,27 @@ impl PerfTrace {
     }
 }
 
-/// One CPU's events: the first owns the ring, the others write into it.
-fn open_cpu(cpu: i32, events: &[(Event, u64, Layout)]) -> Result<(Ring, Vec<OwnedFd>), String> {
+/// Whether the kernel puts the task's cgroup id in a sample
+/// (PERF_SAMPLE_CGROUP, Linux 5.7; older kernels refuse the event).
+fn takes_cgroup(events: &[(Event, u64, Layout)], cpu: i32) -> bool {
     let sampling = Sampling {
-        sample_type: SAMPLE_TIME | SAMPLE_RAW,
+        sample_type: SAMPLE_TIME | SAMPLE_RAW | SAMPLE_CGROUP,
+        wakeup_bytes: 64 * 1024,
+    };
+    events
+        .first()
+        .is_some_and(|(_, id, _)| perf::open_tracepoint(*id, cpu, Some(sampling)).is_ok())
+}
+
+/// One CPU's events: the first owns the ring, the others write into it.
+/// `cgroup`: each sample carries the task's cgroup id.
+fn open_cpu(
+    cpu: i32,
+    events: &[(Event, u64, Layout)],
+    cgroup: bool,
+) -> Result<(Ring, Vec<OwnedFd>), String> {
+    let sampling = Sampling {
+        sample_type: SAMPLE_TIME | SAMPLE_RAW | if cgroup { SAMPLE_CGROUP } else { 0 },
         wakeup_bytes: 64 * 1024,
     };
     let mut ring: Option<Ring> = None;
@@ -344,17 +425,33 @@ mod tests {
             dev,
             grain_bytes: 4096,
             physical_bytes: 512,
+            zone_bytes: 0,
         };
         let layout = format::layout(Event::BioQueue, &format::parse(QUEUE).unwrap()).unwrap();
         let layouts = HashMap::from([(2097u16, layout)]);
         let mut t = Tally::new(&[g]);
-        count_record(&sample(2097, kernel_dev(dev), 1, 8), &layouts, &mut t);
-        count_record(&sample(2098, kernel_dev(dev), 1, 8), &layouts, &mut t);
-        count_record(&sample(2097, kernel_dev(dev), 1, 8)[..30], &layouts, &mut t);
+        count_record(
+            &sample(2097, kernel_dev(dev), 1, 8),
+            &layouts,
+            false,
+            &mut t,
+        );
+        count_record(
+            &sample(2098, kernel_dev(dev), 1, 8),
+            &layouts,
+            false,
+            &mut t,
+        );
+        count_record(
+            &sample(2097, kernel_dev(dev), 1, 8)[..30],
+            &layouts,
+            false,
+            &mut t,
+        );
         let mut lost = vec![0u8; 24];
         lost[0..4].copy_from_slice(&RECORD_LOST.to_ne_bytes());
         lost[16..24].copy_from_slice(&7u64.to_ne_bytes());
-        count_record(&lost, &layouts, &mut t);
+        count_record(&lost, &layouts, false, &mut t);
         let s = t.snapshot(0.0);
         assert_eq!(s.lost_records, 7);
         assert_eq!(s.counters.len(), 1);

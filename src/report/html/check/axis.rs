@@ -1,7 +1,8 @@
 //! Byte axes: ticks at round binary values (so their labels read "8 MiB",
 //! not "8388608"), drawn with the shared axis.
 
-use super::super::kit::axis::{Axis, XAxis};
+use super::super::kit::axis::XAxis;
+use super::super::kit::ticks::Axis;
 use super::super::kit::ticks::{self, ticks, Room};
 use super::super::scale::Linear;
 use super::super::svg::Figure;

@@ -1,7 +1,7 @@
 //! The arithmetic behind the boundary zooms: the grids a boundary is
 //! judged against, the grid lines around a byte, and the window drawn.
 
-use crate::check::document::Limits;
+use crate::check::document::Topology;
 use crate::units::{human, KIB, MIB};
 
 /// One grid: lines at `offset + k × grain` bytes.
@@ -19,7 +19,7 @@ pub struct Grid {
 /// The grids of a disk: 4 KiB and 1 MiB whatever it says (docs/findings.md),
 /// its kernel grain `max(physical, minimum I/O)` and its optimal I/O size
 /// when it has one, both shifted by the alignment offset.
-pub fn grids(t: &Limits) -> Vec<Grid> {
+pub fn grids(t: &Topology) -> Vec<Grid> {
     let mut out = vec![
         Grid {
             key: "4k",
@@ -193,14 +193,14 @@ mod tests {
         }
     }
 
-    fn limits(pbs: u32, min: u32, opt: u32, ao: i64) -> Limits {
-        Limits {
+    fn limits(pbs: u32, min: u32, opt: u32, ao: i64) -> Topology {
+        Topology {
             logical_block_size: 512,
             physical_block_size: pbs,
             minimum_io_size: min,
             optimal_io_size: opt,
             alignment_offset: ao,
-            ..Limits::default()
+            ..Topology::default()
         }
     }
 

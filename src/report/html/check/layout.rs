@@ -2,10 +2,25 @@
 //! partition lies on the bar, the free space between them, where their
 //! labels go, and which boundaries are marked.
 
+use super::super::kit::text::text_width;
+use super::super::look::look;
 use super::super::scale::Linear;
-use crate::check::document::{Finding, Partition};
-use crate::findings::Severity;
+use super::codes;
+use crate::check::document::{CheckedPartition, Finding};
+use crate::findings::{Severity, Status};
 use crate::layout::PartKind;
+use crate::units::human;
+
+/// The map's geometry, in px: the figure's width, the bar's left and
+/// right ends, its top and height, and the labels' baseline.
+pub const WIDTH: f64 = 1100.0;
+pub const LEFT: f64 = 24.0;
+pub const RIGHT: f64 = WIDTH - 24.0;
+pub const BAR_TOP: f64 = 66.0;
+pub const BAR_H: f64 = 40.0;
+pub const LABEL_Y: f64 = BAR_TOP + BAR_H + 28.0;
+/// The colour of the marks on misaligned boundaries (Okabe–Ito vermillion).
+pub const MARK: &str = "#d55e00";
 
 /// The narrowest a partition is drawn, in px: a 100 KiB partition on a
 /// 1 TB disk is still seen (its table row has the true numbers).
@@ -31,7 +46,7 @@ pub fn slot(start: u64, end: u64, x: &Linear) -> Slot {
 
 /// The bytes the bar spans: the disk, or further when a partition runs
 /// past its end (`partition-outside-disk`), so that one is drawn too.
-pub fn extent(size: u64, parts: &[Partition]) -> u64 {
+pub fn extent(size: u64, parts: &[CheckedPartition]) -> u64 {
     parts
         .iter()
         .map(|p| p.end_bytes.saturating_add(1))
@@ -41,7 +56,7 @@ pub fn extent(size: u64, parts: &[Partition]) -> u64 {
 /// The free byte ranges `[start, end)` of a disk of `size` bytes between
 /// the partitions that hold data (extended containers hold only EBRs and
 /// the logical partitions, which are counted themselves).
-pub fn gaps(size: u64, parts: &[Partition]) -> Vec<(u64, u64)> {
+pub fn gaps(size: u64, parts: &[CheckedPartition]) -> Vec<(u64, u64)> {
     let mut used: Vec<(u64, u64)> = parts
         .iter()
         .filter(|p| p.kind != PartKind::Extended)
@@ -89,17 +104,17 @@ pub fn place_labels(wants: &[f64], width: f64, gap: f64, (lo, hi): (f64, f64)) -
 
 /// The finding that marks a partition's start: its data start off the
 /// kernel's grain or off 4 KiB (not an extended container's info).
-pub fn start_mark(p: &Partition) -> Option<&Finding> {
+pub fn start_mark(p: &CheckedPartition) -> Option<&Finding> {
     mark(p, &["start-misaligned", "start-not-4k"])
 }
 
 /// The finding that marks a partition's end: off 4 KiB or off a physical
 /// block larger than that.
-pub fn end_mark(p: &Partition) -> Option<&Finding> {
+pub fn end_mark(p: &CheckedPartition) -> Option<&Finding> {
     mark(p, &["end-not-physical", "end-not-4k"])
 }
 
-fn mark<'a>(p: &'a Partition, codes: &[&str]) -> Option<&'a Finding> {
+fn mark<'a>(p: &'a CheckedPartition, codes: &[&str]) -> Option<&'a Finding> {
     codes.iter().find_map(|c| {
         p.findings
             .iter()
@@ -107,19 +122,72 @@ fn mark<'a>(p: &'a Partition, codes: &[&str]) -> Option<&'a Finding> {
     })
 }
 
+/// The status a partition is drawn in (extended containers: not judged).
+pub fn status(p: &CheckedPartition) -> Option<Status> {
+    if p.kind == crate::layout::PartKind::Extended {
+        None
+    } else {
+        Some(p.status)
+    }
+}
+
+/// The hover text: every number exactly.
+pub fn tip(p: &CheckedPartition) -> String {
+    let mut s = format!(
+        "partition {} ({}{}): bytes {}–{} (last byte inclusive), {} bytes ({}); {}",
+        p.number,
+        p.kind,
+        if p.type_id.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", p.type_id)
+        },
+        p.start_bytes,
+        p.end_bytes,
+        p.size_bytes,
+        human(p.size_bytes),
+        look(status(p)).word
+    );
+    let codes = codes(&p.findings);
+    if !codes.is_empty() {
+        s.push_str(&format!(" ({codes})"));
+    }
+    s
+}
+
+/// The label drawn in the partition when it fits: the long one, else
+/// the number alone; none when even that does not fit.
+pub fn inside_label(p: &CheckedPartition, w: f64) -> Option<String> {
+    if p.kind == crate::layout::PartKind::Extended {
+        return None;
+    }
+    let l = look(status(p));
+    let long = format!(
+        "{} {} · {} · {}",
+        l.glyph,
+        p.number,
+        human(p.size_bytes),
+        l.word
+    );
+    let short = format!("{} {}", l.glyph, p.number);
+    [long, short]
+        .into_iter()
+        .find(|t| text_width(t, 10.0) + 10.0 <= w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::units::MIB;
 
-    fn part(number: u32, kind: &str, start: u64, size: u64) -> Partition {
-        Partition {
+    fn part(number: u32, kind: &str, start: u64, size: u64) -> CheckedPartition {
+        CheckedPartition {
             number,
             kind: serde_json::from_value(kind.into()).expect("a partition kind"),
             start_bytes: start,
             end_bytes: start + size - 1,
             size_bytes: size,
-            ..Partition::default()
+            ..CheckedPartition::default()
         }
     }
 

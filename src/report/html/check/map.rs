@@ -8,23 +8,16 @@ use super::super::look::{self, look};
 use super::super::page;
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};
-use super::layout::{self, Slot};
+use super::layout::{
+    self, inside_label, status, tip, Slot, BAR_H, BAR_TOP, LABEL_Y, LEFT, MARK, RIGHT, WIDTH,
+};
 use super::marks::{self, down, up};
-use super::{axis, codes, tables};
-use crate::check::document::{Partition, Target};
-use crate::findings::Status;
+use super::{axis, tables};
+use crate::check::document::{CheckedPartition, CheckedTarget};
 use crate::units::human;
 
-const WIDTH: f64 = 1100.0;
-pub const LEFT: f64 = 24.0;
-pub const RIGHT: f64 = WIDTH - 24.0;
-pub const BAR_TOP: f64 = 66.0;
-pub const BAR_H: f64 = 40.0;
-pub const LABEL_Y: f64 = BAR_TOP + BAR_H + 28.0;
 const AXIS_Y: f64 = LABEL_Y + 12.0;
 const HEIGHT: f64 = AXIS_Y + 42.0;
-/// The colour of the marks on misaligned boundaries (Okabe–Ito vermillion).
-pub const MARK: &str = "#d55e00";
 
 /// The most partitions a map draws: the kernel's own limit per disk
 /// (DISK_MAX_PARTS). An image's table may list more, and a saved document
@@ -33,7 +26,7 @@ pub const MARK: &str = "#d55e00";
 pub const MAX_DRAWN: usize = 256;
 
 /// The map of target `t` (figure `fig`) and the tables of its numbers.
-pub fn figure(fig: &str, t: &Target) -> String {
+pub fn figure(fig: &str, t: &CheckedTarget) -> String {
     if t.partitions.len() > MAX_DRAWN {
         let mut s = page::note(&format!(
             "{} partitions are too many to draw on one map (at most {MAX_DRAWN}); the table has every one.",
@@ -95,7 +88,7 @@ fn count(n: usize) -> String {
 }
 
 /// Extended containers first, so the logical partitions lie on top.
-fn drawing_order(parts: &[Partition]) -> Vec<usize> {
+fn drawing_order(parts: &[CheckedPartition]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_by_key(|&i| {
         (
@@ -107,7 +100,7 @@ fn drawing_order(parts: &[Partition]) -> Vec<usize> {
 }
 
 /// The statuses present, in a fixed order, and the two marks.
-fn legend(f: &mut Figure, fig: &str, t: &Target) {
+fn legend(f: &mut Figure, fig: &str, t: &CheckedTarget) {
     let seen = t
         .partitions
         .iter()
@@ -153,18 +146,9 @@ fn extended_box(x: f64, y: f64, w: f64, h: f64) -> El {
         .attr("stroke-dasharray", "4 2")
 }
 
-/// The status a partition is drawn in (extended containers: not judged).
-pub fn status(p: &Partition) -> Option<Status> {
-    if p.kind == crate::layout::PartKind::Extended {
-        None
-    } else {
-        Some(p.status)
-    }
-}
-
 /// The whole disk as the bar's background, and its end when partitions
 /// run past it.
-fn disk(f: &mut Figure, t: &Target, end: u64, x: &Linear) {
+fn disk(f: &mut Figure, t: &CheckedTarget, end: u64, x: &Linear) {
     f.add(
         El::new("rect")
             .at("x", LEFT)
@@ -223,7 +207,7 @@ fn gap(f: &mut Figure, start: u64, end: u64, x: &Linear) {
 
 /// One partition: its rectangle in its status's look, titled with the
 /// exact numbers, and its label inside when it fits.
-fn partition(f: &mut Figure, fig: &str, p: &Partition, x: &Linear) {
+fn partition(f: &mut Figure, fig: &str, p: &CheckedPartition, x: &Linear) {
     let s = layout::slot(p.start_bytes, p.end_bytes.saturating_add(1), x);
     let l = look(status(p));
     f.group(
@@ -273,48 +257,4 @@ fn partition(f: &mut Figure, fig: &str, p: &Partition, x: &Linear) {
         );
     }
     f.end_group();
-}
-
-/// The hover text: every number exactly.
-pub fn tip(p: &Partition) -> String {
-    let mut s = format!(
-        "partition {} ({}{}): bytes {}–{} (last byte inclusive), {} bytes ({}); {}",
-        p.number,
-        p.kind,
-        if p.type_id.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", p.type_id)
-        },
-        p.start_bytes,
-        p.end_bytes,
-        p.size_bytes,
-        human(p.size_bytes),
-        look(status(p)).word
-    );
-    let codes = codes(&p.findings);
-    if !codes.is_empty() {
-        s.push_str(&format!(" ({codes})"));
-    }
-    s
-}
-
-/// The label drawn in the partition when it fits: the long one, else
-/// the number alone; none when even that does not fit.
-pub fn inside_label(p: &Partition, w: f64) -> Option<String> {
-    if p.kind == crate::layout::PartKind::Extended {
-        return None;
-    }
-    let l = look(status(p));
-    let long = format!(
-        "{} {} · {} · {}",
-        l.glyph,
-        p.number,
-        human(p.size_bytes),
-        l.word
-    );
-    let short = format!("{} {}", l.glyph, p.number);
-    [long, short]
-        .into_iter()
-        .find(|t| text_width(t, 10.0) + 10.0 <= w)
 }

@@ -6,12 +6,12 @@ use super::super::kit::text::text_width;
 use super::super::scale::Linear;
 use super::super::svg::{points, El, Figure};
 use super::layout::{self, end_mark, start_mark, Slot};
-use super::map::{inside_label, tip, BAR_H, BAR_TOP, LABEL_Y, LEFT, MARK, RIGHT};
-use crate::check::document::Partition;
+use super::layout::{inside_label, tip, BAR_H, BAR_TOP, LABEL_Y, LEFT, MARK, RIGHT};
+use crate::check::document::CheckedPartition;
 
 /// The marks on a partition's misaligned start (▼ above the bar) and end
 /// (▲ below it), each with a line through the bar at the exact byte.
-pub fn marks(f: &mut Figure, p: &Partition, x: &Linear) {
+pub fn marks(f: &mut Figure, p: &CheckedPartition, x: &Linear) {
     let marks = [
         (start_mark(p), "start-misaligned", p.start_bytes, true),
         (
@@ -76,8 +76,8 @@ pub fn up(x: f64, top: f64) -> String {
 
 /// The numbers of partitions too narrow for their own label, in a row
 /// under the bar, each with a leader line to its partition.
-pub fn outside_labels(f: &mut Figure, parts: &[Partition], x: &Linear) {
-    let mut outside: Vec<(&Partition, Slot)> = parts
+pub fn outside_labels(f: &mut Figure, parts: &[CheckedPartition], x: &Linear) {
+    let mut outside: Vec<(&CheckedPartition, Slot)> = parts
         .iter()
         .map(|p| {
             (
@@ -132,7 +132,7 @@ pub fn outside_labels(f: &mut Figure, parts: &[Partition], x: &Linear) {
 
 /// A partition's label under the bar: its number, and for an extended
 /// container that it is one.
-fn outside_label(p: &Partition) -> String {
+fn outside_label(p: &CheckedPartition) -> String {
     if p.kind == crate::layout::PartKind::Extended {
         format!("{} (ext.)", p.number)
     } else {

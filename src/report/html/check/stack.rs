@@ -6,10 +6,11 @@
 use super::super::kit::legend::Legend;
 use super::super::kit::text::{fit, y_title};
 use super::super::look::{self, look, tint};
-use super::super::page::{self, Td};
+use super::super::page;
 use super::super::svg::{El, Figure};
 use super::codes;
-use crate::check::document::{Layer, Limits};
+use crate::check::document::{Layer, Topology};
+use crate::report::columns::{self, Column};
 
 const MIN_LEAF: f64 = 130.0;
 const LEFT: f64 = 34.0;
@@ -213,7 +214,7 @@ fn status_words(l: &Layer) -> String {
 }
 
 /// The limits of the device below, in one phrase.
-fn limits(t: &Limits) -> String {
+fn limits(t: &Topology) -> String {
     format!(
         "logical {} / physical {} / min {} / optimal {} / alignment offset {}",
         t.logical_block_size,
@@ -241,47 +242,55 @@ fn axes(f: &mut Figure, fig: &str, width: f64, bottom: f64, cells: &[Cell]) {
 
 /// The layers as drawn, every number written out.
 fn table(fig: &str, title: &str, cells: &[Cell]) -> String {
-    let rows: Vec<Vec<Td>> = cells
-        .iter()
-        .map(|c| {
-            let l = c.layer;
-            vec![
-                Td::text(format!(
-                    "{}{}",
-                    "\u{a0}\u{a0}\u{a0}".repeat(c.depth),
-                    l.name
-                )),
-                Td::text(l.kind.as_str()),
-                Td::text(&l.device),
-                Td::num(l.offset_bytes),
-                Td::num(l.data_offset_bytes.map_or("–".into(), |d| d.to_string())),
-                Td::num(l.data_start().unwrap_or(l.offset_bytes)),
-                Td::num(l.size_bytes),
-                Td::num(l.below.physical_block_size.max(l.below.minimum_io_size)),
-                Td::num(l.below.optimal_io_size),
-                Td::Class(look::class(Some(l.status)), status_words(l)),
-                Td::text(codes(&l.findings)),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = layer_columns();
+    columns::html(
         &format!("{fig}-table"),
         &format!("{title}: the numbers (bytes)"),
-        &[
-            "layer",
-            "kind",
-            "device",
-            "starts at",
-            "data offset",
-            "data start",
-            "size",
-            "grain below",
-            "optimal below",
-            "status",
-            "findings",
-        ],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &cells.iter().collect::<Vec<_>>(),
     )
+}
+
+type L<'a> = Column<Cell<'a>>;
+
+/// A layer's row: its name indented by its depth, where it is, what it
+/// sits on and its status.
+fn layer_columns<'a>() -> Vec<L<'a>> {
+    vec![
+        L::html_only("layer", "layer", |c| {
+            format!("{}{}", "\u{a0}\u{a0}\u{a0}".repeat(c.depth), c.layer.name)
+        }),
+        L::html_only("kind", "kind", |c| c.layer.kind.as_str().into()),
+        L::html_only("device", "device", |c| c.layer.device.clone()),
+        L::html_only("offset_bytes", "starts at", |c| {
+            c.layer.offset_bytes.to_string()
+        })
+        .num(),
+        L::html_only("data_offset_bytes", "data offset", |c| {
+            c.layer
+                .data_offset_bytes
+                .map_or("–".into(), |d| d.to_string())
+        })
+        .num(),
+        L::html_only("data_start", "data start", |c| {
+            let l = c.layer;
+            l.data_start().unwrap_or(l.offset_bytes).to_string()
+        })
+        .num(),
+        L::html_only("size_bytes", "size", |c| c.layer.size_bytes.to_string()).num(),
+        L::html_only("grain_below", "grain below", |c| {
+            let b = &c.layer.below;
+            b.physical_block_size.max(b.minimum_io_size).to_string()
+        })
+        .num(),
+        L::html_only("optimal_below", "optimal below", |c| {
+            c.layer.below.optimal_io_size.to_string()
+        })
+        .num(),
+        L::html_only("status", "status", |c| status_words(c.layer))
+            .class(|c| Some(look::class(Some(c.layer.status)))),
+        L::html_only("findings", "findings", |c| codes(&c.layer.findings)),
+    ]
 }
 
 #[cfg(test)]

@@ -2,43 +2,25 @@
 //! tools' verdicts beside diskalign's, and the findings by severity.
 
 use super::super::look;
-use super::super::page::{self, Td};
-use crate::check::document::{layer_within, CheckDoc, Finding, Subject, Target};
-use crate::findings::Severity;
+use super::super::page;
+use crate::check::document::{CheckDoc, CheckedPartition, CheckedTarget, Finding};
+use crate::findings::{Severity, Status};
+use crate::report::columns::{self, Column};
 
 /// The run in numbers, and the targets that could not be checked.
 pub fn summary(id: &str, doc: &CheckDoc) -> String {
     let mut s = String::new();
     // An older document without `summary` reads as one of no targets.
-    let sum = &doc.summary;
-    if sum.targets > 0 {
-        let rows = vec![vec![
-            Td::Class(look::class(sum.status), look::words(sum.status)),
-            Td::num(sum.targets),
-            Td::num(sum.checked),
-            Td::num(doc.errors.len()),
-            Td::num(sum.findings.errors),
-            Td::num(sum.findings.warnings),
-            Td::num(sum.findings.info),
-            Td::num(sum.exit_status),
-        ]];
-        s.push_str(&page::table(
+    if doc.summary.targets > 0 {
+        let cols = summary_columns();
+        s.push_str(&columns::html(
             &format!("{id}-summary"),
             "The run",
-            &[
-                "status",
-                "targets",
-                "checked",
-                "not checked",
-                "errors",
-                "warnings",
-                "info",
-                "exit status",
-            ],
-            &rows,
+            &cols.iter().collect::<Vec<_>>(),
+            &[doc],
         ));
     }
-    s.push_str(&page::errors(
+    s.push_str(&crate::report::columns::errors_html(
         &format!("{id}-errors"),
         "Targets not checked",
         "target",
@@ -47,88 +29,140 @@ pub fn summary(id: &str, doc: &CheckDoc) -> String {
     s
 }
 
-fn verdict(ok: bool) -> Td {
+type Run = Column<CheckDoc>;
+
+/// The run's one row: its status, the targets and findings counted, and
+/// the exit status.
+fn summary_columns() -> Vec<Run> {
+    vec![
+        Run::html_only("status", "status", |d| look::words(d.summary.status))
+            .class(|d| Some(look::class(d.summary.status))),
+        Run::html_only("targets", "targets", |d| d.summary.targets.to_string()).num(),
+        Run::html_only("checked", "checked", |d| d.summary.checked.to_string()).num(),
+        Run::html_only("not_checked", "not checked", |d| d.errors.len().to_string()).num(),
+        Run::html_only("errors", "errors", |d| {
+            d.summary.findings.errors.to_string()
+        })
+        .num(),
+        Run::html_only("warnings", "warnings", |d| {
+            d.summary.findings.warnings.to_string()
+        })
+        .num(),
+        Run::html_only("info", "info", |d| d.summary.findings.info.to_string()).num(),
+        Run::html_only("exit_status", "exit status", |d| {
+            d.summary.exit_status.to_string()
+        })
+        .num(),
+    ]
+}
+
+fn verdict(ok: bool) -> String {
     if ok {
-        Td::Class("status-aligned".into(), "✓ aligned".into())
+        "✓ aligned".into()
     } else {
-        Td::Class("status-misaligned".into(), "✗ not aligned".into())
+        "✗ not aligned".into()
     }
+}
+
+fn verdict_class(ok: bool) -> Option<String> {
+    Some(
+        if ok {
+            "status-aligned"
+        } else {
+            "status-misaligned"
+        }
+        .into(),
+    )
+}
+
+/// diskalign's status of a partition; none for an extended one (a
+/// container, not judged).
+fn status(p: &CheckedPartition) -> Option<Status> {
+    (p.kind != crate::layout::PartKind::Extended).then_some(p.status)
+}
+
+type Tools = Column<CheckedPartition>;
+
+/// What parted (optimal and minimal), fdisk and sgdisk would say of a
+/// partition, beside diskalign's status.
+fn tools_columns() -> Vec<Tools> {
+    vec![
+        Tools::html_only("number", "partition", |p| p.number.to_string()).num(),
+        Tools::html_only("start_bytes", "start (bytes)", |p| {
+            p.start_bytes.to_string()
+        })
+        .num(),
+        Tools::html_only("parted_optimal", "parted align-check opt", |p| {
+            verdict(p.tools.parted_optimal)
+        })
+        .class(|p| verdict_class(p.tools.parted_optimal)),
+        Tools::html_only("parted_minimal", "parted align-check min", |p| {
+            verdict(p.tools.parted_minimal)
+        })
+        .class(|p| verdict_class(p.tools.parted_minimal)),
+        Tools::html_only("fdisk", "fdisk", |p| verdict(p.tools.fdisk))
+            .class(|p| verdict_class(p.tools.fdisk)),
+        Tools::html_only("sgdisk", "sgdisk -v", |p| verdict(p.tools.sgdisk))
+            .class(|p| verdict_class(p.tools.sgdisk)),
+        Tools::html_only("status", "diskalign", |p| look::words(status(p)))
+            .class(|p| Some(look::class(status(p)))),
+    ]
+}
+
+/// Where a tool would start the first partition of an empty disk: the
+/// tool, and the byte.
+type First = (&'static str, u64);
+
+fn on(b: u64, grain: u64) -> String {
+    if b % grain == 0 { "✓ yes" } else { "✗ no" }.into()
+}
+
+fn first_columns() -> Vec<Column<First>> {
+    vec![
+        Column::html_only("tool", "tool", |f: &First| f.0.to_string()),
+        Column::html_only("first_start_bytes", "first start (bytes)", |f: &First| {
+            f.1.to_string()
+        })
+        .num(),
+        Column::html_only("in_units", "in units", |f: &First| crate::units::exact(f.1)),
+        Column::html_only("on_4k", "on 4 KiB", |f: &First| on(f.1, 4096)),
+        Column::html_only("on_1m", "on 1 MiB", |f: &First| on(f.1, 1 << 20)),
+    ]
 }
 
 /// One row per partition: what parted (optimal and minimal), fdisk and
 /// sgdisk would say, beside diskalign's status; then where each tool
 /// would start the first partition of an empty disk.
-pub fn tools(fig: &str, t: &Target) -> String {
-    let rows: Vec<Vec<Td>> = t
-        .partitions
-        .iter()
-        .map(|p| {
-            let st = if p.kind == crate::layout::PartKind::Extended {
-                None
-            } else {
-                Some(p.status)
-            };
-            vec![
-                Td::num(p.number),
-                Td::num(p.start_bytes),
-                verdict(p.tools.parted_optimal),
-                verdict(p.tools.parted_minimal),
-                verdict(p.tools.fdisk),
-                verdict(p.tools.sgdisk),
-                Td::Class(look::class(st), look::words(st)),
-            ]
-        })
-        .collect();
-    let mut s = page::table(
+pub fn tools(fig: &str, t: &CheckedTarget) -> String {
+    let cols = tools_columns();
+    let mut s = columns::html(
         fig,
         &format!(
             "The tools' verdicts on {} (docs/tools.md), beside diskalign's",
             t.path
         ),
-        &[
-            "partition",
-            "start (bytes)",
-            "parted align-check opt",
-            "parted align-check min",
-            "fdisk",
-            "sgdisk -v",
-            "diskalign",
-        ],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &t.partitions.iter().collect::<Vec<_>>(),
     );
     let first = t.first_start_bytes;
-    let starts = [
+    if !first.any_fits(t.size_bytes, u64::from(t.topology.logical_block_size)) {
+        // Too small for any partition: where the tools start says nothing.
+        return s;
+    }
+    let starts: [First; 3] = [
         ("parted -a optimal", first.parted),
         ("fdisk / sfdisk", first.fdisk),
         ("sgdisk", first.sgdisk),
     ];
-    let rows: Vec<Vec<Td>> = starts
-        .iter()
-        .map(|(tool, b)| {
-            let on = |g: u64| if b % g == 0 { "✓ yes" } else { "✗ no" };
-            vec![
-                Td::text(*tool),
-                Td::num(b),
-                Td::text(crate::units::exact(*b)),
-                Td::text(on(4096)),
-                Td::text(on(1 << 20)),
-            ]
-        })
-        .collect();
-    s.push_str(&page::table(
+    let cols = first_columns();
+    s.push_str(&columns::html(
         &format!("{fig}-first"),
         &format!(
             "Where each tool would start the first partition of an empty {}",
             t.path
         ),
-        &[
-            "tool",
-            "first start (bytes)",
-            "in units",
-            "on 4 KiB",
-            "on 1 MiB",
-        ],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &starts.iter().collect::<Vec<_>>(),
     ));
     s
 }
@@ -159,24 +193,44 @@ pub fn findings(id: &str, doc: &CheckDoc) -> String {
             s.push_str(&page::note(&format!("{word}: none.")));
             continue;
         }
-        let rows: Vec<Vec<Td>> = these
+        let rows: Vec<FindingRow> = these
             .iter()
-            .map(|f| {
-                vec![
-                    Td::Class(format!("sev-{sev}"), code_cell(f, &repeats, &all)),
-                    Td::text(subject(&f.subject)),
-                    Td::text(&f.message),
-                ]
+            .map(|f| FindingRow {
+                finding: f,
+                repeats: &repeats,
+                all: &all,
             })
             .collect();
-        s.push_str(&page::table(
+        let cols = finding_columns();
+        s.push_str(&columns::html(
             &format!("{id}-findings-{sev}"),
             &format!("{word} ({})", these.len()),
-            &["code", "about", "message"],
-            &rows,
+            &cols.iter().collect::<Vec<_>>(),
+            &rows.iter().collect::<Vec<_>>(),
         ));
     }
     s
+}
+
+/// A finding of the run, with the run's findings its code cell names
+/// those that repeat its cause from.
+struct FindingRow<'a> {
+    finding: &'a Finding,
+    repeats: &'a [&'a Finding],
+    all: &'a [Finding],
+}
+
+type F<'a> = Column<FindingRow<'a>>;
+
+/// A finding's code (and those repeating its cause) in its severity's
+/// colour, what it is about, and its sentence.
+fn finding_columns<'a>() -> Vec<F<'a>> {
+    vec![
+        F::html_only("code", "code", |r| code_cell(r.finding, r.repeats, r.all))
+            .class(|r| Some(format!("sev-{}", r.finding.severity))),
+        F::html_only("about", "about", |r| page::subject(&r.finding.subject)),
+        F::html_only("message", "message", |r| r.finding.message.clone()),
+    ]
 }
 
 /// The finding whose cause `f` repeats, if the run holds it: the same
@@ -211,29 +265,10 @@ fn glyph(sev: Severity) -> &'static str {
     }
 }
 
-/// What a finding is about, in one phrase: `a.img partition 1 / PV …`.
-pub fn subject(s: &Subject) -> String {
-    let mut parts = Vec::new();
-    if let Some(t) = &s.target {
-        parts.push(page::brief(t).into_owned());
-    }
-    if let Some(p) = s.partition {
-        parts.push(format!("partition {p}"));
-    }
-    // The layer path starts at the partition root, already named.
-    if let Some(l) = s
-        .layer
-        .as_deref()
-        .and_then(|l| layer_within(s.partition, l))
-    {
-        parts.push(page::brief(l).into_owned());
-    }
-    parts.join(" · ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::document::Subject;
 
     #[test]
     fn a_finding_of_the_same_cause_is_counted_once_beside_its_cause() {
@@ -264,12 +299,12 @@ mod tests {
             partition: Some(1),
             layer: Some("partition 1 / PV abc".into()),
         };
-        assert_eq!(subject(&s), "/dev/loop1 · partition 1 · PV abc");
+        assert_eq!(page::subject(&s), "/dev/loop1, partition 1, PV abc");
         let s = Subject {
             target: None,
             partition: None,
             layer: Some("VG vgh / LV vgh/lvs".into()),
         };
-        assert_eq!(subject(&s), "VG vgh / LV vgh/lvs");
+        assert_eq!(page::subject(&s), "VG vgh / LV vgh/lvs");
     }
 }

@@ -4,15 +4,16 @@
 //! and how far the boundary lies from them.
 
 use super::super::kit::text::text_width;
-use super::super::page::{self, Td};
+use super::super::page;
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};
 use super::axis;
 use super::grid::{self, Grid};
 use super::lane::{self, RULER};
 use super::layout::{end_mark, start_mark};
-use crate::check::document::{Partition, Target};
+use crate::check::document::{CheckedPartition, CheckedTarget};
 use crate::findings::Status;
+use crate::report::columns::{self, Column};
 use crate::units::human;
 
 const WIDTH: f64 = 560.0;
@@ -26,7 +27,7 @@ const FOLDED: usize = 28;
 
 /// One boundary: a partition's start, or its end (last byte + 1).
 pub struct Boundary<'a> {
-    pub part: &'a Partition,
+    pub part: &'a CheckedPartition,
     pub end: bool,
 }
 
@@ -50,8 +51,8 @@ impl Boundary<'_> {
 
 /// The zooms of target `t`, ids from `prefix` (`run1-zoom-0`): the
 /// partitions that need a look open, the others folded, and the numbers.
-pub fn section(prefix: &str, t: &Target) -> String {
-    let parts: Vec<&Partition> = t
+pub fn section(prefix: &str, t: &CheckedTarget) -> String {
+    let parts: Vec<&CheckedPartition> = t
         .partitions
         .iter()
         .filter(|p| p.kind != crate::layout::PartKind::Extended)
@@ -91,15 +92,18 @@ pub fn section(prefix: &str, t: &Target) -> String {
 
 /// Which partitions' zooms are open (those that need a look, or the
 /// first when none does), which folded, and how many are left undrawn.
-fn choose<'a>(parts: &[&'a Partition]) -> (Vec<&'a Partition>, Vec<&'a Partition>, usize) {
-    let flagged = |p: &&Partition| {
+fn choose<'a>(
+    parts: &[&'a CheckedPartition],
+) -> (Vec<&'a CheckedPartition>, Vec<&'a CheckedPartition>, usize) {
+    let flagged = |p: &&CheckedPartition| {
         start_mark(p).is_some() || end_mark(p).is_some() || p.status != Status::Aligned
     };
-    let mut open: Vec<&Partition> = parts.iter().copied().filter(flagged).take(OPEN).collect();
+    let mut open: Vec<&CheckedPartition> =
+        parts.iter().copied().filter(flagged).take(OPEN).collect();
     if open.is_empty() {
         open.extend(parts.first().copied());
     }
-    let rest: Vec<&Partition> = parts
+    let rest: Vec<&CheckedPartition> = parts
         .iter()
         .copied()
         .filter(|p| !open.iter().any(|o| std::ptr::eq(*o, *p)))
@@ -110,7 +114,7 @@ fn choose<'a>(parts: &[&'a Partition]) -> (Vec<&'a Partition>, Vec<&'a Partition
 }
 
 /// A partition's start and end side by side.
-fn pair(prefix: &str, t: &Target, grids: &[Grid], p: &Partition) -> String {
+fn pair(prefix: &str, t: &CheckedTarget, grids: &[Grid], p: &CheckedPartition) -> String {
     let mut s = String::from("<div style=\"display:flex;flex-wrap:wrap;column-gap:12px\">\n");
     for end in [false, true] {
         let b = Boundary { part: p, end };
@@ -126,7 +130,7 @@ fn pair(prefix: &str, t: &Target, grids: &[Grid], p: &Partition) -> String {
 }
 
 /// The zoom of one boundary.
-pub fn figure(fig: &str, t: &Target, grids: &[Grid], b: &Boundary) -> String {
+pub fn figure(fig: &str, t: &CheckedTarget, grids: &[Grid], b: &Boundary) -> String {
     let at = b.at();
     let (lo, hi) = grid::window(at, grids, t.size_bytes);
     let x = Linear::new((lo as f64, hi as f64), RULER);
@@ -213,53 +217,87 @@ fn boundary_line(f: &mut Figure, at: u64, x: &Linear, bottom: f64) {
 }
 
 /// Every boundary against every grid, in words with the bytes.
-fn table(prefix: &str, t: &Target, grids: &[Grid], parts: &[&Partition]) -> String {
-    let mut headers = vec!["partition", "boundary", "byte"];
-    let labels: Vec<String> = grids.iter().map(|g| format!("{} grid", g.label)).collect();
-    headers.extend(labels.iter().map(String::as_str));
-    let mut rows = Vec::new();
-    for p in parts {
-        for end in [false, true] {
-            let b = Boundary { part: p, end };
-            let mut row = vec![
-                Td::num(p.number),
-                Td::text(if end { "end (last byte + 1)" } else { "start" }),
-                Td::num(b.at()),
-            ];
-            row.extend(grids.iter().map(|g| Td::text(grid::describe(b.at(), g))));
-            rows.push(row);
-        }
-    }
-    page::table(
+fn table(prefix: &str, t: &CheckedTarget, grids: &[Grid], parts: &[&CheckedPartition]) -> String {
+    let rows: Vec<Row> = parts
+        .iter()
+        .flat_map(|p| {
+            [false, true].map(|end| Row {
+                boundary: Boundary { part: p, end },
+                grids,
+            })
+        })
+        .collect();
+    let cols = row_columns(grids);
+    columns::html(
         &format!("{prefix}-table"),
         &format!(
             "Where each boundary of {} falls on each grid (bytes)",
             t.path
         ),
-        &headers,
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
     )
+}
+
+/// A boundary of the table, with the grids its columns judge it on.
+struct Row<'a> {
+    boundary: Boundary<'a>,
+    grids: &'a [Grid],
+}
+
+/// Where the boundary lies on grid `at`, in words.
+fn on_grid(r: &Row, at: usize) -> String {
+    grid::describe(r.boundary.at(), &r.grids[at])
+}
+
+/// The partition, which boundary and its byte, then a column per grid.
+fn row_columns<'a>(grids: &[Grid]) -> Vec<Column<Row<'a>>> {
+    let mut cols = vec![
+        Column::html_only("partition", "partition", |r: &Row| {
+            r.boundary.part.number.to_string()
+        })
+        .num(),
+        Column::html_only("boundary", "boundary", |r: &Row| {
+            if r.boundary.end {
+                "end (last byte + 1)"
+            } else {
+                "start"
+            }
+            .into()
+        }),
+        Column::html_only("byte", "byte", |r: &Row| r.boundary.at().to_string()).num(),
+    ];
+    for (at, g) in grids.iter().enumerate() {
+        cols.push(Column::entry(
+            format!("{}_grid", g.key),
+            format!("{} grid", g.label),
+            at,
+            on_grid,
+            |r, at, _| on_grid(r, at),
+        ));
+    }
+    cols
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn part(number: u32, status: Status) -> Partition {
-        Partition {
+    fn part(number: u32, status: Status) -> CheckedPartition {
+        CheckedPartition {
             number,
             status,
-            ..Partition::default()
+            ..CheckedPartition::default()
         }
     }
 
-    fn numbers(ps: &[&Partition]) -> Vec<u32> {
+    fn numbers(ps: &[&CheckedPartition]) -> Vec<u32> {
         ps.iter().map(|p| p.number).collect()
     }
 
     #[test]
     fn partitions_that_need_a_look_are_open_the_rest_folded() {
-        let ps: Vec<Partition> = (1..=40)
+        let ps: Vec<CheckedPartition> = (1..=40)
             .map(|n| {
                 part(
                     n,
@@ -271,7 +309,7 @@ mod tests {
                 )
             })
             .collect();
-        let refs: Vec<&Partition> = ps.iter().collect();
+        let refs: Vec<&CheckedPartition> = ps.iter().collect();
         let (open, folded, left) = choose(&refs);
         assert_eq!(numbers(&open), [3, 13, 23, 33]);
         assert_eq!(folded.len(), FOLDED);
@@ -279,7 +317,7 @@ mod tests {
         assert_eq!(left, 40 - 4 - FOLDED);
         // All aligned: the first is open.
         let ps = [part(1, Status::Aligned), part(2, Status::Aligned)];
-        let refs: Vec<&Partition> = ps.iter().collect();
+        let refs: Vec<&CheckedPartition> = ps.iter().collect();
         let (open, folded, left) = choose(&refs);
         assert_eq!(
             (numbers(&open), numbers(&folded), left),

@@ -2,9 +2,9 @@
 //! each pattern's geometric mean of B/A with its 95 % interval. The
 //! numbers are in `data-*` attributes for tests and scripts.
 
-use super::super::page::{self, Td};
-use crate::compare::overall::ScopeRatio;
+use crate::compare::probe::ScopeRatio;
 use crate::compare::ProbeComparison;
+use crate::report::columns::{self, Column};
 use crate::report::html::svg::esc;
 use std::fmt::Write;
 
@@ -41,30 +41,38 @@ pub fn section(id: &str, p: &ProbeComparison) -> String {
         let scope = x.pattern.map_or("all".into(), |q| q.to_string());
         s.push_str(&sentence("answer note", &scope, x));
     }
-    let fmt = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.3}"));
-    let rows: Vec<Vec<Td>> = p
-        .patterns
-        .iter()
-        .map(|x| {
-            vec![
-                Td::text(x.pattern.map_or("all".into(), |q| q.to_string())),
-                Td::num(x.cells),
-                Td::num(fmt(x.geo_mean)),
-                Td::num(match x.ci95 {
-                    Some([lo, hi]) => format!("{lo:.3}–{hi:.3}"),
-                    None => "-".into(),
-                }),
-                Td::text(x.direction.to_string()),
-            ]
-        })
-        .collect();
-    s.push_str(&page::table(
+    let cols = pattern_columns();
+    s.push_str(&columns::html(
         &format!("{id}-patterns"),
         "B/A per pattern: the geometric mean over the cells both runs measured, 95 % t interval over the cells",
-        &["pattern", "cells", "B/A", "95 % interval", "direction"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &p.patterns.iter().collect::<Vec<_>>(),
     ));
     s
+}
+
+/// A ratio with three decimals, `-` when there is none.
+fn three(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{v:.3}"))
+}
+
+/// Each pattern's B/A: the cells, their geometric mean, its interval and
+/// the direction it says.
+fn pattern_columns() -> Vec<Column<ScopeRatio>> {
+    type P = Column<ScopeRatio>;
+    vec![
+        P::html_only("pattern", "pattern", |x| {
+            x.pattern.map_or("all".into(), |q| q.to_string())
+        }),
+        P::html_only("cells", "cells", |x| x.cells.to_string()).num(),
+        P::html_only("b_over_a", "B/A", |x| three(x.geo_mean)).num(),
+        P::html_only("ci95", "95 % interval", |x| match x.ci95 {
+            Some([lo, hi]) => format!("{lo:.3}–{hi:.3}"),
+            None => "-".into(),
+        })
+        .num(),
+        P::html_only("direction", "direction", |x| x.direction.to_string()),
+    ]
 }
 
 #[cfg(test)]

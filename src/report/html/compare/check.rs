@@ -2,20 +2,29 @@
 //! of each run by severity (a grouped bar chart), and every finding that
 //! appeared, disappeared or changed.
 
-use super::super::kit::axis::{y_grid, Axis};
+use super::super::kit::axis::y_grid;
 use super::super::kit::legend::{swatch, KeyBox, Legend};
 use super::super::kit::text::y_title;
+use super::super::kit::ticks::Axis;
 use super::super::kit::ticks::{self, ticks, Room};
-use super::super::page::{self, Td};
+use super::super::page;
 use super::super::scale::{Band, Linear, Rgb};
 use super::super::svg::{El, Figure};
-use crate::check::document::layer_within;
 use crate::compare::check::{Change, FindingChange};
 use crate::compare::CheckComparison;
-use crate::findings::{Severity, Status};
+use crate::findings::Severity;
+use crate::report::columns::{self, Column};
 
 pub fn section(s: &mut String, id: &str, k: &CheckComparison) {
     s.push_str(&super::runs(&k.a, &k.b));
+    for t in &k.targets {
+        if let Some(why) = &t.different_disk {
+            s.push_str(&page::para(&format!(
+                "Warning: {}: A and B may not be the same disk ({why}); compared all the same.",
+                t.target
+            )));
+        }
+    }
     s.push_str(&page::para(&k.summary));
     s.push_str(&targets(id, k));
     let counts = counts(k);
@@ -23,35 +32,13 @@ pub fn section(s: &mut String, id: &str, k: &CheckComparison) {
     s.push_str(&changes(id, &k.changes));
 }
 
-fn status_td(s: Option<Status>, error: &Option<String>, present: bool) -> Td {
-    match (present, s, error) {
-        (false, _, _) => Td::text("not in this run"),
-        (_, _, Some(e)) => Td::Class("sev-error".into(), format!("not checked: {e}")),
-        (_, Some(s), _) => Td::Class(format!("status-{}", s.as_str()), s.as_str().to_string()),
-        (_, None, None) => Td::text("-"),
-    }
-}
-
 fn targets(id: &str, k: &CheckComparison) -> String {
-    let rows: Vec<Vec<Td>> = k
-        .targets
-        .iter()
-        .map(|t| {
-            let name = match &t.path_b {
-                Some(b) => format!("{} (B: {b})", t.target),
-                None => t.target.clone(),
-            };
-            vec![
-                Td::text(name),
-                status_td(t.status_a, &t.error_a, t.in_a),
-                status_td(t.status_b, &t.error_b, t.in_b),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = columns::check_targets_compared();
+    let rows: Vec<_> = k.targets.iter().collect();
+    columns::html(
         &format!("{id}-targets"),
         "Each target in A and in B",
-        &["target", "A", "B"],
+        &cols.iter().collect::<Vec<_>>(),
         &rows,
     )
 }
@@ -170,79 +157,58 @@ fn bars(id: &str, counts: &[[usize; 3]; 2]) -> String {
         let key = |b: KeyBox| vec![swatch(b, fill, "#555555").attr("stroke-width", 2)];
         l.entry(&mut f, (run, &[]), key, &[words]);
     }
-    let rows: Vec<Vec<Td>> = SEVERITIES
+    let rows: Vec<SeverityRow> = SEVERITIES
         .iter()
         .enumerate()
-        .map(|(i, (name, _))| {
-            vec![
-                Td::text(*name),
-                Td::num(counts[0][i]),
-                Td::num(counts[1][i]),
-            ]
+        .map(|(i, (name, _))| SeverityRow {
+            severity: name,
+            a: counts[0][i],
+            b: counts[1][i],
         })
         .collect();
+    let cols = severity_columns();
     f.finish()
-        + &page::table(
+        + &columns::html(
             &format!("{id}-severity-table"),
             "Findings that differ, by severity",
-            &["severity", "A", "B"],
-            &rows,
+            &cols.iter().collect::<Vec<_>>(),
+            &rows.iter().collect::<Vec<_>>(),
         )
 }
 
-fn where_(c: &FindingChange) -> String {
-    let target = c.target.as_deref().map_or("assembled".into(), page::brief);
-    let mut parts = vec![target.into_owned()];
-    if let Some(p) = c.partition {
-        parts.push(format!("partition {p}"));
-    }
-    // The layer path starts at the partition root, already named.
-    if let Some(l) = c
-        .layer
-        .as_deref()
-        .and_then(|l| layer_within(c.partition, l))
-    {
-        parts.push(page::brief(l).into_owned());
-    }
-    parts.join(" / ")
+/// A severity with how many of the findings that differ A had and B has.
+struct SeverityRow {
+    severity: &'static str,
+    a: usize,
+    b: usize,
 }
 
-fn sev(s: Option<Severity>) -> Td {
-    match s {
-        Some(s) => Td::Class(format!("sev-{}", s.as_str()), s.as_str().to_string()),
-        None => Td::text("-"),
-    }
+/// The numbers of the severity bars.
+fn severity_columns() -> Vec<Column<SeverityRow>> {
+    vec![
+        Column::html_only("severity", "severity", |r: &SeverityRow| {
+            r.severity.to_string()
+        }),
+        Column::html_only("a", "A", |r: &SeverityRow| r.a.to_string()).num(),
+        Column::html_only("b", "B", |r: &SeverityRow| r.b.to_string()).num(),
+    ]
 }
 
-/// The findings that appeared, disappeared or changed, a table each.
-pub(super) fn changes(id: &str, all: &[crate::compare::check::FindingChange]) -> String {
+/// The findings that appeared, disappeared or changed, a table each,
+/// drawn by compare's column list of them (the CSV's).
+pub(super) fn changes(id: &str, all: &[FindingChange]) -> String {
+    let list = columns::changes();
+    let cols = columns::select(&list, None, |c| c.html);
     let mut s = String::new();
     for change in [Change::Appeared, Change::Disappeared, Change::Changed] {
-        let rows: Vec<Vec<Td>> = all
-            .iter()
-            .filter(|c| c.change == change)
-            .map(|c| {
-                let message = c
-                    .message_b
-                    .clone()
-                    .or_else(|| c.message_a.clone())
-                    .unwrap_or_default();
-                vec![
-                    Td::text(where_(c)),
-                    Td::text(&c.code),
-                    sev(c.severity_a),
-                    sev(c.severity_b),
-                    Td::text(message),
-                ]
-            })
-            .collect();
+        let rows: Vec<&FindingChange> = all.iter().filter(|c| c.change == change).collect();
         if rows.is_empty() {
             continue;
         }
-        s.push_str(&page::table(
+        s.push_str(&columns::html(
             &format!("{id}-{change}"),
             &format!("Findings that {change} ({})", rows.len()),
-            &["where", "code", "A", "B", "finding"],
+            &cols,
             &rows,
         ));
     }
@@ -256,6 +222,13 @@ pub(super) fn changes(id: &str, all: &[crate::compare::check::FindingChange]) ->
 mod tests {
     use super::*;
 
+    /// Where the page's table says a finding is.
+    fn where_(c: &FindingChange) -> String {
+        let cols = columns::changes();
+        let at = cols.iter().find(|c| c.id == "where").unwrap();
+        at.raw(c)
+    }
+
     #[test]
     fn a_layer_in_a_partition_names_the_partition_once() {
         let c = FindingChange {
@@ -264,19 +237,19 @@ mod tests {
             layer: Some("partition 1 / ext4".into()),
             ..FindingChange::default()
         };
-        assert_eq!(where_(&c), "img / partition 1 / ext4");
+        assert_eq!(where_(&c), "img, partition 1, ext4");
         let root = FindingChange {
             layer: Some("partition 1".into()),
             ..c.clone()
         };
-        assert_eq!(where_(&root), "img / partition 1");
+        assert_eq!(where_(&root), "img, partition 1");
         let assembled = FindingChange {
             target: None,
             partition: None,
             layer: Some("VG vg / LV vg/lv".into()),
             ..c
         };
-        assert_eq!(where_(&assembled), "assembled / VG vg / LV vg/lv");
+        assert_eq!(where_(&assembled), "assembled, VG vg / LV vg/lv");
     }
 
     #[test]

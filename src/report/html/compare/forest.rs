@@ -3,17 +3,19 @@
 //! and the band of "the same" (1 ± min_effect). One figure per target and
 //! pattern; the numbers in a table under each.
 
-use super::super::kit::axis::{clip_arrow, clip_name, Axis};
+use super::super::kit::axis::{clip_arrow, clip_name};
 use super::super::kit::legend::{KeyBox, Legend};
+use super::super::kit::ticks::Axis;
 use super::super::kit::ticks::{Room, Tick};
 use super::super::kit::{self, MUTED};
-use super::super::page::{self, Td};
+use super::super::page;
 use super::super::probe::MAX_PANELS;
 use super::super::scale::{Clip, Log, Rgb};
 use super::super::svg::{El, Figure};
 use crate::compare::probe::{CellRatio, Decision};
 use crate::compare::ProbeComparison;
 use crate::probe::engine::Pattern;
+use crate::report::columns;
 use crate::units::human;
 use std::collections::BTreeMap;
 
@@ -130,7 +132,7 @@ pub fn figures(id: &str, p: &ProbeComparison) -> String {
         if last_drawn.is_some_and(|&last| target <= last) {
             s.push_str(&forest(&fig_id, &title, &cells, p.min_effect));
         }
-        s.push_str(&table(&fig_id, &title, &cells));
+        s.push_str(&table(&fig_id, &title, p, &cells));
     }
     s
 }
@@ -334,46 +336,18 @@ fn legend(f: &mut Figure, y: f64, any_clipped: bool) {
     }
 }
 
-fn table(fig_id: &str, title: &str, cells: &[&CellRatio]) -> String {
-    let fmt = |v: Option<f64>, p: usize| v.map_or("-".into(), |v| format!("{v:.p$}"));
-    let rows: Vec<Vec<Td>> = cells
-        .iter()
-        .map(|c| {
-            let ci = c
-                .ci95
-                .map_or("-".into(), |[lo, hi]| format!("{lo:.3}–{hi:.3}"));
-            vec![
-                Td::num(c.key.block_size),
-                Td::num(c.key.offset),
-                Td::num(format!("{:.0}", c.a_iops)),
-                Td::num(c.a_rounds),
-                Td::num(format!("{:.0}", c.b_iops)),
-                Td::num(c.b_rounds),
-                Td::num(fmt(c.ratio, 3)),
-                Td::num(ci),
-                Td::num(fmt(c.ci_level.map(|l| l * 100.0), 2)),
-                Td::num(fmt(c.p_adjusted, 4)),
-                Td::text(c.decision.as_str()),
-            ]
-        })
-        .collect();
-    let t = page::table(
+/// The numbers of a forest plot: compare's cell columns (the CSV's and
+/// the terminal's list), the page's set in the page's order.
+fn table(fig_id: &str, title: &str, p: &ProbeComparison, cells: &[&CellRatio]) -> String {
+    let all = columns::ratios();
+    let asked: Vec<String> = columns::RATIOS_HTML.iter().map(|c| c.to_string()).collect();
+    let cols = columns::select(&all, Some(&asked), |c| c.html);
+    let rows = columns::ratio_rows(p, cells.iter().copied());
+    let t = columns::html(
         &format!("{fig_id}-table"),
         &format!("{title}: the numbers"),
-        &[
-            "block size (bytes)",
-            "offset (bytes)",
-            "A IOPS",
-            "A rounds",
-            "B IOPS",
-            "B rounds",
-            "B/A",
-            "interval",
-            "level (%)",
-            "p (Holm)",
-            "decision",
-        ],
-        &rows,
+        &cols,
+        &rows.iter().collect::<Vec<_>>(),
     );
     page::folded(&format!("{title}: table of {} cells", cells.len()), &t)
 }

@@ -7,8 +7,9 @@ mod answer;
 mod check;
 mod forest;
 
-use super::page::{self, Td};
+use super::page;
 use crate::compare::{Comparison, ProbeComparison, RunInfo};
+use crate::report::columns::{self, Column};
 use crate::units::utc;
 
 /// The section of one comparison; `id` prefixes every id in it.
@@ -19,7 +20,23 @@ pub fn section(id: &str, name: &str, c: &Comparison) -> String {
         Comparison::Check(k) => check::section(&mut s, id, k),
         Comparison::Watch(w) => watch(&mut s, id, w),
     }
+    s.push_str(&outcome(c));
     s
+}
+
+/// What got better and worse, and the exit status (`outcome`).
+fn outcome(c: &Comparison) -> String {
+    let o = c.outcome();
+    let unit = c.counted();
+    let worse = if o.worse() {
+        "B is worse than A"
+    } else {
+        "B is not worse than A"
+    };
+    page::para(&format!(
+        "Outcome ({unit}): {} improved, {} regressed, {} unchanged; {worse}; exit status {}.",
+        o.improved, o.regressed, o.unchanged, o.exit_status
+    ))
 }
 
 /// Two watch runs: each device and direction's shares in A and B, then
@@ -27,33 +44,24 @@ pub fn section(id: &str, name: &str, c: &Comparison) -> String {
 fn watch(s: &mut String, id: &str, w: &crate::compare::WatchComparison) {
     s.push_str(&runs(&w.a, &w.b));
     s.push_str(&page::para(&w.summary));
-    let num = |v: Option<u64>| Td::num(v.map_or("-".into(), |n| n.to_string()));
-    let pct = |v: Option<f64>| Td::num(v.map_or("-".into(), |x| format!("{:.1} %", 100.0 * x)));
-    let rows: Vec<Vec<Td>> = w
-        .devices
-        .iter()
-        .map(|d| {
-            vec![
-                Td::text(&d.device),
-                Td::text(d.direction.map_or("", |x| x.as_str())),
-                num(d.ios_a),
-                num(d.ios_b),
-                pct(d.straddle_share_a),
-                pct(d.straddle_share_b),
-                pct(d.sub_physical_share_a),
-                pct(d.sub_physical_share_b),
-            ]
-        })
-        .collect();
-    s.push_str(&page::table(
+    let rows: Vec<_> = w.devices.iter().collect();
+    let devices = columns::watch_devices_compared(&rows);
+    s.push_str(&columns::html(
         &format!("{id}-devices"),
         "Each device and direction in A and B (the workloads may differ: shares are shown, not tested)",
-        &[
-            "device", "direction", "I/Os A", "I/Os B", "straddling A", "straddling B",
-            "below the physical block A", "below the physical block B",
-        ],
+        &devices.iter().collect::<Vec<_>>(),
         &rows,
     ));
+    if !w.submitters.is_empty() {
+        let submitters = columns::watch_submitters_compared();
+        let rows: Vec<_> = w.submitters.iter().collect();
+        s.push_str(&columns::html(
+            &format!("{id}-submitters"),
+            "Each device's submitters in A and B",
+            &submitters.iter().collect::<Vec<_>>(),
+            &rows,
+        ));
+    }
     s.push_str(&check::changes(id, &w.changes));
 }
 
@@ -86,72 +94,61 @@ fn probe(s: &mut String, id: &str, p: &ProbeComparison) {
 }
 
 /// The environment, differing fields first: they often explain it all.
+/// Drawn by compare's environment columns (the terminal's list).
 fn environment(id: &str, p: &ProbeComparison) -> String {
     let mut fields: Vec<_> = p.environment.iter().collect();
     fields.sort_by_key(|f| !f.differs);
-    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "not recorded".into());
-    let rows: Vec<Vec<Td>> = fields
-        .iter()
-        .map(|f| {
-            let mark = if f.differs {
-                Td::Class("sev-warning".into(), "differs".into())
-            } else if f.a.is_none() || f.b.is_none() {
-                Td::text("not compared")
-            } else {
-                Td::text("same")
-            };
-            let field = match f.target {
-                Some(t) => format!("{} ({})", f.field, crate::report::target_label(t)),
-                None => f.field.clone(),
-            };
-            vec![
-                Td::text(field),
-                Td::text(shown(&f.a)),
-                Td::text(shown(&f.b)),
-                mark,
-            ]
-        })
-        .collect();
-    page::table(
+    let rows = columns::env_rows(p, fields);
+    let all = columns::environment();
+    columns::html(
         &format!("{id}-environment"),
         "The environments, differences first",
-        &["field", "A", "B", ""],
-        &rows,
+        &columns::select(&all, None, |c| c.html),
+        &rows.iter().collect::<Vec<_>>(),
     )
+}
+
+/// Something only one run has: the run ("A" or "B") and what.
+struct OnlyRow {
+    side: &'static str,
+    what: String,
+}
+
+fn only_columns() -> Vec<Column<OnlyRow>> {
+    vec![
+        Column::html_only("only_in", "only in", |r: &OnlyRow| r.side.to_string()),
+        Column::html_only("what", "what", |r: &OnlyRow| r.what.clone()),
+    ]
 }
 
 /// Cells, patterns and targets only one run has.
 fn only_in(id: &str, p: &ProbeComparison) -> String {
     let mut rows = Vec::new();
     for (side, only) in [("A", &p.only_a), ("B", &p.only_b)] {
+        let row = |what: String| OnlyRow { side, what };
         for t in &only.targets {
-            rows.push(vec![Td::text(side), Td::text(format!("target {}", t.path))]);
+            rows.push(row(format!("target {}", t.path)));
         }
         for pat in &only.patterns {
-            rows.push(vec![
-                Td::text(side),
-                Td::text(format!(
-                    "pattern {} ({})",
-                    pat.pattern,
-                    crate::report::target_label(pat.target)
-                )),
-            ]);
+            rows.push(row(format!(
+                "pattern {} ({})",
+                pat.pattern,
+                crate::report::target_label(pat.target)
+            )));
         }
         for c in &only.cells {
-            rows.push(vec![
-                Td::text(side),
-                Td::text(format!("cell {}", c.label())),
-            ]);
+            rows.push(row(format!("cell {}", c.label())));
         }
     }
     if rows.is_empty() {
         return page::note("Both runs measured the same cells.");
     }
-    page::table(
+    let cols = only_columns();
+    columns::html(
         &format!("{id}-only"),
         "Measured in one run only",
-        &["only in", "what"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
     )
 }
 

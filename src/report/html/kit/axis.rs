@@ -5,16 +5,8 @@
 use super::super::scale::{Band, Clip};
 use super::super::svg::{num, points, El, Figure};
 use super::text::text_width;
-use super::ticks::Tick;
+use super::ticks::{Axis, Tick};
 use super::{AXIS, GRID, INK, MUTED};
-
-/// Which way an axis runs: left to right (low is left) or bottom to top
-/// (low is down).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Axis {
-    X,
-    Y,
-}
 
 /// The two axis lines of a plot's frame (left and bottom).
 pub fn frame(f: &mut Figure, x0: f64, y0: f64, x1: f64, y1: f64) {

@@ -4,9 +4,16 @@
 //! neighbour, whatever the scale (linear, log, binary bytes) or however
 //! wide the figure is.
 
-use super::axis::Axis;
 use super::text::text_width;
 use crate::report::html::scale::nice_step;
+
+/// Which way an axis runs: left to right (low is left) or bottom to top
+/// (low is down).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    X,
+    Y,
+}
 
 /// One labelled tick: its value, where it falls (px) and its words.
 #[derive(Clone, Debug, PartialEq)]

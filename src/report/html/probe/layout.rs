@@ -2,11 +2,11 @@
 //! cell against its reference, the colour of a penalty, where a cell or a
 //! point goes, and the y range the targets share. Tested on their own.
 
-use super::super::kit::axis::Axis;
+use super::super::kit::ticks::Axis;
 use super::super::kit::ticks::{ticks, Room};
 use super::super::scale::{diverging, Band, Rgb};
-use crate::probe::analyse::{CellReport, Estimate, Relative};
 use crate::probe::engine::Pattern;
+use crate::probe::results::{CellReport, Estimate, Relative};
 use crate::probe::sequential::Decision;
 use crate::units;
 use std::collections::HashMap;

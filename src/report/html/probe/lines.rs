@@ -4,8 +4,9 @@
 //! legend; the caller gives each panel its y range, so targets can share
 //! one.
 
-use super::super::kit::axis::{clip_arrow, clip_name, Axis};
+use super::super::kit::axis::{clip_arrow, clip_name};
 use super::super::kit::legend::{KeyBox, Legend};
+use super::super::kit::ticks::Axis;
 use super::super::kit::ticks::{self, ticks, Room};
 use super::super::kit::{axis, text, MUTED};
 use super::super::scale::Log;

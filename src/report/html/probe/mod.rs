@@ -21,11 +21,11 @@ mod tables;
 mod text;
 
 use super::page;
-use crate::probe::analyse::CellReport;
 use crate::probe::document::axes;
 use crate::probe::document::ProbeDoc;
 use crate::probe::engine::Pattern;
-use crate::probe::report::TargetReport;
+use crate::probe::outcome::ProbedTarget;
+use crate::probe::results::CellReport;
 use crate::probe::sequential::ContrastKind;
 use layout::{against_aligned, Rel, Shade, Standing};
 use std::collections::HashMap;
@@ -46,7 +46,7 @@ type Key = (Pattern, u64, u64);
 pub struct Run<'a> {
     pub id: &'a str,
     pub doc: &'a ProbeDoc,
-    pub parts: Vec<TargetReport>,
+    pub parts: Vec<ProbedTarget>,
     pub patterns: Vec<Pattern>,
     pub sizes: Vec<u64>,
     pub offsets: Vec<u64>,
@@ -276,9 +276,9 @@ fn drawn_note(run: &Run, too_large: Option<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::analyse::ContrastReport as Contrast;
     use crate::probe::document::fixtures::rel;
-    use crate::probe::document::Source;
+    use crate::probe::document::Producer;
+    use crate::probe::results::ContrastReport as Contrast;
     use crate::probe::sequential::Decision;
 
     /// A grid of `sizes` × `offsets` per pattern; 4 KiB at 512 B is
@@ -371,7 +371,7 @@ mod tests {
     #[test]
     fn a_fio_run_has_no_band_no_test_and_says_so() {
         let mut d = doc(cells(&[Pattern::Randread], &[512, 4096], &[0, 512], false));
-        d.source = Source::Fio;
+        d.source = Producer::Fio;
         let s = section("run1", "fio.json", &d);
         assert!(!s.contains("class=\"band\""));
         assert_eq!(count(&s, "data-decision=\"untested\""), 2 + 2);

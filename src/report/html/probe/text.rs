@@ -1,15 +1,16 @@
 //! The words of a probe section: what the run is, its verdict per target
 //! (statement, penalties, noise, advice) and its setup.
 
-use super::super::page::{self, Td};
+use super::super::page;
 use super::super::svg::esc;
 use super::layout::{bs_label, offset_label};
 use super::Run;
-use crate::probe::analyse::Inference;
 use crate::probe::env::Environment;
 use crate::probe::fio_results::NO_REPLICATES;
-use crate::probe::report::TargetReport;
+use crate::probe::outcome::ProbedTarget;
+use crate::probe::results::{Inference, Noise, Penalty};
 use crate::probe::sequential::ContrastKind;
+use crate::report::columns::{self, Column};
 use crate::units::human;
 use crate::units::utc;
 
@@ -48,71 +49,76 @@ fn against(kind: ContrastKind) -> String {
     }
 }
 
+/// A penalty: its row, what it was measured against, where it is worst,
+/// and how much IOPS it costs.
+fn penalty_columns() -> Vec<Column<Penalty>> {
+    type P = Column<Penalty>;
+    vec![
+        P::html_only("pattern", "pattern", |p| p.pattern.to_string()),
+        P::html_only("block_size", "block size", |p| {
+            bs_label(p.block_size.into())
+        }),
+        P::html_only("against", "against", |p| against(p.kind)),
+        P::html_only("worst_offset", "worst offset", |p| {
+            offset_label(p.worst_offset)
+        }),
+        P::html_only("offsets", "slower offsets", |p| {
+            let offsets: Vec<String> = p.offsets.iter().map(|o| offset_label(*o)).collect();
+            offsets.join(", ")
+        }),
+        P::html_only("slower", "IOPS lost", |p| format!("{:.1} %", p.slower_pct)).num(),
+        P::html_only("ci95", "95 % CI", |p| {
+            format!("{:.1}–{:.1} %", p.ci95_pct[0], p.ci95_pct[1])
+        })
+        .num(),
+    ]
+}
+
 fn penalties(id: &str, inf: &Inference) -> String {
     if inf.penalties.is_empty() {
         return String::new();
     }
-    let rows: Vec<Vec<Td>> = inf
-        .penalties
-        .iter()
-        .map(|p| {
-            let offsets: Vec<String> = p.offsets.iter().map(|o| offset_label(*o)).collect();
-            vec![
-                Td::text(p.pattern.to_string()),
-                Td::text(bs_label(p.block_size.into())),
-                Td::text(against(p.kind)),
-                Td::text(offset_label(p.worst_offset)),
-                Td::text(offsets.join(", ")),
-                Td::num(format!("{:.1} %", p.slower_pct)),
-                Td::num(format!("{:.1}–{:.1} %", p.ci95_pct[0], p.ci95_pct[1])),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = penalty_columns();
+    columns::html(
         &format!("{id}-penalties"),
         "Penalties found: IOPS lost (the row's typical penalty and its 95 % CI)",
-        &[
-            "pattern",
-            "block size",
-            "against",
-            "worst offset",
-            "slower offsets",
-            "IOPS lost",
-            "95 % CI",
-        ],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &inf.penalties.iter().collect::<Vec<_>>(),
     )
+}
+
+/// A pattern's noise: how much its rounds vary, and what that lets the
+/// plan detect.
+fn noise_columns() -> Vec<Column<Noise>> {
+    type N = Column<Noise>;
+    vec![
+        N::html_only("pattern", "pattern", |n| n.pattern.to_string()),
+        N::html_only("paired_sd", "paired round-to-round SD", |n| {
+            format!("±{:.1} %", n.paired_sd_pct)
+        })
+        .num(),
+        N::html_only("detectable", "smallest detectable penalty", |n| {
+            format!("{:.1} %", n.detectable_pct)
+        })
+        .num(),
+    ]
 }
 
 fn noise(id: &str, inf: &Inference) -> String {
     if inf.noise.is_empty() {
         return String::new();
     }
-    let rows: Vec<Vec<Td>> = inf
-        .noise
-        .iter()
-        .map(|n| {
-            vec![
-                Td::text(n.pattern.to_string()),
-                Td::num(format!("±{:.1} %", n.paired_sd_pct)),
-                Td::num(format!("{:.1} %", n.detectable_pct)),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = noise_columns();
+    columns::html(
         &format!("{id}-noise"),
         "Noise: how much rounds vary, and the smallest penalty the plan could detect",
-        &[
-            "pattern",
-            "paired round-to-round SD",
-            "smallest detectable penalty",
-        ],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &inf.noise.iter().collect::<Vec<_>>(),
     )
 }
 
 /// One target's inference.
-fn verdict(run: &Run, t: usize, part: &TargetReport) -> String {
+fn verdict(run: &Run, t: usize, part: &ProbedTarget) -> String {
     let inf = &part.inference;
     let id = format!("{}{}", run.id, run.target_id(t));
     let mut s = String::new();
@@ -220,25 +226,33 @@ pub fn plan(run: &Run) -> String {
     if d.started_unix > 0 {
         rows.push(("started", utc(d.started_unix)));
     }
-    let rows: Vec<Vec<Td>> = rows
-        .into_iter()
-        .map(|(k, v)| vec![Td::text(k), Td::text(v)])
-        .collect();
-    page::table(
+    let cols = plan_columns();
+    columns::html(
         &format!("{}-plan", run.id),
         "How it was measured",
-        &["", "value"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
     )
+}
+
+/// A row of a table of settings: what, and its value.
+type Setting = (&'static str, String);
+
+/// The plan's settings: a heading column and their values.
+fn plan_columns() -> Vec<Column<Setting>> {
+    vec![
+        Column::html_only("setting", "", |r: &Setting| r.0.to_string()),
+        Column::html_only("value", "value", |r: &Setting| r.1.clone()),
+    ]
 }
 
 /// The rows of the environment table: a label and one value per target.
 /// Of a fio run only the targets' files are known.
-fn env_rows(parts: &[TargetReport], fio: bool) -> Vec<(&'static str, Vec<String>)> {
-    let per = |f: &dyn Fn(&TargetReport) -> String| parts.iter().map(f).collect::<Vec<_>>();
+fn env_rows(parts: &[ProbedTarget], fio: bool) -> Vec<(&'static str, Vec<String>)> {
+    let per = |f: &dyn Fn(&ProbedTarget) -> String| parts.iter().map(f).collect::<Vec<_>>();
     let env =
         |f: fn(&Environment) -> Option<String>| per(&|p| f(&p.environment).unwrap_or_default());
-    let topo = |f: fn(&crate::check::document::Limits) -> String| {
+    let topo = |f: fn(&crate::check::document::Topology) -> String| {
         per(&|p| p.environment.topology.as_ref().map(f).unwrap_or_default())
     };
     let size = |b: u64| if b == 0 { String::new() } else { human(b) };
@@ -295,30 +309,42 @@ fn env_rows(parts: &[TargetReport], fio: bool) -> Vec<(&'static str, Vec<String>
     ]
 }
 
+/// A row of the environment table: what, and its value per target.
+type EnvLine = (&'static str, Vec<String>);
+
+/// A heading column, then one column per target (`value` when there is
+/// only one).
+fn environment_columns(run: &Run) -> Vec<Column<EnvLine>> {
+    let mut cols = vec![Column::html_only("field", "", |r: &EnvLine| {
+        r.0.to_string()
+    })];
+    cols.extend((0..run.parts.len()).map(|t| {
+        let title = match run.multi() {
+            true => crate::report::target_label(t),
+            false => "value".into(),
+        };
+        Column::entry(
+            format!("t{t}"),
+            title,
+            t,
+            |r: &EnvLine, at| r.1[at].clone(),
+            |r: &EnvLine, at, _| r.1[at].clone(),
+        )
+    }));
+    cols
+}
+
 /// The machine and each target, one column per target.
 pub fn environment(run: &Run) -> String {
-    let mut headers = vec![""];
-    let names: Vec<String> = (0..run.parts.len())
-        .map(crate::report::target_label)
-        .collect();
-    if run.multi() {
-        headers.extend(names.iter().map(String::as_str));
-    } else {
-        headers.push("value");
-    }
-    let rows: Vec<Vec<Td>> = env_rows(&run.parts, run.fio())
+    let rows: Vec<EnvLine> = env_rows(&run.parts, run.fio())
         .into_iter()
         .filter(|(_, v)| v.iter().any(|x| !x.is_empty()))
-        .map(|(k, v)| {
-            let mut row = vec![Td::text(k)];
-            row.extend(v.into_iter().map(Td::Text));
-            row
-        })
         .collect();
-    page::table(
+    let cols = environment_columns(run);
+    columns::html(
         &format!("{}-environment", run.id),
         "The machine and the target as recorded",
-        &headers,
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
     )
 }

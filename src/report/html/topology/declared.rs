@@ -3,17 +3,18 @@
 //! figure: each limit as the device's data gives it next to the kernel's,
 //! the fields no kernel limit carries, the LBA formats, and the notes.
 
-use super::super::page::{self, Td};
+use super::super::page;
 use crate::identify::nvme::Namespace;
-use crate::topology::device_says::LimitSaid;
+use crate::report::columns::{self, Column};
+use crate::topology::declared::DeclaredLimit;
 use crate::topology::Disk;
 use crate::units::human;
 
 /// The table `tid` of what `d` declares, or a note on why nothing was read.
 pub fn section(tid: &str, d: &Disk) -> String {
-    let Some(says) = &d.device_says else {
+    let Some(says) = &d.declared else {
         return d
-            .device_says_note
+            .declared_note
             .as_deref()
             .map(|why| {
                 page::note(&format!(
@@ -23,25 +24,19 @@ pub fn section(tid: &str, d: &Disk) -> String {
             })
             .unwrap_or_default();
     };
-    let mut rows: Vec<Vec<Td>> = says.limits.iter().map(limit_row).collect();
+    let mut rows: Vec<Said> = says.limits.iter().map(Said::Limit).collect();
     if let Some(ns) = &says.nvme {
         rows.extend(ignored_rows(ns));
     }
-    let mut s = page::table(
+    let cols = said_columns();
+    let mut s = columns::html(
         tid,
         &format!(
             "What {} itself declares (its identify data), beside the kernel's limits (bytes)",
             d.device.display()
         ),
-        &[
-            "limit",
-            "source",
-            "the device",
-            "from",
-            "the kernel",
-            "follows",
-        ],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
     );
     if let Some(ns) = &says.nvme {
         s.push_str(&page::note(&formats(ns)));
@@ -60,24 +55,59 @@ fn bytes(v: u64) -> String {
     }
 }
 
-fn limit_row(l: &LimitSaid) -> Vec<Td> {
+/// A row of the table: a limit the device's data gives, beside the
+/// kernel's, or a field it declares that no kernel limit reads.
+enum Said<'a> {
+    Limit(&'a DeclaredLimit),
+    /// NVMe's NPWA, NPDG or NPDA: what it means, the field, its bytes.
+    Ignored(&'static str, &'static str, u64),
+}
+
+type S<'a> = Column<Said<'a>>;
+
+/// The limit, where the device says it, its value and the fields it is
+/// read from, the kernel's value (a number, or words for a field the
+/// kernel does not read: that cell is not right-aligned, so its class
+/// says which it is) and whether the kernel follows the device.
+fn said_columns<'a>() -> Vec<S<'a>> {
     vec![
-        Td::text(l.limit.as_str()),
-        Td::text(l.source.as_str()),
-        Td::num(bytes(l.device_bytes)),
-        Td::text(&l.fields),
-        Td::num(l.kernel_bytes),
-        if l.follows {
-            Td::text("yes")
-        } else {
-            Td::Class("sev-warning".into(), "⚠ no".into())
-        },
+        S::html_only("limit", "limit", |r| match r {
+            Said::Limit(l) => l.limit.as_str().into(),
+            Said::Ignored(what, ..) => (*what).into(),
+        }),
+        S::html_only("source", "source", |r| match r {
+            Said::Limit(l) => l.source.as_str().into(),
+            Said::Ignored(..) => "nvme".into(),
+        }),
+        S::html_only("device_bytes", "the device", |r| match r {
+            Said::Limit(l) => bytes(l.device_bytes),
+            Said::Ignored(_, _, b) => bytes(*b),
+        })
+        .num(),
+        S::html_only("fields", "from", |r| match r {
+            Said::Limit(l) => l.fields.clone(),
+            Said::Ignored(_, field, _) => (*field).into(),
+        }),
+        S::html_only("kernel_bytes", "the kernel", |r| match r {
+            Said::Limit(l) => l.kernel_bytes.to_string(),
+            Said::Ignored(..) => "not read by the kernel".into(),
+        })
+        .class(|r| matches!(r, Said::Limit(_)).then(|| "num".into())),
+        S::html_only("follows", "follows", |r| match r {
+            Said::Limit(l) if l.follows => "yes".into(),
+            Said::Limit(_) => "⚠ no".into(),
+            Said::Ignored(..) => "–".into(),
+        })
+        .class(|r| match r {
+            Said::Limit(l) if !l.follows => Some("sev-warning".into()),
+            _ => None,
+        }),
     ]
 }
 
 /// NPWA, NPDG and NPDA: declared (when NSFEAT bit 4 says they are valid),
 /// read by no kernel limit.
-fn ignored_rows(ns: &Namespace) -> Vec<Vec<Td>> {
+fn ignored_rows(ns: &Namespace) -> Vec<Said<'static>> {
     if !ns.io_opt_fields() {
         return Vec::new();
     }
@@ -87,16 +117,7 @@ fn ignored_rows(ns: &Namespace) -> Vec<Vec<Td>> {
         ("preferred deallocate alignment", "NPDA", ns.npda),
     ]
     .into_iter()
-    .filter_map(|(what, field, v)| {
-        Some(vec![
-            Td::text(what),
-            Td::text("nvme"),
-            Td::num(bytes(ns.blocks_bytes(v)?)),
-            Td::text(field),
-            Td::text("not read by the kernel"),
-            Td::text("–"),
-        ])
-    })
+    .filter_map(|(what, field, v)| Some(Said::Ignored(what, field, ns.blocks_bytes(v)?)))
     .collect()
 }
 
@@ -127,10 +148,10 @@ fn formats(ns: &Namespace) -> String {
 
 #[cfg(test)]
 mod tests {
-    //! A synthetic DeviceSays (made up for the test, not a device's data).
+    //! A synthetic Declared (made up for the test, not a device's data).
     use super::*;
     use crate::identify::nvme::{LbaFormat, RelativePerformance};
-    use crate::topology::device_says::{DeviceSays, Limit, Source};
+    use crate::topology::declared::{Declared, IdentifyProtocol, Limit};
 
     fn disk() -> Disk {
         let ns = Namespace {
@@ -158,18 +179,18 @@ mod tests {
         Disk {
             name: "nvme0n1".into(),
             device: "/dev/nvme0n1".into(),
-            device_says: Some(DeviceSays {
+            declared: Some(Declared {
                 nvme: Some(ns),
-                limits: vec![LimitSaid {
+                limits: vec![DeclaredLimit {
                     limit: Limit::MinimumIoSize,
-                    source: Source::Nvme,
+                    source: IdentifyProtocol::Nvme,
                     fields: "NPWG".into(),
                     device_bytes: 16384,
                     kernel_bytes: 4096,
                     follows: false,
                 }],
                 notes: vec!["the kernel's minimum I/O is 4096 bytes".into()],
-                ..DeviceSays::default()
+                ..Declared::default()
             }),
             ..Disk::default()
         }
@@ -188,9 +209,9 @@ mod tests {
     #[test]
     fn nothing_read_is_one_note_and_no_reason_is_nothing() {
         let mut d = disk();
-        d.device_says = None;
+        d.declared = None;
         assert_eq!(section("t", &d), "");
-        d.device_says_note = Some("the kernel makes loop devices itself".into());
+        d.declared_note = Some("the kernel makes loop devices itself".into());
         assert_eq!(
             section("t", &d),
             "<p class=\"note\">What /dev/nvme0n1 itself declares: nothing read (the kernel makes loop devices itself).</p>\n"

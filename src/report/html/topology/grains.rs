@@ -2,9 +2,10 @@
 //! beside each other per limit, the distrusted ones marked, 4 KiB and
 //! 1 MiB drawn for reference.
 
-use super::super::kit::axis::{Axis, XAxis};
+use super::super::kit::axis::XAxis;
 use super::super::kit::legend::{KeyBox, Legend};
 use super::super::kit::text::{fit, text_width};
+use super::super::kit::ticks::Axis;
 use super::super::kit::ticks::{self, ticks, Room};
 use super::super::look::{self, Pattern};
 use super::super::scale::{category, Linear};

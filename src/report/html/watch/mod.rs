@@ -1,10 +1,12 @@
 //! A `watch` run's section: what was watched and how, the table of
-//! devices sorted by the straddling share, each device's request sizes
-//! and start alignments, the latency comparison and the findings.
+//! devices sorted by the straddling share, who submitted their I/O, each
+//! device's request sizes and start alignments, the latency comparison
+//! and the findings.
 
 mod bars;
 
-use super::page::{self, Td};
+use super::page;
+use crate::report::columns;
 use crate::units::human;
 use crate::watch::{WatchDocument, WatchRun};
 
@@ -12,19 +14,39 @@ use crate::watch::{WatchDocument, WatchRun};
 pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
     let run = &doc.body;
     let mut s = page::heading(2, id, &format!("watch: {name}"));
+    let l = &run.limits;
     s.push_str(&page::note(&format!(
-        "{} device(s) watched for {:.1} s; trace: {}, {}; lost records: {}",
+        "{} device(s) watched for {:.1} s; trace: {}, {}; lost records: {}; limits: {} requests not timed (of {} at once), {} I/Os not attributed (of {} submitters), {} device(s) not traced (of {}){}; latency timed on 1 in {} requests, chosen by their sector",
         run.stack.len(),
         run.duration_s,
         run.trace.path,
         run.trace.cost,
-        run.lost_records
+        run.lost_records,
+        l.untimed,
+        l.max_inflight,
+        l.unattributed,
+        l.max_submitters,
+        l.untraced_devices.len(),
+        l.max_devices,
+        if l.untraced_devices.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", l.untraced_devices.join(", "))
+        },
+        l.latency_one_in,
     )));
+    if let Some(read) = run.read_before_bytes {
+        s.push_str(&page::note(&format!(
+            "Before counting, watch read {} from the disks (their partition tables and layer headers, to name causes); none of it is counted, and it issues no I/O while it counts.",
+            human(read)
+        )));
+    }
     s.push_str(&devices(id, run));
+    s.push_str(&submitters(id, run));
     s.push_str(&histograms(id, run));
     s.push_str(&latency(id, run));
     s.push_str(&findings(id, run));
-    s.push_str(&page::errors(
+    s.push_str(&crate::report::columns::errors_html(
         &format!("{id}-errors"),
         "Targets not watched",
         "target",
@@ -37,44 +59,41 @@ fn devices(id: &str, run: &WatchRun) -> String {
     if run.devices.is_empty() {
         return page::para("No I/O reached the watched devices.");
     }
-    let rows: Vec<Vec<Td>> = run
+    let notes: String = run
         .by_share()
         .iter()
-        .map(|d| {
-            vec![
-                Td::text(&d.device),
-                Td::text(d.layer.as_str()),
-                Td::text(d.direction.map_or("", |x| x.as_str())),
-                Td::num(d.ios),
-                Td::num(human(d.bytes)),
-                Td::num(format!("{:.1} %", 100.0 * d.straddle_share)),
-                Td::num(d.straddle_4k),
-                Td::num(d.straddle_grain),
-                Td::num(d.off_4k_on_disk.map_or("-".into(), |n| n.to_string())),
-                Td::num(d.sub_physical),
-                Td::num(d.splits),
-                Td::num(d.merges),
-            ]
+        .filter_map(|d| {
+            let dir = d.direction.map_or("", |x| x.as_str());
+            d.diskstats_note
+                .as_ref()
+                .map(|n| page::note(&format!("{} {dir}: {n}", d.device)))
         })
         .collect();
-    page::table(
+    let all = columns::watch_devices();
+    let rows = run.by_share();
+    let cols = columns::unless_zoned(columns::select(&all, None, |c| c.html), &rows);
+    let table = columns::html(
         &format!("{id}-devices"),
         "Each device and direction, the largest straddling share first",
-        &[
-            "device",
-            "layer",
-            "direction",
-            "I/Os",
-            "bytes",
-            "straddling",
-            "across 4 KiB",
-            "across the grain",
-            "off 4 KiB on the disk",
-            "below the physical block",
-            "splits",
-            "merges",
-        ],
+        &cols,
         &rows,
+    );
+    table + &notes
+}
+
+/// Who submitted each device's I/O, where each bio was submitted.
+fn submitters(id: &str, run: &WatchRun) -> String {
+    let rows = columns::submitter_rows(run);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let all = columns::watch_submitters();
+    let cols = columns::select(&all, None, |c| c.html);
+    columns::html(
+        &format!("{id}-submitters"),
+        "Who submitted the I/O, counted where each bio was submitted: the top submitters by the I/Os they misaligned, the rest as other",
+        &cols,
+        &rows.iter().collect::<Vec<_>>(),
     )
 }
 
@@ -82,12 +101,19 @@ fn devices(id: &str, run: &WatchRun) -> String {
 /// one fold per device and direction.
 fn histograms(id: &str, run: &WatchRun) -> String {
     let mut s = String::new();
-    for (n, d) in run.devices.iter().enumerate() {
+    // A row without data (flushes) has no sizes or starts to show; the
+    // figures keep the row's index in `devices`.
+    let with_data = run.devices.iter().enumerate();
+    for (n, d) in with_data.filter(|(_, d)| !d.size_histogram.is_empty()) {
         let dir = d.direction.map_or("", |x| x.as_str());
-        let rows = |b: &[crate::watch::summary::Bucket]| -> Vec<Vec<Td>> {
-            b.iter()
-                .map(|b| vec![Td::num(human(b.from_bytes)), Td::num(b.ios)])
-                .collect()
+        let table = |id: String, caption: &str, what, b: &[crate::watch::summary::Bucket]| {
+            let cols = columns::histogram(what);
+            columns::html(
+                &id,
+                caption,
+                &cols.iter().collect::<Vec<_>>(),
+                &b.iter().collect::<Vec<_>>(),
+            )
         };
         let title = format!("{} {dir}", d.device);
         let mut inner = bars::figure(
@@ -110,17 +136,17 @@ fn histograms(id: &str, run: &WatchRun) -> String {
             },
             &bars::slots(&d.alignment_histogram, 4096),
         ));
-        inner.push_str(&page::table(
-            &format!("{id}-sizes-{n}"),
+        inner.push_str(&table(
+            format!("{id}-sizes-{n}"),
             "Request sizes (from this size to twice it)",
-            &["size", "I/Os"],
-            &rows(&d.size_histogram),
+            "size",
+            &d.size_histogram,
         ));
-        inner.push_str(&page::table(
-            &format!("{id}-alignment-{n}"),
+        inner.push_str(&table(
+            format!("{id}-alignment-{n}"),
             "Start alignment (a multiple of this, not of twice it)",
-            &["aligned to", "I/Os"],
-            &rows(&d.alignment_histogram),
+            "aligned to",
+            &d.alignment_histogram,
         ));
         s.push_str(&page::folded(
             &format!("{} {dir}: sizes and alignment", d.device),
@@ -134,31 +160,12 @@ fn latency(id: &str, run: &WatchRun) -> String {
     if run.latency.is_empty() {
         return String::new();
     }
-    let span = |x: crate::watch::latency::Span| match x.to_us {
-        Some(t) => format!("{}–{} µs", x.from_us, t),
-        None => format!("≥{} µs", x.from_us),
-    };
-    let rows: Vec<Vec<Td>> = run
-        .latency
-        .iter()
-        .map(|c| {
-            vec![
-                Td::text(&c.device),
-                Td::text(c.direction.map_or("", |x| x.as_str())),
-                Td::num(human(c.size_from_bytes)),
-                Td::num(c.aligned.ios),
-                Td::num(span(c.aligned.median_us)),
-                Td::num(c.straddling.ios),
-                Td::num(span(c.straddling.median_us)),
-                Td::text(c.decision.as_str()),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = columns::watch_latency();
+    columns::html(
         &format!("{id}-latency"),
         "Latency of aligned against straddling requests: medians known to their log2 bucket, decided on 95 % intervals from bucket bounds",
-        &["device", "direction", "size", "aligned", "median", "straddling", "median", "decision"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &run.latency.iter().collect::<Vec<_>>(),
     )
 }
 
@@ -166,21 +173,11 @@ fn findings(id: &str, run: &WatchRun) -> String {
     if run.findings.is_empty() {
         return page::para("No straddling, sub-physical or split I/O found.");
     }
-    let rows: Vec<Vec<Td>> = run
-        .findings
-        .iter()
-        .map(|f| {
-            vec![
-                Td::Class(format!("sev-{}", f.severity), f.severity.as_str().into()),
-                Td::text(f.code.as_str()),
-                Td::text(&f.message),
-            ]
-        })
-        .collect();
-    page::table(
+    let cols = columns::findings();
+    columns::html(
         &format!("{id}-findings"),
         "Findings",
-        &["severity", "code", "finding"],
-        &rows,
+        &cols.iter().collect::<Vec<_>>(),
+        &run.findings.iter().collect::<Vec<_>>(),
     )
 }

@@ -8,21 +8,20 @@
 pub mod asm;
 pub mod prog;
 pub mod syscall;
+pub mod typed;
 
 use super::format::{Event, Layout};
 use super::perf;
-use super::tally::{kernel_dev, latencies, new_counters};
-use crate::sys::blocktrace::{Counters, DevNum, Direction, Grains, Latency, Stage};
-use prog::{Kind, Maps};
+use super::tally::{kernel_dev, latencies, new_counters, SECTOR_BYTES};
+use crate::sys::blocktrace::{Counters, DevNum, Direction, Grains, Latency, Stage, SubmitterKey};
+use prog::{Fields, Kind, Maps};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
+use typed::Typed;
 
-/// Requests timed at once (the rest go untimed until room frees).
-const INFLIGHT_MAX: u32 = 16_384;
 /// Latency histogram cells (device, direction, size, straddles, bucket).
 const LAT_MAX: u32 = 8_192;
-/// Devices counted at most.
-pub const MAX_DEVICES: usize = 4_096;
+use super::Capacity;
 
 /// What a `Counters` is counted per.
 pub type CounterKey = (DevNum, Direction, Stage);
@@ -35,6 +34,19 @@ const DIRECTIONS: [Direction; 4] = [
 ];
 const STAGES: [Stage; 3] = [Stage::Queue, Stage::RemapFrom, Stage::Issue];
 
+/// How the programs get their events.
+#[derive(Clone, Copy, Debug)]
+pub enum Programs<'a> {
+    /// Typed raw tracepoints (`tp_btf`): each program runs on the
+    /// tracepoint's arguments, read at the offsets of the kernel's BTF, and
+    /// is attached with BPF_RAW_TRACEPOINT_OPEN; no record is built.
+    Typed(&'a Typed),
+    /// Each program attached to a perf event of the tracepoint, reading
+    /// the record the event builds at its tracefs format's offsets:
+    /// (event, tracepoint id, layout).
+    Tracefs(&'a [(Event, u64, Layout)]),
+}
+
 /// The counting programs attached, and their maps.
 pub struct BpfTrace {
     // Events first: dropping them detaches the programs before the maps go.
@@ -44,6 +56,7 @@ pub struct BpfTrace {
     _inflight: OwnedFd,
     counts: OwnedFd,
     lat: OwnedFd,
+    who: OwnedFd,
     /// The device of each slot.
     slots: Vec<DevNum>,
     /// Possible CPUs: the per-CPU maps hold one value for each.
@@ -65,9 +78,90 @@ fn kind(e: Event) -> Kind {
 fn devinfo(slot: u32, g: &Grains) -> [u8; prog::DEVINFO_BYTES] {
     let mut v = [0u8; prog::DEVINFO_BYTES];
     v[0..4].copy_from_slice(&slot.to_ne_bytes());
+    v[4..8].copy_from_slice(&kernel_dev(g.dev).to_ne_bytes());
     v[8..16].copy_from_slice(&g.grain_bytes.to_ne_bytes());
     v[16..24].copy_from_slice(&g.physical_bytes.to_ne_bytes());
+    let mask = if g.grain_bytes.is_power_of_two() {
+        g.grain_bytes - 1
+    } else {
+        0
+    };
+    v[24..32].copy_from_slice(&mask.to_ne_bytes());
+    // tally::sane left a zone size only where it is a power of two of
+    // whole sectors.
+    let zone_mask = (g.zone_bytes / SECTOR_BYTES).saturating_sub(1);
+    v[32..40].copy_from_slice(&zone_mask.to_ne_bytes());
     v
+}
+
+/// Each event's program loaded typed and attached to its raw tracepoint:
+/// (programs, links).
+fn attach_typed(t: &Typed, maps: &Maps) -> Result<(Vec<OwnedFd>, Vec<OwnedFd>), String> {
+    let (mut progs, mut links) = (Vec::new(), Vec::new());
+    for &event in &Event::ALL {
+        let insns = prog::program(kind(event), Fields::Typed(t), maps)
+            .map_err(|e| format!("{}: {e}", event.name()))?;
+        let id = t
+            .attach_id(event)
+            .ok_or_else(|| format!("{}: no BTF type to attach to", event.name()))?;
+        let p = syscall::prog_load_typed(&insns, event.name(), id)?;
+        links.push(syscall::raw_tracepoint_open(&p).map_err(err(event.name()))?);
+        progs.push(p);
+    }
+    Ok((progs, links))
+}
+
+/// Each event's program attached to a perf event of its tracepoint:
+/// (programs, events).
+fn attach_tracefs(
+    events: &[(Event, u64, Layout)],
+    maps: &Maps,
+) -> Result<(Vec<OwnedFd>, Vec<OwnedFd>), String> {
+    let (mut progs, mut fds) = (Vec::new(), Vec::new());
+    for (event, id, layout) in events {
+        let insns = prog::program(kind(*event), Fields::Tracefs(layout), maps)
+            .map_err(|e| format!("{}: {e}", event.name()))?;
+        let p = syscall::prog_load(&insns, event.name())?;
+        let fd = perf::open_tracepoint(*id, 0, None).map_err(err(event.name()))?;
+        perf::set_bpf(&fd, &p).map_err(err("attaching a BPF program"))?;
+        perf::enable(&fd).map_err(err("enabling a tracepoint"))?;
+        progs.push(p);
+        fds.push(fd);
+    }
+    Ok((progs, fds))
+}
+
+/// The `devs` table: its size in bits and where each device's entry is,
+/// by linear probing from prog::dev_home; at least 4 times as many
+/// entries as devices, doubled until every device is found within
+/// prog::DEV_PROBES probes.
+fn dev_table(devs: &[u32]) -> (u32, Vec<u32>) {
+    let mut bits = 4;
+    while (1usize << bits) < 4 * devs.len() {
+        bits += 1;
+    }
+    loop {
+        let size = 1u32 << bits;
+        let mut used = vec![false; size as usize];
+        let mut at = Vec::with_capacity(devs.len());
+        for &d in devs {
+            let home = prog::dev_home(d, bits);
+            let free = (0..prog::DEV_PROBES)
+                .map(|i| (home + i) & (size - 1))
+                .find(|&i| !used[i as usize]);
+            match free {
+                Some(i) => {
+                    used[i as usize] = true;
+                    at.push(i);
+                }
+                None => break,
+            }
+        }
+        if at.len() == devs.len() {
+            return (bits, at);
+        }
+        bits += 1;
+    }
 }
 
 fn err(what: &str) -> impl Fn(std::io::Error) -> String + '_ {
@@ -77,69 +171,90 @@ fn err(what: &str) -> impl Fn(std::io::Error) -> String + '_ {
 impl BpfTrace {
     /// `grains` are already deduplicated and sane (tally::sane); `events`
     /// are (event, tracepoint id, layout).
-    pub fn start(grains: &[Grains], events: &[(Event, u64, Layout)]) -> Result<BpfTrace, String> {
-        if let Some((e, _, _)) = events.iter().find(|(_, _, l)| !l.aligned()) {
-            return Err(format!("{}: a field is not naturally aligned", e.name()));
+    /// The submitters' map allocates as it fills (BPF_F_NO_PREALLOC), each
+    /// entry one value per possible CPU; the others are preallocated.
+    pub fn start(grains: &[Grains], how: Programs, cap: Capacity) -> Result<BpfTrace, String> {
+        if let Programs::Tracefs(events) = how {
+            if let Some((e, _, _)) = events.iter().find(|(_, _, l)| !l.aligned()) {
+                return Err(format!("{}: a field is not naturally aligned", e.name()));
+            }
         }
-        let n = grains.len().clamp(1, MAX_DEVICES) as u32;
+        let n = grains.len().clamp(1, cap.devices) as u32;
         let ncpu = perf::cpus("possible").map_err(err("possible CPUs"))?.len();
-        let devs = syscall::map_create(
-            syscall::MAP_HASH,
+        let map = |kind, key: usize, value: usize, max, flags, name| {
+            syscall::map_create(kind, key as u32, value as u32, max, flags, name)
+                .map_err(err("creating a BPF map"))
+        };
+        let kdevs: Vec<u32> = grains
+            .iter()
+            .take(n as usize)
+            .map(|g| kernel_dev(g.dev))
+            .collect();
+        let (dev_bits, at) = dev_table(&kdevs);
+        let devs = map(
+            syscall::MAP_ARRAY,
             4,
-            prog::DEVINFO_BYTES as u32,
-            n,
+            prog::DEVINFO_BYTES,
+            1 << dev_bits,
+            0,
             "da_devs",
-        )
-        .map_err(err("creating a BPF map"))?;
+        )?;
         let counts_len = n * prog::DIRECTIONS * prog::STAGES;
-        let counts = syscall::map_create(
+        let counts = map(
             syscall::MAP_PERCPU_ARRAY,
             4,
-            (prog::WORDS * 8) as u32,
+            prog::WORDS * 8,
             counts_len,
+            0,
             "da_counts",
-        )
-        .map_err(err("creating a BPF map"))?;
-        let inflight = syscall::map_create(
+        )?;
+        let inflight = map(
             syscall::MAP_HASH,
-            prog::INFLIGHT_KEY_BYTES as u32,
-            prog::INFLIGHT_VALUE_BYTES as u32,
-            INFLIGHT_MAX,
+            prog::INFLIGHT_KEY_BYTES,
+            prog::INFLIGHT_VALUE_BYTES,
+            cap.inflight as u32,
+            0,
             "da_inflight",
-        )
-        .map_err(err("creating a BPF map"))?;
-        let lat = syscall::map_create(
+        )?;
+        let lat = map(
             syscall::MAP_PERCPU_HASH,
-            prog::LAT_KEY_BYTES as u32,
+            prog::LAT_KEY_BYTES,
             8,
             LAT_MAX,
+            0,
             "da_lat",
-        )
-        .map_err(err("creating a BPF map"))?;
+        )?;
+        let who = map(
+            syscall::MAP_PERCPU_HASH,
+            prog::WHO_KEY_BYTES,
+            prog::WHO_WORDS * 8,
+            cap.submitters as u32,
+            syscall::NO_PREALLOC,
+            "da_who",
+        )?;
         let slots: Vec<DevNum> = grains.iter().take(n as usize).map(|g| g.dev).collect();
-        for (slot, g) in grains.iter().take(n as usize).enumerate() {
-            let key = kernel_dev(g.dev).to_ne_bytes();
-            syscall::update(&devs, &key, &devinfo(slot as u32, g), syscall::ANY)
-                .map_err(err("filling the devices' map"))?;
+        for (slot, (g, index)) in grains.iter().zip(&at).enumerate() {
+            syscall::update(
+                &devs,
+                &index.to_ne_bytes(),
+                &devinfo(slot as u32, g),
+                syscall::ANY,
+            )
+            .map_err(err("filling the devices' map"))?;
         }
         let maps = Maps {
             devs: devs.as_raw_fd(),
             counts: counts.as_raw_fd(),
             inflight: inflight.as_raw_fd(),
             lat: lat.as_raw_fd(),
+            who: who.as_raw_fd(),
+            dev_bits,
+            sample_bits: cap.sample_bits(),
         };
-        let mut progs = Vec::new();
-        let mut fds = Vec::new();
-        for (event, id, layout) in events {
-            let insns = prog::program(kind(*event), layout, &maps)
-                .map_err(|e| format!("{}: {e}", event.name()))?;
-            let p = syscall::prog_load(&insns, event.name())?;
-            let fd = perf::open_tracepoint(*id, 0, None).map_err(err(event.name()))?;
-            perf::set_bpf(&fd, &p).map_err(err("attaching a BPF program"))?;
-            perf::enable(&fd).map_err(err("enabling a tracepoint"))?;
-            progs.push(p);
-            fds.push(fd);
-        }
+        let (progs, fds) = match how {
+            Programs::Typed(t) => attach_typed(t, &maps)?,
+            Programs::Tracefs(events) => attach_tracefs(events, &maps)?,
+        };
         Ok(BpfTrace {
             _events: fds,
             _progs: progs,
@@ -147,6 +262,7 @@ impl BpfTrace {
             _inflight: inflight,
             counts,
             lat,
+            who,
             slots,
             ncpu,
         })
@@ -229,6 +345,62 @@ impl BpfTrace {
     }
 }
 
+impl BpfTrace {
+    /// Every submitter counted, by device, direction, stage, comm and
+    /// cgroup id.
+    pub fn submitters(&self) -> std::io::Result<Vec<(SubmitterKey, Counters)>> {
+        let mut out = Vec::new();
+        let mut key = [0u8; prog::WHO_KEY_BYTES];
+        let mut first = true;
+        loop {
+            let mut next = [0u8; prog::WHO_KEY_BYTES];
+            let prev = if first { None } else { Some(&key[..]) };
+            if !syscall::next_key(&self.who, prev, &mut next)? {
+                break;
+            }
+            first = false;
+            key = next;
+            let Some(w) = self.percpu_sum(&self.who, &key, prog::WHO_WORDS)? else {
+                continue;
+            };
+            if let Some(k) = who_key(&key, &self.slots) {
+                out.push((k, from_who_words(&w)));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+}
+
+/// A `who` key (prog::WHO_KEY_BYTES) read back; None for a slot or
+/// stage out of range.
+fn who_key(k: &[u8; prog::WHO_KEY_BYTES], slots: &[DevNum]) -> Option<SubmitterKey> {
+    let slot = u32::from_ne_bytes([k[0], k[1], k[2], k[3]]) as usize;
+    let comm = &k[16..32];
+    let end = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
+    Some(SubmitterKey {
+        dev: *slots.get(slot)?,
+        direction: *DIRECTIONS.get(k[4] as usize)?,
+        stage: *STAGES.get(k[5] as usize)?,
+        comm: String::from_utf8_lossy(&comm[..end]).into_owned(),
+        cgroup_id: u64::from_ne_bytes(k[8..16].try_into().ok()?),
+    })
+}
+
+/// A `who` value (prog::WHO_*) as Counters without histograms.
+fn from_who_words(w: &[u64]) -> Counters {
+    Counters {
+        ios: w[prog::WHO_IOS],
+        bytes: w[prog::WHO_BYTES],
+        straddle_4k: w[prog::WHO_STRADDLE_4K],
+        straddle_grain: w[prog::WHO_STRADDLE_GRAIN],
+        sub_physical: w[prog::WHO_SUB_PHYSICAL],
+        splits: w[prog::WHO_SPLITS],
+        start_mod_4k: w[prog::WHO_MOD_4K..prog::WHO_MOD_4K + 8].to_vec(),
+        ..Counters::default()
+    }
+}
+
 /// A `counts` value (prog::W_*) as Counters.
 fn from_words(w: &[u64]) -> Counters {
     let mut c = new_counters();
@@ -239,6 +411,10 @@ fn from_words(w: &[u64]) -> Counters {
     c.sub_physical = w[prog::W_SUB_PHYSICAL];
     c.splits = w[prog::W_SPLITS];
     c.merges = w[prog::W_MERGES];
+    c.unattributed = w[prog::W_UNATTRIBUTED];
+    c.untimed = w[prog::W_UNTIMED];
+    c.preflush_writes = w[prog::W_PREFLUSH_WRITES];
+    c.zone_crossing_writes = w[prog::W_ZONE_CROSSING];
     c.size_log2
         .copy_from_slice(&w[prog::W_SIZE..prog::W_SIZE + 32]);
     c.align_log2
@@ -246,4 +422,47 @@ fn from_words(w: &[u64]) -> Counters {
     c.start_mod_4k
         .copy_from_slice(&w[prog::W_MOD_4K..prog::W_MOD_4K + 8]);
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_device_is_within_its_probes() {
+        // 4096 devices: sdX partitions (8:N), loops (7:N), dm (254:N), NVMe.
+        let devs: Vec<u32> = (0..4096u32)
+            .map(|i| match i % 4 {
+                0 => (8 << 20) | i,
+                1 => (7 << 20) | i,
+                2 => (254 << 20) | i,
+                _ => (259 << 20) | i,
+            })
+            .collect();
+        for n in [1, 2, 7, 100, 4096] {
+            let (bits, at) = dev_table(&devs[..n]);
+            assert!(1usize << bits >= 4 * n);
+            let mut seen = std::collections::HashSet::new();
+            for (d, i) in devs[..n].iter().zip(&at) {
+                let home = prog::dev_home(*d, bits);
+                let dist = i.wrapping_sub(home) & ((1 << bits) - 1);
+                assert!(dist < prog::DEV_PROBES, "{d:x} at {i}, home {home}");
+                assert!(seen.insert(*i), "two devices at {i}");
+            }
+        }
+        assert_eq!(dev_table(&[]).0, 4);
+    }
+
+    #[test]
+    fn a_zoned_device_carries_its_zone_mask_in_sectors() {
+        let g = |zone_bytes| Grains {
+            dev: DevNum { major: 8, minor: 0 },
+            grain_bytes: 4096,
+            physical_bytes: 4096,
+            zone_bytes,
+        };
+        let mask = |v: [u8; prog::DEVINFO_BYTES]| u64::from_ne_bytes(v[32..40].try_into().unwrap());
+        assert_eq!(mask(devinfo(0, &g(4 << 20))), 8191);
+        assert_eq!(mask(devinfo(0, &g(0))), 0, "not zoned: no mask");
+    }
 }

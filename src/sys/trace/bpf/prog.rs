@@ -5,17 +5,27 @@
 //! the maps below, and return 0 so that perf records nothing.
 //!
 //! Maps (created in bpf/mod.rs):
-//! - `devs` (hash, dev_t → DevInfo): the devices counted, their slot and
-//!   grains, filled from user space;
+//! - `devs` (array, 2^bits DevInfo): the devices counted, their slot and
+//!   grains, filled from user space; a device's entry is found from its
+//!   dev_t by a multiplicative hash and at most DEV_PROBES linear probes
+//!   (an array lookup, which the verifier inlines, where a hash map would
+//!   hash the key and walk a bucket);
 //! - `counts` (per-CPU array): WORDS u64 per (slot, direction, stage) at
 //!   index `(slot * 4 + direction) * 3 + stage`;
 //! - `inflight` (hash, (dev_t, sector) → (issue time, latency key));
 //! - `lat` (per-CPU hash, (latency key, µs bucket) → count), the latency
-//!   key being `((slot * 4 + direction) * 2 + straddles) * 32 + size bucket`.
+//!   key being `((slot * 4 + direction) * 2 + straddles) * 32 + size bucket`;
+//! - `who` (per-CPU hash, (slot, direction, stage, cgroup id, comm) →
+//!   WHO_WORDS u64): the submitters, counted where a bio is submitted
+//!   (block_bio_queue, block_bio_remap and block_split run in the task
+//!   that called submit_bio: submit_bio_noacct in block/blk-core.c). A
+//!   full map is counted in `counts` (W_UNATTRIBUTED), as are requests a
+//!   full `inflight` or `lat` leaves untimed (W_UNTIMED).
 
 use super::asm::{
     Alu, Asm, AsmError, Insn, Jmp, Label, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9,
 };
+use super::typed::Typed;
 use crate::sys::blocktrace::Stage;
 use crate::sys::trace::format::{Layout, Slot};
 
@@ -27,16 +37,58 @@ pub const W_STRADDLE_GRAIN: usize = 3;
 pub const W_SUB_PHYSICAL: usize = 4;
 pub const W_SPLITS: usize = 5;
 pub const W_MERGES: usize = 6;
+pub const W_UNATTRIBUTED: usize = 7;
 pub const W_SIZE: usize = 8;
 pub const W_ALIGN: usize = 40;
 pub const W_MOD_4K: usize = 72;
-pub const WORDS: usize = 80;
+pub const W_UNTIMED: usize = 80;
+pub const W_PREFLUSH_WRITES: usize = 81;
+pub const W_ZONE_CROSSING: usize = 82;
+pub const WORDS: usize = 83;
+
+/// Word offsets in a `who` value: a submitter's counts.
+pub const WHO_IOS: usize = 0;
+pub const WHO_BYTES: usize = 1;
+pub const WHO_STRADDLE_4K: usize = 2;
+pub const WHO_STRADDLE_GRAIN: usize = 3;
+pub const WHO_SUB_PHYSICAL: usize = 4;
+pub const WHO_SPLITS: usize = 5;
+pub const WHO_MOD_4K: usize = 6;
+pub const WHO_WORDS: usize = 14;
+/// who key: slot (u32), direction (u8), stage (u8), 2 zero bytes,
+/// cgroup id (u64), comm (16 bytes).
+pub const WHO_KEY_BYTES: usize = 32;
 
 pub const DIRECTIONS: u32 = 4;
 pub const STAGES: u32 = 3;
 
-/// DevInfo: slot (u32) at 0, grain bytes (u64) at 8, physical bytes at 16.
-pub const DEVINFO_BYTES: usize = 24;
+/// DevInfo: slot (u32) at 0, dev_t (u32) at 4 (0: an empty entry), grain
+/// bytes (u64) at 8, physical bytes at 16, grain - 1 (u64) at 24 where the
+/// grain is a power of two, else 0: a mask where one will do, since a
+/// division costs tens of cycles; at 32 the zone size in sectors - 1
+/// (u64) of a zoned device, else 0: on a device that is not zoned an event
+/// costs three instructions more (the mask copied, the direction tested)
+/// and a write two more (the mask tested).
+pub const DEVINFO_BYTES: usize = 40;
+/// Probes of the `devs` table at most.
+pub const DEV_PROBES: u32 = 4;
+/// The multiplier of the `devs` table's hash and of the latency sample's
+/// (Knuth's, 2^32 / phi).
+const DEV_HASH: u32 = 0x9E37_79B1;
+
+/// Whether a request at `sector` is timed when one in 2^bits are: the
+/// top `bits` of (sector × DEV_HASH) mod 2^32 are zero. Issue and
+/// completion decide alike from the sector alone, so a request not in
+/// the sample costs its completion no lookup.
+pub fn sampled(sector: u64, bits: u32) -> bool {
+    bits == 0 || (sector as u32).wrapping_mul(DEV_HASH) >> (32 - bits) == 0
+}
+
+/// Where a dev_t's search starts in a `devs` table of 2^bits entries:
+/// the top `bits` of (dev × DEV_HASH) mod 2^32.
+pub fn dev_home(dev: u32, bits: u32) -> u32 {
+    dev.wrapping_mul(DEV_HASH) >> (32 - bits)
+}
 /// inflight key: dev_t (u32), 4 zero bytes, sector (u64).
 pub const INFLIGHT_KEY_BYTES: usize = 16;
 /// inflight value: issue time in ns (u64), latency key (u32), 4 zero bytes.
@@ -49,6 +101,8 @@ const MAP_LOOKUP: i32 = 1;
 const MAP_UPDATE: i32 = 2;
 const MAP_DELETE: i32 = 3;
 const KTIME_GET_NS: i32 = 5;
+const GET_CURRENT_COMM: i32 = 16;
+const GET_CURRENT_CGROUP_ID: i32 = 80;
 /// BPF_NOEXIST.
 const NOEXIST: i32 = 1;
 
@@ -64,6 +118,14 @@ const S_IKEY: i16 = -72;
 const S_IVALUE: i16 = -88;
 const S_LKEY: i16 = -96;
 const S_ONE: i16 = -104;
+const S_X4K: i16 = -112;
+const S_SUBPHYS: i16 = -120;
+const S_EMPTYW: i16 = -128;
+const S_WKEY: i16 = -160;
+const S_DEVIDX: i16 = -164;
+const S_GMASK: i16 = -176;
+const S_WVALUE: i16 = -272;
+const S_ZMASK: i16 = -280;
 
 /// The maps' fds, as the programs name them.
 #[derive(Clone, Copy, Debug)]
@@ -72,6 +134,34 @@ pub struct Maps {
     pub counts: i32,
     pub inflight: i32,
     pub lat: i32,
+    pub who: i32,
+    /// `devs` holds 2^dev_bits entries.
+    pub dev_bits: u32,
+    /// One request in 2^sample_bits is timed (`sampled`).
+    pub sample_bits: u32,
+}
+
+/// Where a program reads its event's fields.
+#[derive(Clone, Copy, Debug)]
+pub enum Fields<'a> {
+    /// The record a perf event built, at its tracefs format's offsets.
+    Tracefs(&'a Layout),
+    /// The tracepoint's own arguments, typed by the kernel's BTF
+    /// (a `tp_btf` program: no record is built).
+    Typed(&'a Typed),
+}
+
+/// What an event's arguments are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arg {
+    /// A bio (block_bio_queue, the merges).
+    Bio,
+    /// block_bio_remap, counted at its upper device and sector.
+    Remap,
+    /// block_split: a bio, counted without a length.
+    Split,
+    /// A request (block_rq_issue, block_rq_complete).
+    Request,
 }
 
 /// What a program does with its event.
@@ -103,14 +193,14 @@ fn slot_off(s: Slot) -> i16 {
 }
 
 /// The program of one event.
-pub fn program(kind: Kind, l: &Layout, maps: &Maps) -> Result<Vec<Insn>, AsmError> {
+pub fn program(kind: Kind, f: Fields, maps: &Maps) -> Result<Vec<Insn>, AsmError> {
     let mut a = Asm::new();
     let out = a.label();
     match kind {
-        Kind::Count(stage) => count(&mut a, stage, l, maps, out),
-        Kind::Split => tick(&mut a, W_SPLITS, l, maps, out),
-        Kind::Merge => tick(&mut a, W_MERGES, l, maps, out),
-        Kind::Complete => complete(&mut a, l, maps, out),
+        Kind::Count(stage) => count(&mut a, stage, f, maps, out),
+        Kind::Split => tick(&mut a, W_SPLITS, Arg::Split, f, maps, out),
+        Kind::Merge => tick(&mut a, W_MERGES, Arg::Bio, f, maps, out),
+        Kind::Complete => complete(&mut a, f, maps, out),
     }
     a.bind(out);
     a.mov_imm(R0, 0);
@@ -118,19 +208,28 @@ pub fn program(kind: Kind, l: &Layout, maps: &Maps) -> Result<Vec<Insn>, AsmErro
     a.finish()
 }
 
-/// r6 = ctx; r8 = sector; r9 = sectors; the dev_t at S_DEV; r7 = the
-/// direction (0 read, 1 write, 2 discard, 3 flush), or off to `out`.
-/// The remap is read at its upper device and sector.
-fn fields(a: &mut Asm, l: &Layout, remap_from: bool, out: Label) {
-    let (dev, sector) = match (remap_from, l.old_dev, l.old_sector) {
-        (true, Some(d), Some(s)) => (d, s),
+/// r8 = sector; r9 = sectors; the dev_t at S_DEV; r7 = the direction
+/// (0 read, 1 write, 2 discard, 3 flush), an empty write marked at
+/// S_EMPTYW; or off to `out`. The remap is read at its upper device and
+/// sector; a split has no length (r9 = 1).
+fn fields(a: &mut Asm, f: Fields, arg: Arg, out: Label) {
+    a.store_imm(Size::DW, FP, S_EMPTYW, 0);
+    match f {
+        Fields::Tracefs(l) => tracefs_fields(a, l, arg, out),
+        Fields::Typed(t) => typed_fields(a, t, arg, out),
+    }
+}
+
+fn tracefs_fields(a: &mut Asm, l: &Layout, arg: Arg, out: Label) {
+    let (dev, sector) = match (arg, l.old_dev, l.old_sector) {
+        (Arg::Remap, Some(d), Some(s)) => (d, s),
         _ => (l.dev, l.sector),
     };
     a.mov(R6, R1);
     a.load(Size::DW, R8, R6, slot_off(sector));
     match l.nr_sector {
-        Some(n) => a.load(Size::W, R9, R6, slot_off(n)),
-        None => a.mov_imm(R9, 1),
+        Some(n) if arg != Arg::Split => a.load(Size::W, R9, R6, slot_off(n)),
+        _ => a.mov_imm(R9, 1),
     }
     a.load(Size::W, R1, R6, slot_off(dev));
     a.store(Size::W, FP, S_DEV, R1);
@@ -139,7 +238,88 @@ fn fields(a: &mut Asm, l: &Layout, remap_from: bool, out: Label) {
     direction(a, out);
 }
 
+/// S_DEV = MKDEV(disk->major, disk->first_minor) of the gendisk in r3
+/// (0 without one; clobbers r1, r3).
+fn disk_devt(a: &mut Asm, t: &Typed) {
+    let none = a.label();
+    a.store_imm(Size::W, FP, S_DEV, 0);
+    a.jump_imm(Jmp::Eq, R3, 0, none);
+    a.load(Size::W, R1, R3, t.disk_major as i16);
+    a.alu_imm(Alu::Lsh, R1, 20);
+    a.load(Size::W, R3, R3, t.disk_first_minor as i16);
+    a.alu(Alu::Or, R1, R3);
+    a.store(Size::W, FP, S_DEV, R1);
+    a.bind(none);
+}
+
+/// The fields from the tracepoint's arguments (ctx: u64 each).
+fn typed_fields(a: &mut Asm, t: &Typed, arg: Arg, out: Label) {
+    a.mov(R6, R1);
+    a.load(Size::DW, R2, R6, 0);
+    if arg == Arg::Request {
+        a.load(Size::DW, R8, R2, t.rq_sector as i16);
+        a.load(Size::W, R9, R2, t.rq_data_len as i16);
+        a.load(Size::DW, R3, R2, t.rq_q as i16);
+        a.load(Size::DW, R3, R3, t.q_disk as i16);
+        disk_devt(a, t);
+        a.load(Size::W, R1, R2, t.rq_cmd_flags as i16);
+    } else {
+        a.load(Size::DW, R8, R2, t.bio_sector as i16);
+        a.load(Size::W, R9, R2, t.bio_size as i16);
+        a.load(Size::DW, R3, R2, t.bio_bdev as i16);
+        a.load(Size::DW, R3, R3, t.bdev_disk as i16);
+        disk_devt(a, t);
+        a.load(Size::W, R1, R2, t.bio_opf as i16);
+    }
+    a.alu_imm(Alu::Rsh, R9, 9);
+    match arg {
+        Arg::Split => a.mov_imm(R9, 1),
+        Arg::Remap => {
+            // block_bio_remap(bio, dev, from): the upper device and sector.
+            a.load(Size::DW, R3, R6, 8);
+            a.alu_imm(Alu::Lsh, R3, 32);
+            a.alu_imm(Alu::Rsh, R3, 32);
+            a.store(Size::W, FP, S_DEV, R3);
+            a.load(Size::DW, R8, R6, 16);
+        }
+        Arg::Bio | Arg::Request => {}
+    }
+    opf_direction(a, t, out);
+}
+
+/// blk_fill_rwbs's reading of an opf (r1), as `direction` reads rwbs:
+/// r7 = the direction, an empty write marked at S_EMPTYW; off to `out`
+/// for what has none (write zeroes, zone and driver operations).
+fn opf_direction(a: &mut Asm, t: &Typed, out: Label) {
+    let (done, write, discard, flush) = (a.label(), a.label(), a.label(), a.label());
+    a.mov(R2, R1);
+    a.alu_imm(Alu::And, R2, t.op_mask as i32);
+    a.mov_imm(R7, 0);
+    a.jump_imm(Jmp::Eq, R2, t.op_read as i32, done);
+    a.jump_imm(Jmp::Eq, R2, t.op_write as i32, write);
+    a.jump_imm(Jmp::Eq, R2, t.op_discard as i32, discard);
+    a.jump_imm(Jmp::Eq, R2, t.op_secure_erase as i32, discard);
+    a.jump_imm(Jmp::Eq, R2, t.op_flush as i32, flush);
+    a.alu_imm(Alu::Rsh, R1, t.preflush_bit as i32);
+    a.alu_imm(Alu::And, R1, 1);
+    a.jump_imm(Jmp::Ne, R1, 0, flush);
+    a.goto(out);
+    a.bind(write);
+    a.mov_imm(R7, 1);
+    a.jump_imm(Jmp::Ne, R9, 0, done);
+    a.mov_imm(R7, 3);
+    a.store_imm(Size::DW, FP, S_EMPTYW, 1);
+    a.goto(done);
+    a.bind(discard);
+    a.mov_imm(R7, 2);
+    a.goto(done);
+    a.bind(flush);
+    a.mov_imm(R7, 3);
+    a.bind(done);
+}
+
 /// tally::direction in compares: r1 = rwbs[0], r2 = rwbs[1], r9 = sectors.
+/// A write of no sectors is a flush, and marked at S_EMPTYW.
 fn direction(a: &mut Asm, out: Label) {
     let (plain, done) = (a.label(), a.label());
     a.jump_imm(Jmp::Ne, R1, b'F' as i32, plain);
@@ -158,23 +338,24 @@ fn direction(a: &mut Asm, out: Label) {
     a.mov_imm(R7, 1);
     a.jump_imm(Jmp::Ne, R9, 0, done);
     a.mov_imm(R7, 3);
+    a.store_imm(Size::DW, FP, S_EMPTYW, 1);
     a.bind(done);
 }
 
 /// r6 = the counts of (the device at S_DEV, direction r7, stage), with
 /// its slot and grains on the stack; off to `out` for an unknown device.
 fn counters(a: &mut Asm, stage: Stage, maps: &Maps, out: Label) {
-    a.map(R1, maps.devs);
-    a.mov(R2, FP);
-    a.alu_imm(Alu::Add, R2, S_DEV as i32);
-    a.call(MAP_LOOKUP);
-    a.jump_imm(Jmp::Eq, R0, 0, out);
+    device(a, maps, out);
     a.load(Size::W, R1, R0, 0);
     a.store(Size::DW, FP, S_SLOT, R1);
     a.load(Size::DW, R2, R0, 8);
     a.store(Size::DW, FP, S_GRAIN, R2);
     a.load(Size::DW, R2, R0, 16);
     a.store(Size::DW, FP, S_PHYS, R2);
+    a.load(Size::DW, R2, R0, 24);
+    a.store(Size::DW, FP, S_GMASK, R2);
+    a.load(Size::DW, R2, R0, 32);
+    a.store(Size::DW, FP, S_ZMASK, R2);
     a.alu_imm(Alu::Mul, R1, DIRECTIONS as i32);
     a.alu(Alu::Add, R1, R7);
     a.alu_imm(Alu::Mul, R1, STAGES as i32);
@@ -188,6 +369,40 @@ fn counters(a: &mut Asm, stage: Stage, maps: &Maps, out: Label) {
     a.mov(R6, R0);
 }
 
+/// r0 = the `devs` entry of the dev_t at S_DEV (dev_home, then the next
+/// entries, DEV_PROBES in all); off to `out` at an empty entry or after
+/// the last probe.
+fn device(a: &mut Asm, maps: &Maps, out: Label) {
+    let found = a.label();
+    let mask = (1i64 << maps.dev_bits) - 1;
+    a.load(Size::W, R1, FP, S_DEV);
+    // dev_t 0 (no disk) marks an empty entry: never a device.
+    a.jump_imm(Jmp::Eq, R1, 0, out);
+    a.alu_imm(Alu::Mul, R1, DEV_HASH as i32);
+    a.alu_imm(Alu::Lsh, R1, 32);
+    a.alu_imm(Alu::Rsh, R1, 64 - maps.dev_bits as i32);
+    a.store(Size::W, FP, S_DEVIDX, R1);
+    for probe in 0..DEV_PROBES {
+        if probe > 0 {
+            a.load(Size::W, R1, FP, S_DEVIDX);
+            a.alu_imm(Alu::Add, R1, 1);
+            a.alu_imm(Alu::And, R1, mask as i32);
+            a.store(Size::W, FP, S_DEVIDX, R1);
+        }
+        a.map(R1, maps.devs);
+        a.mov(R2, FP);
+        a.alu_imm(Alu::Add, R2, S_DEVIDX as i32);
+        a.call(MAP_LOOKUP);
+        a.jump_imm(Jmp::Eq, R0, 0, out);
+        a.load(Size::W, R1, R0, 4);
+        a.load(Size::W, R2, FP, S_DEV);
+        a.jump_reg(Jmp::Eq, R1, R2, found);
+        a.jump_imm(Jmp::Eq, R1, 0, out);
+    }
+    a.goto(out);
+    a.bind(found);
+}
+
 /// counts[word] += 1 (r6 the counts; r1 scratch). Per-CPU: no atomics.
 fn incr(a: &mut Asm, word: usize) {
     a.load(Size::DW, R1, R6, off(word));
@@ -198,13 +413,25 @@ fn incr(a: &mut Asm, word: usize) {
 /// counts[base + idx] += 1 for idx below `buckets`, a power of two (the
 /// mask tells the verifier the bound; clobbers idx, r1, r2).
 fn incr_at(a: &mut Asm, base: usize, idx: Reg, buckets: i32) {
+    incr_in_at(a, R6, base, idx, buckets);
+}
+
+/// The same in the value `value` points to.
+fn incr_in_at(a: &mut Asm, value: Reg, base: usize, idx: Reg, buckets: i32) {
     a.alu_imm(Alu::And, idx, buckets - 1);
     a.alu_imm(Alu::Lsh, idx, 3);
-    a.mov(R2, R6);
+    a.mov(R2, value);
     a.alu(Alu::Add, R2, idx);
     a.load(Size::DW, R1, R2, off(base));
     a.alu_imm(Alu::Add, R1, 1);
     a.store(Size::DW, R2, off(base), R1);
+}
+
+/// value[word] += src (clobbers r1).
+fn add_in(a: &mut Asm, value: Reg, word: usize, src: Reg) {
+    a.load(Size::DW, R1, value, off(word));
+    a.alu(Alu::Add, R1, src);
+    a.store(Size::DW, value, off(word), R1);
 }
 
 /// out = min(floor(log2(v)), 31), 0 for 0; clobbers v and tmp.
@@ -225,8 +452,13 @@ fn log2(a: &mut Asm, v: Reg, out: Reg, tmp: Reg) {
     a.bind(capped);
 }
 
-fn count(a: &mut Asm, stage: Stage, l: &Layout, maps: &Maps, out: Label) {
-    fields(a, l, stage == Stage::RemapFrom, out);
+fn count(a: &mut Asm, stage: Stage, f: Fields, maps: &Maps, out: Label) {
+    let arg = match stage {
+        Stage::Queue => Arg::Bio,
+        Stage::RemapFrom => Arg::Remap,
+        Stage::Issue => Arg::Request,
+    };
+    fields(a, f, arg, out);
     counters(a, stage, maps, out);
     incr(a, W_IOS);
     a.mov(R3, R9);
@@ -234,13 +466,26 @@ fn count(a: &mut Asm, stage: Stage, l: &Layout, maps: &Maps, out: Label) {
     a.load(Size::DW, R1, R6, off(W_BYTES));
     a.alu(Alu::Add, R1, R3);
     a.store(Size::DW, R6, off(W_BYTES), R1);
+    for flag in [S_X4K, S_STRADDLE, S_SUBPHYS] {
+        a.store_imm(Size::DW, FP, flag, 0);
+    }
+    let (full, shaped) = (a.label(), a.label());
+    a.load(Size::DW, R1, FP, S_EMPTYW);
+    a.jump_imm(Jmp::Eq, R1, 0, full);
+    incr(a, W_PREFLUSH_WRITES);
+    a.bind(full);
     // No shape for an I/O of no sectors (a flush).
-    a.jump_imm(Jmp::Eq, R9, 0, out);
+    a.jump_imm(Jmp::Eq, R9, 0, shaped);
     histograms(a);
     straddles(a);
     sub_physical(a);
+    zone_crossing(a);
     if stage == Stage::Issue {
         start_timer(a, maps);
+    }
+    a.bind(shaped);
+    if stage != Stage::Issue {
+        attribute(a, stage, maps, out);
     }
 }
 
@@ -279,6 +524,7 @@ fn straddles(a: &mut Asm) {
     a.jump_imm(Jmp::Eq, R4, 0, no);
     a.bind(yes);
     incr(a, W_STRADDLE_4K);
+    a.store_imm(Size::DW, FP, S_X4K, 1);
     a.bind(no);
 
     let (yes, no) = (a.label(), a.label());
@@ -286,18 +532,44 @@ fn straddles(a: &mut Asm) {
     a.mov(R3, R8);
     a.alu_imm(Alu::Lsh, R3, 9);
     a.load(Size::DW, R5, FP, S_GRAIN);
-    a.alu(Alu::Mod, R3, R5);
+    modulo(a, R3);
     a.mov(R4, R9);
     a.alu_imm(Alu::Lsh, R4, 9);
     a.alu(Alu::Add, R4, R3);
     a.jump_reg(Jmp::Le, R4, R5, no);
     a.jump_imm(Jmp::Ne, R3, 0, yes);
-    a.alu(Alu::Mod, R4, R5);
+    modulo(a, R4);
     a.jump_imm(Jmp::Eq, R4, 0, no);
     a.bind(yes);
     incr(a, W_STRADDLE_GRAIN);
     a.store_imm(Size::DW, FP, S_STRADDLE, 1);
     a.bind(no);
+}
+
+/// v %= the grain (r5): a mask (S_GMASK) where the grain is a power of
+/// two, else a division (clobbers r1).
+fn modulo(a: &mut Asm, v: Reg) {
+    let (divide, done) = (a.label(), a.label());
+    a.load(Size::DW, R1, FP, S_GMASK);
+    a.jump_imm(Jmp::Eq, R1, 0, divide);
+    a.alu(Alu::And, v, R1);
+    a.goto(done);
+    a.bind(divide);
+    a.alu(Alu::Mod, v, R5);
+    a.bind(done);
+}
+
+/// Off to `skip` unless the request at the sector in `sector` is in the
+/// latency sample (`sampled`; clobbers r1).
+fn sample(a: &mut Asm, maps: &Maps, sector: Reg, skip: Label) {
+    if maps.sample_bits == 0 {
+        return;
+    }
+    a.mov(R1, sector);
+    a.alu_imm(Alu::Mul, R1, DEV_HASH as i32);
+    a.alu_imm(Alu::Lsh, R1, 32);
+    a.alu_imm(Alu::Rsh, R1, 64 - maps.sample_bits as i32);
+    a.jump_imm(Jmp::Ne, R1, 0, skip);
 }
 
 /// A write smaller than the physical block.
@@ -309,11 +581,31 @@ fn sub_physical(a: &mut Asm) {
     a.load(Size::DW, R4, FP, S_PHYS);
     a.jump_reg(Jmp::Ge, R3, R4, no);
     incr(a, W_SUB_PHYSICAL);
+    a.store_imm(Size::DW, FP, S_SUBPHYS, 1);
+    a.bind(no);
+}
+
+/// A write whose first and last sectors lie in two zones: (sector & zone
+/// mask) + sectors > the zone's sectors (tally::crosses_zone). The mask
+/// is 0 on a device that is not zoned: nothing more is done there.
+fn zone_crossing(a: &mut Asm) {
+    let no = a.label();
+    a.jump_imm(Jmp::Ne, R7, 1, no);
+    a.load(Size::DW, R4, FP, S_ZMASK);
+    a.jump_imm(Jmp::Eq, R4, 0, no);
+    a.mov(R3, R8);
+    a.alu(Alu::And, R3, R4);
+    a.alu(Alu::Add, R3, R9);
+    a.alu_imm(Alu::Add, R4, 1);
+    a.jump_reg(Jmp::Le, R3, R4, no);
+    incr(a, W_ZONE_CROSSING);
     a.bind(no);
 }
 
 /// inflight[(dev, sector)] = (now, latency key).
 fn start_timer(a: &mut Asm, maps: &Maps) {
+    let timed = a.label();
+    sample(a, maps, R8, timed);
     a.load(Size::W, R1, FP, S_DEV);
     a.store(Size::W, FP, S_IKEY, R1);
     a.store_imm(Size::W, FP, S_IKEY + 4, 0);
@@ -338,23 +630,116 @@ fn start_timer(a: &mut Asm, maps: &Maps) {
     a.alu_imm(Alu::Add, R3, S_IVALUE as i32);
     a.mov_imm(R4, 0);
     a.call(MAP_UPDATE);
+    a.jump_imm(Jmp::Eq, R0, 0, timed);
+    incr(a, W_UNTIMED);
+    a.bind(timed);
 }
 
-/// A split or a merge of the device's queued I/O.
-fn tick(a: &mut Asm, word: usize, l: &Layout, maps: &Maps, out: Label) {
-    fields(a, l, false, out);
+/// r0 = the `who` value of the current task at (the slot at S_SLOT,
+/// direction r7, stage), inserted at zero the first time. When the map is
+/// full: counts[W_UNATTRIBUTED] += 1 (r6 the counts) if `count_full`,
+/// and off to `out`.
+fn who_value(a: &mut Asm, stage: Stage, maps: &Maps, count_full: bool, out: Label) {
+    let have = a.label();
+    a.load(Size::DW, R1, FP, S_SLOT);
+    a.store(Size::W, FP, S_WKEY, R1);
+    a.mov(R1, R7);
+    a.alu_imm(Alu::Or, R1, (stage_index(stage) << 8) as i32);
+    a.store(Size::W, FP, S_WKEY + 4, R1);
+    a.call(GET_CURRENT_CGROUP_ID);
+    a.store(Size::DW, FP, S_WKEY + 8, R0);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, (S_WKEY + 16) as i32);
+    a.mov_imm(R2, 16);
+    a.call(GET_CURRENT_COMM);
+    lookup_who(a, maps);
+    a.jump_imm(Jmp::Ne, R0, 0, have);
+    for w in 0..WHO_WORDS {
+        a.store_imm(Size::DW, FP, S_WVALUE + off(w), 0);
+    }
+    a.map(R1, maps.who);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, S_WKEY as i32);
+    a.mov(R3, FP);
+    a.alu_imm(Alu::Add, R3, S_WVALUE as i32);
+    a.mov_imm(R4, NOEXIST);
+    a.call(MAP_UPDATE);
+    // Inserted, or another CPU inserted it first: look again.
+    lookup_who(a, maps);
+    a.jump_imm(Jmp::Ne, R0, 0, have);
+    if count_full {
+        incr(a, W_UNATTRIBUTED);
+    }
+    a.goto(out);
+    a.bind(have);
+}
+
+fn lookup_who(a: &mut Asm, maps: &Maps) {
+    a.map(R1, maps.who);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, S_WKEY as i32);
+    a.call(MAP_LOOKUP);
+}
+
+/// The I/O counted for its submitter: r8 sector, r9 sectors, the shape's
+/// flags on the stack.
+fn attribute(a: &mut Asm, stage: Stage, maps: &Maps, out: Label) {
+    who_value(a, stage, maps, true, out);
+    a.mov_imm(R3, 1);
+    add_in(a, R0, WHO_IOS, R3);
+    a.mov(R3, R9);
+    a.alu_imm(Alu::Lsh, R3, 9);
+    add_in(a, R0, WHO_BYTES, R3);
+    for (flag, word) in [
+        (S_X4K, WHO_STRADDLE_4K),
+        (S_STRADDLE, WHO_STRADDLE_GRAIN),
+        (S_SUBPHYS, WHO_SUB_PHYSICAL),
+    ] {
+        a.load(Size::DW, R3, FP, flag);
+        add_in(a, R0, word, R3);
+    }
+    a.jump_imm(Jmp::Eq, R9, 0, out);
+    a.mov(R4, R8);
+    incr_in_at(a, R0, WHO_MOD_4K, R4, 8);
+}
+
+/// A split or a merge of the device's queued I/O; a split is counted for
+/// its submitter too.
+fn tick(a: &mut Asm, word: usize, arg: Arg, f: Fields, maps: &Maps, out: Label) {
+    fields(a, f, arg, out);
     counters(a, Stage::Queue, maps, out);
     incr(a, word);
+    if word == W_SPLITS {
+        who_value(a, Stage::Queue, maps, false, out);
+        a.mov_imm(R3, 1);
+        add_in(a, R0, WHO_SPLITS, R3);
+    }
 }
 
 /// The request's latency into `lat`.
-fn complete(a: &mut Asm, l: &Layout, maps: &Maps, out: Label) {
+fn complete(a: &mut Asm, f: Fields, maps: &Maps, out: Label) {
     a.mov(R6, R1);
-    a.load(Size::W, R1, R6, slot_off(l.dev));
+    match f {
+        Fields::Tracefs(l) => {
+            a.load(Size::W, R1, R6, slot_off(l.dev));
+            a.store(Size::W, FP, S_DEV, R1);
+            a.load(Size::DW, R1, R6, slot_off(l.sector));
+        }
+        Fields::Typed(t) => {
+            a.load(Size::DW, R2, R6, 0);
+            a.load(Size::DW, R3, R2, t.rq_q as i16);
+            a.load(Size::DW, R3, R3, t.q_disk as i16);
+            disk_devt(a, t);
+            a.load(Size::DW, R1, R2, t.rq_sector as i16);
+        }
+    }
+    a.store(Size::DW, FP, S_IKEY + 8, R1);
+    a.load(Size::W, R1, FP, S_DEV);
     a.store(Size::W, FP, S_IKEY, R1);
     a.store_imm(Size::W, FP, S_IKEY + 4, 0);
-    a.load(Size::DW, R1, R6, slot_off(l.sector));
-    a.store(Size::DW, FP, S_IKEY + 8, R1);
+    a.load(Size::DW, R1, FP, S_IKEY + 8);
+    a.mov(R2, R1);
+    sample(a, maps, R2, out);
     take_inflight(a, maps, out);
     a.call(KTIME_GET_NS);
     a.load(Size::DW, R1, FP, S_IVALUE);
@@ -402,9 +787,27 @@ fn bump_lat(a: &mut Asm, maps: &Maps, out: Label) {
     a.call(MAP_UPDATE);
     a.jump_imm(Jmp::Eq, R0, 0, out);
     // Another CPU inserted it first: count into it.
+    let full = a.label();
     lookup_lat(a, maps);
-    a.jump_imm(Jmp::Eq, R0, 0, out);
+    a.jump_imm(Jmp::Eq, R0, 0, full);
     bump_r0(a);
+    a.goto(out);
+    // The latency table is full: the request goes untimed, counted in
+    // counts[(slot * 4 + direction) * 3 + issue], the latency key / 64
+    // being slot * 4 + direction.
+    a.bind(full);
+    a.load(Size::W, R1, FP, S_LKEY);
+    a.alu_imm(Alu::Rsh, R1, 6);
+    a.alu_imm(Alu::Mul, R1, STAGES as i32);
+    a.alu_imm(Alu::Add, R1, stage_index(Stage::Issue) as i32);
+    a.store(Size::W, FP, S_INDEX, R1);
+    a.map(R1, maps.counts);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, S_INDEX as i32);
+    a.call(MAP_LOOKUP);
+    a.jump_imm(Jmp::Eq, R0, 0, out);
+    a.mov(R6, R0);
+    incr(a, W_UNTIMED);
 }
 
 fn lookup_lat(a: &mut Asm, maps: &Maps) {
@@ -450,6 +853,9 @@ mod tests {
         counts: 4,
         inflight: 5,
         lat: 6,
+        who: 7,
+        dev_bits: 4,
+        sample_bits: 3,
     };
 
     #[test]
@@ -463,7 +869,7 @@ mod tests {
             (Event::RqComplete, Kind::Complete),
         ];
         for (e, k) in kinds {
-            let code = program(k, &layout(e), &MAPS).unwrap();
+            let code = program(k, Fields::Tracefs(&layout(e)), &MAPS).unwrap();
             assert!(code.len() < 512, "{e:?}: {} instructions", code.len());
             let jumps = code
                 .iter()
@@ -478,9 +884,19 @@ mod tests {
     }
 
     #[test]
+    fn one_request_in_2_to_the_bits_is_timed() {
+        for bits in [0, 1, 3, 5] {
+            let n = (0..1u64 << 16).filter(|s| sampled(s * 8 + 1, bits)).count();
+            let want = (1usize << 16) >> bits;
+            assert!(n.abs_diff(want) * 50 <= want, "{bits}: {n} of 65536");
+        }
+        assert!(sampled(12345, 0));
+    }
+
+    #[test]
     fn the_remap_is_read_at_its_upper_device() {
         let l = layout(Event::BioRemap);
-        let code = program(Kind::Count(Stage::RemapFrom), &l, &MAPS).unwrap();
+        let code = program(Kind::Count(Stage::RemapFrom), Fields::Tracefs(&l), &MAPS).unwrap();
         // The first loads from the context (r6): old_sector, nr_sector, old_dev.
         let ctx_loads: Vec<i16> = code
             .iter()

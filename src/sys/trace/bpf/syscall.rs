@@ -12,11 +12,16 @@ const MAP_LOOKUP_ELEM: u32 = 1;
 const MAP_UPDATE_ELEM: u32 = 2;
 const MAP_GET_NEXT_KEY: u32 = 4;
 const PROG_LOAD: u32 = 5;
+const RAW_TRACEPOINT_OPEN: u32 = 17;
 
 pub const MAP_HASH: u32 = 1;
+pub const MAP_ARRAY: u32 = 2;
 pub const MAP_PERCPU_HASH: u32 = 5;
 pub const MAP_PERCPU_ARRAY: u32 = 6;
 pub const PROG_TRACEPOINT: u32 = 5;
+/// BPF_PROG_TYPE_TRACING, attached as BPF_TRACE_RAW_TP (a `tp_btf`).
+pub const PROG_TRACING: u32 = 26;
+const TRACE_RAW_TP: u32 = 23;
 /// BPF_ANY: create or replace.
 pub const ANY: u64 = 0;
 
@@ -60,14 +65,26 @@ fn owned(fd: i64) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd as i32) }
 }
 
+/// BPF_F_NO_PREALLOC: a hash map's elements are allocated as they are
+/// inserted, so an unused map costs no memory.
+pub const NO_PREALLOC: u32 = 1;
+
 /// BPF_MAP_CREATE: map_type, key_size, value_size, max_entries,
 /// map_flags, inner_map_fd, numa_node, map_name at byte 28.
-pub fn map_create(kind: u32, key: u32, value: u32, max: u32, name: &str) -> io::Result<OwnedFd> {
+pub fn map_create(
+    kind: u32,
+    key: u32,
+    value: u32,
+    max: u32,
+    flags: u32,
+    name: &str,
+) -> io::Result<OwnedFd> {
     Attr::new()
         .u32(0, kind)
         .u32(4, key)
         .u32(8, value)
         .u32(12, max)
+        .u32(16, flags)
         .name(28, name)
         .call(MAP_CREATE)
         .map(owned)
@@ -108,19 +125,34 @@ pub fn next_key(map: &OwnedFd, key: Option<&[u8]>, next: &mut [u8]) -> io::Resul
     }
 }
 
-/// BPF_PROG_LOAD: prog_type, insn_cnt, insns at 8, license at 16,
-/// log_level at 24, log_size at 28, log_buf at 32, prog_name at 48.
-/// On a refusal, loads again with the verifier's log and returns its
-/// last lines with the error.
+/// A tracepoint program, run by a perf event.
 pub fn prog_load(insns: &[Insn], name: &str) -> Result<OwnedFd, String> {
+    load(insns, name, None)
+}
+
+/// A typed raw tracepoint program (`tp_btf`) for the tracepoint whose
+/// `btf_trace_*` typedef has the vmlinux BTF id `attach_btf_id`.
+pub fn prog_load_typed(insns: &[Insn], name: &str, attach_btf_id: u32) -> Result<OwnedFd, String> {
+    load(insns, name, Some(attach_btf_id))
+}
+
+/// BPF_PROG_LOAD: prog_type, insn_cnt, insns at 8, license at 16,
+/// log_level at 24, log_size at 28, log_buf at 32, prog_name at 48,
+/// expected_attach_type at 68, attach_btf_id at 108 (0 there names
+/// vmlinux's BTF). On a refusal, loads again with the verifier's log and
+/// returns its last lines with the error.
+fn load(insns: &[Insn], name: &str, typed: Option<u32>) -> Result<OwnedFd, String> {
     let license = c"GPL";
     let attr = || {
-        Attr::new()
-            .u32(0, PROG_TRACEPOINT)
+        let a = Attr::new()
             .u32(4, insns.len() as u32)
             .u64(8, ptr(insns.as_ptr()))
             .u64(16, ptr(license.as_ptr()))
-            .name(48, name)
+            .name(48, name);
+        match typed {
+            Some(id) => a.u32(0, PROG_TRACING).u32(68, TRACE_RAW_TP).u32(108, id),
+            None => a.u32(0, PROG_TRACEPOINT),
+        }
     };
     let err = match attr().call(PROG_LOAD) {
         Ok(fd) => return Ok(owned(fd)),
@@ -133,6 +165,17 @@ pub fn prog_load(insns: &[Insn], name: &str) -> Result<OwnedFd, String> {
         .u64(32, ptr(log.as_mut_ptr()))
         .call(PROG_LOAD);
     Err(format!("{name}: {err}{}", verifier_tail(&log)))
+}
+
+/// BPF_RAW_TRACEPOINT_OPEN: name (null: a typed program names its
+/// tracepoint by its attach_btf_id) at 0, prog_fd at 8. The link is a
+/// descriptor: closing it detaches the program.
+pub fn raw_tracepoint_open(prog: &OwnedFd) -> io::Result<OwnedFd> {
+    Attr::new()
+        .u64(0, 0)
+        .u32(8, prog.as_raw_fd() as u32)
+        .call(RAW_TRACEPOINT_OPEN)
+        .map(owned)
 }
 
 /// The verifier log's last non-empty lines, on one line.
