@@ -10,7 +10,7 @@
 
 use super::analyse::Evidence;
 use super::focus;
-use super::grid::{Cell, Plan};
+use super::grid::{self, Cell, Plan};
 use super::noise::{self, NoiseModel};
 use super::pacing::{self, FocusReason, Pacing};
 use super::run::{CellSamples, Key};
@@ -130,7 +130,7 @@ fn aim(plan: &Plan, targets: usize, e: &Evidence) -> Option<Aim> {
     }
     let named = fit.is_some_and(|f| f.best().unit_bytes.is_some());
     (!named && settle::pursue(e, plan.min_effect)).then_some(Aim {
-        unit: focus::SEARCH,
+        unit: grid::FOCUS_SEARCH,
         reason: FocusReason::Search,
     })
 }
@@ -203,7 +203,7 @@ pub fn drive(plan: &Plan, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
             let u = a.unit;
             pacing.focus_on(round, u, a.reason);
             let row: Vec<Cell> = focus::keys(plan, &[], u).iter().map(|k| k.cell).collect();
-            let new: Vec<Contrast> = focus::contrasts(&row, 1)
+            let new: Vec<Contrast> = sequential::focus_contrasts(&row, 1)
                 .into_iter()
                 .filter(|c| !judged.contrasts.contains(c))
                 .collect();

@@ -7,12 +7,12 @@ use super::engine::Pattern;
 use super::grid::Cell;
 use super::noise::NoiseModel;
 use super::results::{
-    CellReport, Confidence, ContrastReport, Estimate, Inference, Latency, Noise, Penalty, Relative,
+    paid, paying, CellReport, Confidence, ContrastReport, Estimate, Inference, Latency, Noise,
+    PatternPenalty, Penalty, Relative,
 };
 use super::run::CellSamples;
 use super::sequential::Weighted;
-use super::sequential::{self, Assessment, ContrastKind, Decision};
-use super::settle;
+use super::sequential::{self, Assessment, ContrastKind, Decision, Params};
 use super::stats;
 use super::unitfit::{self, UnitFit};
 use super::verdicts;
@@ -397,8 +397,8 @@ pub fn infer(
         .and_then(|f| Some((f.best().unit_bytes?, f.best().patterns.clone())));
     let (at_unit, paid) = match &fit_unit {
         Some((u, named)) => (
-            settle::patterns(e, *u, named, params),
-            settle::paid(&settle::priced_rows(e, *u, named)),
+            pattern_penalties(e, *u, named, params),
+            paid(&priced_rows(e, *u, named)),
         ),
         None => (Vec::new(), f64::NAN),
     };
@@ -429,7 +429,7 @@ pub fn infer(
     } else {
         let mut found = penalties(e, bracketed);
         if let Some(u) = bracketed {
-            found.extend(fitted_penalties(e, u, &settle::paying(&at_unit), &found));
+            found.extend(fitted_penalties(e, u, &paying(&at_unit), &found));
         }
         found
     };
@@ -523,6 +523,49 @@ fn summary(
             w.pattern.as_str()
         ),
     }
+}
+
+/// The offset rows of the paying patterns whose interval excludes no
+/// penalty at `unit`: decided ones, and fitted ones for the rest.
+pub fn priced_rows(e: &Evidence, unit: u64, paying: &[Pattern]) -> Vec<Penalty> {
+    let mut rows = penalties(e, Some(unit));
+    let fitted = fitted_penalties(e, unit, paying, &rows);
+    rows.extend(fitted);
+    rows.retain(|r| r.kind == ContrastKind::Offset && paying.contains(&r.pattern));
+    rows
+}
+
+/// Every pattern of the run as the fit prices it at `unit`; `named` are
+/// the patterns the fit names (they pay).
+pub fn pattern_penalties(
+    e: &Evidence,
+    unit: u64,
+    named: &[Pattern],
+    p: &Params,
+) -> Vec<PatternPenalty> {
+    let mut all: Vec<Pattern> = e
+        .assessed
+        .iter()
+        .map(|a| a.contrast.subject.cell.pattern)
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    let alpha = ALPHA / (all.len().max(1) as f64 * f64::from(p.looks.max(1)));
+    all.into_iter()
+        .map(|pattern| {
+            let f = unitfit::pattern_penalty(e.samples, e.assessed, e.noise, unit, pattern);
+            let (slower_pct, ci95_pct) = f.map_or((f64::NAN, [f64::NAN; 2]), |f| {
+                let t = stats::t_quantile(alpha, f.df);
+                (f.pct(0.0), [f.pct(-t), f.pct(t)])
+            });
+            PatternPenalty {
+                pattern,
+                slower_pct,
+                ci95_pct,
+                pays: named.contains(&pattern) || ci95_pct[0] > 0.0,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -18,89 +18,19 @@
 //! the unit shows in large requests. Several offsets of each kind are
 //! replicates: each is measured on its own, so their noise averages.
 
-use super::engine::Pattern;
-use super::grid::{self, Cell, Plan};
+use super::grid::{self, focus_row, Cell, Plan, FOCUS_UNITS};
 use super::run::Key;
-use super::sequential::{Contrast, ContrastKind};
 use super::unitfit::UnitFit;
 use super::verdicts::Curve;
-use crate::units::KIB;
 
-/// The units a focus row is made for: from 8 KiB (a 4 KiB unit is
-/// bracketed by the plan's own rows) to the ladder's block.
-pub const UNITS: [u64; 4] = [8 * KIB, 16 * KIB, 32 * KIB, 64 * KIB];
-/// The unit whose focus row serves the search for a small penalty before
-/// any unit is named: the ladder's block, which every unit up to it
-/// pays in (`adaptive`).
-pub const SEARCH: u64 = 64 * KIB;
-/// Offsets of each kind in a focus row.
-const REPLICATES: u64 = 4;
 /// The fit's best unit is focused on once it beats "no penalty" by this
 /// much (natural log, after its BIC price: 10 : 1). Focusing on a
 /// wrong unit costs rounds, not a verdict: the fit still weighs every
 /// candidate on everything measured.
 pub const EVIDENCE: f64 = 2.3;
 
-/// The focus row of `unit` for `pattern`.
-pub fn row(pattern: Pattern, unit: u64) -> Vec<Cell> {
-    let block = (2 * unit).min(SEARCH).max(unit);
-    let cell = |offset| Cell {
-        block_size: block as u32,
-        offset,
-        pattern,
-    };
-    let mut v = vec![cell(0)];
-    for k in 0..REPLICATES {
-        v.push(cell(unit / 2 + k * unit));
-        if k > 0 {
-            v.push(cell(k * unit));
-        }
-    }
-    v
-}
-
-/// Every focus cell a plan of `cells` may ask (those it has already left
-/// out), for every unit of [`UNITS`] whose row is O_DIRECT-able at
-/// `align` and fits below the plan's I/O spacing `spacing`.
-pub fn plan_cells(cells: &[Cell], align: u64, spacing: u64) -> Vec<Cell> {
-    let mut patterns: Vec<Pattern> = cells.iter().map(|c| c.pattern).collect();
-    patterns.sort_unstable();
-    patterns.dedup();
-    let mut v: Vec<Cell> = patterns
-        .iter()
-        .flat_map(|&p| UNITS.iter().flat_map(move |&u| row(p, u)))
-        .filter(|c| c.offset % align == 0 && u64::from(c.block_size) % align == 0)
-        .filter(|c| c.offset + u64::from(c.block_size) <= spacing)
-        .filter(|c| !cells.contains(c))
-        .collect();
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
-/// The offset contrasts of focus cells: each against offset 0 of its
-/// block size. No block-size contrasts: the curve keeps the plan's own
-/// block sizes.
-pub fn contrasts(cells: &[Cell], targets: usize) -> Vec<Contrast> {
-    (0..targets)
-        .flat_map(|target| {
-            cells
-                .iter()
-                .filter(|c| c.offset != 0)
-                .map(move |&c| Contrast {
-                    kind: ContrastKind::Offset,
-                    subject: Key { target, cell: c },
-                    reference: Key {
-                        target,
-                        cell: Cell { offset: 0, ..c },
-                    },
-                })
-        })
-        .collect()
-}
-
 /// The unit the rounds should focus on: the fit's best candidate when it
-/// is one of [`UNITS`] (a lower bound of 64 KiB too: every ladder offset
+/// is one of [`FOCUS_UNITS`] (a lower bound of 64 KiB too: every ladder offset
 /// pays, so blocks of 64 KiB at multiples of 64 KiB tell) and beats "no
 /// penalty" by [`EVIDENCE`]; else what the block-size curve says, when
 /// that is 8 KiB or more and the fit has nothing larger.
@@ -110,8 +40,8 @@ pub fn unit(fit: Option<&UnitFit>, curve: &Curve) -> Option<u64> {
         .and_then(|f| f.best().unit_bytes);
     let at_least = curve.curve.unwrap_or(0);
     match best {
-        Some(u) if u >= at_least => UNITS.contains(&u).then_some(u),
-        _ => UNITS.contains(&at_least).then_some(at_least),
+        Some(u) if u >= at_least => FOCUS_UNITS.contains(&u).then_some(u),
+        _ => FOCUS_UNITS.contains(&at_least).then_some(at_least),
     }
 }
 
@@ -125,7 +55,7 @@ pub fn keys(plan: &Plan, planned: &[Key], unit: u64) -> Vec<Key> {
     let mut v: Vec<Key> = planned.iter().filter(|k| sees(&k.cell)).copied().collect();
     for p in plan.patterns() {
         v.extend(
-            row(p, unit)
+            focus_row(p, unit)
                 .into_iter()
                 .filter(|c| plan.focus.contains(c) || plan.cells.contains(c))
                 .map(|cell| Key { target: 0, cell }),
@@ -139,6 +69,9 @@ pub fn keys(plan: &Plan, planned: &[Key], unit: u64) -> Vec<Key> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::engine::Pattern;
+    use crate::probe::grid::focus_cells;
+    use crate::probe::sequential::focus_contrasts;
 
     /// Whether an I/O of `c` covers part of a unit.
     fn pays(c: &Cell, unit: u64) -> bool {
@@ -147,8 +80,8 @@ mod tests {
 
     #[test]
     fn a_focus_row_tells_its_unit_from_every_other() {
-        for u in UNITS {
-            let cells = row(Pattern::Randwrite, u);
+        for u in FOCUS_UNITS {
+            let cells = focus_row(Pattern::Randwrite, u);
             assert_eq!(cells.len(), 8, "{u}");
             assert!(
                 cells.iter().all(|c| u64::from(c.block_size) % u == 0),
@@ -167,7 +100,7 @@ mod tests {
     #[test]
     fn plan_cells_leave_out_what_the_plan_has() {
         let plan = crate::probe::simulated::auto_plan(None);
-        let focus = plan_cells(&plan.cells, 512, plan.unit);
+        let focus = focus_cells(&plan.cells, 512, plan.unit);
         assert!(focus.iter().all(|c| !plan.cells.contains(c)));
         // The ladder's 64 KiB blocks at 0 and 32 KiB are the plan's own.
         let at = |bs: u32, o: u64| focus.iter().any(|c| c.block_size == bs && c.offset == o);
@@ -175,7 +108,7 @@ mod tests {
         // An 8 KiB unit's row: blocks of 16 KiB.
         assert!(!at(16384, 0) && at(16384, 4096) && at(16384, 12288) && at(16384, 8192));
         assert_eq!(
-            contrasts(&focus, 1).len(),
+            focus_contrasts(&focus, 1).len(),
             focus.iter().filter(|c| c.offset != 0).count()
         );
     }

@@ -577,7 +577,7 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
     check_cells(&all, direct, align, c.dio_rule)?;
     let unit = unit_for(&all, c.size_bytes)?;
     let focus = if adaptive {
-        super::focus::plan_cells(&all, align, unit)
+        focus_cells(&all, align, unit)
     } else {
         Vec::new()
     };
@@ -629,6 +629,54 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
         fdatasync: req.fdatasync,
         seed: req.seed,
     })
+}
+
+/// The units a focus row (`probe::focus`: blocks of twice the unit, at
+/// offset 0, at odd multiples of half the unit and at multiples of it) is
+/// made for: from 8 KiB (a 4 KiB unit is
+/// bracketed by the plan's own rows) to the ladder's block.
+pub const FOCUS_UNITS: [u64; 4] = [8 * KIB, 16 * KIB, 32 * KIB, 64 * KIB];
+/// The unit whose focus row serves the search for a small penalty before
+/// any unit is named: the ladder's block, which every unit up to it
+/// pays in (`adaptive`).
+pub const FOCUS_SEARCH: u64 = 64 * KIB;
+/// Offsets of each kind in a focus row.
+const FOCUS_REPLICATES: u64 = 4;
+/// The focus row of `unit` for `pattern`.
+pub fn focus_row(pattern: Pattern, unit: u64) -> Vec<Cell> {
+    let block = (2 * unit).min(FOCUS_SEARCH).max(unit);
+    let cell = |offset| Cell {
+        block_size: block as u32,
+        offset,
+        pattern,
+    };
+    let mut v = vec![cell(0)];
+    for k in 0..FOCUS_REPLICATES {
+        v.push(cell(unit / 2 + k * unit));
+        if k > 0 {
+            v.push(cell(k * unit));
+        }
+    }
+    v
+}
+
+/// Every focus cell a plan of `cells` may ask (those it has already left
+/// out), for every unit of [`FOCUS_UNITS`] whose row is O_DIRECT-able at
+/// `align` and fits below the plan's I/O spacing `spacing`.
+pub fn focus_cells(cells: &[Cell], align: u64, spacing: u64) -> Vec<Cell> {
+    let mut patterns: Vec<Pattern> = cells.iter().map(|c| c.pattern).collect();
+    patterns.sort_unstable();
+    patterns.dedup();
+    let mut v: Vec<Cell> = patterns
+        .iter()
+        .flat_map(|&p| FOCUS_UNITS.iter().flat_map(move |&u| focus_row(p, u)))
+        .filter(|c| c.offset % align == 0 && u64::from(c.block_size) % align == 0)
+        .filter(|c| c.offset + u64::from(c.block_size) <= spacing)
+        .filter(|c| !cells.contains(c))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 #[cfg(test)]

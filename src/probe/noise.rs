@@ -36,7 +36,7 @@
 //! times.
 
 use super::run::CellSamples;
-use super::sequential::{paired_of, Contrast, NoiseClass};
+use super::sequential::{paired_of, Contrast, NoiseClass, RoundWeights};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
@@ -97,6 +97,12 @@ pub struct NoiseModel {
     pub reference_s: f64,
     pub classes: Vec<ClassNoise>,
     pub rounds: Vec<RoundNoise>,
+}
+
+impl RoundWeights for NoiseModel {
+    fn weight(&self, class: NoiseClass, round: u32) -> f64 {
+        NoiseModel::weight(self, class, round)
+    }
 }
 
 impl NoiseModel {

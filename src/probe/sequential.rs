@@ -35,7 +35,6 @@
 
 use super::engine::Pattern;
 use super::grid::{self, Cell, Plan};
-use super::noise::NoiseModel;
 use super::run::{CellSamples, Key};
 use super::stats;
 use serde::Serialize;
@@ -118,7 +117,7 @@ impl Params {
         let all: Vec<Cell> = plan.all_cells().copied().collect();
         // Focus rows are asked of one target only (`adaptive`).
         let focus = if targets == 1 {
-            super::focus::contrasts(&plan.focus, 1).len()
+            focus_contrasts(&plan.focus, 1).len()
         } else {
             0
         };
@@ -215,7 +214,7 @@ pub fn paired_of(c: &Contrast, samples: &[CellSamples]) -> Vec<(u32, f64)> {
         .collect()
 }
 
-/// Weighted values: `x[i]` has variance σ² / `w[i]` (`noise::NoiseModel`'s
+/// Weighted values: `x[i]` has variance σ² / `w[i]` ([`RoundWeights`]'s
 /// weights; all 1 while every window is alike).
 #[derive(Clone, Debug, Default)]
 pub struct Weighted {
@@ -302,6 +301,22 @@ pub(crate) fn without_outliers(xs: &Weighted, scale: f64) -> (Weighted, usize) {
     (kept, drop.len())
 }
 
+/// How much each round's paired differences weigh in a noise class: the
+/// precision its window gave, 0 for a round set aside (`noise::NoiseModel`
+/// says it from the noise it measured; the decisions here only read it).
+pub trait RoundWeights {
+    fn weight(&self, class: NoiseClass, round: u32) -> f64;
+}
+
+/// Every round weighs the same.
+pub struct Equal;
+
+impl RoundWeights for Equal {
+    fn weight(&self, _: NoiseClass, _: u32) -> f64 {
+        1.0
+    }
+}
+
 /// The contrasts whose noise is pooled together: one pattern, and blocks
 /// up to the ladder's or larger ones ([`grid::large_block`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -337,7 +352,11 @@ struct Group {
     pooled: Option<stats::Pooled>,
 }
 
-fn by_class(contrasts: &[Contrast], samples: &[CellSamples], noise: &NoiseModel) -> Vec<Group> {
+fn by_class(
+    contrasts: &[Contrast],
+    samples: &[CellSamples],
+    noise: &dyn RoundWeights,
+) -> Vec<Group> {
     let mut classes: Vec<NoiseClass> = contrasts.iter().map(NoiseClass::of).collect();
     classes.sort_unstable();
     classes.dedup();
@@ -379,7 +398,7 @@ pub fn assess(
     contrasts: &[Contrast],
     samples: &[CellSamples],
     p: &Params,
-    noise: &NoiseModel,
+    noise: &dyn RoundWeights,
 ) -> Vec<Assessment> {
     let mut out: Vec<Option<Assessment>> = vec![None; contrasts.len()];
     for g in by_class(contrasts, samples, noise) {
@@ -398,7 +417,7 @@ pub fn assess(
 pub fn pooled_variances(
     contrasts: &[Contrast],
     samples: &[CellSamples],
-    noise: &NoiseModel,
+    noise: &dyn RoundWeights,
 ) -> Vec<(NoiseClass, stats::Pooled)> {
     by_class(contrasts, samples, noise)
         .into_iter()
@@ -532,6 +551,27 @@ pub fn wants_zoom(plan: &Plan, assessed: &[Assessment]) -> bool {
             }))
 }
 
+/// The offset contrasts of focus cells: each against offset 0 of its
+/// block size. No block-size contrasts: the curve keeps the plan's own
+/// block sizes.
+pub fn focus_contrasts(cells: &[Cell], targets: usize) -> Vec<Contrast> {
+    (0..targets)
+        .flat_map(|target| {
+            cells
+                .iter()
+                .filter(|c| c.offset != 0)
+                .map(move |&c| Contrast {
+                    kind: ContrastKind::Offset,
+                    subject: Key { target, cell: c },
+                    reference: Key {
+                        target,
+                        cell: Cell { offset: 0, ..c },
+                    },
+                })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -621,7 +661,7 @@ pub(crate) mod tests {
                     latency: new_histogram(),
                 })
                 .collect();
-            let look = assess(&cs, &seen, &p, &NoiseModel::default());
+            let look = assess(&cs, &seen, &p, &Equal);
             for (i, a) in look.into_iter().enumerate() {
                 let done = final_[i]
                     .as_ref()
@@ -759,7 +799,7 @@ pub(crate) mod tests {
             mk(cell(4096, 8192), &fine),
         ];
         let cs = contrasts(&samples.iter().map(|s| s.cell).collect::<Vec<_>>(), 1);
-        let a = assess(&cs, &samples, &params(36, 10), &NoiseModel::default());
+        let a = assess(&cs, &samples, &params(36, 10), &Equal);
         for x in &a {
             let want = if x.contrast.subject.cell.offset == 8192 {
                 Decision::Fine

@@ -4,12 +4,10 @@
 
 use super::analyse::{self, Evidence};
 use super::engine::Pattern;
-use super::results::Penalty;
-use super::sequential::{Assessment, ContrastKind, Params, ALPHA};
-use super::stats;
+use super::results::{bounded, paid, PatternPenalty, Penalty};
+use super::sequential::{Assessment, ContrastKind, Params};
 use super::unitfit;
 use super::verdicts;
-use serde::{Deserialize, Serialize};
 
 /// The unit is bracketed already: the fit names one unit strongly against
 /// every other candidate and the block-size curve agrees, every pattern
@@ -25,10 +23,10 @@ pub fn settled(e: &Evidence, p: &Params) -> bool {
         && !f.best().lower_bound
         && f.best().unit_bytes.is_some_and(|u| {
             let named = &f.best().patterns;
-            let priced = priced_rows(e, u, named);
+            let priced = analyse::priced_rows(e, u, named);
             c.curve.is_none_or(|cu| cu <= u)
                 && measured(e.assessed, u, named, &priced)
-                && resolved(&patterns(e, u, named, p), &priced)
+                && resolved(&analyse::pattern_penalties(e, u, named, p), &priced)
         })
 }
 
@@ -58,16 +56,6 @@ pub fn pursue(e: &Evidence, min_effect: f64) -> bool {
     hidden.is_nan() || hidden >= PURSUE * min_effect * 100.0
 }
 
-/// The offset rows of the paying patterns whose interval excludes no
-/// penalty at `unit`: decided ones, and fitted ones for the rest.
-pub fn priced_rows(e: &Evidence, unit: u64, paying: &[Pattern]) -> Vec<Penalty> {
-    let mut rows = analyse::penalties(e, Some(unit));
-    let fitted = analyse::fitted_penalties(e, unit, paying, &rows);
-    rows.extend(fitted);
-    rows.retain(|r| r.kind == ContrastKind::Offset && paying.contains(&r.pattern));
-    rows
-}
-
 /// Every paying pattern that has an offset row of whole units has its
 /// penalty measured: an interval that excludes none, decided or fitted.
 /// A unit the fit names strongly after two rounds may still leave the
@@ -84,74 +72,6 @@ fn measured(assessed: &[Assessment], unit: u64, paying: &[Pattern], priced: &[Pe
         });
         !has_row || priced.iter().any(|r| r.pattern == p)
     })
-}
-
-/// What one pattern pays at the unit, all its rows of blocks up to the
-/// ladder's together: the fit's δ (every cell of those rows, weighted as
-/// the rows' layout gives) as per cent fewer IOPS, with its interval. The
-/// interval holds at 95 % over every pattern and every look of the run
-/// (level 1 − 0.05 / (patterns × looks)), since the run stops on it. A
-/// pattern pays when the fit names it, or when that interval lies above
-/// 0: a 2 % read penalty beside 4 % on writes is priced so long before
-/// the fit's 1000 : 1 names it, or any one row's interval clears 0.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PatternPenalty {
-    pub pattern: Pattern,
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
-    pub slower_pct: f64,
-    #[serde(default, deserialize_with = "crate::probe::figures::pair_or_nan")]
-    pub ci95_pct: [f64; 2],
-    pub pays: bool,
-}
-
-/// Every pattern of the run as the fit prices it at `unit`; `named` are
-/// the patterns the fit names (they pay).
-pub fn patterns(e: &Evidence, unit: u64, named: &[Pattern], p: &Params) -> Vec<PatternPenalty> {
-    let mut all: Vec<Pattern> = e
-        .assessed
-        .iter()
-        .map(|a| a.contrast.subject.cell.pattern)
-        .collect();
-    all.sort_unstable();
-    all.dedup();
-    let alpha = ALPHA / (all.len().max(1) as f64 * f64::from(p.looks.max(1)));
-    all.into_iter()
-        .map(|pattern| {
-            let f = unitfit::pattern_penalty(e.samples, e.assessed, e.noise, unit, pattern);
-            let (slower_pct, ci95_pct) = f.map_or((f64::NAN, [f64::NAN; 2]), |f| {
-                let t = stats::t_quantile(alpha, f.df);
-                (f.pct(0.0), [f.pct(-t), f.pct(t)])
-            });
-            PatternPenalty {
-                pattern,
-                slower_pct,
-                ci95_pct,
-                pays: named.contains(&pattern) || ci95_pct[0] > 0.0,
-            }
-        })
-        .collect()
-}
-
-/// The patterns that pay among `patterns`.
-pub fn paying(patterns: &[PatternPenalty]) -> Vec<Pattern> {
-    patterns
-        .iter()
-        .filter(|p| p.pays)
-        .map(|p| p.pattern)
-        .collect()
-}
-
-/// The mean penalty of the priced rows, in per cent: what the patterns
-/// the fit names pay; NaN without any.
-pub fn paid(priced: &[Penalty]) -> f64 {
-    priced.iter().map(|r| r.slower_pct).sum::<f64>() / priced.len() as f64
-}
-
-/// A pattern that does not pay is shown to pay at most half what the
-/// paying ones do (`paid`): the upper end of its interval lies below it.
-/// Until then "(randwrite only)" would be a claim without evidence.
-pub fn bounded(p: &PatternPenalty, paid: f64) -> bool {
-    p.ci95_pct[1].is_finite() && p.ci95_pct[1] < paid / 2.0
 }
 
 /// Every pattern is resolved: it pays (named, or priced above 0), or it

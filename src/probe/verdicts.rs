@@ -4,9 +4,9 @@
 //! else `inconclusive`, with what could be excluded and why not the rest.
 
 use super::engine::Pattern;
+use super::results::{bounded, paying, PatternPenalty};
 use super::results::{span, Confidence, Noise};
 use super::sequential::{Assessment, ContrastKind, Decision};
-use super::settle::{self, PatternPenalty};
 use super::unitfit::{Candidate, UnitFit};
 use crate::units::{alignment_of, human};
 
@@ -44,7 +44,7 @@ pub struct Inputs<'a> {
     pub min_effect: f64,
     pub noise: &'a [Noise],
     pub rounds: u32,
-    /// What each pattern pays at the fit's unit (`settle::patterns`), and
+    /// What each pattern pays at the fit's unit (`analyse::pattern_penalties`), and
     /// the mean of the priced rows (NaN without any).
     pub at_unit: &'a [PatternPenalty],
     pub paid: f64,
@@ -69,7 +69,7 @@ fn others_clause(i: &Inputs, paying: &[Pattern]) -> String {
         return String::new();
     }
     let names: Vec<&str> = paying.iter().map(|p| p.as_str()).collect();
-    if others.iter().all(|p| settle::bounded(p, i.paid)) {
+    if others.iter().all(|p| bounded(p, i.paid)) {
         return format!(" ({} only)", names.join(", "));
     }
     let bounds: Vec<String> = others
@@ -157,7 +157,7 @@ fn with_unit(i: &Inputs, c: &Curve, f: &UnitFit) -> (Option<u64>, Confidence, St
     let paying = if i.at_unit.is_empty() {
         best.patterns.clone()
     } else {
-        settle::paying(i.at_unit)
+        paying(i.at_unit)
     };
     let (lo, hi) = below(i.assessed, &paying, u);
     if best.lower_bound {
