@@ -271,8 +271,11 @@ pub fn drive(plan: &Plan, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
             v.dedup();
             v
         };
-        // The window moves once the model rests on a few rounds kept.
-        if !active.is_empty() && useful > params.min_rounds {
+        // The window moves once the model rests on a few rounds kept, and
+        // only under the auto preset (`--runtime` says so): a fixed
+        // preset measures at the windows it names.
+        let paced = plan.preset == super::grid::Preset::Auto;
+        if paced && !active.is_empty() && useful > params.min_rounds {
             let o = overhead_s(r);
             let left_s = match plan.max_time {
                 Some(t) => t.as_secs_f64() - r.elapsed_s(),

@@ -23,7 +23,7 @@ pub const ALPHA: f64 = sequential::ALPHA;
 const LEVEL: f64 = 0.95;
 
 /// How comparisons are made, spelled out in every report.
-pub const METHOD: &str = "one IOPS figure per cell and round (rounds are the replicates; IOPS = the I/O work inside the window / its length, fio's time_based figure without end effects; broken rounds measured again); each window measured in two halves too, so the jitter a window averages out is told from the drift it does not, and each round weighted by the precision its window length gives (rounds whose noise is over 4x the median round's set aside: not used, not counted); each contrast judged on its per-round paired log differences (cell against the same round's reference, so drift cancels), outlying rounds (over 5 robust SDs, at most 1 in 5) left out, variance moderated toward the pooled variance of the other contrasts of its pattern and block class, blocks up to 64 KiB or larger (6 prior degrees of freedom, fewer when the pool has fewer); looked at after every round from the plan's min_rounds (auto: the second): intervals at level 1 - 0.05/(contrasts x looks), so all decisions hold together at 95% however early the run stops; slower/faster when the interval excludes 1, fine when it excludes a penalty of min_effect";
+pub const METHOD: &str = "one IOPS figure per cell and round (rounds are the replicates; IOPS = the I/O work inside the window / its length, fio's time_based figure without end effects; broken rounds measured again); each window measured in two halves too, so the jitter a window averages out is told from the drift it does not, and each round weighted by the precision its window length gives (rounds whose noise is over 4x the median round's set aside: not used, not counted); each contrast judged on its per-round paired log differences (cell against the same round's reference, so drift cancels), outlying rounds (over 5 robust SDs, at most 1 in 5) left out, variance moderated toward the pooled variance of the other contrasts of its pattern and block class, blocks up to 64 KiB or larger (6 prior degrees of freedom, fewer when the pool has fewer); looked at after every round from the plan's min_rounds (auto: the second), rounds set aside and replaced counted as looks too (up to twice the plan's rounds): intervals at level 1 - 0.025/(contrasts x looks) for the comparisons and 1 - 0.025/(patterns x looks) for each pattern's penalty at the unit, so all of them hold together at 95% however early the run stops; slower/faster when the interval excludes 1, fine when it excludes a penalty of min_effect";
 
 fn estimate(samples: &[f64], scale: f64) -> Estimate {
     let (g, [lo, hi]) = stats::geo_mean_ci(samples, LEVEL);
@@ -550,19 +550,23 @@ pub fn pattern_penalties(
         .collect();
     all.sort_unstable();
     all.dedup();
-    let alpha = ALPHA / (all.len().max(1) as f64 * f64::from(p.looks.max(1)));
+    // One family with the contrasts (`Params::family` counts the
+    // patterns): all the run's intervals hold together at 95 %.
+    // Half the run's error level, the comparisons having the other half:
+    // all the run's intervals hold together at 95 %.
+    let alpha = p.pattern_alpha(all.len());
     all.into_iter()
         .map(|pattern| {
             let f = unitfit::pattern_penalty(e.samples, e.assessed, e.noise, unit, pattern);
-            let (slower_pct, ci95_pct) = f.map_or((f64::NAN, [f64::NAN; 2]), |f| {
+            let (slower_pct, ci_pct) = f.map_or((f64::NAN, [f64::NAN; 2]), |f| {
                 let t = stats::t_quantile(alpha, f.df);
                 (f.pct(0.0), [f.pct(-t), f.pct(t)])
             });
             PatternPenalty {
                 pattern,
                 slower_pct,
-                ci95_pct,
-                pays: named.contains(&pattern) || ci95_pct[0] > 0.0,
+                ci_pct,
+                pays: named.contains(&pattern) || ci_pct[0] > 0.0,
             }
         })
         .collect()

@@ -164,22 +164,39 @@ struct Dev {
 pub fn model(samples: &[CellSamples], contrasts: &[Contrast], reference_s: f64) -> NoiseModel {
     let parts = parts(samples);
     let mut rounds = round_list(samples);
-    let mut classes = Vec::new();
-    for _ in 0..3 {
-        let kept = |r: u32| {
-            rounds
-                .iter()
-                .any(|x: &RoundNoise| x.round == r && !x.set_aside)
-        };
+    // Judge, fit on what is kept, judge again, until the rounds set aside
+    // stop changing; then the model is fitted on that set.
+    for _ in 0..MAX_PASSES {
+        let before: Vec<bool> = rounds.iter().map(|r| r.set_aside).collect();
+        let kept = kept_of(&rounds);
         let devs = deviations(samples, contrasts, &kept);
-        classes = fit_classes(&parts, &devs, &rounds, &kept);
+        let classes = fit_classes(&parts, &devs, &rounds, &kept);
         judge_rounds(&mut rounds, &parts, &devs, &classes);
+        if rounds.iter().map(|r| r.set_aside).eq(before) {
+            break;
+        }
     }
+    let kept = kept_of(&rounds);
+    let devs = deviations(samples, contrasts, &kept);
+    let classes = fit_classes(&parts, &devs, &rounds, &kept);
     NoiseModel {
         reference_s,
         classes,
         rounds,
     }
+}
+
+/// Passes of judging the rounds at most (it settles in two or three).
+const MAX_PASSES: usize = 8;
+
+/// Whether a round of `rounds` is kept (not set aside).
+fn kept_of(rounds: &[RoundNoise]) -> impl Fn(u32) -> bool {
+    let kept: Vec<u32> = rounds
+        .iter()
+        .filter(|x| !x.set_aside)
+        .map(|x| x.round)
+        .collect();
+    move |r| kept.contains(&r)
 }
 
 /// Every round measured, its median window and how many cells it ran.
@@ -230,6 +247,11 @@ fn parts(samples: &[CellSamples]) -> Vec<Part> {
         .collect()
 }
 
+/// Every round's paired differences against their contrast's mean over
+/// the rounds kept: a kept round's squared deviation corrected for that
+/// mean (× n / (n − 1)), a set-aside round's as a new observation's
+/// (÷ (1 + 1 / n)), so both estimate the same variance and a round set
+/// aside is judged again on its own differences, not on its halves alone.
 fn deviations(
     samples: &[CellSamples],
     contrasts: &[Contrast],
@@ -237,28 +259,35 @@ fn deviations(
 ) -> Vec<Dev> {
     let mut out = Vec::new();
     for c in contrasts {
-        let d: Vec<(u32, f64)> = paired_of(c, samples)
-            .into_iter()
-            .filter(|&(r, _)| kept(r))
-            .collect();
-        if d.len() < 2 {
+        let all = paired_of(c, samples);
+        let own: Vec<f64> = all.iter().filter(|&&(r, _)| kept(r)).map(|x| x.1).collect();
+        if own.len() < 2 {
             continue;
         }
-        let n = d.len() as f64;
-        let mean = d.iter().map(|x| x.1).sum::<f64>() / n;
+        let n = own.len() as f64;
+        let mean = own.iter().sum::<f64>() / n;
         let class = NoiseClass::of(c);
-        out.extend(d.iter().map(|&(round, x)| Dev {
+        out.extend(all.iter().map(|&(round, x)| Dev {
             class,
             round,
-            sq: (x - mean).powi(2) * n / (n - 1.0),
+            sq: if kept(round) {
+                (x - mean).powi(2) * n / (n - 1.0)
+            } else {
+                (x - mean).powi(2) / (1.0 + 1.0 / n)
+            },
         }));
     }
     out
 }
 
-/// The squared deviations of `xs` clipped at [`CLIP_SDS`] robust SDs.
+/// The squared deviations of `xs` clipped at [`CLIP_SDS`] robust SDs; as
+/// they are when their median is 0 (exact ties: a cap of 0 would zero
+/// every term).
 fn clipped(xs: &[f64]) -> Vec<f64> {
     let scale2 = super::stats::median(xs) / 0.4549; // median of χ²₁ is 0.4549
+    if scale2.is_nan() || scale2 <= 0.0 {
+        return xs.to_vec();
+    }
     let cap = CLIP_SDS * CLIP_SDS * scale2;
     xs.iter().map(|&x| x.min(cap)).collect()
 }
@@ -380,7 +409,10 @@ fn judge_rounds(rounds: &mut [RoundNoise], parts: &[Part], devs: &[Dev], classes
         } else {
             f64::NAN
         };
+        // Against a typical round of no noise at all every noisy round
+        // would stand out: set nothing aside then.
         r.set_aside = known.len() >= MIN_ROUNDS
+            && typical > 0.0
             && n > 0
             && mean > typical * SET_ASIDE.max(chi2_mean_quantile(n));
     }

@@ -279,8 +279,11 @@ pub struct PatternPenalty {
     pub pattern: Pattern,
     #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
     pub slower_pct: f64,
+    /// Its interval, simultaneous with every other interval of the run
+    /// (level 1 − 0.05 / (family × looks): `Params::per_interval_alpha`),
+    /// where a row's `ci95_pct` is a 95 % interval of its own.
     #[serde(default, deserialize_with = "crate::probe::figures::pair_or_nan")]
-    pub ci95_pct: [f64; 2],
+    pub ci_pct: [f64; 2],
     pub pays: bool,
 }
 
@@ -303,5 +306,5 @@ pub fn paid(priced: &[Penalty]) -> f64 {
 /// paying ones do (`paid`): the upper end of its interval lies below it.
 /// Until then "(randwrite only)" would be a claim without evidence.
 pub fn bounded(p: &PatternPenalty, paid: f64) -> bool {
-    p.ci95_pct[1].is_finite() && p.ci95_pct[1] < paid / 2.0
+    p.ci_pct[1].is_finite() && p.ci_pct[1] < paid / 2.0
 }

@@ -105,7 +105,8 @@ pub struct Assessment {
 /// The settings of the procedure for one plan.
 #[derive(Clone, Copy, Debug)]
 pub struct Params {
-    /// Contrasts the plan may ask (zoom included) and looks at most.
+    /// Contrasts the plan may ask (zoom and focus included) and looks at
+    /// most.
     pub family: usize,
     pub looks: u32,
     pub min_rounds: u32,
@@ -123,15 +124,31 @@ impl Params {
         };
         Params {
             family: (contrasts(&all, targets).len() + focus).max(1),
-            looks: plan.rounds.saturating_sub(plan.min_rounds) + 1,
+            // Every round is a look, and a round set aside as a burst is
+            // replaced: a run takes up to twice the plan's rounds
+            // (`adaptive::drive`).
+            // Every round is a look, and a round set aside as a burst is
+            // replaced: a run takes up to twice the plan's rounds
+            // (`adaptive::drive`).
+            looks: (2 * plan.rounds).saturating_sub(plan.min_rounds) + 1,
             min_rounds: plan.min_rounds.max(2),
             min_effect: plan.min_effect,
         }
     }
 
-    /// Two-sided error level of each interval.
+    /// Two-sided error level of each comparison's interval: half the
+    /// run's [`ALPHA`] over the comparisons and looks (the other half is
+    /// the patterns' at the unit, [`Params::pattern_alpha`]).
     pub fn per_interval_alpha(&self) -> f64 {
-        ALPHA / (self.family as f64 * f64::from(self.looks))
+        ALPHA / 2.0 / (self.family as f64 * f64::from(self.looks))
+    }
+
+    /// Two-sided error level of each pattern's penalty at the unit
+    /// (`analyse::pattern_penalties`): the other half of [`ALPHA`], over
+    /// `patterns` and the looks, so every interval of the run holds
+    /// together at 95 %.
+    pub fn pattern_alpha(&self, patterns: usize) -> f64 {
+        ALPHA / 2.0 / (patterns.max(1) as f64 * f64::from(self.looks))
     }
 }
 
@@ -476,7 +493,8 @@ fn judge(
     } else {
         Decision::Open
     };
-    let factor = p.family as f64 * f64::from(p.looks);
+    // Against the run's 0.05: p_adjusted below it is a decision.
+    let factor = ALPHA / a;
     Assessment {
         contrast: c,
         n: d.len() + outliers,

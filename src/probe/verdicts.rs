@@ -74,7 +74,7 @@ fn others_clause(i: &Inputs, paying: &[Pattern]) -> String {
     }
     let bounds: Vec<String> = others
         .iter()
-        .map(|p| match p.ci95_pct[1] {
+        .map(|p| match p.ci_pct[1] {
             hi if hi.is_finite() => format!("{} at most {hi:.1} %", p.pattern.as_str()),
             _ => format!("{} not measured at this unit", p.pattern.as_str()),
         })

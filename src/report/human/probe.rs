@@ -139,10 +139,13 @@ fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
     }
     out.push_str(&format!("{}\n", inf.summary));
     for n in &inf.noise {
-        let split = if n.jitter_pct.is_finite() && n.window_s.is_finite() {
+        // A saved document's window may be anything finite: no Duration
+        // is made of it (Duration::from_secs_f64 panics past u64 seconds).
+        let window = std::time::Duration::try_from_secs_f64(n.window_s).ok();
+        let split = if let (true, Some(window)) = (n.jitter_pct.is_finite(), window) {
             format!(
                 " at {} windows (±{:.1}% jitter, which longer windows average out; ±{:.1}% drift, which they do not)",
-                crate::probe::pacing::secs(std::time::Duration::from_secs_f64(n.window_s.max(0.0))),
+                crate::probe::pacing::secs(window),
                 n.jitter_pct,
                 n.drift_pct
             )
