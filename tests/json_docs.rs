@@ -576,6 +576,9 @@ const DOCUMENTED_NOT_WRITTEN: &[(&str, &str, &str)] = &[
     ("probe", "slower_pct", "a penalty"),
     ("probe", "ci95_pct", "a penalty"),
     ("probe", "not_aligned_to", "a penalty with a bracketed unit"),
+    ("probe", "pays", "a unit the fit names: inference.patterns is empty without one"),
+    ("probe", "ci_pct", "a unit the fit names: inference.patterns is empty without one"),
+    ("probe", "reason", "a focus: pacing.focus is empty while no unit is pointed at"),
     // The watch documents here play a recording over a sysfs fixture:
     // nothing of their disks is read, and a table not read plans nothing.
     // tests/blocktrace watches a live loop disk and holds both.

@@ -617,7 +617,7 @@ pub fn sizes(data: &[u8]) {
             dio_rule: grid::DioRule::LogicalBlockSize,
         };
         if let Ok(plan) = grid::plan(&req, &c) {
-            let _ = plan.shuffled(&plan.cells, 0);
+            let _ = plan.shuffled(&plan.cells, 0, |c| (c.pattern, c.block_size));
             let _ = diskalign::probe::sequential::contrasts(
                 &plan.all_cells().copied().collect::<Vec<_>>(),
                 2,

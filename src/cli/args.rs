@@ -324,19 +324,19 @@ pub struct ProbeArgs {
     /// Parallel jobs, each with its own queue.
     #[arg(long, default_value_t = 1)]
     pub jobs: u32,
-    /// Measured time per cell and round (500ms, 2s); default from the preset.
+    /// Shortest measured time per cell and round (500ms, 2s); default from the preset. Auto lengthens the windows (up to 8 times this) when the jitter measured inside them, which longer windows average out, outweighs the drift, which they do not; the report says what it chose and why.
     #[arg(long, value_parser = duration_arg)]
     pub runtime: Option<Duration>,
     /// Discarded warm-up per cell and round; default from the preset.
     #[arg(long, value_parser = duration_arg)]
     pub warmup: Option<Duration>,
-    /// Most rounds per comparison (each round runs the open cells in a new random order; a decided comparison stops); default from the preset.
+    /// Most rounds per comparison (each round runs the open cells in a new random order; a decided comparison stops; rounds set aside as a high-noise period do not count); default from the preset, auto: as many as the budget holds.
     #[arg(long)]
     pub rounds: Option<u32>,
     /// The smallest penalty you care about, in percent (default 10): "no difference" means every offset's interval excludes a penalty this large; comparisons stay open until they can be decided at this size or --max-time is spent.
     #[arg(long, value_name = "PCT", value_parser = min_effect_arg)]
     pub min_effect: Option<f64>,
-    /// A time budget for the whole run (90s, 5m): no new round starts once it is spent; without --rounds, the rounds are as many as fit. Refused when shorter than one round.
+    /// A time budget for the whole run (90s, 5m): no round starts that would not end within it; without --rounds, the rounds are as many as fit. Default for the auto preset without --bs, --offsets or --rounds: 2m per target. Refused when shorter than one round.
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     pub max_time: Option<Duration>,
     /// I/O engine.
@@ -408,7 +408,7 @@ fn duration_arg(s: &str) -> Result<Duration, String> {
 impl ProbeArgs {
     /// The grid these options ask for (one place, for the CLI and the fuzzer).
     pub fn grid_request(&self, seed: u64) -> GridRequest {
-        GridRequest {
+        let req = GridRequest {
             preset: self.preset,
             block_sizes: self.bs.clone(),
             offsets: self.offsets.clone(),
@@ -424,6 +424,10 @@ impl ProbeArgs {
             buffered: self.buffered,
             fdatasync: self.fdatasync,
             seed,
+        };
+        GridRequest {
+            max_time: crate::probe::grid::budget(&req, self.targets.len()),
+            ..req
         }
     }
 }

@@ -14,12 +14,16 @@ pub mod env;
 pub mod figures;
 pub mod fio;
 pub mod fio_results;
+pub mod focus;
 pub mod grid;
+pub mod noise;
 pub mod outcome;
+pub mod pacing;
 pub mod results;
 pub mod run;
 pub mod safety;
 pub mod sequential;
+pub mod settle;
 pub mod stats;
 pub mod target;
 pub mod unitfit;
@@ -150,6 +154,8 @@ pub trait Progress {
 struct Measured {
     cells: Vec<run::CellSamples>,
     assessed: Vec<sequential::Assessment>,
+    noise: noise::NoiseModel,
+    pacing: pacing::Pacing,
     rounds_run: u32,
     zoomed: bool,
     partial: bool,
@@ -167,11 +173,16 @@ struct Engines<'a, 'p> {
 }
 
 impl adaptive::Rounds for Engines<'_, '_> {
-    fn round(&mut self, round: u32, keys: &[run::Key]) -> Result<bool, String> {
+    fn round(
+        &mut self,
+        round: u32,
+        keys: &[run::Key],
+        window: std::time::Duration,
+    ) -> Result<bool, String> {
         self.progress.round(round, keys.len());
         let progress = self.progress;
         self.runner
-            .round(round, keys, self.stop, &mut |k, iops| {
+            .round(round, keys, window, self.stop, &mut |k, iops| {
                 progress.cell_done(&k.cell, iops)
             })
             .map_err(|e| e.to_string())
@@ -212,6 +223,8 @@ fn measure(
     Ok(Measured {
         cells: e.runner.cells,
         assessed: out.assessed,
+        noise: out.noise,
+        pacing: out.pacing,
         rounds_run: out.rounds_run,
         zoomed: out.zoomed,
         partial: out.partial,
@@ -265,7 +278,12 @@ fn target_report(
         .cloned()
         .collect();
     let environment = env::record(t, o.sysfs.root());
-    let mut inference = analyse::infer(&samples, &own, params, m.rounds_run, plan.rounds);
+    let e = analyse::Evidence {
+        samples: &samples,
+        assessed: &own,
+        noise: &m.noise,
+    };
+    let mut inference = analyse::infer(&e, params, m.rounds_run, plan.rounds);
     // What the device declares, next to the unit measured.
     let says = environment.declared.as_ref();
     if let Some(c) = declared::clause(inference.effective_unit_bytes, says) {
@@ -356,6 +374,7 @@ pub fn probe(
         zoomed: m.zoomed,
         partial: m.partial,
         out_of_time: m.out_of_time,
+        pacing: m.pacing,
         elapsed_s: clock.elapsed().as_secs_f64(),
         started_unix,
         plan,

@@ -80,6 +80,10 @@ pub struct ProbeRun {
     /// `--max-time` was spent before every comparison was decided.
     #[serde(default)]
     pub out_of_time: bool,
+    /// How the run spent its rounds: the windows it chose, the unit it
+    /// focused on, the rounds it set aside, and why.
+    #[serde(default)]
+    pub pacing: super::pacing::Pacing,
     /// Wall time of the measurements, in seconds.
     #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
     pub elapsed_s: f64,

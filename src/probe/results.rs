@@ -159,6 +159,16 @@ pub struct Noise {
     /// The smallest penalty the plan's most rounds could call slower.
     #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
     pub detectable_pct: f64,
+    /// The window (seconds) these figures are at: the run's last.
+    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    pub window_s: f64,
+    /// `paired_sd_pct` split: the jitter inside windows (it averages out
+    /// as windows grow) and the drift (it does not), each as an SD in
+    /// percent (their variances add up to the paired one's).
+    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    pub jitter_pct: f64,
+    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    pub drift_pct: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -186,6 +196,10 @@ pub struct Inference {
     /// Every candidate unit's fit, best first (null with fewer than two
     /// rounds or no offset comparison).
     pub unit_fit: Option<UnitFit>,
+    /// What each pattern pays at the fit's unit, all its rows together
+    /// (empty when the fit names no unit strongly against no penalty).
+    #[serde(default)]
+    pub patterns: Vec<PatternPenalty>,
 }
 
 impl Inference {
@@ -250,4 +264,47 @@ pub fn span(lo: u64, hi: u64) -> String {
     } else {
         format!("{} … {}", human(lo), human(hi))
     }
+}
+
+/// What one pattern pays at the unit, all its rows of blocks up to the
+/// ladder's together: the fit's δ (every cell of those rows, weighted as
+/// the rows' layout gives) as per cent fewer IOPS, with its interval. The
+/// interval holds at 95 % over every pattern and every look of the run
+/// (level 1 − 0.05 / (patterns × looks)), since the run stops on it. A
+/// pattern pays when the fit names it, or when that interval lies above
+/// 0: a 2 % read penalty beside 4 % on writes is priced so long before
+/// the fit's 1000 : 1 names it, or any one row's interval clears 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PatternPenalty {
+    pub pattern: Pattern,
+    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    pub slower_pct: f64,
+    /// Its interval, simultaneous with every other interval of the run
+    /// (level 1 − 0.05 / (family × looks): `Params::per_interval_alpha`),
+    /// where a row's `ci95_pct` is a 95 % interval of its own.
+    #[serde(default, deserialize_with = "crate::probe::figures::pair_or_nan")]
+    pub ci_pct: [f64; 2],
+    pub pays: bool,
+}
+
+/// The patterns that pay among `patterns`.
+pub fn paying(patterns: &[PatternPenalty]) -> Vec<Pattern> {
+    patterns
+        .iter()
+        .filter(|p| p.pays)
+        .map(|p| p.pattern)
+        .collect()
+}
+
+/// The mean penalty of the priced rows, in per cent: what the patterns
+/// the fit names pay; NaN without any.
+pub fn paid(priced: &[Penalty]) -> f64 {
+    priced.iter().map(|r| r.slower_pct).sum::<f64>() / priced.len() as f64
+}
+
+/// A pattern that does not pay is shown to pay at most half what the
+/// paying ones do (`paid`): the upper end of its interval lies below it.
+/// Until then "(randwrite only)" would be a claim without evidence.
+pub fn bounded(p: &PatternPenalty, paid: f64) -> bool {
+    p.ci_pct[1].is_finite() && p.ci_pct[1] < paid / 2.0
 }

@@ -9,6 +9,7 @@ use super::grid::{Cell, Plan};
 use hdrhistogram::Histogram;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// How often a broken round of a cell is measured again before it is kept.
 pub const RETRIES: u32 = 2;
@@ -24,6 +25,35 @@ pub struct RoundSample {
     pub retries: u32,
     /// Still broken after the retries (kept, and marked).
     pub broken: bool,
+    /// The window measured and its two parts.
+    pub window: Window,
+}
+
+/// A measured window: its length, and the rate in each of its two parts
+/// (split at half the window asked for). How far the parts differ is the
+/// jitter inside a window (`probe::noise`). All zero when unknown.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Window {
+    pub length_s: f64,
+    pub first_s: f64,
+    pub parts_iops: [f64; 2],
+}
+
+impl Window {
+    pub fn of(m: &Measurement) -> Window {
+        Window {
+            length_s: m.window.as_secs_f64(),
+            first_s: m.first_part.as_secs_f64(),
+            parts_iops: m.parts_iops,
+        }
+    }
+
+    /// Both parts measured something.
+    pub fn has_parts(&self) -> bool {
+        self.first_s > 0.0
+            && self.length_s > self.first_s
+            && self.parts_iops.iter().all(|&x| x > 0.0)
+    }
 }
 
 /// Everything measured for one cell of one target.
@@ -115,19 +145,21 @@ impl<'a> Runner<'a> {
         })
     }
 
-    /// Run each (target, cell) once, all shuffled together in round
-    /// `round`'s random order, so drift hits every target alike. `tick`
-    /// gets each and its IOPS; returns false when `stop` ended the round
-    /// early (what was measured before is kept).
+    /// Run each (target, cell) once with windows of at least `window`,
+    /// all shuffled together in round `round`'s random order, so drift
+    /// hits every target alike. `tick` gets each and its IOPS; returns
+    /// false when `stop` ended the round early (what was measured before
+    /// is kept).
     pub fn round(
         &mut self,
         round: u32,
         keys: &[Key],
+        window: Duration,
         stop: &AtomicBool,
         tick: &mut dyn FnMut(&Key, f64),
     ) -> Result<bool, RunError> {
-        for key in self.plan.shuffled(keys, round) {
-            let Some((m, retries)) = self.measure(&key, round, stop)? else {
+        for key in self.plan.shuffled(keys, round, Key::row) {
+            let Some((m, retries)) = self.measure(&key, round, window, stop)? else {
                 return Ok(false);
             };
             let sample = RoundSample {
@@ -135,6 +167,7 @@ impl<'a> Runner<'a> {
                 iops: m.iops,
                 retries,
                 broken: m.is_broken(),
+                window: Window::of(&m),
             };
             tick(&key, m.iops);
             let slot = self.slot(key);
@@ -150,6 +183,7 @@ impl<'a> Runner<'a> {
         &mut self,
         key: &Key,
         round: u32,
+        window: Duration,
         stop: &AtomicBool,
     ) -> Result<Option<(Measurement, u32)>, RunError> {
         let mut retries = 0;
@@ -157,7 +191,12 @@ impl<'a> Runner<'a> {
         let bound = &mut self.targets[key.target];
         loop {
             let ws: Vec<Workload> = (0..plan.jobs)
-                .map(|j| workload(plan, &key.cell, bound.size, round, j, retries))
+                .map(|j| {
+                    let mut w = workload(plan, &key.cell, bound.size, round, j, retries);
+                    w.duration = window;
+                    w.max_duration = w.max_duration.max(window);
+                    w
+                })
                 .collect();
             let m = run_cell(&mut bound.engines, &ws, stop).map_err(|source| RunError::Io {
                 cell: key.cell,
@@ -198,6 +237,14 @@ impl<'a> Runner<'a> {
 pub struct Key {
     pub target: usize,
     pub cell: Cell,
+}
+
+impl Key {
+    /// The row a cell is measured with in a round (`Plan::shuffled`): its
+    /// pattern and block size, across targets.
+    pub fn row(&self) -> (super::engine::Pattern, u32) {
+        (self.cell.pattern, self.cell.block_size)
+    }
 }
 
 impl CellSamples {

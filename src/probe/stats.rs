@@ -176,14 +176,30 @@ pub struct Pooled {
     pub df: f64,
 }
 
-/// The variance pooled over groups (each around its own mean), weighted
-/// by their degrees of freedom; None when no group has two values.
-pub fn pooled_variance<'a>(groups: impl Iterator<Item = &'a [f64]>) -> Option<Pooled> {
+/// The weighted mean of `x` (weights `w`: relative precisions, x_i
+/// having variance σ² / w_i), the estimate of σ² (Σ w (x − mean)² / (n −
+/// 1)) and Σ w. With every weight 1: the mean, the sample variance, n.
+fn weighted_mean_var(x: &[f64], w: &[f64]) -> (f64, f64, f64) {
+    let sw: f64 = w.iter().sum();
+    let mean = x.iter().zip(w).map(|(x, w)| x * w).sum::<f64>() / sw;
+    let var = if x.len() > 1 {
+        let ss: f64 = x.iter().zip(w).map(|(x, w)| w * (x - mean).powi(2)).sum();
+        ss / (x.len() - 1) as f64
+    } else {
+        f64::NAN
+    };
+    (mean, var, sw)
+}
+
+/// The variance pooled over groups of weighted values (each around its
+/// own weighted mean; see [`moderated_t`]), weighted by their degrees of
+/// freedom; None when no group has two values.
+pub fn pooled_variance<'a>(groups: impl Iterator<Item = (&'a [f64], &'a [f64])>) -> Option<Pooled> {
     let (mut ss, mut df) = (0.0, 0.0);
-    for g in groups.filter(|g| g.len() >= 2) {
-        let (_, v) = mean_var(g);
-        ss += v * (g.len() - 1) as f64;
-        df += (g.len() - 1) as f64;
+    for (x, w) in groups.filter(|g| g.0.len() >= 2) {
+        let (_, v, _) = weighted_mean_var(x, w);
+        ss += v * (x.len() - 1) as f64;
+        df += (x.len() - 1) as f64;
     }
     (df > 0.0).then(|| Pooled { var: ss / df, df })
 }
@@ -198,11 +214,20 @@ pub struct TInterval {
     pub p: f64,
 }
 
-/// The moderated t (Smyth 2004) of the mean of `d`: its variance shrunk
-/// toward `pooled` as if that came with `prior_df` degrees of freedom,
-/// and the interval at two-sided error `alpha`. Without a pooled value it
-/// is Student's t; with neither, the interval is unbounded.
-pub fn moderated_t(d: &[f64], pooled: Option<f64>, prior_df: f64, alpha: f64) -> TInterval {
+/// The moderated t (Smyth 2004) of the weighted mean of `d`: each d_i has
+/// variance σ² / w_i (the weights are relative precisions: rounds of
+/// longer windows weigh more, see `probe::noise`), σ²'s estimate is
+/// shrunk toward `pooled` as if that came with `prior_df` degrees of
+/// freedom, and the interval is at two-sided error `alpha`. Without a
+/// pooled value it is Student's t; with neither, the interval is
+/// unbounded. With every weight 1 it is the plain moderated t.
+pub fn moderated_t(
+    d: &[f64],
+    w: &[f64],
+    pooled: Option<f64>,
+    prior_df: f64,
+    alpha: f64,
+) -> TInterval {
     let n = d.len();
     let open = |mean: f64| TInterval {
         mean,
@@ -214,7 +239,7 @@ pub fn moderated_t(d: &[f64], pooled: Option<f64>, prior_df: f64, alpha: f64) ->
     if n == 0 {
         return open(f64::NAN);
     }
-    let (mean, var) = mean_var(d);
+    let (mean, var, sw) = weighted_mean_var(d, w);
     let own_df = (n - 1) as f64;
     let (var, df) = match pooled {
         Some(s0) if n >= 2 => (
@@ -225,7 +250,7 @@ pub fn moderated_t(d: &[f64], pooled: Option<f64>, prior_df: f64, alpha: f64) ->
         None if n >= 2 => (var, own_df),
         None => return open(mean),
     };
-    let se = (var / n as f64).sqrt();
+    let se = (var / sw).sqrt();
     if se == 0.0 {
         return TInterval {
             mean,

@@ -36,6 +36,7 @@
 //! log-likelihood ratio.
 
 use super::engine::Pattern;
+use super::noise::NoiseModel;
 use super::run::CellSamples;
 use super::sequential::{Assessment, ContrastKind, NoiseClass};
 use crate::units::alignment_of;
@@ -119,12 +120,17 @@ fn rows<'a>(samples: &'a [CellSamples], assessed: &[Assessment]) -> Vec<Row<'a>>
 }
 
 /// Sums over a row's (row, round) blocks of the centred indicator x
-/// (`pays`) and log IOPS y: S_xx, S_xy, S_yy, and the residual degrees of
-/// freedom (observations less blocks).
-fn row_sums(row: &Row, pays: &dyn Fn(&super::grid::Cell) -> bool) -> [f64; 4] {
+/// (`pays`) and log IOPS y, each block weighted as `noise` weighs its
+/// round (rounds set aside left out): S_xx, S_xy, S_yy, and the residual
+/// degrees of freedom (observations less blocks).
+fn row_sums(row: &Row, pays: &dyn Fn(&super::grid::Cell) -> bool, noise: &NoiseModel) -> [f64; 4] {
     let rounds: Vec<u32> = row.cells[0].rounds.iter().map(|r| r.round).collect();
     let mut s = [0.0; 4];
     for round in rounds {
+        let w = noise.weight(row.class, round);
+        if w <= 0.0 {
+            continue;
+        }
         let block: Vec<(f64, f64)> = row
             .cells
             .iter()
@@ -140,18 +146,18 @@ fn row_sums(row: &Row, pays: &dyn Fn(&super::grid::Cell) -> bool) -> [f64; 4] {
         let mx = block.iter().map(|b| b.0).sum::<f64>() / k;
         let my = block.iter().map(|b| b.1).sum::<f64>() / k;
         for (x, y) in &block {
-            s[0] += (x - mx) * (x - mx);
-            s[1] += (x - mx) * (y - my);
-            s[2] += (y - my) * (y - my);
+            s[0] += w * (x - mx) * (x - mx);
+            s[1] += w * (x - mx) * (y - my);
+            s[2] += w * (y - my) * (y - my);
         }
         s[3] += k - 1.0;
     }
     s
 }
 
-/// Every candidate's score; None without offset comparisons or noise.
-pub fn fit(samples: &[CellSamples], assessed: &[Assessment]) -> Option<UnitFit> {
-    let rows = rows(samples, assessed);
+/// The candidate units among the rows' offsets: each probed alignment
+/// but the finest, and twice the coarsest (a lower bound).
+fn candidate_units(rows: &[Row]) -> Option<Vec<(u64, bool)>> {
     let mut classes: Vec<u64> = rows
         .iter()
         .flat_map(|r| r.cells[1..].iter().map(|c| alignment_of(c.cell.offset)))
@@ -161,10 +167,21 @@ pub fn fit(samples: &[CellSamples], assessed: &[Assessment]) -> Option<UnitFit> 
     let top = *classes.last()?;
     let mut units: Vec<(u64, bool)> = classes[1..].iter().map(|&u| (u, false)).collect();
     units.push((2 * top, true));
-    let mut candidates: Vec<Candidate> = units
+    Some(units)
+}
+
+/// Every candidate's score, each round weighted as `noise` says; None
+/// without offset comparisons or noise.
+pub fn fit(
+    samples: &[CellSamples],
+    assessed: &[Assessment],
+    noise: &NoiseModel,
+) -> Option<UnitFit> {
+    let rows = rows(samples, assessed);
+    let mut candidates: Vec<Candidate> = candidate_units(&rows)?
         .into_iter()
         .map(|(unit, lower_bound)| {
-            let (score, patterns) = score(&rows, unit);
+            let (score, patterns) = score(&rows, unit, noise);
             Candidate {
                 unit_bytes: Some(unit),
                 lower_bound,
@@ -197,22 +214,9 @@ pub fn fit(samples: &[CellSamples], assessed: &[Assessment]) -> Option<UnitFit> 
 /// A candidate's score and the patterns that pay its penalty: per
 /// pattern, the profile log-likelihood ratio (σ² estimated under each
 /// model) of one common penalty δ against none, less its BIC price.
-fn score(rows: &[Row], unit: u64) -> (f64, Vec<Pattern>) {
-    let pays = |c: &super::grid::Cell| {
-        c.offset % unit != 0 || (c.offset + u64::from(c.block_size)) % unit != 0
-    };
-    let mut classes: Vec<NoiseClass> = rows.iter().map(|r| r.class).collect();
-    classes.sort_unstable();
-    classes.dedup();
+fn score(rows: &[Row], unit: u64, noise: &NoiseModel) -> (f64, Vec<Pattern>) {
     let (mut total, mut paying) = (0.0, Vec::new());
-    for class in classes {
-        let mut s = [0.0; 4];
-        for r in rows.iter().filter(|r| r.class == class) {
-            for (acc, v) in s.iter_mut().zip(row_sums(r, &pays)) {
-                *acc += v;
-            }
-        }
-        let [sxx, sxy, syy, df] = s;
+    for (class, [sxx, sxy, syy, df]) in class_sums(rows, unit, noise) {
         // A penalty only: cells that pay are slower (a negative slope).
         if df < 3.0 || syy <= 0.0 || sxx <= 0.0 || sxy >= 0.0 {
             continue;
@@ -240,4 +244,97 @@ fn score(rows: &[Row], unit: u64) -> (f64, Vec<Pattern>) {
     named.sort_unstable();
     named.dedup();
     (total, named)
+}
+
+/// Whether an I/O of `c` covers part of a unit of `unit` bytes.
+fn pays(c: &super::grid::Cell, unit: u64) -> bool {
+    c.offset % unit != 0 || (c.offset + u64::from(c.block_size)) % unit != 0
+}
+
+/// Per noise class, the sums of [`row_sums`] over its rows at `unit`.
+fn class_sums(rows: &[Row], unit: u64, noise: &NoiseModel) -> Vec<(NoiseClass, [f64; 4])> {
+    let mut classes: Vec<NoiseClass> = rows.iter().map(|r| r.class).collect();
+    classes.sort_unstable();
+    classes.dedup();
+    classes
+        .into_iter()
+        .map(|class| {
+            let mut s = [0.0; 4];
+            for r in rows.iter().filter(|r| r.class == class) {
+                for (acc, v) in s.iter_mut().zip(row_sums(r, &|c| pays(c, unit), noise)) {
+                    *acc += v;
+                }
+            }
+            (class, s)
+        })
+        .collect()
+}
+
+/// A penalty as the fit estimates it for one class at one unit: δ (log
+/// IOPS, positive when paying cells are slower), its standard error (σ²
+/// from the residuals) and the residual degrees of freedom.
+#[derive(Clone, Copy, Debug)]
+pub struct Fitted {
+    pub delta: f64,
+    pub se: f64,
+    pub df: f64,
+}
+
+impl Fitted {
+    fn of([sxx, sxy, syy, df]: [f64; 4]) -> Option<Fitted> {
+        if sxx <= 0.0 || df < 3.0 {
+            return None;
+        }
+        let rss = (syy - sxy * sxy / sxx).max(0.0);
+        Some(Fitted {
+            delta: -sxy / sxx,
+            se: (rss / (df - 1.0) / sxx).sqrt(),
+            df: df - 1.0,
+        })
+    }
+
+    /// δ + `k` standard errors as per cent fewer IOPS.
+    pub fn pct(&self, k: f64) -> f64 {
+        (1.0 - (-(self.delta + k * self.se)).exp()) * 100.0
+    }
+}
+
+/// Pattern `p`'s penalty at `unit` over its rows of blocks up to the
+/// ladder's: the fit's δ with every cell of those rows, not row by row.
+pub fn pattern_penalty(
+    samples: &[CellSamples],
+    assessed: &[Assessment],
+    noise: &NoiseModel,
+    unit: u64,
+    p: Pattern,
+) -> Option<Fitted> {
+    let rows = rows(samples, assessed);
+    class_sums(&rows, unit, noise)
+        .into_iter()
+        .find(|(class, _)| class.pattern == p && !class.large)
+        .and_then(|(_, sums)| Fitted::of(sums))
+}
+
+/// The largest penalty (per cent fewer IOPS) the rounds still allow at
+/// any candidate unit, for any pattern of the blocks up to the ladder's:
+/// per candidate and class, the fitted δ plus `z` standard errors. A run
+/// looking for small penalties measures on while this is large
+/// (`settle::pursue`); NaN when nothing can be fitted yet.
+pub fn hidden_penalty(
+    samples: &[CellSamples],
+    assessed: &[Assessment],
+    noise: &NoiseModel,
+    z: f64,
+) -> f64 {
+    let rows = rows(samples, assessed);
+    let Some(units) = candidate_units(&rows) else {
+        return f64::NAN;
+    };
+    units
+        .into_iter()
+        .flat_map(|(unit, _)| class_sums(&rows, unit, noise))
+        .filter(|(class, _)| !class.large)
+        .filter_map(|(_, sums)| Fitted::of(sums))
+        .map(|f| f.pct(z))
+        .fold(f64::NAN, f64::max)
 }

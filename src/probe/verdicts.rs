@@ -4,6 +4,7 @@
 //! else `inconclusive`, with what could be excluded and why not the rest.
 
 use super::engine::Pattern;
+use super::results::{bounded, paying, PatternPenalty};
 use super::results::{span, Confidence, Noise};
 use super::sequential::{Assessment, ContrastKind, Decision};
 use super::unitfit::{Candidate, UnitFit};
@@ -43,6 +44,10 @@ pub struct Inputs<'a> {
     pub min_effect: f64,
     pub noise: &'a [Noise],
     pub rounds: u32,
+    /// What each pattern pays at the fit's unit (`analyse::pattern_penalties`), and
+    /// the mean of the priced rows (NaN without any).
+    pub at_unit: &'a [PatternPenalty],
+    pub paid: f64,
 }
 
 /// " (randwrite only)" when some probed patterns showed nothing.
@@ -53,6 +58,28 @@ fn only(slow: &[Pattern], patterns: &[Pattern]) -> String {
     } else {
         String::new()
     }
+}
+
+/// What the patterns that do not pay at the unit paid: " (randwrite
+/// only)" when each is shown to pay at most half what the paying ones do,
+/// else each one's bound: " (randwrite; randread at most 2.4 %)".
+fn others_clause(i: &Inputs, paying: &[Pattern]) -> String {
+    let others: Vec<&PatternPenalty> = i.at_unit.iter().filter(|p| !p.pays).collect();
+    if paying.is_empty() || others.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = paying.iter().map(|p| p.as_str()).collect();
+    if others.iter().all(|p| bounded(p, i.paid)) {
+        return format!(" ({} only)", names.join(", "));
+    }
+    let bounds: Vec<String> = others
+        .iter()
+        .map(|p| match p.ci_pct[1] {
+            hi if hi.is_finite() => format!("{} at most {hi:.1} %", p.pattern.as_str()),
+            _ => format!("{} not measured at this unit", p.pattern.as_str()),
+        })
+        .collect();
+    format!(" ({}; {})", names.join(", "), bounds.join(", "))
 }
 
 /// `aligned 4 KiB blocks were slower per I/O than 16 KiB ones …`.
@@ -127,9 +154,14 @@ fn against(f: &UnitFit) -> String {
 fn with_unit(i: &Inputs, c: &Curve, f: &UnitFit) -> (Option<u64>, Confidence, String) {
     let best = f.best();
     let u = best.unit_bytes.expect("a unit");
-    let o = only(&best.patterns, i.patterns);
-    let (lo, hi) = below(i.assessed, &best.patterns, u);
+    let paying = if i.at_unit.is_empty() {
+        best.patterns.clone()
+    } else {
+        paying(i.at_unit)
+    };
+    let (lo, hi) = below(i.assessed, &paying, u);
     if best.lower_bound {
+        let o = only(&best.patterns, i.patterns);
         let at_least = c.curve.unwrap_or(0).max(u);
         let confidence = if f.strong() {
             Confidence::LowerBound
@@ -162,6 +194,11 @@ fn with_unit(i: &Inputs, c: &Curve, f: &UnitFit) -> (Option<u64>, Confidence, St
             format!("offsets aligned to {} performed like aligned, yet aligned blocks below {} were slower: no single internal unit explains the results", human(u), human(cu)),
         );
     }
+    let o = if i.at_unit.is_empty() {
+        only(&best.patterns, i.patterns)
+    } else {
+        others_clause(i, &paying)
+    };
     let head = format!(
         "offsets not aligned to {} ({}) were slower{o}; offsets aligned to {} were not",
         human(u),
@@ -341,6 +378,9 @@ mod tests {
             pattern: Pattern::Randwrite,
             paired_sd_pct: 8.0,
             detectable_pct: 26.0,
+            window_s: 0.125,
+            jitter_pct: 6.0,
+            drift_pct: 5.3,
         }]
     }
 
@@ -352,6 +392,8 @@ mod tests {
             min_effect: 0.1,
             noise: &noise(),
             rounds: 8,
+            at_unit: &[],
+            paid: f64::NAN,
         };
         unit_statement(&i, &curve(a))
     }

@@ -127,6 +127,15 @@ mod tests {
     #[test]
     fn the_plan_line_says_what_the_budget_resolves() {
         let mut plan = crate::probe::simulated::auto_plan(Some(0.05));
+        // The auto preset's default budget: 2 minutes.
+        let line = plan_line(&plan, 1);
+        assert!(
+            line.contains("budget 120 s (--max-time: about 28 full rounds)"),
+            "{line}"
+        );
+        assert!(line.contains("2 to 28 rounds"), "{line}");
+        plan.max_time = None;
+        plan.rounds = 16;
         let line = plan_line(&plan, 1);
         assert!(line.contains("2 to 16 rounds"), "{line}");
         assert!(line.contains("at most ~"), "{line}");

@@ -54,10 +54,42 @@ pub struct NbdCost {
     pub read_pct: f64,
     /// The latency of every request, in microseconds (default 10000).
     pub base_us: u64,
+    /// Jitter: per-slot lognormal factor of this SD in per cent (0: none),
+    /// slots of `jitter_ms`, on for `jitter_on_s` and off for
+    /// `jitter_off_s` in turn (off 0: always on).
+    pub jitter_pct: f64,
+    pub jitter_ms: f64,
+    pub jitter_on_s: f64,
+    pub jitter_off_s: f64,
+}
+
+impl NbdCost {
+    /// The costdisk.py parameters, `key=value` each.
+    pub fn args(&self) -> Vec<String> {
+        vec![
+            format!("unit={}", self.unit),
+            format!("write-pct={}", self.write_pct),
+            format!("read-pct={}", self.read_pct),
+            format!("base-us={}", self.base_us),
+            format!("jitter-pct={}", self.jitter_pct),
+            format!("jitter-ms={}", self.jitter_ms),
+            format!("jitter-on-s={}", self.jitter_on_s),
+            format!("jitter-off-s={}", self.jitter_off_s),
+        ]
+    }
 }
 
 /// The `nbddisk` parameters; `unit` is required.
-const NBD_PROPS: &[&str] = &["unit", "write-pct", "read-pct", "base-us"];
+const NBD_PROPS: &[&str] = &[
+    "unit",
+    "write-pct",
+    "read-pct",
+    "base-us",
+    "jitter-pct",
+    "jitter-ms",
+    "jitter-on-s",
+    "jitter-off-s",
+];
 pub const NBD_DEFAULT_BASE_US: u64 = 10_000;
 
 /// The `nulldisk` node properties and the qemu node each belongs to.
@@ -503,8 +535,7 @@ fn parse_nulldisk(rest: &str) -> Result<Disk, String> {
 
 fn parse_nbddisk(rest: &str) -> Result<Disk, String> {
     let mut it = rest.split_whitespace();
-    let usage =
-        "nbddisk NAME SIZE unit=BYTES[,write-pct=P][,read-pct=P][,base-us=US] [DEVICEPROPS]";
+    let usage = "nbddisk NAME SIZE unit=BYTES[,write-pct=P][,read-pct=P][,base-us=US][,jitter-pct=P,jitter-ms=MS,jitter-on-s=S,jitter-off-s=S] [DEVICEPROPS]";
     let (Some(name), Some(size), Some(node)) = (it.next(), it.next(), it.next()) else {
         return Err(format!("expected `{usage}`"));
     };
@@ -514,6 +545,10 @@ fn parse_nbddisk(rest: &str) -> Result<Disk, String> {
         write_pct: 0.0,
         read_pct: 0.0,
         base_us: NBD_DEFAULT_BASE_US,
+        jitter_pct: 0.0,
+        jitter_ms: 20.0,
+        jitter_on_s: 0.0,
+        jitter_off_s: 0.0,
     };
     for p in parse_props(std::iter::once(node))? {
         let (key, value) = p.split_once('=').unwrap_or(("", ""));
@@ -526,16 +561,21 @@ fn parse_nbddisk(rest: &str) -> Result<Disk, String> {
                     .filter(|u: &u64| *u >= 512 && u % 512 == 0)
                     .ok_or_else(|| format!("`{p}`: a multiple of 512 bytes"))?
             }
-            "write-pct" | "read-pct" => {
+            "write-pct" | "read-pct" | "jitter-pct" | "jitter-ms" | "jitter-on-s"
+            | "jitter-off-s" => {
                 let v: f64 = value
                     .parse()
                     .ok()
                     .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                    .filter(|v: &f64| key != "jitter-ms" || *v > 0.0)
                     .ok_or_else(bad)?;
-                *(if key == "write-pct" {
-                    &mut cost.write_pct
-                } else {
-                    &mut cost.read_pct
+                *(match key {
+                    "write-pct" => &mut cost.write_pct,
+                    "read-pct" => &mut cost.read_pct,
+                    "jitter-pct" => &mut cost.jitter_pct,
+                    "jitter-ms" => &mut cost.jitter_ms,
+                    "jitter-on-s" => &mut cost.jitter_on_s,
+                    _ => &mut cost.jitter_off_s,
                 }) = v;
             }
             "base-us" => cost.base_us = value.parse().map_err(|_| bad())?,
@@ -846,6 +886,7 @@ mod tests {
         assert!(check("$text contains does not start on physical").is_ok());
         assert!(check("$ao in [3584, null]").is_ok());
         assert!(check("$ao in [512, null]").is_err());
+        assert!(check("$check/targets/0/findings/0/code in [\"a\", \"c\"]").is_ok());
         assert!(check("$ao in 3584").is_err());
         assert!(check("$check/targets/0/findings/[code=a]/k == 1").is_ok());
         // Two findings are b: the filter must pick one.
@@ -946,19 +987,41 @@ mod tests {
                 unit: 16384,
                 write_pct: 5.0,
                 read_pct: 3.0,
-                base_us: 2000
+                base_us: 2000,
+                jitter_pct: 0.0,
+                jitter_ms: 20.0,
+                jitter_on_s: 0.0,
+                jitter_off_s: 0.0,
             })
         );
         let d = parse_nbddisk("n 1G unit=4096").unwrap();
+        let Backing::Nbd(plain) = &d.backing else {
+            panic!("{d:?}")
+        };
         assert_eq!(
-            d.backing,
-            Backing::Nbd(NbdCost {
-                unit: 4096,
-                write_pct: 0.0,
-                read_pct: 0.0,
-                base_us: NBD_DEFAULT_BASE_US
-            })
+            (plain.unit, plain.write_pct, plain.read_pct),
+            (4096, 0.0, 0.0)
         );
+        assert_eq!(plain.base_us, NBD_DEFAULT_BASE_US);
+        // Jitter switched on and off, as costdisk.py takes it.
+        let d = parse_nbddisk(
+            "j 1G unit=65536,write-pct=3,jitter-pct=12,jitter-on-s=20,jitter-off-s=20",
+        )
+        .unwrap();
+        let Backing::Nbd(j) = &d.backing else {
+            panic!("{d:?}")
+        };
+        assert!(
+            j.args().contains(&"jitter-pct=12".to_string()),
+            "{:?}",
+            j.args()
+        );
+        assert!(
+            j.args().contains(&"jitter-off-s=20".to_string()),
+            "{:?}",
+            j.args()
+        );
+        assert!(parse_nbddisk("j 1G unit=4096,jitter-ms=0").is_err());
         let e = parse_nbddisk("n 1G write-pct=5").unwrap_err();
         assert!(e.contains("needs unit"), "{e}");
         let e = parse_nbddisk("n 1G unit=1000").unwrap_err();

@@ -28,6 +28,12 @@ pub struct Measurement {
     pub starved: bool,
     /// Per-I/O latency in nanoseconds.
     pub latency: Histogram<u64>,
+    /// The window in two parts, split at half its shortest length: the
+    /// length of the first, and the rate in each (summed over merged jobs).
+    /// How much the two differ is the jitter inside one window, which
+    /// averages out as windows grow (`probe::noise`).
+    pub first_part: Duration,
+    pub parts_iops: [f64; 2],
 }
 
 impl Measurement {
@@ -38,6 +44,8 @@ impl Measurement {
             window: Duration::ZERO,
             starved: false,
             latency: new_histogram(),
+            first_part: Duration::ZERO,
+            parts_iops: [0.0; 2],
         }
     }
 
@@ -48,6 +56,9 @@ impl Measurement {
         self.completions += other.completions;
         self.window = self.window.max(other.window);
         self.starved |= other.starved;
+        self.first_part = self.first_part.max(other.first_part);
+        self.parts_iops[0] += other.parts_iops[0];
+        self.parts_iops[1] += other.parts_iops[1];
         // Same bounds on both sides: adding cannot fail.
         let _ = self.latency.add(&other.latency);
     }
@@ -65,11 +76,15 @@ impl Measurement {
 /// issuing, and how much of each I/O falls inside the window.
 pub struct Meter {
     from: Instant,
+    /// Where the window's first part ends: half its shortest length in.
+    split: Instant,
     min_end: Instant,
     max_end: Instant,
     min_completions: u64,
     end: Option<Instant>,
     work: f64,
+    /// The work inside each part of the window.
+    parts: [f64; 2],
     completions: u64,
     latency: Histogram<u64>,
 }
@@ -82,11 +97,13 @@ impl Meter {
         let from = start + w.warmup;
         Meter {
             from,
+            split: from + w.duration / 2,
             min_end: from + w.duration,
             max_end: from + w.max_duration.max(w.duration),
             min_completions: w.min_completions.div_ceil(share.max(1)),
             end: None,
             work: 0.0,
+            parts: [0.0; 2],
             completions: 0,
             latency: new_histogram(),
         }
@@ -117,19 +134,34 @@ impl Meter {
             self.latency.saturating_record(ns.max(1));
         }
         self.work += overlap(issued, done, self.from, end);
+        self.parts[0] += overlap(issued, done, self.from, end.min(self.split));
+        self.parts[1] += overlap(issued, done, self.split, end);
     }
 
     /// The measurement, once every I/O issued has completed.
     pub fn finish(self) -> Measurement {
         let end = self.end.unwrap_or(self.from);
         let window = end.saturating_duration_since(self.from);
-        let secs = window.as_secs_f64();
+        let first_part = self.split.min(end).saturating_duration_since(self.from);
+        let rate = |work: f64, d: Duration| {
+            let s = d.as_secs_f64();
+            if s > 0.0 {
+                work / s
+            } else {
+                0.0
+            }
+        };
         Measurement {
-            iops: if secs > 0.0 { self.work / secs } else { 0.0 },
+            iops: rate(self.work, window),
             completions: self.completions,
             window,
             starved: self.completions < self.min_completions,
             latency: self.latency,
+            first_part,
+            parts_iops: [
+                rate(self.parts[0], first_part),
+                rate(self.parts[1], window.saturating_sub(first_part)),
+            ],
         }
     }
 }
@@ -243,6 +275,26 @@ mod tests {
         let w = workload(400, 0);
         let m = simulate(&w, 32, Duration::from_millis(160));
         assert!((m.iops - 200.0).abs() < 200.0 * 0.02, "{}", m.iops);
+    }
+
+    #[test]
+    fn both_parts_of_a_steady_window_give_its_rate() {
+        // 32 in flight at 10 ms: 3200 IOPS in each half as in the whole.
+        let w = workload(400, 0);
+        let m = simulate(&w, 32, Duration::from_millis(10));
+        assert_eq!(m.first_part, Duration::from_millis(200));
+        for part in m.parts_iops {
+            assert!((part - 3200.0).abs() < 3200.0 * 0.02, "{:?}", m.parts_iops);
+        }
+        // A window that grew: the second part is the longer one.
+        let m = simulate(&workload(200, 64), 4, Duration::from_millis(100));
+        assert_eq!(m.first_part, Duration::from_millis(100));
+        assert!(m.window - m.first_part > m.first_part, "{:?}", m.window);
+        assert!(
+            (m.parts_iops[1] - 40.0).abs() < 40.0 * 0.05,
+            "{:?}",
+            m.parts_iops
+        );
     }
 
     #[test]

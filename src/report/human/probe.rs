@@ -139,8 +139,21 @@ fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
     }
     out.push_str(&format!("{}\n", inf.summary));
     for n in &inf.noise {
+        // A saved document's window may be anything finite: no Duration
+        // is made of it (Duration::from_secs_f64 panics past u64 seconds).
+        let window = std::time::Duration::try_from_secs_f64(n.window_s).ok();
+        let split = if let (true, Some(window)) = (n.jitter_pct.is_finite(), window) {
+            format!(
+                " at {} windows (±{:.1}% jitter, which longer windows average out; ±{:.1}% drift, which they do not)",
+                crate::probe::pacing::secs(window),
+                n.jitter_pct,
+                n.drift_pct
+            )
+        } else {
+            String::new()
+        };
         out.push_str(&st.dim(&format!(
-            "noise {}: rounds vary by ±{:.1}% against each other; smallest penalty {} rounds can tell: {:.0}%\n",
+            "noise {}: rounds vary by ±{:.1}% against each other{split}; smallest penalty {} rounds can tell: {:.0}%\n",
             n.pattern.as_str(),
             n.paired_sd_pct,
             rounds,
@@ -183,6 +196,9 @@ pub fn render(r: &ProbeRun, st: &Style) -> String {
         out.push_str(&tables(&r.cells, &patterns, st));
         out.push('\n');
         out.push_str(&verdict(&r.inference, r.has_penalty(), r.plan.rounds, st));
+    }
+    if !r.pacing.statement.is_empty() {
+        out.push_str(&st.dim(&format!("rounds: {}\n", r.pacing.statement)));
     }
     for t in &r.targets {
         out.push('\n');

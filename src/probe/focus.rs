@@ -1,0 +1,115 @@
+//! Asking the cells that can tell: once the fit or the block-size curve
+//! points at a unit of 8 KiB or more, rounds go to requests at least as
+//! large as that unit, and to a row that tells it from its neighbours.
+//!
+//! A request smaller than the unit covers part of one wherever it starts,
+//! so its aligned and misaligned cells cost the same: the 4 KiB row says
+//! nothing about an 8 KiB unit. What does: blocks that are whole units.
+//! The **focus row** of a unit U is blocks of B = 2U (at most the
+//! ladder's 64 KiB) at offset 0, at the odd multiples of U/2 (U/2, 3U/2,
+//! …: they cover part of a unit at each end) and at the multiples of U
+//! (U, 2U, 3U: whole units). Under U only the odd multiples of U/2 pay;
+//! under U/2 nothing in the row pays; under 2U everything but the
+//! multiples of 2U does; under anything larger than B everything does. So
+//! each candidate predicts its own pattern and the row tells U from all
+//! of them, where the ladder tells it from U/2 by one cell (64 KiB
+//! blocks at U/2). Blocks of 2U rather than U: a device may treat
+//! requests below some size apart (a write buffer for small ones), and
+//! the unit shows in large requests. Several offsets of each kind are
+//! replicates: each is measured on its own, so their noise averages.
+
+use super::grid::{self, focus_row, Cell, Plan, FOCUS_UNITS};
+use super::run::Key;
+use super::unitfit::UnitFit;
+use super::verdicts::Curve;
+
+/// The fit's best unit is focused on once it beats "no penalty" by this
+/// much (natural log, after its BIC price: 10 : 1). Focusing on a
+/// wrong unit costs rounds, not a verdict: the fit still weighs every
+/// candidate on everything measured.
+pub const EVIDENCE: f64 = 2.3;
+
+/// The unit the rounds should focus on: the fit's best candidate when it
+/// is one of [`FOCUS_UNITS`] (a lower bound of 64 KiB too: every ladder offset
+/// pays, so blocks of 64 KiB at multiples of 64 KiB tell) and beats "no
+/// penalty" by [`EVIDENCE`]; else what the block-size curve says, when
+/// that is 8 KiB or more and the fit has nothing larger.
+pub fn unit(fit: Option<&UnitFit>, curve: &Curve) -> Option<u64> {
+    let best = fit
+        .filter(|f| f.log_lr_none >= EVIDENCE)
+        .and_then(|f| f.best().unit_bytes);
+    let at_least = curve.curve.unwrap_or(0);
+    match best {
+        Some(u) if u >= at_least => FOCUS_UNITS.contains(&u).then_some(u),
+        _ => FOCUS_UNITS.contains(&at_least).then_some(at_least),
+    }
+}
+
+/// The cells a round focused on `unit` runs: the unit's focus row (what
+/// of it the plan allows), and every row of `planned` whose blocks are
+/// whole units of it and up to the ladder's (the large blocks of the zoom
+/// are far noisier, and the focus row tells a unit from larger ones by
+/// itself).
+pub fn keys(plan: &Plan, planned: &[Key], unit: u64) -> Vec<Key> {
+    let sees = |c: &Cell| u64::from(c.block_size) % unit == 0 && !grid::large_block(c.block_size);
+    let mut v: Vec<Key> = planned.iter().filter(|k| sees(&k.cell)).copied().collect();
+    for p in plan.patterns() {
+        v.extend(
+            focus_row(p, unit)
+                .into_iter()
+                .filter(|c| plan.focus.contains(c) || plan.cells.contains(c))
+                .map(|cell| Key { target: 0, cell }),
+        );
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::engine::Pattern;
+    use crate::probe::grid::focus_cells;
+    use crate::probe::sequential::focus_contrasts;
+
+    /// Whether an I/O of `c` covers part of a unit.
+    fn pays(c: &Cell, unit: u64) -> bool {
+        c.offset % unit != 0 || (c.offset + u64::from(c.block_size)) % unit != 0
+    }
+
+    #[test]
+    fn a_focus_row_tells_its_unit_from_every_other() {
+        for u in FOCUS_UNITS {
+            let cells = focus_row(Pattern::Randwrite, u);
+            assert_eq!(cells.len(), 8, "{u}");
+            assert!(
+                cells.iter().all(|c| u64::from(c.block_size) % u == 0),
+                "{u}"
+            );
+            let paying = |v: u64| -> Vec<bool> { cells.iter().map(|c| pays(c, v)).collect() };
+            // Under its own unit: the four odd multiples of U/2 pay.
+            assert_eq!(paying(u).iter().filter(|&&p| p).count(), 4, "{u}");
+            // Every other candidate predicts another pattern.
+            for other in [u / 4, u / 2, 2 * u, 4 * u, 16 * u] {
+                assert_ne!(paying(other), paying(u), "{u} under {other}");
+            }
+        }
+    }
+
+    #[test]
+    fn plan_cells_leave_out_what_the_plan_has() {
+        let plan = crate::probe::simulated::auto_plan(None);
+        let focus = focus_cells(&plan.cells, 512, plan.unit);
+        assert!(focus.iter().all(|c| !plan.cells.contains(c)));
+        // The ladder's 64 KiB blocks at 0 and 32 KiB are the plan's own.
+        let at = |bs: u32, o: u64| focus.iter().any(|c| c.block_size == bs && c.offset == o);
+        assert!(!at(65536, 32768) && at(65536, 98304) && at(65536, 65536));
+        // An 8 KiB unit's row: blocks of 16 KiB.
+        assert!(!at(16384, 0) && at(16384, 4096) && at(16384, 12288) && at(16384, 8192));
+        assert_eq!(
+            focus_contrasts(&focus, 1).len(),
+            focus.iter().filter(|c| c.offset != 0).count()
+        );
+    }
+}
