@@ -86,34 +86,31 @@ fn devices(id: &str, run: &WatchRun) -> String {
 
 /// Who submitted each device's I/O, where each bio was submitted.
 fn submitters(id: &str, run: &WatchRun) -> String {
-    let rows = columns::submitter_rows(run);
-    if rows.is_empty() {
-        return String::new();
-    }
-    let all = columns::watch_submitters();
-    let cols = columns::select(&all, None, |c| c.html);
-    columns::html(
+    table(
         &format!("{id}-submitters"),
         "Who submitted the I/O, counted where each bio was submitted: the top submitters by the I/Os they misaligned, the rest as other",
-        &cols,
-        &rows.iter().collect::<Vec<_>>(),
+        &columns::watch_submitters(),
+        &columns::submitter_rows(run),
     )
 }
 
 /// Where each dm or md device's I/O landed on the devices below it.
 fn legs(id: &str, run: &WatchRun) -> String {
-    let rows = columns::leg_rows(run);
+    table(
+        &format!("{id}-legs"),
+        "Where each dm or md device's I/O landed: the kernel's remap of each bio onto a device below, judged at the sectors it landed on there",
+        &columns::watch_legs(),
+        &columns::leg_rows(run),
+    )
+}
+
+/// One table of the page's columns; nothing without rows.
+fn table<R>(id: &str, caption: &str, all: &[columns::Column<R>], rows: &[R]) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let all = columns::watch_legs();
-    let cols = columns::select(&all, None, |c| c.html);
-    columns::html(
-        &format!("{id}-legs"),
-        "Where each dm or md device's I/O landed: the kernel's remap of each bio onto a device below, judged at the sectors it landed on there",
-        &cols,
-        &rows.iter().collect::<Vec<_>>(),
-    )
+    let cols = columns::select(all, None, |c| c.html);
+    columns::html(id, caption, &cols, &rows.iter().collect::<Vec<_>>())
 }
 
 /// Each device's request sizes and start alignments, as tables under

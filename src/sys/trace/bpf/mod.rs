@@ -360,66 +360,66 @@ impl BpfTrace {
 }
 
 impl BpfTrace {
-    /// Every submitter counted, by device, direction, stage, comm and
-    /// cgroup id.
-    pub fn submitters(&self) -> std::io::Result<Vec<(SubmitterKey, Counters)>> {
+    /// Every entry of the per-CPU hash `map` (keys of K bytes, `words`
+    /// u64 per CPU), summed over the CPUs; an entry gone between the walk
+    /// and its read is left out.
+    fn percpu_entries<const K: usize>(
+        &self,
+        map: &OwnedFd,
+        words: usize,
+    ) -> std::io::Result<Vec<([u8; K], Vec<u64>)>> {
         let mut out = Vec::new();
-        let mut key = [0u8; prog::WHO_KEY_BYTES];
+        let mut key = [0u8; K];
         let mut first = true;
         loop {
-            let mut next = [0u8; prog::WHO_KEY_BYTES];
+            let mut next = [0u8; K];
             let prev = if first { None } else { Some(&key[..]) };
-            if !syscall::next_key(&self.who, prev, &mut next)? {
+            if !syscall::next_key(map, prev, &mut next)? {
                 break;
             }
             first = false;
             key = next;
-            let Some(w) = self.percpu_sum(&self.who, &key, prog::WHO_WORDS)? else {
-                continue;
-            };
-            if let Some(k) = who_key(&key, &self.slots) {
-                out.push((k, from_who_words(&w)));
+            if let Some(w) = self.percpu_sum(map, &key, words)? {
+                out.push((key, w));
             }
         }
+        Ok(out)
+    }
+
+    /// Every submitter counted, by device, direction, stage, comm and
+    /// cgroup id.
+    pub fn submitters(&self) -> std::io::Result<Vec<(SubmitterKey, Counters)>> {
+        let entries = self.percpu_entries::<{ prog::WHO_KEY_BYTES }>(&self.who, prog::WHO_WORDS)?;
+        let mut out: Vec<_> = entries
+            .iter()
+            .filter_map(|(key, w)| Some((who_key(key, &self.slots)?, from_who_words(w))))
+            .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// Every device's bios where they landed below it.
+    pub fn legs(&self) -> std::io::Result<Vec<(LegKey, Counters)>> {
+        let entries =
+            self.percpu_entries::<{ prog::LEG_KEY_BYTES }>(&self.legs, prog::LEG_WORDS)?;
+        let mut out: Vec<_> = entries
+            .iter()
+            .filter_map(|(key, w)| Some((leg_key(key, &self.slots)?, from_leg_words(w))))
+            .collect();
+        out.sort_by_key(|(k, _)| *k);
         Ok(out)
     }
 }
 
-impl BpfTrace {
-    /// Every device's bios where they landed below it.
-    pub fn legs(&self) -> std::io::Result<Vec<(LegKey, Counters)>> {
-        let mut out = Vec::new();
-        let mut key = [0u8; prog::LEG_KEY_BYTES];
-        let mut first = true;
-        loop {
-            let mut next = [0u8; prog::LEG_KEY_BYTES];
-            let prev = if first { None } else { Some(&key[..]) };
-            if !syscall::next_key(&self.legs, prev, &mut next)? {
-                break;
-            }
-            first = false;
-            key = next;
-            let Some(w) = self.percpu_sum(&self.legs, &key, prog::LEG_WORDS)? else {
-                continue;
-            };
-            let word = |i: usize| u32::from_ne_bytes([key[i], key[i + 1], key[i + 2], key[i + 3]]);
-            let (Some(upper), Some(direction)) = (
-                self.slots.get(word(0) as usize),
-                DIRECTIONS.get(word(8) as usize),
-            ) else {
-                continue;
-            };
-            let k = LegKey {
-                upper: *upper,
-                lower: super::tally::dev_num(word(4)),
-                direction: *direction,
-            };
-            out.push((k, from_leg_words(&w)));
-        }
-        out.sort_by_key(|(k, _)| *k);
-        Ok(out)
-    }
+/// A `legs` key (prog::LEG_KEY_BYTES) read back; None for a slot or
+/// direction out of range.
+fn leg_key(key: &[u8; prog::LEG_KEY_BYTES], slots: &[DevNum]) -> Option<LegKey> {
+    let word = |i: usize| u32::from_ne_bytes([key[i], key[i + 1], key[i + 2], key[i + 3]]);
+    Some(LegKey {
+        upper: *slots.get(word(0) as usize)?,
+        lower: super::tally::dev_num(word(4)),
+        direction: *DIRECTIONS.get(word(8) as usize)?,
+    })
 }
 
 /// A `legs` value (prog::LEG_*) as Counters without histograms.

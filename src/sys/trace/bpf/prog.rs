@@ -562,17 +562,10 @@ fn leg(a: &mut Asm, maps: &Maps) {
     a.alu_imm(Alu::Lsh, R3, 9);
     add_in(a, R0, LEG_BYTES, R3);
     a.jump_imm(Jmp::Eq, R9, 0, done);
-    // tally::straddles against 4 KiB at the sector below.
-    let (yes, no) = (a.label(), a.label());
-    a.load(Size::DW, R3, FP, S_LSECT);
-    a.alu_imm(Alu::And, R3, 7);
-    a.mov(R4, R3);
-    a.alu(Alu::Add, R4, R9);
-    a.jump_imm(Jmp::Le, R4, 8, no);
-    a.jump_imm(Jmp::Ne, R3, 0, yes);
-    a.alu_imm(Alu::And, R4, 7);
-    a.jump_imm(Jmp::Eq, R4, 0, no);
-    a.bind(yes);
+    // At the sector below.
+    let no = a.label();
+    a.load(Size::DW, R2, FP, S_LSECT);
+    crosses_4k(a, R2, no);
     a.mov_imm(R3, 1);
     add_in(a, R0, LEG_STRADDLE_4K, R3);
     a.bind(no);
@@ -633,10 +626,12 @@ fn histograms(a: &mut Asm) {
     incr_at(a, W_MOD_4K, R4, 8);
 }
 
-/// tally::straddles against 4 KiB (in sectors) and the grain (in bytes).
-fn straddles(a: &mut Asm) {
-    let (yes, no) = (a.label(), a.label());
-    a.mov(R3, R8);
+/// tally::straddles against 4 KiB of r9 sectors at the sector in
+/// `sector`: falls through when they straddle, off to `no` when not
+/// (r3, r4 scratch).
+fn crosses_4k(a: &mut Asm, sector: Reg, no: Label) {
+    let yes = a.label();
+    a.mov(R3, sector);
     a.alu_imm(Alu::And, R3, 7);
     a.mov(R4, R3);
     a.alu(Alu::Add, R4, R9);
@@ -645,6 +640,12 @@ fn straddles(a: &mut Asm) {
     a.alu_imm(Alu::And, R4, 7);
     a.jump_imm(Jmp::Eq, R4, 0, no);
     a.bind(yes);
+}
+
+/// tally::straddles against 4 KiB (in sectors) and the grain (in bytes).
+fn straddles(a: &mut Asm) {
+    let no = a.label();
+    crosses_4k(a, R8, no);
     incr(a, W_STRADDLE_4K);
     a.store_imm(Size::DW, FP, S_X4K, 1);
     a.bind(no);
