@@ -256,11 +256,16 @@ pub fn drive(plan: &Plan, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
             );
             let named = e.fit().is_some_and(|f| f.best().unit_bytes.is_some());
             let mut v = match &aim {
-                // Only the cells that can see the unit: the comparisons
-                // still open elsewhere (4 KiB rows for an 8 KiB unit)
-                // cannot change a bracketed verdict, and are counted as
-                // undecided if it comes.
-                Some(a) if a.reason == FocusReason::Unit => focus::keys(plan, &planned, a.unit),
+                // Only the cells that can see the unit, and the block-size
+                // curve up to it: the comparisons still open elsewhere
+                // (4 KiB offsets for an 8 KiB unit) cannot change a
+                // bracketed verdict, and are counted as undecided if it
+                // comes.
+                Some(a) if a.reason == FocusReason::Unit => [
+                    focus::keys(plan, &planned, a.unit),
+                    focus::curve_keys(&assessed, a.unit, plan.rounds),
+                ]
+                .concat(),
                 Some(a) => [open, focus::keys(plan, &planned, a.unit)].concat(),
                 None if named || settle::pursue(&e, plan.min_effect) => {
                     [open, looking(&e)].concat()

@@ -20,6 +20,7 @@
 
 use super::grid::{self, focus_row, Cell, Plan, FOCUS_UNITS};
 use super::run::Key;
+use super::sequential::{Assessment, ContrastKind, Decision};
 use super::unitfit::UnitFit;
 use super::verdicts::Curve;
 
@@ -64,6 +65,24 @@ pub fn keys(plan: &Plan, planned: &[Key], unit: u64) -> Vec<Key> {
     v.sort_unstable();
     v.dedup();
     v
+}
+
+/// The cells of the block-size curve up to `unit` still open: aligned
+/// blocks smaller than the unit are read-modify-write at it ("aligned
+/// 4 KiB blocks were slower per I/O than 16 KiB ones"), part of the
+/// unit's verdict, so a focused round goes on asking them until they are
+/// decided or have had `max_rounds`.
+pub fn curve_keys(assessed: &[Assessment], unit: u64, max_rounds: u32) -> Vec<Key> {
+    assessed
+        .iter()
+        .filter(|a| {
+            a.contrast.kind == ContrastKind::BlockSize
+                && a.decision == Decision::Open
+                && (a.n as u32) < max_rounds
+                && u64::from(a.contrast.reference.cell.block_size) <= unit
+        })
+        .flat_map(|a| [a.contrast.subject, a.contrast.reference])
+        .collect()
 }
 
 #[cfg(test)]
@@ -111,5 +130,48 @@ mod tests {
             focus_contrasts(&focus, 1).len(),
             focus.iter().filter(|c| c.offset != 0).count()
         );
+    }
+
+    fn block_size(subject: u32, reference: u32, decision: Decision, n: usize) -> Assessment {
+        let key = |bs| Key {
+            target: 0,
+            cell: Cell {
+                block_size: bs,
+                offset: 0,
+                pattern: Pattern::Randwrite,
+            },
+        };
+        Assessment {
+            contrast: crate::probe::sequential::Contrast {
+                kind: ContrastKind::BlockSize,
+                subject: key(subject),
+                reference: key(reference),
+            },
+            n,
+            outliers: 0,
+            ratio: 1.0,
+            ci: [0.5, 2.0],
+            p: 1.0,
+            p_adjusted: 1.0,
+            decision,
+        }
+    }
+
+    #[test]
+    fn a_focused_round_asks_the_open_curve_up_to_its_unit() {
+        let assessed = [
+            block_size(512, 4096, Decision::Open, 2),
+            block_size(4096, 16384, Decision::Open, 2),
+            block_size(16384, 65536, Decision::Open, 2),
+        ];
+        let bs = |v: Vec<Key>| -> Vec<u32> { v.iter().map(|k| k.cell.block_size).collect() };
+        // Under a 16 KiB unit: 512 B against 4 KiB, 4 KiB against 16 KiB.
+        assert_eq!(bs(curve_keys(&assessed, 16384, 16)), [512, 4096, 4096, 16384]);
+        // Decided, or out of rounds: no longer asked.
+        let decided = [
+            block_size(4096, 16384, Decision::Slower, 2),
+            block_size(512, 4096, Decision::Open, 16),
+        ];
+        assert!(curve_keys(&decided, 16384, 16).is_empty());
     }
 }
