@@ -63,6 +63,7 @@ pub enum Alu {
     Rsh = 0x70,
     Neg = 0x80,
     Mod = 0x90,
+    Xor = 0xa0,
     Mov = 0xb0,
 }
 
@@ -84,6 +85,11 @@ const STX: u8 = 0x03;
 const JMP: u8 = 0x05;
 const ALU64: u8 = 0x07;
 const MEM: u8 = 0x60;
+/// BPF_ATOMIC mode (Linux 5.12; include/uapi/linux/bpf.h).
+const ATOMIC: u8 = 0xc0;
+/// BPF_FETCH | BPF_XCHG and BPF_FETCH | BPF_CMPXCHG: fully ordered.
+const XCHG: i32 = 0xe1;
+const CMPXCHG: i32 = 0xf1;
 const IMM: u8 = 0x00;
 const K: u8 = 0x00;
 const X: u8 = 0x08;
@@ -172,6 +178,17 @@ impl Asm {
         self.push(ST | MEM | size.bits(), base, R0, off, imm);
     }
 
+    /// r0 = atomic compare-and-exchange of the u64 at (base + off): if
+    /// it equals r0 it becomes src; r0 is what it was.
+    pub fn cmpxchg(&mut self, base: Reg, off: i16, src: Reg) {
+        self.push(STX | ATOMIC | Size::DW.bits(), base, src, off, CMPXCHG);
+    }
+
+    /// src = atomic exchange of the u64 at (base + off) with src.
+    pub fn xchg(&mut self, base: Reg, off: i16, src: Reg) {
+        self.push(STX | ATOMIC | Size::DW.bits(), base, src, off, XCHG);
+    }
+
     /// dst = the map whose fd is `fd` (a two-slot 64-bit load).
     pub fn map(&mut self, dst: Reg, fd: i32) {
         self.push(LD | IMM | Size::DW.bits(), dst, Reg(PSEUDO_MAP_FD), 0, fd);
@@ -237,6 +254,19 @@ mod tests {
         assert_eq!(code[0].regs, 0x61, "dst r1 low, src r6 high");
         assert_eq!(code[3].off, 3, "over the two-slot map load and the call");
         assert_eq!((code[4].regs, code[4].imm), (0x11, 5));
+    }
+
+    #[test]
+    fn atomics_encode_like_the_kernel_headers() {
+        let mut a = Asm::new();
+        a.cmpxchg(R2, 0, R3); // BPF_STX | BPF_DW | BPF_ATOMIC, BPF_CMPXCHG | BPF_FETCH
+        a.xchg(R0, 8, R1);
+        let code = a.finish().unwrap();
+        assert_eq!(
+            (code[0].code, code[0].regs, code[0].imm),
+            (0xdb, 0x32, 0xf1)
+        );
+        assert_eq!((code[1].code, code[1].off, code[1].imm), (0xdb, 8, 0xe1));
     }
 
     #[test]

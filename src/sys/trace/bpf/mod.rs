@@ -55,10 +55,13 @@ pub struct BpfTrace {
     _events: Vec<OwnedFd>,
     _progs: Vec<OwnedFd>,
     _devs: OwnedFd,
-    _inflight: OwnedFd,
+    /// `timers` (typed path) or `inflight` (perf-event path).
+    _timing: OwnedFd,
     counts: OwnedFd,
     lat: OwnedFd,
     who: OwnedFd,
+    /// Each CPU's recent submitters (typed path; prog::WHO_CACHE).
+    whocache: Option<OwnedFd>,
     legs: OwnedFd,
     /// The device of each slot.
     slots: Vec<DevNum>,
@@ -212,14 +215,41 @@ impl BpfTrace {
             0,
             "da_counts",
         )?;
-        let inflight = map(
-            syscall::MAP_HASH,
-            prog::INFLIGHT_KEY_BYTES,
-            prog::INFLIGHT_VALUE_BYTES,
-            cap.inflight as u32,
-            0,
-            "da_inflight",
-        )?;
+        // The typed path times requests in an array it claims entries of
+        // atomically; the perf-event path (kernels without BTF, which may
+        // lack BPF atomics) in a hash map.
+        let timer_bits = cap.inflight.max(2).next_power_of_two().ilog2();
+        let timing = match how {
+            Programs::Typed(_) => map(
+                syscall::MAP_ARRAY,
+                4,
+                prog::TIMER_VALUE_BYTES,
+                1 << timer_bits,
+                0,
+                "da_timers",
+            )?,
+            Programs::Tracefs(_) => map(
+                syscall::MAP_HASH,
+                prog::INFLIGHT_KEY_BYTES,
+                prog::INFLIGHT_VALUE_BYTES,
+                cap.inflight as u32,
+                0,
+                "da_inflight",
+            )?,
+        };
+        let typed = matches!(how, Programs::Typed(_));
+        let whocache = if typed {
+            Some(map(
+                syscall::MAP_PERCPU_ARRAY,
+                4,
+                prog::WHO_KEY_BYTES + prog::WHO_WORDS * 8,
+                prog::WHO_CACHE,
+                0,
+                "da_whocache",
+            )?)
+        } else {
+            None
+        };
         let lat = map(
             syscall::MAP_PERCPU_HASH,
             prog::LAT_KEY_BYTES,
@@ -257,9 +287,12 @@ impl BpfTrace {
         let maps = Maps {
             devs: devs.as_raw_fd(),
             counts: counts.as_raw_fd(),
-            inflight: inflight.as_raw_fd(),
+            inflight: if typed { -1 } else { timing.as_raw_fd() },
+            timers: if typed { timing.as_raw_fd() } else { -1 },
+            timer_bits,
             lat: lat.as_raw_fd(),
             who: who.as_raw_fd(),
+            whocache: whocache.as_ref().map_or(-1, |m| m.as_raw_fd()),
             legs: legs.as_raw_fd(),
             dev_bits,
             sample_bits: cap.sample_bits(),
@@ -272,10 +305,11 @@ impl BpfTrace {
             _events: fds,
             _progs: progs,
             _devs: devs,
-            _inflight: inflight,
+            _timing: timing,
             counts,
             lat,
             who,
+            whocache,
             legs,
             slots,
             ncpu,
@@ -387,14 +421,51 @@ impl BpfTrace {
     }
 
     /// Every submitter counted, by device, direction, stage, comm and
-    /// cgroup id.
+    /// cgroup id: the `who` map's and the CPUs' cached ones, summed.
     pub fn submitters(&self) -> std::io::Result<Vec<(SubmitterKey, Counters)>> {
-        let entries = self.percpu_entries::<{ prog::WHO_KEY_BYTES }>(&self.who, prog::WHO_WORDS)?;
-        let mut out: Vec<_> = entries
+        let mut words: BTreeMap<[u8; prog::WHO_KEY_BYTES], Vec<u64>> = BTreeMap::new();
+        let mut add = |key: [u8; prog::WHO_KEY_BYTES], w: &[u64]| {
+            let sum = words.entry(key).or_insert_with(|| vec![0; prog::WHO_WORDS]);
+            for (s, v) in sum.iter_mut().zip(w) {
+                *s = s.wrapping_add(*v);
+            }
+        };
+        for (key, w) in
+            self.percpu_entries::<{ prog::WHO_KEY_BYTES }>(&self.who, prog::WHO_WORDS)?
+        {
+            add(key, &w);
+        }
+        if let Some(cache) = &self.whocache {
+            for (key, w) in self.cached_submitters(cache)? {
+                add(key, &w);
+            }
+        }
+        let mut out: Vec<_> = words
             .iter()
             .filter_map(|(key, w)| Some((who_key(key, &self.slots)?, from_who_words(w))))
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// Every taken `whocache` entry of every CPU, its key unmarked.
+    fn cached_submitters(
+        &self,
+        cache: &OwnedFd,
+    ) -> std::io::Result<Vec<([u8; prog::WHO_KEY_BYTES], Vec<u64>)>> {
+        let entry = prog::WHO_KEY_BYTES + prog::WHO_WORDS * 8;
+        let mut buf = vec![0u8; entry * self.ncpu];
+        let mut out = Vec::new();
+        for index in 0..prog::WHO_CACHE {
+            if !syscall::lookup(cache, &index.to_ne_bytes(), &mut buf)? {
+                continue;
+            }
+            for value in buf.chunks_exact(entry) {
+                if let Some(e) = cached_entry(value) {
+                    out.push(e);
+                }
+            }
+        }
         Ok(out)
     }
 
@@ -409,6 +480,23 @@ impl BpfTrace {
         out.sort_by_key(|(k, _)| *k);
         Ok(out)
     }
+}
+
+/// One CPU's `whocache` entry as a `who` key and its words; None for a
+/// free entry, or one whose key is still being written (no I/O counted).
+fn cached_entry(value: &[u8]) -> Option<([u8; prog::WHO_KEY_BYTES], Vec<u64>)> {
+    let (k, w) = value.split_at(prog::WHO_KEY_BYTES);
+    let mut key: [u8; prog::WHO_KEY_BYTES] = k.try_into().ok()?;
+    let first = u64::from_ne_bytes(key[..8].try_into().ok()?);
+    if first & prog::WHO_CACHED == 0 {
+        return None;
+    }
+    key[..8].copy_from_slice(&(first & !prog::WHO_CACHED).to_ne_bytes());
+    let words: Vec<u64> = w
+        .chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+    (words[prog::WHO_IOS] > 0 || words[prog::WHO_SPLITS] > 0).then_some((key, words))
 }
 
 /// A `legs` key (prog::LEG_KEY_BYTES) read back; None for a slot or

@@ -12,7 +12,16 @@
 //!   hash the key and walk a bucket);
 //! - `counts` (per-CPU array): WORDS u64 per (slot, direction, stage) at
 //!   index `(slot * 4 + direction) * 3 + stage`;
-//! - `inflight` (hash, (dev_t, sector) → (issue time, latency key));
+//! - `timers` (array, 2^timer_bits entries of TIMER_VALUE_BYTES) on the
+//!   typed path: a timed request takes the entry its (dev_t, sector)
+//!   hashes to, or the next, with an atomic compare-and-exchange of the
+//!   owner word (BPF_ATOMIC, Linux 5.12, as the typed path's `bi_bdev`
+//!   is), and its completion finds it by the same pair and frees it with
+//!   an atomic exchange: no hash map update, lock or allocation per
+//!   request (the hash map's update was the largest single cost of a
+//!   timed request in a profile of 2026-11-27);
+//! - `inflight` (hash, (dev_t, sector) → (issue time, latency key)) on
+//!   the perf-event path (kernels without BTF, which may predate atomics);
 //! - `lat` (per-CPU hash, (latency key, µs bucket) → count), the latency
 //!   key being `((slot * 4 + direction) * 2 + straddles) * 32 + size bucket`;
 //! - `who` (per-CPU hash, (slot, direction, stage, cgroup id, comm) →
@@ -20,7 +29,17 @@
 //!   (block_bio_queue, block_bio_remap and block_split run in the task
 //!   that called submit_bio: submit_bio_noacct in block/blk-core.c). A
 //!   full map is counted in `counts` (W_UNATTRIBUTED), as are requests a
-//!   full `inflight` or `lat` leaves untimed (W_UNTIMED);
+//!   full `inflight` (or both `timers` entries taken) or `lat` leaves
+//!   untimed (W_UNTIMED);
+//! - `whocache` (per-CPU array, WHO_CACHE entries of the key and the
+//!   WHO_WORDS, typed path only): each CPU's recent submitters, so that
+//!   a bio of one already seen costs an array entry and four compares,
+//!   not a hash of its 32-byte key. A key first counted in `who` (so the
+//!   submitters stay bounded by that map's size) then takes the entry it
+//!   hashes to when that is free (an atomic compare-and-exchange of its
+//!   first word, which carries WHO_CACHED) and keeps it; a key whose entry
+//!   another holds goes on being counted in `who`. Nothing moves between
+//!   the two, so user space sums both and every count is exact;
 //! - `legs` (per-CPU hash, (upper slot, lower dev_t, direction) →
 //!   LEG_WORDS u64): a device's bios as block_bio_remap hands them to the
 //!   device below (a dm table's leg, an md member, a partition's disk),
@@ -74,6 +93,14 @@ pub const WHO_WORDS: usize = 14;
 /// who key: slot (u32), direction (u8), stage (u8), 2 zero bytes,
 /// cgroup id (u64), comm (16 bytes).
 pub const WHO_KEY_BYTES: usize = 32;
+/// Entries of `whocache` (per CPU): the key, then WHO_WORDS u64.
+pub const WHO_CACHE: u32 = 1 << WHO_CACHE_BITS;
+const WHO_CACHE_BITS: i32 = 6;
+/// The bit of a `whocache` entry's first word (byte 6 of the key, a zero
+/// byte of a `who` key) that says the entry is taken.
+pub const WHO_CACHED: u64 = 1 << 48;
+/// The multiplier of the `whocache` hash.
+const WHO_HASH: i32 = 0x27D4_EB2Fu32 as i32;
 
 pub const DIRECTIONS: u32 = 4;
 pub const STAGES: u32 = 3;
@@ -109,6 +136,16 @@ pub fn dev_home(dev: u32, bits: u32) -> u32 {
 pub const INFLIGHT_KEY_BYTES: usize = 16;
 /// inflight value: issue time in ns (u64), latency key (u32), 4 zero bytes.
 pub const INFLIGHT_VALUE_BYTES: usize = 16;
+/// timers value: owner (the request's sector + 1, 0 when free) at 0,
+/// issue time in ns (u64) at 8, latency key (u32) at 16, dev_t (u32) at
+/// 20.
+pub const TIMER_VALUE_BYTES: usize = 24;
+/// Entries of `timers` a request may take: the one its (dev_t, sector)
+/// hashes to and the next.
+const TIMER_PROBES: i32 = 2;
+/// The multiplier of the `timers` hash (MurmurHash3's, another than the
+/// sample's, so the sampled requests spread over the whole table).
+const TIMER_HASH: i32 = 0x85EB_CA6Bu32 as i32;
 /// lat key: latency key (u32), µs bucket (u32).
 pub const LAT_KEY_BYTES: usize = 8;
 
@@ -141,6 +178,14 @@ const S_WKEY: i16 = -160;
 const S_DEVIDX: i16 = -164;
 const S_GMASK: i16 = -176;
 const S_LEGON: i16 = -184;
+/// A request's `timers` index.
+const S_TIDX: i16 = -196;
+/// A submitter's `whocache` index.
+const S_CIDX: i16 = -200;
+/// The free `whocache` entry a new submitter may take (0: none), and the
+/// `who` value it was counted in meanwhile.
+const S_CFREE: i16 = -208;
+const S_WHOV: i16 = -216;
 const S_ZMASK: i16 = -280;
 const S_LDEV: i16 = -284;
 const S_LSECT: i16 = -296;
@@ -154,9 +199,16 @@ const S_WVALUE: i16 = -512;
 pub struct Maps {
     pub devs: i32,
     pub counts: i32,
+    /// The perf-event path's `inflight` hash, or -1.
     pub inflight: i32,
+    /// The typed path's `timers` array, or -1.
+    pub timers: i32,
+    /// `timers` holds 2^timer_bits entries.
+    pub timer_bits: u32,
     pub lat: i32,
     pub who: i32,
+    /// The typed path's `whocache`, or -1.
+    pub whocache: i32,
     pub legs: i32,
     /// `devs` holds 2^dev_bits entries.
     pub dev_bits: u32,
@@ -527,7 +579,7 @@ fn count(a: &mut Asm, stage: Stage, f: Fields, maps: &Maps, out: Label) {
     sub_physical(a);
     zone_crossing(a);
     if stage == Stage::Issue {
-        start_timer(a, maps);
+        start_timer(a, f, maps);
     }
     a.bind(shaped);
     if stage == Stage::RemapFrom {
@@ -725,16 +777,9 @@ fn zone_crossing(a: &mut Asm) {
     a.bind(no);
 }
 
-/// inflight[(dev, sector)] = (now, latency key).
-fn start_timer(a: &mut Asm, maps: &Maps) {
-    let timed = a.label();
-    sample(a, maps, R8, timed);
-    a.load(Size::W, R1, FP, S_DEV);
-    a.store(Size::W, FP, S_IKEY, R1);
-    a.store_imm(Size::W, FP, S_IKEY + 4, 0);
-    a.store(Size::DW, FP, S_IKEY + 8, R8);
-    a.call(KTIME_GET_NS);
-    a.store(Size::DW, FP, S_IVALUE, R0);
+/// The request's latency key into r1: `((slot * 4 + direction) * 2 +
+/// straddles) * 32 + size bucket`.
+fn latency_key(a: &mut Asm) {
     a.load(Size::DW, R1, FP, S_SLOT);
     a.alu_imm(Alu::Mul, R1, DIRECTIONS as i32);
     a.alu(Alu::Add, R1, R7);
@@ -744,6 +789,91 @@ fn start_timer(a: &mut Asm, maps: &Maps) {
     a.alu_imm(Alu::Lsh, R1, 5);
     a.load(Size::DW, R2, FP, S_SIZEB);
     a.alu(Alu::Add, R1, R2);
+}
+
+/// The issue time of a request in the latency sample, by path.
+fn start_timer(a: &mut Asm, f: Fields, maps: &Maps) {
+    let timed = a.label();
+    sample(a, maps, R8, timed);
+    match f {
+        Fields::Typed(_) => claim_timer(a, maps),
+        Fields::Tracefs(_) => insert_inflight(a, maps),
+    }
+    a.bind(timed);
+}
+
+/// S_TIDX = the `timers` entry of the request at (S_DEV, r8 = sector):
+/// the top timer_bits of ((sector + dev) × TIMER_HASH) mod 2^32.
+fn timer_home(a: &mut Asm, maps: &Maps) {
+    a.load(Size::W, R1, FP, S_DEV);
+    a.alu(Alu::Add, R1, R8);
+    a.alu_imm(Alu::Mul, R1, TIMER_HASH);
+    a.alu_imm(Alu::Lsh, R1, 32);
+    a.alu_imm(Alu::Rsh, R1, 64 - maps.timer_bits as i32);
+    a.store(Size::W, FP, S_TIDX, R1);
+}
+
+/// r0 = timers[S_TIDX], S_TIDX moved on to the next entry; off to
+/// `none` if there is none (never: the index is masked).
+fn timer_entry(a: &mut Asm, maps: &Maps, none: Label) {
+    lookup(a, maps.timers, S_TIDX);
+    a.jump_imm(Jmp::Eq, R0, 0, none);
+    a.load(Size::W, R1, FP, S_TIDX);
+    a.alu_imm(Alu::Add, R1, 1);
+    a.alu_imm(Alu::And, R1, (1 << maps.timer_bits) - 1);
+    a.store(Size::W, FP, S_TIDX, R1);
+}
+
+/// The request at (S_DEV, r8 = sector) takes a free `timers` entry (or
+/// its own, issued again after a requeue) with an atomic
+/// compare-and-exchange of the owner word, then writes its device, issue
+/// time and latency key there; with both entries taken by others it goes
+/// untimed, counted (r6 the counts).
+fn claim_timer(a: &mut Asm, maps: &Maps) {
+    let (mine, untimed, done) = (a.label(), a.label(), a.label());
+    timer_home(a, maps);
+    for _ in 0..TIMER_PROBES {
+        let next = a.label();
+        timer_entry(a, maps, untimed);
+        a.mov(R2, R0);
+        a.mov(R3, R8);
+        a.alu_imm(Alu::Add, R3, 1);
+        a.mov_imm(R0, 0);
+        a.cmpxchg(R2, 0, R3);
+        a.jump_imm(Jmp::Eq, R0, 0, mine);
+        // Its own sector: its own entry if its device is this one.
+        a.jump_reg(Jmp::Ne, R0, R3, next);
+        a.load(Size::W, R1, R2, 20);
+        a.load(Size::W, R3, FP, S_DEV);
+        a.jump_reg(Jmp::Eq, R1, R3, mine);
+        a.bind(next);
+    }
+    a.bind(untimed);
+    incr(a, W_UNTIMED);
+    a.goto(done);
+    a.bind(mine);
+    a.load(Size::W, R1, FP, S_DEV);
+    a.store(Size::W, R2, 20, R1);
+    a.store(Size::DW, FP, S_IVALUE, R2);
+    latency_key(a);
+    a.load(Size::DW, R2, FP, S_IVALUE);
+    a.store(Size::W, R2, 16, R1);
+    a.call(KTIME_GET_NS);
+    a.load(Size::DW, R2, FP, S_IVALUE);
+    a.store(Size::DW, R2, 8, R0);
+    a.bind(done);
+}
+
+/// inflight[(dev, sector)] = (now, latency key).
+fn insert_inflight(a: &mut Asm, maps: &Maps) {
+    let timed = a.label();
+    a.load(Size::W, R1, FP, S_DEV);
+    a.store(Size::W, FP, S_IKEY, R1);
+    a.store_imm(Size::W, FP, S_IKEY + 4, 0);
+    a.store(Size::DW, FP, S_IKEY + 8, R8);
+    a.call(KTIME_GET_NS);
+    a.store(Size::DW, FP, S_IVALUE, R0);
+    latency_key(a);
     a.store(Size::W, FP, S_IVALUE + 8, R1);
     a.store_imm(Size::W, FP, S_IVALUE + 12, 0);
     a.map(R1, maps.inflight);
@@ -775,12 +905,85 @@ fn who_value(a: &mut Asm, stage: Stage, maps: &Maps, count_full: bool, out: Labe
     a.alu_imm(Alu::Add, R1, (S_WKEY + 16) as i32);
     a.mov_imm(R2, 16);
     a.call(GET_CURRENT_COMM);
-    value_or_insert(a, maps.who, (S_WKEY, S_WVALUE), WHO_WORDS, have);
+    let cache = maps.whocache >= 0;
+    if cache {
+        cached_who(a, maps, have);
+    }
+    let counted = a.label();
+    value_or_insert(a, maps.who, (S_WKEY, S_WVALUE), WHO_WORDS, counted);
     if count_full {
         incr(a, W_UNATTRIBUTED);
     }
     a.goto(out);
+    a.bind(counted);
+    if cache {
+        take_cached_who(a);
+    }
     a.bind(have);
+}
+
+/// r3 = the first word of the key at S_WKEY, marked as cached.
+fn marked_who_word(a: &mut Asm) {
+    a.mov_imm(R3, 1);
+    a.alu_imm(Alu::Lsh, R3, 48);
+    a.load(Size::DW, R2, FP, S_WKEY);
+    a.alu(Alu::Or, R3, R2);
+}
+
+/// r0 = the counts of the key at S_WKEY in this CPU's `whocache` entry it
+/// hashes to, then off to `have`; falls through when another key holds
+/// the entry, or with the entry at S_CFREE when it is free.
+fn cached_who(a: &mut Asm, maps: &Maps, have: Label) {
+    let (free, other) = (a.label(), a.label());
+    a.store_imm(Size::DW, FP, S_CFREE, 0);
+    a.load(Size::DW, R1, FP, S_WKEY);
+    for w in 1..4 {
+        a.load(Size::DW, R2, FP, S_WKEY + off(w));
+        a.alu(Alu::Xor, R1, R2);
+    }
+    a.alu_imm(Alu::Mul, R1, WHO_HASH);
+    a.alu_imm(Alu::Lsh, R1, 32);
+    a.alu_imm(Alu::Rsh, R1, 64 - WHO_CACHE_BITS);
+    a.store(Size::W, FP, S_CIDX, R1);
+    lookup(a, maps.whocache, S_CIDX);
+    a.jump_imm(Jmp::Eq, R0, 0, other);
+    marked_who_word(a);
+    a.load(Size::DW, R1, R0, 0);
+    a.jump_imm(Jmp::Eq, R1, 0, free);
+    a.jump_reg(Jmp::Ne, R1, R3, other);
+    for w in 1..4 {
+        a.load(Size::DW, R1, R0, off(w));
+        a.load(Size::DW, R2, FP, S_WKEY + off(w));
+        a.jump_reg(Jmp::Ne, R1, R2, other);
+    }
+    a.alu_imm(Alu::Add, R0, WHO_KEY_BYTES as i32);
+    a.goto(have);
+    a.bind(free);
+    a.store(Size::DW, FP, S_CFREE, R0);
+    a.bind(other);
+}
+
+/// The free `whocache` entry at S_CFREE, if any, taken for the key at
+/// S_WKEY (now counted in `who`, whose value r0 is and stays): its first
+/// word first, atomically (a program nested on this CPU may take it
+/// meanwhile), then the rest of the key.
+fn take_cached_who(a: &mut Asm) {
+    let (taken, done) = (a.label(), a.label());
+    a.load(Size::DW, R2, FP, S_CFREE);
+    a.jump_imm(Jmp::Eq, R2, 0, done);
+    a.store(Size::DW, FP, S_WHOV, R0);
+    marked_who_word(a);
+    a.load(Size::DW, R2, FP, S_CFREE);
+    a.mov_imm(R0, 0);
+    a.cmpxchg(R2, 0, R3);
+    a.jump_imm(Jmp::Ne, R0, 0, taken);
+    for w in 1..4 {
+        a.load(Size::DW, R1, FP, S_WKEY + off(w));
+        a.store(Size::DW, R2, off(w), R1);
+    }
+    a.bind(taken);
+    a.load(Size::DW, R0, FP, S_WHOV);
+    a.bind(done);
 }
 
 /// The I/O counted for its submitter: r8 sector, r9 sectors, the shape's
@@ -833,18 +1036,20 @@ fn complete(a: &mut Asm, f: Fields, maps: &Maps, out: Label) {
         }
         Fields::Typed(t) => {
             a.load(Size::DW, R2, R6, 0);
-            a.load(Size::DW, R1, R2, t.rq_sector as i16);
-            a.store(Size::DW, FP, S_IKEY + 8, R1);
-            sample(a, maps, R1, out);
+            a.load(Size::DW, R8, R2, t.rq_sector as i16);
+            sample(a, maps, R8, out);
             a.load(Size::DW, R3, R2, t.rq_q as i16);
             a.load(Size::DW, R3, R3, t.q_disk as i16);
             disk_devt(a, t);
+            take_timer(a, maps, out);
         }
     }
-    a.load(Size::W, R1, FP, S_DEV);
-    a.store(Size::W, FP, S_IKEY, R1);
-    a.store_imm(Size::W, FP, S_IKEY + 4, 0);
-    take_inflight(a, maps, out);
+    if let Fields::Tracefs(_) = f {
+        a.load(Size::W, R1, FP, S_DEV);
+        a.store(Size::W, FP, S_IKEY, R1);
+        a.store_imm(Size::W, FP, S_IKEY + 4, 0);
+        take_inflight(a, maps, out);
+    }
     a.call(KTIME_GET_NS);
     a.load(Size::DW, R1, FP, S_IVALUE);
     a.alu(Alu::Sub, R0, R1);
@@ -853,6 +1058,37 @@ fn complete(a: &mut Asm, f: Fields, maps: &Maps, out: Label) {
     log2(a, R3, R4, R5);
     a.store(Size::W, FP, S_LKEY + 4, R4);
     bump_lat(a, maps, out);
+}
+
+/// The `timers` entry the request at (S_DEV, r8 = sector) owns read into
+/// S_IVALUE (time) and S_LKEY (key), and freed with an atomic exchange
+/// (after the reads: it is fully ordered); off to `out` when the request
+/// was not timed.
+fn take_timer(a: &mut Asm, maps: &Maps, out: Label) {
+    let found = a.label();
+    timer_home(a, maps);
+    a.mov(R3, R8);
+    a.alu_imm(Alu::Add, R3, 1);
+    a.store(Size::DW, FP, S_IKEY + 8, R3);
+    for _ in 0..TIMER_PROBES {
+        let next = a.label();
+        timer_entry(a, maps, out);
+        a.load(Size::DW, R1, R0, 0);
+        a.load(Size::DW, R2, FP, S_IKEY + 8);
+        a.jump_reg(Jmp::Ne, R1, R2, next);
+        a.load(Size::W, R1, R0, 20);
+        a.load(Size::W, R2, FP, S_DEV);
+        a.jump_reg(Jmp::Eq, R1, R2, found);
+        a.bind(next);
+    }
+    a.goto(out);
+    a.bind(found);
+    a.load(Size::DW, R1, R0, 8);
+    a.store(Size::DW, FP, S_IVALUE, R1);
+    a.load(Size::W, R1, R0, 16);
+    a.store(Size::W, FP, S_LKEY, R1);
+    a.mov_imm(R1, 0);
+    a.xchg(R0, 0, R1);
 }
 
 /// inflight[S_IKEY] read into S_IVALUE (time) and S_LKEY (key), and
@@ -956,8 +1192,11 @@ mod tests {
         devs: 3,
         counts: 4,
         inflight: 5,
+        timers: 9,
+        timer_bits: 14,
         lat: 6,
         who: 7,
+        whocache: 10,
         legs: 8,
         dev_bits: 4,
         sample_bits: 3,
