@@ -166,7 +166,10 @@ mod tests {
         ];
         let bs = |v: Vec<Key>| -> Vec<u32> { v.iter().map(|k| k.cell.block_size).collect() };
         // Under a 16 KiB unit: 512 B against 4 KiB, 4 KiB against 16 KiB.
-        assert_eq!(bs(curve_keys(&assessed, 16384, 16)), [512, 4096, 4096, 16384]);
+        assert_eq!(
+            bs(curve_keys(&assessed, 16384, 16)),
+            [512, 4096, 4096, 16384]
+        );
         // Decided, or out of rounds: no longer asked.
         let decided = [
             block_size(4096, 16384, Decision::Slower, 2),
