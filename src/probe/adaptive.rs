@@ -263,7 +263,7 @@ pub fn drive(plan: &Plan, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
                 // comes.
                 Some(a) if a.reason == FocusReason::Unit => [
                     focus::keys(plan, &planned, a.unit),
-                    focus::curve_keys(&assessed, a.unit, plan.rounds),
+                    focus::curve_keys(&assessed, a.unit, plan.rounds, plan.min_effect),
                 ]
                 .concat(),
                 Some(a) => [open, focus::keys(plan, &planned, a.unit)].concat(),

@@ -67,20 +67,33 @@ pub fn keys(plan: &Plan, planned: &[Key], unit: u64) -> Vec<Key> {
     v
 }
 
-/// The cells of the block-size curve up to `unit` still open: aligned
-/// blocks smaller than the unit are read-modify-write at it ("aligned
-/// 4 KiB blocks were slower per I/O than 16 KiB ones"), part of the
-/// unit's verdict, so a focused round goes on asking them until they are
-/// decided or have had `max_rounds`.
-pub fn curve_keys(assessed: &[Assessment], unit: u64, max_rounds: u32) -> Vec<Key> {
+/// The cells of the block-size contrast just below `unit` while it is
+/// open: aligned blocks smaller than the unit are read-modify-write at
+/// it ("aligned 4 KiB blocks were slower per I/O than 16 KiB ones"), part
+/// of the unit's verdict, so a focused round goes on asking the contrast
+/// whose reference is the smallest block size of a whole unit until it is
+/// decided or has had `max_rounds`, and only while its rounds so far
+/// put smaller blocks slower per I/O by at least `min_effect` (without
+/// read-modify-write they are as fast or faster: less to move). One
+/// contrast per pattern, and only then: asked whenever it was open, the
+/// cells slowed the simulated weak devices (simulated/changing.rs), whose
+/// ratio wanders about 1, below their bar.
+pub fn curve_keys(
+    assessed: &[Assessment],
+    unit: u64,
+    max_rounds: u32,
+    min_effect: f64,
+) -> Vec<Key> {
+    let below = |a: &&Assessment| {
+        a.contrast.kind == ContrastKind::BlockSize
+            && u64::from(a.contrast.subject.cell.block_size) < unit
+            && u64::from(a.contrast.reference.cell.block_size) >= unit
+            && a.ratio < 1.0 - min_effect
+    };
     assessed
         .iter()
-        .filter(|a| {
-            a.contrast.kind == ContrastKind::BlockSize
-                && a.decision == Decision::Open
-                && (a.n as u32) < max_rounds
-                && u64::from(a.contrast.reference.cell.block_size) <= unit
-        })
+        .filter(below)
+        .filter(|a| a.decision == Decision::Open && (a.n as u32) < max_rounds)
         .flat_map(|a| [a.contrast.subject, a.contrast.reference])
         .collect()
 }
@@ -149,8 +162,8 @@ mod tests {
             },
             n,
             outliers: 0,
-            ratio: 1.0,
-            ci: [0.5, 2.0],
+            ratio: 0.5,
+            ci: [0.25, 2.0],
             p: 1.0,
             p_adjusted: 1.0,
             decision,
@@ -158,23 +171,30 @@ mod tests {
     }
 
     #[test]
-    fn a_focused_round_asks_the_open_curve_up_to_its_unit() {
+    fn a_focused_round_asks_the_open_contrast_just_below_its_unit() {
         let assessed = [
             block_size(512, 4096, Decision::Open, 2),
             block_size(4096, 16384, Decision::Open, 2),
             block_size(16384, 65536, Decision::Open, 2),
         ];
         let bs = |v: Vec<Key>| -> Vec<u32> { v.iter().map(|k| k.cell.block_size).collect() };
-        // Under a 16 KiB unit: 512 B against 4 KiB, 4 KiB against 16 KiB.
-        assert_eq!(
-            bs(curve_keys(&assessed, 16384, 16)),
-            [512, 4096, 4096, 16384]
-        );
+        // Under a 16 KiB unit: 4 KiB against 16 KiB only.
+        assert_eq!(bs(curve_keys(&assessed, 16384, 16, 0.1)), [4096, 16384]);
+        // Under an 8 KiB unit: the same contrast, whose reference is the
+        // smallest whole unit.
+        assert_eq!(bs(curve_keys(&assessed, 8192, 16, 0.1)), [4096, 16384]);
+        // Smaller blocks about as fast per I/O, as without
+        // read-modify-write: not asked.
+        let faster = [Assessment {
+            ratio: 0.95,
+            ..block_size(4096, 16384, Decision::Open, 2)
+        }];
+        assert!(curve_keys(&faster, 16384, 16, 0.1).is_empty());
         // Decided, or out of rounds: no longer asked.
         let decided = [
             block_size(4096, 16384, Decision::Slower, 2),
             block_size(512, 4096, Decision::Open, 16),
         ];
-        assert!(curve_keys(&decided, 16384, 16).is_empty());
+        assert!(curve_keys(&decided, 16384, 16, 0.1).is_empty());
     }
 }

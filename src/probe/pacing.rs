@@ -142,7 +142,7 @@ fn statement(p: &Pacing) -> String {
         let u = crate::units::human(f.unit_bytes);
         parts.push(match f.reason {
             FocusReason::Unit => format!(
-                "from round {} rounds focused on a unit of {u}: blocks of twice it (at most 64 KiB) at odd multiples of half of it and at multiples of it, which tell {u} from every other unit, and the rows whose blocks are whole units of it (smaller blocks cover part of a unit wherever they start), with the block-size curve up to it until it is decided",
+                "from round {} rounds focused on a unit of {u}: blocks of twice it (at most 64 KiB) at odd multiples of half of it and at multiples of it, which tell {u} from every other unit, and the rows whose blocks are whole units of it (smaller blocks cover part of a unit wherever they start), and aligned blocks just below it while they look slower per I/O",
                 f.from_round + 1
             ),
             FocusReason::Search => format!(
