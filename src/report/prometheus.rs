@@ -82,7 +82,7 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
         ("diskalign_watch_splits_total", "I/Os the kernel split before the driver (block_split).", |s| Some(s.splits)),
         ("diskalign_watch_merges_total", "bios merged into a request (block_bio_backmerge, block_bio_frontmerge).", |s| Some(s.merges)),
         ("diskalign_watch_unattributed_total", "I/Os whose submitter was not counted: the tracer's table of submitters was full.", |s| Some(s.unattributed)),
-        ("diskalign_watch_untimed_total", "Requests issued whose latency was not recorded: the tracer's table of requests in flight (or of latencies) was full.", |s| Some(s.untimed)),
+        ("diskalign_watch_untimed_total", "Requests issued whose latency was not recorded: the tracer's table of requests in flight (or of latencies) had no room for it.", |s| Some(s.untimed)),
         ("diskalign_watch_zone_crossing_writes_total", "Writes across a zone boundary of a zoned device, as submitted (the kernel splits each at the boundary); only zoned devices' writes have it.", |s| s.zone_crossing_writes),
         ("diskalign_watch_unmapped_total", "bios a dm or md device remapped onto a device below that no leg counted: the tracer's table of legs was full; only dm and md devices have it.", |s| matches!(s.layer, DeviceLayer::Dm | DeviceLayer::Md).then_some(s.unmapped)),
     ];

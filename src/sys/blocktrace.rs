@@ -86,8 +86,8 @@ pub struct Counters {
     #[serde(default)]
     pub unattributed: u64,
     /// Requests issued whose latency was not recorded: the table of
-    /// requests in flight was full at the issue, or the latency table at
-    /// the completion (`Stage::Issue` only).
+    /// requests in flight had no room for it at the issue, or the latency
+    /// table was full at the completion (`Stage::Issue` only).
     #[serde(default)]
     pub untimed: u64,
     /// Writes whose byte range [start, start + length) crosses a zone

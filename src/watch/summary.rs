@@ -92,8 +92,9 @@ pub struct DeviceSummary {
     pub submitters: Vec<Submitter>,
     /// I/Os whose submitter was not counted (the table was full).
     pub unattributed: u64,
-    /// Requests issued whose latency was not recorded (the tables of
-    /// requests in flight or of latencies were full).
+    /// Requests issued whose latency was not recorded (the table of
+    /// requests in flight had no room for it, or that of latencies was
+    /// full).
     pub untimed: u64,
     /// What the kernel's own statistics (/proc/diskstats, what iostat
     /// reads) counted for the device and direction over the run; null

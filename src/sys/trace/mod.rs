@@ -33,7 +33,10 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capacity {
     pub devices: usize,
-    /// Requests timed (issue to completion) at once.
+    /// Requests timed (issue to completion) at once, at most: the
+    /// entries of the typed path's `timers` (rounded up to a power of
+    /// two; a request may take one of two, so it may find no room with
+    /// fewer in flight) or of the other paths' table.
     pub inflight: usize,
     /// (device, direction, stage, comm, cgroup) counted.
     pub submitters: usize,
