@@ -824,6 +824,14 @@ fn timer_entry(a: &mut Asm, maps: &Maps, none: Label) {
     a.store(Size::W, FP, S_TIDX, R1);
 }
 
+/// Off to `to` if the `timers` entry `entry` points to is of the device
+/// at S_DEV (clobbers r1 and r3).
+fn timer_of_dev(a: &mut Asm, entry: Reg, to: Label) {
+    a.load(Size::W, R1, entry, 20);
+    a.load(Size::W, R3, FP, S_DEV);
+    a.jump_reg(Jmp::Eq, R1, R3, to);
+}
+
 /// The request at (S_DEV, r8 = sector) takes a free `timers` entry (or
 /// its own, issued again after a requeue) with an atomic
 /// compare-and-exchange of the owner word, then writes its device, issue
@@ -843,9 +851,7 @@ fn claim_timer(a: &mut Asm, maps: &Maps) {
         a.jump_imm(Jmp::Eq, R0, 0, mine);
         // Its own sector: its own entry if its device is this one.
         a.jump_reg(Jmp::Ne, R0, R3, next);
-        a.load(Size::W, R1, R2, 20);
-        a.load(Size::W, R3, FP, S_DEV);
-        a.jump_reg(Jmp::Eq, R1, R3, mine);
+        timer_of_dev(a, R2, mine);
         a.bind(next);
     }
     a.bind(untimed);
@@ -1076,9 +1082,7 @@ fn take_timer(a: &mut Asm, maps: &Maps, out: Label) {
         a.load(Size::DW, R1, R0, 0);
         a.load(Size::DW, R2, FP, S_IKEY + 8);
         a.jump_reg(Jmp::Ne, R1, R2, next);
-        a.load(Size::W, R1, R0, 20);
-        a.load(Size::W, R2, FP, S_DEV);
-        a.jump_reg(Jmp::Eq, R1, R2, found);
+        timer_of_dev(a, R0, found);
         a.bind(next);
     }
     a.goto(out);
