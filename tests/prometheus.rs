@@ -1045,6 +1045,7 @@ fn watch_counters_as_node_exporter_serves_them() {
     );
     assert_eq!(value(&s, "diskalign_watch_duration_seconds", &[]), 2.0);
     assert_eq!(value(&s, "diskalign_watch_lost_records_total", &[]), 0.0);
+    assert_eq!(value(&s, "diskalign_watch_missed_events_total", &[]), 0.0);
     let found = [
         ("device", "sdb1"),
         ("severity", "error"),

@@ -69,6 +69,11 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
         "Trace records the kernel dropped during the watch (0 when BPF counts in the kernel).",
     );
     lost.add(&[], run.lost_records as f64);
+    let mut missed = Family::counter(
+        "diskalign_watch_missed_events_total",
+        "Block events the kernel did not run the BPF programs on during the watch (recursion misses): the counts are short by at most this.",
+    );
+    missed.add(&[], run.missed_events as f64);
     use crate::watch::devices::DeviceLayer;
     // None: the series is absent for that device and direction.
     type Get = fn(&crate::watch::DeviceSummary) -> Option<u64>;
@@ -137,6 +142,7 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
         duration,
         exit,
         lost,
+        missed,
         untraced,
     ];
     all.extend(families);

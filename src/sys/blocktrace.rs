@@ -186,6 +186,12 @@ pub struct Snapshot {
     /// Records the kernel dropped (ring overflow on the perf path; always
     /// 0 when the BPF programs count in the kernel).
     pub lost_records: u64,
+    /// Events the kernel did not run a BPF program on (its recursion
+    /// misses: the tracepoint fired in an interrupt taken while a tracing
+    /// program ran on that CPU); 0 on the perf-samples path, and on
+    /// kernels before 5.12, which do not count them.
+    #[serde(default)]
+    pub missed_events: u64,
     /// Seconds since tracing started.
     pub elapsed_s: f64,
     /// Submitters per device, direction and stage (`SubmitterKey`).

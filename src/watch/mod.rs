@@ -176,6 +176,9 @@ pub struct WatchRun {
     pub unit_bytes: Option<u64>,
     /// Records the kernel dropped (the perf path's ring overflowed).
     pub lost_records: u64,
+    /// Events the kernel did not run the BPF programs on
+    /// (`Snapshot::missed_events`): the counts are short by at most this.
+    pub missed_events: u64,
     /// What the tracer holds at once, and what went beyond it.
     pub limits: Limits,
     /// Every device watched, the targets' own first.
@@ -226,6 +229,7 @@ impl WatchRun {
             interval_s: opts.interval.as_secs_f64(),
             unit_bytes: opts.unit,
             lost_records: d.lost_records,
+            missed_events: d.missed_events,
             limits: Limits::of(&devices, &stack, &d),
             latency: latency::compare(&stack, &d),
             stack,

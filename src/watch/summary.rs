@@ -150,6 +150,7 @@ pub fn delta(later: &Snapshot, earlier: &Snapshot) -> Snapshot {
         counters,
         latency,
         lost_records: later.lost_records.saturating_sub(earlier.lost_records),
+        missed_events: later.missed_events.saturating_sub(earlier.missed_events),
         elapsed_s: (later.elapsed_s - earlier.elapsed_s).max(0.0),
         submitters,
         cgroups: later.cgroups.clone(),

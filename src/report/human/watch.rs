@@ -87,10 +87,13 @@ fn header(run: &WatchRun, st: &Style) -> String {
     if let Some(n) = &run.trace.note {
         s.push_str(&st.line("", &format!("note: {n}"), "  "));
     }
-    let lost = format!("lost records: {}", run.lost_records);
+    let lost = format!(
+        "lost records: {}, missed events: {}",
+        run.lost_records, run.missed_events
+    );
     s.push_str(&st.line(
         "",
-        &if run.lost_records > 0 {
+        &if run.lost_records > 0 || run.missed_events > 0 {
             st.warn(&lost)
         } else {
             lost

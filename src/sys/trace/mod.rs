@@ -303,6 +303,7 @@ impl Tracer {
                     latency: b.latency().map_err(read)?,
                     submitters: b.submitters().map_err(read)?,
                     legs: b.legs().map_err(read)?,
+                    missed_events: b.missed().map_err(read)?,
                     elapsed_s,
                     ..Snapshot::default()
                 }

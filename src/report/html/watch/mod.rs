@@ -16,12 +16,13 @@ pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
     let mut s = page::heading(2, id, &format!("watch: {name}"));
     let l = &run.limits;
     s.push_str(&page::note(&format!(
-        "{} device(s) watched for {:.1} s; trace: {}, {}; lost records: {}; limits: {} requests not timed (of {} at once), {} I/Os not attributed (of {} submitters), {} I/Os not placed below (of {} legs), {} device(s) not traced (of {}){}; latency timed on 1 in {} requests, chosen by their sector",
+        "{} device(s) watched for {:.1} s; trace: {}, {}; lost records: {}; missed events: {}; limits: {} requests not timed (of {} at once), {} I/Os not attributed (of {} submitters), {} I/Os not placed below (of {} legs), {} device(s) not traced (of {}){}; latency timed on 1 in {} requests, chosen by their sector",
         run.stack.len(),
         run.duration_s,
         run.trace.path,
         run.trace.cost,
         run.lost_records,
+        run.missed_events,
         l.untimed,
         l.max_inflight,
         l.unattributed,

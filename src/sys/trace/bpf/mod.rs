@@ -53,7 +53,7 @@ pub enum Programs<'a> {
 pub struct BpfTrace {
     // Events first: dropping them detaches the programs before the maps go.
     _events: Vec<OwnedFd>,
-    _progs: Vec<OwnedFd>,
+    progs: Vec<OwnedFd>,
     _devs: OwnedFd,
     /// `timers` (typed path) or `inflight` (perf-event path).
     _timing: OwnedFd,
@@ -303,7 +303,7 @@ impl BpfTrace {
         };
         Ok(BpfTrace {
             _events: fds,
-            _progs: progs,
+            progs,
             _devs: devs,
             _timing: timing,
             counts,
@@ -314,6 +314,14 @@ impl BpfTrace {
             slots,
             ncpu,
         })
+    }
+
+    /// Events the kernel did not run a program on (recursion misses,
+    /// `syscall::prog_misses`), summed over the programs.
+    pub fn missed(&self) -> std::io::Result<u64> {
+        self.progs
+            .iter()
+            .try_fold(0u64, |n, p| Ok(n.saturating_add(syscall::prog_misses(p)?)))
     }
 
     /// Every per-CPU value of `key` in `map`, summed word by word.

@@ -12,6 +12,7 @@ const MAP_LOOKUP_ELEM: u32 = 1;
 const MAP_UPDATE_ELEM: u32 = 2;
 const MAP_GET_NEXT_KEY: u32 = 4;
 const PROG_LOAD: u32 = 5;
+const OBJ_GET_INFO_BY_FD: u32 = 15;
 const RAW_TRACEPOINT_OPEN: u32 = 17;
 
 pub const MAP_HASH: u32 = 1;
@@ -176,6 +177,29 @@ pub fn raw_tracepoint_open(prog: &OwnedFd) -> io::Result<OwnedFd> {
         .u32(8, prog.as_raw_fd() as u32)
         .call(RAW_TRACEPOINT_OPEN)
         .map(owned)
+}
+
+/// The bytes of struct bpf_prog_info asked for: up to and including
+/// `recursion_misses` (a u64 at byte 208, since Linux 5.12); an older
+/// kernel fills fewer and leaves the rest zero.
+const PROG_INFO_BYTES: usize = 216;
+
+/// How many times the kernel skipped `prog` because a BPF program was
+/// already running on that CPU (struct bpf_prog_info's
+/// `recursion_misses`: a tracepoint that fires in an interrupt taken
+/// while another tracing program runs is not run, kernel/trace/
+/// bpf_trace.c trace_call_bpf and __bpf_trace_run).
+/// BPF_OBJ_GET_INFO_BY_FD: bpf_fd at 0, info_len at 4, info at 8.
+pub fn prog_misses(prog: &OwnedFd) -> io::Result<u64> {
+    let mut info = [0u8; PROG_INFO_BYTES];
+    Attr::new()
+        .u32(0, prog.as_raw_fd() as u32)
+        .u32(4, PROG_INFO_BYTES as u32)
+        .u64(8, ptr(info.as_mut_ptr()))
+        .call(OBJ_GET_INFO_BY_FD)?;
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&info[208..216]);
+    Ok(u64::from_ne_bytes(w))
 }
 
 /// The verifier log's last non-empty lines, on one line.
