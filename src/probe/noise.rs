@@ -19,9 +19,8 @@
 //! **Weights.** A round measured with windows of W seconds gets the
 //! weight v(W₀) / v(W) (W₀ the plan's `runtime`): the relative precision
 //! of its paired differences, which the tests and the unit fit take
-//! (`stats::moderated_t`), divided by the round's own noise against an
-//! ordinary round's (`RoundNoise::spread`): noise that comes and goes
-//! leaves some rounds far more precise than others.
+//! (`stats::moderated_t`). While every window is the same length every
+//! weight is 1.
 //!
 //! **Set aside.** Per round, the squared deviations of its window parts and
 //! of its paired differences (around each contrast's mean), each over
@@ -91,31 +90,6 @@ pub struct RoundNoise {
     pub set_aside: bool,
 }
 
-/// Terms of an ordinary round's noise a round's own is shrunk toward
-/// ([`RoundNoise::spread`]).
-const SPREAD_PRIOR: f64 = 16.0;
-
-impl RoundNoise {
-    /// The round's variance against an ordinary round's: its
-    /// `noise_ratio` squared, shrunk toward 1 as if [`SPREAD_PRIOR`]
-    /// ordinary terms were averaged with its `cells` (a round of few
-    /// cells says little about its own noise); 1 when unknown. Noise that
-    /// comes and goes (a device's garbage collection, a neighbour's load)
-    /// makes some rounds several times as precise as others: each is
-    /// weighed by its precision, as the ones set aside are by none.
-    /// Judged by the spread of all of a round's differences, not their
-    /// signs, so the weighted means stay unbiased (the argument for
-    /// setting rounds aside).
-    pub fn spread(&self) -> f64 {
-        let r2 = self.noise_ratio * self.noise_ratio;
-        if !r2.is_finite() || r2 <= 0.0 {
-            return 1.0;
-        }
-        let n = self.cells as f64;
-        (n * r2 + SPREAD_PRIOR) / (n + SPREAD_PRIOR)
-    }
-}
-
 /// The model of one run's noise.
 #[derive(Clone, Debug, Default)]
 pub struct NoiseModel {
@@ -133,8 +107,7 @@ impl RoundWeights for NoiseModel {
 
 impl NoiseModel {
     /// The weight of round `round`'s paired differences in `class`: 0 when
-    /// set aside, else v(W₀) / v(W) over the round's own noise
-    /// ([`RoundNoise::spread`]; 1 without a model).
+    /// set aside, else v(W₀) / v(W) (1 without a model).
     pub fn weight(&self, class: NoiseClass, round: u32) -> f64 {
         let Some(r) = self.rounds.iter().find(|r| r.round == round) else {
             return 1.0;
@@ -142,13 +115,12 @@ impl NoiseModel {
         if r.set_aside {
             return 0.0;
         }
-        let window = match self.class(class) {
+        match self.class(class) {
             Some(c) if c.paired_var(r.window_s) > 0.0 => {
                 c.paired_var(self.reference_s) / c.paired_var(r.window_s)
             }
             _ => 1.0,
-        };
-        window / r.spread()
+        }
     }
 
     pub fn class(&self, class: NoiseClass) -> Option<&ClassNoise> {
