@@ -237,14 +237,20 @@ fn auto_takes_bpf_where_the_kernel_allows_it() {
 
 /// This process's perf events, BPF programs and maps.
 fn tracing_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd")
-        .unwrap()
-        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-        .filter(|t| {
-            let t = t.to_string_lossy();
-            t.contains("perf_event") || t.contains("bpf")
-        })
-        .count()
+    fds_of("self", &["perf_event", "bpf"])
+}
+
+/// The descriptors process `pid` holds whose target names one of
+/// `kinds` (0 when it is gone).
+fn fds_of(pid: &str, kinds: &[&str]) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| {
+        d.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .filter(|t| {
+                let t = t.to_string_lossy();
+                kinds.iter().any(|k| t.contains(k))
+            })
+            .count()
+    })
 }
 
 #[test]
@@ -1016,6 +1022,34 @@ fn common_mounts(fs_type: &str) -> usize {
         .count()
 }
 
+/// fio's 8 MiB of 4 KiB O_DIRECT reads of `node` at queue depth 32: the
+/// reads it issued (2048).
+fn fio_reads(node: &str) -> u64 {
+    common::sh(
+        "fio",
+        &[
+            "--name=reads",
+            &format!("--filename={node}"),
+            "--rw=read",
+            "--bs=4k",
+            "--size=8M",
+            "--direct=1",
+            "--ioengine=libaio",
+            "--iodepth=32",
+        ],
+    );
+    2048
+}
+
+/// The reads of `disk` whose latency was timed.
+fn timed_reads(s: &Snapshot, disk: DevNum) -> u64 {
+    s.latency
+        .iter()
+        .filter(|x| (x.dev, x.direction) == (disk, Direction::Read))
+        .map(|x| x.micros_log2.iter().sum::<u64>())
+        .sum()
+}
+
 /// A full table is counted, never silent, on both paths: with room for
 /// one device, four requests in flight and one submitter, the partition
 /// is named as not traced, every read request fio issues at queue depth
@@ -1036,19 +1070,7 @@ fn check_full_tables(prefer: Prefer) -> bool {
         latency_one_in: 1,
     };
     let t = Tracer::start_with(&[grains(disk), grains(part)], prefer, cap).unwrap();
-    common::sh(
-        "fio",
-        &[
-            "--name=full",
-            &format!("--filename={}", l.dev),
-            "--rw=read",
-            "--bs=4k",
-            "--size=8M",
-            "--direct=1",
-            "--ioengine=libaio",
-            "--iodepth=32",
-        ],
-    );
+    fio_reads(&l.dev);
     common::sh("sh", &["-c", &script]);
     let s = t.snapshot().unwrap();
     if !unskipped(&s) {
@@ -1057,12 +1079,7 @@ fn check_full_tables(prefer: Prefer) -> bool {
     drop(t);
     assert_eq!(s.untraced_devices, [part], "{prefer:?}");
     let issued = counters(&s, disk, Direction::Read, Stage::Issue).unwrap();
-    let timed: u64 = s
-        .latency
-        .iter()
-        .filter(|x| (x.dev, x.direction) == (disk, Direction::Read))
-        .map(|x| x.micros_log2.iter().sum::<u64>())
-        .sum();
+    let timed = timed_reads(&s, disk);
     assert!(issued.untimed > 0, "{prefer:?}: 32 in flight, room for 4");
     assert_eq!(timed + issued.untimed, issued.ios, "{prefer:?}");
     assert_eq!(s.submitters.len(), 1, "{prefer:?}: {:#?}", s.submitters);
@@ -1381,7 +1398,7 @@ impl BusyTracer {
         // Attached once it holds its perf event.
         let pid = bpftrace.id().to_string();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while !perf_event_held(&pid) {
+        while fds_of(&pid, &["perf_event"]) == 0 {
             assert!(
                 bpftrace.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline,
                 "bpftrace did not attach"
@@ -1406,16 +1423,6 @@ impl BusyTracer {
             spinners,
         }
     }
-}
-
-/// Whether process `pid` holds a perf event.
-fn perf_event_held(pid: &str) -> bool {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|d| {
-            d.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-                .any(|t| t.to_string_lossy().contains("perf_event"))
-        })
-        .unwrap_or(false)
 }
 
 impl Drop for BusyTracer {
@@ -1453,28 +1460,10 @@ fn skipped_events_are_counted_and_bound_the_counts() {
     let mut reads = 0;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while std::time::Instant::now() < deadline {
-        common::sh(
-            "fio",
-            &[
-                "--name=skips",
-                &format!("--filename={}", l.dev),
-                "--rw=read",
-                "--bs=4k",
-                "--size=8M",
-                "--direct=1",
-                "--ioengine=libaio",
-                "--iodepth=32",
-            ],
-        );
-        reads += 2048;
+        reads += fio_reads(&l.dev);
         let s = t.snapshot().unwrap();
         let issued = counters(&s, disk, Direction::Read, Stage::Issue).unwrap();
-        let timed: u64 = s
-            .latency
-            .iter()
-            .filter(|x| (x.dev, x.direction) == (disk, Direction::Read))
-            .map(|x| x.micros_log2.iter().sum::<u64>())
-            .sum();
+        let timed = timed_reads(&s, disk);
         let missed = s.missed_events;
         assert!(
             issued.ios <= reads && issued.ios + missed >= reads,
