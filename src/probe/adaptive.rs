@@ -257,15 +257,26 @@ pub fn drive(plan: &Plan, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
             let named = e.fit().is_some_and(|f| f.best().unit_bytes.is_some());
             let mut v = match &aim {
                 // Only the cells that can see the unit, and the block-size
-                // curve up to it: the comparisons still open elsewhere
-                // (4 KiB offsets for an 8 KiB unit) cannot change a
+                // curve up to it, of the patterns that pay there: the
+                // comparisons still open elsewhere (4 KiB offsets for an
+                // 8 KiB unit, reads that pay nothing) cannot change a
                 // bracketed verdict, and are counted as undecided if it
                 // comes.
-                Some(a) if a.reason == FocusReason::Unit => [
-                    focus::keys(plan, &planned, a.unit),
-                    focus::curve_keys(&assessed, a.unit, plan.rounds, plan.min_effect),
-                ]
-                .concat(),
+                Some(a) if a.reason == FocusReason::Unit => {
+                    let measured = focus::patterns(&e, a.unit, &params);
+                    [
+                        focus::keys(plan, &planned, a.unit),
+                        focus::curve_keys(&assessed, a.unit, plan.rounds, plan.min_effect),
+                    ]
+                    .concat()
+                    .into_iter()
+                    .filter(|k| {
+                        measured
+                            .as_ref()
+                            .is_none_or(|m| m.contains(&k.cell.pattern))
+                    })
+                    .collect()
+                }
                 Some(a) => [open, focus::keys(plan, &planned, a.unit)].concat(),
                 None if named || settle::pursue(&e, plan.min_effect) => {
                     [open, looking(&e)].concat()

@@ -1,19 +1,19 @@
 //! When measuring may stop: the unit is bracketed and priced, every
-//! pattern the fit leaves out is shown to pay much less, and no small
-//! penalty is left that the rounds could still find.
+//! pattern the fit leaves out has a bound at it, and no small penalty is
+//! left that the rounds could still find.
 
 use super::analyse::{self, Evidence};
 use super::engine::Pattern;
-use super::results::{bounded, paid, PatternPenalty, Penalty};
+use super::results::{PatternPenalty, Penalty};
 use super::sequential::{Assessment, ContrastKind, Params};
 use super::unitfit;
 use super::verdicts;
 
 /// The unit is bracketed already: the fit names one unit strongly against
 /// every other candidate and the block-size curve agrees, every pattern
-/// the fit names has a priced row, and every pattern is resolved
-/// (`resolved`), so the rest of the open contrasts cannot change the
-/// verdict and measuring may stop.
+/// the fit names has a priced row, and every other pattern has a bound
+/// at the unit (`stated`), so the rest of the open contrasts cannot
+/// change the verdict and measuring may stop.
 pub fn settled(e: &Evidence, p: &Params) -> bool {
     let Some(f) = e.fit() else {
         return false;
@@ -26,7 +26,7 @@ pub fn settled(e: &Evidence, p: &Params) -> bool {
             let priced = analyse::priced_rows(e, u, named);
             c.curve.is_none_or(|cu| cu <= u)
                 && measured(e.assessed, u, named, &priced)
-                && resolved(&analyse::pattern_penalties(e, u, named, p), &priced)
+                && stated(&analyse::pattern_penalties(e, u, named, p))
         })
 }
 
@@ -74,11 +74,14 @@ fn measured(assessed: &[Assessment], unit: u64, paying: &[Pattern], priced: &[Pe
     })
 }
 
-/// Every pattern is resolved: it pays (named, or priced above 0), or it
-/// is bounded below half of what the others pay.
-fn resolved(patterns: &[PatternPenalty], priced: &[Penalty]) -> bool {
-    priced.is_empty() || {
-        let paid = paid(priced);
-        patterns.iter().all(|p| p.pays || bounded(p, paid))
-    }
+/// Every pattern pays (named, or priced above 0) or has a bound at the
+/// unit, which the verdict states: "(randwrite only)" once it is below
+/// half what the paying patterns pay (`results::bounded`), else
+/// "(randwrite; randread at most 2.4 %)". Measuring on until that bound
+/// fell below the half (as the run did before) spent the weak devices'
+/// rounds on reads that cannot change the unit: on an 8 KiB unit whose
+/// reads pay 2 % beside 4 % on writes the bound falls below 2 % only by
+/// luck, so the run measured reads on until they were priced above 0.
+fn stated(patterns: &[PatternPenalty]) -> bool {
+    patterns.iter().all(|p| p.pays || p.ci_pct[1].is_finite())
 }
