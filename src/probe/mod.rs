@@ -24,6 +24,7 @@ pub mod run;
 pub mod safety;
 pub mod sequential;
 pub mod settle;
+pub mod spread;
 pub mod stats;
 pub mod target;
 pub mod unitfit;

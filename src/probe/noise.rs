@@ -19,8 +19,10 @@
 //! **Weights.** A round measured with windows of W seconds gets the
 //! weight v(W₀) / v(W) (W₀ the plan's `runtime`): the relative precision
 //! of its paired differences, which the tests and the unit fit take
-//! (`stats::moderated_t`). While every window is the same length every
-//! weight is 1.
+//! (`stats::moderated_t`), times the round's own precision
+//! (`probe::spread`: how far its cells strayed, against an ordinary
+//! round). While every window is the same length and the noise steady,
+//! every weight is about 1.
 //!
 //! **Set aside.** Per round, the squared deviations of its window parts and
 //! of its paired differences (around each contrast's mean), each over
@@ -37,6 +39,7 @@
 
 use super::run::CellSamples;
 use super::sequential::{paired_of, Contrast, NoiseClass, RoundWeights};
+use super::spread;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
@@ -88,6 +91,16 @@ pub struct RoundNoise {
     pub noise_ratio: f64,
     /// Set aside as a high-noise period: not used, not counted.
     pub set_aside: bool,
+    /// Its cells' own precision against an ordinary round's
+    /// (`probe::spread`): the inverse of its residual variance over the
+    /// median round's, shrunk toward 1. Every weight of the round is
+    /// multiplied by it.
+    #[serde(default = "one")]
+    pub precision: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// The model of one run's noise.
@@ -115,12 +128,13 @@ impl NoiseModel {
         if r.set_aside {
             return 0.0;
         }
-        match self.class(class) {
+        let window = match self.class(class) {
             Some(c) if c.paired_var(r.window_s) > 0.0 => {
                 c.paired_var(self.reference_s) / c.paired_var(r.window_s)
             }
             _ => 1.0,
-        }
+        };
+        window * r.precision
     }
 
     pub fn class(&self, class: NoiseClass) -> Option<&ClassNoise> {
@@ -179,6 +193,10 @@ pub fn model(samples: &[CellSamples], contrasts: &[Contrast], reference_s: f64) 
     let kept = kept_of(&rounds);
     let devs = deviations(samples, contrasts, &kept);
     let classes = fit_classes(&parts, &devs, &rounds, &kept);
+    let numbers: Vec<u32> = rounds.iter().map(|r| r.round).collect();
+    for (r, p) in rounds.iter_mut().zip(spread::precisions(samples, &numbers)) {
+        r.precision = p;
+    }
     NoiseModel {
         reference_s,
         classes,
@@ -221,6 +239,7 @@ fn round_list(samples: &[CellSamples]) -> Vec<RoundNoise> {
                 cells: windows.len(),
                 noise_ratio: f64::NAN,
                 set_aside: false,
+                precision: 1.0,
             }
         })
         .collect()

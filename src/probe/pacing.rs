@@ -302,6 +302,7 @@ mod tests {
                 cells: 30,
                 noise_ratio: 1.0,
                 set_aside: false,
+                precision: 1.0,
             }],
         }
     }
