@@ -151,6 +151,7 @@ fn statement(p: &Pacing) -> String {
             ),
         });
     }
+    parts.extend(precision_clause(&p.rounds));
     if !p.set_aside.is_empty() {
         let worst = p
             .rounds
@@ -166,6 +167,20 @@ fn statement(p: &Pacing) -> String {
         ));
     }
     parts.join("; ")
+}
+
+/// `rounds weighed by their own precision, 0.4 to 2.1 × an ordinary
+/// round's (…)`, when the rounds kept differ by 2 × or more.
+fn precision_clause(rounds: &[RoundNoise]) -> Option<String> {
+    let (lo, hi) = rounds
+        .iter()
+        .filter(|r| !r.set_aside && r.precision.is_finite())
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
+            (lo.min(r.precision), hi.max(r.precision))
+        });
+    (lo > 0.0 && hi >= 2.0 * lo).then(|| {
+        format!("rounds weighed by their own precision, {lo:.1} to {hi:.1} × an ordinary round's (how far their cells strayed from the other rounds)")
+    })
 }
 
 /// What the run knows when it picks the next round's window.
@@ -319,6 +334,24 @@ mod tests {
             left_s,
             alpha: 1e-5,
         }
+    }
+
+    #[test]
+    fn the_statement_says_when_rounds_weighed_apart() {
+        let rounds = |ps: &[f64]| -> Vec<RoundNoise> {
+            ps.iter()
+                .enumerate()
+                .map(|(i, &precision)| RoundNoise {
+                    precision,
+                    round: i as u32,
+                    ..model(0.0, 0.0).rounds[0].clone()
+                })
+                .collect()
+        };
+        let c = precision_clause(&rounds(&[0.42, 1.0, 2.1])).unwrap();
+        assert!(c.contains("0.4 to 2.1 × an ordinary round's"), "{c}");
+        assert_eq!(precision_clause(&rounds(&[0.8, 1.0, 1.3])), None);
+        assert_eq!(precision_clause(&[]), None);
     }
 
     #[test]
