@@ -319,7 +319,8 @@ pub(crate) fn without_outliers(xs: &Weighted, scale: f64) -> (Weighted, usize) {
 }
 
 /// How much each round's paired differences weigh in a noise class: the
-/// precision its window gave, 0 for a round set aside (`noise::NoiseModel`
+/// precision its window and its own cells' spread gave (`probe::spread`),
+/// 0 for a round set aside (`noise::NoiseModel`
 /// says it from the noise it measured; the decisions here only read it).
 pub trait RoundWeights {
     fn weight(&self, class: NoiseClass, round: u32) -> f64;

@@ -122,7 +122,7 @@ fn row_residuals(row: &[&CellSamples]) -> Vec<(u32, f64, f64)> {
         .map(|c| {
             c.rounds
                 .iter()
-                .filter(|r| r.iops > 0.0)
+                .filter(|r| r.iops > 0.0 && r.iops.is_finite())
                 .map(|r| (r.round, r.iops.ln()))
                 .collect()
         })
@@ -210,12 +210,17 @@ mod tests {
             .collect()
     }
 
+    /// Uniform noise in [-1, 1) per round and cell.
+    fn uniform(seed: u64) -> Vec<Vec<f64>> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        (0..12)
+            .map(|_| (0..8).map(|_| rng.f64() * 2.0 - 1.0).collect())
+            .collect()
+    }
+
     #[test]
     fn quiet_rounds_weigh_more_than_jittery_ones() {
-        let mut rng = fastrand::Rng::with_seed(4);
-        let z: Vec<Vec<f64>> = (0..12)
-            .map(|_| (0..8).map(|_| rng.f64() * 2.0 - 1.0).collect())
-            .collect();
+        let z = uniform(4);
         // Rounds 4 to 7 ten times as noisy; a penalty and a round level
         // (drift) change nothing.
         let s = cells(&|r, i| {
@@ -234,10 +239,7 @@ mod tests {
 
     #[test]
     fn steady_noise_weighs_every_round_about_alike() {
-        let mut rng = fastrand::Rng::with_seed(5);
-        let z: Vec<Vec<f64>> = (0..12)
-            .map(|_| (0..8).map(|_| rng.f64() * 2.0 - 1.0).collect())
-            .collect();
+        let z = uniform(5);
         let s = cells(&|r, i| 0.03 * z[r as usize][i]);
         let p = precisions(&s, &(0..12).collect::<Vec<_>>());
         assert!(p.iter().all(|w| (0.4..2.5).contains(w)), "{p:?}");
