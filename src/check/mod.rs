@@ -18,6 +18,7 @@ mod portable;
 pub mod stack;
 pub mod start;
 mod structure;
+mod subjects;
 pub mod summary;
 pub mod tools;
 mod verdict;
@@ -106,9 +107,13 @@ pub fn judge(i: Inspection, fail_on: FailOn) -> CheckRun {
     }
     for r in &mut run.targets {
         r.assign_subjects();
-        r.summary = summary::target(r);
+    }
+    subjects::unify(&mut run.targets, &run.assembled);
+    for r in &mut run.targets {
+        let made_from_it = subjects::made_from(r, &run.assembled);
+        r.summary = summary::target(r, &made_from_it);
         r.aligned = r.summary.status.is_clean();
-        r.verdict = verdict::verdict(r);
+        r.verdict = verdict::verdict(r, &made_from_it);
     }
     run.summary = summary::run(&run.targets, &run.assembled, run.errors.len(), fail_on);
     run

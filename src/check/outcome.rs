@@ -118,6 +118,19 @@ impl CheckedTarget {
         }
     }
 
+    /// The findings of each place of the target: its own, each
+    /// partition's, each layer's (`findings::Distinct` counts by place).
+    pub fn places(&self) -> impl Iterator<Item = &[Finding]> {
+        std::iter::once(self.findings.as_slice())
+            .chain(self.partitions.iter().map(|p| p.findings.as_slice()))
+            .chain(
+                self.stack
+                    .iter()
+                    .flat_map(|l| l.walk())
+                    .map(|l| l.findings.as_slice()),
+            )
+    }
+
     /// Every finding of the target and its partitions.
     pub fn all_findings(&self) -> impl Iterator<Item = &Finding> {
         self.findings

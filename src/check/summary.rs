@@ -4,10 +4,12 @@
 //! follows under `--fail-on`.
 
 use super::outcome::{CheckedTarget, TargetSummary};
-use crate::findings::{Counts, FailOn, Finding, Status};
+use crate::findings::{distinct, Code, Counts, FailOn, Finding, Status};
 use crate::layout::PartKind;
 use crate::stack::Layer;
 use serde::{Deserialize, Serialize};
+
+pub use super::subjects::made_from;
 
 /// The whole run in numbers (`summary` at the top of the JSON).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -47,20 +49,98 @@ pub fn layers(r: &CheckedTarget) -> Vec<&Layer> {
         .collect()
 }
 
-pub fn target(r: &CheckedTarget) -> TargetSummary {
+/// A target in numbers. `made_from_it` are the arrays and volume groups
+/// assembled from it (`subjects::made_from`): a problem found in them
+/// (warnings and errors) makes its status too, and their findings count
+/// in its own, each once.
+/// The codes of the warnings and errors at one place of `t`: partition
+/// `number` (its placement, every layer inside it, and the arrays and
+/// groups assembled from it) or, for None, the whole target without a
+/// partition table; each code once, in the order found (the CSV's
+/// `problems`).
+pub fn problems(t: &CheckedTarget, number: Option<u32>, assembled: &[Layer]) -> Vec<Code> {
+    let roots: Vec<&Layer> = match number {
+        Some(n) => t
+            .stack
+            .iter()
+            .filter(|r| r.name == format!("partition {n}"))
+            .collect(),
+        None => t.stack.iter().collect(),
+    };
+    let placement = t
+        .partitions
+        .iter()
+        .filter(|p| Some(p.number) == number)
+        .flat_map(|p| p.findings.iter());
+    let made = super::subjects::made_from_roots(&roots, assembled);
+    let layers = roots
+        .iter()
+        .chain(made.iter())
+        .flat_map(|r| r.walk())
+        .flat_map(|l| l.findings.iter());
+    let mut out: Vec<Code> = Vec::new();
+    for f in placement.chain(layers).filter(|f| f.is_problem()) {
+        if !out.contains(&f.code) {
+            out.push(f.code);
+        }
+    }
+    out
+}
+
+/// The findings of `t` and of the arrays and groups assembled from it,
+/// each once (`findings::distinct`): what its counts count.
+pub fn target_findings<'a>(t: &'a CheckedTarget, made_from_it: &[&'a Layer]) -> Vec<&'a Finding> {
+    let assembled = made_from_it
+        .iter()
+        .flat_map(|a| a.walk())
+        .map(|l| l.findings.as_slice());
+    distinct(t.places().chain(assembled))
+}
+
+/// Every finding of a run, each once, however many places show it (an
+/// LV's filesystem under each PV's disk and in its assembled VG).
+pub fn run_findings<'a>(targets: &'a [CheckedTarget], assembled: &'a [Layer]) -> Vec<&'a Finding> {
+    let places = targets.iter().flat_map(|t| t.places()).chain(
+        assembled
+            .iter()
+            .flat_map(|a| a.walk())
+            .map(|l| l.findings.as_slice()),
+    );
+    distinct(places)
+}
+
+/// The worst status inside an assembled array or group (its layers' and
+/// their findings'): what `-q` says of it.
+pub fn worst(a: &Layer) -> Status {
+    a.walk()
+        .iter()
+        .map(|l| l.status.max(Status::of(&l.findings)))
+        .max()
+        .unwrap_or_default()
+}
+
+pub fn target(r: &CheckedTarget, made_from_it: &[&Layer]) -> TargetSummary {
     let data: Vec<_> = r
         .partitions
         .iter()
         .filter(|p| p.kind != PartKind::Extended)
         .collect();
     let layers = layers(r);
+    let assembled: Vec<&Layer> = made_from_it.iter().flat_map(|a| a.walk()).collect();
+    let assembled_problem = assembled
+        .iter()
+        .map(|l| l.status.max(Status::of(&l.findings)))
+        .filter(|s| !s.is_clean())
+        .max()
+        .unwrap_or_default();
     // A misaligned LV leg has no finding of its own: its status counts too.
     let status = Status::of(r.all_findings())
         .max(data.iter().map(|p| p.status).max().unwrap_or_default())
-        .max(layers.iter().map(|l| l.status).max().unwrap_or_default());
+        .max(layers.iter().map(|l| l.status).max().unwrap_or_default())
+        .max(assembled_problem);
     TargetSummary {
         status,
-        findings: Counts::of(r.all_findings()),
+        findings: Counts::of(target_findings(r, made_from_it)),
         partitions: data.len(),
         partitions_aligned: data.iter().filter(|p| p.status.is_clean()).count(),
         layers: layers.len(),
@@ -77,22 +157,20 @@ pub fn run(
     unchecked: usize,
     fail_on: FailOn,
 ) -> RunSummary {
-    let mut findings = Counts::default();
     let mut status = Status::Aligned;
     let mut incomplete = 0;
     for t in targets {
-        findings.merge(t.summary.findings);
         status = status.max(t.summary.status);
         incomplete += usize::from(t.summary.incomplete);
     }
     for l in assembled {
         let all = l.walk();
-        findings.merge(Counts::of(all.iter().flat_map(|x| x.findings.iter())));
         let worst = all.iter().map(|x| x.status).max().unwrap_or_default();
         status = status.max(worst);
         let mut findings_of_all = all.iter().flat_map(|x| x.findings.iter());
         incomplete += usize::from(findings_of_all.any(Finding::leaves_incomplete));
     }
+    let findings = Counts::of(run_findings(targets, assembled));
     let failing = findings.failing(fail_on);
     if unchecked > 0 {
         // A run that could not read a target is not aligned, whatever the

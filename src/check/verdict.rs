@@ -5,9 +5,11 @@ use super::outcome::CheckedTarget;
 use super::summary;
 use crate::findings::Status;
 use crate::layout::{PartKind, TableKind};
+use crate::stack::Layer;
 
-/// The one-line summary: the status word, then what it comes from.
-pub fn verdict(r: &CheckedTarget) -> String {
+/// The one-line summary: the status word, then what it comes from,
+/// the arrays and volume groups assembled from the target included.
+pub fn verdict(r: &CheckedTarget, made_from_it: &[&Layer]) -> String {
     let sum = &r.summary;
     let registered = if r.partition_table.kind == TableKind::Kernel {
         " registered"
@@ -42,12 +44,28 @@ pub fn verdict(r: &CheckedTarget) -> String {
         let statuses = summary::layers(r).into_iter().map(|l| l.status);
         parts.push(tally(sum.layers, "stack layer", statuses));
     }
+    parts.extend(made_from_it.iter().filter_map(|a| assembled(a)));
     format!(
         "{}: {} ({})",
         sum.status.word(),
         parts.join(", "),
         sum.findings.phrase()
     )
+}
+
+/// "1 of 4 layers untidy in VG vg0 (extent 4 MiB)", for an array or group
+/// assembled from the target with a problem inside; None when clean.
+fn assembled(a: &Layer) -> Option<String> {
+    let all: Vec<&Layer> = a.walk();
+    let status = |l: &&Layer| l.status.max(Status::of(&l.findings));
+    if all.iter().map(status).all(Status::is_clean) {
+        return None;
+    }
+    Some(format!(
+        "{} in {}",
+        tally(all.len(), "layer", all.iter().map(status)),
+        a.name
+    ))
 }
 
 /// The target's damage in a few words each: "primary GPT damaged (the

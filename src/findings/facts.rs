@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where a finding sits, so a flat list (a CSV row, a metric) still says
 /// what it is about.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Subject {
     /// The target as given on the command line; absent for md arrays and

@@ -11,7 +11,7 @@ pub mod status;
 pub use facts::{Facts, LegFact, Subject, SubmitterFact};
 pub use meaning::Meaning;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-pub use status::{Counts, FailOn, Status};
+pub use status::{distinct, Counts, FailOn, Status};
 use std::fmt;
 
 /// How bad a finding is: an error hurts every I/O or breaks the layout, a

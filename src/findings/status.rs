@@ -200,10 +200,60 @@ impl Counts {
     }
 }
 
+/// Each finding once, however many places show it: the first of each,
+/// in order. A finding is one problem where its subject and code are the
+/// same (an LV's filesystem under each PV's disk, in the volume group
+/// assembled from them, and as a target of its own, all given one
+/// subject by `check`); the n-th finding of a code in one place (a
+/// layer's, a partition's, a target's own list) is the n-th in another.
+/// Findings that repeat another's cause (`same_cause_as`) are left out,
+/// as `Counts::of` leaves them out.
+pub fn distinct<'a, P>(places: impl IntoIterator<Item = P>) -> Vec<&'a Finding>
+where
+    P: IntoIterator<Item = &'a Finding>,
+{
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for place in places {
+        let mut nth: Vec<(super::Code, usize)> = Vec::new();
+        for f in place.into_iter().filter(|f| f.counts()) {
+            let n = match nth.iter_mut().find(|(c, _)| *c == f.code) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    nth.push((f.code, 0));
+                    0
+                }
+            };
+            if seen.insert((&f.subject, f.code, n)) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::findings::Code;
+
+    #[test]
+    fn a_finding_shown_in_two_places_counts_once() {
+        let at = |layer: &str| {
+            let mut f = Finding::new(Code::FsStripeHintsMissing, "x");
+            f.subject.layer = Some(layer.into());
+            f
+        };
+        let lv = vec![at("VG v / LV v/lv / ext4")];
+        assert_eq!(distinct([&lv, &lv]).len(), 1);
+        // Two of one code in one place are two; another place's is another.
+        let two = vec![at("VG v / LV v/lv / ext4"), at("VG v / LV v/lv / ext4")];
+        let other = vec![at("partition 1 / ext4")];
+        assert_eq!(distinct([&lv, &two, &other]).len(), 3);
+    }
 
     #[test]
     fn the_worst_finding_decides() {

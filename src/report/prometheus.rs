@@ -243,7 +243,12 @@ pub fn check(run: &CheckRun, stamp: &Stamp) -> String {
             let labels = [target[0], target[1], ("layer", path.as_str())];
             layer_series(l, &labels, &mut layer_aligned, &mut amplification);
         }
-        count_findings(&target, t.all_findings(), &mut totals, &mut by_code);
+        // Each finding once (an LV's filesystem shown under each of its
+        // PVs), those of the arrays and groups assembled from it included,
+        // as the target's summary counts them.
+        let made_from_it = crate::check::summary::made_from(t, &run.assembled);
+        let found = crate::check::summary::target_findings(t, &made_from_it);
+        count_findings(&target, found.into_iter(), &mut totals, &mut by_code);
     }
     for e in &run.errors {
         // The name given, as topology names a disk it could not read.
@@ -260,12 +265,9 @@ pub fn check(run: &CheckRun, stamp: &Stamp) -> String {
         layer_series(l, &labels, &mut layer_aligned, &mut amplification);
     }
     if !run.assembled.is_empty() {
-        let all = run
-            .assembled
-            .iter()
-            .flat_map(|r| r.walk())
-            .flat_map(|l| l.findings.iter());
-        count_findings(&nobody, all, &mut totals, &mut by_code);
+        let places = run.assembled.iter().flat_map(|r| r.walk());
+        let all = crate::findings::distinct(places.map(|l| l.findings.as_slice()));
+        count_findings(&nobody, all.into_iter(), &mut totals, &mut by_code);
     }
     render(&[
         last_run("check", stamp),

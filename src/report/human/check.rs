@@ -34,7 +34,8 @@ pub fn render(run: &CheckRun, st: &Style) -> String {
         if st.quiet {
             for l in &run.assembled {
                 let head = format!("{} (assembled): ", st.bold(&l.name));
-                out.push_str(&st.line(&head, &st.status(l.status), "  "));
+                let status = crate::check::summary::worst(l);
+                out.push_str(&st.line(&head, &st.status(status), "  "));
             }
         } else {
             let _ = writeln!(out, "{}", st.bold("assembled from the targets:"));
