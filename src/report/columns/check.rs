@@ -13,16 +13,43 @@ pub struct PartitionRow<'a> {
     pub target: Option<&'a CheckedTarget>,
     pub partition: Option<&'a CheckedPartition>,
     pub error: Option<&'a TargetError>,
+    /// The codes of the warnings and errors at this row's place
+    /// (`check::summary::problems`), space-separated.
+    pub problems: String,
+}
+
+/// `check::summary::problems` as the CSV writes it.
+fn problems_text(
+    t: &CheckedTarget,
+    number: Option<u32>,
+    assembled: &[crate::stack::Layer],
+) -> String {
+    crate::check::summary::problems(t, number, assembled)
+        .iter()
+        .map(|c| c.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl<'a> PartitionRow<'a> {
     /// The row of partition `p` of `t`.
     pub fn of(t: &'a CheckedTarget, p: &'a CheckedPartition) -> Self {
+        Self::within(t, p, &[])
+    }
+
+    /// The row of partition `p` of `t`, with the problems of what was
+    /// `assembled` from it.
+    fn within(
+        t: &'a CheckedTarget,
+        p: &'a CheckedPartition,
+        assembled: &[crate::stack::Layer],
+    ) -> Self {
         PartitionRow {
             path: &t.path,
             target: Some(t),
             partition: Some(p),
             error: None,
+            problems: problems_text(t, Some(p.number), assembled),
         }
     }
 
@@ -42,7 +69,11 @@ impl<'a> PartitionRow<'a> {
 pub fn partition_rows(run: &crate::check::CheckRun) -> Vec<PartitionRow<'_>> {
     run.targets
         .iter()
-        .flat_map(|t| t.partitions.iter().map(move |p| PartitionRow::of(t, p)))
+        .flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(move |p| PartitionRow::within(t, p, &run.assembled))
+        })
         .collect()
 }
 
@@ -59,15 +90,22 @@ pub fn target_rows(run: &crate::check::CheckRun) -> Vec<PartitionRow<'_>> {
                 target: Some(t),
                 partition: None,
                 error: None,
+                problems: problems_text(t, None, &run.assembled),
             });
         }
-        rows.extend(t.partitions.iter().map(|p| PartitionRow::of(t, p)));
+        let assembled = &run.assembled;
+        rows.extend(
+            t.partitions
+                .iter()
+                .map(|p| PartitionRow::within(t, p, assembled)),
+        );
     }
     rows.extend(run.errors.iter().map(|e| PartitionRow {
         path: &e.path,
         target: None,
         partition: None,
         error: Some(e),
+        problems: String::new(),
     }));
     rows
 }
@@ -151,8 +189,8 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
             .shown_as(|r, st| r.partition.map_or(String::new(), |p| st.status(p.status)))
             .class(|r| r.partition.map(|p| format!("status-{}", p.status.as_str())))
             .help("aligned; untidy: an end or size off 4 KiB or a start off the stripe width (hygiene, a warning); MISALIGNED: the start off its grain (an error: every I/O pays). CSV: true when aligned"),
-        P::csv_only("problems", |r| r.part(|p| problem_codes(&p.findings)))
-            .help("the codes of its warnings and errors, space-separated"),
+        P::csv_only("problems", |r| r.problems.clone())
+            .help("the codes of the warnings and errors of the partition (or, on a target's row without partitions, the whole device): its placement's, every layer's inside it, and those of the md arrays and volume groups assembled from it; each code once, space-separated"),
         P::csv_only("status", |r| r.part(|p| p.status.as_str().into()))
             .help("aligned, untidy or misaligned"),
         P::csv_only("target_status", |r| r.checked(|t| t.summary.status.as_str().into()))
