@@ -17,9 +17,17 @@ pub fn script_refusal(path: &str, c: &Container) -> String {
     )
 }
 
-/// The steps by hand: convert to raw, plan and script that, convert back.
-pub fn manual(p: &DiskPlan, c: &Container) -> Manual {
-    let raw = format!("{}.raw", p.path);
+/// The raw copy of the container at `path` that the steps make, as they
+/// name it (next to it, from the directory they run in).
+pub fn raw_copy(path: &str) -> String {
+    format!("{path}.raw")
+}
+
+/// The steps by hand: convert to raw, plan and script that, run what the
+/// copy needs after its script (`after_script`: a boot sector's hidden
+/// sectors), convert back, check.
+pub fn manual(p: &DiskPlan, c: &Container, after_script: &[String]) -> Manual {
+    let raw = raw_copy(&p.path);
     let back = format!("{}.aligned", p.path);
     let mut why = format!(
         "{} is a {} image: fix a raw copy of its guest disk, then convert that back",
@@ -27,6 +35,9 @@ pub fn manual(p: &DiskPlan, c: &Container) -> Manual {
     );
     if !c.backing.is_empty() {
         why.push_str(" (the copy flattens the backing chain: the new image has no backing file)");
+    }
+    if !after_script.is_empty() {
+        why.push_str("; after its script the copy gets what a moved boot sector needs (the note below says why)");
     }
     Manual {
         partition: None,
@@ -39,6 +50,10 @@ pub fn manual(p: &DiskPlan, c: &Container) -> Manual {
             ),
             format!("diskalign plan {} --script fix.sh", shell_word(&raw)),
             "sh fix.sh".into(),
+        ]
+        .into_iter()
+        .chain(after_script.iter().cloned())
+        .chain([
             format!(
                 "qemu-img convert -p -O {}{} {} {}",
                 qemu_format(c.format),
@@ -47,7 +62,8 @@ pub fn manual(p: &DiskPlan, c: &Container) -> Manual {
                 shell_word(&back)
             ),
             format!("diskalign check {}", shell_word(&back)),
-        ],
+        ])
+        .collect(),
     }
 }
 
