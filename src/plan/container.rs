@@ -43,8 +43,11 @@ pub fn manual(p: &DiskPlan, c: &Container, after_script: &[String]) -> Manual {
         partition: None,
         why,
         commands: vec![
+            // -f: qemu probes a fixed VHD as raw (its footer is at the
+            // end only; `vpc_probe` in qemu's block/vpc.c looks at byte 0).
             format!(
-                "qemu-img convert -p -O raw {} {}",
+                "qemu-img convert -p -f {} -O raw {} {}",
+                qemu_format(c.format),
                 shell_word(&p.path),
                 shell_word(&raw)
             ),
