@@ -17,7 +17,9 @@
 //!
 //! The same guest as a raw image: its hidden-sectors command writes
 //! nothing before the script, and after it writes the new start at the
-//! new start + 0x1C of the image.
+//! new start + 0x1C of the image. And a PV reaching an end off 4 KiB in a
+//! qcow2: its pvresize note names a loop device over the raw copy, and
+//! done there between the first two steps, the steps end clean.
 
 use super::common::{self, bin, sh, sh_status, LoopDev};
 use serde_json::Value;
@@ -321,4 +323,78 @@ fn a_raw_image_s_hidden_sectors_command_writes_the_new_start_after_the_script() 
     let (code, out) = in_dir(work, "diskalign check xp.img");
     assert_eq!(code, 0, "{out}");
     assert_moved_intact(&g, &img, "raw");
+}
+
+/// A note made "then plan again" for a container (a PV reaching an end
+/// off 4 KiB) names a loop device over the raw copy, not over the
+/// container: run alone as printed it harms nothing; done on the copy
+/// between the first two steps (the placeholder node replaced by the
+/// loop device's), the steps end with `check` exiting 0.
+#[test]
+fn a_pv_s_note_in_a_qcow2_works_on_the_raw_copy_between_the_first_steps() {
+    common::require_root();
+    common::require_tool("qemu-img");
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let raw = common::image(dir.path(), "pv.img", 64 * MIB);
+    sh(
+        "sgdisk",
+        &["-o", "-n1:0:+20M", "-n2:0:0", raw.to_str().unwrap()],
+    );
+    {
+        let l = LoopDev::attach(&raw, None);
+        common::lvm("pvcreate", &format!("{}p", l.dev), &[&l.part(2)]);
+    }
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let img = common::qemu_img_convert(&raw, &work.join("pv.qcow2"), "qcow2", &[]);
+    let before = dir.path().join("before.qcow2");
+    std::fs::copy(&img, &before).unwrap();
+    let (t, manual) = planned(&work, "pv.qcow2");
+    let route = &manual[0];
+    let note = t["manual"][1]["commands"][0].as_str().unwrap().to_string();
+    assert!(
+        note.starts_with(
+            "pvresize --setphysicalvolumesize 45068288b LOOPp2 (losetup -P -f --show pv.qcow2.raw)"
+        ),
+        "{t:#}"
+    );
+    assert!(t["manual"][1]["why"]
+        .as_str()
+        .unwrap()
+        .contains("between the first two steps"));
+    for c in manual[1..].iter().flatten().chain(route.iter().skip(1)) {
+        let _ = in_dir(&work, c);
+        let (code, out) = same_guest(&before, &img);
+        assert_eq!(code, 0, "after {c}: {out}");
+        clear_but(&work, &img);
+    }
+    let (code, out) = in_dir(&work, &route[0]);
+    assert_eq!(code, 0, "{out}");
+    {
+        let l = LoopDev::attach(&work.join("pv.qcow2.raw"), None);
+        let cmd = note.replace("LOOPp2 (losetup -P -f --show pv.qcow2.raw)", &l.part(2));
+        let args: Vec<&str> = cmd
+            .split("   #")
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        assert_eq!(args[0], "pvresize", "{cmd}");
+        common::lvm(
+            "pvresize",
+            &format!("{}p", l.dev),
+            &[&["-y"], &args[1..]].concat(),
+        );
+    }
+    for c in &route[1..] {
+        let (code, out) = in_dir(&work, c);
+        let want = if c.starts_with("diskalign plan") {
+            1
+        } else {
+            0
+        };
+        assert_eq!(code, want, "{c}:\n{out}");
+    }
+    let (code, out) = same_guest(&before, &img);
+    assert_eq!(code, 0, "the steps changed the image: {out}");
 }
