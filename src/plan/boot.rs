@@ -151,7 +151,7 @@ pub fn after_script(q: &Partition, before: &Extent, after: &Extent, raw: &str) -
 /// Why a FAT or NTFS partition's boot sector needs its new start.
 fn hidden_sectors_why(n: u32, after: &Extent) -> String {
     format!(
-        "partition {n} is of a FAT or NTFS type: its boot sector records the partition's start as \"hidden sectors\" (BPB offset 0x1C), which boot code (Windows', for one) uses to find the volume; after the move it still holds the old start, the new one is {}. Linux does not read it; to boot from this partition, write the new start there (FAT32 and NTFS also keep a backup boot sector: FAT32 at the sector its BPB names at 0x32, usually 6; NTFS in the partition's last sector; boot code reads the primary, which the command writes; the plan does not read the BPB that places the backup)",
+        "partition {n} is of a FAT or NTFS type: its boot sector records the partition's start as \"hidden sectors\" (BPB offset 0x1C), which boot code (Windows', for one) uses to find the volume; after the move it still holds the old start, the new one is {}. Linux does not read it; to boot from this partition, write the new start there (FAT32 and NTFS also keep a backup boot sector: FAT32 at the sector its BPB names at 0x32, usually 6; NTFS in the sector after the volume's last, which mkntfs makes the partition's last; boot code reads the primary, which the command writes; the plan does not read the BPB that places the backup)",
         after.start_sector
     )
 }
