@@ -17,6 +17,20 @@ pub fn script_refusal(path: &str, c: &Container) -> String {
     )
 }
 
+/// Why `plan --new --script` writes nothing for a container, and how its
+/// guest disk is laid out instead: on a raw copy, converted back.
+pub fn new_disk_refusal(path: &str, c: &Container) -> String {
+    let raw = shell_word(&raw_copy(path));
+    format!(
+        "{path} is a {} image: the script would write the table with sfdisk into the container file, not into its guest disk; lay out a raw copy of it (qemu-img convert -p -f {f} -O raw {p} {raw}, then diskalign plan --new {raw} with the same --sizes) and convert that back (qemu-img convert -p -O {f}{o} {raw} {back})",
+        c.format,
+        f = qemu_format(c.format),
+        o = qemu_options(c),
+        p = shell_word(path),
+        back = shell_word(&format!("{path}.aligned")),
+    )
+}
+
 /// The raw copy of the container at `path` that the steps make, as they
 /// name it (next to it, from the directory they run in).
 pub fn raw_copy(path: &str) -> String {

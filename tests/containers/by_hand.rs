@@ -398,3 +398,55 @@ fn a_pv_s_note_in_a_qcow2_works_on_the_raw_copy_between_the_first_steps() {
     let (code, out) = same_guest(&before, &img);
     assert_eq!(code, 0, "the steps changed the image: {out}");
 }
+
+/// `plan --new` of an empty container proposes the layout for its guest
+/// disk but writes no script (its sfdisk would write the table into the
+/// container file: over a preallocated qcow2's header and into its
+/// clusters); the note says how to lay out a raw copy instead.
+#[test]
+fn plan_new_writes_no_script_for_a_container() {
+    common::require_tool("qemu-img");
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("e.qcow2");
+    sh(
+        "qemu-img",
+        &[
+            "create",
+            "-q",
+            "-f",
+            "qcow2",
+            "-o",
+            "preallocation=full",
+            img.to_str().unwrap(),
+            "64M",
+        ],
+    );
+    let before = dir.path().join("before.qcow2");
+    std::fs::copy(&img, &before).unwrap();
+    let (code, out, err) = run_in(
+        dir.path(),
+        "diskalign plan --new e.qcow2 --sizes 10M,rest --script new.sh",
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(!dir.path().join("new.sh").exists());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no script written: e.qcow2 is a qcow2 image")
+            && err.contains("qemu-img convert -p -f qcow2 -O raw e.qcow2 e.qcow2.raw"),
+        "{err}"
+    );
+    assert!(!out.contains("sfdisk e.qcow2 "), "{out}");
+    assert!(out.contains("note: e.qcow2 is a qcow2 image"), "{out}");
+    let (code, out) = same_guest(&before, &img);
+    assert_eq!(code, 0, "{out}");
+    let (v, code) = common::run_json(&[
+        "plan",
+        "--new",
+        img.to_str().unwrap(),
+        "--sizes",
+        "10M,rest",
+    ]);
+    assert_eq!(code, 1, "{v:#}");
+    assert!(v["script_refused"].is_string(), "{v:#}");
+    assert_eq!(v["partitions"][0]["start_bytes"], MIB);
+}
