@@ -75,10 +75,11 @@ pub enum Disk {
 impl Disk {
     /// Where a note's command for the guest's bytes runs, when that is
     /// not the disk itself: the raw copy, between which steps.
-    fn on_the_copy(&self, when: &str) -> String {
+    fn on_the_copy(&self, how: impl Fn(&str) -> String) -> String {
         match self {
             Disk::Container { path, format, raw } => format!(
-                " {path} is a {format} image: this is done on its raw copy, {raw}, which the steps under \"First:\" make, {when}; written into {path} itself, the bytes would land in the container's clusters, not in its guest disk"
+                " {path} is a {format} image: {}; written into {path} itself, the bytes would land in the container's clusters, not in its guest disk",
+                how(raw)
             ),
             _ => String::new(),
         }
@@ -96,13 +97,12 @@ pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &Disk) -> Vec
         why,
         commands,
     };
-    let after_script = "after sh fix.sh and before the copy is converted back";
     if is(q, BIOS_BOOT) {
         let why = format!("partition {n} is a BIOS boot partition: GRUB's core image in it is addressed by absolute sector numbers (in the boot code of the MBR and in core.img's first sector), so after the move the disk boots only once GRUB is installed again");
         return vec![match disk {
             Disk::Live(d) => note(why, vec![format!("grub-install {}  # after the script, from the system this disk boots", shell_word(d))]),
             Disk::Image(path) | Disk::Container { path, .. } => note(
-                format!("{why}. {path} is an image: run grub-install in the system on it (booted in a VM, or chrooted into its root through a loop device), on that system's name for the disk; run here, grub-install would put this host's GRUB and its /boot/grub into the image's boot code, so no command is printed{}", disk.on_the_copy(after_script)),
+                format!("{why}. {path} is an image: run grub-install in the system on it (booted in a VM, or chrooted into its root through a loop device), on that system's name for the disk; run here, grub-install would put this host's GRUB and its /boot/grub into the image's boot code, so no command is printed{}", disk.on_the_copy(|raw| format!("do it on the raw copy the steps under \"First:\" make, {raw}, after sh fix.sh and before the copy is converted back"))),
                 Vec::new(),
             ),
         }];
@@ -131,7 +131,7 @@ pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &Disk) -> Vec
         Disk::Container { .. } => note(
             format!(
                 "{why}.{}",
-                disk.on_the_copy("where those steps run its command: right after sh fix.sh")
+                disk.on_the_copy(|raw| format!("the command is among the steps under \"First:\", right after sh fix.sh, and writes on the raw copy they make, {raw}"))
             ),
             Vec::new(),
         ),
@@ -264,7 +264,7 @@ mod tests {
         let m = &notes(&ntfs, &b, &a, &qcow2())[0];
         assert!(m.commands.is_empty());
         assert!(
-            m.why.contains("on its raw copy, xp.qcow2.raw,"),
+            m.why.contains("the raw copy they make, xp.qcow2.raw;"),
             "{}",
             m.why
         );

@@ -239,7 +239,7 @@ fn one_format(g: &Guest, format: &str, ext: &str) {
     let route = &manual[0];
     assert!(t["manual"][0].get("partition").is_none(), "{t:#}");
     assert!(route[0].starts_with("qemu-img convert"), "{route:?}");
-    commandless_note(&t, 1, &format!("on its raw copy, {name}.raw,"));
+    commandless_note(&t, 1, &format!("the raw copy they make, {name}.raw;"));
     commandless_note(&t, 2, "a VM's UEFI variables");
     // Alone, out of their order: the notes' commands, and the route's
     // but its first.
