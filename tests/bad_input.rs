@@ -823,7 +823,7 @@ fn containers_are_never_written_as_raw() {
         "{err}"
     );
     assert!(!script.exists());
-    assert!(out.contains("qemu-img convert -p -O raw"), "{out}");
+    assert!(out.contains("qemu-img convert -p -f qcow2 -O raw"), "{out}");
     refused(
         &["probe", q.to_str().unwrap(), "--write", "--destructive"],
         "it is a qcow2 disk image",

@@ -811,11 +811,14 @@ fn a_damaged_primary_gpt_is_rebuilt_from_its_backup() {
     assert_eq!(damaged.len(), 34 * 512);
 }
 
-/// Moving a BIOS boot partition says to run grub-install; moving a FAT
-/// partition (made by mkfs.fat, whose boot sector holds its start as
-/// "hidden sectors") gives the command that writes the new start there,
-/// and that command, run after the script, leaves the field right and
-/// fsck.fat clean.
+/// Moving a BIOS boot partition of an image says where to run
+/// grub-install, and prints no command (run on this host it would put
+/// the host's GRUB into the image); moving a FAT partition (made by
+/// mkfs.fat, whose boot sector holds its start as "hidden sectors") gives
+/// the command that writes the new start there: run before the script it
+/// writes nothing (the new place does not hold the old start yet), run
+/// after it the field is right and fsck.fat clean, and run again it says
+/// so and writes nothing.
 #[test]
 fn boot_partitions_that_move_get_their_notes() {
     require_tool("mkfs.fat");
@@ -861,24 +864,40 @@ fn boot_partitions_that_move_get_their_notes() {
         .as_str()
         .unwrap()
         .contains("BIOS boot partition"));
-    assert!(note(1)["commands"][0]
+    assert_eq!(note(1)["commands"], serde_json::json!([]));
+    assert!(note(1)["why"]
         .as_str()
         .unwrap()
-        .starts_with("grub-install"));
+        .contains("run grub-install in the system on it"));
     assert!(note(2)["why"].as_str().unwrap().contains("hidden sectors"));
     let new_start = v["targets"][0]["partitions"][1]["after"]["start_sector"]
         .as_u64()
         .unwrap();
+    let cmd = note(2)["commands"][0].as_str().unwrap();
+    let before = checksum(path);
+    let (code, out) = sh_status("sh", &["-c", cmd]);
+    assert_eq!(code, 1, "{cmd}: {out}");
+    assert!(out.contains("nothing written"), "{out}");
+    assert_eq!(checksum(path), before, "{cmd} wrote before the script");
     run_ok(&script);
     assert_eq!(
         hidden(new_start * 512),
         10000,
         "the field still has the old start"
     );
-    let cmd = note(2)["commands"][0].as_str().unwrap();
     let (code, out) = sh_status("sh", &["-c", cmd]);
     assert_eq!(code, 0, "{cmd}: {out}");
     assert_eq!(hidden(new_start * 512), new_start as u32);
+    let after = checksum(path);
+    let (code, out) = sh_status("sh", &["-c", cmd]);
+    assert_eq!(
+        (code, out.trim()),
+        (
+            0,
+            format!("hidden sectors already read {new_start}").as_str()
+        )
+    );
+    assert_eq!(checksum(path), after);
     let l = LoopDev::attach(&img, None);
     let (code, out) = sh_status("fsck.fat", &["-n", &l.part(2)]);
     assert_eq!(code, 0, "{out}");

@@ -108,6 +108,10 @@ fn run_new(
         }
         outputs.drop_files(Format::Script);
         code = 2;
+    } else if let (true, Some(why)) = (outputs.has_file(Format::Script), &d.script_refused) {
+        warn(&format!("no script written: {why}"));
+        outputs.drop_files(Format::Script);
+        code |= 2;
     }
     Out {
         outputs: &outputs,

@@ -14,6 +14,13 @@
 //!   "hidden sectors" (BPB offset 0x1C, 4 bytes little-endian); the boot
 //!   code inside it adds that number to find the volume. Linux ignores it,
 //!   boot code does not, and nothing the script runs updates it.
+//!
+//! Every command here writes only to the disk the plan was made for: a
+//! live disk's node, a raw image's path, or for an image container the
+//! raw copy its steps make (a write into the container file would land
+//! in its clusters or metadata, not in the guest). grub-install and
+//! efibootmgr act on the system they run in (its /boot, its firmware's
+//! boot entries), so for an image they are described, not printed.
 
 use super::{Extent, Manual};
 use crate::layout::Partition;
@@ -48,8 +55,39 @@ fn fat_or_ntfs(q: &Partition) -> bool {
         .is_some_and(|b| FAT_NTFS_DOS.contains(&b) || FAT_NTFS_DOS.contains(&(b ^ 0x10)))
 }
 
+/// The disk the commands by hand are for, as the plan names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Disk {
+    /// A live disk: its node.
+    Live(String),
+    /// A raw image file: its path.
+    Image(String),
+    /// An image container, fixed through a raw copy of its guest disk:
+    /// the container's path, its format, and the copy's path as the
+    /// plan's steps for it make it.
+    Container {
+        path: String,
+        format: String,
+        raw: String,
+    },
+}
+
+impl Disk {
+    /// Where a note's command for the guest's bytes runs, when that is
+    /// not the disk itself: the raw copy, between which steps.
+    fn on_the_copy(&self, how: impl Fn(&str) -> String) -> String {
+        match self {
+            Disk::Container { path, format, raw } => format!(
+                " {path} is a {format} image: {}; written into {path} itself, the bytes would land in the container's clusters, not in its guest disk",
+                how(raw)
+            ),
+            _ => String::new(),
+        }
+    }
+}
+
 /// The notes for partition `q` of `disk` moved from `before` to `after`.
-pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &str) -> Vec<Manual> {
+pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &Disk) -> Vec<Manual> {
     if before.start_sector == after.start_sector {
         return Vec::new();
     }
@@ -60,54 +98,87 @@ pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &str) -> Vec<
         commands,
     };
     if is(q, BIOS_BOOT) {
-        return vec![note(
-            format!("partition {n} is a BIOS boot partition: GRUB's core image in it is addressed by absolute sector numbers (in the boot code of the MBR and in core.img's first sector), so after the move the disk boots only once GRUB is installed again"),
-            vec![format!("grub-install {}  # after the script, from the system this disk boots", shell_word(disk))],
-        )];
+        let why = format!("partition {n} is a BIOS boot partition: GRUB's core image in it is addressed by absolute sector numbers (in the boot code of the MBR and in core.img's first sector), so after the move the disk boots only once GRUB is installed again");
+        return vec![match disk {
+            Disk::Live(d) => note(why, vec![format!("grub-install {}  # after the script, from the system this disk boots", shell_word(d))]),
+            Disk::Image(path) | Disk::Container { path, .. } => note(
+                format!("{why}. {path} is an image: run grub-install in the system on it (booted in a VM, or chrooted into its root through a loop device), on that system's name for the disk; run here, grub-install would put this host's GRUB and its /boot/grub into the image's boot code, so no command is printed{}", disk.on_the_copy(|raw| format!("do it on the raw copy the steps under \"First:\" make, {raw}, after sh fix.sh and before the copy is converted back"))),
+                Vec::new(),
+            ),
+        }];
     }
     if is(q, ESP) || is(q, ESP_DOS) {
-        return vec![note(
-            format!("partition {n} is an EFI system partition: firmware boot entries name it by its partition GUID and number, which the move keeps, but they also record its old start and size; if the firmware does not boot it any more, make the entry again"),
-            vec![
+        let why = format!("partition {n} is an EFI system partition: firmware boot entries name it by its partition GUID and number, which the move keeps, but they also record its old start and size; if the firmware does not boot it any more, make the entry again");
+        return vec![match disk {
+            Disk::Live(d) => note(why, vec![
                 "efibootmgr -v  # the entry's HD(...) shows the partition GUID, start and size".into(),
-                format!("efibootmgr -c -d {} -p {n} -L LABEL -l '\\EFI\\...\\LOADER.efi'  # only if needed", shell_word(disk)),
-            ],
-        )];
+                format!("efibootmgr -c -d {} -p {n} -L LABEL -l '\\EFI\\...\\LOADER.efi'  # only if needed", shell_word(d)),
+            ]),
+            Disk::Image(path) | Disk::Container { path, .. } => note(
+                format!("{why}. {path} is an image: its boot entries are in the firmware of the machine that boots it (a VM's UEFI variables), not in this host's, so no efibootmgr command is printed: run efibootmgr -v there"),
+                Vec::new(),
+            ),
+        }];
     }
-    if fat_or_ntfs(q) {
-        return vec![hidden_sectors(n, after, disk)];
+    if !fat_or_ntfs(q) {
+        return Vec::new();
     }
-    Vec::new()
+    let why = hidden_sectors_why(n, after);
+    vec![match disk {
+        Disk::Live(d) | Disk::Image(d) => {
+            note(why, write_start(before, after, d).into_iter().collect())
+        }
+        Disk::Container { .. } => note(
+            format!(
+                "{why}.{}",
+                disk.on_the_copy(|raw| format!("the command is among the steps under \"First:\", right after sh fix.sh, and writes on the raw copy they make, {raw}"))
+            ),
+            Vec::new(),
+        ),
+    }]
 }
 
-/// The note and the command that write the new start into the boot
-/// sector's hidden-sectors field.
-fn hidden_sectors(n: u32, after: &Extent, disk: &str) -> Manual {
-    let why = format!(
-        "partition {n} is of a FAT or NTFS type: its boot sector records the partition's start as \"hidden sectors\" (BPB offset 0x1C), which boot code (Windows', for one) uses to find the volume; after the move it still holds the old start, the new one is {}. Linux does not read it; to boot from this partition, write the new start there (FAT32 and NTFS also keep a backup boot sector: FAT32 at the sector its BPB names at 0x32, usually 6; NTFS in the partition's last sector)",
-        after.start_sector
-    );
-    // The field has 32 bits: a start beyond them cannot be written there.
-    let commands = match u32::try_from(after.start_sector) {
-        Ok(lba) => {
-            let octal: String = lba
-                .to_le_bytes()
-                .iter()
-                .map(|b| format!("\\{b:03o}"))
-                .collect();
-            let at = after.start_bytes.saturating_add(0x1c);
-            vec![format!(
-                "printf '{octal}' | dd of={} bs=1 seek={at} count=4 conv=notrunc  # hidden sectors = {lba}",
-                shell_word(disk)
-            )]
-        }
-        Err(_) => Vec::new(),
-    };
-    Manual {
-        partition: Some(n),
-        why,
-        commands,
+/// The commands the raw copy of an image container gets right after its
+/// script (`sh fix.sh`) for partition `q` moved from `before` to `after`:
+/// what `notes` names for a raw disk, on the copy at `raw`.
+pub fn after_script(q: &Partition, before: &Extent, after: &Extent, raw: &str) -> Vec<String> {
+    if before.start_sector == after.start_sector || !fat_or_ntfs(q) {
+        return Vec::new();
     }
+    write_start(before, after, raw).into_iter().collect()
+}
+
+/// Why a FAT or NTFS partition's boot sector needs its new start.
+fn hidden_sectors_why(n: u32, after: &Extent) -> String {
+    format!(
+        "partition {n} is of a FAT or NTFS type: its boot sector records the partition's start as \"hidden sectors\" (BPB offset 0x1C), which boot code (Windows', for one) uses to find the volume; after the move it still holds the old start, the new one is {}. Linux does not read it; to boot from this partition, write the new start there (FAT32 and NTFS also keep a backup boot sector: FAT32 at the sector its BPB names at 0x32, usually 6; NTFS in the sector after the volume's last, which mkntfs makes the partition's last; boot code reads the primary, which the command writes; the plan does not read the BPB that places the backup)",
+        after.start_sector
+    )
+}
+
+/// The command that writes the new start into the hidden-sectors field
+/// of the boot sector at `after` on `disk`, only while that field still
+/// holds the old start: run before the data has moved, on a volume that
+/// keeps no such field there (exFAT's bytes 0x0B-0x3F must be zero), or
+/// a second time, it writes nothing. None when a start does not fit the
+/// field's 32 bits.
+fn write_start(before: &Extent, after: &Extent, disk: &str) -> Option<String> {
+    let old = u32::try_from(before.start_sector).ok()?;
+    let new = u32::try_from(after.start_sector).ok()?;
+    let at = after.start_bytes.saturating_add(0x1c);
+    let octal: String = new
+        .to_le_bytes()
+        .iter()
+        .map(|b| format!("\\{b:03o}"))
+        .collect();
+    // od -tx1 prints bytes in file order whatever the host's byte order.
+    let hex = |v: u32| -> String { v.to_le_bytes().iter().map(|b| format!("{b:02x}")).collect() };
+    let f = shell_word(disk);
+    Some(format!(
+        "h=$(od -An -tx1 -j {at} -N 4 {f} | tr -d ' \\n'); if [ \"$h\" = {was} ]; then printf '{octal}' | dd of={f} bs=1 seek={at} count=4 conv=notrunc status=none; elif [ \"$h\" = {now} ]; then echo 'hidden sectors already read {new}'; else echo 'the 4 bytes at byte {at} do not read {old}, the old start: nothing written' >&2; false; fi  # hidden sectors {old} -> {new}",
+        was = hex(old),
+        now = hex(new),
+    ))
 }
 
 #[cfg(test)]
@@ -128,29 +199,98 @@ mod tests {
         }
     }
 
+    fn live() -> Disk {
+        Disk::Live("/dev/sdb".into())
+    }
+
+    fn qcow2() -> Disk {
+        Disk::Container {
+            path: "xp.qcow2".into(),
+            format: "qcow2".into(),
+            raw: "xp.qcow2.raw".into(),
+        }
+    }
+
+    /// 63 -> 2048: the old start reads 3f 00 00 00, the new 00 08 00 00.
+    fn write_2048(f: &str) -> String {
+        format!("h=$(od -An -tx1 -j 1048604 -N 4 {f} | tr -d ' \\n'); if [ \"$h\" = 3f000000 ]; then printf '\\000\\010\\000\\000' | dd of={f} bs=1 seek=1048604 count=4 conv=notrunc status=none; elif [ \"$h\" = 00080000 ]; then echo 'hidden sectors already read 2048'; else echo 'the 4 bytes at byte 1048604 do not read 63, the old start: nothing written' >&2; false; fi  # hidden sectors 63 -> 2048")
+    }
+
     #[test]
     fn notes_by_type_only_when_the_start_moves() {
         let (b, a) = (Extent::new(63, 938, 512), Extent::new(2048, 938, 512));
         let bios = part("21686148-6449-6e6f-744e-656564454649");
-        assert!(notes(&bios, &b, &a, "/dev/sdb")[0].commands[0].starts_with("grub-install"));
-        assert!(notes(&bios, &b, &b, "/dev/sdb").is_empty());
-        assert!(notes(&part("0x83"), &b, &a, "/dev/sdb").is_empty());
+        assert_eq!(
+            notes(&bios, &b, &a, &live())[0].commands,
+            ["grub-install /dev/sdb  # after the script, from the system this disk boots"]
+        );
+        assert!(notes(&bios, &b, &b, &live()).is_empty());
+        assert!(notes(&part("0x83"), &b, &a, &live()).is_empty());
         for t in [
             "0x07",
             "0x0c",
             "0x1b",
             "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7",
         ] {
-            let m = notes(&part(t), &b, &a, "d.img");
-            // 2048 = 0x800: bytes 00 08 00 00.
-            assert_eq!(
-                m[0].commands[0],
-                format!("printf '\\000\\010\\000\\000' | dd of=d.img bs=1 seek={} count=4 conv=notrunc  # hidden sectors = 2048", 2048 * 512 + 28),
-                "{t}"
-            );
+            let m = notes(&part(t), &b, &a, &Disk::Image("d.img".into()));
+            assert_eq!(m[0].commands, [write_2048("d.img")], "{t}");
         }
-        assert!(notes(&part("0xef"), &b, &a, "/dev/sdb")[0]
-            .why
-            .contains("EFI system"));
+        let esp = notes(&part("0xef"), &b, &a, &live());
+        assert!(esp[0].why.contains("EFI system"));
+        assert!(esp[0].commands[1].starts_with("efibootmgr -c -d /dev/sdb -p 1 "));
+    }
+
+    /// grub-install and efibootmgr act on the host they run on: for an
+    /// image they are said, not printed.
+    #[test]
+    fn an_image_gets_no_grub_install_nor_efibootmgr() {
+        let (b, a) = (Extent::new(63, 938, 512), Extent::new(2048, 938, 512));
+        for d in [Disk::Image("/i/d.img".into()), qcow2()] {
+            let bios = &notes(&part("21686148-6449-6E6F-744E-656564454649"), &b, &a, &d)[0];
+            assert!(bios.commands.is_empty(), "{d:?}");
+            assert!(bios.why.contains("run grub-install in the system on it"));
+            let esp = &notes(&part("0xef"), &b, &a, &d)[0];
+            assert!(esp.commands.is_empty(), "{d:?}");
+            assert!(esp.why.contains("a VM's UEFI variables"));
+        }
+    }
+
+    /// A container's note names no command: the hidden-sectors command
+    /// names the raw copy, and runs in the steps on it, after the script.
+    #[test]
+    fn a_container_writes_its_start_on_the_raw_copy() {
+        let (b, a) = (Extent::new(63, 938, 512), Extent::new(2048, 938, 512));
+        let ntfs = part("0x07");
+        let m = &notes(&ntfs, &b, &a, &qcow2())[0];
+        assert!(m.commands.is_empty());
+        assert!(
+            m.why.contains("the raw copy they make, xp.qcow2.raw;"),
+            "{}",
+            m.why
+        );
+        assert!(m.why.contains("right after sh fix.sh"), "{}", m.why);
+        assert_eq!(
+            after_script(&ntfs, &b, &a, "xp.qcow2.raw"),
+            [write_2048("xp.qcow2.raw")]
+        );
+        assert!(after_script(&ntfs, &b, &b, "xp.qcow2.raw").is_empty());
+        assert!(after_script(&part("0x83"), &b, &a, "xp.qcow2.raw").is_empty());
+    }
+
+    /// A start beyond 32 bits cannot be written there; a name with
+    /// blanks stays one word.
+    #[test]
+    fn the_field_holds_32_bits_and_a_name_stays_a_word() {
+        let b = Extent::new(63, 938, 512);
+        let far = Extent::new(1 << 32, 938, 512);
+        assert!(notes(&part("0x07"), &b, &far, &live())[0]
+            .commands
+            .is_empty());
+        let a = Extent::new(2048, 938, 512);
+        let c = &notes(&part("0x07"), &b, &a, &Disk::Image("/a b/$x.img".into()))[0].commands[0];
+        assert!(
+            c.contains("-N 4 '/a b/$x.img' |") && c.contains("dd of='/a b/$x.img' "),
+            "{c}"
+        );
     }
 }

@@ -17,9 +17,31 @@ pub fn script_refusal(path: &str, c: &Container) -> String {
     )
 }
 
-/// The steps by hand: convert to raw, plan and script that, convert back.
-pub fn manual(p: &DiskPlan, c: &Container) -> Manual {
-    let raw = format!("{}.raw", p.path);
+/// Why `plan --new --script` writes nothing for a container, and how its
+/// guest disk is laid out instead: on a raw copy, converted back.
+pub fn new_disk_refusal(path: &str, c: &Container) -> String {
+    let raw = shell_word(&raw_copy(path));
+    format!(
+        "{path} is a {} image: the script would write the table with sfdisk into the container file, not into its guest disk; lay out a raw copy of it (qemu-img convert -p -f {f} -O raw {p} {raw}, then diskalign plan --new {raw} with the same --sizes) and convert that back (qemu-img convert -p -O {f}{o} {raw} {back})",
+        c.format,
+        f = qemu_format(c.format),
+        o = qemu_options(c),
+        p = shell_word(path),
+        back = shell_word(&format!("{path}.aligned")),
+    )
+}
+
+/// The raw copy of the container at `path` that the steps make, as they
+/// name it (next to it, from the directory they run in).
+pub fn raw_copy(path: &str) -> String {
+    format!("{path}.raw")
+}
+
+/// The steps by hand: convert to raw, plan and script that, run what the
+/// copy needs after its script (`after_script`: a boot sector's hidden
+/// sectors), convert back, check.
+pub fn manual(p: &DiskPlan, c: &Container, after_script: &[String]) -> Manual {
+    let raw = raw_copy(&p.path);
     let back = format!("{}.aligned", p.path);
     let mut why = format!(
         "{} is a {} image: fix a raw copy of its guest disk, then convert that back",
@@ -28,17 +50,27 @@ pub fn manual(p: &DiskPlan, c: &Container) -> Manual {
     if !c.backing.is_empty() {
         why.push_str(" (the copy flattens the backing chain: the new image has no backing file)");
     }
+    if !after_script.is_empty() {
+        why.push_str("; after its script the copy gets what a moved boot sector needs (the note below says why)");
+    }
     Manual {
         partition: None,
         why,
         commands: vec![
+            // -f: qemu probes a fixed VHD as raw (its footer is at the
+            // end only; `vpc_probe` in qemu's block/vpc.c looks at byte 0).
             format!(
-                "qemu-img convert -p -O raw {} {}",
+                "qemu-img convert -p -f {} -O raw {} {}",
+                qemu_format(c.format),
                 shell_word(&p.path),
                 shell_word(&raw)
             ),
             format!("diskalign plan {} --script fix.sh", shell_word(&raw)),
             "sh fix.sh".into(),
+        ]
+        .into_iter()
+        .chain(after_script.iter().cloned())
+        .chain([
             format!(
                 "qemu-img convert -p -O {}{} {} {}",
                 qemu_format(c.format),
@@ -47,7 +79,8 @@ pub fn manual(p: &DiskPlan, c: &Container) -> Manual {
                 shell_word(&back)
             ),
             format!("diskalign check {}", shell_word(&back)),
-        ],
+        ])
+        .collect(),
     }
 }
 

@@ -14,6 +14,7 @@ use crate::findings::Severity;
 use crate::inspect::{Target, TargetKind};
 use crate::iolimits::Topology;
 use crate::layout::{PartKind, Partition, TableKind};
+use crate::names::shell_word;
 use crate::stack::fs::FsKind;
 use crate::units::{human, lcm_not_zero, KIB, MIB};
 
@@ -71,16 +72,35 @@ pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
         }
     };
     let placed = keep_sgdisk_ends(t, &parts, &contents, grid, end_grain, placed);
-    fill(&mut p, &parts, &contents, &placed, opts);
-    end_notes(&mut p, t, &contents);
+    let disk = boot_disk(t, &p);
+    let after_script = fill(&mut p, &parts, &contents, &placed, opts, &disk);
+    end_notes(&mut p, t, &contents, &disk);
     if identity::gpt_repairable(t) {
         add_gpt_repair(&mut p, t);
     }
-    if let (Some(c), false) = (&t.container, p.is_noop()) {
+    // A container is fixed on a raw copy: its steps come first, also when
+    // only a note by hand (run on that copy) has work.
+    let work = !p.is_noop() || p.manual.iter().any(|m| !m.commands.is_empty());
+    if let (Some(c), true) = (&t.container, work) {
         p.script_refused = Some(container::script_refusal(&p.path, c));
-        p.manual.insert(0, container::manual(&p, c));
+        p.manual.insert(0, container::manual(&p, c, &after_script));
     }
     p
+}
+
+/// The disk the commands by hand write to: a live disk's node, a raw
+/// image's absolute path (as the script names it), or a container's raw
+/// copy.
+fn boot_disk(t: &Target, p: &DiskPlan) -> boot::Disk {
+    match &t.container {
+        Some(c) => boot::Disk::Container {
+            path: p.path.clone(),
+            format: c.format.to_string(),
+            raw: container::raw_copy(&p.path),
+        },
+        None if t.kind == TargetKind::Image => boot::Disk::Image(p.identity.script_path.clone()),
+        None => boot::Disk::Live(p.identity.script_path.clone()),
+    }
 }
 
 /// The primary GPT rebuilt from its backup, right after the backups and
@@ -330,8 +350,14 @@ fn compensated_note(number: u32, c: &Content, grain: u64) -> super::Manual {
 }
 
 /// A partition's device node, for the commands run by hand: the kernel's
-/// on a live disk, else what `losetup -P` makes of the image.
-fn node(t: &Target, number: u32) -> String {
+/// on a live disk, else what `losetup -P` makes of the raw image: for a
+/// container, of its raw copy (a loop device over the container file
+/// shows the container's bytes, not its guest disk).
+fn node(t: &Target, number: u32, disk: &boot::Disk) -> String {
+    let image = match disk {
+        boot::Disk::Container { raw, .. } => raw.clone(),
+        _ => t.path.display().to_string(),
+    };
     match &t.disk {
         Some(d) => d
             .partitions
@@ -341,7 +367,10 @@ fn node(t: &Target, number: u32) -> String {
                 || format!("{}{number}", d.device.display()),
                 |k| format!("/dev/{}", k.name),
             ),
-        None => format!("LOOPp{number} (losetup -P -f --show {})", t.path.display()),
+        None => format!(
+            "LOOPp{number} (losetup -P -f --show {})",
+            shell_word(&image)
+        ),
     }
 }
 
@@ -349,7 +378,7 @@ fn node(t: &Target, number: u32) -> String {
 /// what lives in the partition needs it (a PV, an XFS, data it does not
 /// recognise): the command that makes that content end sooner, and then
 /// plan again, which brings the end down.
-fn end_notes(p: &mut DiskPlan, t: &Target, contents: &[Content]) {
+fn end_notes(p: &mut DiskPlan, t: &Target, contents: &[Content], disk: &boot::Disk) {
     let grain = p.end_grain_bytes.max(1);
     let mut notes = Vec::new();
     for (x, c) in p.partitions.iter().zip(contents) {
@@ -359,15 +388,21 @@ fn end_notes(p: &mut DiskPlan, t: &Target, contents: &[Content]) {
             continue;
         }
         let to = end - end % grain - x.after.start_bytes;
+        let mut why = format!(
+            "ends at byte {end}, not on a {} boundary, and what lives in it ({}) reaches that end; the end can come down to byte {} once that ends within the first {to} bytes",
+            human(grain),
+            c.what,
+            end - end % grain
+        );
+        if let boot::Disk::Container { path, format, raw } = disk {
+            why.push_str(&format!(
+                ". {path} is a {format} image: this is done on its raw copy, {raw}, between the first two steps under \"First:\" (after qemu-img convert makes it, before diskalign plans it); a loop device over {path} itself shows the container's bytes, not its guest disk"
+            ));
+        }
         notes.push(super::Manual {
             partition: Some(x.number),
-            why: format!(
-                "ends at byte {end}, not on a {} boundary, and what lives in it ({}) reaches that end; the end can come down to byte {} once that ends within the first {to} bytes",
-                human(grain),
-                c.what,
-                end - end % grain
-            ),
-            commands: c.shrink_by_hand(&node(t, x.number), to),
+            why,
+            commands: c.shrink_by_hand(&node(t, x.number, disk), to),
         });
     }
     p.manual.extend(notes);
@@ -401,14 +436,16 @@ fn no_room(e: layout::NoRoom, parts: &[Partition], contents: &[Content], ss: u64
     )
 }
 
-/// The partitions before and after, the steps, the estimate.
+/// The partitions before and after, the steps, the estimate; returns
+/// what a container's raw copy needs right after its script.
 fn fill(
     p: &mut DiskPlan,
     parts: &[Partition],
     contents: &[Content],
     placed: &[Placed],
     opts: &PlanOptions,
-) {
+    disk: &boot::Disk,
+) -> Vec<String> {
     let ss = p.sector_size;
     let mut table: Vec<Entry> = parts
         .iter()
@@ -422,6 +459,7 @@ fn fill(
     let mut vgs = Vec::new();
     let mut shrinks = Vec::new();
     let mut zero_tails = Vec::new();
+    let mut after_script = Vec::new();
     for ((q, c), n) in parts.iter().zip(contents).zip(placed) {
         let before = Extent::new(
             q.first_lba,
@@ -460,8 +498,10 @@ fn fill(
             };
             zero_tails.push((q.number, cut));
         }
-        p.manual
-            .extend(boot::notes(q, &before, &after, &p.identity.script_path));
+        p.manual.extend(boot::notes(q, &before, &after, disk));
+        if let boot::Disk::Container { raw, .. } = disk {
+            after_script.extend(boot::after_script(q, &before, &after, raw));
+        }
         if compensated(c.data_offset_bytes, p.end_grain_bytes, ss) != 0 {
             p.manual
                 .push(compensated_note(q.number, c, p.start_grain_bytes));
@@ -532,4 +572,5 @@ fn fill(
     // Each byte is read and written twice: into the staging file, then to
     // its place.
     p.estimated_seconds = 2.0 * p.bytes_to_move as f64 / opts.throughput.max(1) as f64;
+    after_script
 }

@@ -66,6 +66,11 @@ pub struct NewDisk {
     /// What the disk's own identify data advises before it is laid out:
     /// `nvme-format-4k-available` (never run).
     pub advice: Vec<Finding>,
+    /// Why `--script` writes nothing although the layout fits: the target
+    /// is an image container, whose guest disk is laid out on a raw copy
+    /// (sfdisk on the container file would write into its clusters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script_refused: Option<String>,
 }
 
 /// Lay out `sizes` on the empty disk `t`.
@@ -92,7 +97,12 @@ pub fn plan(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
             .and_then(|d| declared::format_advice(says, &d.device.display().to_string()))
             .into_iter()
             .collect(),
+        script_refused: None,
     };
+    d.script_refused = t
+        .container
+        .as_ref()
+        .map(|c| super::container::new_disk_refusal(&d.path, c));
     if let Some(why) = not_empty(t) {
         d.refused.push(why);
         return d;

@@ -296,6 +296,7 @@ mod tests {
             notes: vec![],
             refused: vec![],
             advice: vec![],
+            script_refused: None,
         }
     }
 

@@ -267,11 +267,16 @@ pub fn human_new(d: &NewDisk, st: &Style) -> String {
         st,
         "  ",
     ));
-    out.push_str(&format!("  sfdisk script (sfdisk {} < FILE):\n", d.path));
+    match &d.script_refused {
+        // A container's guest is laid out on a raw copy: sfdisk on the
+        // container file would write into its clusters.
+        Some(_) => out.push_str("  sfdisk script (for a raw copy of the image, not for the image file: see the note):\n"),
+        None => out.push_str(&format!("  sfdisk script (sfdisk {} < FILE):\n", d.path)),
+    }
     for l in d.sfdisk_script.lines() {
         out.push_str(&format!("    {l}\n"));
     }
-    for n in &d.notes {
+    for n in d.notes.iter().chain(&d.script_refused) {
         out.push_str(&format!("  {} {n}\n", st.warn("note:")));
     }
     out

@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod by_hand;
 mod check;
 mod patch;
 mod qcow2;
