@@ -360,3 +360,69 @@ fn bad_zone_attributes_are_named() {
         std::fs::write(q.join(file), good).unwrap();
     }
 }
+
+/// A healthy host's LVM (tests/fixtures/sysfs/lvm-internal, the names
+/// and uuids lvm2 2.03.16 gave in the guest of VM scenario 28): `check`
+/// with no target names the disk and the LVs people use (the thin LV,
+/// the RAID1 LV), not the thin pool's _tmeta, _tdata, -tpool and pool
+/// device nor the RAID1's _rmeta_0 and _rimage_0, which are in the disk's
+/// stack among its holders; nothing is said about a first partition on
+/// an LV, so a tiny _tmeta on a 512/512 disk (fdisk at sector 34) warns
+/// nothing, and cron's exit status is 0. Named, an internal device is
+/// still checked.
+#[test]
+fn devices_inside_a_layer_are_in_its_stack_not_targets() {
+    let root = fixture("lvm-internal");
+    let (doc, code) = run_json(&["--sysfs-root", &root, "check"]);
+    let paths: Vec<&str> = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["/dev/dm-4", "/dev/dm-7", "/dev/vda"], "{doc}");
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["summary"]["exit_status"], 0);
+    let vda = &doc["targets"][2];
+    assert_eq!(vda["partitionable"], true);
+    let holders: Vec<&str> = vda["stack"][0]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["holder"]["dm_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        holders,
+        [
+            "vg-pool_tmeta",
+            "vg-pool_tdata",
+            "vg-r1_rmeta_0",
+            "vg-r1_rimage_0"
+        ]
+    );
+    let tpool = &vda["stack"][0]["children"][0]["children"][0];
+    assert_eq!(tpool["holder"]["dm_name"], "vg-pool-tpool");
+    assert_eq!(tpool["children"][1]["holder"]["dm_name"], "vg-thin");
+    for lv in &doc["targets"].as_array().unwrap()[..2] {
+        assert_eq!(lv["partitionable"], false, "{lv}");
+        assert!(!codes(lv).contains(&"tools-disagree".to_string()), "{lv}");
+    }
+    // Named, the thin pool's metadata is checked: the starts are in the
+    // JSON, but no one is told where fdisk would put a partition on it.
+    let (doc, code) = run_json(&["--sysfs-root", &root, "check", "/dev/dm-0"]);
+    let t = &doc["targets"][0];
+    assert_eq!(t["path"], "/dev/dm-0");
+    assert_eq!(t["first_start_bytes"]["fdisk"], 17408, "{t}");
+    assert!(!codes(t).contains(&"tools-disagree".to_string()), "{t}");
+    assert_eq!(code, 0);
+    let (out, _) = run(&["--sysfs-root", &root, "--color", "never", "check", "dm-0"]);
+    assert!(!out.contains("first start on an empty disk"), "{out}");
+    // topology still lists every disk, each dm device with its names.
+    let (doc, _) = topo("lvm-internal");
+    let tmeta = &doc["disks"][0];
+    assert_eq!(tmeta["name"], "dm-0");
+    assert_eq!(tmeta["dm"]["name"], "vg-pool_tmeta");
+    assert!(tmeta["dm"]["uuid"].as_str().unwrap().ends_with("-tmeta"));
+    assert!(doc["disks"][8].get("dm").is_none(), "{}", doc["disks"][8]);
+    assert_eq!(doc["disks"].as_array().unwrap().len(), 9);
+}

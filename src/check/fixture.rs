@@ -85,6 +85,7 @@ pub fn disk(size: u64, registered: Vec<KernelPartition>) -> Disk {
         transport: Transport::Sata,
         usb: None,
         backing_file: None,
+        dm: None,
         slaves: vec![],
         holders: vec![],
         partitions: registered,

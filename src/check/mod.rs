@@ -149,7 +149,11 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
     }
     let first_start_bytes = tools::first_starts(&view, table.kind == TableKind::Mbr);
     let empty = t.table.partitions.is_empty();
-    if first_start_bytes.any_fits(t.size, view.lbs) {
+    // Where the tools would start a first partition is said only of a
+    // device people partition: not of an LV, a dm-crypt mapping or a
+    // partition.
+    let partitionable = t.partitionable();
+    if partitionable && first_start_bytes.any_fits(t.size, view.lbs) {
         findings.extend(disagree::first_start_findings(
             &t.topology,
             &view,
@@ -217,6 +221,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
         },
         partitions,
         first_start_bytes,
+        partitionable,
         portable,
         stack,
         aligned: false,
@@ -224,5 +229,82 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
         findings,
         summary: outcome::TargetSummary::default(),
         next: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Severity;
+    use crate::inspect::TargetKind;
+    use crate::iolimits::Topology;
+    use crate::layout::Table;
+    use crate::topology::DmIds;
+
+    const MIB: u64 = 1 << 20;
+
+    /// A 4 MiB device of 512/512 with no table, of `kind`, a dm device
+    /// named `dm` (name, uuid) when given: on a disk of at most 4 x 1 MiB
+    /// fdisk drops its grain and would start a first partition at sector
+    /// 34, off 4 KiB, where parted and sgdisk start at 1 MiB.
+    fn tiny(kind: TargetKind, dm: Option<(&str, &str)>) -> CheckedTarget {
+        let mut t = fixture::image(4 * MIB, Topology::IMAGE_DEFAULT, vec![]);
+        t.table = Table::none(512);
+        t.kind = kind;
+        if kind != TargetKind::Image {
+            let mut d = fixture::disk(4 * MIB, vec![]);
+            d.dm = dm.map(|(name, uuid)| DmIds {
+                name: Some(name.into()),
+                uuid: Some(uuid.into()),
+            });
+            t.disk = Some(d);
+        }
+        target(t, &mut inherit::Regions::new())
+    }
+
+    fn disagree(r: &CheckedTarget) -> Option<Severity> {
+        r.findings
+            .iter()
+            .find(|f| f.code == Code::ToolsDisagree)
+            .map(|f| f.severity)
+    }
+
+    const TMETA: (&str, &str) = (
+        "vg-pool_tmeta",
+        "LVM-lWlBztvd5yK7ZUbkIBc5hqgrt20s6z64eM6QHaDKrLiPBchb5Wal0RFcQw02W8Hq-tmeta",
+    );
+
+    #[test]
+    fn first_partition_advice_only_where_people_partition() {
+        // A whole disk and an image: the tools disagree, and fdisk's
+        // start is off 4 KiB: a warning.
+        for kind in [TargetKind::Disk, TargetKind::Image] {
+            let r = tiny(kind, None);
+            assert!(r.partitionable, "{kind}");
+            assert_eq!(disagree(&r), Some(Severity::Warning), "{kind}");
+        }
+        // A multipath map is a disk, partitioned through kpartx.
+        let r = tiny(TargetKind::Disk, Some(("mpatha", "mpath-3600508b4")));
+        assert!(r.partitionable);
+        assert_eq!(disagree(&r), Some(Severity::Warning));
+        // An LV (a thin pool's metadata, an LV people use), a dm-crypt
+        // mapping, a kpartx partition map, a table made by hand, a
+        // partition: nothing said, and the starts stay in the JSON.
+        for (kind, dm) in [
+            (TargetKind::Disk, Some(TMETA)),
+            (TargetKind::Disk, Some(("vg-root", &TMETA.1[..68]))),
+            (
+                TargetKind::Disk,
+                Some(("luks-0f3c", "CRYPT-LUKS2-0f3c-luks-0f3c")),
+            ),
+            (TargetKind::Disk, Some(("mpatha1", "part1-mpath-3600508b4"))),
+            (TargetKind::Disk, Some(("off1", ""))),
+            (TargetKind::Partition, None),
+        ] {
+            let r = tiny(kind, dm);
+            assert!(!r.partitionable, "{kind} {dm:?}");
+            assert_eq!(disagree(&r), None, "{kind} {dm:?}");
+            assert_eq!(r.first_start_bytes.fdisk, 34 * 512, "{kind} {dm:?}");
+        }
     }
 }

@@ -88,6 +88,12 @@ pub struct CheckedTarget {
     pub partition_table: CheckedTable,
     pub partitions: Vec<CheckedPartition>,
     pub first_start_bytes: FirstStarts,
+    /// Whether people partition this device: false for a partition and
+    /// for a device-mapper device other than a multipath map (an LV, a
+    /// dm-crypt mapping), where `first_start_bytes` is advice nobody
+    /// takes. True when a saved run read back lacks it (written before).
+    #[serde(default = "partitionable_by_default")]
+    pub partitionable: bool,
     /// Every start on 1 MiB and every end on 4 KiB: stays aligned whatever
     /// plausible topology the disk is moved to.
     pub portable: bool,
@@ -106,6 +112,12 @@ pub struct CheckedTarget {
     /// partition target's disk whole for it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
+}
+
+/// A saved check run written before `partitionable` was: every target
+/// was advised as a disk people partition.
+fn partitionable_by_default() -> bool {
+    true
 }
 
 impl CheckedTarget {

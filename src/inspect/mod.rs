@@ -16,7 +16,7 @@ use crate::stack::assemble;
 use crate::stack::map::SharedReader;
 use crate::stack::walk::Pending;
 use crate::stack::Layer;
-use crate::topology::{Disk, Sysfs, Topology, TopologyOverride};
+use crate::topology::{dm, Disk, Sysfs, Topology, TopologyOverride};
 use resolve::Resolved;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -153,6 +153,17 @@ impl Target {
             .to_string()
     }
 
+    /// Whether people partition this target: a whole disk (but a dm
+    /// device other than a multipath map, [`Disk::partitionable`]) or an
+    /// image; never a partition.
+    pub fn partitionable(&self) -> bool {
+        match self.kind {
+            TargetKind::Partition => false,
+            TargetKind::Image => true,
+            TargetKind::Disk => self.disk.as_ref().is_none_or(Disk::partitionable),
+        }
+    }
+
     /// The kernel's BLKBSZGET for partition `number`, when read.
     pub fn node_block_size(&self, number: u32) -> Option<u32> {
         self.node_block_sizes
@@ -208,7 +219,11 @@ pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
     out
 }
 
-/// The device nodes of every disk of this machine (or of the sysfs tree).
+/// The device nodes of every disk of this machine (or of the sysfs
+/// tree), but those that exist only inside another layer (an LVM sub-LV
+/// or layer device, an opened dm-crypt mapping, a kpartx partition map:
+/// `topology::dm`): they are in the stack of the device they are built
+/// from, among its holders, and checked as targets only when named.
 pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, TargetError> {
     let names = sysfs.default_disks().map_err(|e| {
         TargetError::new(
@@ -216,8 +231,14 @@ pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, TargetError> {
             format!("cannot list disks: {e}"),
         )
     })?;
+    let internal = |name: &str| {
+        sysfs
+            .dm_ids(name)
+            .is_some_and(|ids| matches!(dm::role(&ids), dm::Role::Internal(_)))
+    };
     Ok(names
         .into_iter()
+        .filter(|n| !internal(n))
         .map(|n| PathBuf::from("/dev").join(n))
         .collect())
 }

@@ -44,10 +44,11 @@ fn walk_holders(
             .and_then(|s| s.parse::<u64>().ok())
             .unwrap_or(0)
             .saturating_mul(512);
+        let dm = sysfs.dm_ids(&name).unwrap_or_default();
         let info = HolderInfo {
             kernel_name: name.clone(),
-            dm_name: read_str(&hdir.join("dm/name")),
-            dm_uuid: read_str(&hdir.join("dm/uuid")),
+            dm_name: dm.name,
+            dm_uuid: dm.uuid,
             md_level: read_str(&hdir.join("md/level")),
         };
         let what = match (&info.dm_uuid, &info.md_level) {

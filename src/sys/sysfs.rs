@@ -19,6 +19,17 @@ pub struct KernelPartition {
     pub alignment_offset: i64,
 }
 
+/// A device-mapper device's own names, as its creator gave them: sysfs
+/// `dm/name` (its /dev/mapper name) and `dm/uuid` (`LVM-...`,
+/// `CRYPT-...`, `mpath-...`, `part1-...`; none for a plain `dmsetup
+/// create`). Only a dm device has a `dm/` directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DmIds {
+    pub name: Option<String>,
+    pub uuid: Option<String>,
+}
+
 /// A sysfs tree: `/sys` or a fixture copy of one.
 #[derive(Clone, Debug)]
 pub struct Sysfs {
@@ -134,6 +145,16 @@ impl Sysfs {
             })
             .filter(|name| read_num::<u64>(&self.block_dir(name).join("size")).unwrap_or(0) > 0)
             .collect())
+    }
+
+    /// The dm names of block device `name`; None when it is not a
+    /// device-mapper device (it has no `dm/` directory).
+    pub fn dm_ids(&self, name: &str) -> Option<DmIds> {
+        let dir = self.block_dir(name).join("dm");
+        dir.is_dir().then(|| DmIds {
+            name: read_str(&dir.join("name")),
+            uuid: read_str(&dir.join("uuid")),
+        })
     }
 
     /// True when `name` is a whole disk in this tree.

@@ -2,6 +2,7 @@
 //! from sysfs and from ioctls, transport, identity, and sanity hints.
 
 pub mod declared;
+pub mod dm;
 mod hints;
 mod overrides;
 mod survey;
@@ -9,7 +10,7 @@ mod transport;
 
 pub use crate::iolimits::{is_misaligned_marker, Topology, ZoneModel, Zones};
 pub use crate::sys::ioctl::IoctlValues;
-pub use crate::sys::sysfs::{KernelPartition, Sysfs};
+pub use crate::sys::sysfs::{DmIds, KernelPartition, Sysfs};
 pub use declared::Declared;
 pub use hints::{hints, limit_hints, stacked_offset_why};
 pub use overrides::TopologyOverride;
@@ -59,6 +60,10 @@ pub struct Disk {
     pub usb: Option<UsbBridge>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backing_file: Option<String>,
+    /// A device-mapper device's own names (sysfs `dm/name`, `dm/uuid`);
+    /// absent for any other disk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dm: Option<DmIds>,
     pub slaves: Vec<String>,
     pub holders: Vec<String>,
     pub partitions: Vec<KernelPartition>,
@@ -72,6 +77,22 @@ pub struct Disk {
     /// Why `declared` is None, in one line (`device_says_note`).
     #[serde(rename = "device_says_note", skip_serializing_if = "Option::is_none")]
     pub declared_note: Option<String>,
+}
+
+impl Disk {
+    /// What this disk is to device-mapper; None when it is no dm device.
+    pub fn dm_role(&self) -> Option<dm::Role> {
+        self.dm.as_ref().map(dm::role)
+    }
+
+    /// Whether people partition this disk: every disk but a dm device
+    /// other than a multipath map. The kernel reads no table on a dm
+    /// device (drivers/md/dm.c `alloc_dev`: one minor, GENHD_FL_NO_PART); an LV or a
+    /// dm-crypt mapping holds a filesystem or another layer, and a
+    /// multipath map is a disk, partitioned through kpartx.
+    pub fn partitionable(&self) -> bool {
+        matches!(self.dm_role(), None | Some(dm::Role::Multipath))
+    }
 }
 
 /// The unit serial number from a raw SCSI VPD page 0x80 (`device/vpd_pg80`):
@@ -189,6 +210,7 @@ impl Sysfs {
             transport,
             usb,
             backing_file: read_str(&dir.join("loop/backing_file")),
+            dm: self.dm_ids(name),
             slaves,
             holders: list_dir(&dir.join("holders")),
             partitions: self.partitions(name),

@@ -242,9 +242,13 @@ fn target(out: &mut String, r: &CheckedTarget, st: &Style) {
     }
     // Where the tools would start on an empty disk: advice about a disk
     // that is not this one once it has partitions (-v shows it), and
-    // about nothing on one too small for any partition.
+    // about nothing on one too small for any partition or one nobody
+    // partitions (an LV, a dm-crypt mapping, a partition).
     let lbs = u64::from(r.topology.logical_block_size);
-    if (r.partitions.is_empty() || st.verbose) && r.first_start_bytes.any_fits(r.size_bytes, lbs) {
+    if r.partitionable
+        && (r.partitions.is_empty() || st.verbose)
+        && r.first_start_bytes.any_fits(r.size_bytes, lbs)
+    {
         let f = &r.first_start_bytes;
         let _ = writeln!(
             out,

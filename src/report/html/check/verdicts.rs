@@ -145,8 +145,9 @@ pub fn tools(fig: &str, t: &CheckedTarget) -> String {
         &t.partitions.iter().collect::<Vec<_>>(),
     );
     let first = t.first_start_bytes;
-    if !first.any_fits(t.size_bytes, u64::from(t.topology.logical_block_size)) {
-        // Too small for any partition: where the tools start says nothing.
+    if !t.partitionable || !first.any_fits(t.size_bytes, u64::from(t.topology.logical_block_size)) {
+        // Nobody partitions it (an LV, a partition), or it is too small
+        // for any partition: where the tools start says nothing.
         return s;
     }
     let starts: [First; 3] = [
