@@ -21,7 +21,7 @@ fn refused(args: &[&str], says: &str) {
 /// A file with every block allocated (a probe refuses sparse ones).
 fn filled(dir: &std::path::Path) -> String {
     let p = dir.join("filled.img");
-    std::fs::write(&p, vec![7u8; 8 << 20]).unwrap();
+    filled_file(&p, 8 << 20, 7);
     p.display().to_string()
 }
 

@@ -214,7 +214,7 @@ fn every_serialized_key_is_in_docs_json_md() {
     add("check", &declared, &mut seen);
     // A probe of a filled file, the smallest grid.
     let file = dir.path().join("probe.img");
-    std::fs::write(&file, vec![1u8; 16 << 20]).unwrap();
+    filled_file(&file, 16 << 20, 1);
     let (doc, _) = run_json(&[
         "probe",
         file.to_str().unwrap(),
@@ -684,7 +684,7 @@ fn documents_read_back_as_written() {
     round_trip::<Document<CheckRun>>(&b, &mut seen);
     round_trip::<Document<Comparison>>(&compared(&a, &b), &mut seen);
     let file = dir.path().join("probe.img");
-    std::fs::write(&file, vec![1u8; 16 << 20]).unwrap();
+    filled_file(&file, 16 << 20, 1);
     let (probe, _) = run_json(&[
         "probe",
         file.to_str().unwrap(),
