@@ -132,11 +132,9 @@ fn odd_targets() {
         .success());
     let sock = dir.path().join("sock");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-    let d = dir.path().display().to_string();
     for t in [
         &fifo.display().to_string(),
         &sock.display().to_string(),
-        &d,
         "/dev/null",
     ] {
         refused(&["check", t], "not a block device or a regular file");
@@ -159,6 +157,85 @@ fn odd_targets() {
     assert_eq!(doc["targets"][0]["size_bytes"], 1u64 << 60, "{doc:#}");
     assert!(code == 0 || code == 1, "{doc:#}");
     refused(&["probe", &h], "sparse file");
+}
+
+/// A directory is named as one, with the command that takes it; only
+/// probe does.
+#[test]
+fn a_directory_is_said_to_be_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    for (cmd, takes) in [
+        ("check", "check takes a device or an image file"),
+        ("plan", "plan takes a disk or an image file"),
+    ] {
+        refused(
+            &[cmd, &d],
+            &format!("diskalign: {d}: a directory: {takes}; probe takes a directory"),
+        );
+    }
+    // topology also prints the error in its report.
+    let (_, err, code) = run_full(&["topology", &d]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!("diskalign: {d}: a directory: topology takes a disk; probe takes a directory")
+    );
+    let img = small_gpt(dir.path());
+    let (_, err, code) = run_full(&["topology", &img]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("a regular file: topology takes a disk; check and plan take an image file"),
+        "{err}"
+    );
+}
+
+/// A file of fewer than two sectors is not a disk image (it used to be
+/// `aligned: no partition table`, exit 0); one whose size is not a whole
+/// number of sectors is checked, and says so.
+#[test]
+fn a_file_too_small_for_a_disk_and_a_partial_last_sector() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = dir.path().join("tiny.img");
+    let noise: Vec<u8> = (0..1000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(&tiny, &noise).unwrap();
+    let empty = dir.path().join("empty.img");
+    std::fs::write(&empty, b"").unwrap();
+    for (f, n) in [(&tiny, 1000), (&empty, 0)] {
+        let t = f.display().to_string();
+        for cmd in ["check", "plan"] {
+            refused(
+                &[cmd, &t],
+                &format!("diskalign: {t}: a file of {n} bytes, smaller than two 512-byte sectors: not a disk image"),
+            );
+        }
+    }
+    // A qcow2 whose guest disk is one sector, made by qemu-img.
+    let q = dir.path().join("one.qcow2");
+    let (code, out) = sh_status(
+        "qemu-img",
+        &["create", "-q", "-f", "qcow2", q.to_str().unwrap(), "512"],
+    );
+    assert_eq!(code, 0, "{out}");
+    refused(
+        &["check", q.to_str().unwrap()],
+        "a qcow2 image whose guest disk has 512 bytes, smaller than two 512-byte sectors: not a disk image",
+    );
+    // 64 MiB and 100 bytes: checked, with the note, exit 0.
+    let img = small_gpt(dir.path());
+    let f = std::fs::OpenOptions::new().append(true).open(&img).unwrap();
+    f.set_len(64 * MIB + 100).unwrap();
+    let (doc, code) = run_json(&["check", &img]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert!(
+        codes(&doc["targets"][0]).contains(&"image-size-partial-sector".to_string()),
+        "{doc:#}"
+    );
+    let (out, err, code) = run_full(&["check", &img, "--width", "0"]);
+    assert_eq!((code, err.as_str()), (0, ""), "{out}");
+    assert!(out.contains("the image is 67108964 bytes, not a whole number of its 512-byte sectors: its last 100 bytes"), "{out}");
 }
 
 #[test]
