@@ -159,6 +159,69 @@ fn odd_targets() {
     refused(&["probe", &h], "sparse file");
 }
 
+/// An output file that would replace a disk image (`check --csv b1.img
+/// b2.img`, meant as two targets), binary data or a block device is
+/// refused before any work, in one line; the image is left byte for byte.
+#[test]
+fn an_output_never_replaces_an_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let b1 = dir.path().join("b1.img");
+    let b2 = dir.path().join("b2.img");
+    for b in [&b1, &b2] {
+        let img = image(
+            dir.path(),
+            b.file_name().unwrap().to_str().unwrap(),
+            8 * MIB,
+        );
+        sfdisk(&img, "label: dos\nstart=2048, type=83\n");
+    }
+    let (one, two) = (b1.display().to_string(), b2.display().to_string());
+    let before = std::fs::read(&b1).unwrap();
+    for (args, flag) in [
+        (vec!["check", "--csv", &one, &two], "--csv"),
+        (vec!["check", &two, &format!("--json={one}")], "--json"),
+        (vec!["check", &two, "--html", &one], "--html"),
+        (vec!["check", &two, "--prometheus", &one], "--prometheus"),
+        (vec!["plan", "--script", &one, &two], "--script"),
+        (vec!["topology", "--csv", &one], "--csv"),
+    ] {
+        refused(
+            &args,
+            &format!("diskalign: error: {flag} {one}: {one} exists and holds an MBR partition table: refusing to replace it; remove it first or name another file"),
+        );
+    }
+    // Binary data without a signature the scan knows.
+    let blob = dir.path().join("blob.bin");
+    std::fs::write(&blob, [1u8, 0, 2, 0, 3].repeat(100)).unwrap();
+    let b = blob.display().to_string();
+    refused(
+        &["check", &two, "--csv", &b],
+        &format!("{b} exists and holds binary data (a disk image?): refusing to replace it"),
+    );
+    assert_eq!(std::fs::read(&b1).unwrap(), before, "b1.img changed");
+    assert_eq!(std::fs::read(&blob).unwrap(), [1u8, 0, 2, 0, 3].repeat(100));
+    // A block device.
+    let l = LoopDev::attach(&b1, None);
+    refused(
+        &["check", &two, "--csv", &l.dev],
+        &format!(
+            "--csv {0}: {0} is a block device: refusing to replace it; name a file",
+            l.dev
+        ),
+    );
+    drop(l);
+    assert_eq!(std::fs::read(&b1).unwrap(), before, "b1.img changed");
+    // Our own text is replaced as ever.
+    let csv = dir.path().join("run.csv");
+    for _ in 0..2 {
+        let (_, code) = run(&["check", &two, "--csv", csv.to_str().unwrap()]);
+        assert_eq!(code, 0);
+    }
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .starts_with("target,"));
+}
+
 /// A directory is named as one, with the command that takes it; only
 /// probe does.
 #[test]
