@@ -31,7 +31,11 @@ pub fn judge(l: &mut Layer) {
                 vec![]
             }
             LayerKind::ZfsMember => zfs(l),
-            LayerKind::Partition | LayerKind::Device | LayerKind::Swap => vec![],
+            // An unread layer's start is placed (it inherits a partition's
+            // offset); what is inside it is not read, so not judged.
+            LayerKind::Partition | LayerKind::Device | LayerKind::Swap | LayerKind::Unread => {
+                vec![]
+            }
         };
         l.findings.append(&mut f);
         // A partition root arrives with its partition's status.
