@@ -11,7 +11,29 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const EXIT_HELP: &str = "Exit status is a bitmask: 0 clean; 1 findings at or above check --fail-on (default: warnings), a measured penalty for probe; 2 a target could not be checked or the command could not run (a usage error too); 3 both; 4 for probe: a penalty of --min-effect neither decided nor ruled out (inconclusive, or a unit named only as likely), and for compare: B is worse than A (5 with 1: a regression).\nEverything is read-only except probe --write (see probe --help).";
+const EXIT_HELP: &str = "Exit status is a bitmask: 0 clean; 1 findings at or above check --fail-on (default: warnings), a measured penalty for probe; 2 a target could not be checked or the command could not run (a usage error too); 3 both; 4 for probe: a penalty of --min-effect neither decided nor ruled out (inconclusive, or a unit named only as likely), and for compare: B is worse than A (5 with 1: a regression). Each command's --help lists the statuses it returns.\nEverything is read-only except probe --write (see probe --help).";
+
+/// `topology`'s exit statuses (its `-h`; `--help` and the man page put
+/// them after the columns).
+const TOPOLOGY_EXIT: &str = "Exit status, a bitmask: 0 every disk read and no finding of warning or above; 1 a finding of warning or above about a disk (a hint to distrust, docs/findings.md); 2 a disk could not be read (or is not a disk: a file, a directory), or an output file could not be written; 3 = 1 + 2.";
+
+/// `check`'s exit statuses.
+const CHECK_EXIT: &str = "Exit status, a bitmask: 0 no finding at or above --fail-on; 1 a finding at or above --fail-on (default: warning); 2 a target could not be checked (missing, unreadable, a directory, a file smaller than two sectors), or an output file could not be written; 3 = 1 + 2.";
+
+/// `completions` and `man`.
+const ASSET_EXIT: &str =
+    "Exit status: 0 printed; 2 a usage error, or standard output could not be written.";
+
+fn topology_long_help() -> String {
+    format!(
+        "{}\n{TOPOLOGY_EXIT}",
+        crate::report::columns::topology_help()
+    )
+}
+
+fn check_long_help() -> String {
+    format!("{}\n{CHECK_EXIT}", crate::report::columns::check_help())
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -105,7 +127,7 @@ impl TableArgs {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Show what the kernel reports about each disk (sysfs and ioctls) and flag suspicious hints: one row per disk, as lsblk -t; a disk named, or -v, shows every limit, a zoned disk's zones (model, size, count, conventional), the ioctls' view and the findings explained.
-    #[command(after_long_help = crate::report::columns::topology_help())]
+    #[command(after_help = TOPOLOGY_EXIT, after_long_help = topology_long_help())]
     Topology {
         /// Disks (sda, /dev/nvme0n1); default: every disk except ram and unbacked loop devices.
         devices: Vec<String>,
@@ -117,7 +139,7 @@ pub enum Command {
         #[arg(short, long)]
         verbose: bool,
     },
-    #[command(after_long_help = crate::report::columns::check_help())]
+    #[command(after_help = CHECK_EXIT, after_long_help = check_long_help())]
     /// Check partitions and every layer above them (LVM, md, LUKS, filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
     Check {
         /// Whole disks, partitions or disk image files (raw, or qcow2, VMDK, VHDX, VDI, VHD read through their container, told by magic); default: every disk of this machine.
@@ -231,7 +253,7 @@ pub enum Command {
     Assets(Asset),
 }
 
-const WATCH_HELP: &str = "Each target is followed down to its disks (a dm or md device's slaves, a partition's disk; a disk brings its partitions), and each device's I/O is judged against its grain (max of physical block and minimum I/O, or --unit). A partition's I/O is also mapped onto its disk: a write aligned inside a partition at sector 63 is off 4 KiB on the disk, and is shown as such. A terminal gets a table refreshed every --interval; the summary (the table, the histograms, the latency of aligned against straddling requests, the findings) is printed when the run ends: Ctrl-C, --for, or the end of COMMAND (whose exit status is reported, not returned). docs/watch.md explains it.\nNeeds root (or CAP_BPF and CAP_PERFMON).\nExit status, a bitmask: 0 nothing found; 1 straddling, sub-physical or split I/O found (warnings or errors, docs/findings.md); 2 a target could not be watched or tracing could not start.";
+const WATCH_HELP: &str = "Each target is followed down to its disks (a dm or md device's slaves, a partition's disk; a disk brings its partitions), and each device's I/O is judged against its grain (max of physical block and minimum I/O, or --unit). A partition's I/O is also mapped onto its disk: a write aligned inside a partition at sector 63 is off 4 KiB on the disk, and is shown as such. A terminal gets a table refreshed every --interval; the summary (the table, the histograms, the latency of aligned against straddling requests, the findings) is printed when the run ends: Ctrl-C, --for, or the end of COMMAND (whose exit status is reported, not returned). docs/watch.md explains it.\nNeeds root (or CAP_BPF and CAP_PERFMON).\nExit status, a bitmask: 0 nothing found; 1 straddling, sub-physical or split I/O found (warnings or errors, docs/findings.md); 2 a target could not be watched, tracing could not start or stopped, or an output file could not be written; 3 = 1 + 2: found before tracing stopped (the summary holds what was counted).";
 
 /// `diskalign watch`.
 #[derive(clap::Args, Debug)]
@@ -270,13 +292,13 @@ pub enum Label {
     Dos,
 }
 
-const PLAN_HELP: &str = "Each partition keeps its data: it never becomes smaller than what lives in it (a filesystem's size from its superblock, a PV's from its header; LUKS, an md member or anything unrecognised needs the whole partition, unless it is empty: its first MiB and the bytes cut zero), partitions only move up, and the moves run from the last partition to the first. An end off 4 KiB comes down when its content ends before it; an ext4 reaching it is shrunk first, a PV gets its pvresize command to run by hand. Ends sgdisk found aligned stay on its alignment where the room is free, so no tool column of check says NO where it said ok. When the disk has no other room, an ext4 with free space is shrunk first (e2fsck -f, resize2fs; the script asks resize2fs -P before). A plan that would need more room than that, or a filesystem that cannot shrink (XFS), is refused and no script is written. A PV or LUKS whose tool shifted its data for a misaligned start keeps its data aligned: its partition stays off 4 KiB, and the plan says why.\nThe script checks before each step (also when resumed) that it is on the disk the plan was made for (its size, the table's PTUUID, a live disk's serial and WWN), that the table is as planned and nothing on the disk is mounted, swap or held; it names an image by its absolute path (a raw one: for a qcow2, VMDK, VHDX, VDI or VHD container no script is written, and the by-hand notes give the qemu-img commands that fix a raw copy and convert it back), backs the table up first (sfdisk --dump, sgdisk --backup, vgcfgbackup), rebuilds a damaged primary GPT from its sound backup (sgdisk -e) before anything else, and run again after an interruption it skips what is done and resumes a copy where it stopped. Moving a BIOS boot, EFI system or FAT/NTFS partition adds what that means for booting to the by-hand notes. docs/plan.md explains it.\nOutput: what to take offline, then the steps numbered as the script numbers them; a disk that cannot be planned is one line on stderr.\nExit status: 0 nothing to change, 1 a plan with changes or commands to run by hand first (check names this command as its next step then), 2 a target could not be read or the plan cannot keep the data.";
+const PLAN_HELP: &str = "Each partition keeps its data: it never becomes smaller than what lives in it (a filesystem's size from its superblock, a PV's from its header; LUKS, an md member or anything unrecognised needs the whole partition, unless it is empty: its first MiB and the bytes cut zero), partitions only move up, and the moves run from the last partition to the first. An end off 4 KiB comes down when its content ends before it; an ext4 reaching it is shrunk first, a PV gets its pvresize command to run by hand. Ends sgdisk found aligned stay on its alignment where the room is free, so no tool column of check says NO where it said ok. When the disk has no other room, an ext4 with free space is shrunk first (e2fsck -f, resize2fs; the script asks resize2fs -P before). A plan that would need more room than that, or a filesystem that cannot shrink (XFS), is refused and no script is written. A PV or LUKS whose tool shifted its data for a misaligned start keeps its data aligned: its partition stays off 4 KiB, and the plan says why.\nThe script checks before each step (also when resumed) that it is on the disk the plan was made for (its size, the table's PTUUID, a live disk's serial and WWN), that the table is as planned and nothing on the disk is mounted, swap or held; it names an image by its absolute path (a raw one: for a qcow2, VMDK, VHDX, VDI or VHD container no script is written, and the by-hand notes give the qemu-img commands that fix a raw copy and convert it back), backs the table up first (sfdisk --dump, sgdisk --backup, vgcfgbackup), rebuilds a damaged primary GPT from its sound backup (sgdisk -e) before anything else, and run again after an interruption it skips what is done and resumes a copy where it stopped. Moving a BIOS boot, EFI system or FAT/NTFS partition adds what that means for booting to the by-hand notes. docs/plan.md explains it.\nOutput: what to take offline, then the steps numbered as the script numbers them; a disk that cannot be planned is one line on stderr.\nExit status, a bitmask: 0 nothing to change; 1 a plan with changes or commands to run by hand first (check names this command as its next step then; plan --new: the layout to write); 2 a target could not be read or planned (the plan cannot keep its data), the --script asked for was not written, or an output file could not be written; 3 = 1 + 2: a plan with changes beside one of those (another disk refused; --script for a container image, whose fix is by hand and gets no script).";
 
-const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A file whose reads would not reach the device is refused, in one line naming the share: sparse (holes), fallocated and never written (unwritten extents), or just written and still in the page cache (delayed allocation).\nSeveral targets run the same grid with their cells shuffled together in every round; each further target is compared with the first, cell by cell. Ctrl-C stops after the I/Os in flight and still reports what was measured (marked partial).\nExit status, a bitmask: 0 no penalty (no penalty of --min-effect or more at any offset), 1 a misaligned offset (or a smaller block size) was decided slower, 2 could not run or was interrupted, 4 a penalty of --min-effect neither decided nor ruled out at some offset (too noisy, too few rounds, or a unit named only as likely; 3 = 1 + 2: interrupted after a penalty was decided; 6 = 4 + 2).";
+const PROBE_HELP: &str = "Read-only unless --write. Writing to a device also needs --destructive and is refused while the device or one of its partitions is mounted, held (LVM, md, dm) or swap; a partition table, filesystem, LVM, RAID or LUKS signature refuses it too unless --force. A directory gets a scratch file (--size) that has no name, so nothing is left behind even after SIGKILL; a --size the filesystem cannot hold is refused before anything is written. A file whose reads would not reach the device is refused, in one line naming the share: sparse (holes), fallocated and never written (unwritten extents), or just written and still in the page cache (delayed allocation).\nSeveral targets run the same grid with their cells shuffled together in every round; each further target is compared with the first, cell by cell. Ctrl-C stops after the I/Os in flight and still reports what was measured (marked partial).\nExit status, a bitmask: 0 no penalty (no penalty of --min-effect or more at any offset); 1 a misaligned offset (or a smaller block size) was decided slower; 2 could not run (refused, bad arguments), was interrupted, or an output file could not be written; 3 = 1 + 2: interrupted after a penalty was decided; 4 a penalty of --min-effect neither decided nor ruled out at some offset (too noisy, too few rounds, or a unit named only as likely); 5 = 1 + 4: a penalty decided at one offset (or target) and another left open; 6 = 4 + 2; 7 = 1 + 2 + 4.";
 
-const REPORT_HELP: &str = "The page opens offline in any browser: its CSS and SVG are inline and it loads nothing from anywhere. Several runs make one page, one section each, in the order given. The page goes to --output FILE (there is no -o: elsewhere -o picks table columns, so report -o is refused with a line naming --output). Exit status: 0 written, 2 a run could not be read or --output FILE cannot be written (one line on stderr, nothing written).";
+const REPORT_HELP: &str = "The page opens offline in any browser: its CSS and SVG are inline and it loads nothing from anywhere. Several runs make one page, one section each, in the order given. The page goes to --output FILE (there is no -o: elsewhere -o picks table columns, so report -o is refused with a line naming --output). Exit status: 0 written; 2 a run could not be read or --output FILE cannot be written (one line on stderr, nothing written), or a --figures file could not be written.";
 
-const COMPARE_HELP: &str = "Probe runs: the answer first, B/A over every cell both runs measured as a geometric mean with its 95 % interval (\"B is 6.1× slower than A in every cell, [5.4, 6.9]\"), then each pattern's; then the environment differences (kernel, a loop device's direct I/O and backing filesystem, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer. Watch runs: each device and direction's I/Os and shares straddling and below the physical block in A and B (shown, not tested: the workloads may differ), and the findings that appeared, disappeared or changed.\nThe last line is the outcome: what improved, regressed and stayed (targets for check runs, cells for probe runs, findings for watch runs), as the JSON's outcome. Two check runs whose disk under one name has another serial, WWN, size or PTUUID are compared with a warning.\nExit status, a bitmask: 0 no difference, 1 a cell decided slower or faster or a finding changed, 4 with it (5) B is worse than A: a regression, 2 a run could not be read or the two cannot be compared.";
+const COMPARE_HELP: &str = "Probe runs: the answer first, B/A over every cell both runs measured as a geometric mean with its 95 % interval (\"B is 6.1× slower than A in every cell, [5.4, 6.9]\"), then each pattern's; then the environment differences (kernel, a loop device's direct I/O and backing filesystem, transport, bridge, scheduler, firmware, engine, queue depth, preset), then every cell both runs measured with B/A, its 95 % interval from the rounds and a decision corrected over the cells compared; cells only in one run are named. One fio pass has no replicates, so its cells get no interval and no test. Check runs: the findings that appeared, disappeared or changed, per target, partition and layer. Watch runs: each device and direction's I/Os and shares straddling and below the physical block in A and B (shown, not tested: the workloads may differ), and the findings that appeared, disappeared or changed.\nThe last line is the outcome: what improved, regressed and stayed (targets for check runs, cells for probe runs, findings for watch runs), as the JSON's outcome. Two check runs whose disk under one name has another serial, WWN, size or PTUUID are compared with a warning.\nExit status, a bitmask: 0 no difference; 1 a cell decided slower or faster or a finding changed; 5 = 1 + 4: B is worse than A, a regression; 2 a run could not be read or the two cannot be compared, or an output file could not be written; 3 = 1 + 2: a difference, and an output file not written; 7 = 5 + 2: a regression, and an output file not written.";
 
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {
@@ -437,12 +459,14 @@ impl ProbeArgs {
 #[derive(clap::Subcommand, Debug, Clone, Copy)]
 pub enum Asset {
     /// Print the shell completion script for SHELL to stdout.
+    #[command(after_help = ASSET_EXIT)]
     Completions {
         #[arg(value_enum)]
         shell: Shell,
     },
     /// Print the man page (roff) to stdout: every command and option, and the
     /// exit status (diskalign man | man -l -).
+    #[command(after_help = ASSET_EXIT)]
     Man,
 }
 
