@@ -31,11 +31,8 @@ pub fn judge(l: &mut Layer) {
                 vec![]
             }
             LayerKind::ZfsMember => zfs(l),
-            // An unread layer's start is placed (it inherits a partition's
-            // offset); what is inside it is not read, so not judged.
-            LayerKind::Partition | LayerKind::Device | LayerKind::Swap | LayerKind::Unread => {
-                vec![]
-            }
+            LayerKind::Unread => unread(l),
+            LayerKind::Partition | LayerKind::Device | LayerKind::Swap => vec![],
         };
         l.findings.append(&mut f);
         // A partition root arrives with its partition's status.
@@ -229,6 +226,14 @@ fn luks(l: &Layer) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// What a signature names but no layer reads: its start is judged as any
+/// layer's (so one at the start of a partition that is off inherits it,
+/// check::inherit); what is inside it is not read, so not judged.
+fn unread(l: &Layer) -> Vec<Finding> {
+    let what = l.signature().map_or("it", |s| s.what.as_str());
+    start_findings(&l.below, l.offset_bytes, &format!("the {what}"), &l.device)
 }
 
 fn filesystem(l: &Layer) -> Vec<Finding> {

@@ -53,8 +53,8 @@ pub enum LayerKind {
     /// A leaf vdev of a ZFS pool (its labels read).
     ZfsMember,
     /// What a signature names where no format the walk reads was found
-    /// (NTFS, FAT, exFAT, ISO 9660, ...): named, its start placed, what is
-    /// inside it not judged.
+    /// (NTFS, FAT, exFAT, ISO 9660, ...): named, its start judged, what
+    /// is inside it not.
     Unread,
 }
 
