@@ -112,3 +112,64 @@ fn an_unknown_shell_is_a_one_line_refusal() {
         "{err}"
     );
 }
+
+/// The statuses each command can return (cli: `check::run`, `plan::run`,
+/// `run_probe`, `watch::run`, `runs::report`, `runs::compare`, and 2 from
+/// an output file that could not be written), as its help must list them.
+const STATUSES: [(&str, &[u8]); 9] = [
+    ("topology", &[0, 1, 2, 3]),
+    ("check", &[0, 1, 2, 3]),
+    ("probe", &[0, 1, 2, 3, 4, 5, 6, 7]),
+    ("report", &[0, 2]),
+    ("compare", &[0, 1, 2, 3, 5, 7]),
+    ("plan", &[0, 1, 2, 3]),
+    ("watch", &[0, 1, 2, 3]),
+    ("completions", &[0, 2]),
+    ("man", &[0, 2]),
+];
+
+/// The statuses the "Exit status" paragraph of `text` names: each as
+/// `: N ` or `; N ` (`3 = 1 + 2` included).
+fn statuses_named(text: &str) -> Vec<u8> {
+    let from = text
+        .find("Exit status")
+        .unwrap_or_else(|| panic!("no exit status in:\n{text}"));
+    let para = text[from..].split("\n\n").next().unwrap();
+    let mut named: Vec<u8> = (0..=9u8)
+        .filter(|n| para.contains(&format!(": {n} ")) || para.contains(&format!("; {n} ")))
+        .collect();
+    named.dedup();
+    named
+}
+
+/// Every command's -h and --help list exactly the statuses it can return,
+/// and every command is in the list.
+#[test]
+fn every_command_help_lists_its_exit_statuses() {
+    let (top, _, code) = run_full(&["--help"]);
+    assert_eq!(code, 0);
+    let commands: Vec<&str> = top
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    let listed: Vec<&str> = STATUSES.iter().map(|(c, _)| *c).collect();
+    assert_eq!(commands, listed, "a command without its statuses here");
+    for (cmd, want) in STATUSES {
+        for flag in ["-h", "--help"] {
+            let (text, err, code) = run_full(&[cmd, flag]);
+            assert_eq!(code, 0, "{cmd} {flag}: {err}");
+            assert_eq!(statuses_named(&text), want, "{cmd} {flag}:\n{text}");
+        }
+    }
+    // The man page holds the same paragraphs.
+    let (man, _, _) = run_full(&["man"]);
+    assert!(man.contains("5 = 1 + 4: a penalty decided at one offset"));
+    assert!(man.contains("3 = 1 + 2: a plan with changes"));
+}

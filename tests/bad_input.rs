@@ -21,7 +21,7 @@ fn refused(args: &[&str], says: &str) {
 /// A file with every block allocated (a probe refuses sparse ones).
 fn filled(dir: &std::path::Path) -> String {
     let p = dir.join("filled.img");
-    std::fs::write(&p, vec![7u8; 8 << 20]).unwrap();
+    filled_file(&p, 8 << 20, 7);
     p.display().to_string()
 }
 
@@ -132,11 +132,9 @@ fn odd_targets() {
         .success());
     let sock = dir.path().join("sock");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-    let d = dir.path().display().to_string();
     for t in [
         &fifo.display().to_string(),
         &sock.display().to_string(),
-        &d,
         "/dev/null",
     ] {
         refused(&["check", t], "not a block device or a regular file");
@@ -159,6 +157,148 @@ fn odd_targets() {
     assert_eq!(doc["targets"][0]["size_bytes"], 1u64 << 60, "{doc:#}");
     assert!(code == 0 || code == 1, "{doc:#}");
     refused(&["probe", &h], "sparse file");
+}
+
+/// An output file that would replace a disk image (`check --csv b1.img
+/// b2.img`, meant as two targets), binary data or a block device is
+/// refused before any work, in one line; the image is left byte for byte.
+#[test]
+fn an_output_never_replaces_an_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let b1 = dir.path().join("b1.img");
+    let b2 = dir.path().join("b2.img");
+    for b in [&b1, &b2] {
+        let img = image(
+            dir.path(),
+            b.file_name().unwrap().to_str().unwrap(),
+            8 * MIB,
+        );
+        sfdisk(&img, "label: dos\nstart=2048, type=83\n");
+    }
+    let (one, two) = (b1.display().to_string(), b2.display().to_string());
+    let before = std::fs::read(&b1).unwrap();
+    for (args, flag) in [
+        (vec!["check", "--csv", &one, &two], "--csv"),
+        (vec!["check", &two, &format!("--json={one}")], "--json"),
+        (vec!["check", &two, "--html", &one], "--html"),
+        (vec!["check", &two, "--prometheus", &one], "--prometheus"),
+        (vec!["plan", "--script", &one, &two], "--script"),
+        (vec!["topology", "--csv", &one], "--csv"),
+    ] {
+        refused(
+            &args,
+            &format!("diskalign: error: {flag} {one}: {one} exists and holds an MBR partition table: refusing to replace it; remove it first or name another file"),
+        );
+    }
+    // Binary data without a signature the scan knows.
+    let blob = dir.path().join("blob.bin");
+    std::fs::write(&blob, [1u8, 0, 2, 0, 3].repeat(100)).unwrap();
+    let b = blob.display().to_string();
+    refused(
+        &["check", &two, "--csv", &b],
+        &format!("{b} exists and holds binary data (a disk image?): refusing to replace it"),
+    );
+    assert_eq!(std::fs::read(&b1).unwrap(), before, "b1.img changed");
+    assert_eq!(std::fs::read(&blob).unwrap(), [1u8, 0, 2, 0, 3].repeat(100));
+    // A block device.
+    let l = LoopDev::attach(&b1, None);
+    refused(
+        &["check", &two, "--csv", &l.dev],
+        &format!(
+            "--csv {0}: {0} is a block device: refusing to replace it; name a file",
+            l.dev
+        ),
+    );
+    drop(l);
+    assert_eq!(std::fs::read(&b1).unwrap(), before, "b1.img changed");
+    // Our own text is replaced as ever.
+    let csv = dir.path().join("run.csv");
+    for _ in 0..2 {
+        let (_, code) = run(&["check", &two, "--csv", csv.to_str().unwrap()]);
+        assert_eq!(code, 0);
+    }
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .starts_with("target,"));
+}
+
+/// A directory is named as one, with the command that takes it; only
+/// probe does.
+#[test]
+fn a_directory_is_said_to_be_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    for (cmd, takes) in [
+        ("check", "check takes a device or an image file"),
+        ("plan", "plan takes a disk or an image file"),
+    ] {
+        refused(
+            &[cmd, &d],
+            &format!("diskalign: {d}: a directory: {takes}; probe takes a directory"),
+        );
+    }
+    // topology also prints the error in its report.
+    let (_, err, code) = run_full(&["topology", &d]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!("diskalign: {d}: a directory: topology takes a disk; probe takes a directory")
+    );
+    let img = small_gpt(dir.path());
+    let (_, err, code) = run_full(&["topology", &img]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("a regular file: topology takes a disk; check and plan take an image file"),
+        "{err}"
+    );
+}
+
+/// A file of fewer than two sectors is not a disk image (it used to be
+/// `aligned: no partition table`, exit 0); one whose size is not a whole
+/// number of sectors is checked, and says so.
+#[test]
+fn a_file_too_small_for_a_disk_and_a_partial_last_sector() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = dir.path().join("tiny.img");
+    let noise: Vec<u8> = (0..1000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(&tiny, &noise).unwrap();
+    let empty = dir.path().join("empty.img");
+    std::fs::write(&empty, b"").unwrap();
+    for (f, n) in [(&tiny, 1000), (&empty, 0)] {
+        let t = f.display().to_string();
+        for cmd in ["check", "plan"] {
+            refused(
+                &[cmd, &t],
+                &format!("diskalign: {t}: a file of {n} bytes, smaller than two 512-byte sectors: not a disk image"),
+            );
+        }
+    }
+    // A qcow2 whose guest disk is one sector, made by qemu-img.
+    let q = dir.path().join("one.qcow2");
+    let (code, out) = sh_status(
+        "qemu-img",
+        &["create", "-q", "-f", "qcow2", q.to_str().unwrap(), "512"],
+    );
+    assert_eq!(code, 0, "{out}");
+    refused(
+        &["check", q.to_str().unwrap()],
+        "a qcow2 image whose guest disk has 512 bytes, smaller than two 512-byte sectors: not a disk image",
+    );
+    // 64 MiB and 100 bytes: checked, with the note, exit 0.
+    let img = small_gpt(dir.path());
+    let f = std::fs::OpenOptions::new().append(true).open(&img).unwrap();
+    f.set_len(64 * MIB + 100).unwrap();
+    let (doc, code) = run_json(&["check", &img]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert!(
+        codes(&doc["targets"][0]).contains(&"image-size-partial-sector".to_string()),
+        "{doc:#}"
+    );
+    let (out, err, code) = run_full(&["check", &img, "--width", "0"]);
+    assert_eq!((code, err.as_str()), (0, ""), "{out}");
+    assert!(out.contains("the image is 67108964 bytes, not a whole number of its 512-byte sectors: its last 100 bytes"), "{out}");
 }
 
 #[test]

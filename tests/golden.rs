@@ -151,6 +151,18 @@ fn topology_views() {
 /// `check` of an image, run where the image is (so its path is its name),
 /// and every `next:` command it prints run there as printed.
 fn check_image(name: &str, script: Option<&str>, sgdisk: Option<&[&str]>, extra: &[&str]) {
+    check_image_made(name, script, sgdisk, extra, |_| {});
+}
+
+/// [`check_image`], with `make` run on the image after its table is written
+/// (a filesystem put in a partition).
+fn check_image_made(
+    name: &str,
+    script: Option<&str>,
+    sgdisk: Option<&[&str]>,
+    extra: &[&str],
+    make: impl Fn(&Path),
+) {
     let dir = tempfile::tempdir().unwrap();
     let img = image(dir.path(), &format!("{name}.img"), 256 * MIB);
     if let Some(s) = script {
@@ -162,6 +174,7 @@ fn check_image(name: &str, script: Option<&str>, sgdisk: Option<&[&str]>, extra:
         a.push(&p);
         sh("sgdisk", &a);
     }
+    make(&img);
     fix_disk_id(&img);
     let p = format!("{name}.img");
     let mut cmd = std::process::Command::new(bin());
@@ -289,6 +302,21 @@ fn check_of_images() {
         &["--topology", "pbs=4096,ao=3584"],
     );
     check_image("empty", None, None, &[]);
+    // A FAT (mkfs.fat) in a DOS partition at sector 63: no layer reads
+    // it, the signature names it, and it inherits the partition's offset.
+    check_image_made(
+        "fat-at-63",
+        Some("label: dos\nstart=63, size=40897, type=c\n"),
+        None,
+        &[],
+        |img| {
+            let p = img.display().to_string();
+            sh(
+                "mkfs.fat",
+                &["-i", "1234abcd", "--offset", "63", &p, "20448"],
+            );
+        },
+    );
 }
 
 /// The views of one report: fitted to an 80-column terminal (COLUMNS),

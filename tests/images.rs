@@ -409,7 +409,7 @@ fn truncated_images() {
     assert_eq!(code, 2);
     let msg = doc["errors"][0]["message"].as_str().unwrap();
     assert!(msg.contains("GPT entries at byte 1024"), "{msg}");
-    // Smaller than a sector.
+    // Smaller than two sectors: no disk image at all.
     std::fs::OpenOptions::new()
         .write(true)
         .open(&img)
@@ -421,7 +421,7 @@ fn truncated_images() {
     assert!(doc["errors"][0]["message"]
         .as_str()
         .unwrap()
-        .contains("MBR at byte 0"));
+        .contains("a file of 100 bytes, smaller than two 512-byte sectors: not a disk image"));
 }
 
 #[test]
@@ -451,6 +451,94 @@ fn bad_targets_are_reported_and_the_rest_still_checked() {
     assert_eq!(code, 2);
     let (_, code) = run(&["check", "--topology", "bogus"]);
     assert_eq!(code, 2);
+}
+
+/// A filesystem the stack does not read (NTFS by mkntfs, FAT by mkfs.fat,
+/// exFAT by mkfs.exfat, each in a DOS partition) is named by its
+/// signature in every output, never "nothing": the stack tree, the
+/// verdict, the JSON (`unread`, `signature`), the page and plan's content;
+/// and it changes no status and no exit status.
+#[test]
+fn a_signature_no_layer_reads_is_named() {
+    for tool in ["mkntfs", "mkfs.fat", "mkfs.exfat"] {
+        require_tool(tool);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "win.img", 64 * MIB);
+    sfdisk(
+        &img,
+        "start=2048, size=32768, type=7\nstart=34816, size=8192, type=c\nstart=43008, size=8192, type=7\n",
+    );
+    let part = |name: &str, mib: u64, tool: &str, args: &[&str], at: u64| {
+        let p = image(dir.path(), name, mib * MIB);
+        let mut a = args.to_vec();
+        a.push(p.to_str().unwrap());
+        sh(tool, &a);
+        let of = format!("of={}", img.display());
+        let seek = format!("seek={at}");
+        let src = format!("if={}", p.display());
+        sh(
+            "dd",
+            &[&src, &of, "bs=512", &seek, "conv=notrunc", "status=none"],
+        );
+    };
+    part(
+        "ntfs.img",
+        16,
+        "mkntfs",
+        &["-F", "-Q", "-q", "-p", "2048", "-H", "255", "-S", "63"],
+        2048,
+    );
+    part("fat.img", 4, "mkfs.fat", &[], 34816);
+    part("exfat.img", 4, "mkfs.exfat", &[], 43008);
+    let (doc, code) = check(&img, &[]);
+    assert_eq!(code, 0, "{doc:#}");
+    let t = &doc["targets"][0];
+    assert_eq!(t["summary"]["status"], "aligned");
+    assert_eq!(
+        t["verdict"],
+        "aligned: all 3 partitions aligned, portable, all 3 stack layers aligned, NTFS, FAT, exFAT not read (1 info)"
+    );
+    for (i, (name, what)) in [
+        ("NTFS", "NTFS filesystem"),
+        ("FAT", "FAT filesystem"),
+        ("exFAT", "exFAT filesystem"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let l = &t["stack"][i]["children"][0];
+        assert_eq!(l["kind"], "unread", "{l:#}");
+        assert_eq!(l["name"], name);
+        assert_eq!(l["signature"]["what"], what);
+        assert_eq!(l["findings"].as_array().unwrap().len(), 0);
+    }
+    let (out, code) = run(&["check", img.to_str().unwrap(), "--width", "0"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("└─ NTFS  at byte 1048576 (1 MiB), NTFS filesystem signature (not read: what is inside it is not judged)  aligned"),
+        "{out}"
+    );
+    let (q, _) = run(&["check", "-q", img.to_str().unwrap()]);
+    assert!(q.contains("NTFS, FAT, exFAT not read"), "{q}");
+    let (page, code) = run(&["check", img.to_str().unwrap(), "--format", "html"]);
+    assert_eq!(code, 0);
+    assert!(!page.contains("Nothing was found above the partitions"));
+    assert_eq!(page.matches("data-kind=\"unread\"").count(), 3);
+    let (plan, code) = run_json(&["plan", img.to_str().unwrap()]);
+    assert_eq!(code, 0, "{plan:#}");
+    let contents: Vec<&str> = plan["targets"][0]["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        contents,
+        ["NTFS, not judged", "FAT, not judged", "exFAT, not judged"]
+    );
+    let (human, _) = run(&["plan", img.to_str().unwrap()]);
+    assert!(!human.contains("nothing recognised"), "{human}");
 }
 
 #[test]

@@ -129,6 +129,11 @@ fn every_serialized_key_is_in_docs_json_md() {
         &ext,
         "label: dos\nstart=2049, size=20000, type=5\nstart=4096, size=8192\n",
     );
+    // A FAT in a DOS partition (mkfs.fat): read by no layer format, an
+    // `unread` layer with its `signature`.
+    let fat = image(dir.path(), "fat.img", 16 * MIB);
+    sfdisk(&fat, "start=2048, size=8192, type=c\n");
+    sh("mkfs.fat", &["--offset", "2048", &p("fat.img"), "4096"]);
     let lv = common::lvm::striped_image(&dir, 2048 + 24 * 2048 + 7);
     // ZFS members: zfs-fuse's raidz label in all four copies, its mirror
     // label in L0 only (the others damaged), and a synthetic pool of
@@ -152,7 +157,7 @@ fn every_serialized_key_is_in_docs_json_md() {
     let mut checks = Vec::new();
     for (targets, extra) in [
         (vec![&gpt], vec!["--topology", "pbs=4096,opt=33553920"]),
-        (vec![&dos], vec![]),
+        (vec![&dos, &fat], vec![]),
         (vec![&bc, &fs, &luks], vec!["--topology", "pbs=4096"]),
         (vec![&m0, &m1], vec![]),
         (vec![&m0], vec![]),
@@ -214,7 +219,7 @@ fn every_serialized_key_is_in_docs_json_md() {
     add("check", &declared, &mut seen);
     // A probe of a filled file, the smallest grid.
     let file = dir.path().join("probe.img");
-    std::fs::write(&file, vec![1u8; 16 << 20]).unwrap();
+    filled_file(&file, 16 << 20, 1);
     let (doc, _) = run_json(&[
         "probe",
         file.to_str().unwrap(),
@@ -234,7 +239,7 @@ fn every_serialized_key_is_in_docs_json_md() {
     add("probe", &doc, &mut seen);
     // Two targets: `targets` and `versus`.
     let copy = dir.path().join("copy.img");
-    std::fs::copy(&file, &copy).unwrap();
+    filled_file(&copy, 16 << 20, 1);
     let (two, _) = run_json(&[
         "probe",
         file.to_str().unwrap(),
@@ -684,7 +689,7 @@ fn documents_read_back_as_written() {
     round_trip::<Document<CheckRun>>(&b, &mut seen);
     round_trip::<Document<Comparison>>(&compared(&a, &b), &mut seen);
     let file = dir.path().join("probe.img");
-    std::fs::write(&file, vec![1u8; 16 << 20]).unwrap();
+    filled_file(&file, 16 << 20, 1);
     let (probe, _) = run_json(&[
         "probe",
         file.to_str().unwrap(),
@@ -708,7 +713,7 @@ fn documents_read_back_as_written() {
     other["inference"]["method"] = "another method".into();
     round_trip::<Document<ProbeRun>>(&other, &mut seen);
     let copy = dir.path().join("copy.img");
-    std::fs::copy(&file, &copy).unwrap();
+    filled_file(&copy, 16 << 20, 1);
     let quick = |extra: &[&str]| {
         let mut args = vec!["probe", "--bs", "4k", "--offsets", "0,512"];
         args.extend(["--runtime", "50ms", "--warmup", "10ms"]);

@@ -481,6 +481,89 @@ fn scratch_size_beyond_the_filesystem_is_refused() {
     assert!(err.contains("file size limit"), "{err}");
 }
 
+/// The command a refusal prints in `(...)` after `lead`, run by sh as
+/// printed.
+fn run_printed(err: &str, lead: &str) {
+    let from = err
+        .find(lead)
+        .unwrap_or_else(|| panic!("no {lead:?} in: {err}"))
+        + lead.len();
+    let cmd = &err[from..from + err[from..].find(") or ").unwrap()];
+    let (code, out) = sh_status("sh", &["-c", cmd]);
+    assert_eq!(code, 0, "{cmd}: {out}");
+}
+
+/// On a real ext4, a file whose reads would not reach the device is
+/// refused in one line naming the share, exit 2 (as a sparse file is):
+/// fallocated (unwritten extents, FIEMAP), sparse (holes), and just
+/// written (delayed allocation). The command each line offers runs as
+/// printed, and the file is then probed; a filled file is probed.
+#[test]
+fn files_whose_reads_skip_the_device_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "fs.img", 256 << 20);
+    sh("mkfs.ext4", &["-q", "-F", img.to_str().unwrap()]);
+    let disk = LoopDev::attach(&img, None);
+    let mnt = Mounted::new(&disk.dev);
+    let m = mnt.dir.path();
+    let refused = |f: &str, says: &str| -> String {
+        let (out, err, code) = probe(&with_fast(&[f, "--bs", "4k"]));
+        assert_eq!(code, 2, "{f}: not refused: {err}\n{out}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("diskalign: {f}: {says}")), "{err}");
+        err
+    };
+    let probed = |f: &str| {
+        let (v, code) = probe_json(&with_fast(&[f, "--bs", "4k"]));
+        assert_eq!(code & 2, 0, "{f}: exit {code}");
+        assert_eq!(v["target"]["kind"], "file");
+    };
+
+    let fallocated = m.join("f.img").display().to_string();
+    sh("fallocate", &["-l", "64M", &fallocated]);
+    let err = refused(
+        &fallocated,
+        "64 MiB of its 64 MiB is allocated but never written (unwritten extents, FIEMAP): reads of it return zeros without reaching the device; write it first (dd if=/dev/urandom of=",
+    );
+    run_printed(&err, "write it first (");
+    probed(&fallocated);
+
+    let sparse = m.join("s.img").display().to_string();
+    sh("truncate", &["-s", "64M", &sparse]);
+    let err = refused(
+        &sparse,
+        "64 MiB of its 64 MiB is not allocated (a sparse file, holes)",
+    );
+    run_printed(&err, "write it first (");
+    probed(&sparse);
+
+    // Half written, half fallocated: refused, and no command that would
+    // write over the written half.
+    let half = m.join("h.img").display().to_string();
+    sh("fallocate", &["-l", "64M", &half]);
+    sh(
+        "dd",
+        &[
+            "if=/dev/urandom",
+            &format!("of={half}"),
+            "bs=1M",
+            "count=32",
+            "conv=notrunc,fsync",
+        ],
+    );
+    let err = refused(&half, "32 MiB of its 64 MiB is allocated but never written");
+    assert!(!err.contains("dd "), "{err}");
+
+    let fresh = m.join("w.img").display().to_string();
+    std::fs::write(&fresh, vec![3u8; 16 << 20]).unwrap();
+    let err = refused(
+        &fresh,
+        "16 MiB of its 16 MiB is not on the device yet (delayed allocation, FIEMAP): it is still in the page cache; flush it first (sync ",
+    );
+    run_printed(&err, "flush it first (");
+    probed(&fresh);
+}
+
 /// Run diskalign with io_uring_setup(2) failing with ENOSYS, as under a
 /// container's seccomp profile.
 fn probe_without_io_uring(args: &[&str]) -> (String, String, i32) {

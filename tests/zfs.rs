@@ -517,6 +517,9 @@ fn a_probe_run_is_evidence_for_the_ashift() {
     );
     assert_eq!(code, 0, "{err}");
     let f = file.to_str().unwrap();
+    // On its device, not in the page cache (delayed allocation is refused).
+    let (code, err) = sh_status("sync", &[f]);
+    assert_eq!(code, 0, "{err}");
     let saved_probe = dir.path().join("probe.json");
     let json = format!("--json={}", saved_probe.display());
     let args = [

@@ -31,6 +31,7 @@ pub fn judge(l: &mut Layer) {
                 vec![]
             }
             LayerKind::ZfsMember => zfs(l),
+            LayerKind::Unread => unread(l),
             LayerKind::Partition | LayerKind::Device | LayerKind::Swap => vec![],
         };
         l.findings.append(&mut f);
@@ -225,6 +226,14 @@ fn luks(l: &Layer) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// What a signature names but no layer reads: its start is judged as any
+/// layer's (so one at the start of a partition that is off inherits it,
+/// check::inherit); what is inside it is not read, so not judged.
+fn unread(l: &Layer) -> Vec<Finding> {
+    let what = l.signature().map_or("it", |s| s.what.as_str());
+    start_findings(&l.below, l.offset_bytes, &format!("the {what}"), &l.device)
 }
 
 fn filesystem(l: &Layer) -> Vec<Finding> {

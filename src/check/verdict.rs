@@ -45,6 +45,17 @@ pub fn verdict(r: &CheckedTarget, made_from_it: &[&Layer]) -> String {
         parts.push(tally(sum.layers, "stack layer", statuses));
     }
     parts.extend(made_from_it.iter().filter_map(|a| assembled(a)));
+    // Named by a signature but not read: said, so "aligned" is not taken
+    // for a judgement of what is inside.
+    let mut unread: Vec<&str> = Vec::new();
+    for s in summary::layers(r).into_iter().filter_map(|l| l.signature()) {
+        if !unread.contains(&s.short()) {
+            unread.push(s.short());
+        }
+    }
+    if !unread.is_empty() {
+        parts.push(format!("{} not read", unread.join(", ")));
+    }
     format!(
         "{}: {} ({})",
         sum.status.word(),

@@ -197,6 +197,7 @@ impl Options {
                             sysfs,
                             topology,
                             measured: super::runs::measured(&probe)?,
+                            command: crate::inspect::ReadFor::Check,
                         },
                         targets,
                         fail_on,
@@ -257,6 +258,7 @@ impl Options {
                         sysfs,
                         topology,
                         measured: super::runs::measured(&probe)?,
+                        command: crate::inspect::ReadFor::Plan,
                     },
                     targets,
                     plan: crate::plan::PlanOptions {

@@ -141,10 +141,25 @@ impl Outputs {
     /// something other than a regular file (a directory, a device node).
     /// A file that names one of the run's `inputs` (an image checked, a
     /// saved run compared) is refused too: writing it would replace what
-    /// is read, `check disk.img --csv disk.img` the image itself.
+    /// is read, `check disk.img --csv disk.img` the image itself; and so
+    /// is one that holds what no output of ours could have written (a
+    /// block device, binary data, a disk image's signature:
+    /// [`textfile::not_ours`]), `check --csv b1.img b2.img` meant as two
+    /// targets.
     pub fn check_files(&self, inputs: &[&Path]) -> Result<(), String> {
         for (_, path, flag) in self.files() {
             refuse_input(path, flag, inputs)?;
+            if let Some(what) = textfile::not_ours(path) {
+                let p = path.display();
+                let instead = if what.starts_with("is a block device") {
+                    "name a file"
+                } else {
+                    "remove it first or name another file"
+                };
+                return Err(format!(
+                    "{flag} {p}: {p} {what}: refusing to replace it; {instead}"
+                ));
+            }
             textfile::check_writable(path)
                 .map_err(|e| format!("{flag} {}: cannot write there: {e}", path.display()))?;
         }

@@ -59,6 +59,37 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
     fs::remove_file(&tmp)
 }
 
+/// The bytes of an existing destination looked at for binary data: every
+/// output of ours is text, and no text holds a NUL byte.
+const HEAD_BYTES: u64 = 64 << 10;
+
+/// What an existing destination is or holds that no output of ours could
+/// have written, so replacing it could lose data (`check --csv b1.img
+/// b2.img`, where two targets were meant, would replace the image with
+/// CSV): a block device, a NUL byte in its first 64 KiB, or a signature
+/// the scan knows (a disk image, a partition table, a filesystem). None
+/// when it is free, a file of text, or cannot be read.
+pub fn not_ours(path: &Path) -> Option<String> {
+    use crate::bytes::ReadAt;
+    use std::os::unix::fs::FileTypeExt;
+    let meta = fs::metadata(path).ok()?;
+    if meta.file_type().is_block_device() {
+        return Some("is a block device".into());
+    }
+    if !meta.is_file() {
+        return None;
+    }
+    let src = crate::sys::dev::open(path).ok()?;
+    let head = crate::bytes::read_bytes(&src, "output file", 0, src.len().min(HEAD_BYTES)).ok()?;
+    if let Some(s) = crate::stack::signature::scan(&src).first() {
+        let what = s.what;
+        let a = crate::stack::signature::article(what);
+        return Some(format!("exists and holds {a} {what}"));
+    }
+    head.contains(&0)
+        .then(|| "exists and holds binary data (a disk image?)".to_string())
+}
+
 /// The directory of `path` and the temporary name beside it. The name
 /// starts with a dot and does not end in `.prom`.
 fn temporary(path: &Path) -> io::Result<(PathBuf, PathBuf)> {
@@ -142,6 +173,29 @@ mod tests {
         fs::write(p.join("inside"), "").unwrap();
         assert!(write_atomic(&p, "x\n").is_err());
         assert_eq!(names(dir.path()), ["busy.prom"]);
+    }
+
+    #[test]
+    fn only_text_or_nothing_may_be_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.csv");
+        assert_eq!(not_ours(&p), None);
+        fs::write(&p, "target,number\nx.img,1\n").unwrap();
+        assert_eq!(not_ours(&p), None);
+        fs::write(&p, "").unwrap();
+        assert_eq!(not_ours(&p), None);
+        let mut b = b"text".to_vec();
+        b.extend([0u8; 600]);
+        fs::write(&p, &b).unwrap();
+        assert_eq!(
+            not_ours(&p).as_deref(),
+            Some("exists and holds binary data (a disk image?)")
+        );
+        assert_eq!(
+            not_ours(dir.path()),
+            None,
+            "a directory is refused elsewhere"
+        );
     }
 
     #[test]

@@ -105,7 +105,7 @@ impl Code {
             | Code::MdMemberMissing
             | Code::LayerNotFollowed
             | Code::ImageEncrypted => INCOMPLETE,
-            Code::TableNotRead | Code::TopologyUnknown => HOW_READ,
+            Code::TableNotRead | Code::TopologyUnknown | Code::ImageSizePartialSector => HOW_READ,
             Code::StartNotDiscard
             | Code::LayoutNotPortable
             | Code::ToolsDisagree

@@ -186,6 +186,8 @@ codes! {
         "A start off 4 KiB inside an image container makes some 4 KiB guest blocks straddle two of the container's allocation units (qcow2 cluster or subcluster, VMDK grain, VHDX, VDI or VHD block): a first write or a snapshot's copy-on-write of such a block allocates or copies two units.";
     ImageEncrypted = "image-encrypted", Info,
         "The image is encrypted: its container is described, its guest disk is left unread.";
+    ImageSizePartialSector = "image-size-partial-sector", Info,
+        "The image's size is not a whole number of its sectors: its last bytes are no sector a disk could address (a loop device leaves them out).";
     // What `watch` saw the real I/O do.
     StraddlingIo = "straddling-io", Error,
         "A share of the I/O reaching a device straddles its 4 KiB or grain boundary (or, at a partition, starts off 4 KiB on the disk below): each such I/O touches one unit more than it needs (watch).";

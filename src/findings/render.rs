@@ -46,6 +46,7 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::ZoneCrossingWrites => zone_crossing_writes(f),
         Code::ImageUnitStraddle => image_unit_straddle(f),
         Code::ImageEncrypted => image_encrypted(f),
+        Code::ImageSizePartialSector => image_size_partial_sector(f),
         Code::ZoneTableIgnored => zone_table_ignored(f),
         Code::ZoneMisalignedStart => zone_misaligned_start(f),
         Code::ZoneMisalignedEnd => zone_misaligned_end(f),
@@ -184,6 +185,15 @@ fn image_encrypted(f: &Facts) -> String {
     format!(
         "the {} is encrypted: its container is described, but its partition table and layers are left unread (decrypt a copy, e.g. with `qemu-img convert --object secret,...`, to check them)",
         text(&f.region)
+    )
+}
+
+fn image_size_partial_sector(f: &Facts) -> String {
+    let size = n(f.size_bytes);
+    let sector = n(f.logical_block_bytes).max(1);
+    format!(
+        "the image is {size} bytes, not a whole number of its {sector}-byte sectors: its last {} bytes are no sector a disk could address (a loop device over it leaves them out, and a table's backup copies are sought before them); was it cut short, or was something appended?",
+        size % sector
     )
 }
 

@@ -29,6 +29,27 @@ pub struct InspectOptions {
     pub topology: Option<TopologyOverride>,
     /// Units `probe` measured (saved runs given with `--probe`).
     pub measured: Vec<Measured>,
+    /// The command reading: named where a target is not what it takes.
+    pub command: ReadFor,
+}
+
+/// The command that reads the targets (`check` or `plan`), for the line
+/// that refuses one it does not take.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadFor {
+    #[default]
+    Check,
+    Plan,
+}
+
+impl ReadFor {
+    /// "check takes a device or an image file".
+    pub fn takes(self) -> &'static str {
+        match self {
+            ReadFor::Check => "check takes a device or an image file",
+            ReadFor::Plan => "plan takes a disk or an image file",
+        }
+    }
 }
 
 /// A unit a saved `probe` run bracketed on a device: evidence beside
@@ -198,7 +219,15 @@ pub enum InspectError {
     Image(String),
     #[error("partition {0} is not in the partition table on disk")]
     NoSuchPartition(u32),
+    /// A file (or a container's guest disk) of fewer bytes than two
+    /// sectors: no disk has a table, or anything else, in that.
+    #[error("{what} {bytes} bytes, smaller than two 512-byte sectors: not a disk image")]
+    TooSmall { what: String, bytes: u64 },
 }
+
+/// The fewest bytes a disk image has: two 512-byte sectors (an MBR and
+/// one sector to partition, or a GPT's protective MBR and header).
+pub const MIN_IMAGE_BYTES: u64 = 1024;
 
 /// Read every target, then assemble what spans them.
 pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
@@ -248,7 +277,7 @@ fn target(
     opts: &InspectOptions,
     pending: &mut Pending,
 ) -> Result<Target, InspectError> {
-    let (disk, only, node) = match resolve::resolve(path, &opts.sysfs)? {
+    let (disk, only, node) = match resolve::resolve(path, &opts.sysfs, opts.command)? {
         Resolved::Image => (None, None, path.to_path_buf()),
         Resolved::Live { disk, only, node } => (Some(*disk), only, node),
     };
@@ -307,6 +336,9 @@ fn target(
             None => plain,
         };
     }
+    if let Some(note) = partial_sector(&t) {
+        t.notes.push(note);
+    }
     if let Some(n) = t.only {
         if t.partitions().next().is_none() {
             return Err(InspectError::NoSuchPartition(n));
@@ -317,6 +349,22 @@ fn target(
     }
     t.stack = roots::stack(src.as_ref(), &t, &opts.sysfs, pending);
     Ok(t)
+}
+
+/// An image whose size is not a whole number of its sectors: its last
+/// bytes are no sector (`image-size-partial-sector`).
+fn partial_sector(t: &Target) -> Option<Finding> {
+    let sector = u64::from(t.topology.logical_block_size);
+    (t.kind == TargetKind::Image && sector > 0 && t.size % sector != 0).then(|| {
+        Finding::of(
+            Code::ImageSizePartialSector,
+            crate::findings::Facts {
+                size_bytes: Some(t.size),
+                logical_block_bytes: Some(sector),
+                ..Default::default()
+            },
+        )
+    })
 }
 
 /// The topology an image container declares for its guest disk: a
@@ -384,6 +432,16 @@ fn open_image(path: &Path) -> Result<(Content, Option<Container>), InspectError>
     let opened = image::open(path, &image::HostFiles)
         .map_err(|e| InspectError::Image(e.message_for(path)))?;
     let c = opened.container;
+    if c.virtual_size < MIN_IMAGE_BYTES {
+        let what = match c.format {
+            ContainerFormat::Raw => "a file of".to_string(),
+            f => format!("a {f} image whose guest disk has"),
+        };
+        return Err(InspectError::TooSmall {
+            what,
+            bytes: c.virtual_size,
+        });
+    }
     let content = match opened.guest {
         Some(g) => Content::Bytes(g),
         None => Content::Sealed {

@@ -24,6 +24,9 @@ pub enum ResolveError {
     Stat(io::Error),
     #[error("not a block device or a regular file")]
     NotADevice,
+    /// A directory, which only probe takes (it makes a scratch file there).
+    #[error("a directory: {}; probe takes a directory", .0.takes())]
+    Directory(super::ReadFor),
     /// The node is not in the sysfs tree (sysfs says why).
     #[error("{0}")]
     Node(String),
@@ -35,7 +38,11 @@ pub enum ResolveError {
 /// disks by name only: `/dev/NAME` or `NAME` is looked up there, never
 /// stat'ed. On the live system a node that is missing (a container
 /// shows /sys but not every /dev node) is looked up by name too.
-pub fn resolve(path: &Path, sysfs: &Sysfs) -> Result<Resolved, ResolveError> {
+pub fn resolve(
+    path: &Path,
+    sysfs: &Sysfs,
+    command: super::ReadFor,
+) -> Result<Resolved, ResolveError> {
     if !sysfs.is_live() {
         if let Some(r) = by_name(path, sysfs)? {
             return Ok(r);
@@ -48,6 +55,9 @@ pub fn resolve(path: &Path, sysfs: &Sysfs) -> Result<Resolved, ResolveError> {
     let ft = meta.file_type();
     if ft.is_file() {
         return Ok(Resolved::Image);
+    }
+    if ft.is_dir() {
+        return Err(ResolveError::Directory(command));
     }
     if !ft.is_block_device() {
         return Err(ResolveError::NotADevice);

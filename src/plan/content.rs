@@ -16,7 +16,8 @@ use crate::stack::{Layer, LayerKind};
 /// What lives in one partition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Content {
-    /// "ext4 filesystem", "LVM PV of vg0", "LUKS2", "nothing recognised".
+    /// "ext4 filesystem", "LVM PV of vg0", "LUKS2", "NTFS, not judged"
+    /// (named by its signature, not read), "nothing recognised".
     pub what: String,
     /// Bytes needed from the partition's start; None: all of it.
     pub needed_bytes: Option<u64>,
@@ -108,6 +109,18 @@ pub fn of(root: Option<&Root>) -> Content {
                 )),
             )
         }
+        // Named by its signature, not read: it needs the whole partition.
+        (LayerKind::Unread, ..) => {
+            let s = l.signature().cloned().unwrap_or_default();
+            (
+                format!("{}, not judged", s.short()),
+                None,
+                None,
+                s.what
+                    .ends_with(" filesystem")
+                    .then(|| format!("unmount the {}", s.what)),
+            )
+        }
         (kind, ..) => (kind.to_string(), None, None, None),
     };
     Content {
@@ -145,10 +158,11 @@ impl Content {
     /// Its partition may end later: not for an md member (a 0.90 or 1.0
     /// superblock is found from the device's end) nor a ZFS member (two of
     /// its labels are found from the end), nor for data the plan does not
-    /// recognise, unless the partition is empty.
+    /// read (an NTFS keeps its backup boot sector in its last sector),
+    /// unless the partition is empty.
     pub fn may_grow(&self) -> bool {
         match self.kind {
-            Some(LayerKind::MdMember | LayerKind::ZfsMember) => false,
+            Some(LayerKind::MdMember | LayerKind::ZfsMember | LayerKind::Unread) => false,
             None => self.zero_tail_bytes.is_some_and(|z| z > 0),
             _ => true,
         }
@@ -185,6 +199,10 @@ impl Content {
             )],
             (Some(LayerKind::MdMember), _) => vec![format!(
                 "mdadm --grow --size lets the array use less of each member: make it end {to_bytes} bytes into {node}, {again}"
+            )],
+            (Some(LayerKind::Unread), _) => vec![format!(
+                "{} is in it, which the plan does not read, so it cannot tell how much of {node} that needs: make it end within its first {to_bytes} bytes with its own tools, {again}",
+                self.what.trim_end_matches(", not judged")
             )],
             (None, _) => vec![format!(
                 "nothing the plan recognises is in it, but its first MiB or its last bytes are not zero: it cannot tell that {node} does not need its end; if it does not, make the partition end {to_bytes} bytes in with sfdisk -N"
@@ -235,5 +253,30 @@ mod tests {
             c.offline.as_deref(),
             Some("export its pool (zpool export tank)")
         );
+    }
+
+    /// What a signature names but nothing reads needs the whole
+    /// partition, never grows, and is said by name.
+    #[test]
+    fn an_unread_layer_is_named_and_kept_whole() {
+        let t = Topology::default();
+        let mut part = Layer::new(LayerKind::Partition, "p1", "d", 1 << 20, 64 << 20, t);
+        let mut u = Layer::new(LayerKind::Unread, "NTFS", "d", 1 << 20, 64 << 20, t);
+        u.detail = Some(Detail::Signature(crate::stack::signature::Unread {
+            what: "NTFS filesystem".into(),
+            magic_offset_bytes: 3,
+        }));
+        part.children.push(u);
+        let root = Root {
+            partition: Some(1),
+            layer: part,
+            zero_tail_bytes: 0,
+        };
+        let c = of(Some(&root));
+        assert_eq!(c.what, "NTFS, not judged");
+        assert_eq!(c.needed_bytes, None);
+        assert!(!c.may_grow());
+        assert_eq!(c.offline.as_deref(), Some("unmount the NTFS filesystem"));
+        assert!(c.shrink_by_hand("/dev/sdb1", 1 << 20)[0].starts_with("NTFS is in it"));
     }
 }

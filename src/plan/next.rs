@@ -59,6 +59,7 @@ mod tests {
                 unit_bytes: 4096,
                 file: "a run.json".into(),
             }],
+            ..InspectOptions::default()
         };
         assert_eq!(
             command("/dev/sda", &what_if),

@@ -12,6 +12,7 @@ pub mod document;
 pub mod engine;
 pub mod env;
 pub mod figures;
+pub mod filled;
 pub mod fio;
 pub mod fio_results;
 pub mod focus;

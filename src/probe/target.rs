@@ -5,7 +5,8 @@
 //! on success, on error, after Ctrl-C, and after SIGKILL or a crash.
 
 use super::grid::{Constraints, DioRule};
-use super::safety;
+use super::{filled, safety};
+use crate::sys::fiemap;
 use crate::sys::file::{self as sysfile, Allocated, Mode};
 use crate::sys::{dev, ioctl};
 use crate::topology::{Disk, Sysfs};
@@ -182,14 +183,10 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTa
     if a.write {
         refuse_signatures(path, a)?;
     }
-    // Reads of a hole are answered from nothing and never reach the device.
-    let allocated = meta.blocks().saturating_mul(512);
-    if allocated.saturating_add(MIB) < meta.len() {
-        return Err(format!(
-            "sparse file ({} of its {} allocated): reads of holes never reach the device; give a directory to probe a filled scratch file there",
-            human(allocated),
-            human(meta.len())
-        ));
+    // Reads of a hole, of an unwritten extent or of data with no place on
+    // the device yet are answered without the device.
+    if let Some(why) = not_on_the_device(path, meta) {
+        return Err(why);
     }
     let file = sysfile::open_file(path, mode(a)).map_err(|e| e.to_string())?;
     let (disk, partition) = disk_of(meta, a.sysfs);
@@ -203,6 +200,17 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTa
         disk,
         partition,
     })
+}
+
+/// Why the reads of the file at `path` would not reach its device, in
+/// one line; None when they would, or when it cannot be told (a
+/// filesystem without FIEMAP is judged by st_blocks alone).
+fn not_on_the_device(path: &Path, meta: &fs::Metadata) -> Option<String> {
+    let map = File::open(path)
+        .ok()
+        .and_then(|f| fiemap::extents(&f, path, 0, meta.len(), filled::MAX_EXTENTS).ok());
+    let allocated = meta.blocks().saturating_mul(512);
+    filled::Shares::of(meta.len(), allocated, map.as_ref()).refusal(path)
 }
 
 /// A file that holds something (a disk image container, a partition

@@ -52,6 +52,10 @@ pub enum LayerKind {
     Holder,
     /// A leaf vdev of a ZFS pool (its labels read).
     ZfsMember,
+    /// What a signature names where no format the walk reads was found
+    /// (NTFS, FAT, exFAT, ISO 9660, ...): named, its start judged, what
+    /// is inside it not.
+    Unread,
 }
 
 crate::spelled_as_serde!(LayerKind);
@@ -85,7 +89,8 @@ impl LayerKind {
             | LayerKind::Swap
             | LayerKind::LvmVg
             | LayerKind::LvmLeg
-            | LayerKind::ZfsMember => (false, false),
+            | LayerKind::ZfsMember
+            | LayerKind::Unread => (false, false),
         };
         KindMeaning {
             builds_kernel_device,
@@ -144,6 +149,8 @@ pub enum Detail {
     Bcache(bcache::Bcache),
     /// Boxed: a label's fields outweigh every other variant.
     Zfs(Box<zfs::Zfs>),
+    /// What an `unread` layer's signature says.
+    Signature(signature::Unread),
 }
 
 /// `Layer::pv()` and the like: the detail when it is of that variant.
@@ -171,6 +178,7 @@ detail_accessors! {
     leg: Leg => LegInfo,
     holder: Holder => HolderInfo,
     bcache: Bcache => bcache::Bcache,
+    signature: Signature => signature::Unread,
 }
 
 impl Layer {
@@ -204,7 +212,8 @@ pub struct Layer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exposes: Option<Topology>,
     /// What the layer's own metadata says (`pv`, `md`, `luks`,
-    /// `filesystem`, `array`, `vg`, `lv`, `leg`, `holder`, `bcache`, `zfs` in the JSON).
+    /// `filesystem`, `array`, `vg`, `lv`, `leg`, `holder`, `bcache`, `zfs`
+    /// in the JSON), or an `unread` layer's `signature`.
     #[serde(flatten)]
     pub detail: Option<Detail>,
     /// No warning or error about this layer.

@@ -2,10 +2,13 @@
 //! filesystems, and every format of the stack registry (its descriptors
 //! carry their magics; LVM labels and md 0.90/1.0 superblocks, whose place
 //! depends on the device, are looked for here). Used to refuse
-//! destructive I/O; says only *what* is there, not its geometry.
+//! destructive I/O and to replace an output file, and by the walk to name
+//! what it found but does not read ([`unread`]); says only *what* is
+//! there, not its geometry.
 
 use super::registry::FORMATS;
 use crate::bytes::ReadAt;
+use serde::{Deserialize, Serialize};
 
 /// One thing found, with the byte offset of its magic.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,6 +101,41 @@ pub fn scan(src: &(impl ReadAt + ?Sized)) -> Vec<Signature> {
     found
 }
 
+/// What a region holds that no layer format reads, as the walk hands it
+/// up (an `unread` layer's `signature` in the JSON).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Unread {
+    /// What the signature scan calls it: "NTFS filesystem".
+    pub what: String,
+    /// Where its magic is, in bytes from the region's start.
+    pub magic_offset_bytes: u64,
+}
+
+impl Unread {
+    /// Its name without the word every filesystem has: "NTFS", "FAT",
+    /// "GPT partition table".
+    pub fn short(&self) -> &str {
+        self.what.strip_suffix(" filesystem").unwrap_or(&self.what)
+    }
+}
+
+/// The first signature in `src` that names what a region holds, for a
+/// region where no layer format recognised anything: NTFS, exFAT, FAT,
+/// ISO 9660, a GPT inside a partition, and any registered magic whose
+/// probe declined it. An MBR signature (0x55AA and a partition type) is
+/// never one: every FAT and NTFS boot sector, BitLocker's included, ends
+/// in 0x55AA and holds boot code where an MBR's entries are.
+pub fn unread(src: &(impl ReadAt + ?Sized)) -> Option<Unread> {
+    scan(src)
+        .into_iter()
+        .find(|s| s.offset != 510)
+        .map(|s| Unread {
+            what: s.what.to_string(),
+            magic_offset_bytes: s.offset,
+        })
+}
+
 /// "a" or "an" before `what`, as it is read aloud: initialisms spelled
 /// letter by letter that start with a vowel sound (an MBR, an XFS, an
 /// LVM2, an md, an ext4) take "an"; LUKS is read as a word.
@@ -144,6 +182,26 @@ mod tests {
         assert_eq!(article("ext2/3/4 filesystem"), "an");
         assert_eq!(article("LUKS encryption header"), "a");
         assert_eq!(article("GPT partition table"), "a");
+    }
+
+    #[test]
+    fn what_no_layer_reads_is_named_but_never_an_mbr() {
+        let mut img = vec![0u8; 1 << 20];
+        assert_eq!(unread(&img[..]), None);
+        // A boot sector: its 0x55AA and boot code look like an MBR.
+        img[3..11].copy_from_slice(b"NTFS    ");
+        img[0x1be + 4] = 0x83;
+        img[510..512].copy_from_slice(&[0x55, 0xaa]);
+        let u = unread(&img[..]).unwrap();
+        assert_eq!(
+            (u.what.as_str(), u.magic_offset_bytes),
+            ("NTFS filesystem", 3)
+        );
+        assert_eq!(u.short(), "NTFS");
+        img[3..11].fill(0);
+        assert_eq!(unread(&img[..]), None, "an MBR alone is no layer");
+        img[512..520].copy_from_slice(b"EFI PART");
+        assert_eq!(unread(&img[..]).unwrap().short(), "GPT partition table");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::lvm::PvFound;
 use super::md::MdMember;
 use super::region::Region;
 use super::registry::FORMATS;
-use super::Layer;
+use super::{signature, Detail, Layer, LayerKind};
 use crate::bytes::ReadAt;
 
 /// A PV found in a region, waiting for its VG.
@@ -32,11 +32,14 @@ pub struct Pending {
 }
 
 /// The layer at the start of `r`, if any format of the registry recognises
-/// it, with what the walk finds inside it.
+/// it, with what the walk finds inside it; else an `unread` layer naming
+/// the signature found there, if any (an NTFS, a FAT): never "nothing".
 pub fn region(r: &Region, pending: &mut Pending) -> Option<Layer> {
     let w = r.window();
     let src: &dyn ReadAt = &*w;
-    let found = FORMATS.iter().find_map(|f| (f.probe)(r, src))?;
+    let Some(found) = FORMATS.iter().find_map(|f| (f.probe)(r, src)) else {
+        return unread(r, src);
+    };
     let mut layer = found.layer;
     if let Some(inner) = found.inside {
         layer.children.extend(region(&inner, pending));
@@ -53,4 +56,13 @@ pub fn region(r: &Region, pending: &mut Pending) -> Option<Layer> {
         None => {}
     }
     Some(layer)
+}
+
+/// An `unread` layer over all of `r`, named by what the signature scan
+/// finds at its start.
+fn unread(r: &Region, src: &dyn ReadAt) -> Option<Layer> {
+    let found = signature::unread(src)?;
+    let mut l = r.layer(LayerKind::Unread, found.short().to_string());
+    l.detail = Some(Detail::Signature(found));
+    Some(l)
 }

@@ -63,6 +63,15 @@ fn disk_name(arg: &str, sysfs: &Sysfs) -> Result<String, String> {
     let path = Path::new(arg);
     if sysfs.is_live() {
         if let Ok(meta) = std::fs::metadata(path) {
+            if meta.is_dir() {
+                return Err("a directory: topology takes a disk; probe takes a directory".into());
+            }
+            if meta.is_file() {
+                return Err(
+                    "a regular file: topology takes a disk; check and plan take an image file"
+                        .into(),
+                );
+            }
             return sysfs.resolve_node(&meta).map(|(name, _)| name);
         }
     }

@@ -102,6 +102,17 @@ pub fn image(dir: &Path, name: &str, bytes: u64) -> PathBuf {
     p
 }
 
+/// A file of `bytes` bytes of `fill`, written and flushed to its device,
+/// as a probe takes it: no hole, no unwritten extent, no delayed
+/// allocation (reads of those never reach the device, and probe refuses
+/// them).
+pub fn filled_file(path: &Path, bytes: usize, fill: u8) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(path).unwrap();
+    f.write_all(&vec![fill; bytes]).unwrap();
+    f.sync_all().unwrap();
+}
+
 /// sfdisk with a script on stdin.
 pub fn sfdisk(target: &Path, script: &str) {
     require_tool("sfdisk");

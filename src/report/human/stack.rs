@@ -136,6 +136,11 @@ fn detail(l: &Layer) -> String {
             None => String::new(),
         },
         LayerKind::LvmLeg => format!("{} on {}", at(l.offset_bytes), l.device),
+        LayerKind::Unread => format!(
+            "at {}, {} signature (not read: what is inside it is not judged)",
+            at(l.offset_bytes),
+            l.signature().map_or("its", |s| s.what.as_str())
+        ),
     }
 }
 

@@ -196,6 +196,12 @@ fn tip(c: &Cell) -> String {
     if let Some(cause) = &l.inherits_from {
         s.push_str(&format!(" (the offset of {cause})"));
     }
+    if let Some(sig) = l.signature() {
+        s.push_str(&format!(
+            "; named by its {} signature ({} bytes in), not read: what is inside it is not judged",
+            sig.what, sig.magic_offset_bytes
+        ));
+    }
     for fd in &l.findings {
         s.push_str(&format!("\n{} ({}): {}", fd.code, fd.severity, fd.message));
     }
