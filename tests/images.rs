@@ -687,11 +687,12 @@ fn the_human_report_is_a_ticket() {
     };
     assert!(at("error partition 1 start-not-4k") < at("warning partition 1 size-not-4k"));
     assert!(at("warning partition 1 size-not-4k") < at("info topology-unknown"));
-    // The commands stand whole on their lines, for copying.
+    // The commands stand whole on their lines, for copying (what the plan
+    // says after three spaces, in parentheses, as the script's line).
     assert_eq!(
         lines[lines.len() - 2..],
         [
-            format!("next: diskalign plan {p}"),
+            format!("next: diskalign plan {p}   (moves or resizes 1 partition)"),
             format!(
                 "      diskalign plan {p} --script fix-ticket.img.sh   (writes the fix as a script to read and run)"
             )

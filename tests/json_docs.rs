@@ -339,6 +339,28 @@ fn every_serialized_key_is_in_docs_json_md() {
     let new = image(dir.path(), "new.img", 64 << 20);
     let (planned, _) = run_json(&["plan", "--new", new.to_str().unwrap(), "--sizes", "8M,rest"]);
     add("plan", &planned, &mut seen);
+    // A striped LV over the disk's two PVs holding an ext4 with the wrong
+    // stripe hints: what is assembled across them, said once, and the
+    // disk it is part of.
+    let other = tempfile::tempdir().unwrap();
+    let lv2 = common::lvm::striped_image(&other, 53248);
+    let leg0 = format!("offset={},stride=4,stripe_width=8", 2048 * 512 + (1 << 20));
+    sh(
+        "mkfs.ext4",
+        &[
+            "-q",
+            "-F",
+            "-b",
+            "4096",
+            "-E",
+            &leg0,
+            lv2.to_str().unwrap(),
+            "8M",
+        ],
+    );
+    let (planned, _) = run_json(&["plan", lv2.to_str().unwrap()]);
+    assert!(planned["targets"][0]["part_of"].is_array(), "{planned:#}");
+    add("plan", &planned, &mut seen);
     // compare: the probe run with itself, and two of the check runs.
     for (a, b) in [(&doc, &doc), (&checks[0], &checks[1])] {
         add("compare", &compared(a, b), &mut seen);

@@ -229,6 +229,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
         findings,
         summary: outcome::TargetSummary::default(),
         next: None,
+        next_says: None,
     }
 }
 

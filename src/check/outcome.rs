@@ -112,6 +112,11 @@ pub struct CheckedTarget {
     /// partition target's disk whole for it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
+    /// What that plan says, in a few words: the partitions it moves or
+    /// resizes, the findings its commands by hand clear (with the tool),
+    /// and those it can only say in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_says: Option<String>,
 }
 
 /// A saved check run written before `partitionable` was: every target

@@ -34,8 +34,9 @@ pub fn run(opts: &CheckOptions, targets: &[PathBuf], fail_on: FailOn, out: &Out)
 /// Each target's next step (`CheckedTarget::next`): its own plan command,
 /// or for a partition target whose partition a layout change would fix,
 /// its disk's, read whole for that (the check read the one partition).
-fn next_steps(run: &mut CheckRun, planned: Vec<(String, String)>, opts: &CheckOptions) {
-    let mut by_path: HashMap<String, String> = planned.into_iter().collect();
+fn next_steps(run: &mut CheckRun, planned: Vec<next::Next>, opts: &CheckOptions) {
+    let by = |n: Vec<next::Next>| n.into_iter().map(|n| (n.path.clone(), n));
+    let mut by_path: HashMap<String, next::Next> = by(planned).collect();
     let disks: Vec<PathBuf> = run
         .targets
         .iter()
@@ -44,11 +45,16 @@ fn next_steps(run: &mut CheckRun, planned: Vec<(String, String)>, opts: &CheckOp
         .map(PathBuf::from)
         .collect();
     if !disks.is_empty() {
-        by_path.extend(next::commands(crate::inspect::inspect(&disks, opts), opts));
+        by_path.extend(by(next::commands(
+            crate::inspect::inspect(&disks, opts),
+            opts,
+        )));
     }
     for t in &mut run.targets {
         let path = partition_to_fix(t).unwrap_or_else(|| t.path.clone());
-        t.next = by_path.get(&path).cloned();
+        let next = by_path.get(&path);
+        t.next = next.map(|n| n.command.clone());
+        t.next_says = next.map(|n| n.says.clone()).filter(|s| !s.is_empty());
     }
 }
 

@@ -96,6 +96,8 @@ pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &Disk) -> Vec
         partition: Some(n),
         why,
         commands,
+        about: None,
+        clears: false,
     };
     if is(q, BIOS_BOOT) {
         let why = format!("partition {n} is a BIOS boot partition: GRUB's core image in it is addressed by absolute sector numbers (in the boot code of the MBR and in core.img's first sector), so after the move the disk boots only once GRUB is installed again");

@@ -55,6 +55,8 @@ pub fn manual(p: &DiskPlan, c: &Container, after_script: &[String]) -> Manual {
     }
     Manual {
         partition: None,
+        about: None,
+        clears: false,
         why,
         commands: vec![
             // -f: qemu probes a fixed VHD as raw (its footer is at the

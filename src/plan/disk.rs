@@ -39,6 +39,9 @@ pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
         script_refused: None,
         offline: Vec::new(),
         leaves: Vec::new(),
+        remains: Vec::new(),
+        part_of: Vec::new(),
+        after_script: Vec::new(),
         bytes_to_move: 0,
         estimated_seconds: 0.0,
     };
@@ -78,20 +81,37 @@ pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
     if identity::gpt_repairable(t) {
         add_gpt_repair(&mut p, t);
     }
-    // A container is fixed on a raw copy: its steps come first, also when
-    // only a note by hand (run on that copy) has work.
-    let work = !p.is_noop() || p.manual.iter().any(|m| !m.commands.is_empty());
-    if let (Some(c), true) = (&t.container, work) {
-        p.script_refused = Some(container::script_refusal(&p.path, c));
-        p.manual.insert(0, container::manual(&p, c, &after_script));
-    }
+    p.after_script = after_script;
     p
+}
+
+/// A container is fixed on a raw copy: its steps come first, also when
+/// only a note by hand (run on that copy) has work. The commands that
+/// clear a finding on the copy (tune2fs at a layer's byte) run among
+/// them, right after the script, with the boot sector's new start.
+pub(super) fn raw_copy_first(t: &Target, p: &mut DiskPlan) {
+    let work = !p.is_noop() || p.manual.iter().any(|m| !m.commands.is_empty());
+    let Some(c) = t.container.as_ref().filter(|_| work) else {
+        return;
+    };
+    let mut after_script = std::mem::take(&mut p.after_script);
+    for m in p.manual.iter_mut().filter(|m| m.clears) {
+        if !m.commands.is_empty() {
+            after_script.append(&mut m.commands);
+            m.why.push_str(&format!(
+                " (its command is among the steps under \"First:\", right after sh fix.sh: it runs on the raw copy, {})",
+                container::raw_copy(&p.path)
+            ));
+        }
+    }
+    p.script_refused = Some(container::script_refusal(&p.path, c));
+    p.manual.insert(0, container::manual(p, c, &after_script));
 }
 
 /// The disk the commands by hand write to: a live disk's node, a raw
 /// image's absolute path (as the script names it), or a container's raw
 /// copy.
-fn boot_disk(t: &Target, p: &DiskPlan) -> boot::Disk {
+pub(super) fn boot_disk(t: &Target, p: &DiskPlan) -> boot::Disk {
     match &t.container {
         Some(c) => boot::Disk::Container {
             path: p.path.clone(),
@@ -346,6 +366,8 @@ fn compensated_note(number: u32, c: &Content, grain: u64) -> super::Manual {
             human(grain)
         ),
         commands,
+        about: None,
+        clears: false,
     }
 }
 
@@ -403,6 +425,8 @@ fn end_notes(p: &mut DiskPlan, t: &Target, contents: &[Content], disk: &boot::Di
             partition: Some(x.number),
             why,
             commands: c.shrink_by_hand(&node(t, x.number, disk), to),
+            about: None,
+            clears: false,
         });
     }
     p.manual.extend(notes);

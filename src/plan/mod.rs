@@ -18,6 +18,8 @@ pub mod identity;
 pub mod layout;
 pub mod new_disk;
 pub mod next;
+mod place;
+mod remedy;
 
 use crate::check::placement::is_placement_code;
 use crate::errors::TargetError;
@@ -174,7 +176,39 @@ pub struct Manual {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<u32>,
     pub why: String,
+    /// Commands that run as printed, on the disk (or raw copy) planned.
     pub commands: Vec<String>,
+    /// The finding this entry is about, as check names it (None for a
+    /// note of the plan's own: a boot note, the raw copy's steps).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub about: Option<About>,
+    /// Its commands clear that finding: check no longer reports it once
+    /// they have run (false for steps said in words).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub clears: bool,
+}
+
+/// The finding a by-hand entry is about, as check names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct About {
+    pub code: Code,
+    pub subject: crate::findings::Subject,
+}
+
+/// The findings of `leaves` that no entry of `manual` clears: what check
+/// still reports once the script and the commands by hand have run.
+pub fn remains(leaves: &[Finding], manual: &[Manual]) -> Vec<Finding> {
+    leaves
+        .iter()
+        .filter(|f| {
+            !manual
+                .iter()
+                .filter(|m| m.clears)
+                .filter_map(|m| m.about.as_ref())
+                .any(|x| x.code == f.code && x.subject == f.subject)
+        })
+        .cloned()
+        .collect()
 }
 
 /// Which disk the plan was made for, as the script checks it before
@@ -224,8 +258,21 @@ pub struct DiskPlan {
     pub script_refused: Option<String>,
     /// What to take offline first (unmount, deactivate, close).
     pub offline: Vec<String>,
-    /// What `check` will still report (warnings and errors) after the plan.
+    /// What `check` will still report (warnings and errors) after the
+    /// plan's script (the layout change).
     pub leaves: Vec<Finding>,
+    /// What it will still report once the commands by hand have run too:
+    /// the leaves no entry of `manual` clears.
+    pub remains: Vec<Finding>,
+    /// The arrays and volume groups assembled from this disk (with the
+    /// others planned) that check will still warn about: said under
+    /// `assembled_leaves`, and part of this disk's status in check.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub part_of: Vec<String>,
+    /// For a container: the commands its raw copy gets right after the
+    /// script (a moved boot sector's start), until the route is made.
+    #[serde(skip)]
+    pub after_script: Vec<String>,
     pub bytes_to_move: u64,
     pub estimated_seconds: f64,
 }
@@ -241,8 +288,7 @@ impl DiskPlan {
     /// findings it would fix. What no command fixes (a topology hint the
     /// disk reports) is in `leaves` only, and is no work.
     pub fn has_work(&self) -> bool {
-        self.refused.is_empty()
-            && (!self.is_noop() || self.manual.iter().any(|m| !m.commands.is_empty()))
+        self.refused.is_empty() && (!self.is_noop() || !self.manual.is_empty())
     }
 
     /// The steps as the script numbers and runs them, from 1: each its
@@ -279,6 +325,10 @@ pub struct PlanRun {
     /// What check will still report on arrays and volume groups assembled
     /// across the targets.
     pub assembled_leaves: Vec<Finding>,
+    /// What to do by hand about them (said once, not under each disk).
+    pub assembled_manual: Vec<Manual>,
+    /// What check still reports on them once that is done.
+    pub assembled_remains: Vec<Finding>,
     pub errors: Vec<TargetError>,
 }
 
@@ -286,7 +336,7 @@ impl PlanRun {
     /// True when some disk has something to do: steps, or commands to
     /// run by hand first (exit status 1).
     pub fn has_changes(&self) -> bool {
-        self.targets.iter().any(DiskPlan::has_work)
+        self.targets.iter().any(DiskPlan::has_work) || !self.assembled_manual.is_empty()
     }
 
     pub fn refused(&self) -> bool {
@@ -297,33 +347,70 @@ impl PlanRun {
 /// Plan every target of an inspection.
 pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
     let mut targets: Vec<DiskPlan> = i.targets.iter().map(|t| disk::plan(t, opts)).collect();
-    let (leaves, assembled) = after::leaves(&i, &targets);
-    for (t, mut l) in targets.iter_mut().zip(leaves) {
-        if t.repairs_gpt() {
-            // The repair step rebuilds the primary from the backup.
-            l.retain(|f| f.code != Code::GptPrimaryInvalid);
-        }
-        // A partition the planner already explained (placed off 4 KiB for
-        // its compensated content) needs no second note per finding.
-        let explained: Vec<Option<u32>> = t.manual.iter().map(|m| m.partition).collect();
-        let rest: Vec<Finding> = l
-            .iter()
-            .filter(|f| !(is_placement_code(f.code) && explained.contains(&f.subject.partition)))
-            .cloned()
-            .collect();
-        // What no command fixes (a hint the disk reports) is in `leaves`
-        // only: "by hand" is for what there is to do.
-        t.manual.extend(
-            after::manual(&rest)
-                .into_iter()
-                .filter(|m| !m.commands.is_empty()),
-        );
-        t.leaves = l;
+    let after::Leaves {
+        per_target,
+        assembled,
+        part_of,
+    } = after::leaves(&i, &targets);
+    for ((t, p), l) in i.targets.iter().zip(targets.iter_mut()).zip(per_target) {
+        by_hand(t, p, l);
     }
+    for (p, names) in targets.iter_mut().zip(part_of) {
+        p.part_of = names;
+    }
+    // What is assembled across the targets is fixed once, by hand, where a
+    // device names it (the first target's disk for the words' sake).
+    let disk = i
+        .targets
+        .first()
+        .zip(targets.first())
+        .map(|(t, p)| disk::boot_disk(t, p));
+    let assembled_manual: Vec<Manual> = match &disk {
+        Some(d) => after::manual(&assembled, d),
+        None => Vec::new(),
+    };
+    let assembled_leaves: Vec<Finding> = assembled.into_iter().map(|l| l.finding).collect();
     PlanRun {
         throughput_bytes_per_second: opts.throughput,
+        assembled_remains: remains(&assembled_leaves, &assembled_manual),
+        assembled_leaves,
+        assembled_manual,
         targets,
-        assembled_leaves: assembled,
         errors: i.errors,
     }
+}
+
+/// One disk's leaves, its notes by hand for them, and what remains; a
+/// container then gets its raw-copy steps first when there is work.
+fn by_hand(t: &crate::inspect::Target, p: &mut DiskPlan, mut l: Vec<after::Leaf>) {
+    if p.repairs_gpt() {
+        // The repair step rebuilds the primary from the backup.
+        l.retain(|x| x.finding.code != Code::GptPrimaryInvalid);
+    }
+    // A partition the planner already explained (placed off 4 KiB for its
+    // compensated content) needs no second note per finding.
+    let explained: Vec<Option<u32>> = p.manual.iter().map(|m| m.partition).collect();
+    let rest: Vec<after::Leaf> = l
+        .iter()
+        .filter(|x| {
+            let f = &x.finding;
+            !(is_placement_code(f.code) && explained.contains(&f.subject.partition))
+        })
+        .cloned()
+        .collect();
+    let disk = disk::boot_disk(t, p);
+    // What no command fixes (a hint the disk reports) is said where its
+    // finding is listed, under what check will still report.
+    let mut notes = after::manual(&rest, &disk);
+    if !p.is_noop() {
+        // They name the layers where the script puts them.
+        for m in notes.iter_mut().filter(|m| !m.commands.is_empty()) {
+            m.why
+                .push_str(" (after the script: the command names where it moves the data)");
+        }
+    }
+    p.manual.extend(notes);
+    p.leaves = l.into_iter().map(|x| x.finding).collect();
+    p.remains = remains(&p.leaves, &p.manual);
+    disk::raw_copy_first(t, p);
 }

@@ -5,19 +5,26 @@
 //! exit 1): never for a partition (plan takes its disk), a table not read
 //! (plan needs it), or a layout plan refuses.
 
-use super::{plan, PlanOptions};
+use super::{plan, Action, DiskPlan, Manual, PlanOptions};
 use crate::inspect::{InspectOptions, Inspection};
 use crate::names::shell_word;
 
 /// `diskalign [--sysfs-root DIR] plan DISK [--topology SPEC] [--probe RUN.json ...]`.
 pub fn command(disk: &str, opts: &InspectOptions) -> String {
+    command_of(&[disk], opts)
+}
+
+/// The same for several disks planned together (an array or volume group
+/// assembled from them).
+fn command_of(disks: &[&str], opts: &InspectOptions) -> String {
     let mut c = String::from("diskalign ");
     if !opts.sysfs.is_live() {
         let root = opts.sysfs.root().display().to_string();
         c.push_str(&format!("--sysfs-root {} ", shell_word(&root)));
     }
     c.push_str("plan ");
-    c.push_str(&shell_word(disk));
+    let words: Vec<String> = disks.iter().map(|d| shell_word(d)).collect();
+    c.push_str(&words.join(" "));
     if let Some(t) = &opts.topology {
         c.push_str(&format!(" --topology {t}"));
     }
@@ -31,13 +38,94 @@ pub fn command(disk: &str, opts: &InspectOptions) -> String {
 
 /// Each target of `i` whose plan has work, by its path as given, with
 /// its command. A partition target has none: the caller plans its disk.
-pub fn commands(i: Inspection, opts: &InspectOptions) -> Vec<(String, String)> {
-    plan(i, &PlanOptions::default())
-        .targets
+/// When what was assembled across the targets has work by hand, every
+/// target's command plans them all together: planned alone, a disk does
+/// not assemble the volume group or array it holds part of.
+pub fn commands(i: Inspection, opts: &InspectOptions) -> Vec<Next> {
+    let run = plan(i, &PlanOptions::default());
+    if !run.assembled_manual.is_empty() {
+        let all: Vec<&DiskPlan> = run
+            .targets
+            .iter()
+            .filter(|d| d.refused.is_empty())
+            .collect();
+        let paths: Vec<&str> = all.iter().map(|d| d.path.as_str()).collect();
+        let together = command_of(&paths, opts);
+        let manual = all
+            .iter()
+            .flat_map(|d| d.manual.iter())
+            .chain(&run.assembled_manual);
+        let says = says(all.iter().copied(), manual);
+        return paths
+            .iter()
+            .map(|d| Next {
+                path: d.to_string(),
+                command: together.clone(),
+                says: says.clone(),
+            })
+            .collect();
+    }
+    run.targets
         .iter()
         .filter(|d| d.has_work())
-        .map(|d| (d.path.clone(), command(&d.path, opts)))
+        .map(|d| Next {
+            path: d.path.clone(),
+            command: command(&d.path, opts),
+            says: says(std::iter::once(d), d.manual.iter()),
+        })
         .collect()
+}
+
+/// A target's next step: the plan command, and what that plan says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Next {
+    /// The target as given.
+    pub path: String,
+    pub command: String,
+    /// "moves 1 partition; by hand: tune2fs for fs-stripe-hints-missing;
+    /// in words: fs-block-below-physical".
+    pub says: String,
+}
+
+/// What the plans of `disks` will print, in a few words: the partitions
+/// the script moves or resizes, the findings commands by hand clear, and
+/// those said in words only.
+fn says<'a>(
+    disks: impl Iterator<Item = &'a DiskPlan>,
+    manual: impl Iterator<Item = &'a Manual>,
+) -> String {
+    let changed: usize = disks
+        .map(|d| {
+            d.partitions
+                .iter()
+                .filter(|p| p.action != Action::Keep)
+                .count()
+        })
+        .sum();
+    let mut parts = Vec::new();
+    if changed > 0 {
+        let s = if changed == 1 { "" } else { "s" };
+        parts.push(format!("moves or resizes {changed} partition{s}"));
+    }
+    let (mut run, mut words) = (Vec::new(), Vec::new());
+    for m in manual {
+        let Some(x) = &m.about else { continue };
+        match m.commands.first() {
+            Some(c) if m.clears => {
+                let tool = c.split_whitespace().next().unwrap_or_default();
+                run.push(format!("{tool} for {}", x.code));
+            }
+            _ if !words.contains(&x.code.to_string()) => words.push(x.code.to_string()),
+            _ => {}
+        }
+    }
+    if !run.is_empty() {
+        parts.push(format!("by hand: {}", run.join(", ")));
+    }
+    if !words.is_empty() {
+        parts.push(format!("said in words: {}", words.join(", ")));
+    }
+    parts.join("; ")
 }
 
 #[cfg(test)]

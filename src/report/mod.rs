@@ -274,6 +274,9 @@ mod tests {
             script_refused: None,
             offline: vec![],
             leaves: vec![],
+            remains: vec![],
+            part_of: vec![],
+            after_script: vec![],
             bytes_to_move: 0,
             estimated_seconds: 0.0,
         }
@@ -323,6 +326,8 @@ mod tests {
             throughput_bytes_per_second: 1,
             targets: vec![disk_plan()],
             assembled_leaves: vec![],
+            assembled_manual: vec![],
+            assembled_remains: vec![],
             errors: vec![],
         };
         let new = new_disk();

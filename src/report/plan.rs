@@ -15,6 +15,61 @@ pub fn human(run: &PlanRun, st: &Style) -> String {
         out.push_str(&disk(d, run.throughput_bytes_per_second, st));
         out.push('\n');
     }
+    if !run.assembled_leaves.is_empty() {
+        out.push_str(&st.bold("assembled from the disks:"));
+        out.push('\n');
+        for m in &run.assembled_manual {
+            out.push_str(&manual(m, &st.warn("by hand:"), st));
+        }
+        out.push_str(&afterwards(
+            &run.assembled_leaves,
+            &run.assembled_remains,
+            &run.assembled_manual,
+            st,
+        ));
+        out.push('\n');
+    }
+    out
+}
+
+/// What check will still report after the script, which of it the steps
+/// by hand clear, and what remains then: "nothing to warn about" only
+/// when nothing does.
+fn afterwards(
+    leaves: &[crate::findings::Finding],
+    remains: &[crate::findings::Finding],
+    manual: &[crate::plan::Manual],
+    st: &Style,
+) -> String {
+    if leaves.is_empty() {
+        return "  Afterwards check finds nothing to warn about.\n".into();
+    }
+    let mut out = String::from("  Afterwards check will still report:\n");
+    for f in leaves {
+        out.push_str(&st.finding("    ", "", f));
+        if !remains.contains(f) {
+            out.push_str("            (cleared by the commands by hand above)\n");
+        }
+    }
+    let by_hand = manual.iter().any(|m| m.clears);
+    match (remains.is_empty(), by_hand) {
+        (true, _) => out.push_str(
+            "  Once the commands by hand above have run too, check finds nothing to warn about.\n",
+        ),
+        (false, true) => out.push_str(&st.line(
+            "  ",
+            &format!(
+                "Once the commands by hand above have run too, check still reports {}.",
+                remains
+                    .iter()
+                    .map(|f| f.code.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "  ",
+        )),
+        (false, false) => {}
+    }
     out
 }
 
@@ -54,13 +109,22 @@ fn disk(d: &DiskPlan, throughput: u64, st: &Style) -> String {
     for m in &d.manual[first..] {
         out.push_str(&manual(m, &st.warn("by hand:"), st));
     }
-    if d.leaves.is_empty() {
-        out.push_str("  Afterwards check finds nothing to warn about.\n");
-    } else {
-        out.push_str("  Afterwards check will still report:\n");
-        for f in &d.leaves {
-            out.push_str(&st.finding("    ", "", f));
-        }
+    if d.part_of.is_empty() || !d.leaves.is_empty() {
+        out.push_str(&afterwards(&d.leaves, &d.remains, &d.manual, st));
+    }
+    if !d.part_of.is_empty() {
+        let own = match d.leaves.is_empty() {
+            true => "Afterwards check finds nothing to warn about in this disk's own partitions and layers, but it",
+            false => "It also",
+        };
+        out.push_str(&st.line(
+            "  ",
+            &format!(
+                "{own} holds part of {}, assembled from the disks, which check still warns about: below, once for all of them.",
+                d.part_of.join(" and ")
+            ),
+            "  ",
+        ));
     }
     out
 }

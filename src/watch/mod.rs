@@ -325,8 +325,8 @@ pub fn add_causes(stack: &mut [Watched], sysfs: &Sysfs) {
         w.causes = found;
         w.next = plans
             .iter()
-            .find(|(path, _)| Some(path) == disk.as_ref())
-            .map(|(_, c)| c.clone());
+            .find(|n| Some(&n.path) == disk.as_ref())
+            .map(|n| n.command.clone());
     }
 }
 

@@ -76,7 +76,12 @@ fn target(id: &str, n: usize, t: &CheckedTarget) -> String {
     if let Some(next) = &t.next {
         // The command that plans the fix, as check printed it: it runs as
         // it stands, from where the check ran.
-        s.push_str(&page::para(&format!("Next: {next}")));
+        let says = t
+            .next_says
+            .as_deref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
+        s.push_str(&page::para(&format!("Next: {next}{says}")));
     }
     let layers = stack::has_layers(&t.stack);
     if t.partitions.is_empty() && !layers {

@@ -60,26 +60,29 @@ pub fn render(run: &CheckRun, st: &Style) -> String {
 /// nothing to move. Commands are never wrapped: they are for copying
 /// whole.
 fn next_step(run: &CheckRun) -> String {
-    let mut steps: Vec<(&str, Option<String>)> = Vec::new();
+    let mut steps: Vec<(&str, Option<String>, Option<&str>)> = Vec::new();
     for t in &run.targets {
         if let Some(c) = t
             .next
             .as_deref()
-            .filter(|c| !steps.iter().any(|(s, _)| s == c))
+            .filter(|c| !steps.iter().any(|(s, _, _)| s == c))
         {
             // No script either for a device with no partition table:
             // nothing on it moves, its plan is what to do by hand.
             let scripted =
                 t.container.is_none() && t.partition_table.kind != crate::layout::TableKind::None;
-            steps.push((c, scripted.then(|| script_name(t))));
+            steps.push((c, scripted.then(|| script_name(t)), t.next_says.as_deref()));
         }
     }
     let mut out = String::new();
-    for (i, (c, _)) in steps.iter().enumerate() {
+    for (i, (c, _, says)) in steps.iter().enumerate() {
         let head = if i == 0 { "next: " } else { "      " };
-        out.push_str(&format!("{head}{c}\n"));
+        match says {
+            Some(s) => out.push_str(&format!("{head}{c}   ({s})\n")),
+            None => out.push_str(&format!("{head}{c}\n")),
+        }
     }
-    for (c, script) in &steps {
+    for (c, script, _) in &steps {
         if let Some(script) = script {
             out.push_str(&format!(
                 "      {c} --script {script}   (writes the fix as a script to read and run)\n"

@@ -1,0 +1,237 @@
+//! What to do about each finding the plan's layout change leaves behind:
+//! the commands that clear it, named for the disk, partition or device
+//! they were made for, or why no command can. Every code check can make
+//! has its arm here (the match has no wildcard), so a new code does not
+//! build until the plan says what it does about it.
+
+use super::boot;
+use crate::findings::{Code, Finding};
+use crate::names::shell_word;
+use crate::stack::fs::FsKind;
+use crate::stack::Layer;
+
+/// Where a command reaches the layer a finding is about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// A device node (a partition, an md array, an active LV, a disk),
+    /// the layer `offset` bytes into it.
+    Node { node: String, offset: u64 },
+    /// A raw image file (or a container's raw copy, `copy`), the layer at
+    /// byte `offset` of it.
+    File {
+        path: String,
+        offset: u64,
+        copy: bool,
+    },
+    /// No command can name it: why, and how to make it reachable.
+    Not(String),
+}
+
+impl Reach {
+    /// The name e2fsprogs opens for the layer: the node, or a file with
+    /// its byte offset in e2fsprogs' io options (`IMG?offset=N`: ext2fs_open2
+    /// in lib/ext2fs/openfs.c passes what follows `?` to the I/O manager,
+    /// and lib/ext2fs/unix_io.c reads `offset=`). Quoted for the shell.
+    fn e2fs(&self) -> Option<String> {
+        match self {
+            Reach::Node { node, offset: 0 } => Some(shell_word(node)),
+            Reach::Node { node, offset } => Some(shell_word(&format!("{node}?offset={offset}"))),
+            Reach::File { path, offset, .. } => {
+                Some(shell_word(&format!("{path}?offset={offset}")))
+            }
+            Reach::Not(_) => None,
+        }
+    }
+
+    /// Why a command is not printed, when it is not.
+    fn reason(&self) -> Option<&str> {
+        match self {
+            Reach::Not(why) => Some(why),
+            _ => None,
+        }
+    }
+}
+
+/// What the plan says about one finding it leaves.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Remedy {
+    /// What to do, or why nothing in place fixes it, in words.
+    pub why: String,
+    /// Commands that run as printed.
+    pub commands: Vec<String>,
+    /// Running them clears the finding (`check` then no longer reports it).
+    pub clears: bool,
+    /// There is something for the user to do (commands, or steps said in
+    /// words); false where nothing on the disk changes it.
+    pub work: bool,
+}
+
+impl Remedy {
+    /// Steps in words: something to do that no one command does.
+    fn said(why: impl Into<String>) -> Remedy {
+        Remedy {
+            why: why.into(),
+            work: true,
+            ..Remedy::default()
+        }
+    }
+
+    /// Nothing to do on the disk: why.
+    fn none(why: impl Into<String>) -> Remedy {
+        Remedy {
+            why: why.into(),
+            ..Remedy::default()
+        }
+    }
+
+    fn run(why: impl Into<String>, commands: Vec<String>) -> Remedy {
+        Remedy {
+            why: why.into(),
+            clears: !commands.is_empty(),
+            work: true,
+            commands,
+        }
+    }
+}
+
+/// The remedy of `f`, about `layer` (None for a partition's or the
+/// disk's own finding) reached as `reach`, on `disk`.
+pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Disk) -> Remedy {
+    use Code::*;
+    match f.code {
+        // The placement of a partition: the script's moves fix it; left
+        // where the plan places it so on purpose (its start grain, a
+        // content its tool shifted, an end its content reaches: each with
+        // its own note above).
+        StartMisaligned | StartNot4k | StartNotOptimal | StartNotPreferredWrite | StartNot1Mib
+        | StartNotDiscard | LayoutNotPortable | ImageUnitStraddle | EndNot4k | EndNotPhysical
+        | SizeNot4k => Remedy::none(
+            "where the plan places it (the grain in its first line says why, a note above when the content keeps it there)",
+        ),
+        GptBackupInvalid => gpt_backup(disk),
+        KernelTableDiffers | KernelOffsetDiffers | KernelReportsMisaligned | NodeBlockSizeDiffers => {
+            kernel_view(disk)
+        }
+        TableSectorSizeMismatch | PartitionOverlap | PartitionOutsideDisk | PartitionInvalid
+        | GptPrimaryInvalid | ProtectiveMbrWithoutGpt | MetadataInvalid => Remedy::said(
+            "damage to repair with the tool that made it (sgdisk, sfdisk, vgcfgrestore, mdadm, fsck) before anything is moved: the plan does not rewrite damaged metadata",
+        ),
+        OptimalIoSuspicious | MinimumIoSuspicious | NonPowerOfTwoIo | Hidden4kSuspected
+        | IoctlSysfsMismatch | NvmeFormat4kAvailable | HybridMbr | ToolsDisagree | TableNotRead
+        | TopologyUnknown | ImageEncrypted | ImageSizePartialSector => Remedy::none(
+            "what the device reports or how it was read: nothing on the disk changes it (give --topology to judge with the values it should report)",
+        ),
+        LvmPvMissing | MdMemberMissing | LayerNotFollowed | LuksContentsUnchecked => Remedy::none(
+            "not followed: give every member's device or image (or open the container) and check again",
+        ),
+        ZoneTableIgnored | ZoneMisalignedStart | ZoneMisalignedEnd | ZoneExtentMisaligned
+        | ZoneFsNotZoned => Remedy::said(super::after::zoned(f).join("; ")),
+        ZfsAshiftBelowPhysical | ZfsAshiftAbovePhysical => {
+            Remedy::said(super::after::new_zfs_vdev(f).join("; "))
+        }
+        LayerStartMisaligned | LayerStartNot4k | LayerStartNotOptimal | LayerStartNot1Mib
+        | LayerStartNotPreferredWrite | LvmStripeMisaligned => layer_start(layer),
+        LvmExtentMisaligned => Remedy::said(
+            "the VG's extent size is fixed for its LVs: vgchange -s NEW_SIZE VG changes it only while every LV's size is a multiple of the new one; otherwise make the VG again with vgcreate -s (its data moved elsewhere first)",
+        ),
+        MdChunkBelowPhysical | MdMembersInconsistent => Remedy::said(
+            "an md array's chunk and data offsets are fixed when it is made: back up its data, make it again (mdadm --create --chunk, --data-offset) on aligned members, and restore",
+        ),
+        BcacheBlockSize => Remedy::said(
+            "a bcache device's block size is fixed when it is made: detach it, make it again with make-bcache --block 4k, and attach it",
+        ),
+        LuksSectorSize | LuksSectorBelowDeclared => Remedy::said(
+            "the encryption sector size of a LUKS2 container changes only by re-encrypting it (cryptsetup reencrypt --sector-size 4096, with a filesystem above whose block is at least that; a backup first): a long operation the plan does not print as one command",
+        ),
+        FsBlockBelowPhysical => Remedy::said(
+            "a filesystem's block size is fixed when it is made: back up its data, make it again with a block of the physical block or more (mkfs.ext4 -b 4096, mkfs.xfs -b size=4096 -s size=4096), and restore",
+        ),
+        FsStripeHintsMissing | FsStripeHintsMismatch => stripe_hints(f, layer, reach),
+        StraddlingIo | SubPhysicalWrites | SplitIo | ZoneCrossingWrites => Remedy::none(
+            "watch's finding: the plan of what check finds places the layers; the workload's own I/O sizes are the application's",
+        ),
+    }
+}
+
+/// A damaged or misplaced backup GPT: sgdisk writes both copies anew,
+/// the backup at the disk's last LBA.
+fn gpt_backup(disk: &boot::Disk) -> Remedy {
+    let why =
+        "sgdisk -e writes the GPT's backup anew at the disk's last LBA (from the sound primary)";
+    match disk {
+        boot::Disk::Live(d) | boot::Disk::Image(d) => {
+            Remedy::run(why, vec![format!("sgdisk -e {}", shell_word(d))])
+        }
+        boot::Disk::Container { raw, .. } => Remedy::said(format!(
+            "{why}: on the raw copy, {raw}, after sh fix.sh and before it is converted back (sgdisk -e {})",
+            shell_word(raw)
+        )),
+    }
+}
+
+/// What the kernel registered differs from the disk: it reads the table
+/// again when nothing on the disk is in use.
+fn kernel_view(disk: &boot::Disk) -> Remedy {
+    match disk {
+        boot::Disk::Live(d) => Remedy::run(
+            "the kernel still has the old table: make it read the table again (partx refuses a partition in use: unmount it first)",
+            vec![format!("partx -u {}", shell_word(d))],
+        ),
+        _ => Remedy::none("the kernel's view of a live disk: an image has none"),
+    }
+}
+
+/// A layer whose data start is off: it moves only with its data.
+fn layer_start(layer: Option<&Layer>) -> Remedy {
+    let name = layer.map_or("", |l| l.name.as_str());
+    if name.contains("PV ") || name.starts_with("segment ") {
+        return Remedy::said(format!(
+            "move the extents to a PV made aligned and drop this one: {}",
+            super::after::pvmove_to_a_new_pv().join("; ")
+        ));
+    }
+    if name.contains("LUKS") {
+        return Remedy::said(super::after::recreate_luks().join("; "));
+    }
+    Remedy::said(
+        "a layer's data start is fixed in its own metadata: back up its data, make the layer again on an aligned start, and restore",
+    )
+}
+
+/// Stripe hints: tune2fs sets an ext4's in place; an XFS takes them at
+/// its next mount.
+fn stripe_hints(f: &Finding, layer: Option<&Layer>, reach: &Reach) -> Remedy {
+    let fs = layer.and_then(|l| l.filesystem());
+    let (Some(fs), Some(chunk), Some(width)) =
+        (fs, f.facts.chunk_bytes, f.facts.stripe_width_bytes)
+    else {
+        return Remedy::said(f.facts.fix.clone().unwrap_or_default());
+    };
+    match fs.kind {
+        FsKind::Ext4 => {
+            let block = u64::from(fs.block_size).max(1);
+            let (stride, stripe_width) = (chunk / block, width / block);
+            let why = format!(
+                "set the ext4's stripe hints in place: stride {stride} and stripe width {stripe_width} blocks of {block} bytes (chunk {chunk}, stripe width {width} bytes)"
+            );
+            match (reach.e2fs(), reach.reason()) {
+                (Some(name), _) => Remedy::run(
+                    why,
+                    vec![format!(
+                        "tune2fs -E stride={stride},stripe_width={stripe_width} {name}"
+                    )],
+                ),
+                (None, reason) => Remedy::said(format!(
+                    "{why} with tune2fs -E stride={stride},stripe_width={stripe_width} on its device; {}",
+                    reason.unwrap_or_default()
+                )),
+            }
+        }
+        _ => Remedy::said(format!(
+            "an XFS takes stripe hints at its next mount and keeps them in its superblock: mount it once with -o sunit={},swidth={} (512-byte units), or make it again with mkfs.xfs -d su={chunk},sw={}",
+            chunk / 512,
+            width / 512,
+            width / chunk.max(1)
+        )),
+    }
+}
