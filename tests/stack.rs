@@ -6,7 +6,7 @@
 mod common;
 
 use common::lvm::{pvs_pe_start, striped_image};
-use common::md::{self, Member};
+use common::md::{self, member};
 use common::*;
 use serde_json::Value;
 use std::os::unix::fs::FileExt;
@@ -302,46 +302,6 @@ fn a_vg_over_two_images_is_assembled_or_names_the_missing_pv() {
     assert_eq!(code, 0);
 }
 
-fn member(version: &str, disks: u32, role: u32, data_offset_sectors: u64) -> Member<'_> {
-    Member {
-        version,
-        level: 0,
-        layout: 0,
-        chunk_bytes: 65536,
-        raid_disks: disks,
-        role,
-        data_offset_sectors,
-        data_size_sectors: 16 << 11,
-        uuid: [0x5a; 16],
-        name: "test:0",
-    }
-}
-
-/// RAID0 member images of 20 MiB (one per offset), chunk 64 KiB, holding
-/// `data` laid out chunk by chunk as md does.
-fn raid0_members(dir: &TempDir, version: &str, offsets: &[u64], data: &[u8]) -> Vec<PathBuf> {
-    let n = offsets.len();
-    (0..n)
-        .map(|role| {
-            let p = image(dir.path(), &format!("m{role}.img"), 20 << 20);
-            md::write(&p, &member(version, n as u32, role as u32, offsets[role]));
-            let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
-            let start = if version == "0.90" || version == "1.0" {
-                0
-            } else {
-                offsets[role] * 512
-            };
-            for (c, chunk) in data.chunks(65536).enumerate() {
-                if c % n == role {
-                    f.write_all_at(chunk, start + (c / n) as u64 * 65536)
-                        .unwrap();
-                }
-            }
-            p
-        })
-        .collect()
-}
-
 /// A RAID0 of two members holding an ext4 made with `mkfs_opts`.
 fn raid0(dir: &TempDir, version: &str, offsets: [u64; 2], mkfs_opts: &[&str]) -> Vec<PathBuf> {
     let fsimg = image(dir.path(), "fs.img", 32 << 20);
@@ -349,7 +309,12 @@ fn raid0(dir: &TempDir, version: &str, offsets: [u64; 2], mkfs_opts: &[&str]) ->
     a.extend_from_slice(mkfs_opts);
     a.push(fsimg.to_str().unwrap());
     sh("mkfs.ext4", &a);
-    raid0_members(dir, version, &offsets, &std::fs::read(&fsimg).unwrap())
+    md::raid0_members(
+        dir.path(),
+        version,
+        &offsets,
+        &std::fs::read(&fsimg).unwrap(),
+    )
 }
 
 #[test]
@@ -364,7 +329,7 @@ fn a_pv_on_md_is_judged_against_the_stripe_width() {
     }
     let data = std::fs::read(&arr).unwrap();
     // Three data disks: stripe width 192 KiB, which 1 MiB is not a multiple of.
-    let m = raid0_members(&dir, "1.2", &[2048, 2048, 2048], &data);
+    let m = md::raid0_members(dir.path(), "1.2", &[2048, 2048, 2048], &data);
     let refs: Vec<&Path> = m.iter().map(PathBuf::as_path).collect();
     let (doc, code) = check_json(&refs, &[]);
     let array = layer(&doc, "md-array").unwrap();
@@ -380,7 +345,7 @@ fn a_pv_on_md_is_judged_against_the_stripe_width() {
         "md:test:0"
     );
     // Two data disks: 128 KiB divides 1 MiB, so the same PV is fine.
-    let m = raid0_members(&dir, "1.2", &[2048, 2048], &data[..32 << 20]);
+    let m = md::raid0_members(dir.path(), "1.2", &[2048, 2048], &data[..32 << 20]);
     let refs: Vec<&Path> = m.iter().map(PathBuf::as_path).collect();
     let (doc, _) = check_json(&refs, &[]);
     assert!(

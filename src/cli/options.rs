@@ -253,18 +253,22 @@ impl Options {
                     o.add_file(Format::Script, script, "--script");
                     o
                 },
-                Task::Plan {
-                    options: CheckOptions {
+                {
+                    let options = CheckOptions {
                         sysfs,
                         topology,
                         measured: super::runs::measured(&probe)?,
                         command: crate::inspect::ReadFor::Plan,
-                    },
-                    targets,
-                    plan: crate::plan::PlanOptions {
-                        throughput: throughput.max(1),
-                        ..Default::default()
-                    },
+                    };
+                    let again = crate::plan::next::options(&options);
+                    Task::Plan {
+                        options,
+                        targets,
+                        plan: crate::plan::PlanOptions {
+                            throughput: throughput.max(1),
+                            again,
+                            ..Default::default()
+                        },
                     new: new.map(|n| {
                         let label = match label {
                             super::args::Label::Gpt => crate::layout::TableKind::Gpt,
@@ -272,6 +276,7 @@ impl Options {
                         };
                         (n, sizes.unwrap_or_default(), label)
                     }),
+                    }
                 },
             ),
             Command::Compare {

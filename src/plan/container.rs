@@ -37,10 +37,12 @@ pub fn raw_copy(path: &str) -> String {
     format!("{path}.raw")
 }
 
-/// The steps by hand: convert to raw, plan and script that, run what the
-/// copy needs after its script (`after_script`: a boot sector's hidden
-/// sectors), convert back, check.
-pub fn manual(p: &DiskPlan, c: &Container, after_script: &[String]) -> Manual {
+/// The steps by hand: convert to raw, plan and script that (when the
+/// layout changes), run what the copy needs after its script
+/// (`after_script`: a boot sector's hidden sectors, a filesystem's stripe
+/// hints), convert back, check; `again` are the options the plan was
+/// made with (`--topology`), which the plan and check of the copy take too.
+pub fn manual(p: &DiskPlan, c: &Container, after_script: &[String], again: &str) -> Manual {
     let raw = raw_copy(&p.path);
     let back = format!("{}.aligned", p.path);
     let mut why = format!(
@@ -67,10 +69,19 @@ pub fn manual(p: &DiskPlan, c: &Container, after_script: &[String]) -> Manual {
                 shell_word(&p.path),
                 shell_word(&raw)
             ),
-            format!("diskalign plan {} --script fix.sh", shell_word(&raw)),
-            "sh fix.sh".into(),
         ]
         .into_iter()
+        .chain(
+            (!p.is_noop())
+                .then(|| {
+                    [
+                        format!("diskalign plan {}{again} --script fix.sh", shell_word(&raw)),
+                        "sh fix.sh".into(),
+                    ]
+                })
+                .into_iter()
+                .flatten(),
+        )
         .chain(after_script.iter().cloned())
         .chain([
             format!(
@@ -80,7 +91,7 @@ pub fn manual(p: &DiskPlan, c: &Container, after_script: &[String]) -> Manual {
                 shell_word(&raw),
                 shell_word(&back)
             ),
-            format!("diskalign check {}", shell_word(&back)),
+            format!("diskalign check {}{again}", shell_word(&back)),
         ])
         .collect(),
     }

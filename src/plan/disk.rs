@@ -89,7 +89,7 @@ pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
 /// only a note by hand (run on that copy) has work. The commands that
 /// clear a finding on the copy (tune2fs at a layer's byte) run among
 /// them, right after the script, with the boot sector's new start.
-pub(super) fn raw_copy_first(t: &Target, p: &mut DiskPlan) {
+pub(super) fn raw_copy_first(t: &Target, p: &mut DiskPlan, again: &str) {
     let work = !p.is_noop() || p.manual.iter().any(|m| !m.commands.is_empty());
     let Some(c) = t.container.as_ref().filter(|_| work) else {
         return;
@@ -105,7 +105,8 @@ pub(super) fn raw_copy_first(t: &Target, p: &mut DiskPlan) {
         }
     }
     p.script_refused = Some(container::script_refusal(&p.path, c));
-    p.manual.insert(0, container::manual(p, c, &after_script));
+    p.manual
+        .insert(0, container::manual(p, c, &after_script, again));
 }
 
 /// The disk the commands by hand write to: a live disk's node, a raw
@@ -351,9 +352,9 @@ fn shrink(number: u32, c: &Content, before: &Extent, after: &Extent) -> Option<S
 fn compensated_note(number: u32, c: &Content, grain: u64) -> super::Manual {
     let d = c.data_offset_bytes.unwrap_or_default();
     let commands = if c.vg.is_some() {
-        super::after::pvmove_to_a_new_pv()
+        super::recipes::pvmove_to_a_new_pv()
     } else if c.what.starts_with("LUKS") {
-        super::after::recreate_luks()
+        super::recipes::recreate_luks()
     } else {
         vec!["move the data to a layer made on an aligned partition, then remove this one".into()]
     };

@@ -19,6 +19,7 @@ pub mod layout;
 pub mod new_disk;
 pub mod next;
 mod place;
+mod recipes;
 mod remedy;
 
 use crate::check::placement::is_placement_code;
@@ -31,12 +32,16 @@ use crate::units::MIB;
 use serde::Serialize;
 
 /// How the plan estimates and moves.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct PlanOptions {
     /// Bytes per second a move is assumed to copy (for the estimate).
     pub throughput: u64,
     /// Bytes one copy step moves (the script's resume granularity).
     pub chunk: u64,
+    /// The options the plan was made with that a plan or check it names
+    /// takes too (` --topology SPEC --probe RUN.json`: `next::options`),
+    /// so those commands judge as this one did.
+    pub again: String,
 }
 
 impl Default for PlanOptions {
@@ -44,6 +49,7 @@ impl Default for PlanOptions {
         PlanOptions {
             throughput: 100 * MIB,
             chunk: 4 * MIB,
+            again: String::new(),
         }
     }
 }
@@ -353,7 +359,7 @@ pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
         part_of,
     } = after::leaves(&i, &targets);
     for ((t, p), l) in i.targets.iter().zip(targets.iter_mut()).zip(per_target) {
-        by_hand(t, p, l);
+        by_hand(t, p, l, &opts.again);
     }
     for (p, names) in targets.iter_mut().zip(part_of) {
         p.part_of = names;
@@ -382,7 +388,7 @@ pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
 
 /// One disk's leaves, its notes by hand for them, and what remains; a
 /// container then gets its raw-copy steps first when there is work.
-fn by_hand(t: &crate::inspect::Target, p: &mut DiskPlan, mut l: Vec<after::Leaf>) {
+fn by_hand(t: &crate::inspect::Target, p: &mut DiskPlan, mut l: Vec<after::Leaf>, again: &str) {
     if p.repairs_gpt() {
         // The repair step rebuilds the primary from the backup.
         l.retain(|x| x.finding.code != Code::GptPrimaryInvalid);
@@ -412,5 +418,5 @@ fn by_hand(t: &crate::inspect::Target, p: &mut DiskPlan, mut l: Vec<after::Leaf>
     p.manual.extend(notes);
     p.leaves = l.into_iter().map(|x| x.finding).collect();
     p.remains = remains(&p.leaves, &p.manual);
-    disk::raw_copy_first(t, p);
+    disk::raw_copy_first(t, p, again);
 }

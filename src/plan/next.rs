@@ -25,6 +25,14 @@ fn command_of(disks: &[&str], opts: &InspectOptions) -> String {
     c.push_str("plan ");
     let words: Vec<String> = disks.iter().map(|d| shell_word(d)).collect();
     c.push_str(&words.join(" "));
+    c.push_str(&options(opts));
+    c
+}
+
+/// ` --topology SPEC --probe RUN.json ...`: what a plan or check of the
+/// same disks takes to judge as this one did (empty when nothing).
+pub fn options(opts: &InspectOptions) -> String {
+    let mut c = String::new();
     if let Some(t) = &opts.topology {
         c.push_str(&format!(" --topology {t}"));
     }
@@ -42,7 +50,11 @@ fn command_of(disks: &[&str], opts: &InspectOptions) -> String {
 /// target's command plans them all together: planned alone, a disk does
 /// not assemble the volume group or array it holds part of.
 pub fn commands(i: Inspection, opts: &InspectOptions) -> Vec<Next> {
-    let run = plan(i, &PlanOptions::default());
+    let plan_opts = PlanOptions {
+        again: options(opts),
+        ..PlanOptions::default()
+    };
+    let run = plan(i, &plan_opts);
     if !run.assembled_manual.is_empty() {
         let all: Vec<&DiskPlan> = run
             .targets

@@ -6,10 +6,52 @@
 //! active, an array not assembled) has no node: why, and what makes one.
 
 use super::boot;
-use super::remedy::Reach;
 use crate::findings::Finding;
 use crate::inspect::Target;
+use crate::names::shell_word;
 use crate::stack::{Layer, LayerKind};
+
+/// Where a command reaches the layer a finding is about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// A device node (a partition, an md array, an active LV, a disk),
+    /// the layer `offset` bytes into it.
+    Node { node: String, offset: u64 },
+    /// A raw image file (or a container's raw copy, `copy`), the layer at
+    /// byte `offset` of it.
+    File {
+        path: String,
+        offset: u64,
+        copy: bool,
+    },
+    /// No command can name it: why, and how to make it reachable.
+    Not(String),
+}
+
+impl Reach {
+    /// The name e2fsprogs opens for the layer: the node, or a file with
+    /// its byte offset in e2fsprogs' io options (`IMG?offset=N`: ext2fs_open2
+    /// in lib/ext2fs/openfs.c passes what follows `?` to the I/O manager,
+    /// and lib/ext2fs/unix_io.c reads `offset=`). Quoted for the shell.
+    pub fn e2fs(&self) -> Option<String> {
+        match self {
+            Reach::Node { node, offset: 0 } => Some(shell_word(node)),
+            Reach::Node { node, offset } => Some(shell_word(&format!("{node}?offset={offset}"))),
+            Reach::File { path, offset, .. } => {
+                Some(shell_word(&format!("{path}?offset={offset}")))
+            }
+            Reach::Not(_) => None,
+        }
+    }
+
+    /// Why a command is not printed, when it is not.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Reach::Not(why) => Some(why),
+            _ => None,
+        }
+    }
+}
 
 /// How a command reaches the last layer of `chain` (the layers from a
 /// root of `t` down to it), on `disk`.

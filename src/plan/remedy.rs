@@ -5,52 +5,11 @@
 //! build until the plan says what it does about it.
 
 use super::boot;
+use super::place::Reach;
 use crate::findings::{Code, Finding};
 use crate::names::shell_word;
 use crate::stack::fs::FsKind;
 use crate::stack::Layer;
-
-/// Where a command reaches the layer a finding is about.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reach {
-    /// A device node (a partition, an md array, an active LV, a disk),
-    /// the layer `offset` bytes into it.
-    Node { node: String, offset: u64 },
-    /// A raw image file (or a container's raw copy, `copy`), the layer at
-    /// byte `offset` of it.
-    File {
-        path: String,
-        offset: u64,
-        copy: bool,
-    },
-    /// No command can name it: why, and how to make it reachable.
-    Not(String),
-}
-
-impl Reach {
-    /// The name e2fsprogs opens for the layer: the node, or a file with
-    /// its byte offset in e2fsprogs' io options (`IMG?offset=N`: ext2fs_open2
-    /// in lib/ext2fs/openfs.c passes what follows `?` to the I/O manager,
-    /// and lib/ext2fs/unix_io.c reads `offset=`). Quoted for the shell.
-    fn e2fs(&self) -> Option<String> {
-        match self {
-            Reach::Node { node, offset: 0 } => Some(shell_word(node)),
-            Reach::Node { node, offset } => Some(shell_word(&format!("{node}?offset={offset}"))),
-            Reach::File { path, offset, .. } => {
-                Some(shell_word(&format!("{path}?offset={offset}")))
-            }
-            Reach::Not(_) => None,
-        }
-    }
-
-    /// Why a command is not printed, when it is not.
-    fn reason(&self) -> Option<&str> {
-        match self {
-            Reach::Not(why) => Some(why),
-            _ => None,
-        }
-    }
-}
 
 /// What the plan says about one finding it leaves.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -125,9 +84,9 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
             "not followed: give every member's device or image (or open the container) and check again",
         ),
         ZoneTableIgnored | ZoneMisalignedStart | ZoneMisalignedEnd | ZoneExtentMisaligned
-        | ZoneFsNotZoned => Remedy::said(super::after::zoned(f).join("; ")),
+        | ZoneFsNotZoned => Remedy::said(super::recipes::zoned(f).join("; ")),
         ZfsAshiftBelowPhysical | ZfsAshiftAbovePhysical => {
-            Remedy::said(super::after::new_zfs_vdev(f).join("; "))
+            Remedy::said(super::recipes::new_zfs_vdev(f).join("; "))
         }
         LayerStartMisaligned | LayerStartNot4k | LayerStartNotOptimal | LayerStartNot1Mib
         | LayerStartNotPreferredWrite | LvmStripeMisaligned => layer_start(layer),
@@ -187,11 +146,11 @@ fn layer_start(layer: Option<&Layer>) -> Remedy {
     if name.contains("PV ") || name.starts_with("segment ") {
         return Remedy::said(format!(
             "move the extents to a PV made aligned and drop this one: {}",
-            super::after::pvmove_to_a_new_pv().join("; ")
+            super::recipes::pvmove_to_a_new_pv().join("; ")
         ));
     }
     if name.contains("LUKS") {
-        return Remedy::said(super::after::recreate_luks().join("; "));
+        return Remedy::said(super::recipes::recreate_luks().join("; "));
     }
     Remedy::said(
         "a layer's data start is fixed in its own metadata: back up its data, make the layer again on an aligned start, and restore",

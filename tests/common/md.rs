@@ -4,7 +4,7 @@
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One member's geometry.
 pub struct Member<'a> {
@@ -164,4 +164,45 @@ pub fn patch_v1(path: &Path, at: u64, field: usize, value: u32) {
     }
     put32(&mut b, 216, fold(sum));
     f.write_all_at(&b, at).unwrap();
+}
+
+/// A RAID0 member of `disks`, chunk 64 KiB, 16 MiB of data.
+pub fn member(version: &str, disks: u32, role: u32, data_offset_sectors: u64) -> Member<'_> {
+    Member {
+        version,
+        level: 0,
+        layout: 0,
+        chunk_bytes: 65536,
+        raid_disks: disks,
+        role,
+        data_offset_sectors,
+        data_size_sectors: 16 << 11,
+        uuid: [0x5a; 16],
+        name: "test:0",
+    }
+}
+
+/// RAID0 member images of 20 MiB (one per offset), chunk 64 KiB, holding
+/// `data` laid out chunk by chunk as md does.
+pub fn raid0_members(dir: &Path, version: &str, offsets: &[u64], data: &[u8]) -> Vec<PathBuf> {
+    let n = offsets.len();
+    (0..n)
+        .map(|role| {
+            let p = super::image(dir, &format!("m{role}.img"), 20 << 20);
+            write(&p, &member(version, n as u32, role as u32, offsets[role]));
+            let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+            let start = if version == "0.90" || version == "1.0" {
+                0
+            } else {
+                offsets[role] * 512
+            };
+            for (c, chunk) in data.chunks(65536).enumerate() {
+                if c % n == role {
+                    f.write_all_at(chunk, start + (c / n) as u64 * 65536)
+                        .unwrap();
+                }
+            }
+            p
+        })
+        .collect()
 }
