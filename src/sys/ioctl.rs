@@ -65,6 +65,11 @@ pub fn device_block_size(fd: impl AsFd) -> io::Result<u32> {
     Ok(get::<BLKBSZGET, i32>(fd)? as u32)
 }
 
+/// The logical block size of an open block device (BLKSSZGET).
+pub fn logical_block_size(fd: impl AsFd) -> io::Result<u32> {
+    Ok(get::<BLKSSZGET, i32>(fd)? as u32)
+}
+
 /// Size in bytes of an open block device (BLKGETSIZE64).
 pub fn size_bytes(fd: impl AsFd) -> io::Result<u64> {
     get::<BLKGETSIZE64, u64>(fd)
