@@ -37,12 +37,19 @@ pub fn raw_copy(path: &str) -> String {
     format!("{path}.raw")
 }
 
-/// The steps by hand: convert to raw, plan and script that (when the
-/// layout changes), run what the copy needs after its script
-/// (`after_script`: a boot sector's hidden sectors, a filesystem's stripe
-/// hints), convert back, check; `again` are the options the plan was
-/// made with (`--topology`), which the plan and check of the copy take too.
-pub fn manual(p: &DiskPlan, c: &Container, after_script: &[String], again: &str) -> Manual {
+/// The steps by hand: convert to raw, plan and script that (`replan`:
+/// when the layout changes, or may once a note's command has run on the
+/// copy), run what the copy needs after its script (`after_script`: a
+/// boot sector's hidden sectors, a filesystem's stripe hints), convert
+/// back, check; `again` are the options the plan was made with
+/// (`--topology`), which the plan and check of the copy take too.
+pub fn manual(
+    p: &DiskPlan,
+    c: &Container,
+    after_script: &[String],
+    again: &str,
+    replan: bool,
+) -> Manual {
     let raw = raw_copy(&p.path);
     let back = format!("{}.aligned", p.path);
     let mut why = format!(
@@ -72,7 +79,7 @@ pub fn manual(p: &DiskPlan, c: &Container, after_script: &[String], again: &str)
         ]
         .into_iter()
         .chain(
-            (!p.is_noop())
+            replan
                 .then(|| {
                     [
                         format!("diskalign plan {}{again} --script fix.sh", shell_word(&raw)),

@@ -94,6 +94,9 @@ pub(super) fn raw_copy_first(t: &Target, p: &mut DiskPlan, again: &str) {
     let Some(c) = t.container.as_ref().filter(|_| work) else {
         return;
     };
+    // The copy is planned and scripted when its layout changes, or may
+    // once a note's command (a pvresize) has run on it.
+    let replan = !p.is_noop() || p.manual.iter().any(|m| !m.commands.is_empty() && !m.clears);
     let mut after_script = std::mem::take(&mut p.after_script);
     for m in p.manual.iter_mut().filter(|m| m.clears) {
         if !m.commands.is_empty() {
@@ -106,7 +109,7 @@ pub(super) fn raw_copy_first(t: &Target, p: &mut DiskPlan, again: &str) {
     }
     p.script_refused = Some(container::script_refusal(&p.path, c));
     p.manual
-        .insert(0, container::manual(p, c, &after_script, again));
+        .insert(0, container::manual(p, c, &after_script, again, replan));
 }
 
 /// The disk the commands by hand write to: a live disk's node, a raw
