@@ -111,9 +111,24 @@ impl Bpftrace {
     /// the partition).
     fn stop(mut self) -> (u64, u64, u64) {
         std::thread::sleep(std::time::Duration::from_millis(500));
-        let _ = Command::new("kill")
-            .args(["-INT", &self.0.id().to_string()])
-            .status();
+        // SIGINT, again every 2 s until it exits: once here bpftrace 0.17
+        // kept running after the first (the test then read its pipe for
+        // 15 minutes), and exited at the second. Killed after 60 s.
+        let pid = self.0.id().to_string();
+        let started = std::time::Instant::now();
+        while self.0.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                let _ = self.0.kill();
+                panic!("bpftrace did not stop within 60 s of SIGINT");
+            }
+            let _ = Command::new("kill").args(["-INT", &pid]).status();
+            for _ in 0..20 {
+                if self.0.try_wait().unwrap().is_some() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
         let mut text = String::new();
         use std::io::Read;
         self.0
