@@ -22,32 +22,9 @@ fn stack(tmp: &tempfile::TempDir) -> Vec<PathBuf> {
     let lv = common::lvm::striped_image(tmp, 53248);
     // The LV's first chunk is on leg 0 (partition 1 + pe_start).
     let leg0 = format!("offset={},stride=4,stripe_width=8", 2048 * 512 + MIB);
-    sh(
-        "mkfs.ext4",
-        &[
-            "-q",
-            "-F",
-            "-b",
-            "4096",
-            "-E",
-            &leg0,
-            lv.to_str().unwrap(),
-            "8M",
-        ],
-    );
+    mkfs_ext4(&lv, 4096, &leg0, Some("8M"));
     let fs = image(dir, "fs.img", 32 * MIB);
-    sh(
-        "mkfs.ext4",
-        &[
-            "-q",
-            "-F",
-            "-b",
-            "1024",
-            "-E",
-            "stride=0,stripe_width=0",
-            fs.to_str().unwrap(),
-        ],
-    );
+    mkfs_ext4(&fs, 1024, "stride=0,stripe_width=0", None);
     let members =
         common::md::raid0_members(dir, "1.2", &[2048, 2048], &std::fs::read(&fs).unwrap());
     let phys = common::zfs::fixture_phys("file-ashift9-v23.label0");
@@ -147,35 +124,16 @@ fn prometheus_status(text: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// Every warning and error of a document once, by code and subject.
+/// Every finding of a document once, by severity, code and subject.
 fn distinct(doc: &Value) -> BTreeSet<(String, String, String)> {
-    fn visit(v: &Value, out: &mut BTreeSet<(String, String, String)>) {
-        match v {
-            Value::Object(m) => {
-                for f in m
-                    .get("findings")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if f.get("same_cause_as").is_none() {
-                        let s = f["severity"].as_str().unwrap_or_default().to_string();
-                        let c = f["code"].as_str().unwrap_or_default().to_string();
-                        out.insert((s, c, f["subject"].to_string()));
-                    }
-                }
-                m.iter()
-                    .filter(|(k, _)| k.as_str() != "findings")
-                    .for_each(|(_, x)| visit(x, out));
-            }
-            Value::Array(a) => a.iter().for_each(|x| visit(x, out)),
-            _ => {}
-        }
-    }
-    let mut out = BTreeSet::new();
-    visit(&doc["targets"], &mut out);
-    visit(&doc["assembled"], &mut out);
-    out
+    every_finding(doc)
+        .into_iter()
+        .filter(|f| f.get("same_cause_as").is_none())
+        .map(|f| {
+            let text = |k: &str| f[k].as_str().unwrap_or_default().to_string();
+            (text("severity"), text("code"), f["subject"].to_string())
+        })
+        .collect()
 }
 
 #[test]

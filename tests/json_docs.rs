@@ -345,19 +345,7 @@ fn every_serialized_key_is_in_docs_json_md() {
     let other = tempfile::tempdir().unwrap();
     let lv2 = common::lvm::striped_image(&other, 53248);
     let leg0 = format!("offset={},stride=4,stripe_width=8", 2048 * 512 + (1 << 20));
-    sh(
-        "mkfs.ext4",
-        &[
-            "-q",
-            "-F",
-            "-b",
-            "4096",
-            "-E",
-            &leg0,
-            lv2.to_str().unwrap(),
-            "8M",
-        ],
-    );
+    mkfs_ext4(&lv2, 4096, &leg0, Some("8M"));
     let (planned, _) = run_json(&["plan", lv2.to_str().unwrap()]);
     assert!(planned["targets"][0]["part_of"].is_array(), "{planned:#}");
     add("plan", &planned, &mut seen);

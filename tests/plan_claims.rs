@@ -28,29 +28,12 @@ fn named(f: &Value) -> Named {
 /// The warnings and errors of a check document, each once (a layer shown
 /// in several places has one subject).
 fn warnings(doc: &Value) -> BTreeSet<Named> {
-    fn visit(v: &Value, out: &mut BTreeSet<Named>) {
-        match v {
-            Value::Object(m) => {
-                if let Some(Value::Array(fs)) = m.get("findings") {
-                    for f in fs {
-                        let serious = matches!(f["severity"].as_str(), Some("warning" | "error"));
-                        if serious && f.get("same_cause_as").is_none() {
-                            out.insert(named(f));
-                        }
-                    }
-                }
-                m.iter()
-                    .filter(|(k, _)| k.as_str() != "findings")
-                    .for_each(|(_, x)| visit(x, out));
-            }
-            Value::Array(a) => a.iter().for_each(|x| visit(x, out)),
-            _ => {}
-        }
-    }
-    let mut out = BTreeSet::new();
-    visit(&doc["targets"], &mut out);
-    visit(&doc["assembled"], &mut out);
-    out
+    every_finding(doc)
+        .into_iter()
+        .filter(|f| matches!(f["severity"].as_str(), Some("warning" | "error")))
+        .filter(|f| f.get("same_cause_as").is_none())
+        .map(named)
+        .collect()
 }
 
 /// `key` of every target of a plan, and `assembled_KEY`, as a set.
@@ -154,27 +137,19 @@ fn applied(dir: &Path, targets: &[&Path], opts: &[&str]) -> i32 {
     code
 }
 
-/// An ext4 made with `mkfs.ext4 -E offset=...` at `sector` of a DOS
-/// table in a 64 MiB image, with `extra` options.
-fn ext4_at(dir: &Path, name: &str, sector: u64, extra: &[&str]) -> PathBuf {
+/// An ext4 of `block`-byte blocks made by mkfs.ext4 at `sector` of a DOS
+/// table in a 64 MiB image.
+fn ext4_at(dir: &Path, name: &str, sector: u64, block: u32) -> PathBuf {
     let img = image(dir, name, 64 * MIB);
     sfdisk(
         &img,
         &format!("label: dos\nstart={sector}, size=80000, type=83\n"),
     );
-    let mut e = format!("offset={}", sector * 512);
-    let mut a: Vec<String> = vec!["-q".into(), "-F".into()];
-    for x in extra {
-        if let Some(hints) = x.strip_prefix("-E") {
-            e.push_str(hints);
-        } else {
-            a.push(x.to_string());
-        }
-    }
-    a.extend(["-E".into(), e, img.display().to_string(), "30M".into()]);
-    sh(
-        "mkfs.ext4",
-        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    mkfs_ext4(
+        &img,
+        block,
+        &format!("offset={}", sector * 512),
+        Some("30M"),
     );
     img
 }
@@ -183,7 +158,7 @@ fn ext4_at(dir: &Path, name: &str, sector: u64, extra: &[&str]) -> PathBuf {
 #[test]
 fn a_move_alone_ends_clean() {
     let dir = tempfile::tempdir().unwrap();
-    let img = ext4_at(dir.path(), "move.img", 63, &["-b", "4096"]);
+    let img = ext4_at(dir.path(), "move.img", 63, 4096);
     assert_eq!(applied(dir.path(), &[&img], &[]), 0);
 }
 
@@ -192,7 +167,7 @@ fn a_move_alone_ends_clean() {
 #[test]
 fn stripe_hints_are_set_by_the_command_printed_after_a_move() {
     let dir = tempfile::tempdir().unwrap();
-    let img = ext4_at(dir.path(), "hints.img", 63, &["-b", "4096"]);
+    let img = ext4_at(dir.path(), "hints.img", 63, 4096);
     let striped = ["--topology", "min=65536,opt=131072"];
     assert_eq!(applied(dir.path(), &[&img], &striped), 0);
 }
@@ -202,7 +177,7 @@ fn stripe_hints_are_set_by_the_command_printed_after_a_move() {
 #[test]
 fn a_block_below_the_physical_block_remains_as_said() {
     let dir = tempfile::tempdir().unwrap();
-    let img = ext4_at(dir.path(), "block.img", 2048, &["-b", "1024"]);
+    let img = ext4_at(dir.path(), "block.img", 2048, 1024);
     let (plan, code) = run_json(&["plan", img.to_str().unwrap(), "--topology", "pbs=4096"]);
     assert_eq!(code, 1, "something to do, said in words: {plan:#}");
     assert_eq!(
@@ -250,18 +225,11 @@ fn a_layer_assembled_across_images_is_said_once_and_remains() {
         );
     }
     // The LV's first chunk is on b1 at pe_start: an ext4 written there.
-    sh(
-        "mkfs.ext4",
-        &[
-            "-q",
-            "-F",
-            "-b",
-            "4096",
-            "-E",
-            "offset=1048576,stride=4,stripe_width=8",
-            a.to_str().unwrap(),
-            "8M",
-        ],
+    mkfs_ext4(
+        &a,
+        4096,
+        "offset=1048576,stride=4,stripe_width=8",
+        Some("8M"),
     );
     let (plan, code) = run_json(&["plan", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(code, 1, "{plan:#}");
@@ -309,7 +277,7 @@ fn a_damaged_backup_gpt_is_rewritten_by_the_command_printed() {
 #[test]
 fn a_container_is_fixed_by_its_steps_in_order() {
     let dir = tempfile::tempdir().unwrap();
-    let raw = ext4_at(dir.path(), "c.img", 63, &["-b", "4096"]);
+    let raw = ext4_at(dir.path(), "c.img", 63, 4096);
     let qcow2 = dir.path().join("c.qcow2");
     sh(
         "qemu-img",

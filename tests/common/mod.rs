@@ -348,3 +348,39 @@ pub fn qemu_img_convert(src: &Path, dst: &Path, format: &str, options: &[&str]) 
     sh("qemu-img", &args);
     dst.to_path_buf()
 }
+
+/// `mkfs.ext4 -q -F -b BLOCK [-E EXTENDED] TARGET [SIZE]`: an ext4 made by
+/// the real tool, `extended` its -E options (`offset=N,stride=4`) or empty.
+pub fn mkfs_ext4(target: &Path, block: u32, extended: &str, size: Option<&str>) {
+    let block = block.to_string();
+    let mut a = vec!["-q", "-F", "-b", &block];
+    if !extended.is_empty() {
+        a.extend(["-E", extended]);
+    }
+    a.push(target.to_str().unwrap());
+    a.extend(size);
+    sh("mkfs.ext4", &a);
+}
+
+/// Every finding object of a check document: its targets' (their own,
+/// their partitions', their layers') and the assembled layers'.
+pub fn every_finding(doc: &Value) -> Vec<&Value> {
+    fn visit<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Array(fs)) = m.get("findings") {
+                    out.extend(fs.iter());
+                }
+                m.iter()
+                    .filter(|(k, _)| k.as_str() != "findings")
+                    .for_each(|(_, x)| visit(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| visit(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    visit(&doc["targets"], &mut out);
+    visit(&doc["assembled"], &mut out);
+    out
+}
