@@ -267,8 +267,20 @@ impl Mounted {
 }
 
 impl Drop for Mounted {
+    /// Unmounted, also when it is busy a moment longer than the test (a
+    /// process that just closed a file on it): umount is tried for 5 s,
+    /// then lazily, so the loop device under it (autoclear once its
+    /// detach was asked) goes once nothing holds it. A failed umount left
+    /// the filesystem mounted and its loop device attached here twice.
     fn drop(&mut self) {
-        let _ = sh_status("umount", &[&self.dir.path().display().to_string()]);
+        let at = self.dir.path().display().to_string();
+        for _ in 0..20 {
+            if sh_status("umount", &[&at]).0 == 0 {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(250));
+        }
+        let _ = sh_status("umount", &["-l", &at]);
     }
 }
 
