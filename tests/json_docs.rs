@@ -674,7 +674,7 @@ where
 #[test]
 fn documents_read_back_as_written() {
     use diskalign::compare::Comparison;
-    use diskalign::probe::outcome::ProbeRun;
+    use diskalign::probe::ProbeRun;
     use diskalign::topology::TopologyDocument;
     let mut seen = BTreeSet::new();
     // topology: every fixture tree, and a live loop device (ioctls read).

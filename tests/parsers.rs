@@ -137,8 +137,8 @@ fn hostile_gpt_fields() {
 #[test]
 fn enums_spell_themselves_as_their_serde_name() {
     use clap::ValueEnum;
-    use diskalign::probe::engine::{Pattern, ENGINES};
-    use diskalign::probe::grid::Preset;
+    use diskalign::probe::{Pattern, ENGINES};
+    use diskalign::probe::Preset;
     fn same<T: serde::Serialize + std::fmt::Display>(v: &T) {
         let json = serde_json::to_value(v).unwrap();
         assert_eq!(json.as_str(), Some(v.to_string().as_str()));
@@ -167,9 +167,9 @@ fn enums_spell_themselves_as_their_serde_name() {
     same(&diskalign::layout::PartKind::Extended);
     same(&diskalign::check::outcome::TopologySource::ImageDefault);
     same(&diskalign::report::Format::Csv);
-    same(&diskalign::probe::grid::DioRule::Statx);
-    same(&diskalign::probe::grid::DioRule::LogicalBlockSize);
-    use diskalign::probe::results::Confidence;
+    same(&diskalign::probe::DioRule::Statx);
+    same(&diskalign::probe::DioRule::LogicalBlockSize);
+    use diskalign::probe::Confidence;
     for c in [
         Confidence::Bracketed,
         Confidence::Likely,

@@ -346,7 +346,7 @@ fn every_engine_is_documented() {
         .find(|l| l.starts_with("| `--engine "))
         .expect("docs/probe.md has the --engine row");
     let engines = section(&doc, "## Engines");
-    for d in diskalign::probe::engine::ENGINES {
+    for d in diskalign::probe::ENGINES {
         let name = d.kind.as_str();
         assert!(
             row.contains(&format!("|{name}")) || row.contains(&format!(" {name}")),

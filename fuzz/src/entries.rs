@@ -575,7 +575,7 @@ pub fn topology_spec(data: &[u8]) {
 /// bs, offsets, size, runtime, warmup, rounds.
 pub fn sizes(data: &[u8]) {
     use diskalign::cli::{Cli, Command};
-    use diskalign::probe::grid::{self, Constraints};
+    use diskalign::probe::{self, Constraints};
     let s = String::from_utf8_lossy(data);
     let mut f = s.split('\0');
     let mut field = || f.next().unwrap_or("").to_string();
@@ -614,11 +614,11 @@ pub fn sizes(data: &[u8]) {
             physical_block_size: pbs,
             size_bytes: a.size,
             dio_offset_align: lbs,
-            dio_rule: grid::DioRule::LogicalBlockSize,
+            dio_rule: probe::DioRule::LogicalBlockSize,
         };
-        if let Ok(plan) = grid::plan(&req, &c) {
+        if let Ok(plan) = probe::lay_out(&req, &c) {
             let _ = plan.shuffled(&plan.cells, 0, |c| (c.pattern, c.block_size));
-            let _ = diskalign::probe::sequential::contrasts(
+            let _ = diskalign::probe::contrasts(
                 &plan.all_cells().copied().collect::<Vec<_>>(),
                 2,
             );

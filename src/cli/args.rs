@@ -2,8 +2,8 @@
 //! commands run with.
 
 use crate::findings::FailOn;
-use crate::probe::engine::{Pattern, ENGINES};
-use crate::probe::grid::{GridRequest, Preset};
+use crate::probe::{Pattern, ENGINES};
+use crate::probe::{GridRequest, Preset};
 use crate::report::style::ColorChoice;
 use crate::report::Format;
 use crate::topology::TopologyOverride;
@@ -448,7 +448,7 @@ impl ProbeArgs {
             seed,
         };
         GridRequest {
-            max_time: crate::probe::grid::budget(&req, self.targets.len()),
+            max_time: crate::probe::budget(&req, self.targets.len()),
             ..req
         }
     }

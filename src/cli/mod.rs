@@ -223,6 +223,6 @@ fn run_probe(opts: &crate::probe::ProbeOptions, emit_fio: bool, out: &Out) -> (S
 }
 
 /// Exit bits of a probe's verdict: 1 a penalty, 4 inconclusive.
-fn probe_bits(report: &crate::probe::outcome::ProbeRun) -> u8 {
+fn probe_bits(report: &crate::probe::ProbeRun) -> u8 {
     u8::from(report.has_penalty()) | (4 * u8::from(report.inconclusive()))
 }

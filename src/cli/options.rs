@@ -387,7 +387,7 @@ fn probe(a: ProbeArgs, sysfs: Sysfs) -> Result<Task, String> {
             targets: a.targets.clone(),
             grid: a.grid_request(seed),
             // `auto` (or anything clap let through that no engine has) is None.
-            engine: crate::probe::engine::by_name(&a.engine),
+            engine: crate::probe::by_name(&a.engine),
             destructive: a.destructive,
             force: a.force,
             scratch_size: a.size,

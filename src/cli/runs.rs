@@ -42,7 +42,7 @@ fn read_run(path: &Path) -> Result<Input, String> {
 /// none is said on stderr and left out. Err: the one line refusing a file
 /// that is no probe run.
 pub fn measured(files: &[std::path::PathBuf]) -> Result<Vec<crate::inspect::Measured>, String> {
-    use crate::probe::results::Confidence;
+    use crate::probe::Confidence;
     let mut out = Vec::new();
     for f in files {
         let input = read_run(f).map_err(|e| format!("--probe: {e}"))?;

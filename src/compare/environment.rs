@@ -2,8 +2,8 @@
 //! differences often explain everything, so the comparison lists them
 //! first.
 
-use crate::probe::document::ProbeDoc;
-use crate::probe::outcome::ProbedTarget;
+use crate::probe::ProbeDoc;
+use crate::probe::ProbedTarget;
 use serde::{Deserialize, Serialize};
 
 /// One setting or property of the two runs.

@@ -4,8 +4,8 @@
 
 use super::{check, Comparison};
 use crate::check::document::CheckDoc;
-use crate::probe::document::ProbeDoc;
-use crate::probe::fio_results::FioDoc;
+use crate::probe::ProbeDoc;
+use crate::probe::FioDoc;
 use serde_json::{json, Value};
 
 /// Five rounds around `iops`, spread ±2 %.

@@ -14,7 +14,7 @@
 //! CSV and HTML. The JSON document is `diskalign.compare` (docs/json.md).
 //!
 //! It takes each kind's own document (`check::document::CheckDoc`,
-//! `probe::document::ProbeDoc`) and never `saved`: `saved` reads files,
+//! `probe::ProbeDoc`) and never `saved`: `saved` reads files,
 //! tells their kinds apart and reads saved comparisons back, so it
 //! imports this module (`saved::compare` dispatches), not the reverse.
 

@@ -38,15 +38,15 @@
 //! interval).
 
 use super::probe::{CellRatio, Decision, Direction, Method, ProbeComparison, ScopeRatio};
-use crate::probe::engine::Pattern;
-use crate::probe::stats;
+use crate::probe::Pattern;
+use crate::probe::{t_quantile, welch_log};
 
 /// Compares A (the reference) with B: every cell both measured
 /// (`probe::cells`), then the answer per pattern and over every cell, and
 /// the outcome the exit status follows.
 pub fn compare(
-    a: &crate::probe::document::ProbeDoc,
-    b: &crate::probe::document::ProbeDoc,
+    a: &crate::probe::ProbeDoc,
+    b: &crate::probe::ProbeDoc,
 ) -> ProbeComparison {
     let mut c = super::probe::cells(a, b);
     (c.overall, c.patterns) = scopes(&c);
@@ -95,7 +95,7 @@ pub fn geo_mean_interval(
         }
         None => return Some((mean.exp(), None, Method::None)),
     };
-    let t = stats::t_quantile(1.0 - level, df.clamp(1.0, 1.0e6));
+    let t = t_quantile(1.0 - level, df.clamp(1.0, 1.0e6));
     Some((mean.exp(), Some(ratio_interval(mean, var, t)), method))
 }
 
@@ -119,7 +119,7 @@ fn round_means(cells: &[&[Vec<f64>; 2]], side: usize) -> Option<Vec<f64>> {
 pub fn by_rounds(cells: &[&[Vec<f64>; 2]], level: f64) -> Option<(f64, [f64; 2])> {
     let a = round_means(cells, 0)?;
     let b = round_means(cells, 1)?;
-    let w = stats::welch_log(&b, &a, level);
+    let w = welch_log(&b, &a, level);
     (w.ci[0].is_finite() && w.ci[1].is_finite() && w.ci[0] > 0.0).then_some((w.ratio, w.ci))
 }
 
@@ -307,7 +307,9 @@ mod tests {
             by_round += usize::from(lo <= truth && truth <= hi);
             let ratios: Vec<f64> = cells
                 .iter()
-                .map(|c| stats::geo_mean_ci(&c[1], 0.95).0 / stats::geo_mean_ci(&c[0], 0.95).0)
+                .map(|c| {
+                    crate::probe::geo_mean_ci(&c[1], 0.95).0 / crate::probe::geo_mean_ci(&c[0], 0.95).0
+                })
                 .collect();
             let spreads: Vec<[(f64, f64); 2]> = cells
                 .iter()

@@ -32,12 +32,12 @@
 
 use super::environment::{self, EnvField};
 use super::RunInfo;
-use crate::probe::document::{ProbeDoc, Producer};
-use crate::probe::engine::Pattern;
-use crate::probe::fio_results::NO_REPLICATES;
-use crate::probe::outcome::ProbedTarget;
-use crate::probe::results::CellReport;
-use crate::probe::stats;
+use crate::probe::{ProbeDoc, Producer};
+use crate::probe::Pattern;
+use crate::probe::NO_REPLICATES;
+use crate::probe::ProbedTarget;
+use crate::probe::CellReport;
+use crate::probe::{geo_mean_ci, holm, welch_log};
 use crate::units::human;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -329,7 +329,7 @@ fn iops(c: &CellReport) -> f64 {
     if c.rounds.is_empty() {
         c.iops.geo_mean
     } else {
-        stats::geo_mean_ci(&c.rounds, 0.95).0
+        geo_mean_ci(&c.rounds, 0.95).0
     }
 }
 
@@ -393,7 +393,7 @@ fn unmatched(t: usize, mine: &[CellReport], theirs: &[CellReport], only: &mut On
 fn holm_steps(p: &[Option<f64>]) -> Vec<Option<(f64, f64)>> {
     let tested: Vec<usize> = (0..p.len()).filter(|&i| p[i].is_some()).collect();
     let ps: Vec<f64> = tested.iter().filter_map(|&i| p[i]).collect();
-    let adjusted = stats::holm(&ps);
+    let adjusted = holm(&ps);
     let m = ps.len();
     let mut order: Vec<usize> = (0..m).collect();
     order.sort_by(|&i, &j| ps[i].total_cmp(&ps[j]));
@@ -450,7 +450,7 @@ fn ratio_of(pair: &Pair, step: Option<(f64, f64)>, p: Option<f64>, min_effect: f
     };
     r.spread = Some([log_spread(&a.rounds), log_spread(&b.rounds)]);
     r.rounds = Some([a.rounds.clone(), b.rounds.clone()]);
-    let ci = stats::welch_log(&b.rounds, &a.rounds, 1.0 - error).ci;
+    let ci = welch_log(&b.rounds, &a.rounds, 1.0 - error).ci;
     if !(ci[0].is_finite() && ci[1].is_finite()) {
         return r;
     }
@@ -480,7 +480,7 @@ pub fn cells(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
     }
     let p: Vec<Option<f64>> = pairs
         .iter()
-        .map(|(_, x, y)| testable(x, y).then(|| stats::welch_log(&y.rounds, &x.rounds, 0.95).p))
+        .map(|(_, x, y)| testable(x, y).then(|| welch_log(&y.rounds, &x.rounds, 0.95).p))
         .collect();
     let steps = holm_steps(&p);
     let min_effect = min_effect(a, b);

@@ -4,7 +4,7 @@
 use super::fixtures::*;
 use super::probe::Decision;
 use super::*;
-use crate::probe::fio_results::NO_REPLICATES;
+use crate::probe::NO_REPLICATES;
 use serde_json::{json, Value};
 
 fn probe(a: &Value, b: &Value) -> ProbeComparison {
@@ -18,7 +18,7 @@ fn a_twofold_slowdown_is_slower_and_significant() {
     assert_eq!(c.tested, 3);
     assert!(c.replicates);
     let w = &c.cells[0];
-    assert_eq!(w.key.pattern, crate::probe::engine::Pattern::Randwrite);
+    assert_eq!(w.key.pattern, crate::probe::Pattern::Randwrite);
     assert!((w.ratio.unwrap() - 0.5).abs() < 1e-9, "{w:?}");
     assert!(w.significant);
     assert_eq!(w.decision, Decision::Slower);

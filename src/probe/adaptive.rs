@@ -10,7 +10,7 @@
 
 use super::analyse::Evidence;
 use super::focus;
-use super::grid::{self, Cell, Plan};
+use super::grid::{self, Cell, Grid};
 use super::noise::{self, NoiseModel};
 use super::pacing::{self, FocusReason, Pacing};
 use super::run::{CellSamples, Key};
@@ -117,7 +117,7 @@ fn looking(e: &Evidence) -> Vec<Key> {
 /// not ruled out, the search for one in the ladder's blocks (64 KiB, with
 /// the aligned offsets of its focus row as more references: the ladder's
 /// one reference cell otherwise carries every row comparison alone).
-fn aim(plan: &Plan, targets: usize, e: &Evidence) -> Option<Aim> {
+fn aim(plan: &Grid, targets: usize, e: &Evidence) -> Option<Aim> {
     if targets != 1 || plan.focus.is_empty() {
         return None;
     }
@@ -157,7 +157,7 @@ fn overhead_s(r: &dyn Rounds) -> f64 {
 /// it is expected to end within `--max-time` (each cell as long as its
 /// window and what cells took beyond theirs so far, with a tenth more:
 /// windows grow on slow I/O, broken ones are measured again).
-fn in_budget(plan: &Plan, r: &dyn Rounds, cells: usize, window: Duration) -> bool {
+fn in_budget(plan: &Grid, r: &dyn Rounds, cells: usize, window: Duration) -> bool {
     plan.max_time.is_none_or(|t| {
         let round = 1.1 * cells as f64 * (window.as_secs_f64() + overhead_s(r));
         r.elapsed_s() + round <= t.as_secs_f64()
@@ -165,7 +165,7 @@ fn in_budget(plan: &Plan, r: &dyn Rounds, cells: usize, window: Duration) -> boo
 }
 
 /// Run the plan's rounds on `targets` targets.
-pub fn drive(plan: &Plan, targets: usize, r: &mut dyn Rounds) -> Result<Outcome, String> {
+pub fn drive(plan: &Grid, targets: usize, r: &mut dyn Rounds) -> Result<Outcome, String> {
     let params = sequential::Params::of(plan, targets);
     let mut judged = Judged {
         contrasts: sequential::contrasts(&plan.cells, targets),

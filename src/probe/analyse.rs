@@ -18,8 +18,6 @@ use super::unitfit::{self, UnitFit};
 use super::verdicts;
 use crate::units::human;
 
-/// Family-wise error rate of all decisions of one run.
-pub const ALPHA: f64 = sequential::ALPHA;
 const LEVEL: f64 = 0.95;
 
 /// How comparisons are made, spelled out in every report.
@@ -579,7 +577,7 @@ mod tests {
     use crate::probe::sequential::{assess, contrasts, Params};
 
     /// The auto plan's cells (with the zoom) for randread and randwrite.
-    fn auto_plan() -> grid::Plan {
+    fn auto_plan() -> grid::Grid {
         crate::probe::simulated::auto_plan(None)
     }
 

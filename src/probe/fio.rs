@@ -2,7 +2,7 @@
 //! users can cross-check a result with the tool they already trust.
 
 use super::engine::{EngineKind, Pattern};
-use super::grid::Plan;
+use super::grid::Grid;
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -34,7 +34,7 @@ pub struct File {
 /// A job file with a `[global]` part and one stonewalled section per cell
 /// (and per file, with several: `t2-randread-4096-at-512`). `size` is the
 /// bytes every file has.
-pub fn job_file(plan: &Plan, files: &[File], size: u64, engine: EngineKind) -> String {
+pub fn job_file(plan: &Grid, files: &[File], size: u64, engine: EngineKind) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -100,7 +100,7 @@ fn global_file(s: &mut String, f: &File) {
     }
 }
 
-fn cell_section(s: &mut String, plan: &Plan, c: &super::grid::Cell, size: u64, prefix: &str) {
+fn cell_section(s: &mut String, plan: &Grid, c: &super::grid::Cell, size: u64, prefix: &str) {
     let bs = u64::from(c.block_size);
     let _ = writeln!(
         s,

@@ -20,7 +20,7 @@
 
 use super::analyse::{self, Evidence};
 use super::engine::Pattern;
-use super::grid::{self, focus_row, Cell, Plan, FOCUS_UNITS};
+use super::grid::{self, focus_row, Cell, Grid, FOCUS_UNITS};
 use super::run::Key;
 use super::sequential::{Assessment, ContrastKind, Decision, Params};
 use super::unitfit::UnitFit;
@@ -53,7 +53,7 @@ pub fn unit(fit: Option<&UnitFit>, curve: &Curve) -> Option<u64> {
 /// whole units of it and up to the ladder's (the large blocks of the zoom
 /// are far noisier, and the focus row tells a unit from larger ones by
 /// itself).
-pub fn keys(plan: &Plan, planned: &[Key], unit: u64) -> Vec<Key> {
+pub fn keys(plan: &Grid, planned: &[Key], unit: u64) -> Vec<Key> {
     let sees = |c: &Cell| u64::from(c.block_size) % unit == 0 && !grid::large_block(c.block_size);
     let mut v: Vec<Key> = planned.iter().filter(|k| sees(&k.cell)).copied().collect();
     for p in plan.patterns() {

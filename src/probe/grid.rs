@@ -51,7 +51,7 @@ pub struct GridRequest {
 
 /// Why a grid cannot be planned: each names the option to change.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PlanError {
+pub enum GridError {
     #[error("--pattern: give at least one pattern")]
     NoPattern,
     #[error("pattern {0} writes: add --write to allow writing")]
@@ -124,7 +124,7 @@ pub struct Cell {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Plan {
+pub struct Grid {
     pub preset: Preset,
     /// The cells measured from the first round.
     pub cells: Vec<Cell>,
@@ -190,7 +190,7 @@ pub fn budget(req: &GridRequest, targets: usize) -> Option<Duration> {
         .or_else(|| adaptive.then(|| DEFAULT_BUDGET * targets.max(1) as u32))
 }
 
-impl Plan {
+impl Grid {
     pub fn block_sizes(&self) -> Vec<u32> {
         let mut v: Vec<u32> = self.cells.iter().map(|c| c.block_size).collect();
         v.sort_unstable();
@@ -437,7 +437,7 @@ fn cross(patterns: &[Pattern], block_sizes: &[u64], offsets: &[u64]) -> Vec<Cell
 }
 
 /// The patterns asked for, or randread (plus randwrite with --write).
-fn patterns(req: &GridRequest) -> Result<Vec<Pattern>, PlanError> {
+fn patterns(req: &GridRequest) -> Result<Vec<Pattern>, GridError> {
     let patterns = req.patterns.clone().unwrap_or_else(|| {
         if req.write {
             vec![Pattern::Randread, Pattern::Randwrite]
@@ -446,31 +446,31 @@ fn patterns(req: &GridRequest) -> Result<Vec<Pattern>, PlanError> {
         }
     });
     if patterns.is_empty() {
-        return Err(PlanError::NoPattern);
+        return Err(GridError::NoPattern);
     }
     if let Some(p) = patterns.iter().find(|p| p.is_write()) {
         if !req.write {
-            return Err(PlanError::WriteNotAllowed(*p));
+            return Err(GridError::WriteNotAllowed(*p));
         }
     }
     if req.fdatasync && !patterns.iter().any(|p| p.is_write()) {
-        return Err(PlanError::FdatasyncWithoutWrite);
+        return Err(GridError::FdatasyncWithoutWrite);
     }
     Ok(patterns)
 }
 
 /// Every cell must be one O_DIRECT can do.
-fn check_cells(cells: &[Cell], direct: bool, align: u64, rule: DioRule) -> Result<(), PlanError> {
+fn check_cells(cells: &[Cell], direct: bool, align: u64, rule: DioRule) -> Result<(), GridError> {
     for c in cells {
         let bs = u64::from(c.block_size);
         if bs == 0 || bs > 64 * MIB {
-            return Err(PlanError::BlockSize(bs));
+            return Err(GridError::BlockSize(bs));
         }
         if direct && bs % align != 0 {
-            return Err(PlanError::BlockSizeNotDirect { bs, align, rule });
+            return Err(GridError::BlockSizeNotDirect { bs, align, rule });
         }
         if direct && c.offset % align != 0 {
-            return Err(PlanError::OffsetNotDirect {
+            return Err(GridError::OffsetNotDirect {
                 off: c.offset,
                 align,
                 rule,
@@ -482,9 +482,9 @@ fn check_cells(cells: &[Cell], direct: bool, align: u64, rule: DioRule) -> Resul
 
 /// The random-I/O unit for `cells` (a power of two above every offset and
 /// at least every block size) when the target holds a few slots of it.
-fn unit_for(cells: &[Cell], size: u64) -> Result<u64, PlanError> {
+fn unit_for(cells: &[Cell], size: u64) -> Result<u64, GridError> {
     let max_bs = cells.iter().map(|c| u64::from(c.block_size)).max();
-    let max_bs = max_bs.ok_or(PlanError::NoBlockSize)?;
+    let max_bs = max_bs.ok_or(GridError::NoBlockSize)?;
     let max_off = cells.iter().map(|c| c.offset).max().unwrap_or(0);
     // In u128: an offset near 2^64 (`--offsets 7745454T`) must be refused
     // as too large for the target, not overflow (found by the fuzzer).
@@ -494,7 +494,7 @@ fn unit_for(cells: &[Cell], size: u64) -> Result<u64, PlanError> {
     // At least a few slots per cell, so random I/O has somewhere to go.
     let needed = u128::from(max_off) + u128::from(max_bs) + 3 * unit;
     if u128::from(size) < needed {
-        return Err(PlanError::TooSmall {
+        return Err(GridError::TooSmall {
             size,
             max_off,
             max_bs,
@@ -506,7 +506,7 @@ fn unit_for(cells: &[Cell], size: u64) -> Result<u64, PlanError> {
 }
 
 /// Build the plan, or say which rule a requested cell breaks.
-pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
+pub fn lay_out(req: &GridRequest, c: &Constraints) -> Result<Grid, GridError> {
     let direct = !req.buffered;
     let align = if direct {
         u64::from(c.dio_offset_align.max(1))
@@ -515,10 +515,10 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
     };
     let patterns = patterns(req)?;
     if req.qd == 0 || req.qd > 4096 {
-        return Err(PlanError::QueueDepth(req.qd));
+        return Err(GridError::QueueDepth(req.qd));
     }
     if req.jobs == 0 || req.jobs > 256 {
-        return Err(PlanError::Jobs(req.jobs));
+        return Err(GridError::Jobs(req.jobs));
     }
     let adaptive = req.preset == Preset::Auto && req.block_sizes.is_none() && req.offsets.is_none();
     let (cells, zoom) = if adaptive {
@@ -559,7 +559,7 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
         block_sizes.sort_unstable();
         block_sizes.dedup();
         if block_sizes.is_empty() {
-            return Err(PlanError::NoBlockSize);
+            return Err(GridError::NoBlockSize);
         }
         let mut offsets = req
             .offsets
@@ -584,20 +584,20 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
     let (runtime, warmup, rounds, min_rounds) = preset_timing(req.preset);
     let runtime = req.runtime.unwrap_or(runtime);
     if runtime < Duration::from_millis(10) {
-        return Err(PlanError::Runtime);
+        return Err(GridError::Runtime);
     }
     let rounds = req.rounds.unwrap_or(rounds);
     if rounds == 0 {
-        return Err(PlanError::Rounds);
+        return Err(GridError::Rounds);
     }
     let min_effect = req.min_effect.unwrap_or(DEFAULT_MIN_EFFECT);
     if !(min_effect > 0.0 && min_effect < 1.0) {
-        return Err(PlanError::MinEffect(format!("{}", min_effect * 100.0)));
+        return Err(GridError::MinEffect(format!("{}", min_effect * 100.0)));
     }
     let warmup = req.warmup.unwrap_or(warmup);
     let round = (runtime + warmup) * cells.len() as u32;
     if let Some(max) = req.max_time.filter(|&m| m < round) {
-        return Err(PlanError::MaxTime {
+        return Err(GridError::MaxTime {
             max,
             round,
             cells: cells.len(),
@@ -609,7 +609,7 @@ pub fn plan(req: &GridRequest, c: &Constraints) -> Result<Plan, PlanError> {
         (Some(max), None) => rounds.max(max_rounds_within(max, round)),
         _ => rounds,
     };
-    Ok(Plan {
+    Ok(Grid {
         preset: req.preset,
         cells,
         zoom,
@@ -715,7 +715,7 @@ mod tests {
 
     #[test]
     fn standard_grid_at_512() {
-        let p = plan(&req(), &constraints(512, 512)).unwrap();
+        let p = lay_out(&req(), &constraints(512, 512)).unwrap();
         assert_eq!(
             p.block_sizes(),
             vec![512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
@@ -730,7 +730,7 @@ mod tests {
 
     #[test]
     fn standard_grid_at_4kn_is_clipped() {
-        let p = plan(&req(), &constraints(4096, 4096)).unwrap();
+        let p = lay_out(&req(), &constraints(4096, 4096)).unwrap();
         assert_eq!(p.block_sizes()[0], 4096);
         assert_eq!(p.offsets(), vec![0, 4096, 8192, 61440, 1044480]);
     }
@@ -742,7 +742,7 @@ mod tests {
             write: true,
             ..req()
         };
-        let p = plan(&r, &constraints(512, 4096)).unwrap();
+        let p = lay_out(&r, &constraints(512, 4096)).unwrap();
         assert_eq!(p.block_sizes(), vec![512, 4096, 65536]);
         assert_eq!(p.offsets(), vec![0, 512, 2048, 3584, 4096, 4608]);
         assert_eq!(p.patterns(), vec![Pattern::Randread, Pattern::Randwrite]);
@@ -755,11 +755,11 @@ mod tests {
             offsets: Some(vec![256]),
             ..req()
         };
-        let e = plan(&r, &constraints(512, 512)).unwrap_err();
+        let e = lay_out(&r, &constraints(512, 512)).unwrap_err();
         assert!(
             matches!(
                 e,
-                PlanError::OffsetNotDirect {
+                GridError::OffsetNotDirect {
                     off: 256,
                     align: 512,
                     ..
@@ -776,7 +776,7 @@ mod tests {
             offsets: Some(vec![512]),
             ..req()
         };
-        let e = plan(&r, &constraints(4096, 4096)).unwrap_err();
+        let e = lay_out(&r, &constraints(4096, 4096)).unwrap_err();
         assert!(
             e.to_string()
                 .contains("offset 512 is not a multiple of 4096"),
@@ -788,28 +788,28 @@ mod tests {
             buffered: true,
             ..req()
         };
-        assert!(plan(&r, &constraints(512, 512)).is_ok());
+        assert!(lay_out(&r, &constraints(512, 512)).is_ok());
         let r = GridRequest {
             patterns: Some(vec![Pattern::Randwrite]),
             ..req()
         };
         assert_eq!(
-            plan(&r, &constraints(512, 512)).unwrap_err(),
-            PlanError::WriteNotAllowed(Pattern::Randwrite)
+            lay_out(&r, &constraints(512, 512)).unwrap_err(),
+            GridError::WriteNotAllowed(Pattern::Randwrite)
         );
         let small = Constraints {
             size_bytes: MIB,
             ..constraints(512, 512)
         };
         assert!(matches!(
-            plan(&req(), &small),
-            Err(PlanError::TooSmall { size: MIB, .. })
+            lay_out(&req(), &small),
+            Err(GridError::TooSmall { size: MIB, .. })
         ));
     }
 
     #[test]
     fn rounds_shuffle_differently_but_keep_every_cell() {
-        let p = plan(&req(), &constraints(512, 512)).unwrap();
+        let p = lay_out(&req(), &constraints(512, 512)).unwrap();
         let row = |c: &Cell| (c.pattern, c.block_size);
         let (a, b) = (p.shuffled(&p.cells, 0, row), p.shuffled(&p.cells, 1, row));
         // A row's cells run one after another.
@@ -831,7 +831,7 @@ mod tests {
     #[test]
     fn min_effect_and_the_budget_are_in_the_plan() {
         let c = constraints(512, 512);
-        let p = plan(&req(), &c).unwrap();
+        let p = lay_out(&req(), &c).unwrap();
         assert_eq!((p.min_effect, p.max_time), (DEFAULT_MIN_EFFECT, None));
         let round = (p.runtime + p.warmup) * p.cells.len() as u32;
         // A budget of 40 rounds, no --rounds: the rounds are what it holds.
@@ -840,7 +840,7 @@ mod tests {
             max_time: Some(round * 40),
             ..req()
         };
-        let q = plan(&r, &c).unwrap();
+        let q = lay_out(&r, &c).unwrap();
         assert_eq!(
             (q.min_effect, q.max_time, q.rounds),
             (0.05, Some(round * 40), 40)
@@ -850,14 +850,14 @@ mod tests {
             rounds: Some(4),
             ..r
         };
-        assert_eq!(plan(&r, &c).unwrap().rounds, 4);
+        assert_eq!(lay_out(&r, &c).unwrap().rounds, 4);
         for bad in [0.0, 1.0, -0.1, f64::NAN] {
             let r = GridRequest {
                 min_effect: Some(bad),
                 ..req()
             };
             assert!(
-                matches!(plan(&r, &c), Err(PlanError::MinEffect(_))),
+                matches!(lay_out(&r, &c), Err(GridError::MinEffect(_))),
                 "{bad}"
             );
         }
@@ -865,7 +865,7 @@ mod tests {
             max_time: Some(round / 2),
             ..req()
         };
-        let e = plan(&r, &c).unwrap_err().to_string();
+        let e = lay_out(&r, &c).unwrap_err().to_string();
         assert!(e.contains("is shorter than one round of this plan"), "{e}");
     }
 }

@@ -5,36 +5,47 @@
 //! ([`stats`]) → inference ([`analyse`]) → the report ([`report`]), shared
 //! with the exporters. [`fio`] writes the same grid as a fio job file.
 
-pub mod adaptive;
-pub mod analyse;
+mod adaptive;
+mod analyse;
 mod declared;
-pub mod document;
-pub mod engine;
-pub mod env;
-pub mod figures;
-pub mod filled;
-pub mod fio;
-pub mod fio_results;
-pub mod focus;
-pub mod grid;
-pub mod noise;
-pub mod outcome;
-pub mod pacing;
-pub mod results;
-pub mod run;
-pub mod safety;
-pub mod sequential;
-pub mod settle;
-pub mod spread;
-pub mod stats;
-pub mod target;
-pub mod unitfit;
-pub mod verdicts;
+mod document;
+mod engine;
+mod env;
+mod figures;
+mod filled;
+mod fio;
+mod fio_results;
+mod focus;
+mod grid;
+mod noise;
+mod outcome;
+mod pacing;
+mod results;
+mod run;
+mod safety;
+mod sequential;
+mod settle;
+mod spread;
+mod stats;
+mod target;
+mod unitfit;
+mod verdicts;
+
+pub use document::{axes, ProbeDoc, Producer};
+pub use engine::{by_name, EngineKind, Pattern, ENGINES};
+pub use env::Environment;
+pub use fio_results::{FioDoc, NO_REPLICATES};
+pub use grid::{budget, lay_out, Cell, Constraints, DioRule, Grid, GridRequest, Preset};
+pub use outcome::{ProbeRun, ProbedTarget, TargetInfo};
+pub use pacing::secs;
+pub use results::{
+    CellReport, Confidence, ContrastReport, Estimate, Inference, Noise, Penalty, Relative,
+};
+pub use stats::{geo_mean_ci, holm, t_quantile, welch_log};
+pub use sequential::{contrasts, resolvable, ContrastKind, Decision};
 
 use crate::topology::Sysfs;
-use engine::EngineKind;
-use grid::{Cell, GridRequest, Plan};
-use outcome::{EngineInfo, ProbeRun, ProbedTarget, TargetInfo};
+use outcome::EngineInfo;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -86,7 +97,7 @@ fn common(ts: &[grid::Constraints]) -> grid::Constraints {
 
 /// What [`dry_plan`] gives: the plan, each target's file for a job file
 /// and the common size; or why the plan cannot be made.
-type DryPlan = Result<(Plan, Vec<fio::File>, u64), grid::PlanError>;
+type DryPlan = Result<(Grid, Vec<fio::File>, u64), grid::GridError>;
 
 /// The plan this probe would run, without writing anything (a directory's
 /// scratch file is not made). The outer error is a target's, the inner
@@ -126,7 +137,7 @@ fn dry_plan(o: &ProbeOptions, stop: &AtomicBool) -> Result<DryPlan, String> {
         }
     }
     let c = common(&constraints);
-    Ok(grid::plan(&o.grid, &c).map(|plan| (plan, files, c.size_bytes)))
+    Ok(grid::lay_out(&o.grid, &c).map(|plan| (plan, files, c.size_bytes)))
 }
 
 /// The fio job file for the plan this probe would run; nothing is written.
@@ -143,7 +154,7 @@ pub trait Progress {
     /// Filling a scratch file: bytes done of total.
     fn filling(&self, done: u64, total: u64);
     /// The measurements start (before the first I/O), on `targets` targets.
-    fn start(&self, plan: &Plan, targets: usize);
+    fn start(&self, plan: &Grid, targets: usize);
     /// Round `round` (from 0) of at most `plan.rounds` starts with `cells`.
     fn round(&self, round: u32, cells: usize);
     /// One cell of the current round is done, at `iops`.
@@ -203,7 +214,7 @@ impl adaptive::Rounds for Engines<'_, '_> {
 /// plan's most rounds or time budget are reached ([`adaptive`]).
 fn measure(
     ts: &[target::ProbeTarget],
-    plan: &Plan,
+    plan: &Grid,
     o: &ProbeOptions,
     stop: &AtomicBool,
     progress: &dyn Progress,
@@ -257,7 +268,7 @@ fn target_report(
     t: &target::ProbeTarget,
     m: &Measured,
     params: &sequential::Params,
-    plan: &Plan,
+    plan: &Grid,
     o: &ProbeOptions,
 ) -> ProbedTarget {
     let samples: Vec<run::CellSamples> = m
@@ -300,7 +311,7 @@ fn target_report(
     }
 }
 
-/// Plan, run and analyse. `stop` set (Ctrl-C) ends the run after the I/Os
+/// Grid, run and analyse. `stop` set (Ctrl-C) ends the run after the I/Os
 /// in flight; the report then holds what was measured, marked partial. A
 /// scratch file is removed on every path out of here.
 pub fn probe(
@@ -314,7 +325,7 @@ pub fn probe(
         // (A target's own error, and a --size too small for the grid,
         // are reported when it is opened below.)
         if let Ok(Err(e)) = dry_plan(o, stop) {
-            if !matches!(e, grid::PlanError::TooSmall { .. }) {
+            if !matches!(e, grid::GridError::TooSmall { .. }) {
                 let names = o.targets.iter().map(|p| p.display().to_string());
                 return Err(format!("{}: {e}", names.collect::<Vec<_>>().join(", ")));
             }
@@ -334,7 +345,7 @@ pub fn probe(
             .join(", ")
     };
     let c = common(&ts.iter().map(|t| t.constraints.clone()).collect::<Vec<_>>());
-    let plan = grid::plan(&o.grid, &c).map_err(|e| format!("{}: {e}", names()))?;
+    let plan = grid::lay_out(&o.grid, &c).map_err(|e| format!("{}: {e}", names()))?;
     let started_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -388,4 +399,8 @@ pub fn probe(
     })
 }
 #[cfg(test)]
-pub(crate) mod simulated;
+mod simulated;
+#[cfg(test)]
+pub(crate) use document::fixtures;
+#[cfg(test)]
+pub(crate) use simulated::auto_plan;

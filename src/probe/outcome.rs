@@ -2,7 +2,7 @@
 
 use super::engine::EngineKind;
 use super::env::Environment;
-use super::grid::Plan;
+use super::grid::Grid;
 use super::results::{CellReport, ContrastReport, Inference};
 use super::target::TargetKind;
 use serde::{Deserialize, Serialize};
@@ -69,7 +69,7 @@ pub struct ProbeRun {
     pub target: TargetInfo,
     pub engine: EngineInfo,
     pub environment: Environment,
-    pub plan: Plan,
+    pub plan: Grid,
     /// Rounds run (a comparison may have stopped earlier), whether the
     /// zoom ran, and whether the run was interrupted (Ctrl-C): then the
     /// report holds what was measured until then.

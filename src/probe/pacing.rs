@@ -17,7 +17,7 @@
 //! when that buys [`GAIN`] times the precision (1 / width²), so the noise
 //! model's own uncertainty does not make it hop.
 
-use super::grid::Plan;
+use super::grid::Grid;
 use super::noise::{NoiseModel, RoundNoise};
 use super::sequential::PRIOR_DF;
 use super::stats;
@@ -82,7 +82,7 @@ pub struct Pacing {
 
 impl Pacing {
     /// The plan's first window, before any noise was measured.
-    pub fn start(plan: &Plan) -> Pacing {
+    pub fn start(plan: &Grid) -> Pacing {
         Pacing {
             windows: vec![Step {
                 from_round: 0,
@@ -185,7 +185,7 @@ fn precision_clause(rounds: &[RoundNoise]) -> Option<String> {
 
 /// What the run knows when it picks the next round's window.
 pub struct Now<'a> {
-    pub plan: &'a Plan,
+    pub plan: &'a Grid,
     pub noise: &'a NoiseModel,
     pub current: Duration,
     /// Seconds a cell took beyond its window so far, on average.
@@ -200,7 +200,7 @@ pub struct Now<'a> {
 }
 
 /// The windows to choose from.
-fn candidates(plan: &Plan) -> Vec<Duration> {
+fn candidates(plan: &Grid) -> Vec<Duration> {
     (0..4)
         .map(|k| plan.runtime * (1 << k))
         .filter(|w| *w <= plan.max_runtime.max(plan.runtime))
@@ -324,7 +324,7 @@ mod tests {
 
     /// A device whose cells cost 0.2 s beyond their window (slow I/Os
     /// drained after it, a long warm-up).
-    fn now<'a>(plan: &'a Plan, noise: &'a NoiseModel, left_s: f64) -> Now<'a> {
+    fn now<'a>(plan: &'a Grid, noise: &'a NoiseModel, left_s: f64) -> Now<'a> {
         Now {
             plan,
             noise,

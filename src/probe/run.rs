@@ -5,7 +5,7 @@
 //! ([`super::sequential`]).
 
 use super::engine::{self, Engine, EngineKind, Measurement, Setup, Workload};
-use super::grid::{Cell, Plan};
+use super::grid::{Cell, Grid};
 use hdrhistogram::Histogram;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -94,7 +94,7 @@ struct Bound {
 
 /// The engines of a run and what they measured so far.
 pub struct Runner<'a> {
-    plan: &'a Plan,
+    plan: &'a Grid,
     targets: Vec<Bound>,
     pub engine: EngineKind,
     /// Why io_uring was not used, when `auto` fell back.
@@ -107,7 +107,7 @@ impl<'a> Runner<'a> {
     /// its I/O may touch).
     pub fn new(
         targets: &[(&std::fs::File, u64)],
-        plan: &'a Plan,
+        plan: &'a Grid,
         choice: Option<EngineKind>,
     ) -> Result<Runner<'a>, RunError> {
         let mut bound = Vec::new();
@@ -240,7 +240,7 @@ pub struct Key {
 }
 
 impl Key {
-    /// The row a cell is measured with in a round (`Plan::shuffled`): its
+    /// The row a cell is measured with in a round (`Grid::shuffled`): its
     /// pattern and block size, across targets.
     pub fn row(&self) -> (super::engine::Pattern, u32) {
         (self.cell.pattern, self.cell.block_size)
@@ -256,7 +256,7 @@ impl CellSamples {
     }
 }
 
-fn workload(plan: &Plan, cell: &Cell, size: u64, round: u32, job: u32, retry: u32) -> Workload {
+fn workload(plan: &Grid, cell: &Cell, size: u64, round: u32, job: u32, retry: u32) -> Workload {
     Workload {
         pattern: cell.pattern,
         block_size: cell.block_size,

@@ -34,7 +34,7 @@
 //! plan's most rounds.
 
 use super::engine::Pattern;
-use super::grid::{self, Cell, Plan};
+use super::grid::{self, Cell, Grid};
 use super::run::{CellSamples, Key};
 use super::stats;
 use serde::Serialize;
@@ -114,7 +114,7 @@ pub struct Params {
 }
 
 impl Params {
-    pub fn of(plan: &Plan, targets: usize) -> Params {
+    pub fn of(plan: &Grid, targets: usize) -> Params {
         let all: Vec<Cell> = plan.all_cells().copied().collect();
         // Focus rows are asked of one target only (`adaptive`).
         let focus = if targets == 1 {
@@ -157,7 +157,7 @@ impl Params {
 /// percent) at which those rounds can still decide a penalty of
 /// `min_effect`: the simultaneous interval's half-width t · sd / √n must
 /// not exceed ln(1 / (1 − min_effect)).
-pub fn resolvable(plan: &Plan, targets: usize) -> (u32, f64) {
+pub fn resolvable(plan: &Grid, targets: usize) -> (u32, f64) {
     let p = Params::of(plan, targets);
     let round = (plan.runtime + plan.warmup) * (plan.cells.len() * targets.max(1)) as u32;
     let n = match plan.max_time {
@@ -240,12 +240,6 @@ pub struct Weighted {
 }
 
 impl Weighted {
-    /// Unit weights.
-    pub fn plain(x: Vec<f64>) -> Weighted {
-        let w = vec![1.0; x.len()];
-        Weighted { x, w }
-    }
-
     /// `pairs` (round, value) weighted by `weight(round)`, those of
     /// weight 0 (rounds set aside) left out.
     pub fn of(pairs: &[(u32, f64)], weight: &dyn Fn(u32) -> f64) -> Weighted {
@@ -264,9 +258,6 @@ impl Weighted {
         self.x.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.x.is_empty()
-    }
 
     /// Each value's deviation from the median, in units of its own SD
     /// (× √w).
@@ -327,8 +318,10 @@ pub trait RoundWeights {
 }
 
 /// Every round weighs the same.
+#[cfg(test)]
 pub struct Equal;
 
+#[cfg(test)]
 impl RoundWeights for Equal {
     fn weight(&self, _: NoiseClass, _: u32) -> f64 {
         1.0
@@ -543,7 +536,7 @@ pub fn still_needed(
 /// The zoom is wanted when an offset contrast at the largest alignment of
 /// the first cells was slower, or aligned blocks of the ladder's size were
 /// slower than larger ones: the unit may be larger than they can tell.
-pub fn wants_zoom(plan: &Plan, assessed: &[Assessment]) -> bool {
+pub fn wants_zoom(plan: &Grid, assessed: &[Assessment]) -> bool {
     let ladder_bs = plan
         .cells
         .iter()

@@ -5,7 +5,7 @@
 use super::adaptive::{self, Rounds};
 use super::analyse;
 use super::engine::{new_histogram, Pattern};
-use super::grid::{self, Cell, Constraints, DioRule, GridRequest, Plan, Preset};
+use super::grid::{self, Cell, Constraints, DioRule, GridRequest, Grid, Preset};
 use super::results::{Confidence, Inference, Penalty};
 use super::run::{CellSamples, Key, RoundSample, Window};
 use super::sequential::{ContrastKind, Params};
@@ -69,8 +69,8 @@ const QUIET: Noise = Noise::steady(0.05, 0.012);
 const OVERHEAD_S: f64 = 0.005;
 
 struct Sim<'a> {
-    /// The cells of a round run in its order (`Plan::shuffled`).
-    plan: &'a Plan,
+    /// The cells of a round run in its order (`Grid::shuffled`).
+    plan: &'a Grid,
     rng: fastrand::Rng,
     warmup_s: f64,
     spent: f64,
@@ -168,12 +168,12 @@ impl Rounds for Sim<'_> {
 
 /// The auto plan for randread and randwrite on a 512/512 device, with
 /// its default budget.
-pub fn auto_plan(min_effect: Option<f64>) -> Plan {
+pub fn auto_plan(min_effect: Option<f64>) -> Grid {
     auto_plan_within(min_effect, None)
 }
 
 /// The auto plan with `--max-time` (None: the default budget).
-pub fn auto_plan_within(min_effect: Option<f64>, max_time: Option<Duration>) -> Plan {
+pub fn auto_plan_within(min_effect: Option<f64>, max_time: Option<Duration>) -> Grid {
     let req = GridRequest {
         preset: Preset::Auto,
         block_sizes: None,
@@ -202,11 +202,11 @@ pub fn auto_plan_within(min_effect: Option<f64>, max_time: Option<Duration>) -> 
         max_time: grid::budget(&req, 1),
         ..req
     };
-    grid::plan(&req, &c).unwrap()
+    grid::lay_out(&req, &c).unwrap()
 }
 
 /// One whole run: the adaptive loop, then the inference.
-pub fn run(plan: &Plan, rng: &mut fastrand::Rng, noise: Noise, speed: &Speed) -> Inference {
+pub fn run(plan: &Grid, rng: &mut fastrand::Rng, noise: Noise, speed: &Speed) -> Inference {
     run_timed(plan, rng, noise, speed).inference
 }
 
@@ -223,7 +223,7 @@ pub struct Run {
 
 /// A run, how many rounds it took, whether the budget ran out and how
 /// long it measured.
-fn run_timed(plan: &Plan, rng: &mut fastrand::Rng, noise: Noise, speed: &Speed) -> Run {
+fn run_timed(plan: &Grid, rng: &mut fastrand::Rng, noise: Noise, speed: &Speed) -> Run {
     let mut sim = Sim {
         plan,
         rng: fastrand::Rng::with_seed(rng.u64(..)),

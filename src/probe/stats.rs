@@ -208,8 +208,6 @@ pub fn pooled_variance<'a>(groups: impl Iterator<Item = (&'a [f64], &'a [f64])>)
 #[derive(Clone, Copy, Debug)]
 pub struct TInterval {
     pub mean: f64,
-    pub se: f64,
-    pub df: f64,
     pub ci: [f64; 2],
     pub p: f64,
 }
@@ -231,8 +229,6 @@ pub fn moderated_t(
     let n = d.len();
     let open = |mean: f64| TInterval {
         mean,
-        se: f64::INFINITY,
-        df: 0.0,
         ci: [f64::NEG_INFINITY, f64::INFINITY],
         p: 1.0,
     };
@@ -254,8 +250,6 @@ pub fn moderated_t(
     if se == 0.0 {
         return TInterval {
             mean,
-            se,
-            df,
             ci: [mean, mean],
             p: if mean == 0.0 { 1.0 } else { 0.0 },
         };
@@ -263,8 +257,6 @@ pub fn moderated_t(
     let half = t_quantile(alpha, df) * se;
     TInterval {
         mean,
-        se,
-        df,
         ci: [mean - half, mean + half],
         p: t_two_sided(mean / se, df),
     }

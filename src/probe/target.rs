@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,7 +44,6 @@ pub struct Access<'a> {
 }
 
 pub struct ProbeTarget {
-    pub path: PathBuf,
     pub kind: TargetKind,
     pub file: File,
     pub constraints: Constraints,
@@ -138,7 +137,6 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTarget, S
         v.size_bytes,
     );
     Ok(ProbeTarget {
-        path: path.to_path_buf(),
         kind: if partition.is_some() {
             TargetKind::Partition
         } else {
@@ -192,7 +190,6 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTa
     let (disk, partition) = disk_of(meta, a.sysfs);
     let (lbs, pbs) = file_limits(&disk);
     Ok(ProbeTarget {
-        path: path.to_path_buf(),
         kind: TargetKind::File,
         constraints: constraints(&file, lbs, pbs, meta.len()),
         file,
@@ -271,7 +268,6 @@ fn scratch(dir: &Path, a: &Access) -> Result<ProbeTarget, String> {
     let (disk, partition) = disk_of(&meta, a.sysfs);
     let (lbs, pbs) = file_limits(&disk);
     Ok(ProbeTarget {
-        path: dir.to_path_buf(),
         kind: TargetKind::ScratchFile,
         constraints: constraints(&file, lbs, pbs, size),
         file,

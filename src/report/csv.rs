@@ -9,7 +9,7 @@ use super::columns::{self, DISKS};
 use super::Exporter;
 use crate::check::CheckRun;
 use crate::compare::Comparison;
-use crate::probe::outcome::ProbeRun;
+use crate::probe::ProbeRun;
 use crate::topology::Survey;
 
 /// CSV with the columns `-o` asked for (None: every CSV column), with

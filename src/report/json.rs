@@ -3,7 +3,7 @@
 
 use crate::check::CheckRun;
 use crate::compare::Comparison;
-use crate::probe::outcome::ProbeRun;
+use crate::probe::ProbeRun;
 use crate::schema::{Document, Header};
 use crate::topology::Survey;
 use serde::Serialize;

@@ -22,7 +22,7 @@ use crate::check::CheckRun;
 use crate::compare::Comparison;
 use crate::plan::new_disk::NewDisk;
 use crate::plan::PlanRun;
-use crate::probe::outcome::ProbeRun;
+use crate::probe::ProbeRun;
 use crate::topology::Survey;
 use crate::watch::WatchRun;
 pub use style::Style;

@@ -2,7 +2,7 @@
 //! and while the grid runs; nothing when stderr is not a terminal or the
 //! output is JSON.
 
-use crate::probe::grid::{Cell, Plan};
+use crate::probe::{Cell, Grid};
 use crate::units::human;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -18,7 +18,7 @@ pub struct Bar {
 /// at most ~67 s; …; resolves a penalty of 10% (--min-effect) if rounds
 /// vary by less than ±4.1% against each other`: printed before the first
 /// I/O.
-pub fn plan_line(plan: &Plan, targets: usize) -> String {
+pub fn plan_line(plan: &Grid, targets: usize) -> String {
     let zoom = if plan.zoom.is_empty() {
         String::new()
     } else {
@@ -34,7 +34,7 @@ pub fn plan_line(plan: &Plan, targets: usize) -> String {
     };
     let n = targets.max(1) as f64;
     let most = plan.planned_time().as_secs_f64() * n;
-    let (rounds, sd) = crate::probe::sequential::resolvable(plan, targets);
+    let (rounds, sd) = crate::probe::resolvable(plan, targets);
     let most = match plan.max_time {
         Some(t) => format!(
             "budget {:.0} s (--max-time: about {rounds} full rounds)",
@@ -80,7 +80,7 @@ impl crate::probe::Progress for Bar {
         }
     }
 
-    fn start(&self, plan: &Plan, targets: usize) {
+    fn start(&self, plan: &Grid, targets: usize) {
         if let Some(b) = &self.bar {
             b.println(plan_line(plan, targets));
             b.reset();
@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn the_plan_line_says_what_the_budget_resolves() {
-        let mut plan = crate::probe::simulated::auto_plan(Some(0.05));
+        let mut plan = crate::probe::auto_plan(Some(0.05));
         // The auto preset's default budget: 2 minutes.
         let line = plan_line(&plan, 1);
         assert!(
@@ -143,14 +143,14 @@ mod tests {
             line.contains("resolves a penalty of 5% (--min-effect) if rounds vary by less than ±"),
             "{line}"
         );
-        let (_, all) = crate::probe::sequential::resolvable(&plan, 1);
+        let (_, all) = crate::probe::resolvable(&plan, 1);
         plan.max_time = Some(std::time::Duration::from_secs(20));
         let line = plan_line(&plan, 1);
         assert!(
             line.contains("budget 20 s (--max-time: about 4 full rounds)"),
             "{line}"
         );
-        let (rounds, short) = crate::probe::sequential::resolvable(&plan, 1);
+        let (rounds, short) = crate::probe::resolvable(&plan, 1);
         assert_eq!(rounds, 4);
         // Fewer rounds resolve the same penalty only on a quieter device.
         assert!(short < all, "{short} {all}");

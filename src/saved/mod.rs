@@ -13,8 +13,8 @@
 //! the same schema version reads, as docs/json.md promises.
 
 pub use crate::check::document::CheckDoc;
-pub use crate::probe::document::ProbeDoc;
-use crate::probe::{document, fio_results};
+pub use crate::probe::ProbeDoc;
+use crate::probe::{FioDoc, Producer};
 pub use crate::topology::TopologyDocument as TopologyDoc;
 pub use crate::watch::WatchDocument as WatchDoc;
 
@@ -123,7 +123,7 @@ impl Saved {
                 schema: "fio".into(),
                 error,
             };
-            let fio = fio_results::FioDoc::read(&value, name).map_err(shape)?;
+            let fio = FioDoc::read(&value, name).map_err(shape)?;
             return Ok(Saved::Probe(Box::new(fio)));
         }
         let schema = header.schema.clone().unwrap_or_default();
@@ -180,7 +180,7 @@ impl Saved {
         match self {
             Saved::Check(_) => "check",
             Saved::Topology(_) => "topology",
-            Saved::Probe(p) if p.source == document::Producer::Fio => "fio",
+            Saved::Probe(p) if p.source == Producer::Fio => "fio",
             Saved::Probe(_) => "probe",
             Saved::Compare(_) => "compare",
             Saved::Watch { .. } => "watch",

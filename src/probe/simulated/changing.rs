@@ -77,7 +77,7 @@ pub fn rates(seed: u64, runs: usize, noise: Noise, speed: &Speed, truth: Truth) 
 
 /// `runs` runs of `plan` on a device.
 pub fn rates_of(
-    plan: &Plan,
+    plan: &Grid,
     seed: u64,
     runs: usize,
     noise: Noise,

@@ -84,7 +84,7 @@ impl Entry for Iops<'_> {
 
 /// A cell of a further target against the first target's: the
 /// difference, starred when decided.
-pub struct Versus<'a>(pub &'a crate::probe::results::ContrastReport);
+pub struct Versus<'a>(pub &'a crate::probe::ContrastReport);
 
 impl Entry for Versus<'_> {
     fn raw(&self) -> String {

@@ -203,7 +203,7 @@ impl super::Exporter for Html {
         ))
     }
 
-    fn probe(&self, report: &crate::probe::outcome::ProbeRun) -> Option<String> {
+    fn probe(&self, report: &crate::probe::ProbeRun) -> Option<String> {
         Some(from_json(
             &super::json::probe(report, &self.stamp),
             "this probe run",

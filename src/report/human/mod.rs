@@ -14,7 +14,7 @@ use super::{Exporter, Listed, Planned};
 use crate::check::CheckRun;
 use crate::compare::Comparison;
 use crate::plan::new_disk::NewDisk;
-use crate::probe::outcome::ProbeRun;
+use crate::probe::ProbeRun;
 use crate::topology::Survey;
 
 pub struct Human {

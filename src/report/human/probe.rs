@@ -2,9 +2,9 @@
 //! offset; aligned IOPS first, then each offset as % of aligned), then the
 //! verdict lines.
 
-use crate::probe::engine::Pattern;
-use crate::probe::outcome::{ProbeRun, TargetInfo};
-use crate::probe::results::{CellReport, ContrastReport, Inference};
+use crate::probe::Pattern;
+use crate::probe::{ProbeRun, TargetInfo};
+use crate::probe::{CellReport, ContrastReport, Inference};
 use crate::report::columns::{self, Entry, Iops, Versus};
 use crate::report::style::Style;
 use crate::units::human;
@@ -127,7 +127,7 @@ fn versus(r: &ProbeRun, st: &Style) -> String {
 
 fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
     let mut out = String::new();
-    let inconclusive = inf.confidence == crate::probe::results::Confidence::Inconclusive;
+    let inconclusive = inf.confidence == crate::probe::Confidence::Inconclusive;
     let line = if penalty || inconclusive {
         st.warn(&inf.statement)
     } else {
@@ -145,7 +145,7 @@ fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
         let split = if let (true, Some(window)) = (n.jitter_pct.is_finite(), window) {
             format!(
                 " at {} windows (±{:.1}% jitter, which longer windows average out; ±{:.1}% drift, which they do not)",
-                crate::probe::pacing::secs(window),
+                crate::probe::secs(window),
                 n.jitter_pct,
                 n.drift_pct
             )

@@ -14,7 +14,7 @@ use super::super::scale::{Clip, Log, Rgb};
 use super::super::svg::{El, Figure};
 use crate::compare::probe::{CellRatio, Decision};
 use crate::compare::ProbeComparison;
-use crate::probe::engine::Pattern;
+use crate::probe::Pattern;
 use crate::report::columns;
 use crate::units::human;
 use std::collections::BTreeMap;

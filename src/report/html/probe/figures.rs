@@ -9,9 +9,9 @@ use super::layout::{
 };
 use super::lines::{self, Marker, Plot, Series};
 use super::{Run, Versus};
-use crate::probe::engine::Pattern;
-use crate::probe::results::{CellReport, Estimate};
-use crate::probe::sequential::{ContrastKind, Decision};
+use crate::probe::Pattern;
+use crate::probe::{CellReport, Estimate};
+use crate::probe::{ContrastKind, Decision};
 
 /// `12 345 IOPS (95 % CI 12 000–12 700)`, or without the interval.
 fn estimate(e: &Estimate, unit: &str) -> String {

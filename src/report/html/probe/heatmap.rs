@@ -11,7 +11,7 @@ use super::super::kit::{self, axis, text};
 use super::super::scale::{diverging, Rgb};
 use super::super::svg::{esc, El, Figure};
 use super::layout::{change, tick_text, Shade, Standing, Tiles, REFERENCE_FILL};
-use crate::probe::sequential::Decision;
+use crate::probe::Decision;
 
 /// One tile: its place, what it shows, its tooltip and `data-*`.
 pub struct Tile {

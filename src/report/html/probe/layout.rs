@@ -5,9 +5,9 @@
 use super::super::kit::ticks::Axis;
 use super::super::kit::ticks::{ticks, Room};
 use super::super::scale::{diverging, Band, Rgb};
-use crate::probe::engine::Pattern;
-use crate::probe::results::{CellReport, Estimate, Relative};
-use crate::probe::sequential::Decision;
+use crate::probe::Pattern;
+use crate::probe::{CellReport, Estimate, Relative};
+use crate::probe::Decision;
 use crate::units;
 use std::collections::HashMap;
 
@@ -454,7 +454,7 @@ mod tests {
     use super::*;
 
     fn cell(bs: u64, offset: u64, iops: f64, ci: Option<[f64; 2]>) -> CellReport {
-        crate::probe::document::fixtures::cell(Pattern::Randwrite, (bs, offset), iops, ci, 1)
+        crate::probe::fixtures::cell(Pattern::Randwrite, (bs, offset), iops, ci, 1)
     }
 
     #[test]
@@ -503,7 +503,7 @@ mod tests {
         let aligned = cell(4096, 0, 1000.0, None);
         let fio = cell(4096, 512, 480.0, None);
         let mut probed = fio.clone();
-        probed.relative = Some(crate::probe::document::fixtures::rel(0.5, Decision::Slower));
+        probed.relative = Some(crate::probe::fixtures::rel(0.5, Decision::Slower));
         let mut other = cell(8192, 512, 10.0, None);
         other.cell.pattern = Pattern::Randread;
         let s = against_aligned(&[aligned, fio.clone(), probed, other]);

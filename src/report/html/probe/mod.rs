@@ -21,12 +21,12 @@ mod tables;
 mod text;
 
 use super::page;
-use crate::probe::document::axes;
-use crate::probe::document::ProbeDoc;
-use crate::probe::engine::Pattern;
-use crate::probe::outcome::ProbedTarget;
-use crate::probe::results::CellReport;
-use crate::probe::sequential::ContrastKind;
+use crate::probe::axes;
+use crate::probe::ProbeDoc;
+use crate::probe::Pattern;
+use crate::probe::ProbedTarget;
+use crate::probe::CellReport;
+use crate::probe::ContrastKind;
 use layout::{against_aligned, Rel, Shade, Standing};
 use std::collections::HashMap;
 
@@ -276,10 +276,10 @@ fn drawn_note(run: &Run, too_large: Option<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::document::fixtures::rel;
-    use crate::probe::document::Producer;
-    use crate::probe::results::ContrastReport as Contrast;
-    use crate::probe::sequential::Decision;
+    use crate::probe::fixtures::rel;
+    use crate::probe::Producer;
+    use crate::probe::ContrastReport as Contrast;
+    use crate::probe::Decision;
 
     /// A grid of `sizes` × `offsets` per pattern; 4 KiB at 512 B is
     /// 48 % slower (significant), every other cell fine.
@@ -299,7 +299,7 @@ mod tests {
                     };
                     let interval = ci.then_some([iops * 0.95, iops * 1.05]);
                     let rounds = if ci { 5 } else { 1 };
-                    let mut c = crate::probe::document::fixtures::cell(
+                    let mut c = crate::probe::fixtures::cell(
                         pattern,
                         (bs, offset),
                         iops,
@@ -315,7 +315,7 @@ mod tests {
     }
 
     fn doc(cells: Vec<CellReport>) -> ProbeDoc {
-        crate::probe::document::fixtures::doc(cells)
+        crate::probe::fixtures::doc(cells)
     }
 
     fn quick() -> ProbeDoc {

@@ -6,8 +6,8 @@ use super::super::page;
 use super::figures::bs_contrast;
 use super::layout::{bs_label, change, interval, offset_label, rate, Rel, Standing};
 use super::{Run, Versus};
-use crate::probe::engine::Pattern;
-use crate::probe::results::{CellReport, Estimate};
+use crate::probe::Pattern;
+use crate::probe::{CellReport, Estimate};
 use crate::report::columns::{self, Column};
 
 fn ci(e: &Estimate) -> String {
