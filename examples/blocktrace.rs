@@ -7,8 +7,8 @@
 //! Prints one `tracing PATH` line once attached, counts until its
 //! standard input closes, then prints the snapshot.
 
-use diskalign::sys::blocktrace::{DevNum, Grains};
-use diskalign::sys::trace::{Prefer, Tracer};
+use diskalign::sys::{DevNum, Grains};
+use diskalign::sys::{Prefer, Tracer};
 use std::io::{Read, Write};
 use std::path::Path;
 

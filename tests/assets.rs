@@ -113,7 +113,7 @@ fn an_unknown_shell_is_a_one_line_refusal() {
     );
 }
 
-/// The statuses each command can return (cli: `check::run`, `plan::run`,
+/// The statuses each command can return (cli: `check::summarize_run`, `plan::run`,
 /// `run_probe`, `watch::run`, `runs::report`, `runs::compare`, and 2 from
 /// an output file that could not be written), as its help must list them.
 const STATUSES: [(&str, &[u8]); 9] = [

@@ -8,11 +8,9 @@
 mod common;
 
 use common::{image, require_root, sfdisk, LoopDev};
-use diskalign::sys::blocktrace::{
-    BpfAttach, Counters, DevNum, Direction, Grains, Snapshot, Stage, TracePath,
-};
-use diskalign::sys::trace::bpf::prog::sampled;
-use diskalign::sys::trace::{Capacity, Prefer, TraceError, Tracer};
+use diskalign::sys::sampled;
+use diskalign::sys::{BpfAttach, Counters, DevNum, Direction, Grains, Snapshot, Stage, TracePath};
+use diskalign::sys::{Capacity, Prefer, TraceError, Tracer};
 use std::fs::OpenOptions;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::sync::Mutex;
@@ -670,7 +668,7 @@ struct Cgroup {
 
 impl Cgroup {
     fn new(name: &str) -> Cgroup {
-        let root = diskalign::sys::cgroup::mount_point()
+        let root = diskalign::sys::mount_point()
             .expect("no cgroup2 filesystem is mounted: the attribution tests need one");
         let leaf = format!("{name}-{}", std::process::id());
         let dir = root.join(&leaf);
@@ -735,7 +733,7 @@ fn submitter<'a>(
     dev: DevNum,
     stage: Stage,
     comm: &str,
-) -> &'a (diskalign::sys::blocktrace::SubmitterKey, Counters) {
+) -> &'a (diskalign::sys::SubmitterKey, Counters) {
     s.submitters
         .iter()
         .find(|(k, _)| {

@@ -247,7 +247,7 @@ fn table_of<'a>(dom: &'a str, id: &str) -> &'a str {
 /// the synthetic fixture tests/fixtures/identify/nvme-id-ns-optperf.bin,
 /// read by the same code as a live disk's, written as `topology --json`.
 fn declared_topology(dir: &Path) -> PathBuf {
-    use diskalign::topology::declared::{self, Answers};
+    use diskalign::topology::{self, Answers};
     use diskalign::topology::{Disk, Survey, Topology};
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/identify/nvme-id-ns-optperf.bin");
@@ -267,7 +267,7 @@ fn declared_topology(dir: &Path) -> PathBuf {
         size_bytes: 1 << 30,
         topology,
         transport: diskalign::topology::Transport::Nvme,
-        declared: Some(declared::read(&answers, &topology).unwrap()),
+        declared: Some(topology::read_declared(&answers, &topology).unwrap()),
         ..Disk::default()
     };
     let survey = Survey {
@@ -279,7 +279,7 @@ fn declared_topology(dir: &Path) -> PathBuf {
         started: std::time::SystemTime::now(),
     };
     let path = dir.join("declared.json");
-    std::fs::write(&path, diskalign::report::json::topology(&survey, &stamp)).unwrap();
+    std::fs::write(&path, diskalign::report::topology_json(&survey, &stamp)).unwrap();
     path
 }
 

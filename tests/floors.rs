@@ -109,7 +109,7 @@ fn check(rel: &Path, own_floor: usize, used: &str, out: &mut Vec<String>) {
 
 #[test]
 fn the_scanner_reads_single_and_grouped_paths() {
-    assert_eq!(used_modules("report::json::name(&x)"), ["report"]);
+    assert_eq!(used_modules("report::name(&x)"), ["report"]);
     assert_eq!(
         used_modules("{check, topology::Topology};"),
         ["check", "topology"]

@@ -4,7 +4,7 @@
 //! are in tests/fixtures/identify/README.md). Each value checked here is
 //! what those tools printed for the same device.
 
-use diskalign::identify::{ata, nvme, scsi};
+use diskalign::identify;
 
 fn fixture(name: &str) -> Vec<u8> {
     let p = format!(
@@ -16,7 +16,7 @@ fn fixture(name: &str) -> Vec<u8> {
 
 #[test]
 fn qemu_nvme_namespace_as_nvme_id_ns_shows_it() {
-    let ns = nvme::parse(&fixture("qemu-nvme-id-ns.bin")).unwrap();
+    let ns = identify::parse_nvme(&fixture("qemu-nvme-id-ns.bin")).unwrap();
     // nvme id-ns -H: nsfeat 0x14, nlbaf 7, flbas 0, npwg 0, npwa 0,
     // npdg 127, npda 127, nows 0; formats 0-3 512 bytes, 4-7 4096, all
     // "Best", metadata 0/8/16/64; format 0 in use.
@@ -36,7 +36,7 @@ fn qemu_nvme_namespace_as_nvme_id_ns_shows_it() {
 
 #[test]
 fn qemu_ahci_disk_as_hdparm_and_sg3_utils_show_it() {
-    let id = ata::parse(&fixture("qemu-ahci-identify.bin")).unwrap();
+    let id = identify::parse_ata(&fixture("qemu-ahci-identify.bin")).unwrap();
     // hdparm -I: Logical Sector size 512, Physical Sector size 4096;
     // Model Number "sata", Firmware Revision "2.5+".
     assert_eq!(
@@ -47,14 +47,14 @@ fn qemu_ahci_disk_as_hdparm_and_sg3_utils_show_it() {
     assert_eq!(id.model.as_deref(), Some("sata"));
     assert_eq!(id.firmware.as_deref(), Some("2.5+"));
     // sg_readcap -l: 2097152 blocks of 512 bytes, exponent 3, LALBA 0.
-    let c = scsi::read_capacity16(&fixture("qemu-ahci-read-capacity16.bin")).unwrap();
+    let c = identify::read_capacity16(&fixture("qemu-ahci-read-capacity16.bin")).unwrap();
     assert_eq!(
         (c.last_lba, c.logical_block_bytes, c.lbppbe, c.lalba),
         (2097151, 512, 3, 0)
     );
     // sg_vpd -p bl: optimal transfer length granularity 8 blocks, maximum
     // and optimal transfer length not reported (0).
-    let b = scsi::block_limits(&fixture("qemu-ahci-vpd-b0.bin")).unwrap();
+    let b = identify::block_limits(&fixture("qemu-ahci-vpd-b0.bin")).unwrap();
     assert_eq!((b.otlg, b.mtl, b.otl), (8, 0, 0));
 }
 
@@ -64,14 +64,14 @@ fn scsi_debug_as_sg3_utils_shows_it() {
     // opt_blks=2048 dev_size_mb=64; sg_vpd -p bl: granularity 64 blocks,
     // maximum 131072, optimal 2048; sg_readcap -l: last LBA 131071, 512,
     // exponent 3, lowest aligned LBA 7.
-    let b = scsi::block_limits(&fixture("scsi-debug-vpd-b0.bin")).unwrap();
+    let b = identify::block_limits(&fixture("scsi-debug-vpd-b0.bin")).unwrap();
     assert_eq!((b.otlg, b.mtl, b.otl), (64, 131072, 2048));
-    let c = scsi::read_capacity16(&fixture("scsi-debug-read-capacity16.bin")).unwrap();
+    let c = identify::read_capacity16(&fixture("scsi-debug-read-capacity16.bin")).unwrap();
     assert_eq!(
         (c.last_lba, c.logical_block_bytes, c.lbppbe, c.lalba),
         (131071, 512, 3, 7)
     );
     // sg_vpd -p di: the NAA designator topology reports as its WWN.
-    let wwn = scsi::naa_wwn(&fixture("scsi-debug-vpd-83.bin")).unwrap();
+    let wwn = identify::naa_wwn(&fixture("scsi-debug-vpd-83.bin")).unwrap();
     assert_eq!(wwn.as_deref(), Some("0x33333330000007d0"));
 }

@@ -54,7 +54,7 @@ fn compared(a: &Value, b: &Value) -> Value {
         host: "docs".into(),
         started: std::time::SystemTime::now(),
     };
-    serde_json::from_str(&diskalign::report::json::compare(&c, &stamp)).unwrap()
+    serde_json::from_str(&diskalign::report::compare_json(&c, &stamp)).unwrap()
 }
 
 #[test]
@@ -451,7 +451,7 @@ fn json_keys(line: &str) -> Vec<String> {
 /// NVMe namespace with NPWG and NOWS. No device on the test machine
 /// answers these commands; the VM tests read real ones.
 fn identify_document() -> Value {
-    use diskalign::topology::declared::{self, Answers};
+    use diskalign::topology::Answers;
     use diskalign::topology::{Disk, Survey, Topology};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/identify");
     let bytes = |n: &str| std::fs::read(dir.join(n)).unwrap();
@@ -483,7 +483,7 @@ fn identify_document() -> Value {
         Disk {
             name: name.into(),
             topology,
-            declared: Some(declared::read(&answers, &topology).unwrap()),
+            declared: Some(diskalign::topology::read_declared(&answers, &topology).unwrap()),
             ..Disk::default()
         }
     })
@@ -496,7 +496,7 @@ fn identify_document() -> Value {
         host: "docs".into(),
         started: std::time::SystemTime::now(),
     };
-    serde_json::from_str(&diskalign::report::json::topology(&survey, &stamp)).unwrap()
+    serde_json::from_str(&diskalign::report::topology_json(&survey, &stamp)).unwrap()
 }
 
 /// A check document of three real images (made by sfdisk and
@@ -505,7 +505,7 @@ fn identify_document() -> Value {
 /// only what a device declares gives.
 fn declared_check(dir: &Path) -> Value {
     use diskalign::findings::{Code, FailOn};
-    use diskalign::topology::declared::{self, Answers};
+    use diskalign::topology::Answers;
     use diskalign::topology::Disk;
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/identify");
     let says = |name: &str| {
@@ -513,7 +513,7 @@ fn declared_check(dir: &Path) -> Value {
             nvme: Some(Ok(std::fs::read(fixtures.join(name)).unwrap())),
             ..Answers::default()
         };
-        declared::read(&a, &diskalign::topology::Topology::plain(512)).unwrap()
+        diskalign::topology::read_declared(&a, &diskalign::iolimits::Topology::plain(512)).unwrap()
     };
     let part = image(dir, "npwg.img", 16 * MIB);
     sfdisk(&part, "label: dos\nstart=2056, size=8192\n");
@@ -564,7 +564,7 @@ fn declared_check(dir: &Path) -> Value {
         host: "docs".into(),
         started: std::time::SystemTime::now(),
     };
-    serde_json::from_str(&diskalign::report::json::check(&run, &stamp)).unwrap()
+    serde_json::from_str(&diskalign::report::check_json(&run, &stamp)).unwrap()
 }
 
 /// Documented keys no document in the test holds, each with why.

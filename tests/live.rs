@@ -219,21 +219,18 @@ fn unreadable_node_is_judged_from_sysfs() {
 /// hints give, as before.
 #[test]
 fn a_loop_device_says_nothing_of_itself() {
-    use diskalign::sys::passthrough;
+    use diskalign::sys;
     let dir = tempfile::tempdir().unwrap();
     let img = image(dir.path(), "says.img", 16 * MIB);
     let lo = LoopDev::attach(&img, None);
     let node = std::path::Path::new(&lo.dev);
-    let nvme = passthrough::nvme_identify_namespace(node).unwrap_err();
-    let rc = passthrough::scsi_read_capacity16(node).unwrap_err();
-    let ata = passthrough::ata_identify(node).unwrap_err();
+    let nvme = sys::nvme_identify_namespace(node).unwrap_err();
+    let rc = sys::scsi_read_capacity16(node).unwrap_err();
+    let ata = sys::ata_identify(node).unwrap_err();
     for e in [&nvme, &rc, &ata] {
         // The node opens; the loop driver refuses both ioctls (ENOTTY or
         // EINVAL).
-        assert!(
-            matches!(e, passthrough::PassthroughError::Command(_)),
-            "{e:?}"
-        );
+        assert!(matches!(e, sys::PassthroughError::Command(_)), "{e:?}");
         assert!(e.raw_os_error().is_some(), "{e}");
     }
     let (doc, code) = run_json(&["topology", &lo.dev]);

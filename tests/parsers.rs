@@ -137,8 +137,8 @@ fn hostile_gpt_fields() {
 #[test]
 fn enums_spell_themselves_as_their_serde_name() {
     use clap::ValueEnum;
-    use diskalign::probe::{Pattern, ENGINES};
     use diskalign::probe::Preset;
+    use diskalign::probe::{Pattern, ENGINES};
     fn same<T: serde::Serialize + std::fmt::Display>(v: &T) {
         let json = serde_json::to_value(v).unwrap();
         assert_eq!(json.as_str(), Some(v.to_string().as_str()));
@@ -165,7 +165,7 @@ fn enums_spell_themselves_as_their_serde_name() {
     }
     same(&diskalign::findings::Severity::Warning);
     same(&diskalign::layout::PartKind::Extended);
-    same(&diskalign::check::outcome::TopologySource::ImageDefault);
+    same(&diskalign::check::TopologySource::ImageDefault);
     same(&diskalign::report::Format::Csv);
     same(&diskalign::probe::DioRule::Statx);
     same(&diskalign::probe::DioRule::LogicalBlockSize);

@@ -620,7 +620,7 @@ fn ext4_inside_an_lv_is_found_through_the_segment_map() {
 /// Rewrite the committed metadata of the PV at the start of `img`, placing
 /// the text so that it wraps when `wrap` is set, with valid checksums.
 fn rewrite_metadata(img: &Path, text: &[u8], wrap: bool, fix_crc: bool) {
-    use diskalign::stack::lvm::pv::lvm_crc;
+    use diskalign::stack::lvm_crc;
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -932,7 +932,7 @@ fn bcache_backing_and_cache_devices() {
     // The signature scan (what a destructive probe refuses) knows it from
     // the registry.
     let bytes = std::fs::read(&backing).unwrap();
-    let found: Vec<_> = diskalign::stack::signature::scan(&bytes[..])
+    let found: Vec<_> = diskalign::stack::scan_signatures(&bytes[..])
         .into_iter()
         .map(|s| (s.what, s.offset))
         .collect();

@@ -130,9 +130,9 @@ fn human_report_names_the_bridge() {
 
 #[test]
 fn live_holders_are_followed_with_the_kernels_limits() {
-    use diskalign::check::stack::judge;
-    use diskalign::stack::kernel::holders;
-    use diskalign::stack::walk::Pending;
+    use diskalign::check::judge_layer as judge;
+    use diskalign::stack::holders;
+    use diskalign::stack::Pending;
     use diskalign::topology::Sysfs;
     let root = std::path::PathBuf::from(fixture("stack-holders"));
     let sysfs = Sysfs::new(&root);
@@ -264,8 +264,8 @@ fn hostile_sysfs_values_are_errors_not_panics() {
 /// unfollowed and saying why, instead of vanishing.
 #[test]
 fn a_holder_with_unreadable_limits_is_named() {
-    use diskalign::stack::kernel::holders;
-    use diskalign::stack::walk::Pending;
+    use diskalign::stack::holders;
+    use diskalign::stack::Pending;
     use diskalign::topology::Sysfs;
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new("cp")

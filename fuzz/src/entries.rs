@@ -7,13 +7,8 @@
 //! and bounded memory); results are dropped. See docs/fuzzing.md.
 
 use diskalign::bytes::ReadAt;
-use diskalign::layout::{self, gpt, mbr};
-use diskalign::stack::assemble;
-use diskalign::stack::lvm::{self, pv, text, vg};
-use diskalign::stack::map::SharedReader;
-use diskalign::stack::region::Region;
-use diskalign::stack::walk::{self, Pending};
-use diskalign::stack::{bcache, fs, luks, md, zfs};
+use diskalign::layout;
+use diskalign::stack::{self, Pending, Region, SharedReader};
 use diskalign::topology::{self, Sysfs, Topology, TopologyOverride};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -201,18 +196,18 @@ fn topology_pick(b: u8) -> Topology {
 pub fn gpt_probe(data: &[u8]) {
     let img = Sparse::decode(data, ANY_LEN);
     for ss in [512, 4096] {
-        let _ = gpt::probe(&img, ss);
-        let _ = gpt::read_header(&img, 1, ss);
+        let _ = layout::probe_gpt(&img, ss);
+        let _ = layout::read_gpt_header(&img, 1, ss);
     }
 }
 
 /// The MBR alone: primary entries, then the EBR chain at both sector sizes.
 pub fn mbr_table(data: &[u8]) {
     let img = Sparse::decode(data, ANY_LEN);
-    if let Ok(Some(entries)) = mbr::read_primary(&img) {
+    if let Ok(Some(entries)) = layout::read_mbr_primary(&img) {
         for ss in [512, 4096] {
             let mut findings = Vec::new();
-            let _ = mbr::partitions(&img, &entries, ss, &mut findings);
+            let _ = layout::mbr_partitions(&img, &entries, ss, &mut findings);
         }
     }
 }
@@ -263,43 +258,43 @@ pub fn image_container(data: &[u8]) {
 
 /// The PV label, then the metadata area it points to.
 pub fn lvm_label(data: &[u8]) {
-    if let Ok(Some(label)) = pv::read_label(data) {
-        let _ = pv::read_metadata(data, &label);
+    if let Ok(Some(label)) = stack::read_label(data) {
+        let _ = stack::read_metadata(data, &label);
     }
 }
 
 /// The LVM2 metadata text parser and the VG built from what it parsed.
 pub fn lvm_text(data: &[u8]) {
-    if let Ok(top) = text::parse(data) {
-        let _ = vg::volume_group(&top);
+    if let Ok(top) = stack::parse_lvm_text(data) {
+        let _ = stack::volume_group(&top);
     }
 }
 
 /// `lvm::read`: label, metadata and VG together.
 pub fn lvm_read(data: &[u8]) {
-    let _ = lvm::read(data);
+    let _ = stack::read_lvm(data);
 }
 
 pub fn md_read(data: &[u8]) {
-    let _ = md::read(data);
+    let _ = stack::read_md(data);
 }
 
 pub fn luks_read(data: &[u8]) {
-    let _ = luks::read(data);
+    let _ = stack::read_luks(data);
 }
 
 /// The input as it is, then with its checksum set right, so mutations of
 /// the fields behind the checksum reach their checks too.
 pub fn bcache_read(data: &[u8]) {
-    let _ = bcache::read(data);
-    let at = bcache::SUPERBLOCK_AT as usize;
+    let _ = stack::read_bcache(data);
+    let at = stack::BCACHE_SUPERBLOCK_AT as usize;
     let Some(sb) = data.get(at..at + 4096) else {
         return;
     };
-    if let Some(sum) = bcache::expected_checksum(sb) {
+    if let Some(sum) = stack::bcache_checksum(sb) {
         let mut sealed = data.to_vec();
         sealed[at..at + 8].copy_from_slice(&sum.to_le_bytes());
-        let _ = bcache::read(&sealed[..]);
+        let _ = stack::read_bcache(&sealed[..]);
     }
 }
 
@@ -308,30 +303,30 @@ pub fn bcache_read(data: &[u8]) {
 /// label 0 unsealed (its checksum fails), then sealed into labels 0 and 3
 /// so the label reader decodes it and types its fields.
 pub fn zfs_read(data: &[u8]) {
-    let _ = zfs::nvlist::decode(data, "fuzz", 0);
+    let _ = stack::decode_nvlist(data, "fuzz", 0);
     let len = (1 << 20) + 37 * 1024;
-    let mut phys = data[..data.len().min(zfs::PHYS_SIZE)].to_vec();
-    phys.resize(zfs::PHYS_SIZE, 0);
+    let mut phys = data[..data.len().min(stack::PHYS_SIZE)].to_vec();
+    phys.resize(stack::PHYS_SIZE, 0);
     let mut dev = vec![0u8; len];
-    let Some(l0) = zfs::phys_offset(len as u64, 0) else {
+    let Some(l0) = stack::phys_offset(len as u64, 0) else {
         return;
     };
     let l0 = l0 as usize;
-    dev[l0..l0 + zfs::PHYS_SIZE].copy_from_slice(&phys);
-    let _ = zfs::read(&dev[..]);
+    dev[l0..l0 + stack::PHYS_SIZE].copy_from_slice(&phys);
+    let _ = stack::read_zfs(&dev[..]);
     for l in [0, 3] {
-        let Some(at) = zfs::phys_offset(len as u64, l) else {
+        let Some(at) = stack::phys_offset(len as u64, l) else {
             return;
         };
         let mut p = phys.clone();
-        zfs::seal(&mut p, at);
-        dev[at as usize..at as usize + zfs::PHYS_SIZE].copy_from_slice(&p);
+        stack::seal(&mut p, at);
+        dev[at as usize..at as usize + stack::PHYS_SIZE].copy_from_slice(&p);
     }
-    let _ = zfs::read(&dev[..]);
+    let _ = stack::read_zfs(&dev[..]);
 }
 
 pub fn fs_read(data: &[u8]) {
-    let _ = fs::read(data);
+    let _ = stack::read_filesystem(data);
 }
 
 // ---------------------------------------------------------------------------
@@ -356,10 +351,12 @@ pub fn stack_walk(data: &[u8]) {
         below: topology_pick(pick),
     };
     let mut pending = Pending::default();
-    let mut layers: Vec<_> = walk::region(&region, &mut pending).into_iter().collect();
-    layers.extend(assemble::assemble(&mut pending));
+    let mut layers: Vec<_> = stack::walk_region(&region, &mut pending)
+        .into_iter()
+        .collect();
+    layers.extend(stack::assemble(&mut pending));
     for l in &mut layers {
-        diskalign::check::stack::judge(l);
+        diskalign::check::judge_layer(l);
     }
 }
 
@@ -418,10 +415,10 @@ pub fn check_image(data: &[u8]) {
         let plan = diskalign::plan::plan(i, &diskalign::plan::PlanOptions::default());
         for d in &plan.targets {
             if d.refused.is_empty() {
-                let _ = diskalign::report::script::render(d, "fuzz");
+                let _ = diskalign::report::render_script(d, "fuzz");
             }
         }
-        let _ = diskalign::report::json::plan(&plan, &stamp());
+        let _ = diskalign::report::plan_json(&plan, &stamp());
     }
     let _ = std::fs::remove_file(&path);
 }
@@ -618,10 +615,7 @@ pub fn sizes(data: &[u8]) {
         };
         if let Ok(plan) = probe::lay_out(&req, &c) {
             let _ = plan.shuffled(&plan.cells, 0, |c| (c.pattern, c.block_size));
-            let _ = diskalign::probe::contrasts(
-                &plan.all_cells().copied().collect::<Vec<_>>(),
-                2,
-            );
+            let _ = diskalign::probe::contrasts(&plan.all_cells().copied().collect::<Vec<_>>(), 2);
         }
     }
 }
@@ -635,8 +629,7 @@ pub fn sizes(data: &[u8]) {
 /// compared with itself, its HTML page and the page's figures, and the
 /// comparison (its own, or the saved one) through every exporter.
 pub fn saved(data: &[u8]) {
-    use diskalign::report::html::{self, Input};
-    use diskalign::report::{self as report, Format, Style};
+    use diskalign::report::{self as report, Format, Input, Style};
     use diskalign::saved::Saved;
     let text = String::from_utf8_lossy(data);
     let Ok(doc) = Saved::parse(&text, "fuzz<&>\"'.json") else {
@@ -646,11 +639,11 @@ pub fn saved(data: &[u8]) {
         Saved::Compare(c) => Some((**c).clone()),
         _ => diskalign::saved::compare(&doc, &doc).ok(),
     };
-    let page = html::render(&[Input {
+    let page = report::render_html(&[Input {
         name: "fuzz<&>\"'.json".into(),
         doc,
     }]);
-    let _ = html::figures(&page);
+    let _ = report::html_figures(&page);
     let Some(c) = comparison else {
         return;
     };
@@ -677,11 +670,11 @@ pub fn saved(data: &[u8]) {
 
 /// The answers set against each of the eight picked kernel topologies,
 /// and drawn as the topology details draw them.
-fn device_says(answers: &topology::declared::Answers) {
+fn device_says(answers: &topology::Answers) {
     use diskalign::report::{self as report, Format, Style};
     for pick in 0..8 {
         let kernel = topology_pick(pick);
-        let Ok(says) = topology::declared::read(answers, &kernel) else {
+        let Ok(says) = topology::read_declared(answers, &kernel) else {
             continue;
         };
         let _ = says.disagreements();
@@ -701,11 +694,11 @@ fn device_says(answers: &topology::declared::Answers) {
     }
 }
 
-/// NVMe Identify Namespace data: `identify::nvme::parse`, then the
+/// NVMe Identify Namespace data: `identify::parse_ata`, then the
 /// comparison with the kernel's limits.
 pub fn identify_nvme(data: &[u8]) {
-    let _ = diskalign::identify::nvme::parse(data);
-    device_says(&topology::declared::Answers {
+    let _ = diskalign::identify::parse_ata(data);
+    device_says(&topology::Answers {
         nvme: Some(Ok(data.to_vec())),
         ..Default::default()
     });
@@ -716,17 +709,17 @@ pub fn identify_nvme(data: &[u8]) {
 /// three as one disk's answers (behind a USB bridge when the first length
 /// byte is odd).
 pub fn identify_scsi(data: &[u8]) {
-    use diskalign::identify::scsi;
+    use diskalign::identify;
     let (n0, n1, rest) = match data {
         [a, b, rest @ ..] => (usize::from(*a), usize::from(*b), rest),
         _ => return,
     };
     let (b0, rest) = rest.split_at(n0.min(rest.len()));
     let (p83, rc) = rest.split_at(n1.min(rest.len()));
-    let _ = scsi::block_limits(b0);
-    let _ = scsi::naa_wwn(p83);
-    let _ = scsi::read_capacity16(rc);
-    device_says(&topology::declared::Answers {
+    let _ = identify::block_limits(b0);
+    let _ = identify::naa_wwn(p83);
+    let _ = identify::read_capacity16(rc);
+    device_says(&topology::Answers {
         vpd_b0: Some(b0.to_vec()),
         vpd_83: Some(p83.to_vec()),
         read_capacity: Some(Ok(rc.to_vec())),
@@ -736,12 +729,12 @@ pub fn identify_scsi(data: &[u8]) {
 }
 
 /// ATA IDENTIFY DEVICE data (512 bytes), then READ CAPACITY(16) data as a
-/// bridge would answer for the drive: `identify::ata::parse`, then the
+/// bridge would answer for the drive: `identify::parse_ata`, then the
 /// drive against the bridge and the kernel.
 pub fn identify_ata(data: &[u8]) {
-    let _ = diskalign::identify::ata::parse(data);
+    let _ = diskalign::identify::parse_ata(data);
     let (id, rc) = data.split_at(data.len().min(512));
-    device_says(&topology::declared::Answers {
+    device_says(&topology::Answers {
         ata: Some(Ok(id.to_vec())),
         read_capacity: (!rc.is_empty()).then(|| Ok(rc.to_vec())),
         usb: true,
@@ -754,23 +747,22 @@ pub fn identify_ata(data: &[u8]) {
 /// record through each, and as a perf record (sys/trace/ring.rs) counted
 /// through the layouts with the decoded device counted.
 pub fn trace_format(data: &[u8]) {
-    use diskalign::sys::blocktrace::Grains;
-    use diskalign::sys::trace::format::{self, Event};
-    use diskalign::sys::trace::{ring, tally};
+    use diskalign::sys::Grains;
+    use diskalign::sys::{self, Event};
     let text = String::from_utf8_lossy(data);
-    let Ok(f) = format::parse(&text) else {
+    let Ok(f) = sys::parse_event_format(&text) else {
         return;
     };
     let mut layouts = std::collections::HashMap::new();
     let mut grains = Vec::new();
     for e in Event::ALL {
-        let Ok(l) = format::layout(e, &f) else {
+        let Ok(l) = sys::event_layout(e, &f) else {
             continue;
         };
         let _ = l.aligned();
         if let Some(r) = l.decode(data) {
             grains.push(Grains {
-                dev: tally::dev_num(r.dev),
+                dev: sys::dev_num(r.dev),
                 grain_bytes: r.sector,
                 physical_bytes: u64::from(r.nr_sector),
                 zone_bytes: r.sector ^ u64::from(r.nr_sector),
@@ -779,18 +771,18 @@ pub fn trace_format(data: &[u8]) {
         }
         layouts.insert(f.id.unwrap_or(0) as u16, l);
     }
-    let mut t = tally::Tally::new(&grains);
+    let mut t = sys::Tally::new(&grains);
     // As a sample with and without the cgroup id after the raw record.
-    ring::count_record(data, &layouts, false, &mut t);
-    ring::count_record(data, &layouts, true, &mut t);
+    sys::count_record(data, &layouts, false, &mut t);
+    sys::count_record(data, &layouts, true, &mut t);
     let _ = t.snapshot(0.0);
 }
 
-/// `sys::trace::btf::Btf::parse` of the input as a BTF blob, the lookups
+/// `sys::Btf::parse` of the input as a BTF blob, the lookups
 /// the typed raw tracepoints make in it, and `Typed::from` of it.
 pub fn btf(data: &[u8]) {
-    use diskalign::sys::trace::bpf::typed::Typed;
-    use diskalign::sys::trace::btf::Btf;
+    use diskalign::sys::Btf;
+    use diskalign::sys::Typed;
     let Ok(b) = Btf::parse(data) else {
         return;
     };

@@ -16,10 +16,10 @@
 
 use super::start::kernel_offset;
 use crate::findings::{Code, Facts, Finding};
-use crate::identify::nvme::Namespace;
+use crate::identify::Namespace;
 use crate::stack::{Layer, LayerKind};
-use crate::topology::declared::{Declared, Limit};
 use crate::topology::Topology;
+use crate::topology::{Declared, Limit};
 use crate::units::{gcd, KIB};
 
 /// The largest encryption sector dm-crypt takes (4096; cryptsetup's

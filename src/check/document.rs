@@ -5,13 +5,8 @@
 use super::CheckRun;
 use crate::schema::{Document, Header};
 
-pub use crate::check::outcome::{CheckedPartition, CheckedTable, CheckedTarget};
-/// An `errors` entry: the same type that wrote it.
-pub use crate::errors::TargetError;
-pub use crate::findings::{Finding, Subject};
-/// The kernel's I/O limits.
-pub use crate::iolimits::Topology;
-pub use crate::stack::Layer;
+use crate::findings::Finding;
+use crate::stack::Layer;
 
 /// A check document read back: the run, as the types that wrote it hold
 /// it (it dereferences to the `CheckRun`), its header, and the file it was
@@ -187,6 +182,8 @@ pub fn walk<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::{CheckedPartition, CheckedTarget};
+    use crate::findings::Subject;
 
     fn layer(name: &str, children: Vec<Layer>) -> Layer {
         Layer {

@@ -260,7 +260,7 @@ fn visit(l: &mut Layer, parent: &Region, path: &str, regions: &Regions, out: &mu
 mod tests {
     use super::*;
     use crate::check::fixture::logical_512_over;
-    use crate::check::stack::judge;
+    use crate::check::stack::judge_layer as judge;
     use crate::check::start::Start;
     use crate::findings::Facts;
     use crate::stack::{Detail, PvInfo};
@@ -307,8 +307,8 @@ mod tests {
             MIB,
             logical_512_over(4096),
         );
-        fs.detail = Some(Detail::Filesystem(crate::stack::fs::Filesystem {
-            kind: crate::stack::fs::FsKind::Ext4,
+        fs.detail = Some(Detail::Filesystem(crate::stack::Filesystem {
+            kind: crate::stack::FsKind::Ext4,
             block_size: 4096,
             sector_size: 4096,
             stripe_unit_blocks: 0,

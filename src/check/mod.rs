@@ -4,34 +4,44 @@
 //! read everything first.
 
 mod container;
-pub mod declared;
+mod declared;
 mod device;
 mod disagree;
-pub mod document;
+mod document;
 #[cfg(test)]
 pub(crate) mod fixture;
-pub mod inherit;
-pub mod outcome;
+mod inherit;
+mod outcome;
 mod partitions;
-pub mod placement;
+mod placement;
 mod portable;
-pub mod stack;
-pub mod start;
+mod stack;
+mod start;
 mod structure;
 mod subjects;
-pub mod summary;
-pub mod tools;
+mod summary;
+mod tools;
 mod verdict;
 mod zones;
+
+#[cfg(test)]
+pub(crate) use declared::tests::{namespace, says};
+pub use declared::{format_advice, write_unit};
+pub use document::CheckDoc;
+pub use outcome::{CheckedPartition, CheckedTarget, TopologySource};
+pub use placement::is_placement_code;
+pub use stack::judge_layer;
+pub use start::sane_optimal;
+pub use summary::{made_from, problems, summarize_run, target_findings, worst};
+pub use tools::{first_starts, sgdisk_alignment, sgdisk_cautions, FirstStarts, ToolView};
 
 use crate::errors::TargetError;
 use crate::findings::{Code, FailOn};
 use crate::inspect::{self, Inspection, Target};
 use crate::layout::{PartKind, TableKind};
 use crate::stack::Layer;
-use outcome::{CheckedTable, CheckedTarget};
+use outcome::CheckedTable;
 use std::path::{Path, PathBuf};
-use tools::ToolView;
 
 pub use crate::inspect::default_targets;
 /// How to run a check: what `inspect` reads with.
@@ -101,7 +111,7 @@ pub fn judge(i: Inspection, fail_on: FailOn) -> CheckRun {
         summary: summary::RunSummary::default(),
     };
     for l in &mut run.assembled {
-        stack::judge(l);
+        stack::judge_layer(l);
         regions.assembled(l);
         outcome::assign_subjects(None, None, l, "");
     }
@@ -115,7 +125,7 @@ pub fn judge(i: Inspection, fail_on: FailOn) -> CheckRun {
         r.aligned = r.summary.status.is_clean();
         r.verdict = verdict::verdict(r, &made_from_it);
     }
-    run.summary = summary::run(&run.targets, &run.assembled, run.errors.len(), fail_on);
+    run.summary = summary::summarize_run(&run.targets, &run.assembled, run.errors.len(), fail_on);
     run
 }
 
@@ -176,7 +186,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
             if let Some(p) = part {
                 l.status = p.status;
             }
-            stack::judge(&mut l);
+            stack::judge_layer(&mut l);
             declared::layer_findings(says.as_ref(), &layer_device, &mut l);
             declared::measured_findings(t.measured.as_ref(), &mut l);
             if let Some(d) = &t.disk {

@@ -4,13 +4,13 @@
 use super::start::Start;
 use super::start::{kernel_offset, sane_optimal};
 use crate::findings::{Code, Facts, Finding, LegFact, Severity, Status};
-use crate::stack::fs::FsKind;
+use crate::stack::FsKind;
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Topology;
 use crate::units::{exact, gcd, KIB};
 
 /// Add the findings of `l` and everything above it; set `aligned`.
-pub fn judge(l: &mut Layer) {
+pub fn judge_layer(l: &mut Layer) {
     l.walk_mut(&mut |l| {
         let mut f = match l.kind {
             LayerKind::LvmPv => pv(l),
@@ -583,12 +583,12 @@ fn holder(l: &Layer) -> Vec<Finding> {
 mod tests {
     use super::*;
     use crate::check::fixture::logical_512_over;
-    use crate::stack::bcache::{Bcache, BcacheRole};
-    use crate::stack::fs::Filesystem;
-    use crate::stack::luks::Luks;
-    use crate::stack::lvm::vg::{Leg, Segment};
-    use crate::stack::md::MdMember;
+    use crate::stack::Filesystem;
+    use crate::stack::Luks;
+    use crate::stack::MdMember;
+    use crate::stack::{Bcache, BcacheRole};
     use crate::stack::{Detail, LegInfo, LvInfo, PvInfo};
+    use crate::stack::{Leg, Segment};
     use crate::units::MIB;
 
     /// A layer of `kind` at `offset` on `sda` (4 KiB physical), with
@@ -597,7 +597,7 @@ mod tests {
         let mut l = Layer::new(kind, "l", "sda", offset, 64 * MIB, logical_512_over(4096));
         l.data_offset_bytes = data;
         l.detail = Some(detail);
-        judge(&mut l);
+        judge_layer(&mut l);
         l
     }
 
@@ -677,8 +677,8 @@ mod tests {
     #[test]
     fn a_zfs_ashift_below_the_physical_block_is_an_error_with_its_share() {
         let z = |ashift| {
-            Detail::Zfs(Box::new(crate::stack::zfs::Zfs {
-                vdev_tree: Some(crate::stack::zfs::Vdev {
+            Detail::Zfs(Box::new(crate::stack::Zfs {
+                vdev_tree: Some(crate::stack::Vdev {
                     vdev_type: "disk".into(),
                     ashift: Some(ashift),
                     ..Default::default()
@@ -760,7 +760,7 @@ mod tests {
         );
         l.data_offset_bytes = Some(16 * MIB);
         l.detail = Some(luks(2, 512));
-        judge(&mut l);
+        judge_layer(&mut l);
         let f = l
             .findings
             .iter()
@@ -810,7 +810,7 @@ mod tests {
             },
         );
         l.detail = Some(ext4(4096, 0, 0));
-        judge(&mut l);
+        judge_layer(&mut l);
         let f = l
             .findings
             .iter()
@@ -824,7 +824,7 @@ mod tests {
         // root's), so the hinted filesystem is a layer of its own.
         let mut hinted = Layer::new(LayerKind::Filesystem, "l", "md0", 0, 64 * MIB, l.below);
         hinted.detail = Some(ext4(4096, 16, 48));
-        judge(&mut hinted);
+        judge_layer(&mut hinted);
         assert!(hinted.aligned, "{:?}", codes(&hinted));
     }
 
@@ -867,7 +867,7 @@ mod tests {
             }));
             lv.children.push(g);
         }
-        judge(&mut lv);
+        judge_layer(&mut lv);
         lv
     }
 
@@ -894,7 +894,7 @@ mod tests {
         let mut lv = striped_lv(&[MIB, 2 * MIB], 8192);
         lv.children.pop();
         lv.findings.clear();
-        judge(&mut lv);
+        judge_layer(&mut lv);
         assert_eq!(codes(&lv), [Code::LayerNotFollowed]);
     }
 

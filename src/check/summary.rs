@@ -151,7 +151,7 @@ pub fn target(r: &CheckedTarget, made_from_it: &[&Layer]) -> TargetSummary {
 
 /// The run's summary from its targets, the assembled layers and the
 /// number of targets that could not be checked.
-pub fn run(
+pub fn summarize_run(
     targets: &[CheckedTarget],
     assembled: &[Layer],
     unchecked: usize,
@@ -205,20 +205,20 @@ mod tests {
     fn a_run_with_an_unread_target_is_not_aligned() {
         let mut aligned = CheckedTarget::default();
         aligned.summary.status = Status::Aligned;
-        let all_read = run(std::slice::from_ref(&aligned), &[], 0, FailOn::Warning);
+        let all_read = summarize_run(std::slice::from_ref(&aligned), &[], 0, FailOn::Warning);
         assert_eq!(
             (all_read.status, all_read.exit_status),
             (Some(Status::Aligned), 0)
         );
-        let one_unread = run(std::slice::from_ref(&aligned), &[], 1, FailOn::Warning);
+        let one_unread = summarize_run(std::slice::from_ref(&aligned), &[], 1, FailOn::Warning);
         assert_eq!(
             (one_unread.status, one_unread.exit_status),
             (Some(Status::Incomplete), 2)
         );
         let mut misaligned = aligned.clone();
         misaligned.summary.status = Status::Misaligned;
-        let worse = run(&[misaligned], &[], 1, FailOn::Never);
+        let worse = summarize_run(&[misaligned], &[], 1, FailOn::Never);
         assert_eq!(worse.status, Some(Status::Misaligned));
-        assert_eq!(run(&[], &[], 1, FailOn::Warning).status, None);
+        assert_eq!(summarize_run(&[], &[], 1, FailOn::Warning).status, None);
     }
 }

@@ -40,7 +40,7 @@
 use crate::findings::{Code, Facts, Finding};
 use crate::iolimits::{ZoneModel, Zones};
 use crate::layout::Table;
-use crate::stack::fs::FsKind;
+use crate::stack::FsKind;
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Disk;
 
@@ -278,18 +278,16 @@ mod tests {
     fn btrfs(zoned: bool) -> Layer {
         let mut l = pv(0, 0);
         l.kind = LayerKind::Filesystem;
-        l.detail = Some(crate::stack::Detail::Filesystem(
-            crate::stack::fs::Filesystem {
-                kind: FsKind::Btrfs,
-                block_size: 4096,
-                sector_size: 4096,
-                stripe_unit_blocks: 0,
-                stripe_width_blocks: 0,
-                size_bytes: 256 * MIB,
-                free_bytes: None,
-                zoned,
-            },
-        ));
+        l.detail = Some(crate::stack::Detail::Filesystem(crate::stack::Filesystem {
+            kind: FsKind::Btrfs,
+            block_size: 4096,
+            sector_size: 4096,
+            stripe_unit_blocks: 0,
+            stripe_width_blocks: 0,
+            size_bytes: 256 * MIB,
+            free_bytes: None,
+            zoned,
+        }));
         l
     }
 

@@ -2,9 +2,9 @@
 //! commands run with.
 
 use crate::findings::FailOn;
-use crate::probe::{Pattern, ENGINES};
 use crate::probe::{GridRequest, Preset};
-use crate::report::style::ColorChoice;
+use crate::probe::{Pattern, ENGINES};
+use crate::report::ColorChoice;
 use crate::report::Format;
 use crate::topology::TopologyOverride;
 use clap::{Parser, Subcommand};
@@ -25,14 +25,11 @@ const ASSET_EXIT: &str =
     "Exit status: 0 printed; 2 a usage error, or standard output could not be written.";
 
 fn topology_long_help() -> String {
-    format!(
-        "{}\n{TOPOLOGY_EXIT}",
-        crate::report::columns::topology_help()
-    )
+    format!("{}\n{TOPOLOGY_EXIT}", crate::report::topology_help())
 }
 
 fn check_long_help() -> String {
-    format!("{}\n{CHECK_EXIT}", crate::report::columns::check_help())
+    format!("{}\n{CHECK_EXIT}", crate::report::check_help())
 }
 
 #[derive(Parser, Debug)]
@@ -402,7 +399,7 @@ fn size_arg(s: &str) -> Result<u64, String> {
 }
 
 fn sizes_arg(s: &str) -> Result<String, String> {
-    crate::plan::new_disk::parse_sizes(s).map(|_| s.to_string())
+    crate::plan::parse_sizes(s).map(|_| s.to_string())
 }
 
 fn offset_arg(s: &str) -> Result<u64, String> {

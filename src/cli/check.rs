@@ -1,10 +1,10 @@
 //! `check`: read, judge, name the next step, and write the outputs.
 
 use super::{warn, Out};
-use crate::check::outcome::CheckedTarget;
+use crate::check::CheckedTarget;
 use crate::check::{self, CheckOptions, CheckRun};
 use crate::findings::FailOn;
-use crate::plan::next;
+use crate::plan;
 use crate::report::Run;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ pub fn run(opts: &CheckOptions, targets: &[PathBuf], fail_on: FailOn, out: &Out)
             ));
         }
     }
-    let planned = next::commands(read.clone(), opts);
+    let planned = plan::next_commands(read.clone(), opts);
     let mut run = check::judge(read, fail_on);
     next_steps(&mut run, planned, opts);
     for e in &run.errors {
@@ -34,9 +34,9 @@ pub fn run(opts: &CheckOptions, targets: &[PathBuf], fail_on: FailOn, out: &Out)
 /// Each target's next step (`CheckedTarget::next`): its own plan command,
 /// or for a partition target whose partition a layout change would fix,
 /// its disk's, read whole for that (the check read the one partition).
-fn next_steps(run: &mut CheckRun, planned: Vec<next::Next>, opts: &CheckOptions) {
-    let by = |n: Vec<next::Next>| n.into_iter().map(|n| (n.path.clone(), n));
-    let mut by_path: HashMap<String, next::Next> = by(planned).collect();
+fn next_steps(run: &mut CheckRun, planned: Vec<plan::Next>, opts: &CheckOptions) {
+    let by = |n: Vec<plan::Next>| n.into_iter().map(|n| (n.path.clone(), n));
+    let mut by_path: HashMap<String, plan::Next> = by(planned).collect();
     let disks: Vec<PathBuf> = run
         .targets
         .iter()
@@ -45,7 +45,7 @@ fn next_steps(run: &mut CheckRun, planned: Vec<next::Next>, opts: &CheckOptions)
         .map(PathBuf::from)
         .collect();
     if !disks.is_empty() {
-        by_path.extend(by(next::commands(
+        by_path.extend(by(plan::next_commands(
             crate::inspect::inspect(&disks, opts),
             opts,
         )));

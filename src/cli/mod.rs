@@ -16,7 +16,7 @@ mod watch;
 pub use args::{Cli, Command, OutputArgs, ProbeArgs, WatchArgs};
 pub use options::{Options, Task};
 
-use crate::report::{progress, Run, Stamp, Style};
+use crate::report::{self, Run, Stamp, Style};
 use crate::topology::Sysfs;
 use clap::Parser;
 use outputs::Outputs;
@@ -33,7 +33,7 @@ pub fn main() -> ExitCode {
     };
     // Where and when, once for every output of this run.
     let stamp = Stamp {
-        host: crate::sys::host::name(),
+        host: crate::sys::host_name(),
         started: SystemTime::now(),
     };
     let opts = match Options::resolve(cli) {
@@ -205,7 +205,7 @@ fn run_probe(opts: &crate::probe::ProbeOptions, emit_fio: bool, out: &Out) -> (S
         };
     }
     // Progress and the plan go to stderr whenever it is a terminal.
-    let bar = progress::Bar::new(true);
+    let bar = report::Progress::new(true);
     let report = match crate::probe::probe(opts, &stop, &bar) {
         Ok(r) => r,
         Err(e) => return fail(e),

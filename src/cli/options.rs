@@ -8,10 +8,10 @@ use super::outputs::Outputs;
 use crate::check::CheckOptions;
 use crate::findings::FailOn;
 use crate::probe::ProbeOptions;
-use crate::report::columns;
-use crate::report::style::{TableForm, TableMode, View};
+use crate::report;
 pub use crate::report::Listed;
 use crate::report::{Format, Kind, Style};
+use crate::report::{TableForm, TableMode, View};
 use crate::topology::Sysfs;
 use std::path::{Path, PathBuf};
 
@@ -260,7 +260,7 @@ impl Options {
                         measured: super::runs::measured(&probe)?,
                         command: crate::inspect::ReadFor::Plan,
                     };
-                    let again = crate::plan::next::options(&options);
+                    let again = crate::plan::next_options(&options);
                     Task::Plan {
                         options,
                         targets,
@@ -309,7 +309,7 @@ fn width(asked: Option<usize>) -> (Option<usize>, bool) {
     match asked {
         Some(0) => (None, false),
         Some(n) => (Some(n), true),
-        None => match crate::sys::term::width() {
+        None => match crate::sys::terminal_width() {
             Some(w) => (Some(w), true),
             None => (Some(PIPE_WIDTH), false),
         },
@@ -321,13 +321,13 @@ fn width(asked: Option<usize>) -> (Option<usize>, bool) {
 /// format without a table (JSON, HTML), `-r`/`-P` for CSV.
 fn table_style(st: &mut Style, t: &TableArgs, format: Format, command: &str) -> Result<(), String> {
     let ids = match command {
-        "check" => columns::check_ids(),
-        _ => columns::topology_ids(),
+        "check" => report::check_ids(),
+        _ => report::topology_ids(),
     };
     let named = t
         .columns
         .as_ref()
-        .map(|c| columns::resolve(c, &ids, command))
+        .map(|c| report::resolve_columns(c, &ids, command))
         .transpose()?;
     let flags = [
         (t.columns.is_some(), "-o"),

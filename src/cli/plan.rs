@@ -5,7 +5,7 @@ use super::{status, warn, Out};
 use crate::check::CheckOptions;
 use crate::findings::FailOn;
 use crate::layout::TableKind;
-use crate::plan::{self, new_disk, PlanOptions};
+use crate::plan::{self, PlanOptions};
 use crate::report::{Format, Planned, Run};
 use std::path::{Path, PathBuf};
 
@@ -82,7 +82,7 @@ fn run_new(
     label: TableKind,
     out: Out,
 ) -> (String, u8) {
-    let sizes = match new_disk::parse_sizes(sizes) {
+    let sizes = match plan::parse_sizes(sizes) {
         Ok(s) => s,
         Err(e) => {
             warn(&format!("--sizes: {e}"));
@@ -97,7 +97,7 @@ fn run_new(
     let Some(t) = i.targets.first() else {
         return (String::new(), 2);
     };
-    let d = new_disk::plan(t, &sizes, label);
+    let d = plan::plan_new_disk(t, &sizes, label);
     let mut outputs = out.outputs.clone();
     let mut code = 1;
     if let Some(why) = d.refused.first() {

@@ -2,7 +2,7 @@
 //! input), then drawn or compared.
 
 use super::{textfile, warn, Out};
-use crate::report::html::{self, Input};
+use crate::report::{self, Input};
 use crate::saved::Saved;
 use std::io::Read;
 use std::path::Path;
@@ -108,7 +108,7 @@ pub fn report(runs: &[std::path::PathBuf], figures: Option<&Path>, out: &Out) ->
             return (String::new(), 2);
         }
     };
-    let page = html::render(&inputs);
+    let page = report::render_html(&inputs);
     let mut code = 0;
     if let Some(dir) = figures {
         code = match write_figures(dir, &page) {
@@ -136,7 +136,7 @@ fn write_figures(dir: &Path, page: &str) -> Option<u8> {
         return None;
     }
     let mut code = 0;
-    for (id, svg) in html::figures(page) {
+    for (id, svg) in report::html_figures(page) {
         let path = dir.join(format!("{id}.svg"));
         if let Err(e) = textfile::write_atomic(&path, &svg) {
             warn(&format!("cannot write {}: {e}", path.display()));

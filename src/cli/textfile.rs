@@ -79,11 +79,11 @@ pub fn not_ours(path: &Path) -> Option<String> {
     if !meta.is_file() {
         return None;
     }
-    let src = crate::sys::dev::open(path).ok()?;
+    let src = crate::sys::open_source(path).ok()?;
     let head = crate::bytes::read_bytes(&src, "output file", 0, src.len().min(HEAD_BYTES)).ok()?;
-    if let Some(s) = crate::stack::signature::scan(&src).first() {
+    if let Some(s) = crate::stack::scan_signatures(&src).first() {
         let what = s.what;
-        let a = crate::stack::signature::article(what);
+        let a = crate::stack::article(what);
         return Some(format!("exists and holds {a} {what}"));
     }
     head.contains(&0)

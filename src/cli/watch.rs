@@ -5,7 +5,7 @@
 use super::{warn, Out};
 use crate::errors::TargetError;
 use crate::report::{Format, Run};
-use crate::sys::blocktrace::Snapshot;
+use crate::sys::Snapshot;
 use crate::watch::{self, ChildRun, SnapshotSource, WatchOptions, WatchRun, Watched};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -37,10 +37,10 @@ pub fn run(
     }
     // What check reads to name the causes (tables, layer headers) is read
     // before the tracer starts, so none of it is in the counts.
-    let before = crate::sys::procfs::storage_read_bytes();
+    let before = crate::sys::storage_read_bytes();
     watch::add_causes(&mut resolved.watched, &opts.sysfs);
     // A recording's run read nothing of its own disks.
-    let read_before = crate::sys::procfs::storage_read_bytes()
+    let read_before = crate::sys::storage_read_bytes()
         .zip(before)
         .map(|(after, before)| after.saturating_sub(before))
         .filter(|_| replay.is_none());
@@ -97,7 +97,7 @@ pub fn run(
         let mut each = |a: &Snapshot, b: &Snapshot| {
             if live {
                 let interval = WatchRun::new(opts, stack.clone(), path, a, b);
-                redraw(&crate::report::human::watch_live(&interval, out.style));
+                redraw(&crate::report::watch_live(&interval, out.style));
             }
         };
         watch::observe(

@@ -15,8 +15,10 @@
 
 use super::probe::and_list;
 use super::RunInfo;
-use crate::check::document::CheckDoc;
-use crate::check::document::{CheckedTarget, Finding, TargetError};
+use crate::check::CheckDoc;
+use crate::check::CheckedTarget;
+use crate::errors::TargetError;
+use crate::findings::Finding;
 use crate::findings::{Severity, Status};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -384,7 +386,7 @@ fn diff_key(key: &Key, mut a: Vec<Finding>, mut b: Vec<Finding>) -> Vec<FindingC
 }
 
 /// Compares A (before) with B (after).
-pub fn compare(a: &CheckDoc, b: &CheckDoc) -> CheckComparison {
+pub fn compare_checks(a: &CheckDoc, b: &CheckDoc) -> CheckComparison {
     let rename = renamed(a, b);
     let mut fb = b.all_findings();
     if let Some((from, to)) = &rename {

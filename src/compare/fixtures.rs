@@ -3,9 +3,9 @@
 //! files (which tells the kinds apart; its tests compare through it).
 
 use super::{check, Comparison};
-use crate::check::document::CheckDoc;
-use crate::probe::ProbeDoc;
+use crate::check::CheckDoc;
 use crate::probe::FioDoc;
+use crate::probe::ProbeDoc;
 use serde_json::{json, Value};
 
 /// Five rounds around `iops`, spread ±2 %.
@@ -118,7 +118,7 @@ pub fn check_doc(targets: Vec<Value>) -> Value {
 
 /// A probe run against the same run with randwrite at half the speed.
 pub fn slower() -> Comparison {
-    Comparison::Probe(super::overall::compare(
+    Comparison::Probe(super::overall::compare_probes(
         &probe_run(&grid("6.1.0", 1.0), "a.json"),
         &probe_run(&grid("6.8.0", 0.5), "b.json"),
     ))
@@ -132,7 +132,7 @@ pub fn fixed() -> Comparison {
         target("disk.img", "aligned", vec![]),
         target("new.img", "aligned", vec![]),
     ]);
-    Comparison::Check(check::compare(
+    Comparison::Check(check::compare_checks(
         &check_run(&a, "before.json"),
         &check_run(&b, "after.json"),
     ))

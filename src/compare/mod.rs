@@ -13,22 +13,28 @@
 //! The result is data (this module); `report` renders it as text, JSON,
 //! CSV and HTML. The JSON document is `diskalign.compare` (docs/json.md).
 //!
-//! It takes each kind's own document (`check::document::CheckDoc`,
+//! It takes each kind's own document (`check::CheckDoc`,
 //! `probe::ProbeDoc`) and never `saved`: `saved` reads files,
 //! tells their kinds apart and reads saved comparisons back, so it
 //! imports this module (`saved::compare` dispatches), not the reverse.
 
-pub mod check;
-pub mod environment;
-pub mod overall;
-pub mod probe;
+mod check;
+mod environment;
+mod overall;
+mod probe;
 pub(crate) mod sentence;
-pub mod watch;
+mod watch;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;
+
+pub use check::{compare_checks, Change, FindingChange, TargetChange};
+pub use environment::EnvField;
+pub use overall::compare_probes;
+pub use probe::{CellKey, CellRatio, Decision, OnlyIn, ScopeRatio};
+pub use watch::{compare_watches, DeviceChange, SubmitterChange};
 
 use serde::{Deserialize, Serialize};
 

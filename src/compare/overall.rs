@@ -44,10 +44,7 @@ use crate::probe::{t_quantile, welch_log};
 /// Compares A (the reference) with B: every cell both measured
 /// (`probe::cells`), then the answer per pattern and over every cell, and
 /// the outcome the exit status follows.
-pub fn compare(
-    a: &crate::probe::ProbeDoc,
-    b: &crate::probe::ProbeDoc,
-) -> ProbeComparison {
+pub fn compare_probes(a: &crate::probe::ProbeDoc, b: &crate::probe::ProbeDoc) -> ProbeComparison {
     let mut c = super::probe::cells(a, b);
     (c.overall, c.patterns) = scopes(&c);
     let (faster, slower) = (c.count(Decision::Faster), c.count(Decision::Slower));
@@ -308,7 +305,8 @@ mod tests {
             let ratios: Vec<f64> = cells
                 .iter()
                 .map(|c| {
-                    crate::probe::geo_mean_ci(&c[1], 0.95).0 / crate::probe::geo_mean_ci(&c[0], 0.95).0
+                    crate::probe::geo_mean_ci(&c[1], 0.95).0
+                        / crate::probe::geo_mean_ci(&c[0], 0.95).0
                 })
                 .collect();
             let spreads: Vec<[(f64, f64); 2]> = cells
@@ -390,7 +388,7 @@ mod tests {
         };
         let a = probe_run(&mk(&vec![1.0; scale.len()]), "a.json");
         let b = probe_run(&mk(scale), "b.json");
-        compare(&a, &b)
+        compare_probes(&a, &b)
     }
 
     #[test]

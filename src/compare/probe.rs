@@ -32,12 +32,12 @@
 
 use super::environment::{self, EnvField};
 use super::RunInfo;
-use crate::probe::{ProbeDoc, Producer};
-use crate::probe::Pattern;
-use crate::probe::NO_REPLICATES;
-use crate::probe::ProbedTarget;
 use crate::probe::CellReport;
+use crate::probe::Pattern;
+use crate::probe::ProbedTarget;
+use crate::probe::NO_REPLICATES;
 use crate::probe::{geo_mean_ci, holm, welch_log};
+use crate::probe::{ProbeDoc, Producer};
 use crate::units::human;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -464,7 +464,7 @@ fn ratio_of(pair: &Pair, step: Option<(f64, f64)>, p: Option<f64>, min_effect: f
 }
 
 /// A (the reference) against B: B/A for every cell both measured, the
-/// environments and notes; `overall::compare` adds the answer per pattern
+/// environments and notes; `overall::compare_probes` adds the answer per pattern
 /// and over every cell, and the outcome.
 pub fn cells(a: &ProbeDoc, b: &ProbeDoc) -> ProbeComparison {
     let (pa, pb) = (a.parts(), b.parts());

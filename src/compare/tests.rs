@@ -8,7 +8,7 @@ use crate::probe::NO_REPLICATES;
 use serde_json::{json, Value};
 
 fn probe(a: &Value, b: &Value) -> ProbeComparison {
-    super::overall::compare(&probe_run(a, "a.json"), &probe_run(b, "b.json"))
+    super::overall::compare_probes(&probe_run(a, "a.json"), &probe_run(b, "b.json"))
 }
 
 #[test]
@@ -220,7 +220,7 @@ fn a_probe_comparison_survives_serde() {
 // ---- check runs ----
 
 fn check(a: &Value, b: &Value) -> CheckComparison {
-    check::compare(&check_run(a, "before.json"), &check_run(b, "after.json"))
+    check::compare_checks(&check_run(a, "before.json"), &check_run(b, "after.json"))
 }
 
 #[test]

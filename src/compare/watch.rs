@@ -11,10 +11,10 @@ use super::check::{Change, FindingChange};
 use super::probe::and_list;
 use super::RunInfo;
 use crate::findings::Finding;
-use crate::sys::blocktrace::Direction;
-use crate::watch::counts::share;
-use crate::watch::submitters::Submitter;
-use crate::watch::summary::DeviceSummary;
+use crate::sys::Direction;
+use crate::watch::share;
+use crate::watch::DeviceSummary;
+use crate::watch::Submitter;
 use crate::watch::{DeviceLayer, WatchDocument};
 use serde::{Deserialize, Serialize};
 
@@ -95,7 +95,7 @@ fn run_info(name: &str, d: &WatchDocument) -> RunInfo {
 }
 
 /// Compares A (`a_name`, the reference) with B.
-pub fn compare(
+pub fn compare_watches(
     a_name: &str,
     a: &WatchDocument,
     b_name: &str,
@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn a_fixed_partition_loses_its_finding() {
-        let c = compare(
+        let c = compare_watches(
             "before.json",
             &doc(1.0, true),
             "after.json",
@@ -317,7 +317,7 @@ mod tests {
             ),
             ("postgres", Some(1.0), Some(0.0))
         );
-        let same = compare("a", &doc(1.0, true), "b", &doc(1.0, true));
+        let same = compare_watches("a", &doc(1.0, true), "b", &doc(1.0, true));
         assert!(!same.differs());
         assert_eq!(same.devices[0].zone_crossing_share_a, None, "not zoned");
     }
@@ -332,7 +332,7 @@ mod tests {
             d.body.devices[0].zone_crossing_writes = Some(crossing);
             d
         };
-        let c = compare("a", &zoned(60), "b", &zoned(0));
+        let c = compare_watches("a", &zoned(60), "b", &zoned(0));
         let d = &c.devices[0];
         assert_eq!(
             (d.zone_crossing_share_a, d.zone_crossing_share_b),

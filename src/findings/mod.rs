@@ -3,10 +3,12 @@
 //! `findings[].code`); add new ones, never rename or reuse old ones.
 //! docs/findings.md documents each of them (a test keeps the two in sync).
 
-pub mod facts;
-pub mod meaning;
-pub mod render;
-pub mod status;
+mod facts;
+mod meaning;
+mod render;
+mod status;
+
+pub use facts::SUBJECT_SEPARATOR;
 
 pub use facts::{Facts, LegFact, Subject, SubmitterFact};
 pub use meaning::Meaning;

@@ -39,7 +39,7 @@ fn valid(w: u16) -> bool {
 }
 
 /// Parse IDENTIFY DEVICE data (512 bytes).
-pub fn parse(b: &[u8]) -> Result<Identify, ParseError> {
+pub fn parse_ata(b: &[u8]) -> Result<Identify, ParseError> {
     if b.len() < BYTES {
         return Err(ParseError::new(
             LAYER,
@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn a_512e_drive() {
-        let id = parse(&synthetic(&[(106, 0x6003), (209, 0x4000)])).unwrap();
+        let id = parse_ata(&synthetic(&[(106, 0x6003), (209, 0x4000)])).unwrap();
         assert_eq!(
             (id.logical_sector_bytes, id.physical_sector_bytes),
             (512, 4096)
@@ -174,46 +174,46 @@ mod tests {
 
     #[test]
     fn a_512n_drive_and_an_invalid_word_106() {
-        let id = parse(&synthetic(&[(106, 0x4000)])).unwrap();
+        let id = parse_ata(&synthetic(&[(106, 0x4000)])).unwrap();
         assert_eq!(
             (id.logical_sector_bytes, id.physical_sector_bytes),
             (512, 512)
         );
         // Bit 15 set: the word is not valid, whatever its other bits say.
-        let id = parse(&synthetic(&[(106, 0xe003)])).unwrap();
+        let id = parse_ata(&synthetic(&[(106, 0xe003)])).unwrap();
         assert_eq!(id.physical_sector_bytes, 512);
     }
 
     #[test]
     fn logical_sector_offset() {
         // Logical sector 0 at position 1 of 8: the first aligned LBA is 7.
-        let id = parse(&synthetic(&[(106, 0x6003), (209, 0x4001)])).unwrap();
+        let id = parse_ata(&synthetic(&[(106, 0x6003), (209, 0x4001)])).unwrap();
         assert_eq!(id.alignment_offset_bytes, 3584);
-        let e = parse(&synthetic(&[(106, 0x6003), (209, 0x4009)])).unwrap_err();
+        let e = parse_ata(&synthetic(&[(106, 0x6003), (209, 0x4009)])).unwrap_err();
         assert_eq!(e.offset, 418);
     }
 
     #[test]
     fn a_4kn_drive() {
-        let id = parse(&synthetic(&[(106, 0x5000), (117, 2048), (118, 0)])).unwrap();
+        let id = parse_ata(&synthetic(&[(106, 0x5000), (117, 2048), (118, 0)])).unwrap();
         assert_eq!(
             (id.logical_sector_bytes, id.physical_sector_bytes),
             (4096, 4096)
         );
-        let e = parse(&synthetic(&[(106, 0x5000), (117, 16)])).unwrap_err();
+        let e = parse_ata(&synthetic(&[(106, 0x5000), (117, 16)])).unwrap_err();
         assert_eq!(e.offset, 234);
     }
 
     #[test]
     fn refusals() {
-        assert_eq!(parse(&[1u8; 100]).unwrap_err().offset, 100);
-        assert_eq!(parse(&[0u8; 512]).unwrap_err().offset, 0);
+        assert_eq!(parse_ata(&[1u8; 100]).unwrap_err().offset, 100);
+        assert_eq!(parse_ata(&[0u8; 512]).unwrap_err().offset, 0);
         let mut b = synthetic(&[(106, 0x4000)]);
         b[510] = 0xa5;
         b[511] = 0x00;
-        assert_eq!(parse(&b).unwrap_err().offset, 511);
+        assert_eq!(parse_ata(&b).unwrap_err().offset, 511);
         let sum = b.iter().fold(0u8, |s, &x| s.wrapping_add(x));
         b[511] = 0u8.wrapping_sub(sum);
-        assert!(parse(&b).is_ok());
+        assert!(parse_ata(&b).is_ok());
     }
 }

@@ -5,6 +5,10 @@
 //! the byte (`bytes::ParseError`). `topology` sets the values beside the
 //! kernel's limits.
 
-pub mod ata;
-pub mod nvme;
-pub mod scsi;
+mod ata;
+mod nvme;
+mod scsi;
+
+pub use ata::{parse_ata, Identify};
+pub use nvme::{parse_nvme, LbaFormat, Namespace, RelativePerformance};
+pub use scsi::{block_limits, naa_wwn, read_capacity16, ScsiSays};

@@ -130,7 +130,7 @@ pub fn format_index(flbas: u8) -> u8 {
 }
 
 /// Parse the Identify Namespace data (at least its first 384 bytes).
-pub fn parse(b: &[u8]) -> Result<Namespace, ParseError> {
+pub fn parse_nvme(b: &[u8]) -> Result<Namespace, ParseError> {
     if b.len() < NEEDED {
         return Err(ParseError::new(
             LAYER,
@@ -223,7 +223,7 @@ mod tests {
         b[66..68].copy_from_slice(&1u16.to_le_bytes());
         b[72..74].copy_from_slice(&15u16.to_le_bytes());
         b[36..38].copy_from_slice(&7u16.to_le_bytes());
-        let ns = parse(&b).unwrap();
+        let ns = parse_nvme(&b).unwrap();
         assert_eq!(ns.nlbaf, 2);
         assert_eq!(ns.lba_formats.len(), 3);
         assert_eq!(ns.lba_formats[1].metadata_bytes, 8);
@@ -239,7 +239,7 @@ mod tests {
         // In use: 4096 at best; the 512 formats are slower.
         assert!(ns.formats_at_least_as_fast().is_empty());
         let b = synthetic(&[(0, 9, 2), (0, 12, 1), (0, 12, 3)], 0);
-        let ns = parse(&b).unwrap();
+        let ns = parse_nvme(&b).unwrap();
         let faster: Vec<u8> = ns
             .formats_at_least_as_fast()
             .iter()
@@ -262,14 +262,14 @@ mod tests {
 
     #[test]
     fn refusals_name_the_byte() {
-        assert_eq!(parse(&[0u8; 100]).unwrap_err().offset, 100);
-        let zeros = parse(&[0u8; 4096]).unwrap_err();
+        assert_eq!(parse_nvme(&[0u8; 100]).unwrap_err().offset, 100);
+        let zeros = parse_nvme(&[0u8; 4096]).unwrap_err();
         assert_eq!(zeros.offset, 130, "{zeros}");
         let mut b = synthetic(&[(0, 9, 0)], 1);
-        assert_eq!(parse(&b).unwrap_err().offset, 26);
+        assert_eq!(parse_nvme(&b).unwrap_err().offset, 26);
         b[25] = 64;
-        assert_eq!(parse(&b).unwrap_err().offset, 25);
+        assert_eq!(parse_nvme(&b).unwrap_err().offset, 25);
         let b = synthetic(&[(0, 70, 0)], 0);
-        assert!(parse(&b).is_err(), "2^70 is no block size");
+        assert!(parse_nvme(&b).is_err(), "2^70 is no block size");
     }
 }

@@ -15,22 +15,24 @@
 //! read from the file without a bound, and an error names the file, the
 //! field and the byte offset ([`ImageError`]).
 
-pub mod cache;
+mod cache;
 mod detect;
-pub mod qcow2;
-pub mod vdi;
-pub mod vhd;
-pub mod vhdx;
-pub mod vmdk;
+mod qcow2;
+mod vdi;
+mod vhd;
+mod vhdx;
+mod vmdk;
 
 use crate::bytes::ParseError;
-use crate::stack::map::SharedReader;
+use crate::stack::SharedReader;
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 pub use detect::detect;
+/// The VHDX reader by itself: a file told by something else than its magic.
+pub use vhdx::open as open_vhdx;
 
 /// How deep a backing chain may go before it is refused. qemu sets no
 /// limit; a chain this deep is a mistake or a hostile file.
@@ -247,12 +249,12 @@ pub struct HostFiles;
 
 impl Files for HostFiles {
     fn open(&self, path: &Path) -> Result<SharedReader, String> {
-        crate::sys::dev::open(path)
+        crate::sys::open_source(path)
             .map(|f| Rc::new(f) as SharedReader)
             .map_err(|e| e.reason())
     }
     fn allocated_bytes(&self, path: &Path) -> Option<u64> {
-        crate::sys::dev::allocated_bytes(path)
+        crate::sys::allocated_bytes(path)
     }
     fn canonical(&self, path: &Path) -> PathBuf {
         std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
@@ -490,7 +492,7 @@ impl<T: Units> crate::bytes::ReadAt for ByUnit<T> {
         self.0.guest_len()
     }
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        crate::stack::map::in_bounds(self.0.guest_len(), offset, buf.len())?;
+        crate::stack::in_bounds(self.0.guest_len(), offset, buf.len())?;
         for (pos, at, n) in pieces(offset, buf.len(), self.0.unit_bytes()) {
             self.0.read_piece(&mut buf[pos..pos + n], at)?;
         }

@@ -24,7 +24,7 @@ use super::{
     Opened,
 };
 use crate::bytes::{be_u32, be_u64, read_bytes, ReadAt};
-use crate::stack::map::SharedReader;
+use crate::stack::SharedReader;
 use std::cell::RefCell;
 use std::io;
 use std::path::{Path, PathBuf};

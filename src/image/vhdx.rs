@@ -29,7 +29,7 @@
 use super::cache::Cache;
 use super::{read_error, ByUnit, Chain, Container, ContainerFormat, ImageError, Opened, Units};
 use crate::bytes::{le_u16, le_u32, le_u64, read_bytes, ReadAt};
-use crate::stack::map::SharedReader;
+use crate::stack::SharedReader;
 use crc::{Crc, Table, CRC_32_ISCSI};
 use std::io;
 use std::path::{Path, PathBuf};

@@ -26,8 +26,8 @@ use super::{
     read_error, ByUnit, Chain, Container, ContainerFormat, Fallback, ImageError, Opened, Units,
 };
 use crate::bytes::{le_u16, le_u32, le_u64, ReadAt};
-use crate::stack::map::in_bounds;
-use crate::stack::map::{Mapped, SharedReader};
+use crate::stack::in_bounds;
+use crate::stack::{Mapped, SharedReader};
 use flate2::{Decompress, FlushDecompress, Status};
 use std::io;
 use std::path::{Path, PathBuf};

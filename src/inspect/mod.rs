@@ -6,17 +6,17 @@
 
 mod kernel_view;
 mod resolve;
-pub mod roots;
+mod roots;
 
 use crate::errors::TargetError;
 use crate::findings::{Code, Finding};
 use crate::image::{self, Container, ContainerFormat};
 use crate::layout::{self, Table};
-use crate::stack::assemble;
-use crate::stack::map::SharedReader;
-use crate::stack::walk::Pending;
+use crate::stack;
 use crate::stack::Layer;
-use crate::topology::{dm, Disk, Sysfs, Topology, TopologyOverride};
+use crate::stack::Pending;
+use crate::stack::SharedReader;
+use crate::topology::{self, Disk, Sysfs, Topology, TopologyOverride};
 use resolve::Resolved;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -209,7 +209,7 @@ pub enum InspectError {
     #[error(transparent)]
     Resolve(#[from] resolve::ResolveError),
     #[error(transparent)]
-    Open(#[from] crate::sys::dev::OpenError),
+    Open(#[from] crate::sys::OpenError),
     #[error(transparent)]
     Limits(#[from] crate::iolimits::LimitError),
     #[error(transparent)]
@@ -244,7 +244,7 @@ pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
                 .push(TargetError::new(p.display().to_string(), e.to_string())),
         }
     }
-    out.assembled = assemble::assemble(&mut pending);
+    out.assembled = stack::assemble(&mut pending);
     out
 }
 
@@ -263,7 +263,7 @@ pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, TargetError> {
     let internal = |name: &str| {
         sysfs
             .dm_ids(name)
-            .is_some_and(|ids| matches!(dm::role(&ids), dm::Role::Internal(_)))
+            .is_some_and(|ids| matches!(topology::dm_role(&ids), topology::DmRole::Internal(_)))
     };
     Ok(names
         .into_iter()
@@ -409,7 +409,7 @@ fn open(
         return open_image(node);
     };
     let reason = if sysfs.is_live() {
-        match crate::sys::dev::open(node) {
+        match crate::sys::open_source(node) {
             Ok(f) => return Ok((Content::Bytes(std::rc::Rc::new(f)), None)),
             Err(e) => e.reason(),
         }
@@ -481,8 +481,7 @@ fn node_block_sizes(disk: Option<&Disk>, only: Option<u32>) -> Vec<(u32, u32)> {
         .iter()
         .filter(|k| only.is_none_or(|n| n == k.number))
         .filter_map(|k| {
-            crate::sys::dev::node_block_size(&Path::new("/dev").join(&k.name))
-                .map(|b| (k.number, b))
+            crate::sys::node_block_size(&Path::new("/dev").join(&k.name)).map(|b| (k.number, b))
         })
         .collect()
 }

@@ -4,10 +4,9 @@
 
 use super::{Root, Target};
 use crate::layout::PartKind;
-use crate::stack::kernel;
-use crate::stack::map::SharedReader;
-use crate::stack::region::Region;
-use crate::stack::walk::{self, Pending};
+use crate::stack::Region;
+use crate::stack::SharedReader;
+use crate::stack::{self, Pending};
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Sysfs;
 use std::path::PathBuf;
@@ -32,10 +31,10 @@ pub fn stack(
                 len: root.size_bytes,
                 below: t.topology,
             };
-            root.children.extend(walk::region(&r, pending));
+            root.children.extend(stack::walk_region(&r, pending));
         }
         if let Some(dir) = dir {
-            let up = kernel::holders(sysfs, &dir, t.topology, pending);
+            let up = stack::holders(sysfs, &dir, t.topology, pending);
             // The kernel's device is built from the metadata found at the
             // start when that layer says so (an opened LUKS header, an md
             // member, a PV, a bcache backing device); otherwise from the

@@ -3,8 +3,12 @@
 //! 512- and 4096-byte sectors so images work offline and a table written
 //! under another sector size is recognised.
 
-pub mod gpt;
-pub mod mbr;
+mod gpt;
+mod mbr;
+
+/// The parsers by themselves, for the fuzz targets (fuzz/src/entries.rs).
+pub use gpt::{probe as probe_gpt, read_header as read_gpt_header};
+pub use mbr::{partitions as mbr_partitions, read_primary as read_mbr_primary};
 
 use crate::bytes::{self, ParseError, ReadAt};
 use crate::findings::{Code, Finding};

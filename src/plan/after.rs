@@ -73,9 +73,9 @@ pub fn leaves(i: &Inspection, plans: &[DiskPlan]) -> Leaves {
         .targets
         .iter()
         .map(|t| {
-            check::summary::made_from(t, &run.assembled)
+            check::made_from(t, &run.assembled)
                 .into_iter()
-                .filter(|a| !check::summary::worst(a).is_clean())
+                .filter(|a| !check::worst(a).is_clean())
                 .map(|a| a.name.clone())
                 .collect()
         })

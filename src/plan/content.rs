@@ -10,7 +10,7 @@
 //! "dynamic" size reaches its end.
 
 use crate::inspect::Root;
-use crate::stack::fs::{Filesystem, FsKind};
+use crate::stack::{Filesystem, FsKind};
 use crate::stack::{Layer, LayerKind};
 
 /// What lives in one partition.
@@ -235,7 +235,7 @@ mod tests {
         let t = Topology::default();
         let mut part = Layer::new(LayerKind::Partition, "p1", "d", 1 << 20, 64 << 20, t);
         let mut z = Layer::new(LayerKind::ZfsMember, "ZFS", "d", 1 << 20, 64 << 20, t);
-        z.detail = Some(Detail::Zfs(Box::new(crate::stack::zfs::Zfs {
+        z.detail = Some(Detail::Zfs(Box::new(crate::stack::Zfs {
             pool_name: Some("tank".into()),
             ..Default::default()
         })));
@@ -262,7 +262,7 @@ mod tests {
         let t = Topology::default();
         let mut part = Layer::new(LayerKind::Partition, "p1", "d", 1 << 20, 64 << 20, t);
         let mut u = Layer::new(LayerKind::Unread, "NTFS", "d", 1 << 20, 64 << 20, t);
-        u.detail = Some(Detail::Signature(crate::stack::signature::Unread {
+        u.detail = Some(Detail::Signature(crate::stack::Unread {
             what: "NTFS filesystem".into(),
             magic_offset_bytes: 3,
         }));

@@ -7,19 +7,19 @@ use super::{
     boot, container, identity, Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Shrink,
     Span, Step,
 };
-use crate::check::start::sane_optimal;
-use crate::check::tools::{self, ToolView};
+use crate::check::sane_optimal;
+use crate::check::{self, ToolView};
 use crate::findings::Code;
 use crate::findings::Severity;
 use crate::inspect::{Target, TargetKind};
 use crate::iolimits::Topology;
 use crate::layout::{PartKind, Partition, TableKind};
 use crate::names::shell_word;
-use crate::stack::fs::FsKind;
+use crate::stack::FsKind;
 use crate::units::{human, lcm_not_zero, KIB, MIB};
 
 /// The plan for one target.
-pub fn plan(t: &Target, opts: &PlanOptions) -> DiskPlan {
+pub fn plan_disk(t: &Target, opts: &PlanOptions) -> DiskPlan {
     let ss = t.table.sector_size.max(1);
     let (grain, why) = start_grain(&t.topology);
     let end_grain = (4 * KIB).max(u64::from(t.topology.physical_block_size));
@@ -232,8 +232,8 @@ fn keep_sgdisk_ends(
     let now: Vec<u64> = idx.iter().map(|&i| parts[i].first_lba * per).collect();
     let after: Vec<u64> = idx.iter().map(|&i| placed[i].start * per).collect();
     let (was, will) = (
-        tools::sgdisk_alignment(&view, &now),
-        tools::sgdisk_alignment(&view, &after),
+        check::sgdisk_alignment(&view, &now),
+        check::sgdisk_alignment(&view, &after),
     );
     if will <= was || will % per != 0 {
         return placed;
@@ -241,7 +241,7 @@ fn keep_sgdisk_ends(
     let mut keep = vec![false; parts.len()];
     for &i in &idx {
         let q = &parts[i];
-        keep[i] = !tools::sgdisk_cautions(was, q.first_lba * per, (q.last_lba + 1) * per - 1);
+        keep[i] = !check::sgdisk_cautions(was, q.first_lba * per, (q.last_lba + 1) * per - 1);
     }
     let pref = Grid {
         end_pref: (will / per).max(grid.end),

@@ -9,25 +9,30 @@
 //! without loss, and what `check` will still report afterwards (the
 //! inspection shifted to the new layout and judged again).
 
-pub mod after;
-pub mod boot;
-pub mod container;
-pub mod content;
-pub mod disk;
-pub mod identity;
-pub mod layout;
-pub mod new_disk;
-pub mod next;
+mod after;
+mod boot;
+mod container;
+mod content;
+mod disk;
+mod identity;
+mod layout;
+mod new_disk;
+mod next;
 mod place;
 mod recipes;
 mod remedy;
 
-use crate::check::placement::is_placement_code;
+pub use disk::plan_disk;
+pub use identity::gpt_repairable;
+pub use new_disk::{parse_sizes, plan_new_disk, NewDisk};
+pub use next::{next_commands, next_options, Next};
+
+use crate::check::is_placement_code;
 use crate::errors::TargetError;
 use crate::findings::{Code, Finding};
 use crate::inspect::Inspection;
 use crate::layout::{PartKind, TableKind};
-use crate::stack::fs::FsKind;
+use crate::stack::FsKind;
 use crate::units::MIB;
 use serde::Serialize;
 
@@ -39,7 +44,7 @@ pub struct PlanOptions {
     /// Bytes one copy step moves (the script's resume granularity).
     pub chunk: u64,
     /// The options the plan was made with that a plan or check it names
-    /// takes too (` --topology SPEC --probe RUN.json`: `next::options`),
+    /// takes too (` --topology SPEC --probe RUN.json`: `next::next_options`),
     /// so those commands judge as this one did.
     pub again: String,
 }
@@ -352,7 +357,7 @@ impl PlanRun {
 
 /// Plan every target of an inspection.
 pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
-    let mut targets: Vec<DiskPlan> = i.targets.iter().map(|t| disk::plan(t, opts)).collect();
+    let mut targets: Vec<DiskPlan> = i.targets.iter().map(|t| disk::plan_disk(t, opts)).collect();
     let after::Leaves {
         per_target,
         assembled,

@@ -5,8 +5,8 @@
 
 use super::layout::Grid;
 use super::Extent;
-use crate::check::declared;
-use crate::check::tools::{first_starts, FirstStarts, ToolView};
+use crate::check;
+use crate::check::{first_starts, FirstStarts, ToolView};
 use crate::findings::Finding;
 use crate::inspect::Target;
 use crate::layout::TableKind;
@@ -74,7 +74,7 @@ pub struct NewDisk {
 }
 
 /// Lay out `sizes` on the empty disk `t`.
-pub fn plan(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
+pub fn plan_new_disk(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
     let lbs = u64::from(t.topology.logical_block_size).max(512);
     let says = t.disk.as_ref().and_then(|d| d.declared.as_ref());
     let (grain, why) = declared_grain(super::disk::start_grain(&t.topology), says);
@@ -94,7 +94,7 @@ pub fn plan(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
         advice: t
             .disk
             .as_ref()
-            .and_then(|d| declared::format_advice(says, &d.device.display().to_string()))
+            .and_then(|d| check::format_advice(says, &d.device.display().to_string()))
             .into_iter()
             .collect(),
         script_refused: None,
@@ -120,7 +120,7 @@ pub fn plan(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
 /// The start grain, widened to the NVMe namespace's declared preferred
 /// write unit (NPWA, NPWG) when the grain is not already a multiple of it.
 fn declared_grain((grain, why): (u64, String), says: Option<&Declared>) -> (u64, String) {
-    match declared::write_unit(says) {
+    match check::write_unit(says) {
         Some(u) if grain % u.bytes() != 0 => {
             let unit = u.bytes();
             let g = (grain / gcd(grain, unit)).saturating_mul(unit);
@@ -257,14 +257,14 @@ fn notes(tools: &FirstStarts, grain: u64, t: &crate::iolimits::Topology) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::declared::tests::{namespace, says};
     use crate::check::fixture::{disk, image};
+    use crate::check::{namespace, says};
     use crate::iolimits::Topology;
     use crate::units::MIB;
     const GIB: u64 = 1024 * MIB;
 
     /// A disk whose (synthetic) Declared declares `ns`.
-    fn nvme_target(ns: crate::identify::nvme::Namespace) -> Target {
+    fn nvme_target(ns: crate::identify::Namespace) -> Target {
         let mut t = image(GIB, Topology::IMAGE_DEFAULT, vec![]);
         let mut d = disk(GIB, vec![]);
         d.device = "/dev/nvme0n1".into();
@@ -276,7 +276,7 @@ mod tests {
     #[test]
     fn the_format_advice_comes_with_the_plan_and_nothing_for_images() {
         let sizes = [Size::Rest];
-        let d = plan(&nvme_target(namespace(0x00, 0, 0)), &sizes, TableKind::Gpt);
+        let d = plan_new_disk(&nvme_target(namespace(0x00, 0, 0)), &sizes, TableKind::Gpt);
         assert_eq!(d.advice.len(), 1);
         assert_eq!(
             d.advice[0].facts.fix.as_deref(),
@@ -285,13 +285,15 @@ mod tests {
         assert!(d.advice[0].message.contains("erases the whole namespace"));
         assert_eq!(d.start_grain_bytes, MIB);
         let img = image(GIB, Topology::IMAGE_DEFAULT, vec![]);
-        assert!(plan(&img, &sizes, TableKind::Gpt).advice.is_empty());
+        assert!(plan_new_disk(&img, &sizes, TableKind::Gpt)
+            .advice
+            .is_empty());
     }
 
     #[test]
     fn a_declared_unit_off_the_grain_widens_it() {
         // NPWG 3 MiB (6144 blocks of 512, 0's based 6143), NPWA 512.
-        let d = plan(
+        let d = plan_new_disk(
             &nvme_target(namespace(0x10, 6143, 0)),
             &[Size::Rest],
             TableKind::Gpt,
@@ -304,7 +306,7 @@ mod tests {
         );
         assert_eq!(d.partitions[0].start_sector * 512 % (3 * MIB), 0);
         // 16 KiB divides 1 MiB: the grain stays.
-        let d = plan(
+        let d = plan_new_disk(
             &nvme_target(namespace(0x10, 31, 31)),
             &[Size::Rest],
             TableKind::Gpt,

@@ -25,13 +25,13 @@ fn command_of(disks: &[&str], opts: &InspectOptions) -> String {
     c.push_str("plan ");
     let words: Vec<String> = disks.iter().map(|d| shell_word(d)).collect();
     c.push_str(&words.join(" "));
-    c.push_str(&options(opts));
+    c.push_str(&next_options(opts));
     c
 }
 
 /// ` --topology SPEC --probe RUN.json ...`: what a plan or check of the
 /// same disks takes to judge as this one did (empty when nothing).
-pub fn options(opts: &InspectOptions) -> String {
+pub fn next_options(opts: &InspectOptions) -> String {
     let mut c = String::new();
     if let Some(t) = &opts.topology {
         c.push_str(&format!(" --topology {t}"));
@@ -49,9 +49,9 @@ pub fn options(opts: &InspectOptions) -> String {
 /// When what was assembled across the targets has work by hand, every
 /// target's command plans them all together: planned alone, a disk does
 /// not assemble the volume group or array it holds part of.
-pub fn commands(i: Inspection, opts: &InspectOptions) -> Vec<Next> {
+pub fn next_commands(i: Inspection, opts: &InspectOptions) -> Vec<Next> {
     let plan_opts = PlanOptions {
-        again: options(opts),
+        again: next_options(opts),
         ..PlanOptions::default()
     };
     let run = plan(i, &plan_opts);

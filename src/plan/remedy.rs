@@ -8,7 +8,7 @@ use super::boot;
 use super::place::Reach;
 use crate::findings::{Code, Finding};
 use crate::names::shell_word;
-use crate::stack::fs::FsKind;
+use crate::stack::FsKind;
 use crate::stack::Layer;
 
 /// What the plan says about one finding it leaves.

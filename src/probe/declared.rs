@@ -3,8 +3,8 @@
 //! granularity of 16 KiB"). Nothing is said when the device declared
 //! nothing that bears on a unit.
 
-use crate::identify::nvme::Namespace;
-use crate::topology::declared::{Declared, IdentifyProtocol, Limit};
+use crate::identify::Namespace;
+use crate::topology::{Declared, IdentifyProtocol, Limit};
 use crate::units::human;
 
 /// The declarations that bear on the unit, in words, from the source
@@ -75,9 +75,9 @@ pub fn clause(unit: Option<u64>, says: Option<&Declared>) -> Option<String> {
 mod tests {
     //! Synthetic Declared: made up for the test, not read from a device.
     use super::*;
-    use crate::identify::ata::Identify;
-    use crate::identify::nvme::{LbaFormat, RelativePerformance};
-    use crate::topology::declared::DeclaredLimit;
+    use crate::identify::Identify;
+    use crate::identify::{LbaFormat, RelativePerformance};
+    use crate::topology::DeclaredLimit;
 
     fn nvme_says(nsfeat: u8, npwg: u16, npwa: u16) -> Declared {
         Declared {

@@ -2,8 +2,8 @@
 //! results without it cannot be compared or trusted later.
 
 use super::target::ProbeTarget;
-use crate::sys::procfs;
-use crate::sys::sysfs::read_str;
+use crate::sys;
+use crate::sys::read_str;
 use crate::topology::{Declared, Topology, Transport};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
@@ -69,10 +69,10 @@ fn active_scheduler(text: &str) -> Option<String> {
 
 fn filesystem_of(target: &ProbeTarget) -> Option<Filesystem> {
     let dev = target.file.metadata().ok()?.dev();
-    let want = Some(crate::sys::dev::major_minor(dev));
-    let info = procfs::mountinfo();
+    let want = Some(crate::sys::major_minor(dev));
+    let info = sys::mountinfo();
     // The last matching mount is the one on top.
-    procfs::parse_mountinfo(&info)
+    sys::parse_mountinfo(&info)
         .into_iter()
         .rev()
         .find(|m| m.devno == want)
@@ -84,8 +84,8 @@ fn filesystem_of(target: &ProbeTarget) -> Option<Filesystem> {
 }
 
 pub fn record(target: &ProbeTarget, sysfs_root: &std::path::Path) -> Environment {
-    let kernel = crate::sys::host::kernel();
-    let cpu_model = procfs::cpu_model();
+    let kernel = crate::sys::running_kernel();
+    let cpu_model = sys::cpu_model();
     let disk = target.disk.as_ref();
     let scheduler = disk.and_then(|d| {
         read(
@@ -124,7 +124,7 @@ pub fn record(target: &ProbeTarget, sysfs_root: &std::path::Path) -> Environment
         loop_backing_file: disk.and_then(|d| d.backing_file.clone()),
         loop_backing_fs: disk
             .and_then(|d| d.backing_file.as_deref())
-            .and_then(|f| procfs::fs_type_of(std::path::Path::new(f))),
+            .and_then(|f| sys::fs_type_of(std::path::Path::new(f))),
         declared: disk.and_then(|d| d.declared.clone()),
     }
 }

@@ -8,7 +8,7 @@
 //! (`sys::fiemap`, None where the filesystem has no FIEMAP).
 
 use crate::names::shell_word;
-use crate::sys::fiemap::{ExtentFlags, Map};
+use crate::sys::{ExtentFlags, Map};
 use crate::units::{human, MIB};
 use std::path::Path;
 
@@ -112,7 +112,7 @@ impl Shares {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::fiemap::Extent;
+    use crate::sys::Extent;
 
     const GIB: u64 = 1 << 30;
 

@@ -41,8 +41,8 @@ pub use pacing::secs;
 pub use results::{
     CellReport, Confidence, ContrastReport, Estimate, Inference, Noise, Penalty, Relative,
 };
-pub use stats::{geo_mean_ci, holm, t_quantile, welch_log};
 pub use sequential::{contrasts, resolvable, ContrastKind, Decision};
+pub use stats::{geo_mean_ci, holm, t_quantile, welch_log};
 
 use crate::topology::Sysfs;
 use outcome::EngineInfo;

@@ -4,9 +4,8 @@
 //! LUKS signature. Devices are matched by device number, never by name.
 
 use crate::bytes::ReadAt;
-use crate::stack::signature;
-use crate::sys::sysfs::{self, list_dir};
-use crate::sys::{dev, procfs};
+use crate::stack;
+use crate::sys::{self, list_dir};
 use std::path::Path;
 
 /// A block device by name and number, as sysfs lists it.
@@ -49,7 +48,7 @@ pub fn related_nodes(
     names
         .into_iter()
         .filter_map(|name| {
-            let (major, minor) = sysfs::devnum(sysfs_root, &name)?;
+            let (major, minor) = sys::devnum(sysfs_root, &name)?;
             Some(Node { name, major, minor })
         })
         .collect()
@@ -60,8 +59,8 @@ pub fn related_nodes(
 /// first field).
 pub fn mounts(mountinfo: &str, nodes: &[Node]) -> Vec<String> {
     let mut out = Vec::new();
-    for m in procfs::parse_mountinfo(mountinfo) {
-        let by_source = dev::rdev_of(&m.source);
+    for m in sys::parse_mountinfo(mountinfo) {
+        let by_source = sys::rdev_of(&m.source);
         for n in nodes {
             let id = Some((n.major, n.minor));
             if m.devno == id || by_source == id {
@@ -84,8 +83,8 @@ pub fn swaps(proc_swaps: &str, nodes: &[Node]) -> Vec<String> {
         let Some(path) = line.split_whitespace().next() else {
             continue;
         };
-        let path = procfs::unescape(path);
-        if let Some(id) = dev::rdev_of(&path) {
+        let path = sys::unescape(path);
+        if let Some(id) = sys::rdev_of(&path) {
             for n in nodes.iter().filter(|n| (n.major, n.minor) == id) {
                 out.push(format!("{} is active swap ({path})", n.name));
             }
@@ -125,15 +124,15 @@ pub fn zoned_refusal(path: &Path, zones: &crate::iolimits::Zones) -> Option<Stri
 
 /// Everything that makes writing to the device unsafe.
 pub fn assess(sysfs_root: &Path, nodes: &[Node], content: &(impl ReadAt + ?Sized)) -> Verdict {
-    let mountinfo = procfs::mountinfo();
-    let proc_swaps = procfs::swaps();
+    let mountinfo = sys::mountinfo();
+    let proc_swaps = sys::swaps();
     let mut in_use = mounts(&mountinfo, nodes);
     in_use.extend(swaps(&proc_swaps, nodes));
     in_use.extend(holders(sysfs_root, nodes));
-    let mut signatures: Vec<String> = signature::scan(content)
+    let mut signatures: Vec<String> = stack::scan_signatures(content)
         .into_iter()
         .map(|s| {
-            let a = signature::article(s.what);
+            let a = stack::article(s.what);
             format!("it carries {a} {} (magic at byte {})", s.what, s.offset)
         })
         .collect();
@@ -171,8 +170,8 @@ mod tests {
 
     #[test]
     fn unescape_octal() {
-        assert_eq!(procfs::unescape("a\\040b\\134c"), "a b\\c");
-        assert_eq!(procfs::unescape("tail\\04"), "tail\\04");
+        assert_eq!(sys::unescape("a\\040b\\134c"), "a b\\c");
+        assert_eq!(sys::unescape("tail\\04"), "tail\\04");
     }
 }
 

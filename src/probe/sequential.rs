@@ -258,7 +258,6 @@ impl Weighted {
         self.x.len()
     }
 
-
     /// Each value's deviation from the median, in units of its own SD
     /// (× √w).
     fn standardized(&self) -> Vec<f64> {

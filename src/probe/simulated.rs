@@ -5,7 +5,7 @@
 use super::adaptive::{self, Rounds};
 use super::analyse;
 use super::engine::{new_histogram, Pattern};
-use super::grid::{self, Cell, Constraints, DioRule, GridRequest, Grid, Preset};
+use super::grid::{self, Cell, Constraints, DioRule, Grid, GridRequest, Preset};
 use super::results::{Confidence, Inference, Penalty};
 use super::run::{CellSamples, Key, RoundSample, Window};
 use super::sequential::{ContrastKind, Params};

@@ -6,9 +6,7 @@
 
 use super::grid::{Constraints, DioRule};
 use super::{filled, safety};
-use crate::sys::fiemap;
-use crate::sys::file::{self as sysfile, Allocated, Mode};
-use crate::sys::{dev, ioctl};
+use crate::sys::{self, Allocated, Mode};
 use crate::topology::{Disk, Sysfs};
 use crate::units::{human, MIB};
 use serde::{Deserialize, Serialize};
@@ -55,7 +53,7 @@ pub struct ProbeTarget {
 }
 
 fn constraints(file: &File, lbs: u32, pbs: u32, size: u64) -> Constraints {
-    let (dio_offset_align, dio_rule) = match sysfile::dio_offset_align(file) {
+    let (dio_offset_align, dio_rule) = match sys::dio_offset_align(file) {
         Some(a) => (a, DioRule::Statx),
         None => (lbs, DioRule::LogicalBlockSize),
     };
@@ -105,7 +103,7 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTarget, S
                 path.display()
             ));
         }
-        let src = crate::sys::dev::open(path).map_err(|e| e.to_string())?;
+        let src = crate::sys::open_source(path).map_err(|e| e.to_string())?;
         let parts: Vec<String> = disk.partitions.iter().map(|p| p.name.clone()).collect();
         let nodes = safety::related_nodes(a.sysfs.root(), &name, &parts, part_name.as_deref());
         let verdict = safety::assess(a.sysfs.root(), &nodes, &src);
@@ -126,10 +124,10 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTarget, S
             ));
         }
     }
-    let file = sysfile::open_device(path, mode(a)).map_err(|e| e.to_string())?;
-    let v = ioctl::read_fd(&file)
+    let file = sys::open_device(path, mode(a)).map_err(|e| e.to_string())?;
+    let v = sys::read_fd(&file)
         .map_err(|e| format!("block-device ioctls on {}: {e}", path.display()))?;
-    let node_block_size = ioctl::device_block_size(&file).ok();
+    let node_block_size = sys::device_block_size(&file).ok();
     let constraints = constraints(
         &file,
         v.logical_block_size,
@@ -153,7 +151,7 @@ fn device(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTarget, S
 /// The disk holding a file's filesystem, for its topology and environment.
 fn disk_of(meta: &fs::Metadata, sysfs: &Sysfs) -> (Option<Disk>, Option<u32>) {
     let dev = meta.dev();
-    let (major, minor) = dev::major_minor(dev);
+    let (major, minor) = sys::major_minor(dev);
     let Some((name, part)) = sysfs.resolve_devnum(major, minor) else {
         return (None, None);
     };
@@ -186,7 +184,7 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTa
     if let Some(why) = not_on_the_device(path, meta) {
         return Err(why);
     }
-    let file = sysfile::open_file(path, mode(a)).map_err(|e| e.to_string())?;
+    let file = sys::open_file(path, mode(a)).map_err(|e| e.to_string())?;
     let (disk, partition) = disk_of(meta, a.sysfs);
     let (lbs, pbs) = file_limits(&disk);
     Ok(ProbeTarget {
@@ -205,7 +203,7 @@ fn existing_file(path: &Path, meta: &fs::Metadata, a: &Access) -> Result<ProbeTa
 fn not_on_the_device(path: &Path, meta: &fs::Metadata) -> Option<String> {
     let map = File::open(path)
         .ok()
-        .and_then(|f| fiemap::extents(&f, path, 0, meta.len(), filled::MAX_EXTENTS).ok());
+        .and_then(|f| sys::extents(&f, path, 0, meta.len(), filled::MAX_EXTENTS).ok());
     let allocated = meta.blocks().saturating_mul(512);
     filled::Shares::of(meta.len(), allocated, map.as_ref()).refusal(path)
 }
@@ -213,7 +211,7 @@ fn not_on_the_device(path: &Path, meta: &fs::Metadata) -> Option<String> {
 /// A file that holds something (a disk image container, a partition
 /// table, a filesystem) is written only with --force, as a device is.
 fn refuse_signatures(path: &Path, a: &Access) -> Result<(), String> {
-    let src = crate::sys::dev::open(path).map_err(|e| e.to_string())?;
+    let src = crate::sys::open_source(path).map_err(|e| e.to_string())?;
     let verdict = safety::assess(a.sysfs.root(), &[], &src);
     if verdict.refused(a.force) {
         return Err(format!(
@@ -241,8 +239,8 @@ fn scratch(dir: &Path, a: &Access) -> Result<ProbeTarget, String> {
         ));
     }
     room_for(dir, size)?;
-    let file = sysfile::nameless(dir, a.buffered).map_err(|e| e.to_string())?;
-    match sysfile::allocate(&file, size) {
+    let file = sys::nameless(dir, a.buffered).map_err(|e| e.to_string())?;
+    match sys::allocate(&file, size) {
         Allocated::Yes => {}
         Allocated::NoSpace => {
             return Err(format!(
@@ -285,7 +283,7 @@ const KEEP_FREE_PERCENT: u64 = 1;
 /// filesystem, left for everyone else) and RLIMIT_FSIZE, whose SIGXFSZ
 /// would kill the probe mid-write.
 fn room_for(dir: &Path, size: u64) -> Result<(), String> {
-    let room = sysfile::room(dir).map_err(|e| e.to_string())?;
+    let room = sys::room(dir).map_err(|e| e.to_string())?;
     let free = room.available;
     let keep = room.total / 100 * KEEP_FREE_PERCENT;
     if size > free.saturating_sub(keep) {
@@ -297,7 +295,7 @@ fn room_for(dir: &Path, size: u64) -> Result<(), String> {
             human(keep)
         ));
     }
-    if let Some(limit) = sysfile::size_limit().filter(|&l| size > l) {
+    if let Some(limit) = sys::size_limit().filter(|&l| size > l) {
         return Err(format!(
             "--size {}: above this process's file size limit of {} (ulimit -f)",
             human(size),

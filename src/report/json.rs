@@ -21,7 +21,7 @@ fn document<T: Serialize>(schema: &str, body: T, stamp: &Stamp) -> String {
 }
 
 /// `check --json`: the run's targets, assembled layers, errors and summary.
-pub fn check(run: &CheckRun, stamp: &Stamp) -> String {
+pub fn check_json(run: &CheckRun, stamp: &Stamp) -> String {
     document("diskalign.check", run, stamp)
 }
 
@@ -32,57 +32,57 @@ pub struct Json {
 
 impl super::Exporter for Json {
     fn check(&self, run: &CheckRun) -> Option<String> {
-        Some(check(run, &self.stamp) + "\n")
+        Some(check_json(run, &self.stamp) + "\n")
     }
 
     fn topology(&self, survey: &Survey) -> Option<String> {
-        Some(topology(survey, &self.stamp) + "\n")
+        Some(topology_json(survey, &self.stamp) + "\n")
     }
 
     fn probe(&self, report: &ProbeRun) -> Option<String> {
-        Some(probe(report, &self.stamp) + "\n")
+        Some(probe_json(report, &self.stamp) + "\n")
     }
 
     fn compare(&self, comparison: &Comparison) -> Option<String> {
-        Some(compare(comparison, &self.stamp) + "\n")
+        Some(compare_json(comparison, &self.stamp) + "\n")
     }
 
     fn plan(&self, p: super::Planned) -> Option<String> {
-        Some(plan(p.plan, &self.stamp))
+        Some(plan_json(p.plan, &self.stamp))
     }
 
-    fn new_disk(&self, d: &crate::plan::new_disk::NewDisk) -> Option<String> {
-        Some(plan(d, &self.stamp))
+    fn new_disk(&self, d: &crate::plan::NewDisk) -> Option<String> {
+        Some(plan_json(d, &self.stamp))
     }
 
     fn watch(&self, run: &crate::watch::WatchRun) -> Option<String> {
-        Some(watch(run, &self.stamp) + "\n")
+        Some(watch_json(run, &self.stamp) + "\n")
     }
 }
 
 /// `watch --json`: what each device's I/O did, under the common header.
-pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
+pub fn watch_json(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
     document("diskalign.watch", run, stamp)
 }
 
 /// `topology --json`: the disks read and the ones that could not be.
-pub fn topology(survey: &Survey, stamp: &Stamp) -> String {
+pub fn topology_json(survey: &Survey, stamp: &Stamp) -> String {
     document("diskalign.topology", survey, stamp)
 }
 
 /// `probe --json`: the report's keys beside the header.
-pub fn probe(report: &ProbeRun, stamp: &Stamp) -> String {
+pub fn probe_json(report: &ProbeRun, stamp: &Stamp) -> String {
     document("diskalign.probe", report, stamp)
 }
 
 /// `compare --json`: the comparison under the common header, its `kind`
 /// (`probe` or `check`) saying which fields follow.
-pub fn compare(comparison: &Comparison, stamp: &Stamp) -> String {
+pub fn compare_json(comparison: &Comparison, stamp: &Stamp) -> String {
     document("diskalign.compare", comparison, stamp)
 }
 
 /// The `plan --json` document: a plan, or a new disk's layout (`--new`).
-pub fn plan<T: Serialize>(plan: &T, stamp: &Stamp) -> String {
+pub fn plan_json<T: Serialize>(plan: &T, stamp: &Stamp) -> String {
     document("diskalign.plan", plan, stamp) + "\n"
 }
 
@@ -107,14 +107,14 @@ mod tests {
             targets: vec![],
             assembled: vec![],
             errors: vec![],
-            summary: crate::check::summary::run(&[], &[], 0, Default::default()),
+            summary: crate::check::summarize_run(&[], &[], 0, Default::default()),
         };
         let texts = [
-            super::check(&run, &stamp()),
-            super::topology(&Default::default(), &stamp()),
-            super::compare(&fixtures::fixed(), &stamp()),
-            super::plan(&serde_json::json!({}), &stamp()),
-            super::watch(&Default::default(), &stamp()),
+            super::check_json(&run, &stamp()),
+            super::topology_json(&Default::default(), &stamp()),
+            super::compare_json(&fixtures::fixed(), &stamp()),
+            super::plan_json(&serde_json::json!({}), &stamp()),
+            super::watch_json(&Default::default(), &stamp()),
         ];
         for text in texts {
             let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -127,7 +127,7 @@ mod tests {
     #[test]
     fn compare_documents_read_back() {
         for c in [fixtures::slower(), fixtures::fixed()] {
-            let text = super::compare(&c, &stamp());
+            let text = super::compare_json(&c, &stamp());
             let back = match Saved::parse(&text, "c.json").expect("reads") {
                 Saved::Compare(back) => back,
                 other => panic!("read back as {}", other.kind()),

@@ -7,20 +7,28 @@
 //! versioned interface (docs/json.md): fields are only ever added.
 //! Which kind of run has which format is one table, [`Kind::formats`].
 
-pub mod columns;
-pub mod csv;
-pub mod html;
-pub mod human;
-pub mod json;
-pub mod plan;
-pub mod progress;
-pub mod prometheus;
-pub mod script;
-pub mod style;
+mod columns;
+mod csv;
+mod html;
+mod human;
+mod json;
+mod plan;
+mod progress;
+mod prometheus;
+mod script;
+mod style;
+
+pub use columns::{check_help, check_ids, resolve as resolve_columns, topology_help, topology_ids};
+pub use html::{html_figures, render_html, Input};
+pub use human::watch_live;
+pub use json::{check_json, compare_json, plan_json, probe_json, topology_json, watch_json};
+pub use progress::Progress;
+pub use script::{render_new_disk_script, render_script};
+pub use style::{ColorChoice, TableForm, TableMode, View};
 
 use crate::check::CheckRun;
 use crate::compare::Comparison;
-use crate::plan::new_disk::NewDisk;
+use crate::plan::NewDisk;
 use crate::plan::PlanRun;
 use crate::probe::ProbeRun;
 use crate::topology::Survey;
@@ -291,7 +299,7 @@ mod tests {
             start_grain_why: "1 MiB".into(),
             partitions: vec![],
             sfdisk_script: "label: gpt\n".into(),
-            tools_first_start_bytes: crate::check::tools::FirstStarts {
+            tools_first_start_bytes: crate::check::FirstStarts {
                 parted: 1 << 20,
                 fdisk: 1 << 20,
                 sgdisk: 1 << 20,
@@ -311,7 +319,7 @@ mod tests {
             targets: vec![],
             assembled: vec![],
             errors: vec![],
-            summary: crate::check::summary::run(&[], &[], 0, Default::default()),
+            summary: crate::check::summarize_run(&[], &[], 0, Default::default()),
         };
         let survey = Survey {
             disks: vec![],

@@ -1,9 +1,9 @@
 //! `plan` for people: a before/after table per disk, the steps, what to do
-//! by hand, what stays. The JSON is `report::json::plan`.
+//! by hand, what stays. The JSON is `report::json::plan_json`.
 
 use super::columns;
 use super::style::Style;
-use crate::plan::new_disk::NewDisk;
+use crate::plan::NewDisk;
 use crate::plan::{Action, DiskPlan, PlanRun, Step};
 use crate::units;
 

@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-pub struct Bar {
+pub struct Progress {
     bar: Option<ProgressBar>,
     round: AtomicU32,
     max_rounds: AtomicU32,
@@ -52,8 +52,8 @@ pub fn plan_line(plan: &Grid, targets: usize) -> String {
     )
 }
 
-impl Bar {
-    pub fn new(enabled: bool) -> Bar {
+impl Progress {
+    pub fn new(enabled: bool) -> Progress {
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
             let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
             b.set_style(
@@ -63,7 +63,7 @@ impl Bar {
             );
             b
         });
-        Bar {
+        Progress {
             bar,
             round: AtomicU32::new(0),
             max_rounds: AtomicU32::new(0),
@@ -71,7 +71,7 @@ impl Bar {
     }
 }
 
-impl crate::probe::Progress for Bar {
+impl crate::probe::Progress for Progress {
     fn filling(&self, done: u64, total: u64) {
         if let Some(b) = &self.bar {
             b.set_length(total);

@@ -10,8 +10,8 @@
 //! passed in, so the text is a pure function of the run.
 
 use super::Stamp;
-use crate::check::outcome::CheckedTarget;
 use crate::check::CheckRun;
+use crate::check::CheckedTarget;
 use crate::findings::{Finding, Severity, Status};
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Survey;
@@ -74,7 +74,7 @@ pub fn watch(run: &crate::watch::WatchRun, stamp: &Stamp) -> String {
         "Block events the kernel did not run the BPF programs on during the watch (recursion misses): the counts are short by at most this.",
     );
     missed.add(&[], run.missed_events as f64);
-    use crate::watch::devices::DeviceLayer;
+    use crate::watch::DeviceLayer;
     // None: the series is absent for that device and direction.
     type Get = fn(&crate::watch::DeviceSummary) -> Option<u64>;
     let per_device: [(&'static str, &'static str, Get); 12] = [
@@ -246,8 +246,8 @@ pub fn check(run: &CheckRun, stamp: &Stamp) -> String {
         // Each finding once (an LV's filesystem shown under each of its
         // PVs), those of the arrays and groups assembled from it included,
         // as the target's summary counts them.
-        let made_from_it = crate::check::summary::made_from(t, &run.assembled);
-        let found = crate::check::summary::target_findings(t, &made_from_it);
+        let made_from_it = crate::check::made_from(t, &run.assembled);
+        let found = crate::check::target_findings(t, &made_from_it);
         count_findings(&target, found.into_iter(), &mut totals, &mut by_code);
     }
     for e in &run.errors {
@@ -667,8 +667,8 @@ mod tests {
     use super::*;
     use crate::errors::TargetError;
     use crate::findings::{Code, Facts};
-    use crate::stack::lvm::{Leg, Segment};
     use crate::stack::{Detail, LegInfo, LvInfo};
+    use crate::stack::{Leg, Segment};
     use crate::topology::Topology;
     use std::time::Duration;
 
@@ -795,7 +795,7 @@ mod tests {
     #[test]
     fn assembled_layers_unchecked_targets_and_the_time() {
         let assembled = vec![volume_group(Some(1.5), 2)];
-        let summary = crate::check::summary::run(&[], &assembled, 2, Default::default());
+        let summary = crate::check::summarize_run(&[], &assembled, 2, Default::default());
         let run = CheckRun {
             targets: vec![],
             assembled,
@@ -856,7 +856,7 @@ mod tests {
             ..CheckedTarget::default()
         };
         t.summary.status = Status::Misaligned;
-        t.partitions.push(crate::check::outcome::CheckedPartition {
+        t.partitions.push(crate::check::CheckedPartition {
             number: 1,
             status: Status::Untidy,
             ..Default::default()

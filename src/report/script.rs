@@ -8,7 +8,7 @@
 //! script can be run again after an interruption.
 //!
 //! A primary GPT that is damaged while its backup is sound is rebuilt
-//! first with `sgdisk -e` (see `plan::identity::gpt_repairable`).
+//! first with `sgdisk -e` (see `plan::gpt_repairable`).
 //!
 //! Data moves do not use `sfdisk --move-data`: sfdisk writes the new table
 //! first and then copies (write_changes() in disk-utils/sfdisk.c), its
@@ -32,11 +32,14 @@ pub struct Script;
 
 impl super::Exporter for Script {
     fn plan(&self, p: super::Planned) -> Option<String> {
-        Some(render(p.plan.targets.first()?, env!("CARGO_PKG_VERSION")))
+        Some(render_script(
+            p.plan.targets.first()?,
+            env!("CARGO_PKG_VERSION"),
+        ))
     }
 
-    fn new_disk(&self, d: &crate::plan::new_disk::NewDisk) -> Option<String> {
-        Some(render_new(d, env!("CARGO_PKG_VERSION")))
+    fn new_disk(&self, d: &crate::plan::NewDisk) -> Option<String> {
+        Some(render_new_disk_script(d, env!("CARGO_PKG_VERSION")))
     }
 }
 
@@ -53,7 +56,7 @@ fn entries(t: &[Entry]) -> String {
 }
 
 /// The script for one disk's plan (which must not be refused).
-pub fn render(d: &DiskPlan, version: &str) -> String {
+pub fn render_script(d: &DiskPlan, version: &str) -> String {
     let mut s = header(d, version);
     s.push_str(SAY);
     s.push_str(TABLE_FN);
@@ -581,7 +584,7 @@ reread() {
 "#;
 
 /// The script that writes a new disk's layout.
-pub fn render_new(d: &crate::plan::new_disk::NewDisk, version: &str) -> String {
+pub fn render_new_disk_script(d: &crate::plan::NewDisk, version: &str) -> String {
     let planned: Vec<Entry> = d
         .partitions
         .iter()
@@ -626,7 +629,7 @@ mod tests {
     use crate::check::fixture::{image, part};
     use crate::iolimits::Topology;
     use crate::layout::PartKind;
-    use crate::plan::{disk::plan, Extent, PlanOptions, Span};
+    use crate::plan::{plan_disk, Extent, PlanOptions, Span};
 
     /// The script for an image with one partition at `first` sectors in a
     /// table of `kind`.
@@ -637,9 +640,9 @@ mod tests {
             vec![part(1, PartKind::Primary, first, first + 40959)],
         );
         t.table.kind = kind;
-        let p = plan(&t, &PlanOptions::default());
+        let p = plan_disk(&t, &PlanOptions::default());
         assert!(p.refused.is_empty(), "{:?}", p.refused);
-        render(&p, "0.0.0")
+        render_script(&p, "0.0.0")
     }
 
     /// The script parses as POSIX sh (dash's `-n`: read, not run).

@@ -12,7 +12,7 @@
 //! keys are ignored, so a document from an older or newer diskalign of
 //! the same schema version reads, as docs/json.md promises.
 
-pub use crate::check::document::CheckDoc;
+pub use crate::check::CheckDoc;
 pub use crate::probe::ProbeDoc;
 use crate::probe::{FioDoc, Producer};
 pub use crate::topology::TopologyDocument as TopologyDoc;
@@ -28,12 +28,10 @@ pub use crate::schema::SCHEMA_VERSION;
 /// kind a file is, is known here.
 pub fn compare(a: &Saved, b: &Saved) -> Result<Comparison, CompareError> {
     match (a, b) {
-        (Saved::Probe(x), Saved::Probe(y)) => {
-            Ok(Comparison::Probe(compare::overall::compare(x, y)))
-        }
-        (Saved::Check(x), Saved::Check(y)) => Ok(Comparison::Check(compare::check::compare(x, y))),
+        (Saved::Probe(x), Saved::Probe(y)) => Ok(Comparison::Probe(compare::compare_probes(x, y))),
+        (Saved::Check(x), Saved::Check(y)) => Ok(Comparison::Check(compare::compare_checks(x, y))),
         (Saved::Watch { name: n, doc: x }, Saved::Watch { name: m, doc: y }) => {
-            Ok(Comparison::Watch(compare::watch::compare(n, x, m, y)))
+            Ok(Comparison::Watch(compare::compare_watches(n, x, m, y)))
         }
         _ => Err(CompareError::Kinds {
             a: a.kind(),

@@ -117,7 +117,7 @@ fn md_array(members: &[&MdHandle], pending: &mut Pending) -> Layer {
             len,
             below: exposes,
         };
-        l.children.extend(walk::region(&r, pending));
+        l.children.extend(walk::walk_region(&r, pending));
     }
     l
 }
@@ -326,7 +326,7 @@ fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> La
                 len: size,
                 below: exposes,
             };
-            ll.children.extend(walk::region(&r, pending));
+            ll.children.extend(walk::walk_region(&r, pending));
         }
         l.children.push(ll);
     }

@@ -28,8 +28,6 @@ const MAX_KEYS: usize = 256;
 
 /// bcache backing and cache devices.
 pub static FORMAT: LayerFormat = LayerFormat {
-    name: "bcache",
-    description: "bcache backing or cache device",
     magics: &[Magic {
         offset: AT + 24,
         bytes: &MAGIC,

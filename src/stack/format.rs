@@ -1,9 +1,9 @@
-//! What a layer format is: its descriptor (name, what it is, the magic
+//! What a layer format is: its descriptor (the magic
 //! numbers the signature scan looks for, the probe) and what its probe
 //! hands back. Each format's file holds its descriptor; `registry` lists
 //! them all; `walk` runs the probes and does what they ask for.
 
-use super::lvm::pv::PvFound;
+use super::lvm::PvFound;
 use super::md::superblock::MdMember;
 use super::region::Region;
 use super::Layer;
@@ -25,8 +25,6 @@ pub type Probe = fn(&Region, &dyn ReadAt) -> Option<Found>;
 
 /// One format.
 pub struct LayerFormat {
-    pub name: &'static str,
-    pub description: &'static str,
     /// Fixed-offset magics; formats found elsewhere (md 0.90/1.0 near the
     /// end) add their own in the signature scan.
     pub magics: &'static [Magic],

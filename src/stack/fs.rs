@@ -72,8 +72,6 @@ fn block_size_ok(bs: u32, layer: &'static str, at: u64) -> Result<u32, ParseErro
 
 /// ext2/3/4, XFS, btrfs and f2fs superblocks.
 pub static FORMAT: LayerFormat = LayerFormat {
-    name: "filesystem",
-    description: "ext2/3/4, XFS, btrfs or f2fs filesystem",
     magics: &[
         Magic {
             offset: 1024 + 0x38,

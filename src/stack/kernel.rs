@@ -10,7 +10,7 @@ use super::walk::{self, Pending};
 use super::Detail;
 use super::{HolderInfo, Layer, LayerKind};
 use crate::findings::{Code, Finding};
-use crate::sys::sysfs::{list_dir, read_str};
+use crate::sys::{list_dir, read_str};
 use crate::topology::{Sysfs, Topology};
 use std::path::Path;
 use std::rc::Rc;
@@ -94,7 +94,7 @@ fn walk_holders(
                     len: size,
                     below: topo,
                 };
-                l.children.extend(walk::region(&r, pending));
+                l.children.extend(walk::walk_region(&r, pending));
             }
         }
         out.push(l);
@@ -103,6 +103,6 @@ fn walk_holders(
 }
 
 fn open(node: &str) -> Option<SharedReader> {
-    let src = crate::sys::dev::open(Path::new(node)).ok()?;
+    let src = crate::sys::open_source(Path::new(node)).ok()?;
     Some(Rc::new(src))
 }

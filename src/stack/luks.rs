@@ -33,8 +33,6 @@ fn cstr(b: &[u8]) -> String {
 
 /// LUKS1 and LUKS2 headers.
 pub static FORMAT: LayerFormat = LayerFormat {
-    name: "luks",
-    description: "LUKS1/LUKS2 encryption header",
     magics: &[Magic {
         offset: 0,
         bytes: b"LUKS\xba\xbe",

@@ -4,22 +4,45 @@
 //! across targets, `kernel` follows the live holders in sysfs. The result is
 //! a tree of [`Layer`]s that `check` judges layer by layer.
 
-pub mod assemble;
-pub mod bcache;
-pub mod format;
-pub mod fs;
-pub mod kernel;
-pub mod limits;
-pub mod luks;
-pub mod lvm;
-pub mod map;
-pub mod md;
-pub mod region;
-pub mod registry;
-pub mod signature;
-pub mod swap;
-pub mod walk;
-pub mod zfs;
+mod assemble;
+mod bcache;
+mod format;
+mod fs;
+mod kernel;
+mod limits;
+mod luks;
+mod lvm;
+mod map;
+mod md;
+mod region;
+mod registry;
+mod signature;
+mod swap;
+mod walk;
+mod zfs;
+
+pub use assemble::assemble;
+/// Each format's reader by itself, for the fuzz targets (fuzz/src/entries.rs).
+pub use bcache::{
+    expected_checksum as bcache_checksum, read as read_bcache,
+    SUPERBLOCK_AT as BCACHE_SUPERBLOCK_AT,
+};
+pub use bcache::{Bcache, BcacheRole};
+pub use fs::read as read_filesystem;
+pub use fs::{Filesystem, FsKind};
+pub use kernel::holders;
+pub use luks::read as read_luks;
+pub use luks::Luks;
+pub use lvm::{lvm_crc, parse_lvm_text, read as read_lvm, read_label, read_metadata, volume_group};
+pub use lvm::{Leg, Segment};
+pub use map::{in_bounds, Mapped, SharedReader, Window};
+pub use md::read as read_md;
+pub use md::MdMember;
+pub use region::Region;
+pub use signature::{article, scan_signatures, Unread};
+pub use walk::{walk_region, Pending};
+pub use zfs::{decode_nvlist, read as read_zfs};
+pub use zfs::{nvlist, phys_offset, seal, Encoder, NvList, NvValue, Vdev, Zfs, PHYS_SIZE};
 
 use crate::findings::{Finding, Status};
 use crate::topology::Topology;

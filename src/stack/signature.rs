@@ -34,7 +34,7 @@ fn has(src: &(impl ReadAt + ?Sized), at: u64, magic: &[u8]) -> bool {
 const MD_MAGIC: [u8; 4] = 0xa92b_4efc_u32.to_le_bytes();
 
 /// Every signature found (empty when the device looks blank).
-pub fn scan(src: &(impl ReadAt + ?Sized)) -> Vec<Signature> {
+pub fn scan_signatures(src: &(impl ReadAt + ?Sized)) -> Vec<Signature> {
     let mut found = Vec::new();
     let mut add = |what, offset| found.push(Signature { what, offset });
     let size = src.len();
@@ -127,7 +127,7 @@ impl Unread {
 /// never one: every FAT and NTFS boot sector, BitLocker's included, ends
 /// in 0x55AA and holds boot code where an MBR's entries are.
 pub fn unread(src: &(impl ReadAt + ?Sized)) -> Option<Unread> {
-    scan(src)
+    scan_signatures(src)
         .into_iter()
         .find(|s| s.offset != 510)
         .map(|s| Unread {
@@ -155,13 +155,16 @@ mod tests {
     #[test]
     fn blank_is_blank_and_magics_are_found() {
         let mut img = vec![0u8; 1 << 20];
-        assert!(scan(&img[..]).is_empty());
+        assert!(scan_signatures(&img[..]).is_empty());
         img[1024 + 0x38..1024 + 0x3a].copy_from_slice(&[0x53, 0xef]);
         img[512..520].copy_from_slice(b"LABELONE");
         img[536..544].copy_from_slice(b"LVM2 001");
         let n = img.len();
         img[n - 8192..n - 8188].copy_from_slice(&MD_MAGIC);
-        let got: Vec<_> = scan(&img[..]).into_iter().map(|s| s.what).collect();
+        let got: Vec<_> = scan_signatures(&img[..])
+            .into_iter()
+            .map(|s| s.what)
+            .collect();
         assert!(got.contains(&"ext2/3/4 filesystem"), "{got:?}");
         assert!(got.contains(&"LVM2 physical volume"), "{got:?}");
         assert!(got.contains(&"md RAID superblock 1.0"), "{got:?}");
@@ -172,7 +175,12 @@ mod tests {
         let mut img = vec![0u8; 1 << 20];
         img[0x1be + 4] = 0xee;
         img[510..512].copy_from_slice(&[0x55, 0xaa]);
-        let what = |img: &[u8]| scan(img).into_iter().map(|s| s.what).collect::<Vec<_>>();
+        let what = |img: &[u8]| {
+            scan_signatures(img)
+                .into_iter()
+                .map(|s| s.what)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(what(&img), ["protective MBR whose GPT was not found"]);
         img[512..520].copy_from_slice(b"EFI PART");
         assert_eq!(what(&img), ["GPT partition table"]);
@@ -208,7 +216,7 @@ mod tests {
     fn tiny_and_truncated_inputs_do_not_panic() {
         for n in [0usize, 1, 511, 512, 4095, 8191] {
             let img = vec![0xffu8; n];
-            let _ = scan(&img[..]);
+            let _ = scan_signatures(&img[..]);
         }
     }
 }

@@ -6,8 +6,6 @@ use crate::bytes::ReadAt;
 
 /// Swap space: the signature at the end of the first page (4 KiB or 64 KiB).
 pub static FORMAT: LayerFormat = LayerFormat {
-    name: "swap",
-    description: "Linux swap space",
     magics: &[
         Magic {
             offset: 4096 - 10,

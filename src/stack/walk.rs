@@ -34,7 +34,7 @@ pub struct Pending {
 /// The layer at the start of `r`, if any format of the registry recognises
 /// it, with what the walk finds inside it; else an `unread` layer naming
 /// the signature found there, if any (an NTFS, a FAT): never "nothing".
-pub fn region(r: &Region, pending: &mut Pending) -> Option<Layer> {
+pub fn walk_region(r: &Region, pending: &mut Pending) -> Option<Layer> {
     let w = r.window();
     let src: &dyn ReadAt = &*w;
     let Some(found) = FORMATS.iter().find_map(|f| (f.probe)(r, src)) else {
@@ -42,7 +42,7 @@ pub fn region(r: &Region, pending: &mut Pending) -> Option<Layer> {
     };
     let mut layer = found.layer;
     if let Some(inner) = found.inside {
-        layer.children.extend(region(&inner, pending));
+        layer.children.extend(walk_region(&inner, pending));
     }
     match found.member {
         Some(Member::Md(member)) => pending.mds.push(MdHandle {

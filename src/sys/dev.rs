@@ -106,7 +106,7 @@ impl OpenError {
 }
 
 /// Open a disk or image read-only with its size.
-pub fn open(path: &Path) -> Result<FileSource, OpenError> {
+pub fn open_source(path: &Path) -> Result<FileSource, OpenError> {
     let at = || path.to_path_buf();
     let file = File::open(path).map_err(|source| OpenError::Open { path: at(), source })?;
     let meta = file

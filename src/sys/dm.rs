@@ -33,7 +33,7 @@ pub struct DmTarget {
 }
 
 /// The table of the dm device `major:minor`.
-pub fn table(major: u32, minor: u32) -> io::Result<Vec<DmTarget>> {
+pub fn dm_table(major: u32, minor: u32) -> io::Result<Vec<DmTarget>> {
     let control = std::fs::File::open("/dev/mapper/control")?;
     let mut buf = vec![0u8; BUFFER];
     let put = |buf: &mut [u8], at: usize, v: u32| buf[at..at + 4].copy_from_slice(&v.to_ne_bytes());
@@ -104,7 +104,7 @@ pub fn parse(buf: &[u8]) -> io::Result<Vec<DmTarget>> {
 
 /// A `linear` target's device (major, minor) and offset in sectors, from
 /// its parameters `MAJ:MIN OFFSET`.
-pub fn linear(t: &DmTarget) -> Option<((u32, u32), u64)> {
+pub fn linear_origin(t: &DmTarget) -> Option<((u32, u32), u64)> {
     if t.kind != "linear" {
         return None;
     }
@@ -136,7 +136,7 @@ mod tests {
             (t[0].start, t[0].length, t[0].kind.as_str()),
             (0, 100000, "linear")
         );
-        assert_eq!(linear(&t[0]), Some(((8, 17), 2048)));
+        assert_eq!(linear_origin(&t[0]), Some(((8, 17), 2048)));
         // Cut anywhere, it is an error or fewer targets, never a panic.
         for n in 0..b.len() {
             let _ = parse(&b[..n]);

@@ -2,7 +2,7 @@
 
 /// The host name as uname(2) gives it (`nodename`, what `hostname` and
 /// smartctl print); empty when the kernel has none set.
-pub fn name() -> String {
+pub fn host_name() -> String {
     rustix::system::uname()
         .nodename()
         .to_string_lossy()
@@ -17,7 +17,7 @@ pub struct Kernel {
     pub machine: String,
 }
 
-pub fn kernel() -> Kernel {
+pub fn running_kernel() -> Kernel {
     let u = rustix::system::uname();
     Kernel {
         release_version: format!(
@@ -34,6 +34,6 @@ mod tests {
     #[test]
     fn the_host_name_is_the_kernels() {
         let proc = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
-        assert_eq!(super::name(), proc.trim_end_matches('\n'));
+        assert_eq!(super::host_name(), proc.trim_end_matches('\n'));
     }
 }

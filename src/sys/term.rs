@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 
 /// Columns of the terminal on stdout (TIOCGWINSZ); else `COLUMNS` when
 /// set; None when output goes to a pipe or file without it (no wrapping).
-pub fn width() -> Option<usize> {
+pub fn terminal_width() -> Option<usize> {
     let out = std::io::stdout();
     let tty = out
         .is_terminal()

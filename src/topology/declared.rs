@@ -28,10 +28,10 @@
 
 use super::Transport;
 use crate::bytes::ParseError;
-use crate::identify::scsi::ScsiSays;
-use crate::identify::{ata, nvme, scsi};
+use crate::identify::ScsiSays;
+use crate::identify::{self};
 use crate::iolimits::Topology;
-use crate::sys::passthrough;
+use crate::sys;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -42,9 +42,9 @@ use std::path::Path;
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Declared {
-    pub nvme: Option<nvme::Namespace>,
+    pub nvme: Option<identify::Namespace>,
     pub scsi: Option<ScsiSays>,
-    pub ata: Option<ata::Identify>,
+    pub ata: Option<identify::Identify>,
     /// Each limit the device's data gives, beside the kernel's.
     pub limits: Vec<DeclaredLimit>,
     /// Fields the device declared that no kernel limit carries (NVMe's
@@ -149,10 +149,7 @@ pub fn ask(
     };
     match transport {
         Transport::Nvme if live => Ok(Answers {
-            nvme: answer(
-                "Identify Namespace",
-                passthrough::nvme_identify_namespace(node),
-            ),
+            nvme: answer("Identify Namespace", sys::nvme_identify_namespace(node)),
             ..Answers::default()
         }),
         Transport::Nvme => Err(not_sent()),
@@ -162,8 +159,8 @@ pub fn ask(
         | Transport::UsbStorage
         | Transport::Usb => {
             let mut a = Answers {
-                vpd_b0: passthrough::vpd_page(block_dir, 0xb0),
-                vpd_83: passthrough::vpd_page(block_dir, 0x83),
+                vpd_b0: sys::vpd_page(block_dir, 0xb0),
+                vpd_83: sys::vpd_page(block_dir, 0x83),
                 usb: matches!(
                     transport,
                     Transport::UsbUas | Transport::UsbStorage | Transport::Usb
@@ -171,9 +168,8 @@ pub fn ask(
                 ..Answers::default()
             };
             if live {
-                a.read_capacity =
-                    answer("READ CAPACITY(16)", passthrough::scsi_read_capacity16(node));
-                a.ata = answer("IDENTIFY", passthrough::ata_identify(node));
+                a.read_capacity = answer("READ CAPACITY(16)", sys::scsi_read_capacity16(node));
+                a.ata = answer("IDENTIFY", sys::ata_identify(node));
             } else if a.vpd_b0.is_none() && a.vpd_83.is_none() {
                 return Err(not_sent());
             }
@@ -192,11 +188,11 @@ pub fn ask(
 /// A command's bytes, or the note on why there are none.
 fn answer(
     command: &str,
-    r: Result<Vec<u8>, passthrough::PassthroughError>,
+    r: Result<Vec<u8>, sys::PassthroughError>,
 ) -> Option<Result<Vec<u8>, String>> {
     Some(r.map_err(|e| match e {
-        passthrough::PassthroughError::Open { .. } => e.to_string(),
-        passthrough::PassthroughError::Command(_) => {
+        sys::PassthroughError::Open { .. } => e.to_string(),
+        sys::PassthroughError::Command(_) => {
             format!("the device did not answer {command}: {e}")
         }
     }))
@@ -204,14 +200,14 @@ fn answer(
 
 /// What the answers say, set against the kernel's limits `kernel`.
 /// Err: nothing could be read, and why (one line).
-pub fn read(a: &Answers, kernel: &Topology) -> Result<Declared, String> {
+pub fn read_declared(a: &Answers, kernel: &Topology) -> Result<Declared, String> {
     let mut says = Declared::default();
     let mut failed = Vec::new();
     if let Some(r) = &a.nvme {
-        says.nvme = parsed(r, "Identify Namespace", nvme::parse, &mut failed);
+        says.nvme = parsed(r, "Identify Namespace", identify::parse_nvme, &mut failed);
     }
     if let Some(r) = &a.ata {
-        says.ata = parsed(r, "IDENTIFY", ata::parse, &mut failed);
+        says.ata = parsed(r, "IDENTIFY", identify::parse_ata, &mut failed);
     }
     says.scsi = scsi_says(a, &mut failed);
     if says.nvme.is_none() && says.ata.is_none() && says.scsi.is_none() {
@@ -263,7 +259,7 @@ fn scsi_says(a: &Answers, failed: &mut Vec<String>) -> Option<ScsiSays> {
     let mut s = ScsiSays::default();
     let mut any = false;
     if let Some(b) = &a.vpd_b0 {
-        match scsi::block_limits(b) {
+        match identify::block_limits(b) {
             Ok(l) => {
                 (s.otlg, s.mtl, s.otl) = (Some(l.otlg), Some(l.mtl), Some(l.otl));
                 any = true;
@@ -272,7 +268,7 @@ fn scsi_says(a: &Answers, failed: &mut Vec<String>) -> Option<ScsiSays> {
         }
     }
     if let Some(b) = &a.vpd_83 {
-        match scsi::naa_wwn(b) {
+        match identify::naa_wwn(b) {
             Ok(w) => {
                 any |= w.is_some();
                 s.wwn = w;
@@ -283,7 +279,7 @@ fn scsi_says(a: &Answers, failed: &mut Vec<String>) -> Option<ScsiSays> {
         }
     }
     if let Some(r) = &a.read_capacity {
-        if let Some(c) = parsed(r, "READ CAPACITY(16)", scsi::read_capacity16, failed) {
+        if let Some(c) = parsed(r, "READ CAPACITY(16)", identify::read_capacity16, failed) {
             s.logical_block_bytes = Some(c.logical_block_bytes);
             s.lbppbe = Some(c.lbppbe);
             s.lalba = Some(c.lalba);
@@ -314,7 +310,7 @@ fn said(
 /// The NVMe namespace's limits by `nvme_update_disk_info`'s rule; the
 /// fields it declared that the kernel does not read.
 fn nvme_limits(
-    ns: &nvme::Namespace,
+    ns: &identify::Namespace,
     kernel: &Topology,
     out: &mut Vec<DeclaredLimit>,
 ) -> Vec<String> {
@@ -404,7 +400,7 @@ fn nvme_limits(
 }
 
 /// The drive's own sectors from IDENTIFY.
-fn ata_limits(id: &ata::Identify, kernel: &Topology, out: &mut Vec<DeclaredLimit>) {
+fn ata_limits(id: &identify::Identify, kernel: &Topology, out: &mut Vec<DeclaredLimit>) {
     let l = id.logical_sector_bytes;
     out.push(said(
         Limit::LogicalBlockSize,
@@ -564,7 +560,7 @@ fn source_words(s: IdentifyProtocol) -> &'static str {
 /// Where the drive (IDENTIFY) and what answers for it (READ CAPACITY(16),
 /// the Block Limits page: libata or a bridge) say different things.
 fn bridge_notes(
-    id: &ata::Identify,
+    id: &identify::Identify,
     s: &ScsiSays,
     usb: bool,
     kernel: &Topology,
@@ -602,7 +598,7 @@ fn bridge_notes(
 
 /// What the NVMe fields mean for the kernel: unused when NSFEAT bit 4 is
 /// clear; NPWA never read.
-fn nvme_notes(ns: &nvme::Namespace, out: &mut Vec<String>) {
+fn nvme_notes(ns: &identify::Namespace, out: &mut Vec<String>) {
     if !ns.io_opt_fields() {
         out.push(
             "NSFEAT bit 4 is clear: the namespace declares no preferred write granularity or optimal write size (NPWG, NOWS), so the kernel's limits come from the LBA size alone".into(),

@@ -6,7 +6,7 @@
 //! disk is), or a volume of its own (an LV people use, a `dmsetup
 //! create` table).
 
-use crate::sys::sysfs::DmIds;
+use crate::sys::DmIds;
 
 /// Why a device-mapper device exists only inside another layer. Such a
 /// device is shown in the stack of the device it is built from (the
@@ -30,7 +30,7 @@ pub enum Internal {
 
 /// What a device-mapper device is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Role {
+pub enum DmRole {
     Internal(Internal),
     /// A multipath map (uuid `mpath-`): a whole disk, partitioned (by
     /// kpartx) as one.
@@ -65,15 +65,15 @@ const LVM_COMPONENT: [&str; 17] = [
 const LVM_RESERVED_PREFIX: [&str; 2] = ["pvmove", "snapshot"];
 
 /// What the device-mapper device named `ids` is.
-pub fn role(ids: &DmIds) -> Role {
+pub fn dm_role(ids: &DmIds) -> DmRole {
     let uuid = ids.uuid.as_deref().unwrap_or("");
     if let Some(why) = internal(uuid, ids.name.as_deref().unwrap_or("")) {
-        return Role::Internal(why);
+        return DmRole::Internal(why);
     }
     if uuid.starts_with("mpath-") {
-        return Role::Multipath;
+        return DmRole::Multipath;
     }
-    Role::Volume
+    DmRole::Volume
 }
 
 fn internal(uuid: &str, name: &str) -> Option<Internal> {
@@ -164,12 +164,12 @@ mod tests {
         }
     }
 
-    fn lvm(name: &str, layer: &str) -> Role {
+    fn lvm(name: &str, layer: &str) -> DmRole {
         let uuid = match layer {
             "" => format!("LVM-{ID}"),
             l => format!("LVM-{ID}-{l}"),
         };
-        role(&ids(name, &uuid))
+        dm_role(&ids(name, &uuid))
     }
 
     #[test]
@@ -184,11 +184,11 @@ mod tests {
             "vg-lin",
             "vg-snap",
         ] {
-            assert_eq!(lvm(name, ""), Role::Volume, "{name}");
+            assert_eq!(lvm(name, ""), DmRole::Volume, "{name}");
         }
         // Names with `_` and `-` of their own that lvm2 accepts.
         for name in ["vg-my_data", "my--vg-home_2", "vg_tmeta-data", "vg-a--b_c"] {
-            assert_eq!(lvm(name, ""), Role::Volume, "{name}");
+            assert_eq!(lvm(name, ""), DmRole::Volume, "{name}");
         }
     }
 
@@ -196,21 +196,21 @@ mod tests {
     fn thin_pool_devices_are_internal() {
         // As lvm2 2.03.16 names them (scenario 28): the sub-LVs carry
         // their layer in the uuid too.
-        let layer = |l: &str| Role::Internal(Internal::LvmLayer(l.into()));
+        let layer = |l: &str| DmRole::Internal(Internal::LvmLayer(l.into()));
         assert_eq!(lvm("vg-pool_tmeta", "tmeta"), layer("tmeta"));
         assert_eq!(lvm("vg-pool_tdata", "tdata"), layer("tdata"));
         assert_eq!(lvm("vg-pool-tpool", "tpool"), layer("tpool"));
         assert_eq!(lvm("vg-pool", "pool"), layer("pool"));
         // Older lvm2 gave the sub-LVs the bare id: their names tell.
-        let component = |s| Role::Internal(Internal::LvmComponent(s));
+        let component = |s| DmRole::Internal(Internal::LvmComponent(s));
         assert_eq!(lvm("vg-pool_tmeta", ""), component("_tmeta"));
         assert_eq!(lvm("vg-pool_tdata", ""), component("_tdata"));
     }
 
     #[test]
     fn raid_cache_and_snapshot_devices_are_internal() {
-        let component = |s| Role::Internal(Internal::LvmComponent(s));
-        let layer = |l: &str| Role::Internal(Internal::LvmLayer(l.into()));
+        let component = |s| DmRole::Internal(Internal::LvmComponent(s));
+        let layer = |l: &str| DmRole::Internal(Internal::LvmLayer(l.into()));
         // RAID1 images and metadata: the bare id up to 2.03.16, `-real`
         // after.
         assert_eq!(lvm("vg-r1_rimage_0", ""), component("_rimage"));
@@ -242,19 +242,19 @@ mod tests {
         assert_eq!(lvm("vg-lvol1_vorigin", ""), component("_vorigin"));
         assert_eq!(
             lvm("vg-pvmove0", ""),
-            Role::Internal(Internal::LvmReserved("pvmove"))
+            DmRole::Internal(Internal::LvmReserved("pvmove"))
         );
     }
 
     #[test]
     fn the_vg_part_of_a_name_is_not_the_lv() {
         // A VG may be named with a reserved string; its LVs are not sub-LVs.
-        assert_eq!(lvm("data_tmeta-root", ""), Role::Volume);
-        assert_eq!(lvm("my--vg_rimage-home", ""), Role::Volume);
+        assert_eq!(lvm("data_tmeta-root", ""), DmRole::Volume);
+        assert_eq!(lvm("my--vg_rimage-home", ""), DmRole::Volume);
         // An LV name with a doubled hyphen before its reserved string.
         assert_eq!(
             lvm("vg-my--pool_tdata", ""),
-            Role::Internal(Internal::LvmComponent("_tdata"))
+            DmRole::Internal(Internal::LvmComponent("_tdata"))
         );
         assert_eq!(lv_name("a--b-c--d-real").as_deref(), Some("c-d"));
         assert_eq!(lv_name("novg"), None);
@@ -264,45 +264,48 @@ mod tests {
     #[test]
     fn a_short_or_odd_lvm_uuid_is_read_by_its_name() {
         // Not 68 characters before the layer: no layer read into it.
-        assert_eq!(role(&ids("vg-lv", "LVM-short")), Role::Volume);
-        assert_eq!(role(&ids("vg-lv", &format!("LVM-{ID}-"))), Role::Volume);
+        assert_eq!(dm_role(&ids("vg-lv", "LVM-short")), DmRole::Volume);
         assert_eq!(
-            role(&ids("vg-lv_tmeta", "LVM-short")),
-            Role::Internal(Internal::LvmComponent("_tmeta"))
+            dm_role(&ids("vg-lv", &format!("LVM-{ID}-"))),
+            DmRole::Volume
+        );
+        assert_eq!(
+            dm_role(&ids("vg-lv_tmeta", "LVM-short")),
+            DmRole::Internal(Internal::LvmComponent("_tmeta"))
         );
         // A name the uuid does not make an LVM one is nobody's sub-LV.
-        assert_eq!(role(&ids("vg-pool_tmeta", "")), Role::Volume);
-        assert_eq!(role(&DmIds::default()), Role::Volume);
+        assert_eq!(dm_role(&ids("vg-pool_tmeta", "")), DmRole::Volume);
+        assert_eq!(dm_role(&DmIds::default()), DmRole::Volume);
         // Not UTF-8 boundaries: nothing panics.
-        assert_eq!(role(&ids("é-é_é", "LVM-é")), Role::Volume);
+        assert_eq!(dm_role(&ids("é-é_é", "LVM-é")), DmRole::Volume);
     }
 
     #[test]
     fn crypt_multipath_and_partition_maps() {
         let luks = "CRYPT-LUKS2-0f3c9a4e2b8d4d5f9c1e7a6b5d4c3b2a-luks-0f3c";
         assert_eq!(
-            role(&ids("luks-0f3c", luks)),
-            Role::Internal(Internal::Crypt)
+            dm_role(&ids("luks-0f3c", luks)),
+            DmRole::Internal(Internal::Crypt)
         );
         assert_eq!(
-            role(&ids("swap", "CRYPT-PLAIN-swap")),
-            Role::Internal(Internal::Crypt)
+            dm_role(&ids("swap", "CRYPT-PLAIN-swap")),
+            DmRole::Internal(Internal::Crypt)
         );
         let wwid = "mpath-3600508b400105e210000900000490000";
-        assert_eq!(role(&ids("mpatha", wwid)), Role::Multipath);
+        assert_eq!(dm_role(&ids("mpatha", wwid)), DmRole::Multipath);
         assert_eq!(
-            role(&ids("mpatha1", &format!("part1-{wwid}"))),
-            Role::Internal(Internal::PartitionMap(1))
+            dm_role(&ids("mpatha1", &format!("part1-{wwid}"))),
+            DmRole::Internal(Internal::PartitionMap(1))
         );
         assert_eq!(
-            role(&ids("mpatha12", &format!("part12-{wwid}"))),
-            Role::Internal(Internal::PartitionMap(12))
+            dm_role(&ids("mpatha12", &format!("part12-{wwid}"))),
+            DmRole::Internal(Internal::PartitionMap(12))
         );
         // Only part<digits>-<parent> is a partition map.
         for odd in ["part-x", "partx-y", "part1", "part1-", "part99999999999-x"] {
-            assert_eq!(role(&ids("x", odd)), Role::Volume, "{odd}");
+            assert_eq!(dm_role(&ids("x", odd)), DmRole::Volume, "{odd}");
         }
         // A table made by hand.
-        assert_eq!(role(&ids("off1", "")), Role::Volume);
+        assert_eq!(dm_role(&ids("off1", "")), DmRole::Volume);
     }
 }

@@ -1,16 +1,19 @@
 //! What the kernel (or a `--topology` override) says about a disk: I/O limits
 //! from sysfs and from ioctls, transport, identity, and sanity hints.
 
-pub mod declared;
-pub mod dm;
+mod declared;
+mod dm;
 mod hints;
 mod overrides;
 mod survey;
 mod transport;
 
+pub use declared::{read_declared, Answers, DeclaredLimit, IdentifyProtocol, Limit};
+pub use dm::{dm_role, DmRole};
+
 pub use crate::iolimits::{is_misaligned_marker, Topology, ZoneModel, Zones};
-pub use crate::sys::ioctl::IoctlValues;
-pub use crate::sys::sysfs::{DmIds, KernelPartition, Sysfs};
+pub use crate::sys::IoctlValues;
+pub use crate::sys::{DmIds, KernelPartition, Sysfs};
 pub use declared::Declared;
 pub use hints::{hints, limit_hints, stacked_offset_why};
 pub use overrides::TopologyOverride;
@@ -18,8 +21,7 @@ pub use survey::{survey, Survey, TopologyDocument};
 pub use transport::{Transport, UsbBridge};
 
 use crate::findings::Finding;
-use crate::sys::ioctl;
-use crate::sys::sysfs::{self, list_dir, read_num, read_str};
+use crate::sys::{self, list_dir, read_num, read_str};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
@@ -81,8 +83,8 @@ pub struct Disk {
 
 impl Disk {
     /// What this disk is to device-mapper; None when it is no dm device.
-    pub fn dm_role(&self) -> Option<dm::Role> {
-        self.dm.as_ref().map(dm::role)
+    pub fn dm_role(&self) -> Option<dm::DmRole> {
+        self.dm.as_ref().map(dm::dm_role)
     }
 
     /// Whether people partition this disk: every disk but a dm device
@@ -91,14 +93,14 @@ impl Disk {
     /// dm-crypt mapping holds a filesystem or another layer, and a
     /// multipath map is a disk, partitioned through kpartx.
     pub fn partitionable(&self) -> bool {
-        matches!(self.dm_role(), None | Some(dm::Role::Multipath))
+        matches!(self.dm_role(), None | Some(dm::DmRole::Multipath))
     }
 }
 
 /// The unit serial number from a raw SCSI VPD page 0x80 (`device/vpd_pg80`):
 /// a 4-byte header whose bytes 2..4 give the length, then ASCII.
 fn vpd_serial(path: &Path) -> Option<String> {
-    let raw = sysfs::read_attr(path)?;
+    let raw = sys::read_attr(path)?;
     let len = usize::from(u16::from_be_bytes([*raw.get(2)?, *raw.get(3)?]));
     let body = raw.get(4..)?;
     let body = &body[..len.min(body.len())];
@@ -138,8 +140,8 @@ impl Sysfs {
         } else {
             size_bytes.div_ceil(zones.zone_size_bytes)
         };
-        match ioctl::open_read_only(&device)
-            .and_then(|fd| ioctl::conventional_zones(fd, size_bytes / 512, max))
+        match sys::open_read_only(&device)
+            .and_then(|fd| sys::conventional_zones(fd, size_bytes / 512, max))
         {
             Ok(n) => zones.conventional_zones = Some(n),
             Err(e) => {
@@ -165,7 +167,7 @@ impl Sysfs {
         let size_bytes = size_of(&dir);
         let device = PathBuf::from("/dev").join(name);
         let (ioctl, ioctl_error) = if self.is_live() {
-            match ioctl::read_path(&device) {
+            match sys::read_path(&device) {
                 Ok(v) => (Some(v), None),
                 Err(e) => (None, Some(format!("{}: {e}", device.display()))),
             }
@@ -182,7 +184,7 @@ impl Sysfs {
         let (transport, usb) = transport::detect(name, &canonical);
         let (declared, declared_note) =
             match declared::ask(&dir, &device, transport, self.is_live())
-                .and_then(|answers| declared::read(&answers, &topology))
+                .and_then(|answers| declared::read_declared(&answers, &topology))
             {
                 Ok(says) => (Some(says), None),
                 Err(note) => (None, Some(note)),

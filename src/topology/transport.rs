@@ -1,6 +1,6 @@
 //! How a disk is attached, from its name and its canonical sysfs path.
 
-use crate::sys::sysfs::read_str;
+use crate::sys::read_str;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::Path;

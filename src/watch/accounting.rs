@@ -12,7 +12,7 @@
 //! differ, and says why in one line from what it counted.
 
 use super::devices::DeviceLayer;
-use crate::sys::blocktrace::{Direction, Snapshot, Stage};
+use crate::sys::{Direction, Snapshot, Stage};
 use serde::{Deserialize, Serialize};
 
 /// What the kernel's own I/O statistics counted for one device and
@@ -31,7 +31,7 @@ pub struct KernelCounts {
 /// of two snapshots); None where /proc/diskstats has no line for it.
 pub fn kernel_counts(
     snap: &Snapshot,
-    dev: crate::sys::blocktrace::DevNum,
+    dev: crate::sys::DevNum,
     d: Direction,
 ) -> Option<KernelCounts> {
     snap.diskstats
@@ -46,7 +46,7 @@ pub fn kernel_counts(
 
 /// The empty writes that carried a flush, counted where `dev`'s bios are
 /// queued (a partition's are queued at its disk, so it has none here).
-pub fn preflush_writes(snap: &Snapshot, dev: crate::sys::blocktrace::DevNum) -> u64 {
+pub fn preflush_writes(snap: &Snapshot, dev: crate::sys::DevNum) -> u64 {
     snap.counters
         .iter()
         .filter(|((v, d, s), _)| (*v, *d, *s) == (dev, Direction::Flush, Stage::Queue))

@@ -7,8 +7,8 @@
 use crate::errors::TargetError;
 use crate::findings::Finding;
 use crate::iolimits::Zones;
-use crate::sys::blocktrace::{DevNum, Grains};
-use crate::sys::sysfs::{list_dir, read_num, read_str};
+use crate::sys::{list_dir, read_num, read_str};
+use crate::sys::{DevNum, Grains};
 use crate::topology::Sysfs;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -335,10 +335,10 @@ type DmLookup = fn(u32, u32) -> Option<((u32, u32), u64)>;
 
 /// The live table through DM_TABLE_STATUS (`sys::dm`).
 fn dm_linear(major: u32, minor: u32) -> Option<((u32, u32), u64)> {
-    let t = crate::sys::dm::table(major, minor).ok()?;
+    let t = crate::sys::dm_table(major, minor).ok()?;
     match t.as_slice() {
         [one] if one.start == 0 => {
-            crate::sys::dm::linear(one).map(|(dev, sectors)| (dev, sectors * 512))
+            crate::sys::linear_origin(one).map(|(dev, sectors)| (dev, sectors * 512))
         }
         _ => None,
     }

@@ -5,7 +5,7 @@
 
 use super::devices::{DeviceLayer, GrainFrom, Watched};
 use crate::iolimits::{ZoneModel, Zones};
-use crate::sys::blocktrace::{Counters, DevNum, Direction, Snapshot, Stage};
+use crate::sys::{Counters, DevNum, Direction, Snapshot, Stage};
 
 /// `ios` 4 KiB I/Os starting on 4 KiB, `straddle` of them counted as
 /// straddling.

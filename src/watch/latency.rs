@@ -12,7 +12,7 @@
 //! the aligned ones'; nothing finer is claimed.
 
 use super::devices::{DeviceLayer, Watched};
-use crate::sys::blocktrace::{Direction, Latency, Snapshot};
+use crate::sys::{Direction, Latency, Snapshot};
 use serde::{Deserialize, Serialize};
 
 /// Fewer requests than this in either group decide nothing.

@@ -13,7 +13,7 @@
 
 use super::counts::{off, padded, share, shifted};
 use super::devices::{DeviceLayer, Watched};
-use crate::sys::blocktrace::{DevNum, Direction, Snapshot};
+use crate::sys::{DevNum, Direction, Snapshot};
 use serde::{Deserialize, Serialize};
 
 /// One device's I/O in one direction as it landed on one device below.
@@ -147,7 +147,7 @@ impl Below<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::blocktrace::{Counters, LegKey};
+    use crate::sys::{Counters, LegKey};
 
     fn dev(minor: u32) -> DevNum {
         DevNum { major: 8, minor }

@@ -11,18 +11,24 @@
 //! the tests feed synthetic or recorded ones; [`tracer`] is the one place
 //! the kernel's tracer plugs in.
 
-pub mod accounting;
-pub mod counts;
-pub mod devices;
-pub mod latency;
-pub mod legs;
-pub mod rules;
-pub mod source;
-pub mod submitters;
-pub mod summary;
+mod accounting;
+mod counts;
+mod devices;
+mod latency;
+mod legs;
+mod rules;
+mod source;
+mod submitters;
+mod summary;
 
 #[cfg(test)]
 pub(crate) mod fixture;
+
+pub use counts::share;
+pub use latency::{LatencyDecision, Span};
+pub use legs::Leg;
+pub use submitters::Submitter;
+pub use summary::Bucket;
 
 pub use devices::{resolve, DeviceLayer, Resolved, Watched};
 pub use latency::LatencyComparison;
@@ -33,7 +39,7 @@ use crate::check::CheckOptions;
 use crate::errors::TargetError;
 use crate::findings::{Code, FailOn, Finding};
 use crate::schema::Document;
-use crate::sys::blocktrace::{BpfAttach, Snapshot, TracePath};
+use crate::sys::{BpfAttach, Snapshot, TracePath};
 use crate::topology::Sysfs;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -121,8 +127,8 @@ impl Limits {
     /// The limits of `sys::trace` and what the run's summaries and
     /// snapshot say went beyond them.
     fn of(devices: &[DeviceSummary], stack: &[Watched], d: &Snapshot) -> Limits {
-        let cap = crate::sys::trace::Capacity::DEFAULT;
-        let name = |dev: &crate::sys::blocktrace::DevNum| {
+        let cap = crate::sys::Capacity::DEFAULT;
+        let name = |dev: &crate::sys::DevNum| {
             stack.iter().find(|w| w.dev() == *dev).map_or_else(
                 || format!("{}:{}", dev.major, dev.minor),
                 |w| w.device.clone(),
@@ -299,7 +305,7 @@ pub fn add_causes(stack: &mut [Watched], sysfs: &Sysfs) {
     let read = crate::check::read(&paths, &opts);
     // The plan command of each disk whose plan has work: the fix the
     // findings name, as check's `next:` does.
-    let plans = crate::plan::next::commands(read.clone(), &opts);
+    let plans = crate::plan::next_commands(read.clone(), &opts);
     let run = crate::check::judge(read, FailOn::default());
     let cause = |f: &&Finding| PLACEMENT.contains(&f.code) && f.counts() && f.is_problem();
     for w in stack.iter_mut() {
@@ -359,7 +365,7 @@ mod tests {
     //! partition at sector 63 and one at 2048 of a 4 KiB-physical disk.
     use super::fixture::{counters_4k, snapshot, watched_ao};
     use super::*;
-    use crate::sys::blocktrace::{DevNum, Direction, Stage};
+    use crate::sys::{DevNum, Direction, Stage};
     use std::time::Duration;
 
     fn opts() -> WatchOptions {

@@ -9,7 +9,7 @@ use super::submitters::{behind, Submitter};
 use super::summary::DeviceSummary;
 use crate::findings::{Code, Facts, Finding, Severity, Subject, SubmitterFact};
 use crate::iolimits::ZoneModel;
-use crate::sys::blocktrace::Direction;
+use crate::sys::Direction;
 
 /// A finding needs at least this share of the device's I/Os...
 pub const MIN_SHARE: f64 = 0.05;

@@ -4,8 +4,8 @@
 //! (tests, and runs saved for later); [`observe`] takes one snapshot at
 //! the start and one every interval until the run ends.
 
-use crate::sys::blocktrace::{BpfAttach, Grains, Snapshot, TracePath};
-use crate::sys::trace::{Prefer, Tracer};
+use crate::sys::{BpfAttach, Grains, Snapshot, TracePath};
+use crate::sys::{Prefer, Tracer};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -244,7 +244,7 @@ fn wait(d: Duration, stop: &mut dyn Stop) -> bool {
 mod tests {
     //! Synthetic snapshots, made up here.
     use super::*;
-    use crate::sys::blocktrace::{DevNum, Direction, Stage};
+    use crate::sys::{DevNum, Direction, Stage};
     use crate::watch::fixture::{counters_4k, snapshot};
 
     fn recording(n: usize) -> String {

@@ -9,11 +9,12 @@
 
 use super::counts::{off, padded, share, shifted};
 use super::devices::Watched;
-use crate::sys::blocktrace::{Counters, Direction, Snapshot, Stage, SubmitterKey};
+use crate::sys::{Counters, Direction, Snapshot, Stage, SubmitterKey};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Submitters shown per device and direction unless `--top` says.
+#[cfg(test)]
 pub const TOP: usize = 10;
 
 /// What a submitter is.
@@ -289,7 +290,7 @@ pub fn behind(subs: &[Submitter], of: fn(&Submitter) -> u64, affected: u64) -> V
 mod tests {
     //! Synthetic snapshots, made up here.
     use super::*;
-    use crate::sys::blocktrace::DevNum;
+    use crate::sys::DevNum;
     use crate::watch::fixture::{snapshot, watched_ao};
 
     fn key(minor: u32, comm: &str, cgroup_id: u64, stage: Stage) -> SubmitterKey {

@@ -10,7 +10,7 @@ use super::counts::{off, padded, share, shifted};
 use super::devices::{DeviceLayer, Watched};
 use super::legs::{self, Leg};
 use super::submitters::{self, Submitter};
-use crate::sys::blocktrace::{Counters, DevNum, Direction, Latency, Snapshot, Stage};
+use crate::sys::{Counters, DevNum, Direction, Latency, Snapshot, Stage};
 use serde::{Deserialize, Serialize};
 
 /// The directions, in the order they are shown.
@@ -124,7 +124,7 @@ pub fn delta(later: &Snapshot, earlier: &Snapshot) -> Snapshot {
                 .iter()
                 .find(|(k, _)| k == key)
                 .map_or_else(Default::default, |(_, b)| *b);
-            let a = crate::sys::blocktrace::Accounted {
+            let a = crate::sys::Accounted {
                 ios: a.ios.saturating_sub(b.ios),
                 merges: a.merges.saturating_sub(b.merges),
                 sectors: a.sectors.saturating_sub(b.sectors),

@@ -4,8 +4,8 @@
 //! one synthetic label of OpenZFS's pool version 5000 (no OpenZFS tool is
 //! at hand), which says it is synthetic in its hostname.
 
-use diskalign::stack::zfs::nvlist::{list, Encoder, NvList, Value};
-use diskalign::stack::zfs::{phys_offset, seal, PHYS_SIZE};
+use diskalign::stack::{nvlist, Encoder, NvList, NvValue};
+use diskalign::stack::{phys_offset, seal, PHYS_SIZE};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -41,47 +41,47 @@ pub fn image_with(dir: &Path, name: &str, len: u64, phys: &[u8], copies: &[usize
 /// `features_for_read`, a raidz of whole disks at ashift 12.
 pub fn synthetic_v5000() -> Vec<u8> {
     let leaf = |id: u64| {
-        list([
-            ("type", Value::Str("disk".into())),
-            ("id", Value::Unsigned(id)),
-            ("guid", Value::Unsigned(1000 + id)),
+        nvlist([
+            ("type", NvValue::Str("disk".into())),
+            ("id", NvValue::Unsigned(id)),
+            ("guid", NvValue::Unsigned(1000 + id)),
             (
                 "path",
-                Value::Str(format!("/dev/disk/by-id/synthetic-{id}-part1")),
+                NvValue::Str(format!("/dev/disk/by-id/synthetic-{id}-part1")),
             ),
-            ("whole_disk", Value::Unsigned(1)),
-            ("create_txg", Value::Unsigned(4)),
+            ("whole_disk", NvValue::Unsigned(1)),
+            ("create_txg", NvValue::Unsigned(4)),
         ])
     };
-    let config: NvList = list([
-        ("version", Value::Unsigned(5000)),
-        ("name", Value::Str("synthetic".into())),
-        ("state", Value::Unsigned(0)),
-        ("txg", Value::Unsigned(42)),
-        ("pool_guid", Value::Unsigned(9_000_000_000_000_000_001)),
-        ("errata", Value::Unsigned(0)),
-        ("hostname", Value::Str("synthetic-label".into())),
-        ("top_guid", Value::Unsigned(999)),
-        ("guid", Value::Unsigned(1000)),
-        ("vdev_children", Value::Unsigned(1)),
+    let config: NvList = nvlist([
+        ("version", NvValue::Unsigned(5000)),
+        ("name", NvValue::Str("synthetic".into())),
+        ("state", NvValue::Unsigned(0)),
+        ("txg", NvValue::Unsigned(42)),
+        ("pool_guid", NvValue::Unsigned(9_000_000_000_000_000_001)),
+        ("errata", NvValue::Unsigned(0)),
+        ("hostname", NvValue::Str("synthetic-label".into())),
+        ("top_guid", NvValue::Unsigned(999)),
+        ("guid", NvValue::Unsigned(1000)),
+        ("vdev_children", NvValue::Unsigned(1)),
         (
             "vdev_tree",
-            Value::List(list([
-                ("type", Value::Str("raidz".into())),
-                ("id", Value::Unsigned(0)),
-                ("guid", Value::Unsigned(999)),
-                ("nparity", Value::Unsigned(1)),
-                ("ashift", Value::Unsigned(12)),
-                ("asize", Value::Unsigned(3 * (60 << 20))),
-                ("is_log", Value::Unsigned(0)),
-                ("children", Value::Lists((0..3).map(leaf).collect())),
+            NvValue::List(nvlist([
+                ("type", NvValue::Str("raidz".into())),
+                ("id", NvValue::Unsigned(0)),
+                ("guid", NvValue::Unsigned(999)),
+                ("nparity", NvValue::Unsigned(1)),
+                ("ashift", NvValue::Unsigned(12)),
+                ("asize", NvValue::Unsigned(3 * (60 << 20))),
+                ("is_log", NvValue::Unsigned(0)),
+                ("children", NvValue::Lists((0..3).map(leaf).collect())),
             ])),
         ),
         (
             "features_for_read",
-            Value::List(list([
-                ("com.delphix:hole_birth", Value::Flag),
-                ("com.delphix:embedded_data", Value::Flag),
+            NvValue::List(nvlist([
+                ("com.delphix:hole_birth", NvValue::Flag),
+                ("com.delphix:embedded_data", NvValue::Flag),
             ])),
         ),
     ]);

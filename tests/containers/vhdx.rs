@@ -7,7 +7,7 @@
 use super::patch::{self, quick_error};
 use super::{assert_same_guest, common, open, patterned_disk, qemu_virtual_size};
 use crc::{Crc, CRC_32_ISCSI};
-use diskalign::image::{vhdx, Chain, ContainerFormat, Files, HostFiles, Opened};
+use diskalign::image::{open_vhdx, Chain, ContainerFormat, Files, HostFiles, Opened};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -245,7 +245,7 @@ fn patched_fields_are_named_with_their_offsets() {
     // Without its magic the file is not told as a VHDX: read it as one.
     let id = patched(&image, "id.vhdx", 0, b"vhdxfilX");
     let src = HostFiles.open(&id).unwrap();
-    let e = vhdx::open(src, &id, &mut Chain::new(&HostFiles))
+    let e = open_vhdx(src, &id, &mut Chain::new(&HostFiles))
         .err()
         .unwrap()
         .to_string();

@@ -6,11 +6,11 @@ use crate::check::fixture::{disk, image, part};
 use crate::check::partitions::partition_reports;
 use crate::check::tools::ToolView;
 use crate::findings::{Severity, Status};
-use crate::identify::nvme::{LbaFormat, RelativePerformance};
+use crate::identify::{LbaFormat, RelativePerformance};
 use crate::layout::PartKind;
-use crate::stack::luks::Luks;
 use crate::stack::Detail;
-use crate::topology::declared::{DeclaredLimit, IdentifyProtocol};
+use crate::stack::Luks;
+use crate::topology::{DeclaredLimit, IdentifyProtocol};
 use crate::units::MIB;
 
 const T512E: Topology = Topology {
@@ -207,8 +207,8 @@ fn zfs_layer(ashift: u64, below: Topology) -> Layer {
         64 * MIB,
         below,
     );
-    l.detail = Some(Detail::Zfs(Box::new(crate::stack::zfs::Zfs {
-        vdev_tree: Some(crate::stack::zfs::Vdev {
+    l.detail = Some(Detail::Zfs(Box::new(crate::stack::Zfs {
+        vdev_tree: Some(crate::stack::Vdev {
             vdev_type: "disk".into(),
             ashift: Some(ashift),
             ..Default::default()

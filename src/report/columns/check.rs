@@ -14,17 +14,17 @@ pub struct PartitionRow<'a> {
     pub partition: Option<&'a CheckedPartition>,
     pub error: Option<&'a TargetError>,
     /// The codes of the warnings and errors at this row's place
-    /// (`check::summary::problems`), space-separated.
+    /// (`check::problems`), space-separated.
     pub problems: String,
 }
 
-/// `check::summary::problems` as the CSV writes it.
+/// `check::problems` as the CSV writes it.
 fn problems_text(
     t: &CheckedTarget,
     number: Option<u32>,
     assembled: &[crate::stack::Layer],
 ) -> String {
-    crate::check::summary::problems(t, number, assembled)
+    crate::check::problems(t, number, assembled)
         .iter()
         .map(|c| c.as_str())
         .collect::<Vec<_>>()

@@ -4,9 +4,9 @@
 use super::grid::offset_label;
 use super::probe::{percent, si};
 use super::*;
-use crate::compare::check::TargetChange;
-use crate::compare::probe::Decision;
-use crate::compare::watch::{DeviceChange, SubmitterChange};
+use crate::compare::Decision;
+use crate::compare::TargetChange;
+use crate::compare::{DeviceChange, SubmitterChange};
 use crate::findings::Status;
 
 /// A cell of a probe comparison, with the comparison (for its target's path).
@@ -174,13 +174,13 @@ fn interval(r: &CellRatio) -> String {
 /// (to name its target when there are several).
 pub struct EnvRow<'a> {
     pub comparison: &'a ProbeComparison,
-    pub field: &'a crate::compare::environment::EnvField,
+    pub field: &'a crate::compare::EnvField,
 }
 
 /// The rows of `fields` of comparison `c`.
 pub fn env_rows<'a>(
     c: &'a ProbeComparison,
-    fields: impl IntoIterator<Item = &'a crate::compare::environment::EnvField>,
+    fields: impl IntoIterator<Item = &'a crate::compare::EnvField>,
 ) -> Vec<EnvRow<'a>> {
     fields
         .into_iter()
@@ -306,7 +306,7 @@ fn share_pct(v: Option<f64>) -> String {
 /// of its submitters) with its figures in A and in B.
 trait BothRuns {
     fn device(&self) -> &str;
-    fn direction(&self) -> Option<crate::sys::blocktrace::Direction>;
+    fn direction(&self) -> Option<crate::sys::Direction>;
     fn ios(&self) -> [Option<u64>; 2];
     fn straddle_share(&self) -> [Option<f64>; 2];
     fn sub_physical_share(&self) -> [Option<f64>; 2];
@@ -318,7 +318,7 @@ macro_rules! both_runs {
             fn device(&self) -> &str {
                 &self.device
             }
-            fn direction(&self) -> Option<crate::sys::blocktrace::Direction> {
+            fn direction(&self) -> Option<crate::sys::Direction> {
                 self.direction
             }
             fn ios(&self) -> [Option<u64>; 2] {

@@ -4,7 +4,7 @@
 //! table of what a run could not read.
 
 use super::*;
-use crate::check::document::TargetError;
+use crate::errors::TargetError;
 use crate::findings::Finding;
 
 type F = Column<Finding>;

@@ -10,19 +10,19 @@
 //! their own beside it.
 
 use super::style::{Style, TableMode};
-use crate::check::outcome::{CheckedPartition, CheckedTarget};
-use crate::compare::check::FindingChange;
-use crate::compare::probe::CellRatio;
+use crate::check::{CheckedPartition, CheckedTarget};
+use crate::compare::CellRatio;
+use crate::compare::FindingChange;
 use crate::compare::ProbeComparison;
 use crate::errors::TargetError;
+use crate::probe::CellReport;
 use crate::probe::Environment;
 use crate::probe::{ProbeRun, TargetInfo};
-use crate::probe::CellReport;
-use crate::topology::declared::Limit;
 use crate::topology::Disk;
+use crate::topology::Limit;
 use crate::units::human;
-use crate::watch::submitters::Submitter;
-use crate::watch::summary::Bucket;
+use crate::watch::Bucket;
+use crate::watch::Submitter;
 use crate::watch::{DeviceSummary, WatchRun};
 use std::borrow::Cow;
 
@@ -38,16 +38,16 @@ mod watch;
 pub use check::{partition_rows, partitions, target_rows, PartitionRow};
 pub use compare::{
     changes, check_targets_compared, env_label, env_rows, environment, ratio_rows, ratios,
-    watch_devices_compared, watch_submitters_compared, EnvRow, RatioRow, RATIOS_HTML,
+    watch_devices_compared, watch_submitters_compared, EnvRow, RATIOS_HTML,
 };
 pub use findings::{errors_html, findings};
-pub use grid::{grid, offset_label, Entry, GridRow};
+pub use grid::{grid, Entry};
 pub use plan::{new_partitions, plan_partitions, NewPartition};
-pub use probe::{cells, percent, si, CellRow, Iops, Versus};
+pub use probe::{cells, CellRow, Iops, Versus};
 pub use topology::DISKS;
 pub use watch::{
     histogram, leg_rows, span, submitter_rows, unless_zoned, watch_buckets, watch_devices,
-    watch_latency, watch_legs, watch_rows, watch_submitters, LegRow, SubmitterRow, WatchRow,
+    watch_latency, watch_legs, watch_rows, watch_submitters,
 };
 
 /// How a column reads its value from a row: a function of the row, or

@@ -3,8 +3,8 @@
 //! and latency.
 
 use super::*;
-use crate::watch::latency::{LatencyComparison, Span};
-use crate::watch::legs::Leg;
+use crate::watch::Leg;
+use crate::watch::{LatencyComparison, Span};
 
 type WD = Column<DeviceSummary>;
 

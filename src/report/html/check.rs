@@ -20,8 +20,10 @@ mod verdicts;
 mod zoom;
 
 use super::page;
-use crate::check::document::CheckDoc;
-use crate::check::document::{CheckedTarget, Finding, Topology};
+use crate::check::CheckDoc;
+use crate::check::CheckedTarget;
+use crate::findings::Finding;
+use crate::iolimits::Topology;
 use crate::units::human;
 
 /// The section of one check run; `id` prefixes every id in it.

@@ -123,7 +123,7 @@ fn with_where(targets: &[&str], host: &str, started: Option<u64>) -> Option<Stri
 
 /// The page of several saved runs, one section each, in the order given.
 /// `n` numbers each run's ids so two runs of one kind never share one.
-pub fn render(inputs: &[Input]) -> String {
+pub fn render_html(inputs: &[Input]) -> String {
     let sections: Vec<String> = inputs
         .iter()
         .enumerate()
@@ -145,7 +145,7 @@ pub fn render(inputs: &[Input]) -> String {
 /// Every figure of a page, as (id, standalone SVG): `report --figures`
 /// writes each to its own file. The figures draw with presentation
 /// attributes only, so each stands alone.
-pub fn figures(page: &str) -> Vec<(String, String)> {
+pub fn html_figures(page: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut rest = page;
     while let Some(start) = rest.find("<svg ") {
@@ -179,7 +179,7 @@ pub struct Html {
 /// about, where and when.
 fn from_json(text: &str, name: &str) -> String {
     match Saved::parse(text, name) {
-        Ok(doc) => render(&[Input {
+        Ok(doc) => render_html(&[Input {
             name: describe(&doc).unwrap_or_else(|| name.to_string()),
             doc,
         }]),
@@ -191,27 +191,27 @@ fn from_json(text: &str, name: &str) -> String {
 impl super::Exporter for Html {
     fn check(&self, run: &crate::check::CheckRun) -> Option<String> {
         Some(from_json(
-            &super::json::check(run, &self.stamp),
+            &super::json::check_json(run, &self.stamp),
             "this check run",
         ))
     }
 
     fn topology(&self, survey: &crate::topology::Survey) -> Option<String> {
         Some(from_json(
-            &super::json::topology(survey, &self.stamp),
+            &super::json::topology_json(survey, &self.stamp),
             "this topology run",
         ))
     }
 
     fn probe(&self, report: &crate::probe::ProbeRun) -> Option<String> {
         Some(from_json(
-            &super::json::probe(report, &self.stamp),
+            &super::json::probe_json(report, &self.stamp),
             "this probe run",
         ))
     }
 
     fn compare(&self, c: &crate::compare::Comparison) -> Option<String> {
-        Some(render(&[Input {
+        Some(render_html(&[Input {
             name: "this comparison".into(),
             doc: Saved::Compare(Box::new(c.clone())),
         }]))
@@ -223,7 +223,7 @@ impl super::Exporter for Html {
 
     fn watch(&self, run: &crate::watch::WatchRun) -> Option<String> {
         Some(from_json(
-            &super::json::watch(run, &self.stamp),
+            &super::json::watch_json(run, &self.stamp),
             "this watch run",
         ))
     }
@@ -292,7 +292,7 @@ mod tests {
         a.add(svg::El::new("rect").at("width", 1.0));
         let b = svg::Figure::new("run1-zoom", 10.0, 10.0, "zoom");
         let page = format!("<p>x</p>{}<p>y</p>{}", a.finish(), b.finish());
-        let f = figures(&page);
+        let f = html_figures(&page);
         assert_eq!(f.len(), 2);
         assert_eq!(f[0].0, "run1-map-0");
         assert!(f[0].1.starts_with("<?xml"));
@@ -315,7 +315,7 @@ mod tests {
         );
         for (name, text) in [("topology", topo), ("check", check)] {
             let doc = Saved::parse(&text, evil).unwrap();
-            let page = render(&[Input {
+            let page = render_html(&[Input {
                 name: evil.into(),
                 doc,
             }]);

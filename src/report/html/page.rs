@@ -141,7 +141,7 @@ pub fn document(title: &str, sources: &[String], sections: &[String]) -> String 
 /// `/dev/loop1, partition 1, PV abc` (`Subject::parts`).
 pub fn subject(s: &crate::findings::Subject) -> String {
     let parts: Vec<String> = s.parts().iter().map(|p| brief(p).into_owned()).collect();
-    parts.join(crate::findings::facts::SUBJECT_SEPARATOR)
+    parts.join(crate::findings::SUBJECT_SEPARATOR)
 }
 
 #[cfg(test)]

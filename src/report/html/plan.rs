@@ -17,7 +17,7 @@
 use super::check::map;
 use super::describe;
 use super::page;
-use crate::check::outcome::{CheckedPartition as Partition, CheckedTarget as Target};
+use crate::check::{CheckedPartition as Partition, CheckedTarget as Target};
 use crate::findings::Status;
 use crate::plan::{DiskPlan, Manual, PartPlan, Step};
 use crate::report::columns::{self, Column};
@@ -27,7 +27,7 @@ use crate::units::human;
 
 /// The whole page of a plan run.
 pub fn page(p: Planned, stamp: &Stamp) -> String {
-    let json = crate::report::json::check(p.now, stamp);
+    let json = crate::report::json::check_json(p.now, stamp);
     let now: &[Target] = &p.now.targets;
     // The disks, the host and the date, as every page names its run.
     let what = Saved::parse(&json, "plan")

@@ -86,6 +86,7 @@ pub fn nice_step(raw: f64) -> f64 {
 
 /// A domain from 0 (or the data's low end) to a little above the data's
 /// high end, rounded up to a tick; for IOPS and MiB/s axes.
+#[cfg(test)]
 pub fn zero_based(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let hi = values.filter(|v| v.is_finite()).fold(0.0, f64::max);
     if hi <= 0.0 {
@@ -143,6 +144,7 @@ impl Rgb {
 /// Nine stops along viridis (dark purple → blue → green → yellow), a
 /// perceptually uniform scale that colour-blind readers and greyscale
 /// prints can follow.
+#[cfg(test)]
 const VIRIDIS: [Rgb; 9] = [
     Rgb(68, 1, 84),
     Rgb(71, 44, 122),
@@ -156,6 +158,7 @@ const VIRIDIS: [Rgb; 9] = [
 ];
 
 /// The viridis colour at `t` in [0, 1] (clamped; NaN gives the low end).
+#[cfg(test)]
 pub fn viridis(t: f64) -> Rgb {
     let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
     let x = t * (VIRIDIS.len() - 1) as f64;

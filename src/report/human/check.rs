@@ -4,8 +4,8 @@
 //! for the whole run. `-q` prints the verdicts only. Targets that could
 //! not be checked were said on stderr, once; the last line counts them.
 
-use crate::check::outcome::CheckedTarget;
 use crate::check::CheckRun;
+use crate::check::CheckedTarget;
 use crate::findings::{Finding, Severity};
 use crate::layout::TableKind;
 use crate::names::shell_word;
@@ -34,7 +34,7 @@ pub fn render(run: &CheckRun, st: &Style) -> String {
         if st.quiet {
             for l in &run.assembled {
                 let head = format!("{} (assembled): ", st.bold(&l.name));
-                let status = crate::check::summary::worst(l);
+                let status = crate::check::worst(l);
                 out.push_str(&st.line(&head, &st.status(status), "  "));
             }
         } else {

@@ -7,8 +7,8 @@
 //! status. `-q` prints the answer, the summary and the outcome; `-v` adds
 //! the environment that did not differ.
 
-use crate::compare::check::{Change, FindingChange};
-use crate::compare::probe::OnlyIn;
+use crate::compare::OnlyIn;
+use crate::compare::{Change, FindingChange};
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
 use crate::report::columns;
 use crate::report::style::Style;

@@ -2,9 +2,9 @@
 //! each command set that answered, each limit beside the kernel's, the
 //! fields the kernel ignores and the notes.
 
-use crate::identify::{ata::Identify, nvme::Namespace, scsi::ScsiSays};
+use crate::identify::{Identify, Namespace, ScsiSays};
 use crate::report::style::Style;
-use crate::topology::declared::DeclaredLimit;
+use crate::topology::DeclaredLimit;
 use crate::topology::Disk;
 use std::fmt::Write;
 
@@ -161,7 +161,7 @@ fn limit(l: &DeclaredLimit) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::declared::{read, Answers};
+    use crate::topology::{read_declared as read, Answers};
 
     fn fixture(name: &str) -> Vec<u8> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/identify/");

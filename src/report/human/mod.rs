@@ -13,7 +13,7 @@ use super::style::Style;
 use super::{Exporter, Listed, Planned};
 use crate::check::CheckRun;
 use crate::compare::Comparison;
-use crate::plan::new_disk::NewDisk;
+use crate::plan::NewDisk;
 use crate::probe::ProbeRun;
 use crate::topology::Survey;
 

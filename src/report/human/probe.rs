@@ -3,8 +3,8 @@
 //! verdict lines.
 
 use crate::probe::Pattern;
-use crate::probe::{ProbeRun, TargetInfo};
 use crate::probe::{CellReport, ContrastReport, Inference};
+use crate::probe::{ProbeRun, TargetInfo};
 use crate::report::columns::{self, Entry, Iops, Versus};
 use crate::report::style::Style;
 use crate::units::human;

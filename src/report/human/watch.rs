@@ -6,9 +6,9 @@ use crate::report::columns::span;
 use crate::report::columns::{self, watch_devices};
 use crate::report::style::Style;
 use crate::units::human;
-use crate::watch::latency::{LatencyComparison, LatencyDecision};
-use crate::watch::summary::Bucket;
+use crate::watch::Bucket;
 use crate::watch::{DeviceSummary, WatchRun};
+use crate::watch::{LatencyComparison, LatencyDecision};
 use std::fmt::Write;
 
 /// The summary printed when the run ends.
@@ -248,9 +248,9 @@ fn table(run: &WatchRun, st: &Style) -> String {
 }
 
 /// The alignment histogram: its open last bucket holds offset 0 and
-/// starts aligned to 1 TiB or more (`sys::blocktrace::Counters`).
+/// starts aligned to 1 TiB or more (`sys::Counters`).
 fn alignments(b: &[Bucket]) -> String {
-    let last = 512u64 << (crate::sys::blocktrace::LOG2_BUCKETS - 1);
+    let last = 512u64 << (crate::sys::LOG2_BUCKETS - 1);
     buckets(b).replace(
         &format!("{}\u{a0}×", human(last)),
         "0 or ≥1\u{a0}TiB\u{a0}×",

@@ -1,27 +1,23 @@
 //! LVM2 read from raw bytes: the PV label, the committed metadata and the
 //! volume group it describes. No kernel, no lvm2 tools.
 
-pub mod pv;
-pub mod text;
-pub mod vg;
+mod pv;
+mod text;
+mod vg;
 
 use super::format::{Found, LayerFormat, Member};
 use super::region::Region;
 use super::Detail;
 use super::{LayerKind, PvInfo};
 use crate::bytes::ReadAt;
-pub use pv::{read, PvFound};
+pub use pv::{lvm_crc, read, read_label, read_metadata, PvFound};
 use serde::{Deserialize, Serialize};
-pub use vg::{Leg, LogicalVolume, PvEntry, Segment, VolumeGroup};
+pub use text::parse as parse_lvm_text;
+pub use vg::{volume_group, Leg, Segment, VolumeGroup};
 
 /// LVM2 physical volumes. The label may sit in any of the first four
 /// sectors, so the signature scan looks for it itself.
-pub static FORMAT: LayerFormat = LayerFormat {
-    name: "lvm2",
-    description: "LVM2 physical volume",
-    magics: &[],
-    probe,
-};
+pub static FORMAT: LayerFormat = LayerFormat { magics: &[], probe };
 
 fn probe(r: &Region, src: &dyn ReadAt) -> Option<Found> {
     match read(src) {

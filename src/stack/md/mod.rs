@@ -16,8 +16,6 @@ const MAGIC_LE: [u8; 4] = MAGIC.to_le_bytes();
 /// md members: 1.1 and 1.2 at fixed offsets; 1.0 and 0.90 sit near the end
 /// (the signature scan adds those).
 pub static FORMAT: LayerFormat = LayerFormat {
-    name: "md",
-    description: "Linux md RAID member (superblock 0.90, 1.0, 1.1, 1.2)",
     magics: &[
         Magic {
             offset: 0,

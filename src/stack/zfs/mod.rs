@@ -25,13 +25,14 @@
 //! one with the highest `txg` is the configuration, as OpenZFS's
 //! `vdev_label_read_config` picks it.
 
-pub mod nvlist;
+mod nvlist;
+
+pub use nvlist::{decode as decode_nvlist, nvlist, Encoder, NvList, NvValue};
 
 use super::format::{Found, LayerFormat, Magic};
 use super::region::Region;
 use super::{Detail, LayerKind};
 use crate::bytes::{be_u64, le_u64, read_bytes, ParseError, ReadAt};
-use nvlist::{NvList, Value};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
@@ -48,6 +49,7 @@ const ECK_SIZE: usize = 40;
 /// `ZEC_MAGIC`.
 const ZEC_MAGIC: u64 = 0x0210_da7a_b10c_7a11;
 /// `SPA_VERSION_FEATURES`: pools with feature flags say 5000.
+#[cfg(test)]
 pub const VERSION_FEATURES: u64 = 5000;
 /// Deepest vdev tree taken into the typed form (root, top-level vdev,
 /// a spare or replacing vdev, a leaf: four at most in practice).
@@ -65,8 +67,6 @@ const NVLIST_BE: [u8; 12] = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
 /// ZFS pool members, named as libblkid names them
 /// (util-linux `libblkid/src/superblocks/zfs.c`).
 pub static FORMAT: LayerFormat = LayerFormat {
-    name: "zfs_member",
-    description: "ZFS pool member (vdev labels)",
     magics: &[
         Magic {
             offset: PHYS_AT,
@@ -420,7 +420,7 @@ fn typed(c: &NvList) -> Zfs {
 
 fn vdev(v: &NvList, depth: usize) -> Vdev {
     let flag = |name| match v.get(name) {
-        Some(Value::Bool(b)) => Some(*b),
+        Some(NvValue::Bool(b)) => Some(*b),
         _ => v.u64(name).map(|x| x != 0),
     };
     Vdev {

@@ -62,7 +62,7 @@ const DOUBLE: u32 = 27;
 /// One value. Signed and unsigned integers of every width are kept in
 /// 64 bits, as they were written.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Value {
+pub enum NvValue {
     /// `DATA_TYPE_BOOLEAN`: the name alone (a feature in
     /// `features_for_read`).
     Flag,
@@ -84,41 +84,41 @@ pub enum Value {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NvList {
     pub flags: u32,
-    pub pairs: Vec<(String, Value)>,
+    pub pairs: Vec<(String, NvValue)>,
 }
 
 impl NvList {
     /// The first value named `name`.
-    pub fn get(&self, name: &str) -> Option<&Value> {
+    pub fn get(&self, name: &str) -> Option<&NvValue> {
         self.pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 
     /// An unsigned or non-negative signed integer named `name`.
     pub fn u64(&self, name: &str) -> Option<u64> {
         match self.get(name)? {
-            Value::Unsigned(x) => Some(*x),
-            Value::Signed(x) => u64::try_from(*x).ok(),
+            NvValue::Unsigned(x) => Some(*x),
+            NvValue::Signed(x) => u64::try_from(*x).ok(),
             _ => None,
         }
     }
 
     pub fn str(&self, name: &str) -> Option<&str> {
         match self.get(name)? {
-            Value::Str(s) => Some(s),
+            NvValue::Str(s) => Some(s),
             _ => None,
         }
     }
 
     pub fn list(&self, name: &str) -> Option<&NvList> {
         match self.get(name)? {
-            Value::List(l) => Some(l),
+            NvValue::List(l) => Some(l),
             _ => None,
         }
     }
 
     pub fn lists(&self, name: &str) -> Option<&[NvList]> {
         match self.get(name)? {
-            Value::Lists(l) => Some(l),
+            NvValue::Lists(l) => Some(l),
             _ => None,
         }
     }
@@ -293,7 +293,7 @@ impl Decoder<'_> {
         nelem: u32,
         at: usize,
         depth: usize,
-    ) -> Result<Option<Value>, ParseError> {
+    ) -> Result<Option<NvValue>, ParseError> {
         let one = |d: &Self| {
             if nelem == 1 {
                 Ok(())
@@ -306,39 +306,39 @@ impl Decoder<'_> {
                 if nelem != 0 {
                     return Err(self.err_at(at, format!("a flag with {nelem} elements, not 0")));
                 }
-                Value::Flag
+                NvValue::Flag
             }
             BOOLEAN_VALUE => {
                 one(self)?;
-                Value::Bool(self.u32("a boolean")? != 0)
+                NvValue::Bool(self.u32("a boolean")? != 0)
             }
             BYTE | UINT8 | UINT16 | UINT32 => {
                 one(self)?;
-                Value::Unsigned(u64::from(self.u32("an integer")?))
+                NvValue::Unsigned(u64::from(self.u32("an integer")?))
             }
             INT8 | INT16 | INT32 => {
                 one(self)?;
-                Value::Signed(i64::from(self.u32("an integer")? as i32))
+                NvValue::Signed(i64::from(self.u32("an integer")? as i32))
             }
             UINT64 | HRTIME => {
                 one(self)?;
-                Value::Unsigned(self.u64("an integer")?)
+                NvValue::Unsigned(self.u64("an integer")?)
             }
             INT64 => {
                 one(self)?;
-                Value::Signed(self.u64("an integer")? as i64)
+                NvValue::Signed(self.u64("an integer")? as i64)
             }
             DOUBLE => {
                 one(self)?;
-                Value::Double(self.u64("a double")?)
+                NvValue::Double(self.u64("a double")?)
             }
             STRING => {
                 one(self)?;
-                Value::Str(self.string("a string")?)
+                NvValue::Str(self.string("a string")?)
             }
             BYTE_ARRAY => {
                 let n = self.check_count(at, nelem, 1, "a byte array")?;
-                Value::Bytes(self.padded(n, "a byte array")?.to_vec())
+                NvValue::Bytes(self.padded(n, "a byte array")?.to_vec())
             }
             BOOLEAN_ARRAY | INT8_ARRAY | UINT8_ARRAY | INT16_ARRAY | UINT16_ARRAY | INT32_ARRAY
             | UINT32_ARRAY | INT64_ARRAY | UINT64_ARRAY => {
@@ -370,9 +370,9 @@ impl Decoder<'_> {
                             i64::from(x as u32 as i32)
                         }
                     };
-                    Value::Signeds(xs.into_iter().map(wide_or_word).collect())
+                    NvValue::Signeds(xs.into_iter().map(wide_or_word).collect())
                 } else {
-                    Value::Unsigneds(xs)
+                    NvValue::Unsigneds(xs)
                 }
             }
             STRING_ARRAY => {
@@ -381,11 +381,11 @@ impl Decoder<'_> {
                 for _ in 0..n {
                     xs.push(self.string("a string array element")?);
                 }
-                Value::Strs(xs)
+                NvValue::Strs(xs)
             }
             NVLIST => {
                 one(self)?;
-                Value::List(self.list(depth + 1)?)
+                NvValue::List(self.list(depth + 1)?)
             }
             NVLIST_ARRAY => {
                 let n = self.check_count(at, nelem, MIN_LIST, "an nvlist array")?;
@@ -393,7 +393,7 @@ impl Decoder<'_> {
                 for _ in 0..n {
                     xs.push(self.list(depth + 1)?);
                 }
-                Value::Lists(xs)
+                NvValue::Lists(xs)
             }
             _ => return Ok(None),
         };
@@ -443,48 +443,48 @@ impl Encoder {
             self.word(0); // decoded size, set below
             self.string(name);
             let (ty, nelem) = match v {
-                Value::Flag => (BOOLEAN, 0),
-                Value::Bool(_) => (BOOLEAN_VALUE, 1),
-                Value::Unsigned(_) => (UINT64, 1),
-                Value::Signed(_) => (INT64, 1),
-                Value::Double(_) => (DOUBLE, 1),
-                Value::Str(_) => (STRING, 1),
-                Value::Bytes(b) => (BYTE_ARRAY, b.len()),
-                Value::Unsigneds(x) => (UINT64_ARRAY, x.len()),
-                Value::Signeds(x) => (INT64_ARRAY, x.len()),
-                Value::Strs(x) => (STRING_ARRAY, x.len()),
-                Value::List(_) => (NVLIST, 1),
-                Value::Lists(x) => (NVLIST_ARRAY, x.len()),
+                NvValue::Flag => (BOOLEAN, 0),
+                NvValue::Bool(_) => (BOOLEAN_VALUE, 1),
+                NvValue::Unsigned(_) => (UINT64, 1),
+                NvValue::Signed(_) => (INT64, 1),
+                NvValue::Double(_) => (DOUBLE, 1),
+                NvValue::Str(_) => (STRING, 1),
+                NvValue::Bytes(b) => (BYTE_ARRAY, b.len()),
+                NvValue::Unsigneds(x) => (UINT64_ARRAY, x.len()),
+                NvValue::Signeds(x) => (INT64_ARRAY, x.len()),
+                NvValue::Strs(x) => (STRING_ARRAY, x.len()),
+                NvValue::List(_) => (NVLIST, 1),
+                NvValue::Lists(x) => (NVLIST_ARRAY, x.len()),
             };
             self.word(ty);
             self.word(nelem as u32);
             match v {
-                Value::Flag => {}
-                Value::Bool(b) => self.word(u32::from(*b)),
-                Value::Unsigned(x) | Value::Double(x) => {
+                NvValue::Flag => {}
+                NvValue::Bool(b) => self.word(u32::from(*b)),
+                NvValue::Unsigned(x) | NvValue::Double(x) => {
                     self.out.extend_from_slice(&x.to_be_bytes())
                 }
-                Value::Signed(x) => self.out.extend_from_slice(&x.to_be_bytes()),
-                Value::Str(s) => self.string(s),
-                Value::Bytes(b) => {
+                NvValue::Signed(x) => self.out.extend_from_slice(&x.to_be_bytes()),
+                NvValue::Str(s) => self.string(s),
+                NvValue::Bytes(b) => {
                     self.out.extend_from_slice(b);
                     self.pad();
                 }
-                Value::Unsigneds(xs) => {
+                NvValue::Unsigneds(xs) => {
                     self.word(xs.len() as u32);
                     for x in xs {
                         self.out.extend_from_slice(&x.to_be_bytes());
                     }
                 }
-                Value::Signeds(xs) => {
+                NvValue::Signeds(xs) => {
                     self.word(xs.len() as u32);
                     for x in xs {
                         self.out.extend_from_slice(&x.to_be_bytes());
                     }
                 }
-                Value::Strs(xs) => xs.iter().for_each(|s| self.string(s)),
-                Value::List(l) => self.list(l),
-                Value::Lists(ls) => ls.iter().for_each(|l| self.list(l)),
+                NvValue::Strs(xs) => xs.iter().for_each(|s| self.string(s)),
+                NvValue::List(l) => self.list(l),
+                NvValue::Lists(ls) => ls.iter().for_each(|l| self.list(l)),
             }
             let encoded = (self.out.len() - start) as u32;
             self.out[start..start + 4].copy_from_slice(&encoded.to_be_bytes());
@@ -498,7 +498,7 @@ impl Encoder {
 }
 
 /// Build a list from pairs (tests, fuzzing).
-pub fn list<const N: usize>(pairs: [(&str, Value); N]) -> NvList {
+pub fn nvlist<const N: usize>(pairs: [(&str, NvValue); N]) -> NvList {
     NvList {
         flags: 1,
         pairs: pairs.into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
@@ -510,25 +510,25 @@ mod tests {
     use super::*;
 
     fn sample() -> NvList {
-        list([
-            ("version", Value::Unsigned(5000)),
-            ("name", Value::Str("tank".into())),
-            ("flag", Value::Flag),
-            ("b", Value::Bool(true)),
-            ("neg", Value::Signed(-3)),
-            ("bytes", Value::Bytes(vec![1, 2, 3, 4, 5])),
-            ("us", Value::Unsigneds(vec![1, u64::MAX])),
-            ("ss", Value::Signeds(vec![-1, 2])),
+        nvlist([
+            ("version", NvValue::Unsigned(5000)),
+            ("name", NvValue::Str("tank".into())),
+            ("flag", NvValue::Flag),
+            ("b", NvValue::Bool(true)),
+            ("neg", NvValue::Signed(-3)),
+            ("bytes", NvValue::Bytes(vec![1, 2, 3, 4, 5])),
+            ("us", NvValue::Unsigneds(vec![1, u64::MAX])),
+            ("ss", NvValue::Signeds(vec![-1, 2])),
             (
                 "strs",
-                Value::Strs(vec!["a".into(), "".into(), "xyz12".into()]),
+                NvValue::Strs(vec!["a".into(), "".into(), "xyz12".into()]),
             ),
-            ("d", Value::Double(0x4000_0000_0000_0000)),
+            ("d", NvValue::Double(0x4000_0000_0000_0000)),
             (
                 "tree",
-                Value::List(list([(
+                NvValue::List(nvlist([(
                     "children",
-                    Value::Lists(vec![list([("id", Value::Unsigned(0))]), list([])]),
+                    NvValue::Lists(vec![nvlist([("id", NvValue::Unsigned(0))]), nvlist([])]),
                 )])),
             ),
         ])
@@ -557,7 +557,7 @@ mod tests {
     /// allocation by the count.
     #[test]
     fn lying_counts_are_refused_at_their_byte() {
-        let s = Encoder::stream(&list([("name", Value::Str("tank".into()))]));
+        let s = Encoder::stream(&nvlist([("name", NvValue::Str("tank".into()))]));
         // header 4, version 4, flags 4, sizes 8, name len at 20.
         let mut b = s.clone();
         b[20..24].copy_from_slice(&u32::MAX.to_be_bytes());
@@ -565,7 +565,7 @@ mod tests {
         assert_eq!(e.offset, 1020, "{e}");
         assert!(e.message.contains("4294967295"), "{e}");
 
-        let s = Encoder::stream(&list([("us", Value::Unsigneds(vec![7, 8]))]));
+        let s = Encoder::stream(&nvlist([("us", NvValue::Unsigneds(vec![7, 8]))]));
         // name "us" (4 + 4), type at 28, nelem at 32, count at 36.
         let mut b = s.clone();
         b[36..40].copy_from_slice(&3u32.to_be_bytes());
@@ -577,9 +577,9 @@ mod tests {
         let e = decode(&b, "t", 0).unwrap_err();
         assert!(e.message.contains("4294967295 elements"), "{e}");
 
-        let kids = list([(
+        let kids = nvlist([(
             "children",
-            Value::Lists(vec![list([("id", Value::Unsigned(0))])]),
+            NvValue::Lists(vec![nvlist([("id", NvValue::Unsigned(0))])]),
         )]);
         let s = Encoder::stream(&kids);
         // name "children" (4 + 8): type at 32, nelem at 36.
@@ -595,27 +595,27 @@ mod tests {
 
     #[test]
     fn nesting_is_bounded() {
-        let mut l = list([("x", Value::Unsigned(1))]);
+        let mut l = nvlist([("x", NvValue::Unsigned(1))]);
         for _ in 0..MAX_DEPTH {
-            l = list([("in", Value::List(l))]);
+            l = nvlist([("in", NvValue::List(l))]);
         }
         assert!(decode(&Encoder::stream(&l), "t", 0).is_ok());
-        let l = list([("in", Value::List(l))]);
+        let l = nvlist([("in", NvValue::List(l))]);
         let e = decode(&Encoder::stream(&l), "t", 0).unwrap_err();
         assert!(e.message.contains("nested deeper"), "{e}");
     }
 
     #[test]
     fn an_unknown_type_is_skipped_by_its_size() {
-        let s = Encoder::stream(&list([
-            ("a", Value::Unsigned(1)),
-            ("b", Value::Unsigned(2)),
+        let s = Encoder::stream(&nvlist([
+            ("a", NvValue::Unsigned(1)),
+            ("b", NvValue::Unsigned(2)),
         ]));
         let mut b = s.clone();
         // The first pair's type word: header 4 + 8 + sizes 8 + name 8 = 28.
         b[28..32].copy_from_slice(&99u32.to_be_bytes());
         let l = decode(&b, "t", 0).unwrap();
-        assert_eq!(l.pairs, vec![("b".to_string(), Value::Unsigned(2))]);
+        assert_eq!(l.pairs, vec![("b".to_string(), NvValue::Unsigned(2))]);
     }
 
     #[test]

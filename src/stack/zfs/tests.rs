@@ -1,4 +1,4 @@
-use super::nvlist::{list, Encoder, Value};
+use super::nvlist::{nvlist, Encoder, NvValue};
 use super::*;
 
 /// A real label's `vdev_phys_t` kept trimmed (tests/fixtures/zfs/README.md):
@@ -200,57 +200,57 @@ fn a_truncated_label_is_damage_not_a_panic() {
 /// (zfs-fuse stops at version 23), so this says what the fields would be.
 fn openzfs_config(children: u32) -> NvList {
     let leaf = |id: u64, guid: u64| {
-        list([
-            ("type", Value::Str("disk".into())),
-            ("id", Value::Unsigned(id)),
-            ("guid", Value::Unsigned(guid)),
+        nvlist([
+            ("type", NvValue::Str("disk".into())),
+            ("id", NvValue::Unsigned(id)),
+            ("guid", NvValue::Unsigned(guid)),
             (
                 "path",
-                Value::Str(format!("/dev/sd{}1", ["a", "b", "c"][id as usize])),
+                NvValue::Str(format!("/dev/sd{}1", ["a", "b", "c"][id as usize])),
             ),
-            ("devid", Value::Str("ata-DISK-part1".into())),
-            ("whole_disk", Value::Unsigned(1)),
-            ("rotational", Value::Unsigned(1)),
-            ("create_txg", Value::Unsigned(4)),
+            ("devid", NvValue::Str("ata-DISK-part1".into())),
+            ("whole_disk", NvValue::Unsigned(1)),
+            ("rotational", NvValue::Unsigned(1)),
+            ("create_txg", NvValue::Unsigned(4)),
         ])
     };
     let kids: Vec<NvList> = (0..children.min(3))
         .map(|i| leaf(u64::from(i), 100 + u64::from(i)))
         .collect();
-    list([
-        ("version", Value::Unsigned(5000)),
-        ("name", Value::Str("tank".into())),
-        ("state", Value::Unsigned(0)),
-        ("txg", Value::Unsigned(1234)),
-        ("pool_guid", Value::Unsigned(u64::MAX - 1)),
-        ("errata", Value::Unsigned(0)),
-        ("hostname", Value::Str("host".into())),
-        ("top_guid", Value::Unsigned(77)),
-        ("guid", Value::Unsigned(101)),
-        ("vdev_children", Value::Unsigned(1)),
+    nvlist([
+        ("version", NvValue::Unsigned(5000)),
+        ("name", NvValue::Str("tank".into())),
+        ("state", NvValue::Unsigned(0)),
+        ("txg", NvValue::Unsigned(1234)),
+        ("pool_guid", NvValue::Unsigned(u64::MAX - 1)),
+        ("errata", NvValue::Unsigned(0)),
+        ("hostname", NvValue::Str("host".into())),
+        ("top_guid", NvValue::Unsigned(77)),
+        ("guid", NvValue::Unsigned(101)),
+        ("vdev_children", NvValue::Unsigned(1)),
         (
             "vdev_tree",
-            Value::List(list([
-                ("type", Value::Str("raidz".into())),
-                ("id", Value::Unsigned(0)),
-                ("guid", Value::Unsigned(77)),
-                ("nparity", Value::Unsigned(1)),
-                ("metaslab_array", Value::Unsigned(256)),
-                ("metaslab_shift", Value::Unsigned(34)),
-                ("ashift", Value::Unsigned(12)),
-                ("asize", Value::Unsigned(12_000_000_000_000)),
-                ("is_log", Value::Unsigned(0)),
-                ("min_alloc", Value::Unsigned(4096)),
-                ("create_txg", Value::Unsigned(4)),
-                ("children", Value::Lists(kids)),
+            NvValue::List(nvlist([
+                ("type", NvValue::Str("raidz".into())),
+                ("id", NvValue::Unsigned(0)),
+                ("guid", NvValue::Unsigned(77)),
+                ("nparity", NvValue::Unsigned(1)),
+                ("metaslab_array", NvValue::Unsigned(256)),
+                ("metaslab_shift", NvValue::Unsigned(34)),
+                ("ashift", NvValue::Unsigned(12)),
+                ("asize", NvValue::Unsigned(12_000_000_000_000)),
+                ("is_log", NvValue::Unsigned(0)),
+                ("min_alloc", NvValue::Unsigned(4096)),
+                ("create_txg", NvValue::Unsigned(4)),
+                ("children", NvValue::Lists(kids)),
             ])),
         ),
-        ("has_per_vdev_zaps", Value::Flag),
+        ("has_per_vdev_zaps", NvValue::Flag),
         (
             "features_for_read",
-            Value::List(list([
-                ("com.delphix:hole_birth", Value::Flag),
-                ("com.delphix:embedded_data", Value::Flag),
+            NvValue::List(nvlist([
+                ("com.delphix:hole_birth", NvValue::Flag),
+                ("com.delphix:embedded_data", NvValue::Flag),
             ])),
         ),
     ])
@@ -326,7 +326,7 @@ fn a_label_claiming_2_to_the_32_children_is_refused() {
     let mut c = openzfs_config(1);
     for (n, v) in &mut c.pairs {
         if n == "vdev_children" {
-            *v = Value::Unsigned(1 << 32);
+            *v = NvValue::Unsigned(1 << 32);
         }
     }
     let d = device(4 * MIB, &synthetic_phys(&c), &[0, 1, 2, 3]);
@@ -342,7 +342,7 @@ fn the_newest_sound_copy_wins() {
     for (c, txg) in [(&mut old, 10), (&mut new, 11)] {
         for (n, v) in &mut c.pairs {
             if n == "txg" {
-                *v = Value::Unsigned(txg);
+                *v = NvValue::Unsigned(txg);
             }
         }
     }

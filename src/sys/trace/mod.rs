@@ -8,20 +8,27 @@
 //! `blocktrace::Snapshot`. Everything is a file descriptor: dropping the
 //! `Tracer`, or the process dying (even by SIGKILL), disables it all.
 
-pub mod access;
-pub mod bpf;
-pub mod btf;
-pub mod format;
-pub mod perf;
-pub mod ring;
-pub mod tally;
-pub mod tracefs;
+mod access;
+mod bpf;
+mod btf;
+mod format;
+mod perf;
+mod ring;
+mod tally;
+mod tracefs;
+
+/// The parsers by themselves, for the fuzz targets (fuzz/src/entries.rs).
+pub use bpf::{sampled, Typed};
+pub use btf::Btf;
+pub use format::{layout as event_layout, parse as parse_event_format, Event};
+pub use ring::count_record;
+pub use tally::{dev_num, Tally};
 
 use crate::sys::blocktrace::{
     Accounted, BpfAttach, DevNum, Direction, Grains, Snapshot, TracePath,
 };
 use crate::sys::{cgroup, procfs};
-use format::{Event, FormatError, Layout};
+use format::{FormatError, Layout};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;

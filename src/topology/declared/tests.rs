@@ -41,7 +41,7 @@ fn the_seed_a_512n_drive_behind_a_bridge_that_says_4096() {
         ..Answers::default()
     };
     let k = kernel(512, 4096, 4096, 33553920);
-    let s = read(&a, &k).unwrap();
+    let s = read_declared(&a, &k).unwrap();
     let ata = s.ata.as_ref().unwrap();
     assert_eq!(
         (ata.logical_sector_bytes, ata.physical_sector_bytes),
@@ -83,7 +83,7 @@ fn a_sata_512e_drive_through_libata_agrees() {
         read_capacity: Some(Ok(fixture!("read-capacity16-bridge.bin"))),
         ..Answers::default()
     };
-    let s = read(&a, &kernel(512, 4096, 4096, 0)).unwrap();
+    let s = read_declared(&a, &kernel(512, 4096, 4096, 0)).unwrap();
     assert!(s.disagreements().is_empty(), "{s:#?}");
     assert!(s.notes.is_empty(), "{:?}", s.notes);
 }
@@ -97,13 +97,13 @@ fn nvme_with_npwg_and_nows_the_kernel_follows() {
     // NAWUPF 0 and no controller AWUPF known: the physical block may be
     // capped anywhere from one block to NPWG.
     for pbs in [16384, 4096] {
-        let s = read(&a, &kernel(4096, pbs, 16384, 131072)).unwrap();
+        let s = read_declared(&a, &kernel(4096, pbs, 16384, 131072)).unwrap();
         assert!(s.disagreements().is_empty(), "{pbs}: {s:#?}");
         assert_eq!(s.kernel_ignores, ["npwa", "npdg", "npda"]);
         assert!(s.notes[0].contains("NPWA says writes are best aligned to 8192 bytes"));
     }
     // An older view (io_opt 0): the kernel does not follow NOWS.
-    let s = read(&a, &kernel(4096, 16384, 16384, 0)).unwrap();
+    let s = read_declared(&a, &kernel(4096, 16384, 16384, 0)).unwrap();
     assert_eq!(s.disagreements(), [Limit::OptimalIoSize]);
     assert!(s.notes[0].contains(
         "the kernel's optimal I/O is 0 bytes; the namespace's Identify data gives 131072 (NOWS)"
@@ -116,7 +116,7 @@ fn nvme_without_nsfeat_bit_4() {
         nvme: Some(Ok(fixture!("nvme-id-ns-plain.bin"))),
         ..Answers::default()
     };
-    let s = read(&a, &kernel(512, 512, 512, 0)).unwrap();
+    let s = read_declared(&a, &kernel(512, 512, 512, 0)).unwrap();
     let ns = s.nvme.as_ref().unwrap();
     assert_eq!(ns.lba_formats.len(), 3);
     assert_eq!(ns.lba_formats[2].data_bytes, Some(4096));
@@ -130,7 +130,7 @@ fn nothing_answered_is_one_line() {
     let a = Answers {
         read_capacity: answer(
             "READ CAPACITY(16)",
-            Err(passthrough::PassthroughError::Command(
+            Err(crate::sys::PassthroughError::Command(
                 std::io::Error::other(
                     "SCSI status 0x02, sense key 0x5 (ILLEGAL REQUEST), ASC/ASCQ 20/00",
                 ),
@@ -138,13 +138,13 @@ fn nothing_answered_is_one_line() {
         ),
         ata: answer(
             "IDENTIFY",
-            Err(passthrough::PassthroughError::Command(
+            Err(crate::sys::PassthroughError::Command(
                 std::io::Error::other("SCSI status 0x02"),
             )),
         ),
         ..Answers::default()
     };
-    let e = read(&a, &kernel(512, 512, 512, 0)).unwrap_err();
+    let e = read_declared(&a, &kernel(512, 512, 512, 0)).unwrap_err();
     assert_eq!(
         e,
         "the device did not answer IDENTIFY: SCSI status 0x02; the device did not answer READ CAPACITY(16): SCSI status 0x02, sense key 0x5 (ILLEGAL REQUEST), ASC/ASCQ 20/00"
@@ -153,7 +153,7 @@ fn nothing_answered_is_one_line() {
     let open = || {
         answer(
             "IDENTIFY",
-            passthrough::ata_identify(Path::new("/nonexistent/sdz")),
+            crate::sys::ata_identify(Path::new("/nonexistent/sdz")),
         )
     };
     let a = Answers {
@@ -161,7 +161,7 @@ fn nothing_answered_is_one_line() {
         ata: open(),
         ..Answers::default()
     };
-    let e = read(&a, &kernel(512, 512, 512, 0)).unwrap_err();
+    let e = read_declared(&a, &kernel(512, 512, 512, 0)).unwrap_err();
     assert_eq!(
         e,
         "cannot open /nonexistent/sdz: No such file or directory (os error 2)"
@@ -172,7 +172,7 @@ fn nothing_answered_is_one_line() {
         vpd_83: Some(fixture!("vpd-83-naa5.bin")),
         ..Answers::default()
     };
-    let s = read(&a, &kernel(512, 512, 512, 0)).unwrap();
+    let s = read_declared(&a, &kernel(512, 512, 512, 0)).unwrap();
     assert_eq!(s.scsi.unwrap().wwn.as_deref(), Some("0x5000000000000001"));
     assert!(
         s.notes[0].contains("ATA IDENTIFY DEVICE data at byte 0"),
@@ -207,7 +207,7 @@ fn round_trip() {
         nvme: Some(Ok(fixture!("nvme-id-ns-optperf.bin"))),
         ..Answers::default()
     };
-    let s = read(&a, &kernel(4096, 16384, 16384, 131072)).unwrap();
+    let s = read_declared(&a, &kernel(4096, 16384, 16384, 131072)).unwrap();
     let back: Declared = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
     assert_eq!(back, s);
 }

@@ -1,7 +1,7 @@
 //! The arithmetic behind the boundary zooms: the grids a boundary is
 //! judged against, the grid lines around a byte, and the window drawn.
 
-use crate::check::document::Topology;
+use crate::iolimits::Topology;
 use crate::units::{human, KIB, MIB};
 
 /// One grid: lines at `offset + k × grain` bytes.

@@ -13,7 +13,7 @@ use super::layout::{
 };
 use super::marks::{self, down, up};
 use super::{axis, tables};
-use crate::check::document::{CheckedPartition, CheckedTarget};
+use crate::check::{CheckedPartition, CheckedTarget};
 use crate::units::human;
 
 const AXIS_Y: f64 = LABEL_Y + 12.0;

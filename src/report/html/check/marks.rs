@@ -7,7 +7,7 @@ use super::super::scale::Linear;
 use super::super::svg::{points, El, Figure};
 use super::layout::{self, end_mark, start_mark, Slot};
 use super::layout::{inside_label, tip, BAR_H, BAR_TOP, LABEL_Y, LEFT, MARK, RIGHT};
-use crate::check::document::CheckedPartition;
+use crate::check::CheckedPartition;
 
 /// The marks on a partition's misaligned start (▼ above the bar) and end
 /// (▲ below it), each with a line through the bar at the exact byte.

@@ -9,8 +9,9 @@ use super::super::look::{self, look, tint};
 use super::super::page;
 use super::super::svg::{El, Figure};
 use super::codes;
-use crate::check::document::{Layer, Topology};
+use crate::iolimits::Topology;
 use crate::report::columns::{self, Column};
+use crate::stack::Layer;
 
 const MIN_LEAF: f64 = 130.0;
 const LEFT: f64 = 34.0;
@@ -363,7 +364,7 @@ mod tests {
 
     #[test]
     fn a_layer_that_inherits_names_its_cause() {
-        let doc = crate::check::document::CheckDoc::new(
+        let doc = crate::check::CheckDoc::new(
             serde_json::from_str(
                 r#"{"targets":[{"path":"a.img","stack":[{"kind":"partition",
               "name":"partition 1","status":"misaligned","children":[

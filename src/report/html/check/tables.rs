@@ -3,7 +3,8 @@
 
 use super::super::page;
 use super::layout::{self, end_mark, start_mark};
-use crate::check::document::{CheckedTarget, Finding};
+use crate::check::CheckedTarget;
+use crate::findings::Finding;
 use crate::report::columns::{self, Column, PartitionRow};
 use crate::units::human;
 

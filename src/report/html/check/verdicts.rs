@@ -3,7 +3,8 @@
 
 use super::super::look;
 use super::super::page;
-use crate::check::document::{CheckDoc, CheckedPartition, CheckedTarget, Finding};
+use crate::check::{CheckDoc, CheckedPartition, CheckedTarget};
+use crate::findings::Finding;
 use crate::findings::{Severity, Status};
 use crate::report::columns::{self, Column};
 
@@ -269,7 +270,7 @@ fn glyph(sev: Severity) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::document::Subject;
+    use crate::findings::Subject;
 
     #[test]
     fn a_finding_of_the_same_cause_is_counted_once_beside_its_cause() {

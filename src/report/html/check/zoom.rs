@@ -11,7 +11,7 @@ use super::axis;
 use super::grid::{self, Grid};
 use super::lane::{self, RULER};
 use super::layout::{end_mark, start_mark};
-use crate::check::document::{CheckedPartition, CheckedTarget};
+use crate::check::{CheckedPartition, CheckedTarget};
 use crate::findings::Status;
 use crate::report::columns::{self, Column};
 use crate::units::human;

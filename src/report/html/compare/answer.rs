@@ -2,8 +2,8 @@
 //! each pattern's geometric mean of B/A with its 95 % interval. The
 //! numbers are in `data-*` attributes for tests and scripts.
 
-use crate::compare::probe::ScopeRatio;
 use crate::compare::ProbeComparison;
+use crate::compare::ScopeRatio;
 use crate::report::columns::{self, Column};
 use crate::report::html::svg::esc;
 use std::fmt::Write;

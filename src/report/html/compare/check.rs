@@ -10,8 +10,8 @@ use super::super::kit::ticks::{self, ticks, Room};
 use super::super::page;
 use super::super::scale::{Band, Linear, Rgb};
 use super::super::svg::{El, Figure};
-use crate::compare::check::{Change, FindingChange};
 use crate::compare::CheckComparison;
+use crate::compare::{Change, FindingChange};
 use crate::findings::Severity;
 use crate::report::columns::{self, Column};
 

@@ -12,8 +12,8 @@ use super::super::page;
 use super::super::probe::MAX_PANELS;
 use super::super::scale::{Clip, Log, Rgb};
 use super::super::svg::{El, Figure};
-use crate::compare::probe::{CellRatio, Decision};
 use crate::compare::ProbeComparison;
+use crate::compare::{CellRatio, Decision};
 use crate::probe::Pattern;
 use crate::report::columns;
 use crate::units::human;
@@ -355,7 +355,7 @@ fn table(fig_id: &str, title: &str, p: &ProbeComparison, cells: &[&CellRatio]) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::probe::CellKey;
+    use crate::compare::CellKey;
 
     fn cell(ratio: f64, ci: [f64; 2]) -> CellRatio {
         CellRatio {

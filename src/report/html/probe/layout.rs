@@ -5,9 +5,9 @@
 use super::super::kit::ticks::Axis;
 use super::super::kit::ticks::{ticks, Room};
 use super::super::scale::{diverging, Band, Rgb};
+use crate::probe::Decision;
 use crate::probe::Pattern;
 use crate::probe::{CellReport, Estimate, Relative};
-use crate::probe::Decision;
 use crate::units;
 use std::collections::HashMap;
 

@@ -22,11 +22,11 @@ mod text;
 
 use super::page;
 use crate::probe::axes;
-use crate::probe::ProbeDoc;
-use crate::probe::Pattern;
-use crate::probe::ProbedTarget;
 use crate::probe::CellReport;
 use crate::probe::ContrastKind;
+use crate::probe::Pattern;
+use crate::probe::ProbeDoc;
+use crate::probe::ProbedTarget;
 use layout::{against_aligned, Rel, Shade, Standing};
 use std::collections::HashMap;
 
@@ -277,9 +277,9 @@ fn drawn_note(run: &Run, too_large: Option<String>) -> String {
 mod tests {
     use super::*;
     use crate::probe::fixtures::rel;
-    use crate::probe::Producer;
     use crate::probe::ContrastReport as Contrast;
     use crate::probe::Decision;
+    use crate::probe::Producer;
 
     /// A grid of `sizes` × `offsets` per pattern; 4 KiB at 512 B is
     /// 48 % slower (significant), every other cell fine.
@@ -299,13 +299,8 @@ mod tests {
                     };
                     let interval = ci.then_some([iops * 0.95, iops * 1.05]);
                     let rounds = if ci { 5 } else { 1 };
-                    let mut c = crate::probe::fixtures::cell(
-                        pattern,
-                        (bs, offset),
-                        iops,
-                        interval,
-                        rounds,
-                    );
+                    let mut c =
+                        crate::probe::fixtures::cell(pattern, (bs, offset), iops, interval, rounds);
                     c.relative = (ci && offset != 0).then(|| rel(ratio, decision));
                     out.push(c);
                 }
@@ -461,7 +456,7 @@ mod tests {
             name: n.into(),
             doc: crate::saved::Saved::Probe(Box::new(quick())),
         };
-        let page = super::super::render(&[input("a.json"), input("b.json")]);
+        let page = super::super::render_html(&[input("a.json"), input("b.json")]);
         let mut ids: Vec<&str> = page
             .split(" id=\"")
             .skip(1)

@@ -5,11 +5,11 @@ use super::super::page;
 use super::super::svg::esc;
 use super::layout::{bs_label, offset_label};
 use super::Run;
-use crate::probe::Environment;
-use crate::probe::NO_REPLICATES;
-use crate::probe::ProbedTarget;
-use crate::probe::{Inference, Noise, Penalty};
 use crate::probe::ContrastKind;
+use crate::probe::Environment;
+use crate::probe::ProbedTarget;
+use crate::probe::NO_REPLICATES;
+use crate::probe::{Inference, Noise, Penalty};
 use crate::report::columns::{self, Column};
 use crate::units::human;
 use crate::units::utc;
@@ -252,7 +252,7 @@ fn env_rows(parts: &[ProbedTarget], fio: bool) -> Vec<(&'static str, Vec<String>
     let per = |f: &dyn Fn(&ProbedTarget) -> String| parts.iter().map(f).collect::<Vec<_>>();
     let env =
         |f: fn(&Environment) -> Option<String>| per(&|p| f(&p.environment).unwrap_or_default());
-    let topo = |f: fn(&crate::check::document::Topology) -> String| {
+    let topo = |f: fn(&crate::iolimits::Topology) -> String| {
         per(&|p| p.environment.topology.as_ref().map(f).unwrap_or_default())
     };
     let size = |b: u64| if b == 0 { String::new() } else { human(b) };

@@ -4,9 +4,9 @@
 //! the fields no kernel limit carries, the LBA formats, and the notes.
 
 use super::super::page;
-use crate::identify::nvme::Namespace;
+use crate::identify::Namespace;
 use crate::report::columns::{self, Column};
-use crate::topology::declared::DeclaredLimit;
+use crate::topology::DeclaredLimit;
 use crate::topology::Disk;
 use crate::units::human;
 
@@ -150,8 +150,8 @@ fn formats(ns: &Namespace) -> String {
 mod tests {
     //! A synthetic Declared (made up for the test, not a device's data).
     use super::*;
-    use crate::identify::nvme::{LbaFormat, RelativePerformance};
-    use crate::topology::declared::{Declared, IdentifyProtocol, Limit};
+    use crate::identify::{LbaFormat, RelativePerformance};
+    use crate::topology::{Declared, IdentifyProtocol, Limit};
 
     fn disk() -> Disk {
         let ns = Namespace {

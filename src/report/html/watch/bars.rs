@@ -12,7 +12,7 @@ use super::super::kit::ticks::{linear, ticks, Room};
 use super::super::scale::{Band, Linear};
 use super::super::svg::{El, Figure};
 use crate::units::human;
-use crate::watch::summary::Bucket;
+use crate::watch::Bucket;
 
 /// Okabe–Ito blue and vermillion.
 const PLAIN: &str = "#0072B2";

@@ -123,7 +123,7 @@ fn histograms(id: &str, run: &WatchRun) -> String {
     let with_data = run.devices.iter().enumerate();
     for (n, d) in with_data.filter(|(_, d)| !d.size_histogram.is_empty()) {
         let dir = d.direction.map_or("", |x| x.as_str());
-        let table = |id: String, caption: &str, what, b: &[crate::watch::summary::Bucket]| {
+        let table = |id: String, caption: &str, what, b: &[crate::watch::Bucket]| {
             let cols = columns::histogram(what);
             columns::html(
                 &id,

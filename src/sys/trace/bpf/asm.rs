@@ -30,11 +30,11 @@ pub struct Insn {
     pub imm: i32,
 }
 
-/// Memory access widths (BPF_B, BPF_H, BPF_W, BPF_DW).
+/// Memory access widths (BPF_B, BPF_W, BPF_DW; the programs read no
+/// 16-bit field).
 #[derive(Clone, Copy, Debug)]
 pub enum Size {
     B,
-    H,
     W,
     DW,
 }
@@ -43,7 +43,6 @@ impl Size {
     fn bits(self) -> u8 {
         match self {
             Size::W => 0x00,
-            Size::H => 0x08,
             Size::B => 0x10,
             Size::DW => 0x18,
         }
@@ -67,14 +66,13 @@ pub enum Alu {
     Mov = 0xb0,
 }
 
-/// Conditional jumps (BPF_JMP class), unsigned comparisons.
+/// Conditional jumps (BPF_JMP class), unsigned comparisons (the programs
+/// use no strict > or <).
 #[derive(Clone, Copy, Debug)]
 pub enum Jmp {
     Eq = 0x10,
-    Gt = 0x20,
     Ge = 0x30,
     Ne = 0x50,
-    Lt = 0xa0,
     Le = 0xb0,
 }
 

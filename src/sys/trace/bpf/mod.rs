@@ -16,10 +16,11 @@ use super::tally::{kernel_dev, latencies, new_counters, SECTOR_BYTES};
 use crate::sys::blocktrace::{
     Counters, DevNum, Direction, Grains, Latency, LegKey, Stage, SubmitterKey,
 };
+pub use prog::sampled;
 use prog::{Fields, Kind, Maps};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
-use typed::Typed;
+pub use typed::Typed;
 
 /// Latency histogram cells (device, direction, size, straddles, bucket).
 const LAT_MAX: u32 = 8_192;
