@@ -22,7 +22,7 @@ mod check;
 mod environment;
 mod overall;
 mod probe;
-pub(crate) mod sentence;
+mod sentence;
 mod watch;
 
 #[cfg(test)]

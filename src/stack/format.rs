@@ -4,7 +4,7 @@
 //! them all; `walk` runs the probes and does what they ask for.
 
 use super::lvm::PvFound;
-use super::md::superblock::MdMember;
+use super::md::MdMember;
 use super::region::Region;
 use super::Layer;
 use crate::bytes::ReadAt;

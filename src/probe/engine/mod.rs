@@ -6,11 +6,11 @@
 //! and file, batched submission); [`psync`] is the fallback (a pool of
 //! threads doing `pread`/`pwrite`), used when io_uring is unavailable.
 
-pub mod buffers;
-pub mod measurement;
-pub mod psync;
-pub mod uring;
-pub mod workload;
+mod buffers;
+mod measurement;
+mod psync;
+mod uring;
+mod workload;
 
 pub use buffers::AlignedBuf;
 pub use measurement::{in_parallel, new_histogram, Measurement, Meter};

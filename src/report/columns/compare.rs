@@ -256,7 +256,7 @@ pub fn changes() -> Vec<FC> {
     vec![
         FC::csv_only("change", |f| f.change.as_str().into()),
         FC::html_only("where", "where", |f| {
-            crate::report::html::page::subject(&f.subject())
+            crate::report::html::subject(&f.subject())
         }),
         FC::csv_only("target", |f| opt_text(&f.target)),
         FC::csv_only("partition", |f| opt_text(&f.partition)),

@@ -492,7 +492,7 @@ pub fn table_rows<R: ?Sized>(cols: &[&Column<R>], rows: &[&R], st: &Style) -> Ve
 /// bytes exactly with the terminal's figure beside (`1048576 (1.0 MiB)`);
 /// an empty cell is plain, whatever its column.
 pub fn html<R: ?Sized>(id: &str, caption: &str, cols: &[&Column<R>], rows: &[&R]) -> String {
-    use super::html::page::{self, Td};
+    use super::html::{self, Td};
     let plain = Style::plain();
     let headers: Vec<&str> = cols.iter().map(|c| c.long.unwrap_or(&c.title)).collect();
     let cells: Vec<Vec<Td>> = rows
@@ -518,7 +518,7 @@ pub fn html<R: ?Sized>(id: &str, caption: &str, cols: &[&Column<R>], rows: &[&R]
                 .collect()
         })
         .collect();
-    page::table(id, caption, &headers, &cells)
+    html::table(id, caption, &headers, &cells)
 }
 
 /// The table in the form `st.table` asks for, each line after `indent`:

@@ -202,7 +202,7 @@ mod tests {
     /// and inside its figure.
     #[test]
     fn the_legends_keep_clear() {
-        assert!(super::super::kit::clear::assert_legends_clear(&page()) >= 6);
+        assert!(super::super::kit::assert_legends_clear(&page()) >= 6);
     }
 
     /// The target names its disk and table, each partition its name and

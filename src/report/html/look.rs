@@ -2,7 +2,7 @@
 //! and, so that colour is never the only cue, a fill pattern, a glyph and
 //! the status word itself.
 
-use super::kit::legend::{KeyBox, Legend};
+use super::kit::{KeyBox, Legend};
 use super::scale::{category, Rgb};
 use super::svg::{esc, El, Figure};
 use crate::findings::Status;

@@ -17,17 +17,21 @@
 //! what every figure draws alike: the text measure, ticks, axes and
 //! legends.
 
-pub mod check;
-pub mod compare;
+mod check;
+mod compare;
 mod kit;
 mod look;
-pub mod page;
+mod page;
 mod plan;
-pub mod probe;
-pub mod scale;
-pub mod svg;
-pub mod topology;
-pub mod watch;
+mod probe;
+mod scale;
+mod svg;
+mod topology;
+mod watch;
+
+/// A table of the page and a finding's subject as the page names it, for
+/// the column model's HTML tables.
+pub use page::{subject, table, Td};
 
 use crate::saved::Saved;
 

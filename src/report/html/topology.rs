@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn the_grains_legend_keeps_clear() {
-        assert_eq!(super::super::kit::clear::assert_legends_clear(&page()), 2);
+        assert_eq!(super::super::kit::assert_legends_clear(&page()), 2);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Linux md RAID: the member superblocks ([`superblock`]) and the layer
 //! format that finds them; `assemble` builds the arrays.
 
-pub mod superblock;
+mod superblock;
 
 use super::format::{Found, LayerFormat, Magic, Member};
 use super::region::Region;

@@ -1,9 +1,10 @@
 //! Byte axes: ticks at round binary values (so their labels read "8 MiB",
 //! not "8388608"), drawn with the shared axis.
 
-use super::super::kit::axis::XAxis;
-use super::super::kit::ticks::Axis;
-use super::super::kit::ticks::{self, ticks, Room};
+use super::super::kit;
+use super::super::kit::Axis;
+use super::super::kit::XAxis;
+use super::super::kit::{ticks, Room};
 use super::super::scale::Linear;
 use super::super::svg::Figure;
 use crate::units::human;
@@ -36,7 +37,7 @@ const ROOM: Room = Room {
 /// and `label` centred under them, as many as fit.
 pub fn draw(f: &mut Figure, x: Linear, (lo, hi): (u64, u64), y: f64, labels: Labels, label: &str) {
     let t = ticks(
-        ticks::binary(lo, hi),
+        kit::binary(lo, hi),
         |v| x.map(v),
         |v| labels.text(v as u64),
         ROOM,

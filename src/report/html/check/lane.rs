@@ -2,7 +2,7 @@
 //! distances from the boundary to the nearest ones (written at the edge
 //! when outside the window), and the verdict in words.
 
-use super::super::kit::text::{size_to_fit, text_width};
+use super::super::kit::{size_to_fit, text_width};
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};
 use super::grid::{self, Grid};

@@ -2,7 +2,7 @@
 //! partition lies on the bar, the free space between them, where their
 //! labels go, and which boundaries are marked.
 
-use super::super::kit::text::text_width;
+use super::super::kit::text_width;
 use super::super::look::look;
 use super::super::scale::Linear;
 use super::codes;

@@ -2,8 +2,8 @@
 //! and patterned by status, the free space between them, and marks on the
 //! starts and ends that are off their grain.
 
-use super::super::kit::legend::{KeyBox, Legend};
-use super::super::kit::text::text_width;
+use super::super::kit::text_width;
+use super::super::kit::{KeyBox, Legend};
 use super::super::look::{self, look};
 use super::super::page;
 use super::super::scale::Linear;

@@ -2,7 +2,7 @@
 //! ends, and the labels of partitions too narrow for their own, in a row
 //! under the bar.
 
-use super::super::kit::text::text_width;
+use super::super::kit::text_width;
 use super::super::scale::Linear;
 use super::super::svg::{points, El, Figure};
 use super::layout::{self, end_mark, start_mark, Slot};

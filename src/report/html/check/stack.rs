@@ -3,8 +3,8 @@
 //! stacked above, each box spanning the boxes that sit on it. Each box
 //! gives its kind, name, absolute data start and status.
 
-use super::super::kit::legend::Legend;
-use super::super::kit::text::{fit, y_title};
+use super::super::kit::Legend;
+use super::super::kit::{fit, y_title};
 use super::super::look::{self, look, tint};
 use super::super::page;
 use super::super::svg::{El, Figure};

@@ -3,7 +3,7 @@
 //! physical or minimum I/O grain, the optimal I/O size) showing its lines
 //! and how far the boundary lies from them.
 
-use super::super::kit::text::text_width;
+use super::super::kit::text_width;
 use super::super::page;
 use super::super::scale::Linear;
 use super::super::svg::{El, Figure};

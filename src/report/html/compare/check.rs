@@ -2,11 +2,12 @@
 //! of each run by severity (a grouped bar chart), and every finding that
 //! appeared, disappeared or changed.
 
-use super::super::kit::axis::y_grid;
-use super::super::kit::legend::{swatch, KeyBox, Legend};
-use super::super::kit::text::y_title;
-use super::super::kit::ticks::Axis;
-use super::super::kit::ticks::{self, ticks, Room};
+use super::super::kit;
+use super::super::kit::y_grid;
+use super::super::kit::y_title;
+use super::super::kit::Axis;
+use super::super::kit::{swatch, KeyBox, Legend};
+use super::super::kit::{ticks, Room};
 use super::super::page;
 use super::super::scale::{Band, Linear, Rgb};
 use super::super::svg::{El, Figure};
@@ -93,7 +94,7 @@ fn bars(id: &str, counts: &[[usize; 3]; 2]) -> String {
         gap: 14.0,
     };
     let t = ticks(
-        ticks::linear(0.0, max, 1.0),
+        kit::linear(0.0, max, 1.0),
         |v| y.map(v),
         |v| format!("{v}"),
         room,
@@ -255,10 +256,7 @@ mod tests {
     #[test]
     fn the_bars_count_in_whole_numbers_under_a_clear_legend() {
         let svg = bars("run1", &[[3, 0, 1], [0, 2, 7]]);
-        assert_eq!(
-            super::super::super::kit::clear::assert_legends_clear(&svg),
-            2
-        );
+        assert_eq!(super::super::super::kit::assert_legends_clear(&svg), 2);
         // Ticks 0 to 7, whole numbers only, one line of room apart.
         assert!(svg.contains(">0</text>") && svg.contains(">6</text>"));
         assert!(!svg.contains(">0.5</text>") && !svg.contains(">2.5</text>"));

@@ -3,11 +3,11 @@
 //! and the band of "the same" (1 ± min_effect). One figure per target and
 //! pattern; the numbers in a table under each.
 
-use super::super::kit::axis::{clip_arrow, clip_name};
-use super::super::kit::legend::{KeyBox, Legend};
-use super::super::kit::ticks::Axis;
-use super::super::kit::ticks::{Room, Tick};
+use super::super::kit::Axis;
 use super::super::kit::{self, MUTED};
+use super::super::kit::{clip_arrow, clip_name};
+use super::super::kit::{KeyBox, Legend};
+use super::super::kit::{Room, Tick};
 use super::super::page;
 use super::super::probe::MAX_PANELS;
 use super::super::scale::{Clip, Log, Rgb};
@@ -70,7 +70,7 @@ pub fn ticks(x: &Log) -> Vec<Tick> {
         size: 11.0,
         gap: 14.0,
     };
-    kit::ticks::ticks(levels, |v| x.map_within(v), |v| format!("{v}"), room)
+    kit::ticks(levels, |v| x.map_within(v), |v| format!("{v}"), room)
 }
 
 /// The colour of a decision (Okabe–Ito): slower vermillion, faster blue,
@@ -461,7 +461,7 @@ mod tests {
         assert!(s.contains(&format!("the first {MAX_PANELS} of the {n} targets")));
         assert!(s.contains("id=\"run1-ratio-randread-t20-table\""));
         // Five decisions a figure, clear of each other.
-        let entries = super::super::super::kit::clear::assert_legends_clear(&s);
+        let entries = super::super::super::kit::assert_legends_clear(&s);
         assert_eq!(entries, 5 * MAX_PANELS);
     }
 

@@ -4,10 +4,17 @@
 //! disk's partitions) stay in its module; everything around them comes
 //! from here, so labels are measured once and laid out by one rule.
 
-pub mod axis;
-pub mod legend;
-pub mod text;
-pub mod ticks;
+mod axis;
+mod legend;
+mod text;
+mod ticks;
+
+pub use axis::{
+    band_labels, band_labels_height, clip_arrow, clip_name, frame, row_labels, y_grid, XAxis,
+};
+pub use legend::{swatch, KeyBox, Legend};
+pub use text::{caption, fit, label, size_to_fit, text_width, x_title, y_title};
+pub use ticks::{binary, every_other, linear, log, ticks, Axis, Room, Tick};
 
 /// Grey of axis lines and tick marks.
 pub const AXIS: &str = "#444444";
@@ -19,4 +26,6 @@ pub const INK: &str = "#222222";
 pub const MUTED: &str = "#333333";
 
 #[cfg(test)]
-pub mod clear;
+mod clear;
+#[cfg(test)]
+pub use clear::assert_legends_clear;

@@ -6,8 +6,8 @@
 //! difference"; significant tiles are outlined and marked. Several
 //! targets are panels stacked on the same columns.
 
-use super::super::kit::legend::{self, KeyBox, Legend};
-use super::super::kit::{self, axis, text};
+use super::super::kit;
+use super::super::kit::{KeyBox, Legend};
 use super::super::scale::{diverging, Rgb};
 use super::super::svg::{esc, El, Figure};
 use super::layout::{change, tick_text, Shade, Standing, Tiles, REFERENCE_FILL};
@@ -140,9 +140,9 @@ fn tile(f: &mut Figure, fig: &str, grid: &Tiles, shade: &Shade, t: &Tile) {
 /// The colour bar (slower up, faster down, 0 in the middle) with its
 /// ticks, from `(x, y)`; returns where the next legend line goes.
 fn colour_bar(f: &mut Figure, h: &Heatmap, x: f64, y: f64) -> f64 {
-    text::caption(f, x, y, "IOPS change against");
-    text::caption(f, x, y + 14.0, &h.against);
-    text::label(f, x, y + 28.0, "(decided tiles only)");
+    kit::caption(f, x, y, "IOPS change against");
+    kit::caption(f, x, y + 14.0, &h.against);
+    kit::label(f, x, y + 28.0, "(decided tiles only)");
     let (top, height) = (y + 40.0, 160.0);
     let ramp = format!("{}-ramp", h.id);
     let stops: String = (0..=8)
@@ -179,7 +179,7 @@ fn colour_bar(f: &mut Figure, h: &Heatmap, x: f64, y: f64) -> f64 {
                 .at("y2", ty)
                 .attr("stroke", kit::AXIS),
         );
-        text::label(f, x + 23.0, ty + 4.0, &tick_text(t));
+        kit::label(f, x + 23.0, ty + 4.0, &tick_text(t));
     }
     top + height + 24.0
 }
@@ -194,8 +194,8 @@ fn key(f: &mut Figure, h: &Heatmap, x: f64, y: f64) -> f64 {
                 ..b
             };
             vec![match stroke {
-                Some(c) => legend::swatch(b, &fill, &c.hex()).attr("stroke-width", 2),
-                None => legend::swatch(b, &fill, "#bbbbbb"),
+                Some(c) => kit::swatch(b, &fill, &c.hex()).attr("stroke-width", 2),
+                None => kit::swatch(b, &fill, "#bbbbbb"),
             }]
         }
     };
@@ -266,10 +266,10 @@ pub fn draw(h: &Heatmap) -> String {
         .panels
         .iter()
         .filter_map(|p| p.caption.as_deref())
-        .map(|c| text::text_width(c, 11.0))
+        .map(|c| kit::text_width(c, 11.0))
         .fold(0.0, f64::max);
     // So is the x axis's title, centred under the tiles.
-    let title_w = text::text_width(X_TITLE, 11.0);
+    let title_w = kit::text_width(X_TITLE, 11.0);
     let body_w = grid_w.max(captions_w).max((grid_w + title_w) / 2.0);
     let mut f = Figure::new(&h.id, LEFT + body_w + 30.0 + LEGEND_W, 0.0, &h.title);
     hatch_defs(&mut f, &h.id);
@@ -277,11 +277,11 @@ pub fn draw(h: &Heatmap) -> String {
     for (i, panel) in h.panels.iter().enumerate() {
         let top = TOP + panel_h * i as f64;
         if let Some(c) = &panel.caption {
-            text::caption(&mut f, LEFT, top + 13.0, c);
+            kit::caption(&mut f, LEFT, top + 13.0, c);
         }
         let grid = Tiles::new(LEFT, top + caption, CELL, (h.cols.len(), h.rows.len()));
-        axis::row_labels(&mut f, &grid.rows, &h.rows, LEFT - 8.0);
-        text::y_title(
+        kit::row_labels(&mut f, &grid.rows, &h.rows, LEFT - 8.0);
+        kit::y_title(
             &mut f,
             18.0,
             (grid.rows.r0 + grid.rows.r1) / 2.0,
@@ -296,11 +296,11 @@ pub fn draw(h: &Heatmap) -> String {
     }
     let mut height = bottom + 12.0;
     if let Some(grid) = last {
-        axis::band_labels(&mut f, &grid.cols, &h.cols, bottom);
-        let labels_h = axis::band_labels_height(&grid.cols, &h.cols);
+        kit::band_labels(&mut f, &grid.cols, &h.cols, bottom);
+        let labels_h = kit::band_labels_height(&grid.cols, &h.cols);
         let title_y = bottom + labels_h + 18.0;
         let mid = (grid.cols.r0 + grid.cols.r1) / 2.0;
-        text::x_title(&mut f, mid, title_y, X_TITLE);
+        kit::x_title(&mut f, mid, title_y, X_TITLE);
         height = title_y + 12.0;
     }
     let legend_x = LEFT + body_w + 30.0;

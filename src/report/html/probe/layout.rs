@@ -2,8 +2,8 @@
 //! cell against its reference, the colour of a penalty, where a cell or a
 //! point goes, and the y range the targets share. Tested on their own.
 
-use super::super::kit::ticks::Axis;
-use super::super::kit::ticks::{ticks, Room};
+use super::super::kit::Axis;
+use super::super::kit::{ticks, Room};
 use super::super::scale::{diverging, Band, Rgb};
 use crate::probe::Decision;
 use crate::probe::Pattern;

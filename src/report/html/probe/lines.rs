@@ -4,11 +4,12 @@
 //! legend; the caller gives each panel its y range, so targets can share
 //! one.
 
-use super::super::kit::axis::{clip_arrow, clip_name};
-use super::super::kit::legend::{KeyBox, Legend};
-use super::super::kit::ticks::Axis;
-use super::super::kit::ticks::{self, ticks, Room};
-use super::super::kit::{axis, text, MUTED};
+use super::super::kit;
+use super::super::kit::Axis;
+use super::super::kit::MUTED;
+use super::super::kit::{clip_arrow, clip_name};
+use super::super::kit::{ticks, Room};
+use super::super::kit::{KeyBox, Legend};
 use super::super::scale::Log;
 use super::super::scale::{Band, Clip, Rgb};
 use super::super::svg::{points, El, Figure};
@@ -183,22 +184,22 @@ fn panel(f: &mut Figure, p: &Panel, plot: &Plot, at: (f64, f64), plot_w: f64, la
     let (x0, y0) = (at.0 + LEFT, at.1 + TOP);
     let (x1, y1) = (x0 + plot_w, y0 + PLOT_H);
     if let Some(c) = &p.caption {
-        text::caption(f, x0, y0 - 10.0, c);
+        kit::caption(f, x0, y0 - 10.0, c);
     }
     let y = Log::new(p.y, (y1, y0));
-    let ticks = ticks(ticks::log(y.lo, y.hi), |v| y.map(v), short, Y_ROOM);
-    axis::y_grid(f, &ticks, x0, x1);
-    text::y_title(f, at.0 + 16.0, (y0 + y1) / 2.0, &p.y_title);
+    let ticks = ticks(kit::log(y.lo, y.hi), |v| y.map(v), short, Y_ROOM);
+    kit::y_grid(f, &ticks, x0, x1);
+    kit::y_title(f, at.0 + 16.0, (y0 + y1) / 2.0, &p.y_title);
     let x = Band {
         n: plot.x_labels.len(),
         r0: x0,
         r1: x1,
     };
-    axis::frame(f, x0, y0, x1, y1);
-    axis::band_labels(f, &x, &plot.x_labels, y1);
+    kit::frame(f, x0, y0, x1, y1);
+    kit::band_labels(f, &x, &plot.x_labels, y1);
     if last_row {
-        let h = axis::band_labels_height(&x, &plot.x_labels);
-        text::x_title(f, (x0 + x1) / 2.0, y1 + h + 14.0, &plot.x_title);
+        let h = kit::band_labels_height(&x, &plot.x_labels);
+        kit::x_title(f, (x0 + x1) / 2.0, y1 + h + 14.0, &plot.x_title);
     }
     for s in &p.series {
         series(f, s, &x, &y);
@@ -261,7 +262,7 @@ pub fn draw(plot: &Plot) -> String {
         r0: 0.0,
         r1: plot_w,
     };
-    let below = axis::band_labels_height(&slots, &plot.x_labels) + 24.0;
+    let below = kit::band_labels_height(&slots, &plot.x_labels) + 24.0;
     let size = (LEFT + plot_w + RIGHT, TOP + PLOT_H + below);
     let n = plot.panels.len().max(1);
     let per_row = per_row(plot.per_row, n, size.0);

@@ -15,7 +15,7 @@
 
 mod figures;
 mod heatmap;
-pub mod layout;
+mod layout;
 mod lines;
 mod tables;
 mod text;
@@ -439,7 +439,7 @@ mod tests {
             "data-decision=\"slower\" data-significant=\"true\" data-fill=\"coloured\" data-change=\"-0.5000\" data-reference-target=\"0\""
         ));
         assert!(s.contains("target 2 (/dev/sdy) against target 1 (/dev/sdx)"));
-        assert!(super::super::kit::clear::assert_legends_clear(&s) > 0);
+        assert!(super::super::kit::assert_legends_clear(&s) > 0);
     }
 
     #[test]
@@ -447,7 +447,7 @@ mod tests {
         let s = section("run1", "a.json", &quick());
         // The heatmap's key (3 entries) and the lines' block sizes (2),
         // per figure.
-        assert!(super::super::kit::clear::assert_legends_clear(&s) >= 5);
+        assert!(super::super::kit::assert_legends_clear(&s) >= 5);
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! beside each other per limit, the distrusted ones marked, 4 KiB and
 //! 1 MiB drawn for reference.
 
-use super::super::kit::axis::XAxis;
-use super::super::kit::legend::{KeyBox, Legend};
-use super::super::kit::text::{fit, text_width};
-use super::super::kit::ticks::Axis;
-use super::super::kit::ticks::{self, ticks, Room};
+use super::super::kit;
+use super::super::kit::Axis;
+use super::super::kit::XAxis;
+use super::super::kit::{fit, text_width};
+use super::super::kit::{ticks, Room};
+use super::super::kit::{KeyBox, Legend};
 use super::super::look::{self, Pattern};
 use super::super::scale::{category, Linear};
 use super::super::svg::{El, Figure};
@@ -264,7 +265,7 @@ fn axis(f: &mut Figure, x: &Linear, y: f64) {
         gap: 12.0,
     };
     let labelled = ticks(
-        ticks::every_other(lo, hi),
+        kit::every_other(lo, hi),
         |e| x.map(e),
         |e| power_label(e as u32),
         room,

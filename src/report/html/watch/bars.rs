@@ -4,11 +4,11 @@
 //! below a threshold (starts aligned to less than 4 KiB, sizes below the
 //! physical block) are drawn in vermillion, the others in blue.
 
-use super::super::kit::axis::{band_labels, band_labels_height, frame, y_grid};
-use super::super::kit::legend::{swatch, Legend};
-use super::super::kit::text::{x_title, y_title};
-use super::super::kit::ticks::Axis;
-use super::super::kit::ticks::{linear, ticks, Room};
+use super::super::kit::Axis;
+use super::super::kit::{band_labels, band_labels_height, frame, y_grid};
+use super::super::kit::{linear, ticks, Room};
+use super::super::kit::{swatch, Legend};
+use super::super::kit::{x_title, y_title};
 use super::super::scale::{Band, Linear};
 use super::super::svg::{El, Figure};
 use crate::units::human;
