@@ -491,3 +491,80 @@ fn tables_are_drawn_only_by_the_column_model() {
         found.join("\n")
     );
 }
+
+/// The part of a file before its tests (`#[cfg(test)]`).
+fn before_tests(text: &str) -> &str {
+    text.split("#[cfg(test)]").next().unwrap_or_default()
+}
+
+/// Every path starting `crate::` or `super::` in `text`, as written
+/// (`crate::units::human`, `super::style::{`).
+fn relative_paths(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for start in ["crate::", "super::"] {
+        for (at, _) in text.match_indices(start) {
+            let rest = &text[at..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(rest.len());
+            out.push(rest[..end].to_string());
+        }
+    }
+    out
+}
+
+/// The column engine (src/report/columns/) knows no command: it names
+/// nothing but the units, the style and the page's table cells, so every
+/// command's rows and column lists are handed to it (report/tables/).
+/// And report/ imports no module by glob outside its tests: each file
+/// names what it uses.
+#[test]
+fn the_column_engine_knows_no_command() {
+    let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let allowed = [
+        "crate::units::",
+        "crate::report::style::",
+        "crate::report::columns::",
+        "crate::report::html::page::",
+        "super::style::",
+        "super::html::page::",
+        "super::Column",
+        "super::super::",
+    ];
+    let mut found = Vec::new();
+    for p in rs_files(&src.join("report/columns")) {
+        let rel = p.strip_prefix(src).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&p).unwrap();
+        for path in relative_paths(before_tests(&text)) {
+            if !allowed.iter().any(|a| path.starts_with(a)) {
+                found.push(format!("{rel}: {path}"));
+            }
+        }
+    }
+    for p in rs_files(&src.join("report")) {
+        let rel = p.strip_prefix(src).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let glob = |l: &str| {
+            let l = l.trim();
+            (l.starts_with("use super::") || l.starts_with("use crate::")) && l.ends_with("::*;")
+        };
+        if before_tests(&text).lines().any(glob) {
+            found.push(format!("{rel}: a glob import"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the column engine names a command's type, or report/ imports by glob:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_path_scanner_reads_crate_and_super_paths() {
+    let text = "use super::style::{Style, TableMode};\nx = crate::units::human(1);\n";
+    assert_eq!(
+        relative_paths(text),
+        ["crate::units::human", "super::style::"]
+    );
+    assert_eq!(before_tests("a\n#[cfg(test)]\nb"), "a\n");
+}

@@ -27,12 +27,12 @@ const ASSET_EXIT: &str =
 fn topology_long_help() -> String {
     format!(
         "{}\n{TOPOLOGY_EXIT}",
-        crate::report::columns::topology_help()
+        crate::report::tables::topology_help()
     )
 }
 
 fn check_long_help() -> String {
-    format!("{}\n{CHECK_EXIT}", crate::report::columns::check_help())
+    format!("{}\n{CHECK_EXIT}", crate::report::tables::check_help())
 }
 
 #[derive(Parser, Debug)]

@@ -8,9 +8,9 @@ use super::outputs::Outputs;
 use crate::check::CheckOptions;
 use crate::findings::FailOn;
 use crate::probe::ProbeOptions;
-use crate::report::columns;
 use crate::report::style::{TableForm, TableMode, View};
 pub use crate::report::Listed;
+use crate::report::{columns, tables};
 use crate::report::{Format, Kind, Style};
 use crate::topology::Sysfs;
 use std::path::{Path, PathBuf};
@@ -321,8 +321,8 @@ fn width(asked: Option<usize>) -> (Option<usize>, bool) {
 /// format without a table (JSON, HTML), `-r`/`-P` for CSV.
 fn table_style(st: &mut Style, t: &TableArgs, format: Format, command: &str) -> Result<(), String> {
     let ids = match command {
-        "check" => columns::check_ids(),
-        _ => columns::topology_ids(),
+        "check" => tables::check_ids(),
+        _ => tables::topology_ids(),
     };
     let named = t
         .columns

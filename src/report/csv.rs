@@ -5,7 +5,8 @@
 //! `watch` one row per device, direction and request-size bucket.
 //! Targets that could not be read are on stderr too, as for every format.
 
-use super::columns::{self, DISKS};
+use super::columns;
+use super::tables::{self, DISKS};
 use super::Exporter;
 use crate::check::CheckRun;
 use crate::compare::Comparison;
@@ -21,9 +22,9 @@ pub struct Csv {
 
 impl Exporter for Csv {
     fn check(&self, run: &CheckRun) -> Option<String> {
-        let rows = columns::target_rows(run);
+        let rows = tables::target_rows(run);
         Some(columns::csv_with(
-            &columns::partitions(),
+            &tables::partitions(),
             &rows.iter().collect::<Vec<_>>(),
             self.columns.as_deref(),
             self.headings,
@@ -48,9 +49,9 @@ impl Exporter for Csv {
     }
 
     fn watch(&self, run: &crate::watch::WatchRun) -> Option<String> {
-        let rows = columns::watch_rows(run);
+        let rows = tables::watch_rows(run);
         Some(columns::csv_with(
-            &columns::watch_buckets(),
+            &tables::watch_buckets(),
             &rows.iter().collect::<Vec<_>>(),
             self.columns.as_deref(),
             self.headings,
@@ -63,16 +64,16 @@ impl Exporter for Csv {
 pub fn compare(comparison: &Comparison) -> String {
     match comparison {
         Comparison::Probe(p) => {
-            let rows = columns::ratio_rows(p, &p.cells);
-            columns::csv(&columns::ratios(), &rows.iter().collect::<Vec<_>>(), None)
+            let rows = tables::ratio_rows(p, &p.cells);
+            columns::csv(&tables::ratios(), &rows.iter().collect::<Vec<_>>(), None)
         }
         Comparison::Check(c) => columns::csv(
-            &columns::changes(),
+            &tables::changes(),
             &c.changes.iter().collect::<Vec<_>>(),
             None,
         ),
         Comparison::Watch(w) => columns::csv(
-            &columns::changes(),
+            &tables::changes(),
             &w.changes.iter().collect::<Vec<_>>(),
             None,
         ),
@@ -81,9 +82,9 @@ pub fn compare(comparison: &Comparison) -> String {
 
 /// `probe --csv FILE` and `probe --format csv`: one row per cell.
 pub fn probe(report: &ProbeRun) -> String {
-    let mut rows: Vec<columns::CellRow> = Vec::new();
+    let mut rows: Vec<tables::CellRow> = Vec::new();
     if report.targets.is_empty() {
-        rows.extend(report.cells.iter().map(|cell| columns::CellRow {
+        rows.extend(report.cells.iter().map(|cell| tables::CellRow {
             report,
             target: &report.target,
             environment: &report.environment,
@@ -91,14 +92,14 @@ pub fn probe(report: &ProbeRun) -> String {
         }));
     }
     for t in &report.targets {
-        rows.extend(t.cells.iter().map(|cell| columns::CellRow {
+        rows.extend(t.cells.iter().map(|cell| tables::CellRow {
             report,
             target: &t.target,
             environment: &t.environment,
             cell,
         }));
     }
-    columns::csv(&columns::cells(), &rows.iter().collect::<Vec<_>>(), None)
+    columns::csv(&tables::cells(), &rows.iter().collect::<Vec<_>>(), None)
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! (human, JSON, CSV, HTML, Prometheus, the plan's script), like
 //! hyperfine's exporters; a command's result is one [`Run`], and `cli`
 //! writes it in each (format, destination) pair asked for. The human table and the
-//! CSV share one column model ([`columns`]), like lsblk's `colinfo`, so a
-//! column added there shows in both. The JSON documents are a public,
+//! CSV share one column model, like lsblk's `colinfo`, so a column added
+//! there shows in both: each command's lists in [`tables`], drawn by the
+//! engine in [`columns`], which knows no command. The JSON documents are a public,
 //! versioned interface (docs/json.md): fields are only ever added.
 //! Which kind of run has which format is one table, [`Kind::formats`].
 
@@ -17,6 +18,7 @@ pub mod progress;
 pub mod prometheus;
 pub mod script;
 pub mod style;
+pub mod tables;
 
 use crate::check::CheckRun;
 use crate::compare::Comparison;

@@ -3,6 +3,7 @@
 
 use super::columns;
 use super::style::Style;
+use super::tables;
 use crate::plan::new_disk::NewDisk;
 use crate::plan::{Action, DiskPlan, PlanRun, Step};
 use crate::units;
@@ -155,7 +156,7 @@ fn parts_table(d: &DiskPlan, st: &Style) -> String {
         return String::new();
     }
     let rows: Vec<&crate::plan::PartPlan> = d.partitions.iter().collect();
-    let all = columns::plan_partitions();
+    let all = tables::plan_partitions();
     let picked = columns::select(&all, None, |c| c.human);
     let (cols, hidden) = match st.width {
         Some(w) if st.fit => columns::fit(picked, &rows, st, w.saturating_sub(2)),
@@ -314,16 +315,16 @@ pub fn human_new(d: &NewDisk, st: &Style) -> String {
     if !d.refused.is_empty() {
         return out;
     }
-    let rows: Vec<columns::NewPartition> = d
+    let rows: Vec<tables::NewPartition> = d
         .partitions
         .iter()
         .enumerate()
-        .map(|(i, extent)| columns::NewPartition {
+        .map(|(i, extent)| tables::NewPartition {
             number: i + 1,
             extent,
         })
         .collect();
-    let all = columns::new_partitions();
+    let all = tables::new_partitions();
     let cols: Vec<_> = all.iter().collect();
     out.push_str(&columns::render(
         &cols,

@@ -19,6 +19,7 @@
 
 pub mod check;
 pub mod compare;
+mod findings;
 mod kit;
 mod look;
 pub mod page;

@@ -52,8 +52,8 @@ impl Exporter for Human {
 
     fn columns(&self, listed: Listed) -> Option<String> {
         Some(match listed {
-            Listed::Check => super::columns::check_list(&self.style),
-            Listed::Topology => super::columns::topology_list(&self.style),
+            Listed::Check => super::tables::check_list(&self.style),
+            Listed::Topology => super::tables::topology_list(&self.style),
         })
     }
 }

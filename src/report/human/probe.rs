@@ -5,8 +5,9 @@
 use crate::probe::engine::Pattern;
 use crate::probe::outcome::{ProbeRun, TargetInfo};
 use crate::probe::results::{CellReport, ContrastReport, Inference};
-use crate::report::columns::{self, Entry, Iops, Versus};
+use crate::report::columns::{self, Entry};
 use crate::report::style::Style;
+use crate::report::tables::{Iops, Versus};
 use crate::units::human;
 
 /// The target line: what was measured, and (O_DIRECT only) the rule

@@ -1,6 +1,11 @@
 //! `probe`'s CSV columns: one row per cell.
 
-use super::*;
+use super::{opt4, opt_text};
+use crate::probe::env::Environment;
+use crate::probe::outcome::{ProbeRun, TargetInfo};
+use crate::probe::results::CellReport;
+use crate::report::columns::{Column, Entry};
+use crate::report::style::Style;
 
 /// A probe cell with the run it belongs to (its CSV row names the target,
 /// the device, the seed and the time, so two files can be told apart).

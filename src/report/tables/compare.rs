@@ -1,13 +1,16 @@
 //! `compare`'s CSV columns: the cells both probe runs measured, and the
 //! findings that changed between two checks.
 
-use super::grid::offset_label;
 use super::probe::{percent, si};
-use super::*;
-use crate::compare::check::TargetChange;
-use crate::compare::probe::Decision;
+use super::{opt4, opt_text};
+use crate::compare::check::{FindingChange, TargetChange};
+use crate::compare::probe::{CellRatio, Decision};
 use crate::compare::watch::{DeviceChange, SubmitterChange};
+use crate::compare::ProbeComparison;
 use crate::findings::Status;
+use crate::report::columns::{offset_label, Column};
+use crate::report::style::Style;
+use crate::units::human;
 
 /// A cell of a probe comparison, with the comparison (for its target's path).
 pub struct RatioRow<'a> {
@@ -478,6 +481,7 @@ pub fn check_targets_compared() -> Vec<TC> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::columns::{html, render};
     use crate::report::style::{TableForm, TableMode};
 
     fn two() -> Vec<DeviceChange> {

@@ -2,9 +2,13 @@
 //! devices, the CSV's request-size buckets, and the page's histograms
 //! and latency.
 
-use super::*;
+use crate::report::columns::Column;
+use crate::units::human;
 use crate::watch::latency::{LatencyComparison, Span};
 use crate::watch::legs::Leg;
+use crate::watch::submitters::Submitter;
+use crate::watch::summary::Bucket;
+use crate::watch::{DeviceSummary, WatchRun};
 
 type WD = Column<DeviceSummary>;
 

@@ -1,6 +1,7 @@
 //! `plan`'s tables: each partition now and after, and a new disk's layout.
 
-use super::*;
+use crate::report::columns::Column;
+use crate::units::human;
 
 type PP = Column<crate::plan::PartPlan>;
 
