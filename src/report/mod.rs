@@ -99,11 +99,14 @@ impl Format {
     }
 }
 
-/// Whose columns `--list-columns` lists.
+/// Whose columns `--list-columns` lists (`tables::Table::of` its tables).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Listed {
     Check,
     Topology,
+    Probe,
+    Compare,
+    Plan,
 }
 
 /// What a plan run hands its exporters: the plan, and the check of the

@@ -156,6 +156,28 @@ impl<R: ?Sized> Column<R> {
         }
     }
 
+    /// The human title of a column made `csv_only` (whose title is its
+    /// id), for the table `-o` prints it in.
+    pub(crate) fn titled(mut self, title: &'static str) -> Self {
+        self.title = Cow::Borrowed(title);
+        self
+    }
+
+    /// In no table by default, only where `-o` names it (or the engine
+    /// puts it first to name a row's disk: [`naming_rows`]).
+    pub(crate) const fn on_request(mut self) -> Self {
+        self.csv = false;
+        self.human = false;
+        self.html = false;
+        self
+    }
+
+    /// Shown in the human table by default too (a CSV or HTML column).
+    pub(crate) const fn in_table(mut self) -> Self {
+        self.human = true;
+        self
+    }
+
     pub(crate) const fn shown_as(mut self, shown: fn(&R, &Style) -> String) -> Self {
         self.shown = Some(Show::Row(shown));
         self
@@ -388,10 +410,13 @@ fn key_of(title: &str, id: &str) -> String {
 /// its id (`physical_block_size`), its title (`phy-sec`) or its key
 /// (`PHY-SEC`, `PARTED-OPT/MIN`), in any case, as lsblk's `-o` takes
 /// `NAME` or `phy-sec`; an id wins over another column's title. Err: the
-/// one line that refuses the first name no column has.
+/// one line that refuses the first name no column has, naming the table
+/// (`of`: "check", "compare of two probe runs") and the `command` whose
+/// `--list-columns` lists them.
 pub fn resolve(
     asked: &[String],
     cols: &[(String, String)],
+    of: &str,
     command: &str,
 ) -> Result<Vec<String>, String> {
     asked
@@ -407,12 +432,13 @@ pub fn resolve(
             };
             match by_id.or_else(by_title) {
                 Some((id, _)) => Ok(format!("{plus}{id}")),
-                None => {
-                    Err(format!(
-                    "{a:?} is not a column of {command}; {command} --list-columns names them ({})",
-                    cols.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>().join(", ")
-                ))
-                }
+                None => Err(format!(
+                    "{a:?} is not a column of {of}; {command} --list-columns names them ({})",
+                    cols.iter()
+                        .map(|(id, _)| id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
             }
         })
         .collect()

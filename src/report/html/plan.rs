@@ -141,11 +141,12 @@ fn moves(id: &str, d: &DiskPlan) -> String {
     }
     let all = tables::plan_partitions();
     let cols = columns::select(&all, None, |c| c.html);
+    let rows = tables::plan_rows(d);
     columns::html(
         id,
         "Each partition now and after the plan (sectors, and bytes)",
         &cols,
-        &d.partitions.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
     )
 }
 

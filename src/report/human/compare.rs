@@ -11,12 +11,15 @@ use crate::compare::check::{Change, FindingChange};
 use crate::compare::probe::OnlyIn;
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
 use crate::report::columns;
-use crate::report::style::Style;
+use crate::report::style::{Style, View};
 use crate::report::tables;
 use crate::units::utc;
 use std::fmt::Write;
 
 pub fn render(c: &Comparison, st: &Style) -> String {
+    if st.view == View::Table {
+        return table_only(c, st);
+    }
     let report = match c {
         Comparison::Probe(p) if st.quiet => answer(p, st) + &format!("{}\n", st.bold(&p.summary)),
         Comparison::Check(k) if st.quiet => format!("{}\n", st.bold(&k.summary)),
@@ -161,13 +164,13 @@ fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
     }
 }
 
-/// The cell-by-cell table, from compare's column list (the CSV's), the
-/// target first when there are several.
+/// The cell-by-cell table, from compare's column list (the CSV's), of
+/// the columns `-o` picked, the target first when there are several.
 fn cells(c: &ProbeComparison, st: &Style) -> String {
     let all = tables::ratios();
     let picked = columns::naming_rows(
         &all,
-        columns::select(&all, None, |c| c.human),
+        columns::select(&all, st.columns.as_deref(), |c| c.human),
         "target",
         c.target_count(),
     );
@@ -286,6 +289,23 @@ fn changed(f: &FindingChange) -> Option<String> {
             f.message_b.clone().unwrap_or_default()
         ),
     })
+}
+
+/// `compare -o COLUMNS` (and `-n`, `-r`, `-P`): the CSV's table alone,
+/// of the columns `-o` picked: two probe runs' cells, or the findings
+/// two check or watch runs changed.
+fn table_only(c: &Comparison, st: &Style) -> String {
+    let changes = |rows: &[FindingChange]| {
+        let all = tables::changes();
+        let cols = columns::select(&all, st.columns.as_deref(), |c| c.human);
+        let rows: Vec<&FindingChange> = rows.iter().collect();
+        columns::render(&cols, &rows, st, "")
+    };
+    match c {
+        Comparison::Probe(p) => cells(p, st),
+        Comparison::Check(k) => changes(&k.changes),
+        Comparison::Watch(w) => changes(&w.changes),
+    }
 }
 
 #[cfg(test)]
