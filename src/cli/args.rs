@@ -196,7 +196,7 @@ pub enum Command {
         /// Write the page to FILE (replaced atomically) instead of standard output.
         #[arg(long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
-        /// Was `-o FILE`; refused, since -o picks columns in check and topology.
+        /// Was `-o FILE`; refused, since -o picks table columns in check, topology, probe, compare and plan.
         #[arg(short = 'o', hide = true, value_name = "FILE")]
         old_output: Option<PathBuf>,
         /// Also write each figure as its own SVG file into DIR (DIR/<figure id>.svg), to put in a wiki page or a ticket.

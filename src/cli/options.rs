@@ -237,7 +237,7 @@ impl Options {
                 ..
             } => {
                 return Err(format!(
-                    "report -o {0} is now report --output {0}: -o picks table columns in check and topology",
+                    "report -o {0} is now report --output {0}: -o picks table columns in check, topology, probe, compare and plan",
                     file.display()
                 ))
             }
