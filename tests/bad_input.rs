@@ -707,6 +707,54 @@ fn table_flags_are_refused_where_there_is_no_table() {
     assert_eq!((out.as_str(), code), ("1,aligned\n", 0));
 }
 
+/// probe, compare and plan take check's table flags: a column their
+/// table has not is one line naming the table and exit 2, before any
+/// I/O or file; compare names its columns once the runs are read, and
+/// still writes nothing.
+#[test]
+fn a_column_the_table_has_not_is_refused() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let img = small_gpt(dir.path());
+    let t = filled(dir.path());
+    refused(
+        &["probe", &t, "-o", "nonsense"],
+        "\"nonsense\" is not a column of probe; probe --list-columns names them",
+    );
+    refused(
+        &["plan", &img, "-o", "kernel_offset"],
+        "\"kernel_offset\" is not a column of plan;",
+    );
+    refused(
+        &["probe", &t, "--format", "json", "-r"],
+        "--format json has none",
+    );
+    refused(
+        &["plan", &img, "--format", "html", "-n"],
+        "--format html has none",
+    );
+    let (check, _) = run(&["check", &img, "--json"]);
+    let saved = dir.path().join("check.json");
+    std::fs::write(&saved, check).unwrap();
+    let s = saved.to_str().unwrap();
+    let csv = dir.path().join("changes.csv");
+    refused(
+        &[
+            "compare",
+            s,
+            s,
+            "-o",
+            "ratio",
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+        "\"ratio\" is not a column of compare of two check or watch runs",
+    );
+    assert!(!csv.exists());
+    // The columns it has: the CSV of them, without a header.
+    let (out, code) = run(&["compare", s, s, "--format", "csv", "-n", "-o", "code"]);
+    assert_eq!((out.as_str(), code), ("", 0));
+}
+
 /// `report -o FILE` was the page's file; -o picks columns everywhere
 /// else, so the old spelling is refused with the new one named, and
 /// nothing is written.

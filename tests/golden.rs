@@ -499,3 +499,254 @@ fn watch_of_a_zoned_recording() {
         &format!("{out}stderr: {err}exit {code}\n"),
     );
 }
+
+/// `diskalign --color never ARGS...` run in `cwd` (no COLUMNS: piped,
+/// nothing hidden): the command line as typed, its stdout, and, where
+/// `outcome` says, its stderr and exit status.
+fn typed(cwd: &Path, args: &[&str], outcome: bool) -> String {
+    let mut cmd = std::process::Command::new(bin());
+    cmd.current_dir(cwd)
+        .args(["--color", "never"])
+        .args(args)
+        .env_remove("COLUMNS");
+    let (out, err, code) = output_of(&mut cmd);
+    match outcome {
+        true => format!("$ {args:?}\n{out}stderr: {err}exit {code}\n"),
+        false => {
+            // A measurement's verdict (exit 1, 4) is not the table's.
+            assert_eq!(code & 2, 0, "{args:?} exited {code}: {err}");
+            format!("$ {args:?}\n{out}")
+        }
+    }
+}
+
+/// `probe -o`, `-r`, `-P`, `-n` and its CSV: the table of cells instead
+/// of the grids, of the columns that do not depend on what was measured
+/// (the cells, the targets, the seed); two targets' rows name their
+/// target, a space in its name escaped by `-r` as lsblk does.
+#[test]
+fn probe_table_forms() {
+    // Not /tmp, which may be a tmpfs without O_DIRECT.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    filled_file(&dir.path().join("a.img"), 8 << 20, 7);
+    filled_file(&dir.path().join("b file.img"), 8 << 20, 7);
+    let grid = [
+        "--bs",
+        "4k",
+        "--offsets",
+        "0,512",
+        "--runtime",
+        "10ms",
+        "--warmup",
+        "2ms",
+        "--rounds",
+        "2",
+        "--seed",
+        "7",
+    ];
+    let mut text = String::new();
+    for extra in [
+        &["-o", "pattern,bs,offset,seed"][..],
+        &["-r", "-o", "pattern,block_size,offset"],
+        &["-P", "-b", "-o", "pattern,BS,offset"],
+        &["-n", "-o", "offset,pattern"],
+        &[
+            "--format",
+            "csv",
+            "-n",
+            "-o",
+            "pattern,block_size,offset,seed",
+        ],
+    ] {
+        let args = [&["probe", "a.img"][..], &grid, extra].concat();
+        text.push_str(&typed(dir.path(), &args, false));
+    }
+    let args = [
+        &["probe", "a.img", "b file.img"][..],
+        &grid,
+        &["-r", "-o", "offset"],
+    ]
+    .concat();
+    text.push_str(&typed(dir.path(), &args, false));
+    golden("probe-table.txt", &text);
+    let list = typed(
+        dir.path(),
+        &["probe", "--list-columns", "--width", "80"],
+        true,
+    );
+    golden("probe-view-list-columns.txt", &list);
+}
+
+/// `compare -o` and its forms: the findings two check runs changed (an
+/// image whose table was made aligned in between), two watch runs (the
+/// recordings of `watch_of_a_recording`), two probe runs (one compared
+/// with itself: B/A is 1); and its CSV of the columns picked.
+#[test]
+fn compare_table_forms() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let img = image(dir.path(), "disk.img", 256 * MIB);
+    sfdisk(
+        &img,
+        "label: dos\nlabel-id: 0x1234abcd\nstart=63, size=20417, type=83\nstart=20480, size=40960, type=83\n",
+    );
+    let saved = |args: &[&str], name: &str| {
+        let mut cmd = std::process::Command::new(bin());
+        cmd.current_dir(dir.path()).args(args);
+        let (out, err, code) = output_of(&mut cmd);
+        assert_eq!(code & 2, 0, "{args:?}: {err}");
+        std::fs::write(dir.path().join(name), out).unwrap();
+    };
+    saved(&["check", "disk.img", "--json"], "a.json");
+    sfdisk(
+        &img,
+        "label: dos\nlabel-id: 0x1234abcd\nstart=2048, size=18432, type=83\nstart=20480, size=40960, type=83\n",
+    );
+    saved(&["check", "disk.img", "--json"], "b.json");
+    let (fixtures, _) = fixtures();
+    for name in ["ao-3584", "zoned-hm"] {
+        let root = fixtures.join(name).display().to_string();
+        let replay = fixtures
+            .join(format!("../watch/{name}.json"))
+            .display()
+            .to_string();
+        let args = ["--sysfs-root", &root, "watch", "sdb", "--replay", &replay];
+        saved(&[&args[..], &["--json"]].concat(), &format!("{name}.json"));
+    }
+    filled_file(&dir.path().join("p.img"), 8 << 20, 7);
+    saved(
+        &[
+            "probe",
+            "p.img",
+            "--bs",
+            "4k",
+            "--offsets",
+            "0,512",
+            "--runtime",
+            "10ms",
+            "--warmup",
+            "2ms",
+            "--rounds",
+            "2",
+            "--seed",
+            "7",
+            "--json",
+        ],
+        "p.json",
+    );
+    let mut text = String::new();
+    for args in [
+        &["compare", "a.json", "b.json", "-o", "change,where,code,a,b"][..],
+        &["compare", "a.json", "b.json", "-r"],
+        &[
+            "compare",
+            "a.json",
+            "b.json",
+            "-P",
+            "-o",
+            "code,severity_a,message_a",
+        ],
+        &["compare", "a.json", "b.json", "-n", "-o", "change,code"],
+        &[
+            "compare",
+            "a.json",
+            "b.json",
+            "--format",
+            "csv",
+            "-o",
+            "code,change",
+        ],
+        &[
+            "compare",
+            "ao-3584.json",
+            "zoned-hm.json",
+            "-o",
+            "change,where,code,a,b",
+        ],
+        &["compare", "a.json", "b.json", "-o", "ratio"],
+    ] {
+        text.push_str(&typed(dir.path(), args, true));
+    }
+    for args in [
+        &[
+            "compare",
+            "p.json",
+            "p.json",
+            "-o",
+            "pattern,bs,offset,ratio,b/a",
+        ][..],
+        &[
+            "compare",
+            "p.json",
+            "p.json",
+            "-P",
+            "-b",
+            "-o",
+            "bs,offset,ratio",
+        ],
+    ] {
+        text.push_str(&typed(dir.path(), args, false));
+    }
+    golden("compare-table.txt", &text);
+    let list = typed(
+        dir.path(),
+        &["compare", "--list-columns", "--width", "80"],
+        true,
+    );
+    golden("compare-view-list-columns.txt", &list);
+}
+
+/// `plan -o` and its forms: every partition of every disk planned in
+/// one table, the disk named first when there are several (a space in
+/// its name escaped by `-r`); `plan --new -o` the layout's.
+#[test]
+fn plan_table_forms() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = image(dir.path(), "a.img", 256 * MIB);
+    sfdisk(
+        &a,
+        "label: dos\nstart=63, size=20417, type=83\nstart=20480, size=40960, type=83\n",
+    );
+    let b = image(dir.path(), "b disk.img", 256 * MIB);
+    sfdisk(
+        &b,
+        "label: gpt\nstart=2048, size=40960\nstart=43008, size=8191\n",
+    );
+    image(dir.path(), "new.img", 256 * MIB);
+    let mut text = String::new();
+    for args in [
+        &["plan", "a.img", "-o", "number,start,new_start,change"][..],
+        &["plan", "a.img", "-r"],
+        &[
+            "plan",
+            "a.img",
+            "-P",
+            "-b",
+            "-o",
+            "number,size_bytes,new_size_bytes",
+        ],
+        &["plan", "a.img", "-n"],
+        &["plan", "a.img", "b disk.img", "-r", "-o", "number,change"],
+        // -b alone: the report, its table's sizes in bytes.
+        &["plan", "--new", "new.img", "--sizes", "16M,rest", "-b"],
+        &[
+            "plan",
+            "--new",
+            "new.img",
+            "--sizes",
+            "16M,rest",
+            "-b",
+            "-o",
+            "#,start,size",
+        ],
+        &["plan", "a.img", "-o", "new_size"],
+    ] {
+        text.push_str(&typed(dir.path(), args, true));
+    }
+    golden("plan-table.txt", &text);
+    let list = typed(
+        dir.path(),
+        &["plan", "--list-columns", "--width", "80"],
+        true,
+    );
+    golden("plan-view-list-columns.txt", &list);
+}

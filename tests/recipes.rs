@@ -263,12 +263,12 @@ fn recipes_name_what_exists() {
         missing.join("\n")
     );
     // The check sees what is gone, and what is there.
-    let gone = "Add a line to `ENGINES` and `probe::engine::start_all`, \
+    let gone = "Add a line to `ENGINES` and `probe::start_all`, \
                 in `probe/engine/gone.rs`, `GoneKind`, `gone_fn!`.";
     assert_eq!(
         missing_in(gone, &tree, &defs),
         [
-            "start_all (in `probe::engine::start_all`)",
+            "start_all (in `probe::start_all`)",
             "the file probe/engine/gone.rs",
             "GoneKind (in `GoneKind`)",
             "gone_fn (in `gone_fn!`)",

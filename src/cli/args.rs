@@ -4,8 +4,8 @@
 use crate::findings::FailOn;
 use crate::probe::{GridRequest, Preset};
 use crate::probe::{Pattern, ENGINES};
-use crate::report::ColorChoice;
-use crate::report::Format;
+use crate::report::{self, ColorChoice};
+use crate::report::{Format, Listed};
 use crate::topology::TopologyOverride;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -25,11 +25,26 @@ const ASSET_EXIT: &str =
     "Exit status: 0 printed; 2 a usage error, or standard output could not be written.";
 
 fn topology_long_help() -> String {
-    format!("{}\n{TOPOLOGY_EXIT}", crate::report::topology_help())
+    format!(
+        "{}\n{TOPOLOGY_EXIT}",
+        report::columns_help(Listed::Topology)
+    )
 }
 
 fn check_long_help() -> String {
-    format!("{}\n{CHECK_EXIT}", crate::report::check_help())
+    format!("{}\n{CHECK_EXIT}", report::columns_help(Listed::Check))
+}
+
+fn probe_long_help() -> String {
+    format!("{}\n{PROBE_HELP}", report::columns_help(Listed::Probe))
+}
+
+fn compare_long_help() -> String {
+    format!("{}\n{COMPARE_HELP}", report::columns_help(Listed::Compare))
+}
+
+fn plan_long_help() -> String {
+    format!("{}\n{PLAN_HELP}", report::columns_help(Listed::Plan))
 }
 
 #[derive(Parser, Debug)]
@@ -86,7 +101,9 @@ pub struct OutputArgs {
     pub prometheus: Option<PathBuf>,
 }
 
-/// The table of `check` and `topology`, as lsblk prints its own.
+/// The table of `check`, `topology`, `probe`, `compare` and `plan`, as
+/// lsblk prints its own. A command with `-v` refuses `-r` and `-P` with
+/// it (its `verbose` says so: not every command has one).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct TableArgs {
     /// Print only the table, of these columns, comma-separated, in that order; +COL adds to the default set. A column is named by its id or its title, in any case (physical_block_size, phy-sec, PHY-SEC; --list-columns names them). CSV takes the same columns; JSON and HTML have none.
@@ -104,10 +121,10 @@ pub struct TableArgs {
     #[arg(short = 'n', long)]
     pub noheadings: bool,
     /// Print only the table, raw: one space between columns, no alignment; the header names the columns by their titles in upper case (PHY-SEC, a space as -; the id, NUMBER or START_BYTES, where a title has other characters); spaces and odd bytes in values are escaped as \xNN, as lsblk -r does.
-    #[arg(short = 'r', long, conflicts_with_all = ["pairs", "verbose"])]
+    #[arg(short = 'r', long, conflicts_with = "pairs")]
     pub raw: bool,
     /// Print only the table, one row per line as KEY="value" pairs (keys: the column titles in upper case, PHY-SEC="4096", a space as -, or the id, NUMBER="1", where a title has other characters; quotes, backslashes, $, ` and odd bytes escaped as \xNN), as lsblk -P does.
-    #[arg(short = 'P', long, conflicts_with = "verbose")]
+    #[arg(short = 'P', long)]
     pub pairs: bool,
     /// Print sizes in bytes instead of KiB/MiB/GiB.
     #[arg(short = 'b', long)]
@@ -133,7 +150,7 @@ pub enum Command {
         #[command(flatten)]
         table: TableArgs,
         /// The details of each disk (every limit, the ioctls' view, the findings explained); with -o, -n or -b after the table.
-        #[arg(short, long)]
+        #[arg(short, long, conflicts_with_all = ["raw", "pairs"])]
         verbose: bool,
     },
     #[command(after_help = CHECK_EXIT, after_long_help = check_long_help())]
@@ -160,12 +177,17 @@ pub enum Command {
         #[arg(short, long, conflicts_with_all = ["verbose", "columns", "noheadings", "raw", "pairs"])]
         quiet: bool,
         /// Print every explanation: info findings too (why the tools disagree, portability); with -o, -n or -b the whole report, its tables of those columns.
-        #[arg(short, long)]
+        #[arg(short, long, conflicts_with_all = ["raw", "pairs"])]
         verbose: bool,
     },
     /// Measure whether misalignment hurts: a grid of block sizes x offsets on a
     /// disk, a partition, a file, or a scratch file in a directory.
-    #[command(after_help = PROBE_HELP, mut_arg("prometheus", |a| a.hide(true)))]
+    #[command(
+        override_usage = "diskalign probe [OPTIONS] <TARGETS>...\n       diskalign probe --list-columns",
+        after_help = PROBE_HELP,
+        after_long_help = probe_long_help(),
+        mut_arg("prometheus", |a| a.hide(true))
+    )]
     Probe(ProbeArgs),
     /// Draw saved runs as one self-contained HTML page: the JSON of check, topology, probe, compare or watch (--json), or fio's JSON output for a probe --emit-fio job file.
     #[command(after_help = REPORT_HELP)]
@@ -176,7 +198,7 @@ pub enum Command {
         /// Write the page to FILE (replaced atomically) instead of standard output.
         #[arg(long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
-        /// Was `-o FILE`; refused, since -o picks columns in check and topology.
+        /// Was `-o FILE`; refused, since -o picks table columns in check, topology, probe, compare and plan.
         #[arg(short = 'o', hide = true, value_name = "FILE")]
         old_output: Option<PathBuf>,
         /// Also write each figure as its own SVG file into DIR (DIR/<figure id>.svg), to put in a wiki page or a ticket.
@@ -184,37 +206,52 @@ pub enum Command {
         figures: Option<PathBuf>,
     },
     /// Compare two saved runs: two probe runs (or fio results) cell by cell, B/A with its 95 % CI; two check runs finding by finding; two watch runs device by device.
-    #[command(after_help = COMPARE_HELP, mut_arg("prometheus", |a| a.hide(true)))]
+    #[command(
+        override_usage = "diskalign compare [OPTIONS] <A.json> <B.json>\n       diskalign compare --list-columns",
+        after_help = COMPARE_HELP,
+        after_long_help = compare_long_help(),
+        mut_arg("prometheus", |a| a.hide(true))
+    )]
     Compare {
         /// The reference run (A): a saved probe, check or watch JSON, or fio's JSON.
-        #[arg(value_name = "A.json")]
-        a: PathBuf,
+        #[arg(value_name = "A.json", required_unless_present = "list_columns")]
+        a: Option<PathBuf>,
         /// The run compared with it (B).
-        #[arg(value_name = "B.json")]
-        b: PathBuf,
+        #[arg(value_name = "B.json", required_unless_present = "list_columns")]
+        b: Option<PathBuf>,
         #[command(flatten)]
         output: OutputArgs,
+        // -o picks the columns of the CSV's table: two probe runs' cells,
+        // or the findings two check or watch runs changed; -o, -n, -r and
+        // -P print that table alone.
+        #[command(flatten)]
+        table: TableArgs,
         /// Print only the answer (probe runs: B/A over every cell with its interval), the summary line and the outcome line (what improved and regressed, and the exit status).
-        #[arg(short, long, conflicts_with = "verbose")]
+        #[arg(short, long, conflicts_with_all = ["verbose", "columns", "noheadings", "raw", "pairs"])]
         quiet: bool,
         /// Also list the environment fields that are the same.
-        #[arg(short, long)]
+        #[arg(short, long, conflicts_with_all = ["columns", "noheadings", "raw", "pairs"])]
         verbose: bool,
     },
     /// Propose the fix that keeps the data: new partition starts on 1 MiB (or a stripe width), ends on 4 KiB where that is free, the moves and table changes in a safe order, and what must be done by hand. Never writes to a disk; --script writes a POSIX sh script for you to read and run.
     #[command(
         after_help = PLAN_HELP,
+        after_long_help = plan_long_help(),
         mut_arg("csv", |a| a.hide(true)),
         mut_arg("prometheus", |a| a.hide(true))
     )]
     Plan {
         /// Whole disks or disk image files.
-        #[arg(required_unless_present = "new", value_name = "DISK")]
+        #[arg(required_unless_present_any = ["new", "list_columns"], value_name = "DISK")]
         targets: Vec<PathBuf>,
         // Human: a before/after table per disk; JSON (docs/json.md); HTML:
         // each disk's map now and after, and the steps (not with --new).
         #[command(flatten)]
         output: OutputArgs,
+        // -o picks the columns of the before/after table (of every disk
+        // in one), or with --new of the layout's.
+        #[command(flatten)]
+        table: TableArgs,
         /// Override the topology for what-if questions and images (as for check).
         #[arg(long, value_name = "SPEC", value_parser = topology_arg)]
         topology: Option<TopologyOverride>,
@@ -300,15 +337,19 @@ const COMPARE_HELP: &str = "Probe runs: the answer first, B/A over every cell bo
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {
     /// Disks or partitions (/dev/sdb, /dev/sdb1), files, or directories (a scratch file is made there); several are probed together, their cells shuffled in every round and each compared with the first's.
-    #[arg(required = true, num_args = 1..)]
+    #[arg(required_unless_present = "list_columns", num_args = 1..)]
     pub targets: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
+    // -o picks the columns of the table of cells (the CSV's rows), which
+    // -o, -n, -r and -P print alone instead of the grids.
+    #[command(flatten)]
+    pub table: TableArgs,
     /// Print the fio job file for the planned grid and exit without doing I/O.
     #[arg(long)]
     pub emit_fio: bool,
     /// Also print how the comparisons are made (the method paragraph).
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with_all = ["columns", "noheadings", "raw", "pairs"])]
     pub verbose: bool,
     /// How much of the grid to run: auto searches the unit adaptively and stops each comparison once decided.
     #[arg(long, value_enum, default_value = "auto")]

@@ -64,7 +64,7 @@ pub fn main() -> ExitCode {
         Task::Probe { options, emit_fio } => run_probe(&options, emit_fio, &out),
         Task::Assets(a) => (assets::render(a), 0),
         Task::Report { runs, figures } => runs::report(&runs, figures.as_deref(), &out),
-        Task::Compare { a, b } => runs::compare(&a, &b, &out),
+        Task::Compare { a, b, columns } => runs::compare(&a, &b, columns.as_deref(), &out),
         Task::Plan {
             options,
             targets,

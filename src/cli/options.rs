@@ -8,8 +8,8 @@ use super::outputs::Outputs;
 use crate::check::CheckOptions;
 use crate::findings::FailOn;
 use crate::probe::ProbeOptions;
-use crate::report;
 pub use crate::report::Listed;
+use crate::report::Table;
 use crate::report::{Format, Kind, Style};
 use crate::report::{TableForm, TableMode, View};
 use crate::topology::Sysfs;
@@ -33,7 +33,7 @@ pub enum Task {
         targets: Vec<PathBuf>,
         fail_on: FailOn,
     },
-    /// `check --list-columns`, `topology --list-columns`.
+    /// `COMMAND --list-columns`.
     ListColumns(Listed),
     Probe {
         options: Box<ProbeOptions>,
@@ -53,6 +53,9 @@ pub enum Task {
     Compare {
         a: PathBuf,
         b: PathBuf,
+        /// `-o` as typed: which table it picks from is known once the
+        /// runs are read (`Table::compared`).
+        columns: Option<Vec<String>>,
     },
     /// Plan the fix of disks, or lay out a new one.
     Plan {
@@ -84,7 +87,7 @@ impl Task {
                 .collect(),
             Task::Probe { options, .. } => options.targets.iter().map(PathBuf::as_path).collect(),
             Task::Report { runs, .. } => runs.iter().map(PathBuf::as_path).collect(),
-            Task::Compare { a, b } => vec![a.as_path(), b.as_path()],
+            Task::Compare { a, b, .. } => vec![a.as_path(), b.as_path()],
             Task::Watch { replay, .. } => replay.iter().map(PathBuf::as_path).collect(),
             Task::Topology { .. } | Task::ListColumns(_) | Task::Assets(_) => Vec::new(),
         }
@@ -158,7 +161,7 @@ impl Options {
                 verbose,
             } => {
                 let outputs = outputs(output)?;
-                table_style(&mut style, &table, outputs.stdout(), "topology")?;
+                table_style(&mut style, &table, outputs.stdout(), Table::Topology)?;
                 style.verbose = verbose;
                 let shaped = table.columns.is_some() || table.noheadings || table.bytes;
                 style.view = match (verbose, shaped || table.wants_table()) {
@@ -184,7 +187,7 @@ impl Options {
                 verbose,
             } => {
                 let outputs = outputs(output)?;
-                table_style(&mut style, &table, outputs.stdout(), "check")?;
+                table_style(&mut style, &table, outputs.stdout(), Table::Check)?;
                 style.quiet = quiet;
                 style.verbose = verbose;
                 if table.wants_table() && !verbose {
@@ -204,12 +207,23 @@ impl Options {
                     },
                 )
             }
+            Command::Probe(a) if a.table.list_columns => {
+                (listing(a.output)?, Task::ListColumns(Listed::Probe))
+            }
             Command::Probe(a) => {
                 style.verbose = a.verbose;
                 let outputs = outputs(a.output.clone())?;
+                table_style(&mut style, &a.table, outputs.stdout(), Table::Probe)?;
+                table_view(&mut style, &a.table);
+                let shaped = a.table.wants_table() || a.table.bytes;
                 let task = probe(a, sysfs)?;
-                if matches!(task, Task::Probe { emit_fio: true, .. }) && !outputs.is_plain() {
-                    return Err("--emit-fio prints a fio job file and measures nothing: --format, --json, --csv and --html do not apply".into());
+                if let Task::Probe { emit_fio: true, .. } = task {
+                    if !outputs.is_plain() {
+                        return Err("--emit-fio prints a fio job file and measures nothing: --format, --json, --csv and --html do not apply".into());
+                    }
+                    if shaped {
+                        return Err("--emit-fio prints a fio job file and measures nothing: -o, -n, -r, -P and -b, which shape the table of cells, do not apply".into());
+                    }
                 }
                 (outputs, task)
             }
@@ -223,7 +237,7 @@ impl Options {
                 ..
             } => {
                 return Err(format!(
-                    "report -o {0} is now report --output {0}: -o picks table columns in check and topology",
+                    "report -o {0} is now report --output {0}: -o picks table columns in check, topology, probe, compare and plan",
                     file.display()
                 ))
             }
@@ -237,9 +251,13 @@ impl Options {
                 outputs.stdout_to_file(output, "--output");
                 (outputs, Task::Report { runs, figures })
             }
+            Command::Plan { table, output, .. } if table.list_columns => {
+                (listing(output)?, Task::ListColumns(Listed::Plan))
+            }
             Command::Plan {
                 targets,
                 output,
+                table,
                 topology,
                 probe,
                 script,
@@ -251,6 +269,15 @@ impl Options {
                 {
                     let mut o = outputs(output)?;
                     o.add_file(Format::Script, script, "--script");
+                    // A format plan lacks (CSV) is said as such, before
+                    // what the table flags would make of it.
+                    let (kind, shown) = match new {
+                        None => (Kind::Plan, Table::Plan),
+                        Some(_) => (Kind::NewDisk, Table::NewDisk),
+                    };
+                    o.refuse(kind)?;
+                    table_style(&mut style, &table, o.stdout(), shown)?;
+                    table_view(&mut style, &table);
                     o
                 },
                 {
@@ -279,16 +306,28 @@ impl Options {
                     }
                 },
             ),
+            Command::Compare { table, output, .. } if table.list_columns => {
+                (listing(output)?, Task::ListColumns(Listed::Compare))
+            }
             Command::Compare {
                 a,
                 b,
                 output,
+                table,
                 quiet,
                 verbose,
             } => {
                 style.quiet = quiet;
                 style.verbose = verbose;
-                (outputs(output)?, Task::Compare { a, b })
+                let outputs = outputs(output)?;
+                // The columns are named once the runs are read.
+                table_form(&mut style, &table, outputs.stdout(), "compare")?;
+                table_view(&mut style, &table);
+                let (Some(a), Some(b)) = (a, b) else {
+                    return Err("compare needs two saved runs: compare A.json B.json".into());
+                };
+                let columns = table.columns;
+                (outputs, Task::Compare { a, b, columns })
             }
         };
         if let Some(kind) = task.kind() {
@@ -317,18 +356,19 @@ fn width(asked: Option<usize>) -> (Option<usize>, bool) {
 }
 
 /// `-o`, `-n`, `-r`, `-P` and `-b` into the style, or the line that
-/// refuses them: a column the command does not have, a table flag for a
+/// refuses them: a column `table` does not have, a table flag for a
 /// format without a table (JSON, HTML), `-r`/`-P` for CSV.
-fn table_style(st: &mut Style, t: &TableArgs, format: Format, command: &str) -> Result<(), String> {
-    let ids = match command {
-        "check" => report::check_ids(),
-        _ => report::topology_ids(),
-    };
-    let named = t
-        .columns
-        .as_ref()
-        .map(|c| report::resolve_columns(c, &ids, command))
-        .transpose()?;
+fn table_style(st: &mut Style, t: &TableArgs, format: Format, table: Table) -> Result<(), String> {
+    let named = table.named(t.columns.as_deref())?;
+    table_form(st, t, format, table.command())?;
+    st.columns = named;
+    Ok(())
+}
+
+/// `-n`, `-r`, `-P` and `-b` into the style, or the line that refuses a
+/// table flag for a format without a table (JSON, HTML), `-r`/`-P` for
+/// CSV.
+fn table_form(st: &mut Style, t: &TableArgs, format: Format, command: &str) -> Result<(), String> {
     let flags = [
         (t.columns.is_some(), "-o"),
         (t.noheadings, "-n"),
@@ -352,7 +392,6 @@ fn table_style(st: &mut Style, t: &TableArgs, format: Format, command: &str) -> 
         }
         _ => {}
     }
-    st.columns = named;
     st.table = TableForm {
         mode: match (t.raw, t.pairs) {
             (true, _) => TableMode::Raw,
@@ -363,6 +402,14 @@ fn table_style(st: &mut Style, t: &TableArgs, format: Format, command: &str) -> 
         bytes: t.bytes,
     };
     Ok(())
+}
+
+/// `-o`, `-n`, `-r` and `-P` print the table alone (probe's cells,
+/// compare's cells or findings changed, plan's partitions), as check's.
+fn table_view(st: &mut Style, t: &TableArgs) {
+    if t.wants_table() {
+        st.view = View::Table;
+    }
 }
 
 /// `--destructive` and `--force` only mean something with `--write`:
@@ -428,4 +475,94 @@ fn watch(a: WatchArgs, sysfs: Sysfs) -> Result<Task, String> {
         command: a.command,
         replay: a.replay,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn resolve(args: &[&str]) -> Result<Options, String> {
+        let mut all = vec!["diskalign", "--color", "never"];
+        all.extend_from_slice(args);
+        Options::resolve(Cli::try_parse_from(all).map_err(|e| e.to_string())?)
+    }
+
+    /// `probe`, `compare` and `plan` take check's table flags: `-o`
+    /// names columns of their table, and prints it alone.
+    #[test]
+    fn probe_compare_and_plan_take_the_table_flags() {
+        let o = resolve(&["probe", "f.img", "-o", "bs,IOPS,+seed", "-r"]).unwrap();
+        assert_eq!(o.style.view, View::Table);
+        assert_eq!(o.style.table.mode, TableMode::Raw);
+        let ids = ["block_size", "iops_median", "+seed"];
+        assert_eq!(o.style.columns.as_deref(), Some(&ids.map(String::from)[..]));
+        let o = resolve(&["plan", "a.img", "-P", "-b", "-o", "#,change"]).unwrap();
+        assert_eq!(o.style.view, View::Table);
+        assert!(o.style.table.bytes && o.style.table.mode == TableMode::Pairs);
+        let o = resolve(&["plan", "--new", "a.img", "--sizes", "1G", "-o", "size"]).unwrap();
+        assert_eq!(o.style.columns, Some(vec!["size_bytes".to_string()]));
+        let e = resolve(&["plan", "--new", "a.img", "--sizes", "1G", "-o", "change"]);
+        assert!(e.is_err_and(|e| e.starts_with("\"change\" is not a column of plan --new;")));
+        // compare names its columns once it knows the runs' kind.
+        let o = resolve(&["compare", "a.json", "b.json", "-n", "-o", "whatever"]).unwrap();
+        assert!(matches!(&o.task, Task::Compare { columns: Some(c), .. } if c == &["whatever"]));
+        assert!(!o.style.table.headings && o.style.view == View::Table);
+        // -b alone shapes the sizes of the whole report.
+        let o = resolve(&["probe", "f.img", "-b"]).unwrap();
+        assert!(o.style.table.bytes && o.style.view == View::Report);
+    }
+
+    /// Every invocation these commands took before means what it meant.
+    #[test]
+    fn what_probe_compare_and_plan_took_before_is_unchanged() {
+        for args in [
+            &["probe", "f.img", "--bs", "4k", "-v"][..],
+            &["compare", "a.json", "b.json", "-v"],
+            &["compare", "a.json", "b.json", "-q", "--csv", "c.csv"],
+            &["plan", "a.img", "--script", "fix.sh"],
+            &["plan", "--new", "a.img", "--sizes", "512M,rest"],
+        ] {
+            let o = resolve(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            assert_eq!(o.style.view, View::Report, "{args:?}");
+            assert_eq!(o.style.columns, None, "{args:?}");
+            assert_eq!(o.style.table, TableForm::default(), "{args:?}");
+        }
+        let e = resolve(&["report", "run.json", "-o", "page.html"]);
+        assert!(e.is_err_and(|e| e.contains("is now report --output")));
+    }
+
+    /// `--list-columns` needs no target or run; the flags that cannot go
+    /// with a table are refused, in one line.
+    #[test]
+    fn list_columns_alone_and_conflicts_refused() {
+        for (args, listed) in [
+            (&["probe", "--list-columns"][..], Listed::Probe),
+            (&["compare", "--list-columns"], Listed::Compare),
+            (&["plan", "--list-columns"], Listed::Plan),
+        ] {
+            let o = resolve(args).unwrap();
+            assert!(
+                matches!(o.task, Task::ListColumns(l) if l == listed),
+                "{args:?}"
+            );
+        }
+        for args in [
+            &["probe", "f.img", "-v", "-o", "bs"][..],
+            &["compare", "a.json", "b.json", "-q", "-r"],
+            &["compare", "a.json", "b.json", "-v", "-P"],
+            &["check", "a.img", "-v", "-r"],
+            &["topology", "-v", "-P"],
+            &["plan", "a.img", "-r", "-P"],
+            &["probe", "f.img", "--emit-fio", "-o", "bs"],
+            &["probe", "f.img", "--format", "json", "-n"],
+            &["plan", "a.img", "--format", "csv", "-r"],
+            &["probe"],
+            &["compare", "a.json"],
+        ] {
+            assert!(resolve(args).is_err(), "{args:?}");
+        }
+        let e = resolve(&["plan", "a.img", "--format", "csv", "-r"]).err();
+        assert_eq!(e.as_deref(), Some("plan has no CSV output (--format csv)"));
+    }
 }

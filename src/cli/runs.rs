@@ -2,7 +2,9 @@
 //! input), then drawn or compared.
 
 use super::{textfile, warn, Out};
+use crate::report::Table;
 use crate::report::{self, Input};
+use crate::report::{Style, View};
 use crate::saved::Saved;
 use std::io::Read;
 use std::path::Path;
@@ -146,12 +148,14 @@ fn write_figures(dir: &Path, page: &str) -> Option<u8> {
     Some(code)
 }
 
-/// `compare`: the comparison in every output asked for; exit status 1
-/// when something differs, with 4 when B is worse than A (its
-/// `outcome`). Two check runs whose disks under one name may not be the
-/// same disk are compared, with a warning (in the human report, else one
-/// line on stderr).
-pub fn compare(a: &Path, b: &Path, out: &Out) -> (String, u8) {
+/// `compare`: the comparison in every output asked for, its table of
+/// the `columns` `-o` named (the cells of probe runs, the findings of
+/// check or watch runs: known once they are read); exit status 1 when
+/// something differs, with 4 when B is worse than A (its `outcome`). Two
+/// check runs whose disks under one name may not be the same disk are
+/// compared, with a warning (in the human report, else one line on
+/// stderr).
+pub fn compare(a: &Path, b: &Path, columns: Option<&[String]>, out: &Out) -> (String, u8) {
     let inputs = match read_all(&[a, b]) {
         Ok(i) => i,
         Err(e) => {
@@ -166,9 +170,23 @@ pub fn compare(a: &Path, b: &Path, out: &Out) -> (String, u8) {
             return (String::new(), 2);
         }
     };
+    let style = match Table::compared(&c).named(columns) {
+        Ok(columns) => Style {
+            columns,
+            ..out.style.clone()
+        },
+        Err(e) => {
+            warn(&format!("error: {e}"));
+            return (String::new(), 2);
+        }
+    };
+    let out = Out {
+        style: &style,
+        ..*out
+    };
     // Said once: the human report says it; with another format on
-    // stdout, stderr does.
-    let human = out.outputs.stdout() == crate::report::Format::Human;
+    // stdout, or the table alone, stderr does.
+    let human = out.outputs.stdout() == crate::report::Format::Human && style.view != View::Table;
     if let (crate::compare::Comparison::Check(k), false) = (&c, human) {
         for t in &k.targets {
             if let Some(why) = &t.different_disk {

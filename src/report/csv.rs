@@ -5,10 +5,12 @@
 //! `watch` one row per device, direction and request-size bucket.
 //! Targets that could not be read are on stderr too, as for every format.
 
-use super::columns::{self, DISKS};
+use super::columns;
+use super::tables::{self, DISKS};
 use super::Exporter;
 use crate::check::CheckRun;
 use crate::compare::Comparison;
+use crate::compare::FindingChange;
 use crate::probe::ProbeRun;
 use crate::topology::Survey;
 
@@ -21,9 +23,9 @@ pub struct Csv {
 
 impl Exporter for Csv {
     fn check(&self, run: &CheckRun) -> Option<String> {
-        let rows = columns::target_rows(run);
+        let rows = tables::target_rows(run);
         Some(columns::csv_with(
-            &columns::partitions(),
+            &tables::partitions(),
             &rows.iter().collect::<Vec<_>>(),
             self.columns.as_deref(),
             self.headings,
@@ -40,17 +42,17 @@ impl Exporter for Csv {
     }
 
     fn probe(&self, report: &ProbeRun) -> Option<String> {
-        Some(probe(report))
+        Some(probe(report, self.columns.as_deref(), self.headings))
     }
 
     fn compare(&self, comparison: &Comparison) -> Option<String> {
-        Some(compare(comparison))
+        Some(compare(comparison, self.columns.as_deref(), self.headings))
     }
 
     fn watch(&self, run: &crate::watch::WatchRun) -> Option<String> {
-        let rows = columns::watch_rows(run);
+        let rows = tables::watch_rows(run);
         Some(columns::csv_with(
-            &columns::watch_buckets(),
+            &tables::watch_buckets(),
             &rows.iter().collect::<Vec<_>>(),
             self.columns.as_deref(),
             self.headings,
@@ -58,47 +60,33 @@ impl Exporter for Csv {
     }
 }
 
-/// `compare --format csv`: one row per cell both probe runs measured, or
-/// one row per finding that appeared, disappeared or changed.
-pub fn compare(comparison: &Comparison) -> String {
+/// `compare --format csv` of the columns `picked` (None: every CSV
+/// column), with its header unless `headings` is false: one row per cell
+/// both probe runs measured, or one row per finding that appeared,
+/// disappeared or changed.
+pub fn compare(comparison: &Comparison, picked: Option<&[String]>, headings: bool) -> String {
+    let changes = |rows: &[FindingChange]| {
+        let rows: Vec<&FindingChange> = rows.iter().collect();
+        columns::csv_with(&tables::changes(), &rows, picked, headings)
+    };
     match comparison {
         Comparison::Probe(p) => {
-            let rows = columns::ratio_rows(p, &p.cells);
-            columns::csv(&columns::ratios(), &rows.iter().collect::<Vec<_>>(), None)
+            let rows = tables::ratio_rows(p, &p.cells);
+            let rows: Vec<_> = rows.iter().collect();
+            columns::csv_with(&tables::ratios(), &rows, picked, headings)
         }
-        Comparison::Check(c) => columns::csv(
-            &columns::changes(),
-            &c.changes.iter().collect::<Vec<_>>(),
-            None,
-        ),
-        Comparison::Watch(w) => columns::csv(
-            &columns::changes(),
-            &w.changes.iter().collect::<Vec<_>>(),
-            None,
-        ),
+        Comparison::Check(c) => changes(&c.changes),
+        Comparison::Watch(w) => changes(&w.changes),
     }
 }
 
-/// `probe --csv FILE` and `probe --format csv`: one row per cell.
-pub fn probe(report: &ProbeRun) -> String {
-    let mut rows: Vec<columns::CellRow> = Vec::new();
-    if report.targets.is_empty() {
-        rows.extend(report.cells.iter().map(|cell| columns::CellRow {
-            report,
-            target: &report.target,
-            environment: &report.environment,
-            cell,
-        }));
-    }
-    for t in &report.targets {
-        rows.extend(t.cells.iter().map(|cell| columns::CellRow {
-            report,
-            target: &t.target,
-            environment: &t.environment,
-            cell,
-        }));
-    }
-    columns::csv(&columns::cells(), &rows.iter().collect::<Vec<_>>(), None)
+/// `probe --csv FILE` and `probe --format csv`: one row per cell, of the
+/// columns `picked` (None: every CSV column), with its header unless
+/// `headings` is false.
+pub fn probe(report: &ProbeRun, picked: Option<&[String]>, headings: bool) -> String {
+    let rows = tables::cell_rows(report);
+    let rows: Vec<_> = rows.iter().collect();
+    columns::csv_with(&tables::cells(), &rows, picked, headings)
 }
 
 #[cfg(test)]
@@ -107,13 +95,13 @@ mod tests {
 
     #[test]
     fn a_comparison_is_one_row_per_cell_or_change() {
-        let text = super::compare(&fixtures::slower());
+        let text = super::compare(&fixtures::slower(), None, true);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
         assert!(lines[0].starts_with("target,pattern,block_size,offset,a_iops,b_iops"));
         assert!(lines[1].starts_with("/dev/sdb,randwrite,4096,0,"), "{text}");
         assert!(lines[1].ends_with(",true,slower"), "{text}");
-        let text = super::compare(&fixtures::fixed());
+        let text = super::compare(&fixtures::fixed(), None, true);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
@@ -124,5 +112,22 @@ mod tests {
             "disappeared,disk.img,1,,start-not-4k,warning,,starts at 32256,"
         );
         assert_eq!(lines.len(), 3);
+    }
+
+    /// `-o` and `-n` pick the comparison's CSV columns, as check's.
+    #[test]
+    fn a_comparisons_csv_takes_the_columns_picked() {
+        let picked = ["code".to_string(), "change".into()];
+        let text = super::compare(&fixtures::fixed(), Some(&picked), false);
+        assert_eq!(
+            text,
+            "start-not-4k,disappeared\nlayout-not-portable,appeared\n"
+        );
+        let picked = ["decision".to_string(), "block_size".into()];
+        let text = super::compare(&fixtures::slower(), Some(&picked), true);
+        assert!(
+            text.starts_with("decision,block_size\nslower,4096\n"),
+            "{text}"
+        );
     }
 }

@@ -2,8 +2,9 @@
 //! (human, JSON, CSV, HTML, Prometheus, the plan's script), like
 //! hyperfine's exporters; a command's result is one [`Run`], and `cli`
 //! writes it in each (format, destination) pair asked for. The human table and the
-//! CSV share one column model ([`columns`]), like lsblk's `colinfo`, so a
-//! column added there shows in both. The JSON documents are a public,
+//! CSV share one column model, like lsblk's `colinfo`, so a column added
+//! there shows in both: each command's lists in [`tables`], drawn by the
+//! engine in [`columns`], which knows no command. The JSON documents are a public,
 //! versioned interface (docs/json.md): fields are only ever added.
 //! Which kind of run has which format is one table, [`Kind::formats`].
 
@@ -17,14 +18,15 @@ mod progress;
 mod prometheus;
 mod script;
 mod style;
+mod tables;
 
-pub use columns::{check_help, check_ids, resolve as resolve_columns, topology_help, topology_ids};
 pub use html::{html_figures, render_html, Input};
 pub use human::watch_live;
 pub use json::{check_json, compare_json, plan_json, probe_json, topology_json, watch_json};
 pub use progress::Progress;
 pub use script::{render_new_disk_script, render_script};
 pub use style::{ColorChoice, TableForm, TableMode, View};
+pub use tables::{columns_help, Table};
 
 use crate::check::CheckRun;
 use crate::compare::Comparison;
@@ -105,11 +107,14 @@ impl Format {
     }
 }
 
-/// Whose columns `--list-columns` lists.
+/// Whose columns `--list-columns` lists (`tables::Table::of` its tables).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Listed {
     Check,
     Topology,
+    Probe,
+    Compare,
+    Plan,
 }
 
 /// What a plan run hands its exporters: the plan, and the check of the

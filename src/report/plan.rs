@@ -2,14 +2,19 @@
 //! by hand, what stays. The JSON is `report::json::plan_json`.
 
 use super::columns;
-use super::style::Style;
+use super::style::{Style, View};
+use super::tables::{self, NewPartition, PlanRow};
 use crate::plan::NewDisk;
-use crate::plan::{Action, DiskPlan, PlanRun, Step};
+use crate::plan::{DiskPlan, PlanRun, Step};
 use crate::units;
 
 /// Every disk's plan. A disk that cannot be planned is said once, on
 /// stderr, with the reason (as a target `check` cannot read), not here.
+/// `-o`, `-n`, `-r` and `-P` print the table alone.
 pub fn human(run: &PlanRun, st: &Style) -> String {
+    if st.view == View::Table {
+        return table_only(run, st);
+    }
     let mut out = String::new();
     for d in run.targets.iter().filter(|d| d.refused.is_empty()) {
         out.push_str(&disk(d, run.throughput_bytes_per_second, st));
@@ -154,8 +159,9 @@ fn parts_table(d: &DiskPlan, st: &Style) -> String {
     if d.partitions.is_empty() {
         return String::new();
     }
-    let rows: Vec<&crate::plan::PartPlan> = d.partitions.iter().collect();
-    let all = columns::plan_partitions();
+    let rows = tables::plan_rows(d);
+    let rows: Vec<&PlanRow> = rows.iter().collect();
+    let all = tables::plan_partitions();
     let picked = columns::select(&all, None, |c| c.human);
     let (cols, hidden) = match st.width {
         Some(w) if st.fit => columns::fit(picked, &rows, st, w.saturating_sub(2)),
@@ -172,24 +178,21 @@ fn parts_table(d: &DiskPlan, st: &Style) -> String {
     out
 }
 
-/// A partition's change in words: keep, move +1 MiB, size -4 KiB.
-pub(crate) fn change(p: &crate::plan::PartPlan) -> String {
-    let moved = p.after.start_bytes as i128 - p.before.start_bytes as i128;
-    let sized = p.after.size_bytes as i128 - p.before.size_bytes as i128;
-    let signed = |b: i128| {
-        let s = units::human(b.unsigned_abs() as u64);
-        if b < 0 {
-            format!("-{s}")
-        } else {
-            format!("+{s}")
-        }
-    };
-    match p.action {
-        Action::Keep => "keep".into(),
-        Action::Move => format!("move {}", signed(moved)),
-        Action::Resize => format!("size {}", signed(sized)),
-        Action::MoveResize => format!("move {}, size {}", signed(moved), signed(sized)),
-    }
+/// `plan -o COLUMNS` (and `-n`, `-r`, `-P`): one table of every
+/// partition of every disk planned, as check's; several disks get the
+/// disk column first, whatever `-o` picked.
+fn table_only(run: &PlanRun, st: &Style) -> String {
+    let planned: Vec<&DiskPlan> = run
+        .targets
+        .iter()
+        .filter(|d| d.refused.is_empty())
+        .collect();
+    let rows: Vec<PlanRow> = planned.iter().flat_map(|d| tables::plan_rows(d)).collect();
+    let rows: Vec<&PlanRow> = rows.iter().collect();
+    let all = tables::plan_partitions();
+    let picked = columns::select(&all, st.columns.as_deref(), |c| c.human);
+    let cols = columns::naming_rows(&all, picked, "disk", planned.len());
+    columns::render(&cols, &rows, st, "")
 }
 
 /// The steps numbered as the script numbers them (`step N:` in its
@@ -298,6 +301,23 @@ fn duration(s: f64) -> String {
 
 /// A layout for a new disk.
 pub fn human_new(d: &NewDisk, st: &Style) -> String {
+    let rows: Vec<NewPartition> = d
+        .partitions
+        .iter()
+        .enumerate()
+        .map(|(i, extent)| NewPartition {
+            number: i + 1,
+            extent,
+        })
+        .collect();
+    let rows: Vec<&NewPartition> = rows.iter().collect();
+    let all = tables::new_partitions();
+    if st.view == View::Table {
+        // A layout refused has no rows (stderr says why).
+        let rows = if d.refused.is_empty() { rows } else { vec![] };
+        let cols = columns::select(&all, st.columns.as_deref(), |c| c.human);
+        return columns::render(&cols, &rows, st, "");
+    }
     let mut out = format!(
         "{}  new {} table, {}-byte sectors; starts on {}\n",
         st.bold(&d.path),
@@ -314,23 +334,8 @@ pub fn human_new(d: &NewDisk, st: &Style) -> String {
     if !d.refused.is_empty() {
         return out;
     }
-    let rows: Vec<columns::NewPartition> = d
-        .partitions
-        .iter()
-        .enumerate()
-        .map(|(i, extent)| columns::NewPartition {
-            number: i + 1,
-            extent,
-        })
-        .collect();
-    let all = columns::new_partitions();
     let cols: Vec<_> = all.iter().collect();
-    out.push_str(&columns::render(
-        &cols,
-        &rows.iter().collect::<Vec<_>>(),
-        st,
-        "  ",
-    ));
+    out.push_str(&columns::render(&cols, &rows, st, "  "));
     match &d.script_refused {
         // A container's guest is laid out on a raw copy: sfdisk on the
         // container file would write into its clusters.

@@ -50,7 +50,8 @@ pub struct Style {
     pub stderr_terminal: bool,
 }
 
-/// What `check` and `topology` print for people.
+/// What `check`, `topology`, `probe`, `compare` and `plan` print for
+/// people.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum View {
     /// The whole report (check's default, topology's details).

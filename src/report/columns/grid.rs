@@ -3,7 +3,9 @@
 //! columns are made when the offsets are known, one per offset; the rest
 //! is the column model's, as for any table.
 
-use super::*;
+use super::Column;
+use crate::report::style::Style;
+use crate::units::human;
 
 /// What a grid's entry is: its raw value and what people read.
 pub trait Entry {
@@ -70,6 +72,7 @@ pub fn offset_label(o: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::render;
     use super::*;
 
     struct N(u64);

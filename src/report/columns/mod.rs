@@ -5,50 +5,17 @@
 //! `KEY="value"` pairs (`-P`), with or without its header (`-n`), sizes
 //! read by people or in bytes (`-b`).
 //!
-//! This file is the engine (the column, selection, fitting, the aligned,
-//! raw, pair and CSV forms); each command's column lists are in a file of
-//! their own beside it.
+//! This is the engine (the column, selection, fitting, the aligned, raw,
+//! pair and CSV forms, and a grid's columns made at run time): it knows
+//! no command and no type of theirs. Each command's rows and column
+//! lists are in `report::tables`, which hands the engine its rows.
 
 use super::style::{Style, TableMode};
-use crate::check::{CheckedPartition, CheckedTarget};
-use crate::compare::CellRatio;
-use crate::compare::FindingChange;
-use crate::compare::ProbeComparison;
-use crate::errors::TargetError;
-use crate::probe::CellReport;
-use crate::probe::Environment;
-use crate::probe::{ProbeRun, TargetInfo};
-use crate::topology::Disk;
-use crate::topology::Limit;
-use crate::units::human;
-use crate::watch::Bucket;
-use crate::watch::Submitter;
-use crate::watch::{DeviceSummary, WatchRun};
 use std::borrow::Cow;
 
-mod check;
-mod compare;
-mod findings;
 mod grid;
-mod plan;
-mod probe;
-mod topology;
-mod watch;
 
-pub use check::{partition_rows, partitions, target_rows, PartitionRow};
-pub use compare::{
-    changes, check_targets_compared, env_label, env_rows, environment, ratio_rows, ratios,
-    watch_devices_compared, watch_submitters_compared, EnvRow, RATIOS_HTML,
-};
-pub use findings::{errors_html, findings};
-pub use grid::{grid, Entry};
-pub use plan::{new_partitions, plan_partitions, NewPartition};
-pub use probe::{cells, CellRow, Iops, Versus};
-pub use topology::DISKS;
-pub use watch::{
-    histogram, leg_rows, span, submitter_rows, unless_zoned, watch_buckets, watch_devices,
-    watch_latency, watch_legs, watch_rows, watch_submitters,
-};
+pub use grid::{grid, offset_label, Entry};
 
 /// How a column reads its value from a row: a function of the row, or
 /// the `at`-th entry of a row of entries (a grid's column per offset,
@@ -187,6 +154,28 @@ impl<R: ?Sized> Column<R> {
             shown: Some(Show::Entry(shown)),
             ..Column::both("", "", |_| String::new())
         }
+    }
+
+    /// The human title of a column made `csv_only` (whose title is its
+    /// id), for the table `-o` prints it in.
+    pub(crate) fn titled(mut self, title: &'static str) -> Self {
+        self.title = Cow::Borrowed(title);
+        self
+    }
+
+    /// In no table by default, only where `-o` names it (or the engine
+    /// puts it first to name a row's disk: [`naming_rows`]).
+    pub(crate) const fn on_request(mut self) -> Self {
+        self.csv = false;
+        self.human = false;
+        self.html = false;
+        self
+    }
+
+    /// Shown in the human table by default too (a CSV or HTML column).
+    pub(crate) const fn in_table(mut self) -> Self {
+        self.human = true;
+        self
     }
 
     pub(crate) const fn shown_as(mut self, shown: fn(&R, &Style) -> String) -> Self {
@@ -351,24 +340,15 @@ pub fn naming_rows<'c, R: ?Sized>(
     picked
 }
 
-/// `check --list-columns`.
-pub fn check_list(st: &Style) -> String {
-    list(&partitions(), "check", st)
-}
-
-/// `topology --list-columns`.
-pub fn topology_list(st: &Style) -> String {
-    list(DISKS, "topology", st)
-}
-
 /// `--list-columns`: each column's id, its title in the table, where it
-/// shows by default, and what it means (wrapped to the terminal).
-fn list<R: ?Sized>(cols: &[Column<R>], command: &str, st: &Style) -> String {
+/// shows by default, and what it means (wrapped to the terminal), under
+/// a line naming the table (`of`: "`check`").
+pub fn list<R: ?Sized>(cols: &[Column<R>], of: &str, st: &Style) -> String {
     let id_w = cols.iter().map(|c| c.id.len()).max().unwrap_or(0);
     let title_w = cols.iter().map(|c| c.title.len()).max().unwrap_or(0);
     let mut out = st.line(
         "",
-        &format!("Columns of `{command}` (-o COL,COL picks them in that order; -o +COL adds to the default set):"),
+        &format!("Columns of {of} (-o COL,COL picks them in that order; -o +COL adds to the default set):"),
         "",
     );
     for c in cols {
@@ -384,21 +364,13 @@ fn list<R: ?Sized>(cols: &[Column<R>], command: &str, st: &Style) -> String {
     out
 }
 
-/// `check --help` and its part of the man page.
-pub fn check_help() -> String {
-    help(&partitions())
-}
-
-/// `topology --help` and its part of the man page.
-pub fn topology_help() -> String {
-    help(DISKS)
-}
-
 /// The columns for `--help` and the man page: one paragraph per column,
-/// which reflows wherever it is shown.
-fn help<R: ?Sized>(cols: &[Column<R>]) -> String {
-    let mut out = String::from(
-        "Columns (-o COL,COL picks them in that order; -o +COL adds to the default set):\n",
+/// which reflows wherever it is shown; `of` names the table where a
+/// command has several.
+pub fn help<R: ?Sized>(cols: &[Column<R>], of: Option<&str>) -> String {
+    let of = of.map(|o| format!(" of {o}")).unwrap_or_default();
+    let mut out = format!(
+        "Columns{of} (-o COL,COL picks them in that order; -o +COL adds to the default set):\n",
     );
     for c in cols {
         out.push_str(&format!(
@@ -412,17 +384,8 @@ fn help<R: ?Sized>(cols: &[Column<R>]) -> String {
     out
 }
 
-/// Every column `-o` accepts for `check`: (id, title).
-pub fn check_ids() -> Vec<(String, String)> {
-    ids(&partitions())
-}
-
-/// Every column `-o` accepts for `topology`: (id, title).
-pub fn topology_ids() -> Vec<(String, String)> {
-    ids(DISKS)
-}
-
-fn ids<R: ?Sized>(cols: &[Column<R>]) -> Vec<(String, String)> {
+/// Every column `-o` accepts of a table: (id, title).
+pub fn ids<R: ?Sized>(cols: &[Column<R>]) -> Vec<(String, String)> {
     cols.iter()
         .map(|c| (c.id.to_string(), c.title.to_string()))
         .collect()
@@ -447,10 +410,13 @@ fn key_of(title: &str, id: &str) -> String {
 /// its id (`physical_block_size`), its title (`phy-sec`) or its key
 /// (`PHY-SEC`, `PARTED-OPT/MIN`), in any case, as lsblk's `-o` takes
 /// `NAME` or `phy-sec`; an id wins over another column's title. Err: the
-/// one line that refuses the first name no column has.
+/// one line that refuses the first name no column has, naming the table
+/// (`of`: "check", "compare of two probe runs") and the `command` whose
+/// `--list-columns` lists them.
 pub fn resolve(
     asked: &[String],
     cols: &[(String, String)],
+    of: &str,
     command: &str,
 ) -> Result<Vec<String>, String> {
     asked
@@ -466,12 +432,13 @@ pub fn resolve(
             };
             match by_id.or_else(by_title) {
                 Some((id, _)) => Ok(format!("{plus}{id}")),
-                None => {
-                    Err(format!(
-                    "{a:?} is not a column of {command}; {command} --list-columns names them ({})",
-                    cols.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>().join(", ")
-                ))
-                }
+                None => Err(format!(
+                    "{a:?} is not a column of {of}; {command} --list-columns names them ({})",
+                    cols.iter()
+                        .map(|(id, _)| id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
             }
         })
         .collect()
@@ -633,13 +600,9 @@ pub fn field(s: &str) -> String {
     }
 }
 
-/// CSV: the header, then one line per row, of the columns `-o` asked for
-/// (a human-only column brings the CSV columns that are part of it).
-pub fn csv<R: ?Sized>(cols: &[Column<R>], rows: &[&R], asked: Option<&[String]>) -> String {
-    csv_with(cols, rows, asked, true)
-}
-
-/// [`csv`], the header line only with `headings` (`-n` leaves it out).
+/// CSV: the header (only with `headings`: `-n` leaves it out), then one
+/// line per row, of the columns `-o` asked for (a human-only column brings
+/// the CSV columns that are part of it).
 pub fn csv_with<R: ?Sized>(
     cols: &[Column<R>],
     rows: &[&R],
@@ -668,58 +631,9 @@ pub fn csv_with<R: ?Sized>(
     out
 }
 
-fn yes(b: bool) -> &'static str {
-    if b {
-        "ok"
-    } else {
-        "NO"
-    }
-}
-
-/// Problem codes of a finding list, space-separated.
-fn problem_codes(f: &[crate::findings::Finding]) -> String {
-    f.iter()
-        .filter(|f| f.is_problem())
-        .map(|f| f.code.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn opt_text<T: ToString>(v: &Option<T>) -> String {
-    v.as_ref().map(T::to_string).unwrap_or_default()
-}
-
-fn opt4(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.4}")).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// docs/csv.md names every CSV column.
-    #[test]
-    fn every_csv_column_is_documented() {
-        let doc = include_str!("../../../docs/csv.md");
-        let names = partitions()
-            .iter()
-            .filter(|c| c.csv)
-            .map(|c| c.id.to_string())
-            .chain(DISKS.iter().filter(|c| c.csv).map(|c| c.id.to_string()))
-            .chain(cells().iter().filter(|c| c.csv).map(|c| c.id.to_string()))
-            .chain(ratios().iter().filter(|c| c.csv).map(|c| c.id.to_string()))
-            .chain(changes().iter().filter(|c| c.csv).map(|c| c.id.to_string()))
-            .chain(
-                watch_buckets()
-                    .iter()
-                    .filter(|c| c.csv)
-                    .map(|c| c.id.to_string()),
-            )
-            .collect::<Vec<_>>();
-        for n in names {
-            assert!(doc.contains(&format!("`{n}`")), "docs/csv.md lacks {n}");
-        }
-    }
 
     /// lsblk's escapes: raw leaves no space in a value, pairs nothing a
     /// shell would expand between double quotes.
@@ -745,7 +659,7 @@ mod tests {
         let cols = [
             T::both("name", "name", |r| r.0.to_string()),
             T::both("size_bytes", "size", |r| r.1.to_string())
-                .shown_as(|r, _| human(r.1))
+                .shown_as(|r, _| crate::units::human(r.1))
                 .size(),
         ];
         let picked: Vec<&T> = cols.iter().collect();
@@ -784,48 +698,6 @@ mod tests {
         assert_eq!(
             render(&picked, &rows[1..], &st, ""),
             "NAME=\"b\" SIZE=\"512B\"\n"
-        );
-    }
-
-    /// Topology's columns are all known to `-o`, and its default table
-    /// is the lsblk -t set.
-    #[test]
-    fn topology_columns() {
-        let shown: Vec<&str> = DISKS.iter().filter(|c| c.human).map(|c| &*c.id).collect();
-        assert_eq!(shown[0], "name");
-        assert!(shown.contains(&"physical_block_size") && shown.contains(&"problems"));
-        let ids = topology_ids();
-        assert_eq!(
-            resolve(&["+model".into()], &ids, "topology"),
-            Ok(vec!["+model".to_string()])
-        );
-        let e = resolve(&["number".into()], &ids, "topology").unwrap_err();
-        assert!(
-            e.starts_with("\"number\" is not a column of topology"),
-            "{e}"
-        );
-    }
-
-    /// `-o` takes a column by id, title or key, in any case, as lsblk's
-    /// does (`NAME`, `phy-sec`); an id wins over another's title.
-    #[test]
-    fn columns_are_named_by_id_title_or_key() {
-        let typed = ["NAME", "phy-sec", "+MIN-IO", "Size", "physical_block_size"];
-        let typed: Vec<String> = typed.iter().map(|s| s.to_string()).collect();
-        assert_eq!(
-            resolve(&typed, &topology_ids(), "topology").unwrap(),
-            [
-                "name",
-                "physical_block_size",
-                "+minimum_io_size",
-                "size_bytes",
-                "physical_block_size"
-            ]
-        );
-        let typed = ["#".to_string(), "parted-opt/min".into(), "verdict".into()];
-        assert_eq!(
-            resolve(&typed, &check_ids(), "check").unwrap(),
-            ["number", "parted", "aligned"]
         );
     }
 

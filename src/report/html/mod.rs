@@ -17,8 +17,9 @@
 //! what every figure draws alike: the text measure, ticks, axes and
 //! legends.
 
-mod check;
-mod compare;
+pub mod check;
+pub mod compare;
+mod findings;
 mod kit;
 mod look;
 mod page;

@@ -21,6 +21,7 @@ use crate::check::{CheckedPartition as Partition, CheckedTarget as Target};
 use crate::findings::Status;
 use crate::plan::{DiskPlan, Manual, PartPlan, Step};
 use crate::report::columns::{self, Column};
+use crate::report::tables;
 use crate::report::{plan as text, Planned, Stamp};
 use crate::saved::Saved;
 use crate::units::human;
@@ -40,7 +41,7 @@ pub fn page(p: Planned, stamp: &Stamp) -> String {
         let before = now.iter().find(|t| t.path == d.path);
         s.push_str(&disk(id, n, d, before));
     }
-    s.push_str(&crate::report::columns::errors_html(
+    s.push_str(&super::findings::errors_html(
         &format!("{id}-errors"),
         "Targets that could not be read",
         "target",
@@ -138,13 +139,14 @@ fn moves(id: &str, d: &DiskPlan) -> String {
     if d.partitions.is_empty() {
         return String::new();
     }
-    let all = columns::plan_partitions();
+    let all = tables::plan_partitions();
     let cols = columns::select(&all, None, |c| c.html);
+    let rows = tables::plan_rows(d);
     columns::html(
         id,
         "Each partition now and after the plan (sectors, and bytes)",
         &cols,
-        &d.partitions.iter().collect::<Vec<_>>(),
+        &rows.iter().collect::<Vec<_>>(),
     )
 }
 
@@ -217,7 +219,7 @@ fn leaves(id: &str, d: &DiskPlan) -> String {
     if d.leaves.is_empty() {
         return page::para("Afterwards check finds nothing to warn about.");
     }
-    let cols = columns::findings();
+    let cols = super::findings::findings();
     columns::html(
         id,
         "Afterwards check will still report",

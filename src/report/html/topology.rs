@@ -29,7 +29,7 @@ pub fn section(id: &str, name: &str, doc: &TopologyDocument) -> String {
     for (n, d) in doc.disks.iter().enumerate() {
         s.push_str(&disk(id, n, d));
     }
-    s.push_str(&crate::report::columns::errors_html(
+    s.push_str(&super::findings::errors_html(
         &format!("{id}-errors"),
         "Disks not read",
         "disk",

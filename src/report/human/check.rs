@@ -9,8 +9,9 @@ use crate::check::CheckedTarget;
 use crate::findings::{Finding, Severity};
 use crate::layout::TableKind;
 use crate::names::shell_word;
-use crate::report::columns::{self, partitions, PartitionRow};
+use crate::report::columns;
 use crate::report::style::{Style, View, GLUE};
+use crate::report::tables::{self, partitions, PartitionRow};
 use crate::units::human;
 use std::fmt::Write;
 
@@ -299,7 +300,7 @@ fn target(out: &mut String, r: &CheckedTarget, st: &Style) {
 /// get the target column first, whatever `-o` picked, so every row says
 /// which disk it is of, as lsblk's rows carry NAME.
 fn table_only(run: &CheckRun, st: &Style) -> String {
-    let rows = columns::partition_rows(run);
+    let rows = tables::partition_rows(run);
     let rows: Vec<&PartitionRow> = rows.iter().collect();
     let all = partitions();
     let picked = columns::select(&all, st.columns.as_deref(), |c| c.human);

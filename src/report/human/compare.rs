@@ -11,11 +11,15 @@ use crate::compare::OnlyIn;
 use crate::compare::{Change, FindingChange};
 use crate::compare::{CheckComparison, Comparison, ProbeComparison, RunInfo};
 use crate::report::columns;
-use crate::report::style::Style;
+use crate::report::style::{Style, View};
+use crate::report::tables;
 use crate::units::utc;
 use std::fmt::Write;
 
 pub fn render(c: &Comparison, st: &Style) -> String {
+    if st.view == View::Table {
+        return table_only(c, st);
+    }
     let report = match c {
         Comparison::Probe(p) if st.quiet => answer(p, st) + &format!("{}\n", st.bold(&p.summary)),
         Comparison::Check(k) if st.quiet => format!("{}\n", st.bold(&k.summary)),
@@ -51,7 +55,7 @@ fn watch(c: &crate::compare::WatchComparison, st: &Style) -> String {
     let mut out = run_line("A", &c.a, st) + &run_line("B", &c.b, st);
     out.push('\n');
     let rows: Vec<_> = c.devices.iter().collect();
-    let cols = columns::watch_devices_compared(&rows);
+    let cols = tables::watch_devices_compared(&rows);
     let picked: Vec<_> = cols.iter().collect();
     out.push_str(&columns::render(&picked, &rows, st, ""));
     out.push_str(&watch_submitters(c, st));
@@ -64,7 +68,7 @@ fn watch_submitters(c: &crate::compare::WatchComparison, st: &Style) -> String {
     if c.submitters.is_empty() {
         return String::new();
     }
-    let cols = columns::watch_submitters_compared();
+    let cols = tables::watch_submitters_compared();
     let picked: Vec<_> = cols.iter().collect();
     let rows: Vec<_> = c.submitters.iter().collect();
     format!("\nsubmitters:\n{}", columns::render(&picked, &rows, st, ""))
@@ -127,11 +131,11 @@ fn probe(c: &ProbeComparison, st: &Style) -> String {
 
 /// The fields that differ as a table; with `-v` the rest on one line.
 fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
-    let rows = columns::env_rows(c, &c.environment);
-    let differing: Vec<&columns::EnvRow> = rows.iter().filter(|r| r.field.differs).collect();
+    let rows = tables::env_rows(c, &c.environment);
+    let differing: Vec<&tables::EnvRow> = rows.iter().filter(|r| r.field.differs).collect();
     if !differing.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold("environment differs:"));
-        let all = columns::environment();
+        let all = tables::environment();
         let cols = columns::select(&all, None, |c| c.human);
         out.push_str(&columns::render(&cols, &differing, st, "  "));
     }
@@ -144,7 +148,7 @@ fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
                 let v = if f.a.is_some() { &f.a } else { &f.b };
                 format!(
                     "{} {}",
-                    columns::env_label(r),
+                    tables::env_label(r),
                     v.clone().unwrap_or_else(|| "-".into())
                 )
             })
@@ -160,17 +164,17 @@ fn environment(out: &mut String, c: &ProbeComparison, st: &Style) {
     }
 }
 
-/// The cell-by-cell table, from compare's column list (the CSV's), the
-/// target first when there are several.
+/// The cell-by-cell table, from compare's column list (the CSV's), of
+/// the columns `-o` picked, the target first when there are several.
 fn cells(c: &ProbeComparison, st: &Style) -> String {
-    let all = columns::ratios();
+    let all = tables::ratios();
     let picked = columns::naming_rows(
         &all,
-        columns::select(&all, None, |c| c.human),
+        columns::select(&all, st.columns.as_deref(), |c| c.human),
         "target",
         c.target_count(),
     );
-    let rows = columns::ratio_rows(c, &c.cells);
+    let rows = tables::ratio_rows(c, &c.cells);
     let rows: Vec<_> = rows.iter().collect();
     columns::render(&picked, &rows, st, "")
 }
@@ -215,7 +219,7 @@ fn check(c: &CheckComparison, st: &Style) -> String {
         }
     }
     out.push('\n');
-    let cols = columns::check_targets_compared();
+    let cols = tables::check_targets_compared();
     let rows: Vec<_> = c.targets.iter().collect();
     out.push_str(&columns::render(
         &cols.iter().collect::<Vec<_>>(),
@@ -285,6 +289,23 @@ fn changed(f: &FindingChange) -> Option<String> {
             f.message_b.clone().unwrap_or_default()
         ),
     })
+}
+
+/// `compare -o COLUMNS` (and `-n`, `-r`, `-P`): the CSV's table alone,
+/// of the columns `-o` picked: two probe runs' cells, or the findings
+/// two check or watch runs changed.
+fn table_only(c: &Comparison, st: &Style) -> String {
+    let changes = |rows: &[FindingChange]| {
+        let all = tables::changes();
+        let cols = columns::select(&all, st.columns.as_deref(), |c| c.human);
+        let rows: Vec<&FindingChange> = rows.iter().collect();
+        columns::render(&cols, &rows, st, "")
+    };
+    match c {
+        Comparison::Probe(p) => cells(p, st),
+        Comparison::Check(k) => changes(&k.changes),
+        Comparison::Watch(w) => changes(&w.changes),
+    }
 }
 
 #[cfg(test)]

@@ -51,10 +51,7 @@ impl Exporter for Human {
     }
 
     fn columns(&self, listed: Listed) -> Option<String> {
-        Some(match listed {
-            Listed::Check => super::columns::check_list(&self.style),
-            Listed::Topology => super::columns::topology_list(&self.style),
-        })
+        Some(super::tables::list(listed, &self.style))
     }
 }
 

@@ -5,8 +5,9 @@
 use crate::probe::Pattern;
 use crate::probe::{CellReport, ContrastReport, Inference};
 use crate::probe::{ProbeRun, TargetInfo};
-use crate::report::columns::{self, Entry, Iops, Versus};
-use crate::report::style::Style;
+use crate::report::columns::{self, Entry};
+use crate::report::style::{Style, View};
+use crate::report::tables::{self, Iops, Versus};
 use crate::units::human;
 
 /// The target line: what was measured, and (O_DIRECT only) the rule
@@ -167,6 +168,9 @@ fn verdict(inf: &Inference, penalty: bool, rounds: u32, st: &Style) -> String {
 }
 
 pub fn render(r: &ProbeRun, st: &Style) -> String {
+    if st.view == View::Table {
+        return table_only(r, st);
+    }
     let mut out = String::new();
     if r.targets.is_empty() {
         out.push_str(&target_line(&r.target, r, st));
@@ -213,4 +217,16 @@ pub fn render(r: &ProbeRun, st: &Style) -> String {
         out.push_str(&st.dim(&format!("method: {}\n", r.inference.method)));
     }
     out
+}
+
+/// `probe -o COLUMNS` (and `-n`, `-r`, `-P`): one table of every cell,
+/// the CSV's rows, instead of the report; several targets get the
+/// target column first, whatever `-o` picked.
+fn table_only(r: &ProbeRun, st: &Style) -> String {
+    let rows = tables::cell_rows(r);
+    let rows: Vec<_> = rows.iter().collect();
+    let all = tables::cells();
+    let picked = columns::select(&all, st.columns.as_deref(), |c| c.human);
+    let cols = columns::naming_rows(&all, picked, "target", r.targets.len());
+    columns::render(&cols, &rows, st, "")
 }

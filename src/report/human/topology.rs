@@ -3,8 +3,9 @@
 //! view, the findings explained) for a disk named or `-v`.
 
 use crate::errors::TargetError;
-use crate::report::columns::{self, DISKS};
+use crate::report::columns;
 use crate::report::style::{Style, TableForm, View};
+use crate::report::tables::DISKS;
 use crate::topology::Disk;
 use crate::units::human;
 use std::fmt::Write;

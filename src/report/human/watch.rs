@@ -2,9 +2,9 @@
 //! the share of straddling I/O), then each device's histograms, the
 //! latency of aligned against straddling requests, and the findings.
 
-use crate::report::columns::span;
-use crate::report::columns::{self, watch_devices};
+use crate::report::columns;
 use crate::report::style::Style;
+use crate::report::tables::{self, span, watch_devices};
 use crate::units::human;
 use crate::watch::Bucket;
 use crate::watch::{DeviceSummary, WatchRun};
@@ -187,8 +187,8 @@ fn accounting(run: &WatchRun, st: &Style) -> String {
 fn submitters(run: &WatchRun, st: &Style) -> String {
     titled(
         "submitters, counted where each bio was submitted (a disk's bios queued, a partition's before its disk):",
-        &columns::watch_submitters(),
-        &columns::submitter_rows(run),
+        &tables::watch_submitters(),
+        &tables::submitter_rows(run),
         st,
     )
 }
@@ -197,8 +197,8 @@ fn submitters(run: &WatchRun, st: &Style) -> String {
 fn legs(run: &WatchRun, st: &Style) -> String {
     titled(
         "legs: each dm or md device's I/O where the kernel remapped it onto the devices below, judged at the sectors it landed on there:",
-        &columns::watch_legs(),
-        &columns::leg_rows(run),
+        &tables::watch_legs(),
+        &tables::leg_rows(run),
         st,
     )
 }
@@ -236,7 +236,7 @@ fn table(run: &WatchRun, st: &Style) -> String {
     }
     let all = watch_devices();
     let rows: Vec<&DeviceSummary> = run.by_share();
-    let picked = columns::unless_zoned(
+    let picked = tables::unless_zoned(
         columns::select(&all, st.columns.as_deref(), |c| c.human),
         &rows,
     );

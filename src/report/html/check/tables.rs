@@ -5,14 +5,15 @@ use super::super::page;
 use super::layout::{self, end_mark, start_mark};
 use crate::check::CheckedTarget;
 use crate::findings::Finding;
-use crate::report::columns::{self, Column, PartitionRow};
+use crate::report::columns::{self, Column};
+use crate::report::tables::{self, PartitionRow};
 use crate::units::human;
 
 /// The partitions as drawn, with every number exactly: check's columns
 /// (the terminal's and the CSV's the page has room for), and the two the
 /// map draws, which finding marks each boundary.
 pub fn partitions(fig: &str, t: &CheckedTarget) -> String {
-    let all = columns::partitions();
+    let all = tables::partitions();
     let mut cols = columns::select(&all, None, |c| c.html);
     let marks: [Column<PartitionRow>; 2] = [
         Column::html_only("start_mark", "start mark", |r: &PartitionRow| {

@@ -21,7 +21,7 @@ pub fn summary(id: &str, doc: &CheckDoc) -> String {
             &[doc],
         ));
     }
-    s.push_str(&crate::report::columns::errors_html(
+    s.push_str(&super::super::findings::errors_html(
         &format!("{id}-errors"),
         "Targets not checked",
         "target",

@@ -15,6 +15,7 @@ use crate::compare::CheckComparison;
 use crate::compare::{Change, FindingChange};
 use crate::findings::Severity;
 use crate::report::columns::{self, Column};
+use crate::report::tables;
 
 pub fn section(s: &mut String, id: &str, k: &CheckComparison) {
     s.push_str(&super::runs(&k.a, &k.b));
@@ -34,7 +35,7 @@ pub fn section(s: &mut String, id: &str, k: &CheckComparison) {
 }
 
 fn targets(id: &str, k: &CheckComparison) -> String {
-    let cols = columns::check_targets_compared();
+    let cols = tables::check_targets_compared();
     let rows: Vec<_> = k.targets.iter().collect();
     columns::html(
         &format!("{id}-targets"),
@@ -198,7 +199,7 @@ fn severity_columns() -> Vec<Column<SeverityRow>> {
 /// The findings that appeared, disappeared or changed, a table each,
 /// drawn by compare's column list of them (the CSV's).
 pub(super) fn changes(id: &str, all: &[FindingChange]) -> String {
-    let list = columns::changes();
+    let list = tables::changes();
     let cols = columns::select(&list, None, |c| c.html);
     let mut s = String::new();
     for change in [Change::Appeared, Change::Disappeared, Change::Changed] {
@@ -225,7 +226,7 @@ mod tests {
 
     /// Where the page's table says a finding is.
     fn where_(c: &FindingChange) -> String {
-        let cols = columns::changes();
+        let cols = tables::changes();
         let at = cols.iter().find(|c| c.id == "where").unwrap();
         at.raw(c)
     }

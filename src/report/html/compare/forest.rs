@@ -16,6 +16,7 @@ use crate::compare::ProbeComparison;
 use crate::compare::{CellRatio, Decision};
 use crate::probe::Pattern;
 use crate::report::columns;
+use crate::report::tables;
 use crate::units::human;
 use std::collections::BTreeMap;
 
@@ -339,10 +340,10 @@ fn legend(f: &mut Figure, y: f64, any_clipped: bool) {
 /// The numbers of a forest plot: compare's cell columns (the CSV's and
 /// the terminal's list), the page's set in the page's order.
 fn table(fig_id: &str, title: &str, p: &ProbeComparison, cells: &[&CellRatio]) -> String {
-    let all = columns::ratios();
-    let asked: Vec<String> = columns::RATIOS_HTML.iter().map(|c| c.to_string()).collect();
+    let all = tables::ratios();
+    let asked: Vec<String> = tables::RATIOS_HTML.iter().map(|c| c.to_string()).collect();
     let cols = columns::select(&all, Some(&asked), |c| c.html);
-    let rows = columns::ratio_rows(p, cells.iter().copied());
+    let rows = tables::ratio_rows(p, cells.iter().copied());
     let t = columns::html(
         &format!("{fig_id}-table"),
         &format!("{title}: the numbers"),

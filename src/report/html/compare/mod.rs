@@ -10,6 +10,7 @@ mod forest;
 use super::page;
 use crate::compare::{Comparison, ProbeComparison, RunInfo};
 use crate::report::columns::{self, Column};
+use crate::report::tables;
 use crate::units::utc;
 
 /// The section of one comparison; `id` prefixes every id in it.
@@ -45,7 +46,7 @@ fn watch(s: &mut String, id: &str, w: &crate::compare::WatchComparison) {
     s.push_str(&runs(&w.a, &w.b));
     s.push_str(&page::para(&w.summary));
     let rows: Vec<_> = w.devices.iter().collect();
-    let devices = columns::watch_devices_compared(&rows);
+    let devices = tables::watch_devices_compared(&rows);
     s.push_str(&columns::html(
         &format!("{id}-devices"),
         "Each device and direction in A and B (the workloads may differ: shares are shown, not tested)",
@@ -53,7 +54,7 @@ fn watch(s: &mut String, id: &str, w: &crate::compare::WatchComparison) {
         &rows,
     ));
     if !w.submitters.is_empty() {
-        let submitters = columns::watch_submitters_compared();
+        let submitters = tables::watch_submitters_compared();
         let rows: Vec<_> = w.submitters.iter().collect();
         s.push_str(&columns::html(
             &format!("{id}-submitters"),
@@ -98,8 +99,8 @@ fn probe(s: &mut String, id: &str, p: &ProbeComparison) {
 fn environment(id: &str, p: &ProbeComparison) -> String {
     let mut fields: Vec<_> = p.environment.iter().collect();
     fields.sort_by_key(|f| !f.differs);
-    let rows = columns::env_rows(p, fields);
-    let all = columns::environment();
+    let rows = tables::env_rows(p, fields);
+    let all = tables::environment();
     columns::html(
         &format!("{id}-environment"),
         "The environments, differences first",

@@ -7,6 +7,7 @@ mod bars;
 
 use super::page;
 use crate::report::columns;
+use crate::report::tables;
 use crate::units::human;
 use crate::watch::{WatchDocument, WatchRun};
 
@@ -50,7 +51,7 @@ pub fn section(id: &str, name: &str, doc: &WatchDocument) -> String {
     s.push_str(&histograms(id, run));
     s.push_str(&latency(id, run));
     s.push_str(&findings(id, run));
-    s.push_str(&crate::report::columns::errors_html(
+    s.push_str(&super::findings::errors_html(
         &format!("{id}-errors"),
         "Targets not watched",
         "target",
@@ -73,9 +74,9 @@ fn devices(id: &str, run: &WatchRun) -> String {
                 .map(|n| page::note(&format!("{} {dir}: {n}", d.device)))
         })
         .collect();
-    let all = columns::watch_devices();
+    let all = tables::watch_devices();
     let rows = run.by_share();
-    let cols = columns::unless_zoned(columns::select(&all, None, |c| c.html), &rows);
+    let cols = tables::unless_zoned(columns::select(&all, None, |c| c.html), &rows);
     let table = columns::html(
         &format!("{id}-devices"),
         "Each device and direction, the largest straddling share first",
@@ -90,8 +91,8 @@ fn submitters(id: &str, run: &WatchRun) -> String {
     table(
         &format!("{id}-submitters"),
         "Who submitted the I/O, counted where each bio was submitted: the top submitters by the I/Os they misaligned, the rest as other",
-        &columns::watch_submitters(),
-        &columns::submitter_rows(run),
+        &tables::watch_submitters(),
+        &tables::submitter_rows(run),
     )
 }
 
@@ -100,8 +101,8 @@ fn legs(id: &str, run: &WatchRun) -> String {
     table(
         &format!("{id}-legs"),
         "Where each dm or md device's I/O landed: the kernel's remap of each bio onto a device below, judged at the sectors it landed on there",
-        &columns::watch_legs(),
-        &columns::leg_rows(run),
+        &tables::watch_legs(),
+        &tables::leg_rows(run),
     )
 }
 
@@ -124,7 +125,7 @@ fn histograms(id: &str, run: &WatchRun) -> String {
     for (n, d) in with_data.filter(|(_, d)| !d.size_histogram.is_empty()) {
         let dir = d.direction.map_or("", |x| x.as_str());
         let table = |id: String, caption: &str, what, b: &[crate::watch::Bucket]| {
-            let cols = columns::histogram(what);
+            let cols = tables::histogram(what);
             columns::html(
                 &id,
                 caption,
@@ -177,7 +178,7 @@ fn latency(id: &str, run: &WatchRun) -> String {
     if run.latency.is_empty() {
         return String::new();
     }
-    let cols = columns::watch_latency();
+    let cols = tables::watch_latency();
     columns::html(
         &format!("{id}-latency"),
         "Latency of aligned against straddling requests: medians known to their log2 bucket, decided on 95 % intervals from bucket bounds",
@@ -190,7 +191,7 @@ fn findings(id: &str, run: &WatchRun) -> String {
     if run.findings.is_empty() {
         return page::para("No straddling, sub-physical or split I/O found.");
     }
-    let cols = columns::findings();
+    let cols = super::findings::findings();
     columns::html(
         &format!("{id}-findings"),
         "Findings",

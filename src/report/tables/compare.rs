@@ -1,13 +1,16 @@
 //! `compare`'s CSV columns: the cells both probe runs measured, and the
 //! findings that changed between two checks.
 
-use super::grid::offset_label;
 use super::probe::{percent, si};
-use super::*;
-use crate::compare::Decision;
-use crate::compare::TargetChange;
+use super::{opt4, opt_text};
+use crate::compare::ProbeComparison;
+use crate::compare::{CellRatio, Decision};
 use crate::compare::{DeviceChange, SubmitterChange};
+use crate::compare::{FindingChange, TargetChange};
 use crate::findings::Status;
+use crate::report::columns::{offset_label, Column};
+use crate::report::style::Style;
+use crate::units::human;
 
 /// A cell of a probe comparison, with the comparison (for its target's path).
 pub struct RatioRow<'a> {
@@ -33,91 +36,118 @@ type RR<'a> = Column<RatioRow<'a>>;
 
 /// One row per cell both runs measured: `compare --format csv` of probe
 /// runs, the terminal's cell-by-cell table (the target named only when
-/// there are several: [`naming_rows`]), and the table under each forest
-/// plot of the page (its columns in [`RATIOS_HTML`]'s order: every
-/// number exactly, each side's IOPS beside its rounds).
+/// there are several: [`naming_rows`](crate::report::columns::naming_rows)),
+/// which `-o` picks the columns of, and the table under each forest plot
+/// of the page (its columns in [`RATIOS_HTML`]'s order: every number
+/// exactly, each side's IOPS beside its rounds).
 pub fn ratios<'a>() -> Vec<RR<'a>> {
     vec![
         RR::csv_only("target", |r| {
             r.comparison.target_path(r.cell.key.target).to_string()
-        }),
-        RR::both("pattern", "pattern", |r| r.cell.key.pattern.as_str().into()).not_in_html(),
+        })
+        .help("A's path of the target; the table's first column when the runs have several targets"),
+        RR::both("pattern", "pattern", |r| r.cell.key.pattern.as_str().into())
+            .not_in_html()
+            .help("the access pattern: randread, randwrite"),
         RR::both("block_size", "bs", |r| r.cell.key.block_size.to_string())
             .shown_as(|r, _| human(r.cell.key.block_size))
             .size()
-            .not_in_html(),
+            .not_in_html()
+            .help("the block size (bytes in CSV and with -b)"),
         RR::html_only("block_size_bytes", "block size (bytes)", |r| {
             r.cell.key.block_size.to_string()
         })
-        .num(),
+        .num()
+        .help("the block size in bytes, as the page's table writes it"),
         RR::both("offset", "offset", |r| r.cell.key.offset.to_string())
             .shown_as(|r, _| offset_label(r.cell.key.offset))
-            .not_in_html(),
+            .not_in_html()
+            .help("the bytes each I/O starts past an aligned boundary (the table writes 63.5K for 65024)"),
         RR::html_only("offset_bytes", "offset (bytes)", |r| {
             r.cell.key.offset.to_string()
         })
-        .num(),
+        .num()
+        .help("the offset in bytes, as the page's table writes it"),
         RR::human_only("a", "A IOPS (rounds)", |r| {
             format!("{} ({})", si(r.cell.a_iops), r.cell.a_rounds)
         })
-        .not_in_html(),
+        .not_in_html()
+        .help("A's IOPS (the geometric mean of its rounds) and its rounds"),
         RR::human_only("b", "B IOPS (rounds)", |r| {
             format!("{} ({})", si(r.cell.b_iops), r.cell.b_rounds)
         })
-        .not_in_html(),
+        .not_in_html()
+        .help("B's IOPS and its rounds"),
         RR::csv_only("a_iops", |r| format!("{:.1}", r.cell.a_iops))
             .shown_as(|r, _| format!("{:.0}", r.cell.a_iops))
             .in_html()
             .num()
-            .long("A IOPS"),
+            .long("A IOPS")
+            .help("A's IOPS: the geometric mean of its rounds"),
         RR::csv_only("b_iops", |r| format!("{:.1}", r.cell.b_iops))
             .shown_as(|r, _| format!("{:.0}", r.cell.b_iops))
             .in_html()
             .num()
-            .long("B IOPS"),
+            .long("B IOPS")
+            .help("B's IOPS: the geometric mean of its rounds"),
         RR::csv_only("a_rounds", |r| r.cell.a_rounds.to_string())
             .in_html()
             .num()
-            .long("A rounds"),
+            .long("A rounds")
+            .help("the rounds A measured the cell in"),
         RR::csv_only("b_rounds", |r| r.cell.b_rounds.to_string())
             .in_html()
             .num()
-            .long("B rounds"),
+            .long("B rounds")
+            .help("the rounds B measured the cell in"),
         RR::csv_only("ratio", |r| opt4(r.cell.ratio))
             .shown_as(|r, _| fixed(r.cell.ratio, 3))
             .in_html()
             .num()
-            .long("B/A"),
+            .long("B/A")
+            .help("B's IOPS over A's (0.4800: B does 52 % fewer)"),
         RR::human_only("b_over_a", "B/A", |r| opt4(r.cell.ratio))
             .shown_as(|r, st| {
                 r.cell
                     .ratio
                     .map_or("-".into(), |x| percent(x, r.cell.significant, st))
             })
-            .not_in_html(),
-        RR::human_only("interval", "interval", |r| interval(r.cell)).not_in_html(),
+            .not_in_html()
+            .help("B/A as B's difference from A (-52%), starred when significant after Holm's correction"),
+        RR::human_only("interval", "interval", |r| interval(r.cell))
+            .not_in_html()
+            .help("B/A's interval as differences from A (-52%..-48%), at the level Holm judged the cell at"),
         RR::html_only("ci95", "interval", |r| {
             r.cell
                 .ci95
                 .map_or("-".into(), |[lo, hi]| format!("{lo:.3}–{hi:.3}"))
         })
-        .num(),
-        RR::csv_only("ci_lo", |r| opt4(r.cell.ci95.map(|c| c[0]))),
-        RR::csv_only("ci_hi", |r| opt4(r.cell.ci95.map(|c| c[1]))),
+        .num()
+        .help("B/A's interval as ratios, as the page's table writes it"),
+        RR::csv_only("ci_lo", |r| opt4(r.cell.ci95.map(|c| c[0])))
+            .help("the lower end of B/A's interval (empty for a cell not tested)"),
+        RR::csv_only("ci_hi", |r| opt4(r.cell.ci95.map(|c| c[1])))
+            .help("the upper end of B/A's interval"),
         RR::csv_only("ci_level", |r| opt4(r.cell.ci_level))
             .shown_as(|r, _| fixed(r.cell.ci_level.map(|l| l * 100.0), 2))
             .in_html()
             .num()
-            .long("level (%)"),
-        RR::csv_only("p_value", |r| opt4(r.cell.p_value)),
+            .long("level (%)")
+            .help("the interval's level, at least 0.95 (the table writes it in percent)"),
+        RR::csv_only("p_value", |r| opt4(r.cell.p_value))
+            .help("Welch's p-value of the cell"),
         RR::csv_only("p_adjusted", |r| opt4(r.cell.p_adjusted))
             .shown_as(|r, _| fixed(r.cell.p_adjusted, 4))
             .in_html()
             .num()
-            .long("p (Holm)"),
-        RR::csv_only("significant", |r| r.cell.significant.to_string()),
+            .long("p (Holm)")
+            .help("the p-value adjusted by Holm over the cells tested"),
+        RR::csv_only("significant", |r| r.cell.significant.to_string())
+            .flag()
+            .help("true when B/A is significant after Holm's correction (1 with -r and -P)"),
         RR::both("decision", "decision", |r| r.cell.decision.as_str().into())
-            .shown_as(|r, st| decision(r.cell.decision, st)),
+            .shown_as(|r, st| decision(r.cell.decision, st))
+            .help("slower, faster, same, open or untested (a side with fewer than two rounds, such as one fio pass): B against A"),
     ]
 }
 
@@ -249,37 +279,57 @@ pub fn env_label(r: &EnvRow) -> String {
 type FC = Column<FindingChange>;
 
 /// One row per finding that appeared, disappeared or changed: the CSV
-/// (`compare --format csv`, check runs), and the page's table of each
-/// kind of change (where, the code, the severity in A and in B, the
-/// finding's words).
+/// (`compare --format csv` of check and of watch runs), the table `-o`
+/// picks the columns of, and the page's table of each kind of change
+/// (where, the code, the severity in A and in B, the finding's words).
 pub fn changes() -> Vec<FC> {
     vec![
-        FC::csv_only("change", |f| f.change.as_str().into()),
+        FC::csv_only("change", |f| f.change.as_str().into())
+            .in_table()
+            .help("appeared, disappeared or changed (its severity or words)"),
         FC::html_only("where", "where", |f| {
             crate::report::html::subject(&f.subject())
-        }),
-        FC::csv_only("target", |f| opt_text(&f.target)),
-        FC::csv_only("partition", |f| opt_text(&f.partition)),
-        FC::csv_only("layer", |f| opt_text(&f.layer)),
-        FC::csv_only("code", |f| f.code.clone()).in_html(),
+        })
+        .in_table()
+        .help("what the finding is about: the target, partition and layer, briefly"),
+        FC::csv_only("target", |f| opt_text(&f.target))
+            .help("the target (a watch run's device as /dev/NAME); empty for the md arrays and volume groups assembled across targets"),
+        FC::csv_only("partition", |f| opt_text(&f.partition))
+            .help("the partition's number; empty for the whole target"),
+        FC::csv_only("layer", |f| opt_text(&f.layer))
+            .help("the layer's path (partition 1 / ext4); empty for none"),
+        FC::csv_only("code", |f| f.code.clone())
+            .in_html()
+            .in_table()
+            .help("the finding's code (docs/findings.md)"),
         FC::csv_only("severity_a", |f| opt_text(&f.severity_a))
+            .titled("A")
             .shown_as(|f, _| severity(f.severity_a))
             .class(|f| severity_class(f.severity_a))
             .in_html()
-            .long("A"),
+            .in_table()
+            .long("A")
+            .help("its severity in A; empty (- in the table) when A did not have it"),
         FC::csv_only("severity_b", |f| opt_text(&f.severity_b))
+            .titled("B")
             .shown_as(|f, _| severity(f.severity_b))
             .class(|f| severity_class(f.severity_b))
             .in_html()
-            .long("B"),
-        FC::csv_only("message_a", |f| opt_text(&f.message_a)),
-        FC::csv_only("message_b", |f| opt_text(&f.message_b)),
+            .in_table()
+            .long("B")
+            .help("its severity in B; empty (- in the table) when B does not have it"),
+        FC::csv_only("message_a", |f| opt_text(&f.message_a))
+            .help("its words in A; empty when A did not have it"),
+        FC::csv_only("message_b", |f| opt_text(&f.message_b))
+            .help("its words in B; empty when B does not have it"),
         FC::html_only("finding", "finding", |f| {
             f.message_b
                 .clone()
                 .or_else(|| f.message_a.clone())
                 .unwrap_or_default()
-        }),
+        })
+        .in_table()
+        .help("its words: B's, or A's for one that disappeared"),
     ]
 }
 
@@ -478,6 +528,7 @@ pub fn check_targets_compared() -> Vec<TC> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::columns::{html, render};
     use crate::report::style::{TableForm, TableMode};
 
     fn two() -> Vec<DeviceChange> {

@@ -2,8 +2,12 @@
 //! devices, the CSV's request-size buckets, and the page's histograms
 //! and latency.
 
-use super::*;
+use crate::report::columns::Column;
+use crate::units::human;
+use crate::watch::Bucket;
 use crate::watch::Leg;
+use crate::watch::Submitter;
+use crate::watch::{DeviceSummary, WatchRun};
 use crate::watch::{LatencyComparison, Span};
 
 type WD = Column<DeviceSummary>;

@@ -1,6 +1,10 @@
 //! `topology`'s columns: one row per disk, as lsblk -t.
 
-use super::*;
+use super::{opt_text, problem_codes};
+use crate::report::columns::Column;
+use crate::topology::Disk;
+use crate::topology::Limit;
+use crate::units::human;
 
 type D = Column<Disk>;
 

@@ -1,6 +1,10 @@
 //! `check`'s columns: one row per partition (and per target in the CSV).
 
-use super::*;
+use super::{opt_text, problem_codes, yes};
+use crate::check::{CheckedPartition, CheckedTarget};
+use crate::errors::TargetError;
+use crate::report::columns::Column;
+use crate::units::human;
 
 /// A row of `check`'s table: a partition with the target it belongs to
 /// (the CSV names the target). In the CSV a target without partitions

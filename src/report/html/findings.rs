@@ -3,9 +3,9 @@
 //! after a plan): severity, code, what it is about, the sentence. And the
 //! table of what a run could not read.
 
-use super::*;
 use crate::errors::TargetError;
 use crate::findings::Finding;
+use crate::report::columns::{html, Column};
 
 type F = Column<Finding>;
 
