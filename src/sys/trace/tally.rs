@@ -1,6 +1,6 @@
 //! The counting rules, in user space: how a block event is tallied into
 //! `Counters` and `Latency`. The raw perf path counts with these directly;
-//! the BPF programs (bpf/prog.rs) do the same arithmetic in the kernel,
+//! the BPF programs (bpf/prog/) do the same arithmetic in the kernel,
 //! and the integration test holds both paths to the same counts.
 
 use crate::sys::blocktrace::{
