@@ -5,8 +5,9 @@
 //!
 //! [`open`] tells the format by its magic (never by the file's name) and
 //! hands back the guest disk as a [`SharedReader`] with the container's own facts
-//! ([`Container`]). A raw file stays raw. Each format is one file with one
-//! job: `qcow2.rs`, `vmdk.rs`, `vhdx.rs`, `vdi.rs`, `vhd.rs`. They share the
+//! ([`Container`]). A raw file stays raw. Each format is one module:
+//! `vdi.rs`, `vhd.rs`, and the folders `qcow2/`, `vmdk/` and `vhdx/`, whose
+//! `mod.rs` opens the format with files of one job each. They share the
 //! bounded cache of metadata tables (`cache.rs`) and the way the guest's
 //! unallocated ranges read ([`Fallback`]: the backing file's bytes, or
 //! zeros).

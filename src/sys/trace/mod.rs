@@ -115,7 +115,7 @@ enum Backend {
 /// The programs on typed raw tracepoints, from the kernel's BTF.
 fn start_typed(devs: &[Grains], cap: Capacity) -> Result<bpf::BpfTrace, String> {
     let btf = btf::vmlinux()?;
-    let typed = bpf::typed::Typed::from(&btf)?;
+    let typed = bpf::Typed::from(&btf)?;
     bpf::BpfTrace::start(devs, bpf::Programs::Typed(&typed), cap)
 }
 

@@ -1,6 +1,6 @@
 //! The counting rules, in user space: how a block event is tallied into
 //! `Counters` and `Latency`. The raw perf path counts with these directly;
-//! the BPF programs (bpf/prog.rs) do the same arithmetic in the kernel,
+//! the BPF programs (bpf/prog/) do the same arithmetic in the kernel,
 //! and the integration test holds both paths to the same counts.
 
 use crate::sys::blocktrace::{
@@ -384,7 +384,7 @@ impl Tally {
         let Some((dir, s)) = self.io(Stage::Issue, dev, sector, nr, rwbs, None) else {
             return;
         };
-        if !super::bpf::prog::sampled(sector, self.cap.sample_bits()) {
+        if !super::bpf::sampled(sector, self.cap.sample_bits()) {
             return;
         }
         if self.inflight.len() >= self.cap.inflight && !self.inflight.contains_key(&(dev, sector)) {
@@ -404,7 +404,7 @@ impl Tally {
 
     /// `block_rq_complete` at time `ns`.
     pub fn complete(&mut self, dev: u32, sector: u64, ns: u64) {
-        if !super::bpf::prog::sampled(sector, self.cap.sample_bits()) {
+        if !super::bpf::sampled(sector, self.cap.sample_bits()) {
             return;
         }
         let Some((t0, key)) = self.inflight.remove(&(dev, sector)) else {

@@ -5,10 +5,10 @@
 //! `Snapshot`. Every map, program and event is a file descriptor owned
 //! here: dropping `BpfTrace`, or the process dying, detaches everything.
 
-pub mod asm;
-pub mod prog;
-pub mod syscall;
-pub mod typed;
+mod asm;
+mod prog;
+mod syscall;
+mod typed;
 
 use super::format::{Event, Layout};
 use super::perf;
