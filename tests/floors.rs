@@ -356,7 +356,7 @@ fn named_paths(own: &[String], base: &str, rest: &str) -> Vec<Vec<String>> {
 
 /// The module file that defines what `path` names in module `m`: a name
 /// `m`'s door re-exports (`pub use pv::{read, PvFound};` in
-/// stack/lvm/mod.rs) is `m`'s inner module's (`stack::pv`), since
+/// stack/lvm/mod.rs) is `m`'s inner module's (`stack::lvm::pv`), since
 /// the door only passes it on; anything else is `m`'s own.
 fn through_door(modules: &[(Vec<String>, String)], m: &[String], path: &[String]) -> Vec<String> {
     let Some(name) = path.get(m.len()).filter(|_| path.len() == m.len() + 1) else {
@@ -516,7 +516,9 @@ fn tables_are_drawn_only_by_the_column_model() {
         }
         let text = std::fs::read_to_string(&p).unwrap();
         for (n, line) in text.lines().enumerate() {
-            let grouped = line.contains("style::{") || line.contains("page::{");
+            // A door passing the engine's cells on builds no table.
+            let re_export = line.trim_start().starts_with("pub use ");
+            let grouped = !re_export && (line.contains("style::{") || line.contains("page::{"));
             let by_hand = line.contains("page::table(")
                 || line.contains("style::table(")
                 || line.contains("Td::")
@@ -532,6 +534,296 @@ fn tables_are_drawn_only_by_the_column_model() {
         "tables built by hand, not from a column list:\n{}",
         found.join("\n")
     );
+}
+
+// ---------------------------------------------------------------------------
+// Doors: each module's inner modules are private, and what others use is
+// re-exported by its `mod.rs`. rustc keeps a private module private; these
+// rules keep a module from being made public again, and catch a path that
+// names another module's inner module (tests, fuzz targets and benchmarks
+// included, which reach the crate from outside).
+
+/// The source files declared only for tests (`#[cfg(test)] mod x;`):
+/// fixtures that other modules' tests share may be reached past a door.
+fn test_files(src: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for p in rs_files(src) {
+        let text = std::fs::read_to_string(&p).unwrap();
+        let dir = match p.file_name().and_then(|n| n.to_str()) {
+            Some("mod.rs") | Some("lib.rs") => p.parent().unwrap().to_path_buf(),
+            _ => p.with_extension(""),
+        };
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for w in lines.windows(2) {
+            if w[0] != "#[cfg(test)]" {
+                continue;
+            }
+            if let Some(name) = declared_module(w[1]) {
+                out.push(dir.join(format!("{name}.rs")));
+                out.push(dir.join(name).join("mod.rs"));
+            }
+        }
+    }
+    out
+}
+
+/// The name of the module a `mod x;` line (of any visibility) declares.
+fn declared_module(line: &str) -> Option<&str> {
+    let Some(rest) = line.strip_prefix("pub") else {
+        return declared_private(line);
+    };
+    let rest = rest.trim_start();
+    match rest.strip_prefix('(') {
+        Some(r) => declared_private(r.split_once(')')?.1.trim_start()),
+        None => declared_private(rest),
+    }
+}
+
+fn declared_private(line: &str) -> Option<&str> {
+    let name = line.strip_prefix("mod ")?.strip_suffix(';')?;
+    name.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        .then_some(name)
+}
+
+/// A top-level module's inner modules: its files and folders, but those
+/// its door declares for tests only.
+fn inner_modules(src: &Path, top: &str, tests_only: &[std::path::PathBuf]) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(src.join(top)) else {
+        return Vec::new(); // a module of one file has no inner modules
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let for_tests = tests_only.contains(&p) || tests_only.contains(&p.join("mod.rs"));
+        if name != "mod" && !for_tests && (p.is_dir() || p.extension().is_some_and(|x| x == "rs")) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Each path in `text` (a file of module `own`, None outside src/) that
+/// names another top-level module's inner module: `crate::probe::noise::X`,
+/// `diskalign::probe::noise::X`, or `crate::probe::{noise::X, Y}`, as
+/// "line: crate::probe::noise".
+fn past_doors(text: &str, own: Option<&str>, inner: &dyn Fn(&str) -> Vec<String>) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        for root in ["crate::", "diskalign::"] {
+            for (at, _) in code.match_indices(root) {
+                let before = code[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                    continue;
+                }
+                let rest = &code[at + root.len()..];
+                let top = ident(rest);
+                if Some(top.as_str()) == own {
+                    continue;
+                }
+                let Some(after) = rest[top.len()..].strip_prefix("::") else {
+                    continue;
+                };
+                let items: Vec<&str> = match after.strip_prefix('{') {
+                    Some(group) => group.split(['}', ',']).collect(),
+                    None => vec![after],
+                };
+                let inner_of_top = inner(&top);
+                for item in items {
+                    let first = ident(item);
+                    let names_a_module = item.trim_start()[first.len()..].starts_with("::");
+                    if names_a_module && inner_of_top.contains(&first) {
+                        out.push(format!("{}: {root}{top}::{first}", n + 1));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The glob imports (`use x::*;`) of `text`, outside inline test modules.
+fn glob_imports(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut test_until: Option<String> = None; // the closing line of a test module
+    let mut cfg_test = false;
+    for (n, line) in text.lines().enumerate() {
+        if let Some(end) = &test_until {
+            if line == end {
+                test_until = None;
+            }
+            continue;
+        }
+        let t = line.trim_start();
+        if cfg_test && t.contains("mod ") && t.ends_with('{') {
+            let indent = &line[..line.len() - t.len()];
+            test_until = Some(format!("{indent}}}"));
+        }
+        cfg_test = t == "#[cfg(test)]";
+        // `use Code::*;` brings an enum's variants, a module's names no.
+        let glob = t
+            .strip_prefix("use ")
+            .and_then(|u| u.trim_end().strip_suffix("::*;"));
+        let of_enum = glob
+            .and_then(|g| g.rsplit("::").next())
+            .is_some_and(|last| last.starts_with(|c: char| c.is_ascii_uppercase()));
+        if glob.is_some() && !of_enum {
+            out.push(format!("{}: {}", n + 1, t.trim_end()));
+        }
+    }
+    out
+}
+
+/// Every .rs file that reaches the crate: src/ and, from outside, the
+/// tests, the fuzz targets, the benchmarks and the examples.
+fn crate_users() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() && p.file_name().is_some_and(|n| n != "target") {
+                walk(&p, out);
+            } else if kind.is_file() && p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for d in [
+        "src",
+        "tests",
+        "fuzz/src",
+        "fuzz/fuzz_targets",
+        "bench",
+        "examples",
+    ] {
+        walk(&root.join(d), &mut files);
+    }
+    files
+}
+
+#[test]
+fn no_path_reaches_past_another_modules_door() {
+    let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let tests_only = test_files(src);
+    let inner = |top: &str| inner_modules(src, top, &tests_only);
+    let mut bad = Vec::new();
+    for p in crate_users() {
+        if p.ends_with("tests/floors.rs") {
+            continue; // its scanners' tests name paths past doors
+        }
+        let own = p.strip_prefix(src).ok().map(|rel| {
+            let first = rel
+                .components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_string_lossy();
+            first.trim_end_matches(".rs").to_string()
+        });
+        let text = std::fs::read_to_string(&p).unwrap();
+        for hit in past_doors(&text, own.as_deref(), &inner) {
+            bad.push(format!("{}:{hit}", p.display()));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "paths past a module's door (re-export the name in its mod.rs):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_door_scanner_finds_a_path_past_a_door() {
+    let inner = |top: &str| match top {
+        "probe" => vec!["noise".to_string(), "grid".to_string()],
+        _ => Vec::new(),
+    };
+    let text = "use crate::probe::noise::Noise;\n\
+                use crate::probe::{Grid, grid::Cell};\n\
+                use diskalign::probe::noise;\n\
+                use crate::probe::ProbeRun; // crate::probe::noise::X\n\
+                let x = my_crate::probe::noise::X;\n";
+    assert_eq!(
+        past_doors(text, Some("report"), &inner),
+        ["1: crate::probe::noise", "2: crate::probe::grid",],
+        "`diskalign::probe::noise;` names the module itself, which is private: rustc refuses it"
+    );
+    assert!(
+        past_doors(text, Some("probe"), &inner).is_empty(),
+        "a module's own paths pass"
+    );
+    let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let tests_only = test_files(src);
+    assert!(inner_modules(src, "probe", &tests_only).contains(&"noise".to_string()));
+    assert!(
+        !inner_modules(src, "check", &tests_only).contains(&"fixture".to_string()),
+        "a module declared for tests only is no inner module"
+    );
+}
+
+#[test]
+fn no_inner_module_is_public() {
+    let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let mut bad = Vec::new();
+    for p in rs_files(src) {
+        if p.ends_with("lib.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for (n, line) in lines.iter().enumerate() {
+            let public = line.starts_with("pub mod ") || line.starts_with("pub(");
+            let for_tests = n > 0 && lines[n - 1] == "#[cfg(test)]";
+            if public && declared_module(line).is_some() && !for_tests {
+                bad.push(format!("{}:{}: {line}", p.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "public inner modules (make them private; re-export what others use):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn no_glob_imports_outside_tests() {
+    let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let tests_only = test_files(src);
+    let mut bad = Vec::new();
+    for p in rs_files(src) {
+        // A test module's file, or a file of the folder of one.
+        let for_tests = tests_only
+            .iter()
+            .any(|t| *t == p || p.starts_with(t.with_extension("")));
+        if for_tests {
+            continue;
+        }
+        for hit in glob_imports(&std::fs::read_to_string(&p).unwrap()) {
+            bad.push(format!("{}:{hit}", p.display()));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "glob imports outside tests:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_glob_scanner_skips_test_modules() {
+    let text = "use a::b;\nuse super::*;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\nuse c::*;\n    use Code::*;\n";
+    assert_eq!(glob_imports(text), ["2: use super::*;", "7: use c::*;"]);
 }
 
 /// The part of a file before its tests (`#[cfg(test)]`).
@@ -567,9 +859,9 @@ fn the_column_engine_knows_no_command() {
         "crate::units::",
         "crate::report::style::",
         "crate::report::columns::",
-        "crate::report::page::",
+        "crate::report::html::",
         "super::style::",
-        "super::html::page::",
+        "super::html::",
         "super::Column",
         "super::super::",
     ];

@@ -4,8 +4,7 @@
 //! these by path (`#[serde(with = "crate::probe::figures::secs")]`); this
 //! module imports none of them.
 
-use serde::{Deserialize, Deserializer, Serializer};
-use std::time::Duration;
+use serde::{Deserialize, Deserializer};
 
 /// A figure JSON holds as null: serde_json writes a NaN or an infinite
 /// value (an interval of one round) as null, so it reads back as NaN.
@@ -26,7 +25,8 @@ pub fn pair_or_nan<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error
 
 /// A duration written in seconds.
 pub mod secs {
-    use super::*;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
 
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(d.as_secs_f64())
@@ -40,7 +40,8 @@ pub mod secs {
 
 /// An optional duration in seconds, null for none.
 pub mod opt_secs {
-    use super::*;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
 
     pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         match d {

@@ -11,13 +11,15 @@ mod axis;
 mod grid;
 mod lane;
 mod layout;
-/// The disk map, which the plan page draws too (now and after).
-pub(super) mod map;
+mod map;
 mod marks;
 mod stack;
 mod tables;
 mod verdicts;
 mod zoom;
+
+/// The disk map, which the plan page draws too (now and after).
+pub use map::figure as disk_map;
 
 use super::page;
 use crate::check::CheckDoc;

@@ -17,8 +17,8 @@
 //! what every figure draws alike: the text measure, ticks, axes and
 //! legends.
 
-pub mod check;
-pub mod compare;
+mod check;
+mod compare;
 mod findings;
 mod kit;
 mod look;

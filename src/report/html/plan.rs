@@ -14,7 +14,7 @@
 //! `{id}-moves-{n}`, `{id}-steps-{n}`, `{id}-manual-{n}`,
 //! `{id}-leaves-{n}` (tables).
 
-use super::check::map;
+use super::check::disk_map;
 use super::describe;
 use super::page;
 use crate::check::{CheckedPartition as Partition, CheckedTarget as Target};
@@ -80,14 +80,14 @@ fn disk(id: &str, n: usize, d: &DiskPlan, now: Option<&Target>) -> String {
     }
     if let Some(t) = now {
         s.push_str(&page::heading(4, &format!("{id}-now-{n}-heading"), "Now"));
-        s.push_str(&map::figure(&format!("{id}-now-{n}"), t));
+        s.push_str(&disk_map(&format!("{id}-now-{n}"), t));
         if d.refused.is_empty() {
             s.push_str(&page::heading(
                 4,
                 &format!("{id}-after-{n}-heading"),
                 "After the plan",
             ));
-            s.push_str(&map::figure(&format!("{id}-after-{n}"), &after(t, d)));
+            s.push_str(&disk_map(&format!("{id}-after-{n}"), &after(t, d)));
         }
     }
     s.push_str(&moves(&format!("{id}-moves-{n}"), d));
