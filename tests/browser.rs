@@ -247,8 +247,9 @@ fn table_of<'a>(dom: &'a str, id: &str) -> &'a str {
 /// the synthetic fixture tests/fixtures/identify/nvme-id-ns-optperf.bin,
 /// read by the same code as a live disk's, written as `topology --json`.
 fn declared_topology(dir: &Path) -> PathBuf {
+    use diskalign::iolimits::Topology;
     use diskalign::topology::{self, Answers};
-    use diskalign::topology::{Disk, Survey, Topology};
+    use diskalign::topology::{Disk, Survey};
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/identify/nvme-id-ns-optperf.bin");
     let answers = Answers {

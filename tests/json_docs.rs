@@ -451,8 +451,9 @@ fn json_keys(line: &str) -> Vec<String> {
 /// NVMe namespace with NPWG and NOWS. No device on the test machine
 /// answers these commands; the VM tests read real ones.
 fn identify_document() -> Value {
+    use diskalign::iolimits::Topology;
     use diskalign::topology::Answers;
-    use diskalign::topology::{Disk, Survey, Topology};
+    use diskalign::topology::{Disk, Survey};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/identify");
     let bytes = |n: &str| std::fs::read(dir.join(n)).unwrap();
     let seed = Answers {

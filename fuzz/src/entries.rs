@@ -7,9 +7,11 @@
 //! and bounded memory); results are dropped. See docs/fuzzing.md.
 
 use diskalign::bytes::ReadAt;
+use diskalign::bytes::SharedReader;
+use diskalign::iolimits::Topology;
 use diskalign::layout;
-use diskalign::stack::{self, Pending, Region, SharedReader};
-use diskalign::topology::{self, Sysfs, Topology, TopologyOverride};
+use diskalign::stack::{self, Pending, Region};
+use diskalign::topology::{self, Sysfs, TopologyOverride};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;

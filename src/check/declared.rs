@@ -17,8 +17,8 @@
 use super::start::kernel_offset;
 use crate::findings::{Code, Facts, Finding};
 use crate::identify::Namespace;
+use crate::iolimits::Topology;
 use crate::stack::{Layer, LayerKind};
-use crate::topology::Topology;
 use crate::topology::{Declared, Limit};
 use crate::units::{gcd, KIB};
 

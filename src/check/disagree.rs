@@ -5,7 +5,7 @@
 use super::start::kernel_offset;
 use super::tools::{self, ToolVerdicts, ToolView};
 use crate::findings::{Code, Finding, Severity};
-use crate::topology::Topology;
+use crate::iolimits::Topology;
 use crate::units::{bridge_opt_why, human, is_bridge_opt, KIB};
 
 /// Each tool's verdict on a partition given in device sectors.

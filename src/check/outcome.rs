@@ -3,8 +3,8 @@
 
 use super::tools::{FirstStarts, ToolVerdicts};
 use crate::findings::{Counts, Finding, Status, Subject};
+use crate::iolimits::Topology;
 use crate::layout::{PartKind, TableKind};
-use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 
 pub use crate::inspect::{TargetKind, TopologySource};

@@ -4,8 +4,9 @@
 
 use super::start::Start;
 use crate::findings::{Code, Facts, Finding, Severity};
+use crate::iolimits::Topology;
 use crate::layout::PartKind;
-use crate::topology::{is_misaligned_marker, Topology};
+use crate::topology::is_misaligned_marker;
 use crate::units::KIB;
 
 /// The size the kernel registers for a partition node: a DOS extended

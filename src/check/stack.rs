@@ -4,9 +4,9 @@
 use super::start::Start;
 use super::start::{kernel_offset, sane_optimal};
 use crate::findings::{Code, Facts, Finding, LegFact, Severity, Status};
+use crate::iolimits::Topology;
 use crate::stack::FsKind;
 use crate::stack::{Layer, LayerKind};
-use crate::topology::Topology;
 use crate::units::{exact, gcd, KIB};
 
 /// Add the findings of `l` and everything above it; set `aligned`.

@@ -6,7 +6,7 @@
 //! and `gpt.cc`/`gptpart.cc` (`Verify`). Differential tests compare them with
 //! the real tools on loop devices and in qemu guests (tests/vm).
 
-use crate::topology::Topology;
+use crate::iolimits::Topology;
 use crate::units::{libfdisk_ignores_io, MIB};
 use serde::{Deserialize, Serialize};
 

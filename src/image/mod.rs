@@ -25,7 +25,7 @@ mod vhdx;
 mod vmdk;
 
 use crate::bytes::ParseError;
-use crate::stack::SharedReader;
+use crate::bytes::SharedReader;
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -493,7 +493,7 @@ impl<T: Units> crate::bytes::ReadAt for ByUnit<T> {
         self.0.guest_len()
     }
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        crate::stack::in_bounds(self.0.guest_len(), offset, buf.len())?;
+        crate::bytes::in_bounds(self.0.guest_len(), offset, buf.len())?;
         for (pos, at, n) in pieces(offset, buf.len(), self.0.unit_bytes()) {
             self.0.read_piece(&mut buf[pos..pos + n], at)?;
         }

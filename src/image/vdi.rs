@@ -11,8 +11,8 @@
 
 use super::cache::Cache;
 use super::{read_error, ByUnit, Chain, Container, ContainerFormat, ImageError, Opened, Units};
+use crate::bytes::SharedReader;
 use crate::bytes::{le_u32, le_u64, read_bytes};
-use crate::stack::SharedReader;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;

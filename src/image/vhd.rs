@@ -18,7 +18,7 @@
 use super::cache::Cache;
 use super::{read_error, ByUnit, Chain, Container, ContainerFormat, ImageError, Opened, Units};
 use crate::bytes::{be_u16, be_u32, be_u64, read_bytes, ReadAt};
-use crate::stack::{SharedReader, Window};
+use crate::bytes::{SharedReader, Window};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;

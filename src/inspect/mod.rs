@@ -8,15 +8,16 @@ mod kernel_view;
 mod resolve;
 mod roots;
 
+use crate::bytes::SharedReader;
 use crate::errors::TargetError;
 use crate::findings::{Code, Finding};
 use crate::image::{self, Container, ContainerFormat};
+use crate::iolimits::Topology;
 use crate::layout::{self, Table};
 use crate::stack;
 use crate::stack::Layer;
 use crate::stack::Pending;
-use crate::stack::SharedReader;
-use crate::topology::{self, Disk, Sysfs, Topology, TopologyOverride};
+use crate::topology::{self, Disk, Sysfs, TopologyOverride};
 use resolve::Resolved;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

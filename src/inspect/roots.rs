@@ -3,9 +3,9 @@
 //! system the kernel's holders, hung above the layer they are built from.
 
 use super::{Root, Target};
+use crate::bytes::SharedReader;
 use crate::layout::PartKind;
 use crate::stack::Region;
-use crate::stack::SharedReader;
 use crate::stack::{self, Pending};
 use crate::stack::{Layer, LayerKind};
 use crate::topology::Sysfs;

@@ -225,8 +225,8 @@ fn holders(root: &Layer) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::iolimits::Topology;
     use crate::stack::Detail;
-    use crate::topology::Topology;
 
     /// A ZFS member keeps two labels at its end: its partition never
     /// grows, and the pool is exported before anything moves.

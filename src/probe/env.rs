@@ -2,9 +2,10 @@
 //! results without it cannot be compared or trusted later.
 
 use super::target::ProbeTarget;
+use crate::iolimits::Topology;
 use crate::sys;
 use crate::sys::read_str;
-use crate::topology::{Declared, Topology, Transport};
+use crate::topology::{Declared, Transport};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
 

@@ -667,9 +667,9 @@ mod tests {
     use super::*;
     use crate::errors::TargetError;
     use crate::findings::{Code, Facts};
+    use crate::iolimits::Topology;
     use crate::stack::{Detail, LegInfo, LvInfo};
     use crate::stack::{Leg, Segment};
-    use crate::topology::Topology;
     use std::time::Duration;
 
     fn at(secs: f64) -> SystemTime {

@@ -3,13 +3,13 @@
 //! an array or LV are read through the member/segment map.
 
 use super::lvm::{Segment, VolumeGroup};
-use super::map::{Mapped, SharedReader};
 use super::md::MdMember;
 use super::region::Region;
 use super::walk::{self, MdHandle, Pending, PvHandle};
 use super::Detail;
 use super::{limits, ArrayInfo, ArrayMember, Layer, LayerKind, LegInfo, LvInfo, VgInfo, VgPv};
-use crate::topology::Topology;
+use crate::bytes::{Mapped, SharedReader};
+use crate::iolimits::Topology;
 use crate::units::exact;
 use std::rc::Rc;
 

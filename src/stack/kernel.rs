@@ -4,14 +4,15 @@
 //! system the top devices are opened read-only to find the filesystem
 //! inside (an opened LUKS mapping, an active LV).
 
-use super::map::SharedReader;
 use super::region::Region;
 use super::walk::{self, Pending};
 use super::Detail;
 use super::{HolderInfo, Layer, LayerKind};
+use crate::bytes::SharedReader;
 use crate::findings::{Code, Finding};
+use crate::iolimits::Topology;
 use crate::sys::{list_dir, read_str};
-use crate::topology::{Sysfs, Topology};
+use crate::topology::Sysfs;
 use std::path::Path;
 use std::rc::Rc;
 

@@ -3,7 +3,7 @@
 //! each md, dm-linear/dm-stripe and dm-crypt layer (drivers/md/raid0.c,
 //! raid5.c, dm-stripe.c `stripe_io_hints`, dm-crypt.c `crypt_io_hints`).
 
-use crate::topology::Topology;
+use crate::iolimits::Topology;
 use crate::units::lcm_not_zero;
 
 /// What `blk_set_stacking_limits` starts a dm or md device with: 512-byte

@@ -12,7 +12,7 @@ mod kernel;
 mod limits;
 mod luks;
 mod lvm;
-mod map;
+
 mod md;
 mod region;
 mod registry;
@@ -35,7 +35,6 @@ pub use luks::read as read_luks;
 pub use luks::Luks;
 pub use lvm::{lvm_crc, parse_lvm_text, read as read_lvm, read_label, read_metadata, volume_group};
 pub use lvm::{Leg, Segment};
-pub use map::{in_bounds, Mapped, SharedReader, Window};
 pub use md::read as read_md;
 pub use md::MdMember;
 pub use region::Region;
@@ -45,7 +44,7 @@ pub use zfs::{decode_nvlist, read as read_zfs};
 pub use zfs::{nvlist, phys_offset, seal, Encoder, NvList, NvValue, Vdev, Zfs, PHYS_SIZE};
 
 use crate::findings::{Finding, Status};
-use crate::topology::Topology;
+use crate::iolimits::Topology;
 pub use lvm::{LegInfo, LvInfo, VgInfo, VgPv};
 pub use md::{ArrayInfo, ArrayMember};
 use serde::{Deserialize, Serialize};

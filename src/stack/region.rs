@@ -1,11 +1,11 @@
 //! A region of a device: the bytes a layer format is probed in, and the
 //! layers and findings made of them.
 
-use super::map::{SharedReader, Window};
 use super::{Layer, LayerKind};
 use crate::bytes::ParseError;
+use crate::bytes::{SharedReader, Window};
 use crate::findings::{Code, Facts, Finding};
-use crate::topology::Topology;
+use crate::iolimits::Topology;
 use std::rc::Rc;
 
 /// Where a region is: bytes `offset..offset + len` of `device`, whose

@@ -1,7 +1,8 @@
 //! Sanity checks on the hints a disk reports, and sysfs/ioctl disagreements.
 
-use super::{is_misaligned_marker, Disk, IoctlValues, Topology, Transport};
+use super::{is_misaligned_marker, Disk, IoctlValues, Transport};
 use crate::findings::{Code, Facts, Finding};
+use crate::iolimits::Topology;
 use crate::units::{bridge_opt_why, human, is_bridge_opt};
 
 /// Two terabytes: disks above this with 512-byte physical sectors are suspect.

@@ -11,7 +11,7 @@ mod transport;
 pub use declared::{read_declared, Answers, DeclaredLimit, IdentifyProtocol, Limit};
 pub use dm::{dm_role, DmRole};
 
-pub use crate::iolimits::{is_misaligned_marker, Topology, ZoneModel, Zones};
+pub use crate::iolimits::{is_misaligned_marker, ZoneModel, Zones};
 pub use crate::sys::IoctlValues;
 pub use crate::sys::{DmIds, KernelPartition, Sysfs};
 pub use declared::Declared;
@@ -21,6 +21,7 @@ pub use survey::{survey, Survey, TopologyDocument};
 pub use transport::{Transport, UsbBridge};
 
 use crate::findings::Finding;
+use crate::iolimits::Topology;
 use crate::sys::{self, list_dir, read_num, read_str};
 use serde::{Deserialize, Serialize};
 use std::fs;

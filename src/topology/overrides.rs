@@ -1,7 +1,7 @@
 //! `--topology lbs=512,pbs=4096,min=4096,opt=33553920,ao=0`
 
-use super::Topology;
 use crate::iolimits::LimitError;
+use crate::iolimits::Topology;
 use std::str::FromStr;
 
 /// Fields given on the command line; the rest keep their detected value.

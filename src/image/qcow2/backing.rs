@@ -6,8 +6,8 @@ use super::extensions::Extensions;
 use super::header::{bad, Header, INCOMPAT_DATA_FILE};
 use super::{string_at, BACKING_NAME, EXTENSION};
 use crate::bytes::ReadAt;
+use crate::bytes::SharedReader;
 use crate::image::{BackingFile, Chain, ContainerFormat, ImageError};
-use crate::stack::SharedReader;
 use std::path::Path;
 
 /// The longest backing file name (spec, `backing_file_size`; qcow2_do_open).

@@ -36,8 +36,8 @@ mod header;
 mod map;
 
 use super::{Chain, Fallback, ImageError, Opened};
+use crate::bytes::SharedReader;
 use crate::bytes::{read_bytes, ReadAt};
-use crate::stack::SharedReader;
 use backing::{data_file_name, open_backing};
 use disk::Disk;
 use extensions::read_extensions;

@@ -7,9 +7,9 @@ use super::metadata::Metadata;
 use super::regions::Regions;
 use super::{File, Region, BAT, HEADER_SECTION};
 use crate::bytes::le_u64;
+use crate::bytes::SharedReader;
 use crate::image::cache::Cache;
 use crate::image::{read_error, ImageError, Units};
-use crate::stack::SharedReader;
 use std::io;
 use std::path::PathBuf;
 

@@ -40,8 +40,8 @@ mod regions;
 
 use super::cache::Cache;
 use super::{ByUnit, Chain, Container, ContainerFormat, ImageError, Opened};
+use crate::bytes::SharedReader;
 use crate::bytes::{read_bytes, ReadAt};
-use crate::stack::SharedReader;
 use bat::{bat_entries, Guest, BAT_CACHE_BYTES, SECTORS_PER_CHUNK};
 use crc::{Crc, Table, CRC_32_ISCSI};
 use log::check_log;

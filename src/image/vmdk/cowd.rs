@@ -4,8 +4,8 @@
 use super::header::{check_gd, check_grain, Layout, MAX_GD_ENTRIES};
 use super::{read_padded, LAYER_HEADER, SECTOR};
 use crate::bytes::le_u32;
+use crate::bytes::SharedReader;
 use crate::image::ImageError;
-use crate::stack::SharedReader;
 use std::path::Path;
 
 /// qemu's `VMDK3Header` after the magic (VMFS sparse, `COWD`).

@@ -11,8 +11,8 @@ use super::{
     is_sparse, open_parent, read_sparse, sector_bytes, SparseFile, LAYER_DESCRIPTOR, LAYER_HEADER,
     MAX_DISK_BYTES,
 };
+use crate::bytes::{Mapped, SharedReader};
 use crate::image::{ByUnit, Chain, Container, ContainerFormat, Fallback, ImageError, Opened};
-use crate::stack::{Mapped, SharedReader};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 

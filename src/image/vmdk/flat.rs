@@ -3,8 +3,8 @@
 
 use super::LAYER_DESCRIPTOR;
 use crate::bytes::ReadAt;
+use crate::bytes::{in_bounds, SharedReader};
 use crate::image::read_error;
-use crate::stack::{in_bounds, SharedReader};
 use std::io;
 use std::path::PathBuf;
 

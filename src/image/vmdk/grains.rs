@@ -5,9 +5,9 @@
 use super::header::Layout;
 use super::SECTOR;
 use crate::bytes::le_u32;
+use crate::bytes::SharedReader;
 use crate::image::cache::Cache;
 use crate::image::{read_error, Fallback, Units};
-use crate::stack::SharedReader;
 use std::io;
 use std::path::PathBuf;
 use std::rc::Rc;

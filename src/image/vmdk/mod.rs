@@ -40,8 +40,8 @@ mod header;
 mod stream;
 
 use super::{ByUnit, Chain, Container, ContainerFormat, Fallback, ImageError, Opened};
+use crate::bytes::SharedReader;
 use crate::bytes::{le_u64, ReadAt};
-use crate::stack::SharedReader;
 use cowd::read_cowd;
 use described::open_described;
 use descriptor::{

@@ -2,9 +2,9 @@
 //! its verdict and its findings underneath.
 
 use crate::findings::Severity;
+use crate::iolimits::Topology;
 use crate::report::style::Style;
 use crate::stack::{Layer, LayerKind};
-use crate::topology::Topology;
 use crate::units::{exact, human};
 use std::fmt::Write;
 
