@@ -32,7 +32,7 @@ pub use outcome::{CheckedPartition, CheckedTarget, TopologySource};
 pub use placement::is_placement_code;
 pub use stack::judge_layer;
 pub use start::sane_optimal;
-pub use summary::{made_from, problems, summarize_run, target_findings, worst};
+pub use summary::{made_from, partition_problems, problems, summarize_run, target_findings, worst};
 pub use tools::{first_starts, sgdisk_alignment, sgdisk_cautions, FirstStarts, ToolView};
 
 use crate::errors::TargetError;

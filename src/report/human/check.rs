@@ -202,11 +202,7 @@ fn identity(r: &CheckedTarget) -> Option<String> {
 }
 
 fn partition_table(out: &mut String, r: &CheckedTarget, st: &Style) {
-    let rows: Vec<PartitionRow> = r
-        .partitions
-        .iter()
-        .map(|p| PartitionRow::of(r, p))
-        .collect();
+    let rows: Vec<PartitionRow> = PartitionRow::all(r);
     let rows: Vec<&PartitionRow> = rows.iter().collect();
     let all = partitions();
     let picked = columns::select(&all, st.columns.as_deref(), |c| c.human);

@@ -23,12 +23,8 @@ pub struct PartitionRow<'a> {
 }
 
 /// `check::problems` as the CSV writes it.
-fn problems_text(
-    t: &CheckedTarget,
-    number: Option<u32>,
-    assembled: &[crate::stack::Layer],
-) -> String {
-    crate::check::problems(t, number, assembled)
+fn problems_text(codes: &[crate::findings::Code]) -> String {
+    codes
         .iter()
         .map(|c| c.as_str())
         .collect::<Vec<_>>()
@@ -36,25 +32,29 @@ fn problems_text(
 }
 
 impl<'a> PartitionRow<'a> {
-    /// The row of partition `p` of `t`.
-    pub fn of(t: &'a CheckedTarget, p: &'a CheckedPartition) -> Self {
-        Self::within(t, p, &[])
+    /// The rows of every partition of `t`, in order.
+    pub fn all(t: &'a CheckedTarget) -> Vec<Self> {
+        Self::within(t, &[]).collect()
     }
 
-    /// The row of partition `p` of `t`, with the problems of what was
-    /// `assembled` from it.
+    /// The rows of every partition of `t`, with the problems of what was
+    /// `assembled` from each (`check::partition_problems`: the
+    /// whole table's at once).
     fn within(
         t: &'a CheckedTarget,
-        p: &'a CheckedPartition,
         assembled: &[crate::stack::Layer],
-    ) -> Self {
-        PartitionRow {
-            path: &t.path,
-            target: Some(t),
-            partition: Some(p),
-            error: None,
-            problems: problems_text(t, Some(p.number), assembled),
-        }
+    ) -> impl Iterator<Item = Self> + 'a {
+        let problems = crate::check::partition_problems(t, assembled);
+        t.partitions
+            .iter()
+            .zip(problems)
+            .map(move |(p, codes)| PartitionRow {
+                path: &t.path,
+                target: Some(t),
+                partition: Some(p),
+                error: None,
+                problems: problems_text(&codes),
+            })
     }
 
     /// A value of the partition; empty on a row without one.
@@ -73,11 +73,7 @@ impl<'a> PartitionRow<'a> {
 pub fn partition_rows(run: &crate::check::CheckRun) -> Vec<PartitionRow<'_>> {
     run.targets
         .iter()
-        .flat_map(|t| {
-            t.partitions
-                .iter()
-                .map(move |p| PartitionRow::within(t, p, &run.assembled))
-        })
+        .flat_map(|t| PartitionRow::within(t, &run.assembled))
         .collect()
 }
 
@@ -94,15 +90,10 @@ pub fn target_rows(run: &crate::check::CheckRun) -> Vec<PartitionRow<'_>> {
                 target: Some(t),
                 partition: None,
                 error: None,
-                problems: problems_text(t, None, &run.assembled),
+                problems: problems_text(&crate::check::problems(t, None, &run.assembled)),
             });
         }
-        let assembled = &run.assembled;
-        rows.extend(
-            t.partitions
-                .iter()
-                .map(|p| PartitionRow::within(t, p, assembled)),
-        );
+        rows.extend(PartitionRow::within(t, &run.assembled));
     }
     rows.extend(run.errors.iter().map(|e| PartitionRow {
         path: &e.path,

@@ -26,11 +26,7 @@ pub fn partitions(fig: &str, t: &CheckedTarget) -> String {
         .class(|r: &PartitionRow| mark_class(r.partition.and_then(end_mark))),
     ];
     cols.extend(marks.iter());
-    let rows: Vec<PartitionRow> = t
-        .partitions
-        .iter()
-        .map(|p| PartitionRow::of(t, p))
-        .collect();
+    let rows: Vec<PartitionRow> = PartitionRow::all(t);
     columns::html(
         &format!("{fig}-table"),
         &format!(
