@@ -30,10 +30,15 @@ pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;
 
+/// Two check runs, finding by finding.
 pub use check::{compare_checks, Change, FindingChange, TargetChange};
+/// What differs between the two runs' machines.
 pub use environment::EnvField;
+/// Two probe runs: the overall ratio.
 pub use overall::compare_probes;
+/// Two probe runs, cell by cell.
 pub use probe::{CellKey, CellRatio, Decision, OnlyIn, ScopeRatio};
+/// Two watch runs, device by device.
 pub use watch::{compare_watches, DeviceChange, SubmitterChange};
 
 use serde::{Deserialize, Serialize};

@@ -8,12 +8,14 @@ mod meaning;
 mod render;
 mod status;
 
-pub use facts::SUBJECT_SEPARATOR;
-
-pub use facts::{Facts, LegFact, Subject, SubmitterFact};
+/// What a finding is about, and its typed facts.
+pub use facts::{Facts, LegFact, Subject, SubmitterFact, SUBJECT_SEPARATOR};
+/// What a code means for the user (its tier).
 pub use meaning::Meaning;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+/// The status word a set of findings gives, --fail-on, counts by severity.
 pub use status::{distinct, Counts, FailOn, Status};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// How bad a finding is: an error hurts every I/O or breaks the layout, a

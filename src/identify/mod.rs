@@ -9,6 +9,9 @@ mod ata;
 mod nvme;
 mod scsi;
 
+/// ATA IDENTIFY DEVICE.
 pub use ata::{parse_ata, Identify};
+/// NVMe Identify Namespace and its LBA formats.
 pub use nvme::{parse_nvme, LbaFormat, Namespace, RelativePerformance};
+/// SCSI: the Block Limits and Device Identification VPD pages, READ CAPACITY(16).
 pub use scsi::{block_limits, naa_wwn, read_capacity16, ScsiSays};

@@ -31,6 +31,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+/// The container format a file's first bytes tell.
 pub use detect::detect;
 /// The VHDX reader by itself: a file told by something else than its magic.
 pub use vhdx::open as open_vhdx;

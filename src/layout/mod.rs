@@ -8,6 +8,7 @@ mod mbr;
 
 /// The parsers by themselves, for the fuzz targets (fuzz/src/entries.rs).
 pub use gpt::{probe as probe_gpt, read_header as read_gpt_header};
+/// The MBR parsers by themselves, for the fuzz targets.
 pub use mbr::{partitions as mbr_partitions, read_primary as read_mbr_primary};
 
 use crate::bytes::{self, ParseError, ReadAt};

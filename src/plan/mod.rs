@@ -22,9 +22,13 @@ mod place;
 mod recipes;
 mod remedy;
 
+/// One disk's plan.
 pub use disk::plan_disk;
+/// Whether a GPT's damage is one `sgdisk -e` repairs.
 pub use identity::gpt_repairable;
+/// A new disk's layout (`plan --new`).
 pub use new_disk::{parse_sizes, plan_new_disk, NewDisk};
+/// The `next:` commands check prints, and the options they carry.
 pub use next::{next_commands, next_options, Next};
 
 use crate::check::is_placement_code;

@@ -20,12 +20,19 @@ mod script;
 mod style;
 mod tables;
 
+/// The self-contained HTML page of saved runs, and its figures.
 pub use html::{html_figures, render_html, Input};
+/// `watch`'s live screen.
 pub use human::watch_live;
+/// Each command's JSON document.
 pub use json::{check_json, compare_json, plan_json, probe_json, topology_json, watch_json};
+/// The progress bar of long runs.
 pub use progress::Progress;
+/// The plan's shell script.
 pub use script::{render_new_disk_script, render_script};
+/// How output looks: colour, table form, the view of a run.
 pub use style::{ColorChoice, TableForm, TableMode, View};
+/// The tables `-o` picks columns of, and their help.
 pub use tables::{columns_help, Table};
 
 use crate::check::CheckRun;

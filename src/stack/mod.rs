@@ -21,27 +21,37 @@ mod swap;
 mod walk;
 mod zfs;
 
+/// The arrays and volume groups assembled from the members found.
 pub use assemble::assemble;
-/// Each format's reader by itself, for the fuzz targets (fuzz/src/entries.rs).
+/// bcache: its layer, and its reader by itself (fuzzed).
 pub use bcache::{
-    expected_checksum as bcache_checksum, read as read_bcache,
+    expected_checksum as bcache_checksum, read as read_bcache, Bcache, BcacheRole,
     SUPERBLOCK_AT as BCACHE_SUPERBLOCK_AT,
 };
-pub use bcache::{Bcache, BcacheRole};
-pub use fs::read as read_filesystem;
-pub use fs::{Filesystem, FsKind};
+/// Filesystems: their layer, and the reader by itself (fuzzed).
+pub use fs::{read as read_filesystem, Filesystem, FsKind};
+/// The kernel's devices stacked on a disk (holders).
 pub use kernel::holders;
-pub use luks::read as read_luks;
-pub use luks::Luks;
-pub use lvm::{lvm_crc, parse_lvm_text, read as read_lvm, read_label, read_metadata, volume_group};
-pub use lvm::{Leg, Segment};
-pub use md::read as read_md;
-pub use md::MdMember;
+/// LUKS: its layer, and its reader by itself (fuzzed).
+pub use luks::{read as read_luks, Luks};
+/// LVM: a PV's label and metadata, the VG text, an LV's segments.
+pub use lvm::{
+    lvm_crc, parse_lvm_text, read as read_lvm, read_label, read_metadata, volume_group, Leg,
+    Segment,
+};
+/// md: a member's superblock, and its reader by itself (fuzzed).
+pub use md::{read as read_md, MdMember};
+/// A region of a device that a layer may start in.
 pub use region::Region;
+/// The signature scan: what is there when no reader knows it.
 pub use signature::{article, scan_signatures, Unread};
+/// The walk from a region to its layers, and what it leaves to assemble.
 pub use walk::{walk_region, Pending};
-pub use zfs::{decode_nvlist, read as read_zfs};
-pub use zfs::{nvlist, phys_offset, seal, Encoder, NvList, NvValue, Vdev, Zfs, PHYS_SIZE};
+/// ZFS: a member's labels, their nvlists, and the reader by itself.
+pub use zfs::{
+    decode_nvlist, nvlist, phys_offset, read as read_zfs, seal, Encoder, NvList, NvValue, Vdev,
+    Zfs, PHYS_SIZE,
+};
 
 use crate::findings::{Finding, Status};
 use crate::iolimits::Topology;

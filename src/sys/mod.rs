@@ -21,29 +21,42 @@ mod sysfs;
 mod term;
 mod trace;
 
+/// What the block tracepoints' counts are handed up in.
 pub use blocktrace::{
     Accounted, BpfAttach, Counters, DevNum, Direction, Grains, Latency, LegKey, Snapshot, Stage,
     SubmitterKey, TracePath, LOG2_BUCKETS,
 };
+/// Where the cgroup v2 hierarchy is mounted.
 pub use cgroup::mount_point;
-pub use dev::rdev_of;
-pub use dev::{allocated_bytes, major_minor, node_block_size, open_source, OpenError};
+/// Device nodes and images opened read-only, and their numbers.
+pub use dev::{allocated_bytes, major_minor, node_block_size, open_source, rdev_of, OpenError};
+/// A dm device's table, and where a linear target's data lies.
 pub use dm::{dm_table, linear_origin};
-pub use fiemap::extents;
-pub use fiemap::{Extent, ExtentFlags, Map};
-pub use file::{allocate, dio_offset_align, nameless, open_device, open_file, room, size_limit};
-pub use file::{Allocated, Mode};
+/// Where a file's extents lie (FS_IOC_FIEMAP).
+pub use fiemap::{extents, Extent, ExtentFlags, Map};
+/// The probe's own files: direct-I/O opens, scratch files, room and limits.
+pub use file::{
+    allocate, dio_offset_align, nameless, open_device, open_file, room, size_limit, Allocated, Mode,
+};
+/// The host's name and the running kernel.
 pub use host::{host_name, running_kernel};
-pub use ioctl::IoctlValues;
-pub use ioctl::{conventional_zones, device_block_size, open_read_only, read_fd, read_path};
+/// The block-device ioctls.
+pub use ioctl::{
+    conventional_zones, device_block_size, open_read_only, read_fd, read_path, IoctlValues,
+};
+/// What a device says about itself, asked read-only (identify data).
 pub use passthrough::{
     ata_identify, nvme_identify_namespace, scsi_read_capacity16, vpd_page, PassthroughError,
 };
-pub use procfs::storage_read_bytes;
-pub use procfs::{cpu_model, fs_type_of, mountinfo, parse_mountinfo, swaps, unescape};
-pub use sysfs::{devnum, read_attr};
-pub use sysfs::{list_dir, read_num, read_str, DmIds, KernelPartition, Sysfs};
+/// /proc: mounts, swaps, the CPU model, a device's read bytes.
+pub use procfs::{
+    cpu_model, fs_type_of, mountinfo, parse_mountinfo, storage_read_bytes, swaps, unescape,
+};
+/// /sys: bounded reads of attributes, disks and partitions.
+pub use sysfs::{devnum, list_dir, read_attr, read_num, read_str, DmIds, KernelPartition, Sysfs};
+/// The terminal's width.
 pub use term::terminal_width;
+/// The block tracepoints traced for `watch`, and their parsers (fuzzed).
 pub use trace::{
     count_record, dev_num, event_layout, parse_event_format, sampled, Btf, Capacity, Event, Prefer,
     Tally, TraceError, Tracer, Typed,

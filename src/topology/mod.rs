@@ -8,17 +8,23 @@ mod overrides;
 mod survey;
 mod transport;
 
-pub use declared::{read_declared, Answers, DeclaredLimit, IdentifyProtocol, Limit};
+/// What a device declares about itself, read through `identify`.
+pub use declared::{read_declared, Answers, Declared, DeclaredLimit, IdentifyProtocol, Limit};
+/// What a dm device is (a volume, an LVM-internal device, multipath).
 pub use dm::{dm_role, DmRole};
-
-pub use crate::iolimits::{is_misaligned_marker, ZoneModel, Zones};
-pub use crate::sys::IoctlValues;
-pub use crate::sys::{DmIds, KernelPartition, Sysfs};
-pub use declared::Declared;
+/// The hints the limits give (a misaligned marker, a USB bridge's value).
 pub use hints::{hints, limit_hints, stacked_offset_why};
+/// `--topology`: limits given by hand for an image.
 pub use overrides::TopologyOverride;
+/// `diskalign topology`: every disk and its limits.
 pub use survey::{survey, Survey, TopologyDocument};
+/// How a disk is attached (a USB bridge among them).
 pub use transport::{Transport, UsbBridge};
+
+/// The zone model and zones of `iolimits`, with the limits they belong to.
+pub use crate::iolimits::{is_misaligned_marker, ZoneModel, Zones};
+/// What sysfs and the ioctls give, that a `Disk` holds.
+pub use crate::sys::{DmIds, IoctlValues, KernelPartition, Sysfs};
 
 use crate::findings::Finding;
 use crate::iolimits::Topology;
