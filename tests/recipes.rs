@@ -394,7 +394,11 @@ fn source_files() -> Vec<String> {
     all.into_iter()
         .filter(|p| p != "lib.rs" && p != "main.rs")
         .filter(|p| !TEST_NAMES.contains(&p.rsplit('/').next().unwrap_or(p)))
-        .filter(|p| !test_only.iter().any(|t| p == t || (t.ends_with('/') && p.starts_with(t))))
+        .filter(|p| {
+            !test_only
+                .iter()
+                .any(|t| p == t || (t.ends_with('/') && p.starts_with(t)))
+        })
         .collect()
 }
 
@@ -451,11 +455,7 @@ fn the_mention_reader_finds_a_missing_file() {
     .to_vec();
     assert_eq!(
         unmentioned(doc, &files),
-        [
-            "sys/trace/bpf/typed.rs",
-            "plan/remedy.rs",
-            "units.rs"
-        ]
+        ["sys/trace/bpf/typed.rs", "plan/remedy.rs", "units.rs"]
     );
 }
 
@@ -465,7 +465,9 @@ fn the_mention_reader_finds_a_missing_file() {
 fn every_source_file_is_in_the_architecture() {
     let files = source_files();
     assert!(files.len() > 100, "{files:?}");
-    assert!(!files.iter().any(|f| f.ends_with("test_support.rs") || f == "main.rs"));
+    assert!(!files
+        .iter()
+        .any(|f| f.ends_with("test_support.rs") || f == "main.rs"));
     let missing = unmentioned(&read("docs/architecture.md"), &files);
     assert!(
         missing.is_empty(),
