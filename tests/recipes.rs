@@ -358,3 +358,121 @@ fn every_engine_is_documented() {
         );
     }
 }
+
+/// The source files docs/architecture.md must mention, as paths from
+/// src/: every .rs file but lib.rs, main.rs and what only tests compile
+/// (a module declared under `#[cfg(test)]`, with all under its folder,
+/// and files named tests.rs, test_support.rs, fixture.rs or fixtures.rs).
+fn source_files() -> Vec<String> {
+    let src = root().join("src");
+    let all: Vec<String> = tree()
+        .into_iter()
+        .filter_map(|p| Some(p.strip_prefix("src/")?.to_string()))
+        .filter(|p| p.ends_with(".rs"))
+        .collect();
+    let mut test_only = Vec::new();
+    for rel in &all {
+        let dir = match rel.rsplit_once('/') {
+            Some((d, "mod.rs")) => format!("{d}/"),
+            _ if rel == "lib.rs" => String::new(),
+            _ => format!("{}/", rel.trim_end_matches(".rs")),
+        };
+        let text = std::fs::read_to_string(src.join(rel)).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for w in lines.windows(2) {
+            let name = w[1]
+                .trim_start_matches("pub(crate) ")
+                .strip_prefix("mod ")
+                .and_then(|r| r.strip_suffix(';'));
+            if let (true, Some(name)) = (w[0] == "#[cfg(test)]", name) {
+                test_only.push(format!("{dir}{name}.rs"));
+                test_only.push(format!("{dir}{name}/"));
+            }
+        }
+    }
+    const TEST_NAMES: &[&str] = &["tests.rs", "test_support.rs", "fixture.rs", "fixtures.rs"];
+    all.into_iter()
+        .filter(|p| p != "lib.rs" && p != "main.rs")
+        .filter(|p| !TEST_NAMES.contains(&p.rsplit('/').next().unwrap_or(p)))
+        .filter(|p| {
+            !test_only
+                .iter()
+                .any(|t| p == t || (t.ends_with('/') && p.starts_with(t)))
+        })
+        .collect()
+}
+
+/// The files of `files` (paths from src/) that `doc` does not mention. A
+/// file is mentioned when a code span holds its path from src/
+/// (`check/declared.rs`, or `src/check/declared.rs`), or when a paragraph
+/// (text between blank lines; a bullet list and its lead-in are one) that
+/// names its top folder in a code span (`check/`) holds the end of its
+/// path after a `/` (`declared.rs`; `bpf/typed.rs` for
+/// sys/trace/bpf/typed.rs). A folder's `mod.rs` is mentioned by its
+/// folder: `stack/lvm/`, or `lvm/` in the `stack/` paragraph.
+fn unmentioned(doc: &str, files: &[String]) -> Vec<String> {
+    let paragraphs: Vec<Vec<String>> = doc
+        .split("\n\n")
+        .map(|p| {
+            spans(p)
+                .into_iter()
+                .map(|s| s.trim_start_matches("src/").to_string())
+                .collect()
+        })
+        .collect();
+    let named = |file: &str| {
+        let target = file.strip_suffix("mod.rs").unwrap_or(file);
+        let top = format!("{}/", file.split('/').next().unwrap_or_default());
+        paragraphs.iter().any(|spans| {
+            spans.iter().any(|s| s == target)
+                || (spans.contains(&top)
+                    && spans.iter().any(|s| target.ends_with(&format!("/{s}"))))
+        })
+    };
+    files.iter().filter(|f| !named(f)).cloned().collect()
+}
+
+#[test]
+fn the_mention_reader_finds_a_missing_file() {
+    let doc = "**Check** (`check/`): `mod.rs` drives.\n\
+               - `start.rs`: the start rule.\n\
+               - `bpf/typed.rs` is said here, but the live system's folder is not.\n\
+               \n\
+               `stack/lvm/` reads LVM; `zones.rs` is in no `check/` paragraph,\n\
+               \n\
+               Plan's `remedy.rs`, and `src/plan/after.rs` from the root.";
+    let files: Vec<String> = [
+        "check/mod.rs",
+        "check/start.rs",
+        "check/zones.rs",
+        "stack/lvm/mod.rs",
+        "sys/trace/bpf/typed.rs",
+        "plan/remedy.rs",
+        "plan/after.rs",
+        "units.rs",
+    ]
+    .map(String::from)
+    .to_vec();
+    assert_eq!(
+        unmentioned(doc, &files),
+        ["sys/trace/bpf/typed.rs", "plan/remedy.rs", "units.rs"]
+    );
+}
+
+/// docs/architecture.md names every source file (issue 49): a new file
+/// gets its words in the paragraph of its module, or the test names it.
+#[test]
+fn every_source_file_is_in_the_architecture() {
+    let files = source_files();
+    assert!(files.len() > 100, "{files:?}");
+    assert!(!files
+        .iter()
+        .any(|f| f.ends_with("test_support.rs") || f == "main.rs"));
+    let missing = unmentioned(&read("docs/architecture.md"), &files);
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md does not mention these files of src/ \
+         (say what each holds in its module's paragraph):\n{}",
+        missing.join("\n")
+    );
+}

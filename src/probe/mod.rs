@@ -2,8 +2,8 @@
 //!
 //! Target and safety checks ([`target`], [`safety`]) → grid plan ([`grid`])
 //! → engine ([`engine`], driven by [`run`]) → samples → statistics
-//! ([`stats`]) → inference ([`analyse`]) → the report ([`report`]), shared
-//! with the exporters. [`fio`] writes the same grid as a fio job file.
+//! ([`stats`]) → inference ([`analyse`]) → what a run produced
+//! ([`outcome`]), shared with the exporters. [`fio`] writes the same grid as a fio job file.
 
 mod adaptive;
 mod analyse;
