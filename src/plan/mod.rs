@@ -25,7 +25,7 @@ mod remedy;
 pub use disk::plan_disk;
 pub use identity::gpt_repairable;
 pub use new_disk::{parse_sizes, plan_new_disk, NewDisk};
-pub use next::{next_commands, next_options, Next};
+pub use next::{check_run, next_commands, next_options, Checked, Next};
 
 use crate::check::is_placement_code;
 use crate::errors::TargetError;
