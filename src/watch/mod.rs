@@ -17,6 +17,7 @@ mod devices;
 mod latency;
 mod legs;
 mod rules;
+mod session;
 mod source;
 mod submitters;
 mod summary;
@@ -32,6 +33,7 @@ pub use summary::Bucket;
 
 pub use devices::{resolve, DeviceLayer, Resolved, Watched};
 pub use latency::LatencyComparison;
+pub use session::session;
 pub use source::{observe, tracer, Observed, Recording, Replay, SnapshotSource, Stop};
 pub use summary::DeviceSummary;
 
