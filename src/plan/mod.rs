@@ -355,6 +355,18 @@ impl PlanRun {
     }
 }
 
+/// The `plan` command's run: `paths` read, their plan, and the disks as
+/// they are now, judged (what the page maps before the plan).
+pub fn plan_targets(
+    paths: &[std::path::PathBuf],
+    opts: &crate::inspect::InspectOptions,
+    plan_opts: &PlanOptions,
+) -> (PlanRun, crate::check::CheckRun) {
+    let inspection = crate::inspect::inspect(paths, opts);
+    let now = crate::check::judge(inspection.clone(), crate::findings::FailOn::default());
+    (plan(inspection, plan_opts), now)
+}
+
 /// Plan every target of an inspection.
 pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
     let mut targets: Vec<DiskPlan> = i.targets.iter().map(|t| disk::plan_disk(t, opts)).collect();
