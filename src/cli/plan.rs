@@ -1,9 +1,10 @@
-//! `plan`: read the targets, plan, and write the outputs asked for (the
-//! script among them, when the plan can keep the data).
+//! `plan`: runs `plan::plan_targets` (or `plan::plan_new_disk` for
+//! `--new`), says on stderr what cannot be planned or scripted, and
+//! writes the outputs asked for (the script among them, when the plan can
+//! keep the data).
 
 use super::{status, warn, Out};
 use crate::check::CheckOptions;
-use crate::findings::FailOn;
 use crate::layout::TableKind;
 use crate::plan::{self, PlanOptions};
 use crate::report::{Format, Planned, Run};
@@ -26,10 +27,7 @@ pub fn run(
         warn("--script writes the plan of one disk: give one target");
         return (String::new(), 2);
     }
-    let inspection = crate::inspect::inspect(targets, opts);
-    // The disks as they are, for the page's maps before the plan.
-    let now = crate::check::judge(inspection.clone(), FailOn::default());
-    let run = plan::plan(inspection, plan_opts);
+    let (run, now) = plan::plan_targets(targets, opts, plan_opts);
     for e in &run.errors {
         warn(&e.to_string());
     }

@@ -28,8 +28,8 @@ pub use disk::plan_disk;
 pub use identity::gpt_repairable;
 /// A new disk's layout (`plan --new`).
 pub use new_disk::{parse_sizes, plan_new_disk, NewDisk};
-/// The `next:` commands check prints, and the options they carry.
-pub use next::{next_commands, next_options, Next};
+/// `check`'s sequence (read, judge, the `next:` steps) and its parts.
+pub use next::{check_run, next_commands, next_options, Checked, Next};
 
 use crate::check::is_placement_code;
 use crate::errors::TargetError;
@@ -357,6 +357,18 @@ impl PlanRun {
     pub fn refused(&self) -> bool {
         self.targets.iter().any(|t| !t.refused.is_empty())
     }
+}
+
+/// The `plan` command's run: `paths` read, their plan, and the disks as
+/// they are now, judged (what the page maps before the plan).
+pub fn plan_targets(
+    paths: &[std::path::PathBuf],
+    opts: &crate::inspect::InspectOptions,
+    plan_opts: &PlanOptions,
+) -> (PlanRun, crate::check::CheckRun) {
+    let inspection = crate::inspect::inspect(paths, opts);
+    let now = crate::check::judge(inspection.clone(), crate::findings::FailOn::default());
+    (plan(inspection, plan_opts), now)
 }
 
 /// Plan every target of an inspection.

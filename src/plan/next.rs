@@ -6,8 +6,75 @@
 //! (plan needs it), or a layout plan refuses.
 
 use super::{plan, Action, DiskPlan, Manual, PlanOptions};
-use crate::inspect::{InspectOptions, Inspection};
+use crate::check::{self, CheckRun, CheckedTarget};
+use crate::findings::FailOn;
+use crate::inspect::{InspectOptions, Inspection, Measured, TargetKind};
 use crate::names::shell_word;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// One `check` run, as the `check` command and `watch` both make it:
+/// the targets read (no targets: every disk), judged, and each target's
+/// next step set. It lives here, not in `check`, because `plan` imports
+/// `check` (its rules judge a layout after the move) and the arrow runs
+/// one way (tests/floors.rs).
+pub struct Checked {
+    pub run: CheckRun,
+    /// Each `--probe` run that measured none of the devices checked.
+    pub unused: Vec<Measured>,
+}
+
+/// Read, judge, and set each target's next step.
+pub fn check_run(paths: &[PathBuf], opts: &InspectOptions, fail_on: FailOn) -> Checked {
+    let read = check::read(paths, opts);
+    let unused = opts
+        .measured
+        .iter()
+        .filter(|m| !read.targets.iter().any(|t| t.measured.as_ref() == Some(*m)))
+        .cloned()
+        .collect();
+    let planned = next_commands(read.clone(), opts);
+    let mut run = check::judge(read, fail_on);
+    next_steps(&mut run, planned, opts);
+    Checked { run, unused }
+}
+
+/// Each target's next step (`CheckedTarget::next`): its own plan command,
+/// or for a partition target whose partition a layout change would fix,
+/// its disk's, read whole for that (the check read the one partition).
+fn next_steps(run: &mut CheckRun, planned: Vec<Next>, opts: &InspectOptions) {
+    let by = |n: Vec<Next>| n.into_iter().map(|n| (n.path.clone(), n));
+    let mut by_path: HashMap<String, Next> = by(planned).collect();
+    let disks: Vec<PathBuf> = run
+        .targets
+        .iter()
+        .filter_map(partition_to_fix)
+        .filter(|d| !by_path.contains_key(d))
+        .map(PathBuf::from)
+        .collect();
+    if !disks.is_empty() {
+        by_path.extend(by(next_commands(
+            crate::inspect::inspect(&disks, opts),
+            opts,
+        )));
+    }
+    for t in &mut run.targets {
+        let path = partition_to_fix(t).unwrap_or_else(|| t.path.clone());
+        let next = by_path.get(&path);
+        t.next = next.map(|n| n.command.clone());
+        t.next_says = next.map(|n| n.says.clone()).filter(|s| !s.is_empty());
+    }
+}
+
+/// The disk of a partition target whose partition is not clean.
+fn partition_to_fix(t: &CheckedTarget) -> Option<String> {
+    let disk = t
+        .disk
+        .as_ref()
+        .filter(|_| t.kind == TargetKind::Partition)?;
+    let fix = t.partitions.iter().any(|p| !p.status.is_clean());
+    fix.then(|| format!("/dev/{disk}"))
+}
 
 /// `diskalign [--sysfs-root DIR] plan DISK [--topology SPEC] [--probe RUN.json ...]`.
 pub fn command(disk: &str, opts: &InspectOptions) -> String {

@@ -17,6 +17,7 @@ mod devices;
 mod latency;
 mod legs;
 mod rules;
+mod session;
 mod source;
 mod submitters;
 mod summary;
@@ -32,6 +33,7 @@ pub use summary::Bucket;
 
 pub use devices::{resolve, DeviceLayer, Resolved, Watched};
 pub use latency::LatencyComparison;
+pub use session::session;
 pub use source::{observe, tracer, Observed, Recording, Replay, SnapshotSource, Stop};
 pub use summary::DeviceSummary;
 
@@ -302,11 +304,10 @@ pub fn add_causes(stack: &mut [Watched], sysfs: &Sysfs) {
         sysfs: sysfs.clone(),
         ..CheckOptions::default()
     };
-    let read = crate::check::read(&paths, &opts);
-    // The plan command of each disk whose plan has work: the fix the
-    // findings name, as check's `next:` does.
-    let plans = crate::plan::next_commands(read.clone(), &opts);
-    let run = crate::check::judge(read, FailOn::default());
+    // Checked as the `check` command checks them: each target's next
+    // step is the plan command of its disk when that plan has work, the
+    // fix the findings name.
+    let run = crate::plan::check_run(&paths, &opts, FailOn::default()).run;
     let cause = |f: &&Finding| PLACEMENT.contains(&f.code) && f.counts() && f.is_problem();
     for w in stack.iter_mut() {
         let mut found: Vec<Finding> = Vec::new();
@@ -329,10 +330,11 @@ pub fn add_causes(stack: &mut [Watched], sysfs: &Sysfs) {
             }
         }
         w.causes = found;
-        w.next = plans
+        w.next = run
+            .targets
             .iter()
-            .find(|n| Some(&n.path) == disk.as_ref())
-            .map(|n| n.command.clone());
+            .find(|t| Some(&t.path) == disk.as_ref())
+            .and_then(|t| t.next.clone());
     }
 }
 
