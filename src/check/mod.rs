@@ -26,13 +26,21 @@ mod zones;
 
 #[cfg(test)]
 pub(crate) use declared::tests::{namespace, says};
+/// What a device declares, as advice for the filesystems made on it.
 pub use declared::{format_advice, write_unit};
+/// The check document read back.
 pub use document::CheckDoc;
+/// What check says of a target and its partitions.
 pub use outcome::{CheckedPartition, CheckedTarget, TopologySource};
+/// The codes about where a partition starts, which a move clears.
 pub use placement::is_placement_code;
+/// One layer's rules, at its offset on the disk.
 pub use stack::judge_layer;
+/// Whether an optimal I/O size is one a partition should start on.
 pub use start::sane_optimal;
+/// The run's and each target's summary, counted once per cause.
 pub use summary::{made_from, partition_problems, problems, summarize_run, target_findings, worst};
+/// Where parted, fdisk and sgdisk would start a partition, and why.
 pub use tools::{first_starts, sgdisk_alignment, sgdisk_cautions, FirstStarts, ToolView};
 
 use crate::errors::TargetError;

@@ -25,17 +25,22 @@ mod summary;
 #[cfg(test)]
 pub(crate) mod fixture;
 
+/// A share of I/Os, as the summaries give it.
 pub use counts::share;
-pub use latency::{LatencyDecision, Span};
-pub use legs::Leg;
-pub use submitters::Submitter;
-pub use summary::Bucket;
-
+/// The devices watched: the targets resolved to the layers below them.
 pub use devices::{resolve, DeviceLayer, Resolved, Watched};
-pub use latency::LatencyComparison;
+/// Latency against the aligned I/O, and whether it differs.
+pub use latency::{LatencyComparison, LatencyDecision, Span};
+/// A leg of a striped or mirrored device.
+pub use legs::Leg;
+/// A watch run, from the targets to the summaries (the CLI's `watch`).
 pub use session::session;
+/// Where snapshots come from: the tracer, a recording, a replay.
 pub use source::{observe, tracer, Observed, Recording, Replay, SnapshotSource, Stop};
-pub use summary::DeviceSummary;
+/// Who issued the I/O.
+pub use submitters::Submitter;
+/// Each device's summary, and its size buckets.
+pub use summary::{Bucket, DeviceSummary};
 
 use crate::check::CheckOptions;
 use crate::errors::TargetError;
