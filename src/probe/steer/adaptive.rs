@@ -8,15 +8,14 @@
 //! the cells that can see it (`focus`). The loop is independent of the
 //! engine, so simulated rounds run through exactly what a probe runs.
 
-use super::analyse::Evidence;
 use super::focus;
-use super::grid::{self, Cell, Grid};
-use super::noise::{self, NoiseModel};
 use super::pacing::{self, FocusReason, Pacing};
-use super::run::{CellSamples, Key};
-use super::sequential::{self, Assessment, Contrast, Decision};
 use super::settle;
-use super::verdicts;
+use crate::probe::infer::{
+    assess, contrasts, curve, focus_contrasts, noise_model, still_needed, wants_zoom, Assessment,
+    Contrast, ContrastKind, Decision, Evidence, NoiseModel, Params,
+};
+use crate::probe::measure::{Cell, CellSamples, Grid, Key, FOCUS_SEARCH};
 use std::time::Duration;
 
 /// Something that runs rounds: the engine, or a simulation.
@@ -88,10 +87,10 @@ impl Judged {
     fn assess(
         &mut self,
         samples: &[CellSamples],
-        params: &sequential::Params,
+        params: &Params,
         noise: &NoiseModel,
     ) -> Vec<Assessment> {
-        let mut a = sequential::assess(&self.contrasts, samples, params, noise);
+        let mut a = assess(&self.contrasts, samples, params, noise);
         keep_decided(&mut self.frozen, &mut a);
         a
     }
@@ -107,7 +106,7 @@ impl Judged {
 fn looking(e: &Evidence) -> Vec<Key> {
     e.assessed
         .iter()
-        .filter(|a| a.contrast.kind == sequential::ContrastKind::Offset)
+        .filter(|a| a.contrast.kind == ContrastKind::Offset)
         .flat_map(|a| [a.contrast.subject, a.contrast.reference])
         .collect()
 }
@@ -122,7 +121,7 @@ fn aim(plan: &Grid, targets: usize, e: &Evidence) -> Option<Aim> {
         return None;
     }
     let fit = e.fit();
-    if let Some(u) = focus::unit(fit.as_ref(), &verdicts::curve(e.assessed)) {
+    if let Some(u) = focus::unit(fit.as_ref(), &curve(e.assessed)) {
         return Some(Aim {
             unit: u,
             reason: FocusReason::Unit,
@@ -130,7 +129,7 @@ fn aim(plan: &Grid, targets: usize, e: &Evidence) -> Option<Aim> {
     }
     let named = fit.is_some_and(|f| f.best().unit_bytes.is_some());
     (!named && settle::pursue(e, plan.min_effect)).then_some(Aim {
-        unit: grid::FOCUS_SEARCH,
+        unit: FOCUS_SEARCH,
         reason: FocusReason::Search,
     })
 }
@@ -166,9 +165,9 @@ fn in_budget(plan: &Grid, r: &dyn Rounds, cells: usize, window: Duration) -> boo
 
 /// Run the plan's rounds on `targets` targets.
 pub fn drive(plan: &Grid, targets: usize, r: &mut dyn Rounds) -> Result<Outcome, String> {
-    let params = sequential::Params::of(plan, targets);
+    let params = Params::of(plan, targets);
     let mut judged = Judged {
-        contrasts: sequential::contrasts(&plan.cells, targets),
+        contrasts: contrasts(&plan.cells, targets),
         frozen: Vec::new(),
     };
     judged.frozen = vec![None; judged.contrasts.len()];
@@ -187,7 +186,7 @@ pub fn drive(plan: &Grid, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
         }
         let done = r.round(round, &active, window)?;
         round += 1;
-        noise = noise::model(r.cells(), &judged.contrasts, reference_s);
+        noise = noise_model(r.cells(), &judged.contrasts, reference_s);
         assessed = judged.assess(r.cells(), &params, &noise);
         if !done {
             partial = true;
@@ -203,7 +202,7 @@ pub fn drive(plan: &Grid, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
             let u = a.unit;
             pacing.focus_on(round, u, a.reason);
             let row: Vec<Cell> = focus::keys(plan, &[], u).iter().map(|k| k.cell).collect();
-            let new: Vec<Contrast> = sequential::focus_contrasts(&row, 1)
+            let new: Vec<Contrast> = focus_contrasts(&row, 1)
                 .into_iter()
                 .filter(|c| !judged.contrasts.contains(c))
                 .collect();
@@ -214,13 +213,13 @@ pub fn drive(plan: &Grid, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
             }
         } else if !zoomed
             && !plan.zoom.is_empty()
-            && (sequential::wants_zoom(plan, &assessed)
+            && (wants_zoom(plan, &assessed)
                 || (round >= params.min_rounds && settle::beyond_ladder(&e)))
         {
             zoomed = true;
             let all: Vec<Cell> = plan.all_cells().copied().collect();
             planned = keys(&all, targets);
-            let mut contrasts = sequential::contrasts(&all, targets);
+            let mut contrasts = contrasts(&all, targets);
             // Focus contrasts judged so far stay judged.
             contrasts.extend(
                 judged
@@ -247,13 +246,7 @@ pub fn drive(plan: &Grid, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
         active = if over || (useful >= params.min_rounds && settle::settled(&e, &params)) {
             Vec::new()
         } else {
-            let open = sequential::still_needed(
-                &planned,
-                &judged.contrasts,
-                &assessed,
-                useful,
-                plan.rounds,
-            );
+            let open = still_needed(&planned, &judged.contrasts, &assessed, useful, plan.rounds);
             let named = e.fit().is_some_and(|f| f.best().unit_bytes.is_some());
             let mut v = match &aim {
                 // Only the cells that can see the unit, and the block-size
@@ -290,7 +283,7 @@ pub fn drive(plan: &Grid, targets: usize, r: &mut dyn Rounds) -> Result<Outcome,
         // The window moves once the model rests on a few rounds kept, and
         // only under the auto preset (`--runtime` says so): a fixed
         // preset measures at the windows it names.
-        let paced = plan.preset == super::grid::Preset::Auto;
+        let paced = plan.preset == crate::probe::measure::Preset::Auto;
         if paced && !active.is_empty() && useful > params.min_rounds {
             let o = overhead_s(r);
             let left_s = match plan.max_time {
