@@ -7,6 +7,11 @@
 //! fit or the curve points at a unit of 8 KiB or more the rounds focus on
 //! the cells that can see it (`focus`). The loop is independent of the
 //! engine, so simulated rounds run through exactly what a probe runs.
+//!
+//! [`drive`] reads as its steps, each a method of [`Run`]: `budget` (may
+//! the round start), `measure` (run it, judge every contrast), `focus`
+//! or `zoom` (which contrasts are judged), `stop` or `next` (the cells of
+//! the next round), `pace` (its window).
 
 use super::focus;
 use super::pacing::{self, FocusReason, Pacing};
@@ -163,162 +168,259 @@ fn in_budget(plan: &Grid, r: &dyn Rounds, cells: usize, window: Duration) -> boo
     })
 }
 
-/// Run the plan's rounds on `targets` targets.
+/// Run the plan's rounds on `targets` targets: each round within the
+/// budget, measured and judged, then the focus or the zoom, the stop
+/// rule or the cells of the next round, and its pace.
 pub fn drive(plan: &Grid, targets: usize, r: &mut dyn Rounds) -> Result<Outcome, String> {
-    let params = Params::of(plan, targets);
-    let mut judged = Judged {
-        contrasts: contrasts(&plan.cells, targets),
-        frozen: Vec::new(),
-    };
-    judged.frozen = vec![None; judged.contrasts.len()];
-    let mut assessed = Vec::new();
-    let mut planned = keys(&plan.cells, targets);
-    let mut active = planned.clone();
-    let mut noise = NoiseModel::default();
-    let mut pacing = Pacing::start(plan);
-    let reference_s = plan.runtime.as_secs_f64();
-    let (mut round, mut zoomed, mut partial, mut out_of_time) = (0, false, false, false);
-    while !active.is_empty() {
-        let window = pacing.window().unwrap_or(plan.runtime);
-        if round > 0 && !in_budget(plan, r, active.len(), window) {
-            out_of_time = true;
+    let mut run = Run::new(plan, targets);
+    while !run.active.is_empty() {
+        let window = run.pacing.window().unwrap_or(plan.runtime);
+        if !run.budget(r, window) {
+            run.out_of_time = true;
             break;
         }
-        let done = r.round(round, &active, window)?;
-        round += 1;
-        noise = noise_model(r.cells(), &judged.contrasts, reference_s);
-        assessed = judged.assess(r.cells(), &params, &noise);
-        if !done {
-            partial = true;
+        if !run.measure(r, window)? {
+            run.partial = true;
             break;
         }
-        let e = Evidence {
-            samples: r.cells(),
-            assessed: &assessed,
-            noise: &noise,
-        };
-        let aim = aim(plan, targets, &e);
-        if let Some(a) = &aim {
-            let u = a.unit;
-            pacing.focus_on(round, u, a.reason);
-            let row: Vec<Cell> = focus::keys(plan, &[], u).iter().map(|k| k.cell).collect();
-            let new: Vec<Contrast> = focus_contrasts(&row, 1)
-                .into_iter()
-                .filter(|c| !judged.contrasts.contains(c))
-                .collect();
-            if !new.is_empty() {
-                let all = judged.contrasts.iter().copied().chain(new).collect();
-                judged.replace(all);
-                assessed = judged.assess(r.cells(), &params, &noise);
-            }
-        } else if !zoomed
-            && !plan.zoom.is_empty()
-            && (wants_zoom(plan, &assessed)
-                || (round >= params.min_rounds && settle::beyond_ladder(&e)))
-        {
-            zoomed = true;
-            let all: Vec<Cell> = plan.all_cells().copied().collect();
-            planned = keys(&all, targets);
-            let mut contrasts = contrasts(&all, targets);
-            // Focus contrasts judged so far stay judged.
-            contrasts.extend(
-                judged
-                    .contrasts
-                    .iter()
-                    .filter(|c| !contrasts.contains(c))
-                    .copied()
-                    .collect::<Vec<_>>(),
-            );
-            judged.replace(contrasts);
-            assessed = judged.assess(r.cells(), &params, &noise);
+        let aim = run.focus(r);
+        if aim.is_none() {
+            run.zoom(r);
         }
-        let e = Evidence {
-            samples: r.cells(),
-            assessed: &assessed,
-            noise: &noise,
-        };
-        let useful = noise.kept();
-        // Once the unit is bracketed, the comparisons still open cannot
-        // change the verdict: they are reported as undecided. Rounds set
-        // aside do not count toward the most rounds (at most as many
-        // again are run).
-        let over = useful >= plan.rounds || round >= 2 * plan.rounds;
-        active = if over || (useful >= params.min_rounds && settle::settled(&e, &params)) {
+        run.active = if run.stop(r) {
             Vec::new()
         } else {
-            let open = still_needed(&planned, &judged.contrasts, &assessed, useful, plan.rounds);
-            let named = e.fit().is_some_and(|f| f.best().unit_bytes.is_some());
-            let mut v = match &aim {
-                // Only the cells that can see the unit, and the block-size
-                // curve up to it, of the patterns that pay there: the
-                // comparisons still open elsewhere (4 KiB offsets for an
-                // 8 KiB unit, reads that pay nothing) cannot change a
-                // bracketed verdict, and are counted as undecided if it
-                // comes.
-                Some(a) if a.reason == FocusReason::Unit => {
-                    let measured = focus::patterns(&e, a.unit, &params);
-                    [
-                        focus::keys(plan, &planned, a.unit),
-                        focus::curve_keys(&assessed, a.unit, plan.rounds, plan.min_effect),
-                    ]
-                    .concat()
-                    .into_iter()
-                    .filter(|k| {
-                        measured
-                            .as_ref()
-                            .is_none_or(|m| m.contains(&k.cell.pattern))
-                    })
-                    .collect()
-                }
-                Some(a) => [open, focus::keys(plan, &planned, a.unit)].concat(),
-                None if named || settle::pursue(&e, plan.min_effect) => {
-                    [open, looking(&e)].concat()
-                }
-                None => open,
-            };
-            v.sort_unstable();
-            v.dedup();
-            v
+            run.next(r, aim.as_ref())
         };
-        // The window moves once the model rests on a few rounds kept, and
-        // only under the auto preset (`--runtime` says so): a fixed
-        // preset measures at the windows it names.
-        let paced = plan.preset == crate::probe::measure::Preset::Auto;
-        if paced && !active.is_empty() && useful > params.min_rounds {
-            let o = overhead_s(r);
-            let left_s = match plan.max_time {
-                Some(t) => t.as_secs_f64() - r.elapsed_s(),
-                None => {
-                    let rounds = plan.rounds.saturating_sub(useful);
-                    f64::from(rounds) * active.len() as f64 * (window.as_secs_f64() + o)
-                }
-            };
-            let now = pacing::Now {
-                plan,
-                noise: &noise,
-                current: window,
-                overhead_s: o,
-                cells: active.len(),
-                left_s,
-                alpha: params.per_interval_alpha(),
-            };
-            if let Some((w, why)) = pacing::next(&now) {
-                pacing.windows.push(pacing::Step {
-                    from_round: round,
-                    window_s: w,
-                    why,
-                });
-            }
+        run.pace(r, window);
+    }
+    Ok(run.finish())
+}
+
+/// One adaptive run: what the loop carries from round to round.
+struct Run<'p> {
+    plan: &'p Grid,
+    targets: usize,
+    params: Params,
+    judged: Judged,
+    /// Every contrast as judged after the last round.
+    assessed: Vec<Assessment>,
+    /// The cells of the plan (all of them once zoomed).
+    planned: Vec<Key>,
+    /// The cells the next round runs; none: the run is over.
+    active: Vec<Key>,
+    noise: NoiseModel,
+    pacing: Pacing,
+    round: u32,
+    zoomed: bool,
+    partial: bool,
+    out_of_time: bool,
+}
+
+impl<'p> Run<'p> {
+    fn new(plan: &'p Grid, targets: usize) -> Self {
+        let contrasts = contrasts(&plan.cells, targets);
+        let planned = keys(&plan.cells, targets);
+        Run {
+            plan,
+            targets,
+            params: Params::of(plan, targets),
+            judged: Judged {
+                frozen: vec![None; contrasts.len()],
+                contrasts,
+            },
+            assessed: Vec::new(),
+            active: planned.clone(),
+            planned,
+            noise: NoiseModel::default(),
+            pacing: Pacing::start(plan),
+            round: 0,
+            zoomed: false,
+            partial: false,
+            out_of_time: false,
         }
     }
-    pacing.finish(&noise);
-    Ok(Outcome {
-        assessed,
-        noise,
-        rounds_run: round,
-        zoomed,
-        partial,
-        out_of_time,
-        pacing,
-    })
+
+    /// What the rounds so far say.
+    fn evidence<'a>(&'a self, r: &'a dyn Rounds) -> Evidence<'a> {
+        Evidence {
+            samples: r.cells(),
+            assessed: &self.assessed,
+            noise: &self.noise,
+        }
+    }
+
+    /// The budget: the first round always runs, a later one only if it
+    /// is expected to end within `--max-time`.
+    fn budget(&self, r: &dyn Rounds, window: Duration) -> bool {
+        self.round == 0 || in_budget(self.plan, r, self.active.len(), window)
+    }
+
+    /// One round of the active cells, then the noise measured again and
+    /// every contrast judged; false when the round was interrupted.
+    fn measure(&mut self, r: &mut dyn Rounds, window: Duration) -> Result<bool, String> {
+        let done = r.round(self.round, &self.active, window)?;
+        self.round += 1;
+        let reference_s = self.plan.runtime.as_secs_f64();
+        self.noise = noise_model(r.cells(), &self.judged.contrasts, reference_s);
+        self.assessed = self.judged.assess(r.cells(), &self.params, &self.noise);
+        Ok(done)
+    }
+
+    /// The focus: once the rounds point at a unit (or search for one),
+    /// its focus row's contrasts are judged too. The aim, if any.
+    fn focus(&mut self, r: &dyn Rounds) -> Option<Aim> {
+        let aim = aim(self.plan, self.targets, &self.evidence(r))?;
+        self.pacing.focus_on(self.round, aim.unit, aim.reason);
+        let row: Vec<Cell> = focus::keys(self.plan, &[], aim.unit)
+            .iter()
+            .map(|k| k.cell)
+            .collect();
+        let new: Vec<Contrast> = focus_contrasts(&row, 1)
+            .into_iter()
+            .filter(|c| !self.judged.contrasts.contains(c))
+            .collect();
+        if !new.is_empty() {
+            let all = self.judged.contrasts.iter().copied().chain(new).collect();
+            self.judge(r, all);
+        }
+        Some(aim)
+    }
+
+    /// The zoom, once: the plan's finer offsets join when the ladder
+    /// asks for them or has said all it can.
+    fn zoom(&mut self, r: &dyn Rounds) {
+        let wanted = !self.zoomed
+            && !self.plan.zoom.is_empty()
+            && (wants_zoom(self.plan, &self.assessed)
+                || (self.round >= self.params.min_rounds
+                    && settle::beyond_ladder(&self.evidence(r))));
+        if !wanted {
+            return;
+        }
+        self.zoomed = true;
+        let all: Vec<Cell> = self.plan.all_cells().copied().collect();
+        self.planned = keys(&all, self.targets);
+        let mut contrasts = contrasts(&all, self.targets);
+        // Focus contrasts judged so far stay judged.
+        contrasts.extend(
+            self.judged
+                .contrasts
+                .iter()
+                .filter(|c| !contrasts.contains(c))
+                .copied()
+                .collect::<Vec<_>>(),
+        );
+        self.judge(r, contrasts);
+    }
+
+    /// Judge `contrasts` from now on, on what was measured.
+    fn judge(&mut self, r: &dyn Rounds, contrasts: Vec<Contrast>) {
+        self.judged.replace(contrasts);
+        self.assessed = self.judged.assess(r.cells(), &self.params, &self.noise);
+    }
+
+    /// The stop rule: the most rounds are run (rounds set aside do not
+    /// count, and at most as many again are run), or the unit is
+    /// bracketed, so the comparisons still open cannot change the
+    /// verdict: they are reported as undecided.
+    fn stop(&self, r: &dyn Rounds) -> bool {
+        let (plan, useful) = (self.plan, self.noise.kept());
+        let over = useful >= plan.rounds || self.round >= 2 * plan.rounds;
+        over || (useful >= self.params.min_rounds
+            && settle::settled(&self.evidence(r), &self.params))
+    }
+
+    /// The cells the next round runs.
+    fn next(&self, r: &dyn Rounds, aim: Option<&Aim>) -> Vec<Key> {
+        let (plan, e) = (self.plan, self.evidence(r));
+        let useful = self.noise.kept();
+        let open = still_needed(
+            &self.planned,
+            &self.judged.contrasts,
+            &self.assessed,
+            useful,
+            plan.rounds,
+        );
+        let named = e.fit().is_some_and(|f| f.best().unit_bytes.is_some());
+        let mut v = match aim {
+            // Only the cells that can see the unit, and the block-size
+            // curve up to it, of the patterns that pay there: the
+            // comparisons still open elsewhere (4 KiB offsets for an
+            // 8 KiB unit, reads that pay nothing) cannot change a
+            // bracketed verdict, and are counted as undecided if it
+            // comes.
+            Some(a) if a.reason == FocusReason::Unit => {
+                let measured = focus::patterns(&e, a.unit, &self.params);
+                [
+                    focus::keys(plan, &self.planned, a.unit),
+                    focus::curve_keys(&self.assessed, a.unit, plan.rounds, plan.min_effect),
+                ]
+                .concat()
+                .into_iter()
+                .filter(|k| {
+                    measured
+                        .as_ref()
+                        .is_none_or(|m| m.contains(&k.cell.pattern))
+                })
+                .collect()
+            }
+            Some(a) => [open, focus::keys(plan, &self.planned, a.unit)].concat(),
+            None if named || settle::pursue(&e, plan.min_effect) => [open, looking(&e)].concat(),
+            None => open,
+        };
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The pace: the window of the next rounds. It moves once the model
+    /// rests on a few rounds kept, and only under the auto preset
+    /// (`--runtime` says so): a fixed preset measures at the windows it
+    /// names.
+    fn pace(&mut self, r: &dyn Rounds, window: Duration) {
+        let (plan, useful) = (self.plan, self.noise.kept());
+        let paced = plan.preset == crate::probe::measure::Preset::Auto;
+        if !paced || self.active.is_empty() || useful <= self.params.min_rounds {
+            return;
+        }
+        let o = overhead_s(r);
+        let left_s = match plan.max_time {
+            Some(t) => t.as_secs_f64() - r.elapsed_s(),
+            None => {
+                let rounds = plan.rounds.saturating_sub(useful);
+                f64::from(rounds) * self.active.len() as f64 * (window.as_secs_f64() + o)
+            }
+        };
+        let now = pacing::Now {
+            plan,
+            noise: &self.noise,
+            current: window,
+            overhead_s: o,
+            cells: self.active.len(),
+            left_s,
+            alpha: self.params.per_interval_alpha(),
+        };
+        if let Some((w, why)) = pacing::next(&now) {
+            self.pacing.windows.push(pacing::Step {
+                from_round: self.round,
+                window_s: w,
+                why,
+            });
+        }
+    }
+
+    /// What the run left.
+    fn finish(mut self) -> Outcome {
+        self.pacing.finish(&self.noise);
+        Outcome {
+            assessed: self.assessed,
+            noise: self.noise,
+            rounds_run: self.round,
+            zoomed: self.zoomed,
+            partial: self.partial,
+            out_of_time: self.out_of_time,
+            pacing: self.pacing,
+        }
+    }
 }
