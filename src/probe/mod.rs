@@ -3,16 +3,16 @@
 //! The probe's one door. Behind it, four folders by job, whose imports
 //! run one way (each uses only the folders before it):
 //!
-//! - [`measure`]: the target and its safety, the grid, the engines and
+//! - `measure/`: the target and its safety, the grid, the engines and
 //!   the rounds that time them, the environment, the fio job file;
-//! - [`infer`]: the statistics, the sequential procedure, the noise, the
-//!   unit fit, the verdicts, and what they conclude ([`infer`]'s results);
-//! - [`steer`]: the adaptive run, round by round (its budget, focus,
+//! - `infer/`: the statistics, the sequential procedure, the noise, the
+//!   unit fit, the verdicts, and what they conclude (`results.rs`);
+//! - `steer/`: the adaptive run, round by round (its budget, focus,
 //!   zoom, stop rule and pacing);
-//! - [`document`]: what a run produced, as its saved document holds it,
+//! - `document/`: what a run produced, as its saved document holds it,
 //!   read back, and fio's results read as one.
 //!
-//! [`serde_figures`] sits beside them, below all four: how every
+//! `serde_figures.rs` sits beside them, below all four: how every
 //! folder's types write durations and the figures JSON cannot hold.
 //! This file runs them in order: target → grid → rounds → inference →
 //! the run's document.

@@ -1,7 +1,8 @@
 //! What a probe run concludes, as its document holds it: each cell's
 //! estimates, each contrast's relative figures, the penalties, the noise
 //! and the inference about the internal unit; written by
-//! [`super::analyse`], read back by [`super::outcome`] and the renderers.
+//! [`super::analyse`], read back in the document
+//! ([`crate::probe::ProbeRun`]) and by the renderers.
 
 use super::sequential::{ContrastKind, Decision};
 use super::unitfit::UnitFit;
