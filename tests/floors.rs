@@ -136,12 +136,12 @@ fn no_module_imports_from_a_floor_above_its_own() {
 const SYSCALL_CRATES: &[&str] = &["libc::", "rustix::", "nix::"];
 
 /// Where direct system calls are allowed. `sys/` is the floor for them.
-/// The I/O engines (`probe/engine/`) are exempt because their system calls
+/// The I/O engines (`probe/measure/engine/`) are exempt because their system calls
 /// are the measurement itself: pread/pwrite and io_uring submissions in
 /// the timed loop, over buffers and iovecs the engine owns, and a wrapper
 /// floor between the clock and the call would be timed with it.
 fn may_call_the_kernel(rel: &Path) -> bool {
-    rel.starts_with("sys") || rel.starts_with("probe/engine")
+    rel.starts_with("sys") || rel.starts_with("probe/measure/engine")
 }
 
 /// Each `libc::`/`rustix::`/`nix::` path in `text` that is not part of a
@@ -179,7 +179,9 @@ fn the_syscall_scanner_finds_paths_and_use_lines() {
     let text = "use rustix::fs::statx;\nlet f = libc::O_DIRECT;\nnix::unistd::sync();\nmy_libc::x(); // libc::y\n";
     assert_eq!(syscall_uses(rel, text).len(), 3);
     assert!(may_call_the_kernel(Path::new("sys/file.rs")));
-    assert!(may_call_the_kernel(Path::new("probe/engine/uring.rs")));
+    assert!(may_call_the_kernel(Path::new(
+        "probe/measure/engine/uring.rs"
+    )));
     assert!(!may_call_the_kernel(Path::new("probe/target.rs")));
 }
 
@@ -773,7 +775,7 @@ fn the_door_scanner_finds_a_path_past_a_door() {
     );
     let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
     let tests_only = test_files(src);
-    assert!(inner_modules(src, "probe", &tests_only).contains(&"noise".to_string()));
+    assert!(inner_modules(src, "probe", &tests_only).contains(&"infer".to_string()));
     assert!(
         !inner_modules(src, "check", &tests_only).contains(&"fixture".to_string()),
         "a module declared for tests only is no inner module"

@@ -1,51 +1,47 @@
 //! `diskalign probe`: measure whether misalignment hurts a device.
 //!
-//! Target and safety checks ([`target`], [`safety`]) → grid plan ([`grid`])
-//! → engine ([`engine`], driven by [`run`]) → samples → statistics
-//! ([`stats`]) → inference ([`analyse`]) → what a run produced
-//! ([`outcome`]), shared with the exporters. [`fio`] writes the same grid as a fio job file.
+//! The probe's one door. Behind it, four folders by job, whose imports
+//! run one way (each uses only the folders before it):
+//!
+//! - `measure/`: the target and its safety, the grid, the engines and
+//!   the rounds that time them, the environment, the fio job file;
+//! - `infer/`: the statistics, the sequential procedure, the noise, the
+//!   unit fit, the verdicts, and what they conclude (`results.rs`);
+//! - `steer/`: the adaptive run, round by round (its budget, focus,
+//!   zoom, stop rule and pacing);
+//! - `document/`: what a run produced, as its saved document holds it,
+//!   read back, and fio's results read as one.
+//!
+//! `serde_figures.rs` sits beside them, below all four: how every
+//! folder's types write durations and the figures JSON cannot hold.
+//! This file runs them in order: target → grid → rounds → inference →
+//! the run's document.
 
-mod adaptive;
-mod analyse;
-mod declared;
 mod document;
-mod engine;
-mod env;
-mod figures;
-mod filled;
-mod fio;
-mod fio_results;
-mod focus;
-mod grid;
-mod noise;
-mod outcome;
-mod pacing;
-mod results;
-mod run;
-mod safety;
-mod sequential;
-mod settle;
-mod spread;
-mod stats;
-mod target;
-mod unitfit;
-mod verdicts;
+mod infer;
+mod measure;
+mod serde_figures;
+mod steer;
 
-pub use document::{axes, ProbeDoc, Producer};
-pub use engine::{by_name, EngineKind, Pattern, ENGINES};
-pub use env::Environment;
-pub use fio_results::{FioDoc, NO_REPLICATES};
-pub use grid::{budget, lay_out, Cell, Constraints, DioRule, Grid, GridRequest, Preset};
-pub use outcome::{ProbeRun, ProbedTarget, TargetInfo};
-pub use pacing::secs;
-pub use results::{
-    CellReport, Confidence, ContrastReport, Estimate, Inference, Noise, Penalty, Relative,
+/// What a run produced, its saved document read back, and fio's results.
+pub use document::{
+    axes, FioDoc, ProbeDoc, ProbeRun, ProbedTarget, Producer, TargetInfo, NO_REPLICATES,
 };
-pub use sequential::{contrasts, resolvable, ContrastKind, Decision};
-pub use stats::{geo_mean_ci, holm, t_quantile, welch_log};
+/// The statistics, the contrasts and what the run concludes.
+pub use infer::{
+    contrasts, geo_mean_ci, holm, resolvable, t_quantile, welch_log, CellReport, Confidence,
+    ContrastKind, ContrastReport, Decision, Estimate, Inference, Noise, Penalty, Relative,
+};
+/// The grid of cells, the engines and the environment measured in.
+pub use measure::{
+    budget, by_name, lay_out, Cell, Constraints, DioRule, EngineKind, Environment, Grid,
+    GridRequest, Pattern, Preset, ENGINES,
+};
+/// A duration in seconds as the probe's lines print it.
+pub use steer::secs;
 
 use crate::topology::Sysfs;
-use outcome::EngineInfo;
+use document::EngineInfo;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -54,7 +50,7 @@ pub struct ProbeOptions {
     /// together in every round, and each compared with the first's).
     pub targets: Vec<PathBuf>,
     pub grid: GridRequest,
-    /// The engine asked for; None: the first in `engine::ENGINES` that starts.
+    /// The engine asked for; None: the first in `ENGINES` that starts.
     pub engine: Option<EngineKind>,
     pub destructive: bool,
     pub force: bool,
@@ -66,8 +62,8 @@ fn access<'a>(
     o: &'a ProbeOptions,
     stop: &'a AtomicBool,
     on_fill: &'a dyn Fn(u64, u64),
-) -> target::Access<'a> {
-    target::Access {
+) -> measure::Access<'a> {
+    measure::Access {
         write: o.grid.write,
         destructive: o.destructive,
         force: o.force,
@@ -81,7 +77,7 @@ fn access<'a>(
 
 /// The constraints every target meets: the coarsest O_DIRECT alignment
 /// and block sizes, the smallest size. One grid runs on all.
-fn common(ts: &[grid::Constraints]) -> grid::Constraints {
+fn common(ts: &[Constraints]) -> Constraints {
     let mut c = ts[0].clone();
     for t in &ts[1..] {
         c.logical_block_size = c.logical_block_size.max(t.logical_block_size);
@@ -97,7 +93,7 @@ fn common(ts: &[grid::Constraints]) -> grid::Constraints {
 
 /// What [`dry_plan`] gives: the plan, each target's file for a job file
 /// and the common size; or why the plan cannot be made.
-type DryPlan = Result<(Grid, Vec<fio::File>, u64), grid::GridError>;
+type DryPlan = Result<(Grid, Vec<measure::JobFile>, u64), measure::GridError>;
 
 /// The plan this probe would run, without writing anything (a directory's
 /// scratch file is not made). The outer error is a target's, the inner
@@ -111,33 +107,33 @@ fn dry_plan(o: &ProbeOptions, stop: &AtomicBool) -> Result<DryPlan, String> {
     for path in &o.targets {
         let named = |e: String| format!("{}: {e}", path.display());
         if path.is_dir() {
-            constraints.push(target::scratch_constraints(path, &a).map_err(named)?);
-            files.push(fio::File {
+            constraints.push(measure::scratch_constraints(path, &a).map_err(named)?);
+            files.push(measure::JobFile {
                 path: path.join("diskalign-probe.fio.tmp"),
                 create_size: Some(o.scratch_size),
             });
         } else {
-            let t = target::open(path, &a).map_err(named)?;
+            let t = measure::open(path, &a).map_err(named)?;
             // The job file would send the random writes a write run is
             // refused (`a.write` is off here: nothing is written).
             if o.grid.write {
                 if let Some(why) = t
                     .disk
                     .as_ref()
-                    .and_then(|d| safety::zoned_refusal(path, &d.zoned))
+                    .and_then(|d| measure::zoned_refusal(path, &d.zoned))
                 {
                     return Err(named(why));
                 }
             }
             constraints.push(t.constraints.clone());
-            files.push(fio::File {
+            files.push(measure::JobFile {
                 path: path.clone(),
                 create_size: None,
             });
         }
     }
     let c = common(&constraints);
-    Ok(grid::lay_out(&o.grid, &c).map(|plan| (plan, files, c.size_bytes)))
+    Ok(lay_out(&o.grid, &c).map(|plan| (plan, files, c.size_bytes)))
 }
 
 /// The fio job file for the plan this probe would run; nothing is written.
@@ -145,8 +141,8 @@ fn dry_plan(o: &ProbeOptions, stop: &AtomicBool) -> Result<DryPlan, String> {
 pub fn emit_fio(o: &ProbeOptions, stop: &AtomicBool) -> Result<String, String> {
     let (plan, files, size) = dry_plan(o, stop)?.map_err(|e| e.to_string())?;
     // The job file names the engine asked for, else the preferred one.
-    let kind = o.engine.unwrap_or(engine::ENGINES[0].kind);
-    Ok(fio::job_file(&plan, &files, size, kind))
+    let kind = o.engine.unwrap_or(ENGINES[0].kind);
+    Ok(measure::job_file(&plan, &files, size, kind))
 }
 
 /// Progress callbacks, so the library stays free of terminal code.
@@ -165,10 +161,10 @@ pub trait Progress {
 /// What the rounds left: the samples, the final judgement of every
 /// contrast, and how the run went.
 struct Measured {
-    cells: Vec<run::CellSamples>,
-    assessed: Vec<sequential::Assessment>,
-    noise: noise::NoiseModel,
-    pacing: pacing::Pacing,
+    cells: Vec<measure::CellSamples>,
+    assessed: Vec<infer::Assessment>,
+    noise: infer::NoiseModel,
+    pacing: steer::Pacing,
     rounds_run: u32,
     zoomed: bool,
     partial: bool,
@@ -179,17 +175,17 @@ struct Measured {
 
 /// The engine's rounds, as the adaptive loop asks for them.
 struct Engines<'a, 'p> {
-    runner: run::Runner<'p>,
+    runner: measure::Runner<'p>,
     stop: &'a AtomicBool,
     progress: &'a dyn Progress,
     clock: std::time::Instant,
 }
 
-impl adaptive::Rounds for Engines<'_, '_> {
+impl steer::Rounds for Engines<'_, '_> {
     fn round(
         &mut self,
         round: u32,
-        keys: &[run::Key],
+        keys: &[measure::Key],
         window: std::time::Duration,
     ) -> Result<bool, String> {
         self.progress.round(round, keys.len());
@@ -201,7 +197,7 @@ impl adaptive::Rounds for Engines<'_, '_> {
             .map_err(|e| e.to_string())
     }
 
-    fn cells(&self) -> &[run::CellSamples] {
+    fn cells(&self) -> &[measure::CellSamples] {
         &self.runner.cells
     }
 
@@ -213,7 +209,7 @@ impl adaptive::Rounds for Engines<'_, '_> {
 /// Rounds until every contrast is decided, the unit is settled, or the
 /// plan's most rounds or time budget are reached ([`adaptive`]).
 fn measure(
-    ts: &[target::ProbeTarget],
+    ts: &[measure::ProbeTarget],
     plan: &Grid,
     o: &ProbeOptions,
     stop: &AtomicBool,
@@ -225,14 +221,14 @@ fn measure(
         .min()
         .unwrap_or(0);
     let files: Vec<(&std::fs::File, u64)> = ts.iter().map(|t| (&t.file, size)).collect();
-    let runner = run::Runner::new(&files, plan, o.engine).map_err(|e| e.to_string())?;
+    let runner = measure::Runner::new(&files, plan, o.engine).map_err(|e| e.to_string())?;
     let mut e = Engines {
         runner,
         stop,
         progress,
         clock: std::time::Instant::now(),
     };
-    let out = adaptive::drive(plan, ts.len(), &mut e)?;
+    let out = steer::drive(plan, ts.len(), &mut e)?;
     Ok(Measured {
         cells: e.runner.cells,
         assessed: out.assessed,
@@ -247,7 +243,7 @@ fn measure(
     })
 }
 
-fn target_info(path: &std::path::Path, t: &target::ProbeTarget) -> TargetInfo {
+fn target_info(path: &std::path::Path, t: &measure::ProbeTarget) -> TargetInfo {
     TargetInfo {
         path: path.to_path_buf(),
         kind: t.kind,
@@ -265,48 +261,48 @@ fn target_info(path: &std::path::Path, t: &target::ProbeTarget) -> TargetInfo {
 fn target_report(
     i: usize,
     path: &std::path::Path,
-    t: &target::ProbeTarget,
+    t: &measure::ProbeTarget,
     m: &Measured,
-    params: &sequential::Params,
+    params: &infer::Params,
     plan: &Grid,
     o: &ProbeOptions,
 ) -> ProbedTarget {
-    let samples: Vec<run::CellSamples> = m
+    let samples: Vec<measure::CellSamples> = m
         .cells
         .iter()
         .filter(|c| c.target == i)
-        .map(|c| run::CellSamples {
+        .map(|c| measure::CellSamples {
             target: c.target,
             cell: c.cell,
             rounds: c.rounds.clone(),
             latency: c.latency.clone(),
         })
         .collect();
-    let own: Vec<sequential::Assessment> = m
+    let own: Vec<infer::Assessment> = m
         .assessed
         .iter()
         .filter(|a| {
-            a.contrast.kind != sequential::ContrastKind::Target && a.contrast.subject.target == i
+            a.contrast.kind != infer::ContrastKind::Target && a.contrast.subject.target == i
         })
         .cloned()
         .collect();
-    let environment = env::record(t, o.sysfs.root());
-    let e = analyse::Evidence {
+    let environment = measure::record(t, o.sysfs.root());
+    let e = infer::Evidence {
         samples: &samples,
         assessed: &own,
         noise: &m.noise,
     };
-    let mut inference = analyse::infer(&e, params, m.rounds_run, plan.rounds);
+    let mut inference = infer::infer(&e, params, m.rounds_run, plan.rounds);
     // What the device declares, next to the unit measured.
     let says = environment.declared.as_ref();
-    if let Some(c) = declared::clause(inference.effective_unit_bytes, says) {
+    if let Some(c) = infer::clause(inference.effective_unit_bytes, says) {
         inference.statement.push_str(&c);
     }
     ProbedTarget {
         target: target_info(path, t),
         environment,
-        cells: analyse::cells(&samples, &own),
-        contrasts: analyse::contrast_reports(&own),
+        cells: infer::cells(&samples, &own),
+        contrasts: infer::contrast_reports(&own),
         inference,
     }
 }
@@ -325,7 +321,7 @@ pub fn probe(
         // (A target's own error, and a --size too small for the grid,
         // are reported when it is opened below.)
         if let Ok(Err(e)) = dry_plan(o, stop) {
-            if !matches!(e, grid::GridError::TooSmall { .. }) {
+            if !matches!(e, measure::GridError::TooSmall { .. }) {
                 let names = o.targets.iter().map(|p| p.display().to_string());
                 return Err(format!("{}: {e}", names.collect::<Vec<_>>().join(", ")));
             }
@@ -335,7 +331,7 @@ pub fn probe(
     let a = access(o, stop, &on_fill);
     let mut ts = Vec::new();
     for path in &o.targets {
-        ts.push(target::open(path, &a).map_err(|e| format!("{}: {e}", path.display()))?);
+        ts.push(measure::open(path, &a).map_err(|e| format!("{}: {e}", path.display()))?);
     }
     let names = || {
         o.targets
@@ -345,7 +341,7 @@ pub fn probe(
             .join(", ")
     };
     let c = common(&ts.iter().map(|t| t.constraints.clone()).collect::<Vec<_>>());
-    let plan = grid::lay_out(&o.grid, &c).map_err(|e| format!("{}: {e}", names()))?;
+    let plan = lay_out(&o.grid, &c).map_err(|e| format!("{}: {e}", names()))?;
     let started_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -354,7 +350,7 @@ pub fn probe(
     let m = measure(&ts, &plan, o, stop, progress);
     progress.finish();
     let m = m.map_err(|e| format!("{}: {e}", names()))?;
-    let params = sequential::Params::of(&plan, ts.len());
+    let params = infer::Params::of(&plan, ts.len());
     let mut reports: Vec<ProbedTarget> = o
         .targets
         .iter()
@@ -362,10 +358,10 @@ pub fn probe(
         .enumerate()
         .map(|(i, (path, t))| target_report(i, path, t, &m, &params, &plan, o))
         .collect();
-    let versus: Vec<sequential::Assessment> = m
+    let versus: Vec<infer::Assessment> = m
         .assessed
         .iter()
-        .filter(|a| a.contrast.kind == sequential::ContrastKind::Target)
+        .filter(|a| a.contrast.kind == infer::ContrastKind::Target)
         .cloned()
         .collect();
     let first = reports[0].clone();
@@ -395,12 +391,10 @@ pub fn probe(
         contrasts: first.contrasts,
         inference: first.inference,
         targets: reports,
-        versus: analyse::contrast_reports(&versus),
+        versus: infer::contrast_reports(&versus),
     })
 }
 #[cfg(test)]
-mod simulated;
-#[cfg(test)]
 pub(crate) use document::fixtures;
 #[cfg(test)]
-pub(crate) use simulated::auto_plan;
+pub(crate) use steer::auto_plan;

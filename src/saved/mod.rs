@@ -6,7 +6,7 @@
 //! Loading and dispatch only: `Saved::parse` tells a document's kind by
 //! `schema` and hands it to that kind's reader, which lives with the
 //! command and reads it into the types that wrote it
-//! (`check::document`, `probe::document`, `probe::fio_results`,
+//! (`check::document`, `probe::ProbeDoc`, `probe::FioDoc`,
 //! `topology::TopologyDocument`, `compare::Comparison`). Keys added to
 //! schema 1 since a document was written take their defaults and unknown
 //! keys are ignored, so a document from an older or newer diskalign of

@@ -63,7 +63,7 @@ impl Rates {
             self.wrong,
             self.set_aside,
             self.longer_windows,
-            crate::probe::stats::median(&s),
+            crate::probe::infer::median(&s),
             p90,
             s.last().copied().unwrap_or(f64::NAN)
         )

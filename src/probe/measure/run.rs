@@ -2,7 +2,7 @@
 //! one engine per job. A broken round of a cell (too few completions, or a
 //! stall of half the window) is measured again. Keeps the raw per-round
 //! figures; which cells a round runs is the sequential procedure's choice
-//! ([`super::sequential`]).
+//! (`infer`'s sequential procedure, asked by `steer`).
 
 use super::engine::{self, Engine, EngineKind, Measurement, Setup, Workload};
 use super::grid::{Cell, Grid};

@@ -4,9 +4,9 @@
 //! from. fio's results for the job file of `probe --emit-fio` are read
 //! into the same types (`fio_results.rs`).
 
-use super::engine::Pattern;
 use super::outcome::{ProbeRun, ProbedTarget};
-use super::results::{CellReport, Estimate};
+use crate::probe::infer::{CellReport, Estimate};
+use crate::probe::measure::Pattern;
 use crate::schema::{Document, Header};
 use serde::{Deserialize, Serialize};
 
@@ -133,8 +133,8 @@ pub fn axes(cells: &[CellReport]) -> (Vec<Pattern>, Vec<u64>, Vec<u64>) {
 #[cfg(test)]
 pub mod fixtures {
     use super::*;
-    use crate::probe::results::{Latency, Relative};
-    use crate::probe::sequential::Decision;
+    use crate::probe::infer::Decision;
+    use crate::probe::infer::{Latency, Relative};
 
     /// One cell of `iops` with interval `ci` (None: one figure) and
     /// `rounds` rounds of it.
@@ -152,7 +152,7 @@ pub mod fixtures {
         };
         let mib_s = iops * block_size as f64 / 1048576.0;
         CellReport {
-            cell: crate::probe::grid::Cell {
+            cell: crate::probe::measure::Cell {
                 block_size: block_size as u32,
                 offset,
                 pattern,

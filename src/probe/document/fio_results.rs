@@ -4,9 +4,9 @@
 //! several targets) is the cell (randread, 4096, 512). One fio pass has no
 //! replicates: each cell gets one figure and no interval.
 
-use super::document::{ProbeDoc, Producer};
 use super::outcome::ProbeRun;
-use crate::probe::engine::Pattern;
+use super::probe_doc::{ProbeDoc, Producer};
+use crate::probe::measure::Pattern;
 use crate::schema::Header;
 use serde::Deserialize;
 use serde_json::{json, Value};

@@ -2,12 +2,12 @@
 //! pattern the fit leaves out has a bound at it, and no small penalty is
 //! left that the rounds could still find.
 
-use super::analyse::{self, Evidence};
-use super::engine::Pattern;
-use super::results::{PatternPenalty, Penalty};
-use super::sequential::{Assessment, ContrastKind, Params};
-use super::unitfit;
-use super::verdicts;
+use crate::probe::infer::{
+    curve, hidden_penalty, pattern_penalties, priced_rows, Evidence, STRONG,
+};
+use crate::probe::infer::{Assessment, ContrastKind, Params};
+use crate::probe::infer::{PatternPenalty, Penalty};
+use crate::probe::measure::Pattern;
 
 /// The unit is bracketed already: the fit names one unit strongly against
 /// every other candidate and the block-size curve agrees, every pattern
@@ -18,15 +18,15 @@ pub fn settled(e: &Evidence, p: &Params) -> bool {
     let Some(f) = e.fit() else {
         return false;
     };
-    let c = verdicts::curve(e.assessed);
+    let c = curve(e.assessed);
     f.strong()
         && !f.best().lower_bound
         && f.best().unit_bytes.is_some_and(|u| {
             let named = &f.best().patterns;
-            let priced = analyse::priced_rows(e, u, named);
+            let priced = priced_rows(e, u, named);
             c.curve.is_none_or(|cu| cu <= u)
                 && measured(e.assessed, u, named, &priced)
-                && stated(&analyse::pattern_penalties(e, u, named, p))
+                && stated(&pattern_penalties(e, u, named, p))
         })
 }
 
@@ -34,7 +34,7 @@ pub fn settled(e: &Evidence, p: &Params) -> bool {
 /// every probed offset.
 pub fn beyond_ladder(e: &Evidence) -> bool {
     e.fit()
-        .is_some_and(|f| f.best().lower_bound && f.log_lr_none >= unitfit::STRONG)
+        .is_some_and(|f| f.best().lower_bound && f.log_lr_none >= STRONG)
 }
 
 /// The smallest penalty a run goes on looking for, as a fraction of
@@ -52,7 +52,7 @@ const PURSUE_Z: f64 = 2.326;
 /// A penalty of `PURSUE × min_effect` or more is still possible at some
 /// candidate unit for some pattern: measuring on could find it.
 pub fn pursue(e: &Evidence, min_effect: f64) -> bool {
-    let hidden = unitfit::hidden_penalty(e.samples, e.assessed, e.noise, PURSUE_Z);
+    let hidden = hidden_penalty(e.samples, e.assessed, e.noise, PURSUE_Z);
     hidden.is_nan() || hidden >= PURSUE * min_effect * 100.0
 }
 

@@ -3,19 +3,19 @@
 //! typical penalty, the noise of the run, and the inference of the
 //! device's effective internal unit.
 
-use super::engine::Pattern;
-use super::grid::Cell;
 use super::noise::NoiseModel;
 use super::results::{
     paid, paying, CellReport, Confidence, ContrastReport, Estimate, Inference, Latency, Noise,
     PatternPenalty, Penalty, Relative,
 };
-use super::run::CellSamples;
 use super::sequential::Weighted;
 use super::sequential::{self, Assessment, ContrastKind, Decision, Params};
 use super::stats;
 use super::unitfit::{self, UnitFit};
 use super::verdicts;
+use crate::probe::measure::Cell;
+use crate::probe::measure::CellSamples;
+use crate::probe::measure::Pattern;
 use crate::units::human;
 
 const LEVEL: f64 = 0.95;
@@ -572,13 +572,13 @@ pub fn pattern_penalties(
 
 #[cfg(test)]
 mod tests {
+    use super::super::sequential::{assess, contrasts, Params};
     use super::*;
-    use crate::probe::grid;
-    use crate::probe::sequential::{assess, contrasts, Params};
+    use crate::probe::measure::Grid;
 
     /// The auto plan's cells (with the zoom) for randread and randwrite.
-    fn auto_plan() -> grid::Grid {
-        crate::probe::simulated::auto_plan(None)
+    fn auto_plan() -> Grid {
+        crate::probe::steer::auto_plan(None)
     }
 
     /// A device with internal unit `unit` that penalises writes only, the
@@ -605,13 +605,13 @@ mod tests {
     /// Rounds with a shared drift of about 6 % and 1.2 % noise of their own.
     fn samples(cells: &[Cell], rounds: u32, speed: &dyn Fn(&Cell) -> f64) -> Vec<CellSamples> {
         let mut rng = fastrand::Rng::with_seed(23);
-        crate::probe::sequential::tests::simulate(cells, rounds, 0.06, 0.012, &mut rng, speed)
+        super::super::sequential::tests::simulate(cells, rounds, 0.06, 0.012, &mut rng, speed)
     }
 
     /// The inference from `s` judged on `cs`, every round weighing 1.
     fn judge(
         s: &[CellSamples],
-        cs: &[crate::probe::sequential::Contrast],
+        cs: &[super::super::sequential::Contrast],
         p: &Params,
         rounds: u32,
         most: u32,

@@ -18,13 +18,13 @@
 //! the unit shows in large requests. Several offsets of each kind are
 //! replicates: each is measured on its own, so their noise averages.
 
-use super::analyse::{self, Evidence};
-use super::engine::Pattern;
-use super::grid::{self, focus_row, Cell, Grid, FOCUS_UNITS};
-use super::run::Key;
-use super::sequential::{Assessment, ContrastKind, Decision, Params};
-use super::unitfit::UnitFit;
-use super::verdicts::Curve;
+use crate::probe::infer::Curve;
+use crate::probe::infer::UnitFit;
+use crate::probe::infer::{pattern_penalties, Evidence};
+use crate::probe::infer::{Assessment, ContrastKind, Decision, Params};
+use crate::probe::measure::Key;
+use crate::probe::measure::Pattern;
+use crate::probe::measure::{focus_row, large_block, Cell, Grid, FOCUS_UNITS};
 
 /// The fit's best unit is focused on once it beats "no penalty" by this
 /// much (natural log, after its BIC price: 10 : 1). Focusing on a
@@ -54,7 +54,7 @@ pub fn unit(fit: Option<&UnitFit>, curve: &Curve) -> Option<u64> {
 /// are far noisier, and the focus row tells a unit from larger ones by
 /// itself).
 pub fn keys(plan: &Grid, planned: &[Key], unit: u64) -> Vec<Key> {
-    let sees = |c: &Cell| u64::from(c.block_size) % unit == 0 && !grid::large_block(c.block_size);
+    let sees = |c: &Cell| u64::from(c.block_size) % unit == 0 && !large_block(c.block_size);
     let mut v: Vec<Key> = planned.iter().filter(|k| sees(&k.cell)).copied().collect();
     for p in plan.patterns() {
         v.extend(
@@ -83,7 +83,7 @@ pub fn patterns(e: &Evidence, unit: u64, p: &Params) -> Option<Vec<Pattern>> {
     if best.unit_bytes != Some(unit) || best.lower_bound {
         return None;
     }
-    let v: Vec<Pattern> = analyse::pattern_penalties(e, unit, &best.patterns, p)
+    let v: Vec<Pattern> = pattern_penalties(e, unit, &best.patterns, p)
         .into_iter()
         .filter(|x| x.pays || !x.ci_pct[1].is_finite())
         .map(|x| x.pattern)
@@ -125,9 +125,9 @@ pub fn curve_keys(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::engine::Pattern;
-    use crate::probe::grid::focus_cells;
-    use crate::probe::sequential::focus_contrasts;
+    use crate::probe::infer::focus_contrasts;
+    use crate::probe::measure::focus_cells;
+    use crate::probe::measure::Pattern;
 
     /// Whether an I/O of `c` covers part of a unit.
     fn pays(c: &Cell, unit: u64) -> bool {
@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn plan_cells_leave_out_what_the_plan_has() {
-        let plan = crate::probe::simulated::auto_plan(None);
+        let plan = super::super::simulated::auto_plan(None);
         let focus = focus_cells(&plan.cells, 512, plan.unit);
         assert!(focus.iter().all(|c| !plan.cells.contains(c)));
         // The ladder's 64 KiB blocks at 0 and 32 KiB are the plan's own.
@@ -179,7 +179,7 @@ mod tests {
             },
         };
         Assessment {
-            contrast: crate::probe::sequential::Contrast {
+            contrast: crate::probe::infer::Contrast {
                 kind: ContrastKind::BlockSize,
                 subject: key(subject),
                 reference: key(reference),

@@ -35,10 +35,10 @@
 //! The best candidate's evidence is its score minus the next best's: a
 //! log-likelihood ratio.
 
-use super::engine::Pattern;
 use super::noise::NoiseModel;
-use super::run::CellSamples;
 use super::sequential::{Assessment, ContrastKind, NoiseClass};
+use crate::probe::measure::CellSamples;
+use crate::probe::measure::Pattern;
 use crate::units::alignment_of;
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +58,7 @@ pub struct Candidate {
     #[serde(default)]
     pub lower_bound: bool,
     /// Log-likelihood gained over "no penalty", less the BIC penalty.
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub score: f64,
     /// The patterns that pay the penalty: those whose own evidence is
     /// strong (1000 : 1), else every one whose penalty counted.
@@ -70,10 +70,10 @@ pub struct Candidate {
 pub struct UnitFit {
     pub candidates: Vec<Candidate>,
     /// The best candidate's score less the next best's (natural log).
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub log_lr_next: f64,
     /// The best candidate's score less that of "no penalty".
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub log_lr_none: f64,
 }
 
@@ -123,7 +123,11 @@ fn rows<'a>(samples: &'a [CellSamples], assessed: &[Assessment]) -> Vec<Row<'a>>
 /// (`pays`) and log IOPS y, each block weighted as `noise` weighs its
 /// round (rounds set aside left out): S_xx, S_xy, S_yy, and the residual
 /// degrees of freedom (observations less blocks).
-fn row_sums(row: &Row, pays: &dyn Fn(&super::grid::Cell) -> bool, noise: &NoiseModel) -> [f64; 4] {
+fn row_sums(
+    row: &Row,
+    pays: &dyn Fn(&crate::probe::measure::Cell) -> bool,
+    noise: &NoiseModel,
+) -> [f64; 4] {
     let rounds: Vec<u32> = row.cells[0].rounds.iter().map(|r| r.round).collect();
     let mut s = [0.0; 4];
     for round in rounds {
@@ -247,7 +251,7 @@ fn score(rows: &[Row], unit: u64, noise: &NoiseModel) -> (f64, Vec<Pattern>) {
 }
 
 /// Whether an I/O of `c` covers part of a unit of `unit` bytes.
-fn pays(c: &super::grid::Cell, unit: u64) -> bool {
+fn pays(c: &crate::probe::measure::Cell, unit: u64) -> bool {
     c.offset % unit != 0 || (c.offset + u64::from(c.block_size)) % unit != 0
 }
 

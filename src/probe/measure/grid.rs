@@ -146,21 +146,21 @@ pub struct Grid {
     pub min_rounds: u32,
     /// A window lasts at least `runtime` and until this many I/Os
     /// completed in it (per job), up to `max_runtime`.
-    #[serde(with = "crate::probe::figures::secs", default)]
+    #[serde(with = "crate::probe::serde_figures::secs", default)]
     pub runtime: Duration,
-    #[serde(with = "crate::probe::figures::secs", default)]
+    #[serde(with = "crate::probe::serde_figures::secs", default)]
     pub max_runtime: Duration,
     #[serde(default)]
     pub min_completions: u64,
     /// The smallest penalty worth finding, as a fraction (0.1 = 10 %): a
     /// comparison whose interval excludes a penalty this large is decided.
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub min_effect: f64,
     /// `--max-time`: the budget of the whole run (no new round starts once
     /// it is spent); null: only the most rounds bound the run.
-    #[serde(with = "crate::probe::figures::opt_secs", default)]
+    #[serde(with = "crate::probe::serde_figures::opt_secs", default)]
     pub max_time: Option<Duration>,
-    #[serde(with = "crate::probe::figures::secs", default)]
+    #[serde(with = "crate::probe::serde_figures::secs", default)]
     pub warmup: Duration,
     pub qd: u32,
     pub jobs: u32,

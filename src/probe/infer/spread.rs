@@ -19,9 +19,9 @@
 //! noise, so the weighted means stay unbiased (as setting rounds aside
 //! does, `noise`).
 
-use super::run::CellSamples;
 use super::sequential::NoiseClass;
 use super::stats;
+use crate::probe::measure::CellSamples;
 
 /// Ordinary degrees of freedom a round's own variance is averaged with:
 /// a round of few cells is not trusted far from ordinary.
@@ -74,7 +74,7 @@ pub fn precisions(samples: &[CellSamples], rounds: &[u32]) -> Vec<f64> {
 
 /// Every row's residuals, summed per (class, round).
 fn residuals(samples: &[CellSamples]) -> Vec<Part> {
-    let mut keys: Vec<(usize, u32, super::engine::Pattern)> = samples
+    let mut keys: Vec<(usize, u32, crate::probe::measure::Pattern)> = samples
         .iter()
         .map(|s| (s.target, s.cell.block_size, s.cell.pattern))
         .collect();
@@ -180,9 +180,9 @@ fn row_residuals(row: &[&CellSamples]) -> Vec<(u32, f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::engine::{new_histogram, Pattern};
-    use crate::probe::grid::Cell;
-    use crate::probe::run::{RoundSample, Window};
+    use crate::probe::measure::Cell;
+    use crate::probe::measure::{new_histogram, Pattern};
+    use crate::probe::measure::{RoundSample, Window};
 
     fn cells(noise: &dyn Fn(u32, usize) -> f64) -> Vec<CellSamples> {
         (0..8)

@@ -1,10 +1,10 @@
 //! The probe report: what `--json`, `--csv` and the human table are made of.
 
-use super::engine::EngineKind;
-use super::env::Environment;
-use super::grid::Grid;
-use super::results::{CellReport, ContrastReport, Inference};
-use super::target::TargetKind;
+use crate::probe::infer::{CellReport, ContrastReport, Inference};
+use crate::probe::measure::EngineKind;
+use crate::probe::measure::Environment;
+use crate::probe::measure::Grid;
+use crate::probe::measure::TargetKind;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -18,7 +18,7 @@ pub struct TargetInfo {
     /// O_DIRECT offsets and lengths must be multiples of this.
     pub dio_offset_align: u32,
     /// `statx STATX_DIOALIGN` or `logical block size`.
-    pub dio_rule: super::grid::DioRule,
+    pub dio_rule: crate::probe::measure::DioRule,
     /// BLKBSZGET of the device node (partitions and disks only).
     pub node_block_size: Option<u32>,
 }
@@ -83,9 +83,9 @@ pub struct ProbeRun {
     /// How the run spent its rounds: the windows it chose, the unit it
     /// focused on, the rounds it set aside, and why.
     #[serde(default)]
-    pub pacing: super::pacing::Pacing,
+    pub pacing: crate::probe::steer::Pacing,
     /// Wall time of the measurements, in seconds.
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub elapsed_s: f64,
     /// When the run started (seconds since the Unix epoch).
     #[serde(default)]

@@ -37,9 +37,9 @@
 //! independent). The model is estimated again on the rounds kept, three
 //! times.
 
-use super::run::CellSamples;
 use super::sequential::{paired_of, Contrast, NoiseClass, RoundWeights};
 use super::spread;
+use crate::probe::measure::CellSamples;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
@@ -87,7 +87,7 @@ pub struct RoundNoise {
     pub cells: usize,
     /// Its noise against the median round's, as a ratio of SDs (1: an
     /// ordinary round); null when it had nothing to compare.
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub noise_ratio: f64,
     /// Set aside as a high-noise period: not used, not counted.
     pub set_aside: bool,

@@ -3,11 +3,11 @@
 //! only when every offset's interval excludes a penalty of `min_effect`,
 //! else `inconclusive`, with what could be excluded and why not the rest.
 
-use super::engine::Pattern;
 use super::results::{bounded, paying, PatternPenalty};
 use super::results::{span, Confidence, Noise};
 use super::sequential::{Assessment, ContrastKind, Decision};
 use super::unitfit::{Candidate, UnitFit};
+use crate::probe::measure::Pattern;
 use crate::units::{alignment_of, human};
 
 /// What the block-size curve says: the unit is at least `curve`, because
@@ -342,10 +342,10 @@ pub fn inconclusive_sentence(
 
 #[cfg(test)]
 mod tests {
+    use super::super::sequential::Contrast;
     use super::*;
-    use crate::probe::grid::Cell;
-    use crate::probe::run::Key;
-    use crate::probe::sequential::Contrast;
+    use crate::probe::measure::Cell;
+    use crate::probe::measure::Key;
 
     /// An offset contrast of `bs` writes at `offset`, as judged.
     fn judged(bs: u32, offset: u64, decision: Decision, ci: [f64; 2]) -> Assessment {

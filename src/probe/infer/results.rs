@@ -1,39 +1,40 @@
 //! What a probe run concludes, as its document holds it: each cell's
 //! estimates, each contrast's relative figures, the penalties, the noise
 //! and the inference about the internal unit; written by
-//! [`super::analyse`], read back by [`super::outcome`] and the renderers.
+//! [`super::analyse`], read back in the document
+//! ([`crate::probe::ProbeRun`]) and by the renderers.
 
-use super::engine::Pattern;
-use super::grid::Cell;
 use super::sequential::{ContrastKind, Decision};
 use super::unitfit::UnitFit;
+use crate::probe::measure::Cell;
+use crate::probe::measure::Pattern;
 use crate::units::human;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Estimate {
     /// Median over rounds.
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub median: f64,
     /// Geometric mean over rounds and its 95 % confidence interval.
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub geo_mean: f64,
     #[serde(
-        default = "crate::probe::figures::nan_pair",
-        deserialize_with = "crate::probe::figures::pair_or_nan"
+        default = "crate::probe::serde_figures::nan_pair",
+        deserialize_with = "crate::probe::serde_figures::pair_or_nan"
     )]
     pub ci95: [f64; 2],
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Latency {
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub p50: f64,
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub p99: f64,
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub p999: f64,
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub max: f64,
 }
 
@@ -42,15 +43,15 @@ pub struct Latency {
 pub struct Relative {
     /// Geometric-mean IOPS ratio over the paired rounds (this cell over the
     /// reference).
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub ratio: f64,
     /// Its simultaneous 95 % interval (see `inference.method`).
-    #[serde(default, deserialize_with = "crate::probe::figures::pair_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::pair_or_nan")]
     pub ci95: [f64; 2],
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub p_value: f64,
     /// Bonferroni-adjusted over contrasts and looks.
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub p_adjusted: f64,
     /// Decided slower or faster.
     pub significant: bool,
@@ -115,11 +116,11 @@ pub struct Penalty {
     /// A block-size penalty's larger block size.
     pub reference_block_size: Option<u32>,
     /// The row's typical penalty in percent, and its 95 % CI.
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub slower_pct: f64,
-    #[serde(default, deserialize_with = "crate::probe::figures::pair_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::pair_or_nan")]
     pub ci95_pct: [f64; 2],
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub p_adjusted: f64,
     /// The unit the slower offsets are not aligned to, when inferred.
     pub not_aligned_to: Option<u64>,
@@ -154,20 +155,20 @@ crate::spelled_as_serde!(Confidence);
 pub struct Noise {
     pub pattern: Pattern,
     /// SD of the paired per-round differences, in percent.
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub paired_sd_pct: f64,
     /// The smallest penalty the plan's most rounds could call slower.
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub detectable_pct: f64,
     /// The window (seconds) these figures are at: the run's last.
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub window_s: f64,
     /// `paired_sd_pct` split: the jitter inside windows (it averages out
     /// as windows grow) and the drift (it does not), each as an SD in
     /// percent (their variances add up to the paired one's).
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub jitter_pct: f64,
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub drift_pct: f64,
 }
 
@@ -277,12 +278,12 @@ pub fn span(lo: u64, hi: u64) -> String {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PatternPenalty {
     pub pattern: Pattern,
-    #[serde(default, deserialize_with = "crate::probe::figures::f64_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::f64_or_nan")]
     pub slower_pct: f64,
     /// Its interval, simultaneous with every other interval of the run
     /// (level 1 − 0.05 / (family × looks): `Params::per_interval_alpha`),
     /// where a row's `ci95_pct` is a 95 % interval of its own.
-    #[serde(default, deserialize_with = "crate::probe::figures::pair_or_nan")]
+    #[serde(default, deserialize_with = "crate::probe::serde_figures::pair_or_nan")]
     pub ci_pct: [f64; 2],
     pub pays: bool,
 }

@@ -221,7 +221,7 @@ impl Default for Measurement {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::engine::Pattern;
+    use crate::probe::measure::engine::Pattern;
 
     fn workload(duration_ms: u64, min_completions: u64) -> Workload {
         Workload {

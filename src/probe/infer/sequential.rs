@@ -33,10 +33,10 @@
 //! smallest one worth finding). Otherwise open: measured again, until the
 //! plan's most rounds.
 
-use super::engine::Pattern;
-use super::grid::{self, Cell, Grid};
-use super::run::{CellSamples, Key};
 use super::stats;
+use crate::probe::measure::Pattern;
+use crate::probe::measure::{large_block, Cell, Grid};
+use crate::probe::measure::{CellSamples, Key};
 use serde::Serialize;
 
 /// Family-wise error rate of all decisions of one run.
@@ -328,7 +328,7 @@ impl RoundWeights for Equal {
 }
 
 /// The contrasts whose noise is pooled together: one pattern, and blocks
-/// up to the ladder's or larger ones ([`grid::large_block`]).
+/// up to the ladder's or larger ones ([`large_block`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct NoiseClass {
     pub pattern: Pattern,
@@ -340,7 +340,7 @@ impl NoiseClass {
     pub fn of_cell(cell: &Cell) -> NoiseClass {
         NoiseClass {
             pattern: cell.pattern,
-            large: grid::large_block(cell.block_size),
+            large: large_block(cell.block_size),
         }
     }
 
@@ -586,8 +586,8 @@ pub fn focus_contrasts(cells: &[Cell], targets: usize) -> Vec<Contrast> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::probe::engine::new_histogram;
-    use crate::probe::run::RoundSample;
+    use crate::probe::measure::new_histogram;
+    use crate::probe::measure::RoundSample;
 
     fn normal(rng: &mut fastrand::Rng) -> f64 {
         let u1 = rng.f64().max(1e-300);

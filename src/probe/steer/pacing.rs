@@ -17,10 +17,10 @@
 //! when that buys [`GAIN`] times the precision (1 / width²), so the noise
 //! model's own uncertainty does not make it hop.
 
-use super::grid::Grid;
-use super::noise::{NoiseModel, RoundNoise};
-use super::sequential::PRIOR_DF;
-use super::stats;
+use crate::probe::infer::t_quantile;
+use crate::probe::infer::PRIOR_DF;
+use crate::probe::infer::{NoiseModel, RoundNoise};
+use crate::probe::measure::Grid;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -32,7 +32,7 @@ pub const GAIN: f64 = 1.25;
 pub struct Step {
     /// The first round (from 0) measured with it.
     pub from_round: u32,
-    #[serde(with = "super::figures::secs")]
+    #[serde(with = "crate::probe::serde_figures::secs")]
     pub window_s: Duration,
     /// Why, in a sentence: the noise measured and the gain expected.
     pub why: String,
@@ -239,7 +239,7 @@ fn reach(now: &Now, w: Duration) -> Option<f64> {
         return None;
     }
     let n = done + more;
-    let t = stats::t_quantile(now.alpha, PRIOR_DF + n - 1.0);
+    let t = t_quantile(now.alpha, PRIOR_DF + n - 1.0);
     Some(t / (precision + more / v).sqrt())
 }
 
@@ -295,12 +295,12 @@ pub fn secs(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::noise::{ClassNoise, RoundNoise};
-    use crate::probe::sequential::NoiseClass;
+    use crate::probe::infer::NoiseClass;
+    use crate::probe::infer::{ClassNoise, RoundNoise};
 
     fn model(jitter: f64, drift: f64) -> NoiseModel {
         let class = NoiseClass {
-            pattern: crate::probe::engine::Pattern::Randwrite,
+            pattern: crate::probe::measure::Pattern::Randwrite,
             large: false,
         };
         NoiseModel {
@@ -356,7 +356,7 @@ mod tests {
 
     #[test]
     fn jitter_buys_longer_windows_and_drift_does_not() {
-        let plan = crate::probe::simulated::auto_plan(None);
+        let plan = super::super::simulated::auto_plan(None);
         // ±4 % per cell at 0.125 s of jitter, little drift, cells that
         // cost 0.2 s beyond their window, 10 minutes left: 0.5 s windows
         // (1 s ones would leave too few rounds for the t).

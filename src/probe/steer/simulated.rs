@@ -3,12 +3,13 @@
 //! at which a wrong unit is claimed. Seeded, so every run is the same.
 
 use super::adaptive::{self, Rounds};
-use super::analyse;
-use super::engine::{new_histogram, Pattern};
-use super::grid::{self, Cell, Constraints, DioRule, Grid, GridRequest, Preset};
-use super::results::{Confidence, Inference, Penalty};
-use super::run::{CellSamples, Key, RoundSample, Window};
-use super::sequential::{ContrastKind, Params};
+use crate::probe::infer::{infer, ContrastKind, Evidence, Params};
+use crate::probe::infer::{Confidence, Inference, Penalty};
+use crate::probe::measure::{
+    budget, large_block, lay_out, Cell, Constraints, DioRule, Grid, GridRequest, Preset,
+};
+use crate::probe::measure::{new_histogram, Pattern};
+use crate::probe::measure::{CellSamples, Key, RoundSample, Window};
 use std::time::Duration;
 
 /// A device: IOPS of a cell relative to its best.
@@ -199,10 +200,10 @@ pub fn auto_plan_within(min_effect: Option<f64>, max_time: Option<Duration>) -> 
         dio_rule: DioRule::LogicalBlockSize,
     };
     let req = GridRequest {
-        max_time: grid::budget(&req, 1),
+        max_time: budget(&req, 1),
         ..req
     };
-    grid::lay_out(&req, &c).unwrap()
+    lay_out(&req, &c).unwrap()
 }
 
 /// One whole run: the adaptive loop, then the inference.
@@ -218,7 +219,7 @@ pub struct Run {
     /// Simulated seconds of measuring.
     pub seconds: f64,
     /// The windows, focus and rounds set aside.
-    pub pacing: crate::probe::pacing::Pacing,
+    pub pacing: super::pacing::Pacing,
 }
 
 /// A run, how many rounds it took, whether the budget ran out and how
@@ -239,12 +240,12 @@ fn run_timed(plan: &Grid, rng: &mut fastrand::Rng, noise: Noise, speed: &Speed) 
     sim.drift.0 = noise.drift_sd * normal(&mut sim.rng);
     let out = adaptive::drive(plan, 1, &mut sim).unwrap();
     let params = Params::of(plan, 1);
-    let e = analyse::Evidence {
+    let e = Evidence {
         samples: &sim.cells,
         assessed: &out.assessed,
         noise: &out.noise,
     };
-    let inference = analyse::infer(&e, &params, out.rounds_run, plan.rounds);
+    let inference = infer(&e, &params, out.rounds_run, plan.rounds);
     Run {
         inference,
         rounds: out.rounds_run,
@@ -509,7 +510,7 @@ fn on_a_noisy_device_a_wrong_unit_is_not_bracketed() {
 fn noisy_large_blocks(speed: impl Fn(&Cell) -> f64, sd: f64, seed: u64) -> impl Fn(&Cell) -> f64 {
     let rng = std::cell::RefCell::new(fastrand::Rng::with_seed(seed));
     move |c: &Cell| {
-        let extra = if grid::large_block(c.block_size) {
+        let extra = if large_block(c.block_size) {
             sd * normal(&mut rng.borrow_mut())
         } else {
             0.0
