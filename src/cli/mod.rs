@@ -217,12 +217,7 @@ fn run_probe(opts: &crate::probe::ProbeOptions, emit_fio: bool, out: &Out) -> (S
             report.rounds_run
         ));
         let (text, _) = out.write(Run::Probe(&report), 0);
-        return (text, 2 | probe_bits(&report));
+        return (text, 2 | report.exit_bits());
     }
-    out.write(Run::Probe(&report), probe_bits(&report))
-}
-
-/// Exit bits of a probe's verdict: 1 a penalty, 4 inconclusive.
-fn probe_bits(report: &crate::probe::ProbeRun) -> u8 {
-    u8::from(report.has_penalty()) | (4 * u8::from(report.inconclusive()))
+    out.write(Run::Probe(&report), report.exit_bits())
 }

@@ -1,4 +1,4 @@
-//! `plan`: runs `plan::plan_targets` (or `plan::plan_new_disk` for
+//! `plan`: runs `plan::plan_targets` (or `plan::plan_new_target` for
 //! `--new`), says on stderr what cannot be planned or scripted, and
 //! writes the outputs asked for (the script among them, when the plan can
 //! keep the data).
@@ -80,22 +80,15 @@ fn run_new(
     label: TableKind,
     out: Out,
 ) -> (String, u8) {
-    let sizes = match plan::parse_sizes(sizes) {
-        Ok(s) => s,
-        Err(e) => {
-            warn(&format!("--sizes: {e}"));
+    let d = match plan::plan_new_target(disk, sizes, label, opts) {
+        Ok(d) => d,
+        Err(why) => {
+            if let Some(why) = why {
+                warn(&why);
+            }
             return (String::new(), 2);
         }
     };
-    let i = crate::inspect::inspect(&[disk.to_path_buf()], opts);
-    if let Some(e) = i.errors.first() {
-        warn(&e.to_string());
-        return (String::new(), 2);
-    }
-    let Some(t) = i.targets.first() else {
-        return (String::new(), 2);
-    };
-    let d = plan::plan_new_disk(t, &sizes, label);
     let mut outputs = out.outputs.clone();
     let mut code = 1;
     if let Some(why) = d.refused.first() {

@@ -44,7 +44,6 @@ fn read_run(path: &Path) -> Result<Input, String> {
 /// none is said on stderr and left out. Err: the one line refusing a file
 /// that is no probe run.
 pub fn measured(files: &[std::path::PathBuf]) -> Result<Vec<crate::inspect::Measured>, String> {
-    use crate::probe::Confidence;
     let mut out = Vec::new();
     for f in files {
         let input = read_run(f).map_err(|e| format!("--probe: {e}"))?;
@@ -54,31 +53,14 @@ pub fn measured(files: &[std::path::PathBuf]) -> Result<Vec<crate::inspect::Meas
                 input.name
             ));
         };
-        let one = [(&doc.target, &doc.environment, &doc.inference)];
-        let each: Vec<_> = match doc.targets.is_empty() {
-            true => one.to_vec(),
-            false => doc
-                .targets
-                .iter()
-                .map(|t| (&t.target, &t.environment, &t.inference))
-                .collect(),
-        };
-        for (t, env, inf) in each {
-            match (inf.confidence, inf.effective_unit_bytes) {
-                (Confidence::Bracketed, Some(unit)) => out.push(crate::inspect::Measured {
-                    path: t.path.clone(),
-                    disk: env.disk.clone(),
-                    unit_bytes: unit,
-                    file: input.name.clone(),
-                }),
-                _ => warn(&format!(
-                    "--probe {}: the probe of {} bracketed no unit ({}): not used",
-                    input.name,
-                    t.path.display(),
-                    inf.confidence.as_str()
-                )),
-            }
+        let (units, unused) = doc.bracketed_units();
+        for line in unused {
+            warn(&format!("--probe {}: {line}", input.name));
         }
+        out.extend(units.into_iter().map(|m| crate::inspect::Measured {
+            file: input.name.clone(),
+            ..m
+        }));
     }
     Ok(out)
 }

@@ -371,6 +371,24 @@ pub fn plan_targets(
     (plan(inspection, plan_opts), now)
 }
 
+/// The `plan --new` command's run: `disk` read and a new layout of
+/// `sizes` (as `--sizes` gives them) laid out on it. Err: the line that
+/// says why not (None: nothing was read and nothing to say).
+pub fn plan_new_target(
+    disk: &std::path::Path,
+    sizes: &str,
+    label: TableKind,
+    opts: &crate::inspect::InspectOptions,
+) -> Result<NewDisk, Option<String>> {
+    let sizes = parse_sizes(sizes).map_err(|e| Some(format!("--sizes: {e}")))?;
+    let i = crate::inspect::inspect(&[disk.to_path_buf()], opts);
+    if let Some(e) = i.errors.first() {
+        return Err(Some(e.to_string()));
+    }
+    let t = i.targets.first().ok_or(None)?;
+    Ok(plan_new_disk(t, &sizes, label))
+}
+
 /// Plan every target of an inspection.
 pub fn plan(i: Inspection, opts: &PlanOptions) -> PlanRun {
     let mut targets: Vec<DiskPlan> = i.targets.iter().map(|t| disk::plan_disk(t, opts)).collect();

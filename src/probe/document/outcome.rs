@@ -124,6 +124,11 @@ impl ProbeRun {
                 .any(|t| t.inference.leaves_penalty_open())
     }
 
+    /// The exit bits of the verdict: 1 a penalty, 4 inconclusive.
+    pub fn exit_bits(&self) -> u8 {
+        u8::from(self.has_penalty()) | (4 * u8::from(self.inconclusive()))
+    }
+
     /// Some misaligned cell was significantly slower than aligned.
     pub fn has_penalty(&self) -> bool {
         !self.inference.penalties.is_empty()

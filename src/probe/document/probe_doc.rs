@@ -51,6 +51,39 @@ impl std::ops::DerefMut for ProbeDoc {
 }
 
 impl ProbeDoc {
+    /// The unit each target of this run bracketed, with the device it was
+    /// measured on, for `check --probe`; and a line for each target that
+    /// bracketed none (not used).
+    pub fn bracketed_units(&self) -> (Vec<crate::inspect::Measured>, Vec<String>) {
+        use crate::probe::infer::Confidence;
+        let one = [(&self.target, &self.environment, &self.inference)];
+        let each: Vec<_> = match self.targets.is_empty() {
+            true => one.to_vec(),
+            false => self
+                .targets
+                .iter()
+                .map(|t| (&t.target, &t.environment, &t.inference))
+                .collect(),
+        };
+        let (mut units, mut unused) = (Vec::new(), Vec::new());
+        for (t, env, inf) in each {
+            match (inf.confidence, inf.effective_unit_bytes) {
+                (Confidence::Bracketed, Some(unit)) => units.push(crate::inspect::Measured {
+                    path: t.path.clone(),
+                    disk: env.disk.clone(),
+                    unit_bytes: unit,
+                    file: self.name.clone(),
+                }),
+                _ => unused.push(format!(
+                    "the probe of {} bracketed no unit ({}): not used",
+                    t.path.display(),
+                    inf.confidence.as_str()
+                )),
+            }
+        }
+        (units, unused)
+    }
+
     /// The probe document `value`, read from the file `name`.
     pub fn read(value: &serde_json::Value, name: &str) -> Result<ProbeDoc, serde_json::Error> {
         let doc = Document::<ProbeRun>::deserialize(value)?;
