@@ -66,6 +66,32 @@ pub fn require_root() {
     );
 }
 
+/// `qemu-img` making a LUKS-encrypted image, and insist it succeeds. Its
+/// PBKDF benchmark refuses when the thread's CPU time it measured did not
+/// advance ("Unable to get accurate CPU usage", qemu's crypto/pbkdf.c;
+/// fixed upstream in 9.2.1, "crypto: fix bogus error benchmarking pbkdf
+/// on fast machines", not in Debian 12's 7.2): that one error is tried
+/// again, at most three times in all; any other fails at once.
+pub fn qemu_img_luks(args: &[&str]) -> Output {
+    require_tool("qemu-img");
+    for attempt in 1..=3 {
+        let out = Command::new("qemu-img")
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("qemu-img: {e}"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            return out;
+        }
+        let bogus = stderr.contains("Unable to get accurate CPU usage");
+        assert!(
+            bogus && attempt < 3,
+            "qemu-img {args:?} failed (attempt {attempt}): {stderr}"
+        );
+    }
+    unreachable!("the third attempt returns or fails above")
+}
+
 /// Run a shell tool and insist it succeeds.
 pub fn sh(cmd: &str, args: &[&str]) -> Output {
     require_tool(cmd);

@@ -287,21 +287,18 @@ fn a_vhdx_says_its_topology_and_passes_fail_on_info() {
 fn an_encrypted_qcow2_is_described_not_read() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let img = dir.path().join("secret.qcow2");
-    sh(
-        "qemu-img",
-        &[
-            "create",
-            "-q",
-            "-f",
-            "qcow2",
-            "--object",
-            "secret,id=s0,data=abc",
-            "-o",
-            "encrypt.format=luks,encrypt.key-secret=s0",
-            img.to_str().unwrap(),
-            "64M",
-        ],
-    );
+    common::qemu_img_luks(&[
+        "create",
+        "-q",
+        "-f",
+        "qcow2",
+        "--object",
+        "secret,id=s0,data=abc",
+        "-o",
+        "encrypt.format=luks,encrypt.key-secret=s0",
+        img.to_str().unwrap(),
+        "64M",
+    ]);
     let (doc, code) = common::run_json(&["check", img.to_str().unwrap()]);
     assert_eq!(code, 0, "{doc}");
     let t = &doc["targets"][0];

@@ -255,21 +255,18 @@ fn a_relative_data_file_name_is_read_next_to_the_image() {
 fn an_encrypted_image_has_facts_and_no_guest() {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("secret.qcow2");
-    common::sh(
-        "qemu-img",
-        &[
-            "create",
-            "-q",
-            "-f",
-            "qcow2",
-            "--object",
-            "secret,id=s0,data=abc",
-            "-o",
-            "encrypt.format=luks,encrypt.key-secret=s0,encrypt.iter-time=10",
-            img.to_str().unwrap(),
-            "16M",
-        ],
-    );
+    common::qemu_img_luks(&[
+        "create",
+        "-q",
+        "-f",
+        "qcow2",
+        "--object",
+        "secret,id=s0,data=abc",
+        "-o",
+        "encrypt.format=luks,encrypt.key-secret=s0,encrypt.iter-time=10",
+        img.to_str().unwrap(),
+        "16M",
+    ]);
     let opened = super::open(&img);
     assert!(opened.guest.is_none());
     assert!(opened.container.encrypted);
