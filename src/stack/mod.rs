@@ -6,6 +6,8 @@
 
 mod assemble;
 mod bcache;
+mod exfat;
+mod fat;
 mod format;
 mod fs;
 mod kernel;
@@ -14,6 +16,7 @@ mod luks;
 mod lvm;
 
 mod md;
+mod ntfs;
 mod region;
 mod registry;
 mod signature;
@@ -28,6 +31,10 @@ pub use bcache::{
     expected_checksum as bcache_checksum, read as read_bcache, Bcache, BcacheRole,
     SUPERBLOCK_AT as BCACHE_SUPERBLOCK_AT,
 };
+/// exFAT: a boot region's fields and checksum, read by itself (fuzzed).
+pub use exfat::{boot_checksum as exfat_boot_checksum, parse as parse_exfat, Exfat};
+/// FAT12/16/32: a boot sector's BPB and its data area, read by itself (fuzzed).
+pub use fat::{parse as parse_fat, Fat, FatType};
 /// Filesystems: their layer, and the reader by itself (fuzzed).
 pub use fs::{read as read_filesystem, Filesystem, FsKind};
 /// The kernel's devices stacked on a disk (holders).
@@ -41,6 +48,8 @@ pub use lvm::{
 };
 /// md: a member's superblock, and its reader by itself (fuzzed).
 pub use md::{read as read_md, MdMember};
+/// NTFS: a boot sector's fields, read by itself (fuzzed).
+pub use ntfs::{decode_sectors_per_cluster as ntfs_sectors_per_cluster, parse as parse_ntfs, Ntfs};
 /// A region of a device that a layer may start in.
 pub use region::Region;
 /// The signature scan: what is there when no reader knows it.
