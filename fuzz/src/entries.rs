@@ -38,6 +38,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("md", md_read),
     ("luks", luks_read),
     ("bcache", bcache_read),
+    ("boot_sector", boot_sector),
     ("zfs", zfs_read),
     ("fs", fs_read),
     ("stack", stack_walk),
@@ -297,6 +298,26 @@ pub fn bcache_read(data: &[u8]) {
         let mut sealed = data.to_vec();
         sealed[at..at + 8].copy_from_slice(&sum.to_le_bytes());
         let _ = stack::read_bcache(&sealed[..]);
+    }
+}
+
+/// The input as a FAT, an exFAT and an NTFS boot sector; as an exFAT boot
+/// region also with its checksum sector set right for each sector size, so
+/// mutations of the fields behind the checksum reach their checks too.
+pub fn boot_sector(data: &[u8]) {
+    let _ = stack::parse_fat(data);
+    let _ = stack::parse_ntfs(data);
+    let _ = stack::parse_exfat(data);
+    for sector in [512usize, 1024, 2048, 4096] {
+        let Some(sum) = stack::exfat_boot_checksum(data, sector) else {
+            break;
+        };
+        let mut sealed = data[..(12 * sector).min(data.len())].to_vec();
+        sealed.resize(12 * sector, 0);
+        for w in sealed[11 * sector..].chunks_exact_mut(4) {
+            w.copy_from_slice(&sum.to_le_bytes());
+        }
+        let _ = stack::parse_exfat(&sealed);
     }
 }
 
