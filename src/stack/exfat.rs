@@ -5,7 +5,8 @@
 //! places; the partition start decides nothing by itself.
 //!
 //! The checksum is the one exfatprogs computes and checks
-//! (`lib/libexfat.c`, `boot_calc_checksum`; fsck's `exfat_boot_region_check`):
+//! (`lib/libexfat.c`, `boot_calc_checksum`; `fsck/fsck.c`,
+//! `boot_region_checksum`, which compares every 32-bit word of sector 11):
 //! a rotate-right-and-add over sectors 0 to 10 of the region, skipping the
 //! boot sector's VolumeFlags (bytes 106, 107) and PercentInUse (byte 112),
 //! which change while mounted; sector 11 repeats it in every 32-bit word.
