@@ -10,8 +10,11 @@
 //! with fewer than 65525 clusters, which mkfs.fat makes on small volumes,
 //! is only warned about there); otherwise FAT16 from 4085 clusters on
 //! (`FAT12_THRESHOLD`), FAT12 below, and 65525 or more clusters
-//! (`FAT16_THRESHOLD`) refused. Like fsck.fat's "clusters but only space
-//! for ... FAT entries", a FAT too small for the cluster count is refused.
+//! (`FAT16_THRESHOLD`) refused. What fsck.fat dies on there is refused
+//! too: "Filesystem has N clusters but only space for M FAT entries" (a
+//! FAT too short for the cluster count), "Root directory has zero size"
+//! (FAT12/16 without root entries) and a root directory that "doesn't span
+//! an integral number of sectors" (entries not a multiple of 16).
 
 use crate::bytes::{le_u16, le_u32, ParseError};
 use serde::{Deserialize, Serialize};
@@ -130,6 +133,12 @@ pub fn parse(bytes: &[u8]) -> Result<Fat, ParseError> {
     let clusters = (total - meta) / u64::from(spc);
     if clusters == 0 {
         return Err(err(13, "no room for a single cluster"));
+    }
+    if !is32 && (root_entries == 0 || root_entries % 16 != 0) {
+        return Err(err(
+            17,
+            format!("{root_entries} root directory entries, not a multiple of 16 above 0"),
+        ));
     }
     let fat_type = if is32 {
         FatType::Fat32
@@ -380,6 +389,11 @@ mod tests {
         let mut b = good;
         set16(&mut b, 50, 40);
         refused(&b, 50);
+        let mut b = good16.clone();
+        set16(&mut b, 17, 0);
+        refused(&b, 17);
+        set16(&mut b, 17, 100);
+        refused(&b, 17);
     }
 
     #[test]
