@@ -213,16 +213,7 @@ fn check_layout(x: &Exfat) -> Result<(), ParseError> {
 mod tests {
     use super::*;
 
-    /// A fixture made by tests/fixtures/fs/make.sh: the main boot region,
-    /// and what dump.exfat and blkid printed for the volume.
-    fn fixture(name: &str) -> (Vec<u8>, String) {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fs/");
-        let bin = std::fs::read(format!("{dir}{name}.bin")).unwrap();
-        (
-            bin,
-            std::fs::read_to_string(format!("{dir}{name}.txt")).unwrap(),
-        )
-    }
+    use super::super::boot_fixtures::fixture;
 
     /// dump.exfat's "Label:\t\tN" lines.
     fn said(txt: &str, label: &str) -> u64 {

@@ -234,16 +234,7 @@ fn fat32_fields(b: &[u8], fat: &mut Fat) -> Result<(), ParseError> {
 mod tests {
     use super::*;
 
-    /// A fixture made by tests/fixtures/fs/make.sh: the boot sector, and
-    /// what fsck.fat -v -n and blkid printed for the volume.
-    fn fixture(name: &str) -> (Vec<u8>, String) {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fs/");
-        let bin = std::fs::read(format!("{dir}{name}.bin")).unwrap();
-        (
-            bin,
-            std::fs::read_to_string(format!("{dir}{name}.txt")).unwrap(),
-        )
-    }
+    use super::super::boot_fixtures::fixture;
 
     /// fsck.fat's "     N label" lines: the number before `label`.
     fn said(txt: &str, label: &str) -> u64 {

@@ -6,6 +6,8 @@
 
 mod assemble;
 mod bcache;
+#[cfg(test)]
+mod boot_fixtures;
 mod exfat;
 mod fat;
 mod format;

@@ -139,16 +139,7 @@ fn mft_record_bytes(v: i8, cluster: u64) -> Option<u64> {
 mod tests {
     use super::*;
 
-    /// A fixture made by tests/fixtures/fs/make.sh: the boot sector, and
-    /// what ntfsinfo -m -f and blkid printed for the volume.
-    fn fixture(name: &str) -> (Vec<u8>, String) {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fs/");
-        let bin = std::fs::read(format!("{dir}{name}.bin")).unwrap();
-        (
-            bin,
-            std::fs::read_to_string(format!("{dir}{name}.txt")).unwrap(),
-        )
-    }
+    use super::super::boot_fixtures::fixture;
 
     /// ntfsinfo's "\tLabel: N" lines.
     fn said(txt: &str, label: &str) -> u64 {
