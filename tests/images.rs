@@ -453,21 +453,24 @@ fn bad_targets_are_reported_and_the_rest_still_checked() {
     assert_eq!(code, 2);
 }
 
-/// A filesystem the stack does not read (NTFS by mkntfs, FAT by mkfs.fat,
-/// exFAT by mkfs.exfat, each in a DOS partition) is named by its
-/// signature in every output, never "nothing": the stack tree, the
-/// verdict, the JSON (`unread`, `signature`), the page and plan's content;
-/// and it changes no status and no exit status.
+/// NTFS by mkntfs, FAT by mkfs.fat and exFAT by mkfs.exfat, each in a DOS
+/// partition, are read as filesystem layers: their labels and serials as
+/// blkid reads them, the FAT's data area judged where it is (mkfs.fat's
+/// 2 KiB clusters on a 4 MiB volume leave it 2560 bytes past 4 KiB), the
+/// hidden sectors mkfs could not know on an image file said as info. What
+/// no layer reads (a GPT inside partition 4) is named by its signature in
+/// every output, never "nothing": the stack tree, the verdict, the JSON
+/// (`unread`, `signature`), the page and plan's content.
 #[test]
-fn a_signature_no_layer_reads_is_named() {
-    for tool in ["mkntfs", "mkfs.fat", "mkfs.exfat"] {
+fn fat_exfat_and_ntfs_are_read_and_what_no_layer_reads_is_named() {
+    for tool in ["mkntfs", "mkfs.fat", "mkfs.exfat", "sgdisk", "blkid"] {
         require_tool(tool);
     }
     let dir = tempfile::tempdir().unwrap();
     let img = image(dir.path(), "win.img", 64 * MIB);
     sfdisk(
         &img,
-        "start=2048, size=32768, type=7\nstart=34816, size=8192, type=c\nstart=43008, size=8192, type=7\n",
+        "start=2048, size=32768, type=7\nstart=34816, size=8192, type=c\nstart=43008, size=8192, type=7\nstart=51200, size=8192, type=83\n",
     );
     let part = |name: &str, mib: u64, tool: &str, args: &[&str], at: u64| {
         let p = image(dir.path(), name, mib * MIB);
@@ -486,47 +489,79 @@ fn a_signature_no_layer_reads_is_named() {
         "ntfs.img",
         16,
         "mkntfs",
-        &["-F", "-Q", "-q", "-p", "2048", "-H", "255", "-S", "63"],
+        &[
+            "-F", "-Q", "-q", "-p", "2048", "-H", "255", "-S", "63", "-L", "WIN",
+        ],
         2048,
     );
-    part("fat.img", 4, "mkfs.fat", &[], 34816);
-    part("exfat.img", 4, "mkfs.exfat", &[], 43008);
+    part("fat.img", 4, "mkfs.fat", &["-n", "STICK"], 34816);
+    part("exfat.img", 4, "mkfs.exfat", &["-L", "CAM"], 43008);
+    part("gpt.img", 4, "sgdisk", &["-o"], 51200);
     let (doc, code) = check(&img, &[]);
-    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(code, 1, "{doc:#}");
     let t = &doc["targets"][0];
-    assert_eq!(t["summary"]["status"], "aligned");
     assert_eq!(
         t["verdict"],
-        "aligned: all 3 partitions aligned, portable, all 3 stack layers aligned, NTFS, FAT, exFAT not read (1 info)"
+        "MISALIGNED: all 4 partitions aligned, portable, 1 of 4 stack layers misaligned, GPT partition table not read (1 error, 3 info)"
     );
-    for (i, (name, what)) in [
-        ("NTFS", "NTFS filesystem"),
-        ("FAT", "FAT filesystem"),
-        ("exFAT", "exFAT filesystem"),
+    let blkid = |start: u64, tag: &str| -> String {
+        let out = std::process::Command::new("blkid")
+            .args(["-p", "-o", "value", "-s", tag, "-O"])
+            .arg((start * 512).to_string())
+            .arg(&img)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    for (i, (name, kind, label, start)) in [
+        ("NTFS", "ntfs", "WIN", 2048),
+        ("FAT12", "vfat", "STICK", 34816),
+        ("exFAT", "exfat", "CAM", 43008),
     ]
     .into_iter()
     .enumerate()
     {
         let l = &t["stack"][i]["children"][0];
-        assert_eq!(l["kind"], "unread", "{l:#}");
+        assert_eq!(l["kind"], "filesystem", "{l:#}");
         assert_eq!(l["name"], name);
-        assert_eq!(l["signature"]["what"], what);
-        assert_eq!(l["findings"].as_array().unwrap().len(), 0);
+        assert_eq!(l["filesystem"]["type"], kind);
+        let v = &l["filesystem"]["volume"];
+        assert_eq!(v["label"], label, "{v:#}");
+        assert_eq!(v["label"].as_str().unwrap(), blkid(start, "LABEL"));
+        assert_eq!(v["serial"].as_str().unwrap(), blkid(start, "UUID"));
+        assert_eq!(v["start_sectors"], start);
     }
-    let (out, code) = run(&["check", img.to_str().unwrap(), "--width", "0"]);
-    assert_eq!(code, 0);
+    let fat = &t["stack"][1]["children"][0];
+    assert_eq!(fat["status"], "misaligned");
+    assert_eq!(fat["filesystem"]["volume"]["data_start_bytes"], 17848832);
+    let codes: Vec<&str> = fat["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["layer-start-not-4k", "fs-hidden-sectors"]);
+    let ntfs = &t["stack"][0]["children"][0];
+    assert_eq!(ntfs["findings"].as_array().unwrap().len(), 0, "{ntfs:#}");
+    assert_eq!(ntfs["filesystem"]["volume"]["backup"]["state"], "same");
+    let gpt = &t["stack"][3]["children"][0];
+    assert_eq!(gpt["kind"], "unread", "{gpt:#}");
+    assert_eq!(gpt["signature"]["what"], "GPT partition table");
+    let (out, _) = run(&["check", img.to_str().unwrap(), "--width", "0"]);
     assert!(
-        out.contains("└─ NTFS  at byte 1048576 (1 MiB), NTFS filesystem signature (not read: what is inside it is not judged)  aligned"),
+        out.contains("└─ GPT partition table  at byte 26214400 (25 MiB), GPT partition table signature (not read: what is inside it is not judged)  aligned"),
+        "{out}"
+    );
+    assert!(
+        out.contains("NTFS  at byte 1048576 (1 MiB), cluster 4 KiB, sector 512, hidden sectors 2048, label \"WIN\""),
         "{out}"
     );
     let (q, _) = run(&["check", "-q", img.to_str().unwrap()]);
-    assert!(q.contains("NTFS, FAT, exFAT not read"), "{q}");
-    let (page, code) = run(&["check", img.to_str().unwrap(), "--format", "html"]);
-    assert_eq!(code, 0);
-    assert!(!page.contains("Nothing was found above the partitions"));
-    assert_eq!(page.matches("data-kind=\"unread\"").count(), 3);
-    let (plan, code) = run_json(&["plan", img.to_str().unwrap()]);
-    assert_eq!(code, 0, "{plan:#}");
+    assert!(q.contains("GPT partition table not read"), "{q}");
+    let (page, _) = run(&["check", img.to_str().unwrap(), "--format", "html"]);
+    assert_eq!(page.matches("data-kind=\"unread\"").count(), 1);
+    assert_eq!(page.matches("data-kind=\"filesystem\"").count(), 3);
+    let (plan, _) = run_json(&["plan", img.to_str().unwrap()]);
     let contents: Vec<&str> = plan["targets"][0]["partitions"]
         .as_array()
         .unwrap()
@@ -535,7 +570,12 @@ fn a_signature_no_layer_reads_is_named() {
         .collect();
     assert_eq!(
         contents,
-        ["NTFS, not judged", "FAT, not judged", "exFAT, not judged"]
+        [
+            "NTFS filesystem",
+            "FAT12 filesystem",
+            "exFAT filesystem",
+            "GPT partition table, not judged"
+        ]
     );
     let (human, _) = run(&["plan", img.to_str().unwrap()]);
     assert!(!human.contains("nothing recognised"), "{human}");

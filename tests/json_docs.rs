@@ -129,11 +129,53 @@ fn every_serialized_key_is_in_docs_json_md() {
         &ext,
         "label: dos\nstart=2049, size=20000, type=5\nstart=4096, size=8192\n",
     );
-    // A FAT in a DOS partition (mkfs.fat): read by no layer format, an
-    // `unread` layer with its `signature`.
-    let fat = image(dir.path(), "fat.img", 16 * MIB);
-    sfdisk(&fat, "start=2048, size=8192, type=c\n");
-    sh("mkfs.fat", &["--offset", "2048", &p("fat.img"), "4096"]);
+    // A FAT32 in a DOS partition (mkfs.fat) whose backup boot sector is
+    // zeroed (its `volume`, and `backup_state`), and a GPT inside the
+    // second partition: read by no layer format, an `unread` layer with
+    // its `signature`.
+    let fat = image(dir.path(), "fat.img", 64 * MIB);
+    sfdisk(
+        &fat,
+        "start=2048, size=73728, type=c\nstart=75776, size=8192, type=83\n",
+    );
+    sh(
+        "mkfs.fat",
+        &[
+            "-F",
+            "32",
+            "-n",
+            "DOCS",
+            "--offset",
+            "2048",
+            &p("fat.img"),
+            "36864",
+        ],
+    );
+    sh(
+        "dd",
+        &[
+            "if=/dev/zero",
+            &format!("of={}", p("fat.img")),
+            "bs=512",
+            "seek=2054",
+            "count=1",
+            "conv=notrunc",
+            "status=none",
+        ],
+    );
+    let nested = image(dir.path(), "nested.img", 4 * MIB);
+    sh("sgdisk", &["-o", &p("nested.img")]);
+    sh(
+        "dd",
+        &[
+            &format!("if={}", nested.display()),
+            &format!("of={}", p("fat.img")),
+            "bs=512",
+            "seek=75776",
+            "conv=notrunc",
+            "status=none",
+        ],
+    );
     let lv = common::lvm::striped_image(&dir, 2048 + 24 * 2048 + 7);
     // ZFS members: zfs-fuse's raidz label in all four copies, its mirror
     // label in L0 only (the others damaged), and a synthetic pool of

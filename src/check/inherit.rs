@@ -316,6 +316,7 @@ mod tests {
             size_bytes: MIB,
             free_bytes: None,
             zoned: false,
+            volume: None,
         }));
         pv.children.push(fs);
         root.children.push(pv);

@@ -22,6 +22,7 @@ mod subjects;
 mod summary;
 mod tools;
 mod verdict;
+mod volume;
 mod zones;
 
 #[cfg(test)]

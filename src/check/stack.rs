@@ -240,6 +240,9 @@ fn filesystem(l: &Layer) -> Vec<Finding> {
     let Some(fs) = l.filesystem() else {
         return vec![];
     };
+    if let Some(v) = &fs.volume {
+        return super::volume::volume_findings(l, fs.kind, fs.sector_size, v);
+    }
     let b = &l.below;
     let name = fs.kind.as_str();
     let mut out = Vec::new();
@@ -280,8 +283,8 @@ fn filesystem(l: &Layer) -> Vec<Finding> {
         &format!("the {name} filesystem"),
         &l.device,
     ));
-    // Neither keeps stripe hints.
-    if matches!(fs.kind, FsKind::Btrfs | FsKind::F2fs) {
+    // Neither keeps stripe hints (nor FAT, exFAT, NTFS: judged above).
+    if !matches!(fs.kind, FsKind::Ext4 | FsKind::Xfs) {
         return out;
     }
     let (unit, width) = (fs.stripe_unit_bytes(), fs.stripe_width_bytes());
@@ -779,6 +782,7 @@ mod tests {
             size_bytes: 64 * MIB,
             free_bytes: None,
             zoned: false,
+            volume: None,
         })
     }
 

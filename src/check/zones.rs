@@ -174,7 +174,7 @@ fn fs_finding(l: &Layer, zones: &Zones) -> Option<Finding> {
     let fix = match fs.kind {
         FsKind::Btrfs => "mkfs.btrfs -O zoned",
         FsKind::F2fs => "mkfs.f2fs -m",
-        FsKind::Ext4 | FsKind::Xfs => return None,
+        FsKind::Ext4 | FsKind::Xfs | FsKind::Vfat | FsKind::Exfat | FsKind::Ntfs => return None,
     };
     let refused = !fs.zoned && zones.model == ZoneModel::HostManaged;
     refused.then(|| {
@@ -287,6 +287,7 @@ mod tests {
             size_bytes: 256 * MIB,
             free_bytes: None,
             zoned,
+            volume: None,
         }));
         l
     }

@@ -209,6 +209,21 @@ pub struct Facts {
     /// fewest, most first, that did at least half of them; at most three).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub submitters: Vec<SubmitterFact>,
+    /// Where a FAT, exFAT or NTFS boot sector says its volume starts
+    /// (hidden sectors, PartitionOffset), and where it does, in sectors of
+    /// `block_size_bytes` (`fs-hidden-sectors`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_sectors: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_sectors: Option<u64>,
+    /// The bytes of what a volume is in: its partition or device
+    /// (`fs-beyond-partition`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region_bytes: Option<u64>,
+    /// A backup boot sector's state: `missing` or `differs`
+    /// (`fs-backup-boot-sector`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup_state: Option<String>,
     /// The partition is a DOS extended container (its own placement is
     /// informational).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

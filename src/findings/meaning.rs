@@ -101,6 +101,7 @@ impl Code {
             Code::PartitionInvalid => damage("an invalid partition entry"),
             Code::ProtectiveMbrWithoutGpt => damage("a protective MBR without its GPT"),
             Code::MetadataInvalid => damage("layer metadata damaged"),
+            Code::FsBeyondPartition => damage("a volume larger than its partition"),
             Code::LvmPvMissing
             | Code::MdMemberMissing
             | Code::LayerNotFollowed
@@ -135,6 +136,8 @@ impl Code {
             | Code::LuksSectorSize
             | Code::LuksSectorBelowDeclared
             | Code::FsBlockBelowPhysical
+            | Code::FsHiddenSectors
+            | Code::FsBackupBootSector
             | Code::FsStripeHintsMissing
             | Code::FsStripeHintsMismatch
             | Code::ImageUnitStraddle

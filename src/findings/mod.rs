@@ -173,6 +173,12 @@ codes! {
         "The LUKS encryption sector size is below the physical block the disk itself declares (NVMe Identify, ATA IDENTIFY, SCSI READ CAPACITY(16)), where the kernel reports a smaller one.";
     FsBlockBelowPhysical = "fs-block-below-physical", Warning,
         "The filesystem block or sector size is below the physical (warning) or logical (error) block size of the device below.";
+    FsHiddenSectors = "fs-hidden-sectors", Warning,
+        "A FAT, exFAT or NTFS boot sector records a start on the disk (hidden sectors; exFAT's PartitionOffset) other than where the volume starts: boot code and Windows, which read it, look in the wrong place (a moved or copied volume). Info when it records 0 (mkfs on an image file or a loop device): only boot code reads it.";
+    FsBeyondPartition = "fs-beyond-partition", Error,
+        "A FAT, exFAT or NTFS volume counts more bytes (NTFS: with its backup boot sector after them) than the partition or device it is in holds: its end is cut off.";
+    FsBackupBootSector = "fs-backup-boot-sector", Warning,
+        "A FAT32, exFAT or NTFS volume's backup boot sector (exFAT: boot region) is missing or differs from the main one, so a repair tool that falls back to it restores something else.";
     FsStripeHintsMissing = "fs-stripe-hints-missing", Warning,
         "The device below is striped but the filesystem has no stripe hints (ext4 stride/stripe_width, XFS sunit/swidth).";
     FsStripeHintsMismatch = "fs-stripe-hints-mismatch", Warning,

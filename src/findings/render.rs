@@ -35,6 +35,9 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::ZfsAshiftAbovePhysical => zfs_ashift_above(f),
         Code::LuksSectorSize => luks_sector(f),
         Code::FsBlockBelowPhysical => fs_block(f),
+        Code::FsHiddenSectors => fs_hidden_sectors(f),
+        Code::FsBeyondPartition => fs_beyond_partition(f),
+        Code::FsBackupBootSector => fs_backup_boot_sector(f),
         Code::FsStripeHintsMissing => fs_hints_missing(f),
         Code::FsStripeHintsMismatch => fs_hints_mismatch(f),
         Code::LvmExtentMisaligned => extent(f),
@@ -229,29 +232,97 @@ fn layer_at(f: &Facts) -> String {
 fn layer_start_misaligned(f: &Facts) -> String {
     let (g, k) = (n(f.grain_bytes), n(f.misalignment_bytes));
     format!(
-        "{}, {} bytes past the {g}-byte grain the device below aligns to (physical {}, minimum I/O {}, alignment offset {}; the kernel's rule gives {k})",
+        "{}, {} bytes past the {g}-byte grain the device below aligns to (physical {}, minimum I/O {}, alignment offset {}; the kernel's rule gives {k}){}",
         layer_at(f),
         g.saturating_sub(k),
         n(f.physical_block_bytes),
         n(f.minimum_io_bytes),
-        f.alignment_offset_bytes.unwrap_or(0)
+        f.alignment_offset_bytes.unwrap_or(0),
+        clusters(f)
     )
 }
 
 fn layer_start_not_4k(f: &Facts) -> String {
-    format!("{}, {} bytes past a 4 KiB boundary: on any 4K drive every block it writes straddles two physical sectors", layer_at(f), n(f.misalignment_bytes))
+    format!("{}, {} bytes past a 4 KiB boundary: on any 4K drive every block it writes straddles two physical sectors{}", layer_at(f), n(f.misalignment_bytes), clusters(f))
 }
 
 fn layer_start_not_optimal(f: &Facts) -> String {
     format!(
-        "{}, {} below: full-stripe writes are split across two stripes",
+        "{}, {} below: full-stripe writes are split across two stripes{}",
         layer_at(f),
-        optimal_grid(f)
+        optimal_grid(f),
+        clusters(f)
     )
 }
 
 fn layer_start_not_1mib(f: &Facts) -> String {
-    format!("{}, not on a 1 MiB boundary (aligned today, but not under a larger RAID chunk or erase block)", layer_at(f))
+    format!("{}, not on a 1 MiB boundary (aligned today, but not under a larger RAID chunk or erase block){}", layer_at(f), clusters(f))
+}
+
+/// A FAT, exFAT or NTFS data start's tail: the share of its clusters
+/// that straddle the grid, and the mkfs options that place it.
+fn clusters(f: &Facts) -> String {
+    let (Some(share), Some(c)) = (f.share, f.block_size_bytes) else {
+        return String::new();
+    };
+    let g = n(f.grain_bytes);
+    let mut s = if c >= g {
+        format!(
+            "; {:.1} % of its {c}-byte clusters straddle two {g}-byte units",
+            share * 100.0
+        )
+    } else {
+        format!(
+            "; its {c}-byte clusters are smaller than that, and {:.1} % of the runs of {} of them counted from cluster 2 (a file's {g}-byte pieces, when it starts on one) straddle two",
+            share * 100.0,
+            g / c.max(1)
+        )
+    };
+    if let Some(fix) = &f.fix {
+        s.push_str(&format!(
+            "; made again with {fix}, its clusters start on the grid"
+        ));
+    }
+    s
+}
+
+fn fs_hidden_sectors(f: &Facts) -> String {
+    let (rec, at) = (n(f.recorded_sectors), n(f.start_sectors));
+    let why = if rec == 0 {
+        "it records none, as mkfs does on an image file or a loop device: only boot code reads it, and a volume to boot from needs it"
+    } else {
+        "a moved or copied volume: boot code and Windows, which read it to find the volume, look in the wrong place"
+    };
+    format!(
+        "the {} boot sector records its start on the disk as sector {rec} (hidden sectors), but it starts at sector {at} ({}-byte sectors) of {}: {why}",
+        text(&f.region),
+        n(f.block_size_bytes),
+        text(&f.device)
+    )
+}
+
+fn fs_beyond_partition(f: &Facts) -> String {
+    format!(
+        "the {} volume needs {} bytes from its start, but what it is in holds {}: its last {} bytes are cut off (a partition made smaller under it, or an image cut short)",
+        text(&f.region),
+        n(f.size_bytes),
+        n(f.region_bytes),
+        n(f.size_bytes).saturating_sub(n(f.region_bytes))
+    )
+}
+
+fn fs_backup_boot_sector(f: &Facts) -> String {
+    let state = f.backup_state.as_deref().unwrap_or("missing");
+    let what = if state == "differs" {
+        "says something other than the main one"
+    } else {
+        "is not there (zeros or past the end)"
+    };
+    format!(
+        "the {} backup boot sector at byte {} of the volume {what}: a repair that falls back to it (fsck.fat, chkdsk, ntfsfix) restores that",
+        text(&f.region),
+        n(f.offset_bytes)
+    )
 }
 
 fn md_chunk(f: &Facts) -> String {
@@ -380,11 +451,15 @@ fn nvme_format(f: &Facts) -> String {
 
 fn fs_block(f: &Facts) -> String {
     let (what, v, dev) = (text(&f.region), n(f.block_size_bytes), text(&f.device));
-    match f.logical_block_bytes {
+    let said = match f.logical_block_bytes {
         Some(lbs) => {
             format!("{what} {v} is below the {lbs}-byte logical block of {dev}: it cannot be mounted there")
         }
         None => format!("{what} {v} is below the {}-byte physical block of {dev}: its small writes are read-modify-write on the drive", n(f.physical_block_bytes)),
+    };
+    match &f.fix {
+        Some(fix) => format!("{said}; made again with {fix}, it is not"),
+        None => said,
     }
 }
 

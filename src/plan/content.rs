@@ -64,7 +64,14 @@ pub fn of(root: Option<&Root>) -> Content {
             zero_tail_bytes: Some(zero),
         };
     };
+    let volume = l.filesystem().is_some_and(|f| f.volume.is_some());
     let (what, needed, fs, offline) = match (l.kind, l.filesystem(), l.pv(), l.luks()) {
+        (LayerKind::Filesystem, Some(f), _, _) if f.volume.is_some() => (
+            format!("{} filesystem", l.name),
+            Some(f.size_bytes),
+            Some(f.clone()),
+            Some(format!("unmount the {} filesystem", l.name)),
+        ),
         (LayerKind::Filesystem, Some(f), _, _) => (
             format!("{} filesystem", f.kind),
             Some(f.size_bytes),
@@ -131,7 +138,10 @@ pub fn of(root: Option<&Root>) -> Content {
         offline,
         vg: l.pv().and_then(|pv| pv.vg.clone()),
         holders,
-        data_offset_bytes: l.data_offset_bytes.map(|d| {
+        // A FAT's data area or an exFAT's heap off the grid is placed by
+        // its mkfs options (check's `fix`), not by a partition start off
+        // 4 KiB under an aligned data area.
+        data_offset_bytes: l.data_offset_bytes.filter(|_| !volume).map(|d| {
             let into = layer.map_or(0, |r| l.offset_bytes.saturating_sub(r.offset_bytes));
             into.saturating_add(d)
         }),
@@ -163,6 +173,9 @@ impl Content {
     pub fn may_grow(&self) -> bool {
         match self.kind {
             Some(LayerKind::MdMember | LayerKind::ZfsMember | LayerKind::Unread) => false,
+            // Its backup boot sector is in the sector after the volume,
+            // which mkntfs makes the partition's last.
+            _ if self.fs.as_ref().is_some_and(|f| f.kind == FsKind::Ntfs) => false,
             None => self.zero_tail_bytes.is_some_and(|z| z > 0),
             _ => true,
         }

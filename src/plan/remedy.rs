@@ -106,6 +106,15 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
             "a filesystem's block size is fixed when it is made: back up its data, make it again with a block of the physical block or more (mkfs.ext4 -b 4096, mkfs.xfs -b size=4096 -s size=4096), and restore",
         ),
         FsStripeHintsMissing | FsStripeHintsMismatch => stripe_hints(f, layer, reach),
+        FsHiddenSectors => Remedy::said(
+            "write the volume's start into its boot sector's hidden sectors (BPB offset 0x1C; exFAT: PartitionOffset at byte 64, which changes its boot checksum) and into its backup; only boot code reads it: a volume no one boots from can keep it",
+        ),
+        FsBeyondPartition => Remedy::said(
+            "the volume counts more sectors than its partition holds: make the partition end at or after the volume's end again (sfdisk -N), or copy what is readable off it and make the volume again; the plan moves no volume cut short",
+        ),
+        FsBackupBootSector => Remedy::said(
+            "check the main boot sector (fsck.fat -n, ntfsinfo -m, fsck.exfat -n), then let the filesystem's repair tool write the backup from it (fsck.fat -a answers \"copy original to backup\"; ntfsfix; fsck.exfat -y)",
+        ),
         StraddlingIo | SubPhysicalWrites | SplitIo | ZoneCrossingWrites => Remedy::none(
             "watch's finding: the plan of what check finds places the layers; the workload's own I/O sizes are the application's",
         ),

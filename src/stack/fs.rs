@@ -20,6 +20,10 @@ pub enum FsKind {
     Xfs,
     Btrfs,
     F2fs,
+    /// FAT12/16/32 (blkid's name), exFAT and NTFS: read by `volume`.
+    Vfat,
+    Exfat,
+    Ntfs,
 }
 
 crate::spelled_as_serde!(FsKind);
@@ -47,6 +51,10 @@ pub struct Filesystem {
     /// are zones), f2fs with the `blkzoned` feature.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub zoned: bool,
+    /// A FAT, exFAT or NTFS volume's own layout (`block_size` is its
+    /// cluster, `sector_size` its bytes per sector).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume: Option<Box<super::boot_volume::Volume>>,
 }
 
 impl Filesystem {
@@ -131,6 +139,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
                 size_bytes: be_u64(&b, 8).saturating_mul(u64::from(bs)),
                 free_bytes: None,
                 zoned: false,
+                volume: None,
             }));
         }
     }
@@ -162,6 +171,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
                 size_bytes: blocks.saturating_mul(u64::from(bs)),
                 free_bytes: Some(free.min(blocks).saturating_mul(u64::from(bs))),
                 zoned: false,
+                volume: None,
             }));
         }
     }
@@ -205,6 +215,7 @@ fn btrfs(b: &[u8], at: u64) -> Result<Filesystem, ParseError> {
         size_bytes: le_u64(b, 0x70),
         free_bytes: None,
         zoned: le_u64(b, 0xbc) & BTRFS_INCOMPAT_ZONED != 0,
+        volume: None,
     })
 }
 
@@ -236,5 +247,6 @@ fn f2fs(b: &[u8]) -> Result<Filesystem, ParseError> {
         size_bytes: le_u64(b, 36).saturating_mul(u64::from(bs)),
         free_bytes: None,
         zoned: le_u32(b, 2180) & F2FS_BLKZONED != 0,
+        volume: None,
     })
 }

@@ -8,11 +8,13 @@ mod assemble;
 mod bcache;
 #[cfg(test)]
 mod boot_fixtures;
+mod boot_volume;
 mod exfat;
 mod fat;
 mod format;
 mod fs;
 mod kernel;
+mod labels;
 mod limits;
 mod luks;
 mod lvm;
@@ -23,6 +25,7 @@ mod region;
 mod registry;
 mod signature;
 mod swap;
+mod volume;
 mod walk;
 mod zfs;
 
@@ -33,6 +36,9 @@ pub use bcache::{
     expected_checksum as bcache_checksum, read as read_bcache, Bcache, BcacheRole,
     SUPERBLOCK_AT as BCACHE_SUPERBLOCK_AT,
 };
+/// FAT, exFAT and NTFS volumes as filesystem layers: what their boot
+/// sectors say in the terms the three share.
+pub use boot_volume::{Backup, BackupState, Volume};
 /// exFAT: a boot region's fields and checksum, read by itself (fuzzed).
 pub use exfat::{boot_checksum as exfat_boot_checksum, parse as parse_exfat, Exfat};
 /// FAT12/16/32: a boot sector's BPB and its data area, read by itself (fuzzed).

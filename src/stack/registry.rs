@@ -7,10 +7,12 @@
 //! its rules live in `check::stack`, keyed by its layer kind.
 
 use super::format::LayerFormat;
-use super::{bcache, fs, luks, lvm, md, swap, zfs};
+use super::{bcache, fs, luks, lvm, md, swap, volume, zfs};
 
 /// In probe order: the first that recognises a region wins. md comes
 /// first, since a 1.0/0.90 member also shows what is inside at byte 0.
+/// FAT comes last: NTFS and exFAT boot sectors look like one to a BPB
+/// check, and an ext4 or LUKS made over an old FAT may keep its sector 0.
 pub static FORMATS: &[&LayerFormat] = &[
     &md::FORMAT,
     &luks::FORMAT,
@@ -19,4 +21,7 @@ pub static FORMATS: &[&LayerFormat] = &[
     &fs::FORMAT,
     &zfs::FORMAT,
     &swap::FORMAT,
+    &volume::NTFS,
+    &volume::EXFAT,
+    &volume::FAT,
 ];

@@ -41,13 +41,10 @@ pub fn scan_signatures(src: &(impl ReadAt + ?Sized)) -> Vec<Signature> {
     let sectors = size / 512;
     // Partition tables and the filesystems the stack does not read; the
     // stack's own formats bring their magics from the registry.
-    let fixed: [(&'static str, u64, &[u8]); 6] = [
+    let fixed: [(&'static str, u64, &[u8]); 3] = [
         ("GPT partition table", 512, b"EFI PART"),
         ("GPT partition table (4096-byte sectors)", 4096, b"EFI PART"),
-        ("NTFS filesystem", 3, b"NTFS    "),
-        ("exFAT filesystem", 3, b"EXFAT   "),
         ("ISO 9660 filesystem", 32769, b"CD001"),
-        ("FAT filesystem", 82, b"FAT32   "),
     ];
     let registered = FORMATS
         .iter()
@@ -57,9 +54,6 @@ pub fn scan_signatures(src: &(impl ReadAt + ?Sized)) -> Vec<Signature> {
         if has(src, at, magic) {
             add(what, at);
         }
-    }
-    if has(src, 54, b"FAT12   ") || has(src, 54, b"FAT16   ") {
-        add("FAT filesystem", 54);
     }
     for sector in 0..4u64 {
         let at = sector * 512;

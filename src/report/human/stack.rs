@@ -23,6 +23,39 @@ fn at(b: u64) -> String {
     format!("byte {b} ({})", human(b))
 }
 
+/// A FAT, exFAT or NTFS volume: its cluster, where cluster 2 is on the
+/// device, the start its boot sector records, label, serial, backup.
+fn volume(l: &Layer, f: &crate::stack::Filesystem) -> String {
+    let Some(v) = f.volume.as_deref() else {
+        return String::new();
+    };
+    let mut s = format!(
+        "at {}, cluster {}, sector {}",
+        at(l.offset_bytes),
+        exact(v.cluster_bytes),
+        f.sector_size
+    );
+    if v.data_offset_bytes > 0 {
+        let what = if f.kind == crate::stack::FsKind::Exfat {
+            "heap"
+        } else {
+            "data area"
+        };
+        let _ = write!(s, ", {what} at {}", at(v.data_start_bytes));
+    }
+    let _ = write!(s, ", hidden sectors {}", v.hidden_sectors);
+    if let Some(label) = &v.label {
+        let _ = write!(s, ", label {label:?}");
+    }
+    if let Some(serial) = &v.serial {
+        let _ = write!(s, ", serial {serial}");
+    }
+    if v.backup.state != crate::stack::BackupState::None {
+        let _ = write!(s, ", backup boot sector {}", v.backup.state);
+    }
+    s
+}
+
 /// What the line says about one layer besides its name.
 fn detail(l: &Layer) -> String {
     let data = l
@@ -51,6 +84,7 @@ fn detail(l: &Layer) -> String {
             l.luks().map_or(0, |h| h.sector_size)
         ),
         LayerKind::Filesystem => match l.filesystem() {
+            Some(f) if f.volume.is_some() => volume(l, f),
             Some(f) => format!(
                 "at {}, block {}, sector {}, stripe unit {} / width {} blocks",
                 at(l.offset_bytes),

@@ -1,0 +1,211 @@
+//! Rules for FAT, exFAT and NTFS volumes, whose clusters start where their
+//! own layout says (a FAT's data area, an exFAT's cluster heap), not at
+//! the partition's start: that byte is judged on the device below as any
+//! layer's data start is, with the share of clusters that straddle and
+//! the mkfs option that places it; then the cluster against the blocks
+//! below, the start the boot sector records, the volume's end and its
+//! backup boot sector.
+
+use super::start::Start;
+use crate::findings::{Code, Facts, Finding, Severity};
+use crate::stack::{BackupState, FsKind, Layer, Volume};
+use crate::units::exact;
+
+/// The rules of a volume `v` of kind `kind` in layer `l`.
+pub fn volume_findings(l: &Layer, kind: FsKind, sector: u32, v: &Volume) -> Vec<Finding> {
+    let name = v.name();
+    let mut out = sizes(l, kind, sector, v);
+    out.extend(data_start(l, kind, sector, v));
+    let base = Facts {
+        region: Some(name.to_string()),
+        device: Some(l.device.clone()),
+        ..Facts::default()
+    };
+    if let Some(start) = v.start_sectors.filter(|&s| s != v.hidden_sectors) {
+        let recorded_lbs = l.offset_bytes / u64::from(l.below.logical_block_size.max(1));
+        // mkfs.fat -S counts hidden sectors in the device's sectors.
+        if v.hidden_sectors != recorded_lbs {
+            let f = Finding::of(
+                Code::FsHiddenSectors,
+                Facts {
+                    offset_bytes: Some(l.offset_bytes),
+                    start_sectors: Some(start),
+                    recorded_sectors: Some(v.hidden_sectors),
+                    block_size_bytes: Some(sector.into()),
+                    ..base.clone()
+                },
+            );
+            out.push(match v.hidden_sectors {
+                0 => f.severity(Severity::Info),
+                _ => f,
+            });
+        }
+    }
+    if v.span_bytes > v.region_bytes {
+        out.push(Finding::of(
+            Code::FsBeyondPartition,
+            Facts {
+                size_bytes: Some(v.span_bytes),
+                region_bytes: Some(v.region_bytes),
+                ..base.clone()
+            },
+        ));
+    }
+    if matches!(v.backup.state, BackupState::Missing | BackupState::Differs) {
+        out.push(Finding::of(
+            Code::FsBackupBootSector,
+            Facts {
+                offset_bytes: v.backup.offset_bytes,
+                backup_state: Some(v.backup.state.as_str().to_string()),
+                ..base
+            },
+        ));
+    }
+    out
+}
+
+/// The cluster below the blocks of the device below, and a sector below
+/// its logical block (the kernel does not mount that).
+fn sizes(l: &Layer, kind: FsKind, sector: u32, v: &Volume) -> Vec<Finding> {
+    let b = &l.below;
+    let name = v.name();
+    let facts = |what: &str, size: u64, fix: String| Facts {
+        region: Some(format!("{name} {what}")),
+        block_size_bytes: Some(size),
+        device: Some(l.device.clone()),
+        fix: Some(fix),
+        ..Facts::default()
+    };
+    let (lbs, pbs) = (
+        u64::from(b.logical_block_size),
+        u64::from(b.physical_block_size),
+    );
+    if u64::from(sector) < lbs {
+        let fix = mkfs_sector(kind, lbs);
+        let f = Facts {
+            logical_block_bytes: Some(lbs),
+            ..facts("sector size", sector.into(), fix)
+        };
+        return vec![Finding::of(Code::FsBlockBelowPhysical, f).severity(Severity::Error)];
+    }
+    if v.cluster_bytes < pbs {
+        let f = Facts {
+            physical_block_bytes: Some(pbs),
+            ..facts(
+                "cluster size",
+                v.cluster_bytes,
+                mkfs_cluster(kind, pbs, sector),
+            )
+        };
+        return vec![Finding::of(Code::FsBlockBelowPhysical, f)];
+    }
+    vec![]
+}
+
+/// The mkfs option that makes clusters of `bytes`.
+fn mkfs_cluster(kind: FsKind, bytes: u64, sector: u32) -> String {
+    match kind {
+        FsKind::Exfat => format!("mkfs.exfat -c {}", exact(bytes)),
+        FsKind::Ntfs => format!("mkntfs -c {bytes}"),
+        _ => format!(
+            "mkfs.fat -s {}",
+            (bytes / u64::from(sector.max(1))).clamp(1, 128)
+        ),
+    }
+}
+
+fn mkfs_sector(kind: FsKind, bytes: u64) -> String {
+    match kind {
+        FsKind::Exfat => "mkfs.exfat (it takes the device's sector size)".to_string(),
+        FsKind::Ntfs => format!("mkntfs -s {bytes}"),
+        _ => format!("mkfs.fat -S {bytes}"),
+    }
+}
+
+/// Where cluster 2 starts, judged as a layer's data start: the kernel's
+/// grain, 4 KiB, the optimal I/O size. On the grid of the partition it
+/// inherits the partition's start (check::inherit); off it, its findings
+/// carry the share of clusters that straddle and the mkfs option.
+fn data_start(l: &Layer, kind: FsKind, sector: u32, v: &Volume) -> Vec<Finding> {
+    let what = match kind {
+        FsKind::Exfat => format!("the exFAT cluster heap ({} in)", exact(v.data_offset_bytes)),
+        FsKind::Ntfs => "the NTFS volume (its clusters count from its boot sector)".to_string(),
+        _ => format!(
+            "the {} data area (cluster 2, {} in)",
+            v.name(),
+            exact(v.data_offset_bytes)
+        ),
+    };
+    let start = l.offset_bytes.saturating_add(v.data_offset_bytes);
+    let base = Facts {
+        region: Some(what),
+        device: Some(l.device.clone()),
+        ..Facts::default()
+    };
+    Start::judge(&l.below, start)
+        .layer_findings(&l.below, &base)
+        .into_iter()
+        .map(|f| match f.facts.grain_bytes.filter(|&g| g > 0) {
+            Some(grain) => {
+                let facts = Facts {
+                    share: Some(straddling_share(start, v.cluster_bytes, grain)),
+                    block_size_bytes: Some(v.cluster_bytes),
+                    fix: placing_fix(kind, v, sector, grain),
+                    ..f.facts
+                };
+                Finding::of(f.code, facts).severity(f.severity)
+            }
+            None => f,
+        })
+        .collect()
+}
+
+/// The share of the units of `cluster` bytes, or of `grain` bytes when
+/// clusters are smaller (runs of clusters counted from cluster 2, as a
+/// file's 4 KiB pages are when it starts on one), laid from `start`, that
+/// cross a multiple of `grain`. Cluster and grain are powers of two: a
+/// unit of whole grains is off where its start is, so all or none are.
+pub fn straddling_share(start: u64, cluster: u64, grain: u64) -> f64 {
+    let unit = cluster.max(grain);
+    if grain == 0 || (start % grain == 0 && unit % grain == 0) {
+        0.0
+    } else {
+        1.0
+    }
+}
+
+/// The mkfs options that put cluster 2 on `grain` when the volume's own
+/// start is on it: mkfs.fat without `-a` pads its reserved sectors to a
+/// whole cluster (dosfstools `src/mkfs.fat.c`, what its `-a` turns off;
+/// seen with dosfstools 4.2: `-s 8 -R 33` makes 40 reserved sectors), so
+/// clusters of at least the grain do; mkfs.exfat's `-b` aligns the FAT
+/// and the heap to a boundary counted from the disk's start when it runs
+/// on the partition's node (exfatprogs `mkfs/mkfs.c`; seen with 1.2.0: on
+/// a partition at sector 63, `-b 64K` put the heap at byte 327,680 of the
+/// disk). An NTFS's clusters start with the volume: only a move aligns it.
+fn placing_fix(kind: FsKind, v: &Volume, sector: u32, grain: u64) -> Option<String> {
+    match kind {
+        FsKind::Exfat => Some(format!(
+            "mkfs.exfat -b {} on the partition's node (it counts from the disk's start), after a backup",
+            exact(grain)
+        )),
+        FsKind::Ntfs => None,
+        _ => {
+            let spc = (v.cluster_bytes.max(grain) / u64::from(sector.max(1))).clamp(1, 128);
+            let fat = match v.fat_type {
+                Some(crate::stack::FatType::Fat12) => 12,
+                Some(crate::stack::FatType::Fat16) => 16,
+                _ => 32,
+            };
+            let reach = spc * u64::from(sector);
+            let note = if reach < grain {
+                format!(" (clusters of {} at most: that puts it on {} only)", exact(reach), exact(reach))
+            } else {
+                String::new()
+            };
+            Some(format!(
+                "mkfs.fat -F {fat} -s {spc} without -a, which pads the reserved sectors to a whole cluster{note}, after a backup"
+            ))
+        }
+    }
+}
