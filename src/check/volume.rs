@@ -105,7 +105,7 @@ fn sizes(l: &Layer, kind: FsKind, sector: u32, v: &Volume) -> Vec<Finding> {
 /// The mkfs option that makes clusters of `bytes`.
 fn mkfs_cluster(kind: FsKind, bytes: u64, sector: u32) -> String {
     match kind {
-        FsKind::Exfat => format!("mkfs.exfat -c {}", exact(bytes)),
+        FsKind::Exfat => format!("mkfs.exfat -c {bytes}"),
         FsKind::Ntfs => format!("mkntfs -c {bytes}"),
         _ => format!(
             "mkfs.fat -s {}",
@@ -186,8 +186,7 @@ pub fn straddling_share(start: u64, cluster: u64, grain: u64) -> f64 {
 fn placing_fix(kind: FsKind, v: &Volume, sector: u32, grain: u64) -> Option<String> {
     match kind {
         FsKind::Exfat => Some(format!(
-            "mkfs.exfat -b {} on the partition's node (it counts from the disk's start), after a backup",
-            exact(grain)
+            "mkfs.exfat -b {grain} on the partition's node (it counts from the disk's start), after a backup"
         )),
         FsKind::Ntfs => None,
         _ => {
@@ -207,5 +206,124 @@ fn placing_fix(kind: FsKind, v: &Volume, sector: u32, grain: u64) -> Option<Stri
                 "mkfs.fat -F {fat} -s {spc} without -a, which pads the reserved sectors to a whole cluster{note}, after a backup"
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::iolimits::Topology;
+    use crate::stack::{Backup, Detail, FatType, Filesystem, LayerKind};
+    use crate::units::MIB;
+
+    fn fat32(offset: u64, data: u64, cluster: u64, hidden: u64) -> Layer {
+        let t = Topology {
+            physical_block_size: 4096,
+            ..Topology::IMAGE_DEFAULT
+        };
+        let mut l = Layer::new(LayerKind::Filesystem, "FAT32", "d", offset, 64 * MIB, t);
+        let v = Volume {
+            fat_type: Some(FatType::Fat32),
+            cluster_bytes: cluster,
+            cluster_count: 1000,
+            fat_offset_bytes: Some(16384),
+            data_offset_bytes: data,
+            data_start_bytes: offset + data,
+            mft_offset_bytes: None,
+            hidden_sectors: hidden,
+            start_sectors: Some(offset / 512),
+            span_bytes: 64 * MIB,
+            region_bytes: 64 * MIB,
+            label: None,
+            serial: None,
+            backup: Backup::default(),
+        };
+        l.detail = Some(Detail::Filesystem(Filesystem {
+            kind: FsKind::Vfat,
+            block_size: cluster as u32,
+            sector_size: 512,
+            stripe_unit_blocks: 0,
+            stripe_width_blocks: 0,
+            size_bytes: 64 * MIB,
+            free_bytes: None,
+            zoned: false,
+            volume: Some(Box::new(v)),
+        }));
+        l
+    }
+
+    fn judged(l: &Layer) -> Vec<Finding> {
+        let f = l.filesystem().unwrap();
+        volume_findings(l, f.kind, f.sector_size, f.volume.as_deref().unwrap())
+    }
+
+    /// The card: a FAT32 at 4 MiB whose data area is 2560 bytes
+    /// past 4 KiB (mkfs.fat -s 8 -a -R 33) is an error naming 2560, every
+    /// cluster straddling, and the mkfs.fat options that place it.
+    #[test]
+    fn a_data_area_off_4k_is_judged_with_its_share_and_fix() {
+        let l = fat32(4 * MIB, 1_064_960 + 2560, 4096, 8192);
+        let f = judged(&l);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].code, Code::LayerStartMisaligned);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].facts.misalignment_bytes, Some(4096 - 2560));
+        assert_eq!(f[0].facts.share, Some(1.0));
+        let fix = f[0].facts.fix.as_deref().unwrap();
+        assert!(fix.starts_with("mkfs.fat -F 32 -s 8 without -a"), "{fix}");
+        assert!(f[0]
+            .message
+            .contains("100.0 % of its 4096-byte clusters straddle"));
+        // On 4 KiB but not on 1 MiB (mkfs.fat's default): info only.
+        let ok = judged(&fat32(4 * MIB, 1_064_960, 4096, 8192));
+        assert_eq!(ok.len(), 1, "{ok:?}");
+        assert_eq!(
+            (ok[0].code, ok[0].severity),
+            (Code::LayerStartNot1Mib, Severity::Info)
+        );
+    }
+
+    #[test]
+    fn hidden_sectors_are_a_warning_when_wrong_and_info_when_never_set() {
+        let moved = judged(&fat32(MIB, MIB, 4096, 63));
+        assert_eq!(moved.len(), 1);
+        assert_eq!(
+            (moved[0].code, moved[0].severity),
+            (Code::FsHiddenSectors, Severity::Warning)
+        );
+        assert_eq!(moved[0].facts.recorded_sectors, Some(63));
+        assert_eq!(moved[0].facts.start_sectors, Some(2048));
+        let unset = judged(&fat32(MIB, MIB, 4096, 0));
+        assert_eq!(unset[0].severity, Severity::Info);
+    }
+
+    #[test]
+    fn a_volume_past_its_partition_and_a_bad_backup_are_named() {
+        let mut l = fat32(MIB, MIB, 4096, 2048);
+        if let Some(Detail::Filesystem(f)) = &mut l.detail {
+            let v = f.volume.as_mut().unwrap();
+            v.region_bytes = 32 * MIB;
+            v.backup = Backup {
+                state: BackupState::Differs,
+                offset_bytes: Some(3072),
+            };
+        }
+        let codes: Vec<Code> = judged(&l).iter().map(|f| f.code).collect();
+        assert_eq!(codes, [Code::FsBeyondPartition, Code::FsBackupBootSector]);
+    }
+
+    #[test]
+    fn small_clusters_below_the_physical_block_get_the_mkfs_option() {
+        let f = judged(&fat32(MIB, MIB, 512, 2048));
+        assert_eq!(f[0].code, Code::FsBlockBelowPhysical);
+        assert_eq!(f[0].facts.fix.as_deref(), Some("mkfs.fat -s 8"));
+    }
+
+    #[test]
+    fn the_share_is_of_whole_units() {
+        assert_eq!(straddling_share(4096, 4096, 4096), 0.0);
+        assert_eq!(straddling_share(4096 + 512, 4096, 4096), 1.0);
+        assert_eq!(straddling_share(1024, 512, 4096), 1.0);
+        assert_eq!(straddling_share(65536, 4096, 65536), 0.0);
     }
 }
