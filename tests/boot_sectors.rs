@@ -223,3 +223,241 @@ fn ntfs_boot_sectors_read_as_ntfsinfo_reads_them() {
         assert_eq!(format!("{:016X}", n.serial), blkid_serial(&img));
     }
 }
+
+// ---------------------------------------------------------------------------
+// The volumes as `check` sees them: layers of a partition or a whole image,
+// judged, in every output form.
+// ---------------------------------------------------------------------------
+
+const MIB: u64 = 1 << 20;
+
+/// `check IMG --json` with `extra` options: the document and the exit code.
+fn check(img: &Path, extra: &[&str]) -> (serde_json::Value, i32) {
+    let p = img.display().to_string();
+    let mut args = vec!["check", p.as_str()];
+    args.extend_from_slice(extra);
+    run_json(&args)
+}
+
+/// The layer inside stack root `root` of the first target (a partition,
+/// or the whole device of an image without a table).
+fn layer_in(doc: &serde_json::Value, root: usize) -> &serde_json::Value {
+    &doc["targets"][0]["stack"][root]["children"][0]
+}
+
+/// The findings of a layer as (code, severity).
+fn findings_of(l: &serde_json::Value) -> Vec<(String, String)> {
+    l["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap().to_string();
+            (s("code"), s("severity"))
+        })
+        .collect()
+}
+
+/// The finding `code` of a layer.
+fn finding<'a>(l: &'a serde_json::Value, code: &str) -> &'a serde_json::Value {
+    l["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_got(code, l)
+}
+
+trait OrGot<'a> {
+    fn unwrap_or_got(self, code: &str, l: &serde_json::Value) -> &'a serde_json::Value;
+}
+
+impl<'a> OrGot<'a> for Option<&'a serde_json::Value> {
+    fn unwrap_or_got(self, code: &str, l: &serde_json::Value) -> &'a serde_json::Value {
+        self.unwrap_or_else(|| panic!("no {code} in {l:#}"))
+    }
+}
+
+/// The CSV of `check` as rows of (column, value), the header's names.
+fn csv_rows(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            assert_eq!(cells.len(), head.len(), "a quoted comma? {l}");
+            head.iter()
+                .zip(cells)
+                .map(|(h, c)| (h.to_string(), c.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// Every form of `check IMG extra` says what the JSON `doc` says: the
+/// human report each layer finding (severity and code) and the verdict,
+/// `-q` the verdict, the CSV the target's status and the codes of the
+/// warnings and errors (not the info findings) in `problems`; the exit
+/// codes are one. Returns the CSV's rows.
+fn forms_agree(
+    img: &Path,
+    extra: &[&str],
+    doc: &serde_json::Value,
+    code: i32,
+) -> Vec<std::collections::HashMap<String, String>> {
+    let p = img.display().to_string();
+    let with = |form: &[&str]| {
+        let mut a = vec!["check", p.as_str()];
+        a.extend_from_slice(extra);
+        a.extend_from_slice(form);
+        run(&a)
+    };
+    let t = &doc["targets"][0];
+    let verdict = t["verdict"].as_str().unwrap();
+    let (human, hc) = with(&["--width", "0"]);
+    let (quiet, qc) = with(&["-q", "--width", "0"]);
+    let (csv, cc) = with(&["--format", "csv"]);
+    assert_eq!((hc, qc, cc), (code, code, code), "{human}");
+    assert!(human.contains(&format!("verdict: {verdict}")), "{human}");
+    assert_eq!(
+        quiet.lines().next(),
+        Some(format!("{p}: {verdict}").as_str())
+    );
+    let mut problems = Vec::new();
+    for root in t["stack"].as_array().unwrap() {
+        for l in root["children"].as_array().unwrap() {
+            for (code, severity) in findings_of(l) {
+                let line = format!("{severity} {code}:");
+                let shown =
+                    human.contains(&line) || (severity == "info" && human.contains("info finding"));
+                assert!(shown, "no {line:?} in\n{human}");
+                if severity != "info" && !problems.contains(&code) {
+                    problems.push(code);
+                }
+            }
+        }
+    }
+    let rows = csv_rows(&csv);
+    let status = t["summary"]["status"].as_str().unwrap();
+    for r in &rows {
+        assert_eq!(r["target_status"], status, "{csv}");
+    }
+    let in_csv: Vec<String> = rows
+        .iter()
+        .flat_map(|r| r["problems"].split_whitespace().map(String::from))
+        .collect();
+    for c in &problems {
+        assert!(in_csv.contains(c), "{c} not in the CSV's problems:\n{csv}");
+    }
+    rows
+}
+
+/// `fsck.fat -v -n`'s "Data area starts at byte N" for a volume.
+fn fsck_data_area(node: &str) -> u64 {
+    let (_, txt) = sh_status("fsck.fat", &["-v", "-n", node]);
+    after(&txt, "Data area starts at byte")
+}
+
+/// The issue's table (issue 50): a Raspberry Pi style card, a DOS table
+/// with a FAT32 partition at 4 MiB, made by mkfs.fat on the partition's
+/// node four ways: the data area at 5,259,264, ~12.4 MB, 5,257,216 and
+/// 5,257,728 on the disk, which check calls aligned, then misaligned by
+/// 1024, 2048 and 2560 bytes. The partition is 1,048,448 sectors (64 KiB
+/// short of the Pi's 512 MiB): the size at which Debian's mkfs.fat 4.2
+/// puts rows 1, 3 and 4 at the table's bytes and row 2 (`-s 1`) 1024 past
+/// 4 KiB. The table's 8,340,480 for row 2 is no partition's at 4 MiB: it
+/// is where `-s 1` puts the data area from the start of a 516 MiB volume
+/// (the whole card), and the other three rows hold for no size near that.
+/// Then the fix the finding names, run as it says (its command before
+/// "without -a"), makes check say aligned.
+#[test]
+fn the_issue_table_of_a_pi_card_reads_as_the_issue_says() {
+    require_root();
+    let dir = tempfile::tempdir().unwrap();
+    let (start, sectors) = (8192u64, 1_048_448u64);
+    let card = image(dir.path(), "card.img", (start + sectors) * 512);
+    sfdisk(
+        &card,
+        &format!("label: dos\nstart={start}, size={sectors}, type=c\n"),
+    );
+    let lo = LoopDev::attach(&card, None);
+    let node = lo.part(1);
+    let mkfs = |opts: &[&str]| {
+        sh("mkfs.fat", &[opts, &[node.as_str()]].concat());
+        sh("sync", &[&node]);
+    };
+    let rows: [(&[&str], u64, u64); 4] = [
+        (&["-F", "32"], 5_259_264, 0),
+        (&["-F", "32", "-s", "1"], 12_469_248, 1024),
+        (&["-F", "32", "-s", "8", "-a"], 5_257_216, 2048),
+        (&["-F", "32", "-s", "8", "-a", "-R", "33"], 5_257_728, 2560),
+    ];
+    let mut fixes = Vec::new();
+    for (opts, data_start, off) in rows {
+        mkfs(opts);
+        let (doc, code) = check(&card, &[]);
+        let l = layer_in(&doc, 0);
+        assert_eq!(l["name"], "FAT32", "{l:#}");
+        let v = &l["filesystem"]["volume"];
+        assert_eq!(v["data_start_bytes"], data_start, "{opts:?}: {v:#}");
+        assert_eq!(start * 512 + fsck_data_area(&node), data_start);
+        assert_eq!(v["hidden_sectors"], start, "mkfs.fat reads the start");
+        assert_eq!(v["start_sectors"], start);
+        if off == 0 {
+            assert_eq!(code, 0, "{doc:#}");
+            // On 4 KiB, not on 1 MiB: said, not a problem.
+            let codes = findings_of(l);
+            assert_eq!(codes, [("layer-start-not-1mib".into(), "info".into())]);
+            assert_eq!(l["status"], "aligned");
+        } else {
+            assert_eq!(code, 1, "{doc:#}");
+            let codes = findings_of(l);
+            assert_eq!(codes, [("layer-start-not-4k".into(), "error".into())]);
+            let f = &finding(l, "layer-start-not-4k")["facts"];
+            assert_eq!(f["misalignment_bytes"], off, "{opts:?}");
+            assert_eq!(f["offset_bytes"], data_start);
+            assert_eq!(f["share"], 1.0);
+            fixes.push(f["fix"].as_str().unwrap().to_string());
+        }
+        forms_agree(&card, &[], &doc, code);
+        if opts.contains(&"1") {
+            // 512-byte clusters on a drive of 4 KiB sectors, as an ext4 of
+            // 1 KiB blocks is judged.
+            let pbs = ["--topology", "pbs=4096"];
+            let (doc, code) = check(&card, &pbs);
+            let l = layer_in(&doc, 0);
+            let codes = findings_of(l);
+            let want = [
+                ("fs-block-below-physical", "warning"),
+                ("layer-start-misaligned", "error"),
+            ];
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(c, s)| (c.to_string(), s.to_string()))
+                .collect();
+            assert_eq!(codes, want);
+            let f = &finding(l, "fs-block-below-physical")["facts"];
+            assert_eq!(
+                (&f["block_size_bytes"], &f["fix"]),
+                (&512.into(), &"mkfs.fat -s 8".into())
+            );
+            forms_agree(&card, &pbs, &doc, code);
+        }
+    }
+    // The same fix for all three: 4 KiB clusters, reserved sectors padded.
+    assert!(fixes.iter().all(|f| *f == fixes[0]), "{fixes:?}");
+    let cmd = fixes[0].split(" without -a").next().unwrap();
+    assert_eq!(cmd, "mkfs.fat -F 32 -s 8", "{}", fixes[0]);
+    let args: Vec<&str> = cmd.split(' ').skip(1).collect();
+    mkfs(&args);
+    let (doc, code) = check(&card, &[]);
+    let l = layer_in(&doc, 0);
+    assert_eq!((code, &l["status"]), (0, &"aligned".into()), "{l:#}");
+    assert_eq!(
+        l["filesystem"]["volume"]["data_start_bytes"]
+            .as_u64()
+            .unwrap()
+            % 4096,
+        0
+    );
+}
