@@ -461,3 +461,130 @@ fn the_issue_table_of_a_pi_card_reads_as_the_issue_says() {
         0
     );
 }
+
+/// A file of 64 KiB (past what NTFS keeps resident in its MFT record)
+/// starting with `marker`.
+fn pattern_file(dir: &Path, marker: &str) -> std::path::PathBuf {
+    let p = dir.join(marker);
+    let mut b = marker.as_bytes().to_vec();
+    b.extend((0..65536u32).map(|i| (i % 251) as u8));
+    std::fs::write(&p, b).unwrap();
+    p
+}
+
+/// The one byte where `marker` is in `img` (grep's byte offset).
+fn find_in(img: &Path, marker: &str) -> u64 {
+    let out = sh("grep", &["-obaF", marker, img.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let at: Vec<u64> = text
+        .lines()
+        .map(|l| l.split(':').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(at.len(), 1, "{marker} in {}: {text}", img.display());
+    at[0]
+}
+
+/// An mtools command on a FAT (mtools checks a geometry a loop partition
+/// does not have: MTOOLS_SKIP_CHECK turns that off).
+fn mtools(cmd: &str, args: &[&str]) -> String {
+    require_tool(cmd);
+    let out = std::process::Command::new(cmd)
+        .args(args)
+        .env("MTOOLS_SKIP_CHECK", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{cmd} {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Where a volume's first file lands is where check says its clusters
+/// are: a file with a known pattern written into a fresh FAT16, FAT32,
+/// exFAT and NTFS on partitions of a loop disk (mtools' mcopy for the
+/// FATs; the exfat-fuse and ntfs-3g drivers, mounted, for the others),
+/// the pattern found in the disk image, and its byte is cluster 2's byte
+/// in check's JSON (`data_start_bytes`, on the disk) plus whole clusters:
+/// the cluster mshowfat names (FAT32 puts its root directory in cluster
+/// 2, so the file takes 3; FAT16's root is before the data area, so 2),
+/// the one after the root directory dump.exfat names, the LCN ntfscluster
+/// names counted from the NTFS's own start.
+#[test]
+fn the_first_file_lands_where_check_says_clusters_start() {
+    require_root();
+    for t in [
+        "mkfs.exfat",
+        "mkntfs",
+        "mount.exfat-fuse",
+        "ntfs-3g",
+        "ntfscluster",
+    ] {
+        require_tool(t);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let disk = image(dir.path(), "disk.img", 200 * MIB);
+    sfdisk(
+        &disk,
+        "label: dos\nstart=2048, size=32768, type=6\nstart=34816, size=133120, type=c\nstart=167936, size=65536, type=7\nstart=233472, size=65536, type=7\n",
+    );
+    let lo = LoopDev::attach(&disk, None);
+    sh("mkfs.fat", &["-F", "16", &lo.part(1)]);
+    sh("mkfs.fat", &["-F", "32", &lo.part(2)]);
+    sh("mkfs.exfat", &[&lo.part(3)]);
+    sh("mkntfs", &["-F", "-Q", "-q", &lo.part(4)]);
+    let marks = [
+        "FIRST-FILE-FAT16",
+        "FIRST-FILE-FAT32",
+        "FIRST-FILE-EXFAT",
+        "FIRST-FILE-NTFS",
+    ];
+    let files: Vec<_> = marks.iter().map(|m| pattern_file(dir.path(), m)).collect();
+    let mut fat_clusters = Vec::new();
+    for i in 0..2 {
+        let (node, f) = (lo.part(i as u32 + 1), files[i].to_str().unwrap());
+        mtools("mcopy", &["-i", &node, f, "::/first"]);
+        let shown = mtools("mshowfat", &["-i", &node, "::/first"]);
+        // "::/first <3-131>": its first cluster.
+        let first = shown
+            .split('<')
+            .nth(1)
+            .and_then(|s| s.split(['-', '>']).next());
+        fat_clusters.push(first.unwrap().parse::<u64>().unwrap());
+    }
+    assert_eq!(
+        fat_clusters,
+        [2, 3],
+        "FAT16's root is no cluster, FAT32's is 2"
+    );
+    for (i, fstype) in [(3, "exfat-fuse"), (4, "ntfs-3g")] {
+        let m = Mounted::typed(&lo.part(i), fstype);
+        std::fs::copy(&files[i as usize - 1], m.dir.path().join("first")).unwrap();
+    }
+    let (_, dump) = sh_status("dump.exfat", &[&lo.part(3)]);
+    let root = after(&dump, "Root Cluster (cluster offset):");
+    let lcn_text = sh("ntfscluster", &["-F", "/first", &lo.part(4)]);
+    // "    VCN     LCN     Length" then "      0    8576      17".
+    let lcn_text = String::from_utf8_lossy(&lcn_text.stdout).into_owned();
+    let lcn: u64 = lcn_text
+        .lines()
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    drop(lo);
+    let (doc, _) = check(&disk, &[]);
+    let at: Vec<u64> = marks.iter().map(|m| find_in(&disk, m)).collect();
+    let v = |root: usize| layer_in(&doc, root)["filesystem"]["volume"].clone();
+    let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k}: {v:#}"));
+    for (i, first) in [(0, fat_clusters[0]), (1, fat_clusters[1]), (2, root + 1)] {
+        let v = v(i);
+        let (start, cluster) = (n(&v, "data_start_bytes"), n(&v, "cluster_bytes"));
+        assert_eq!(at[i], start + (first - 2) * cluster, "{}: {v:#}", marks[i]);
+    }
+    let ntfs = layer_in(&doc, 3);
+    let volume_start = n(ntfs, "offset_bytes");
+    assert_eq!(volume_start, 233472 * 512);
+    let cluster = n(&ntfs["filesystem"]["volume"], "cluster_bytes");
+    assert_eq!(at[3] - volume_start, lcn * cluster, "{lcn_text}");
+}
