@@ -444,6 +444,7 @@ fn the_issue_table_of_a_pi_card_reads_as_the_issue_says() {
             fixes.push(f["fix"].as_str().unwrap().to_string());
         }
         forms_agree(&card, &[], &doc, code);
+        volumes_shown_alike(&card, &doc);
         if opts.contains(&"1") {
             // 512-byte clusters on a drive of 4 KiB sectors, as an ext4 of
             // 1 KiB blocks is judged.
@@ -562,8 +563,8 @@ fn the_first_file_lands_where_check_says_clusters_start() {
     ];
     let files: Vec<_> = marks.iter().map(|m| pattern_file(dir.path(), m)).collect();
     let mut fat_clusters = Vec::new();
-    for i in 0..2 {
-        let (node, f) = (lo.part(i as u32 + 1), files[i].to_str().unwrap());
+    for (n, file) in (1..=2).zip(&files) {
+        let (node, f) = (lo.part(n), file.to_str().unwrap());
         mtools("mcopy", &["-i", &node, f, "::/first"]);
         let shown = mtools("mshowfat", &["-i", &node, "::/first"]);
         // "::/first <3-131>": its first cluster.
@@ -848,6 +849,7 @@ fn volumes_on_loop_partitions_read_as_their_tools_read_them() {
             "{node}: {codes:?}"
         );
     }
+    volumes_shown_alike(&disk, &doc);
     // -b 1M on the partition's node counts from the disk's start: the
     // heap of the volume 7 sectors off 1 MiB is on 1 MiB of the disk.
     assert_eq!(
@@ -926,7 +928,10 @@ fn lying_and_damaged_volumes_are_named_in_every_form() {
         "mkntfs",
         &["-F", "-Q", "-q", "-p", "63", ntfs.to_str().unwrap()],
     );
-    let damaged: &[(&Path, &str, &str, u64, &[u8], &str)] = &[
+    // The volume made by the tool, its name, the copy's name, where the
+    // lie is written and what, what the finding says.
+    type Lie<'a> = (&'a Path, &'a str, &'a str, u64, &'a [u8], &'a str);
+    let damaged: &[Lie] = &[
         (&fat, "FAT", "fat-spc0", 13, &[0], "0 sectors per cluster"),
         // FATSz32 of a million sectors: the data area past the end.
         (
@@ -999,7 +1004,17 @@ fn lying_and_damaged_volumes_are_named_in_every_form() {
         );
         assert!(m.contains(says), "{name}: {m}");
     }
-    let sound: &[(&Path, &str, u64, u64, &[(&str, &str)], &str)] = &[
+    // The volume, the copy's name, where it is changed and how many bytes
+    // (0: cut there), the fs- findings and the backup's state.
+    type Change<'a> = (
+        &'a Path,
+        &'a str,
+        u64,
+        u64,
+        &'a [(&'a str, &'a str)],
+        &'a str,
+    );
+    let sound: &[Change] = &[
         // The backup boot sector, sector 6, zeroed, then its OEM name changed.
         (
             &fat,
@@ -1096,4 +1111,89 @@ fn lying_and_damaged_volumes_are_named_in_every_form() {
     let cut = &finding(&cut, "fs-beyond-partition")["facts"];
     let sizes = (num(cut, "size_bytes"), num(cut, "region_bytes"));
     assert_eq!(sizes, (64 * MIB, 48 * MIB));
+}
+
+/// The volume facts of every FAT, exFAT and NTFS layer of `doc` (the
+/// JSON of `check IMG`) in the other forms: the CSV's `volume_` columns
+/// of its partition's row, the human stack tree's line and the page's
+/// stack table (the same words as the tree).
+fn volumes_shown_alike(img: &Path, doc: &serde_json::Value) {
+    let p = img.display().to_string();
+    let (csv, _) = run(&["check", &p, "--format", "csv"]);
+    let rows = csv_rows(&csv);
+    let (human, _) = run(&["check", &p, "--width", "0"]);
+    let (page, _) = run(&["check", &p, "--format", "html"]);
+    let mut seen = 0;
+    for root in doc["targets"][0]["stack"].as_array().unwrap() {
+        let number = root["name"].as_str().unwrap().strip_prefix("partition ");
+        let row = rows
+            .iter()
+            .find(|r| Some(r["number"].as_str()) == number.or(Some("")))
+            .unwrap_or_else(|| panic!("no row for {}", root["name"]));
+        let Some(l) = root["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["filesystem"]["volume"].is_object())
+        else {
+            assert_eq!(row["volume"], "", "{csv}");
+            continue;
+        };
+        seen += 1;
+        let v = &l["filesystem"]["volume"];
+        let text = |k: &str| match &v[k] {
+            serde_json::Value::Null => String::new(),
+            serde_json::Value::String(s) => s.clone(),
+            x => x.to_string(),
+        };
+        assert_eq!(row["volume"], l["name"].as_str().unwrap(), "{csv}");
+        for (column, key) in [
+            ("volume_cluster_bytes", "cluster_bytes"),
+            ("volume_data_start_bytes", "data_start_bytes"),
+            ("volume_fat_offset_bytes", "fat_offset_bytes"),
+            ("volume_hidden_sectors", "hidden_sectors"),
+            ("volume_start_sectors", "start_sectors"),
+            ("volume_size_bytes", "span_bytes"),
+            ("volume_region_bytes", "region_bytes"),
+            ("volume_label", "label"),
+            ("volume_serial", "serial"),
+        ] {
+            assert_eq!(row[column], text(key), "{column} of {p}: {v:#}");
+        }
+        // The tree's line of the layer, and the page's row of it.
+        let line = human
+            .lines()
+            .find(|h| {
+                h.contains(&format!(
+                    "{}  at byte {} ",
+                    l["name"].as_str().unwrap(),
+                    l["offset_bytes"]
+                ))
+            })
+            .unwrap_or_else(|| panic!("no line of {} in\n{human}", l["name"]));
+        let mut facts = vec![
+            format!("hidden sectors {}", v["hidden_sectors"]),
+            format!("serial {}", text("serial")),
+        ];
+        if let Some(label) = v["label"].as_str() {
+            facts.push(format!("label {label:?}"));
+        }
+        if v["fat_offset_bytes"].is_u64() {
+            facts.push(" in, ".to_string());
+        }
+        if num(v, "data_offset_bytes") > 0 {
+            facts.push(format!("at byte {} (", v["data_start_bytes"]));
+        }
+        for f in &facts {
+            assert!(line.contains(f.as_str()), "{f:?} not in {line}");
+        }
+        let said = line.split_once("  at ").unwrap().1;
+        let said = said.rsplit_once("  ").unwrap().0;
+        let said = format!("at {said}").replace('"', "&quot;");
+        assert!(
+            page.contains(&format!("<td>{said}</td>")),
+            "no {said} in the page"
+        );
+    }
+    assert!(seen > 0, "no volume in {p}");
 }
