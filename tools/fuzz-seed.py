@@ -5,12 +5,13 @@ fuzz seeds, and write md superblocks where the md driver is missing.
   fuzz-seed.py cut IMAGE OUT LEN [OFFSET] [--trim]
       the raw bytes OFFSET..OFFSET+LEN of IMAGE (the window a parser reads),
       with --trim without its trailing zero sectors
-  fuzz-seed.py sparse IMAGE OUT [--prefix BYTE] [--ss N] [--all]
+  fuzz-seed.py sparse IMAGE OUT [--prefix BYTE] [--ss N] [--all] [--keep START:LEN]...
       IMAGE in the sparse format of fuzz/src/entries.rs (virtual size, then
       chunks), keeping only the non-zero 512-byte blocks of the first and
-      last WINDOW bytes of the image and of every partition sfdisk lists;
-      with --all every non-zero block (a container file, whose metadata
-      lies MiBs apart)
+      last WINDOW bytes of the image and of every partition sfdisk lists,
+      and of each --keep window (bytes: a FAT's root directory, an NTFS's
+      MFT records, far from the start); with --all every non-zero block (a
+      container file, whose metadata lies MiBs apart)
   fuzz-seed.py lvm-text PV OUT
       the committed metadata text of the PV's first metadata area
   fuzz-seed.py md FILE VERSION LEVEL RAID_DISKS ROLE CHUNK_KIB DATA_OFFSET_SECTORS UUID_HEX NAME
@@ -51,9 +52,9 @@ def partitions(image, ss):
     return [(p["start"] * unit, p["size"] * unit) for p in table.get("partitions", [])]
 
 
-def sparse(image, out, prefix=None, ss=512, everything=False):
+def sparse(image, out, prefix=None, ss=512, everything=False, keep_windows=()):
     size = os.path.getsize(image)
-    windows = [(0, WINDOW), (max(0, size - WINDOW), WINDOW)]
+    windows = [(0, WINDOW), (max(0, size - WINDOW), WINDOW)] + list(keep_windows)
     if everything:
         windows = [(0, size)]
     for start, length in [] if everything else partitions(image, ss):
@@ -200,7 +201,7 @@ def main():
         args = [a for a in args if a != "--trim"]
         cut(args[0], args[1], int(args[2]), int(args[3]) if len(args) > 3 else 0, trim)
     elif cmd == "sparse":
-        prefix, ss, everything, rest = None, 512, False, args[2:]
+        prefix, ss, everything, rest, keep = None, 512, False, args[2:], []
         while rest:
             if rest[0] == "--all":
                 everything, rest = True, rest[1:]
@@ -209,8 +210,11 @@ def main():
                 prefix = int(rest[1])
             elif rest[0] == "--ss":
                 ss = int(rest[1])
+            elif rest[0] == "--keep":
+                start, length = rest[1].split(":")
+                keep.append((int(start), int(length)))
             rest = rest[2:]
-        sparse(args[0], args[1], prefix, ss, everything)
+        sparse(args[0], args[1], prefix, ss, everything, keep)
     elif cmd == "lvm-text":
         lvm_text(args[0], args[1])
     elif cmd == "md":

@@ -154,7 +154,7 @@ pub enum Command {
         verbose: bool,
     },
     #[command(after_help = CHECK_EXIT, after_long_help = check_long_help())]
-    /// Check partitions and every layer above them (LVM, md, LUKS, filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
+    /// Check partitions and every layer above them (LVM, md, LUKS, bcache, ZFS, and ext4, XFS, btrfs, f2fs, FAT, exFAT and NTFS filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
     Check {
         /// Whole disks, partitions or disk image files (raw, or qcow2, VMDK, VHDX, VDI, VHD read through their container, told by magic); default: every disk of this machine, but the device-mapper devices inside another layer (LVM sub-LVs such as a thin pool's _tmeta/_tdata, dm-crypt mappings, kpartx partition maps), which are shown in their disk's stack.
         targets: Vec<PathBuf>,

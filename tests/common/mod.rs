@@ -274,6 +274,18 @@ pub struct Mounted {
 }
 
 impl Mounted {
+    /// Mounted as `fstype` (`-t`): a FUSE driver (`ntfs-3g`,
+    /// `exfat-fuse`) where the kernel has none. On a block device they
+    /// mount as fuseblk, whose unmount waits for the driver's last write.
+    pub fn typed(dev: &str, fstype: &str) -> Mounted {
+        let dir = tempfile::tempdir().unwrap();
+        sh(
+            "mount",
+            &["-t", fstype, dev, &dir.path().display().to_string()],
+        );
+        Mounted { dir }
+    }
+
     pub fn new(dev: &str) -> Mounted {
         let dir = tempfile::tempdir().unwrap();
         sh("mount", &[dev, &dir.path().display().to_string()]);

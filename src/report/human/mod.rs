@@ -9,6 +9,10 @@ mod stack;
 mod topology;
 mod watch;
 
+/// A stack layer's facts as the tree says them (the page's stack table
+/// says them in the same words).
+pub(super) use stack::detail as layer_detail;
+
 use super::style::Style;
 use super::{Exporter, Listed, Planned};
 use crate::check::CheckRun;

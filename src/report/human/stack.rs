@@ -23,8 +23,9 @@ fn at(b: u64) -> String {
     format!("byte {b} ({})", human(b))
 }
 
-/// A FAT, exFAT or NTFS volume: its cluster, where cluster 2 is on the
-/// device, the start its boot sector records, label, serial, backup.
+/// A FAT, exFAT or NTFS volume: its cluster, its FAT, where cluster 2 is
+/// on the device, the start its boot sector records, its size when it is
+/// not what it is in, label, serial, backup.
 fn volume(l: &Layer, f: &crate::stack::Filesystem) -> String {
     let Some(v) = f.volume.as_deref() else {
         return String::new();
@@ -35,6 +36,9 @@ fn volume(l: &Layer, f: &crate::stack::Filesystem) -> String {
         exact(v.cluster_bytes),
         f.sector_size
     );
+    if let Some(fat) = v.fat_offset_bytes {
+        let _ = write!(s, ", FAT at {} in", exact(fat));
+    }
     if v.data_offset_bytes > 0 {
         let what = if f.kind == crate::stack::FsKind::Exfat {
             "heap"
@@ -44,6 +48,14 @@ fn volume(l: &Layer, f: &crate::stack::Filesystem) -> String {
         let _ = write!(s, ", {what} at {}", at(v.data_start_bytes));
     }
     let _ = write!(s, ", hidden sectors {}", v.hidden_sectors);
+    if v.span_bytes != v.region_bytes {
+        let (span, region) = (human(v.span_bytes), human(v.region_bytes));
+        let _ = if span == region {
+            write!(s, ", volume {} of {} bytes", v.span_bytes, v.region_bytes)
+        } else {
+            write!(s, ", volume {span} of {region}")
+        };
+    }
     if let Some(label) = &v.label {
         let _ = write!(s, ", label {label:?}");
     }
@@ -56,8 +68,9 @@ fn volume(l: &Layer, f: &crate::stack::Filesystem) -> String {
     s
 }
 
-/// What the line says about one layer besides its name.
-fn detail(l: &Layer) -> String {
+/// What the line says about one layer besides its name (the page's
+/// stack table says it in the same words).
+pub(in crate::report) fn detail(l: &Layer) -> String {
     let data = l
         .data_start()
         .map(|d| format!(" → data at {}", at(d)))

@@ -4,6 +4,7 @@ use super::{opt_text, problem_codes, yes};
 use crate::check::{CheckedPartition, CheckedTarget};
 use crate::errors::TargetError;
 use crate::report::columns::Column;
+use crate::stack::Volume;
 use crate::units::human;
 
 /// A row of `check`'s table: a partition with the target it belongs to
@@ -65,6 +66,23 @@ impl<'a> PartitionRow<'a> {
     /// A value of the checked target; empty for one not checked.
     fn checked(&self, f: fn(&CheckedTarget) -> String) -> String {
         self.target.map(f).unwrap_or_default()
+    }
+
+    /// The first FAT, exFAT or NTFS volume in the partition's own layers
+    /// (on a target's row without partitions, in the whole device's).
+    fn volume(&self) -> Option<&'a Volume> {
+        let name = self.partition.map(|p| format!("partition {}", p.number));
+        self.target?
+            .stack
+            .iter()
+            .filter(|r| name.as_ref().is_none_or(|n| r.name == *n))
+            .flat_map(|r| r.walk())
+            .find_map(|l| l.filesystem().and_then(|f| f.volume.as_deref()))
+    }
+
+    /// A fact of the row's volume; empty without one.
+    fn vol(&self, f: fn(&Volume) -> String) -> String {
+        self.volume().map(f).unwrap_or_default()
     }
 }
 
@@ -224,5 +242,25 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
             .help("the partition's type: the GPT type GUID, or the DOS type byte (0x83)")
             .in_html()
             .long("type"),
+        P::csv_only("volume", |r| r.vol(|v| v.name().into()))
+            .help("the FAT, exFAT or NTFS volume in the partition (or the whole device): FAT12, FAT16, FAT32, exFAT or NTFS; the volume_ columns are its facts, empty without one"),
+        P::csv_only("volume_cluster_bytes", |r| r.vol(|v| v.cluster_bytes.to_string()))
+            .help("the volume's cluster size"),
+        P::csv_only("volume_data_start_bytes", |r| r.vol(|v| v.data_start_bytes.to_string()))
+            .help("where its cluster 2 starts on the target (a FAT's data area, an exFAT's cluster heap; an NTFS's start)"),
+        P::csv_only("volume_fat_offset_bytes", |r| r.vol(|v| opt_text(&v.fat_offset_bytes)))
+            .help("where its first FAT starts, from the volume's start (FAT, exFAT)"),
+        P::csv_only("volume_hidden_sectors", |r| r.vol(|v| v.hidden_sectors.to_string()))
+            .help("the start its boot sector records, in sectors (hidden sectors; exFAT's PartitionOffset)"),
+        P::csv_only("volume_start_sectors", |r| r.vol(|v| opt_text(&v.start_sectors)))
+            .help("where it really starts, in its own sectors"),
+        P::csv_only("volume_size_bytes", |r| r.vol(|v| v.span_bytes.to_string()))
+            .help("the bytes the volume spans (NTFS: with its backup boot sector)"),
+        P::csv_only("volume_region_bytes", |r| r.vol(|v| v.region_bytes.to_string()))
+            .help("the bytes of what it is in (the partition, the whole device): volume_size_bytes above it is fs-beyond-partition"),
+        P::csv_only("volume_label", |r| r.vol(|v| opt_text(&v.label)))
+            .help("its label, as blkid reads it"),
+        P::csv_only("volume_serial", |r| r.vol(|v| opt_text(&v.serial)))
+            .help("its serial, as blkid spells it (XXXX-XXXX; 16 hex digits for NTFS)"),
     ]
 }

@@ -11,7 +11,7 @@ use super::super::svg::{El, Figure};
 use super::codes;
 use crate::iolimits::Topology;
 use crate::report::columns::{self, Column};
-use crate::stack::Layer;
+use crate::stack::{Layer, LayerKind};
 
 const MIN_LEAF: f64 = 130.0;
 const LEFT: f64 = 34.0;
@@ -294,6 +294,12 @@ fn layer_columns<'a>() -> Vec<L<'a>> {
             c.layer.below.optimal_io_size.to_string()
         })
         .num(),
+        L::html_only("says", "what it says", |c| match c.layer.kind {
+            LayerKind::Partition | LayerKind::Device => "–".into(),
+            _ => Some(crate::report::human::layer_detail(c.layer))
+                .filter(|d| !d.is_empty())
+                .unwrap_or_else(|| "–".into()),
+        }),
         L::html_only("status", "status", |c| status_words(c.layer))
             .class(|c| Some(look::class(Some(c.layer.status)))),
         L::html_only("findings", "findings", |c| codes(&c.layer.findings)),
