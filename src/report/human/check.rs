@@ -278,6 +278,7 @@ fn target(out: &mut String, r: &CheckedTarget, st: &Style) {
             hidden += 1;
         }
     }
+    hidden += super::stack::hidden(&r.stack, st);
     if hidden > 0 {
         let text = format!(
             "({hidden} info finding{} not shown: -v shows every explanation)",

@@ -211,14 +211,27 @@ pub fn tree(out: &mut String, layers: &[Layer], st: &Style, prefix: &str) {
             detail(l)
         );
         let inner = format!("{prefix}{cont}");
-        // Info findings with -v only, except those that say why a layer is incomplete.
-        let shown = l
-            .findings
-            .iter()
-            .filter(|f| st.verbose || f.severity > Severity::Info || f.leaves_incomplete());
-        for f in shown {
+        for f in l.findings.iter().filter(|f| shows(f, st)) {
             out.push_str(&st.finding(&format!("{inner}  "), "", f));
         }
         tree(out, &l.children, st, &inner);
     }
+}
+
+/// Info findings with -v only, except those that say why a layer is
+/// incomplete.
+fn shows(f: &crate::findings::Finding, st: &Style) -> bool {
+    st.verbose || f.severity > Severity::Info || f.leaves_incomplete()
+}
+
+/// The findings of `layers` and everything above them that the tree does
+/// not show (counted once each, as the summary counts them), for the
+/// report's "not shown" line.
+pub fn hidden(layers: &[Layer], st: &Style) -> usize {
+    layers
+        .iter()
+        .flat_map(|l| l.walk())
+        .flat_map(|l| &l.findings)
+        .filter(|f| f.counts() && !shows(f, st))
+        .count()
 }
