@@ -426,3 +426,66 @@ fn devices_inside_a_layer_are_in_its_stack_not_targets() {
     assert!(doc["disks"][8].get("dm").is_none(), "{}", doc["disks"][8]);
     assert_eq!(doc["disks"].as_array().unwrap().len(), 9);
 }
+
+/// SD cards and an eMMC: the card's kind, CID fields and allocation unit
+/// (12 MiB is one: the SD table's units need not be powers of two) in
+/// the JSON, the human detail, the CSV columns and the Prometheus gauge.
+#[test]
+fn sd_cards_and_emmc_name_their_allocation_unit() {
+    for (tree, kind, name, unit) in [
+        ("sd-8m", "sdxc", "SN128", 8 << 20),
+        ("sd-12m", "sdxc", "EB1QT", 12 << 20),
+        ("sd-16m", "sdxc", "USDU1", 16 << 20),
+        ("emmc", "mmc", "8GTF4R", 512 << 10),
+    ] {
+        let (doc, _) = topo(tree);
+        let d = &doc["disks"][0];
+        assert_eq!(d["transport"], "mmc", "{d:#}");
+        let f = &d["flash"];
+        assert_eq!(f["kind"], kind, "{tree}: {f:#}");
+        assert_eq!(f["name"], name);
+        assert_eq!(f["preferred_erase_bytes"], unit);
+        let dev = d["name"].as_str().unwrap();
+        let (human, _) = run(&["--sysfs-root", &fixture(tree), "topology", dev]);
+        assert!(
+            human.contains(&format!(
+                "allocation unit {}",
+                diskalign::units::exact(unit)
+            )),
+            "{human}"
+        );
+        let (csv, _) = run(&[
+            "--sysfs-root",
+            &fixture(tree),
+            "topology",
+            "--format",
+            "csv",
+        ]);
+        let mut lines = csv.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |c: &str| row[head.iter().position(|h| *h == c).unwrap()];
+        assert_eq!(col("flash_kind"), kind);
+        assert_eq!(col("erase_unit_bytes"), unit.to_string());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.prom");
+        let file = file.to_str().unwrap();
+        run(&[
+            "--sysfs-root",
+            &fixture(tree),
+            "topology",
+            "--prometheus",
+            file,
+        ]);
+        let prom = std::fs::read_to_string(file).unwrap();
+        assert!(
+            prom.contains(&format!(
+                "diskalign_disk_erase_unit_bytes{{device=\"{dev}\"}} {unit}"
+            )),
+            "{prom}"
+        );
+    }
+    // Any other disk has none.
+    let (doc, _) = topo("sata-512e");
+    assert!(doc["disks"][0].get("flash").is_none());
+}

@@ -3,6 +3,7 @@
 
 mod declared;
 mod dm;
+mod flash;
 mod hints;
 mod overrides;
 mod survey;
@@ -12,6 +13,8 @@ mod transport;
 pub use declared::{read_declared, Answers, Declared, DeclaredLimit, IdentifyProtocol, Limit};
 /// What a dm device is (a volume, an LVM-internal device, multipath).
 pub use dm::{dm_role, DmRole};
+/// An SD card's or eMMC's own words (type, CID, erase sizes).
+pub use flash::{CardKind, FlashCard};
 /// The hints the limits give (a misaligned marker, a USB bridge's value).
 pub use hints::{hints, limit_hints, stacked_offset_why};
 /// `--topology`: limits given by hand for an image.
@@ -67,6 +70,10 @@ pub struct Disk {
     pub firmware: Option<String>,
     pub transport: Transport,
     pub usb: Option<UsbBridge>,
+    /// An SD card's or eMMC's type, CID fields and erase sizes (sysfs
+    /// `device/` of an mmcblk disk); absent for any other disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flash: Option<FlashCard>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backing_file: Option<String>,
     /// A device-mapper device's own names (sysfs `dm/name`, `dm/uuid`);
@@ -218,6 +225,7 @@ impl Sysfs {
             firmware: read_str(&dev.join("firmware_rev")).or_else(|| read_str(&dev.join("rev"))),
             transport,
             usb,
+            flash: flash::read_card(&dev, size_bytes),
             backing_file: read_str(&dir.join("loop/backing_file")),
             dm: self.dm_ids(name),
             slaves,
