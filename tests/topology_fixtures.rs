@@ -489,3 +489,40 @@ fn sd_cards_and_emmc_name_their_allocation_unit() {
     let (doc, _) = topo("sata-512e");
     assert!(doc["disks"][0].get("flash").is_none());
 }
+
+/// A 12 MiB allocation unit is a grain of its own: a partition at 16 MiB
+/// is 4 MiB into a unit (a warning on an SD card), one at 24 MiB is on
+/// one; `--topology erase=` asks the same of an image.
+#[test]
+fn a_partition_off_the_cards_unit_is_a_warning_naming_it() {
+    let (doc, code) = run_json(&["--sysfs-root", &fixture("sd-12m"), "check", "mmcblk1"]);
+    assert_eq!(code, 1, "{doc:#}");
+    let (p1, p2) = (partition(&doc, 1), partition(&doc, 2));
+    let f = p1["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "start-not-erase-unit")
+        .unwrap_or_else(|| panic!("{p1:#}"));
+    assert_eq!(f["severity"], "warning");
+    assert_eq!(f["facts"]["grain_bytes"], 12 << 20);
+    assert_eq!(f["facts"]["misalignment_bytes"], 4 << 20);
+    assert!(f["message"]
+        .as_str()
+        .unwrap()
+        .contains("4 MiB into a 12 MiB allocation unit"));
+    assert_eq!(p2["status"], "aligned", "{p2:#}");
+    assert_eq!(doc["targets"][0]["topology"]["erase_unit_bytes"], 12 << 20);
+    // An image judged as a card with a 4 MiB unit.
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "card.img", 64 << 20);
+    sfdisk(&img, "start=2048, size=8192\nstart=16384\n");
+    let (doc, code) = run_json(&["check", img.to_str().unwrap(), "--topology", "erase=4M"]);
+    assert_eq!(code, 1);
+    let p1 = partition(&doc, 1);
+    assert!(
+        codes(p1).contains(&"start-not-erase-unit".to_string()),
+        "{p1:#}"
+    );
+    assert_eq!(partition(&doc, 2)["status"], "aligned");
+}

@@ -176,10 +176,18 @@ impl Sysfs {
                 format!("{name} is not a whole disk under {}", self.root().display()),
             ));
         }
-        let topology = self.topology(name)?;
+        let mut topology = self.topology(name)?;
         let zoned = self.zoned(name, size_of(&dir))?;
         let size_bytes = size_of(&dir);
         let device = PathBuf::from("/dev").join(name);
+        let dev = dir.join("device");
+        let flash = flash::read_card(&dev, size_bytes);
+        if let Some(f) = &flash {
+            // An SD card is removable flash whatever sysfs `removable`
+            // says (a card in a built-in slot reads 0); an eMMC is not.
+            topology.erase_unit_bytes = f.preferred_erase_bytes;
+            topology.removable_flash = f.kind != CardKind::Mmc;
+        }
         let (ioctl, ioctl_error) = if self.is_live() {
             match sys::read_path(&device) {
                 Ok(v) => (Some(v), None),
@@ -203,7 +211,6 @@ impl Sysfs {
                 Ok(says) => (Some(says), None),
                 Err(note) => (None, Some(note)),
             };
-        let dev = dir.join("device");
         let slaves = list_dir(&dir.join("slaves"));
         let mut disk = Disk {
             name: name.to_string(),
@@ -225,7 +232,7 @@ impl Sysfs {
             firmware: read_str(&dev.join("firmware_rev")).or_else(|| read_str(&dev.join("rev"))),
             transport,
             usb,
-            flash: flash::read_card(&dev, size_bytes),
+            flash,
             backing_file: read_str(&dir.join("loop/backing_file")),
             dm: self.dm_ids(name),
             slaves,
