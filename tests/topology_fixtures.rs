@@ -432,11 +432,12 @@ fn devices_inside_a_layer_are_in_its_stack_not_targets() {
 /// the JSON, the human detail, the CSV columns and the Prometheus gauge.
 #[test]
 fn sd_cards_and_emmc_name_their_allocation_unit() {
-    for (tree, kind, name, unit) in [
-        ("sd-8m", "sdxc", "SN128", 8 << 20),
-        ("sd-12m", "sdxc", "EB1QT", 12 << 20),
-        ("sd-16m", "sdxc", "USDU1", 16 << 20),
-        ("emmc", "mmc", "8GTF4R", 512 << 10),
+    // The SD table's boundary unit: 16 MiB up to 128 GiB, 32 MiB above.
+    for (tree, kind, name, unit, bu) in [
+        ("sd-8m", "sdxc", "SN128", 8 << 20, Some(16 << 20)),
+        ("sd-12m", "sdxc", "EB1QT", 12 << 20, Some(16 << 20)),
+        ("sd-16m", "sdxc", "USDU1", 16 << 20, Some(32 << 20)),
+        ("emmc", "mmc", "8GTF4R", 512 << 10, None),
     ] {
         let (doc, _) = topo(tree);
         let d = &doc["disks"][0];
@@ -445,6 +446,12 @@ fn sd_cards_and_emmc_name_their_allocation_unit() {
         assert_eq!(f["kind"], kind, "{tree}: {f:#}");
         assert_eq!(f["name"], name);
         assert_eq!(f["preferred_erase_bytes"], unit);
+        // The SD Association's row for the capacity; none for an eMMC.
+        assert_eq!(
+            f["sd_table"]["boundary_unit_bytes"].as_u64(),
+            bu,
+            "{tree}: {f:#}"
+        );
         let dev = d["name"].as_str().unwrap();
         let (human, _) = run(&["--sysfs-root", &fixture(tree), "topology", dev]);
         assert!(

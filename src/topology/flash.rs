@@ -50,6 +50,44 @@ pub struct FlashCard {
     pub preferred_erase_bytes: u64,
     /// The least it erases (`erase_size`), bytes; 0 unread.
     pub erase_bytes: u64,
+    /// An SD card's row of the SD Association's table for its capacity:
+    /// the cluster and boundary unit its file system should have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sd_table: Option<SdTableRow>,
+}
+
+/// The SD Association's recommended cluster and boundary unit for a
+/// card's capacity (the table exfatprogs' mkfs.exfat(8) prints under
+/// `--boundary-align`, from the SD Physical Layer specification's file
+/// system part): a FAT's data area or an exFAT's heap starts on the
+/// boundary unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SdTableRow {
+    pub cluster_bytes: u64,
+    pub boundary_unit_bytes: u64,
+}
+
+/// The table's rows: (largest capacity, cluster, boundary unit).
+const SD_TABLE: [(u64, u64, u64); 9] = [
+    (8 << 20, 8 << 10, 8 << 10),
+    (64 << 20, 16 << 10, 16 << 10),
+    (256 << 20, 16 << 10, 32 << 10),
+    (1 << 30, 16 << 10, 64 << 10),
+    (2 << 30, 32 << 10, 64 << 10),
+    (32 << 30, 32 << 10, 4 << 20),
+    (128 << 30, 128 << 10, 16 << 20),
+    (512 << 30, 256 << 10, 32 << 20),
+    (2 << 40, 512 << 10, 64 << 20),
+];
+
+/// The row for a card of `size_bytes`; None above 2 TiB.
+pub fn sd_table_row(size_bytes: u64) -> Option<SdTableRow> {
+    SD_TABLE.iter().find(|&&(max, _, _)| size_bytes <= max).map(
+        |&(_, cluster_bytes, boundary_unit_bytes)| SdTableRow {
+            cluster_bytes,
+            boundary_unit_bytes,
+        },
+    )
 }
 
 /// 32 GiB: the largest SDHC (SD Physical Layer specification, 5.3.3).
@@ -68,7 +106,12 @@ pub fn read_card(dev: &Path, size_bytes: u64) -> Option<FlashCard> {
         Some("SD") => sd_kind(read_str(&dev.join("csd")).as_deref(), size_bytes),
         _ => CardKind::Other,
     };
+    let sd = matches!(
+        kind,
+        CardKind::Sd | CardKind::Sdhc | CardKind::Sdxc | CardKind::Sduc
+    );
     Some(FlashCard {
+        sd_table: sd.then(|| sd_table_row(size_bytes)).flatten(),
         kind,
         name: read_str(&dev.join("name")),
         manufacturer_id: read_str(&dev.join("manfid")),
@@ -177,5 +220,23 @@ mod tests {
         assert_eq!(c.name.as_deref(), Some("SD16G"));
         assert_eq!((c.preferred_erase_bytes, c.erase_bytes), (4 << 20, 512));
         assert_eq!(c.described(), "SDHC card");
+        assert_eq!(
+            c.sd_table,
+            Some(SdTableRow {
+                cluster_bytes: 32 << 10,
+                boundary_unit_bytes: 4 << 20
+            })
+        );
+    }
+
+    #[test]
+    fn the_sd_table_has_a_row_for_every_capacity_to_2_tib() {
+        let bu = |size: u64| sd_table_row(size).map(|r| r.boundary_unit_bytes);
+        assert_eq!(bu(8 << 20), Some(8 << 10));
+        assert_eq!(bu(16 << 30), Some(4 << 20));
+        assert_eq!(bu(64 << 30), Some(16 << 20));
+        assert_eq!(bu(256 << 30), Some(32 << 20));
+        assert_eq!(bu(2 << 40), Some(64 << 20));
+        assert_eq!(bu((2 << 40) + 1), None);
     }
 }

@@ -14,7 +14,7 @@ pub use declared::{read_declared, Answers, Declared, DeclaredLimit, IdentifyProt
 /// What a dm device is (a volume, an LVM-internal device, multipath).
 pub use dm::{dm_role, DmRole};
 /// An SD card's or eMMC's own words (type, CID, erase sizes).
-pub use flash::{CardKind, FlashCard};
+pub use flash::{sd_table_row, CardKind, FlashCard, SdTableRow};
 /// The hints the limits give (a misaligned marker, a USB bridge's value).
 pub use hints::{hints, limit_hints, stacked_offset_why};
 /// `--topology`: limits given by hand for an image.
