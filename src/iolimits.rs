@@ -17,6 +17,20 @@ pub struct Topology {
     pub alignment_offset: i64,
     pub discard_granularity: u64,
     pub discard_alignment: u64,
+    /// A flash card's allocation unit: an SD card's AU or an eMMC's erase
+    /// group, the mmc core's `preferred_erase_size` (or `--topology
+    /// erase=`); 0 when none is known. Not a power of two on every card
+    /// (the SD table has 12 and 24 MiB).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub erase_unit_bytes: u64,
+    /// The unit is removable flash's (an SD card, or given by hand): an
+    /// offset off it is a warning there, an info on an eMMC.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub removable_flash: bool,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Topology {
@@ -29,6 +43,8 @@ impl Topology {
         alignment_offset: 0,
         discard_granularity: 0,
         discard_alignment: 0,
+        erase_unit_bytes: 0,
+        removable_flash: false,
     };
 
     /// A plain device with `lbs`-byte logical and physical blocks.
@@ -68,6 +84,10 @@ impl Topology {
         if min % lbs != 0 || opt % lbs != 0 {
             return Err(LimitError::IoSizes { min, opt, lbs });
         }
+        let eu = self.erase_unit_bytes;
+        if eu % u64::from(lbs) != 0 {
+            return Err(LimitError::EraseUnit { eu, lbs });
+        }
         let ao = self.alignment_offset;
         if !self.reports_misaligned() && (ao < 0 || ao as u64 % u64::from(lbs) != 0) {
             return Err(LimitError::AlignmentOffset { ao, lbs });
@@ -102,6 +122,8 @@ pub enum LimitError {
     IoSizes { min: u32, opt: u32, lbs: u32 },
     #[error("alignment offset {ao} must be -1 or a multiple of the logical block size {lbs}")]
     AlignmentOffset { ao: i64, lbs: u32 },
+    #[error("erase unit {eu} must be a multiple of the logical block size {lbs}")]
+    EraseUnit { eu: u64, lbs: u32 },
 }
 
 /// How a disk's zones must be written, as sysfs `queue/zoned` says

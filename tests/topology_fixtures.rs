@@ -426,3 +426,110 @@ fn devices_inside_a_layer_are_in_its_stack_not_targets() {
     assert!(doc["disks"][8].get("dm").is_none(), "{}", doc["disks"][8]);
     assert_eq!(doc["disks"].as_array().unwrap().len(), 9);
 }
+
+/// SD cards and an eMMC: the card's kind, CID fields and allocation unit
+/// (12 MiB is one: the SD table's units need not be powers of two) in
+/// the JSON, the human detail, the CSV columns and the Prometheus gauge.
+#[test]
+fn sd_cards_and_emmc_name_their_allocation_unit() {
+    // The SD table's boundary unit: 16 MiB up to 128 GiB, 32 MiB above.
+    for (tree, kind, name, unit, bu) in [
+        ("sd-8m", "sdxc", "SN128", 8 << 20, Some(16 << 20)),
+        ("sd-12m", "sdxc", "EB1QT", 12 << 20, Some(16 << 20)),
+        ("sd-16m", "sdxc", "USDU1", 16 << 20, Some(32 << 20)),
+        ("emmc", "mmc", "8GTF4R", 512 << 10, None),
+    ] {
+        let (doc, _) = topo(tree);
+        let d = &doc["disks"][0];
+        assert_eq!(d["transport"], "mmc", "{d:#}");
+        let f = &d["flash"];
+        assert_eq!(f["kind"], kind, "{tree}: {f:#}");
+        assert_eq!(f["name"], name);
+        assert_eq!(f["preferred_erase_bytes"], unit);
+        // The SD Association's row for the capacity; none for an eMMC.
+        assert_eq!(
+            f["sd_table"]["boundary_unit_bytes"].as_u64(),
+            bu,
+            "{tree}: {f:#}"
+        );
+        let dev = d["name"].as_str().unwrap();
+        let (human, _) = run(&["--sysfs-root", &fixture(tree), "topology", dev]);
+        assert!(
+            human.contains(&format!(
+                "allocation unit {}",
+                diskalign::units::exact(unit)
+            )),
+            "{human}"
+        );
+        let (csv, _) = run(&[
+            "--sysfs-root",
+            &fixture(tree),
+            "topology",
+            "--format",
+            "csv",
+        ]);
+        let mut lines = csv.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |c: &str| row[head.iter().position(|h| *h == c).unwrap()];
+        assert_eq!(col("flash_kind"), kind);
+        assert_eq!(col("erase_unit_bytes"), unit.to_string());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.prom");
+        let file = file.to_str().unwrap();
+        run(&[
+            "--sysfs-root",
+            &fixture(tree),
+            "topology",
+            "--prometheus",
+            file,
+        ]);
+        let prom = std::fs::read_to_string(file).unwrap();
+        assert!(
+            prom.contains(&format!(
+                "diskalign_disk_erase_unit_bytes{{device=\"{dev}\"}} {unit}"
+            )),
+            "{prom}"
+        );
+    }
+    // Any other disk has none.
+    let (doc, _) = topo("sata-512e");
+    assert!(doc["disks"][0].get("flash").is_none());
+}
+
+/// A 12 MiB allocation unit is a grain of its own: a partition at 16 MiB
+/// is 4 MiB into a unit (a warning on an SD card), one at 24 MiB is on
+/// one; `--topology erase=` asks the same of an image.
+#[test]
+fn a_partition_off_the_cards_unit_is_a_warning_naming_it() {
+    let (doc, code) = run_json(&["--sysfs-root", &fixture("sd-12m"), "check", "mmcblk1"]);
+    assert_eq!(code, 1, "{doc:#}");
+    let (p1, p2) = (partition(&doc, 1), partition(&doc, 2));
+    let f = p1["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "start-not-erase-unit")
+        .unwrap_or_else(|| panic!("{p1:#}"));
+    assert_eq!(f["severity"], "warning");
+    assert_eq!(f["facts"]["grain_bytes"], 12 << 20);
+    assert_eq!(f["facts"]["misalignment_bytes"], 4 << 20);
+    assert!(f["message"]
+        .as_str()
+        .unwrap()
+        .contains("4 MiB into a 12 MiB allocation unit"));
+    assert_eq!(p2["status"], "aligned", "{p2:#}");
+    assert_eq!(doc["targets"][0]["topology"]["erase_unit_bytes"], 12 << 20);
+    // An image judged as a card with a 4 MiB unit.
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "card.img", 64 << 20);
+    sfdisk(&img, "start=2048, size=8192\nstart=16384\n");
+    let (doc, code) = run_json(&["check", img.to_str().unwrap(), "--topology", "erase=4M"]);
+    assert_eq!(code, 1);
+    let p1 = partition(&doc, 1);
+    assert!(
+        codes(p1).contains(&"start-not-erase-unit".to_string()),
+        "{p1:#}"
+    );
+    assert_eq!(partition(&doc, 2)["status"], "aligned");
+}

@@ -84,6 +84,7 @@ pub fn disk(size: u64, registered: Vec<KernelPartition>) -> Disk {
         firmware: None,
         transport: Transport::Sata,
         usb: None,
+        flash: None,
         backing_file: None,
         dm: None,
         slaves: vec![],

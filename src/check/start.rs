@@ -46,6 +46,11 @@ pub struct Start {
     /// The alignment offset the grids start from (0 when the kernel marks
     /// the device misaligned).
     pub alignment_offset: u64,
+    /// A flash card's allocation unit below, how far past it the start
+    /// is, and whether it is removable flash's (a warning there, else an
+    /// info). A multiple of the unit, not of a power of two: the SD
+    /// table has 12 and 24 MiB units.
+    pub erase_unit: Option<(u64, u64, bool)>,
 }
 
 impl Start {
@@ -59,7 +64,30 @@ impl Start {
             past_4k: offset % (4 * KIB),
             optimal,
             alignment_offset: ao,
+            erase_unit: (below.erase_unit_bytes > 0).then(|| {
+                let u = below.erase_unit_bytes;
+                (u, offset % u, below.removable_flash)
+            }),
         }
+    }
+
+    /// Off the flash card's unit: its finding under `code`, a warning on
+    /// removable flash and an info elsewhere.
+    fn erase_unit_finding(&self, code: Code, at: &Facts) -> Option<Finding> {
+        let (unit, past, removable) = self.erase_unit.filter(|&(_, past, _)| past != 0)?;
+        let f = Finding::of(
+            code,
+            Facts {
+                grain_bytes: Some(unit),
+                misalignment_bytes: Some(past),
+                ..at.clone()
+            },
+        );
+        Some(if removable {
+            f.severity(crate::findings::Severity::Warning)
+        } else {
+            f.severity(crate::findings::Severity::Info)
+        })
     }
 
     pub fn off_optimal(&self) -> bool {
@@ -110,6 +138,7 @@ impl Start {
         if self.off_optimal() {
             out.push(Finding::of(Code::StartNotOptimal, self.optimal_facts(&at)));
         }
+        out.extend(self.erase_unit_finding(Code::StartNotEraseUnit, &at));
         out
     }
 
@@ -139,6 +168,7 @@ impl Start {
         if self.off_1mib() && out.is_empty() {
             out.push(Finding::of(Code::LayerStartNot1Mib, self.grid(&at, MIB)));
         }
+        out.extend(self.erase_unit_finding(Code::LayerStartNotEraseUnit, &at));
         out
     }
 
@@ -245,6 +275,34 @@ mod tests {
             kernel_offset(&topo(512, 524288, 0, 0), 63 * 512),
             524288 - 63 * 512
         );
+    }
+
+    /// A 12 MiB unit (the SD table's): 16 MiB is 4 MiB into one, 24 MiB
+    /// is on one; removable flash warns, an eMMC's unit is an info.
+    #[test]
+    fn the_flash_unit_is_a_grain_that_need_not_be_a_power_of_two() {
+        let mut t = Topology {
+            erase_unit_bytes: 12 * MIB,
+            removable_flash: true,
+            ..topo(512, 512, 0, 0)
+        };
+        let at = |t: &Topology, start: u64| {
+            Start::judge(t, start)
+                .partition_findings(0, &Facts::default())
+                .into_iter()
+                .find(|f| f.code == Code::StartNotEraseUnit)
+        };
+        let f = at(&t, 16 * MIB).unwrap();
+        assert_eq!(f.severity, crate::findings::Severity::Warning);
+        assert_eq!(f.facts.misalignment_bytes, Some(4 * MIB));
+        assert!(at(&t, 24 * MIB).is_none());
+        t.removable_flash = false;
+        assert_eq!(
+            at(&t, MIB).unwrap().severity,
+            crate::findings::Severity::Info
+        );
+        let layer = Start::judge(&t, 13 * MIB).layer_findings(&t, &Facts::default());
+        assert!(layer.iter().any(|f| f.code == Code::LayerStartNotEraseUnit));
     }
 
     #[test]

@@ -147,10 +147,17 @@ fn data_start(l: &Layer, kind: FsKind, sector: u32, v: &Volume) -> Vec<Finding> 
         .into_iter()
         .map(|f| match f.facts.grain_bytes.filter(|&g| g > 0) {
             Some(grain) => {
+                // On a flash card's unit, only mkfs.exfat places the
+                // heap by itself (-b); a FAT's data area there needs its
+                // reserved sectors counted by hand.
+                let fix = match f.code {
+                    Code::LayerStartNotEraseUnit if kind != FsKind::Exfat => None,
+                    _ => placing_fix(kind, v, sector, grain),
+                };
                 let facts = Facts {
                     share: Some(straddling_share(start, v.cluster_bytes, grain)),
                     block_size_bytes: Some(v.cluster_bytes),
-                    fix: placing_fix(kind, v, sector, grain),
+                    fix,
                     ..f.facts
                 };
                 Finding::of(f.code, facts).severity(f.severity)

@@ -162,7 +162,8 @@ pub enum Command {
         output: OutputArgs,
         /// Override the topology for what-if questions and images, e.g.
         /// lbs=512,pbs=4096,min=4096,opt=33553920,ao=0 (unnamed fields keep
-        /// their detected value; min is raised to pbs).
+        /// their detected value; min is raised to pbs); erase=4M judges an
+        /// image as an SD card with that allocation unit.
         #[arg(long, value_name = "SPEC", value_parser = topology_arg)]
         topology: Option<TopologyOverride>,
         /// A saved probe run (probe --json=FILE) of a device checked here: the unit it bracketed is evidence beside the kernel's limits and the disk's identify data (a ZFS ashift below it is an error, saying which evidence decided). Repeat for several runs.

@@ -77,7 +77,10 @@ impl Code {
     /// What this code means to the rules and the output (see `Meaning`).
     pub const fn meaning(self) -> Meaning {
         match self {
-            Code::StartMisaligned | Code::StartNot4k | Code::StartNotOptimal => START,
+            Code::StartMisaligned
+            | Code::StartNot4k
+            | Code::StartNotOptimal
+            | Code::StartNotEraseUnit => START,
             // Info: a cause of nothing worse than info above it.
             Code::StartNot1Mib => Meaning {
                 start_cause: true,
@@ -91,6 +94,7 @@ impl Code {
             | Code::ZoneMisalignedStart
             | Code::ZoneMisalignedEnd => PLACEMENT,
             Code::LayerStartMisaligned
+            | Code::LayerStartNotEraseUnit
             | Code::LayerStartNot4k
             | Code::LayerStartNotOptimal
             | Code::LayerStartNot1Mib => LAYER_START,

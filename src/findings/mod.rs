@@ -145,6 +145,10 @@ codes! {
         "A layer's data start is not a multiple of the optimal I/O size (RAID stripe width) of the device below.";
     LayerStartNot1Mib = "layer-start-not-1mib", Info,
         "A layer's data start is not a multiple of 1 MiB on the device below.";
+    StartNotEraseUnit = "start-not-erase-unit", Warning,
+        "A partition does not start on a multiple of the flash card's allocation unit (an SD card's AU, an eMMC's erase group: the mmc core's preferred_erase_size, or --topology erase=): the unit that holds its first blocks is shared with what comes before, and the card erases and rewrites whole units. A warning on removable flash (SD cards, and what --topology erase= describes), an info on eMMC.";
+    LayerStartNotEraseUnit = "layer-start-not-erase-unit", Warning,
+        "A layer's data start (a FAT's data area, an exFAT's cluster heap, a PV's first extent, ...) is not on a multiple of the flash card's allocation unit below; a warning on removable flash, an info on eMMC. The SD Association's formatter puts a FAT's data area on the unit.";
     LayerStartNotPreferredWrite = "layer-start-not-preferred-write", Warning,
         "A layer's data start meets the kernel's grain and 4 KiB but not the NVMe namespace's declared preferred write alignment and granularity (NPWA, NPWG).";
     LvmStripeMisaligned = "lvm-stripe-misaligned", Error,

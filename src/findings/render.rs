@@ -27,6 +27,8 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::NodeBlockSizeDiffers => node_block_size_differs(f),
         Code::LayerStartMisaligned => layer_start_misaligned(f),
         Code::LayerStartNot4k => layer_start_not_4k(f),
+        Code::StartNotEraseUnit => start_not_erase_unit(f),
+        Code::LayerStartNotEraseUnit => layer_start_not_erase_unit(f),
         Code::LayerStartNotOptimal => layer_start_not_optimal(f),
         Code::LayerStartNot1Mib => layer_start_not_1mib(f),
         Code::MdChunkBelowPhysical => md_chunk(f),
@@ -239,6 +241,38 @@ fn layer_start_misaligned(f: &Facts) -> String {
         n(f.minimum_io_bytes),
         f.alignment_offset_bytes.unwrap_or(0),
         clusters(f)
+    )
+}
+
+/// "1 MiB into a 4 MiB allocation unit": the unit and where in it.
+fn into_unit(f: &Facts) -> String {
+    let unit = exact(n(f.grain_bytes));
+    // Read aloud: "an 8 MiB", "an 11 MiB", "an 18 MiB".
+    let an = unit.starts_with('8') || unit.starts_with("11 ") || unit.starts_with("18 ");
+    format!(
+        "{} into {} {unit} allocation unit of the flash card",
+        exact(n(f.misalignment_bytes)),
+        if an { "an" } else { "a" }
+    )
+}
+
+fn start_not_erase_unit(f: &Facts) -> String {
+    format!(
+        "starts at byte {}, {}: the unit that holds its first blocks is shared with what comes before, and the card erases and rewrites whole units",
+        n(f.offset_bytes),
+        into_unit(f)
+    )
+}
+
+fn layer_start_not_erase_unit(f: &Facts) -> String {
+    format!(
+        "{}, {}: the unit that holds its first clusters or extents is shared with the metadata before them, so writes to both make the card rewrite that unit{}",
+        layer_at(f),
+        into_unit(f),
+        f.fix
+            .as_ref()
+            .map(|x| format!("; made again with {x}, it starts on the unit"))
+            .unwrap_or_default()
     )
 }
 

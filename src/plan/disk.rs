@@ -193,6 +193,20 @@ pub fn start_grain(t: &Topology) -> (u64, String) {
             g = with;
         }
     }
+    // A flash card's allocation unit (not always a power of two: 12 MiB
+    // and 24 MiB are in the SD table): starts on it share no unit.
+    let unit = t.erase_unit_bytes;
+    if unit > 0 {
+        let with = lcm_not_zero(g, unit);
+        if with != g && with <= 1024 * MIB {
+            why = format!(
+                "{}: 1 MiB and the flash card's allocation unit of {}",
+                human(with),
+                human(unit)
+            );
+            g = with;
+        }
+    }
     (g, why)
 }
 

@@ -63,6 +63,7 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
         // content its tool shifted, an end its content reaches: each with
         // its own note above).
         StartMisaligned | StartNot4k | StartNotOptimal | StartNotPreferredWrite | StartNot1Mib
+        | StartNotEraseUnit
         | StartNotDiscard | LayoutNotPortable | ImageUnitStraddle | EndNot4k | EndNotPhysical
         | SizeNot4k => Remedy::none(
             "where the plan places it (the grain in its first line says why, a note above when the content keeps it there)",
@@ -89,6 +90,7 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
             Remedy::said(super::recipes::new_zfs_vdev(f).join("; "))
         }
         LayerStartMisaligned | LayerStartNot4k | LayerStartNotOptimal | LayerStartNot1Mib
+        | LayerStartNotEraseUnit
         | LayerStartNotPreferredWrite | LvmStripeMisaligned => layer_start(layer),
         LvmExtentMisaligned => Remedy::said(
             "the VG's extent size is fixed for its LVs: vgchange -s NEW_SIZE VG changes it only while every LV's size is a multiple of the new one; otherwise make the VG again with vgcreate -s (its data moved elsewhere first)",

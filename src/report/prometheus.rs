@@ -401,6 +401,10 @@ pub fn topology(survey: &Survey, stamp: &Stamp) -> String {
         "diskalign_disk_conventional_zones",
         "The zoned disk's conventional zones (random writes allowed), counted with BLKREPORTZONE; absent when not read.",
     );
+    let mut erase_unit = limit(
+        "diskalign_disk_erase_unit_bytes",
+        "An SD card's or eMMC's allocation unit (sysfs device/preferred_erase_size); absent for any other disk.",
+    );
     let mut totals = Family::gauge(
         "diskalign_disk_findings",
         "Hints about the disk's limits, by severity; every severity is present, 0 included.",
@@ -430,6 +434,9 @@ pub fn topology(survey: &Survey, stamp: &Stamp) -> String {
         if let Some(n) = d.zoned.conventional_zones {
             conventional.add(&disk, n as f64);
         }
+        if let Some(f) = &d.flash {
+            erase_unit.add(&disk, f.preferred_erase_bytes as f64);
+        }
         count_findings(&disk, d.findings.iter(), &mut totals, &mut by_code);
     }
     for e in &survey.errors {
@@ -449,6 +456,7 @@ pub fn topology(survey: &Survey, stamp: &Stamp) -> String {
         zone_size,
         zones,
         conventional,
+        erase_unit,
         totals,
         by_code,
     ])

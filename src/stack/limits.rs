@@ -47,6 +47,9 @@ impl Stack {
         t.optimal_io_size = lcm_not_zero(u64::from(t.optimal_io_size), u64::from(b.optimal_io_size))
             .min(u64::from(u32::MAX)) as u32;
         t.discard_granularity = t.discard_granularity.max(b.discard_granularity);
+        // Flash under a linear mapping keeps its unit.
+        t.erase_unit_bytes = t.erase_unit_bytes.max(b.erase_unit_bytes);
+        t.removable_flash |= b.removable_flash;
         if t.physical_block_size % t.logical_block_size.max(1) != 0 {
             t.physical_block_size = t.logical_block_size;
             self.misaligned = true;

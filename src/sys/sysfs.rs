@@ -228,6 +228,9 @@ impl Sysfs {
             // there (so -1 on a misaligned dm device): negative means none.
             discard_alignment: opt_num::<i64>(&dir.join("discard_alignment"))?
                 .map_or(0, |v| u64::try_from(v).unwrap_or(0)),
+            // An mmc card's, set by topology from its device/ directory.
+            erase_unit_bytes: 0,
+            removable_flash: false,
         };
         t.validate()
             .map_err(|e| invalid(format!("{}: {e}", q.display())))?;

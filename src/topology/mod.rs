@@ -3,6 +3,7 @@
 
 mod declared;
 mod dm;
+mod flash;
 mod hints;
 mod overrides;
 mod survey;
@@ -12,6 +13,8 @@ mod transport;
 pub use declared::{read_declared, Answers, Declared, DeclaredLimit, IdentifyProtocol, Limit};
 /// What a dm device is (a volume, an LVM-internal device, multipath).
 pub use dm::{dm_role, DmRole};
+/// An SD card's or eMMC's own words (type, CID, erase sizes).
+pub use flash::{sd_table_row, CardKind, FlashCard, SdTableRow};
 /// The hints the limits give (a misaligned marker, a USB bridge's value).
 pub use hints::{hints, limit_hints, stacked_offset_why};
 /// `--topology`: limits given by hand for an image.
@@ -67,6 +70,10 @@ pub struct Disk {
     pub firmware: Option<String>,
     pub transport: Transport,
     pub usb: Option<UsbBridge>,
+    /// An SD card's or eMMC's type, CID fields and erase sizes (sysfs
+    /// `device/` of an mmcblk disk); absent for any other disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flash: Option<FlashCard>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backing_file: Option<String>,
     /// A device-mapper device's own names (sysfs `dm/name`, `dm/uuid`);
@@ -169,10 +176,18 @@ impl Sysfs {
                 format!("{name} is not a whole disk under {}", self.root().display()),
             ));
         }
-        let topology = self.topology(name)?;
+        let mut topology = self.topology(name)?;
         let zoned = self.zoned(name, size_of(&dir))?;
         let size_bytes = size_of(&dir);
         let device = PathBuf::from("/dev").join(name);
+        let dev = dir.join("device");
+        let flash = flash::read_card(&dev, size_bytes);
+        if let Some(f) = &flash {
+            // An SD card is removable flash whatever sysfs `removable`
+            // says (a card in a built-in slot reads 0); an eMMC is not.
+            topology.erase_unit_bytes = f.preferred_erase_bytes;
+            topology.removable_flash = f.kind != CardKind::Mmc;
+        }
         let (ioctl, ioctl_error) = if self.is_live() {
             match sys::read_path(&device) {
                 Ok(v) => (Some(v), None),
@@ -196,7 +211,6 @@ impl Sysfs {
                 Ok(says) => (Some(says), None),
                 Err(note) => (None, Some(note)),
             };
-        let dev = dir.join("device");
         let slaves = list_dir(&dir.join("slaves"));
         let mut disk = Disk {
             name: name.to_string(),
@@ -218,6 +232,7 @@ impl Sysfs {
             firmware: read_str(&dev.join("firmware_rev")).or_else(|| read_str(&dev.join("rev"))),
             transport,
             usb,
+            flash,
             backing_file: read_str(&dir.join("loop/backing_file")),
             dm: self.dm_ids(name),
             slaves,

@@ -13,14 +13,16 @@ pub struct TopologyOverride {
     pub opt: Option<u32>,
     pub ao: Option<i64>,
     pub discard: Option<u64>,
+    /// A flash card's allocation unit: judged as removable flash's.
+    pub erase: Option<u64>,
 }
 
 /// Why a `--topology` value was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum OverrideError {
-    #[error("'{0}' is not KEY=VALUE (keys: lbs, pbs, min, opt, ao, discard)")]
+    #[error("'{0}' is not KEY=VALUE (keys: lbs, pbs, min, opt, ao, discard, erase)")]
     NotKeyValue(String),
-    #[error("unknown topology field '{0}' (keys: lbs, pbs, min, opt, ao, discard)")]
+    #[error("unknown topology field '{0}' (keys: lbs, pbs, min, opt, ao, discard, erase)")]
     UnknownField(String),
     #[error("'{0}' is given twice in --topology; give each field once")]
     Duplicate(&'static str),
@@ -28,7 +30,7 @@ pub enum OverrideError {
     NotASize { key: String, value: String },
     #[error("{key}={value}: larger than 4 GiB")]
     TooLarge { key: String, value: String },
-    #[error("empty --topology: give at least one of lbs, pbs, min, opt, ao, discard")]
+    #[error("empty --topology: give at least one of lbs, pbs, min, opt, ao, discard, erase")]
     Empty,
 }
 
@@ -74,6 +76,7 @@ impl FromStr for TopologyOverride {
                         num(value)? as i64
                     })
                 }
+                "erase" => o.erase = Some(num(value)?),
                 _ => o.discard = Some(num(value)?),
             }
         }
@@ -96,6 +99,7 @@ impl std::fmt::Display for TopologyOverride {
             ("opt", self.opt.map(i64::from)),
             ("ao", self.ao),
             ("discard", self.discard.and_then(|d| i64::try_from(d).ok())),
+            ("erase", self.erase.and_then(|d| i64::try_from(d).ok())),
         ];
         let given: Vec<String> = fields
             .iter()
@@ -114,6 +118,7 @@ fn canonical_key(key: &str) -> Option<&'static str> {
         "opt" | "optimal" => "opt",
         "ao" | "alignment" => "ao",
         "discard" | "dg" => "discard",
+        "erase" | "au" | "erase_unit" => "erase",
         _ => return None,
     })
 }
@@ -150,6 +155,10 @@ impl TopologyOverride {
         if let Some(d) = self.discard {
             t.discard_granularity = d;
         }
+        if let Some(e) = self.erase {
+            t.erase_unit_bytes = e;
+            t.removable_flash = e > 0;
+        }
         // The kernel never reports a minimum I/O below the physical block.
         t.minimum_io_size = t.minimum_io_size.max(t.physical_block_size);
         t.validate()?;
@@ -166,6 +175,7 @@ mod tests {
             "lbs=512,pbs=4096,min=4096,opt=33553920",
             "pbs=4k,ao=-1",
             "discard=1m",
+            "erase=12m",
         ] {
             let o: TopologyOverride = spec.parse().unwrap();
             assert_eq!(o.to_string().parse::<TopologyOverride>().unwrap(), o, "{o}");

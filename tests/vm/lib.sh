@@ -53,6 +53,10 @@ _has_model() { [ "$(sed 's/ *$//' "$1/device/model" 2>/dev/null)" = "$2" ]; }
 
 # The /dev node of the disk whose serial is $1 (the scenario's disk name).
 disk_by_serial() { _find_disk _has_serial "$1"; }
+# The /dev node of the boot's SD card: the disk the mmc core made (its
+# card directory has preferred_erase_size); one card per boot.
+_is_mmc() { [ -e "$1/device/preferred_erase_size" ]; }
+disk_by_mmc() { _find_disk _is_mmc "$1"; }
 # The /dev node of the disk whose SCSI model is $1 (scsi_debug: "scsi_debug").
 disk_by_model() { _find_disk _has_model "$1"; }
 

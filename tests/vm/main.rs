@@ -86,7 +86,12 @@ fn quote(s: &str) -> String {
 fn guest_script(boot: &Boot) -> String {
     let mut s = String::new();
     for d in &boot.disks {
-        s.push_str(&format!("{0}=$(disk_by_serial {0}); export {0}\n", d.name));
+        let find = match d.bus {
+            // An SD card has no serial: the one mmc disk of the boot.
+            Bus::Sd => "disk_by_mmc",
+            _ => "disk_by_serial",
+        };
+        s.push_str(&format!("{0}=$({find} {0}); export {0}\n", d.name));
     }
     for step in &boot.steps {
         match step {
@@ -211,8 +216,15 @@ fn qemu_args(vm: &Path, boot: &Boot, work: &Path, initrd: &Path) -> Vec<String> 
                 a.push(format!("nvme,id=zc_{0},serial={0}", d.name));
                 format!("nvme-ns,bus=zc_{0},nsid=1,zoned=on", d.name)
             }
+            // An SDHCI controller, the card on its bus (qemu names every
+            // SDHCI's bus `sd-bus`: one card per boot).
+            Bus::Sd => {
+                a.push("-device".into());
+                a.push("sdhci-pci".into());
+                "sd-card".to_string()
+            }
         };
-        let mut spec = if d.bus == Bus::Zns {
+        let mut spec = if matches!(d.bus, Bus::Zns | Bus::Sd) {
             format!("{dev},drive=d_{0}", d.name)
         } else {
             format!("{dev},drive=d_{0},serial={0}", d.name)

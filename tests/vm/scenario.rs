@@ -120,6 +120,11 @@ pub enum Bus {
     /// properties go to the namespace (`zoned.zone_size=4M`). Needs
     /// `kernel generic` (nvme).
     Zns,
+    /// qemu's SD card (`sd-card`) on an SDHCI controller of its own
+    /// (`sdhci-pci`): the mmc core reads its CID, CSD and SD Status. Needs
+    /// `kernel generic` (sdhci-pci, mmc_block); no serial (the guest finds
+    /// the mmcblk disk); qemu takes only a power-of-two size.
+    Sd,
 }
 
 /// The guest kernel of a boot.
@@ -460,7 +465,7 @@ fn parse_differential(rest: &str) -> Result<Differential, String> {
 
 fn parse_disk(rest: &str) -> Result<Disk, String> {
     let mut it = rest.split_whitespace();
-    let usage = "disk NAME SIZE virtio|scsi|nvme|ahci|zns [prop=value,...]";
+    let usage = "disk NAME SIZE virtio|scsi|nvme|ahci|zns|sd [prop=value,...]";
     let (Some(name), Some(size), Some(bus)) = (it.next(), it.next(), it.next()) else {
         return Err(format!("expected `{usage}`"));
     };
@@ -478,8 +483,14 @@ fn parse_disk(rest: &str) -> Result<Disk, String> {
         "nvme" => Bus::Nvme,
         "ahci" => Bus::Ahci,
         "zns" => Bus::Zns,
-        _ => return Err(format!("bus `{bus}`: virtio, scsi, nvme, ahci or zns")),
+        "sd" => Bus::Sd,
+        _ => return Err(format!("bus `{bus}`: virtio, scsi, nvme, ahci, zns or sd")),
     };
+    if bus == Bus::Sd && !size.is_power_of_two() {
+        return Err(format!(
+            "disk size `{size}`: qemu's SD card takes a power of two only"
+        ));
+    }
     Ok(Disk {
         name: name.to_string(),
         size,
@@ -939,7 +950,7 @@ mod tests {
         let e = parse("t", "boot\nkernel rt\ncapture k x\nexpect $k == 1\n").unwrap_err();
         assert!(e.contains("cloud or generic"), "{e}");
         let e = parse("t", "boot\ndisk d 1G ide\ncapture k x\nexpect $k == 1\n").unwrap_err();
-        assert!(e.contains("virtio, scsi, nvme, ahci or zns"), "{e}");
+        assert!(e.contains("virtio, scsi, nvme, ahci, zns or sd"), "{e}");
     }
 
     #[test]

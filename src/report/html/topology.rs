@@ -86,6 +86,9 @@ fn about(d: &Disk) -> String {
             .to_string(),
         );
     }
+    if let Some(f) = &d.flash {
+        parts.push(f.line());
+    }
     if let Some(fw) = &d.firmware {
         parts.push(format!("firmware {fw}"));
     }

@@ -167,7 +167,7 @@ fn header(out: &mut String, r: &CheckedTarget, st: &Style) {
     let _ = writeln!(out, "{}  {}, {table_desc}", st.bold(&r.path), what(r));
     out.push_str(&st.line("  verdict: ", &verdict(r, st), "    "));
     let t = &r.topology;
-    let text = format!(
+    let mut text = format!(
         "logical{GLUE}{} physical{GLUE}{} min-io{GLUE}{} opt-io{GLUE}{} alignment-offset{GLUE}{} discard{GLUE}{}",
         t.logical_block_size,
         t.physical_block_size,
@@ -176,6 +176,10 @@ fn header(out: &mut String, r: &CheckedTarget, st: &Style) {
         t.alignment_offset,
         t.discard_granularity
     );
+    if t.erase_unit_bytes > 0 {
+        let what = if t.removable_flash { "flash" } else { "eMMC" };
+        text.push_str(&format!(" {what}-unit{GLUE}{}", t.erase_unit_bytes));
+    }
     let head = format!("  topology ({}): ", r.topology_source.as_str());
     out.push_str(&st.line(&head, &text, "    "));
     if let Some(c) = &r.container {

@@ -87,6 +87,9 @@ fn details(disks: &[Disk], st: &Style) -> String {
                     .unwrap_or_default()
             );
         }
+        if let Some(f) = &d.flash {
+            let _ = writeln!(out, "  flash {}", f.line());
+        }
         if let Some(s) = &d.serial {
             let _ = writeln!(
                 out,

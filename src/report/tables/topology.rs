@@ -91,6 +91,18 @@ pub const DISKS: &[Column<Disk>] = &[
         .help("the number of zones, sysfs queue/nr_zones (0: not zoned)"),
     D::csv_only("conventional_zones", |d| opt_text(&d.zoned.conventional_zones))
         .help("the zones that take random writes, counted with BLKREPORTZONE (empty: not read)"),
+    D::csv_only("flash_kind", |d| {
+        d.flash.as_ref().map(|f| f.kind.as_str().to_string()).unwrap_or_default()
+    })
+    .help("an mmc card's kind: sd, sdhc, sdxc, sduc, mmc (eMMC too), other; empty for any other disk"),
+    D::csv_only("erase_unit_bytes", |d| {
+        d.flash.as_ref().map(|f| f.preferred_erase_bytes.to_string()).unwrap_or_default()
+    })
+    .help("an mmc card's allocation unit, sysfs device/preferred_erase_size (empty for any other disk)"),
+    D::csv_only("erase_group_bytes", |d| {
+        d.flash.as_ref().map(|f| f.erase_bytes.to_string()).unwrap_or_default()
+    })
+    .help("an mmc card's erase group, sysfs device/erase_size (empty for any other disk)"),
 ];
 
 /// A limit as the disk itself gives it (`topology::Declared::value`).
