@@ -14,6 +14,7 @@ mod boot;
 mod container;
 mod content;
 mod disk;
+mod hidden;
 mod identity;
 mod layout;
 mod new_disk;
