@@ -71,6 +71,9 @@ pub struct HiddenSectors {
     /// bytes from the volume's start: the main one, and the backup when
     /// it says what the main one says.
     pub at_bytes: Vec<u64>,
+    /// Bytes from the partition's start to the volume's.
+    #[serde(skip)]
+    into: u64,
     #[serde(skip)]
     form: Form,
 }
@@ -141,6 +144,7 @@ pub fn fixing(b: &BootVolume, from: u64, to: u64) -> Option<HiddenSectors> {
         from,
         to,
         at_bytes,
+        into: b.into,
         form,
     })
 }
@@ -225,6 +229,21 @@ const SUM: &str = "sum() { dd if=@F iflag=skip_bytes,count_bytes skip=\"$1\" cou
 const OCT: &str = "oct() { awk '{ for (i = 1; i < length($0); i += 2) printf \"\\\\%03o\", (index(\"0123456789abcdef\", substr($0, i, 1)) - 1) * 16 + index(\"0123456789abcdef\", substr($0, i + 1, 1)) - 1 }'; }; ";
 
 impl HiddenSectors {
+    /// The volume's byte on the disk, in a partition starting at byte
+    /// `partition`.
+    pub fn volume_at(&self, partition: u64) -> u64 {
+        partition.saturating_add(self.into)
+    }
+
+    /// What the volume's format calls the field.
+    pub fn field_name(&self) -> &'static str {
+        if self.form.exfat {
+            "PartitionOffset"
+        } else {
+            "hidden sectors"
+        }
+    }
+
     fn le(&self, v: u64) -> Vec<u8> {
         v.to_le_bytes()[..self.form.field().1].to_vec()
     }
@@ -297,7 +316,9 @@ impl HiddenSectors {
             s.push_str(&format!(
                 "{} || {}; ",
                 self.summed(),
-                voice.fail("the exFAT boot region at byte $b does not match its checksum; nothing done")
+                voice.fail(
+                    "the exFAT boot region at byte $b does not match its checksum; nothing done"
+                )
             ));
         }
         s.push_str("done )");
@@ -325,7 +346,9 @@ impl HiddenSectors {
             self.from, self.to
         ));
         if self.form.exfat {
-            let bad = voice.fail("the exFAT boot region at byte $b does not match its checksum; nothing written");
+            let bad = voice.fail(
+                "the exFAT boot region at byte $b does not match its checksum; nothing written",
+            );
             s.push_str(&format!(
                 "if [ \"$h\" = {old} ]; then {} || {bad}; elif [ \"$h\" != {new} ]; then {neither}; fi; ",
                 self.summed()

@@ -25,6 +25,9 @@ mod remedy;
 
 /// One disk's plan.
 pub use disk::plan_disk;
+/// The start a FAT, exFAT or NTFS boot sector records, as a move rewrites
+/// it.
+pub use hidden::{HiddenSectors, Voice};
 /// Whether a GPT's damage is one `sgdisk -e` repairs.
 pub use identity::gpt_repairable;
 /// A new disk's layout (`plan --new`).
@@ -157,6 +160,11 @@ pub enum Step {
         to_bytes: u64,
         copy_bytes: u64,
         chunk_bytes: u64,
+        /// The FAT, exFAT or NTFS volume in it records its start in its
+        /// boot sectors: checked before the copy, the new start written
+        /// after it (before the entry changes).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hidden_sectors: Option<HiddenSectors>,
     },
     /// Rebuild the primary GPT (header and entries) from the intact
     /// backup at the disk's last LBA, before any other change.

@@ -23,7 +23,7 @@
 //! confirm, resize2fs), while the table is still the original.
 
 use crate::layout::TableKind;
-use crate::plan::{DiskPlan, Entry, Identity, Shrink, Step};
+use crate::plan::{DiskPlan, Entry, Identity, Shrink, Step, Voice};
 
 /// `plan --script FILE`: the script of the one disk planned (cli refuses
 /// the file before the run for several targets, and leaves it out for a
@@ -171,18 +171,45 @@ fn table_fn(
         start = z.start_bytes,
         bytes = z.bytes,
     ));
-    let copy = match copy {
+    // A volume's boot sectors record its start: checked at the old place
+    // before any copy (once a copy has started, some of it may be
+    // overwritten), the new start written at the new place after it.
+    let (check, copy) = match copy {
         Some(Step::Move {
             from_bytes,
             to_bytes,
             copy_bytes,
+            hidden_sectors,
             ..
-        }) => format!("    copy {partition} {from_bytes} {to_bytes} {copy_bytes}\n"),
-        _ => String::new(),
+        }) => {
+            let (check, write) = hidden_sectors.as_ref().map_or_else(Default::default, |h| {
+                let disk = "\"$DISK\"";
+                let field = h.field_name();
+                (
+                    format!(
+                        "    # Its {} boot sectors still record {field} {} (before the copy):\n    [ -f \"$STATE/move-{partition}\" ] || {}\n",
+                        h.volume,
+                        h.from,
+                        h.check_command(disk, h.volume_at(*from_bytes), Voice::Script)
+                    ),
+                    format!(
+                        "    # {field} {} into them where they still read {}:\n    {}\n",
+                        h.to,
+                        h.from,
+                        h.write_command(disk, h.volume_at(*to_bytes), Voice::Script)
+                    ),
+                )
+            });
+            (
+                check,
+                format!("    copy {partition} {from_bytes} {to_bytes} {copy_bytes}\n{write}"),
+            )
+        }
+        _ => Default::default(),
     };
     let later: Vec<String> = (n..=of).map(|t| format!("\"$S{t}\"")).collect();
     format!(
-        "\nstep_{k}() {{\n    same_disk\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {k}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {k}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n{zeros}    set_entry {partition} {start} {size} --no-act || die \"step {k}: sfdisk would not take partition {partition} at start={start}, size={size}; nothing done\"\n    say \"step {k}: partition {partition} to start={start}, size={size}\"\n{copy}    set_entry {partition} {start} {size} || die \"step {k}: sfdisk did not write partition {partition}; run this script again\"\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {k}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
+        "\nstep_{k}() {{\n    same_disk\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {k}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {k}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n{zeros}{check}    set_entry {partition} {start} {size} --no-act || die \"step {k}: sfdisk would not take partition {partition} at start={start}, size={size}; nothing done\"\n    say \"step {k}: partition {partition} to start={start}, size={size}\"\n{copy}    set_entry {partition} {start} {size} || die \"step {k}: sfdisk did not write partition {partition}; run this script again\"\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {k}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
         later = later.join(" "),
         prev = n - 1,
         start = after.start_sector,
