@@ -5,6 +5,7 @@
 //! build until the plan says what it does about it.
 
 use super::boot;
+use super::hidden::{self, Voice};
 use super::place::Reach;
 use crate::findings::{Code, Finding};
 use crate::names::shell_word;
@@ -89,7 +90,7 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
             Remedy::said(super::recipes::new_zfs_vdev(f).join("; "))
         }
         LayerStartMisaligned | LayerStartNot4k | LayerStartNotOptimal | LayerStartNot1Mib
-        | LayerStartNotPreferredWrite | LvmStripeMisaligned => layer_start(layer),
+        | LayerStartNotPreferredWrite | LvmStripeMisaligned => layer_start(f, layer),
         LvmExtentMisaligned => Remedy::said(
             "the VG's extent size is fixed for its LVs: vgchange -s NEW_SIZE VG changes it only while every LV's size is a multiple of the new one; otherwise make the VG again with vgcreate -s (its data moved elsewhere first)",
         ),
@@ -106,9 +107,7 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
             "a filesystem's block size is fixed when it is made: back up its data, make it again with a block of the physical block or more (mkfs.ext4 -b 4096, mkfs.xfs -b size=4096 -s size=4096), and restore",
         ),
         FsStripeHintsMissing | FsStripeHintsMismatch => stripe_hints(f, layer, reach),
-        FsHiddenSectors => Remedy::said(
-            "write the volume's start into its boot sector's hidden sectors (BPB offset 0x1C; exFAT: PartitionOffset at byte 64, which changes its boot checksum) and into its backup; only boot code reads it: a volume no one boots from can keep it",
-        ),
+        FsHiddenSectors => hidden_sectors(f, layer, reach),
         FsBeyondPartition => Remedy::said(
             "the volume counts more sectors than its partition holds: make the partition end at or after the volume's end again (sfdisk -N), or copy what is readable off it and make the volume again; the plan moves no volume cut short",
         ),
@@ -149,8 +148,58 @@ fn kernel_view(disk: &boot::Disk) -> Remedy {
     }
 }
 
-/// A layer whose data start is off: it moves only with its data.
-fn layer_start(layer: Option<&Layer>) -> Remedy {
+/// A volume whose boot sectors record another start than where it is:
+/// the command that writes that start into them (and into the backup
+/// that says what the main one says), where the volume is; in words
+/// where no command reaches it.
+fn hidden_sectors(f: &Finding, layer: Option<&Layer>, reach: &Reach) -> Remedy {
+    let why = "write the volume's start into its boot sector's hidden sectors (BPB offset 0x1C; exFAT: PartitionOffset at byte 64, which changes its boot checksum) and into its backup; only boot code reads it: a volume no one boots from can keep it";
+    let h = layer
+        .and_then(|l| hidden::BootVolume::of(l, 0))
+        .zip(f.facts.recorded_sectors.zip(f.facts.start_sectors))
+        .and_then(|(b, (from, to))| hidden::fixing(&b, from, to));
+    let Some(h) = h else {
+        return Remedy::said(why);
+    };
+    let why = format!(
+        "{why}: the command writes {} where the {} boot sector{} still read{} {}, after checking {} the volume read",
+        h.to,
+        h.volume,
+        if h.at_bytes.len() > 1 { "s" } else { "" },
+        if h.at_bytes.len() > 1 { "" } else { "s" },
+        h.from,
+        if h.at_bytes.len() > 1 { "they are" } else { "it is" },
+    );
+    match reach {
+        Reach::Node { node, offset } => Remedy::run(
+            why,
+            vec![h.write_command(&shell_word(node), *offset, Voice::Printed)],
+        ),
+        Reach::File { path, offset, .. } => Remedy::run(
+            why,
+            vec![h.write_command(&shell_word(path), *offset, Voice::Printed)],
+        ),
+        Reach::Not(reason) => Remedy::said(format!("{why}; {reason}")),
+    }
+}
+
+/// A layer whose data start is off: it moves only with its data. A FAT's
+/// data area or an exFAT's cluster heap is placed by the mkfs that made
+/// it (check's `fix` names the options).
+fn layer_start(f: &Finding, layer: Option<&Layer>) -> Remedy {
+    let fs = layer.and_then(|l| l.filesystem());
+    if let (Some(fs), Some(fix)) = (fs, f.facts.fix.as_deref()) {
+        if matches!(fs.kind, FsKind::Vfat | FsKind::Exfat) {
+            let name = fs.volume.as_deref().map_or("volume", |v| v.name());
+            let again = match fs.kind {
+                FsKind::Exfat => "mkfs.exfat -L LABEL",
+                _ => "mkfs.fat -n LABEL -i SERIAL",
+            };
+            return Remedy::said(format!(
+                "where the {name}'s clusters start is fixed when it is made: copy its files off, make it again ({fix}; {again} keeps the label and, for FAT, the serial that /etc/fstab's UUID= names), and copy the files back"
+            ));
+        }
+    }
     let name = layer.map_or("", |l| l.name.as_str());
     if name.contains("PV ") || name.starts_with("segment ") {
         return Remedy::said(format!(
