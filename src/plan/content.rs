@@ -342,4 +342,55 @@ mod tests {
         assert_eq!(c.offline.as_deref(), Some("unmount the NTFS filesystem"));
         assert!(c.shrink_by_hand("/dev/sdb1", 1 << 20)[0].starts_with("NTFS is in it"));
     }
+
+    /// The volume in a partition of 2 MiB at sector 63 of `disk`.
+    fn volume_content(disk: &[u8]) -> Content {
+        let t = Topology::default();
+        let mut part = Layer::new(LayerKind::Partition, "p1", "d", 63 * 512, 2 << 20, t);
+        part.children
+            .push(crate::plan::hidden::tests::layer(disk, 63 * 512, 2 << 20));
+        of(Some(&Root {
+            partition: Some(1),
+            layer: part,
+            zero_tail_bytes: 0,
+        }))
+    }
+
+    /// An NTFS needs its span (with the backup after the volume) when the
+    /// backup is there, else all of its partition (its last sector may
+    /// hold it); a volume that must end sooner gets its tool.
+    #[test]
+    fn volumes_keep_their_backup_and_shrink_with_their_tools() {
+        use crate::plan::hidden::tests::{disk_with, fixture, put};
+        let mut boot = fixture("ntfs-c4096");
+        put(&mut boot, 0x28, &4095u64.to_le_bytes());
+        put(&mut boot, 56, &8u64.to_le_bytes());
+        let ntfs = volume_content(&disk_with(&boot, 4095, &|_| {}));
+        assert_eq!(ntfs.what, "NTFS filesystem");
+        assert_eq!(ntfs.needed_bytes, Some(4096 * 512));
+        assert!(!ntfs.may_grow());
+        let cmds = ntfs.shrink_by_hand("/dev/sdb1", 1 << 20);
+        assert!(
+            cmds[0].starts_with("ntfsresize --size 1048576 /dev/sdb1   #"),
+            "{cmds:?}"
+        );
+        assert!(
+            cmds[1].starts_with("p=/dev/sdb1; n=$(od -An -tu1 -j 40 -N 8 \"$p\""),
+            "{cmds:?}"
+        );
+        assert_eq!(cmds[2], "then run diskalign plan again");
+        let mut lone = vec![0u8; 4 << 20];
+        put(&mut lone, 63 * 512, &boot);
+        assert_eq!(volume_content(&lone).needed_bytes, None, "no backup read");
+        let fat = volume_content(&disk_with(&fixture("fat32-s1"), 6, &|_| {}));
+        assert!(fat.may_grow());
+        assert!(fat.shrink_by_hand("/dev/sdb1", 1 << 20)[0]
+            .starts_with("fatresize -s 1048576 /dev/sdb1   #"));
+        let fat12 = volume_content(&disk_with(&fixture("fat12"), 0, &|_| {}));
+        assert!(fat12.shrink_by_hand("/dev/sdb1", 1 << 20)[0]
+            .starts_with("a FAT12 is resized by no tool here"));
+        let exfat = volume_content(&disk_with(&fixture("exfat-c4K"), 12, &|_| {}));
+        assert!(exfat.shrink_by_hand("/dev/sdb1", 1 << 20)[0]
+            .starts_with("exFAT is resized by no tool here"));
+    }
 }

@@ -252,3 +252,91 @@ fn stripe_hints(f: &Finding, layer: Option<&Layer>, reach: &Reach) -> Remedy {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Facts;
+    use crate::plan::hidden::tests::{disk_with, fixture, layer, put, sh};
+
+    const MIB: u64 = 1 << 20;
+
+    /// A FAT32 whose boot sectors record 63 while it lies at sector 63
+    /// of a file that is then read at another offset (a volume copied):
+    /// the command writes the start check found, where the volume is,
+    /// and clears the finding; where no command reaches it, words.
+    #[test]
+    fn hidden_sectors_get_the_command_where_the_volume_is() {
+        let disk = disk_with(&fixture("fat32-s1"), 6, &|b| {
+            put(b, 0x1c, &63u32.to_le_bytes())
+        });
+        let l = layer(&disk, 63 * 512, 2 * MIB);
+        let f = Finding::of(
+            Code::FsHiddenSectors,
+            Facts {
+                recorded_sectors: Some(63),
+                start_sectors: Some(4096),
+                ..Facts::default()
+            },
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.img");
+        std::fs::write(&path, &disk).unwrap();
+        let reach = Reach::File {
+            path: path.display().to_string(),
+            offset: 63 * 512,
+            copy: false,
+        };
+        let d = boot::Disk::Image(path.display().to_string());
+        let r = remedy(&f, Some(&l), &reach, &d);
+        assert!(r.clears && r.work, "{r:?}");
+        assert!(
+            r.why
+                .contains("writes 4096 where the FAT32 boot sectors still read 63"),
+            "{}",
+            r.why
+        );
+        let (code, out) = sh(&r.commands[0]);
+        assert_eq!(code, 0, "{out}");
+        let b = std::fs::read(&path).unwrap();
+        for at in [63 * 512 + 0x1c, 69 * 512 + 0x1c] {
+            assert_eq!(b[at..at + 4], 4096u32.to_le_bytes(), "{at}");
+        }
+        let not = remedy(&f, Some(&l), &Reach::Not("no device".into()), &d);
+        assert!(!not.clears && not.commands.is_empty() && not.why.ends_with("; no device"));
+        assert!(!remedy(&f, None, &reach, &d).clears);
+    }
+
+    /// A FAT's data area off the grain: check's mkfs options, with the
+    /// files copied off and back; another layer's keeps its sentence.
+    #[test]
+    fn a_fat_data_area_is_made_again_with_check_s_options() {
+        let disk = disk_with(&fixture("fat32-s8-a-R33"), 6, &|_| {});
+        let l = layer(&disk, 63 * 512, 2 * MIB);
+        let fix = "mkfs.fat -F 32 -s 8 without -a, which pads the reserved sectors to a whole cluster, after a backup";
+        let f = Finding::of(
+            Code::LayerStartNot4k,
+            Facts {
+                fix: Some(fix.into()),
+                ..Facts::default()
+            },
+        );
+        let d = boot::Disk::Image("d.img".into());
+        let r = remedy(&f, Some(&l), &Reach::Not(String::new()), &d);
+        assert!(r.work && !r.clears && r.commands.is_empty());
+        assert!(
+            r.why
+                .contains(&format!("copy its files off, make it again ({fix};")),
+            "{}",
+            r.why
+        );
+        assert!(r.why.contains("mkfs.fat -n LABEL -i SERIAL"), "{}", r.why);
+        let plain = Finding::of(Code::LayerStartNot4k, Facts::default());
+        let r = remedy(&plain, Some(&l), &Reach::Not(String::new()), &d);
+        assert!(
+            r.why.starts_with("a layer's data start is fixed"),
+            "{}",
+            r.why
+        );
+    }
+}

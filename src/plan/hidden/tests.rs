@@ -8,13 +8,13 @@ use std::rc::Rc;
 
 const MIB: u64 = 1 << 20;
 
-fn fixture(name: &str) -> Vec<u8> {
+pub(in crate::plan) fn fixture(name: &str) -> Vec<u8> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fs/");
     std::fs::read(format!("{dir}{name}.bin")).unwrap()
 }
 
 /// The volume layer the walk finds at `at` of `disk` (`len` bytes).
-fn layer(disk: &[u8], at: u64, len: u64) -> Layer {
+pub(in crate::plan) fn layer(disk: &[u8], at: u64, len: u64) -> Layer {
     let r = Region {
         src: Rc::new(disk.to_vec()),
         device: "d".into(),
@@ -25,24 +25,28 @@ fn layer(disk: &[u8], at: u64, len: u64) -> Layer {
     walk_region(&r, &mut Pending::default()).unwrap()
 }
 
-fn put(disk: &mut [u8], at: u64, bytes: &[u8]) {
+pub(in crate::plan) fn put(disk: &mut [u8], at: u64, bytes: &[u8]) {
     disk[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
 }
 
 /// `sh -c CMD`: exit status and what it printed.
-fn sh(cmd: &str) -> (i32, String) {
+pub(in crate::plan) fn sh(cmd: &str) -> (i32, String) {
     let out = std::process::Command::new("sh")
         .args(["-c", cmd])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.code().unwrap_or(-1), text)
 }
 
 /// A 4 MiB disk with `boot` (a volume's first sectors) at sector 63 and
 /// again at `backup` sectors in, its start recorded as 63 by `record`.
-fn disk_with(boot: &[u8], backup: u64, record: &dyn Fn(&mut Vec<u8>)) -> Vec<u8> {
+pub(in crate::plan) fn disk_with(
+    boot: &[u8],
+    backup: u64,
+    record: &dyn Fn(&mut Vec<u8>),
+) -> Vec<u8> {
     let mut b = boot.to_vec();
     record(&mut b);
     let mut disk = vec![0u8; 4 * MIB as usize];
@@ -88,10 +92,18 @@ fn le32(b: &[u8], at: u64) -> u32 {
 /// get 2048, the volume read back records it, its backup still the same.
 #[test]
 fn a_fat32_gets_its_start_in_both_boot_sectors() {
-    let disk = disk_with(&fixture("fat32-s1"), 6, &|b| put(b, 0x1c, &63u32.to_le_bytes()));
+    let disk = disk_with(&fixture("fat32-s1"), 6, &|b| {
+        put(b, 0x1c, &63u32.to_le_bytes())
+    });
     let l = layer(&disk, 63 * 512, 2 * MIB);
     assert_eq!(
-        l.filesystem().unwrap().volume.as_ref().unwrap().backup.state,
+        l.filesystem()
+            .unwrap()
+            .volume
+            .as_ref()
+            .unwrap()
+            .backup
+            .state,
         BackupState::Same
     );
     let (after, h, _) = moved(&disk, 2 * MIB, "FAT32");
@@ -169,7 +181,9 @@ fn cmd_file(cmd: &str) -> String {
 /// match; and the check before the copy says why, writing nothing.
 #[test]
 fn another_volume_or_another_start_gets_nothing() {
-    let disk = disk_with(&fixture("fat32-s1"), 6, &|b| put(b, 0x1c, &63u32.to_le_bytes()));
+    let disk = disk_with(&fixture("fat32-s1"), 6, &|b| {
+        put(b, 0x1c, &63u32.to_le_bytes())
+    });
     let l = layer(&disk, 63 * 512, 2 * MIB);
     let b = BootVolume::of(&l, 0).unwrap();
     let h = planned(&b, 63 * 512, MIB, 2 * MIB).unwrap();
@@ -178,8 +192,16 @@ fn another_volume_or_another_start_gets_nothing() {
     let file = f.to_str().unwrap();
     for (what, at, bytes) in [
         ("another serial", 63 * 512 + 67, vec![0u8; 4]),
-        ("another start", 63 * 512 + 0x1c, 99u32.to_le_bytes().to_vec()),
-        ("a backup of another start", 69 * 512 + 0x1c, vec![1, 0, 0, 0]),
+        (
+            "another start",
+            63 * 512 + 0x1c,
+            99u32.to_le_bytes().to_vec(),
+        ),
+        (
+            "a backup of another start",
+            69 * 512 + 0x1c,
+            vec![1, 0, 0, 0],
+        ),
     ] {
         let mut d = disk.clone();
         put(&mut d, at, &bytes);
