@@ -813,15 +813,18 @@ fn a_damaged_primary_gpt_is_rebuilt_from_its_backup() {
 
 /// Moving a BIOS boot partition of an image says where to run
 /// grub-install, and prints no command (run on this host it would put
-/// the host's GRUB into the image); moving a FAT partition (made by
-/// mkfs.fat, whose boot sector holds its start as "hidden sectors") gives
-/// the command that writes the new start there: run before the script it
-/// writes nothing (the new place does not hold the old start yet), run
-/// after it the field is right and fsck.fat clean, and run again it says
-/// so and writes nothing.
+/// the host's GRUB into the image). A FAT32 that moves (made by mkfs.fat
+/// -h, whose boot sector holds its start as "hidden sectors") gets its
+/// new start from the script, in its boot sector and its backup, and no
+/// note. A partition whose type says NTFS but whose volume the plan could
+/// not read (its boot sector damaged) keeps the command for its main boot
+/// sector: run before the script it writes nothing (the new place does
+/// not hold the old start yet), after it the field is right, and run
+/// again it says so and writes nothing.
 #[test]
 fn boot_partitions_that_move_get_their_notes() {
     require_tool("mkfs.fat");
+    require_tool("mkntfs");
     let dir = tempfile::tempdir().unwrap();
     let img = image(dir.path(), "boot.img", 96 * MIB);
     let path = img.to_str().unwrap();
@@ -838,69 +841,340 @@ fn boot_partitions_that_move_get_their_notes() {
             "2:10000:+40M",
             "-t",
             "2:0700",
+            "-n",
+            "3:100000:+8M",
+            "-t",
+            "3:0700",
             path,
         ],
     );
     {
         let l = LoopDev::attach(&img, None);
-        sh("mkfs.fat", &["-h", "10000", &l.part(2)]);
+        sh(
+            "mkfs.fat",
+            &["-F", "32", "-s", "8", "-h", "10000", &l.part(2)],
+        );
+        sh("mkntfs", &["-Q", "-q", "-p", "100000", &l.part(3)]);
     }
-    let hidden = |at: u64| {
+    let field = |at: u64| {
         let b = std::fs::read(&img).unwrap();
         let at = at as usize + 0x1c;
         u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
     };
-    assert_eq!(hidden(10000 * 512), 10000);
+    // The NTFS's $MFTMirr cluster set to 0: no NTFS the plan reads.
+    {
+        let f = std::fs::OpenOptions::new().write(true).open(&img).unwrap();
+        std::os::unix::fs::FileExt::write_at(&f, &[0u8; 8], 100000 * 512 + 56).unwrap();
+    }
+    assert_eq!((field(10000 * 512), field(100000 * 512)), (10000, 100000));
     let script = dir.path().join("fix.sh");
     let v = planned(&img, &script);
-    let manual = v["targets"][0]["manual"].as_array().unwrap();
-    let note = |n: u64| {
-        manual
-            .iter()
-            .find(|m| m["partition"] == n)
-            .unwrap_or_else(|| panic!("no note for partition {n}: {manual:#?}"))
-    };
-    assert!(note(1)["why"]
+    let t = &v["targets"][0];
+    let manual = t["manual"].as_array().unwrap();
+    let note = |n: u64| manual.iter().find(|m| m["partition"] == n);
+    let bios = note(1).unwrap();
+    assert!(bios["why"]
         .as_str()
         .unwrap()
         .contains("BIOS boot partition"));
-    assert_eq!(note(1)["commands"], serde_json::json!([]));
-    assert!(note(1)["why"]
+    assert_eq!(bios["commands"], serde_json::json!([]));
+    assert!(bios["why"]
         .as_str()
         .unwrap()
         .contains("run grub-install in the system on it"));
-    assert!(note(2)["why"].as_str().unwrap().contains("hidden sectors"));
-    let new_start = v["targets"][0]["partitions"][1]["after"]["start_sector"]
-        .as_u64()
-        .unwrap();
-    let cmd = note(2)["commands"][0].as_str().unwrap();
+    assert!(note(2).is_none(), "the script writes it: {manual:#?}");
+    let start = |n: usize| {
+        t["partitions"][n]["after"]["start_sector"]
+            .as_u64()
+            .unwrap()
+    };
+    let (fat_start, ntfs_start) = (start(1), start(2));
+    let moved = |n: u64| {
+        t["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "move" && s["partition"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        moved(2)["hidden_sectors"],
+        serde_json::json!({"volume": "FAT32", "from": 10000, "to": fat_start, "at_bytes": [0, 3072]})
+    );
+    assert!(moved(3).get("hidden_sectors").is_none());
+    let ntfs = note(3).unwrap();
+    assert!(ntfs["why"]
+        .as_str()
+        .unwrap()
+        .contains("the plan could not read a volume in it"));
+    let cmd = ntfs["commands"][0].as_str().unwrap();
     let before = checksum(path);
     let (code, out) = sh_status("sh", &["-c", cmd]);
     assert_eq!(code, 1, "{cmd}: {out}");
     assert!(out.contains("nothing written"), "{out}");
     assert_eq!(checksum(path), before, "{cmd} wrote before the script");
     run_ok(&script);
-    assert_eq!(
-        hidden(new_start * 512),
-        10000,
-        "the field still has the old start"
-    );
+    assert_eq!(field(fat_start * 512), fat_start as u32);
+    assert_eq!(field((fat_start + 6) * 512), fat_start as u32, "backup");
+    assert_eq!(field(ntfs_start * 512), 100000, "not read: not written");
     let (code, out) = sh_status("sh", &["-c", cmd]);
     assert_eq!(code, 0, "{cmd}: {out}");
-    assert_eq!(hidden(new_start * 512), new_start as u32);
+    assert_eq!(field(ntfs_start * 512), ntfs_start as u32);
     let after = checksum(path);
     let (code, out) = sh_status("sh", &["-c", cmd]);
     assert_eq!(
         (code, out.trim()),
         (
             0,
-            format!("hidden sectors already read {new_start}").as_str()
+            format!("hidden sectors already read {ntfs_start}").as_str()
         )
     );
     assert_eq!(checksum(path), after);
     let l = LoopDev::attach(&img, None);
     let (code, out) = sh_status("fsck.fat", &["-n", &l.part(2)]);
     assert_eq!(code, 0, "{out}");
+}
+
+/// A FAT32 or an NTFS made by its own mkfs in a DOS partition at sector
+/// 63 (type 0x0c or 0x07, room after it) of a 128 MiB image, its boot
+/// sectors recording 63, with files whose checksums are kept; and the
+/// script of its plan.
+struct AtSector63 {
+    kind: &'static str,
+    img: PathBuf,
+    sums: Sums,
+    script: PathBuf,
+    plan: serde_json::Value,
+}
+
+impl AtSector63 {
+    fn new(dir: &Path, kind: &'static str) -> AtSector63 {
+        let (ty, tools): (&str, &[&str]) = match kind {
+            "fat32" => ("c", &["mkfs.fat", "fsck.fat", "mcopy"]),
+            _ => ("7", &["mkntfs", "ntfsfix", "ntfscp", "ntfscat"]),
+        };
+        tools.iter().for_each(|t| require_tool(t));
+        let img = image(dir, &format!("{kind}.img"), 128 * MIB);
+        sfdisk(
+            &img,
+            &format!("label: dos\nlabel-id: 0x5eed0063\nstart=63, size=100000, type={ty}\n"),
+        );
+        let mut sums = Vec::new();
+        {
+            let l = LoopDev::attach(&img, None);
+            let part = l.part(1);
+            match kind {
+                "fat32" => sh("mkfs.fat", &["-F", "32", &part]),
+                _ => sh(
+                    "mkntfs",
+                    &["-Q", "-q", "-p", "63", "-H", "255", "-S", "63", &part],
+                ),
+            };
+            for i in 0..8 {
+                let (name, f) = (format!("f{i}"), dir.join(format!("f{i}")));
+                let of = format!("of={}", f.display());
+                let count = format!("count={}", 1 + i % 3);
+                sh(
+                    "dd",
+                    &["if=/dev/urandom", &of, "bs=1M", &count, "status=none"],
+                );
+                let src = f.to_str().unwrap();
+                match kind {
+                    "fat32" => sh("mcopy", &["-i", &part, src, &format!("::{name}")]),
+                    _ => sh("ntfscp", &[&part, src, &name]),
+                };
+                sums.push((name, checksum(src)));
+                std::fs::remove_file(&f).unwrap();
+            }
+        }
+        assert_eq!(hidden_at(&img, 63 * 512), 63, "{kind}: made recording 63");
+        let script = dir.join(format!("{kind}.sh"));
+        let plan = planned(&img, &script);
+        AtSector63 {
+            kind,
+            img,
+            sums,
+            script,
+            plan,
+        }
+    }
+
+    /// After the script: the volume's checker clean, every file read
+    /// back the same, the new start in both boot sectors, and check
+    /// reporting what the plan said it would still report (a FAT32 of
+    /// 512-byte clusters, mkfs.fat's default at this size, keeps its data
+    /// area off 4 KiB), no more.
+    fn verify(&self) {
+        let t = &self.plan["targets"][0];
+        let start = t["partitions"][0]["after"]["start_sector"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(start, 2048);
+        let base = start * 512;
+        let b = std::fs::read(&self.img).unwrap();
+        let backup = match self.kind {
+            // BPB_BkBootSec, at 0x32.
+            "fat32" => u64::from(u16::from_le_bytes([
+                b[base as usize + 0x32],
+                b[base as usize + 0x33],
+            ])),
+            // The sector after the volume: its sector count, at 0x28.
+            _ => u64::from_le_bytes(
+                b[base as usize + 0x28..base as usize + 0x30]
+                    .try_into()
+                    .unwrap(),
+            ),
+        };
+        assert!(backup > 0);
+        assert_eq!(hidden_at(&self.img, base), 2048, "{}: main", self.kind);
+        assert_eq!(
+            hidden_at(&self.img, base + backup * 512),
+            2048,
+            "{}: backup",
+            self.kind
+        );
+        let l = LoopDev::attach(&self.img, None);
+        let part = l.part(1);
+        let (code, out) = match self.kind {
+            "fat32" => sh_status("fsck.fat", &["-n", &part]),
+            _ => sh_status("ntfsfix", &["-n", &part]),
+        };
+        assert_eq!(code, 0, "{}: {out}", self.kind);
+        let out_dir = tempfile::tempdir().unwrap();
+        for (name, sum) in &self.sums {
+            let f = out_dir.path().join(name);
+            match self.kind {
+                "fat32" => {
+                    sh(
+                        "mcopy",
+                        &["-i", &part, &format!("::{name}"), f.to_str().unwrap()],
+                    );
+                }
+                _ => {
+                    let cat = Command::new("ntfscat")
+                        .args([&part, name.as_str()])
+                        .output()
+                        .unwrap();
+                    assert!(cat.status.success(), "ntfscat {name}");
+                    std::fs::write(&f, cat.stdout).unwrap();
+                }
+            }
+            assert_eq!(
+                &checksum(f.to_str().unwrap()),
+                sum,
+                "{}: {name} changed",
+                self.kind
+            );
+        }
+        drop(l);
+        let named = |f: &serde_json::Value| (f["code"].to_string(), f["subject"].to_string());
+        let (doc, code) = run_json(&["check", self.img.to_str().unwrap()]);
+        let found: std::collections::BTreeSet<_> = every_finding(&doc)
+            .into_iter()
+            .filter(|f| matches!(f["severity"].as_str(), Some("warning" | "error")))
+            .filter(|f| f.get("same_cause_as").is_none())
+            .map(named)
+            .collect();
+        let said = t["leaves"].as_array().unwrap().iter().map(named).collect();
+        assert_eq!(
+            found, said,
+            "{}: check after the script:\n{doc:#}",
+            self.kind
+        );
+        assert_eq!(code == 0, found.is_empty());
+        if self.kind == "ntfs" {
+            assert!(found.is_empty(), "{doc:#}");
+        }
+    }
+}
+
+/// The hidden-sectors field of the boot sector at byte `at` of `img`.
+fn hidden_at(img: &Path, at: u64) -> u32 {
+    let f = std::fs::File::open(img).unwrap();
+    let mut b = [0u8; 4];
+    std::os::unix::fs::FileExt::read_exact_at(&f, &mut b, at + 0x1c).unwrap();
+    u32::from_le_bytes(b)
+}
+
+/// A FAT32 and an NTFS at sector 63 move to 1 MiB: the script checks
+/// their boot sectors, copies them and writes the new start into the
+/// boot sector and its backup; fsck.fat and ntfsfix find them clean,
+/// every file reads back the same, and check is clean. The plan says so
+/// in its step, and on this DOS disk what the move means for Windows.
+#[test]
+fn a_fat32_and_an_ntfs_at_63_move_with_their_boot_sectors() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in ["fat32", "ntfs"] {
+        let v = AtSector63::new(dir.path(), kind);
+        let t = &v.plan["targets"][0];
+        let h = &t["steps"][1]["hidden_sectors"];
+        assert_eq!(
+            (h["from"].as_u64(), h["to"].as_u64()),
+            (Some(63), Some(2048)),
+            "{t:#}"
+        );
+        let why = t["manual"][0]["why"].as_str().unwrap();
+        assert!(why.contains("HKLM\\SYSTEM\\MountedDevices"), "{why}");
+        assert_eq!(t["manual"][0]["commands"], serde_json::json!([]));
+        let (human, _) = run(&["plan", v.img.to_str().unwrap(), "--width", "0"]);
+        assert!(
+            human.contains("boot sector and its backup (hidden sectors 63 -> 2048;"),
+            "{human}"
+        );
+        let (code, out) = run_script(&v.script);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("into its boot sector and its backup"), "{out}");
+        v.verify();
+        // Run again: everything is done, nothing written.
+        let sum = checksum(v.img.to_str().unwrap());
+        let (code, out) = run_script(&v.script);
+        assert_eq!(code, 0, "{out}");
+        assert_eq!(
+            checksum(v.img.to_str().unwrap()),
+            sum,
+            "{kind}: a second run wrote"
+        );
+    }
+}
+
+/// Killed during the copy, once the copy is done (before the boot
+/// sectors get their new start), and once the main boot sector has it
+/// (before the backup or the entry), the script run again finishes:
+/// every file, the checkers, both boot sectors and check as after a run
+/// without a kill.
+#[test]
+fn a_fat32_or_an_ntfs_killed_during_its_move_resumes() {
+    for kind in ["fat32", "ntfs"] {
+        for at in [
+            "during the copy",
+            "after the copy",
+            "after the main boot sector",
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let v = AtSector63::new(dir.path(), kind);
+            let copy = v.plan["targets"][0]["steps"][1]["copy_bytes"]
+                .as_u64()
+                .unwrap();
+            let pieces = copy.div_ceil(4 * MIB);
+            let until = |state: &Path| match (at, journal(state, 1)) {
+                ("during the copy", Some((done, _))) => done >= 3,
+                ("after the copy", Some((done, staged))) => done == pieces && staged == 0,
+                (_, Some((done, _))) => done == pieces && hidden_at(&v.img, MIB) == 2048,
+                _ => false,
+            };
+            kill_when(&v.script, &until, &format!("{kind} {at}"));
+            // Killed before the entry changed: the old table.
+            let table = sh_status("sfdisk", &["-d", v.img.to_str().unwrap()]).1;
+            assert!(
+                table.contains("start=          63,"),
+                "{kind} {at}: {table}"
+            );
+            let (code, out) = run_script(&v.script);
+            assert_eq!(code, 0, "{kind}, the run after a kill {at}:\n{out}");
+            v.verify();
+        }
+    }
 }
 
 /// An identity the plan did not see is compared too: a plan made on a
