@@ -161,14 +161,16 @@ fn hidden_sectors(f: &Finding, layer: Option<&Layer>, reach: &Reach) -> Remedy {
     let Some(h) = h else {
         return Remedy::said(why);
     };
+    let (s, they) = match h.at_bytes.len() {
+        1 => ("", "it"),
+        _ => ("s", "they"),
+    };
     let why = format!(
-        "{why}: the command writes {} where the {} boot sector{} still read{} {}, after checking {} the volume read",
+        "write the volume's start, {}, into its {} boot sector{s} ({} {}, which {they} still record): the command checks first that {they} are the volume read; only boot code reads it, so a volume no one boots from can keep it",
         h.to,
         h.volume,
-        if h.at_bytes.len() > 1 { "s" } else { "" },
-        if h.at_bytes.len() > 1 { "" } else { "s" },
+        h.field_name(),
         h.from,
-        if h.at_bytes.len() > 1 { "they are" } else { "it is" },
     );
     match reach {
         Reach::Node { node, offset } => Remedy::run(
@@ -291,8 +293,7 @@ mod tests {
         let r = remedy(&f, Some(&l), &reach, &d);
         assert!(r.clears && r.work, "{r:?}");
         assert!(
-            r.why
-                .contains("writes 4096 where the FAT32 boot sectors still read 63"),
+            r.why.starts_with("write the volume's start, 4096, into its FAT32 boot sectors (hidden sectors 63, which they still record)"),
             "{}",
             r.why
         );
