@@ -936,29 +936,35 @@ fn boot_partitions_that_move_get_their_notes() {
     assert_eq!(code, 0, "{out}");
 }
 
-/// A FAT32 or an NTFS made by its own mkfs in a DOS partition at sector
-/// 63 (type 0x0c or 0x07, room after it) of a 128 MiB image, its boot
-/// sectors recording 63, with files whose checksums are kept; and the
-/// script of its plan.
+/// A FAT32, an NTFS or an exFAT made by its own mkfs in a DOS partition
+/// at sector 63 (type 0x0c or 0x07, room after it) of a 128 MiB image,
+/// its boot sectors recording 63, with files whose checksums are kept
+/// (an exFAT, which no tool here writes files into, keeps its bytes);
+/// and the script of its plan.
 struct AtSector63 {
     kind: &'static str,
     img: PathBuf,
     sums: Sums,
+    /// The exFAT's bytes as made.
+    bytes: Vec<u8>,
     script: PathBuf,
     plan: serde_json::Value,
 }
+
+const SIZE63: usize = 100_000;
 
 impl AtSector63 {
     fn new(dir: &Path, kind: &'static str) -> AtSector63 {
         let (ty, tools): (&str, &[&str]) = match kind {
             "fat32" => ("c", &["mkfs.fat", "fsck.fat", "mcopy"]),
-            _ => ("7", &["mkntfs", "ntfsfix", "ntfscp", "ntfscat"]),
+            "ntfs" => ("7", &["mkntfs", "ntfsfix", "ntfscp", "ntfscat"]),
+            _ => ("7", &["mkfs.exfat", "fsck.exfat"]),
         };
         tools.iter().for_each(|t| require_tool(t));
         let img = image(dir, &format!("{kind}.img"), 128 * MIB);
         sfdisk(
             &img,
-            &format!("label: dos\nlabel-id: 0x5eed0063\nstart=63, size=100000, type={ty}\n"),
+            &format!("label: dos\nlabel-id: 0x5eed0063\nstart=63, size={SIZE63}, type={ty}\n"),
         );
         let mut sums = Vec::new();
         {
@@ -966,12 +972,13 @@ impl AtSector63 {
             let part = l.part(1);
             match kind {
                 "fat32" => sh("mkfs.fat", &["-F", "32", &part]),
-                _ => sh(
+                "ntfs" => sh(
                     "mkntfs",
                     &["-Q", "-q", "-p", "63", "-H", "255", "-S", "63", &part],
                 ),
+                _ => sh("mkfs.exfat", &[&part]),
             };
-            for i in 0..8 {
+            for i in (0..8).filter(|_| kind != "exfat") {
                 let (name, f) = (format!("f{i}"), dir.join(format!("f{i}")));
                 let of = format!("of={}", f.display());
                 let count = format!("count={}", 1 + i % 3);
@@ -988,57 +995,71 @@ impl AtSector63 {
                 std::fs::remove_file(&f).unwrap();
             }
         }
-        assert_eq!(hidden_at(&img, 63 * 512), 63, "{kind}: made recording 63");
+        let b = std::fs::read(&img).unwrap();
+        assert_eq!(field(kind, &b, 63 * 512), 63, "{kind}: made recording 63");
+        let bytes = match kind {
+            "exfat" => b[63 * 512..(63 + SIZE63) * 512].to_vec(),
+            _ => Vec::new(),
+        };
         let script = dir.join(format!("{kind}.sh"));
         let plan = planned(&img, &script);
         AtSector63 {
             kind,
             img,
             sums,
+            bytes,
             script,
             plan,
         }
     }
 
+    /// Each boot sector's offset in the volume at `base` of `b`: FAT32's
+    /// backup at BPB_BkBootSec (0x32), NTFS's in the sector after the
+    /// volume (its sector count at 0x28), exFAT's backup boot region at
+    /// sector 12.
+    fn copies(&self, b: &[u8], base: usize) -> [usize; 2] {
+        let backup = match self.kind {
+            "fat32" => usize::from(u16::from_le_bytes([b[base + 0x32], b[base + 0x33]])),
+            "ntfs" => u64::from_le_bytes(b[base + 0x28..base + 0x30].try_into().unwrap()) as usize,
+            _ => 12,
+        };
+        assert!(backup > 0);
+        [0, backup * 512]
+    }
+
     /// After the script: the volume's checker clean, every file read
-    /// back the same, the new start in both boot sectors, and check
-    /// reporting what the plan said it would still report (a FAT32 of
-    /// 512-byte clusters, mkfs.fat's default at this size, keeps its data
-    /// area off 4 KiB), no more.
+    /// back the same (an exFAT's bytes, but its start and the checksum
+    /// sectors), the new start in both boot sectors, and check reporting
+    /// what the plan said it would still report (a FAT32 of 512-byte
+    /// clusters, mkfs.fat's default at this size, keeps its data area off
+    /// 4 KiB), no more.
     fn verify(&self) {
         let t = &self.plan["targets"][0];
         let start = t["partitions"][0]["after"]["start_sector"]
             .as_u64()
             .unwrap();
         assert_eq!(start, 2048);
-        let base = start * 512;
+        let base = (start * 512) as usize;
         let b = std::fs::read(&self.img).unwrap();
-        let backup = match self.kind {
-            // BPB_BkBootSec, at 0x32.
-            "fat32" => u64::from(u16::from_le_bytes([
-                b[base as usize + 0x32],
-                b[base as usize + 0x33],
-            ])),
-            // The sector after the volume: its sector count, at 0x28.
-            _ => u64::from_le_bytes(
-                b[base as usize + 0x28..base as usize + 0x30]
-                    .try_into()
-                    .unwrap(),
-            ),
-        };
-        assert!(backup > 0);
-        assert_eq!(hidden_at(&self.img, base), 2048, "{}: main", self.kind);
-        assert_eq!(
-            hidden_at(&self.img, base + backup * 512),
-            2048,
-            "{}: backup",
-            self.kind
-        );
+        for at in self.copies(&b, base) {
+            assert_eq!(field(self.kind, &b, base + at), 2048, "{} {at}", self.kind);
+        }
+        if self.kind == "exfat" {
+            let kept = |i: usize| {
+                let (sector, in_sector) = (i / 512, i % 512);
+                !(matches!(sector, 0 | 12) && (64..72).contains(&in_sector))
+                    && !matches!(sector, 11 | 23)
+            };
+            let moved = &b[base..base + self.bytes.len()];
+            let differ = (0..self.bytes.len()).find(|&i| kept(i) && moved[i] != self.bytes[i]);
+            assert_eq!(differ, None, "exfat: a byte differs from the one made");
+        }
         let l = LoopDev::attach(&self.img, None);
         let part = l.part(1);
         let (code, out) = match self.kind {
             "fat32" => sh_status("fsck.fat", &["-n", &part]),
-            _ => sh_status("ntfsfix", &["-n", &part]),
+            "ntfs" => sh_status("ntfsfix", &["-n", &part]),
+            _ => sh_status("fsck.exfat", &["-n", &part]),
         };
         assert_eq!(code, 0, "{}: {out}", self.kind);
         let out_dir = tempfile::tempdir().unwrap();
@@ -1089,23 +1110,35 @@ impl AtSector63 {
     }
 }
 
-/// The hidden-sectors field of the boot sector at byte `at` of `img`.
-fn hidden_at(img: &Path, at: u64) -> u32 {
+/// The start the boot sector at byte `at` of the image `img` records.
+fn field_in(kind: &str, img: &Path, at: u64) -> u64 {
     let f = std::fs::File::open(img).unwrap();
-    let mut b = [0u8; 4];
-    std::os::unix::fs::FileExt::read_exact_at(&f, &mut b, at + 0x1c).unwrap();
-    u32::from_le_bytes(b)
+    let mut b = [0u8; 512];
+    std::os::unix::fs::FileExt::read_exact_at(&f, &mut b, at).unwrap();
+    field(kind, &b, 0)
 }
 
-/// A FAT32 and an NTFS at sector 63 move to 1 MiB: the script checks
-/// their boot sectors, copies them and writes the new start into the
-/// boot sector and its backup; fsck.fat and ntfsfix find them clean,
-/// every file reads back the same, and check is clean. The plan says so
+/// The start the boot sector at byte `at` of `b` records: hidden
+/// sectors at 0x1C (FAT, NTFS), PartitionOffset at 64 (exFAT).
+fn field(kind: &str, b: &[u8], at: usize) -> u64 {
+    match kind {
+        "exfat" => u64::from_le_bytes(b[at + 64..at + 72].try_into().unwrap()),
+        _ => u64::from(u32::from_le_bytes(
+            b[at + 0x1c..at + 0x20].try_into().unwrap(),
+        )),
+    }
+}
+
+/// A FAT32, an NTFS and an exFAT at sector 63 move to 1 MiB: the script
+/// checks their boot sectors, copies them and writes the new start into
+/// the boot sector and its backup (the exFAT's checksum sectors again);
+/// fsck.fat, ntfsfix and fsck.exfat find them clean, every file reads
+/// back the same, and check reports what the plan said. The plan says so
 /// in its step, and on this DOS disk what the move means for Windows.
 #[test]
-fn a_fat32_and_an_ntfs_at_63_move_with_their_boot_sectors() {
+fn a_fat32_an_ntfs_and_an_exfat_at_63_move_with_their_boot_sectors() {
     let dir = tempfile::tempdir().unwrap();
-    for kind in ["fat32", "ntfs"] {
+    for kind in ["fat32", "ntfs", "exfat"] {
         let v = AtSector63::new(dir.path(), kind);
         let t = &v.plan["targets"][0];
         let h = &t["steps"][1]["hidden_sectors"];
@@ -1118,8 +1151,13 @@ fn a_fat32_and_an_ntfs_at_63_move_with_their_boot_sectors() {
         assert!(why.contains("HKLM\\SYSTEM\\MountedDevices"), "{why}");
         assert_eq!(t["manual"][0]["commands"], serde_json::json!([]));
         let (human, _) = run(&["plan", v.img.to_str().unwrap(), "--width", "0"]);
+        let field = if kind == "exfat" {
+            "PartitionOffset"
+        } else {
+            "hidden sectors"
+        };
         assert!(
-            human.contains("boot sector and its backup (hidden sectors 63 -> 2048;"),
+            human.contains(&format!("boot sector and its backup ({field} 63 -> 2048;")),
             "{human}"
         );
         let (code, out) = run_script(&v.script);
@@ -1138,14 +1176,15 @@ fn a_fat32_and_an_ntfs_at_63_move_with_their_boot_sectors() {
     }
 }
 
-/// Killed during the copy, once the copy is done (before the boot
-/// sectors get their new start), and once the main boot sector has it
-/// (before the backup or the entry), the script run again finishes:
+/// A FAT32, an NTFS or an exFAT killed during the copy, once the copy is
+/// done (before the boot sectors get their new start), and once the main
+/// boot sector has it (before the backup, an exFAT's checksum sectors or
+/// the entry), the script run again finishes:
 /// every file, the checkers, both boot sectors and check as after a run
 /// without a kill.
 #[test]
-fn a_fat32_or_an_ntfs_killed_during_its_move_resumes() {
-    for kind in ["fat32", "ntfs"] {
+fn a_volume_killed_during_its_move_resumes() {
+    for kind in ["fat32", "ntfs", "exfat"] {
         for at in [
             "during the copy",
             "after the copy",
@@ -1160,7 +1199,7 @@ fn a_fat32_or_an_ntfs_killed_during_its_move_resumes() {
             let until = |state: &Path| match (at, journal(state, 1)) {
                 ("during the copy", Some((done, _))) => done >= 3,
                 ("after the copy", Some((done, staged))) => done == pieces && staged == 0,
-                (_, Some((done, _))) => done == pieces && hidden_at(&v.img, MIB) == 2048,
+                (_, Some((done, _))) => done == pieces && field_in(kind, &v.img, MIB) == 2048,
                 _ => false,
             };
             kill_when(&v.script, &until, &format!("{kind} {at}"));
