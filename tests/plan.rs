@@ -1047,8 +1047,8 @@ impl AtSector63 {
         if self.kind == "exfat" {
             let kept = |i: usize| {
                 let (sector, in_sector) = (i / 512, i % 512);
-                !(matches!(sector, 0 | 12) && (64..72).contains(&in_sector))
-                    && !matches!(sector, 11 | 23)
+                let field = matches!(sector, 0 | 12) && (64..72).contains(&in_sector);
+                !(field || matches!(sector, 11 | 23))
             };
             let moved = &b[base..base + self.bytes.len()];
             let differ = (0..self.bytes.len()).find(|&i| kept(i) && moved[i] != self.bytes[i]);

@@ -410,4 +410,4 @@ pub fn shifted(l: &mut Layer, by: i128, written: Option<&HiddenSectors>) {
 }
 
 #[cfg(test)]
-pub(super) mod tests;
+pub(crate) mod tests;

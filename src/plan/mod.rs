@@ -25,6 +25,9 @@ mod remedy;
 
 /// One disk's plan.
 pub use disk::plan_disk;
+/// Volumes made by the real mkfs tools, read, for other modules' tests.
+#[cfg(test)]
+pub(crate) use hidden::tests as volume_fixtures;
 /// The start a FAT, exFAT or NTFS boot sector records, as a move rewrites
 /// it.
 pub use hidden::{HiddenSectors, Voice};

@@ -8,13 +8,13 @@ use std::rc::Rc;
 
 const MIB: u64 = 1 << 20;
 
-pub(in crate::plan) fn fixture(name: &str) -> Vec<u8> {
+pub(crate) fn fixture(name: &str) -> Vec<u8> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fs/");
     std::fs::read(format!("{dir}{name}.bin")).unwrap()
 }
 
 /// The volume layer the walk finds at `at` of `disk` (`len` bytes).
-pub(in crate::plan) fn layer(disk: &[u8], at: u64, len: u64) -> Layer {
+pub(crate) fn layer(disk: &[u8], at: u64, len: u64) -> Layer {
     let r = Region {
         src: Rc::new(disk.to_vec()),
         device: "d".into(),
@@ -25,12 +25,12 @@ pub(in crate::plan) fn layer(disk: &[u8], at: u64, len: u64) -> Layer {
     walk_region(&r, &mut Pending::default()).unwrap()
 }
 
-pub(in crate::plan) fn put(disk: &mut [u8], at: u64, bytes: &[u8]) {
+pub(crate) fn put(disk: &mut [u8], at: u64, bytes: &[u8]) {
     disk[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
 }
 
 /// `sh -c CMD`: exit status and what it printed.
-pub(in crate::plan) fn sh(cmd: &str) -> (i32, String) {
+pub(crate) fn sh(cmd: &str) -> (i32, String) {
     let out = std::process::Command::new("sh")
         .args(["-c", cmd])
         .output()
@@ -42,11 +42,7 @@ pub(in crate::plan) fn sh(cmd: &str) -> (i32, String) {
 
 /// A 4 MiB disk with `boot` (a volume's first sectors) at sector 63 and
 /// again at `backup` sectors in, its start recorded as 63 by `record`.
-pub(in crate::plan) fn disk_with(
-    boot: &[u8],
-    backup: u64,
-    record: &dyn Fn(&mut Vec<u8>),
-) -> Vec<u8> {
+pub(crate) fn disk_with(boot: &[u8], backup: u64, record: &dyn Fn(&mut Vec<u8>)) -> Vec<u8> {
     let mut b = boot.to_vec();
     record(&mut b);
     let mut disk = vec![0u8; 4 * MIB as usize];
