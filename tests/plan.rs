@@ -470,6 +470,70 @@ fn new_disk_layout_is_aligned_where_parted_behind_a_bridge_is_not() {
     assert_eq!(code, 2);
 }
 
+/// The FAT32 and exFAT options `plan --new` names for a removable disk
+/// (a card's or a stick's node; here a loop device over a layout it made,
+/// as a 4K disk would present it, so clusters must reach 4 KiB), run as
+/// named: check finds their data area and cluster heap on the grain, and
+/// fsck.fat and fsck.exfat find them clean. mkfs.fat's default for a
+/// small volume (512 B clusters) is what they avoid.
+#[test]
+fn the_mkfs_options_for_removable_media_put_the_clusters_on_the_grain() {
+    for t in ["mkfs.fat", "mkfs.exfat", "fsck.fat", "fsck.exfat"] {
+        require_tool(t);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "card.img", 128 * MIB);
+    let script = dir.path().join("new.sh");
+    let (out, code) = run(&[
+        "plan",
+        "--new",
+        img.to_str().unwrap(),
+        "--sizes",
+        "48M,rest",
+        "--label",
+        "dos",
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    run_ok(&script);
+    let l = LoopDev::attach(&img, None);
+    let pbs4k = ["--topology", "pbs=4096"];
+    for (n, i) in [(1, 0), (2, 1)] {
+        let part = l.part(n);
+        let cmd = &diskalign::plan::removable_mkfs(512, 4096, MIB, &part)[i];
+        let (code, out) = sh_status("sh", &["-c", cmd]);
+        assert_eq!(code, 0, "{cmd}: {out}");
+        let fsck = if i == 0 { "fsck.fat" } else { "fsck.exfat" };
+        let (code, out) = sh_status(fsck, &["-n", &part]);
+        assert_eq!(code, 0, "{fsck}: {out}");
+    }
+    drop(l);
+    let img = img.to_str().unwrap();
+    let (doc, code) = run_json(&["check", img, pbs4k[0], pbs4k[1]]);
+    assert_eq!(code, 0, "{doc:#}");
+    let names: Vec<&str> = (0..2)
+        .map(|i| {
+            doc["targets"][0]["stack"][i]["children"][0]["name"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(names, ["FAT32", "exFAT"], "{doc:#}");
+    // mkfs.fat's own default on 48 MiB: 512-byte clusters, off the grain.
+    let l = LoopDev::attach(Path::new(img), None);
+    sh("mkfs.fat", &["-F", "32", &l.part(1)]);
+    drop(l);
+    let (doc, code) = run_json(&["check", img, pbs4k[0], pbs4k[1]]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert!(
+        every_finding(&doc)
+            .iter()
+            .any(|f| f["code"] == "fs-block-below-physical"),
+        "{doc:#}"
+    );
+}
+
 #[test]
 fn lvm_luks_and_a_striped_leg_move_with_their_partitions() {
     let dir = tempfile::tempdir().unwrap();

@@ -34,7 +34,7 @@ pub use hidden::{HiddenSectors, Voice};
 /// Whether a GPT's damage is one `sgdisk -e` repairs.
 pub use identity::gpt_repairable;
 /// A new disk's layout (`plan --new`).
-pub use new_disk::{parse_sizes, plan_new_disk, NewDisk};
+pub use new_disk::{parse_sizes, plan_new_disk, removable_mkfs, NewDisk};
 /// `check`'s sequence (read, judge, the `next:` steps) and its parts.
 pub use next::{check_run, next_commands, next_options, Checked, Next};
 
