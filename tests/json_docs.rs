@@ -363,6 +363,29 @@ fn every_serialized_key_is_in_docs_json_md() {
         "{planned:#}"
     );
     add("plan", &planned, &mut seen);
+    // A FAT32 at sector 63 whose boot sectors record it (mkfs.fat -h):
+    // its move step rewrites them (`hidden_sectors`).
+    let fat = image(dir.path(), "fat.img", 64 << 20);
+    sfdisk(&fat, "label: dos\nstart=63, size=81920, type=c\n");
+    sh(
+        "mkfs.fat",
+        &[
+            "-F",
+            "32",
+            "-h",
+            "63",
+            "--offset",
+            "63",
+            fat.to_str().unwrap(),
+            "40960",
+        ],
+    );
+    let (planned, _) = run_json(&["plan", fat.to_str().unwrap()]);
+    assert!(
+        planned["targets"][0]["steps"][1]["hidden_sectors"].is_object(),
+        "{planned:#}"
+    );
+    add("plan", &planned, &mut seen);
     // A GPT whose primary header is damaged: the plan repairs it.
     let damaged = image(dir.path(), "damaged.img", 16 << 20);
     sh("sgdisk", &["-n", "1:2048:+4M", damaged.to_str().unwrap()]);

@@ -470,6 +470,70 @@ fn new_disk_layout_is_aligned_where_parted_behind_a_bridge_is_not() {
     assert_eq!(code, 2);
 }
 
+/// The FAT32 and exFAT options `plan --new` names for a removable disk
+/// (a card's or a stick's node; here a loop device over a layout it made,
+/// as a 4K disk would present it, so clusters must reach 4 KiB), run as
+/// named: check finds their data area and cluster heap on the grain, and
+/// fsck.fat and fsck.exfat find them clean. mkfs.fat's default for a
+/// small volume (512 B clusters) is what they avoid.
+#[test]
+fn the_mkfs_options_for_removable_media_put_the_clusters_on_the_grain() {
+    for t in ["mkfs.fat", "mkfs.exfat", "fsck.fat", "fsck.exfat"] {
+        require_tool(t);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "card.img", 128 * MIB);
+    let script = dir.path().join("new.sh");
+    let (out, code) = run(&[
+        "plan",
+        "--new",
+        img.to_str().unwrap(),
+        "--sizes",
+        "48M,rest",
+        "--label",
+        "dos",
+        "--script",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    run_ok(&script);
+    let l = LoopDev::attach(&img, None);
+    let pbs4k = ["--topology", "pbs=4096"];
+    for (n, i) in [(1, 0), (2, 1)] {
+        let part = l.part(n);
+        let cmd = &diskalign::plan::removable_mkfs(512, 4096, MIB, &part)[i];
+        let (code, out) = sh_status("sh", &["-c", cmd]);
+        assert_eq!(code, 0, "{cmd}: {out}");
+        let fsck = if i == 0 { "fsck.fat" } else { "fsck.exfat" };
+        let (code, out) = sh_status(fsck, &["-n", &part]);
+        assert_eq!(code, 0, "{fsck}: {out}");
+    }
+    drop(l);
+    let img = img.to_str().unwrap();
+    let (doc, code) = run_json(&["check", img, pbs4k[0], pbs4k[1]]);
+    assert_eq!(code, 0, "{doc:#}");
+    let names: Vec<&str> = (0..2)
+        .map(|i| {
+            doc["targets"][0]["stack"][i]["children"][0]["name"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(names, ["FAT32", "exFAT"], "{doc:#}");
+    // mkfs.fat's own default on 48 MiB: 512-byte clusters, off the grain.
+    let l = LoopDev::attach(Path::new(img), None);
+    sh("mkfs.fat", &["-F", "32", &l.part(1)]);
+    drop(l);
+    let (doc, code) = run_json(&["check", img, pbs4k[0], pbs4k[1]]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert!(
+        every_finding(&doc)
+            .iter()
+            .any(|f| f["code"] == "fs-block-below-physical"),
+        "{doc:#}"
+    );
+}
+
 #[test]
 fn lvm_luks_and_a_striped_leg_move_with_their_partitions() {
     let dir = tempfile::tempdir().unwrap();
@@ -813,15 +877,18 @@ fn a_damaged_primary_gpt_is_rebuilt_from_its_backup() {
 
 /// Moving a BIOS boot partition of an image says where to run
 /// grub-install, and prints no command (run on this host it would put
-/// the host's GRUB into the image); moving a FAT partition (made by
-/// mkfs.fat, whose boot sector holds its start as "hidden sectors") gives
-/// the command that writes the new start there: run before the script it
-/// writes nothing (the new place does not hold the old start yet), run
-/// after it the field is right and fsck.fat clean, and run again it says
-/// so and writes nothing.
+/// the host's GRUB into the image). A FAT32 that moves (made by mkfs.fat
+/// -h, whose boot sector holds its start as "hidden sectors") gets its
+/// new start from the script, in its boot sector and its backup, and no
+/// note. A partition whose type says NTFS but whose volume the plan could
+/// not read (its boot sector damaged) keeps the command for its main boot
+/// sector: run before the script it writes nothing (the new place does
+/// not hold the old start yet), after it the field is right, and run
+/// again it says so and writes nothing.
 #[test]
 fn boot_partitions_that_move_get_their_notes() {
     require_tool("mkfs.fat");
+    require_tool("mkntfs");
     let dir = tempfile::tempdir().unwrap();
     let img = image(dir.path(), "boot.img", 96 * MIB);
     let path = img.to_str().unwrap();
@@ -838,69 +905,379 @@ fn boot_partitions_that_move_get_their_notes() {
             "2:10000:+40M",
             "-t",
             "2:0700",
+            "-n",
+            "3:100000:+8M",
+            "-t",
+            "3:0700",
             path,
         ],
     );
     {
         let l = LoopDev::attach(&img, None);
-        sh("mkfs.fat", &["-h", "10000", &l.part(2)]);
+        sh(
+            "mkfs.fat",
+            &["-F", "32", "-s", "8", "-h", "10000", &l.part(2)],
+        );
+        sh("mkntfs", &["-Q", "-q", "-p", "100000", &l.part(3)]);
     }
-    let hidden = |at: u64| {
+    let field = |at: u64| {
         let b = std::fs::read(&img).unwrap();
         let at = at as usize + 0x1c;
         u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
     };
-    assert_eq!(hidden(10000 * 512), 10000);
+    // The NTFS's $MFTMirr cluster set to 0: no NTFS the plan reads.
+    {
+        let f = std::fs::OpenOptions::new().write(true).open(&img).unwrap();
+        std::os::unix::fs::FileExt::write_at(&f, &[0u8; 8], 100000 * 512 + 56).unwrap();
+    }
+    assert_eq!((field(10000 * 512), field(100000 * 512)), (10000, 100000));
     let script = dir.path().join("fix.sh");
     let v = planned(&img, &script);
-    let manual = v["targets"][0]["manual"].as_array().unwrap();
-    let note = |n: u64| {
-        manual
-            .iter()
-            .find(|m| m["partition"] == n)
-            .unwrap_or_else(|| panic!("no note for partition {n}: {manual:#?}"))
-    };
-    assert!(note(1)["why"]
+    let t = &v["targets"][0];
+    let manual = t["manual"].as_array().unwrap();
+    let note = |n: u64| manual.iter().find(|m| m["partition"] == n);
+    let bios = note(1).unwrap();
+    assert!(bios["why"]
         .as_str()
         .unwrap()
         .contains("BIOS boot partition"));
-    assert_eq!(note(1)["commands"], serde_json::json!([]));
-    assert!(note(1)["why"]
+    assert_eq!(bios["commands"], serde_json::json!([]));
+    assert!(bios["why"]
         .as_str()
         .unwrap()
         .contains("run grub-install in the system on it"));
-    assert!(note(2)["why"].as_str().unwrap().contains("hidden sectors"));
-    let new_start = v["targets"][0]["partitions"][1]["after"]["start_sector"]
-        .as_u64()
-        .unwrap();
-    let cmd = note(2)["commands"][0].as_str().unwrap();
+    assert!(note(2).is_none(), "the script writes it: {manual:#?}");
+    let start = |n: usize| {
+        t["partitions"][n]["after"]["start_sector"]
+            .as_u64()
+            .unwrap()
+    };
+    let (fat_start, ntfs_start) = (start(1), start(2));
+    let moved = |n: u64| {
+        t["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "move" && s["partition"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        moved(2)["hidden_sectors"],
+        serde_json::json!({"volume": "FAT32", "from": 10000, "to": fat_start, "at_bytes": [0, 3072]})
+    );
+    assert!(moved(3).get("hidden_sectors").is_none());
+    let ntfs = note(3).unwrap();
+    assert!(ntfs["why"]
+        .as_str()
+        .unwrap()
+        .contains("the plan could not read a volume in it"));
+    let cmd = ntfs["commands"][0].as_str().unwrap();
     let before = checksum(path);
     let (code, out) = sh_status("sh", &["-c", cmd]);
     assert_eq!(code, 1, "{cmd}: {out}");
     assert!(out.contains("nothing written"), "{out}");
     assert_eq!(checksum(path), before, "{cmd} wrote before the script");
     run_ok(&script);
-    assert_eq!(
-        hidden(new_start * 512),
-        10000,
-        "the field still has the old start"
-    );
+    assert_eq!(field(fat_start * 512), fat_start as u32);
+    assert_eq!(field((fat_start + 6) * 512), fat_start as u32, "backup");
+    assert_eq!(field(ntfs_start * 512), 100000, "not read: not written");
     let (code, out) = sh_status("sh", &["-c", cmd]);
     assert_eq!(code, 0, "{cmd}: {out}");
-    assert_eq!(hidden(new_start * 512), new_start as u32);
+    assert_eq!(field(ntfs_start * 512), ntfs_start as u32);
     let after = checksum(path);
     let (code, out) = sh_status("sh", &["-c", cmd]);
     assert_eq!(
         (code, out.trim()),
         (
             0,
-            format!("hidden sectors already read {new_start}").as_str()
+            format!("hidden sectors already read {ntfs_start}").as_str()
         )
     );
     assert_eq!(checksum(path), after);
     let l = LoopDev::attach(&img, None);
     let (code, out) = sh_status("fsck.fat", &["-n", &l.part(2)]);
     assert_eq!(code, 0, "{out}");
+}
+
+/// A FAT32, an NTFS or an exFAT made by its own mkfs in a DOS partition
+/// at sector 63 (type 0x0c or 0x07, room after it) of a 128 MiB image,
+/// its boot sectors recording 63, with files whose checksums are kept
+/// (an exFAT, which no tool here writes files into, keeps its bytes);
+/// and the script of its plan.
+struct AtSector63 {
+    kind: &'static str,
+    img: PathBuf,
+    sums: Sums,
+    /// The exFAT's bytes as made.
+    bytes: Vec<u8>,
+    script: PathBuf,
+    plan: serde_json::Value,
+}
+
+const SIZE63: usize = 100_000;
+
+impl AtSector63 {
+    fn new(dir: &Path, kind: &'static str) -> AtSector63 {
+        let (ty, tools): (&str, &[&str]) = match kind {
+            "fat32" => ("c", &["mkfs.fat", "fsck.fat", "mcopy"]),
+            "ntfs" => ("7", &["mkntfs", "ntfsfix", "ntfscp", "ntfscat"]),
+            _ => ("7", &["mkfs.exfat", "fsck.exfat"]),
+        };
+        tools.iter().for_each(|t| require_tool(t));
+        let img = image(dir, &format!("{kind}.img"), 128 * MIB);
+        sfdisk(
+            &img,
+            &format!("label: dos\nlabel-id: 0x5eed0063\nstart=63, size={SIZE63}, type={ty}\n"),
+        );
+        let mut sums = Vec::new();
+        {
+            let l = LoopDev::attach(&img, None);
+            let part = l.part(1);
+            match kind {
+                "fat32" => sh("mkfs.fat", &["-F", "32", &part]),
+                "ntfs" => sh(
+                    "mkntfs",
+                    &["-Q", "-q", "-p", "63", "-H", "255", "-S", "63", &part],
+                ),
+                _ => sh("mkfs.exfat", &[&part]),
+            };
+            for i in (0..8).filter(|_| kind != "exfat") {
+                let (name, f) = (format!("f{i}"), dir.join(format!("f{i}")));
+                let of = format!("of={}", f.display());
+                let count = format!("count={}", 1 + i % 3);
+                sh(
+                    "dd",
+                    &["if=/dev/urandom", &of, "bs=1M", &count, "status=none"],
+                );
+                let src = f.to_str().unwrap();
+                match kind {
+                    "fat32" => sh("mcopy", &["-i", &part, src, &format!("::{name}")]),
+                    _ => sh("ntfscp", &[&part, src, &name]),
+                };
+                sums.push((name, checksum(src)));
+                std::fs::remove_file(&f).unwrap();
+            }
+        }
+        let b = std::fs::read(&img).unwrap();
+        assert_eq!(field(kind, &b, 63 * 512), 63, "{kind}: made recording 63");
+        let bytes = match kind {
+            "exfat" => b[63 * 512..(63 + SIZE63) * 512].to_vec(),
+            _ => Vec::new(),
+        };
+        let script = dir.join(format!("{kind}.sh"));
+        let plan = planned(&img, &script);
+        AtSector63 {
+            kind,
+            img,
+            sums,
+            bytes,
+            script,
+            plan,
+        }
+    }
+
+    /// Each boot sector's offset in the volume at `base` of `b`: FAT32's
+    /// backup at BPB_BkBootSec (0x32), NTFS's in the sector after the
+    /// volume (its sector count at 0x28), exFAT's backup boot region at
+    /// sector 12.
+    fn copies(&self, b: &[u8], base: usize) -> [usize; 2] {
+        let backup = match self.kind {
+            "fat32" => usize::from(u16::from_le_bytes([b[base + 0x32], b[base + 0x33]])),
+            "ntfs" => u64::from_le_bytes(b[base + 0x28..base + 0x30].try_into().unwrap()) as usize,
+            _ => 12,
+        };
+        assert!(backup > 0);
+        [0, backup * 512]
+    }
+
+    /// After the script: the volume's checker clean, every file read
+    /// back the same (an exFAT's bytes, but its start and the checksum
+    /// sectors), the new start in both boot sectors, and check reporting
+    /// what the plan said it would still report (a FAT32 of 512-byte
+    /// clusters, mkfs.fat's default at this size, keeps its data area off
+    /// 4 KiB), no more.
+    fn verify(&self) {
+        let t = &self.plan["targets"][0];
+        let start = t["partitions"][0]["after"]["start_sector"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(start, 2048);
+        let base = (start * 512) as usize;
+        let b = std::fs::read(&self.img).unwrap();
+        for at in self.copies(&b, base) {
+            assert_eq!(field(self.kind, &b, base + at), 2048, "{} {at}", self.kind);
+        }
+        if self.kind == "exfat" {
+            let kept = |i: usize| {
+                let (sector, in_sector) = (i / 512, i % 512);
+                let field = matches!(sector, 0 | 12) && (64..72).contains(&in_sector);
+                !(field || matches!(sector, 11 | 23))
+            };
+            let moved = &b[base..base + self.bytes.len()];
+            let differ = (0..self.bytes.len()).find(|&i| kept(i) && moved[i] != self.bytes[i]);
+            assert_eq!(differ, None, "exfat: a byte differs from the one made");
+        }
+        let l = LoopDev::attach(&self.img, None);
+        let part = l.part(1);
+        let (code, out) = match self.kind {
+            "fat32" => sh_status("fsck.fat", &["-n", &part]),
+            "ntfs" => sh_status("ntfsfix", &["-n", &part]),
+            _ => sh_status("fsck.exfat", &["-n", &part]),
+        };
+        assert_eq!(code, 0, "{}: {out}", self.kind);
+        let out_dir = tempfile::tempdir().unwrap();
+        for (name, sum) in &self.sums {
+            let f = out_dir.path().join(name);
+            match self.kind {
+                "fat32" => {
+                    sh(
+                        "mcopy",
+                        &["-i", &part, &format!("::{name}"), f.to_str().unwrap()],
+                    );
+                }
+                _ => {
+                    let cat = Command::new("ntfscat")
+                        .args([&part, name.as_str()])
+                        .output()
+                        .unwrap();
+                    assert!(cat.status.success(), "ntfscat {name}");
+                    std::fs::write(&f, cat.stdout).unwrap();
+                }
+            }
+            assert_eq!(
+                &checksum(f.to_str().unwrap()),
+                sum,
+                "{}: {name} changed",
+                self.kind
+            );
+        }
+        drop(l);
+        let named = |f: &serde_json::Value| (f["code"].to_string(), f["subject"].to_string());
+        let (doc, code) = run_json(&["check", self.img.to_str().unwrap()]);
+        let found: std::collections::BTreeSet<_> = every_finding(&doc)
+            .into_iter()
+            .filter(|f| matches!(f["severity"].as_str(), Some("warning" | "error")))
+            .filter(|f| f.get("same_cause_as").is_none())
+            .map(named)
+            .collect();
+        let said = t["leaves"].as_array().unwrap().iter().map(named).collect();
+        assert_eq!(
+            found, said,
+            "{}: check after the script:\n{doc:#}",
+            self.kind
+        );
+        assert_eq!(code == 0, found.is_empty());
+        if self.kind == "ntfs" {
+            assert!(found.is_empty(), "{doc:#}");
+        }
+    }
+}
+
+/// The start the boot sector at byte `at` of the image `img` records.
+fn field_in(kind: &str, img: &Path, at: u64) -> u64 {
+    let f = std::fs::File::open(img).unwrap();
+    let mut b = [0u8; 512];
+    std::os::unix::fs::FileExt::read_exact_at(&f, &mut b, at).unwrap();
+    field(kind, &b, 0)
+}
+
+/// The start the boot sector at byte `at` of `b` records: hidden
+/// sectors at 0x1C (FAT, NTFS), PartitionOffset at 64 (exFAT).
+fn field(kind: &str, b: &[u8], at: usize) -> u64 {
+    match kind {
+        "exfat" => u64::from_le_bytes(b[at + 64..at + 72].try_into().unwrap()),
+        _ => u64::from(u32::from_le_bytes(
+            b[at + 0x1c..at + 0x20].try_into().unwrap(),
+        )),
+    }
+}
+
+/// A FAT32, an NTFS and an exFAT at sector 63 move to 1 MiB: the script
+/// checks their boot sectors, copies them and writes the new start into
+/// the boot sector and its backup (the exFAT's checksum sectors again);
+/// fsck.fat, ntfsfix and fsck.exfat find them clean, every file reads
+/// back the same, and check reports what the plan said. The plan says so
+/// in its step, and on this DOS disk what the move means for Windows.
+#[test]
+fn a_fat32_an_ntfs_and_an_exfat_at_63_move_with_their_boot_sectors() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in ["fat32", "ntfs", "exfat"] {
+        let v = AtSector63::new(dir.path(), kind);
+        let t = &v.plan["targets"][0];
+        let h = &t["steps"][1]["hidden_sectors"];
+        assert_eq!(
+            (h["from"].as_u64(), h["to"].as_u64()),
+            (Some(63), Some(2048)),
+            "{t:#}"
+        );
+        let why = t["manual"][0]["why"].as_str().unwrap();
+        assert!(why.contains("HKLM\\SYSTEM\\MountedDevices"), "{why}");
+        assert_eq!(t["manual"][0]["commands"], serde_json::json!([]));
+        let (human, _) = run(&["plan", v.img.to_str().unwrap(), "--width", "0"]);
+        let field = if kind == "exfat" {
+            "PartitionOffset"
+        } else {
+            "hidden sectors"
+        };
+        assert!(
+            human.contains(&format!("boot sector and its backup ({field} 63 -> 2048;")),
+            "{human}"
+        );
+        let (code, out) = run_script(&v.script);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("into its boot sector and its backup"), "{out}");
+        v.verify();
+        // Run again: everything is done, nothing written.
+        let sum = checksum(v.img.to_str().unwrap());
+        let (code, out) = run_script(&v.script);
+        assert_eq!(code, 0, "{out}");
+        assert_eq!(
+            checksum(v.img.to_str().unwrap()),
+            sum,
+            "{kind}: a second run wrote"
+        );
+    }
+}
+
+/// A FAT32, an NTFS or an exFAT killed during the copy, once the copy is
+/// done (before the boot sectors get their new start), and once the main
+/// boot sector has it (before the backup, an exFAT's checksum sectors or
+/// the entry), the script run again finishes:
+/// every file, the checkers, both boot sectors and check as after a run
+/// without a kill.
+#[test]
+fn a_volume_killed_during_its_move_resumes() {
+    for kind in ["fat32", "ntfs", "exfat"] {
+        for at in [
+            "during the copy",
+            "after the copy",
+            "after the main boot sector",
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let v = AtSector63::new(dir.path(), kind);
+            let copy = v.plan["targets"][0]["steps"][1]["copy_bytes"]
+                .as_u64()
+                .unwrap();
+            let pieces = copy.div_ceil(4 * MIB);
+            let until = |state: &Path| match (at, journal(state, 1)) {
+                ("during the copy", Some((done, _))) => done >= 3,
+                ("after the copy", Some((done, staged))) => done == pieces && staged == 0,
+                (_, Some((done, _))) => done == pieces && field_in(kind, &v.img, MIB) == 2048,
+                _ => false,
+            };
+            kill_when(&v.script, &until, &format!("{kind} {at}"));
+            // Killed before the entry changed: the old table.
+            let table = sh_status("sfdisk", &["-d", v.img.to_str().unwrap()]).1;
+            assert!(
+                table.contains("start=          63,"),
+                "{kind} {at}: {table}"
+            );
+            let (code, out) = run_script(&v.script);
+            assert_eq!(code, 0, "{kind}, the run after a kill {at}:\n{out}");
+            v.verify();
+        }
+    }
 }
 
 /// An identity the plan did not see is compared too: a plan made on a

@@ -154,6 +154,53 @@ fn ext4_at(dir: &Path, name: &str, sector: u64, block: u32) -> PathBuf {
     img
 }
 
+/// A FAT32 of 4 KiB clusters made by mkfs.fat at `sector` of a DOS table
+/// in a 64 MiB image, its boot sectors recording `hidden` as its start.
+fn fat32_at(dir: &Path, name: &str, sector: u64, hidden: u64) -> PathBuf {
+    require_tool("mkfs.fat");
+    let img = image(dir, name, 64 * MIB);
+    sfdisk(
+        &img,
+        &format!("label: dos\nstart={sector}, size=81920, type=c\n"),
+    );
+    sh(
+        "mkfs.fat",
+        &[
+            "-F",
+            "32",
+            "-s",
+            "8",
+            "-h",
+            &hidden.to_string(),
+            "--offset",
+            &sector.to_string(),
+            img.to_str().unwrap(),
+            "40960",
+        ],
+    );
+    img
+}
+
+/// A FAT32 whose boot sectors record another start than its own (a
+/// copied volume): the command by hand writes it into both and clears
+/// fs-hidden-sectors; moved from sector 63 too, where the script leaves
+/// a start it did not find as the old one, and the command, run after
+/// it, writes the new one.
+#[test]
+fn hidden_sectors_are_written_by_the_command_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, sector) in [("copied.img", 2048), ("moved.img", 63)] {
+        let img = fat32_at(dir.path(), name, sector, 100);
+        let (plan, code) = run_json(&["plan", img.to_str().unwrap()]);
+        assert_eq!(code, 1, "{plan:#}");
+        assert_eq!(
+            plan["targets"][0]["leaves"][0]["code"], "fs-hidden-sectors",
+            "{plan:#}"
+        );
+        assert_eq!(applied(dir.path(), &[&img], &[]), 0, "{name}");
+    }
+}
+
 /// The partition at sector 63 moves; nothing else is left.
 #[test]
 fn a_move_alone_ends_clean() {

@@ -4,7 +4,7 @@
 
 use super::place::{self, Reach};
 use super::remedy;
-use super::{boot, About, Action, DiskPlan, Manual};
+use super::{boot, hidden, About, Action, DiskPlan, Manual, Step};
 use crate::check;
 use crate::findings::{Code, FailOn, Finding, Severity};
 use crate::inspect::Inspection;
@@ -126,9 +126,18 @@ fn shifted(i: &Inspection, plans: &[DiskPlan]) -> Inspection {
             }
             let (from, len) = (x.before.start_bytes, x.before.size_bytes);
             let by = x.after.start_bytes as i128 - from as i128;
+            let written = p.steps.iter().find_map(|s| match s {
+                Step::Move {
+                    partition,
+                    hidden_sectors,
+                    ..
+                } if *partition == x.number => hidden_sectors.as_ref(),
+                _ => None,
+            });
             let mut shift = |l: &mut Layer| {
                 if l.device == device && l.offset_bytes >= from && l.offset_bytes - from < len {
                     l.offset_bytes = (l.offset_bytes as i128 + by).max(0) as u64;
+                    hidden::shifted(l, by, written);
                 }
             };
             for r in &mut t.stack {

@@ -13,7 +13,15 @@
 //! - A FAT or NTFS boot sector records its partition's start LBA as
 //!   "hidden sectors" (BPB offset 0x1C, 4 bytes little-endian); the boot
 //!   code inside it adds that number to find the volume. Linux ignores it,
-//!   boot code does not, and nothing the script runs updates it.
+//!   boot code does not. The script rewrites it in a volume the plan read
+//!   (`hidden`); a partition whose type says FAT or NTFS but whose volume
+//!   was not read gets the command for its main boot sector here.
+//! - Windows keeps the drive letter of a volume on a DOS (MBR) disk in
+//!   HKLM\SYSTEM\MountedDevices under the disk's signature and the
+//!   partition's start in bytes (12 bytes: the 4-byte signature and the
+//!   8-byte offset), and its boot configuration (BCD) names an MBR
+//!   partition the same way; a GPT partition by its GUID, which a move
+//!   keeps.
 //!
 //! Every command here writes only to the disk the plan was made for: a
 //! live disk's node, a raw image's path, or for an image container the
@@ -86,8 +94,23 @@ impl Disk {
     }
 }
 
+/// What the plan read in a partition and where: the kind of the FAT,
+/// exFAT or NTFS volume found in it (None: not read), and whether its
+/// table is a DOS one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Read {
+    pub volume: Option<&'static str>,
+    pub dos: bool,
+}
+
 /// The notes for partition `q` of `disk` moved from `before` to `after`.
-pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &Disk) -> Vec<Manual> {
+pub fn notes(
+    q: &Partition,
+    before: &Extent,
+    after: &Extent,
+    disk: &Disk,
+    read: Read,
+) -> Vec<Manual> {
     if before.start_sector == after.start_sector {
         return Vec::new();
     }
@@ -122,11 +145,15 @@ pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &Disk) -> Vec
             ),
         }];
     }
-    if !fat_or_ntfs(q) {
-        return Vec::new();
+    let mut out: Vec<Manual> = windows(n, q, before, after, read)
+        .into_iter()
+        .map(|why| note(why, Vec::new()))
+        .collect();
+    if !fat_or_ntfs(q) || read.volume.is_some() {
+        return out;
     }
     let why = hidden_sectors_why(n, after);
-    vec![match disk {
+    out.insert(0, match disk {
         Disk::Live(d) | Disk::Image(d) => {
             note(why, write_start(before, after, d).into_iter().collect())
         }
@@ -137,14 +164,36 @@ pub fn notes(q: &Partition, before: &Extent, after: &Extent, disk: &Disk) -> Vec
             ),
             Vec::new(),
         ),
-    }]
+    });
+    out
+}
+
+/// What a move means to Windows on a DOS disk, for a FAT, exFAT or NTFS
+/// volume (read, or named by the partition's type).
+fn windows(n: u32, q: &Partition, before: &Extent, after: &Extent, read: Read) -> Option<String> {
+    if !read.dos || !(read.volume.is_some() || fat_or_ntfs(q)) {
+        return None;
+    }
+    let what = read.volume.unwrap_or("FAT or NTFS");
+    Some(format!(
+        "partition {n} holds {} {what} volume on a DOS (MBR) disk: Windows keeps drive letters in HKLM\\SYSTEM\\MountedDevices by disk signature and partition start in bytes ({} now, {} after the move), so once moved the volume has no letter until Windows assigns one again; the boot configuration (BCD) of a Windows installed on this disk names partitions the same way, so booted from this one it may not start until that is made again (bcdboot, from the Windows recovery environment)",
+        crate::stack::article(what),
+        before.start_bytes,
+        after.start_bytes
+    ))
 }
 
 /// The commands the raw copy of an image container gets right after its
 /// script (`sh fix.sh`) for partition `q` moved from `before` to `after`:
 /// what `notes` names for a raw disk, on the copy at `raw`.
-pub fn after_script(q: &Partition, before: &Extent, after: &Extent, raw: &str) -> Vec<String> {
-    if before.start_sector == after.start_sector || !fat_or_ntfs(q) {
+pub fn after_script(
+    q: &Partition,
+    before: &Extent,
+    after: &Extent,
+    raw: &str,
+    read: Read,
+) -> Vec<String> {
+    if before.start_sector == after.start_sector || !fat_or_ntfs(q) || read.volume.is_some() {
         return Vec::new();
     }
     write_start(before, after, raw).into_iter().collect()
@@ -153,7 +202,7 @@ pub fn after_script(q: &Partition, before: &Extent, after: &Extent, raw: &str) -
 /// Why a FAT or NTFS partition's boot sector needs its new start.
 fn hidden_sectors_why(n: u32, after: &Extent) -> String {
     format!(
-        "partition {n} is of a FAT or NTFS type: its boot sector records the partition's start as \"hidden sectors\" (BPB offset 0x1C), which boot code (Windows', for one) uses to find the volume; after the move it still holds the old start, the new one is {}. Linux does not read it; to boot from this partition, write the new start there (FAT32 and NTFS also keep a backup boot sector: FAT32 at the sector its BPB names at 0x32, usually 6; NTFS in the sector after the volume's last, which mkntfs makes the partition's last; boot code reads the primary, which the command writes; the plan does not read the BPB that places the backup)",
+        "partition {n} is of a FAT or NTFS type, but the plan could not read a volume in it: a FAT or NTFS boot sector records the partition's start as \"hidden sectors\" (BPB offset 0x1C), which boot code (Windows', for one) uses to find the volume; after the move it still holds the old start, the new one is {}. Linux does not read it; to boot from this partition, write the new start there (FAT32 and NTFS also keep a backup boot sector: FAT32 at the sector its BPB names at 0x32, usually 6; NTFS in the sector after the volume's last, which mkntfs makes the partition's last; boot code reads the primary, which the command writes; unread, the BPB that places the backup is not known)",
         after.start_sector
     )
 }
@@ -223,21 +272,27 @@ mod tests {
         let (b, a) = (Extent::new(63, 938, 512), Extent::new(2048, 938, 512));
         let bios = part("21686148-6449-6e6f-744e-656564454649");
         assert_eq!(
-            notes(&bios, &b, &a, &live())[0].commands,
+            notes(&bios, &b, &a, &live(), Read::default())[0].commands,
             ["grub-install /dev/sdb  # after the script, from the system this disk boots"]
         );
-        assert!(notes(&bios, &b, &b, &live()).is_empty());
-        assert!(notes(&part("0x83"), &b, &a, &live()).is_empty());
+        assert!(notes(&bios, &b, &b, &live(), Read::default()).is_empty());
+        assert!(notes(&part("0x83"), &b, &a, &live(), Read::default()).is_empty());
         for t in [
             "0x07",
             "0x0c",
             "0x1b",
             "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7",
         ] {
-            let m = notes(&part(t), &b, &a, &Disk::Image("d.img".into()));
+            let m = notes(
+                &part(t),
+                &b,
+                &a,
+                &Disk::Image("d.img".into()),
+                Read::default(),
+            );
             assert_eq!(m[0].commands, [write_2048("d.img")], "{t}");
         }
-        let esp = notes(&part("0xef"), &b, &a, &live());
+        let esp = notes(&part("0xef"), &b, &a, &live(), Read::default());
         assert!(esp[0].why.contains("EFI system"));
         assert!(esp[0].commands[1].starts_with("efibootmgr -c -d /dev/sdb -p 1 "));
     }
@@ -248,10 +303,16 @@ mod tests {
     fn an_image_gets_no_grub_install_nor_efibootmgr() {
         let (b, a) = (Extent::new(63, 938, 512), Extent::new(2048, 938, 512));
         for d in [Disk::Image("/i/d.img".into()), qcow2()] {
-            let bios = &notes(&part("21686148-6449-6E6F-744E-656564454649"), &b, &a, &d)[0];
+            let bios = &notes(
+                &part("21686148-6449-6E6F-744E-656564454649"),
+                &b,
+                &a,
+                &d,
+                Read::default(),
+            )[0];
             assert!(bios.commands.is_empty(), "{d:?}");
             assert!(bios.why.contains("run grub-install in the system on it"));
-            let esp = &notes(&part("0xef"), &b, &a, &d)[0];
+            let esp = &notes(&part("0xef"), &b, &a, &d, Read::default())[0];
             assert!(esp.commands.is_empty(), "{d:?}");
             assert!(esp.why.contains("a VM's UEFI variables"));
         }
@@ -263,7 +324,7 @@ mod tests {
     fn a_container_writes_its_start_on_the_raw_copy() {
         let (b, a) = (Extent::new(63, 938, 512), Extent::new(2048, 938, 512));
         let ntfs = part("0x07");
-        let m = &notes(&ntfs, &b, &a, &qcow2())[0];
+        let m = &notes(&ntfs, &b, &a, &qcow2(), Read::default())[0];
         assert!(m.commands.is_empty());
         assert!(
             m.why.contains("the raw copy they make, xp.qcow2.raw;"),
@@ -272,11 +333,11 @@ mod tests {
         );
         assert!(m.why.contains("right after sh fix.sh"), "{}", m.why);
         assert_eq!(
-            after_script(&ntfs, &b, &a, "xp.qcow2.raw"),
+            after_script(&ntfs, &b, &a, "xp.qcow2.raw", Read::default()),
             [write_2048("xp.qcow2.raw")]
         );
-        assert!(after_script(&ntfs, &b, &b, "xp.qcow2.raw").is_empty());
-        assert!(after_script(&part("0x83"), &b, &a, "xp.qcow2.raw").is_empty());
+        assert!(after_script(&ntfs, &b, &b, "xp.qcow2.raw", Read::default()).is_empty());
+        assert!(after_script(&part("0x83"), &b, &a, "xp.qcow2.raw", Read::default()).is_empty());
     }
 
     /// A start beyond 32 bits cannot be written there; a name with
@@ -285,14 +346,84 @@ mod tests {
     fn the_field_holds_32_bits_and_a_name_stays_a_word() {
         let b = Extent::new(63, 938, 512);
         let far = Extent::new(1 << 32, 938, 512);
-        assert!(notes(&part("0x07"), &b, &far, &live())[0]
+        assert!(notes(&part("0x07"), &b, &far, &live(), Read::default())[0]
             .commands
             .is_empty());
         let a = Extent::new(2048, 938, 512);
-        let c = &notes(&part("0x07"), &b, &a, &Disk::Image("/a b/$x.img".into()))[0].commands[0];
+        let c = &notes(
+            &part("0x07"),
+            &b,
+            &a,
+            &Disk::Image("/a b/$x.img".into()),
+            Read::default(),
+        )[0]
+        .commands[0];
         assert!(
             c.contains("-N 4 '/a b/$x.img' |") && c.contains("dd of='/a b/$x.img' "),
             "{c}"
         );
+    }
+
+    /// A volume the plan read gets its start from the script: no note
+    /// with a command; on a DOS disk, the Windows note says what the move
+    /// means for its drive letter and boot configuration; a GPT none.
+    #[test]
+    fn a_read_volume_gets_no_command_and_on_dos_the_windows_note() {
+        let (b, a) = (Extent::new(63, 938, 512), Extent::new(2048, 938, 512));
+        let read = Read {
+            volume: Some("NTFS"),
+            dos: true,
+        };
+        let m = notes(&part("0x07"), &b, &a, &live(), read);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].commands.is_empty());
+        assert!(m[0]
+            .why
+            .contains("holds an NTFS volume on a DOS (MBR) disk"));
+        assert!(
+            m[0].why.contains("HKLM\\SYSTEM\\MountedDevices"),
+            "{}",
+            m[0].why
+        );
+        assert!(m[0].why.contains("(32256 now, 1048576 after the move)"));
+        assert!(after_script(&part("0x07"), &b, &a, "x.raw", read).is_empty());
+        // Not read, on DOS: the command for the main boot sector, then
+        // the Windows note; a read volume of a Linux type gets it too.
+        let unread = notes(
+            &part("0x0c"),
+            &b,
+            &a,
+            &live(),
+            Read {
+                volume: None,
+                dos: true,
+            },
+        );
+        assert_eq!(unread.len(), 2);
+        assert_eq!(unread[0].commands, [write_2048("/dev/sdb")]);
+        assert!(unread[1].why.contains("holds a FAT or NTFS volume"));
+        let linux = notes(
+            &part("0x83"),
+            &b,
+            &a,
+            &live(),
+            Read {
+                volume: Some("FAT32"),
+                dos: true,
+            },
+        );
+        assert_eq!(linux.len(), 1);
+        let gpt = Read {
+            volume: Some("NTFS"),
+            dos: false,
+        };
+        assert!(notes(
+            &part("EBD0A0A2-B9E5-4433-87C0-68B6B72699C7"),
+            &b,
+            &a,
+            &live(),
+            gpt
+        )
+        .is_empty());
     }
 }

@@ -9,8 +9,9 @@
 //! swap) is taken to need the whole partition: a LUKS2 segment of
 //! "dynamic" size reaches its end.
 
+use super::hidden::BootVolume;
 use crate::inspect::Root;
-use crate::stack::{Filesystem, FsKind};
+use crate::stack::{BackupState, FatType, Filesystem, FsKind};
 use crate::stack::{Layer, LayerKind};
 
 /// What lives in one partition.
@@ -38,6 +39,9 @@ pub struct Content {
     /// (0 unless its first MiB is zero too): the plan may leave them
     /// out, and the script checks they still are.
     pub zero_tail_bytes: Option<u64>,
+    /// A FAT, exFAT or NTFS volume read: its boot sectors record where
+    /// it starts, which the script rewrites when it moves.
+    pub boot: Option<BootVolume>,
 }
 
 /// The content of a partition's root (its root layer's first child).
@@ -62,13 +66,15 @@ pub fn of(root: Option<&Root>) -> Content {
             holders,
             data_offset_bytes: None,
             zero_tail_bytes: Some(zero),
+            boot: None,
         };
     };
     let volume = l.filesystem().is_some_and(|f| f.volume.is_some());
+    let into = layer.map_or(0, |r| l.offset_bytes.saturating_sub(r.offset_bytes));
     let (what, needed, fs, offline) = match (l.kind, l.filesystem(), l.pv(), l.luks()) {
         (LayerKind::Filesystem, Some(f), _, _) if f.volume.is_some() => (
             format!("{} filesystem", l.name),
-            Some(f.size_bytes),
+            volume_needs(f),
             Some(f.clone()),
             Some(format!("unmount the {} filesystem", l.name)),
         ),
@@ -80,7 +86,6 @@ pub fn of(root: Option<&Root>) -> Content {
         ),
         (LayerKind::LvmPv, _, Some(pv), _) => {
             let recorded = pv.device_size_bytes;
-            let into = layer.map_or(0, |r| l.offset_bytes.saturating_sub(r.offset_bytes));
             (
                 format!("LVM PV of {}", pv.vg.as_deref().unwrap_or("no VG")),
                 (recorded > 0).then(|| into.saturating_add(recorded)),
@@ -141,12 +146,23 @@ pub fn of(root: Option<&Root>) -> Content {
         // A FAT's data area or an exFAT's heap off the grid is placed by
         // its mkfs options (check's `fix`), not by a partition start off
         // 4 KiB under an aligned data area.
-        data_offset_bytes: l.data_offset_bytes.filter(|_| !volume).map(|d| {
-            let into = layer.map_or(0, |r| l.offset_bytes.saturating_sub(r.offset_bytes));
-            into.saturating_add(d)
-        }),
+        data_offset_bytes: l
+            .data_offset_bytes
+            .filter(|_| !volume)
+            .map(|d| into.saturating_add(d)),
         zero_tail_bytes: None,
+        boot: BootVolume::of(l, into),
     }
+}
+
+/// The bytes a volume needs from its start: its span (an NTFS's with
+/// the backup boot sector after it); all of its partition for an NTFS
+/// whose backup is not there: ntfsresize and ntfs-3g keep it in the
+/// partition's last sector, which the plan then never cuts.
+fn volume_needs(f: &Filesystem) -> Option<u64> {
+    let v = f.volume.as_deref()?;
+    let elsewhere = f.kind == FsKind::Ntfs && v.backup.state != BackupState::Same;
+    (!elsewhere).then_some(f.size_bytes)
 }
 
 impl Content {
@@ -165,6 +181,16 @@ impl Content {
             .saturating_mul(bs);
         Some(floor.min(f.size_bytes))
     }
+    /// The volume's bytes per sector (512 when none was read).
+    fn sector_bytes(&self) -> u64 {
+        self.boot.as_ref().map_or(512, |b| b.sector)
+    }
+
+    /// The FAT's type, when it is a FAT read.
+    fn fat_type(&self) -> Option<FatType> {
+        self.boot.as_ref().and_then(|b| b.volume.fat_type)
+    }
+
     /// Its partition may end later: not for an md member (a 0.90 or 1.0
     /// superblock is found from the device's end) nor a ZFS member (two of
     /// its labels are found from the end), nor for data the plan does not
@@ -200,6 +226,30 @@ impl Content {
                 format!("btrfs filesystem resize {to_bytes} MOUNTPOINT   # while {node} is mounted there"),
                 again.into(),
             ],
+            // ntfsresize --size N leaves the volume a whole number of
+            // clusters short of N and writes the backup boot sector into
+            // the last sector of those N bytes (seen with ntfs-3g
+            // 2022.10.3: --size 40001536 made 78120 sectors, the backup
+            // in sector 78127), so the partition's new end keeps it.
+            (_, Some(FsKind::Ntfs)) => vec![
+                format!("ntfsresize --size {to_bytes} {node}   # unmounted; it writes the backup boot sector into the last sector of those bytes (ntfsresize --info says how small it can go)"),
+                format!("p={node}; n=$(od -An -tu1 -j 40 -N 8 \"$p\" | awk '{{ for (i = NF; i >= 1; i--) n = n * 256 + $i; print n }}'); dd if=\"$p\" of=\"$p\" bs={bps} count=1 seek=\"$n\" conv=notrunc,fsync status=none   # the boot sector copied also into the sector after the volume (its sector count, at byte 40), where mkntfs keeps its backup and check reads it", bps = self.sector_bytes()),
+                again.into(),
+            ],
+            (_, Some(FsKind::Vfat)) if self.fat_type() == Some(FatType::Fat12) => vec![format!(
+                "a FAT12 is resized by no tool here: copy its files off, make it again within the first {to_bytes} bytes of {node} (mkfs.fat -F 12 -n LABEL -i SERIAL {node} {}), copy them back, {again}",
+                to_bytes / 1024
+            )],
+            // fatresize (libparted) also rewrites the partition's entry to
+            // that size or a little less; 1.1.0 aborts on an assertion for
+            // a step of a few KiB (seen: 2,560 bytes).
+            (_, Some(FsKind::Vfat)) => vec![
+                format!("fatresize -s {to_bytes} {node}   # unmounted; it also makes the partition's entry that size or a little less (plan again puts its end back on 4 KiB); if it stops on an assertion, ask for 1 MiB less"),
+                again.into(),
+            ],
+            (_, Some(FsKind::Exfat)) => vec![format!(
+                "exFAT is resized by no tool here (exfatprogs has none): copy its files off, make the partition end {to_bytes} bytes in (sfdisk -N), make the volume again on it (mkfs.exfat -L LABEL {node}), copy the files back, {again}"
+            )],
             (_, Some(FsKind::Xfs)) => vec![format!(
                 "XFS cannot shrink: the end stays unless the filesystem is made again smaller (back up, mkfs.xfs -d size={to_bytes} {node}, restore)"
             )],
@@ -291,5 +341,56 @@ mod tests {
         assert!(!c.may_grow());
         assert_eq!(c.offline.as_deref(), Some("unmount the NTFS filesystem"));
         assert!(c.shrink_by_hand("/dev/sdb1", 1 << 20)[0].starts_with("NTFS is in it"));
+    }
+
+    /// The volume in a partition of 2 MiB at sector 63 of `disk`.
+    fn volume_content(disk: &[u8]) -> Content {
+        let t = Topology::default();
+        let mut part = Layer::new(LayerKind::Partition, "p1", "d", 63 * 512, 2 << 20, t);
+        part.children
+            .push(crate::plan::hidden::tests::layer(disk, 63 * 512, 2 << 20));
+        of(Some(&Root {
+            partition: Some(1),
+            layer: part,
+            zero_tail_bytes: 0,
+        }))
+    }
+
+    /// An NTFS needs its span (with the backup after the volume) when the
+    /// backup is there, else all of its partition (its last sector may
+    /// hold it); a volume that must end sooner gets its tool.
+    #[test]
+    fn volumes_keep_their_backup_and_shrink_with_their_tools() {
+        use crate::plan::hidden::tests::{disk_with, fixture, put};
+        let mut boot = fixture("ntfs-c4096");
+        put(&mut boot, 0x28, &4095u64.to_le_bytes());
+        put(&mut boot, 56, &8u64.to_le_bytes());
+        let ntfs = volume_content(&disk_with(&boot, 4095, &|_| {}));
+        assert_eq!(ntfs.what, "NTFS filesystem");
+        assert_eq!(ntfs.needed_bytes, Some(4096 * 512));
+        assert!(!ntfs.may_grow());
+        let cmds = ntfs.shrink_by_hand("/dev/sdb1", 1 << 20);
+        assert!(
+            cmds[0].starts_with("ntfsresize --size 1048576 /dev/sdb1   #"),
+            "{cmds:?}"
+        );
+        assert!(
+            cmds[1].starts_with("p=/dev/sdb1; n=$(od -An -tu1 -j 40 -N 8 \"$p\""),
+            "{cmds:?}"
+        );
+        assert_eq!(cmds[2], "then run diskalign plan again");
+        let mut lone = vec![0u8; 4 << 20];
+        put(&mut lone, 63 * 512, &boot);
+        assert_eq!(volume_content(&lone).needed_bytes, None, "no backup read");
+        let fat = volume_content(&disk_with(&fixture("fat32-s1"), 6, &|_| {}));
+        assert!(fat.may_grow());
+        assert!(fat.shrink_by_hand("/dev/sdb1", 1 << 20)[0]
+            .starts_with("fatresize -s 1048576 /dev/sdb1   #"));
+        let fat12 = volume_content(&disk_with(&fixture("fat12"), 0, &|_| {}));
+        assert!(fat12.shrink_by_hand("/dev/sdb1", 1 << 20)[0]
+            .starts_with("a FAT12 is resized by no tool here"));
+        let exfat = volume_content(&disk_with(&fixture("exfat-c4K"), 12, &|_| {}));
+        assert!(exfat.shrink_by_hand("/dev/sdb1", 1 << 20)[0]
+            .starts_with("exFAT is resized by no tool here"));
     }
 }

@@ -4,8 +4,8 @@
 use super::content::{self, Content};
 use super::layout::{self, Grid, Placed, Slot};
 use super::{
-    boot, container, identity, Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions, Shrink,
-    Span, Step,
+    boot, container, hidden, identity, Action, DiskPlan, Entry, Extent, PartPlan, PlanOptions,
+    Shrink, Span, Step,
 };
 use crate::check::sane_optimal;
 use crate::check::{self, ToolView};
@@ -540,9 +540,13 @@ fn fill(
             };
             zero_tails.push((q.number, cut));
         }
-        p.manual.extend(boot::notes(q, &before, &after, disk));
+        let read = boot::Read {
+            volume: c.boot.as_ref().map(|b| b.volume.name()),
+            dos: p.table == TableKind::Mbr,
+        };
+        p.manual.extend(boot::notes(q, &before, &after, disk, read));
         if let boot::Disk::Container { raw, .. } = disk {
-            after_script.extend(boot::after_script(q, &before, &after, raw));
+            after_script.extend(boot::after_script(q, &before, &after, raw, read));
         }
         if compensated(c.data_offset_bytes, p.end_grain_bytes, ss) != 0 {
             p.manual
@@ -570,12 +574,20 @@ fn fill(
         if x.before.start_sector != x.after.start_sector {
             let copy = x.before.size_bytes.min(x.after.size_bytes);
             p.bytes_to_move = p.bytes_to_move.saturating_add(copy);
+            let boot = parts
+                .iter()
+                .zip(contents)
+                .find(|(q, _)| q.number == x.number)
+                .and_then(|(_, c)| c.boot.as_ref());
             steps.push(Step::Move {
                 partition: x.number,
                 from_bytes: x.before.start_bytes,
                 to_bytes: x.after.start_bytes,
                 copy_bytes: copy,
                 chunk_bytes: opts.chunk,
+                hidden_sectors: boot.and_then(|b| {
+                    hidden::planned(b, x.before.start_bytes, x.after.start_bytes, copy)
+                }),
             });
         }
         let table_before = table.clone();

@@ -14,6 +14,7 @@ mod boot;
 mod container;
 mod content;
 mod disk;
+mod hidden;
 mod identity;
 mod layout;
 mod new_disk;
@@ -24,10 +25,16 @@ mod remedy;
 
 /// One disk's plan.
 pub use disk::plan_disk;
+/// Volumes made by the real mkfs tools, read, for other modules' tests.
+#[cfg(test)]
+pub(crate) use hidden::tests as volume_fixtures;
+/// The start a FAT, exFAT or NTFS boot sector records, as a move rewrites
+/// it.
+pub use hidden::{HiddenSectors, Voice};
 /// Whether a GPT's damage is one `sgdisk -e` repairs.
 pub use identity::gpt_repairable;
 /// A new disk's layout (`plan --new`).
-pub use new_disk::{parse_sizes, plan_new_disk, NewDisk};
+pub use new_disk::{parse_sizes, plan_new_disk, removable_mkfs, NewDisk};
 /// `check`'s sequence (read, judge, the `next:` steps) and its parts.
 pub use next::{check_run, next_commands, next_options, Checked, Next};
 
@@ -156,6 +163,11 @@ pub enum Step {
         to_bytes: u64,
         copy_bytes: u64,
         chunk_bytes: u64,
+        /// The FAT, exFAT or NTFS volume in it records its start in its
+        /// boot sectors: checked before the copy, the new start written
+        /// after it (before the entry changes).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hidden_sectors: Option<HiddenSectors>,
     },
     /// Rebuild the primary GPT (header and entries) from the intact
     /// backup at the disk's last LBA, before any other change.

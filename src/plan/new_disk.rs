@@ -10,7 +10,7 @@ use crate::check::{first_starts, FirstStarts, ToolView};
 use crate::findings::Finding;
 use crate::inspect::Target;
 use crate::layout::TableKind;
-use crate::topology::Declared;
+use crate::topology::{Declared, Transport};
 use crate::units::{exact, gcd, human, KIB};
 use serde::Serialize;
 
@@ -59,7 +59,8 @@ pub struct NewDisk {
     /// Where parted -a optimal, fdisk and sgdisk would start partition 1
     /// on this disk as it presents itself, in bytes.
     pub tools_first_start_bytes: FirstStarts,
-    /// Why a tool would do otherwise.
+    /// Why a tool would do otherwise; on a removable disk, the mkfs
+    /// options that put a FAT32's or an exFAT's clusters on the grain.
     pub notes: Vec<String>,
     /// Why it cannot be done (the disk is not empty, the sizes do not fit).
     pub refused: Vec<String>,
@@ -114,7 +115,66 @@ pub fn plan_new_disk(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
         }
         Err(why) => d.refused.push(why),
     }
+    d.notes.extend(removable_note(t, grain));
     d
+}
+
+/// A card or a stick (the kernel's removable flag, a USB or MMC
+/// transport): FAT32 or exFAT is what goes on it, and their mkfs options
+/// decide where their clusters start, which the layout alone does not.
+fn removable_note(t: &Target, grain: u64) -> Option<String> {
+    let d = t.disk.as_ref()?;
+    let removable = d.removable == Some(true)
+        || d.usb.is_some()
+        || matches!(
+            d.transport,
+            Transport::Usb | Transport::UsbStorage | Transport::UsbUas | Transport::Mmc
+        );
+    if !removable {
+        return None;
+    }
+    let dev = d.device.display().to_string();
+    let sep = if dev.ends_with(|c: char| c.is_ascii_digit()) {
+        "p"
+    } else {
+        ""
+    };
+    let node = format!("{dev}{sep}1");
+    let tp = &t.topology;
+    let [fat, exfat] = removable_mkfs(
+        u64::from(tp.logical_block_size),
+        u64::from(tp.physical_block_size),
+        grain,
+        &node,
+    );
+    Some(format!(
+        "a removable disk (a card or a stick): for a FAT32 or an exFAT with its clusters on the grain, make it with {fat} (clusters of at least 4 KiB and the physical block: without -a, mkfs.fat pads its reserved sectors to a whole cluster, so the data area starts a whole number of clusters after the partition's aligned start; -a, -s 1 or a small volume's default of 512 B or 2 KiB clusters leave it off) or {exfat} (the cluster heap on {} of the disk), likewise on the other partitions",
+        exact(grain)
+    ))
+}
+
+/// The commands that make a FAT32 and an exFAT on `node` (a partition on
+/// the start grain of a disk of `lbs`-byte logical and `pbs`-byte
+/// physical blocks) whose data area and cluster heap start on the grain
+/// check judges them against: `mkfs.fat -s` clusters of 4 KiB or the
+/// physical block (at most 32 KiB), without `-a` (dosfstools pads the
+/// reserved sectors to a whole cluster, `src/mkfs.fat.c`; what `-a`
+/// turns off), and `mkfs.exfat -b` the start grain (exfatprogs aligns the
+/// FAT and the heap to it counted from the disk's start, on a partition's
+/// node).
+pub fn removable_mkfs(lbs: u64, pbs: u64, grain: u64, node: &str) -> [String; 2] {
+    let cluster = (4 * KIB).max(pbs).min(32 * KIB);
+    let spc = (cluster / lbs.max(1)).clamp(1, 128);
+    let boundary = if grain % (1 << 20) == 0 {
+        format!("{}M", grain >> 20)
+    } else {
+        format!("{}K", grain / KIB)
+    };
+    let node = crate::names::shell_word(node);
+    [
+        format!("mkfs.fat -F 32 -s {spc} {node}"),
+        format!("mkfs.exfat -b {boundary} {node}"),
+    ]
 }
 
 /// The start grain, widened to the NVMe namespace's declared preferred
@@ -312,5 +372,46 @@ mod tests {
             TableKind::Gpt,
         );
         assert_eq!(d.start_grain_bytes, MIB);
+    }
+
+    /// A card or a stick gets the mkfs options that put a FAT32's or an
+    /// exFAT's clusters on the grain; a SATA disk and an image do not.
+    #[test]
+    fn a_removable_disk_gets_its_fat_and_exfat_options() {
+        let mut t = image(GIB, Topology::IMAGE_DEFAULT, vec![]);
+        let sata = disk(GIB, vec![]);
+        t.disk = Some(sata.clone());
+        let plain = plan_new_disk(&t, &[Size::Rest], TableKind::Mbr);
+        assert!(
+            plain.notes.iter().all(|n| !n.contains("mkfs")),
+            "{:?}",
+            plain.notes
+        );
+        let mut card = sata;
+        card.device = "/dev/mmcblk0".into();
+        card.transport = Transport::Mmc;
+        t.disk = Some(card);
+        let d = plan_new_disk(&t, &[Size::Rest], TableKind::Mbr);
+        let note = d.notes.iter().find(|n| n.contains("mkfs")).unwrap();
+        assert!(
+            note.contains("mkfs.fat -F 32 -s 8 /dev/mmcblk0p1 ("),
+            "{note}"
+        );
+        assert!(note.contains("mkfs.exfat -b 1M /dev/mmcblk0p1 ("), "{note}");
+        assert_eq!(
+            removable_mkfs(512, 4096, 4 * MIB, "/dev/sdc1"),
+            [
+                "mkfs.fat -F 32 -s 8 /dev/sdc1",
+                "mkfs.exfat -b 4M /dev/sdc1"
+            ]
+        );
+        assert_eq!(
+            removable_mkfs(4096, 4096, MIB, "/dev/sdc1")[0],
+            "mkfs.fat -F 32 -s 1 /dev/sdc1"
+        );
+        assert_eq!(
+            removable_mkfs(512, 65536, MIB, "/dev/sdc1")[0],
+            "mkfs.fat -F 32 -s 64 /dev/sdc1"
+        );
     }
 }

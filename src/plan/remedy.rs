@@ -5,6 +5,7 @@
 //! build until the plan says what it does about it.
 
 use super::boot;
+use super::hidden::{self, Voice};
 use super::place::Reach;
 use crate::findings::{Code, Finding};
 use crate::names::shell_word;
@@ -91,7 +92,7 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
         }
         LayerStartMisaligned | LayerStartNot4k | LayerStartNotOptimal | LayerStartNot1Mib
         | LayerStartNotEraseUnit
-        | LayerStartNotPreferredWrite | LvmStripeMisaligned => layer_start(layer),
+        | LayerStartNotPreferredWrite | LvmStripeMisaligned => layer_start(f, layer),
         LvmExtentMisaligned => Remedy::said(
             "the VG's extent size is fixed for its LVs: vgchange -s NEW_SIZE VG changes it only while every LV's size is a multiple of the new one; otherwise make the VG again with vgcreate -s (its data moved elsewhere first)",
         ),
@@ -108,14 +109,12 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
             "a filesystem's block size is fixed when it is made: back up its data, make it again with a block of the physical block or more (mkfs.ext4 -b 4096, mkfs.xfs -b size=4096 -s size=4096), and restore",
         ),
         FsStripeHintsMissing | FsStripeHintsMismatch => stripe_hints(f, layer, reach),
-        FsHiddenSectors => Remedy::said(
-            "write the volume's start into its boot sector's hidden sectors (BPB offset 0x1C; exFAT: PartitionOffset at byte 64, which changes its boot checksum) and into its backup; only boot code reads it: a volume no one boots from can keep it",
-        ),
+        FsHiddenSectors => hidden_sectors(f, layer, reach),
         FsBeyondPartition => Remedy::said(
             "the volume counts more sectors than its partition holds: make the partition end at or after the volume's end again (sfdisk -N), or copy what is readable off it and make the volume again; the plan moves no volume cut short",
         ),
         FsBackupBootSector => Remedy::said(
-            "check the main boot sector (fsck.fat -n, ntfsinfo -m, fsck.exfat -n), then let the filesystem's repair tool write the backup from it (fsck.fat -a answers \"copy original to backup\"; ntfsfix; fsck.exfat -y)",
+            "check the main boot sector first (fsck.fat -n, ntfsinfo -m, fsck.exfat -n), then write the backup from it: a FAT32's with fsck.fat -r -w answering 1, \"Copy original to backup\" (fsck.fat -a leaves it: \"Not automatically fixing this\"); an NTFS's with ntfsfix, which rewrites the alternate boot sector; an exFAT's by copying its main boot region (sectors 0 to 11) over the backup (12 to 23) with dd, as fsck.exfat (exfatprogs 1.2.0) neither checks nor writes it",
         ),
         StraddlingIo | SubPhysicalWrites | SplitIo | ZoneCrossingWrites => Remedy::none(
             "watch's finding: the plan of what check finds places the layers; the workload's own I/O sizes are the application's",
@@ -151,8 +150,60 @@ fn kernel_view(disk: &boot::Disk) -> Remedy {
     }
 }
 
-/// A layer whose data start is off: it moves only with its data.
-fn layer_start(layer: Option<&Layer>) -> Remedy {
+/// A volume whose boot sectors record another start than where it is:
+/// the command that writes that start into them (and into the backup
+/// that says what the main one says), where the volume is; in words
+/// where no command reaches it.
+fn hidden_sectors(f: &Finding, layer: Option<&Layer>, reach: &Reach) -> Remedy {
+    let why = "write the volume's start into its boot sector's hidden sectors (BPB offset 0x1C; exFAT: PartitionOffset at byte 64, which changes its boot checksum) and into its backup; only boot code reads it: a volume no one boots from can keep it";
+    let h = layer
+        .and_then(|l| hidden::BootVolume::of(l, 0))
+        .zip(f.facts.recorded_sectors.zip(f.facts.start_sectors))
+        .and_then(|(b, (from, to))| hidden::fixing(&b, from, to));
+    let Some(h) = h else {
+        return Remedy::said(why);
+    };
+    let (s, they) = match h.at_bytes.len() {
+        1 => ("", "it"),
+        _ => ("s", "they"),
+    };
+    let why = format!(
+        "write the volume's start, {}, into its {} boot sector{s} ({} {}, which {they} still record): the command checks first that {they} are the volume read; only boot code reads it, so a volume no one boots from can keep it",
+        h.to,
+        h.volume,
+        h.field_name(),
+        h.from,
+    );
+    match reach {
+        Reach::Node { node, offset } => Remedy::run(
+            why,
+            vec![h.write_command(&shell_word(node), *offset, Voice::Printed)],
+        ),
+        Reach::File { path, offset, .. } => Remedy::run(
+            why,
+            vec![h.write_command(&shell_word(path), *offset, Voice::Printed)],
+        ),
+        Reach::Not(reason) => Remedy::said(format!("{why}; {reason}")),
+    }
+}
+
+/// A layer whose data start is off: it moves only with its data. A FAT's
+/// data area or an exFAT's cluster heap is placed by the mkfs that made
+/// it (check's `fix` names the options).
+fn layer_start(f: &Finding, layer: Option<&Layer>) -> Remedy {
+    let fs = layer.and_then(|l| l.filesystem());
+    if let (Some(fs), Some(fix)) = (fs, f.facts.fix.as_deref()) {
+        if matches!(fs.kind, FsKind::Vfat | FsKind::Exfat) {
+            let name = fs.volume.as_deref().map_or("volume", |v| v.name());
+            let again = match fs.kind {
+                FsKind::Exfat => "mkfs.exfat -L LABEL",
+                _ => "mkfs.fat -n LABEL -i SERIAL",
+            };
+            return Remedy::said(format!(
+                "where the {name}'s clusters start is fixed when it is made: copy its files off, make it again ({fix}; {again} keeps the label and, for FAT, the serial that /etc/fstab's UUID= names), and copy the files back"
+            ));
+        }
+    }
     let name = layer.map_or("", |l| l.name.as_str());
     if name.contains("PV ") || name.starts_with("segment ") {
         return Remedy::said(format!(
@@ -203,5 +254,92 @@ fn stripe_hints(f: &Finding, layer: Option<&Layer>, reach: &Reach) -> Remedy {
             width / 512,
             width / chunk.max(1)
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Facts;
+    use crate::plan::hidden::tests::{disk_with, fixture, layer, put, sh};
+
+    const MIB: u64 = 1 << 20;
+
+    /// A FAT32 whose boot sectors record 63 while it lies at sector 63
+    /// of a file that is then read at another offset (a volume copied):
+    /// the command writes the start check found, where the volume is,
+    /// and clears the finding; where no command reaches it, words.
+    #[test]
+    fn hidden_sectors_get_the_command_where_the_volume_is() {
+        let disk = disk_with(&fixture("fat32-s1"), 6, &|b| {
+            put(b, 0x1c, &63u32.to_le_bytes())
+        });
+        let l = layer(&disk, 63 * 512, 2 * MIB);
+        let f = Finding::of(
+            Code::FsHiddenSectors,
+            Facts {
+                recorded_sectors: Some(63),
+                start_sectors: Some(4096),
+                ..Facts::default()
+            },
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.img");
+        std::fs::write(&path, &disk).unwrap();
+        let reach = Reach::File {
+            path: path.display().to_string(),
+            offset: 63 * 512,
+            copy: false,
+        };
+        let d = boot::Disk::Image(path.display().to_string());
+        let r = remedy(&f, Some(&l), &reach, &d);
+        assert!(r.clears && r.work, "{r:?}");
+        assert!(
+            r.why.starts_with("write the volume's start, 4096, into its FAT32 boot sectors (hidden sectors 63, which they still record)"),
+            "{}",
+            r.why
+        );
+        let (code, out) = sh(&r.commands[0]);
+        assert_eq!(code, 0, "{out}");
+        let b = std::fs::read(&path).unwrap();
+        for at in [63 * 512 + 0x1c, 69 * 512 + 0x1c] {
+            assert_eq!(b[at..at + 4], 4096u32.to_le_bytes(), "{at}");
+        }
+        let not = remedy(&f, Some(&l), &Reach::Not("no device".into()), &d);
+        assert!(!not.clears && not.commands.is_empty() && not.why.ends_with("; no device"));
+        assert!(!remedy(&f, None, &reach, &d).clears);
+    }
+
+    /// A FAT's data area off the grain: check's mkfs options, with the
+    /// files copied off and back; another layer's keeps its sentence.
+    #[test]
+    fn a_fat_data_area_is_made_again_with_check_s_options() {
+        let disk = disk_with(&fixture("fat32-s8-a-R33"), 6, &|_| {});
+        let l = layer(&disk, 63 * 512, 2 * MIB);
+        let fix = "mkfs.fat -F 32 -s 8 without -a, which pads the reserved sectors to a whole cluster, after a backup";
+        let f = Finding::of(
+            Code::LayerStartNot4k,
+            Facts {
+                fix: Some(fix.into()),
+                ..Facts::default()
+            },
+        );
+        let d = boot::Disk::Image("d.img".into());
+        let r = remedy(&f, Some(&l), &Reach::Not(String::new()), &d);
+        assert!(r.work && !r.clears && r.commands.is_empty());
+        assert!(
+            r.why
+                .contains(&format!("copy its files off, make it again ({fix};")),
+            "{}",
+            r.why
+        );
+        assert!(r.why.contains("mkfs.fat -n LABEL -i SERIAL"), "{}", r.why);
+        let plain = Finding::of(Code::LayerStartNot4k, Facts::default());
+        let r = remedy(&plain, Some(&l), &Reach::Not(String::new()), &d);
+        assert!(
+            r.why.starts_with("a layer's data start is fixed"),
+            "{}",
+            r.why
+        );
     }
 }

@@ -231,17 +231,36 @@ pub(crate) fn steps_text(group: &[&Step]) -> String {
                 from_bytes,
                 to_bytes,
                 copy_bytes,
+                hidden_sectors,
                 ..
             },
             Step::Table { after, .. },
         ] => format!(
-            "partition {partition}: copy {} from byte {from_bytes} to byte {to_bytes} (highest chunk first when moving up; resumable), then rewrite its entry as start={}, size={} (sfdisk, tried with --no-act before any copy)",
+            "partition {partition}: copy {} from byte {from_bytes} to byte {to_bytes} (highest chunk first when moving up; resumable), {}then rewrite its entry as start={}, size={} (sfdisk, tried with --no-act before any copy)",
             units::human(*copy_bytes),
+            hidden_sectors.as_ref().map_or_else(String::new, boot_start),
             after.start_sector,
             after.sectors
         ),
         _ => group.iter().map(|s| step(s)).collect::<Vec<_>>().join("; "),
     }
+}
+
+/// A moved volume's boot sectors in words: what the step writes there.
+fn boot_start(h: &crate::plan::HiddenSectors) -> String {
+    let both = if h.at_bytes.len() > 1 {
+        " and its backup"
+    } else {
+        ""
+    };
+    format!(
+        "write its new start into its {} boot sector{both} ({} {} -> {}; checked before the copy, written only where it still reads {}), ",
+        h.volume,
+        h.field_name(),
+        h.from,
+        h.to,
+        h.from
+    )
 }
 
 /// One step in words (the human plan and the plan page).
@@ -273,12 +292,14 @@ pub(crate) fn step(s: &Step) -> String {
             from_bytes,
             to_bytes,
             copy_bytes,
+            hidden_sectors,
             ..
         } => format!(
-            "partition {partition}: copy {} from byte {} to byte {} (highest chunk first when moving up; resumable)",
+            "partition {partition}: copy {} from byte {} to byte {} (highest chunk first when moving up; resumable){}",
             units::human(*copy_bytes),
             from_bytes,
-            to_bytes
+            to_bytes,
+            hidden_sectors.as_ref().map_or_else(String::new, |h| format!(", {}", boot_start(h).trim_end_matches(", ")))
         ),
         Step::Table {
             partition, after, ..

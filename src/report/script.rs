@@ -20,10 +20,13 @@
 //! synced journal records it, before and after it is written to its place;
 //! the table entry is rewritten (`sfdisk -N`) only when the copy is done.
 //! An ext4 the plan shrinks is shrunk first (e2fsck -f, resize2fs -P to
-//! confirm, resize2fs), while the table is still the original.
+//! confirm, resize2fs), while the table is still the original. A FAT,
+//! exFAT or NTFS volume that moves has its boot sectors checked at the old
+//! place before the copy and the new start written into them at the new
+//! place after it, before the entry changes (`plan::HiddenSectors`).
 
 use crate::layout::TableKind;
-use crate::plan::{DiskPlan, Entry, Identity, Shrink, Step};
+use crate::plan::{DiskPlan, Entry, Identity, Shrink, Step, Voice};
 
 /// `plan --script FILE`: the script of the one disk planned (cli refuses
 /// the file before the run for several targets, and leaves it out for a
@@ -171,18 +174,45 @@ fn table_fn(
         start = z.start_bytes,
         bytes = z.bytes,
     ));
-    let copy = match copy {
+    // A volume's boot sectors record its start: checked at the old place
+    // before any copy (once a copy has started, some of it may be
+    // overwritten), the new start written at the new place after it.
+    let (check, copy) = match copy {
         Some(Step::Move {
             from_bytes,
             to_bytes,
             copy_bytes,
+            hidden_sectors,
             ..
-        }) => format!("    copy {partition} {from_bytes} {to_bytes} {copy_bytes}\n"),
-        _ => String::new(),
+        }) => {
+            let (check, write) = hidden_sectors.as_ref().map_or_else(Default::default, |h| {
+                let disk = "\"$DISK\"";
+                let field = h.field_name();
+                (
+                    format!(
+                        "    # Its {} boot sectors still record {field} {} (before the copy):\n    [ -f \"$STATE/move-{partition}\" ] || {}\n",
+                        h.volume,
+                        h.from,
+                        h.check_command(disk, h.volume_at(*from_bytes), Voice::Script)
+                    ),
+                    format!(
+                        "    # {field} {} into them where they still read {}:\n    {}\n",
+                        h.to,
+                        h.from,
+                        h.write_command(disk, h.volume_at(*to_bytes), Voice::Script)
+                    ),
+                )
+            });
+            (
+                check,
+                format!("    copy {partition} {from_bytes} {to_bytes} {copy_bytes}\n{write}"),
+            )
+        }
+        _ => Default::default(),
     };
     let later: Vec<String> = (n..=of).map(|t| format!("\"$S{t}\"")).collect();
     format!(
-        "\nstep_{k}() {{\n    same_disk\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {k}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {k}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n{zeros}    set_entry {partition} {start} {size} --no-act || die \"step {k}: sfdisk would not take partition {partition} at start={start}, size={size}; nothing done\"\n    say \"step {k}: partition {partition} to start={start}, size={size}\"\n{copy}    set_entry {partition} {start} {size} || die \"step {k}: sfdisk did not write partition {partition}; run this script again\"\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {k}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
+        "\nstep_{k}() {{\n    same_disk\n    now=$(table)\n    if one_of \"$now\" {later}; then\n        say \"step {k}: partition {partition} is already in its new place\"\n        return 0\n    fi\n    [ \"$now\" = \"$S{prev}\" ] || die \"step {k}: the table of $DISK is not as planned; nothing done (compare sfdisk --dump $DISK with this script)\"\n    idle\n{zeros}{check}    set_entry {partition} {start} {size} --no-act || die \"step {k}: sfdisk would not take partition {partition} at start={start}, size={size}; nothing done\"\n    say \"step {k}: partition {partition} to start={start}, size={size}\"\n{copy}    set_entry {partition} {start} {size} || die \"step {k}: sfdisk did not write partition {partition}; run this script again\"\n    [ \"$(table)\" = \"$S{n}\" ] || die \"step {k}: sfdisk did not write the planned entry\"\n    rm -f \"$STATE/move-{partition}\" \"$STATE/chunk-{partition}\"\n}}\n",
         later = later.join(" "),
         prev = n - 1,
         start = after.start_sector,
@@ -759,5 +789,56 @@ mod tests {
         // Not checked again once a copy has started (its journal).
         assert!(s.contains("[ -f \"$STATE/move-2\" ] || zeros"), "{s}");
         assert!(!s.contains("    copy "), "nothing to copy: the start stays");
+    }
+
+    /// A FAT32 moved from 63: its boot sectors are checked before the
+    /// first copy (not once a copy has started), after the zero check and
+    /// before sfdisk is asked; the new start written after the copy and
+    /// before the entry changes.
+    #[test]
+    fn a_moved_volume_s_boot_sectors_are_checked_then_written() {
+        use crate::inspect::Root;
+        use crate::plan::volume_fixtures::{disk_with, fixture, layer, put};
+        use crate::stack::{Layer, LayerKind};
+        let disk = disk_with(&fixture("fat32-s1"), 6, &|b| {
+            put(b, 0x1c, &63u32.to_le_bytes())
+        });
+        let mut t = image(
+            64 << 20,
+            Topology::IMAGE_DEFAULT,
+            vec![part(1, PartKind::Primary, 63, 63 + 4095)],
+        );
+        t.table.kind = TableKind::Mbr;
+        let mut root = Layer::new(
+            LayerKind::Partition,
+            "p1",
+            "d",
+            63 * 512,
+            2 << 20,
+            Topology::IMAGE_DEFAULT,
+        );
+        root.children.push(layer(&disk, 63 * 512, 2 << 20));
+        t.stack.push(Root {
+            partition: Some(1),
+            layer: root,
+            zero_tail_bytes: 0,
+        });
+        let p = plan_disk(&t, &PlanOptions::default());
+        let s = render_script(&p, "0.0.0");
+        parses(&s);
+        in_order(
+            &s,
+            &[
+                "    idle\n",
+                "    # Its FAT32 boot sectors still record hidden sectors 63 (before the copy):\n    [ -f \"$STATE/move-1\" ] || ( x() { dd if=\"$DISK\" ",
+                "for b in 32256 35328; do ",
+                "set_entry 1 2048 4096 --no-act",
+                "    copy 1 32256 1048576 2097152\n",
+                "    # hidden sectors 2048 into them where they still read 63:\n    ( x() { dd if=\"$DISK\" ",
+                "for b in 1048576 1051648; do ",
+                "printf '\\000\\010\\000\\000' | dd of=\"$DISK\" bs=1 seek=$((b + 28)) count=4 conv=notrunc,fsync status=none",
+                "    set_entry 1 2048 4096 || die",
+            ],
+        );
     }
 }

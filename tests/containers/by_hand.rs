@@ -7,17 +7,18 @@
 //!
 //! - every command by hand, each run alone as printed (`sh -c`) in a
 //!   directory holding only a copy of the image, leaves the container's
-//!   guest as `qemu-img compare` finds it: the notes' commands, and the
-//!   raw-copy steps but their first (which only reads the image), out of
-//!   their order;
+//!   guest as `qemu-img compare` finds it: the raw-copy steps but their
+//!   first (which only reads the image), out of their order;
 //! - the raw-copy steps run as printed in their order end with `check`
-//!   exiting 0, and the image they make holds the NTFS, byte for byte,
-//!   at its new start (but the hidden-sectors field, which reads the new
-//!   start), readable by ntfs-3g's tools, and the FAT clean for fsck.fat.
+//!   exiting 0, and the image they make holds the NTFS and the FAT, byte
+//!   for byte, at their new starts, but for the start their boot sectors
+//!   record (hidden sectors, in the boot sector and its backup), which
+//!   the script of the raw copy writes and which reads the new start;
+//!   ntfs-3g's tools read the NTFS and the file, fsck.fat finds the FAT
+//!   clean.
 //!
-//! The same guest as a raw image: its hidden-sectors command writes
-//! nothing before the script, and after it writes the new start at the
-//! new start + 0x1C of the image. And a PV reaching an end off 4 KiB in a
+//! The same guest as a raw image: no command by hand, its script writes
+//! the new starts itself. And a PV reaching an end off 4 KiB in a
 //! qcow2: its pvresize note names a loop device over the raw copy, and
 //! done there between the first two steps, the steps end clean.
 
@@ -81,7 +82,10 @@ fn ntfs_guest() -> Guest {
             &["-Q", "-q", "-p", "63", "-H", "255", "-S", "63", &l.part(1)],
         );
         sh("ntfscp", &[&l.part(1), src.to_str().unwrap(), "file.bin"]);
-        sh("mkfs.fat", &[&l.part(2)]);
+        // -s 8: clusters of 4 KiB, so its data area lands on 4 KiB once
+        // the partition is on 1 MiB (mkfs.fat's default here, FAT12 of
+        // 2 KiB clusters, puts it 2 KiB off).
+        sh("mkfs.fat", &["-s", "8", &l.part(2)]);
     }
     std::fs::remove_file(&src).unwrap();
     assert_eq!(hidden_sectors(&std::fs::read(&raw).unwrap(), NTFS.0), 63);
@@ -184,14 +188,14 @@ fn clear_but(dir: &Path, keep: &Path) {
 }
 
 /// The NTFS and the FAT of a raw disk that the route moved to 1 MiB and
-/// 33 MiB (sector 65600 rounded up to 1 MiB): the NTFS's bytes are the original's but the hidden-sectors
-/// field (the new start), ntfs-3g reads the volume and the file, and
+/// 33 MiB (sector 65600 rounded up to 1 MiB): their bytes are the
+/// original's but the start their boot sectors record (each boot sector
+/// and its backup: the NTFS's in its partition's last sector), which
+/// reads the new start; ntfs-3g reads the volume and the file, and
 /// fsck.fat finds the FAT clean.
 fn assert_moved_intact(g: &Guest, fixed: &Path, name: &str) {
     let old = std::fs::read(&g.raw).unwrap();
     let new = std::fs::read(fixed).unwrap();
-    let (from, to, len) = (NTFS.0 * 512, 2048 * 512, NTFS.1 * 512);
-    assert_eq!(hidden_sectors(&new, 2048), 2048, "{name}");
     let (doc, _) = common::run_json(&["check", fixed.to_str().unwrap()]);
     let starts: Vec<&Value> = doc["targets"][0]["partitions"]
         .as_array()
@@ -200,19 +204,34 @@ fn assert_moved_intact(g: &Guest, fixed: &Path, name: &str) {
         .map(|p| &p["start_bytes"])
         .collect();
     assert_eq!(starts, [MIB, 33 * MIB], "{name}: {doc:#}");
-    let field = 0x1c..0x20;
-    let differ = (0..len as usize)
-        .filter(|&i| old[from as usize + i] != new[to as usize + i])
-        .find(|i| !field.contains(i));
-    assert_eq!(differ, None, "{name}: NTFS byte differs from the original");
-    let esp_to = 33 * MIB;
-    let esp = ESP.0 * 512;
-    // The FAT's own hidden sectors stay (the ESP note writes none).
-    assert!(
-        old[esp as usize..(esp + ESP.1 * 512) as usize]
-            == new[esp_to as usize..(esp_to + ESP.1 * 512) as usize],
-        "{name}: the ESP's bytes moved as they were"
-    );
+    // Where each boot sector is, from the partition's start: the NTFS's
+    // backup in the sector after its volume, the partition's last; the
+    // FAT (FAT12, at 8 MiB) keeps none.
+    for (what, (from, len), to, copies) in [
+        ("NTFS", NTFS, 2048, vec![0, (NTFS.1 - 1) * 512]),
+        ("FAT", ESP, 33 * 2048, vec![0]),
+    ] {
+        let (from_b, to_b) = ((from * 512) as usize, (to * 512) as usize);
+        let field = |i: usize| {
+            copies
+                .iter()
+                .any(|&c| (c as usize + 0x1c..c as usize + 0x20).contains(&i))
+        };
+        let differ = (0..(len * 512) as usize)
+            .filter(|&i| old[from_b + i] != new[to_b + i])
+            .find(|&i| !field(i));
+        assert_eq!(
+            differ, None,
+            "{name}: a {what} byte differs from the original"
+        );
+        for c in &copies {
+            assert_eq!(
+                hidden_sectors(&new[to_b + *c as usize..], 0),
+                to as u32,
+                "{name}: the {what} boot sector {c} bytes in"
+            );
+        }
+    }
     let l = LoopDev::attach(fixed, None);
     let (code, out) = sh_status("ntfsinfo", &["-m", &l.part(1)]);
     assert_eq!(code, 0, "{name}: ntfsinfo -m: {out}");
@@ -239,8 +258,12 @@ fn one_format(g: &Guest, format: &str, ext: &str) {
     let route = &manual[0];
     assert!(t["manual"][0].get("partition").is_none(), "{t:#}");
     assert!(route[0].starts_with("qemu-img convert"), "{route:?}");
-    commandless_note(&t, 1, &format!("the raw copy they make, {name}.raw;"));
+    commandless_note(&t, 1, "HKLM\\SYSTEM\\MountedDevices");
     commandless_note(&t, 2, "a VM's UEFI variables");
+    assert!(
+        !route.iter().any(|c| c.contains("dd of=")),
+        "the copy's script writes the boot sectors: {route:?}"
+    );
     // Alone, out of their order: the notes' commands, and the route's
     // but its first.
     let alone: Vec<&String> = manual[1..]
@@ -288,38 +311,24 @@ fn every_container_format_s_printed_commands_leave_its_guest_and_fix_a_copy() {
     }
 }
 
-/// The raw image: its hidden-sectors command names the image; run before
-/// the script it writes nothing, after it the new start.
+/// The raw image: no command by hand (the NTFS's and the ESP's notes
+/// say what the move means and print none); its script writes the new
+/// starts into the boot sectors itself.
 #[test]
-fn a_raw_image_s_hidden_sectors_command_writes_the_new_start_after_the_script() {
+fn a_raw_image_s_script_writes_the_new_starts_itself() {
     let g = ntfs_guest();
     let work = g.dir.path();
     let img = work.join("xp.img");
     std::fs::copy(&g.raw, &img).unwrap();
     let (t, manual) = planned(work, "xp.img");
     assert!(t.get("script_refused").is_none(), "{t:#}");
+    commandless_note(&t, 1, "HKLM\\SYSTEM\\MountedDevices");
     commandless_note(&t, 2, "a VM's UEFI variables");
-    let commands: Vec<&String> = manual.iter().flatten().collect();
-    let abs = img.display().to_string();
-    assert_eq!(commands.len(), 1, "{commands:?}");
-    assert!(
-        commands[0].contains(&format!("dd of={abs} ")),
-        "{}",
-        commands[0]
-    );
-    let sum = common::checksum(&abs);
-    let (code, out) = in_dir(work, commands[0]);
-    assert_eq!(code, 1, "{out}");
-    assert_eq!(common::checksum(&abs), sum, "written before the script");
+    assert!(manual.iter().all(Vec::is_empty), "{manual:?}");
     let (code, out) = in_dir(work, "diskalign plan xp.img --script fix.sh");
     assert_eq!(code, 1, "{out}");
     let (code, out) = in_dir(work, "sh fix.sh");
     assert_eq!(code, 0, "{out}");
-    assert_eq!(hidden_sectors(&std::fs::read(&img).unwrap(), 2048), 63);
-    for c in &commands {
-        let (code, out) = in_dir(work, c);
-        assert_eq!(code, 0, "{c}: {out}");
-    }
     let (code, out) = in_dir(work, "diskalign check xp.img");
     assert_eq!(code, 0, "{out}");
     assert_moved_intact(&g, &img, "raw");
