@@ -895,3 +895,50 @@ fn an_image_with_its_topology_given_is_not_topology_unknown() {
     assert!(!codes(&doc["targets"][0]).contains(&"topology-unknown".to_string()));
     assert_eq!(code, 0, "{doc:#}");
 }
+
+/// An NTFS shrunk by ntfsresize keeps its backup boot sector in the
+/// partition's last sector, not after the new end (which stays zero):
+/// check finds it there and says it differs (it keeps the old sector
+/// count), where mkntfs's own copy after the volume reads the same.
+#[test]
+fn an_ntfs_backup_is_found_after_the_volume_or_at_the_partitions_end() {
+    for tool in ["mkntfs", "ntfsresize"] {
+        require_tool(tool);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let part = image(dir.path(), "part.img", 64 * MIB);
+    let p = part.to_str().unwrap();
+    sh("mkntfs", &["-q", "-F", "-Q", p]);
+    let backup = |img: &std::path::Path| {
+        let (doc, _) = check(img, &[]);
+        let v = doc["targets"][0]["stack"][0]["children"][0]["filesystem"]["volume"].clone();
+        (
+            v["backup"]["state"].clone(),
+            v["backup"]["offset_bytes"].clone(),
+        )
+    };
+    let img = image(dir.path(), "disk.img", 80 * MIB);
+    sfdisk(&img, "start=2048, size=131072, type=7\n");
+    let put = |img: &std::path::Path| {
+        sh(
+            "dd",
+            &[
+                &format!("if={p}"),
+                &format!("of={}", img.display()),
+                "bs=512",
+                "seek=2048",
+                "conv=notrunc",
+                "status=none",
+            ],
+        )
+    };
+    put(&img);
+    assert_eq!(backup(&img), ("same".into(), (131071u64 * 512).into()));
+    let out = std::process::Command::new("sh")
+        .args(["-c", &format!("echo y | ntfsresize -f --size 40M {p}")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    put(&img);
+    assert_eq!(backup(&img), ("differs".into(), (131071u64 * 512).into()));
+}

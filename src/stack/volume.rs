@@ -217,12 +217,35 @@ fn ntfs_layer(r: &Region, src: &dyn ReadAt, b: &[u8], n: &Ntfs) -> Found {
         region_bytes: r.len,
         label: labels::ntfs(src, n),
         serial: Some(format!("{:016X}", n.serial)),
-        backup: Backup {
-            state: compare(src, b, at, bps),
-            offset_bytes: Some(at),
-        },
+        backup: ntfs_backup(r, src, b, at, bps),
     };
     layer(r, FsKind::Ntfs, v, n.bytes_per_sector)
+}
+
+/// An NTFS's backup boot sector: in the sector after the volume, where
+/// mkntfs writes it, or else in the partition's last sector, where
+/// ntfsresize leaves it after shrinking the volume (seen with ntfs-3g
+/// 2022.10.3: `ntfsresize --size N` leaves the sector after the new end
+/// zero and the copy at the device's end, with the old sector count).
+fn ntfs_backup(r: &Region, src: &dyn ReadAt, main: &[u8], at: u64, bps: u64) -> Backup {
+    let after = compare(src, main, at, bps);
+    let last = r.len.checked_sub(bps).filter(|&l| l > at);
+    // The copy that is there wins: the same one, else one that differs
+    // over none after the volume.
+    match (after, last.map(|l| (l, compare(src, main, l, bps)))) {
+        (BackupState::Same, _) | (_, None | Some((_, BackupState::Missing))) => Backup {
+            state: after,
+            offset_bytes: Some(at),
+        },
+        (BackupState::Differs, Some((_, BackupState::Differs))) => Backup {
+            state: after,
+            offset_bytes: Some(at),
+        },
+        (_, Some((l, state))) => Backup {
+            state,
+            offset_bytes: Some(l),
+        },
+    }
 }
 
 fn whole(offset: u64, sector: u64) -> Option<u64> {
