@@ -123,8 +123,11 @@ pub fn plan_new_disk(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
 /// transport): FAT32 or exFAT is what goes on it, and their mkfs options
 /// decide where their clusters start, which the layout alone does not.
 fn removable_note(t: &Target, grain: u64) -> Option<String> {
+    // A live disk only: an image's partitions have no node to name.
     let d = t.disk.as_ref()?;
-    let removable = d.removable == Some(true)
+    let tp = &t.topology;
+    let removable = tp.removable_flash
+        || d.removable == Some(true)
         || d.usb.is_some()
         || matches!(
             d.transport,
@@ -140,7 +143,6 @@ fn removable_note(t: &Target, grain: u64) -> Option<String> {
         ""
     };
     let node = format!("{dev}{sep}1");
-    let tp = &t.topology;
     let [fat, exfat] = removable_mkfs(
         u64::from(tp.logical_block_size),
         u64::from(tp.physical_block_size),
@@ -150,7 +152,19 @@ fn removable_note(t: &Target, grain: u64) -> Option<String> {
     Some(format!(
         "a removable disk (a card or a stick): for a FAT32 or an exFAT with its clusters on the grain, make it with {fat} (clusters of at least 4 KiB and the physical block: without -a, mkfs.fat pads its reserved sectors to a whole cluster, so the data area starts a whole number of clusters after the partition's aligned start; -a, -s 1 or a small volume's default of 512 B or 2 KiB clusters leave it off) or {exfat} (the cluster heap on {} of the disk), likewise on the other partitions",
         exact(grain)
-    ))
+    ) + &unit_caveat(tp.erase_unit_bytes))
+}
+
+/// On a flash card, mkfs.fat's data area lands on its cluster grid, not
+/// on the card's allocation unit; mkfs.exfat -b puts the heap there.
+fn unit_caveat(unit: u64) -> String {
+    match unit {
+        0 => String::new(),
+        u => format!(
+            "; on this card's {} allocation unit only the exFAT one starts its clusters on a unit: the FAT32 one's data area is on its cluster grid, a few hundred KiB into the unit (check says layer-start-not-erase-unit)",
+            exact(u)
+        ),
+    }
 }
 
 /// The commands that make a FAT32 and an exFAT on `node` (a partition on
@@ -372,6 +386,18 @@ mod tests {
             TableKind::Gpt,
         );
         assert_eq!(d.start_grain_bytes, MIB);
+    }
+
+    /// On a flash card the note says the FAT32's data area is not on the
+    /// card's unit: mkfs.fat puts it on its cluster grid.
+    #[test]
+    fn on_a_flash_card_only_exfat_is_said_to_start_on_the_unit() {
+        assert_eq!(unit_caveat(0), "");
+        let c = unit_caveat(4 * MIB);
+        assert!(
+            c.contains("4 MiB allocation unit only the exFAT one"),
+            "{c}"
+        );
     }
 
     /// A card or a stick gets the mkfs options that put a FAT32's or an
