@@ -1047,7 +1047,7 @@ fn lying_and_damaged_volumes_are_named_in_every_form() {
             48 * MIB,
             0,
             &[
-                ("fs-hidden-sectors", "warning"),
+                ("fs-hidden-sectors", "info"),
                 ("fs-beyond-partition", "error"),
                 ("fs-backup-boot-sector", "warning"),
             ],
@@ -1079,15 +1079,16 @@ fn lying_and_damaged_volumes_are_named_in_every_form() {
         let b = &finding(&l, "fs-backup-boot-sector")["facts"];
         assert_eq!(b["backup_state"], state, "{name}");
     }
-    // Hidden sectors: 63 where it starts at 0 (a moved volume) is a
-    // warning; 0 where it starts at 2048 (mkfs.fat --offset on an image
-    // writes none) an info.
+    // Hidden sectors: 63 where it starts at 0 (an image of a partition,
+    // which keeps its partition's start) and 0 where it starts at 2048
+    // (mkfs.fat --offset on an image writes none) are info; 63 where it
+    // starts at 2048 (a moved volume) is a warning.
     let (l, f) = judged(&ntfs);
     let f: Vec<_> = f
         .into_iter()
         .filter(|(c, _)| c.starts_with("fs-"))
         .collect();
-    assert_eq!(f, [("fs-hidden-sectors".into(), "warning".into())]);
+    assert_eq!(f, [("fs-hidden-sectors".into(), "info".into())]);
     let h = &finding(&l, "fs-hidden-sectors")["facts"];
     assert_eq!(
         (num(h, "recorded_sectors"), num(h, "start_sectors")),
@@ -1107,6 +1108,16 @@ fn lying_and_damaged_volumes_are_named_in_every_form() {
         (num(h, "recorded_sectors"), num(h, "start_sectors")),
         (0, 2048)
     );
+    sh(
+        "mkfs.fat",
+        &["--offset", "2048", "-h", "63", disk.to_str().unwrap()],
+    );
+    let (_, f) = judged(&disk);
+    let f: Vec<_> = f
+        .into_iter()
+        .filter(|(c, _)| c.starts_with("fs-"))
+        .collect();
+    assert_eq!(f, [("fs-hidden-sectors".into(), "warning".into())]);
     let (cut, _) = judged(&dir.path().join("ntfs-cut"));
     let cut = &finding(&cut, "fs-beyond-partition")["facts"];
     let sizes = (num(cut, "size_bytes"), num(cut, "region_bytes"));

@@ -942,3 +942,52 @@ fn an_ntfs_backup_is_found_after_the_volume_or_at_the_partitions_end() {
     put(&img);
     assert_eq!(backup(&img), ("differs".into(), (131071u64 * 512).into()));
 }
+
+/// A FAT32 the kernel mounted read-write carries its dirty flag (byte
+/// 0x41) in the main boot sector only: its backup still reads the same.
+/// An NTFS imaged from its partition (at byte 0 of a file, recording the
+/// partition's start) is information, and plan prints no command that
+/// would write 0 there.
+#[test]
+fn a_mounted_fat32_and_a_partition_image_are_not_flagged() {
+    for tool in ["mkfs.fat", "mkntfs"] {
+        require_tool(tool);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "card.img", 64 * MIB);
+    sfdisk(&img, "start=2048, type=c\n");
+    let p = img.to_str().unwrap();
+    sh(
+        "mkfs.fat",
+        &["-F", "32", "-s", "8", "-h", "2048", "--offset", "2048", p],
+    );
+    let mut bytes = std::fs::read(&img).unwrap();
+    bytes[2048 * 512 + 0x41] |= 1;
+    std::fs::write(&img, &bytes).unwrap();
+    let (doc, code) = check(&img, &[]);
+    let fat = &doc["targets"][0]["stack"][0]["children"][0];
+    assert_eq!(
+        fat["filesystem"]["volume"]["backup"]["state"], "same",
+        "{fat:#}"
+    );
+    assert_eq!(code, 0, "{doc:#}");
+
+    let part = image(dir.path(), "sda1.img", 32 * MIB);
+    sh(
+        "mkntfs",
+        &["-q", "-F", "-Q", "-p", "2048", part.to_str().unwrap()],
+    );
+    let (doc, code) = check(&part, &[]);
+    assert_eq!(code, 0, "{doc:#}");
+    let ntfs = &doc["targets"][0]["stack"][0]["children"][0];
+    let h = ntfs["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "fs-hidden-sectors")
+        .unwrap_or_else(|| panic!("{ntfs:#}"));
+    assert_eq!(h["severity"], "info");
+    let (plan, _) = run(&["plan", part.to_str().unwrap(), "--width", "0"]);
+    assert!(!plan.contains("dd "), "{plan}");
+    assert!(!plan.contains("od -An"), "{plan}");
+}

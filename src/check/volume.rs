@@ -35,8 +35,11 @@ pub fn volume_findings(l: &Layer, kind: FsKind, sector: u32, v: &Volume) -> Vec<
                     ..base.clone()
                 },
             );
-            out.push(match v.hidden_sectors {
-                0 => f.severity(Severity::Info),
+            // Nothing recorded (mkfs on a file), or a volume at the start
+            // of what it is in (an image of a partition, dd or ntfsclone,
+            // keeps the start it had there): information.
+            out.push(match (v.hidden_sectors, start) {
+                (0, _) | (_, 0) => f.severity(Severity::Info),
                 _ => f,
             });
         }
@@ -182,20 +185,25 @@ pub fn straddling_share(start: u64, cluster: u64, grain: u64) -> f64 {
 }
 
 /// The mkfs options that put cluster 2 on `grain` when the volume's own
-/// start is on it: mkfs.fat without `-a` pads its reserved sectors to a
-/// whole cluster (dosfstools `src/mkfs.fat.c`, what its `-a` turns off;
-/// seen with dosfstools 4.2: `-s 8 -R 33` makes 40 reserved sectors), so
-/// clusters of at least the grain do; mkfs.exfat's `-b` aligns the FAT
-/// and the heap to a boundary counted from the disk's start when it runs
-/// on the partition's node (exfatprogs `mkfs/mkfs.c`; seen with 1.2.0: on
-/// a partition at sector 63, `-b 64K` put the heap at byte 327,680 of the
-/// disk). An NTFS's clusters start with the volume: only a move aligns it.
+/// start is on it, or None where no option does:
+/// - mkfs.fat without `-a` pads its reserved sectors to a whole cluster
+///   (dosfstools `src/mkfs.fat.c`, what its `-a` turns off; seen with
+///   dosfstools 4.2: `-s 8 -R 33` makes 40 reserved sectors), so clusters
+///   of at least the grain do; but it leaves volumes of about 4 MiB
+///   unpadded (seen: 4,100 KiB keeps 1 reserved sector, 4,160 KiB gets
+///   8), and its clusters stop at 64 KiB (128 sectors);
+/// - mkfs.exfat's `-b` aligns the FAT and the heap to a boundary counted
+///   from the disk's start when it runs on the partition's node
+///   (exfatprogs `mkfs/mkfs.c`; seen with 1.2.0: on a partition at sector
+///   63, `-b 64K` put the heap at byte 327,680 of the disk), a power of
+///   two only ("boundary align(12582912) is not a power of 2");
+/// - an NTFS's clusters start with the volume: only a move aligns it.
 fn placing_fix(kind: FsKind, v: &Volume, sector: u32, grain: u64) -> Option<String> {
     match kind {
-        FsKind::Exfat => Some(format!(
-            "mkfs.exfat -b {grain} on the partition's node (it counts from the disk's start), after a backup"
+        FsKind::Exfat if grain.is_power_of_two() => Some(format!(
+            "mkfs.exfat -b {grain} (run on the partition's node, whose start it counts from), after a backup"
         )),
-        FsKind::Ntfs => None,
+        FsKind::Exfat | FsKind::Ntfs => None,
         _ => {
             let spc = (v.cluster_bytes.max(grain) / u64::from(sector.max(1))).clamp(1, 128);
             let fat = match v.fat_type {
@@ -203,15 +211,12 @@ fn placing_fix(kind: FsKind, v: &Volume, sector: u32, grain: u64) -> Option<Stri
                 Some(crate::stack::FatType::Fat16) => 16,
                 _ => 32,
             };
-            let reach = spc * u64::from(sector);
-            let note = if reach < grain {
-                format!(" (clusters of {} at most: that puts it on {} only)", exact(reach), exact(reach))
-            } else {
-                String::new()
-            };
-            Some(format!(
-                "mkfs.fat -F {fat} -s {spc} without -a, which pads the reserved sectors to a whole cluster{note}, after a backup"
-            ))
+            let padded = v.span_bytes >= 8 * crate::units::MIB;
+            (padded && spc * u64::from(sector) >= grain).then(|| {
+                format!(
+                    "mkfs.fat -F {fat} -s {spc} without -a, which pads the reserved sectors to a whole cluster, after a backup"
+                )
+            })
         }
     }
 }
@@ -324,6 +329,48 @@ mod tests {
         let f = judged(&fat32(MIB, MIB, 512, 2048));
         assert_eq!(f[0].code, Code::FsBlockBelowPhysical);
         assert_eq!(f[0].facts.fix.as_deref(), Some("mkfs.fat -s 8"));
+    }
+
+    /// No fix is printed where none does it: mkfs.fat leaves a volume of
+    /// about 4 MiB unpadded, its clusters stop at 64 KiB, and mkfs.exfat
+    /// takes no boundary that is not a power of two.
+    #[test]
+    fn no_fix_is_claimed_where_mkfs_cannot_place_it() {
+        let mut l = fat32(4 * MIB, 1_064_960 + 2560, 4096, 8192);
+        let small = |l: &mut Layer, span: u64| {
+            if let Some(Detail::Filesystem(f)) = &mut l.detail {
+                f.volume.as_mut().unwrap().span_bytes = span;
+            }
+        };
+        small(&mut l, 4 * MIB);
+        assert_eq!(judged(&l)[0].facts.fix, None);
+        small(&mut l, 64 * MIB);
+        assert!(judged(&l)[0].facts.fix.is_some());
+        let v = l.filesystem().unwrap().volume.as_deref().unwrap();
+        assert_eq!(placing_fix(FsKind::Vfat, v, 512, MIB), None);
+        assert_eq!(placing_fix(FsKind::Exfat, v, 512, 12 * MIB), None);
+        assert_eq!(
+            placing_fix(FsKind::Exfat, v, 512, 4 * MIB).as_deref(),
+            Some("mkfs.exfat -b 4194304 (run on the partition's node, whose start it counts from), after a backup")
+        );
+    }
+
+    /// A volume at the start of an image that records another start is an
+    /// image of a partition: information, not a moved volume.
+    #[test]
+    fn a_partition_image_keeps_its_partitions_start_as_info() {
+        let mut l = fat32(0, MIB, 4096, 2048);
+        if let Some(Detail::Filesystem(f)) = &mut l.detail {
+            f.volume.as_mut().unwrap().start_sectors = Some(0);
+        }
+        let f = judged(&l);
+        let h = f.iter().find(|f| f.code == Code::FsHiddenSectors).unwrap();
+        assert_eq!(h.severity, Severity::Info);
+        assert!(
+            h.message.contains("an image of a partition"),
+            "{}",
+            h.message
+        );
     }
 
     #[test]

@@ -178,7 +178,7 @@ codes! {
     FsBlockBelowPhysical = "fs-block-below-physical", Warning,
         "The filesystem block or sector size is below the physical (warning) or logical (error) block size of the device below.";
     FsHiddenSectors = "fs-hidden-sectors", Warning,
-        "A FAT, exFAT or NTFS boot sector records a start on the disk (hidden sectors; exFAT's PartitionOffset) other than where the volume starts: boot code and Windows, which read it, look in the wrong place (a moved or copied volume). Info when it records 0 (mkfs on an image file or a loop device): only boot code reads it.";
+        "A FAT, exFAT or NTFS boot sector records a start on the disk (hidden sectors; exFAT's PartitionOffset) other than where the volume starts: boot code and Windows, which read it, look in the wrong place (a moved or copied volume). Info when it records 0 (mkfs on an image file or a loop device), and when the volume is at the start of what it is in (an image of a partition, made by dd or ntfsclone, keeps its partition's start; plan then prints no command): only boot code reads it.";
     FsBeyondPartition = "fs-beyond-partition", Error,
         "A FAT, exFAT or NTFS volume counts more bytes (NTFS: with its backup boot sector after them) than the partition or device it is in holds: its end is cut off.";
     FsBackupBootSector = "fs-backup-boot-sector", Warning,

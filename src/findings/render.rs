@@ -324,6 +324,8 @@ fn fs_hidden_sectors(f: &Facts) -> String {
     let (rec, at) = (n(f.recorded_sectors), n(f.start_sectors));
     let why = if rec == 0 {
         "it records none, as mkfs does on an image file or a loop device: only boot code reads it, and a volume to boot from needs it"
+    } else if at == 0 {
+        "it is at the start of what it is in, as an image of a partition is (dd, ntfsclone): it keeps the start it had there, right again once it is written back to a partition at that start"
     } else {
         "a moved or copied volume: boot code and Windows, which read it to find the volume, look in the wrong place"
     };
@@ -352,9 +354,14 @@ fn fs_backup_boot_sector(f: &Facts) -> String {
     } else {
         "is not there (zeros or past the end)"
     };
+    let region = text(&f.region);
+    let tools = match region {
+        "NTFS" => "ntfsfix, chkdsk",
+        "exFAT" => "fsck.exfat, chkdsk",
+        _ => "fsck.fat, chkdsk",
+    };
     format!(
-        "the {} backup boot sector at byte {} of the volume {what}: a repair that falls back to it (fsck.fat, chkdsk, ntfsfix) restores that",
-        text(&f.region),
+        "the {region} backup boot sector at byte {} of the volume {what}: a repair that falls back to it ({tools}) restores that",
         n(f.offset_bytes)
     )
 }

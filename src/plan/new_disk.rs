@@ -160,9 +160,14 @@ fn removable_note(t: &Target, grain: u64) -> Option<String> {
 fn unit_caveat(unit: u64) -> String {
     match unit {
         0 => String::new(),
-        u => format!(
-            "; on this card's {} allocation unit only the exFAT one starts its clusters on a unit: the FAT32 one's data area is on its cluster grid, a few hundred KiB into the unit (check says layer-start-not-erase-unit)",
+        u if u.is_power_of_two() => format!(
+            "; on this card's {} allocation unit only the exFAT one starts its clusters on a unit: the FAT32 one's data area is on its cluster grid, after its FATs in the unit the partition starts (check says layer-start-not-erase-unit)",
             exact(u)
+        ),
+        u => format!(
+            "; on this card's {} allocation unit neither starts its clusters on a unit: mkfs.exfat -b takes a power of two only, so its heap lands on {} (check says layer-start-not-erase-unit)",
+            exact(u),
+            exact(u & u.wrapping_neg())
         ),
     }
 }
@@ -179,10 +184,13 @@ fn unit_caveat(unit: u64) -> String {
 pub fn removable_mkfs(lbs: u64, pbs: u64, grain: u64, node: &str) -> [String; 2] {
     let cluster = (4 * KIB).max(pbs).min(32 * KIB);
     let spc = (cluster / lbs.max(1)).clamp(1, 128);
-    let boundary = if grain % (1 << 20) == 0 {
-        format!("{}M", grain >> 20)
+    // mkfs.exfat takes a power of two only: the largest that divides a
+    // grain of 12 or 24 MiB (a flash card's unit) is the most it can do.
+    let pow2 = grain & grain.wrapping_neg();
+    let boundary = if pow2 % (1 << 20) == 0 {
+        format!("{}M", pow2 >> 20)
     } else {
-        format!("{}K", grain / KIB)
+        format!("{}K", pow2 / KIB)
     };
     let node = crate::names::shell_word(node);
     [

@@ -191,7 +191,12 @@ fn says<'a>(
         let Some(x) = &m.about else { continue };
         match m.commands.first() {
             Some(c) if m.clears => {
-                let tool = c.split_whitespace().next().unwrap_or_default();
+                // A one-line sh subshell (the boot sectors' guarded
+                // write) is named by the tool that writes: dd.
+                let tool = match c.split_whitespace().next().unwrap_or_default() {
+                    "(" => "dd",
+                    t => t,
+                };
                 run.push(format!("{tool} for {}", x.code));
             }
             _ if !words.contains(&x.code.to_string()) => words.push(x.code.to_string()),

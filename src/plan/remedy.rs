@@ -155,6 +155,13 @@ fn kernel_view(disk: &boot::Disk) -> Remedy {
 /// that says what the main one says), where the volume is; in words
 /// where no command reaches it.
 fn hidden_sectors(f: &Finding, layer: Option<&Layer>, reach: &Reach) -> Remedy {
+    // A volume at the start of its image (a partition's copy) keeps the
+    // start it had on its disk: writing 0 there would break it.
+    if f.facts.start_sectors == Some(0) {
+        return Remedy::none(
+            "the volume is at the start of what it is in, an image of a partition: the start it records is its partition's, right once it is written back there",
+        );
+    }
     let why = "write the volume's start into its boot sector's hidden sectors (BPB offset 0x1C; exFAT: PartitionOffset at byte 64, which changes its boot checksum) and into its backup; only boot code reads it: a volume no one boots from can keep it";
     let h = layer
         .and_then(|l| hidden::BootVolume::of(l, 0))
@@ -196,11 +203,13 @@ fn layer_start(f: &Finding, layer: Option<&Layer>) -> Remedy {
         if matches!(fs.kind, FsKind::Vfat | FsKind::Exfat) {
             let name = fs.volume.as_deref().map_or("volume", |v| v.name());
             let again = match fs.kind {
-                FsKind::Exfat => "mkfs.exfat -L LABEL",
-                _ => "mkfs.fat -n LABEL -i SERIAL",
+                FsKind::Exfat => {
+                    "mkfs.exfat -L LABEL keeps the label, and tune.exfat -I SERIAL then the serial"
+                }
+                _ => "mkfs.fat -n LABEL -i SERIAL keeps the label and the serial",
             };
             return Remedy::said(format!(
-                "where the {name}'s clusters start is fixed when it is made: copy its files off, make it again ({fix}; {again} keeps the label and, for FAT, the serial that /etc/fstab's UUID= names), and copy the files back"
+                "where the {name}'s clusters start is fixed when it is made: copy its files off, make it again ({fix}; {again} that /etc/fstab's UUID= names), and copy the files back"
             ));
         }
     }

@@ -124,15 +124,37 @@ fn serial32(s: u32) -> String {
     format!("{:04X}-{:04X}", s >> 16, s & 0xffff)
 }
 
-/// The sector at `at` against `main`'s first `len` bytes.
-fn compare(src: &dyn ReadAt, main: &[u8], at: u64, len: u64) -> BackupState {
+/// The sector at `at` against `main`'s first `len` bytes, but for the
+/// bytes at `skip`.
+fn compare_but(src: &dyn ReadAt, main: &[u8], at: u64, len: u64, skip: &[usize]) -> BackupState {
     match read_bytes(src, "backup boot sector", at, len) {
         Err(_) => BackupState::Missing,
         Ok(b) if b.iter().all(|&x| x == 0) => BackupState::Missing,
-        Ok(b) if main.get(..b.len()) == Some(&b[..]) => BackupState::Same,
-        Ok(_) => BackupState::Differs,
+        Ok(b) => {
+            let same = main.len() >= b.len()
+                && b.iter()
+                    .zip(main)
+                    .enumerate()
+                    .all(|(i, (x, y))| x == y || skip.contains(&i));
+            if same {
+                BackupState::Same
+            } else {
+                BackupState::Differs
+            }
+        }
     }
 }
+
+/// The sector at `at` against `main`'s first `len` bytes.
+fn compare(src: &dyn ReadAt, main: &[u8], at: u64, len: u64) -> BackupState {
+    compare_but(src, main, at, len, &[])
+}
+
+/// The byte of a FAT32 boot sector the kernel's vfat sets while mounted
+/// read-write (BS_Reserved1 at 0x41, its dirty flag: fs/fat/inode.c
+/// `fat_set_state`) in the main boot sector only; fsck.fat calls that
+/// difference harmless.
+const FAT32_STATE: usize = 0x41;
 
 fn fat_layer(r: &Region, src: &dyn ReadAt, b: &[u8], f: &Fat) -> Found {
     let bps = u64::from(f.bytes_per_sector);
@@ -140,7 +162,7 @@ fn fat_layer(r: &Region, src: &dyn ReadAt, b: &[u8], f: &Fat) -> Found {
         Some(s) if s > 0 => {
             let at = u64::from(s) * bps;
             Backup {
-                state: compare(src, b, at, bps),
+                state: compare_but(src, b, at, bps, &[FAT32_STATE]),
                 offset_bytes: Some(at),
             }
         }

@@ -50,7 +50,9 @@ fn volume(l: &Layer, f: &crate::stack::Filesystem) -> String {
     let _ = write!(s, ", hidden sectors {}", v.hidden_sectors);
     if v.span_bytes != v.region_bytes {
         let (span, region) = (human(v.span_bytes), human(v.region_bytes));
-        let _ = if span == region {
+        // "~296.0 MiB of 296 MiB" reads as equal: rounded, say the bytes.
+        let rounded = span.starts_with('~') || region.starts_with('~');
+        let _ = if span == region || rounded {
             write!(s, ", volume {} of {} bytes", v.span_bytes, v.region_bytes)
         } else {
             write!(s, ", volume {span} of {region}")
