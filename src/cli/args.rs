@@ -349,6 +349,9 @@ pub struct ProbeArgs {
     /// Print the fio job file for the planned grid and exit without doing I/O.
     #[arg(long)]
     pub emit_fio: bool,
+    /// Search the device's erase (allocation) unit instead of the grid, reading only: 16 KiB reads (--bs) that end at, straddle and start at boundaries of 64 KiB to 64 MiB, 12 and 24 MiB, in shuffled rounds; the unit is the smallest boundary whose straddling reads are --min-effect slower, with its interval. One target: a flash card, USB stick or eMMC (a partition's reads are placed on the device's boundaries).
+    #[arg(long, conflicts_with_all = ["write", "offsets", "pattern", "buffered", "fdatasync", "jobs", "emit_fio", "preset"])]
+    pub erase_unit: bool,
     /// Also print how the comparisons are made (the method paragraph).
     #[arg(short, long, conflicts_with_all = ["columns", "noheadings", "raw", "pairs"])]
     pub verbose: bool,
@@ -379,9 +382,9 @@ pub struct ProbeArgs {
     /// fdatasync after every write (with --buffered: the mode that shows 4 KiB writes split into 512-byte pieces).
     #[arg(long)]
     pub fdatasync: bool,
-    /// I/Os in flight per job.
-    #[arg(long, default_value_t = 32)]
-    pub qd: u32,
+    /// I/Os in flight per job (default 32; 1 with --erase-unit, as a card serves one command at a time).
+    #[arg(long)]
+    pub qd: Option<u32>,
     /// Parallel jobs, each with its own queue.
     #[arg(long, default_value_t = 1)]
     pub jobs: u32,
@@ -480,7 +483,11 @@ impl ProbeArgs {
             rounds: self.rounds,
             min_effect: self.min_effect.map(|p| p / 100.0),
             max_time: self.max_time,
-            qd: self.qd,
+            qd: self.qd.unwrap_or(if self.erase_unit {
+                crate::probe::ERASE_QD
+            } else {
+                32
+            }),
             jobs: self.jobs,
             buffered: self.buffered,
             fdatasync: self.fdatasync,

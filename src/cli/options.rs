@@ -423,6 +423,9 @@ fn probe(a: ProbeArgs, sysfs: Sysfs) -> Result<Task, String> {
             ));
         }
     }
+    if a.erase_unit && a.bs.as_ref().is_some_and(|b| b.len() > 1) {
+        return Err("probe --erase-unit reads one block size: give one --bs (16k)".into());
+    }
     // The seed is fixed here, so the report can record it.
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -439,6 +442,7 @@ fn probe(a: ProbeArgs, sysfs: Sysfs) -> Result<Task, String> {
             force: a.force,
             scratch_size: a.size,
             sysfs,
+            erase_unit: a.erase_unit,
         }),
         emit_fio: a.emit_fio,
     })

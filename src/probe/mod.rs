@@ -18,6 +18,7 @@
 //! the run's document.
 
 mod document;
+mod erase;
 mod infer;
 mod measure;
 mod serde_figures;
@@ -27,6 +28,8 @@ mod steer;
 pub use document::{
     axes, FioDoc, ProbeDoc, ProbeRun, ProbedTarget, Producer, TargetInfo, NO_REPLICATES,
 };
+/// The erase-unit search's answer.
+pub use erase::{CandidateReport, EraseUnit, Place, DEFAULT_QD as ERASE_QD};
 /// The statistics, the contrasts and what the run concludes.
 pub use infer::{
     contrasts, geo_mean_ci, holm, resolvable, t_quantile, welch_log, CellReport, Confidence,
@@ -56,6 +59,9 @@ pub struct ProbeOptions {
     pub force: bool,
     pub scratch_size: u64,
     pub sysfs: Sysfs,
+    /// `--erase-unit`: the read-only erase-unit search instead of the
+    /// grid (`erase`).
+    pub erase_unit: bool,
 }
 
 fn access<'a>(
@@ -315,6 +321,9 @@ pub fn probe(
     stop: &AtomicBool,
     progress: &dyn Progress,
 ) -> Result<ProbeRun, String> {
+    if o.erase_unit {
+        return erase_run(o, stop, progress);
+    }
     if o.targets.iter().any(|p| p.is_dir()) {
         // A plan that cannot run (--max-time shorter than a round, …) is
         // refused before a scratch file is written.
@@ -392,8 +401,88 @@ pub fn probe(
         inference: first.inference,
         targets: reports,
         versus: infer::contrast_reports(&versus),
+        erase_unit: None,
     })
 }
+/// `--erase-unit`: the search on one device or file, as a run.
+fn erase_run(
+    o: &ProbeOptions,
+    stop: &AtomicBool,
+    progress: &dyn Progress,
+) -> Result<ProbeRun, String> {
+    let [path] = o.targets.as_slice() else {
+        return Err("--erase-unit searches one device at a time: give one target".into());
+    };
+    let named = |e: String| format!("{}: {e}", path.display());
+    if path.is_dir() {
+        return Err(named("--erase-unit reads a device's own offsets: give the device (/dev/mmcblk0, /dev/sdb), not a directory".into()));
+    }
+    let no_fill = |_: u64, _: u64| {};
+    let mut a = access(o, stop, &no_fill);
+    a.write = false;
+    let t = measure::open(path, &a).map_err(named)?;
+    let r = erase::Request {
+        read: o.grid.block_sizes.as_ref().and_then(|b| b.first().copied()),
+        qd: o.grid.qd,
+        rounds: o.grid.rounds,
+        runtime: o.grid.runtime,
+        warmup: o.grid.warmup,
+        min_effect: o.grid.min_effect.unwrap_or(measure::DEFAULT_MIN_EFFECT),
+        max_time: o.grid.max_time,
+        seed: o.grid.seed,
+        engine: o.engine,
+    };
+    let started_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let s = erase::search(&t, &r, stop, progress).map_err(named)?;
+    let environment = measure::record(&t, o.sysfs.root());
+    let e = &s.found;
+    let inference = Inference {
+        effective_unit_bytes: None,
+        confidence: e.confidence,
+        statement: e.statement.clone(),
+        summary: e.summary.clone(),
+        penalties: Vec::new(),
+        noise: Vec::new(),
+        advice: None,
+        undecided: e
+            .candidates
+            .iter()
+            .filter(|c| c.decision == Decision::Open)
+            .count(),
+        method: std::borrow::Cow::Borrowed(erase::METHOD),
+        unit_fit: None,
+        patterns: Vec::new(),
+    };
+    Ok(ProbeRun {
+        target: target_info(path, &t),
+        engine: EngineInfo {
+            name: s.engine.into(),
+            fallback_reason: s.fallback,
+            queue_depth: s.plan.qd,
+            jobs: s.plan.jobs,
+            direct: s.plan.direct,
+            fdatasync: false,
+        },
+        environment,
+        rounds_run: s.rounds_run,
+        zoomed: false,
+        partial: s.partial,
+        out_of_time: s.out_of_time,
+        pacing: Default::default(),
+        elapsed_s: s.elapsed_s,
+        started_unix,
+        cells: infer::cells(&s.cells, &[]),
+        contrasts: Vec::new(),
+        inference,
+        targets: Vec::new(),
+        versus: Vec::new(),
+        erase_unit: Some(s.found),
+        plan: s.plan,
+    })
+}
+
 #[cfg(test)]
 pub(crate) use document::fixtures;
 #[cfg(test)]

@@ -100,6 +100,10 @@ pub struct ProbeRun {
     pub targets: Vec<ProbedTarget>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versus: Vec<ContrastReport>,
+    /// `--erase-unit`: the erase-unit search's answer (the cells above are
+    /// its reads; `inference` carries its statement and confidence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erase_unit: Option<crate::probe::EraseUnit>,
 }
 
 /// One target of a run over several.
@@ -117,6 +121,9 @@ impl ProbeRun {
     /// noise was too large to rule it out, or a unit was named without a
     /// penalty decided (exit bit 4).
     pub fn inconclusive(&self) -> bool {
+        if let Some(e) = &self.erase_unit {
+            return e.open();
+        }
         self.inference.leaves_penalty_open()
             || self
                 .targets
@@ -131,6 +138,9 @@ impl ProbeRun {
 
     /// Some misaligned cell was significantly slower than aligned.
     pub fn has_penalty(&self) -> bool {
+        if let Some(e) = &self.erase_unit {
+            return e.found();
+        }
         !self.inference.penalties.is_empty()
             || self
                 .targets

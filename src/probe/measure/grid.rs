@@ -23,6 +23,12 @@ pub enum Preset {
     Standard,
     /// Block sizes up to 1 MiB, offsets up to 8 KiB, 7 rounds of 1 s.
     Full,
+    /// Not a grid of offsets: the erase-unit search's reads around
+    /// candidate boundaries (`probe --erase-unit`), laid out by
+    /// `probe::erase`.
+    #[value(skip)]
+    #[serde(rename = "erase-unit")]
+    EraseUnit,
 }
 
 crate::spelled_as_serde!(Preset);
@@ -275,7 +281,9 @@ impl Grid {
 fn default_offsets(preset: Preset, align: u64, pbs: u64) -> Vec<u64> {
     let span = pbs.max(4 * KIB);
     let mut v = match preset {
-        Preset::Quick => vec![0, align, span / 2, span - align, span, span + align],
+        Preset::Quick | Preset::EraseUnit => {
+            vec![0, align, span / 2, span - align, span, span + align]
+        }
         Preset::Auto | Preset::Standard => {
             let mut v: Vec<u64> = (0..span).step_by(align as usize).collect();
             v.extend([span, span + align, 64 * KIB - align, MIB - align]);
@@ -300,7 +308,7 @@ fn default_offsets(preset: Preset, align: u64, pbs: u64) -> Vec<u64> {
 fn default_block_sizes(preset: Preset, min: u64) -> Vec<u64> {
     let min = min.next_power_of_two().max(512);
     match preset {
-        Preset::Quick => {
+        Preset::Quick | Preset::EraseUnit => {
             let mut v = vec![min.min(4 * KIB), (4 * KIB).max(min), 64 * KIB];
             v.dedup();
             v
@@ -332,7 +340,7 @@ fn preset_timing(preset: Preset) -> (Duration, Duration, u32, u32) {
     let ms = Duration::from_millis;
     match preset {
         Preset::Auto => (ms(125), ms(25), 16, 2),
-        Preset::Quick => (ms(200), ms(50), 5, 3),
+        Preset::Quick | Preset::EraseUnit => (ms(200), ms(50), 5, 3),
         Preset::Standard => (ms(400), ms(100), 5, 3),
         Preset::Full => (Duration::from_secs(1), ms(200), 7, 3),
     }

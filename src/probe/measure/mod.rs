@@ -20,7 +20,9 @@ mod target;
 
 pub use engine::{by_name, EngineKind, Pattern, ENGINES};
 pub use env::Environment;
-pub use grid::{budget, lay_out, Cell, Constraints, DioRule, Grid, GridRequest, Preset};
+pub use grid::{
+    budget, lay_out, Cell, Constraints, DioRule, Grid, GridRequest, Preset, DEFAULT_MIN_EFFECT,
+};
 
 pub(super) use env::record;
 pub(super) use fio::{job_file, File as JobFile};

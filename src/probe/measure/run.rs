@@ -21,6 +21,10 @@ pub struct RoundSample {
     /// of the same round.
     pub round: u32,
     pub iops: f64,
+    /// The median latency of the window's I/Os, in nanoseconds (0: not
+    /// recorded): what the erase-unit search compares, as one slow read
+    /// moves it no more than one fast one.
+    pub median_ns: u64,
     /// Broken measurements of this round that were run again.
     pub retries: u32,
     /// Still broken after the retries (kept, and marked).
@@ -165,6 +169,7 @@ impl<'a> Runner<'a> {
             let sample = RoundSample {
                 round,
                 iops: m.iops,
+                median_ns: m.latency.value_at_quantile(0.5),
                 retries,
                 broken: m.is_broken(),
                 window: Window::of(&m),

@@ -196,7 +196,10 @@ pub fn render(r: &ProbeRun, st: &Style) -> String {
         ));
     }
     let patterns = r.plan.patterns();
-    if r.targets.is_empty() {
+    if r.erase_unit.is_some() {
+        out.push_str(&erase_table(r, st));
+        out.push_str(&verdict(&r.inference, r.has_penalty(), r.plan.rounds, st));
+    } else if r.targets.is_empty() {
         out.push_str(&tables(&r.cells, &patterns, st));
         out.push('\n');
         out.push_str(&verdict(&r.inference, r.has_penalty(), r.plan.rounds, st));
@@ -217,6 +220,24 @@ pub fn render(r: &ProbeRun, st: &Style) -> String {
         out.push_str(&st.dim(&format!("method: {}\n", r.inference.method)));
     }
     out
+}
+
+/// The erase-unit search: each candidate's reads' median latency ending
+/// at, across and starting at its boundaries, and what across costs.
+fn erase_table(r: &ProbeRun, st: &Style) -> String {
+    let rows = tables::erase_rows(r);
+    let rows: Vec<_> = rows.iter().collect();
+    let all = tables::erase_columns();
+    let cols: Vec<_> = all.iter().collect();
+    let read = r.erase_unit.as_ref().map_or(0, |e| e.read_bytes);
+    format!(
+        "{}\n{}\n",
+        st.dim(&format!(
+            "{} reads at each boundary: median latency, and how much longer reads across took than those beside",
+            human(read)
+        )),
+        columns::render(&cols, &rows, st, "")
+    )
 }
 
 /// `probe -o COLUMNS` (and `-n`, `-r`, `-P`): one table of every cell,

@@ -17,7 +17,7 @@ pub use compare::{
     watch_devices_compared, watch_submitters_compared, EnvRow, RATIOS_HTML,
 };
 pub use plan::{new_partitions, plan_partitions, plan_rows, NewPartition, PlanRow};
-pub use probe::{cell_rows, cells, Iops, Versus};
+pub use probe::{cell_rows, cells, erase_columns, erase_rows, Iops, Versus};
 pub use topology::DISKS;
 pub use watch::{
     histogram, leg_rows, span, submitter_rows, unless_zoned, watch_buckets, watch_devices,

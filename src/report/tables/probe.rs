@@ -3,8 +3,8 @@
 //! entries of those grids.
 
 use super::{opt4, opt_text};
-use crate::probe::CellReport;
 use crate::probe::Environment;
+use crate::probe::{CandidateReport, CellReport, Place};
 use crate::probe::{ProbeRun, TargetInfo};
 use crate::report::columns::{offset_label, Column, Entry};
 use crate::report::style::Style;
@@ -136,6 +136,89 @@ pub fn cells<'a>() -> Vec<C<'a>> {
         C::csv_only("partial", |r| r.report.partial.to_string())
             .flag()
             .help("true when Ctrl-C ended the run (1 with -r and -P)"),
+        C::csv_only("erase_candidate", |r| {
+            erase_of(r).map_or(String::new(), |(c, _)| c.unit_bytes.to_string())
+        })
+        .help("probe --erase-unit: the candidate unit whose boundary the cell reads at, in bytes (empty for the grid's cells)"),
+        C::csv_only("erase_place", |r| {
+            erase_of(r).map_or(String::new(), |(_, p)| p.as_str().into())
+        })
+        .help("probe --erase-unit: ends-at, across or starts-at, where the cell's reads sit against the boundary"),
+        C::csv_only("erase_decision", |r| {
+            erase_of(r).map_or(String::new(), |(c, _)| c.decision.as_str().into())
+        })
+        .help("probe --erase-unit: the candidate's decision (slower, fine or open), the same on its three cells"),
+        C::csv_only("erase_unit_bytes", |r| {
+            r.report
+                .erase_unit
+                .as_ref()
+                .and_then(|e| e.unit_bytes)
+                .map_or(String::new(), |u| u.to_string())
+        })
+        .help("probe --erase-unit: the unit the search names (bracketed or likely), on every row; empty when it names none"),
+    ]
+}
+
+/// The erase-unit candidate a cell reads for, and where it reads.
+fn erase_of<'a>(r: &CellRow<'a>) -> Option<(&'a CandidateReport, Place)> {
+    let e = r.report.erase_unit.as_ref()?;
+    e.candidates.iter().find_map(|c| {
+        let i = c.offsets.iter().position(|o| *o == r.cell.cell.offset)?;
+        Some((c, [Place::EndsAt, Place::Across, Place::StartsAt][i]))
+    })
+}
+
+/// One candidate of the erase-unit search, with its three cells.
+pub struct EraseRow<'a> {
+    pub candidate: &'a CandidateReport,
+    /// The cells ending at, across and starting at its boundaries.
+    pub cells: [Option<&'a CellReport>; 3],
+}
+
+/// The erase-unit search's rows, smallest candidate first.
+pub fn erase_rows(r: &ProbeRun) -> Vec<EraseRow<'_>> {
+    let Some(e) = &r.erase_unit else {
+        return Vec::new();
+    };
+    e.candidates
+        .iter()
+        .map(|c| EraseRow {
+            candidate: c,
+            cells: c
+                .offsets
+                .map(|o| r.cells.iter().find(|x| x.cell.offset == o)),
+        })
+        .collect()
+}
+
+/// The median latency of one of a row's cells, in microseconds.
+fn p50(r: &EraseRow, i: usize) -> String {
+    r.cells[i].map_or("-".into(), |c| format!("{:.0}", c.lat_us.p50))
+}
+
+type E<'a> = Column<EraseRow<'a>>;
+
+/// The erase-unit search's table, in the human report and the HTML page.
+pub fn erase_columns<'a>() -> Vec<E<'a>> {
+    vec![
+        E::both("unit", "boundary", |r| r.candidate.unit_bytes.to_string())
+            .shown_as(|r, _| human(r.candidate.unit_bytes))
+            .size(),
+        E::both("ends_at_us", "ends at us", |r| p50(r, 0)).num(),
+        E::both("across_us", "across us", |r| p50(r, 1)).num(),
+        E::both("starts_at_us", "starts at us", |r| p50(r, 2)).num(),
+        E::both("slower_pct", "across", |r| {
+            format!("{:+.1}%", r.candidate.slower_pct)
+        })
+        .num(),
+        E::both("ci95", "95% interval", |r| {
+            let c = r.candidate.ci95_pct;
+            format!("[{:+.0}, {:+.0}]", c[0], c[1])
+        }),
+        E::both("decision", "decision", |r| {
+            r.candidate.decision.as_str().into()
+        }),
+        E::both("rounds", "rounds", |r| r.candidate.rounds.to_string()).num(),
     ]
 }
 

@@ -206,6 +206,17 @@ pub fn section(id: &str, name: &str, doc: &ProbeDoc) -> String {
     let mut s = page::heading(2, id, &format!("probe: {name}"));
     s.push_str(&text::overview(&run));
     s.push_str(&text::verdicts(&run));
+    if doc.erase_unit.is_some() {
+        s.push_str(&erase_search(id, doc));
+        s.push_str(&page::heading(
+            3,
+            &format!("{id}-setup"),
+            "Setup and environment",
+        ));
+        s.push_str(&text::plan(&run));
+        s.push_str(&text::environment(&run));
+        return s;
+    }
     if run.parts.iter().all(|p| p.cells.is_empty()) {
         s.push_str(&page::para(
             "No cell was measured: there is nothing to draw.",
@@ -256,6 +267,31 @@ pub fn section(id: &str, name: &str, doc: &ProbeDoc) -> String {
     ));
     s.push_str(&text::plan(&run));
     s.push_str(&text::environment(&run));
+    s
+}
+
+/// `probe --erase-unit`: its table of candidates (the terminal's columns,
+/// `report::tables::erase_columns`), instead of the grid's figures.
+fn erase_search(id: &str, doc: &ProbeDoc) -> String {
+    let rows = crate::report::tables::erase_rows(doc);
+    let rows: Vec<_> = rows.iter().collect();
+    let all = crate::report::tables::erase_columns();
+    let cols: Vec<_> = all.iter().collect();
+    let read = doc.erase_unit.as_ref().map_or(0, |e| e.read_bytes);
+    let mut s = page::heading(
+        3,
+        &format!("{id}-erase"),
+        "Erase-unit search: reads at each boundary",
+    );
+    s.push_str(&crate::report::columns::html(
+        &format!("{id}-erase-table"),
+        &format!(
+            "{} reads ending at, across and starting at each candidate's boundaries: median latency in microseconds, how much longer reads across took, its 95 % interval and the decision",
+            crate::units::human(read)
+        ),
+        &cols,
+        &rows,
+    ));
     s
 }
 
