@@ -8,6 +8,7 @@ mod declared;
 mod device;
 mod disagree;
 mod document;
+mod fat_reserved;
 #[cfg(test)]
 pub(crate) mod fixture;
 mod inherit;
@@ -31,6 +32,8 @@ pub(crate) use declared::tests::{namespace, says};
 pub use declared::{format_advice, write_unit};
 /// The check document read back.
 pub use document::CheckDoc;
+/// The `mkfs.fat -R` that puts a FAT32's data area on a flash card's unit.
+pub use fat_reserved::fat32_reserved;
 /// What check says of a target and its partitions.
 pub use outcome::{CheckedPartition, CheckedTarget, TopologySource};
 /// The codes about where a partition starts, which a move clears.

@@ -150,10 +150,13 @@ fn data_start(l: &Layer, kind: FsKind, sector: u32, v: &Volume) -> Vec<Finding> 
         .into_iter()
         .map(|f| match f.facts.grain_bytes.filter(|&g| g > 0) {
             Some(grain) => {
-                // On a flash card's unit, only mkfs.exfat places the
-                // heap by itself (-b); a FAT's data area there needs its
-                // reserved sectors counted by hand.
+                // On a flash card's unit, mkfs.exfat places the heap by
+                // itself (-b); a FAT32's data area there needs the
+                // reserved sectors that make up the distance (-a -R).
                 let fix = match f.code {
+                    Code::LayerStartNotEraseUnit if kind == FsKind::Vfat => {
+                        unit_fix(l.offset_bytes, v, sector, grain)
+                    }
                     Code::LayerStartNotEraseUnit if kind != FsKind::Exfat => None,
                     _ => placing_fix(kind, v, sector, grain),
                 };
@@ -168,6 +171,23 @@ fn data_start(l: &Layer, kind: FsKind, sector: u32, v: &Volume) -> Vec<Finding> 
             None => f,
         })
         .collect()
+}
+
+/// A FAT32's data area on a flash card's unit: mkfs.fat with the
+/// reserved sectors that make up the distance (`fat_reserved`), for its
+/// partition's size (mkfs.fat sizes the volume to it), its cluster and
+/// start. FAT12/16 have their root
+/// directory between, and no answer.
+fn unit_fix(start: u64, v: &Volume, sector: u32, unit: u64) -> Option<String> {
+    if v.fat_type != Some(crate::stack::FatType::Fat32) {
+        return None;
+    }
+    let bps = u64::from(sector.max(1));
+    let spc = (v.cluster_bytes / bps).max(1);
+    let r = super::fat_reserved::fat32_reserved(v.region_bytes / bps, bps, spc, start, unit)?;
+    Some(format!(
+        "mkfs.fat -F 32 -s {spc} -a -R {r} (with -a the data area starts exactly after these reserved sectors and the FATs, on the unit for this partition's size and start; run on the partition's node), after a backup"
+    ))
 }
 
 /// The share of the units of `cluster` bytes, or of `grain` bytes when

@@ -115,14 +115,14 @@ pub fn plan_new_disk(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
         }
         Err(why) => d.refused.push(why),
     }
-    d.notes.extend(removable_note(t, grain));
+    d.notes.extend(removable_note(t, grain, d.partitions.first()));
     d
 }
 
 /// A card or a stick (the kernel's removable flag, a USB or MMC
 /// transport): FAT32 or exFAT is what goes on it, and their mkfs options
 /// decide where their clusters start, which the layout alone does not.
-fn removable_note(t: &Target, grain: u64) -> Option<String> {
+fn removable_note(t: &Target, grain: u64, first: Option<&Extent>) -> Option<String> {
     // A live disk only: an image's partitions have no node to name.
     let d = t.disk.as_ref()?;
     let tp = &t.topology;
@@ -152,22 +152,48 @@ fn removable_note(t: &Target, grain: u64) -> Option<String> {
     Some(format!(
         "a removable disk (a card or a stick): for a FAT32 or an exFAT with its clusters on the grain, make it with {fat} (clusters of at least 4 KiB and the physical block: without -a, mkfs.fat pads its reserved sectors to a whole cluster, so the data area starts a whole number of clusters after the partition's aligned start; -a, -s 1 or a small volume's default of 512 B or 2 KiB clusters leave it off) or {exfat} (the cluster heap on {} of the disk), likewise on the other partitions",
         exact(grain)
-    ) + &unit_caveat(tp.erase_unit_bytes))
+    ) + &unit_caveat(tp, first, &node))
 }
 
 /// On a flash card, mkfs.fat's data area lands on its cluster grid, not
-/// on the card's allocation unit; mkfs.exfat -b puts the heap there.
-fn unit_caveat(unit: u64) -> String {
-    match unit {
-        0 => String::new(),
-        u if u.is_power_of_two() => format!(
-            "; on this card's {} allocation unit only the exFAT one starts its clusters on a unit: the FAT32 one's data area is on its cluster grid, after its FATs in the unit the partition starts (check says layer-start-not-erase-unit)",
-            exact(u)
-        ),
-        u => format!(
-            "; on this card's {} allocation unit neither starts its clusters on a unit: mkfs.exfat -b takes a power of two only, so its heap lands on {} (check says layer-start-not-erase-unit)",
-            exact(u),
+/// on the card's allocation unit, unless its reserved sectors make up the
+/// distance (`check::fat32_reserved`, for partition 1's size and start);
+/// mkfs.exfat -b puts the heap there when the unit is a power of two.
+fn unit_caveat(tp: &crate::iolimits::Topology, first: Option<&Extent>, node: &str) -> String {
+    let u = tp.erase_unit_bytes;
+    if u == 0 {
+        return String::new();
+    }
+    let lbs = u64::from(tp.logical_block_size).max(1);
+    let most = ((4 * KIB).max(u64::from(tp.physical_block_size)).min(32 * KIB) / lbs).max(1);
+    // The largest cluster up to the usual one that still makes a FAT32
+    // (65,525 clusters or more) on partition 1.
+    let fat = first
+        .and_then(|p| {
+            std::iter::successors(Some(most), |s| (*s > 1).then(|| s / 2)).find_map(|spc| {
+                check::fat32_reserved(p.size_bytes / lbs, lbs, spc, p.start_bytes, u)
+                    .map(|r| (spc, r))
+            })
+        })
+        .map(|(spc, r)| {
+            format!(
+                "mkfs.fat -F 32 -s {spc} -a -R {r} {} puts the FAT32's data area on a unit (-a: exactly after these reserved sectors and its FATs; the count is for partition 1's size, check names it for another's as the fix of layer-start-not-erase-unit)",
+                crate::names::shell_word(node)
+            )
+        });
+    let exfat = if u.is_power_of_two() {
+        "mkfs.exfat -b puts the exFAT's heap on one".to_string()
+    } else {
+        format!(
+            "mkfs.exfat -b takes a power of two only, so an exFAT's heap lands on {}",
             exact(u & u.wrapping_neg())
+        )
+    };
+    match fat {
+        Some(fat) => format!("; on this card's {} allocation unit, {fat}; {exfat}", exact(u)),
+        None => format!(
+            "; on this card's {} allocation unit the FAT32 one's data area is on its cluster grid, after its FATs in the unit the partition starts (check says layer-start-not-erase-unit); {exfat}",
+            exact(u)
         ),
     }
 }
@@ -396,16 +422,29 @@ mod tests {
         assert_eq!(d.start_grain_bytes, MIB);
     }
 
-    /// On a flash card the note says the FAT32's data area is not on the
-    /// card's unit: mkfs.fat puts it on its cluster grid.
+    /// On a flash card the note names the FAT32 command whose reserved
+    /// sectors put its data area on the card's unit (for partition 1),
+    /// and says mkfs.exfat -b cannot take a unit of 12 MiB.
     #[test]
-    fn on_a_flash_card_only_exfat_is_said_to_start_on_the_unit() {
-        assert_eq!(unit_caveat(0), "");
-        let c = unit_caveat(4 * MIB);
+    fn on_a_flash_card_the_fat32_gets_its_reserved_sectors() {
+        let mut tp = Topology::IMAGE_DEFAULT;
+        assert_eq!(unit_caveat(&tp, None, "/dev/mmcblk0p1"), "");
+        tp.erase_unit_bytes = 4 * MIB;
+        let p1 = Extent::new(8192, 4 << 21, 512);
+        let c = unit_caveat(&tp, Some(&p1), "/dev/mmcblk0p1");
+        let r = check::fat32_reserved(4 << 21, 512, 8, 4 * MIB, 4 * MIB).unwrap();
         assert!(
-            c.contains("4 MiB allocation unit only the exFAT one"),
+            c.contains(&format!("mkfs.fat -F 32 -s 8 -a -R {r} /dev/mmcblk0p1 puts")),
             "{c}"
         );
+        assert!(c.contains("mkfs.exfat -b puts the exFAT's heap on one"), "{c}");
+        // 256 MiB: too few 4 KiB clusters for a FAT32, 2 KiB ones do.
+        let small = Extent::new(8192, 1 << 19, 512);
+        let c = unit_caveat(&tp, Some(&small), "/dev/mmcblk0p1");
+        assert!(c.contains("mkfs.fat -F 32 -s 4 -a -R"), "{c}");
+        tp.erase_unit_bytes = 12 * MIB;
+        let c = unit_caveat(&tp, Some(&p1), "/dev/mmcblk0p1");
+        assert!(c.contains("heap lands on 4 MiB"), "{c}");
     }
 
     /// A card or a stick gets the mkfs options that put a FAT32's or an
