@@ -45,9 +45,8 @@ pub fn fat32_reserved(sectors: u64, bps: u64, spc: u64, start: u64, unit: u64) -
     // The FAT shrinks by at most a sector as the reserved count grows by
     // one, so the data area's start moves by 1 or -1: every residue
     // is met within a unit's worth of counts.
-    (LEAST_RESERVED..=MOST_RESERVED.min(LEAST_RESERVED + 2 * u)).find(|&r| {
-        fat_length(sectors, bps, spc, r).is_some_and(|f| (s0 + r + 2 * f) % u == 0)
-    })
+    (LEAST_RESERVED..=MOST_RESERVED.min(LEAST_RESERVED + 2 * u))
+        .find(|&r| fat_length(sectors, bps, spc, r).is_some_and(|f| (s0 + r + 2 * f) % u == 0))
 }
 
 #[cfg(test)]
@@ -63,12 +62,17 @@ mod tests {
     #[test]
     fn the_data_area_lands_on_the_unit_for_every_card_unit() {
         for unit in [4 * MIB, 8 * MIB, 12 * MIB, 16 * MIB] {
-            for size in [256 * MIB, 1000 * MIB, 3 << 30, (15 << 30) + 4 * MIB] {
+            for (size, spc) in [
+                (300 * MIB, 1),
+                (1000 * MIB, 8),
+                (3 << 30, 64),
+                ((15 << 30) + 4 * MIB, 64),
+            ] {
                 let sectors = size / 512;
-                let r = fat32_reserved(sectors, 512, 64, 4 * MIB, unit)
+                let r = fat32_reserved(sectors, 512, spc, 4 * MIB, unit)
                     .unwrap_or_else(|| panic!("{unit} {size}"));
                 assert!((32..=65535).contains(&r));
-                assert_eq!((4 * MIB / 512 + data_at(sectors, 64, r)) % (unit / 512), 0);
+                assert_eq!((4 * MIB / 512 + data_at(sectors, spc, r)) % (unit / 512), 0);
             }
         }
     }

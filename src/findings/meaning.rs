@@ -110,7 +110,10 @@ impl Code {
             | Code::MdMemberMissing
             | Code::LayerNotFollowed
             | Code::ImageEncrypted => INCOMPLETE,
-            Code::TableNotRead | Code::TopologyUnknown | Code::ImageSizePartialSector => HOW_READ,
+            Code::TableNotRead
+            | Code::TopologyUnknown
+            | Code::ImageSizePartialSector
+            | Code::EraseUnitMeasured => HOW_READ,
             Code::StartNotDiscard
             | Code::LayoutNotPortable
             | Code::ToolsDisagree

@@ -202,6 +202,8 @@ codes! {
         "The image is encrypted: its container is described, its guest disk is left unread.";
     ImageSizePartialSector = "image-size-partial-sector", Info,
         "The image's size is not a whole number of its sectors: its last bytes are no sector a disk could address (a loop device leaves them out).";
+    EraseUnitMeasured = "erase-unit-measured", Info,
+        "A flash allocation unit measured by a saved `probe --erase-unit` run (`check --probe`) is the grain of the erase-unit rules where the kernel declares none; where it declares one, the two are set side by side and the kernel's is kept.";
     // What `watch` saw the real I/O do.
     StraddlingIo = "straddling-io", Error,
         "A share of the I/O reaching a device straddles its 4 KiB or grain boundary (or, at a partition, starts off 4 KiB on the disk below): each such I/O touches one unit more than it needs (watch).";

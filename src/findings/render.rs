@@ -4,7 +4,7 @@
 
 use super::facts::Facts;
 use super::Code;
-use crate::units::{alignment_of, exact, KIB};
+use crate::units::{alignment_of, exact, human, KIB};
 
 /// The sentence for `code` from `f`; None for codes whose findings are
 /// written as prose where they are made. `kernel-reports-misaligned` is
@@ -52,6 +52,7 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::ImageUnitStraddle => image_unit_straddle(f),
         Code::ImageEncrypted => image_encrypted(f),
         Code::ImageSizePartialSector => image_size_partial_sector(f),
+        Code::EraseUnitMeasured => erase_unit_measured(f),
         Code::ZoneTableIgnored => zone_table_ignored(f),
         Code::ZoneMisalignedStart => zone_misaligned_start(f),
         Code::ZoneMisalignedEnd => zone_misaligned_end(f),
@@ -200,6 +201,26 @@ fn image_size_partial_sector(f: &Facts) -> String {
         "the image is {size} bytes, not a whole number of its {sector}-byte sectors: its last {} bytes are no sector a disk could address (a loop device over it leaves them out, and a table's backup copies are sought before them); was it cut short, or was something appended?",
         size % sector
     )
+}
+
+fn erase_unit_measured(f: &Facts) -> String {
+    let unit = n(f.grain_bytes);
+    let run = f.measured_by.as_deref().unwrap_or("a probe run");
+    match f.kernel_value.filter(|&k| k > 0) {
+        None => format!(
+            "the probe run {run} measured an allocation unit of {} (probe --erase-unit); the kernel declares none, so partitions and data starts are judged against it",
+            human(unit)
+        ),
+        Some(k) if k as u64 == unit => format!(
+            "the probe run {run} measured an allocation unit of {}, as the kernel declares (preferred_erase_size)",
+            human(unit)
+        ),
+        Some(k) => format!(
+            "the probe run {run} measured an allocation unit of {}; the kernel declares {} (preferred_erase_size), which is kept: check the card's unit again (probe --erase-unit --max-time 5m) before moving anything",
+            human(unit),
+            human(k as u64)
+        ),
+    }
 }
 
 fn partition_marker(f: &Facts) -> String {

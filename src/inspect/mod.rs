@@ -65,6 +65,9 @@ pub struct Measured {
     pub unit_bytes: u64,
     /// The saved run it was read from, as given.
     pub file: String,
+    /// A flash allocation unit (`probe --erase-unit`), not the internal
+    /// unit of the probe's grid.
+    pub erase: bool,
 }
 
 impl Measured {
@@ -72,14 +75,50 @@ impl Measured {
     /// or node, however named), or the same disk (a probe of one of its
     /// partitions measured the disk).
     fn of<'m>(t: &Target, all: &'m [Measured]) -> Option<&'m Measured> {
+        Measured::on(&t.path, t.disk.as_ref(), all, false)
+    }
+
+    /// The measured unit of the kind asked (`erase`) on the device at
+    /// `path` (of `disk`).
+    fn on<'m>(
+        path: &Path,
+        disk: Option<&Disk>,
+        all: &'m [Measured],
+        erase: bool,
+    ) -> Option<&'m Measured> {
         let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
             (Ok(a), Ok(b)) => a == b,
             _ => a == b,
         };
-        let disk = t.disk.as_ref().map(|d| d.name.as_str());
+        let disk = disk.map(|d| d.name.as_str());
         all.iter()
-            .find(|m| same(&m.path, &t.path) || (disk.is_some() && m.disk.as_deref() == disk))
+            .filter(|m| m.erase == erase)
+            .find(|m| same(&m.path, path) || (disk.is_some() && m.disk.as_deref() == disk))
     }
+}
+
+/// A measured allocation unit (`check --probe` of a `probe --erase-unit`
+/// run) as the grain of the erase-unit rules where the kernel declares
+/// none (a card behind a USB reader, a stick), and the note that says so
+/// or sets it beside the kernel's.
+fn measured_erase_unit(t: &mut Target, all: &[Measured]) {
+    let Some(m) = Measured::on(&t.path, t.disk.as_ref(), all, true) else {
+        return;
+    };
+    let declared = t.topology.erase_unit_bytes;
+    if declared == 0 {
+        t.topology.erase_unit_bytes = m.unit_bytes;
+        t.topology.removable_flash = true;
+    }
+    t.notes.push(Finding::of(
+        Code::EraseUnitMeasured,
+        crate::findings::Facts {
+            grain_bytes: Some(m.unit_bytes),
+            measured_by: Some(m.file.clone()),
+            kernel_value: (declared > 0).then_some(declared as i64),
+            ..Default::default()
+        },
+    ));
 }
 
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -340,6 +379,7 @@ fn target(
     if let Some(note) = partial_sector(&t) {
         t.notes.push(note);
     }
+    measured_erase_unit(&mut t, &opts.measured);
     if let Some(n) = t.only {
         if t.partitions().next().is_none() {
             return Err(InspectError::NoSuchPartition(n));

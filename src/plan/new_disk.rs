@@ -115,7 +115,8 @@ pub fn plan_new_disk(t: &Target, sizes: &[Size], label: TableKind) -> NewDisk {
         }
         Err(why) => d.refused.push(why),
     }
-    d.notes.extend(removable_note(t, grain, d.partitions.first()));
+    d.notes
+        .extend(removable_note(t, grain, d.partitions.first()));
     d
 }
 
@@ -165,7 +166,11 @@ fn unit_caveat(tp: &crate::iolimits::Topology, first: Option<&Extent>, node: &st
         return String::new();
     }
     let lbs = u64::from(tp.logical_block_size).max(1);
-    let most = ((4 * KIB).max(u64::from(tp.physical_block_size)).min(32 * KIB) / lbs).max(1);
+    let most = ((4 * KIB)
+        .max(u64::from(tp.physical_block_size))
+        .min(32 * KIB)
+        / lbs)
+        .max(1);
     // The largest cluster up to the usual one that still makes a FAT32
     // (65,525 clusters or more) on partition 1.
     let fat = first
@@ -434,10 +439,15 @@ mod tests {
         let c = unit_caveat(&tp, Some(&p1), "/dev/mmcblk0p1");
         let r = check::fat32_reserved(4 << 21, 512, 8, 4 * MIB, 4 * MIB).unwrap();
         assert!(
-            c.contains(&format!("mkfs.fat -F 32 -s 8 -a -R {r} /dev/mmcblk0p1 puts")),
+            c.contains(&format!(
+                "mkfs.fat -F 32 -s 8 -a -R {r} /dev/mmcblk0p1 puts"
+            )),
             "{c}"
         );
-        assert!(c.contains("mkfs.exfat -b puts the exFAT's heap on one"), "{c}");
+        assert!(
+            c.contains("mkfs.exfat -b puts the exFAT's heap on one"),
+            "{c}"
+        );
         // 256 MiB: too few 4 KiB clusters for a FAT32, 2 KiB ones do.
         let small = Extent::new(8192, 1 << 19, 512);
         let c = unit_caveat(&tp, Some(&small), "/dev/mmcblk0p1");

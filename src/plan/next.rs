@@ -230,6 +230,7 @@ mod tests {
                 disk: Some("sda".into()),
                 unit_bytes: 4096,
                 file: "a run.json".into(),
+                erase: false,
             }],
             ..InspectOptions::default()
         };

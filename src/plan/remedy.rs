@@ -79,7 +79,7 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
         ),
         OptimalIoSuspicious | MinimumIoSuspicious | NonPowerOfTwoIo | Hidden4kSuspected
         | IoctlSysfsMismatch | NvmeFormat4kAvailable | HybridMbr | ToolsDisagree | TableNotRead
-        | TopologyUnknown | ImageEncrypted | ImageSizePartialSector => Remedy::none(
+        | TopologyUnknown | ImageEncrypted | ImageSizePartialSector | EraseUnitMeasured => Remedy::none(
             "what the device reports or how it was read: nothing on the disk changes it (give --topology to judge with the values it should report)",
         ),
         LvmPvMissing | MdMemberMissing | LayerNotFollowed | LuksContentsUnchecked => Remedy::none(

@@ -281,6 +281,7 @@ fn a_zfs_ashift_above_the_kernels_block_is_settled_by_what_the_disk_declares() {
         path: "/dev/nvme0n1".into(),
         disk: None,
         unit_bytes: 4096,
+        erase: false,
         file: "run.json".into(),
     };
     for (ashift, left) in [(12, 0), (13, 1)] {

@@ -66,6 +66,23 @@ impl ProbeDoc {
                 .collect(),
         };
         let (mut units, mut unused) = (Vec::new(), Vec::new());
+        if let Some(e) = &self.erase_unit {
+            match (e.confidence, e.unit_bytes) {
+                (Confidence::Bracketed, Some(unit)) => units.push(crate::inspect::Measured {
+                    path: self.target.path.clone(),
+                    disk: self.environment.disk.clone(),
+                    unit_bytes: unit,
+                    file: self.name.clone(),
+                    erase: true,
+                }),
+                _ => unused.push(format!(
+                    "the erase-unit search of {} bracketed no unit ({}): not used",
+                    self.target.path.display(),
+                    e.confidence.as_str()
+                )),
+            }
+            return (units, unused);
+        }
         for (t, env, inf) in each {
             match (inf.confidence, inf.effective_unit_bytes) {
                 (Confidence::Bracketed, Some(unit)) => units.push(crate::inspect::Measured {
@@ -73,6 +90,7 @@ impl ProbeDoc {
                     disk: env.disk.clone(),
                     unit_bytes: unit,
                     file: self.name.clone(),
+                    erase: false,
                 }),
                 _ => unused.push(format!(
                     "the probe of {} bracketed no unit ({}): not used",
