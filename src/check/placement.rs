@@ -114,6 +114,17 @@ fn end_findings(t: &Topology, end: u64, base: &Facts) -> Vec<Finding> {
             },
         ));
     }
+    let unit = t.erase_unit_bytes;
+    if unit > 0 && end % unit != 0 {
+        out.push(Finding::of(
+            Code::EndNotEraseUnit,
+            Facts {
+                grain_bytes: Some(unit),
+                misalignment_bytes: Some(end % unit),
+                ..at.clone()
+            },
+        ));
+    }
     let pbs = u64::from(t.physical_block_size);
     if pbs > 4 * KIB && end % pbs != 0 {
         out.push(Finding::of(
@@ -187,6 +198,31 @@ mod tests {
         assert_eq!(ext(512, 100 * MIB + 512), 1024);
         assert_eq!(ext(4096, 100 * MIB), 4096);
         assert_eq!(ext(512, 512), 512);
+    }
+
+    /// On a card with a 4 MiB unit, an end inside a unit is an info
+    /// naming how far in; one on the unit says nothing.
+    #[test]
+    fn an_end_inside_the_cards_unit_is_an_info() {
+        let mut t = topo(512, 512, 0);
+        t.erase_unit_bytes = 4 * MIB;
+        t.removable_flash = true;
+        let p = |size| Placement {
+            kind: PartKind::Primary,
+            start: 4 * MIB,
+            size,
+        };
+        let f = placement_findings(&t, &p(100 * MIB + MIB), None);
+        let end = f.iter().find(|f| f.code == Code::EndNotEraseUnit).unwrap();
+        assert_eq!(end.severity, Severity::Info);
+        assert_eq!(end.facts.misalignment_bytes, Some(MIB));
+        assert!(
+            end.message.contains("1 MiB into a 4 MiB allocation unit"),
+            "{}",
+            end.message
+        );
+        let f = placement_findings(&t, &p(100 * MIB), None);
+        assert!(f.iter().all(|f| f.code != Code::EndNotEraseUnit), "{f:?}");
     }
 
     #[test]

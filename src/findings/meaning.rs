@@ -115,6 +115,7 @@ impl Code {
             | Code::ImageSizePartialSector
             | Code::EraseUnitMeasured => HOW_READ,
             Code::StartNotDiscard
+            | Code::EndNotEraseUnit
             | Code::LayoutNotPortable
             | Code::ToolsDisagree
             | Code::TableSectorSizeMismatch

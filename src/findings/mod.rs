@@ -78,6 +78,8 @@ codes! {
         "The end (last byte + 1) is not a multiple of 4 KiB.";
     EndNotPhysical = "end-not-physical", Warning,
         "The end (last byte + 1) is not a multiple of a physical block larger than 4 KiB.";
+    EndNotEraseUnit = "end-not-erase-unit", Info,
+        "A partition on flash ends inside the card's allocation unit: the rest of that unit holds nothing of it, and what starts there (a partition: start-not-erase-unit) shares the unit with its last blocks.";
     SizeNot4k = "size-not-4k", Warning,
         "The size is not a multiple of 4 KiB: the kernel gives the partition node a block size below 4096.";
     LayoutNotPortable = "layout-not-portable", Info,

@@ -21,6 +21,7 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::LuksSectorBelowDeclared => luks_sector_below_declared(f),
         Code::NvmeFormat4kAvailable => nvme_format(f),
         Code::EndNot4k => end_not_4k(f),
+        Code::EndNotEraseUnit => end_not_erase_unit(f),
         Code::EndNotPhysical => end_not_physical(f),
         Code::SizeNot4k => size_not_4k(f),
         Code::KernelOffsetDiffers => kernel_offset_differs(f),
@@ -157,6 +158,14 @@ fn end_not_4k(f: &Facts) -> String {
     format!(
         "ends at byte {end} (last byte {}), not on a 4 KiB boundary",
         end.saturating_sub(1)
+    )
+}
+
+fn end_not_erase_unit(f: &Facts) -> String {
+    format!(
+        "ends at byte {}, {}: the rest of that unit holds nothing of this partition, and whatever starts in it shares the unit with its last blocks",
+        n(f.end_exclusive_bytes),
+        into_unit(f)
     )
 }
 

@@ -66,7 +66,7 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
         StartMisaligned | StartNot4k | StartNotOptimal | StartNotPreferredWrite | StartNot1Mib
         | StartNotEraseUnit
         | StartNotDiscard | LayoutNotPortable | ImageUnitStraddle | EndNot4k | EndNotPhysical
-        | SizeNot4k => Remedy::none(
+        | SizeNot4k | EndNotEraseUnit => Remedy::none(
             "where the plan places it (the grain in its first line says why, a note above when the content keeps it there)",
         ),
         GptBackupInvalid => gpt_backup(disk),
