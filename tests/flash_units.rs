@@ -21,7 +21,10 @@ fn fsck_data_area(node: &str) -> u64 {
 
 /// The FAT32 layer's finding of `code`, if any, in a check of `card`
 /// judged with an allocation unit of `erase`.
-fn unit_finding(card: &std::path::Path, erase: &str) -> (Option<serde_json::Value>, serde_json::Value) {
+fn unit_finding(
+    card: &std::path::Path,
+    erase: &str,
+) -> (Option<serde_json::Value>, serde_json::Value) {
     let (doc, _) = run_json(&[
         "check",
         card.to_str().unwrap(),
@@ -64,7 +67,9 @@ fn the_reserved_sectors_check_names_put_a_fat32_on_the_cards_unit() {
         let (f, layer) = unit_finding(&card, erase);
         let f = f.unwrap_or_else(|| panic!("{erase}: {layer:#}"));
         assert_eq!(f["severity"], "warning");
-        let fix = f["facts"]["fix"].as_str().unwrap_or_else(|| panic!("{f:#}"));
+        let fix = f["facts"]["fix"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{f:#}"));
         let cmd = fix.split(" (").next().unwrap();
         assert!(cmd.starts_with("mkfs.fat -F 32 -s "), "{fix}");
         let args: Vec<&str> = cmd.split(' ').skip(1).collect();
