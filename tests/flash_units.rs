@@ -86,3 +86,98 @@ fn the_reserved_sectors_check_names_put_a_fat32_on_the_cards_unit() {
         drop(lo);
     }
 }
+
+/// A field of `dump.f2fs -d 1`'s superblock listing (`name [0x.. : N]`).
+fn dump_f2fs(node: &str, field: &str) -> u64 {
+    let (_, txt) = sh_status("dump.f2fs", &["-d", "1", node]);
+    txt.lines()
+        .find(|l| l.split_whitespace().next() == Some(field))
+        .and_then(|l| l.rsplit(':').next())
+        .and_then(|v| v.trim().trim_end_matches(']').trim().parse().ok())
+        .unwrap_or_else(|| panic!("{field} in {txt}"))
+}
+
+/// An f2fs on a card with a 4 MiB unit, made by mkfs.f2fs on a loop
+/// partition: its segments, sections and main area read as dump.f2fs
+/// prints them; by default (sections of one 2 MiB segment) its sections
+/// are off the unit and the fix names `mkfs.f2fs -s 2`; on a partition
+/// at 4 MiB, that command puts segment 0 and every section on the unit.
+#[test]
+fn an_f2fs_is_judged_at_segment_0_and_by_its_sections() {
+    require_root();
+    require_tool("mkfs.f2fs");
+    require_tool("dump.f2fs");
+    let dir = tempfile::tempdir().unwrap();
+    let f2fs_layer = |doc: &serde_json::Value| {
+        let l = doc["targets"][0]["stack"][0]["children"][0].clone();
+        assert_eq!(l["filesystem"]["type"], "f2fs", "{doc:#}");
+        l
+    };
+    let layer_codes = |l: &serde_json::Value| -> Vec<String> {
+        l["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut fix = String::new();
+    for start in [8192u64, 2048] {
+        let card = image(dir.path(), "card.img", (start + 2_097_152) * 512);
+        sfdisk(
+            &card,
+            &format!("label: dos\nstart={start}, size=2097152, type=83\n"),
+        );
+        let lo = LoopDev::attach(&card, None);
+        let node = lo.part(1);
+        let check = || run_json(&["check", card.to_str().unwrap(), "--topology", "erase=4M"]).0;
+        sh("mkfs.f2fs", &["-q", "-f", &node]);
+        sh("sync", &[&node]);
+        let doc = check();
+        let l = f2fs_layer(&doc);
+        let a = &l["filesystem"]["f2fs"];
+        let block = 1u64 << dump_f2fs(&node, "log_blocksize");
+        let segment = block << dump_f2fs(&node, "log_blocks_per_seg");
+        assert_eq!(a["segment_bytes"], segment, "{a:#}");
+        assert_eq!(
+            a["section_bytes"],
+            segment * dump_f2fs(&node, "segs_per_sec")
+        );
+        assert_eq!(
+            a["segment0_offset_bytes"],
+            block * dump_f2fs(&node, "segment0_blkaddr")
+        );
+        assert_eq!(
+            a["main_offset_bytes"],
+            block * dump_f2fs(&node, "main_blkaddr")
+        );
+        let codes = layer_codes(&l);
+        assert!(
+            codes.contains(&"fs-section-not-erase-unit".to_string()),
+            "{l:#}"
+        );
+        let f = l["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "fs-section-not-erase-unit")
+            .unwrap();
+        assert_eq!(f["severity"], "warning");
+        fix = f["facts"]["fix"].as_str().unwrap().to_string();
+        assert!(fix.starts_with("mkfs.f2fs -s 2 "), "{fix}");
+        if start == 8192 {
+            sh("mkfs.f2fs", &["-q", "-f", "-s", "2", &node]);
+            sh("sync", &[&node]);
+            let doc = check();
+            let l = f2fs_layer(&doc);
+            let seg0 = l["filesystem"]["f2fs"]["segment0_offset_bytes"]
+                .as_u64()
+                .unwrap();
+            assert_eq!((start * 512 + seg0) % (4 << 20), 0, "{l:#}");
+            assert!(layer_codes(&l).is_empty(), "{l:#}");
+            assert_eq!(l["status"], "aligned", "{l:#}");
+        }
+        drop(lo);
+    }
+    assert!(!fix.is_empty());
+}

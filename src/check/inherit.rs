@@ -317,6 +317,7 @@ mod tests {
             free_bytes: None,
             zoned: false,
             volume: None,
+            f2fs: None,
         }));
         pv.children.push(fs);
         root.children.push(pv);

@@ -8,6 +8,7 @@ mod declared;
 mod device;
 mod disagree;
 mod document;
+mod f2fs;
 mod fat_reserved;
 #[cfg(test)]
 pub(crate) mod fixture;

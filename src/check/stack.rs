@@ -276,13 +276,17 @@ fn filesystem(l: &Layer) -> Vec<Finding> {
     }
     // Judged at its offset on the device below, as every layer is; a
     // filesystem at the start of a partition that is off inherits that
-    // (check::inherit), one on its grid says nothing.
-    out.extend(start_findings(
-        b,
-        l.offset_bytes,
-        &format!("the {name} filesystem"),
-        &l.device,
-    ));
+    // (check::inherit), one on its grid says nothing. An f2fs writes
+    // whole segments from segment 0 on: that is its start.
+    match &fs.f2fs {
+        Some(a) => out.extend(super::f2fs::f2fs_findings(l, a)),
+        None => out.extend(start_findings(
+            b,
+            l.offset_bytes,
+            &format!("the {name} filesystem"),
+            &l.device,
+        )),
+    }
     // Neither keeps stripe hints (nor FAT, exFAT, NTFS: judged above).
     if !matches!(fs.kind, FsKind::Ext4 | FsKind::Xfs) {
         return out;
@@ -783,6 +787,7 @@ mod tests {
             free_bytes: None,
             zoned: false,
             volume: None,
+            f2fs: None,
         })
     }
 

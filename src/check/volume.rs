@@ -280,6 +280,7 @@ mod tests {
             free_bytes: None,
             zoned: false,
             volume: Some(Box::new(v)),
+            f2fs: None,
         }));
         l
     }

@@ -288,6 +288,7 @@ mod tests {
             free_bytes: None,
             zoned,
             volume: None,
+            f2fs: None,
         }));
         l
     }

@@ -144,6 +144,7 @@ impl Code {
             | Code::LuksSectorSize
             | Code::LuksSectorBelowDeclared
             | Code::FsBlockBelowPhysical
+            | Code::FsSectionNotEraseUnit
             | Code::FsHiddenSectors
             | Code::FsBackupBootSector
             | Code::FsStripeHintsMissing

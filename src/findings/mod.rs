@@ -179,6 +179,8 @@ codes! {
         "The LUKS encryption sector size is below the physical block the disk itself declares (NVMe Identify, ATA IDENTIFY, SCSI READ CAPACITY(16)), where the kernel reports a smaller one.";
     FsBlockBelowPhysical = "fs-block-below-physical", Warning,
         "The filesystem block or sector size is below the physical (warning) or logical (error) block size of the device below.";
+    FsSectionNotEraseUnit = "fs-section-not-erase-unit", Warning,
+        "An f2fs's sections (what its cleaner frees at once) are not a whole number of the flash card's allocation units: a freed section leaves part of a unit in use, so the card still copies it before erasing.";
     FsHiddenSectors = "fs-hidden-sectors", Warning,
         "A FAT, exFAT or NTFS boot sector records a start on the disk (hidden sectors; exFAT's PartitionOffset) other than where the volume starts: boot code and Windows, which read it, look in the wrong place (a moved or copied volume). Info when it records 0 (mkfs on an image file or a loop device), and when the volume is at the start of what it is in (an image of a partition, made by dd or ntfsclone, keeps its partition's start; plan then prints no command): only boot code reads it.";
     FsBeyondPartition = "fs-beyond-partition", Error,

@@ -38,6 +38,7 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::ZfsAshiftAbovePhysical => zfs_ashift_above(f),
         Code::LuksSectorSize => luks_sector(f),
         Code::FsBlockBelowPhysical => fs_block(f),
+        Code::FsSectionNotEraseUnit => fs_section(f),
         Code::FsHiddenSectors => fs_hidden_sectors(f),
         Code::FsBeyondPartition => fs_beyond_partition(f),
         Code::FsBackupBootSector => fs_backup_boot_sector(f),
@@ -530,6 +531,20 @@ fn fs_block(f: &Facts) -> String {
     };
     match &f.fix {
         Some(fix) => format!("{said}; made again with {fix}, it is not"),
+        None => said,
+    }
+}
+
+fn fs_section(f: &Facts) -> String {
+    let said = format!(
+        "{} on {} are {}, not a whole number of its {} allocation units: the cleaner frees a section, and a freed section leaves part of a unit in use, which the card copies before it erases",
+        text(&f.region),
+        text(&f.device),
+        exact(n(f.block_size_bytes)),
+        exact(n(f.grain_bytes))
+    );
+    match &f.fix {
+        Some(fix) => format!("{said}; made again with {fix}, they are"),
         None => said,
     }
 }

@@ -108,6 +108,9 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
         FsBlockBelowPhysical => Remedy::said(
             "a filesystem's block size is fixed when it is made: back up its data, make it again with a block of the physical block or more (mkfs.ext4 -b 4096, mkfs.xfs -b size=4096 -s size=4096), and restore",
         ),
+        FsSectionNotEraseUnit => Remedy::said(
+            "an f2fs's section size is fixed when it is made: back up its data, make it again with sections of whole units (mkfs.f2fs -s, segments per section), and restore",
+        ),
         FsStripeHintsMissing | FsStripeHintsMismatch => stripe_hints(f, layer, reach),
         FsHiddenSectors => hidden_sectors(f, layer, reach),
         FsBeyondPartition => Remedy::said(

@@ -55,6 +55,22 @@ pub struct Filesystem {
     /// cluster, `sector_size` its bytes per sector).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume: Option<Box<super::boot_volume::Volume>>,
+    /// An f2fs's segments and sections, where its log writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub f2fs: Option<F2fsAreas>,
+}
+
+/// Where an f2fs writes: whole segments (2 MiB by default) from segment
+/// 0 on, cleaned a section at a time, its data in the main area
+/// (`f2fs_super_block`, include/linux/f2fs_fs.h).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct F2fsAreas {
+    pub segment_bytes: u64,
+    /// `segs_per_sec` segments: what its cleaner frees at once.
+    pub section_bytes: u64,
+    /// Segment 0 and the main area, in bytes from the filesystem's start.
+    pub segment0_offset_bytes: u64,
+    pub main_offset_bytes: u64,
 }
 
 impl Filesystem {
@@ -140,6 +156,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
                 free_bytes: None,
                 zoned: false,
                 volume: None,
+                f2fs: None,
             }));
         }
     }
@@ -172,6 +189,7 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<Filesystem>, ParseErr
                 free_bytes: Some(free.min(blocks).saturating_mul(u64::from(bs))),
                 zoned: false,
                 volume: None,
+                f2fs: None,
             }));
         }
     }
@@ -216,6 +234,7 @@ fn btrfs(b: &[u8], at: u64) -> Result<Filesystem, ParseError> {
         free_bytes: None,
         zoned: le_u64(b, 0xbc) & BTRFS_INCOMPAT_ZONED != 0,
         volume: None,
+        f2fs: None,
     })
 }
 
@@ -248,5 +267,25 @@ fn f2fs(b: &[u8]) -> Result<Filesystem, ParseError> {
         free_bytes: None,
         zoned: le_u32(b, 2180) & F2FS_BLKZONED != 0,
         volume: None,
+        f2fs: f2fs_areas(b, bs),
+    })
+}
+
+/// The segments and sections of an f2fs superblock (log_blocks_per_seg
+/// at 20, segs_per_sec at 24, segment0_blkaddr at 72, main_blkaddr at
+/// 92); None when they make no sense (a segment of 2^0..2^16 blocks, at
+/// most 2^16 segments per section), as a damaged superblock would.
+fn f2fs_areas(b: &[u8], bs: u32) -> Option<F2fsAreas> {
+    let log = le_u32(b, 20);
+    let segs = u64::from(le_u32(b, 24));
+    if log > 16 || !(1..=1 << 16).contains(&segs) {
+        return None;
+    }
+    let segment = u64::from(bs) << log;
+    Some(F2fsAreas {
+        segment_bytes: segment,
+        section_bytes: segment * segs,
+        segment0_offset_bytes: u64::from(le_u32(b, 72)) * u64::from(bs),
+        main_offset_bytes: u64::from(le_u32(b, 92)) * u64::from(bs),
     })
 }

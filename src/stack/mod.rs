@@ -44,7 +44,7 @@ pub use exfat::{boot_checksum as exfat_boot_checksum, parse as parse_exfat, Exfa
 /// FAT12/16/32: a boot sector's BPB and its data area, read by itself (fuzzed).
 pub use fat::{parse as parse_fat, Fat, FatType};
 /// Filesystems: their layer, and the reader by itself (fuzzed).
-pub use fs::{read as read_filesystem, Filesystem, FsKind};
+pub use fs::{read as read_filesystem, F2fsAreas, Filesystem, FsKind};
 /// The kernel's devices stacked on a disk (holders).
 pub use kernel::holders;
 /// LUKS: its layer, and its reader by itself (fuzzed).

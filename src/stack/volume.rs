@@ -287,6 +287,7 @@ fn layer(r: &Region, kind: FsKind, v: Volume, sector: u32) -> Found {
         free_bytes: None,
         zoned: false,
         volume: Some(Box::new(v)),
+        f2fs: None,
     };
     l.detail = Some(Detail::Filesystem(fs));
     Found::from(l)

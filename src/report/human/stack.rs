@@ -101,12 +101,22 @@ pub(in crate::report) fn detail(l: &Layer) -> String {
         LayerKind::Filesystem => match l.filesystem() {
             Some(f) if f.volume.is_some() => volume(l, f),
             Some(f) => format!(
-                "at {}, block {}, sector {}, stripe unit {} / width {} blocks",
+                "at {}, block {}, sector {}, stripe unit {} / width {} blocks{}",
                 at(l.offset_bytes),
                 f.block_size,
                 f.sector_size,
                 f.stripe_unit_blocks,
-                f.stripe_width_blocks
+                f.stripe_width_blocks,
+                f.f2fs
+                    .as_ref()
+                    .map(|a| format!(
+                        ", segments of {} from {} (segment 0), sections of {}, main area at {}",
+                        exact(a.segment_bytes),
+                        at(l.offset_bytes + a.segment0_offset_bytes),
+                        exact(a.section_bytes),
+                        at(l.offset_bytes + a.main_offset_bytes)
+                    ))
+                    .unwrap_or_default()
             ),
             None => String::new(),
         },

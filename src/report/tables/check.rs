@@ -4,7 +4,7 @@ use super::{opt_text, problem_codes, yes};
 use crate::check::{CheckedPartition, CheckedTarget};
 use crate::errors::TargetError;
 use crate::report::columns::Column;
-use crate::stack::Volume;
+use crate::stack::{F2fsAreas, Volume};
 use crate::units::human;
 
 /// A row of `check`'s table: a partition with the target it belongs to
@@ -78,6 +78,21 @@ impl<'a> PartitionRow<'a> {
             .filter(|r| name.as_ref().is_none_or(|n| r.name == *n))
             .flat_map(|r| r.walk())
             .find_map(|l| l.filesystem().and_then(|f| f.volume.as_deref()))
+    }
+
+    /// The first f2fs's segments and sections in the partition's own
+    /// layers (as `volume`), and where it starts on the target.
+    fn f2fs(&self) -> Option<(u64, &'a F2fsAreas)> {
+        let name = self.partition.map(|p| format!("partition {}", p.number));
+        self.target?
+            .stack
+            .iter()
+            .filter(|r| name.as_ref().is_none_or(|n| r.name == *n))
+            .flat_map(|r| r.walk())
+            .find_map(|l| {
+                let a = l.filesystem()?.f2fs.as_ref()?;
+                Some((l.offset_bytes, a))
+            })
     }
 
     /// A fact of the row's volume; empty without one.
@@ -262,5 +277,15 @@ pub fn partitions<'a>() -> Vec<P<'a>> {
             .help("its label, as blkid reads it"),
         P::csv_only("volume_serial", |r| r.vol(|v| opt_text(&v.serial)))
             .help("its serial, as blkid spells it (XXXX-XXXX; 16 hex digits for NTFS)"),
+        P::csv_only("f2fs_segment0_bytes", |r| {
+            r.f2fs()
+                .map(|(at, a)| (at + a.segment0_offset_bytes).to_string())
+                .unwrap_or_default()
+        })
+        .help("where an f2fs in the partition (or the whole device) starts its segments (segment 0), on the target; empty without one"),
+        P::csv_only("f2fs_section_bytes", |r| {
+            r.f2fs().map(|(_, a)| a.section_bytes.to_string()).unwrap_or_default()
+        })
+        .help("that f2fs's section (segments per section x segment), what its cleaner frees at once"),
     ]
 }
