@@ -27,6 +27,11 @@ pub struct Topology {
     /// offset off it is a warning there, an info on an eMMC.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub removable_flash: bool,
+    /// An SD card's boundary unit from the SD specification's table by
+    /// capacity (`topology::flash`): where the SD Association's formatter
+    /// starts a FAT's data area or an exFAT's heap; 0 for any other disk.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sd_boundary_unit_bytes: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -45,6 +50,7 @@ impl Topology {
         discard_alignment: 0,
         erase_unit_bytes: 0,
         removable_flash: false,
+        sd_boundary_unit_bytes: 0,
     };
 
     /// A plain device with `lbs`-byte logical and physical blocks.

@@ -16,6 +16,7 @@ pub fn volume_findings(l: &Layer, kind: FsKind, sector: u32, v: &Volume) -> Vec<
     let name = v.name();
     let mut out = sizes(l, kind, sector, v);
     out.extend(data_start(l, kind, sector, v));
+    out.extend(sd_boundary(l, kind, sector, v));
     let base = Facts {
         region: Some(name.to_string()),
         device: Some(l.device.clone()),
@@ -190,6 +191,35 @@ fn unit_fix(start: u64, v: &Volume, sector: u32, unit: u64) -> Option<String> {
     ))
 }
 
+/// An SD card's data area against its capacity's boundary unit in the
+/// SD table, where that is not already the card's own unit (judged above,
+/// and a warning there when off it): an info, naming the mkfs that
+/// follows the table.
+fn sd_boundary(l: &Layer, kind: FsKind, sector: u32, v: &Volume) -> Option<Finding> {
+    let (bu, eu) = (l.below.sd_boundary_unit_bytes, l.below.erase_unit_bytes);
+    let start = l.offset_bytes.saturating_add(v.data_offset_bytes);
+    let covered = eu > 0 && (eu % bu == 0 || start % eu != 0);
+    if bu == 0 || kind == FsKind::Ntfs || start % bu == 0 || covered {
+        return None;
+    }
+    let fix = match kind {
+        FsKind::Exfat => Some(format!("mkfs.exfat -b {bu}, after a backup")),
+        _ => unit_fix(l.offset_bytes, v, sector, bu),
+    };
+    Some(Finding::of(
+        Code::FsDataNotSdBoundary,
+        Facts {
+            region: Some(format!("the {} data area", v.name())),
+            offset_bytes: Some(start),
+            grain_bytes: Some(bu),
+            misalignment_bytes: Some(start % bu),
+            device: Some(l.device.clone()),
+            fix,
+            ..Facts::default()
+        },
+    ))
+}
+
 /// The share of the units of `cluster` bytes, or of `grain` bytes when
 /// clusters are smaller (runs of clusters counted from cluster 2, as a
 /// file's 4 KiB pages are when it starts on one), laid from `start`, that
@@ -288,6 +318,42 @@ mod tests {
     fn judged(l: &Layer) -> Vec<Finding> {
         let f = l.filesystem().unwrap();
         volume_findings(l, f.kind, f.sector_size, f.volume.as_deref().unwrap())
+    }
+
+    /// An SDXC card of 4 MiB units whose table row says 16 MiB: a data
+    /// area on 4 MiB but not 16 MiB is an info naming the table's unit;
+    /// on 16 MiB nothing; off 4 MiB the card's own unit speaks alone.
+    #[test]
+    fn the_sd_tables_boundary_unit_is_an_info_beside_the_cards_unit() {
+        let card = |data_at: u64| {
+            let mut l = fat32(4 * MIB, data_at - 4 * MIB, 32768, 8192);
+            l.below.erase_unit_bytes = 4 * MIB;
+            l.below.removable_flash = true;
+            l.below.sd_boundary_unit_bytes = 16 * MIB;
+            judged(&l)
+        };
+        let f = card(8 * MIB);
+        let sd = f
+            .iter()
+            .find(|f| f.code == Code::FsDataNotSdBoundary)
+            .unwrap();
+        assert_eq!(sd.severity, Severity::Info);
+        assert_eq!(sd.facts.grain_bytes, Some(16 * MIB));
+        assert_eq!(sd.facts.misalignment_bytes, Some(8 * MIB));
+        assert!(
+            sd.message.contains("16 MiB boundary unit"),
+            "{}",
+            sd.message
+        );
+        assert!(card(16 * MIB)
+            .iter()
+            .all(|f| f.code != Code::FsDataNotSdBoundary));
+        let off = card(8 * MIB + 8192);
+        assert!(
+            off.iter().all(|f| f.code != Code::FsDataNotSdBoundary),
+            "{off:?}"
+        );
+        assert!(off.iter().any(|f| f.code == Code::LayerStartNotEraseUnit));
     }
 
     /// The card: a FAT32 at 4 MiB whose data area is 2560 bytes

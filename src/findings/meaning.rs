@@ -116,6 +116,7 @@ impl Code {
             | Code::EraseUnitMeasured => HOW_READ,
             Code::StartNotDiscard
             | Code::EndNotEraseUnit
+            | Code::FsDataNotSdBoundary
             | Code::LayoutNotPortable
             | Code::ToolsDisagree
             | Code::TableSectorSizeMismatch

@@ -181,6 +181,8 @@ codes! {
         "The filesystem block or sector size is below the physical (warning) or logical (error) block size of the device below.";
     FsSectionNotEraseUnit = "fs-section-not-erase-unit", Warning,
         "An f2fs's sections (what its cleaner frees at once) are not a whole number of the flash card's allocation units: a freed section leaves part of a unit in use, so the card still copies it before erasing.";
+    FsDataNotSdBoundary = "fs-data-not-sd-boundary", Info,
+        "An SD card's FAT data area or exFAT cluster heap is on the card's allocation unit but not on the boundary unit the SD specification's table gives its capacity, where the SD Association's formatter puts it.";
     FsHiddenSectors = "fs-hidden-sectors", Warning,
         "A FAT, exFAT or NTFS boot sector records a start on the disk (hidden sectors; exFAT's PartitionOffset) other than where the volume starts: boot code and Windows, which read it, look in the wrong place (a moved or copied volume). Info when it records 0 (mkfs on an image file or a loop device), and when the volume is at the start of what it is in (an image of a partition, made by dd or ntfsclone, keeps its partition's start; plan then prints no command): only boot code reads it.";
     FsBeyondPartition = "fs-beyond-partition", Error,

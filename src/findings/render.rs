@@ -39,6 +39,7 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::LuksSectorSize => luks_sector(f),
         Code::FsBlockBelowPhysical => fs_block(f),
         Code::FsSectionNotEraseUnit => fs_section(f),
+        Code::FsDataNotSdBoundary => fs_sd_boundary(f),
         Code::FsHiddenSectors => fs_hidden_sectors(f),
         Code::FsBeyondPartition => fs_beyond_partition(f),
         Code::FsBackupBootSector => fs_backup_boot_sector(f),
@@ -545,6 +546,20 @@ fn fs_section(f: &Facts) -> String {
     );
     match &f.fix {
         Some(fix) => format!("{said}; made again with {fix}, they are"),
+        None => said,
+    }
+}
+
+fn fs_sd_boundary(f: &Facts) -> String {
+    let said = format!(
+        "{} starts at byte {}, {} into the {} boundary unit the SD specification's table gives a card of this capacity (where the SD Association's formatter puts it)",
+        text(&f.region),
+        n(f.offset_bytes),
+        exact(n(f.misalignment_bytes)),
+        exact(n(f.grain_bytes))
+    );
+    match &f.fix {
+        Some(fix) => format!("{said}; made again with {fix}, it is"),
         None => said,
     }
 }

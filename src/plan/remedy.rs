@@ -108,6 +108,9 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
         FsBlockBelowPhysical => Remedy::said(
             "a filesystem's block size is fixed when it is made: back up its data, make it again with a block of the physical block or more (mkfs.ext4 -b 4096, mkfs.xfs -b size=4096 -s size=4096), and restore",
         ),
+        FsDataNotSdBoundary => Remedy::none(
+            "the SD table's recommendation, not the card's own unit: made again with the fix named, the data area follows it (after a backup)",
+        ),
         FsSectionNotEraseUnit => Remedy::said(
             "an f2fs's section size is fixed when it is made: back up its data, make it again with sections of whole units (mkfs.f2fs -s, segments per section), and restore",
         ),

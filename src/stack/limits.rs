@@ -50,6 +50,7 @@ impl Stack {
         // Flash under a linear mapping keeps its unit.
         t.erase_unit_bytes = t.erase_unit_bytes.max(b.erase_unit_bytes);
         t.removable_flash |= b.removable_flash;
+        t.sd_boundary_unit_bytes = t.sd_boundary_unit_bytes.max(b.sd_boundary_unit_bytes);
         if t.physical_block_size % t.logical_block_size.max(1) != 0 {
             t.physical_block_size = t.logical_block_size;
             self.misaligned = true;

@@ -230,6 +230,7 @@ impl Sysfs {
                 .map_or(0, |v| u64::try_from(v).unwrap_or(0)),
             // An mmc card's, set by topology from its device/ directory.
             erase_unit_bytes: 0,
+            sd_boundary_unit_bytes: 0,
             removable_flash: false,
         };
         t.validate()

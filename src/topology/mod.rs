@@ -187,6 +187,7 @@ impl Sysfs {
             // says (a card in a built-in slot reads 0); an eMMC is not.
             topology.erase_unit_bytes = f.preferred_erase_bytes;
             topology.removable_flash = f.kind != CardKind::Mmc;
+            topology.sd_boundary_unit_bytes = f.sd_table.map_or(0, |r| r.boundary_unit_bytes);
         }
         let (ioctl, ioctl_error) = if self.is_live() {
             match sys::read_path(&device) {
