@@ -176,6 +176,9 @@ fn every_serialized_key_is_in_docs_json_md() {
             "status=none",
         ],
     );
+    // An f2fs (its `f2fs` areas), judged as on a card of 4 MiB units.
+    let f2 = image(dir.path(), "f2fs.img", 64 * MIB);
+    sh("mkfs.f2fs", &["-q", "-f", &p("f2fs.img")]);
     let lv = common::lvm::striped_image(&dir, 2048 + 24 * 2048 + 7);
     // ZFS members: zfs-fuse's raidz label in all four copies, its mirror
     // label in L0 only (the others damaged), and a synthetic pool of
@@ -205,6 +208,7 @@ fn every_serialized_key_is_in_docs_json_md() {
         (vec![&m0], vec![]),
         (vec![&dos, &ext], vec!["--topology", "pbs=4096"]),
         (vec![&lv], vec![]),
+        (vec![&f2], vec!["--topology", "erase=4M"]),
         (vec![&zr, &zm, &zs], vec![]),
         // Stripe hints (64 KiB, 128 KiB) that miss the disk's (128, 256).
         (
@@ -298,6 +302,20 @@ fn every_serialized_key_is_in_docs_json_md() {
         "2",
     ]);
     add("probe", &two, &mut seen);
+    // The erase-unit search on the same file, a few short rounds:
+    // `erase_unit` (its verdict whatever the file's timing says).
+    let (erase, _) = run_json(&[
+        "probe",
+        "--erase-unit",
+        file.to_str().unwrap(),
+        "--runtime",
+        "20ms",
+        "--warmup",
+        "5ms",
+        "--rounds",
+        "3",
+    ]);
+    add("probe", &erase, &mut seen);
     // That probe's run made to say it bracketed 16 KiB on the ZFS mirror
     // member (synthetic evidence, real reading): `measured_by`.
     let mut measured = doc.clone();
