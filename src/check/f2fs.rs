@@ -7,7 +7,7 @@
 //! the filesystem (3 MiB on the disk) by default and 4 MiB with `-s 2`.
 //! So segment 0 is judged where the superblock puts it on the device.
 
-use super::stack::start_findings;
+use super::start::start_findings;
 use crate::findings::{Code, Facts, Finding, Severity};
 use crate::stack::{F2fsAreas, Layer};
 use crate::units::exact;

@@ -1,10 +1,8 @@
 //! Rules for the layers above the partition table: every layer judged in
 //! its own address space against the limits of the layer below it.
 
-use super::start::Start;
-use super::start::{kernel_offset, sane_optimal};
+use super::start::{kernel_offset, sane_optimal, start_findings};
 use crate::findings::{Code, Facts, Finding, LegFact, Severity, Status};
-use crate::iolimits::Topology;
 use crate::stack::FsKind;
 use crate::stack::{Layer, LayerKind};
 use crate::units::{exact, gcd, KIB};
@@ -39,16 +37,6 @@ pub fn judge_layer(l: &mut Layer) {
         l.status = l.status.max(Status::of(&l.findings));
         l.aligned = l.status.is_clean();
     });
-}
-
-/// The data-start rules of a layer: the one start rule, under the layer codes.
-pub fn start_findings(below: &Topology, start: u64, what: &str, device: &str) -> Vec<Finding> {
-    let base = Facts {
-        region: Some(what.to_string()),
-        device: Some(device.to_string()),
-        ..Facts::default()
-    };
-    Start::judge(below, start).layer_findings(below, &base)
 }
 
 fn pv(l: &Layer) -> Vec<Finding> {
@@ -590,6 +578,7 @@ fn holder(l: &Layer) -> Vec<Finding> {
 mod tests {
     use super::*;
     use crate::check::fixture::logical_512_over;
+    use crate::iolimits::Topology;
     use crate::stack::Filesystem;
     use crate::stack::Luks;
     use crate::stack::MdMember;

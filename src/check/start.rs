@@ -53,6 +53,16 @@ pub struct Start {
     pub erase_unit: Option<(u64, u64, bool)>,
 }
 
+/// The data-start rules of a layer: the one start rule, under the layer codes.
+pub fn start_findings(below: &Topology, start: u64, what: &str, device: &str) -> Vec<Finding> {
+    let base = Facts {
+        region: Some(what.to_string()),
+        device: Some(device.to_string()),
+        ..Facts::default()
+    };
+    Start::judge(below, start).layer_findings(below, &base)
+}
+
 impl Start {
     pub fn judge(below: &Topology, offset: u64) -> Start {
         let ao = below.usable_alignment_offset();
