@@ -8,6 +8,11 @@
 //! / 2 of IOPS: drift over the run hits the three alike and cancels, as
 //! in the probe's other comparisons (`infer::sequential`).
 //!
+//! **Robustness.** A round whose difference lies more than 5 robust
+//! standard deviations (pooled over the candidates) from its candidate's
+//! median is left out, at most one in five, as the probe's other
+//! comparisons do: a window a passing stall slowed cannot decide alone.
+//!
 //! **Intervals.** Each candidate's variance is moderated toward the pool
 //! of the other candidates' (6 prior degrees of freedom at most), and
 //! its interval is taken at level 1 − α / (candidates × most rounds):
@@ -128,12 +133,21 @@ pub fn assess(
     min_effect: f64,
     looks: u32,
 ) -> Vec<CandidateReport> {
-    let ds: Vec<Vec<f64>> = layout
+    let all: Vec<infer::Weighted> = layout
         .candidates
         .iter()
-        .map(|c| differences(c, samples))
+        .map(|c| {
+            let x = differences(c, samples);
+            let w = vec![1.0; x.len()];
+            infer::Weighted { x, w }
+        })
         .collect();
-    let ones: Vec<Vec<f64>> = ds.iter().map(|d| vec![1.0; d.len()]).collect();
+    let scale = infer::robust_scale(&all);
+    let kept: Vec<infer::Weighted> = all
+        .iter()
+        .map(|d| infer::without_outliers(d, scale).0)
+        .collect();
+    let (ds, ones): (Vec<&Vec<f64>>, Vec<&Vec<f64>>) = kept.iter().map(|k| (&k.x, &k.w)).unzip();
     let alpha = ALPHA / (layout.candidates.len().max(1) as f64 * f64::from(looks.max(1)));
     layout
         .candidates
@@ -162,7 +176,7 @@ pub fn assess(
             CandidateReport {
                 unit_bytes: c.unit,
                 offsets: c.cells.map(|x| x.offset),
-                rounds: ds[i].len(),
+                rounds: all[i].len(),
                 slower_pct: slower,
                 ci95_pct: ci,
                 decision,
