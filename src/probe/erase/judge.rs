@@ -159,7 +159,7 @@ pub fn assess(
                 .map(|j| (ds[j].as_slice(), ones[j].as_slice()));
             let pooled = infer::pooled_variance(others);
             let prior_df = pooled.map_or(PRIOR_DF, |p| p.df.min(PRIOR_DF));
-            let t = infer::moderated_t(&ds[i], &ones[i], pooled.map(|p| p.var), prior_df, alpha);
+            let t = infer::moderated_t(ds[i], ones[i], pooled.map(|p| p.var), prior_df, alpha);
             // Time per read across over time per read beside: the IOPS
             // ratio turned over.
             let pct = |x: f64| ((-x).exp() - 1.0) * 100.0;
