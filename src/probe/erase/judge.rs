@@ -8,11 +8,6 @@
 //! / 2 of IOPS: drift over the run hits the three alike and cancels, as
 //! in the probe's other comparisons (`infer::sequential`).
 //!
-//! **Robustness.** A round whose difference lies more than 5 robust
-//! standard deviations (pooled over the candidates) from its candidate's
-//! median is left out, at most one in five, as the probe's other
-//! comparisons do: a window a passing stall slowed cannot decide alone.
-//!
 //! **Intervals.** Each candidate's variance is moderated toward the pool
 //! of the other candidates' (6 prior degrees of freedom at most), and
 //! its interval is taken at level 1 − α / (candidates × most rounds):
@@ -133,21 +128,12 @@ pub fn assess(
     min_effect: f64,
     looks: u32,
 ) -> Vec<CandidateReport> {
-    let all: Vec<infer::Weighted> = layout
+    let ds: Vec<Vec<f64>> = layout
         .candidates
         .iter()
-        .map(|c| {
-            let x = differences(c, samples);
-            let w = vec![1.0; x.len()];
-            infer::Weighted { x, w }
-        })
+        .map(|c| differences(c, samples))
         .collect();
-    let scale = infer::robust_scale(&all);
-    let kept: Vec<infer::Weighted> = all
-        .iter()
-        .map(|d| infer::without_outliers(d, scale).0)
-        .collect();
-    let (ds, ones): (Vec<&Vec<f64>>, Vec<&Vec<f64>>) = kept.iter().map(|k| (&k.x, &k.w)).unzip();
+    let ones: Vec<Vec<f64>> = ds.iter().map(|d| vec![1.0; d.len()]).collect();
     let alpha = ALPHA / (layout.candidates.len().max(1) as f64 * f64::from(looks.max(1)));
     layout
         .candidates
@@ -159,7 +145,7 @@ pub fn assess(
                 .map(|j| (ds[j].as_slice(), ones[j].as_slice()));
             let pooled = infer::pooled_variance(others);
             let prior_df = pooled.map_or(PRIOR_DF, |p| p.df.min(PRIOR_DF));
-            let t = infer::moderated_t(ds[i], ones[i], pooled.map(|p| p.var), prior_df, alpha);
+            let t = infer::moderated_t(&ds[i], &ones[i], pooled.map(|p| p.var), prior_df, alpha);
             // Time per read across over time per read beside: the IOPS
             // ratio turned over.
             let pct = |x: f64| ((-x).exp() - 1.0) * 100.0;
@@ -176,7 +162,7 @@ pub fn assess(
             CandidateReport {
                 unit_bytes: c.unit,
                 offsets: c.cells.map(|x| x.offset),
-                rounds: all[i].len(),
+                rounds: ds[i].len(),
                 slower_pct: slower,
                 ci95_pct: ci,
                 decision,

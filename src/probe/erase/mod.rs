@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 pub const METHOD: &str = "reads of one size at random places spaced six times the largest candidate apart, each cell's reads ending at, straddling or starting at one boundary of its candidate (an odd multiple of it, and for a power of two not a multiple of three of it, so no larger candidate's boundary is read); one IOPS figure per cell and round, the three cells of a candidate in every round, cells shuffled; each candidate judged on its per-round log difference, straddling against the mean of ending and starting, variance moderated toward the other candidates' pool (6 prior degrees of freedom at most), interval at level 1 - 0.05/(candidates x most rounds); slower when the interval excludes 0 and the estimate is min_effect or more, fine when it excludes min_effect; the unit is the smallest candidate decided slower, bracketed when every smaller one is fine";
 
 /// The defaults of the search, where the probe's options do not say.
-const ROUNDS: u32 = 24;
+const ROUNDS: u32 = 16;
 const MIN_ROUNDS: u32 = 3;
 const WINDOW: Duration = Duration::from_millis(100);
 const WARMUP: Duration = Duration::from_millis(10);

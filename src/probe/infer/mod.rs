@@ -37,7 +37,6 @@ pub(super) use results::PatternPenalty;
 pub(super) use sequential::{
     assess, focus_contrasts, still_needed, wants_zoom, Assessment, Contrast, Params, PRIOR_DF,
 };
-pub(super) use sequential::{robust_scale, without_outliers, Weighted};
 pub(super) use stats::{moderated_t, pooled_variance};
 pub(super) use unitfit::{hidden_penalty, UnitFit, STRONG};
 pub(super) use verdicts::{curve, Curve};
