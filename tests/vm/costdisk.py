@@ -5,6 +5,11 @@
 # multiple of it, sleeps WRITE_PCT (READ_PCT) per cent longer. Reads
 # return zeros, writes are dropped: nothing is stored.
 #
+# An erase unit (CROSS above 0): a read whose bytes lie in two units of
+# CROSS bytes (it crosses a multiple of CROSS, as a flash card's reads
+# that span two allocation units do) sleeps CROSS_PCT per cent longer,
+# on top of the rest. CROSS need not be a power of two (12 MiB).
+#
 # Jitter (JITTER_PCT above 0): time is cut into slots of JITTER_MS, and
 # every request that starts in a slot sleeps its cost times exp(σ z), z a
 # standard normal drawn per slot (the device's state at that moment, shared
@@ -30,14 +35,14 @@ API_VERSION = 2
 
 params = {"size": None, "unit": 4096, "write-pct": 0.0, "read-pct": 0.0, "base-us": 10000.0,
           "jitter-pct": 0.0, "jitter-ms": 20.0, "jitter-on-s": 0.0, "jitter-off-s": 0.0,
-          "seed": 1}
+          "cross": 0, "cross-pct": 0.0, "seed": 1}
 started = time.monotonic()
 
 
 def config(key, value):
     if key not in params:
         raise RuntimeError(f"costdisk: unknown parameter {key} (one of {', '.join(params)})")
-    params[key] = int(value) if key in ("size", "unit", "seed") else float(value)
+    params[key] = int(value) if key in ("size", "unit", "cross", "seed") else float(value)
 
 
 def config_complete():
@@ -47,7 +52,7 @@ def config_complete():
     if params["unit"] <= 0:
         raise RuntimeError("costdisk: unit must be positive")
     if min(params["write-pct"], params["read-pct"], params["base-us"], params["jitter-pct"],
-           params["jitter-on-s"], params["jitter-off-s"]) < 0:
+           params["jitter-on-s"], params["jitter-off-s"], params["cross"], params["cross-pct"]) < 0:
         raise RuntimeError("costdisk: write-pct, read-pct, base-us and the jitter's are not negative")
     if params["jitter-ms"] <= 0:
         raise RuntimeError("costdisk: jitter-ms must be positive")
@@ -106,16 +111,25 @@ def partial(count, offset):
     return offset % u != 0 or (offset + count) % u != 0
 
 
-def cost(count, offset, pct):
-    """Sleeps one request's latency: the base, longer by pct when partial."""
+def crosses(count, offset):
+    """Whether [offset, offset + count) lies in two erase units."""
+    c = params["cross"]
+    return c > 0 and offset // c != (offset + count - 1) // c
+
+
+def cost(count, offset, pct, cross_pct=0.0):
+    """Sleeps one request's latency: the base, longer by pct when partial
+    and by cross_pct when it crosses an erase unit's boundary."""
     s = params["base-us"] / 1e6 * jitter()
     if pct and partial(count, offset):
         s *= 1 + pct / 100
+    if cross_pct and crosses(count, offset):
+        s *= 1 + cross_pct / 100
     time.sleep(s)
 
 
 def pread(h, buf, offset, flags):
-    cost(len(buf), offset, params["read-pct"])
+    cost(len(buf), offset, params["read-pct"], params["cross-pct"])
     buf[:] = bytes(len(buf))
 
 

@@ -61,6 +61,10 @@ pub struct NbdCost {
     pub jitter_ms: f64,
     pub jitter_on_s: f64,
     pub jitter_off_s: f64,
+    /// An erase unit: a read lying in two units of `cross` bytes (0: none)
+    /// takes `cross_pct` per cent longer, as a flash card's reads do.
+    pub cross: u64,
+    pub cross_pct: f64,
 }
 
 impl NbdCost {
@@ -75,11 +79,13 @@ impl NbdCost {
             format!("jitter-ms={}", self.jitter_ms),
             format!("jitter-on-s={}", self.jitter_on_s),
             format!("jitter-off-s={}", self.jitter_off_s),
+            format!("cross={}", self.cross),
+            format!("cross-pct={}", self.cross_pct),
         ]
     }
 }
 
-/// The `nbddisk` parameters; `unit` is required.
+/// The `nbddisk` parameters; `unit` or `cross` is required.
 const NBD_PROPS: &[&str] = &[
     "unit",
     "write-pct",
@@ -89,6 +95,8 @@ const NBD_PROPS: &[&str] = &[
     "jitter-ms",
     "jitter-on-s",
     "jitter-off-s",
+    "cross",
+    "cross-pct",
 ];
 pub const NBD_DEFAULT_BASE_US: u64 = 10_000;
 
@@ -546,7 +554,7 @@ fn parse_nulldisk(rest: &str) -> Result<Disk, String> {
 
 fn parse_nbddisk(rest: &str) -> Result<Disk, String> {
     let mut it = rest.split_whitespace();
-    let usage = "nbddisk NAME SIZE unit=BYTES[,write-pct=P][,read-pct=P][,base-us=US][,jitter-pct=P,jitter-ms=MS,jitter-on-s=S,jitter-off-s=S] [DEVICEPROPS]";
+    let usage = "nbddisk NAME SIZE unit=BYTES|cross=BYTES[,write-pct=P][,read-pct=P][,base-us=US][,jitter-pct=P,jitter-ms=MS,jitter-on-s=S,jitter-off-s=S][,cross-pct=P] [DEVICEPROPS]";
     let (Some(name), Some(size), Some(node)) = (it.next(), it.next(), it.next()) else {
         return Err(format!("expected `{usage}`"));
     };
@@ -560,20 +568,27 @@ fn parse_nbddisk(rest: &str) -> Result<Disk, String> {
         jitter_ms: 20.0,
         jitter_on_s: 0.0,
         jitter_off_s: 0.0,
+        cross: 0,
+        cross_pct: 0.0,
     };
     for p in parse_props(std::iter::once(node))? {
         let (key, value) = p.split_once('=').unwrap_or(("", ""));
         let bad = || format!("`{p}`: not a valid value");
         match key {
-            "unit" => {
-                cost.unit = value
+            // Not only powers of two: flash cards have 12 MiB erase units.
+            "unit" | "cross" => {
+                *(if key == "unit" {
+                    &mut cost.unit
+                } else {
+                    &mut cost.cross
+                }) = value
                     .parse()
                     .ok()
                     .filter(|u: &u64| *u >= 512 && u % 512 == 0)
                     .ok_or_else(|| format!("`{p}`: a multiple of 512 bytes"))?
             }
             "write-pct" | "read-pct" | "jitter-pct" | "jitter-ms" | "jitter-on-s"
-            | "jitter-off-s" => {
+            | "jitter-off-s" | "cross-pct" => {
                 let v: f64 = value
                     .parse()
                     .ok()
@@ -586,7 +601,8 @@ fn parse_nbddisk(rest: &str) -> Result<Disk, String> {
                     "jitter-pct" => &mut cost.jitter_pct,
                     "jitter-ms" => &mut cost.jitter_ms,
                     "jitter-on-s" => &mut cost.jitter_on_s,
-                    _ => &mut cost.jitter_off_s,
+                    "jitter-off-s" => &mut cost.jitter_off_s,
+                    _ => &mut cost.cross_pct,
                 }) = v;
             }
             "base-us" => cost.base_us = value.parse().map_err(|_| bad())?,
@@ -598,9 +614,14 @@ fn parse_nbddisk(rest: &str) -> Result<Disk, String> {
             }
         }
     }
-    if cost.unit == 0 {
-        return Err(format!("nbddisk needs unit=BYTES: `{usage}`"));
+    if cost.unit == 0 && cost.cross == 0 {
+        return Err(format!(
+            "nbddisk needs unit=BYTES or cross=BYTES: `{usage}`"
+        ));
     }
+    // An erase-unit device needs no write unit: costdisk.py's 4096, which
+    // costs nothing without write-pct or read-pct.
+    cost.unit = Some(cost.unit).filter(|&u| u > 0).unwrap_or(4096);
     Ok(Disk {
         props: parse_props(it)?,
         backing: Backing::Nbd(cost),
@@ -1003,6 +1024,8 @@ mod tests {
                 jitter_ms: 20.0,
                 jitter_on_s: 0.0,
                 jitter_off_s: 0.0,
+                cross: 0,
+                cross_pct: 0.0,
             })
         );
         let d = parse_nbddisk("n 1G unit=4096").unwrap();
@@ -1033,6 +1056,16 @@ mod tests {
             j.args()
         );
         assert!(parse_nbddisk("j 1G unit=4096,jitter-ms=0").is_err());
+        // An erase unit of 12 MiB, no write unit: costdisk.py's 4096.
+        let d = parse_nbddisk("e 4G cross=12582912,cross-pct=20,base-us=2000").unwrap();
+        let Backing::Nbd(e) = &d.backing else {
+            panic!("{d:?}")
+        };
+        assert_eq!((e.unit, e.cross, e.cross_pct), (4096, 12 << 20, 20.0));
+        assert!(e.args().contains(&"cross=12582912".to_string()));
+        assert!(e.args().contains(&"cross-pct=20".to_string()));
+        assert!(parse_nbddisk("e 1G cross=1000").is_err());
+        assert!(parse_nbddisk("e 1G cross=4096,cross-pct=-5").is_err());
         let e = parse_nbddisk("n 1G write-pct=5").unwrap_err();
         assert!(e.contains("needs unit"), "{e}");
         let e = parse_nbddisk("n 1G unit=1000").unwrap_err();
