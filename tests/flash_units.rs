@@ -181,3 +181,89 @@ fn an_f2fs_is_judged_at_segment_0_and_by_its_sections() {
     }
     assert!(!fix.is_empty());
 }
+
+/// A saved `probe --erase-unit` run as `check --probe` evidence: the
+/// unit it bracketed becomes the grain of the erase-unit rules on a disk
+/// whose kernel declares none (a card behind a USB reader), said in an
+/// `erase-unit-measured` note naming the run, and `next:` repeats it.
+/// The run is a real search on a file, made to say it bracketed 4 MiB on
+/// the card (synthetic evidence, real reading, as json_docs does for the
+/// grid's unit); a run that bracketed nothing is said and not used.
+#[test]
+fn a_measured_erase_unit_is_the_grain_where_the_kernel_declares_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stick.raw");
+    filled_file(&file, 16 << 20, 1);
+    let (mut run, _) = run_json(&[
+        "probe",
+        "--erase-unit",
+        file.to_str().unwrap(),
+        "--runtime",
+        "20ms",
+        "--warmup",
+        "5ms",
+        "--rounds",
+        "3",
+    ]);
+    let card = image(dir.path(), "card.img", 64 << 20);
+    sfdisk(&card, "label: dos\nstart=2048, size=30720, type=c\n");
+    let saved = dir.path().join("run.json");
+    let save = |run: &serde_json::Value| std::fs::write(&saved, run.to_string()).unwrap();
+    run["target"]["path"] = card.display().to_string().into();
+    // As searched: whatever the file's timing said, unless bracketed it is
+    // not used.
+    if run["erase_unit"]["confidence"] != "bracketed" {
+        save(&run);
+        let (out, err, _) = run_full(&[
+            "check",
+            card.to_str().unwrap(),
+            "--probe",
+            saved.to_str().unwrap(),
+        ]);
+        assert!(err.contains("bracketed no unit"), "{out}\n{err}");
+    }
+    run["erase_unit"]["confidence"] = "bracketed".into();
+    run["erase_unit"]["unit_bytes"] = (4u64 << 20).into();
+    save(&run);
+    let (doc, code) = run_json(&[
+        "check",
+        card.to_str().unwrap(),
+        "--probe",
+        saved.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{doc:#}");
+    let t = &doc["targets"][0];
+    assert_eq!(t["topology"]["erase_unit_bytes"], 4u64 << 20, "{t:#}");
+    let p1 = partition(&doc, 1);
+    let f = p1["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "start-not-erase-unit")
+        .unwrap_or_else(|| panic!("{p1:#}"));
+    assert_eq!(f["severity"], "warning");
+    let text = doc.to_string();
+    assert!(text.contains("erase-unit-measured"), "{t:#}");
+    assert!(text.contains("run.json"), "{t:#}");
+    assert!(
+        t["next"].as_str().unwrap_or("").contains("--probe"),
+        "{t:#}"
+    );
+    // Used, so not said to be unused; and plan starts on the unit.
+    let args = [
+        "check",
+        card.to_str().unwrap(),
+        "--probe",
+        saved.to_str().unwrap(),
+    ];
+    let (_, err, _) = run_full(&args);
+    assert!(!err.contains("not used"), "{err}");
+    let (out, _, _) = run_full(&[
+        "plan",
+        card.to_str().unwrap(),
+        "--probe",
+        saved.to_str().unwrap(),
+    ]);
+    assert!(out.contains("allocation unit of 4 MiB"), "{out}");
+    assert!(out.contains("new start") && out.contains("8192"), "{out}");
+}

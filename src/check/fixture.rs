@@ -61,6 +61,7 @@ pub fn image(size: u64, topology: Topology, partitions: Vec<Partition>) -> Targe
         notes: vec![],
         stack: vec![],
         measured: None,
+        measured_erase: None,
     }
 }
 

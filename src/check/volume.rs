@@ -198,8 +198,10 @@ fn unit_fix(start: u64, v: &Volume, sector: u32, unit: u64) -> Option<String> {
 fn sd_boundary(l: &Layer, kind: FsKind, sector: u32, v: &Volume) -> Option<Finding> {
     let (bu, eu) = (l.below.sd_boundary_unit_bytes, l.below.erase_unit_bytes);
     let start = l.offset_bytes.saturating_add(v.data_offset_bytes);
-    let covered = eu > 0 && (eu % bu == 0 || start % eu != 0);
-    if bu == 0 || kind == FsKind::Ntfs || start % bu == 0 || covered {
+    if bu == 0 || kind == FsKind::Ntfs || start % bu == 0 {
+        return None;
+    }
+    if eu > 0 && (eu % bu == 0 || start % eu != 0) {
         return None;
     }
     let fix = match kind {
@@ -354,6 +356,12 @@ mod tests {
             "{off:?}"
         );
         assert!(off.iter().any(|f| f.code == Code::LayerStartNotEraseUnit));
+        // A card unit and no table (an eMMC, --topology erase=): nothing.
+        let mut l = fat32(4 * MIB, 4 * MIB, 32768, 8192);
+        l.below.erase_unit_bytes = 4 * MIB;
+        assert!(judged(&l)
+            .iter()
+            .all(|f| f.code != Code::FsDataNotSdBoundary));
     }
 
     /// The card: a FAT32 at 4 MiB whose data area is 2560 bytes

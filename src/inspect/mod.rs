@@ -105,6 +105,7 @@ fn measured_erase_unit(t: &mut Target, all: &[Measured]) {
     let Some(m) = Measured::on(&t.path, t.disk.as_ref(), all, true) else {
         return;
     };
+    t.measured_erase = Some(m.clone());
     let declared = t.topology.erase_unit_bytes;
     if declared == 0 {
         t.topology.erase_unit_bytes = m.unit_bytes;
@@ -187,6 +188,9 @@ pub struct Target {
     pub stack: Vec<Root>,
     /// The unit a saved probe run measured on this device (`--probe`).
     pub measured: Option<Measured>,
+    /// The allocation unit a saved `probe --erase-unit` run measured on
+    /// it (`--probe`): the erase-unit grain where the kernel declares none.
+    pub measured_erase: Option<Measured>,
 }
 
 impl Target {
@@ -364,6 +368,7 @@ fn target(
         notes,
         stack: Vec::new(),
         measured: None,
+        measured_erase: None,
     };
     if t.disk.is_none()
         && declared.is_none()

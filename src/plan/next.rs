@@ -27,12 +27,16 @@ pub struct Checked {
 /// Read, judge, and set each target's next step.
 pub fn check_run(paths: &[PathBuf], opts: &InspectOptions, fail_on: FailOn) -> Checked {
     let read = check::read(paths, opts);
-    let unused = opts
-        .measured
-        .iter()
-        .filter(|m| !read.targets.iter().any(|t| t.measured.as_ref() == Some(*m)))
-        .cloned()
-        .collect();
+    let unused =
+        opts.measured
+            .iter()
+            .filter(|m| {
+                !read.targets.iter().any(|t| {
+                    t.measured.as_ref() == Some(*m) || t.measured_erase.as_ref() == Some(*m)
+                })
+            })
+            .cloned()
+            .collect();
     let planned = next_commands(read.clone(), opts);
     let mut run = check::judge(read, fail_on);
     next_steps(&mut run, planned, opts);
