@@ -349,7 +349,7 @@ pub struct ProbeArgs {
     /// Print the fio job file for the planned grid and exit without doing I/O.
     #[arg(long)]
     pub emit_fio: bool,
-    /// Search the device's erase (allocation) unit instead of the grid, reading only: 16 KiB reads (--bs) that end at, straddle and start at boundaries of 64 KiB to 64 MiB, 12 and 24 MiB, in shuffled rounds; the unit is the smallest boundary whose straddling reads are --min-effect slower, with its interval. One target: a flash card, USB stick or eMMC (a partition's reads are placed on the device's boundaries).
+    /// Search the device's erase (allocation) unit instead of the grid, reading only: 16 KiB reads (--bs) that end at, straddle and start at boundaries of 64 KiB to 64 MiB, 12 and 24 MiB, the three reads of each place back to back, in shuffled rounds; the unit is the smallest boundary whose straddling reads are --min-effect slower, with its interval. One target: a flash card, USB stick or eMMC (a partition's reads are placed on the device's boundaries).
     #[arg(long, conflicts_with_all = ["write", "offsets", "pattern", "buffered", "fdatasync", "jobs", "emit_fio", "preset"])]
     pub erase_unit: bool,
     /// Also print how the comparisons are made (the method paragraph).

@@ -94,13 +94,13 @@ fn differences(c: &Candidate, samples: &[CellSamples]) -> Vec<f64> {
     let (Some(ends), Some(across), Some(starts)) = (of(0), of(1), of(2)) else {
         return Vec::new();
     };
-    // The rate of a round's reads: one over their median latency where
-    // the window recorded it (one slow read moves a median no more than
-    // a fast one), else its IOPS.
+    // The rate of a round's reads: one over their low quantile latency
+    // where the window recorded it (`measure::LOW_QUANTILE`: the host's
+    // delays only add to a read's time), else its IOPS.
     let rate = |c: &CellSamples, round: u32| {
         let r = c.rounds.iter().find(|r| r.round == round)?;
-        let x = if r.median_ns > 0 {
-            1e9 / r.median_ns as f64
+        let x = if r.low_ns > 0 {
+            1e9 / r.low_ns as f64
         } else {
             r.iops
         };
@@ -177,6 +177,19 @@ fn pct(c: &CandidateReport) -> String {
         "{:.0}% [{:.0}, {:.0}]",
         c.slower_pct, c.ci95_pct[0], c.ci95_pct[1]
     )
+}
+
+/// Nothing more to measure for the verdict: the smallest candidate
+/// decided slower has every smaller one decided fine (bracketed), or
+/// every candidate is decided. A larger candidate still open changes
+/// neither the unit nor its bracket; measuring it on only kept a search
+/// going for 16 rounds where a multiple of the unit cost just about
+/// `--min-effect` (bench/erase-unit: 12 and 64 MiB on the 4 MiB device).
+pub fn settled(cands: &[CandidateReport]) -> bool {
+    match cands.iter().position(|c| c.decision == Decision::Slower) {
+        Some(u) => cands[..u].iter().all(|c| c.decision == Decision::Fine),
+        None => cands.iter().all(|c| c.decision != Decision::Open),
+    }
 }
 
 /// The answer from every candidate's decision; `declared` is what the
@@ -331,7 +344,7 @@ mod tests {
                         RoundSample {
                             round,
                             iops: 1e9 / ns,
-                            median_ns: ns as u64,
+                            low_ns: ns as u64,
                             retries: 0,
                             broken: false,
                             window: Window {
@@ -412,5 +425,26 @@ mod tests {
         let e = search(Some(4 * MIB), 20.0, 0.02, 1);
         assert_eq!(e.confidence, Confidence::Untested);
         assert!(e.open());
+    }
+
+    #[test]
+    fn the_search_is_settled_once_the_bracket_is_decided() {
+        let l = lay_out(4 * GIB, 0, 16384, 512).unwrap();
+        let mut cands = assess(&l, &card(&l, Some(4 * MIB), 20.0, 0.02, 6), 0.1, 16);
+        assert!(settled(&cands));
+        // A larger candidate still open changes neither unit nor bracket.
+        let at = |c: &[CandidateReport], u: u64| c.iter().position(|c| c.unit_bytes == u).unwrap();
+        let twelve = at(&cands, 12 * MIB);
+        cands[twelve].decision = Decision::Open;
+        assert!(settled(&cands));
+        // A smaller one still open could still be the unit.
+        let two = at(&cands, 2 * MIB);
+        cands[two].decision = Decision::Open;
+        assert!(!settled(&cands));
+        // No unit: settled only once every candidate is decided.
+        let mut flat = assess(&l, &card(&l, None, 0.0, 0.02, 6), 0.1, 16);
+        assert!(settled(&flat));
+        flat[0].decision = Decision::Open;
+        assert!(!settled(&flat));
     }
 }

@@ -630,7 +630,7 @@ pub(crate) mod tests {
                 s.rounds.push(RoundSample {
                     round,
                     iops,
-                    median_ns: 0,
+                    low_ns: 0,
                     retries: 0,
                     broken: false,
                     window: Default::default(),
@@ -795,7 +795,7 @@ pub(crate) mod tests {
                 .map(|(i, &iops)| RoundSample {
                     round: i as u32,
                     iops,
-                    median_ns: 0,
+                    low_ns: 0,
                     retries: 0,
                     broken: false,
                     window: Default::default(),

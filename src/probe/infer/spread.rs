@@ -197,7 +197,7 @@ mod tests {
                     .map(|r| RoundSample {
                         round: r,
                         iops: 1000.0 * (if i % 2 == 1 { 0.97 } else { 1.0 }) * noise(r, i).exp(),
-                        median_ns: 0,
+                        low_ns: 0,
                         retries: 0,
                         broken: false,
                         window: Window {

@@ -141,7 +141,7 @@ impl Rounds for Sim<'_> {
             let sample = RoundSample {
                 round,
                 iops,
-                median_ns: 0,
+                low_ns: 0,
                 retries: 0,
                 broken: false,
                 window,

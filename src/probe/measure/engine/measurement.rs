@@ -34,6 +34,9 @@ pub struct Measurement {
     /// averages out as windows grow (`probe::noise`).
     pub first_part: Duration,
     pub parts_iops: [f64; 2],
+    /// With places read interleaved (`Workload::places`): what each place
+    /// measured, in the workload's order; empty otherwise.
+    pub places: Vec<Measurement>,
 }
 
 impl Measurement {
@@ -46,6 +49,7 @@ impl Measurement {
             latency: new_histogram(),
             first_part: Duration::ZERO,
             parts_iops: [0.0; 2],
+            places: Vec::new(),
         }
     }
 
@@ -61,6 +65,13 @@ impl Measurement {
         self.parts_iops[1] += other.parts_iops[1];
         // Same bounds on both sides: adding cannot fail.
         let _ = self.latency.add(&other.latency);
+        if self.places.len() < other.places.len() {
+            self.places
+                .resize_with(other.places.len(), Measurement::new);
+        }
+        for (mine, theirs) in self.places.iter_mut().zip(&other.places) {
+            mine.merge(theirs);
+        }
     }
 
     /// Broken: too few completions, or one I/O stalled for half the window
@@ -87,6 +98,18 @@ pub struct Meter {
     parts: [f64; 2],
     completions: u64,
     latency: Histogram<u64>,
+    /// Σ latency (ns) and count of the I/Os in `latency`.
+    latency_sum: f64,
+    /// Per place, with places read interleaved.
+    places: Vec<Tally>,
+}
+
+/// What one place of an interleaved workload got inside the window.
+struct Tally {
+    work: f64,
+    completions: u64,
+    latency: Histogram<u64>,
+    latency_sum: f64,
 }
 
 impl Meter {
@@ -106,6 +129,19 @@ impl Meter {
             parts: [0.0; 2],
             completions: 0,
             latency: new_histogram(),
+            latency_sum: 0.0,
+            places: if w.places.len() > 1 && w.pattern.is_random() {
+                (0..w.places.len())
+                    .map(|_| Tally {
+                        work: 0.0,
+                        completions: 0,
+                        latency: new_histogram(),
+                        latency_sum: 0.0,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -123,19 +159,31 @@ impl Meter {
         true
     }
 
-    /// An I/O issued at `issued` completed at `done`.
-    pub fn complete(&mut self, issued: Instant, done: Instant) {
+    /// An I/O of place `place` (0 without places) issued at `issued`
+    /// completed at `done`.
+    pub fn complete(&mut self, place: usize, issued: Instant, done: Instant) {
         let end = self.end.unwrap_or(done);
-        if done > self.from && done <= end {
+        let inside = done > self.from && done <= end;
+        let ns = done.saturating_duration_since(issued).as_nanos() as u64;
+        let work = overlap(issued, done, self.from, end);
+        if inside {
             self.completions += 1;
         }
         if done >= self.from {
-            let ns = done.saturating_duration_since(issued).as_nanos() as u64;
             self.latency.saturating_record(ns.max(1));
+            self.latency_sum += ns as f64;
         }
-        self.work += overlap(issued, done, self.from, end);
+        self.work += work;
         self.parts[0] += overlap(issued, done, self.from, end.min(self.split));
         self.parts[1] += overlap(issued, done, self.split, end);
+        if let Some(t) = self.places.get_mut(place) {
+            t.completions += u64::from(inside);
+            t.work += work;
+            if done >= self.from {
+                t.latency.saturating_record(ns.max(1));
+                t.latency_sum += ns as f64;
+            }
+        }
     }
 
     /// The measurement, once every I/O issued has completed.
@@ -151,8 +199,35 @@ impl Meter {
                 0.0
             }
         };
+        let iops = rate(self.work, window);
+        let mean = |sum: f64, n: u64| if n > 0 { sum / n as f64 } else { 0.0 };
+        let all_mean = mean(self.latency_sum, self.latency.len());
+        let places = self
+            .places
+            .into_iter()
+            .map(|t| {
+                // Little's law: the window kept iops × mean latency I/Os
+                // in flight; the same depth at this place's mean latency
+                // is the rate it would have alone (at depth 1: 1/latency).
+                let own = mean(t.latency_sum, t.latency.len());
+                Measurement {
+                    iops: if own > 0.0 {
+                        iops * all_mean / own
+                    } else {
+                        0.0
+                    },
+                    completions: t.completions,
+                    window,
+                    starved: false,
+                    latency: t.latency,
+                    first_part: Duration::ZERO,
+                    parts_iops: [0.0; 2],
+                    places: Vec::new(),
+                }
+            })
+            .collect();
         Measurement {
-            iops: rate(self.work, window),
+            iops,
             completions: self.completions,
             window,
             starved: self.completions < self.min_completions,
@@ -162,6 +237,7 @@ impl Meter {
                 rate(self.parts[0], first_part),
                 rate(self.parts[1], window.saturating_sub(first_part)),
             ],
+            places,
         }
     }
 }
@@ -228,6 +304,7 @@ mod tests {
             pattern: Pattern::Randread,
             block_size: 4096,
             offset: 0,
+            places: Vec::new(),
             unit: 1 << 20,
             size: 1 << 30,
             qd: 32,
@@ -258,7 +335,7 @@ mod tests {
                 .min_by_key(|&i| issued[i])
                 .expect("a live slot");
             let done = issued[i] + latency;
-            m.complete(issued[i], done);
+            m.complete(0, issued[i], done);
             if m.open(done, false) {
                 issued[i] = done;
             } else {
@@ -340,5 +417,44 @@ mod tests {
         a.merge(&b);
         assert_eq!(a.iops, 150.0);
         assert_eq!(a.window, Duration::from_millis(120));
+    }
+
+    #[test]
+    fn each_place_gets_the_rate_it_would_have_alone() {
+        // Depth 1, places 0 and 1 alternating at 2 ms and 3 ms: alone
+        // they run at 500 and 333 IOPS; together at 400.
+        let w = Workload {
+            places: vec![0, 4096],
+            max_duration: Duration::from_secs(10),
+            ..workload(1000, 0)
+        };
+        let t0 = Instant::now() + Duration::from_secs(1);
+        let mut m = Meter::new(t0, &w, 1);
+        let mut at = t0;
+        let mut place = 0;
+        while m.open(at, false) {
+            let done = at + Duration::from_millis(2 + place as u64);
+            m.complete(place, at, done);
+            at = done;
+            place = 1 - place;
+        }
+        let m = m.finish();
+        assert!((m.iops - 400.0).abs() < 4.0, "{}", m.iops);
+        assert_eq!(m.places.len(), 2);
+        assert!(
+            (m.places[0].iops - 500.0).abs() < 5.0,
+            "{}",
+            m.places[0].iops
+        );
+        assert!(
+            (m.places[1].iops - 333.3).abs() < 4.0,
+            "{}",
+            m.places[1].iops
+        );
+        assert_eq!(m.places[0].latency.value_at_quantile(0.5) / 100_000, 20);
+        let mut merged = Measurement::new();
+        merged.merge(&m);
+        merged.merge(&m);
+        assert!((merged.places[1].iops - 666.7).abs() < 8.0);
     }
 }

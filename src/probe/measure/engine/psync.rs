@@ -58,7 +58,7 @@ fn worker(
         if !meter.open(t0, stop.load(Ordering::Relaxed)) {
             break;
         }
-        let at = pos.next_offset();
+        let (place, at) = pos.next();
         let data = &mut buf.as_mut_slice()[..bs];
         let n = if w.pattern.is_write() {
             let n = rustix::io::pwrite(fd, data, at)?;
@@ -72,7 +72,7 @@ fn worker(
         if n != bs {
             return Err(short_io(w.pattern, n, w.block_size, at));
         }
-        meter.complete(t0, Instant::now());
+        meter.complete(place, t0, Instant::now());
     }
     Ok(meter.finish())
 }

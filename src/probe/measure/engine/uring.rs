@@ -152,6 +152,7 @@ impl Engine for Uring {
         let mut free: Vec<usize> = (0..w.qd as usize).rev().collect();
         let mut issued_at = vec![Instant::now(); w.qd as usize];
         let mut offset_of = vec![0u64; w.qd as usize];
+        let mut place_of = vec![0usize; w.qd as usize];
         let mut inflight = 0usize;
         let mut meter = Meter::new(Instant::now(), w, 1);
         let mut failure: Option<io::Error> = None;
@@ -161,10 +162,11 @@ impl Engine for Uring {
             let stopping = failure.is_some() || stop.load(Ordering::Relaxed);
             if !free.is_empty() && meter.open(now, stopping) {
                 while let Some(slot) = free.pop() {
-                    let at = pos.next_offset();
+                    let (place, at) = pos.next();
                     self.push(w, slot, at)?;
                     issued_at[slot] = now;
                     offset_of[slot] = at;
+                    place_of[slot] = place;
                     inflight += 1;
                 }
             }
@@ -208,7 +210,7 @@ impl Engine for Uring {
                 inflight -= 1;
                 free.push(slot);
                 if res == expect {
-                    meter.complete(issued_at[slot], now);
+                    meter.complete(place_of[slot], issued_at[slot], now);
                 }
             }
         }

@@ -46,6 +46,11 @@ pub struct Workload {
     /// Every I/O lands at `offset + k × unit` (random) or starts a
     /// contiguous stream at `offset` (sequential).
     pub offset: u64,
+    /// Offsets read interleaved in one window (random reads only): each
+    /// random `k` is read at `place + k × unit` for every place, in a
+    /// fresh random order, and each I/O is timed as its place's. Empty:
+    /// the one place `offset`.
+    pub places: Vec<u64>,
     pub unit: u64,
     /// Bytes of the target that may be touched, from 0.
     pub size: u64,
@@ -65,11 +70,14 @@ pub struct Workload {
     pub jobs: u32,
 }
 
-/// Where the next I/O goes.
+/// Where the next I/O goes, and which of the workload's places it is.
 pub struct Positions {
     random: bool,
     rng: fastrand::Rng,
-    offset: u64,
+    /// The places (one: `offset`), and the order the current `k` still
+    /// reads them in (popped from the end).
+    places: Vec<u64>,
+    pending: Vec<(usize, u64)>,
     unit: u64,
     slots: u64,
     bs: u64,
@@ -80,7 +88,13 @@ pub struct Positions {
 impl Positions {
     pub fn new(w: &Workload, stream: u64) -> Positions {
         let bs = u64::from(w.block_size);
-        let span = w.size.saturating_sub(w.offset + bs);
+        let places = if w.places.is_empty() || !w.pattern.is_random() {
+            vec![w.offset]
+        } else {
+            w.places.clone()
+        };
+        let last = places.iter().copied().max().unwrap_or(w.offset);
+        let span = w.size.saturating_sub(last + bs);
         let slots = span / w.unit.max(1) + 1;
         let start = if w.jobs > 1 {
             let share = w.size / u64::from(w.jobs) * u64::from(w.job);
@@ -91,7 +105,8 @@ impl Positions {
         Positions {
             random: w.pattern.is_random(),
             rng: fastrand::Rng::with_seed(w.seed ^ stream.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-            offset: w.offset,
+            places,
+            pending: Vec::new(),
             unit: w.unit.max(1),
             slots,
             bs,
@@ -100,16 +115,23 @@ impl Positions {
         }
     }
 
-    pub fn next_offset(&mut self) -> u64 {
+    /// The next I/O: its place (an index into the workload's places; 0
+    /// with none) and its byte offset.
+    pub fn next(&mut self) -> (usize, u64) {
         if self.random {
-            return self.offset + self.rng.u64(..self.slots) * self.unit;
+            if self.pending.is_empty() {
+                let base = self.rng.u64(..self.slots) * self.unit;
+                self.pending = self.places.iter().map(|p| p + base).enumerate().collect();
+                self.rng.shuffle(&mut self.pending);
+            }
+            return self.pending.pop().expect("refilled above");
         }
         if self.cursor + self.bs > self.size {
-            self.cursor = self.offset;
+            self.cursor = self.places[0];
         }
         let at = self.cursor;
         self.cursor += self.bs;
-        at
+        (0, at)
     }
 }
 
@@ -133,6 +155,7 @@ mod tests {
             pattern,
             block_size: 4096,
             offset: 512,
+            places: Vec::new(),
             unit: 1 << 20,
             size: 64 << 20,
             qd: 4,
@@ -152,7 +175,8 @@ mod tests {
         let w = workload(Pattern::Randread);
         let mut p = Positions::new(&w, 0);
         for _ in 0..10_000 {
-            let at = p.next_offset();
+            let (place, at) = p.next();
+            assert_eq!(place, 0);
             assert_eq!(at % w.unit, 512);
             assert!(at + 4096 <= w.size);
         }
@@ -165,7 +189,30 @@ mod tests {
             ..workload(Pattern::Seqread)
         };
         let mut p = Positions::new(&w, 0);
-        let got: Vec<u64> = (0..5).map(|_| p.next_offset()).collect();
+        let got: Vec<u64> = (0..5).map(|_| p.next().1).collect();
         assert_eq!(got, vec![512, 4608, 8704, 512, 4608]);
+    }
+
+    #[test]
+    fn interleaved_places_read_one_k_each_in_a_shuffled_order() {
+        let w = Workload {
+            places: vec![512, 4608, 8704],
+            ..workload(Pattern::Randread)
+        };
+        let mut p = Positions::new(&w, 0);
+        let mut orders = std::collections::HashSet::new();
+        for _ in 0..200 {
+            let visit: Vec<(usize, u64)> = (0..3).map(|_| p.next()).collect();
+            let k = (visit[0].1 - w.places[visit[0].0]) / w.unit;
+            let mut seen: Vec<usize> = visit.iter().map(|v| v.0).collect();
+            orders.insert(seen.clone());
+            seen.sort_unstable();
+            assert_eq!(seen, vec![0, 1, 2], "every place once per k");
+            for (place, at) in visit {
+                assert_eq!(at, w.places[place] + k * w.unit);
+                assert!(at + 4096 <= w.size);
+            }
+        }
+        assert_eq!(orders.len(), 6, "every order of three places occurs");
     }
 }
