@@ -171,10 +171,9 @@ impl<'a> Runner<'a> {
         tick: &mut dyn FnMut(&Key, f64),
     ) -> Result<bool, RunError> {
         for key in self.plan.shuffled(keys, round, Key::row) {
-            let Some((m, retries)) = self.measure(&[key], round, window, stop)? else {
+            if !self.round_together(round, &[key], window, stop, tick)? {
                 return Ok(false);
-            };
-            self.keep(key, round, &m, retries, m.is_broken(), tick);
+            }
         }
         Ok(true)
     }
@@ -183,8 +182,8 @@ impl<'a> Runner<'a> {
     /// interleaved in one window of at least `window`: each random
     /// position is read at every cell's offset in a fresh random order,
     /// so drift between windows cancels from their comparison; each cell
-    /// gets the rate and latency its own I/Os had. Returns false when
-    /// `stop` ended it.
+    /// gets the rate and latency its own I/Os had (one key: the cell
+    /// alone). Returns false when `stop` ended it.
     pub fn round_together(
         &mut self,
         round: u32,
@@ -199,8 +198,12 @@ impl<'a> Runner<'a> {
         let Some((m, retries)) = self.measure(keys, round, window, stop)? else {
             return Ok(false);
         };
+        let broken = m.is_broken();
+        if let [key] = keys {
+            self.keep(*key, round, &m, retries, broken, tick);
+        }
         for (key, place) in keys.iter().zip(&m.places) {
-            self.keep(*key, round, place, retries, m.is_broken(), tick);
+            self.keep(*key, round, place, retries, broken, tick);
         }
         Ok(true)
     }

@@ -98,8 +98,6 @@ pub struct Meter {
     parts: [f64; 2],
     completions: u64,
     latency: Histogram<u64>,
-    /// Σ latency (ns) and count of the I/Os in `latency`.
-    latency_sum: f64,
     /// Per place, with places read interleaved.
     places: Vec<Tally>,
 }
@@ -129,7 +127,6 @@ impl Meter {
             parts: [0.0; 2],
             completions: 0,
             latency: new_histogram(),
-            latency_sum: 0.0,
             places: if w.places.len() > 1 && w.pattern.is_random() {
                 (0..w.places.len())
                     .map(|_| Tally {
@@ -171,7 +168,6 @@ impl Meter {
         }
         if done >= self.from {
             self.latency.saturating_record(ns.max(1));
-            self.latency_sum += ns as f64;
         }
         self.work += work;
         self.parts[0] += overlap(issued, done, self.from, end.min(self.split));
@@ -201,7 +197,10 @@ impl Meter {
         };
         let iops = rate(self.work, window);
         let mean = |sum: f64, n: u64| if n > 0 { sum / n as f64 } else { 0.0 };
-        let all_mean = mean(self.latency_sum, self.latency.len());
+        let all_mean = mean(
+            self.places.iter().map(|t| t.latency_sum).sum(),
+            self.places.iter().map(|t| t.latency.len()).sum(),
+        );
         let places = self
             .places
             .into_iter()

@@ -119,9 +119,13 @@ impl Positions {
     /// with none) and its byte offset.
     pub fn next(&mut self) -> (usize, u64) {
         if self.random {
+            if let [only] = self.places[..] {
+                return (0, only + self.rng.u64(..self.slots) * self.unit);
+            }
             if self.pending.is_empty() {
                 let base = self.rng.u64(..self.slots) * self.unit;
-                self.pending = self.places.iter().map(|p| p + base).enumerate().collect();
+                let at = self.places.iter().map(|p| p + base);
+                self.pending.extend(at.enumerate());
                 self.rng.shuffle(&mut self.pending);
             }
             return self.pending.pop().expect("refilled above");
