@@ -3,6 +3,7 @@
 //! live devices, and the stack's layers. No I/O happens here; `inspect`
 //! read everything first.
 
+mod bluestore;
 mod container;
 mod declared;
 mod device;
@@ -202,6 +203,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
             stack::judge_layer(&mut l);
             declared::layer_findings(says.as_ref(), &layer_device, &mut l);
             declared::measured_findings(t.measured.as_ref(), &mut l);
+            bluestore::evidence(says.as_ref(), t.measured.as_ref(), &layer_device, &mut l);
             if let Some(d) = &t.disk {
                 zones::layer_findings(&d.zoned, &layer_device, &mut l);
             }

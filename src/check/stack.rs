@@ -30,6 +30,7 @@ pub fn judge_layer(l: &mut Layer) {
             }
             LayerKind::ZfsMember => zfs(l),
             LayerKind::Unread => unread(l),
+            LayerKind::Bluestore => super::bluestore::findings(l),
             LayerKind::Partition | LayerKind::Device | LayerKind::Swap => vec![],
         };
         l.findings.append(&mut f);

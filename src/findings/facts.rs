@@ -228,6 +228,11 @@ pub struct Facts {
     /// informational).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub extended_container: bool,
+    /// What gave `grain_bytes` (`bluestore-alloc-below-grain`):
+    /// `physical-block`, `minimum-io`, `declared-physical-block`,
+    /// `nvme-npwg` or `measured`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grain_source: Option<String>,
 }
 
 #[cfg(test)]

@@ -142,6 +142,7 @@ impl Code {
             | Code::BcacheBlockSize
             | Code::ZfsAshiftBelowPhysical
             | Code::ZfsAshiftAbovePhysical
+            | Code::BluestoreAllocBelowGrain
             | Code::LuksSectorSize
             | Code::LuksSectorBelowDeclared
             | Code::FsBlockBelowPhysical

@@ -6,6 +6,7 @@
 mod facts;
 mod meaning;
 mod render;
+mod render_bluestore;
 mod status;
 
 /// What a finding is about, and its typed facts.
@@ -173,6 +174,8 @@ codes! {
         "A ZFS vdev's allocation unit (2^ashift) is below the physical block of the device below, so its writes are read-modify-writes there, for the life of the vdev.";
     ZfsAshiftAbovePhysical = "zfs-ashift-above-physical", Info,
         "A ZFS vdev's allocation unit (2^ashift) is above the physical block the device needs: every block smaller than the unit (a small file, a compressed record, metadata) takes a whole unit of space.";
+    BluestoreAllocBelowGrain = "bluestore-alloc-below-grain", Warning,
+        "A Ceph BlueStore OSD's allocation unit (min_alloc_size, the label's bfm_bytes_per_block) is below the unit the device writes in (its physical block, NVMe preferred write granularity, a measured unit; info for a RAID chunk or LV stripe's minimum I/O): each one-unit allocation is a partial write there, for the OSD's life.";
     LuksSectorSize = "luks-sector-size", Warning,
         "The LUKS2 encryption sector size is below the logical (error) or physical (warning) block size of the device below.";
     LuksSectorBelowDeclared = "luks-sector-below-declared", Warning,

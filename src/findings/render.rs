@@ -36,6 +36,7 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::BcacheBlockSize => bcache_block(f),
         Code::ZfsAshiftBelowPhysical => zfs_ashift(f),
         Code::ZfsAshiftAbovePhysical => zfs_ashift_above(f),
+        Code::BluestoreAllocBelowGrain => super::render_bluestore::alloc_below_grain(f),
         Code::LuksSectorSize => luks_sector(f),
         Code::FsBlockBelowPhysical => fs_block(f),
         Code::FsSectionNotEraseUnit => fs_section(f),

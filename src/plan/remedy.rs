@@ -102,6 +102,10 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
         BcacheBlockSize => Remedy::said(
             "a bcache device's block size is fixed when it is made: detach it, make it again with make-bcache --block 4k, and attach it",
         ),
+        BluestoreAllocBelowGrain => Remedy::said(format!(
+            "a BlueStore OSD's allocation unit is fixed when it is made: {}",
+            f.facts.fix.as_deref().unwrap_or("redeploy the OSD")
+        )),
         LuksSectorSize | LuksSectorBelowDeclared => Remedy::said(
             "the encryption sector size of a LUKS2 container changes only by re-encrypting it (cryptsetup reencrypt --sector-size 4096, with a filesystem above whose block is at least that; a backup first): a long operation the plan does not print as one command",
         ),

@@ -6,6 +6,7 @@
 
 mod assemble;
 mod bcache;
+mod bluestore;
 #[cfg(test)]
 mod boot_fixtures;
 mod boot_volume;
@@ -35,6 +36,12 @@ pub use assemble::assemble;
 pub use bcache::{
     expected_checksum as bcache_checksum, read as read_bcache, Bcache, BcacheRole,
     SUPERBLOCK_AT as BCACHE_SUPERBLOCK_AT,
+};
+/// Ceph BlueStore: its label, and the reader by itself (fuzzed).
+pub use bluestore::{
+    checksum as bluestore_checksum, checksum_end as bluestore_checksum_end,
+    parse as parse_bluestore, read as read_bluestore, Bluestore,
+    LABEL_BYTES as BLUESTORE_LABEL_BYTES,
 };
 /// FAT, exFAT and NTFS volumes as filesystem layers: what their boot
 /// sectors say in the terms the three share.
@@ -105,6 +112,8 @@ pub enum LayerKind {
     /// (NTFS, FAT, exFAT, ISO 9660, ...): named, its start judged, what
     /// is inside it not.
     Unread,
+    /// A Ceph BlueStore OSD's device (its label at byte 0 read).
+    Bluestore,
 }
 
 crate::spelled_as_serde!(LayerKind);
@@ -139,7 +148,8 @@ impl LayerKind {
             | LayerKind::LvmVg
             | LayerKind::LvmLeg
             | LayerKind::ZfsMember
-            | LayerKind::Unread => (false, false),
+            | LayerKind::Unread
+            | LayerKind::Bluestore => (false, false),
         };
         KindMeaning {
             builds_kernel_device,
@@ -200,6 +210,8 @@ pub enum Detail {
     Zfs(Box<zfs::Zfs>),
     /// What an `unread` layer's signature says.
     Signature(signature::Unread),
+    /// A BlueStore device's label.
+    Bluestore(bluestore::Bluestore),
 }
 
 /// `Layer::pv()` and the like: the detail when it is of that variant.
@@ -228,6 +240,7 @@ detail_accessors! {
     holder: Holder => HolderInfo,
     bcache: Bcache => bcache::Bcache,
     signature: Signature => signature::Unread,
+    bluestore: Bluestore => bluestore::Bluestore,
 }
 
 impl Layer {
@@ -261,8 +274,8 @@ pub struct Layer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exposes: Option<Topology>,
     /// What the layer's own metadata says (`pv`, `md`, `luks`,
-    /// `filesystem`, `array`, `vg`, `lv`, `leg`, `holder`, `bcache`, `zfs`
-    /// in the JSON), or an `unread` layer's `signature`.
+    /// `filesystem`, `array`, `vg`, `lv`, `leg`, `holder`, `bcache`, `zfs`,
+    /// `bluestore` in the JSON), or an `unread` layer's `signature`.
     #[serde(flatten)]
     pub detail: Option<Detail>,
     /// No warning or error about this layer.

@@ -7,7 +7,7 @@
 //! its rules live in `check::stack`, keyed by its layer kind.
 
 use super::format::LayerFormat;
-use super::{bcache, fs, luks, lvm, md, swap, volume, zfs};
+use super::{bcache, bluestore, fs, luks, lvm, md, swap, volume, zfs};
 
 /// In probe order: the first that recognises a region wins. md comes
 /// first, since a 1.0/0.90 member also shows what is inside at byte 0.
@@ -20,6 +20,7 @@ pub static FORMATS: &[&LayerFormat] = &[
     &bcache::FORMAT,
     &fs::FORMAT,
     &zfs::FORMAT,
+    &bluestore::FORMAT,
     &swap::FORMAT,
     &volume::NTFS,
     &volume::EXFAT,

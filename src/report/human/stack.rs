@@ -70,6 +70,23 @@ fn volume(l: &Layer, f: &crate::stack::Filesystem) -> String {
     s
 }
 
+/// A BlueStore label: its unit first (what the rule judges), then the
+/// OSD and the meta keys that say how it was made.
+fn bluestore(b: &crate::stack::Bluestore) -> String {
+    let mut s = match b.min_alloc_size_bytes {
+        Some(u) => format!("min_alloc_size {} (bfm_bytes_per_block)", exact(u)),
+        None => "min_alloc_size not in the label".to_string(),
+    };
+    let _ = write!(s, ", osd_uuid {}", b.osd_uuid);
+    for key in ["whoami", "kv_backend", "bluefs", "require_osd_release"] {
+        if let Some(v) = b.meta.get(key) {
+            let _ = write!(s, ", {key} {v}");
+        }
+    }
+    let _ = write!(s, ", size {}", human(b.size_bytes));
+    s
+}
+
 /// What the line says about one layer besides its name (the page's
 /// stack table says it in the same words).
 pub(in crate::report) fn detail(l: &Layer) -> String {
@@ -131,6 +148,7 @@ pub(in crate::report) fn detail(l: &Layer) -> String {
             ),
             None => String::new(),
         },
+        LayerKind::Bluestore => l.bluestore().map(bluestore).unwrap_or_default(),
         LayerKind::ZfsMember => match l.zfs() {
             Some(z) => {
                 let sound = z.labels.iter().filter(|c| c.sound).count();
