@@ -53,6 +53,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("trace_format", trace_format),
     ("btf", btf),
     ("image", image_container),
+    ("bluestore", bluestore_read),
 ];
 
 // ---------------------------------------------------------------------------
@@ -298,6 +299,21 @@ pub fn bcache_read(data: &[u8]) {
         let mut sealed = data.to_vec();
         sealed[at..at + 8].copy_from_slice(&sum.to_le_bytes());
         let _ = stack::read_bcache(&sealed[..]);
+    }
+}
+
+/// The input as a BlueStore label (zero-padded to its 4096 bytes), as it
+/// is and then with its checksum set right, so mutations of the fields
+/// behind the checksum (lengths, the meta count) reach their checks too.
+pub fn bluestore_read(data: &[u8]) {
+    let _ = stack::read_bluestore(data);
+    let mut label = data.to_vec();
+    label.resize(label.len().max(stack::BLUESTORE_LABEL_BYTES), 0);
+    let _ = stack::parse_bluestore(&label);
+    if let Some(end) = stack::bluestore_checksum_end(&label) {
+        let sum = stack::bluestore_checksum(&label[..end]);
+        label[end..end + 4].copy_from_slice(&sum.to_le_bytes());
+        let _ = stack::parse_bluestore(&label);
     }
 }
 
