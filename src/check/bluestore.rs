@@ -126,9 +126,11 @@ fn below(l: &Layer, grain: u64, source: Source) -> Option<Finding> {
         return None;
     }
     let osd = label.whoami().unwrap_or("ID");
+    // The device is not named: a layer's `device` is the target it was
+    // read from (a whole disk for an OSD in its partition), not what
+    // ceph-volume would zap; `--osd-id` finds the OSD's own.
     let fix = format!(
-        "redeploy the OSD: `ceph osd out {osd}`, wait until `ceph osd safe-to-destroy osd.{osd}` says it is, stop it, `ceph osd destroy {osd} --yes-i-really-mean-it`, `ceph config set osd.{osd} bluestore_min_alloc_size_ssd {grain}` (`_hdd` where ceph sees a rotational device), `ceph-volume lvm zap {dev} --destroy`, `ceph-volume lvm create --osd-id {osd} --data {dev}` (cephadm: `ceph orch osd rm {osd} --replace --zap`, then the same option before it redeploys)",
-        dev = l.device
+        "redeploy the OSD: `ceph osd out {osd}`, wait until `ceph osd safe-to-destroy osd.{osd}` says it is, stop it, `ceph osd destroy {osd} --yes-i-really-mean-it`, `ceph config set osd.{osd} bluestore_min_alloc_size_ssd {grain}` (`_hdd` where ceph sees a rotational device), `ceph-volume lvm zap --destroy --osd-id {osd}`, then `ceph-volume lvm create --osd-id {osd} --data` with the device it was on (cephadm: `ceph orch osd rm {osd} --replace --zap`, then the same option before it redeploys)"
     );
     let severity = match source {
         Source::MinimumIo => Severity::Info,

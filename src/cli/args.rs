@@ -154,7 +154,7 @@ pub enum Command {
         verbose: bool,
     },
     #[command(after_help = CHECK_EXIT, after_long_help = check_long_help())]
-    /// Check partitions and every layer above them (LVM, md, LUKS, bcache, ZFS, and ext4, XFS, btrfs, f2fs, FAT, exFAT and NTFS filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
+    /// Check partitions and every layer above them (LVM, md, LUKS, bcache, ZFS, Ceph BlueStore, and ext4, XFS, btrfs, f2fs, FAT, exFAT and NTFS filesystems) on disks, partitions or image files; several targets together assemble md arrays and volume groups.
     Check {
         /// Whole disks, partitions or disk image files (raw, or qcow2, VMDK, VHDX, VDI, VHD read through their container, told by magic); default: every disk of this machine, but the device-mapper devices inside another layer (LVM sub-LVs such as a thin pool's _tmeta/_tdata, dm-crypt mappings, kpartx partition maps), which are shown in their disk's stack.
         targets: Vec<PathBuf>,
@@ -166,7 +166,7 @@ pub enum Command {
         /// image as an SD card with that allocation unit.
         #[arg(long, value_name = "SPEC", value_parser = topology_arg)]
         topology: Option<TopologyOverride>,
-        /// A saved probe run (probe --json=FILE) of a device checked here: the unit it bracketed is evidence beside the kernel's limits and the disk's identify data (a ZFS ashift below it is an error, saying which evidence decided). Repeat for several runs.
+        /// A saved probe run (probe --json=FILE) of a device checked here: the unit it bracketed is evidence beside the kernel's limits and the disk's identify data (a ZFS ashift below it is an error, a BlueStore allocation unit below it a warning, saying which evidence decided). Repeat for several runs.
         #[arg(long = "probe", value_name = "RUN.json")]
         probe: Vec<PathBuf>,
         /// Which findings make the exit status 1: errors (a start off its grain, a broken layout), warnings too (hygiene such as an end off 4 KiB), info too, or never.

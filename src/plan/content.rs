@@ -121,6 +121,18 @@ pub fn of(root: Option<&Root>) -> Content {
                 )),
             )
         }
+        // An OSD uses the bytes its label records (ceph-bluestore-tool
+        // bluefs-bdev-expand takes in more after a partition grows).
+        (LayerKind::Bluestore, ..) => {
+            let b = l.bluestore();
+            let id = b.and_then(|b| b.whoami()).unwrap_or("ID");
+            (
+                format!("Ceph BlueStore device of osd.{id}"),
+                b.map(|b| into.saturating_add(b.size_bytes)),
+                None,
+                Some(format!("stop the OSD (systemctl stop ceph-osd@{id})")),
+            )
+        }
         // Named by its signature, not read: it needs the whole partition.
         (LayerKind::Unread, ..) => {
             let s = l.signature().cloned().unwrap_or_default();
