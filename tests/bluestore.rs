@@ -3,11 +3,11 @@
 //! files, with the default allocation unit and with 16 and 64 KiB. Check's
 //! `bluestore` object must say what `ceph-bluestore-tool show-label`
 //! says, field for field; the unit is judged against a physical block of
-//! 16 KiB; a label inside a partition is found there too, and a damaged
-//! one is a damaged layer.
+//! 16 KiB; a label inside a partition or on a striped LV is found there
+//! too, and a damaged one is a damaged layer.
 //!
 //! Needs ceph-osd (package ceph-osd, which also ships
-//! ceph-bluestore-tool); no root, no loop device.
+//! ceph-bluestore-tool); the striped LV needs root and loop devices.
 
 mod common;
 use common::*;
@@ -90,7 +90,8 @@ fn show_label(block: &Path) -> serde_json::Map<String, Value> {
     v[key].as_object().unwrap().clone()
 }
 
-/// Every layer of the first target's stack, depth first.
+/// Every layer of the first target's stack, then of the devices
+/// assembled across targets (a VG's LVs), depth first.
 fn layers(doc: &Value) -> Vec<Value> {
     fn visit(l: &Value, out: &mut Vec<Value>) {
         out.push(l.clone());
@@ -99,7 +100,13 @@ fn layers(doc: &Value) -> Vec<Value> {
         }
     }
     let mut out = Vec::new();
-    for root in doc["targets"][0]["stack"].as_array().unwrap() {
+    let assembled = doc["assembled"].as_array().into_iter().flatten();
+    for root in doc["targets"][0]["stack"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(assembled)
+    {
         visit(root, &mut out);
     }
     out
@@ -248,4 +255,78 @@ fn a_label_whose_checksum_fails_is_a_damaged_bluestore_layer() {
     let m = l["findings"][0]["message"].as_str().unwrap();
     assert!(m.contains("checksum") && m.contains("at byte 557"), "{m}");
     assert_eq!(code, 1);
+}
+
+/// Every output says the same of an OSD whose unit is below the block:
+/// the human tree (the unit and the finding), `-q`, JSON, CSV, HTML and
+/// Prometheus (the layer's series at 0, the code counted).
+#[test]
+fn every_form_shows_the_osd_and_its_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "osd.img", 16 << 20);
+    write_at(&img, 0, &fixture("osd0-alloc4096.label"));
+    let p = img.to_str().unwrap();
+    let out = |n: &str| dir.path().join(n).display().to_string();
+    let (human, code) = run(&[
+        "check",
+        p,
+        "--topology",
+        "pbs=16384",
+        &format!("--json={}", out("c.json")),
+        "--csv",
+        &out("c.csv"),
+        "--html",
+        &out("c.html"),
+        "--prometheus",
+        &out("c.prom"),
+    ]);
+    assert_eq!(code, 1, "{human}");
+    let layer = "BlueStore main device of osd.0";
+    let code_name = "bluestore-alloc-below-grain";
+    for needle in [layer, "min_alloc_size 4 KiB", code_name, "untidy"] {
+        assert!(human.contains(needle), "{needle}: {human}");
+    }
+    let (quiet, _) = run(&["check", p, "--topology", "pbs=16384", "-q"]);
+    assert!(quiet.contains("untidy"), "{quiet}");
+    let read = |n: &str| std::fs::read_to_string(out(n)).unwrap();
+    let doc: Value = serde_json::from_str(&read("c.json")).unwrap();
+    assert_eq!(doc["targets"][0]["summary"]["status"], "untidy");
+    assert_eq!(layer_codes(&bluestore_layer(&doc)), [code_name]);
+    let csv = read("c.csv");
+    assert!(csv.contains(code_name) && csv.contains("untidy"), "{csv}");
+    let html = read("c.html");
+    for needle in [layer, "min_alloc_size 4 KiB", code_name] {
+        assert!(html.contains(needle), "{needle} not in the page");
+    }
+    let prom = read("c.prom");
+    let series = format!("layer=\"whole device / {layer}\",kind=\"bluestore\"}} 0");
+    assert!(prom.contains(&series), "{series}\n{prom}");
+    assert!(
+        prom.contains(&format!("code=\"{code_name}\"}} 1")),
+        "{prom}"
+    );
+}
+
+/// An OSD on a striped LV, as ceph-volume puts OSDs on LVs: the label at
+/// the LV's byte 0 (its first 8 KiB chunk is on leg 0, the first PV's
+/// first extent) is found through the LV, and its 4 KiB unit is below the
+/// LV's 8 KiB stripe, the minimum I/O size the LV gives: an info.
+#[test]
+fn an_osd_on_a_striped_lv_is_judged_against_the_stripe() {
+    require_root();
+    let dir = tempfile::tempdir().unwrap();
+    let img = common::lvm::striped_image(&dir, 2048 + 24 * 2048);
+    write_at(
+        &img,
+        2048 * 512 + (1 << 20),
+        &fixture("osd0-alloc4096.label"),
+    );
+    let (doc, _) = run_json(&["check", img.to_str().unwrap(), "--topology", "pbs=4096"]);
+    let l = bluestore_layer(&doc);
+    assert_eq!(l["below"]["minimum_io_size"], 8192, "{l:#}");
+    assert_eq!(layer_codes(&l), ["bluestore-alloc-below-grain"], "{l:#}");
+    let f = &l["findings"][0];
+    assert_eq!(f["severity"], "info");
+    assert_eq!(f["facts"]["grain_source"], "minimum-io");
+    assert_eq!(f["facts"]["grain_bytes"], 8192);
 }

@@ -302,6 +302,22 @@ fn check_of_images() {
         &["--topology", "pbs=4096,ao=3584"],
     );
     check_image("empty", None, None, &[]);
+    // A Ceph BlueStore OSD (ceph-osd's label, tests/fixtures/bluestore) in
+    // a GPT partition at 1 MiB, on a 16 KiB physical block: its 4 KiB unit
+    // is below it, and plan runs with it as the partition's content.
+    check_image_made(
+        "bluestore-16k",
+        None,
+        Some(&["-n", "1:2048:+64M"]),
+        &["--topology", "pbs=16384"],
+        |img| {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let label =
+                std::fs::read(dir.join("tests/fixtures/bluestore/osd0-alloc4096.label")).unwrap();
+            let f = std::fs::OpenOptions::new().write(true).open(img).unwrap();
+            std::os::unix::fs::FileExt::write_all_at(&f, &label, MIB).unwrap();
+        },
+    );
     // A FAT (mkfs.fat) in a DOS partition at sector 63: no layer reads
     // it, the signature names it, and it inherits the partition's offset.
     check_image_made(

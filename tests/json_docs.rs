@@ -194,6 +194,18 @@ fn every_serialized_key_is_in_docs_json_md() {
         &common::zfs::synthetic_v5000(),
         &[0, 1, 2, 3],
     );
+    // A BlueStore OSD's label (ceph-osd's, tests/fixtures/bluestore; made
+    // afresh in tests/bluestore.rs) judged on a 16 KiB physical block: its
+    // `bluestore` object and a finding's `grain_source`.
+    let bs = image(dir.path(), "bluestore.img", 16 * MIB);
+    let label =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bluestore/osd0-alloc4096.label");
+    std::os::unix::fs::FileExt::write_all_at(
+        &std::fs::OpenOptions::new().write(true).open(&bs).unwrap(),
+        &std::fs::read(label).unwrap(),
+        0,
+    )
+    .unwrap();
     // A live disk (the kernel's own values): a loop device over a copy.
     let live = dir.path().join("live.img");
     std::fs::copy(&dos, &live).unwrap();
@@ -210,6 +222,7 @@ fn every_serialized_key_is_in_docs_json_md() {
         (vec![&lv], vec![]),
         (vec![&f2], vec!["--topology", "erase=4M"]),
         (vec![&zr, &zm, &zs], vec![]),
+        (vec![&bs], vec!["--topology", "pbs=16384"]),
         // Stripe hints (64 KiB, 128 KiB) that miss the disk's (128, 256).
         (
             vec![&fs],
