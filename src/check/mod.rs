@@ -23,6 +23,7 @@ mod start;
 mod structure;
 mod subjects;
 mod summary;
+mod thin;
 mod tools;
 mod verdict;
 mod volume;

@@ -18,7 +18,13 @@ pub fn judge_layer(l: &mut Layer) {
             LayerKind::Filesystem => filesystem(l),
             LayerKind::MdArray => md_array(l),
             LayerKind::LvmVg => vg(l),
-            LayerKind::LvmLv => lv(l),
+            LayerKind::LvmLv => {
+                // Before the layers above are judged (walk_mut goes down).
+                super::thin::hints_inside(l);
+                let mut f = lv(l);
+                f.extend(super::thin::pool(l));
+                f
+            }
             LayerKind::Holder => holder(l),
             LayerKind::LvmLeg => {
                 // The segment's finding is on the LV; the leg's verdict says which legs are off.
@@ -850,6 +856,7 @@ mod tests {
                     .collect(),
                 ..Segment::default()
             }],
+            ..LvInfo::default()
         }));
         for (i, &at) in legs.iter().enumerate() {
             let mut g = Layer::new(

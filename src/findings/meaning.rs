@@ -155,7 +155,10 @@ impl Code {
             | Code::StraddlingIo
             | Code::SubPhysicalWrites
             | Code::SplitIo
-            | Code::ZoneCrossingWrites => NONE,
+            | Code::ZoneCrossingWrites
+            | Code::ThinChunkBelowStripe
+            | Code::ThinDataStart
+            | Code::ThinFsHintsChunk => NONE,
         }
     }
 }

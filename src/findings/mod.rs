@@ -222,6 +222,13 @@ codes! {
         "A share of the I/O to a device was split by the kernel before reaching the driver (watch).";
     ZoneCrossingWrites = "zone-crossing-writes", Error,
         "A share of the writes reaching a zoned device cross a zone boundary: the kernel splits each into one write per zone, and on a host-managed device the part that starts a sequential-write-required zone fails unless that zone is empty; a warning on a host-aware device, which accepts them (watch).";
+    // LVM thin pools (issue 52).
+    ThinChunkBelowStripe = "thin-chunk-below-stripe", Warning,
+        "A thin pool's chunk is not a multiple of the full stripe of what its data LV sits on (an md array's chunk times its data disks, a striped LV's stripe size times its stripes): every chunk the pool provisions is a partial-stripe write there, a read-modify-write on parity RAID. The chunk is fixed when the pool is made.";
+    ThinDataStart = "thin-data-start", Warning,
+        "A thin pool's chunk is a multiple of the full stripe below, but its data LV does not start on a stripe: every chunk straddles two stripes.";
+    ThinFsHintsChunk = "thin-fs-hints-chunk", Warning,
+        "A filesystem inside a thin LV has stripe hints wider than, or not dividing, the pool's chunk: the pool places each chunk anywhere, so the full stripes the hints describe are not stripes below.";
 }
 
 impl Serialize for Code {

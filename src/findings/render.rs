@@ -62,6 +62,9 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::ZoneMisalignedEnd => zone_misaligned_end(f),
         Code::ZoneExtentMisaligned => zone_extent_misaligned(f),
         Code::ZoneFsNotZoned => zone_fs_not_zoned(f),
+        Code::ThinChunkBelowStripe => thin_chunk(f),
+        Code::ThinDataStart => thin_data_start(f),
+        Code::ThinFsHintsChunk => thin_fs_hints(f),
         // Written as prose where the rule makes them (a new code lands in
         // one arm or the other, or does not compile).
         Code::LayoutNotPortable
@@ -575,6 +578,40 @@ fn fs_hints_mismatch(f: &Facts) -> String {
         Some(fix) => format!("the {name} stripe hints say unit {unit} and width {width} bytes, the device below has chunk {} and stripe width {}: {fix}", n(f.chunk_bytes), n(f.stripe_width_bytes)),
         None => format!("the {name} filesystem has stripe hints (unit {unit}, width {width} bytes) but {} reports no stripe geometry (minimum I/O {}, optimal I/O {}); harmless if it sits on hardware RAID that does not report one", text(&f.device), n(f.minimum_io_bytes), n(f.optimal_io_bytes)),
     }
+}
+
+fn thin_chunk(f: &Facts) -> String {
+    format!(
+        "{} provisions chunks of {}, not a multiple of the full stripe {} of {}: each new chunk is a partial-stripe write there; the chunk is fixed when a pool is made: {}",
+        text(&f.region),
+        exact(n(f.chunk_bytes)),
+        exact(n(f.stripe_width_bytes)),
+        text(&f.device),
+        text(&f.fix)
+    )
+}
+
+fn thin_data_start(f: &Facts) -> String {
+    format!(
+        "{} has chunks of {}, a multiple of the full stripe {}, but its data starts at byte {} of {}, {} bytes into a stripe: every chunk straddles two stripes",
+        text(&f.region),
+        exact(n(f.chunk_bytes)),
+        exact(n(f.stripe_width_bytes)),
+        n(f.offset_bytes),
+        text(&f.device),
+        n(f.misalignment_bytes)
+    )
+}
+
+fn thin_fs_hints(f: &Facts) -> String {
+    format!(
+        "the {} stripe hints (unit {}, width {} bytes) do not fit in the thin pool's chunk of {}: the pool places each chunk anywhere, so what the filesystem takes for a full stripe is not one below; {}",
+        text(&f.region),
+        n(f.hint_unit_bytes),
+        n(f.hint_width_bytes),
+        exact(n(f.chunk_bytes)),
+        text(&f.fix)
+    )
 }
 
 fn extent(f: &Facts) -> String {

@@ -126,6 +126,9 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
         FsBackupBootSector => Remedy::said(
             "check the main boot sector first (fsck.fat -n, ntfsinfo -m, fsck.exfat -n), then write the backup from it: a FAT32's with fsck.fat -r -w answering 1, \"Copy original to backup\" (fsck.fat -a leaves it: \"Not automatically fixing this\"); an NTFS's with ntfsfix, which rewrites the alternate boot sector; an exFAT's by copying its main boot region (sectors 0 to 11) over the backup (12 to 23) with dd, as fsck.exfat (exfatprogs 1.2.0) neither checks nor writes it",
         ),
+        ThinChunkBelowStripe | ThinDataStart | ThinFsHintsChunk => Remedy::said(f.facts.fix.clone().unwrap_or_else(|| {
+            "a thin pool's chunk and its data LV's place are fixed when it is made: a new pool (lvcreate --type thin-pool --chunksize) on a stripe, and each thin LV copied into it".into()
+        })),
         StraddlingIo | SubPhysicalWrites | SplitIo | ZoneCrossingWrites => Remedy::none(
             "watch's finding: the plan of what check finds places the layers; the workload's own I/O sizes are the application's",
         ),

@@ -766,7 +766,9 @@ mod tests {
                         start_extent: 0,
                     })
                     .collect(),
+                ..Segment::default()
             }],
+            ..LvInfo::default()
         }));
         for k in 0..legs_found {
             let mut leg = Layer::new(

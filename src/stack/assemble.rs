@@ -2,13 +2,14 @@
 //! volume groups from their PVs, across every target given. The contents of
 //! an array or LV are read through the member/segment map.
 
-use super::lvm::{Segment, VolumeGroup};
+use super::lvm::{thin, LogicalVolume, Segment, ThinPoolSeg, ThinSeg, VolumeGroup};
 use super::md::MdMember;
 use super::region::Region;
 use super::walk::{self, MdHandle, Pending, PvHandle};
 use super::Detail;
 use super::{limits, ArrayInfo, ArrayMember, Layer, LayerKind, LegInfo, LvInfo, VgInfo, VgPv};
 use crate::bytes::{Mapped, SharedReader};
+use crate::findings::{Code, Finding};
 use crate::iolimits::Topology;
 use crate::units::exact;
 use std::rc::Rc;
@@ -235,10 +236,6 @@ fn raid5(c: u64, n: u64, layout: u32) -> (u64, u64) {
 /// The VG with its LVs, their legs on the PVs and what each LV holds.
 fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> Layer {
     let es = vg.extent_size_bytes;
-    let handle = |key: &str| -> Option<&PvHandle> {
-        let entry = vg.pvs.iter().find(|p| p.key == key)?;
-        pvs.iter().find(|h| h.found.label.uuid == entry.uuid)
-    };
     let mut l = Layer::new(
         LayerKind::LvmVg,
         format!("VG {} (extent {})", vg.name, exact(es)),
@@ -266,71 +263,206 @@ fn volume_group(vg: &VolumeGroup, pvs: &[PvHandle], pending: &mut Pending) -> La
             .collect(),
     }));
     for lv in &vg.lvs {
-        let size = lv
-            .segments
-            .iter()
-            .map(|s| s.extent_count.saturating_mul(es))
-            .fold(0u64, u64::saturating_add);
-        let device = format!("{}/{}", vg.name, lv.name);
-        let mut targets = Vec::new();
-        let mut legs = Vec::new();
-        for (si, seg) in lv.segments.iter().enumerate() {
-            let n = seg.legs.len().max(1) as u64;
-            let mut stacked = Vec::new();
-            for (k, leg) in seg.legs.iter().enumerate() {
-                let Some(h) = handle(&leg.pv) else { continue };
-                let start = h
-                    .region
-                    .offset
-                    .saturating_add(h.found.pe_start)
-                    .saturating_add(leg.start_extent.saturating_mul(es));
-                let mut ll = Layer::new(
-                    LayerKind::LvmLeg,
-                    format!("segment {} stripe {} on {}", si + 1, k, leg.pv),
-                    h.region.device.clone(),
-                    start,
-                    (seg.extent_count / n).saturating_mul(es),
-                    h.region.below,
-                );
-                ll.detail = Some(Detail::Leg(LegInfo {
-                    segment: si,
-                    stripe: k,
-                    pv: leg.pv.clone(),
-                    start_extent: leg.start_extent,
-                    stripe_size_bytes: seg.stripe_size_bytes,
-                }));
-                legs.push(ll);
-                stacked.push((h.region.below, start));
-            }
-            targets.push((seg.stripe_size_bytes, stacked));
-        }
-        let exposes = limits::dm(&targets);
-        let mut ll = Layer::new(
-            LayerKind::LvmLv,
-            format!("LV {device}"),
-            device.clone(),
-            0,
-            size,
-            exposes,
-        );
-        ll.exposes = Some(exposes);
-        ll.detail = Some(Detail::Lv(LvInfo {
-            segments: lv.segments.clone(),
-        }));
-        ll.children = legs;
-        if let Some(map) = lv_map(vg, &lv.segments, pvs) {
-            let r = Region {
-                src: Rc::new(map),
-                device,
-                offset: 0,
-                len: size,
-                below: exposes,
-            };
-            ll.children.extend(walk::walk_region(&r, pending));
-        }
-        l.children.push(ll);
+        l.children.push(lv_layer(vg, lv, pvs, pending));
     }
     l
+}
+
+fn pv_handle<'a>(vg: &VolumeGroup, pvs: &'a [PvHandle], key: &str) -> Option<&'a PvHandle> {
+    let entry = vg.pvs.iter().find(|p| p.key == key)?;
+    pvs.iter().find(|h| h.found.label.uuid == entry.uuid)
+}
+
+fn find_lv<'a>(vg: &'a VolumeGroup, name: &str) -> Option<&'a LogicalVolume> {
+    vg.lvs.iter().find(|l| l.name == name)
+}
+
+/// The LV's legs on the PVs present and the limits its segments stack to
+/// (dm-linear and dm-stripe tables).
+fn legs(vg: &VolumeGroup, lv: &LogicalVolume, pvs: &[PvHandle]) -> (Vec<Layer>, Topology) {
+    let es = vg.extent_size_bytes;
+    let mut targets = Vec::new();
+    let mut legs = Vec::new();
+    for (si, seg) in lv.segments.iter().enumerate() {
+        let n = seg.legs.len().max(1) as u64;
+        let mut stacked = Vec::new();
+        for (k, leg) in seg.legs.iter().enumerate() {
+            let Some(h) = pv_handle(vg, pvs, &leg.pv) else {
+                continue;
+            };
+            let start = h
+                .region
+                .offset
+                .saturating_add(h.found.pe_start)
+                .saturating_add(leg.start_extent.saturating_mul(es));
+            let mut ll = Layer::new(
+                LayerKind::LvmLeg,
+                format!("segment {} stripe {} on {}", si + 1, k, leg.pv),
+                h.region.device.clone(),
+                start,
+                (seg.extent_count / n).saturating_mul(es),
+                h.region.below,
+            );
+            ll.detail = Some(Detail::Leg(LegInfo {
+                segment: si,
+                stripe: k,
+                pv: leg.pv.clone(),
+                start_extent: leg.start_extent,
+                stripe_size_bytes: seg.stripe_size_bytes,
+            }));
+            legs.push(ll);
+            stacked.push((h.region.below, start));
+        }
+        targets.push((seg.stripe_size_bytes, stacked));
+    }
+    (legs, limits::dm(&targets))
+}
+
+/// The thin-pool segment of a pool LV, or of the pool a thin LV is in.
+fn pool_of<'a>(vg: &'a VolumeGroup, lv: &'a LogicalVolume) -> Option<&'a ThinPoolSeg> {
+    let seg = lv.segments.first()?;
+    match (&seg.thin_pool, &seg.thin) {
+        (Some(p), _) => Some(p),
+        (None, Some(t)) => find_lv(vg, &t.pool)?.segments.first()?.thin_pool.as_ref(),
+        _ => None,
+    }
+}
+
+/// Where a pool's chunks land: the device under its data LV, the data's
+/// first byte there and that device's limits, when the data LV is one
+/// linear piece; else the data LV itself (its stripes are judged on it).
+fn pool_placement(
+    vg: &VolumeGroup,
+    pool: &ThinPoolSeg,
+    pvs: &[PvHandle],
+) -> Option<(String, u64, Topology, Topology)> {
+    let data = find_lv(vg, &pool.data_lv)?;
+    let (legs, exposes) = legs(vg, data, pvs);
+    match (&data.segments[..], &legs[..]) {
+        ([seg], [leg]) if seg.legs.len() == 1 => {
+            Some((leg.device.clone(), leg.offset_bytes, leg.below, exposes))
+        }
+        _ => Some((format!("{}/{}", vg.name, data.name), 0, exposes, exposes)),
+    }
+}
+
+/// A layer of its own per LV: a pool's data and metadata LVs too, with
+/// their legs, but not walked (what they hold is the thin LVs').
+fn lv_layer(
+    vg: &VolumeGroup,
+    lv: &LogicalVolume,
+    pvs: &[PvHandle],
+    pending: &mut Pending,
+) -> Layer {
+    let es = vg.extent_size_bytes;
+    let size = lv
+        .segments
+        .iter()
+        .map(|s| s.extent_count.saturating_mul(es))
+        .fold(0u64, u64::saturating_add);
+    let device = format!("{}/{}", vg.name, lv.name);
+    let (legs, mut exposes) = legs(vg, lv, pvs);
+    let (mut below, mut at, mut under) = (exposes, 0, device.clone());
+    let pool = pool_of(vg, lv);
+    let placed = pool.and_then(|p| pool_placement(vg, p, pvs));
+    if let (Some(p), Some((dev, start, t, data))) = (pool, &placed) {
+        let pooled = limits::thin_pool(data, p.chunk_bytes);
+        exposes = pooled;
+        if lv.segments.first().is_some_and(|s| s.thin.is_some()) {
+            below = pooled;
+        } else {
+            (below, at, under) = (*t, *start, dev.clone());
+        }
+    }
+    let mut ll = Layer::new(
+        LayerKind::LvmLv,
+        format!("LV {device}"),
+        under,
+        at,
+        size,
+        below,
+    );
+    ll.exposes = Some(exposes);
+    ll.detail = Some(Detail::Lv(LvInfo {
+        segments: lv.segments.clone(),
+        pool_chunk_bytes: pool.map(|p| p.chunk_bytes),
+    }));
+    ll.children = legs;
+    let component = vg
+        .lvs
+        .iter()
+        .filter_map(|o| o.segments.first()?.thin_pool.as_ref())
+        .any(|p| p.data_lv == lv.name || p.metadata_lv == lv.name);
+    let map = match lv.segments.first() {
+        _ if component => return ll,
+        Some(s) if s.thin_pool.is_some() => return ll,
+        Some(Segment { thin: Some(t), .. }) => match thin_contents(vg, t, pvs, size) {
+            Ok(m) => Some(m),
+            Err(why) => {
+                ll.findings.push(Finding::new(
+                    Code::LayerNotFollowed,
+                    format!("the contents of thin LV {device} were not read: {why}"),
+                ));
+                None
+            }
+        },
+        _ => lv_map(vg, &lv.segments, pvs),
+    };
+    if let Some(map) = map {
+        let r = Region {
+            src: Rc::new(map),
+            device,
+            offset: 0,
+            len: size,
+            below: exposes,
+        };
+        ll.children.extend(walk::walk_region(&r, pending));
+    }
+    ll
+}
+
+/// A thin LV read through its pool: the pool's metadata (committed: an
+/// active pool may hold newer mappings in memory) maps its blocks onto
+/// the data LV.
+fn thin_contents(
+    vg: &VolumeGroup,
+    t: &ThinSeg,
+    pvs: &[PvHandle],
+    size: u64,
+) -> Result<Mapped, String> {
+    let pool = find_lv(vg, &t.pool)
+        .and_then(|p| p.segments.first()?.thin_pool.as_ref())
+        .ok_or_else(|| format!("its pool {} is not in the VG", t.pool))?;
+    let map_of = |name: &str, what: &str| {
+        find_lv(vg, name)
+            .and_then(|l| lv_map(vg, &l.segments, pvs))
+            .ok_or_else(|| {
+                format!("the pool's {what} LV {name} uses PVs that are not among the targets")
+            })
+    };
+    let meta = map_of(&pool.metadata_lv, "metadata")?;
+    let data: SharedReader = Rc::new(map_of(&pool.data_lv, "data")?);
+    let sb =
+        thin::superblock(&meta).map_err(|e| format!("{} of {}: {e}", pool.metadata_lv, t.pool))?;
+    if sb.data_block_bytes != pool.chunk_bytes {
+        return Err(format!(
+            "the pool's metadata says chunk {} where LVM says {}",
+            exact(sb.data_block_bytes),
+            exact(pool.chunk_bytes)
+        ));
+    }
+    let map = thin::device_map(&meta, &sb, t.device_id)
+        .map_err(|e| format!("{} of {}: {e}", pool.metadata_lv, t.pool))?
+        .ok_or_else(|| {
+            format!(
+                "device {} is not in the pool's committed metadata",
+                t.device_id
+            )
+        })?;
+    if map.blocks.first().is_none_or(|b| b.0 != 0) {
+        return Err("its first chunk is not provisioned (nothing was written at its start)".into());
+    }
+    Ok(thin::thin_map(data, pool.chunk_bytes, map, size))
 }
 
 /// One LV segment in the read map: its bytes in the LV, its stripe size,

@@ -129,6 +129,22 @@ pub fn dm(targets: &[DmTarget]) -> Topology {
     table.finish()
 }
 
+/// A dm-thin pool (and its thin devices, which stack on the pool) over a
+/// data device with limits `data`: drivers/md/dm-thin.c `pool_io_hints`
+/// keeps the data device's sizes when its optimal size is a multiple of
+/// the chunk, and otherwise sets both sizes to the chunk.
+pub fn thin_pool(data: &Topology, chunk: u64) -> Topology {
+    let mut s = Stack::new(STACKING_DEFAULT);
+    s.add(data, 0);
+    let mut t = s.finish();
+    let opt = u64::from(t.optimal_io_size);
+    if opt < chunk || opt % chunk.max(1) != 0 {
+        t.minimum_io_size = chunk.min(u64::from(u32::MAX)) as u32;
+        t.optimal_io_size = t.minimum_io_size;
+    }
+    t
+}
+
 /// dm-crypt over `below` with its payload at byte `start` of the disk.
 pub fn crypt(below: &Topology, start: u64, sector_size: u32) -> Topology {
     let mut s = Stack::new(STACKING_DEFAULT);

@@ -186,9 +186,24 @@ pub(in crate::report) fn detail(l: &Layer) -> String {
                 let segs: Vec<String> = lv
                     .segments
                     .iter()
-                    .map(|g| match g.stripe_size_bytes {
-                        Some(ss) => format!("{} × {} stripes", g.legs.len(), exact(ss)),
-                        None => "linear".into(),
+                    .map(|g| match (&g.thin_pool, &g.thin, g.stripe_size_bytes) {
+                        (Some(p), _, _) => format!(
+                            "thin-pool, chunk {}, data {}, metadata {}, zero {}, discards {}",
+                            exact(p.chunk_bytes),
+                            p.data_lv,
+                            p.metadata_lv,
+                            if p.zero_new_blocks { "on" } else { "off" },
+                            p.discards
+                        ),
+                        (_, Some(t), _) => format!(
+                            "thin in pool {} (device {}, chunk {})",
+                            t.pool,
+                            t.device_id,
+                            lv.pool_chunk_bytes.map_or("?".into(), exact)
+                        ),
+                        (_, _, Some(ss)) => format!("{} × {} stripes", g.legs.len(), exact(ss)),
+                        _ if g.kind == "striped" => "linear".into(),
+                        _ => g.kind.clone(),
                     })
                     .collect();
                 let _ = write!(s, "; {}, {}", segs.join(" + "), human(l.size_bytes));

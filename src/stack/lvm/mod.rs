@@ -3,6 +3,7 @@
 
 mod pv;
 mod text;
+pub mod thin;
 mod vg;
 
 use super::format::{Found, LayerFormat, Member};
@@ -13,7 +14,7 @@ use crate::bytes::ReadAt;
 pub use pv::{lvm_crc, read, read_label, read_metadata, PvFound};
 use serde::{Deserialize, Serialize};
 pub use text::parse as parse_lvm_text;
-pub use vg::{volume_group, Leg, Segment, VolumeGroup};
+pub use vg::{volume_group, Leg, LogicalVolume, Segment, ThinPoolSeg, ThinSeg, VolumeGroup};
 
 /// LVM2 physical volumes. The label may sit in any of the first four
 /// sectors, so the signature scan looks for it itself.
@@ -72,6 +73,9 @@ pub struct VgPv {
 #[serde(default)]
 pub struct LvInfo {
     pub segments: Vec<Segment>,
+    /// A thin pool's or thin LV's chunk: the unit the pool provisions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_chunk_bytes: Option<u64>,
 }
 
 /// Where one leg of an LV segment lies.

@@ -38,6 +38,42 @@ pub struct Segment {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stripe_size_bytes: Option<u64>,
     pub legs: Vec<Leg>,
+    /// A thin pool's settings (`type = "thin-pool"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thin_pool: Option<ThinPoolSeg>,
+    /// A thin LV's pool and device (`type = "thin"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thin: Option<ThinSeg>,
+}
+
+/// The keys lvm2 writes for a thin pool: lvmteam/lvm2 lib/thin/thin.c,
+/// `_thin_pool_text_export` / `_thin_pool_text_import`.
+#[derive(Clone, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ThinPoolSeg {
+    /// `chunk_size` (512-byte sectors in the text; `data_block_size` in
+    /// dm-thin's superblock): the unit the pool provisions.
+    pub chunk_bytes: u64,
+    /// `pool`: the hidden LV holding the data (`<pool>_tdata`).
+    pub data_lv: String,
+    /// `metadata`: the hidden LV holding dm-thin's metadata (`<pool>_tmeta`).
+    pub metadata_lv: String,
+    pub transaction_id: u64,
+    /// `zero_new_blocks`: written only when set.
+    pub zero_new_blocks: bool,
+    /// `discards`: passdown, nopassdown or ignore (absent: ignore).
+    pub discards: String,
+}
+
+/// A thin LV: lib/thin/thin.c `_thin_text_import`.
+#[derive(Clone, Default, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ThinSeg {
+    /// `thin_pool`: the pool LV's name.
+    pub pool: String,
+    /// `device_id`: the key of this LV in the pool's metadata trees.
+    pub device_id: u64,
+    pub transaction_id: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -90,6 +126,10 @@ pub enum VgError {
     },
     #[error("{at}: stripes must be \"pvN\", extent pairs")]
     StripePair { at: String },
+    #[error("{at}: no string {key}")]
+    NoName { at: String, key: &'static str },
+    #[error("{at}: chunk_size {bytes} is outside 64 KiB..1 GiB or not a multiple of 64 KiB")]
+    ThinChunk { at: String, bytes: u64 },
 }
 
 fn int(s: &Section, key: &'static str, at: &str) -> Result<i64, VgError> {
@@ -202,12 +242,18 @@ pub fn volume_group(top: &Section) -> Result<VolumeGroup, VgError> {
                     stripe_size_bytes = Some(ss);
                 }
             }
+            let thin_pool = (kind == "thin-pool")
+                .then(|| thin_pool(seg, &at))
+                .transpose()?;
+            let thin = (kind == "thin").then(|| thin(seg, &at)).transpose()?;
             segments.push(Segment {
                 start_extent,
                 extent_count,
                 kind,
                 stripe_size_bytes,
                 legs,
+                thin_pool,
+                thin,
             });
         }
         segments.sort_by_key(|s| s.start_extent);
@@ -223,6 +269,44 @@ pub fn volume_group(top: &Section) -> Result<VolumeGroup, VgError> {
         extent_size_bytes,
         pvs,
         lvs,
+    })
+}
+
+fn name(s: &Section, key: &'static str, at: &str) -> Result<String, VgError> {
+    s.str(key)
+        .map(str::to_string)
+        .ok_or_else(|| VgError::NoName {
+            at: at.to_string(),
+            key,
+        })
+}
+
+/// lvm2 refuses a chunk outside DM_THIN_MIN_DATA_BLOCK_SIZE (64 KiB) ..
+/// DM_THIN_MAX_DATA_BLOCK_SIZE (1 GiB) on import (lib/thin/thin.c
+/// `_thin_pool_text_import`), and lvmthin(7) asks for a multiple of 64 KiB.
+fn thin_pool(seg: &Section, at: &str) -> Result<ThinPoolSeg, VgError> {
+    let chunk_bytes = sectors(seg, "chunk_size", at)?;
+    if !(64 << 10..=1 << 30).contains(&chunk_bytes) || chunk_bytes % (64 << 10) != 0 {
+        return Err(VgError::ThinChunk {
+            at: at.to_string(),
+            bytes: chunk_bytes,
+        });
+    }
+    Ok(ThinPoolSeg {
+        chunk_bytes,
+        data_lv: name(seg, "pool", at)?,
+        metadata_lv: name(seg, "metadata", at)?,
+        transaction_id: count(seg, "transaction_id", at)?,
+        zero_new_blocks: seg.int("zero_new_blocks").unwrap_or(0) != 0,
+        discards: seg.str("discards").unwrap_or("ignore").to_string(),
+    })
+}
+
+fn thin(seg: &Section, at: &str) -> Result<ThinSeg, VgError> {
+    Ok(ThinSeg {
+        pool: name(seg, "thin_pool", at)?,
+        device_id: count(seg, "device_id", at)?,
+        transaction_id: count(seg, "transaction_id", at)?,
     })
 }
 
