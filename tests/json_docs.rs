@@ -668,6 +668,21 @@ fn declared_check(dir: &Path) -> Value {
 const DOCUMENTED_NOT_WRITTEN: &[(&str, &str, &str)] = &[
     (
         "check",
+        "lv.segments[].thin_pool",
+        "an LVM thin pool: lvcreate cannot make one without device-mapper; tests/thin.rs (vgcfgrestore, thin_restore) and the VM scenario 31 check it",
+    ),
+    (
+        "check",
+        "lv.segments[].thin",
+        "a thin LV: as lv.segments[].thin_pool",
+    ),
+    (
+        "check",
+        "lv.pool_chunk_bytes",
+        "a thin pool or thin LV: as lv.segments[].thin_pool",
+    ),
+    (
+        "check",
         "holder",
         "a live dm or md device activated over the target: only the VM tests (tests/vm) set one up",
     ),

@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use diskalign::stack::dm_thin;
+use diskalign::stack::{thin_device_map, thin_superblock};
 use serde_json::Value;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -81,7 +81,9 @@ fn thin_image(dir: &TempDir, chunk: u64, ext4_opts: &[&str]) -> (PathBuf, PathBu
     );
     let text = std::fs::read_to_string(&backup).unwrap();
     let lv = |name: &str, flags: &str, seg: &str| {
-        let n = ["pool", "thin1", "pool_tmeta", "pool_tdata"].iter().position(|x| *x == name);
+        let n = ["pool", "thin1", "pool_tmeta", "pool_tdata"]
+            .iter()
+            .position(|x| *x == name);
         let id = format!("aaaaa{}-aaaa-aaaa-aaaa-aaaa-aaaa-aaaaaa", n.unwrap());
         format!("{name} {{ id = \"{id}\" status = [{flags}] flags = [] creation_time = 1 creation_host = \"t\" segment_count = 1\nsegment1 {{ {seg} }} }}\n")
     };
@@ -167,13 +169,13 @@ fn a_thin_lv_is_read_through_its_pool_and_its_chunk_judged() {
     let xml =
         String::from_utf8_lossy(&sh("thin_dump", &[meta.to_str().unwrap()]).stdout).into_owned();
     let m = std::fs::read(&meta).unwrap();
-    let sb = dm_thin::superblock(&m).unwrap();
+    let sb = thin_superblock(&m).unwrap();
     assert_eq!(sb.data_block_bytes, 65536);
     assert_eq!(sb.transaction_id, 1);
-    let map = dm_thin::device_map(&m, &sb, 1).unwrap().unwrap();
+    let map = thin_device_map(&m, &sb, 1).unwrap().unwrap();
     assert_eq!(map.blocks, dumped(&xml), "{xml}");
     assert!(!map.truncated);
-    assert_eq!(dm_thin::device_map(&m, &sb, 2).unwrap(), None);
+    assert_eq!(thin_device_map(&m, &sb, 2).unwrap(), None);
 
     let (doc, code) = check(&img, "--topology=min=524288,opt=1048576");
     let pool = layer(&doc, "LV vgt/pool");
@@ -237,4 +239,42 @@ fn a_pool_whose_chunk_is_the_stripe_is_clean_and_damage_is_not_followed() {
     assert_eq!(codes_of(thin), ["layer-not-followed"], "{thin:#}");
     let msg = thin["findings"][0]["message"].as_str().unwrap();
     assert!(msg.contains("dm-thin metadata at byte"), "{msg}");
+}
+
+#[test]
+fn trees_of_several_levels_agree_with_thin_dump() {
+    require_tool("thin_restore");
+    let dir = TempDir::new().unwrap();
+    // 600 single mappings (a leaf holds 254: internal nodes above leaves)
+    // on device 5, and a range on device 9.
+    let mut xml = String::from("<superblock uuid=\"\" time=\"2\" transaction=\"7\" flags=\"0\" version=\"2\" data_block_size=\"256\" nr_data_blocks=\"5000\">\n<device dev_id=\"5\" mapped_blocks=\"600\" transaction=\"0\" creation_time=\"0\" snap_time=\"0\">\n");
+    for i in 0..600u64 {
+        xml.push_str(&format!(
+            "<single_mapping origin_block=\"{}\" data_block=\"{}\" time=\"{}\"/>\n",
+            i * 3,
+            4000 - i,
+            i % 3
+        ));
+    }
+    xml.push_str("</device>\n<device dev_id=\"9\" mapped_blocks=\"10\" transaction=\"1\" creation_time=\"1\" snap_time=\"1\">\n<range_mapping origin_begin=\"100\" data_begin=\"10\" length=\"10\" time=\"2\"/>\n</device>\n</superblock>\n");
+    let x = dir.path().join("m.xml");
+    std::fs::write(&x, &xml).unwrap();
+    let meta = image(dir.path(), "m.img", 4 * MIB);
+    sh(
+        "thin_restore",
+        &["-i", x.to_str().unwrap(), "-o", meta.to_str().unwrap()],
+    );
+    let m = std::fs::read(&meta).unwrap();
+    let sb = thin_superblock(&m).unwrap();
+    assert_eq!((sb.data_block_bytes, sb.transaction_id), (256 * 512, 7));
+    for dev in ["5", "9"] {
+        let dump = String::from_utf8_lossy(
+            &sh("thin_dump", &["--dev-id", dev, meta.to_str().unwrap()]).stdout,
+        )
+        .into_owned();
+        let map = thin_device_map(&m, &sb, dev.parse().unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(map.blocks, dumped(&dump), "device {dev}");
+    }
 }

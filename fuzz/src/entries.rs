@@ -54,6 +54,7 @@ pub const TARGETS: &[(&str, Entry)] = &[
     ("btf", btf),
     ("image", image_container),
     ("bluestore", bluestore_read),
+    ("dm_thin", dm_thin),
 ];
 
 // ---------------------------------------------------------------------------
@@ -314,6 +315,36 @@ pub fn bluestore_read(data: &[u8]) {
         let sum = stack::bluestore_checksum(&label[..end]);
         label[end..end + 4].copy_from_slice(&sum.to_le_bytes());
         let _ = stack::parse_bluestore(&label);
+    }
+}
+
+/// The input as a dm-thin pool's metadata: as it is, then with every 4 KiB
+/// block's checksum set right (block 0 as the superblock, the rest as btree
+/// nodes), so mutations reach the node checks; the first devices' maps are
+/// read through to a small data area.
+pub fn dm_thin(data: &[u8]) {
+    use stack::{
+        thin_block_checksum as block_checksum, thin_device_map as device_map, thin_map,
+        thin_superblock as superblock, THIN_NODE_XOR as NODE_XOR,
+        THIN_SUPERBLOCK_XOR as SUPERBLOCK_XOR,
+    };
+    let mut sealed = data.to_vec();
+    for (i, b) in sealed.chunks_exact_mut(4096).enumerate() {
+        let sum = block_checksum(b, if i == 0 { SUPERBLOCK_XOR } else { NODE_XOR });
+        b[..4].copy_from_slice(&sum.to_le_bytes());
+    }
+    for meta in [data.to_vec(), sealed] {
+        let Ok(sb) = superblock(&meta) else { continue };
+        for dev in 0..4 {
+            if let Ok(Some(map)) = device_map(&meta, &sb, dev) {
+                let area: SharedReader = Rc::new(vec![7u8; 1 << 20]);
+                let m = thin_map(area, sb.data_block_bytes, map, 64 << 20);
+                let mut buf = [0u8; 4096];
+                for at in [0, 1024, 65536, 1 << 20] {
+                    let _ = m.read_exact_at(&mut buf, at);
+                }
+            }
+        }
     }
 }
 

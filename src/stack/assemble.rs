@@ -2,7 +2,7 @@
 //! volume groups from their PVs, across every target given. The contents of
 //! an array or LV are read through the member/segment map.
 
-use super::lvm::{thin, LogicalVolume, Segment, ThinPoolSeg, ThinSeg, VolumeGroup};
+use super::lvm::{LogicalVolume, Segment, ThinPoolSeg, ThinSeg, VolumeGroup};
 use super::md::MdMember;
 use super::region::Region;
 use super::walk::{self, MdHandle, Pending, PvHandle};
@@ -442,8 +442,8 @@ fn thin_contents(
     };
     let meta = map_of(&pool.metadata_lv, "metadata")?;
     let data: SharedReader = Rc::new(map_of(&pool.data_lv, "data")?);
-    let sb =
-        thin::superblock(&meta).map_err(|e| format!("{} of {}: {e}", pool.metadata_lv, t.pool))?;
+    let sb = super::lvm::thin_superblock(&meta)
+        .map_err(|e| format!("{} of {}: {e}", pool.metadata_lv, t.pool))?;
     if sb.data_block_bytes != pool.chunk_bytes {
         return Err(format!(
             "the pool's metadata says chunk {} where LVM says {}",
@@ -451,7 +451,7 @@ fn thin_contents(
             exact(pool.chunk_bytes)
         ));
     }
-    let map = thin::device_map(&meta, &sb, t.device_id)
+    let map = super::lvm::thin_device_map(&meta, &sb, t.device_id)
         .map_err(|e| format!("{} of {}: {e}", pool.metadata_lv, t.pool))?
         .ok_or_else(|| {
             format!(
@@ -462,7 +462,7 @@ fn thin_contents(
     if map.blocks.first().is_none_or(|b| b.0 != 0) {
         return Err("its first chunk is not provisioned (nothing was written at its start)".into());
     }
-    Ok(thin::thin_map(data, pool.chunk_bytes, map, size))
+    Ok(super::lvm::thin_map(data, pool.chunk_bytes, map, size))
 }
 
 /// One LV segment in the read map: its bytes in the LV, its stripe size,

@@ -56,12 +56,15 @@ pub use fs::{read as read_filesystem, F2fsAreas, Filesystem, FsKind};
 pub use kernel::holders;
 /// LUKS: its layer, and its reader by itself (fuzzed).
 pub use luks::{read as read_luks, Luks};
-/// dm-thin pool metadata (a pool's `_tmeta`), read by itself (fuzzed).
-pub use lvm::thin as dm_thin;
 /// LVM: a PV's label and metadata, the VG text, an LV's segments.
 pub use lvm::{
     lvm_crc, parse_lvm_text, read as read_lvm, read_label, read_metadata, volume_group, Leg,
     Segment,
+};
+/// dm-thin pool metadata (a pool's `_tmeta`), read by itself (fuzzed).
+pub use lvm::{
+    thin_block_checksum, thin_device_map, thin_map, thin_superblock, ThinDeviceMap, ThinSuperblock,
+    THIN_NODE_XOR, THIN_SUPERBLOCK_XOR,
 };
 /// md: a member's superblock, and its reader by itself (fuzzed).
 pub use md::{read as read_md, MdMember};

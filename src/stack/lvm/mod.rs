@@ -3,7 +3,7 @@
 
 mod pv;
 mod text;
-pub mod thin;
+mod thin;
 mod vg;
 
 use super::format::{Found, LayerFormat, Member};
@@ -14,6 +14,11 @@ use crate::bytes::ReadAt;
 pub use pv::{lvm_crc, read, read_label, read_metadata, PvFound};
 use serde::{Deserialize, Serialize};
 pub use text::parse as parse_lvm_text;
+pub use thin::{
+    block_checksum as thin_block_checksum, device_map as thin_device_map,
+    superblock as thin_superblock, thin_map, DeviceMap as ThinDeviceMap, ThinSuperblock,
+    NODE_XOR as THIN_NODE_XOR, SUPERBLOCK_XOR as THIN_SUPERBLOCK_XOR,
+};
 pub use vg::{volume_group, Leg, LogicalVolume, Segment, ThinPoolSeg, ThinSeg, VolumeGroup};
 
 /// LVM2 physical volumes. The label may sit in any of the first four

@@ -20,8 +20,8 @@ pub const META_BLOCK: u64 = 4096;
 const MAGIC: u64 = 27_022_010;
 /// XORed into the CRC-32C of a block (`SUPERBLOCK_CSUM_XOR` in
 /// dm-thin-metadata.c, `BTREE_CSUM_XOR` in dm-btree-internal.h).
-const SUPERBLOCK_XOR: u32 = 160_774;
-const NODE_XOR: u32 = 121_107;
+pub const SUPERBLOCK_XOR: u32 = 160_774;
+pub const NODE_XOR: u32 = 121_107;
 const INTERNAL: u32 = 1;
 const LEAF: u32 = 2;
 /// Real trees are 3 or 4 levels deep even for petabyte pools.
