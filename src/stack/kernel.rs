@@ -51,10 +51,17 @@ fn walk_holders(
             dm_name: dm.name,
             dm_uuid: dm.uuid,
             md_level: read_str(&hdir.join("md/level")),
+            dm_target: sysfs.is_live().then(|| dm_target(&hdir)).flatten(),
         };
         let what = match (&info.dm_uuid, &info.md_level) {
             (Some(u), _) if u.starts_with("CRYPT-") => "dm-crypt",
-            (Some(u), _) if u.starts_with("LVM-") => "LVM LV",
+            (Some(u), _) if u.starts_with("LVM-") => match info.dm_target.as_deref() {
+                // The pool's own device (-tpool) and a thin LV: what the
+                // kernel's limits below are for.
+                Some("thin-pool") => "LVM thin-pool",
+                Some("thin") => "LVM thin LV",
+                _ => "LVM LV",
+            },
             (Some(_), _) | (None, None) => "dm",
             (None, Some(_)) => "md",
         };
@@ -101,6 +108,15 @@ fn walk_holders(
         out.push(l);
     }
     out
+}
+
+/// The first target type of the live dm device whose sysfs directory is
+/// `dir` (its `dev` is `major:minor`).
+fn dm_target(dir: &Path) -> Option<String> {
+    let dev = read_str(&dir.join("dev"))?;
+    let (major, minor) = dev.trim().split_once(':')?;
+    let table = crate::sys::dm_table(major.parse().ok()?, minor.parse().ok()?).ok()?;
+    table.into_iter().next().map(|t| t.kind)
 }
 
 fn open(node: &str) -> Option<SharedReader> {

@@ -194,6 +194,10 @@ pub struct HolderInfo {
     pub dm_uuid: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub md_level: Option<String>,
+    /// A live dm device's target type (`linear`, `striped`, `thin`,
+    /// `thin-pool`, `crypt`, ...): its table's first target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dm_target: Option<String>,
 }
 
 /// What a layer's own metadata says: one variant per kind of metadata,
