@@ -22,7 +22,7 @@ pub fn judge_layer(l: &mut Layer) {
                 // Before the layers above are judged (walk_mut goes down).
                 super::thin::hints_inside(l);
                 let mut f = lv(l);
-                f.extend(super::thin::pool(l));
+                f.extend(super::thin::pool_findings(l));
                 f
             }
             LayerKind::Holder => holder(l),

@@ -144,14 +144,22 @@ fn assembled_of(parent: &Parent, holder: &Layer, assembled: &[Layer]) -> Option<
                 return path_to(assembled, a);
             }
         }
-        if let (Some(vg), Some(pv_uuid)) = (a.vg(), &parent.pv_uuid) {
-            let member = vg
-                .pvs
-                .iter()
-                .any(|p| &p.uuid == pv_uuid && p.found_on.as_deref() == Some(&parent.device));
+        if let Some(vg) = a.vg() {
+            let member = match &parent.pv_uuid {
+                Some(pv_uuid) => vg
+                    .pvs
+                    .iter()
+                    .any(|p| &p.uuid == pv_uuid && p.found_on.as_deref() == Some(&parent.device)),
+                // A thin LV's device stands on its pool's (-tpool), not on
+                // a PV: its dm name, unique on the live host, says which LV
+                // it is.
+                None => info.dm_target.as_deref() == Some("thin"),
+            };
             let vg_name = a.device.strip_prefix("lvm:").unwrap_or(&a.device);
             let lv = a.children.iter().find(|lv| {
-                let lv_name = lv.device.rsplit('/').next().unwrap_or_default();
+                // By its name ("LV vg/lv"): a thin pool's device is where
+                // its data lies.
+                let lv_name = lv.name.rsplit('/').next().unwrap_or_default();
                 info.dm_name.as_deref() == Some(&dm_name(vg_name, lv_name))
             });
             if let (true, Some(lv)) = (member, lv) {

@@ -28,7 +28,7 @@ fn split(device: &str) -> (&str, &str) {
 
 /// A thin pool's chunk against the full stripe of what its data LV sits on,
 /// and where the data LV starts on it.
-pub fn pool(l: &Layer) -> Vec<Finding> {
+pub fn pool_findings(l: &Layer) -> Vec<Finding> {
     let Some(p) = l.lv().and_then(|i| i.segments.first()?.thin_pool.as_ref()) else {
         return vec![];
     };
@@ -105,5 +105,126 @@ pub fn hints_inside(l: &mut Layer) {
             ..Facts::default()
         };
         c.findings.push(Finding::of(Code::ThinFsHintsChunk, facts));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::fixture::logical_512_over;
+    use crate::iolimits::Topology;
+    use crate::stack::{Detail, Filesystem, FsKind, LvInfo, Segment, ThinPoolSeg, ThinSeg};
+    use crate::units::MIB;
+
+    /// md RAID0 of 512 KiB chunks on two disks: the full stripe 1 MiB.
+    fn raid0() -> Topology {
+        Topology {
+            minimum_io_size: 512 << 10,
+            optimal_io_size: 1 << 20,
+            ..logical_512_over(512)
+        }
+    }
+
+    fn pool(chunk: u64, data_at: u64) -> Layer {
+        let mut l = Layer::new(
+            LayerKind::LvmLv,
+            "LV vg/pool",
+            "md:r0",
+            data_at,
+            64 * MIB,
+            raid0(),
+        );
+        l.detail = Some(Detail::Lv(LvInfo {
+            segments: vec![Segment {
+                kind: "thin-pool".into(),
+                thin_pool: Some(ThinPoolSeg {
+                    chunk_bytes: chunk,
+                    ..ThinPoolSeg::default()
+                }),
+                ..Segment::default()
+            }],
+            pool_chunk_bytes: Some(chunk),
+        }));
+        l
+    }
+
+    fn codes(f: &[Finding]) -> Vec<Code> {
+        f.iter().map(|f| f.code).collect()
+    }
+
+    #[test]
+    fn the_chunk_is_judged_against_the_full_stripe_then_the_data_start() {
+        let small = pool(64 << 10, MIB);
+        let f = pool_findings(&small);
+        assert_eq!(codes(&f), [Code::ThinChunkBelowStripe]);
+        assert_eq!(f[0].facts.stripe_width_bytes, Some(MIB));
+        assert!(f[0].facts.fix.as_deref().unwrap().starts_with(
+            "lvcreate --type thin-pool --chunksize 1024k -L 67108864b -n pool_new vg;"
+        ));
+        // 1.5 MiB is a multiple of 64 KiB (lvm2 takes it), not of the stripe.
+        assert_eq!(
+            codes(&pool_findings(&pool(1536 << 10, MIB))),
+            [Code::ThinChunkBelowStripe]
+        );
+        assert!(pool_findings(&pool(MIB, MIB)).is_empty());
+        assert!(pool_findings(&pool(2 * MIB, 3 * MIB)).is_empty());
+        // On the stripe's multiple but its data 512 KiB into a stripe.
+        let off = pool_findings(&pool(MIB, MIB + (512 << 10)));
+        assert_eq!(codes(&off), [Code::ThinDataStart]);
+        assert_eq!(off[0].facts.misalignment_bytes, Some(512 << 10));
+        // Nothing striped below: nothing to say.
+        let mut plain = pool(64 << 10, MIB);
+        plain.below = logical_512_over(4096);
+        assert!(pool_findings(&plain).is_empty());
+    }
+
+    #[test]
+    fn hints_wider_than_the_chunk_are_named_on_the_filesystem() {
+        let thin = |chunk: u64, stride: u32, width: u32| {
+            let mut l = Layer::new(
+                LayerKind::LvmLv,
+                "LV vg/thin",
+                "vg/thin",
+                0,
+                64 * MIB,
+                raid0(),
+            );
+            l.detail = Some(Detail::Lv(LvInfo {
+                segments: vec![Segment {
+                    kind: "thin".into(),
+                    thin: Some(ThinSeg::default()),
+                    ..Segment::default()
+                }],
+                pool_chunk_bytes: Some(chunk),
+            }));
+            let mut fs = Layer::new(
+                LayerKind::Filesystem,
+                "ext4",
+                "vg/thin",
+                0,
+                64 * MIB,
+                raid0(),
+            );
+            fs.detail = Some(Detail::Filesystem(Filesystem {
+                kind: FsKind::Ext4,
+                block_size: 4096,
+                sector_size: 4096,
+                stripe_unit_blocks: stride,
+                stripe_width_blocks: width,
+                size_bytes: 64 * MIB,
+                free_bytes: None,
+                zoned: false,
+                volume: None,
+                f2fs: None,
+            }));
+            l.children.push(fs);
+            hints_inside(&mut l);
+            codes(&l.children[0].findings)
+        };
+        assert_eq!(thin(64 << 10, 128, 256), [Code::ThinFsHintsChunk]);
+        assert!(thin(MIB, 128, 256).is_empty());
+        assert!(thin(2 * MIB, 128, 256).is_empty());
+        assert!(thin(64 << 10, 0, 0).is_empty());
+        assert!(thin(64 << 10, 16, 0).is_empty());
     }
 }

@@ -84,7 +84,7 @@ pub use zfs::{
 
 use crate::findings::{Finding, Status};
 use crate::iolimits::Topology;
-pub use lvm::{LegInfo, LvInfo, VgInfo, VgPv};
+pub use lvm::{LegInfo, LvInfo, ThinPoolSeg, ThinSeg, VgInfo, VgPv};
 pub use md::{ArrayInfo, ArrayMember};
 use serde::{Deserialize, Serialize};
 
