@@ -99,7 +99,7 @@ pub fn hints_inside(l: &mut Layer) {
             hint_unit_bytes: Some(unit),
             hint_width_bytes: Some(width),
             fix: Some(format!(
-                "a pool whose chunk is a multiple of {} (the thin-chunk-below-stripe route: lvcreate --type thin-pool --chunksize), or hints the chunk holds (tune2fs -E stride=,stripe_width= on ext4; XFS's are fixed at mkfs)",
+                "a pool whose chunk is a multiple of {} (the thin-chunk-below-stripe route: lvcreate --type thin-pool --chunksize), or hints the chunk holds (tune2fs -E stride=,stripe_width= on ext4, the sunit=,swidth= mount options on XFS)",
                 exact(span)
             )),
             ..Facts::default()
