@@ -2,6 +2,7 @@
 //! from sysfs and from ioctls, transport, identity, and sanity hints.
 
 mod declared;
+pub mod devices;
 mod dm;
 mod flash;
 mod hints;

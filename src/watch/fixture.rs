@@ -3,7 +3,7 @@
 //! physical, partition 1 at sector 63 and 2 at sector 2048; and a zoned
 //! disk as null_blk's `zoned=1 zone_size=4` is), not read from a kernel.
 
-use super::devices::{DeviceLayer, GrainFrom, Watched};
+use super::devices::{DeviceLayer, Watched};
 use crate::iolimits::{ZoneModel, Zones};
 use crate::sys::{Counters, DevNum, Direction, Snapshot, Stage};
 
@@ -36,39 +36,10 @@ pub fn snapshot(counters: Vec<((DevNum, Direction, Stage), Counters)>, elapsed_s
     }
 }
 
-fn device(name: &str, minor: u32, layer: DeviceLayer, offset: u64) -> Watched {
-    Watched {
-        device: name.into(),
-        major: 8,
-        minor,
-        layer,
-        below: if layer == DeviceLayer::Partition {
-            vec!["sdb".into()]
-        } else {
-            vec![]
-        },
-        disk: Some("sdb".into()),
-        offset_bytes: (layer == DeviceLayer::Partition).then_some(offset),
-        offset_on_disk_bytes: Some(offset),
-        size_bytes: 1 << 30,
-        logical_block_bytes: 512,
-        physical_block_bytes: 4096,
-        grain_bytes: 4096,
-        grain_from: GrainFrom::Topology,
-        zoned: Zones::default(),
-        causes: vec![],
-        next: None,
-    }
-}
-
-/// sdb, sdb1 at sector 63, sdb2 at sector 2048.
-pub fn watched_ao() -> Vec<Watched> {
-    vec![
-        device("sdb", 16, DeviceLayer::Disk, 0),
-        device("sdb1", 17, DeviceLayer::Partition, 63 * 512),
-        device("sdb2", 18, DeviceLayer::Partition, 2048 * 512),
-    ]
-}
+/// sdb, sdb1 at sector 63, sdb2 at sector 2048 (with the devices'
+/// mapping, in `topology::devices`).
+pub(crate) use crate::topology::devices::test_device as device;
+pub(crate) use crate::topology::devices::watched_ao;
 
 /// The zone size of `watched_zoned`: 4 MiB (null_blk `zone_size=4`,
 /// sysfs queue/chunk_sectors 8192).

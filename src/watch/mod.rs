@@ -13,7 +13,6 @@
 
 mod accounting;
 mod counts;
-mod devices;
 mod latency;
 mod legs;
 mod rules;
@@ -25,10 +24,12 @@ mod summary;
 #[cfg(test)]
 pub(crate) mod fixture;
 
+/// The same, for the modules of `watch` (`super::devices::...`).
+use crate::topology::devices;
+/// The devices watched: the targets resolved to the layers below them.
+pub use crate::topology::devices::{resolve, DeviceLayer, Resolved, Watched};
 /// A share of I/Os, as the summaries give it.
 pub use counts::share;
-/// The devices watched: the targets resolved to the layers below them.
-pub use devices::{resolve, DeviceLayer, Resolved, Watched};
 /// Latency against the aligned I/O, and whether it differs.
 pub use latency::{LatencyComparison, LatencyDecision, Span};
 /// A leg of a striped or mirrored device.

@@ -1,15 +1,17 @@
-//! The devices a `watch` run looks at: each target (a disk, a partition,
-//! a dm, md or loop device, or a directory's filesystem) resolved through
-//! sysfs into its kernel name and number, with everything below it down
-//! to the disks (`slaves/`, a partition's disk), each with the grain its
-//! I/O is judged against and where it starts on the device below.
+//! A block device and everything below it, down to the disks: each
+//! target (a disk, a partition, a dm, md or loop device, or a directory's
+//! filesystem) resolved through sysfs into its kernel name and number,
+//! with the devices below (`slaves/`, a partition's disk), each with its
+//! grain and where it starts on the device below and on its disk. The
+//! devices a `watch` run looks at, and the host device under an image
+//! file (`inspect`'s host placement): one mapping for both.
 
 use crate::errors::TargetError;
 use crate::findings::Finding;
 use crate::iolimits::Zones;
+use crate::sys::Sysfs;
 use crate::sys::{list_dir, read_num, read_str};
 use crate::sys::{DevNum, Grains};
-use crate::topology::Sysfs;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -179,6 +181,23 @@ pub fn resolve(targets: &[PathBuf], sysfs: &Sysfs, unit: Option<u64>) -> Resolve
     out
 }
 
+/// The block device `major:minor` (a filesystem's, st_dev) with
+/// everything below it, as [`resolve`] gives them: itself first, each
+/// with its offset on its disk where that is one number.
+pub fn of_number(major: u32, minor: u32, sysfs: &Sysfs) -> Result<Vec<Watched>, String> {
+    let name = by_number(major, minor, sysfs).ok_or_else(|| {
+        format!(
+            "device {major}:{minor} is not a block device under {}/dev/block",
+            sysfs.root().display()
+        )
+    })?;
+    let r = resolve(&[PathBuf::from(&name)], sysfs, None);
+    match r.errors.into_iter().next() {
+        Some(e) => Err(e.message),
+        None => Ok(r.watched),
+    }
+}
+
 /// The kernel name of a target: a block device node, `NAME` or
 /// `/dev/NAME` as sysfs knows it, or a directory (the device of the
 /// filesystem it is on).
@@ -219,7 +238,7 @@ fn split_dev(dev: u64) -> (u32, u32) {
 }
 
 /// The kernel name of `major:minor`, from the `dev/block` link.
-fn by_number(major: u32, minor: u32, sysfs: &Sysfs) -> Option<String> {
+pub fn by_number(major: u32, minor: u32, sysfs: &Sysfs) -> Option<String> {
     let link = sysfs.root().join(format!("dev/block/{major}:{minor}"));
     let path = std::fs::canonicalize(link).ok()?;
     Some(path.file_name()?.to_string_lossy().into_owned())
@@ -379,6 +398,43 @@ fn fill_offsets_on_disk(watched: &mut [Watched], dm: Option<DmLookup>) {
     }
 }
 
+/// One device as the ao-3584 fixture tree has it (sdb, 4 KiB physical).
+#[cfg(test)]
+pub(crate) fn test_device(name: &str, minor: u32, layer: DeviceLayer, offset: u64) -> Watched {
+    Watched {
+        device: name.into(),
+        major: 8,
+        minor,
+        layer,
+        below: if layer == DeviceLayer::Partition {
+            vec!["sdb".into()]
+        } else {
+            vec![]
+        },
+        disk: Some("sdb".into()),
+        offset_bytes: (layer == DeviceLayer::Partition).then_some(offset),
+        offset_on_disk_bytes: Some(offset),
+        size_bytes: 1 << 30,
+        logical_block_bytes: 512,
+        physical_block_bytes: 4096,
+        grain_bytes: 4096,
+        grain_from: GrainFrom::Topology,
+        zoned: Zones::default(),
+        causes: vec![],
+        next: None,
+    }
+}
+
+/// sdb, sdb1 at sector 63, sdb2 at sector 2048.
+#[cfg(test)]
+pub(crate) fn watched_ao() -> Vec<Watched> {
+    vec![
+        test_device("sdb", 16, DeviceLayer::Disk, 0),
+        test_device("sdb1", 17, DeviceLayer::Partition, 63 * 512),
+        test_device("sdb2", 18, DeviceLayer::Partition, 2048 * 512),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,7 +444,7 @@ mod tests {
         // Synthetic: the ao-3584 devices (sdb1 at sector 63), dm-0 linear
         // over sdb1 at sector 8, dm-1 linear over dm-0 at 0, dm-2 with
         // another table.
-        let mut v = crate::watch::fixture::watched_ao();
+        let mut v = watched_ao();
         let dm = |name: &str, minor| Watched {
             device: name.into(),
             major: 254,
@@ -493,7 +549,7 @@ mod tests {
             zone_size_bytes: 4 << 20,
             ..Default::default()
         };
-        let mut v = crate::watch::fixture::watched_ao();
+        let mut v = watched_ao();
         for w in &mut v {
             w.zoned = zoned.clone();
         }
