@@ -46,6 +46,15 @@ pub trait ReadAt {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Where byte `at` of this guest disk is stored in its image file
+    /// itself, for a container that maps its guest through a table (a
+    /// qcow2 cluster): None where it is not stored there (unallocated,
+    /// zeros, compressed, in a backing or data file) or this reader does
+    /// not map (a raw file is its own guest: byte for byte).
+    fn file_offset(&self, _at: u64) -> Option<u64> {
+        None
+    }
 }
 
 impl ReadAt for [u8] {

@@ -87,6 +87,17 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
         .collect()
 }
 
+/// The mount on top whose device is `dev` (a file's st_dev): the last
+/// matching line of mountinfo. None where none matches (another mount
+/// namespace, a device mountinfo does not list).
+pub fn mount_of(dev: u64) -> Option<Mount> {
+    let want = Some((rustix::fs::major(dev), rustix::fs::minor(dev)));
+    parse_mountinfo(&mountinfo())
+        .into_iter()
+        .rev()
+        .find(|m| m.devno == want)
+}
+
 /// The filesystem type a path lives on: the mountinfo entry on top with
 /// its device number (stat(2)), else statfs(2)'s magic number for the
 /// common ones (linux/magic.h). None when the path cannot be reached
@@ -94,12 +105,7 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
 pub fn fs_type_of(path: &std::path::Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let dev = std::fs::metadata(path).ok()?.dev();
-    let want = Some((rustix::fs::major(dev), rustix::fs::minor(dev)));
-    let top = parse_mountinfo(&mountinfo())
-        .into_iter()
-        .rev()
-        .find(|m| m.devno == want);
-    if let Some(m) = top {
+    if let Some(m) = mount_of(dev) {
         return Some(m.fs_type);
     }
     let magic = rustix::fs::statfs(path).ok()?.f_type as u64;

@@ -149,6 +149,15 @@ impl ReadAt for Disk {
         self.size
     }
 
+    /// A data cluster of the image file itself (never of an external
+    /// data file): the host placement judges the image file's extents.
+    fn file_offset(&self, at: u64) -> Option<u64> {
+        match self.place(at).ok()? {
+            Place::Host(x) if !self.has_data_file => Some(x),
+            _ => None,
+        }
+    }
+
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         if offset
             .checked_add(buf.len() as u64)

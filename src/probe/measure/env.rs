@@ -70,18 +70,11 @@ fn active_scheduler(text: &str) -> Option<String> {
 
 fn filesystem_of(target: &ProbeTarget) -> Option<Filesystem> {
     let dev = target.file.metadata().ok()?.dev();
-    let want = Some(crate::sys::major_minor(dev));
-    let info = sys::mountinfo();
-    // The last matching mount is the one on top.
-    sys::parse_mountinfo(&info)
-        .into_iter()
-        .rev()
-        .find(|m| m.devno == want)
-        .map(|m| Filesystem {
-            fs_type: m.fs_type,
-            mount_point: m.point,
-            source: m.source,
-        })
+    sys::mount_of(dev).map(|m| Filesystem {
+        fs_type: m.fs_type,
+        mount_point: m.point,
+        source: m.source,
+    })
 }
 
 pub fn record(target: &ProbeTarget, sysfs_root: &std::path::Path) -> Environment {
