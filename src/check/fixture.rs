@@ -62,6 +62,7 @@ pub fn image(size: u64, topology: Topology, partitions: Vec<Partition>) -> Targe
         stack: vec![],
         measured: None,
         measured_erase: None,
+        host: None,
     }
 }
 

@@ -13,6 +13,7 @@ mod f2fs;
 mod fat_reserved;
 #[cfg(test)]
 pub(crate) mod fixture;
+mod host;
 mod inherit;
 mod outcome;
 mod partitions;
@@ -154,6 +155,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
         .iter()
         .any(|f| f.code == Code::TableSectorSizeMismatch);
     findings.extend(structure::structure_findings(table, t.size));
+    findings.extend(host::findings(&t));
     let mut partitions = partitions::partition_reports(&t, &view, mismatch);
     if let Some(c) = &t.container {
         for p in partitions
@@ -256,6 +258,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
         summary: outcome::TargetSummary::default(),
         next: None,
         next_says: None,
+        host: t.host,
     }
 }
 

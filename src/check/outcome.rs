@@ -117,6 +117,12 @@ pub struct CheckedTarget {
     /// and those it can only say in words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_says: Option<String>,
+    /// Where an image file lies on the host disk under it: the host
+    /// filesystem, its device down to the disk, the grain, the extents
+    /// and each guest start's host byte (absent for a device, and for an
+    /// image read without the live system).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::inspect::Host>,
 }
 
 /// A saved check run written before `partitionable` was: every target

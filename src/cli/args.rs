@@ -166,6 +166,9 @@ pub enum Command {
         /// image as an SD card with that allocation unit.
         #[arg(long, value_name = "SPEC", value_parser = topology_arg)]
         topology: Option<TopologyOverride>,
+        /// For an image file: judge where its bytes lie on the host disk under it against this grain (4k, 64k, a RAID stripe) instead of the host device's own (the largest of 4 KiB, its physical block and minimum I/O).
+        #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+        host_grain: Option<u64>,
         /// A saved probe run (probe --json=FILE) of a device checked here: the unit it bracketed is evidence beside the kernel's limits and the disk's identify data (a ZFS ashift below it is an error, a BlueStore allocation unit below it a warning, saying which evidence decided). Repeat for several runs.
         #[arg(long = "probe", value_name = "RUN.json")]
         probe: Vec<PathBuf>,

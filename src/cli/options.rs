@@ -180,6 +180,7 @@ impl Options {
                 targets,
                 output,
                 topology,
+                host_grain,
                 probe,
                 fail_on,
                 table,
@@ -201,6 +202,7 @@ impl Options {
                             topology,
                             measured: super::runs::measured(&probe)?,
                             command: crate::inspect::ReadFor::Check,
+                            host_grain,
                         },
                         targets,
                         fail_on,
@@ -286,6 +288,7 @@ impl Options {
                         topology,
                         measured: super::runs::measured(&probe)?,
                         command: crate::inspect::ReadFor::Plan,
+                        host_grain: None,
                     };
                     let again = crate::plan::next_options(&options);
                     Task::Plan {

@@ -224,6 +224,20 @@ pub struct Facts {
     /// (`fs-backup-boot-sector`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup_state: Option<String>,
+    /// Where the grain came from (`host-misaligned`: `4k`,
+    /// `physical-block`, `minimum-io`, `host-grain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grain_from: Option<String>,
+    /// A guest start's byte in its guest disk (`host-misaligned`, whose
+    /// `offset_bytes` is the byte on the host disk).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guest_offset_bytes: Option<u64>,
+    /// The guest starts judged on the host, and those off its grain
+    /// (`host-misaligned`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_judged: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_misaligned: Option<u64>,
     /// The partition is a DOS extended container (its own placement is
     /// informational).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -113,7 +113,8 @@ impl Code {
             Code::TableNotRead
             | Code::TopologyUnknown
             | Code::ImageSizePartialSector
-            | Code::EraseUnitMeasured => HOW_READ,
+            | Code::EraseUnitMeasured
+            | Code::HostNotJudged => HOW_READ,
             Code::StartNotDiscard
             | Code::EndNotEraseUnit
             | Code::FsDataNotSdBoundary
@@ -152,6 +153,7 @@ impl Code {
             | Code::FsStripeHintsMissing
             | Code::FsStripeHintsMismatch
             | Code::ImageUnitStraddle
+            | Code::HostMisaligned
             | Code::StraddlingIo
             | Code::SubPhysicalWrites
             | Code::SplitIo

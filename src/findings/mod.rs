@@ -4,6 +4,7 @@
 //! docs/findings.md documents each of them (a test keeps the two in sync).
 
 mod facts;
+mod host;
 mod meaning;
 mod render;
 mod render_bluestore;
@@ -213,6 +214,11 @@ codes! {
         "The image's size is not a whole number of its sectors: its last bytes are no sector a disk could address (a loop device leaves them out).";
     EraseUnitMeasured = "erase-unit-measured", Info,
         "A flash allocation unit measured by a saved `probe --erase-unit` run (`check --probe`) is the grain of the erase-unit rules where the kernel declares none; where it declares one, the two are set side by side and the kernel's is kept.";
+    // The host under an image file (issue 52).
+    HostMisaligned = "host-misaligned", Warning,
+        "Aligned in the image, misaligned on the host disk: the image file's extents put guest starts (and the 4 KiB blocks from them) off the grain of the disk under the host filesystem (a host partition at sector 63), so every guest I/O there straddles two host blocks.";
+    HostNotJudged = "host-not-judged", Info,
+        "Where an image file lies on the host disk is not judged, for the reason given: its filesystem's extents are not bytes of one block device (btrfs, ZFS, NFS, tmpfs, overlayfs, FUSE), or its extents have no fixed place (unwritten, delayed, shared, encoded, inline).";
     // What `watch` saw the real I/O do.
     StraddlingIo = "straddling-io", Error,
         "A share of the I/O reaching a device straddles its 4 KiB or grain boundary (or, at a partition, starts off 4 KiB on the disk below): each such I/O touches one unit more than it needs (watch).";

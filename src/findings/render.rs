@@ -57,6 +57,8 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::ImageEncrypted => image_encrypted(f),
         Code::ImageSizePartialSector => image_size_partial_sector(f),
         Code::EraseUnitMeasured => erase_unit_measured(f),
+        Code::HostMisaligned => super::host::host_misaligned(f),
+        Code::HostNotJudged => super::host::host_not_judged(f),
         Code::ZoneTableIgnored => zone_table_ignored(f),
         Code::ZoneMisalignedStart => zone_misaligned_start(f),
         Code::ZoneMisalignedEnd => zone_misaligned_end(f),

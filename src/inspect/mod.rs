@@ -4,6 +4,7 @@
 //! above them, then the md arrays and volume groups assembled across the
 //! targets. `check` judges the result without further I/O.
 
+mod host;
 mod kernel_view;
 mod resolve;
 mod roots;
@@ -18,6 +19,8 @@ use crate::stack;
 use crate::stack::Layer;
 use crate::stack::Pending;
 use crate::topology::{self, Disk, Sysfs, TopologyOverride};
+/// Where an image file lies on the host disk under it.
+pub use host::{host_grain, judged, not_device_offsets, Host, HostExtent, HostGrainFrom, HostUnit};
 use resolve::Resolved;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -32,6 +35,9 @@ pub struct InspectOptions {
     pub measured: Vec<Measured>,
     /// The command reading: named where a target is not what it takes.
     pub command: ReadFor,
+    /// `check --host-grain`: the grain an image file's host disk is
+    /// judged against, in place of its own.
+    pub host_grain: Option<u64>,
 }
 
 /// The command that reads the targets (`check` or `plan`), for the line
@@ -191,6 +197,9 @@ pub struct Target {
     /// The allocation unit a saved `probe --erase-unit` run measured on
     /// it (`--probe`): the erase-unit grain where the kernel declares none.
     pub measured_erase: Option<Measured>,
+    /// Where an image file lies on the host disk under it (live system
+    /// only); None for a device.
+    pub host: Option<Host>,
 }
 
 impl Target {
@@ -369,6 +378,7 @@ fn target(
         stack: Vec::new(),
         measured: None,
         measured_erase: None,
+        host: None,
     };
     if t.disk.is_none()
         && declared.is_none()
@@ -394,6 +404,13 @@ fn target(
         t.node_block_sizes = node_block_sizes(t.disk.as_ref(), t.only);
     }
     t.stack = roots::stack(src.as_ref(), &t, &opts.sysfs, pending);
+    if t.kind == TargetKind::Image && opts.sysfs.is_live() {
+        let mut h = host::place(path, &opts.sysfs, opts.host_grain);
+        if h.not_judged.is_none() {
+            h.units = host::units(&t, src.as_ref(), &h);
+        }
+        t.host = Some(h);
+    }
     Ok(t)
 }
 

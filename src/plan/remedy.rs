@@ -129,6 +129,12 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
         ThinChunkBelowStripe | ThinDataStart | ThinFsHintsChunk => Remedy::said(f.facts.fix.clone().unwrap_or_else(|| {
             "a thin pool's chunk and its data LV's place are fixed when it is made: a new pool (lvcreate --type thin-pool --chunksize) on a stripe, and each thin LV copied into it".into()
         })),
+        HostMisaligned => Remedy::said(
+            "where the image file lies on the host disk is the host's layout, not the guest's: copy the image to a filesystem on an aligned host partition (qemu-img convert, or cp), or plan the host disk itself (diskalign plan on the disk the finding names)",
+        ),
+        HostNotJudged => Remedy::none(
+            "how the image's host was read: nothing in the image changes it",
+        ),
         StraddlingIo | SubPhysicalWrites | SplitIo | ZoneCrossingWrites => Remedy::none(
             "watch's finding: the plan of what check finds places the layers; the workload's own I/O sizes are the application's",
         ),
