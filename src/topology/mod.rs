@@ -2,7 +2,7 @@
 //! from sysfs and from ioctls, transport, identity, and sanity hints.
 
 mod declared;
-pub mod devices;
+mod devices;
 mod dm;
 mod flash;
 mod hints;
@@ -12,6 +12,13 @@ mod transport;
 
 /// What a device declares about itself, read through `identify`.
 pub use declared::{read_declared, Answers, Declared, DeclaredLimit, IdentifyProtocol, Limit};
+/// A block device and the devices below it down to its disks, with
+/// their offsets there (`watch`'s devices, an image file's host).
+pub use devices::{
+    of_number, resolve as resolve_devices, DeviceLayer, GrainFrom, Resolved, Watched,
+};
+#[cfg(test)]
+pub(crate) use devices::{test_device, watched_ao};
 /// What a dm device is (a volume, an LVM-internal device, multipath).
 pub use dm::{dm_role, DmRole};
 /// An SD card's or eMMC's own words (type, CID, erase sizes).

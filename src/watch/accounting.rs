@@ -11,8 +11,8 @@
 //! every snapshot, shows them beside what was issued where the two
 //! differ, and says why in one line from what it counted.
 
-use super::devices::DeviceLayer;
 use crate::sys::{Direction, Snapshot, Stage};
+use crate::topology::DeviceLayer;
 use serde::{Deserialize, Serialize};
 
 /// What the kernel's own I/O statistics counted for one device and

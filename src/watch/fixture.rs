@@ -3,9 +3,9 @@
 //! physical, partition 1 at sector 63 and 2 at sector 2048; and a zoned
 //! disk as null_blk's `zoned=1 zone_size=4` is), not read from a kernel.
 
-use super::devices::{DeviceLayer, Watched};
 use crate::iolimits::{ZoneModel, Zones};
 use crate::sys::{Counters, DevNum, Direction, Snapshot, Stage};
+use crate::topology::{DeviceLayer, Watched};
 
 /// `ios` 4 KiB I/Os starting on 4 KiB, `straddle` of them counted as
 /// straddling.
@@ -38,8 +38,8 @@ pub fn snapshot(counters: Vec<((DevNum, Direction, Stage), Counters)>, elapsed_s
 
 /// sdb, sdb1 at sector 63, sdb2 at sector 2048 (with the devices'
 /// mapping, in `topology::devices`).
-pub(crate) use crate::topology::devices::test_device as device;
-pub(crate) use crate::topology::devices::watched_ao;
+pub(crate) use crate::topology::test_device as device;
+pub(crate) use crate::topology::watched_ao;
 
 /// The zone size of `watched_zoned`: 4 MiB (null_blk `zone_size=4`,
 /// sysfs queue/chunk_sectors 8192).

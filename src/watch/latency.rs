@@ -11,8 +11,8 @@
 //! the lower bound of their interval is at or above the upper bound of
 //! the aligned ones'; nothing finer is claimed.
 
-use super::devices::{DeviceLayer, Watched};
 use crate::sys::{Direction, Latency, Snapshot};
+use crate::topology::{DeviceLayer, Watched};
 use serde::{Deserialize, Serialize};
 
 /// Fewer requests than this in either group decide nothing.

@@ -12,8 +12,8 @@
 //! is not counted (`Grains::legs` is set for dm and md devices only).
 
 use super::counts::{off, padded, share, shifted};
-use super::devices::{DeviceLayer, Watched};
 use crate::sys::{DevNum, Direction, Snapshot};
+use crate::topology::{DeviceLayer, Watched};
 use serde::{Deserialize, Serialize};
 
 /// One device's I/O in one direction as it landed on one device below.

@@ -24,10 +24,8 @@ mod summary;
 #[cfg(test)]
 pub(crate) mod fixture;
 
-/// The same, for the modules of `watch` (`super::devices::...`).
-use crate::topology::devices;
 /// The devices watched: the targets resolved to the layers below them.
-pub use crate::topology::devices::{resolve, DeviceLayer, Resolved, Watched};
+pub use crate::topology::{resolve_devices as resolve, DeviceLayer, Resolved, Watched};
 /// A share of I/Os, as the summaries give it.
 pub use counts::share;
 /// Latency against the aligned I/O, and whether it differs.

@@ -4,12 +4,12 @@
 //! `diskalign plan` when a new partition layout fixes it.
 
 use super::counts::share;
-use super::devices::{DeviceLayer, Watched};
 use super::submitters::{behind, Submitter};
 use super::summary::DeviceSummary;
 use crate::findings::{Code, Facts, Finding, Severity, Subject, SubmitterFact};
 use crate::iolimits::ZoneModel;
 use crate::sys::Direction;
+use crate::topology::{DeviceLayer, Watched};
 
 /// A finding needs at least this share of the device's I/Os...
 pub const MIN_SHARE: f64 = 0.05;

@@ -8,8 +8,8 @@
 //! rest summed as "other", and the I/Os a full table left unattributed.
 
 use super::counts::{off, padded, share, shifted};
-use super::devices::Watched;
 use crate::sys::{Counters, Direction, Snapshot, Stage, SubmitterKey};
+use crate::topology::Watched;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -7,10 +7,10 @@
 
 use super::accounting::{self, KernelCounts};
 use super::counts::{off, padded, share, shifted};
-use super::devices::{DeviceLayer, Watched};
 use super::legs::{self, Leg};
 use super::submitters::{self, Submitter};
 use crate::sys::{Counters, DevNum, Direction, Latency, Snapshot, Stage};
+use crate::topology::{DeviceLayer, Watched};
 use serde::{Deserialize, Serialize};
 
 /// The directions, in the order they are shown.
