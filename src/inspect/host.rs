@@ -21,7 +21,7 @@
 //! fs/ioctl.c): those are not judged, and say why.
 
 use crate::sys::{self, Extent, ExtentFlags, Sysfs};
-use crate::topology::devices::{self, DeviceLayer, Watched};
+use crate::topology::{self as devices, DeviceLayer, Watched};
 use crate::units::KIB;
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
@@ -144,6 +144,95 @@ impl Host {
     }
 }
 
+/// Where a file's offsets land on the host disk, in brief: the probe's
+/// `environment.host` (docs/probe.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Landing {
+    /// The filesystem's device and the device judged on (its disk).
+    pub device: Option<String>,
+    pub judged_on: Option<String>,
+    pub device_offset_bytes: u64,
+    pub grain_bytes: u64,
+    pub grain_from: HostGrainFrom,
+    /// The first judged extent: its byte in the file and on `judged_on`.
+    pub first_logical_bytes: Option<u64>,
+    pub first_host_bytes: Option<u64>,
+    /// How far file offsets that are multiples of the grain land past
+    /// the host grain, in that extent: 0 when they land on it.
+    pub misalignment_bytes: Option<u64>,
+    /// Every judged extent is off by the same amount (so every file
+    /// offset lands the same distance off the grain).
+    pub uniform: bool,
+    /// The extents read, and those not judged (unwritten, shared, ...).
+    pub extents: usize,
+    pub extents_not_judged: usize,
+    /// Why nothing is judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_judged: Option<String>,
+}
+
+impl Landing {
+    /// In one phrase, as the probe's human report and HTML page say it:
+    /// `file byte 0 lands at byte 2129408 of loop0, 3584 bytes off its
+    /// 4 KiB grain (4k); every extent alike`.
+    pub fn phrase(&self) -> String {
+        if let Some(why) = &self.not_judged {
+            return format!("not judged on the host: {why}");
+        }
+        let (Some(l), Some(h), Some(m)) = (
+            self.first_logical_bytes,
+            self.first_host_bytes,
+            self.misalignment_bytes,
+        ) else {
+            return "no extent of the file has a place on the host to judge".into();
+        };
+        let on = self.judged_on.as_deref().unwrap_or("?");
+        let off = match m {
+            0 => format!(
+                "on its {} grain ({})",
+                crate::units::exact(self.grain_bytes),
+                self.grain_from
+            ),
+            m => format!(
+                "{m} bytes off its {} grain ({})",
+                crate::units::exact(self.grain_bytes),
+                self.grain_from
+            ),
+        };
+        let alike = match (self.uniform, self.extents - self.extents_not_judged) {
+            (_, 1) => "one extent".to_string(),
+            (true, n) => format!("all {n} extents alike"),
+            (false, n) => format!("{n} extents, not all alike"),
+        };
+        format!("file byte {l} lands at byte {h} of {on}, {off}; {alike}")
+    }
+}
+
+impl Host {
+    /// The brief the probe records.
+    pub fn landing(&self) -> Landing {
+        let g = self.grain_bytes.max(1);
+        let off = |e: &HostExtent| (e.host_bytes % g + g - e.logical_bytes % g) % g;
+        let judged: Vec<&HostExtent> = self.extents.iter().filter(|e| judged(e)).collect();
+        let first = judged.first();
+        Landing {
+            device: self.device.clone(),
+            judged_on: self.judged_on.clone(),
+            device_offset_bytes: self.device_offset_bytes,
+            grain_bytes: self.grain_bytes,
+            grain_from: self.grain_from,
+            first_logical_bytes: first.map(|e| e.logical_bytes),
+            first_host_bytes: first.map(|e| e.host_bytes),
+            misalignment_bytes: first.map(|e| off(e)),
+            uniform: judged.windows(2).all(|w| off(w[0]) == off(w[1])),
+            extents: self.extents.len(),
+            extents_not_judged: self.extents.len() - judged.len(),
+            not_judged: self.not_judged.clone(),
+        }
+    }
+}
+
 /// FIEMAP flags (by `sys::ExtentFlags` name) that make an extent's place
 /// on the device no place to judge: not known yet, not the data's own
 /// bytes (encoded, inline, tail-packed), never written (what the device
@@ -219,14 +308,23 @@ pub fn units(
 /// Where the image file at `path` lies on the host; `grain` is
 /// `--host-grain`.
 pub fn place(path: &Path, sysfs: &Sysfs, grain: Option<u64>) -> Host {
-    let meta = match std::fs::metadata(path) {
+    match std::fs::File::open(path) {
+        Ok(f) => place_open(&f, path, sysfs, grain),
+        Err(e) => Host::refused(None, format!("cannot open the file: {e}")),
+    }
+}
+
+/// [`place`] for a file already open (the probe's, which may have no
+/// name); `path` names it in errors.
+pub fn place_open(file: &std::fs::File, path: &Path, sysfs: &Sysfs, grain: Option<u64>) -> Host {
+    let meta = match file.metadata() {
         Ok(m) => m,
         Err(e) => return Host::refused(None, format!("cannot stat the file: {e}")),
     };
     // A btrfs subvolume's files have a device number of their own, which
     // mountinfo does not list: statfs(2)'s type names the filesystem.
     let mount = sys::mount_of(meta.dev()).or_else(|| {
-        sys::fs_type_of(path).map(|fs_type| sys::Mount {
+        sys::fs_type_of_file(file).map(|fs_type| sys::Mount {
             devno: None,
             point: String::new(),
             fs_type,
@@ -244,14 +342,9 @@ pub fn place(path: &Path, sysfs: &Sysfs, grain: Option<u64>) -> Host {
         Ok(c) => c,
         Err(e) => return Host::refused(mount.as_ref(), e),
     };
-    let map = std::fs::File::open(path)
-        .map_err(|e| e.to_string())
-        .and_then(|f| {
-            sys::extents(&f, path, 0, meta.len(), MAX_EXTENTS).map_err(|e| e.to_string())
-        });
-    let map = match map {
+    let map = match sys::extents(file, path, 0, meta.len(), MAX_EXTENTS) {
         Ok(map) => map,
-        Err(e) => return Host::refused(mount.as_ref(), e),
+        Err(e) => return Host::refused(mount.as_ref(), e.to_string()),
     };
     let mut h = on_device(&chain, sysfs, grain);
     h.filesystem = m.fs_type.clone();
@@ -430,6 +523,32 @@ mod tests {
     }
 
     #[test]
+    fn the_landing_says_the_first_extent_and_whether_all_are_alike() {
+        let mut h = Host {
+            judged_on: Some("sdb".into()),
+            grain_bytes: 4096,
+            extents: collapse(
+                &[ext(0, 1 << 20, 4096, 0), ext(8192, 9 << 20, 4096, 0x800)],
+                32256,
+            ),
+            ..Host::default()
+        };
+        let l = h.landing();
+        assert_eq!(l.first_host_bytes, Some((1 << 20) + 32256));
+        assert_eq!(l.misalignment_bytes, Some(3584));
+        assert!(l.uniform);
+        assert_eq!((l.extents, l.extents_not_judged), (2, 1));
+        assert_eq!(
+            l.phrase(),
+            "file byte 0 lands at byte 1080832 of sdb, 3584 bytes off its 4 KiB grain (4k); one extent"
+        );
+        h.extents[1].flags.clear();
+        h.extents[1].host_bytes += 512;
+        assert!(!h.landing().uniform);
+        assert!(h.landing().phrase().ends_with("2 extents, not all alike"));
+    }
+
+    #[test]
     fn the_grain_is_the_largest_reported_or_the_one_given() {
         assert_eq!(host_grain(512, 512, None), (4096, HostGrainFrom::FourKib));
         assert_eq!(
@@ -468,7 +587,8 @@ mod tests {
     fn the_judged_device_is_the_disk_where_the_offset_is_known() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs");
         let ao = Sysfs::new(root.join("ao-3584"));
-        let chain = devices::resolve(&[std::path::PathBuf::from("sdb1")], &ao, None).watched;
+        let chain =
+            devices::resolve_devices(&[std::path::PathBuf::from("sdb1")], &ao, None).watched;
         let h = on_device(&chain, &ao, None);
         assert_eq!(h.judged_on.as_deref(), Some("sdb"));
         assert_eq!(h.device_offset_bytes, 63 * 512);
@@ -478,7 +598,8 @@ mod tests {
         );
         assert_eq!(h.physical_block_bytes, 4096);
         let holders = Sysfs::new(root.join("stack-holders"));
-        let chain = devices::resolve(&[std::path::PathBuf::from("dm-1")], &holders, None).watched;
+        let chain =
+            devices::resolve_devices(&[std::path::PathBuf::from("dm-1")], &holders, None).watched;
         let h = on_device(&chain, &holders, None);
         assert_eq!(h.judged_on.as_deref(), Some("dm-1"));
         assert_eq!(h.device_offset_bytes, 0);

@@ -20,7 +20,10 @@ use crate::stack::Layer;
 use crate::stack::Pending;
 use crate::topology::{self, Disk, Sysfs, TopologyOverride};
 /// Where an image file lies on the host disk under it.
-pub use host::{host_grain, judged, not_device_offsets, Host, HostExtent, HostGrainFrom, HostUnit};
+pub use host::{
+    host_grain, judged, not_device_offsets, place_open, Host, HostExtent, HostGrainFrom, HostUnit,
+    Landing,
+};
 use resolve::Resolved;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

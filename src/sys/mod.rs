@@ -50,8 +50,8 @@ pub use passthrough::{
 };
 /// /proc: mounts, swaps, the CPU model, a device's read bytes.
 pub use procfs::{
-    cpu_model, fs_type_of, mount_of, mountinfo, parse_mountinfo, storage_read_bytes, swaps,
-    unescape, Mount,
+    cpu_model, fs_type_of, fs_type_of_file, mount_of, mountinfo, parse_mountinfo,
+    storage_read_bytes, swaps, unescape, Mount,
 };
 /// /sys: bounded reads of attributes, disks and partitions.
 pub use sysfs::{devnum, list_dir, read_attr, read_num, read_str, DmIds, KernelPartition, Sysfs};

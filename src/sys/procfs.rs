@@ -103,12 +103,19 @@ pub fn mount_of(dev: u64) -> Option<Mount> {
 /// common ones (linux/magic.h). None when the path cannot be reached
 /// (a loop device's backing file deleted, or in another namespace).
 pub fn fs_type_of(path: &std::path::Path) -> Option<String> {
+    fs_type_of_file(&std::fs::File::open(path).ok()?)
+}
+
+/// The filesystem type of an open file (one that may have no name: the
+/// probe's scratch file): the mountinfo entry on top with its device
+/// number, else fstatfs(2)'s magic number (a btrfs subvolume's files have
+/// a device number mountinfo does not list).
+pub fn fs_type_of_file(file: &std::fs::File) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
-    let dev = std::fs::metadata(path).ok()?.dev();
-    if let Some(m) = mount_of(dev) {
+    if let Some(m) = mount_of(file.metadata().ok()?.dev()) {
         return Some(m.fs_type);
     }
-    let magic = rustix::fs::statfs(path).ok()?.f_type as u64;
+    let magic = rustix::fs::fstatfs(file).ok()?.f_type as u64;
     fs_magic_name(magic).map(str::to_string)
 }
 

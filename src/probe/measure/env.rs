@@ -55,6 +55,11 @@ pub struct Environment {
     /// `device_says` in the JSON.
     #[serde(default, rename = "device_says")]
     pub declared: Option<Declared>,
+    /// For files: where their offsets land on the host disk under their
+    /// filesystem (an addition; `inspect`'s host placement, as `check`
+    /// judges an image file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::inspect::Landing>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -120,7 +125,23 @@ pub fn record(target: &ProbeTarget, sysfs_root: &std::path::Path) -> Environment
             .and_then(|d| d.backing_file.as_deref())
             .and_then(|f| sys::fs_type_of(std::path::Path::new(f))),
         declared: disk.and_then(|d| d.declared.clone()),
+        host: if is_file {
+            host_of(target, sysfs_root)
+        } else {
+            None
+        },
     }
+}
+
+/// Where the probed file's offsets land on the host disk (the live
+/// system only: a fixture tree's devices are not this machine's).
+fn host_of(target: &ProbeTarget, sysfs_root: &std::path::Path) -> Option<crate::inspect::Landing> {
+    let sysfs = crate::topology::Sysfs::new(sysfs_root);
+    if !sysfs.is_live() {
+        return None;
+    }
+    let name = std::path::Path::new("the probed file");
+    Some(crate::inspect::place_open(&target.file, name, &sysfs, None).landing())
 }
 
 /// `loop/dio` of a loop device: `1` on, `0` off; None for other disks.

@@ -190,6 +190,9 @@ pub fn render(r: &ProbeRun, st: &Style) -> String {
             .map(|f| format!("; {} on {} ({})", f.fs_type, f.mount_point, f.source))
             .unwrap_or_default()
     )));
+    if let Some(h) = &env.host {
+        out.push_str(&st.dim(&format!("host: {}\n", h.phrase())));
+    }
     if r.partial {
         out.push_str(&st.warn(
             "PARTIAL: interrupted; what follows is judged on the rounds measured until then\n",

@@ -301,6 +301,7 @@ fn env_rows(parts: &[ProbedTarget], fio: bool) -> Vec<(&'static str, Vec<String>
                     .map(|f| format!("{} on {} ({})", f.fs_type, f.mount_point, f.source))
             }),
         ),
+        ("host", env(|e| e.host.as_ref().map(|h| h.phrase()))),
         ("kernel", env(|e| Some(e.kernel.clone()))),
         ("arch", env(|e| Some(e.arch.clone()))),
         ("CPU", env(|e| e.cpu_model.clone())),
