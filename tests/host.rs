@@ -160,7 +160,10 @@ fn judge(img: &Path, part: &str, at_63: bool) {
         &path,
     ]);
     let prom = std::fs::read_to_string(&prom_file).unwrap();
-    for c in [human_code, quiet_code, csv_code, prom_code] {
+    let html_file = img.with_extension("html");
+    let (_, html_code) = run(&["check", "--html", &html_file.display().to_string(), &path]);
+    let html = std::fs::read_to_string(&html_file).unwrap();
+    for c in [human_code, quiet_code, csv_code, prom_code, html_code] {
         assert_eq!(c, code, "every form exits alike");
     }
     if at_63 {
@@ -177,6 +180,7 @@ fn judge(img: &Path, part: &str, at_63: bool) {
         );
         assert!(csv.contains("host-misaligned"), "{csv}");
         assert!(prom.contains("host-misaligned"), "{prom}");
+        assert!(html.contains("host-misaligned"), "the HTML page names it");
     } else {
         assert!(off.is_empty(), "{doc}");
         assert!(host_findings(&doc, "host-not-judged").is_empty(), "{doc}");
@@ -222,6 +226,7 @@ fn an_image_is_judged_where_its_extents_lie_on_the_host_disk() {
             judge(&img, &part, at_63);
             if fs == "ext4" && at_63 {
                 qcow2_on(m.dir.path(), &img, &part);
+                probe_lands(&img);
             }
         }
     }
@@ -270,4 +275,38 @@ fn qcow2_on(dir: &Path, raw: &Path, part: &str) {
     assert_eq!(off.len(), 1, "{doc}");
     assert_eq!(off[0]["facts"]["misalignment_bytes"], 3584);
     assert_eq!(code, 1);
+}
+
+/// `probe` of a file states where its offsets land on the host disk: the
+/// first extent's host byte, 3584 bytes off 4 KiB, in JSON and in words.
+fn probe_lands(img: &Path) {
+    let path = img.display().to_string();
+    let (check, _) = run_json(&["check", &path]);
+    let first = &host_of(&check)["extents"][0];
+    let quick = [
+        "probe",
+        &path,
+        "--preset",
+        "quick",
+        "--runtime",
+        "20ms",
+        "--warmup",
+        "5ms",
+        "--rounds",
+        "3",
+    ];
+    let (doc, _) = run_json(&quick);
+    let h = &doc["environment"]["host"];
+    assert_eq!(h["first_host_bytes"], first["host_bytes"], "{h}");
+    assert_eq!(h["misalignment_bytes"], 3584, "{h}");
+    assert_eq!(h["uniform"], true, "{h}");
+    let (human, _) = run(&quick);
+    assert!(
+        human.contains(&format!(
+            "host: file byte 0 lands at byte {}",
+            first["host_bytes"]
+        )),
+        "{human}"
+    );
+    assert!(human.contains("3584 bytes off its 4 KiB grain"), "{human}");
 }

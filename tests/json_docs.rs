@@ -270,6 +270,13 @@ fn every_serialized_key_is_in_docs_json_md() {
         "{planned:#}"
     );
     add("plan", &planned, &mut seen);
+    // An image on tmpfs: not judged on the host, and why (`not_judged`).
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let on_tmpfs = image(shm.path(), "tmpfs.img", 4 * MIB);
+    let (doc, _) = run_json(&["check", on_tmpfs.to_str().unwrap()]);
+    assert!(doc.to_string().contains("host-not-judged"), "{doc:#}");
+    round_trip::<Document<CheckRun>>(&doc, &mut seen);
+    add("check", &doc, &mut seen);
     // What the disk declares, judged: images given the identify fixtures'
     // answers as their disk's (a start off NPWG, a LUKS2 sector of 512,
     // a namespace in 512-byte blocks with a 4096-byte format).
@@ -695,6 +702,21 @@ const DOCUMENTED_NOT_WRITTEN: &[(&str, &str, &str)] = &[
         "check",
         "zone_size_bytes",
         "a zoned disk with a partition table read from it: only the VM tests (tests/vm, scenario 22) set one up",
+    ),
+    (
+        "check",
+        "units_judged",
+        "a host-misaligned finding: an image on a host partition off 4 KiB, made on loop devices by tests/host.rs",
+    ),
+    (
+        "check",
+        "units_misaligned",
+        "a host-misaligned finding: an image on a host partition off 4 KiB, made on loop devices by tests/host.rs",
+    ),
+    (
+        "probe",
+        "not_judged",
+        "a probed file on a filesystem without device offsets (btrfs, tmpfs): the probe here reads an ext4 file",
     ),
     // A penalty needs a device that is really slower off its unit; the
     // file probed here has none to find on every machine.

@@ -19,10 +19,11 @@ fn topology_unknown(t: &Target) -> Option<Finding> {
     let ss = t.table.sector_size;
     let text = if ss != 512 && t.topology.logical_block_size == ss as u32 {
         format!("the partition table uses {ss}-byte sectors, so this image is judged as a disk with {ss}-byte logical blocks (give --topology to ask what-if)")
-    } else if let Some(dev) = t.host.as_ref().and_then(|h| h.judged_on.as_deref()) {
+    } else if t.host.as_ref().is_some_and(|h| h.judged_on.is_some()) {
         // The host device is known: the guest's own disk (what the
-        // hypervisor presents) is what stays unknown.
-        format!("image file: the disk the guest is given is the hypervisor's choice, so the default 512/512/512/0 topology is used and every partition is judged against 4 KiB and 1 MiB anyway (give --topology to ask what-if); the file itself lies on {dev}, where its extents are judged against the host grain")
+        // hypervisor presents) is what stays unknown. The host device is
+        // named by the host findings and the JSON's `host`.
+        "image file: the disk the guest is given is the hypervisor's choice, so the default 512/512/512/0 topology is used and every partition is judged against 4 KiB and 1 MiB anyway (give --topology to ask what-if); where the file lies on the host disk is judged apart".into()
     } else {
         "image file: the real device is unknown, so the default 512/512/512/0 topology is used and every partition is judged against 4 KiB and 1 MiB anyway (give --topology to ask what-if)".into()
     };

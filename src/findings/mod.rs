@@ -204,7 +204,7 @@ codes! {
     TableNotRead = "table-not-read", Info,
         "The device node could not be opened (no permission, a container, a --sysfs-root tree): the partitions are judged from the kernel's view in sysfs, and the layers inside them are not checked.";
     TopologyUnknown = "topology-unknown", Info,
-        "The target is an image: the real device is unknown, so it is judged against 4 KiB and 1 MiB anyway.";
+        "The target is an image: the disk its guest is given is unknown, so it is judged against 4 KiB and 1 MiB anyway (where the file lies on the host disk is judged apart: host-misaligned).";
     // The image container a guest disk is read through.
     ImageUnitStraddle = "image-unit-straddle", Warning,
         "A start off 4 KiB inside an image container makes some 4 KiB guest blocks straddle two of the container's allocation units (qcow2 cluster or subcluster, VMDK grain, VHDX, VDI or VHD block): a first write or a snapshot's copy-on-write of such a block allocates or copies two units.";
