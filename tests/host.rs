@@ -283,18 +283,7 @@ fn probe_lands(img: &Path) {
     let path = img.display().to_string();
     let (check, _) = run_json(&["check", &path]);
     let first = &host_of(&check)["extents"][0];
-    let quick = [
-        "probe",
-        &path,
-        "--preset",
-        "quick",
-        "--runtime",
-        "20ms",
-        "--warmup",
-        "5ms",
-        "--rounds",
-        "3",
-    ];
+    let quick = [&["probe", path.as_str()], common::QUICK_PROBE].concat();
     let (doc, _) = run_json(&quick);
     let h = &doc["environment"]["host"];
     assert_eq!(h["first_host_bytes"], first["host_bytes"], "{h}");

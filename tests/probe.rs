@@ -32,16 +32,7 @@ impl TestDisk {
 }
 
 /// A short grid: enough to exercise everything, fast enough for CI.
-const FAST: &[&str] = &[
-    "--preset",
-    "quick",
-    "--runtime",
-    "20ms",
-    "--warmup",
-    "5ms",
-    "--rounds",
-    "3",
-];
+const FAST: &[&str] = common::QUICK_PROBE;
 
 fn probe(args: &[&str]) -> (String, String, i32) {
     let mut a = vec!["probe"];

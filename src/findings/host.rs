@@ -3,7 +3,16 @@
 //! `render.rs`, which reads only the facts the same way.
 
 use super::facts::Facts;
+use super::Code;
 use crate::units::exact;
+
+/// The sentence of a host code (render.rs's arm for them).
+pub fn sentence(code: Code, f: &Facts) -> String {
+    match code {
+        Code::HostNotJudged => host_not_judged(f),
+        _ => host_misaligned(f),
+    }
+}
 
 fn n(v: Option<u64>) -> u64 {
     v.unwrap_or(0)
@@ -16,7 +25,7 @@ fn text(v: &Option<String>) -> &str {
 /// `host-misaligned`: the first guest start off the host grain (or, with
 /// no start judged off it, the first extent whose blocks straddle), and
 /// the share of the image's 4 KiB blocks that straddle.
-pub fn host_misaligned(f: &Facts) -> String {
+fn host_misaligned(f: &Facts) -> String {
     let g = n(f.grain_bytes);
     let starts = match (f.units_judged, f.units_misaligned) {
         (Some(all), Some(off)) => {
@@ -40,6 +49,6 @@ pub fn host_misaligned(f: &Facts) -> String {
 }
 
 /// `host-not-judged`: why.
-pub fn host_not_judged(f: &Facts) -> String {
+fn host_not_judged(f: &Facts) -> String {
     format!("not judged on the host: {}", text(&f.region))
 }

@@ -604,5 +604,16 @@ mod tests {
         assert_eq!(h.judged_on.as_deref(), Some("dm-1"));
         assert_eq!(h.device_offset_bytes, 0);
         assert_eq!(h.devices, ["dm-1", "sdd1", "sdd"]);
+        // md-raid5: md127 over three partitions, chunk 512 KiB (minimum
+        // I/O), stripe 1 MiB: judged on the array against its chunk.
+        let md = Sysfs::new(root.join("md-raid5"));
+        let chain =
+            devices::resolve_devices(&[std::path::PathBuf::from("md127")], &md, None).watched;
+        let h = on_device(&chain, &md, None);
+        assert_eq!(h.judged_on.as_deref(), Some("md127"));
+        assert_eq!(
+            (h.grain_bytes, h.grain_from, h.optimal_io_bytes),
+            (512 << 10, HostGrainFrom::MinimumIo, 1 << 20)
+        );
     }
 }

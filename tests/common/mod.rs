@@ -16,6 +16,18 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_diskalign")
 }
 
+/// A short probe grid: enough to exercise everything, fast enough for CI.
+pub const QUICK_PROBE: &[&str] = &[
+    "--preset",
+    "quick",
+    "--runtime",
+    "20ms",
+    "--warmup",
+    "5ms",
+    "--rounds",
+    "3",
+];
+
 /// Run diskalign; returns (stdout, exit code).
 pub fn run(args: &[&str]) -> (String, i32) {
     // COLUMNS would wrap the human report: the tests read it unwrapped.
