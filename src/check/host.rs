@@ -10,7 +10,7 @@
 use super::container::straddle;
 use crate::findings::{Code, Facts, Finding};
 use crate::inspect::{judged, Host, HostExtent, Target};
-use crate::units::{human, KIB};
+use crate::units::KIB;
 
 /// A guest start is judged when it is on 4 KiB in the image: one that is
 /// not has its own finding there.
