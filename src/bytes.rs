@@ -2,6 +2,11 @@
 //! [`read_bytes`], the little- and big-endian field readers, and the
 //! [`ParseError`] every parser returns, naming the layer and the byte.
 
+mod cache;
+
+/// A device read once per block for the run.
+pub use cache::BlockCache;
+
 use std::fmt;
 use std::io;
 use std::rc::Rc;

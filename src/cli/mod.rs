@@ -27,6 +27,7 @@ use std::time::SystemTime;
 
 /// Parse arguments, run, print, and return the exit status.
 pub fn main() -> ExitCode {
+    crate::sys::keep_freed_heap();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return ExitCode::from(usage_error(e)),
@@ -59,7 +60,8 @@ pub fn main() -> ExitCode {
             options,
             targets,
             fail_on,
-        } => check::run(&options, &targets, fail_on, &out),
+            stats,
+        } => check::run(&options, &targets, fail_on, stats, &out),
         Task::ListColumns(listed) => out.write(Run::Columns(listed), 0),
         Task::Probe { options, emit_fio } => run_probe(&options, emit_fio, &out),
         Task::Assets(a) => (assets::render(a), 0),

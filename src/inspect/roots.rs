@@ -2,7 +2,7 @@
 //! device when it has no table), the layers found inside, and on a live
 //! system the kernel's holders, hung above the layer they are built from.
 
-use super::{Root, Target};
+use super::{ReadFor, Root, Target};
 use crate::bytes::SharedReader;
 use crate::layout::PartKind;
 use crate::stack::Region;
@@ -13,11 +13,13 @@ use std::path::PathBuf;
 
 /// The roots of `t`'s stack, walked and with their holders.
 /// Without a source (the node could not be opened) only the kernel's
-/// holders are hung above each root.
+/// holders are hung above each root. An empty root's zero tail is read
+/// only for `plan`, the one command that uses it.
 pub fn stack(
     src: Option<&SharedReader>,
     t: &Target,
     sysfs: &Sysfs,
+    command: ReadFor,
     pending: &mut Pending,
 ) -> Vec<Root> {
     let device = t.layer_device();
@@ -45,8 +47,10 @@ pub fn stack(
             };
             built_from.extend(up);
         }
-        let zero_tail_bytes = match (src, root.children.is_empty()) {
-            (Some(src), true) => zero_tail(&**src, root.offset_bytes, root.size_bytes),
+        let zero_tail_bytes = match (src, root.children.is_empty(), command) {
+            (Some(src), true, ReadFor::Plan) => {
+                zero_tail(&**src, root.offset_bytes, root.size_bytes)
+            }
             _ => 0,
         };
         out.push(Root {

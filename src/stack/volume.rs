@@ -71,8 +71,21 @@ pub static NTFS: LayerFormat = LayerFormat {
 /// 4 KiB sectors.
 const HEAD: u64 = 24 * 4096;
 
-fn head(src: &dyn ReadAt, layer: &'static str) -> Option<Vec<u8>> {
-    read_bytes(src, layer, 0, src.len().min(HEAD)).ok()
+/// The first [`HEAD`] bytes, read only when the first sector passes
+/// `looks`: most regions hold none of these volumes, and their probes
+/// run one after another on each.
+fn head(src: &dyn ReadAt, layer: &'static str, looks: fn(&[u8]) -> bool) -> Option<Vec<u8>> {
+    let first = read_bytes(src, layer, 0, src.len().min(512)).ok()?;
+    looks(&first).then(|| read_bytes(src, layer, 0, src.len().min(HEAD)).ok())?
+}
+
+fn fat_named(b: &[u8]) -> bool {
+    b.get(54..57) == Some(b"FAT") || b.get(82..87) == Some(b"FAT32")
+}
+
+fn looks_fat(b: &[u8]) -> bool {
+    let media = b.get(21).is_some_and(|&m| m == 0xf0 || m >= 0xf8);
+    boot_sector(b) && (fat_named(b) || media) && b.get(3..11) != Some(b"NTFS    ")
 }
 
 /// A boot sector: 0x55AA and a jump (fatgen103 section 3.1).
@@ -84,12 +97,8 @@ fn boot_sector(b: &[u8]) -> bool {
 /// asks (`libblkid/src/superblocks/vfat.c`, `fat_valid_superblock`: a
 /// FAT type string, or a valid media byte with the BPB's counts sane).
 fn probe_fat(r: &Region, src: &dyn ReadAt) -> Option<Found> {
-    let b = head(src, "FAT boot sector")?;
-    let named = b.get(54..57) == Some(b"FAT") || b.get(82..87) == Some(b"FAT32");
-    let media = b.get(21).is_some_and(|&m| m == 0xf0 || m >= 0xf8);
-    if !boot_sector(&b) || !(named || media) || b.get(3..11) == Some(b"NTFS    ") {
-        return None;
-    }
+    let b = head(src, "FAT boot sector", looks_fat)?;
+    let named = fat_named(&b);
     match fat::parse(&b) {
         Ok(f) => Some(fat_layer(r, src, &b, &f)),
         Err(e) if named => r.damaged(LayerKind::Filesystem, "FAT", e).map(Found::from),
@@ -98,10 +107,9 @@ fn probe_fat(r: &Region, src: &dyn ReadAt) -> Option<Found> {
 }
 
 fn probe_exfat(r: &Region, src: &dyn ReadAt) -> Option<Found> {
-    let b = head(src, "exFAT boot sector")?;
-    if b.get(3..11) != Some(b"EXFAT   ") {
-        return None;
-    }
+    let b = head(src, "exFAT boot sector", |b| {
+        b.get(3..11) == Some(b"EXFAT   ")
+    })?;
     Some(match exfat::parse(&b) {
         Ok(x) => exfat_layer(r, src, &x),
         Err(e) => Found::from(r.damaged(LayerKind::Filesystem, "exFAT", e)?),
@@ -109,10 +117,9 @@ fn probe_exfat(r: &Region, src: &dyn ReadAt) -> Option<Found> {
 }
 
 fn probe_ntfs(r: &Region, src: &dyn ReadAt) -> Option<Found> {
-    let b = head(src, "NTFS boot sector")?;
-    if b.get(3..11) != Some(b"NTFS    ") {
-        return None;
-    }
+    let b = head(src, "NTFS boot sector", |b| {
+        b.get(3..11) == Some(b"NTFS    ")
+    })?;
     Some(match ntfs::parse(&b) {
         Ok(n) => ntfs_layer(r, src, &b, &n),
         Err(e) => Found::from(r.damaged(LayerKind::Filesystem, "NTFS", e)?),

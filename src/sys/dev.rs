@@ -15,6 +15,7 @@
 use super::ioctl;
 use crate::bytes::ReadAt;
 use rustix::io::Errno;
+use std::cell::{Cell, RefCell};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
@@ -25,8 +26,10 @@ pub struct FileSource {
     pub file: File,
     pub size: u64,
     /// A block device opened with O_DIRECT: its logical block size, which
-    /// every read's offset, length and buffer are aligned to.
-    direct: Option<u64>,
+    /// every read's offset, length and buffer are aligned to. Cleared at
+    /// the first read the device refuses so (some do, at read time), and
+    /// read through its cache from then on.
+    direct: Cell<Option<u64>>,
 }
 
 impl ReadAt for FileSource {
@@ -34,16 +37,38 @@ impl ReadAt for FileSource {
         self.size
     }
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        match self.direct {
-            Some(block) => direct_read(&self.file, block, buf, offset),
-            None => FileExt::read_exact_at(&self.file, buf, offset),
+        super::stats::count_read(buf.len());
+        if let Some(block) = self.direct.get() {
+            match direct_read(&self.file, block, buf, offset) {
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => self.drop_direct()?,
+                done => return done,
+            }
         }
+        FileExt::read_exact_at(&self.file, buf, offset)
+    }
+}
+
+impl FileSource {
+    /// Read through the cache from now on: the device refused O_DIRECT.
+    fn drop_direct(&self) -> io::Result<()> {
+        let flags = rustix::fs::fcntl_getfl(&self.file)?;
+        rustix::fs::fcntl_setfl(&self.file, flags - rustix::fs::OFlags::DIRECT)?;
+        self.direct.set(None);
+        Ok(())
     }
 }
 
 /// Alignment of the bounce buffer: a page, which every logical block
 /// size divides (512 to 4096).
 const PAGE: usize = 4096;
+
+/// The bounce buffer kept between reads, up to this size: allocating
+/// and faulting in a new one for each read cost more than the read.
+const BOUNCE_KEPT: usize = 2 << 20;
+
+thread_local! {
+    static BOUNCE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 /// Read `buf.len()` bytes at `offset` from a file opened with O_DIRECT,
 /// through a buffer covering the logical blocks around them.
@@ -55,23 +80,45 @@ fn direct_read(file: &File, block: u64, buf: &mut [u8], offset: u64) -> io::Resu
     let to = end.div_ceil(block).saturating_mul(block);
     let span =
         usize::try_from(to - from).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    let mut bounce = vec![0u8; span + PAGE];
-    let skip = bounce.as_ptr().align_offset(PAGE).min(PAGE);
-    let aligned = &mut bounce[skip..skip + span];
+    if from == offset && span == buf.len() && buf.as_ptr() as usize % PAGE == 0 {
+        // Aligned already (the read cache's blocks): no bounce.
+        return read_all(file, buf, offset, buf.len());
+    }
+    BOUNCE.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        let mut own = Vec::new();
+        let bounce = if span + PAGE <= BOUNCE_KEPT {
+            if kept.len() < span + PAGE {
+                kept.resize(span + PAGE, 0);
+            }
+            &mut *kept
+        } else {
+            own.resize(span + PAGE, 0);
+            &mut own
+        };
+        let skip = bounce.as_ptr().align_offset(PAGE).min(PAGE);
+        let aligned = &mut bounce[skip..skip + span];
+        // The last block may end past the device's end: a short read
+        // there is fine once the bytes asked for are in.
+        let want = usize::try_from(end - from).unwrap_or(span);
+        read_all(file, aligned, from, want)?;
+        let at = (offset - from) as usize;
+        buf.copy_from_slice(&aligned[at..at + buf.len()]);
+        Ok(())
+    })
+}
+
+/// Read into `buf` from `offset` until at least `want` bytes are in.
+fn read_all(file: &File, buf: &mut [u8], offset: u64, want: usize) -> io::Result<()> {
     let mut done = 0;
-    // The last block may end past the device's end: a short read there
-    // is fine once the bytes asked for are in.
-    let want = usize::try_from(end - from).unwrap_or(span);
     while done < want {
-        match file.read_at(&mut aligned[done..], from + done as u64) {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
             Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
             Ok(n) => done += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    let at = (offset - from) as usize;
-    buf.copy_from_slice(&aligned[at..at + buf.len()]);
     Ok(())
 }
 
@@ -105,7 +152,9 @@ impl OpenError {
     }
 }
 
-/// Open a disk or image read-only with its size.
+/// Open a disk or image read-only with its size: a block device is
+/// switched to O_DIRECT on the same descriptor (fcntl F_SETFL, as open(2)
+/// allows for O_DIRECT), one open per device.
 pub fn open_source(path: &Path) -> Result<FileSource, OpenError> {
     let at = || path.to_path_buf();
     let file = File::open(path).map_err(|source| OpenError::Open { path: at(), source })?;
@@ -116,41 +165,28 @@ pub fn open_source(path: &Path) -> Result<FileSource, OpenError> {
         return Ok(FileSource {
             file,
             size: meta.len(),
-            direct: None,
+            direct: Cell::new(None),
         });
     }
     let size = ioctl::size_bytes(&file).map_err(|source| OpenError::Size { path: at(), source })?;
-    Ok(match direct(path, &file) {
-        Some((file, block)) => FileSource {
-            file,
-            size,
-            direct: Some(block),
-        },
-        None => FileSource {
-            file,
-            size,
-            direct: None,
-        },
+    let direct = direct(&file);
+    Ok(FileSource {
+        file,
+        size,
+        direct: Cell::new(direct),
     })
 }
 
-/// The block device at `path` opened again with O_DIRECT, with its
-/// logical block size; None where it refuses (the buffered `file` is
-/// read then).
-fn direct(path: &Path, file: &File) -> Option<(File, u64)> {
-    use std::os::unix::fs::OpenOptionsExt;
+/// Switch the block device open as `file` to O_DIRECT, and its logical
+/// block size; None where it refuses (it is read through its cache then).
+fn direct(file: &File) -> Option<u64> {
     let block = u64::from(ioctl::logical_block_size(file).ok()?);
     if block == 0 || PAGE as u64 % block != 0 {
         return None;
     }
-    let direct = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(path)
-        .ok()?;
-    // One block read proves the device takes it (some refuse at read).
-    direct_read(&direct, block, &mut [0u8; 1], 0).ok()?;
-    Some((direct, block))
+    let flags = rustix::fs::fcntl_getfl(file).ok()?;
+    rustix::fs::fcntl_setfl(file, flags | rustix::fs::OFlags::DIRECT).ok()?;
+    Some(block)
 }
 
 /// What a regular file takes on its filesystem (st_blocks × 512), as

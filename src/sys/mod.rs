@@ -13,10 +13,12 @@ mod dev;
 mod dm;
 mod fiemap;
 mod file;
+mod heap;
 mod host;
 mod ioctl;
 mod passthrough;
 mod procfs;
+mod stats;
 mod sysfs;
 mod term;
 mod trace;
@@ -38,6 +40,8 @@ pub use fiemap::{extents, Extent, ExtentFlags, Map};
 pub use file::{
     allocate, dio_offset_align, nameless, open_device, open_file, room, size_limit, Allocated, Mode,
 };
+/// Freed heap memory kept for reuse (set once at start).
+pub use heap::keep_freed_heap;
 /// The host's name and the running kernel.
 pub use host::{host_name, running_kernel};
 /// The block-device ioctls.
@@ -53,8 +57,12 @@ pub use procfs::{
     cpu_model, fs_type_of, fs_type_of_file, mount_of, mountinfo, parse_mountinfo,
     storage_read_bytes, swaps, unescape, Mount,
 };
+/// What a run cost: reads and sysfs attributes counted.
+pub use stats::Cost;
 /// /sys: bounded reads of attributes, disks and partitions.
-pub use sysfs::{devnum, list_dir, read_attr, read_num, read_str, DmIds, KernelPartition, Sysfs};
+pub use sysfs::{
+    devnum, link_target, list_dir, read_attr, read_num, read_str, DmIds, KernelPartition, Sysfs,
+};
 /// The terminal's width.
 pub use term::terminal_width;
 /// The block tracepoints traced for `watch`, and their parsers (fuzzed).

@@ -51,13 +51,23 @@ const ATTR_MAX: u64 = 4096;
 pub fn read_attr(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
+    super::stats::count_sysfs();
     let f = fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(path)
         .ok()?;
-    let mut buf = Vec::new();
-    f.take(ATTR_MAX).read_to_end(&mut buf).ok()?;
+    // One read: sysfs hands the whole attribute to the first (its show()
+    // fills one page, fs/sysfs/file.c `sysfs_kf_seq_show`), a regular
+    // file of a fixture tree all of its first page, and the bound holds.
+    let mut buf = vec![0u8; ATTR_MAX as usize];
+    let n = loop {
+        match (&f).read(&mut buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => break r.ok()?,
+        }
+    };
+    buf.truncate(n);
     Some(buf)
 }
 
@@ -103,6 +113,7 @@ fn need_num<T: std::str::FromStr>(path: &Path) -> io::Result<T> {
 
 /// Sorted entry names of a directory; empty when it cannot be read.
 pub fn list_dir(path: &Path) -> Vec<String> {
+    super::stats::count_sysfs();
     let mut names: Vec<String> = fs::read_dir(path)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -112,6 +123,42 @@ pub fn list_dir(path: &Path) -> Vec<String> {
         .unwrap_or_default();
     names.sort();
     names
+}
+
+/// Sorted names of the directories in a directory (as readdir types
+/// them: no stat each); empty when it cannot be read.
+fn sub_dirs(path: &Path) -> Vec<String> {
+    super::stats::count_sysfs();
+    let mut names: Vec<String> = fs::read_dir(path)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Where a sysfs link (`block/sda`, `dev/block/8:1`) points, with its
+/// `..` resolved by name: sysfs links are relative and point into
+/// `devices/`, whose directories are no links, so one readlink does what
+/// canonicalize does with one per component.
+pub fn link_target(link: &Path) -> Option<PathBuf> {
+    let to = fs::read_link(link).ok()?;
+    let mut out = link.parent()?.to_path_buf();
+    for c in to.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(n) => out.push(n),
+            std::path::Component::RootDir => out = PathBuf::from("/"),
+            std::path::Component::CurDir | std::path::Component::Prefix(_) => {}
+        }
+    }
+    Some(out)
 }
 
 impl Sysfs {
@@ -165,7 +212,7 @@ impl Sysfs {
     /// Map a device number to (disk name, partition number) through `dev/block/M:m`.
     pub fn resolve_devnum(&self, major: u32, minor: u32) -> Option<(String, Option<u32>)> {
         let link = self.root.join(format!("dev/block/{major}:{minor}"));
-        let path = fs::canonicalize(link).ok()?;
+        let path = link_target(&link).or_else(|| fs::canonicalize(link).ok())?;
         let name = path.file_name()?.to_string_lossy().into_owned();
         if path.join("partition").exists() {
             let disk = path.parent()?.file_name()?.to_string_lossy().into_owned();
@@ -278,11 +325,15 @@ impl Sysfs {
         })
     }
 
-    /// The partitions the kernel registered for a disk.
+    /// The partitions the kernel registered for a disk: the directories
+    /// under it named after it (block/partitions/core.c `add_partition`
+    /// names each `<disk><N>` or `<disk>p<N>`), so the attributes and
+    /// other directories beside them are never opened.
     pub fn partitions(&self, name: &str) -> Vec<KernelPartition> {
         let dir = self.block_dir(name);
-        let mut parts: Vec<KernelPartition> = list_dir(&dir)
+        let mut parts: Vec<KernelPartition> = sub_dirs(&dir)
             .into_iter()
+            .filter(|child| child.len() > name.len() && child.starts_with(name))
             .filter_map(|child| {
                 let p = dir.join(&child);
                 let number = read_num(&p.join("partition"))?;

@@ -131,13 +131,6 @@ fn vpd_serial(path: &Path) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())
 }
 
-/// A disk's size in bytes from sysfs `size` (512-byte sectors); 0 unread.
-fn size_of(dir: &Path) -> u64 {
-    read_num::<u64>(&dir.join("size"))
-        .unwrap_or(0)
-        .saturating_mul(512)
-}
-
 impl Sysfs {
     /// A disk's zones from sysfs, with its conventional zones counted
     /// through BLKREPORTZONE on `/dev/NAME` when this is the live sysfs
@@ -178,18 +171,24 @@ impl Sysfs {
     /// ioctl view when this is the live sysfs.
     pub fn disk(&self, name: &str) -> io::Result<Disk> {
         let dir = self.block_dir(name);
-        if !dir.join("size").exists() {
+        let Some(sectors) = read_num::<u64>(&dir.join("size")) else {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!("{name} is not a whole disk under {}", self.root().display()),
             ));
-        }
+        };
+        let size_bytes = sectors.saturating_mul(512);
         let mut topology = self.topology(name)?;
-        let zoned = self.zoned(name, size_of(&dir))?;
-        let size_bytes = size_of(&dir);
+        let zoned = self.zoned(name, size_bytes)?;
         let device = PathBuf::from("/dev").join(name);
         let dev = dir.join("device");
-        let flash = flash::read_card(&dev, size_bytes);
+        // A virtual disk (loop, dm, md, zram) has no `device/`: none of
+        // its attributes is asked for then.
+        let has_dev = dev.is_dir();
+        let dev_str = |attr: &str| has_dev.then(|| read_str(&dev.join(attr))).flatten();
+        let flash = has_dev
+            .then(|| flash::read_card(&dev, size_bytes))
+            .flatten();
         if let Some(f) = &flash {
             // An SD card is removable flash whatever sysfs `removable`
             // says (a card in a built-in slot reads 0); an eMMC is not.
@@ -211,7 +210,9 @@ impl Sysfs {
                 )),
             )
         };
-        let canonical = fs::canonicalize(&dir).unwrap_or(dir.clone());
+        let canonical = sys::link_target(&dir)
+            .or_else(|| fs::canonicalize(&dir).ok())
+            .unwrap_or(dir.clone());
         let (transport, usb) = transport::detect(name, &canonical);
         let (declared, declared_note) =
             match declared::ask(&dir, &device, transport, self.is_live())
@@ -221,6 +222,7 @@ impl Sysfs {
                 Err(note) => (None, Some(note)),
             };
         let slaves = list_dir(&dir.join("slaves"));
+        let dev_wwid = dev_str("wwid");
         let mut disk = Disk {
             name: name.to_string(),
             device,
@@ -231,14 +233,14 @@ impl Sysfs {
             ioctl_error,
             rotational: read_num::<u8>(&dir.join("queue/rotational")).map(|v| v != 0),
             removable: read_num::<u8>(&dir.join("removable")).map(|v| v != 0),
-            model: read_str(&dev.join("model")).or_else(|| read_str(&dir.join("md/level"))),
-            vendor: read_str(&dev.join("vendor")),
-            serial: read_str(&dev.join("serial"))
+            model: dev_str("model").or_else(|| read_str(&dir.join("md/level"))),
+            vendor: dev_str("vendor"),
+            serial: dev_str("serial")
                 .or_else(|| read_str(&dir.join("serial")))
-                .or_else(|| vpd_serial(&dev.join("vpd_pg80")))
-                .or_else(|| read_str(&dev.join("wwid"))),
-            wwn: read_str(&dir.join("wwid")).or_else(|| read_str(&dev.join("wwid"))),
-            firmware: read_str(&dev.join("firmware_rev")).or_else(|| read_str(&dev.join("rev"))),
+                .or_else(|| has_dev.then(|| vpd_serial(&dev.join("vpd_pg80"))).flatten())
+                .or_else(|| dev_wwid.clone()),
+            wwn: read_str(&dir.join("wwid")).or(dev_wwid),
+            firmware: dev_str("firmware_rev").or_else(|| dev_str("rev")),
             transport,
             usb,
             flash,
