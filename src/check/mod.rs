@@ -5,6 +5,7 @@
 
 mod bluestore;
 mod container;
+mod cost;
 mod declared;
 mod device;
 mod disagree;
@@ -62,6 +63,8 @@ use std::path::{Path, PathBuf};
 pub use crate::inspect::default_targets;
 /// How to run a check: what `inspect` reads with.
 pub use crate::inspect::InspectOptions as CheckOptions;
+/// What reading the targets cost (the document's `run`).
+pub use cost::{RunCost, TargetCost};
 
 /// Everything one `check` run found: the body of the check document
 /// (docs/json.md), in its key order.
@@ -74,6 +77,9 @@ pub struct CheckRun {
     pub errors: Vec<TargetError>,
     /// Counts, the status and the exit status.
     pub summary: summary::RunSummary,
+    /// What reading cost: device reads, bytes and sysfs attributes, in
+    /// all and per target.
+    pub run: cost::RunCost,
 }
 
 /// Read several targets together (md arrays and volume groups spread over
@@ -91,6 +97,7 @@ pub fn check_with(paths: &[PathBuf], opts: &CheckOptions, fail_on: FailOn) -> Ch
 /// The targets read, before any rule (no targets: every disk of the
 /// machine or of the sysfs tree).
 pub fn read(paths: &[PathBuf], opts: &CheckOptions) -> Inspection {
+    let start = crate::sys::Cost::now();
     let (paths, listing_error) = if paths.is_empty() {
         match default_targets(&opts.sysfs) {
             Ok(t) => (t, None),
@@ -101,6 +108,7 @@ pub fn read(paths: &[PathBuf], opts: &CheckOptions) -> Inspection {
     };
     let mut i = inspect::inspect(&paths, opts);
     i.errors.extend(listing_error);
+    i.total = crate::sys::Cost::now().since(start);
     i
 }
 
@@ -125,6 +133,7 @@ pub fn judge(i: Inspection, fail_on: FailOn) -> CheckRun {
         assembled: i.assembled,
         errors: i.errors,
         summary: summary::RunSummary::default(),
+        run: cost::RunCost::of(i.total, i.costs),
     };
     for l in &mut run.assembled {
         stack::judge_layer(l);

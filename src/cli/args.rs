@@ -183,6 +183,9 @@ pub enum Command {
         /// Print every explanation: info findings too (why the tools disagree, portability); with -o, -n or -b the whole report, its tables of those columns.
         #[arg(short, long, conflicts_with_all = ["raw", "pairs"])]
         verbose: bool,
+        /// Also print on stderr what reading cost: per target the device reads, the bytes they asked for and the sysfs attributes read, then the whole run with its wall time (the JSON's `run` section has the same counts).
+        #[arg(long)]
+        stats: bool,
     },
     /// Measure whether misalignment hurts: a grid of block sizes x offsets on a
     /// disk, a partition, a file, or a scratch file in a directory.

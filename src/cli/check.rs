@@ -10,8 +10,19 @@ use std::path::PathBuf;
 
 /// Returns the report text and the exit status. Each target that could
 /// not be checked is one line on stderr, here and nowhere else.
-pub fn run(opts: &CheckOptions, targets: &[PathBuf], fail_on: FailOn, out: &Out) -> (String, u8) {
+pub fn run(
+    opts: &CheckOptions,
+    targets: &[PathBuf],
+    fail_on: FailOn,
+    stats: bool,
+    out: &Out,
+) -> (String, u8) {
+    let started = std::time::Instant::now();
     let checked = crate::plan::check_run(targets, opts, fail_on);
+    if stats {
+        let lines = crate::report::cost_lines(&checked.run.run, started.elapsed());
+        eprint!("{lines}");
+    }
     for m in &checked.unused {
         warn(&format!(
             "--probe {}: {} is none of the devices checked (the same path, or a partition of the same disk): not used",

@@ -32,6 +32,8 @@ pub enum Task {
         options: CheckOptions,
         targets: Vec<PathBuf>,
         fail_on: FailOn,
+        /// `--stats`: what reading cost, on stderr.
+        stats: bool,
     },
     /// `COMMAND --list-columns`.
     ListColumns(Listed),
@@ -186,6 +188,7 @@ impl Options {
                 table,
                 quiet,
                 verbose,
+                stats,
             } => {
                 let outputs = outputs(output)?;
                 table_style(&mut style, &table, outputs.stdout(), Table::Check)?;
@@ -206,6 +209,7 @@ impl Options {
                         },
                         targets,
                         fail_on,
+                        stats,
                     },
                 )
             }

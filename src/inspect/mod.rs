@@ -18,6 +18,7 @@ use crate::layout::{self, Table};
 use crate::stack;
 use crate::stack::Layer;
 use crate::stack::Pending;
+use crate::sys::Cost;
 use crate::topology::{self, Disk, Sysfs, TopologyOverride};
 /// Where an image file lies on the host disk under it.
 pub use host::{
@@ -166,7 +167,7 @@ pub struct Root {
     /// empty partition): how many of its last bytes (up to
     /// [`roots::TAIL_READ`]) are zero too, so the plan can bring its end
     /// down to 4 KiB without cutting off data it does not know. 0
-    /// otherwise.
+    /// otherwise, and unread (0) unless the read is `plan`'s.
     pub zero_tail_bytes: u64,
 }
 
@@ -257,6 +258,11 @@ pub struct Inspection {
     /// md arrays and volume groups put together from the targets.
     pub assembled: Vec<Layer>,
     pub errors: Vec<TargetError>,
+    /// What reading each target asked for cost (in the order asked,
+    /// those that failed too), and the whole read with the listing of
+    /// disks and the assembly.
+    pub costs: Vec<(String, Cost)>,
+    pub total: Cost,
 }
 
 /// Why a target could not be read.
@@ -290,7 +296,11 @@ pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
     let mut out = Inspection::default();
     let mut pending = Pending::default();
     for p in paths {
-        match target(p, opts, &mut pending) {
+        let before = Cost::now();
+        let read = target(p, opts, &mut pending);
+        out.costs
+            .push((p.display().to_string(), Cost::now().since(before)));
+        match read {
             Ok(mut t) => {
                 t.measured = Measured::of(&t, &opts.measured).cloned();
                 out.targets.push(t)
@@ -406,7 +416,7 @@ fn target(
     if opts.sysfs.is_live() {
         t.node_block_sizes = node_block_sizes(t.disk.as_ref(), t.only);
     }
-    t.stack = roots::stack(src.as_ref(), &t, &opts.sysfs, pending);
+    t.stack = roots::stack(src.as_ref(), &t, &opts.sysfs, opts.command, pending);
     if t.kind == TargetKind::Image && opts.sysfs.is_live() {
         let mut h = host::place(path, &opts.sysfs, opts.host_grain);
         if h.not_judged.is_none() {
@@ -476,7 +486,10 @@ fn open(
     };
     let reason = if sysfs.is_live() {
         match crate::sys::open_source(node) {
-            Ok(f) => return Ok((Content::Bytes(std::rc::Rc::new(f)), None)),
+            Ok(f) => {
+                let cached = crate::bytes::BlockCache::new(f);
+                return Ok((Content::Bytes(std::rc::Rc::new(cached)), None));
+            }
             Err(e) => e.reason(),
         }
     } else {

@@ -108,6 +108,7 @@ mod tests {
             assembled: vec![],
             errors: vec![],
             summary: crate::check::summarize_run(&[], &[], 0, Default::default()),
+            run: Default::default(),
         };
         let texts = [
             super::check_json(&run, &stamp()),

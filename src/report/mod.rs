@@ -23,7 +23,7 @@ mod tables;
 /// The self-contained HTML page of saved runs, and its figures.
 pub use html::{html_figures, render_html, Input};
 /// `watch`'s live screen.
-pub use human::watch_live;
+pub use human::{cost_lines, watch_live};
 /// Each command's JSON document.
 pub use json::{check_json, compare_json, plan_json, probe_json, topology_json, watch_json};
 /// The progress bar of long runs.
@@ -332,6 +332,7 @@ mod tests {
             assembled: vec![],
             errors: vec![],
             summary: crate::check::summarize_run(&[], &[], 0, Default::default()),
+            run: Default::default(),
         };
         let survey = Survey {
             disks: vec![],

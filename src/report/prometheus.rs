@@ -815,6 +815,7 @@ mod tests {
                 TargetError::new("/dev/sdz", "gone"),
             ],
             summary,
+            run: Default::default(),
         };
         let text = check(&run, &stamp(1_699_999_990.0));
         let vg = "VG vg0 (extent 1 MiB)";

@@ -3,11 +3,15 @@
 
 mod check;
 mod compare;
+mod cost;
 mod declared;
 mod probe;
 mod stack;
 mod topology;
 mod watch;
+
+/// `check --stats`: what reading cost, for stderr.
+pub use cost::lines as cost_lines;
 
 /// A stack layer's facts as the tree says them (the page's stack table
 /// says them in the same words).
