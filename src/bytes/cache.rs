@@ -49,9 +49,23 @@ struct Run {
 /// A page: what O_DIRECT buffers are aligned to.
 const PAGE: usize = 4096;
 
+/// The most buffers kept for reuse, and the largest one kept.
+const POOL_MAX: usize = 64;
+const POOL_BUF_MAX: usize = 4 * BLOCK as usize + PAGE;
+
+thread_local! {
+    /// Buffers of runs dropped with their cache, for the next target's:
+    /// a new one is zeroed before it is read into, 128 KiB a read, which
+    /// cost a check of many disks more than any other work it does.
+    static POOL: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
 impl Run {
     fn new(len: usize) -> Run {
-        let buf = vec![0u8; len + PAGE];
+        let mut buf = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        if buf.len() < len + PAGE {
+            buf.resize(len + PAGE, 0);
+        }
         let skip = buf.as_ptr().align_offset(PAGE).min(PAGE);
         Run { buf, skip, len }
     }
@@ -66,12 +80,32 @@ impl Run {
     }
 }
 
+impl Drop for Run {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        if buf.len() <= POOL_BUF_MAX {
+            // try_with: at thread exit the pool may be gone already.
+            let _ = POOL.try_with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() < POOL_MAX {
+                    p.push(buf);
+                }
+            });
+        }
+    }
+}
+
 impl<R: ReadAt> BlockCache<R> {
     pub fn new(inner: R) -> Self {
         BlockCache {
             kept: RefCell::new(BTreeMap::new()),
             inner,
         }
+    }
+
+    /// The source read through.
+    pub fn inner(&self) -> &R {
+        &self.inner
     }
 }
 
