@@ -4,11 +4,13 @@
 //! above them, then the md arrays and volume groups assembled across the
 //! targets. `check` judges the result without further I/O.
 
+mod ahead;
 mod host;
 mod kernel_view;
 mod resolve;
 mod roots;
 
+use crate::bytes::BlockCache;
 use crate::bytes::SharedReader;
 use crate::errors::TargetError;
 use crate::findings::{Code, Finding};
@@ -18,7 +20,7 @@ use crate::layout::{self, Table};
 use crate::stack;
 use crate::stack::Layer;
 use crate::stack::Pending;
-use crate::sys::Cost;
+use crate::sys::{Cost, FileSource};
 use crate::topology::{self, Disk, Sysfs, TopologyOverride};
 /// Where an image file lies on the host disk under it.
 pub use host::{
@@ -293,13 +295,34 @@ pub const MIN_IMAGE_BYTES: u64 = 1024;
 
 /// Read every target, then assemble what spans them.
 pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
+    // Only the live system's nodes are opened, so only they are read
+    // ahead (`ahead.rs`); with one target there is nothing to overlap.
+    if !opts.sysfs.is_live() || paths.len() < 2 {
+        return inspect_each(paths, opts, None);
+    }
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(ahead::AHEAD);
+        s.spawn(move || ahead::read_all(paths, tx));
+        inspect_each(paths, opts, Some(rx))
+    })
+}
+
+/// Read every target, with what was read ahead of each, then assemble
+/// what spans them.
+fn inspect_each(
+    paths: &[PathBuf],
+    opts: &InspectOptions,
+    ahead: Option<std::sync::mpsc::Receiver<ahead::Read>>,
+) -> Inspection {
     let mut out = Inspection::default();
     let mut pending = Pending::default();
     for p in paths {
-        let before = Cost::now();
-        let read = target(p, opts, &mut pending);
-        out.costs
-            .push((p.display().to_string(), Cost::now().since(before)));
+        let before = Cost::here();
+        let early = ahead::take(ahead.as_ref(), p);
+        let early_cost = early.as_ref().map_or(Cost::default(), |r| r.cost);
+        let read = target(p, opts, early.and_then(|r| r.source), &mut pending);
+        let cost = Cost::here().since(before).plus(early_cost);
+        out.costs.push((p.display().to_string(), cost));
         match read {
             Ok(mut t) => {
                 t.measured = Measured::of(&t, &opts.measured).cloned();
@@ -341,13 +364,17 @@ pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, TargetError> {
 fn target(
     path: &Path,
     opts: &InspectOptions,
+    early: Option<BlockCache<FileSource>>,
     pending: &mut Pending,
 ) -> Result<Target, InspectError> {
     let (disk, only, node) = match resolve::resolve(path, &opts.sysfs, opts.command)? {
         Resolved::Image => (None, None, path.to_path_buf()),
         Resolved::Live { disk, only, node } => (Some(*disk), only, node),
     };
-    let (content, container) = open(&node, disk.as_ref(), &opts.sysfs)?;
+    // What was read ahead is the node's only when the node is the path
+    // read (a partition target's node is its disk).
+    let early = early.filter(|_| node == path);
+    let (content, container) = open(&node, disk.as_ref(), &opts.sysfs, early)?;
     let declared = container.as_ref().and_then(declared_topology);
     let (detected, detected_source) = match (&disk, declared) {
         (Some(d), _) => (d.topology, TopologySource::Kernel),
@@ -480,14 +507,18 @@ fn open(
     node: &Path,
     disk: Option<&Disk>,
     sysfs: &Sysfs,
+    early: Option<BlockCache<FileSource>>,
 ) -> Result<(Content, Option<Container>), InspectError> {
     let Some(d) = disk else {
         return open_image(node);
     };
+    if let Some(cached) = early {
+        return Ok((Content::Bytes(std::rc::Rc::new(cached)), None));
+    }
     let reason = if sysfs.is_live() {
         match crate::sys::open_source(node) {
             Ok(f) => {
-                let cached = crate::bytes::BlockCache::new(f);
+                let cached = BlockCache::new(f);
                 return Ok((Content::Bytes(std::rc::Rc::new(cached)), None));
             }
             Err(e) => e.reason(),

@@ -31,7 +31,9 @@ pub use blocktrace::{
 /// Where the cgroup v2 hierarchy is mounted.
 pub use cgroup::mount_point;
 /// Device nodes and images opened read-only, and their numbers.
-pub use dev::{allocated_bytes, major_minor, node_block_size, open_source, rdev_of, OpenError};
+pub use dev::{
+    allocated_bytes, major_minor, node_block_size, open_source, rdev_of, FileSource, OpenError,
+};
 /// A dm device's table, and where a linear target's data lies.
 pub use dm::{dm_table, linear_origin};
 /// Where a file's extents lie (FS_IOC_FIEMAP).
@@ -46,7 +48,8 @@ pub use heap::keep_freed_heap;
 pub use host::{host_name, running_kernel};
 /// The block-device ioctls.
 pub use ioctl::{
-    conventional_zones, device_block_size, open_read_only, read_fd, read_path, IoctlValues,
+    conventional_zones, device_block_size, logical_block_size, open_read_only, read_fd, read_path,
+    IoctlValues,
 };
 /// What a device says about itself, asked read-only (identify data).
 pub use passthrough::{

@@ -5,11 +5,18 @@
 //! the same every time.
 
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 static DEVICE_READS: AtomicU64 = AtomicU64::new(0);
 static BYTES_READ: AtomicU64 = AtomicU64::new(0);
 static SYSFS_READS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The same counts, of this thread's reads only: a target's reads
+    /// are made in two threads (inspect reads ahead in one).
+    static HERE: Cell<Cost> = const { Cell::new(Cost::ZERO) };
+}
 
 /// Reads counted so far, or between two points (`b.since(a)`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +31,17 @@ pub struct Cost {
 }
 
 impl Cost {
+    const ZERO: Cost = Cost {
+        device_reads: 0,
+        bytes_read: 0,
+        sysfs_reads: 0,
+    };
+
+    /// The counts so far in this thread.
+    pub fn here() -> Cost {
+        HERE.with(Cell::get)
+    }
+
     /// The counts so far in this process.
     pub fn now() -> Cost {
         Cost {
@@ -56,9 +74,20 @@ impl Cost {
 pub(super) fn count_read(bytes: usize) {
     DEVICE_READS.fetch_add(1, Relaxed);
     BYTES_READ.fetch_add(bytes as u64, Relaxed);
+    let _ = HERE.try_with(|c| {
+        let mut now = c.get();
+        now.device_reads += 1;
+        now.bytes_read += bytes as u64;
+        c.set(now);
+    });
 }
 
 /// One attribute read or directory listed.
 pub(super) fn count_sysfs() {
     SYSFS_READS.fetch_add(1, Relaxed);
+    let _ = HERE.try_with(|c| {
+        let mut now = c.get();
+        now.sysfs_reads += 1;
+        c.set(now);
+    });
 }

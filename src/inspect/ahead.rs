@@ -1,0 +1,104 @@
+//! Reading ahead. A check of many disks spends as long waiting for each
+//! disk's few O_DIRECT reads as it does working: one thread, one read at
+//! a time. A second thread opens each disk named a few targets ahead of
+//! the one being judged and walks it as the main thread will (its table,
+//! then each data partition's layers), only to bring the blocks those
+//! walks read into the disk's [`BlockCache`]; the main thread then takes
+//! the cache over with its device and finds them there. What the main
+//! thread asks beyond them (an LV followed through a volume group, a
+//! different sector size given by `--topology`) it reads itself. Nothing
+//! found ahead is used but the bytes: every layer is still made by the
+//! main thread's own walk, from the same bytes of the same device.
+
+use crate::bytes::{BlockCache, SharedReader};
+use crate::iolimits::Topology;
+use crate::layout::{self, PartKind};
+use crate::stack::{self, Pending, Region};
+use crate::sys::{Cost, FileSource};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::mpsc::{Receiver, SyncSender};
+
+/// How many disks the reading thread may be ahead: enough to hide a
+/// disk's reads behind the main thread's work on the one before, few
+/// enough that its blocks (a few hundred KiB a disk) stay small.
+pub const AHEAD: usize = 4;
+
+/// One target read ahead: its device with the blocks read, and what
+/// reading them cost (in the reading thread).
+pub struct Read {
+    pub path: PathBuf,
+    pub source: Option<BlockCache<FileSource>>,
+    pub cost: Cost,
+}
+
+/// Read `paths` ahead in order, one [`Read`] each, until the receiver
+/// is gone.
+pub fn read_all(paths: &[PathBuf], tx: SyncSender<Read>) {
+    for p in paths {
+        let before = Cost::here();
+        let source = read_one(p);
+        let read = Read {
+            path: p.clone(),
+            source,
+            cost: Cost::here().since(before),
+        };
+        if tx.send(read).is_err() {
+            return;
+        }
+    }
+}
+
+/// The next target's read, when it is the one at `path`.
+pub fn take(rx: Option<&Receiver<Read>>, path: &Path) -> Option<Read> {
+    rx?.recv().ok().filter(|r| r.path == path)
+}
+
+/// A whole disk's node opened and walked; None for anything else (an
+/// image file is read through the page cache, and soon enough; a
+/// partition target is read through its disk's node).
+fn read_one(path: &Path) -> Option<BlockCache<FileSource>> {
+    let meta = std::fs::metadata(path).ok()?;
+    let (_, partition) = crate::sys::Sysfs::default().resolve_node(&meta).ok()?;
+    if partition.is_some() {
+        return None;
+    }
+    let source = Rc::new(BlockCache::new(crate::sys::open_source(path).ok()?));
+    walk(&source);
+    Rc::try_unwrap(source).ok()
+}
+
+/// Read the table and walk each data partition (or the whole device) as
+/// `roots::stack` does, keeping nothing but the blocks.
+fn walk(source: &Rc<BlockCache<FileSource>>) {
+    let src: SharedReader = source.clone();
+    let lbs = crate::sys::logical_block_size(&source.inner().file).unwrap_or(512);
+    let Ok(table) = layout::read_table(&*src, u64::from(lbs), true) else {
+        return;
+    };
+    let ss = table.sector_size;
+    let mut regions: Vec<(u64, u64)> = table
+        .partitions
+        .iter()
+        .filter(|p| p.kind != PartKind::Extended && p.last_lba >= p.first_lba)
+        .filter_map(|p| {
+            let start = p.first_lba.checked_mul(ss)?;
+            let len = (p.last_lba - p.first_lba + 1).checked_mul(ss)?;
+            (start.checked_add(len)? <= src.len()).then_some((start, len))
+        })
+        .collect();
+    if table.partitions.is_empty() {
+        regions.push((0, src.len()));
+    }
+    let mut pending = Pending::default();
+    for (offset, len) in regions {
+        let r = Region {
+            src: src.clone(),
+            device: String::new(),
+            offset,
+            len,
+            below: Topology::plain(lbs),
+        };
+        stack::walk_region(&r, &mut pending);
+    }
+}
