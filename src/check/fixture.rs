@@ -92,6 +92,8 @@ pub fn disk(size: u64, registered: Vec<KernelPartition>) -> Disk {
         slaves: vec![],
         holders: vec![],
         partitions: registered,
+        paths: vec![],
+        path_of: None,
         findings: vec![],
         declared: None,
         declared_note: None,

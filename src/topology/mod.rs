@@ -6,6 +6,7 @@ mod devices;
 mod dm;
 mod flash;
 mod hints;
+mod multipath;
 mod overrides;
 mod survey;
 mod transport;
@@ -25,6 +26,8 @@ pub use dm::{dm_role, DmRole};
 pub use flash::{sd_table_row, CardKind, FlashCard, SdTableRow};
 /// The hints the limits give (a misaligned marker, a USB bridge's value).
 pub use hints::{hints, limit_hints, stacked_offset_why};
+/// A multipath map's paths, and the map a path device belongs to.
+pub use multipath::{is_path as is_multipath_path, MultipathMap};
 /// `--topology`: limits given by hand for an image.
 pub use overrides::TopologyOverride;
 /// `diskalign topology`: every disk and its limits.
@@ -91,6 +94,14 @@ pub struct Disk {
     pub slaves: Vec<String>,
     pub holders: Vec<String>,
     pub partitions: Vec<KernelPartition>,
+    /// A multipath map's paths: its `slaves/` (kernel names); absent for
+    /// any other disk.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// The multipath map this disk is one path of (found among its
+    /// `holders/`); absent for any other disk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_of: Option<MultipathMap>,
     /// Suspicious hints and sysfs/ioctl disagreements.
     pub findings: Vec<Finding>,
     /// What the device itself says (its identify data) beside the
@@ -223,6 +234,10 @@ impl Sysfs {
             };
         let slaves = list_dir(&dir.join("slaves"));
         let dev_wwid = dev_str("wwid");
+        let holders = list_dir(&dir.join("holders"));
+        let dm = self.dm_ids(name);
+        let paths = multipath::paths_of(dm.as_ref().map(dm::dm_role), &slaves);
+        let path_of = multipath::map_among(self, &holders);
         let mut disk = Disk {
             name: name.to_string(),
             device,
@@ -245,10 +260,12 @@ impl Sysfs {
             usb,
             flash,
             backing_file: read_str(&dir.join("loop/backing_file")),
-            dm: self.dm_ids(name),
+            dm,
             slaves,
-            holders: list_dir(&dir.join("holders")),
+            holders,
             partitions: self.partitions(name),
+            paths,
+            path_of,
             findings: Vec::new(),
             declared,
             declared_note,
