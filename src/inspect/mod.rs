@@ -341,7 +341,8 @@ fn inspect_each(
 /// tree), but those that exist only inside another layer (an LVM sub-LV
 /// or layer device, an opened dm-crypt mapping, a kpartx partition map:
 /// `topology::dm`): they are in the stack of the device they are built
-/// from, among its holders, and checked as targets only when named.
+/// from, among its holders, and checked as targets only when named; nor
+/// the paths of a multipath map, which is their disk.
 pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, TargetError> {
     let names = sysfs.default_disks().map_err(|e| {
         TargetError::new(
@@ -354,9 +355,11 @@ pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, TargetError> {
             .dm_ids(name)
             .is_some_and(|ids| matches!(topology::dm_role(&ids), topology::DmRole::Internal(_)))
     };
+    // A path of a multipath map is the map's disk seen once more: the
+    // map is the target, its paths are named under it.
     Ok(names
         .into_iter()
-        .filter(|n| !internal(n))
+        .filter(|n| !internal(n) && !topology::is_multipath_path(sysfs, n))
         .map(|n| PathBuf::from("/dev").join(n))
         .collect())
 }
