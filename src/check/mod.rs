@@ -245,6 +245,7 @@ fn target(t: Target, regions: &mut inherit::Regions) -> CheckedTarget {
         serial: t.disk.as_ref().and_then(|d| d.serial.clone()),
         wwn: t.disk.as_ref().and_then(|d| d.wwn.clone()),
         model: t.disk.as_ref().and_then(|d| d.model.clone()),
+        paths: t.disk.as_ref().map(|d| d.paths.clone()).unwrap_or_default(),
         size_bytes: t.size,
         container: t.container,
         topology: t.topology,

@@ -78,6 +78,11 @@ pub struct CheckedTarget {
     pub serial: Option<String>,
     pub wwn: Option<String>,
     pub model: Option<String>,
+    /// A multipath map's paths (kernel names, its `slaves/`): one disk
+    /// reached over each, named here and never a target of its own.
+    /// Absent for any other target.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
     pub size_bytes: u64,
     /// The image container the guest disk was read through: format,
     /// version, allocation unit, virtual size, backing chain (null for a
@@ -152,6 +157,15 @@ impl CheckedTarget {
                     .flat_map(|l| l.walk())
                     .map(|l| l.findings.as_slice()),
             )
+    }
+
+    /// The node of the multipath map this target is a path of (its
+    /// `multipath-path` finding's), where its fixes are made.
+    pub fn multipath_map_node(&self) -> Option<&str> {
+        self.findings
+            .iter()
+            .find(|f| f.code == crate::findings::Code::MultipathPath)
+            .and_then(|f| f.facts.map_node.as_deref())
     }
 
     /// Every finding of the target and its partitions.

@@ -129,12 +129,19 @@ fn target(id: &str, n: usize, t: &CheckedTarget) -> String {
 }
 
 /// The whole disk's name and identity, as far as known: `, disk sda
-/// (model X, serial Y, WWN Z)`; nothing for an image.
+/// (model X, serial Y, WWN Z)`, a multipath map's paths first (`paths
+/// sdb, sdc`); nothing for an image.
 fn identity(t: &CheckedTarget) -> String {
-    let known: Vec<String> = [("model", &t.model), ("serial", &t.serial), ("WWN", &t.wwn)]
-        .into_iter()
-        .filter_map(|(k, v)| Some(format!("{k} {}", v.as_deref().filter(|v| !v.is_empty())?)))
-        .collect();
+    let paths = (!t.paths.is_empty()).then(|| t.paths.join(", "));
+    let known: Vec<String> = [
+        ("paths", &paths),
+        ("model", &t.model),
+        ("serial", &t.serial),
+        ("WWN", &t.wwn),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some(format!("{k} {}", v.as_deref().filter(|v| !v.is_empty())?)))
+    .collect();
     match (&t.disk, known.is_empty()) {
         (None, true) => String::new(),
         (None, false) => format!(" ({})", known.join(", ")),
@@ -228,6 +235,19 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("<td>5f3c-1</td>"), "{s}");
+    }
+
+    /// A multipath map names its paths beside its disk.
+    #[test]
+    fn a_multipath_map_names_its_paths() {
+        let doc = r#"{"schema":"diskalign.check","targets":[{"path":"/dev/dm-0","kind":"disk",
+          "disk":"dm-0","paths":["sdb","sdc"],"size_bytes":1073741824,
+          "partition_table":{"type":"none","sector_size":512}}]}"#;
+        let Ok(Saved::Check(doc)) = Saved::parse(doc, "a.json") else {
+            panic!("not a check document");
+        };
+        let s = section("run1", "a.json", &doc);
+        assert!(s.contains("disk dm-0 (paths sdb, sdc)"), "{s}");
     }
 
     /// An image read through a container names its format and the

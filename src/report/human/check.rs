@@ -188,6 +188,11 @@ fn header(out: &mut String, r: &CheckedTarget, st: &Style) {
     if let Some(text) = identity(r) {
         out.push_str(&st.line("  identity: ", &text, "    "));
     }
+    // A multipath map: the disks it reaches its LUN over, which are no
+    // targets of their own.
+    if !r.paths.is_empty() {
+        out.push_str(&st.line("  paths: ", &r.paths.join(", "), "    "));
+    }
 }
 
 /// What a ticket or an inventory names the disk by: its model, serial
