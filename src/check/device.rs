@@ -3,7 +3,7 @@
 //! table on disk.
 
 use super::outcome::TopologySource;
-use crate::findings::{Code, Finding, Severity};
+use crate::findings::{Code, Facts, Finding, Severity};
 use crate::inspect::Target;
 use crate::layout::{PartKind, Table};
 use crate::topology::{self, Disk};
@@ -55,11 +55,25 @@ pub fn topology_findings(t: &Target) -> Vec<Finding> {
             false,
         )),
     }
+    out.extend(multipath_path(t));
     if let Some(d) = &t.disk {
         let node = d.device.display().to_string();
         out.extend(super::declared::format_advice(d.declared.as_ref(), &node));
     }
     out
+}
+
+/// `multipath-path`: the target (a disk, or a partition of one) is a
+/// path of a multipath map, named on the command line.
+fn multipath_path(t: &Target) -> Option<Finding> {
+    let map = t.disk.as_ref()?.path_of.as_ref()?;
+    let facts = Facts {
+        map_name: Some(map.dm_name.clone()).filter(|n| !n.is_empty()),
+        map_node: Some(map.node().display().to_string()),
+        map_kernel_name: Some(map.name.clone()),
+        ..Facts::default()
+    };
+    Some(Finding::of(Code::MultipathPath, facts))
 }
 
 /// Compare the table on disk with what the kernel registered.

@@ -247,6 +247,15 @@ pub struct Facts {
     /// `nvme-npwg` or `measured`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grain_source: Option<String>,
+    /// The multipath map a path device belongs to (`multipath-path`):
+    /// its device-mapper name (`mpatha`), its node (`/dev/mapper/mpatha`)
+    /// and its kernel name (`dm-0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map_node: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map_kernel_name: Option<String>,
 }
 
 #[cfg(test)]

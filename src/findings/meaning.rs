@@ -114,7 +114,8 @@ impl Code {
             | Code::TopologyUnknown
             | Code::ImageSizePartialSector
             | Code::EraseUnitMeasured
-            | Code::HostNotJudged => HOW_READ,
+            | Code::HostNotJudged
+            | Code::MultipathPath => HOW_READ,
             Code::StartNotDiscard
             | Code::EndNotEraseUnit
             | Code::FsDataNotSdBoundary

@@ -8,6 +8,7 @@ mod host;
 mod meaning;
 mod render;
 mod render_bluestore;
+mod render_multipath;
 mod status;
 
 /// What a finding is about, and its typed facts.
@@ -235,6 +236,9 @@ codes! {
         "A thin pool's chunk is a multiple of the full stripe below, but its data LV does not start on a stripe: every chunk straddles two stripes.";
     ThinFsHintsChunk = "thin-fs-hints-chunk", Warning,
         "A filesystem inside a thin LV has stripe hints wider than, or not dividing, the pool's chunk: the pool places each chunk anywhere, so the full stripes the hints describe are not stripes below.";
+    // Many paths, one disk (issue 53).
+    MultipathPath = "multipath-path", Info,
+        "The target is one path of a multipath map: the map is the disk (the default targets hold the map, with its paths listed under it, and no path); a path is judged only when named, and its fixes are made on the map.";
 }
 
 impl Serialize for Code {

@@ -66,6 +66,7 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         Code::ThinChunkBelowStripe => thin_chunk(f),
         Code::ThinDataStart => thin_data_start(f),
         Code::ThinFsHintsChunk => thin_fs_hints(f),
+        Code::MultipathPath => super::render_multipath::multipath_path(f),
         // Written as prose where the rule makes them (a new code lands in
         // one arm or the other, or does not compile).
         Code::LayoutNotPortable

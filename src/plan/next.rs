@@ -65,7 +65,11 @@ fn next_steps(run: &mut CheckRun, planned: Vec<Next>, opts: &InspectOptions) {
     for t in &mut run.targets {
         let path = partition_to_fix(t).unwrap_or_else(|| t.path.clone());
         let next = by_path.get(&path);
-        t.next = next.map(|n| n.command.clone());
+        // A path's layout is the map's: its fix is planned on the map.
+        t.next = match t.multipath_map_node() {
+            Some(map) => next.map(|_| command(map, opts)),
+            None => next.map(|n| n.command.clone()),
+        };
         t.next_says = next.map(|n| n.says.clone()).filter(|s| !s.is_empty());
     }
 }
@@ -220,6 +224,48 @@ fn says<'a>(
 mod tests {
     use super::*;
     use crate::topology::Sysfs;
+
+    /// A path of a multipath map named on the command line: its fix is
+    /// planned on the map, with the same options; what the plan says stays.
+    #[test]
+    fn a_multipath_path_plans_its_map() {
+        use crate::findings::{Code, Facts, Finding};
+        let path = CheckedTarget {
+            path: "/dev/sdb".into(),
+            findings: vec![Finding::of(
+                Code::MultipathPath,
+                Facts {
+                    map_node: Some("/dev/mapper/mpatha".into()),
+                    ..Facts::default()
+                },
+            )],
+            ..CheckedTarget::default()
+        };
+        let plain = CheckedTarget {
+            path: "/dev/sda".into(),
+            ..CheckedTarget::default()
+        };
+        let mut run = CheckRun {
+            targets: vec![path, plain],
+            ..CheckRun::default()
+        };
+        let planned = ["/dev/sdb", "/dev/sda"].map(|p| Next {
+            path: p.into(),
+            command: format!("diskalign plan {p}"),
+            says: "moves or resizes 1 partition".into(),
+        });
+        next_steps(&mut run, planned.to_vec(), &InspectOptions::default());
+        let t = &run.targets;
+        assert_eq!(
+            t[0].next.as_deref(),
+            Some("diskalign plan /dev/mapper/mpatha")
+        );
+        assert_eq!(
+            t[0].next_says.as_deref(),
+            Some("moves or resizes 1 partition")
+        );
+        assert_eq!(t[1].next.as_deref(), Some("diskalign plan /dev/sda"));
+    }
 
     #[test]
     fn the_command_repeats_what_the_check_ran_with() {

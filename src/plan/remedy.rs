@@ -135,6 +135,9 @@ pub fn remedy(f: &Finding, layer: Option<&Layer>, reach: &Reach, disk: &boot::Di
         HostNotJudged => Remedy::none(
             "how the image's host was read: nothing in the image changes it",
         ),
+        MultipathPath => Remedy::none(
+            "a path of a multipath map: the map is the disk, plan it (diskalign plan on the map's node the finding names) and change the table there, never on a path",
+        ),
         StraddlingIo | SubPhysicalWrites | SplitIo | ZoneCrossingWrites => Remedy::none(
             "watch's finding: the plan of what check finds places the layers; the workload's own I/O sizes are the application's",
         ),
