@@ -277,6 +277,13 @@ fn every_serialized_key_is_in_docs_json_md() {
     assert!(doc.to_string().contains("host-not-judged"), "{doc:#}");
     round_trip::<Document<CheckRun>>(&doc, &mut seen);
     add("check", &doc, &mut seen);
+    // Many paths, one disk: the multipath fixture's map with its `paths`,
+    // and a path named, with its `multipath-path` facts.
+    let mpath = fixtures.join("multipath").display().to_string();
+    let (doc, _) = run_json(&["--sysfs-root", &mpath, "check", "dm-0", "sdb"]);
+    assert!(doc.to_string().contains("multipath-path"), "{doc:#}");
+    round_trip::<Document<CheckRun>>(&doc, &mut seen);
+    add("check", &doc, &mut seen);
     // What the disk declares, judged: images given the identify fixtures'
     // answers as their disk's (a start off NPWG, a LUKS2 sector of 512,
     // a namespace in 512-byte blocks with a 4096-byte format).

@@ -427,6 +427,74 @@ fn devices_inside_a_layer_are_in_its_stack_not_targets() {
     assert_eq!(doc["disks"].as_array().unwrap().len(), 9);
 }
 
+/// Many paths, one disk (tests/fixtures/sysfs/multipath): a SAN LUN
+/// reached over sdb and sdc, the map multipathd makes of them (dm-0,
+/// mpatha, uuid `mpath-WWID`) and an unrelated sda. `check` with no
+/// target judges sda and the map, the map with its paths listed (JSON,
+/// human), and neither path. Named, a path is checked and says whose
+/// path it is, from the facts; `topology` lists every disk, each path
+/// with its map.
+#[test]
+fn a_multipath_map_is_one_target_with_its_paths() {
+    let root = fixture("multipath");
+    let (doc, code) = run_json(&["--sysfs-root", &root, "check"]);
+    let paths: Vec<&str> = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["/dev/dm-0", "/dev/sda"], "{doc}");
+    assert_eq!(code, 0, "{doc}");
+    let map = &doc["targets"][0];
+    assert_eq!(map["paths"], serde_json::json!(["sdb", "sdc"]));
+    assert_eq!(map["partitionable"], true);
+    assert!(doc["targets"][1].get("paths").is_none());
+    assert!(!codes(map).contains(&"multipath-path".to_string()), "{map}");
+    let (out, _) = run(&["--sysfs-root", &root, "--color", "never", "check"]);
+    assert!(out.contains("\n  paths: sdb, sdc\n"), "{out}");
+    assert_eq!(out.matches("paths:").count(), 1, "{out}");
+    // Named, a path is checked, as asked, and says whose path it is.
+    let (doc, code) = run_json(&["--sysfs-root", &root, "check", "/dev/sdc"]);
+    let t = &doc["targets"][0];
+    assert_eq!(t["path"], "/dev/sdc");
+    assert_eq!(code, 0, "{doc}");
+    let f = t["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "multipath-path")
+        .unwrap_or_else(|| panic!("{t}"));
+    assert_eq!(f["severity"], "info");
+    assert_eq!(f["facts"]["map_name"], "mpatha");
+    assert_eq!(f["facts"]["map_node"], "/dev/mapper/mpatha");
+    assert_eq!(f["facts"]["map_kernel_name"], "dm-0");
+    assert!(f["message"]
+        .as_str()
+        .unwrap()
+        .contains("mpatha (/dev/mapper/mpatha, dm-0)"));
+    let (out, _) = run(&["--sysfs-root", &root, "--color", "never", "check", "sdc"]);
+    assert!(
+        out.contains("info multipath-path: one path of the multipath map mpatha"),
+        "{out}"
+    );
+    // topology: an inventory, as lsblk -t, of every disk, paths included.
+    let (doc, _) = topo("multipath");
+    let names: Vec<&str> = doc["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["dm-0", "sda", "sdb", "sdc"]);
+    assert_eq!(doc["disks"][0]["paths"], serde_json::json!(["sdb", "sdc"]));
+    for d in &doc["disks"].as_array().unwrap()[2..] {
+        assert_eq!(d["path_of"]["name"], "dm-0", "{d}");
+        assert_eq!(d["path_of"]["dm_name"], "mpatha", "{d}");
+    }
+    assert!(doc["disks"][1].get("path_of").is_none());
+}
+
 /// SD cards and an eMMC: the card's kind, CID fields and allocation unit
 /// (12 MiB is one: the SD table's units need not be powers of two) in
 /// the JSON, the human detail, the CSV columns and the Prometheus gauge.
