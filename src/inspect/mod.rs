@@ -350,17 +350,23 @@ pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, TargetError> {
             format!("cannot list disks: {e}"),
         )
     })?;
-    let internal = |name: &str| {
-        sysfs
-            .dm_ids(name)
-            .is_some_and(|ids| matches!(topology::dm_role(&ids), topology::DmRole::Internal(_)))
-    };
-    // A path of a multipath map is the map's disk seen once more: the
-    // map is the target, its paths are named under it.
-    Ok(names
+    let roles: Vec<(String, Option<topology::DmRole>)> = names
         .into_iter()
-        .filter(|n| !internal(n) && !topology::is_multipath_path(sysfs, n))
-        .map(|n| PathBuf::from("/dev").join(n))
+        .map(|n| {
+            let role = sysfs.dm_ids(&n).map(|ids| topology::dm_role(&ids));
+            (n, role)
+        })
+        .collect();
+    // A path of a multipath map is the map's disk seen once more: the
+    // map is the target, its paths (its slaves/, read once per map and
+    // never on a host without one) are named under it.
+    let paths = topology::multipath_paths(sysfs, &roles);
+    Ok(roles
+        .into_iter()
+        .filter(|(n, role)| {
+            !matches!(role, Some(topology::DmRole::Internal(_))) && !paths.contains(n)
+        })
+        .map(|(n, _)| PathBuf::from("/dev").join(n))
         .collect())
 }
 

@@ -27,7 +27,7 @@ pub use flash::{sd_table_row, CardKind, FlashCard, SdTableRow};
 /// The hints the limits give (a misaligned marker, a USB bridge's value).
 pub use hints::{hints, limit_hints, stacked_offset_why};
 /// A multipath map's paths, and the map a path device belongs to.
-pub use multipath::{is_path as is_multipath_path, MultipathMap};
+pub use multipath::{paths_of_maps as multipath_paths, MultipathMap};
 /// `--topology`: limits given by hand for an image.
 pub use overrides::TopologyOverride;
 /// `diskalign topology`: every disk and its limits.
@@ -237,7 +237,12 @@ impl Sysfs {
         let holders = list_dir(&dir.join("holders"));
         let dm = self.dm_ids(name);
         let paths = multipath::paths_of(dm.as_ref().map(dm::dm_role), &slaves);
-        let path_of = multipath::map_among(self, &holders);
+        // multipathd maps whole disks, never a dm device: a dm device's
+        // holders (an LV's, a table's) are not asked their names here.
+        let path_of = dm
+            .is_none()
+            .then(|| multipath::map_among(self, &holders))
+            .flatten();
         let mut disk = Disk {
             name: name.to_string(),
             device,

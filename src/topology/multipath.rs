@@ -3,12 +3,13 @@
 //! one path to the same LUN. The map is the disk people use and judge;
 //! a path is found by its `holders/` (the map holds every path), a map's
 //! paths by its `slaves/`. Both lists are what `Sysfs::disk` reads anyway;
-//! the default targets read a disk's `holders/` once and the `dm/` names
-//! of the dm devices in it, never the other disks.
+//! the default targets read each map's `slaves/` once (the kernel keeps
+//! the two lists in step), and nothing more on a host without a map.
 
 use super::dm::{dm_role, DmRole};
 use crate::sys::{list_dir, Sysfs};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 /// The multipath map a path device is one path of.
@@ -49,11 +50,15 @@ pub fn map_among(sysfs: &Sysfs, holders: &[String]) -> Option<MultipathMap> {
         })
 }
 
-/// Whether whole disk `name` is a path of a multipath map: its
-/// `holders/` read once, the dm devices in it asked their names.
-pub fn is_path(sysfs: &Sysfs, name: &str) -> bool {
-    let holders = list_dir(&sysfs.block_dir(name).join("holders"));
-    map_among(sysfs, &holders).is_some()
+/// The paths of every multipath map among `disks` (each disk's name
+/// and dm role, as the default targets read them): each map's `slaves/`,
+/// listed once; nothing is read on a host without a map.
+pub fn paths_of_maps(sysfs: &Sysfs, disks: &[(String, Option<DmRole>)]) -> HashSet<String> {
+    disks
+        .iter()
+        .filter(|(_, role)| *role == Some(DmRole::Multipath))
+        .flat_map(|(map, _)| list_dir(&sysfs.block_dir(map).join("slaves")))
+        .collect()
 }
 
 /// A map's paths: its `slaves/` (kernel names, sorted); empty for any
@@ -86,16 +91,32 @@ mod tests {
     fn a_path_is_held_by_a_map_with_an_mpath_uuid() {
         let t = tree("mpath-3600508b400105e210000900000490000");
         let sysfs = Sysfs::new(t.path());
-        assert!(is_path(&sysfs, "sdb"));
-        assert!(!is_path(&sysfs, "sda"));
         let map = map_among(&sysfs, &["dm-0".into()]).unwrap();
         assert_eq!(map.dm_name, "mpatha");
         assert_eq!(map.node(), PathBuf::from("/dev/mapper/mpatha"));
         // A disk under an LV, a dm-crypt mapping, a kpartx map: no path.
         for uuid in ["LVM-abc", "CRYPT-LUKS2-x", "part1-mpath-3600508b4", ""] {
             let t = tree(uuid);
-            assert!(!is_path(&Sysfs::new(t.path()), "sdb"), "{uuid}");
+            assert_eq!(
+                map_among(&Sysfs::new(t.path()), &["dm-0".into()]),
+                None,
+                "{uuid}"
+            );
         }
+    }
+
+    #[test]
+    fn the_default_targets_read_only_a_maps_slaves() {
+        let t = tree("mpath-3600508b4");
+        fs::create_dir_all(t.path().join("block/dm-0/slaves/sdb")).unwrap();
+        let sysfs = Sysfs::new(t.path());
+        let disks = [
+            ("dm-0".to_string(), Some(DmRole::Multipath)),
+            ("sda".to_string(), None),
+            ("sdb".to_string(), None),
+        ];
+        assert_eq!(paths_of_maps(&sysfs, &disks), HashSet::from(["sdb".into()]));
+        assert!(paths_of_maps(&sysfs, &disks[1..]).is_empty());
     }
 
     #[test]
