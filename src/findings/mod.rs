@@ -9,6 +9,7 @@ mod meaning;
 mod render;
 mod render_bluestore;
 mod render_multipath;
+mod render_zones;
 mod status;
 
 /// What a finding is about, and its typed facts.
