@@ -11,6 +11,7 @@ use super::ReadAt;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io;
+use std::sync::Mutex;
 
 /// The unit read and kept: 128 KiB covers every fixed-offset header at a
 /// region's start (LVM labels, md 1.1/1.2, LUKS, bcache, ext, XFS,
@@ -53,16 +54,16 @@ const PAGE: usize = 4096;
 const POOL_MAX: usize = 64;
 const POOL_BUF_MAX: usize = 4 * BLOCK as usize + PAGE;
 
-thread_local! {
-    /// Buffers of runs dropped with their cache, for the next target's:
-    /// a new one is zeroed before it is read into, 128 KiB a read, which
-    /// cost a check of many disks more than any other work it does.
-    static POOL: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
-}
+/// Buffers of runs dropped with their cache, for the next target's: a
+/// new one is zeroed before it is read into, 128 KiB a read, which cost
+/// a check of many disks more than any other work it did. Shared by the
+/// threads: runs are read ahead in one and dropped in another.
+static POOL: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 impl Run {
     fn new(len: usize) -> Run {
-        let mut buf = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        let reused = POOL.lock().ok().and_then(|mut p| p.pop());
+        let mut buf = reused.unwrap_or_default();
         if buf.len() < len + PAGE {
             buf.resize(len + PAGE, 0);
         }
@@ -84,13 +85,11 @@ impl Drop for Run {
     fn drop(&mut self) {
         let buf = std::mem::take(&mut self.buf);
         if buf.len() <= POOL_BUF_MAX {
-            // try_with: at thread exit the pool may be gone already.
-            let _ = POOL.try_with(|p| {
-                let mut p = p.borrow_mut();
+            if let Ok(mut p) = POOL.lock() {
                 if p.len() < POOL_MAX {
                     p.push(buf);
                 }
-            });
+            }
         }
     }
 }

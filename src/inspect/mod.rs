@@ -301,9 +301,8 @@ pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
         return inspect_each(paths, opts, None);
     }
     std::thread::scope(|s| {
-        let (tx, rx) = std::sync::mpsc::sync_channel(ahead::AHEAD);
-        s.spawn(move || ahead::read_all(paths, tx));
-        inspect_each(paths, opts, Some(rx))
+        let mut early = ahead::spawn(s, paths);
+        inspect_each(paths, opts, Some(&mut early))
     })
 }
 
@@ -312,13 +311,13 @@ pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
 fn inspect_each(
     paths: &[PathBuf],
     opts: &InspectOptions,
-    ahead: Option<std::sync::mpsc::Receiver<ahead::Read>>,
+    mut ahead: Option<&mut ahead::Ahead>,
 ) -> Inspection {
     let mut out = Inspection::default();
     let mut pending = Pending::default();
     for p in paths {
         let before = Cost::here();
-        let early = ahead::take(ahead.as_ref(), p);
+        let early = ahead.as_mut().and_then(|a| a.take(p));
         let early_cost = early.as_ref().map_or(Cost::default(), |r| r.cost);
         let read = target(p, opts, early.and_then(|r| r.source), &mut pending);
         let cost = Cost::here().since(before).plus(early_cost);
