@@ -11,6 +11,7 @@ mod render_bluestore;
 mod render_multipath;
 mod render_zones;
 mod status;
+mod words;
 
 /// What a finding is about, and its typed facts.
 pub use facts::{Facts, LegFact, Subject, SubmitterFact, SUBJECT_SEPARATOR};

@@ -3,6 +3,7 @@
 //! person reads cannot disagree.
 
 use super::facts::Facts;
+use super::words::{counted, n, text, who};
 use super::Code;
 use crate::units::{alignment_of, exact, human, KIB};
 
@@ -98,14 +99,6 @@ pub fn sentence(code: Code, f: &Facts) -> Option<String> {
         s.push_str(" (extended container: it holds only EBRs, its logical partitions are judged on their own)");
     }
     Some(s)
-}
-
-pub(super) fn n(v: Option<u64>) -> u64 {
-    v.unwrap_or(0)
-}
-
-pub(super) fn text(v: &Option<String>) -> &str {
-    v.as_deref().unwrap_or("?")
 }
 
 fn start_misaligned(f: &Facts) -> String {
@@ -662,16 +655,6 @@ fn stripe(f: &Facts) -> String {
     )
 }
 
-/// "120 of 1000 writes (12.0 %)".
-pub(super) fn counted(f: &Facts, what: &str) -> String {
-    format!(
-        "{} of {} {what} ({:.1} %)",
-        n(f.affected_ios),
-        n(f.ios),
-        f.share.unwrap_or(0.0) * 100.0
-    )
-}
-
 /// The direction's I/Os in words: "writes", "reads", "discard I/Os".
 fn ios_of(f: &Facts) -> String {
     match f.direction.as_deref() {
@@ -679,24 +662,6 @@ fn ios_of(f: &Facts) -> String {
         Some("write") => "writes".into(),
         Some(d) => format!("{d} I/Os"),
         None => "I/Os".into(),
-    }
-}
-
-/// Who submitted most of them, when `watch` counted it:
-/// "; most from fio (990) and dd in /test.slice (10)".
-pub(super) fn who(f: &Facts) -> String {
-    let names: Vec<String> = f
-        .submitters
-        .iter()
-        .map(|s| match s.cgroup.as_deref() {
-            Some(c) if c != "/" => format!("{} in {c} ({})", s.name, s.affected_ios),
-            _ => format!("{} ({})", s.name, s.affected_ios),
-        })
-        .collect();
-    match names.as_slice() {
-        [] => String::new(),
-        [one] => format!("; most from {one}"),
-        [first @ .., last] => format!("; most from {} and {last}", first.join(", ")),
     }
 }
 

@@ -2,7 +2,7 @@
 //! (kept apart from `render`, which is at its size limit).
 
 use super::facts::Facts;
-use super::render::{counted, n, text, who};
+use super::words::{counted, n, text, who};
 
 /// The kernel splits a write at each zone boundary it crosses
 /// (block/blk-merge.c `get_max_io_size`, chunk_sectors). On a host-managed
