@@ -7,6 +7,7 @@
 //! the probe's I/O engines call the kernel themselves (`tests/floors.rs`
 //! checks).
 
+mod attr_dir;
 mod blocktrace;
 mod cgroup;
 mod dev;
@@ -23,6 +24,8 @@ mod sysfs;
 mod term;
 mod trace;
 
+/// A sysfs directory held open, its attributes read from it.
+pub use attr_dir::AttrDir;
 /// What the block tracepoints' counts are handed up in.
 pub use blocktrace::{
     Accounted, BpfAttach, Counters, DevNum, Direction, Grains, Latency, LegKey, Snapshot, Stage,
@@ -64,7 +67,8 @@ pub use procfs::{
 pub use stats::Cost;
 /// /sys: bounded reads of attributes, disks and partitions.
 pub use sysfs::{
-    devnum, link_target, list_dir, read_attr, read_num, read_str, DmIds, KernelPartition, Sysfs,
+    devnum, link_target, list_dir, partitions_from, read_attr, read_num, read_str, topology_in,
+    zones_in, DmIds, KernelPartition, Sysfs,
 };
 /// The terminal's width.
 pub use term::terminal_width;

@@ -1,6 +1,7 @@
 //! Reading disks from sysfs. The root is configurable so tests can point it
 //! at fixture trees; with a non-default root no device node is opened.
 
+use super::attr_dir::{read_open, text, AttrDir};
 use crate::iolimits::{Topology, ZoneModel, Zones};
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -42,14 +43,8 @@ impl Default for Sysfs {
     }
 }
 
-/// A sysfs attribute is at most one page; reading stops there, so a
-/// hostile tree (a link to /dev/zero, a FIFO) can neither fill memory nor
-/// block.
-const ATTR_MAX: u64 = 4096;
-
-/// The raw bytes of an attribute, at most [`ATTR_MAX`] of them.
+/// The raw bytes of an attribute, at most one page of them (as [`AttrDir::attr`]).
 pub fn read_attr(path: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     super::stats::count_sysfs();
     let f = fs::OpenOptions::new()
@@ -57,25 +52,12 @@ pub fn read_attr(path: &Path) -> Option<Vec<u8>> {
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(path)
         .ok()?;
-    // One read: sysfs hands the whole attribute to the first (its show()
-    // fills one page, fs/sysfs/file.c `sysfs_kf_seq_show`), a regular
-    // file of a fixture tree all of its first page, and the bound holds.
-    let mut buf = vec![0u8; ATTR_MAX as usize];
-    let n = loop {
-        match (&f).read(&mut buf) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            r => break r.ok()?,
-        }
-    };
-    buf.truncate(n);
-    Some(buf)
+    read_open(&f)
 }
 
 /// A trimmed, non-empty text attribute (sysfs, procfs).
 pub fn read_str(path: &Path) -> Option<String> {
-    let raw = read_attr(path)?;
-    let s = std::str::from_utf8(&raw).ok()?.trim();
-    (!s.is_empty()).then(|| s.to_string())
+    text(&read_attr(path)?)
 }
 
 pub fn read_num<T: std::str::FromStr>(path: &Path) -> Option<T> {
@@ -86,53 +68,12 @@ fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg)
 }
 
-/// A numeric attribute that may be absent; present but not a number of
-/// this type (text, negative, too large) is an error naming the file.
-fn opt_num<T: std::str::FromStr>(path: &Path) -> io::Result<Option<T>> {
-    let Some(s) = read_str(path) else {
-        return Ok(None);
-    };
-    let s: String = s.chars().take(40).collect();
-    s.parse().map(Some).map_err(|_| {
-        invalid(format!(
-            "{}: '{s}' is not a number in range",
-            path.display()
-        ))
-    })
-}
-
-/// A numeric attribute that every kernel since 2.6.32 publishes.
-fn need_num<T: std::str::FromStr>(path: &Path) -> io::Result<T> {
-    opt_num(path)?.ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("cannot read {}", path.display()),
-        )
-    })
-}
-
 /// Sorted entry names of a directory; empty when it cannot be read.
 pub fn list_dir(path: &Path) -> Vec<String> {
     super::stats::count_sysfs();
     let mut names: Vec<String> = fs::read_dir(path)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
-
-/// Sorted names of the directories in a directory (as readdir types
-/// them: no stat each); empty when it cannot be read.
-fn sub_dirs(path: &Path) -> Vec<String> {
-    super::stats::count_sysfs();
-    let mut names: Vec<String> = fs::read_dir(path)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect()
         })
@@ -262,27 +203,7 @@ impl Sysfs {
     /// missing limit, one that is not a number, or a set no kernel would
     /// report (a physical block of 0, say) is an error naming the file.
     pub fn topology(&self, name: &str) -> io::Result<Topology> {
-        let dir = self.block_dir(name);
-        let q = dir.join("queue");
-        let t = Topology {
-            logical_block_size: need_num(&q.join("logical_block_size"))?,
-            physical_block_size: need_num(&q.join("physical_block_size"))?,
-            minimum_io_size: need_num(&q.join("minimum_io_size"))?,
-            optimal_io_size: need_num(&q.join("optimal_io_size"))?,
-            alignment_offset: opt_num(&dir.join("alignment_offset"))?.unwrap_or(0),
-            discard_granularity: opt_num(&q.join("discard_granularity"))?.unwrap_or(0),
-            // Printed with %d, and Linux 6.1 prints the alignment offset
-            // there (so -1 on a misaligned dm device): negative means none.
-            discard_alignment: opt_num::<i64>(&dir.join("discard_alignment"))?
-                .map_or(0, |v| u64::try_from(v).unwrap_or(0)),
-            // An mmc card's, set by topology from its device/ directory.
-            erase_unit_bytes: 0,
-            sd_boundary_unit_bytes: 0,
-            removable_flash: false,
-        };
-        t.validate()
-            .map_err(|e| invalid(format!("{}: {e}", q.display())))?;
-        Ok(t)
+        topology_in(&self.disk_dir(name))
     }
 
     /// A disk's zones as sysfs states them: `queue/zoned` (absent on
@@ -292,37 +213,7 @@ impl Sysfs {
     /// (None): it takes BLKREPORTZONE. A model sysfs does not name, or a
     /// zoned disk without a zone size, is an error naming the file.
     pub fn zones(&self, name: &str) -> io::Result<Zones> {
-        let q = self.block_dir(name).join("queue");
-        let path = q.join("zoned");
-        let model = match read_str(&path) {
-            None => ZoneModel::None,
-            Some(s) => ZoneModel::from_sysfs(&s).ok_or_else(|| {
-                let s: String = s.chars().take(40).collect();
-                invalid(format!("{}: '{s}' is not a zone model", path.display()))
-            })?,
-        };
-        if model == ZoneModel::None {
-            return Ok(Zones::default());
-        }
-        let chunk = q.join("chunk_sectors");
-        let sectors: u64 = need_num(&chunk)?;
-        if sectors == 0 {
-            return Err(invalid(format!(
-                "{}: a {} disk with a zone size of 0",
-                chunk.display(),
-                model
-            )));
-        }
-        let zone_size_bytes = sectors
-            .checked_mul(512)
-            .ok_or_else(|| invalid(format!("{}: {sectors} sectors overflow", chunk.display())))?;
-        Ok(Zones {
-            model,
-            zone_size_bytes,
-            zones: opt_num(&q.join("nr_zones"))?.unwrap_or(0),
-            conventional_zones: None,
-            conventional_zones_error: None,
-        })
+        zones_in(&self.disk_dir(name))
     }
 
     /// The partitions the kernel registered for a disk: the directories
@@ -330,25 +221,120 @@ impl Sysfs {
     /// names each `<disk><N>` or `<disk>p<N>`), so the attributes and
     /// other directories beside them are never opened.
     pub fn partitions(&self, name: &str) -> Vec<KernelPartition> {
-        let dir = self.block_dir(name);
-        let mut parts: Vec<KernelPartition> = sub_dirs(&dir)
-            .into_iter()
-            .filter(|child| child.len() > name.len() && child.starts_with(name))
-            .filter_map(|child| {
-                let p = dir.join(&child);
-                let number = read_num(&p.join("partition"))?;
-                Some(KernelPartition {
-                    number,
-                    start_bytes: read_num::<u64>(&p.join("start"))?.checked_mul(512)?,
-                    size_bytes: read_num::<u64>(&p.join("size"))?.checked_mul(512)?,
-                    alignment_offset: read_num(&p.join("alignment_offset")).unwrap_or(0),
-                    name: child,
-                })
-            })
-            .collect();
-        parts.sort_by_key(|p| p.number);
-        parts
+        partitions_in(&self.disk_dir(name), name)
     }
+
+    /// Disk `name`'s directory (`block/NAME`), held open to read in.
+    pub fn disk_dir(&self, name: &str) -> AttrDir {
+        AttrDir::open(self.block_dir(name))
+    }
+}
+
+/// The limits of the disk whose directory is `dir`, as [`Sysfs::topology`].
+pub fn topology_in(dir: &AttrDir) -> io::Result<Topology> {
+    let t = Topology {
+        logical_block_size: dir.need_num("queue/logical_block_size")?,
+        physical_block_size: dir.need_num("queue/physical_block_size")?,
+        minimum_io_size: dir.need_num("queue/minimum_io_size")?,
+        optimal_io_size: dir.need_num("queue/optimal_io_size")?,
+        alignment_offset: dir.opt_num("alignment_offset")?.unwrap_or(0),
+        discard_granularity: dir.opt_num("queue/discard_granularity")?.unwrap_or(0),
+        // Printed with %d, and Linux 6.1 prints the alignment offset
+        // there (so -1 on a misaligned dm device): negative means none.
+        discard_alignment: dir
+            .opt_num::<i64>("discard_alignment")?
+            .map_or(0, |v| u64::try_from(v).unwrap_or(0)),
+        // An mmc card's, set by topology from its device/ directory.
+        erase_unit_bytes: 0,
+        sd_boundary_unit_bytes: 0,
+        removable_flash: false,
+    };
+    t.validate()
+        .map_err(|e| invalid(format!("{}: {e}", dir.join("queue").display())))?;
+    Ok(t)
+}
+
+/// The zones of the disk whose directory is `dir`, as [`Sysfs::zones`].
+pub fn zones_in(dir: &AttrDir) -> io::Result<Zones> {
+    let model = match dir.str("queue/zoned") {
+        None => ZoneModel::None,
+        Some(s) => ZoneModel::from_sysfs(&s).ok_or_else(|| {
+            let s: String = s.chars().take(40).collect();
+            let path = dir.join("queue/zoned");
+            invalid(format!("{}: '{s}' is not a zone model", path.display()))
+        })?,
+    };
+    if model == ZoneModel::None {
+        return Ok(Zones::default());
+    }
+    let sectors: u64 = dir.need_num("queue/chunk_sectors")?;
+    let chunk = dir.join("queue/chunk_sectors");
+    if sectors == 0 {
+        return Err(invalid(format!(
+            "{}: a {} disk with a zone size of 0",
+            chunk.display(),
+            model
+        )));
+    }
+    let zone_size_bytes = sectors
+        .checked_mul(512)
+        .ok_or_else(|| invalid(format!("{}: {sectors} sectors overflow", chunk.display())))?;
+    Ok(Zones {
+        model,
+        zone_size_bytes,
+        zones: dir.opt_num("queue/nr_zones")?.unwrap_or(0),
+        conventional_zones: None,
+        conventional_zones_error: None,
+    })
+}
+
+/// The partitions of disk `name` whose directory is `dir`, as
+/// [`Sysfs::partitions`].
+pub fn partitions_in(dir: &AttrDir, name: &str) -> Vec<KernelPartition> {
+    partitions_from(dir, &dir.entries("."), name)
+}
+
+/// The same, from the directory's `entries` listed already.
+pub fn partitions_from(
+    dir: &AttrDir,
+    entries: &[(String, bool)],
+    name: &str,
+) -> Vec<KernelPartition> {
+    let mut parts: Vec<KernelPartition> = entries
+        .iter()
+        .filter(|(child, is_dir)| *is_dir && child.len() > name.len() && child.starts_with(name))
+        .filter_map(|(child, _)| {
+            let number =
+                number_in_name(name, child).or_else(|| dir.num(&format!("{child}/partition")))?;
+            Some(KernelPartition {
+                number,
+                start_bytes: dir
+                    .num::<u64>(&format!("{child}/start"))?
+                    .checked_mul(512)?,
+                size_bytes: dir.num::<u64>(&format!("{child}/size"))?.checked_mul(512)?,
+                alignment_offset: dir.num(&format!("{child}/alignment_offset")).unwrap_or(0),
+                name: child.clone(),
+            })
+        })
+        .collect();
+    parts.sort_by_key(|p| p.number);
+    parts
+}
+
+/// A partition's number as the kernel names it: `<disk><N>`, or
+/// `<disk>p<N>` when the disk's name ends in a digit
+/// (block/partitions/core.c `add_partition`), so its `partition`
+/// attribute need not be read; None for a name not made so.
+fn number_in_name(disk: &str, child: &str) -> Option<u32> {
+    let rest = child.strip_prefix(disk)?;
+    let digits = match disk.ends_with(|c: char| c.is_ascii_digit()) {
+        true => rest.strip_prefix('p')?,
+        false => rest,
+    };
+    let first = digits.chars().next()?;
+    (first.is_ascii_digit() && first != '0' && digits.chars().all(|c| c.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
 }
 
 /// A block device's number from `class/block/NAME/dev` (`8:1`).
@@ -356,4 +342,25 @@ pub fn devnum(sysfs_root: &Path, name: &str) -> Option<(u32, u32)> {
     let s = fs::read_to_string(sysfs_root.join("class/block").join(name).join("dev")).ok()?;
     let (a, b) = s.trim().split_once(':')?;
     Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::number_in_name;
+
+    #[test]
+    fn partition_numbers_come_from_the_kernels_names() {
+        assert_eq!(number_in_name("sda", "sda1"), Some(1));
+        assert_eq!(number_in_name("sda", "sda12"), Some(12));
+        assert_eq!(number_in_name("nvme0n1", "nvme0n1p3"), Some(3));
+        assert_eq!(number_in_name("loop7", "loop7p128"), Some(128));
+        assert_eq!(number_in_name("mmcblk0", "mmcblk0p2"), Some(2));
+        // Not made by add_partition's rule: the attribute decides.
+        assert_eq!(number_in_name("nvme0n1", "nvme0n12"), None);
+        assert_eq!(number_in_name("sda", "sdap1"), None);
+        assert_eq!(number_in_name("sda", "sda01"), None);
+        assert_eq!(number_in_name("sda", "sda"), None);
+        assert_eq!(number_in_name("sda", "sdb1"), None);
+        assert_eq!(number_in_name("sda", "sda99999999999"), None);
+    }
 }

@@ -42,7 +42,7 @@ pub use crate::sys::{DmIds, IoctlValues, KernelPartition, Sysfs};
 
 use crate::findings::Finding;
 use crate::iolimits::Topology;
-use crate::sys::{self, list_dir, read_num, read_str};
+use crate::sys::{self, AttrDir};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
@@ -146,8 +146,8 @@ impl Sysfs {
     /// A disk's zones from sysfs, with its conventional zones counted
     /// through BLKREPORTZONE on `/dev/NAME` when this is the live sysfs
     /// and the disk is zoned (why not, in `conventional_zones_error`).
-    fn zoned(&self, name: &str, size_bytes: u64) -> io::Result<Zones> {
-        let mut zones = self.zones(name)?;
+    fn zoned(&self, at: &AttrDir, name: &str, size_bytes: u64) -> io::Result<Zones> {
+        let mut zones = sys::zones_in(at)?;
         if !zones.is_zoned() {
             return Ok(zones);
         }
@@ -182,21 +182,31 @@ impl Sysfs {
     /// ioctl view when this is the live sysfs.
     pub fn disk(&self, name: &str) -> io::Result<Disk> {
         let dir = self.block_dir(name);
-        let Some(sectors) = read_num::<u64>(&dir.join("size")) else {
+        let at = AttrDir::open(dir.clone());
+        let Some(sectors) = at.num::<u64>("size") else {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!("{name} is not a whole disk under {}", self.root().display()),
             ));
         };
         let size_bytes = sectors.saturating_mul(512);
-        let mut topology = self.topology(name)?;
-        let zoned = self.zoned(name, size_bytes)?;
+        let mut topology = sys::topology_in(&at)?;
+        let zoned = self.zoned(&at, name, size_bytes)?;
         let device = PathBuf::from("/dev").join(name);
         let dev = dir.join("device");
+        // The disk's directory listed once says which of its optional
+        // attributes and directories are there: none missing is opened.
+        let entries = at.entries(".");
+        let listed = |n: &str| entries.iter().any(|(e, _)| e == n);
+        let str_if = |n: &str| {
+            listed(n.split('/').next().unwrap_or(n))
+                .then(|| at.str(n))
+                .flatten()
+        };
         // A virtual disk (loop, dm, md, zram) has no `device/`: none of
         // its attributes is asked for then.
-        let has_dev = dev.is_dir();
-        let dev_str = |attr: &str| has_dev.then(|| read_str(&dev.join(attr))).flatten();
+        let has_dev = listed("device") && at.is_dir("device");
+        let dev_str = |attr: &str| has_dev.then(|| at.str(&format!("device/{attr}"))).flatten();
         let flash = has_dev
             .then(|| flash::read_card(&dev, size_bytes))
             .flatten();
@@ -232,10 +242,13 @@ impl Sysfs {
                 Ok(says) => (Some(says), None),
                 Err(note) => (None, Some(note)),
             };
-        let slaves = list_dir(&dir.join("slaves"));
+        let slaves = at.list("slaves");
         let dev_wwid = dev_str("wwid");
-        let holders = list_dir(&dir.join("holders"));
-        let dm = self.dm_ids(name);
+        let holders = at.list("holders");
+        let dm = (listed("dm") && at.is_dir("dm")).then(|| sys::DmIds {
+            name: at.str("dm/name"),
+            uuid: at.str("dm/uuid"),
+        });
         let paths = multipath::paths_of(dm.as_ref().map(dm::dm_role), &slaves);
         // multipathd maps whole disks, never a dm device: a dm device's
         // holders (an LV's, a table's) are not asked their names here.
@@ -251,24 +264,24 @@ impl Sysfs {
             zoned,
             ioctl,
             ioctl_error,
-            rotational: read_num::<u8>(&dir.join("queue/rotational")).map(|v| v != 0),
-            removable: read_num::<u8>(&dir.join("removable")).map(|v| v != 0),
-            model: dev_str("model").or_else(|| read_str(&dir.join("md/level"))),
+            rotational: at.num::<u8>("queue/rotational").map(|v| v != 0),
+            removable: at.num::<u8>("removable").map(|v| v != 0),
+            model: dev_str("model").or_else(|| str_if("md/level")),
             vendor: dev_str("vendor"),
             serial: dev_str("serial")
-                .or_else(|| read_str(&dir.join("serial")))
+                .or_else(|| str_if("serial"))
                 .or_else(|| has_dev.then(|| vpd_serial(&dev.join("vpd_pg80"))).flatten())
                 .or_else(|| dev_wwid.clone()),
-            wwn: read_str(&dir.join("wwid")).or(dev_wwid),
+            wwn: str_if("wwid").or(dev_wwid),
             firmware: dev_str("firmware_rev").or_else(|| dev_str("rev")),
             transport,
             usb,
             flash,
-            backing_file: read_str(&dir.join("loop/backing_file")),
+            backing_file: str_if("loop/backing_file"),
             dm,
             slaves,
             holders,
-            partitions: self.partitions(name),
+            partitions: sys::partitions_from(&at, &entries, name),
             paths,
             path_of,
             findings: Vec::new(),
