@@ -60,6 +60,11 @@ pub trait ReadAt {
     fn file_offset(&self, _at: u64) -> Option<u64> {
         None
     }
+
+    /// Let go of whatever was kept to answer reads again (a block cache's
+    /// blocks): what is asked later is read anew. Nothing for a reader
+    /// that keeps nothing.
+    fn forget(&self) {}
 }
 
 impl ReadAt for [u8] {

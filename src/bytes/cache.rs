@@ -63,10 +63,12 @@ static POOL: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 impl Run {
     fn new(len: usize) -> Run {
         let reused = POOL.lock().ok().and_then(|mut p| p.pop());
-        let mut buf = reused.unwrap_or_default();
-        if buf.len() < len + PAGE {
-            buf.resize(len + PAGE, 0);
-        }
+        // A new buffer comes zeroed from calloc, which need not clear
+        // memory fresh from the kernel (resize would write every byte).
+        let buf = match reused {
+            Some(b) if b.len() >= len + PAGE => b,
+            _ => vec![0; len + PAGE],
+        };
         let skip = buf.as_ptr().align_offset(PAGE).min(PAGE);
         Run { buf, skip, len }
     }
@@ -105,6 +107,34 @@ impl<R: ReadAt> BlockCache<R> {
     /// The source read through.
     pub fn inner(&self) -> &R {
         &self.inner
+    }
+
+    /// Bring the blocks holding `spans` (offset, length) into the cache
+    /// before they are asked for: blocks that touch one another are read
+    /// in one read, where asked one by one each would be a read of its
+    /// own. A span that cannot be read is left to its ask.
+    pub fn prefetch(&self, spans: &[(u64, u64)]) {
+        let len = self.inner.len();
+        let mut blocks: Vec<(u64, u64)> = spans
+            .iter()
+            .filter(|&&(at, n)| n > 0 && at.checked_add(n).is_some_and(|end| end <= len))
+            .map(|&(at, n)| (at / BLOCK, (at + n - 1) / BLOCK))
+            .collect();
+        blocks.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for (first, last) in blocks {
+            match merged.last_mut() {
+                Some(m) if first <= m.1 + 1 => m.1 = m.1.max(last),
+                _ => merged.push((first, last)),
+            }
+        }
+        // At most ASK_MAX a read, as an ask is kept.
+        let most = (ASK_MAX / BLOCK).max(1);
+        for (first, last) in merged {
+            for from in (first..=last).step_by(most as usize) {
+                let _ = self.fetch(from, last.min(from + most - 1));
+            }
+        }
     }
 }
 
@@ -196,6 +226,10 @@ impl<R: ReadAt + ?Sized> ReadAt for BlockCache<R> {
         }
     }
 
+    fn forget(&self) {
+        self.kept.borrow_mut().clear();
+    }
+
     fn file_offset(&self, at: u64) -> Option<u64> {
         self.inner.file_offset(at)
     }
@@ -277,6 +311,27 @@ mod tests {
             want(10, 3 * BLOCK as usize)
         );
         assert_eq!(c.inner.reads.get(), 2);
+    }
+
+    #[test]
+    fn blocks_prefetched_together_are_read_together() {
+        let c = source(8 * BLOCK as usize, None);
+        let b = BLOCK;
+        // Blocks 1-2 (one span across them) and 3 touch: one read; 6 alone.
+        c.prefetch(&[(b + 5, b), (3 * b, 10), (6 * b + 1, 1), (0, 0), (9 * b, 1)]);
+        assert_eq!(c.inner.reads.get(), 2);
+        assert_eq!(read(&c, b, 3 * b as usize), want(b, 3 * b as usize));
+        assert_eq!(read(&c, 6 * b + 7, 9), want(6 * b + 7, 9));
+        assert_eq!(c.inner.reads.get(), 2);
+        c.prefetch(&[(2 * b, 2 * b)]);
+        assert_eq!(c.inner.reads.get(), 2, "nothing read twice");
+    }
+
+    #[test]
+    fn a_prefetch_that_fails_leaves_the_asks_to_read() {
+        let c = source(2 * BLOCK as usize, Some(BLOCK - 4000));
+        c.prefetch(&[(0, 2 * BLOCK)]);
+        assert_eq!(read(&c, 0, 512), want(0, 512));
     }
 
     #[test]

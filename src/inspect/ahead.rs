@@ -10,6 +10,8 @@
 //! found ahead is used but the bytes: every layer is still made by the
 //! main thread's own walk, from the same bytes of the same device.
 
+use super::resolve::{self, ResolveError, Resolved};
+use super::ReadFor;
 use crate::bytes::{BlockCache, SharedReader};
 use crate::iolimits::Topology;
 use crate::layout::{self, PartKind};
@@ -24,10 +26,12 @@ use std::sync::mpsc::{Receiver, SyncSender};
 /// enough that the blocks held (about 2 MiB a disk) stay small.
 pub const AHEAD: usize = 4;
 
-/// One target read ahead: its device with the blocks read, and what
-/// reading them cost (in the reading thread).
+/// One target read ahead: what its path is (its disk's sysfs read), its
+/// device with the blocks read, and what reading them cost (in the
+/// reading thread).
 pub struct Read {
     pub path: PathBuf,
+    pub resolved: Result<Resolved, ResolveError>,
     pub source: Option<BlockCache<FileSource>>,
     pub cost: Cost,
 }
@@ -47,12 +51,16 @@ pub struct Ahead {
 }
 
 /// Start reading `paths` ahead in `scope`.
-pub fn spawn<'s>(scope: &'s std::thread::Scope<'s, '_>, paths: &'s [PathBuf]) -> Ahead {
+pub fn spawn<'s>(
+    scope: &'s std::thread::Scope<'s, '_>,
+    paths: &'s [PathBuf],
+    command: ReadFor,
+) -> Ahead {
     let rx = (0..THREADS.min(paths.len()))
         .map(|k| {
             let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD);
             let share = paths.iter().skip(k).step_by(THREADS);
-            scope.spawn(move || read_all(share, tx));
+            scope.spawn(move || read_all(share, command, tx));
             rx
         })
         .collect();
@@ -71,12 +79,17 @@ impl Ahead {
 
 /// Read `paths` ahead in order, one [`Read`] each, until the receiver
 /// is gone.
-fn read_all<'p>(paths: impl Iterator<Item = &'p PathBuf>, tx: SyncSender<Read>) {
+fn read_all<'p>(paths: impl Iterator<Item = &'p PathBuf>, command: ReadFor, tx: SyncSender<Read>) {
     for p in paths {
         let before = Cost::here();
-        let source = read_one(p);
+        let resolved = resolve::resolve(p, &crate::sys::Sysfs::default(), command);
+        let source = match &resolved {
+            Ok(Resolved::Live { only: None, .. }) => read_one(p),
+            _ => None,
+        };
         let read = Read {
             path: p.clone(),
+            resolved,
             source,
             cost: Cost::here().since(before),
         };
@@ -86,15 +99,10 @@ fn read_all<'p>(paths: impl Iterator<Item = &'p PathBuf>, tx: SyncSender<Read>) 
     }
 }
 
-/// A whole disk's node opened and walked; None for anything else (an
-/// image file is read through the page cache, and soon enough; a
-/// partition target is read through its disk's node).
+/// A whole disk's node opened and walked (an image file is read through
+/// the page cache, and soon enough; a partition target is read through
+/// its disk's node).
 fn read_one(path: &Path) -> Option<BlockCache<FileSource>> {
-    let meta = std::fs::metadata(path).ok()?;
-    let (_, partition) = crate::sys::Sysfs::default().resolve_node(&meta).ok()?;
-    if partition.is_some() {
-        return None;
-    }
     let source = Rc::new(BlockCache::new(crate::sys::open_source(path).ok()?));
     walk(&source);
     Rc::try_unwrap(source).ok()
@@ -122,6 +130,17 @@ fn walk(source: &Rc<BlockCache<FileSource>>) {
     if table.partitions.is_empty() {
         regions.push((0, src.len()));
     }
+    // What every region's walk reads first, read together: one
+    // partition's end and the next one's start are one read.
+    let first: Vec<(u64, u64)> = regions
+        .iter()
+        .flat_map(|&(offset, len)| {
+            stack::first_reads(len)
+                .into_iter()
+                .map(move |(at, n)| (offset + at, n))
+        })
+        .collect();
+    source.prefetch(&first);
     let mut pending = Pending::default();
     for (offset, len) in regions {
         let r = Region {

@@ -301,7 +301,7 @@ pub fn inspect(paths: &[PathBuf], opts: &InspectOptions) -> Inspection {
         return inspect_each(paths, opts, None);
     }
     std::thread::scope(|s| {
-        let mut early = ahead::spawn(s, paths);
+        let mut early = ahead::spawn(s, paths, opts.command);
         inspect_each(paths, opts, Some(&mut early))
     })
 }
@@ -319,7 +319,7 @@ fn inspect_each(
         let before = Cost::here();
         let early = ahead.as_mut().and_then(|a| a.take(p));
         let early_cost = early.as_ref().map_or(Cost::default(), |r| r.cost);
-        let read = target(p, opts, early.and_then(|r| r.source), &mut pending);
+        let read = target(p, opts, early, &mut pending);
         let cost = Cost::here().since(before).plus(early_cost);
         out.costs.push((p.display().to_string(), cost));
         match read {
@@ -372,10 +372,14 @@ pub fn default_targets(sysfs: &Sysfs) -> Result<Vec<PathBuf>, TargetError> {
 fn target(
     path: &Path,
     opts: &InspectOptions,
-    early: Option<BlockCache<FileSource>>,
+    early: Option<ahead::Read>,
     pending: &mut Pending,
 ) -> Result<Target, InspectError> {
-    let (disk, only, node) = match resolve::resolve(path, &opts.sysfs, opts.command)? {
+    let (resolved, early) = match early {
+        Some(r) => (r.resolved, r.source),
+        None => (resolve::resolve(path, &opts.sysfs, opts.command), None),
+    };
+    let (disk, only, node) = match resolved? {
         Resolved::Image => (None, None, path.to_path_buf()),
         Resolved::Live { disk, only, node } => (Some(*disk), only, node),
     };
@@ -458,6 +462,11 @@ fn target(
             h.units = host::units(&t, src.as_ref(), &h);
         }
         t.host = Some(h);
+    }
+    // The target is read: its blocks go back for the next target's, and
+    // a layer read later (an LV across PVs) reads what it needs anew.
+    if let Some(s) = &src {
+        s.forget();
     }
     Ok(t)
 }

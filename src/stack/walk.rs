@@ -31,6 +31,19 @@ pub struct Pending {
     pub mds: Vec<MdHandle>,
 }
 
+/// The bytes every walk of a region of `len` bytes reads first, as
+/// (offset, length) in the region: those of the first format in the
+/// registry, md, whose superblocks sit at the start and near the end
+/// (the start's read brings the other formats' headers with it). Known
+/// before any probe runs, so a disk's regions can be read together.
+pub fn first_reads(len: u64) -> Vec<(u64, u64)> {
+    super::md::places(len)
+        .into_iter()
+        .filter(|&(at, _)| at < len)
+        .map(|(at, _)| (at, 4096.min(len - at)))
+        .collect()
+}
+
 /// The layer at the start of `r`, if any format of the registry recognises
 /// it, with what the walk finds inside it; else an `unread` layer naming
 /// the signature found there, if any (an NTFS, a FAT): never "nothing".
@@ -65,4 +78,21 @@ fn unread(r: &Region, src: &dyn ReadAt) -> Option<Layer> {
     let mut l = r.layer(LayerKind::Unread, found.short().to_string());
     l.detail = Some(Detail::Signature(found));
     Some(l)
+}
+
+#[cfg(test)]
+mod first_reads_tests {
+    use super::*;
+
+    #[test]
+    fn md_is_probed_first_so_its_places_are_read_first() {
+        assert!(std::ptr::eq(FORMATS[0], &super::super::md::FORMAT));
+        let len = 16 << 20;
+        let reads = first_reads(len);
+        assert_eq!(reads[0], (0, 4096));
+        assert!(reads.iter().all(|&(at, n)| at + n <= len));
+        assert!(reads.iter().any(|&(at, _)| at == len - 8192));
+        assert!(reads.iter().any(|&(at, _)| at == len - 65536));
+        assert_eq!(first_reads(1024), [(0, 1024)]);
+    }
 }

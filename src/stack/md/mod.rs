@@ -9,7 +9,7 @@ use super::Detail;
 use super::LayerKind;
 use crate::bytes::ReadAt;
 use serde::{Deserialize, Serialize};
-pub use superblock::{read, MdMember, MAGIC};
+pub use superblock::{places, read, MdMember, MAGIC};
 
 const MAGIC_LE: [u8; 4] = MAGIC.to_le_bytes();
 

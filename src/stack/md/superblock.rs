@@ -81,20 +81,32 @@ fn fold(sum: u64) -> u32 {
     ((sum & 0xffff_ffff) + (sum >> 32)) as u32
 }
 
-/// The superblock on `src`, if any; a magic with a bad checksum is an error.
-pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<MdMember>, ParseError> {
-    let sectors = src.len() / 512;
+/// Where each version's superblock would be on a device of `len` bytes,
+/// in the order they are looked for: 1.1 at 0, 1.2 at 4 KiB, 1.0 8 KiB
+/// from the end on a 4 KiB boundary, 0.90 in the last whole 64 KiB
+/// (mdadm super1.c `load_super1`, super0.c `load_super0`).
+pub fn places(len: u64) -> Vec<(u64, &'static str)> {
+    let sectors = len / 512;
     let mut at = vec![(0u64, "1.1"), (4096, "1.2")];
     if sectors >= 16 {
         at.push((((sectors - 16) & !7) * 512, "1.0"));
     }
-    for (off, version) in at {
-        if let Some(m) = v1(src, off, version)? {
-            return Ok(Some(m));
-        }
-    }
     if sectors >= 128 {
-        return v090(src, ((sectors & !127) - 128) * 512);
+        at.push((((sectors & !127) - 128) * 512, "0.90"));
+    }
+    at
+}
+
+/// The superblock on `src`, if any; a magic with a bad checksum is an error.
+pub fn read(src: &(impl ReadAt + ?Sized)) -> Result<Option<MdMember>, ParseError> {
+    for (off, version) in places(src.len()) {
+        let found = match version {
+            "0.90" => v090(src, off)?,
+            _ => v1(src, off, version)?,
+        };
+        if found.is_some() {
+            return Ok(found);
+        }
     }
     Ok(None)
 }
