@@ -67,8 +67,8 @@ pub use procfs::{
 pub use stats::Cost;
 /// /sys: bounded reads of attributes, disks and partitions.
 pub use sysfs::{
-    devnum, link_target, list_dir, partitions_from, read_attr, read_num, read_str, topology_in,
-    zones_in, DmIds, KernelPartition, Sysfs,
+    devnum, dm_ids_in, link_target, list_dir, partitions_from, read_attr, read_num, read_str,
+    topology_in, zones_in, DmIds, KernelPartition, Sysfs,
 };
 /// The terminal's width.
 pub use term::terminal_width;

@@ -138,11 +138,7 @@ impl Sysfs {
     /// The dm names of block device `name`; None when it is not a
     /// device-mapper device (it has no `dm/` directory).
     pub fn dm_ids(&self, name: &str) -> Option<DmIds> {
-        let dir = self.block_dir(name).join("dm");
-        dir.is_dir().then(|| DmIds {
-            name: read_str(&dir.join("name")),
-            uuid: read_str(&dir.join("uuid")),
-        })
+        dm_ids_in(&self.disk_dir(name))
     }
 
     /// True when `name` is a whole disk in this tree.
@@ -221,7 +217,8 @@ impl Sysfs {
     /// names each `<disk><N>` or `<disk>p<N>`), so the attributes and
     /// other directories beside them are never opened.
     pub fn partitions(&self, name: &str) -> Vec<KernelPartition> {
-        partitions_in(&self.disk_dir(name), name)
+        let dir = self.disk_dir(name);
+        partitions_from(&dir, &dir.entries("."), name)
     }
 
     /// Disk `name`'s directory (`block/NAME`), held open to read in.
@@ -288,13 +285,17 @@ pub fn zones_in(dir: &AttrDir) -> io::Result<Zones> {
     })
 }
 
-/// The partitions of disk `name` whose directory is `dir`, as
-/// [`Sysfs::partitions`].
-pub fn partitions_in(dir: &AttrDir, name: &str) -> Vec<KernelPartition> {
-    partitions_from(dir, &dir.entries("."), name)
+/// The dm names of the block device whose directory is `dir`, as
+/// [`Sysfs::dm_ids`].
+pub fn dm_ids_in(dir: &AttrDir) -> Option<DmIds> {
+    dir.is_dir("dm").then(|| DmIds {
+        name: dir.str("dm/name"),
+        uuid: dir.str("dm/uuid"),
+    })
 }
 
-/// The same, from the directory's `entries` listed already.
+/// The partitions of disk `name` whose directory is `dir` (its
+/// `entries`, listed already), as [`Sysfs::partitions`].
 pub fn partitions_from(
     dir: &AttrDir,
     entries: &[(String, bool)],

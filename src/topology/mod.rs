@@ -245,10 +245,7 @@ impl Sysfs {
         let slaves = at.list("slaves");
         let dev_wwid = dev_str("wwid");
         let holders = at.list("holders");
-        let dm = (listed("dm") && at.is_dir("dm")).then(|| sys::DmIds {
-            name: at.str("dm/name"),
-            uuid: at.str("dm/uuid"),
-        });
+        let dm = listed("dm").then(|| sys::dm_ids_in(&at)).flatten();
         let paths = multipath::paths_of(dm.as_ref().map(dm::dm_role), &slaves);
         // multipathd maps whole disks, never a dm device: a dm device's
         // holders (an LV's, a table's) are not asked their names here.
