@@ -61,6 +61,16 @@ pub trait ReadAt {
         None
     }
 
+    /// Fill each `(offset, buffer)` of `reads` (bounds checked by the
+    /// caller), with an outcome each; a source that can (a device) has
+    /// them all in flight at once.
+    fn read_many(&self, reads: &mut [(u64, &mut [u8])]) -> Vec<std::io::Result<()>> {
+        reads
+            .iter_mut()
+            .map(|(at, buf)| self.read_exact_at(buf, *at))
+            .collect()
+    }
+
     /// Let go of whatever was kept to answer reads again (a block cache's
     /// blocks): what is asked later is read anew. Nothing for a reader
     /// that keeps nothing.

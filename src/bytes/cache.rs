@@ -5,7 +5,11 @@
 //! Reads go through aligned [`BLOCK`]s kept in memory, the missing blocks
 //! of one ask fetched in one read, as libblkid's probe buffers do
 //! (util-linux libblkid/src/probe.c `blkid_probe_get_buffer`, which keeps
-//! every area read for the probe's life).
+//! every area read for the probe's life). What is known to be wanted
+//! before it is asked (a disk's table, every partition's first block, the
+//! few bytes each format looks at far from it) is read ahead with
+//! [`BlockCache::prefetch`], all of it in flight at once
+//! ([`ReadAt::read_many`]), the far bytes as single pages.
 
 use super::ReadAt;
 use std::cell::RefCell;
@@ -19,7 +23,8 @@ use std::sync::Mutex;
 /// label 0), each of ZFS's other labels' two probes (the nvlist at
 /// +16 KiB, the checksum tail 112 KiB on) on a region aligned to it, and
 /// an md 1.0/0.90 superblock near the end; and costs a disk little more
-/// than one sector does.
+/// than one sector does. What is read ahead as pages is kept as pages: an
+/// ask beside them reads its block around them.
 pub const BLOCK: u64 = 128 << 10;
 
 /// The most bytes kept per source. Past it the blocks kept are dropped
@@ -34,12 +39,12 @@ const ASK_MAX: u64 = 1 << 20;
 
 /// `inner` read through blocks kept for the run.
 pub struct BlockCache<R: ReadAt + ?Sized> {
-    /// Runs of blocks read together, by their first block.
+    /// Runs of bytes read together, by their first byte's offset.
     kept: RefCell<BTreeMap<u64, Run>>,
     inner: R,
 }
 
-/// Blocks read in one read, in a buffer whose bytes start on a page, so
+/// Bytes read in one read (whole blocks, or a probe's pages), in a buffer whose bytes start on a page, so
 /// a device opened with O_DIRECT reads straight into it.
 struct Run {
     buf: Vec<u8>,
@@ -78,9 +83,6 @@ impl Run {
     fn bytes_mut(&mut self) -> &mut [u8] {
         &mut self.buf[self.skip..self.skip + self.len]
     }
-    fn blocks(&self) -> u64 {
-        (self.len as u64).div_ceil(BLOCK)
-    }
 }
 
 impl Drop for Run {
@@ -109,93 +111,116 @@ impl<R: ReadAt> BlockCache<R> {
         &self.inner
     }
 
-    /// Bring the blocks holding `spans` (offset, length) into the cache
-    /// before they are asked for: blocks that touch one another are read
-    /// in one read, where asked one by one each would be a read of its
-    /// own. A span that cannot be read is left to its ask.
-    pub fn prefetch(&self, spans: &[(u64, u64)]) {
+    /// Bring `blocks` and `pages` (offset, length) into the cache before
+    /// they are asked for: each span of `blocks` as the [`BLOCK`]s that
+    /// hold it (what an ask reads), each of `pages` as its pages alone (a
+    /// probe's few bytes far from the blocks, which an ask would read a
+    /// whole block for). Spans that touch one another are read in one
+    /// read, where asked one by one each would be a read of its own. A
+    /// span that cannot be read is left to its ask.
+    pub fn prefetch(&self, blocks: &[(u64, u64)], pages: &[(u64, u64)]) {
         let len = self.inner.len();
-        let mut blocks: Vec<(u64, u64)> = spans
+        let fits =
+            |&&(at, n): &&(u64, u64)| n > 0 && at.checked_add(n).is_some_and(|end| end <= len);
+        let round = |unit: u64| {
+            move |&(at, n): &(u64, u64)| (at / unit * unit, (at + n).div_ceil(unit) * unit)
+        };
+        let mut spans: Vec<(u64, u64)> = blocks
             .iter()
-            .filter(|&&(at, n)| n > 0 && at.checked_add(n).is_some_and(|end| end <= len))
-            .map(|&(at, n)| (at / BLOCK, (at + n - 1) / BLOCK))
+            .filter(fits)
+            .map(round(BLOCK))
+            .chain(pages.iter().filter(fits).map(round(PAGE as u64)))
             .collect();
-        blocks.sort_unstable();
+        spans.sort_unstable();
         let mut merged: Vec<(u64, u64)> = Vec::new();
-        for (first, last) in blocks {
+        for (from, to) in spans {
             match merged.last_mut() {
-                Some(m) if first <= m.1 + 1 => m.1 = m.1.max(last),
-                _ => merged.push((first, last)),
+                Some(m) if from <= m.1 => m.1 = m.1.max(to),
+                _ => merged.push((from, to)),
             }
         }
-        // At most ASK_MAX a read, as an ask is kept.
-        let most = (ASK_MAX / BLOCK).max(1);
-        for (first, last) in merged {
-            for from in (first..=last).step_by(most as usize) {
-                let _ = self.fetch(from, last.min(from + most - 1));
+        // At most ASK_MAX a read, as an ask is kept; all in flight at once.
+        let mut runs: Vec<(u64, u64, Run)> = merged
+            .into_iter()
+            .flat_map(|(from, to)| {
+                (from..to)
+                    .step_by(ASK_MAX as usize)
+                    .map(move |at| (at, to.min(at + ASK_MAX).min(len)))
+            })
+            .filter_map(|(from, to)| self.missing(from, to))
+            .map(|(lo, hi)| (lo, hi, Run::new((hi - lo) as usize)))
+            .collect();
+        let mut reads: Vec<(u64, &mut [u8])> = runs
+            .iter_mut()
+            .map(|(lo, _, run)| (*lo, run.bytes_mut()))
+            .collect();
+        let done = self.inner.read_many(&mut reads);
+        drop(reads);
+        for ((lo, hi, run), ok) in runs.into_iter().zip(done) {
+            if ok.is_ok() {
+                self.keep(lo, hi, run);
             }
         }
     }
 }
 
 impl<R: ReadAt + ?Sized> BlockCache<R> {
-    /// The kept run that holds block `b`, with `b`'s place in it.
-    fn holding(kept: &BTreeMap<u64, Run>, b: u64) -> Option<(&Run, usize)> {
-        let (first, run) = kept.range(..=b).next_back()?;
-        let at = ((b - first) * BLOCK) as usize;
-        (b - first < run.blocks()).then_some((run, at))
+    /// The kept run that holds byte `at`, with `at`'s place in it.
+    fn holding(kept: &BTreeMap<u64, Run>, at: u64) -> Option<(&Run, usize)> {
+        let (first, run) = kept.range(..=at).next_back()?;
+        let inside = usize::try_from(at - first).ok()?;
+        (inside < run.len).then_some((run, inside))
     }
 
-    fn is_kept(&self, b: u64) -> bool {
-        Self::holding(&self.kept.borrow(), b).is_some()
-    }
-
-    /// Fetch the blocks `first..=last` that are not kept yet, each run of
-    /// missing blocks in one read of the inner source.
-    fn fetch(&self, first: u64, last: u64) -> io::Result<()> {
-        let len = self.inner.len();
-        let mut b = first;
-        while b <= last {
-            if self.is_kept(b) {
-                b += 1;
-                continue;
-            }
-            let mut end = b;
-            while end < last && !self.is_kept(end + 1) {
-                end += 1;
-            }
-            let from = b * BLOCK;
-            let to = ((end + 1) * BLOCK).min(len);
-            let mut run = Run::new((to - from) as usize);
-            self.inner.read_exact_at(run.bytes_mut(), from)?;
-            self.keep(b, run);
-            b = end + 1;
+    /// The bytes of `from..to` not kept yet, from the first missing byte
+    /// to the last: None when all are kept.
+    fn missing(&self, from: u64, to: u64) -> Option<(u64, u64)> {
+        let kept = self.kept.borrow();
+        let mut lo = from;
+        while let Some((run, inside)) = Self::holding(&kept, lo).filter(|_| lo < to) {
+            lo += (run.len - inside) as u64;
         }
+        let mut hi = to;
+        while let Some((_, inside)) = Self::holding(&kept, hi.wrapping_sub(1)).filter(|_| hi > lo) {
+            hi -= inside as u64 + 1;
+        }
+        (lo < hi).then_some((lo, hi))
+    }
+
+    /// Fetch the bytes of `from..to` that are not kept yet in one read of
+    /// the inner source, from the first missing byte to the last (a page
+    /// kept between them is read again rather than split the read).
+    fn fetch(&self, from: u64, to: u64) -> io::Result<()> {
+        let Some((lo, hi)) = self.missing(from, to) else {
+            return Ok(());
+        };
+        let mut run = Run::new((hi - lo) as usize);
+        self.inner.read_exact_at(run.bytes_mut(), lo)?;
+        self.keep(lo, hi, run);
         Ok(())
     }
 
-    /// Keep `run`, read from block `first` on.
-    fn keep(&self, first: u64, run: Run) {
+    /// Keep `run`, the bytes `from..to`, in place of the runs inside it.
+    fn keep(&self, from: u64, to: u64, run: Run) {
         let mut kept = self.kept.borrow_mut();
+        let inside: Vec<u64> = kept.range(from..to).map(|(&at, _)| at).collect();
+        for at in inside {
+            kept.remove(&at);
+        }
         let held: u64 = kept.values().map(|r| r.len as u64).sum();
         if held + run.len as u64 > KEPT_MAX {
             kept.clear();
         }
-        kept.insert(first, run);
+        kept.insert(from, run);
     }
 
-    /// Copy `buf.len()` bytes at `offset` out of the kept blocks.
+    /// Copy `buf.len()` bytes at `offset` out of the kept runs.
     fn copy_out(&self, buf: &mut [u8], offset: u64) -> Option<()> {
         let kept = self.kept.borrow();
         let mut done = 0usize;
         while done < buf.len() {
-            let at = offset + done as u64;
-            let (run, start) = Self::holding(&kept, at / BLOCK)?;
-            let inside = start + (at % BLOCK) as usize;
-            let n = (run.len.checked_sub(inside)?).min(buf.len() - done);
-            if n == 0 {
-                return None;
-            }
+            let (run, inside) = Self::holding(&kept, offset + done as u64)?;
+            let n = (run.len - inside).min(buf.len() - done);
             buf[done..done + n].copy_from_slice(&run.bytes()[inside..inside + n]);
             done += n;
         }
@@ -217,9 +242,15 @@ impl<R: ReadAt + ?Sized> ReadAt for BlockCache<R> {
         if buf.len() as u64 > ASK_MAX {
             return self.inner.read_exact_at(buf, offset);
         }
+        // Kept already (a page read ahead, a block asked before).
+        if self.copy_out(buf, offset).is_some() {
+            return Ok(());
+        }
         // A block that cannot be read whole (a bad sector in it, but not
         // in the bytes asked) must not fail an ask the device answers.
-        let fetched = self.fetch(offset / BLOCK, last_byte / BLOCK);
+        let from = offset / BLOCK * BLOCK;
+        let to = ((last_byte / BLOCK + 1) * BLOCK).min(self.len());
+        let fetched = self.fetch(from, to);
         match fetched.ok().and_then(|()| self.copy_out(buf, offset)) {
             Some(()) => Ok(()),
             None => self.inner.read_exact_at(buf, offset),
@@ -318,19 +349,59 @@ mod tests {
         let c = source(8 * BLOCK as usize, None);
         let b = BLOCK;
         // Blocks 1-2 (one span across them) and 3 touch: one read; 6 alone.
-        c.prefetch(&[(b + 5, b), (3 * b, 10), (6 * b + 1, 1), (0, 0), (9 * b, 1)]);
+        c.prefetch(
+            &[(b + 5, b), (3 * b, 10), (6 * b + 1, 1), (0, 0), (9 * b, 1)],
+            &[],
+        );
         assert_eq!(c.inner.reads.get(), 2);
         assert_eq!(read(&c, b, 3 * b as usize), want(b, 3 * b as usize));
         assert_eq!(read(&c, 6 * b + 7, 9), want(6 * b + 7, 9));
         assert_eq!(c.inner.reads.get(), 2);
-        c.prefetch(&[(2 * b, 2 * b)]);
+        c.prefetch(&[(2 * b, 2 * b)], &[]);
         assert_eq!(c.inner.reads.get(), 2, "nothing read twice");
+    }
+
+    #[test]
+    fn pages_are_read_alone_and_a_block_over_them_reads_once() {
+        let c = source(8 * BLOCK as usize, None);
+        let b = BLOCK;
+        let p = PAGE as u64;
+        // Two pages apart, and a block; the page that touches the block
+        // joins its read.
+        c.prefetch(
+            &[(0, 10)],
+            &[(3 * b + 16384, 4), (3 * b + b - 40, 8), (b, 1)],
+        );
+        assert_eq!(c.inner.reads.get(), 3);
+        let held: usize = c.kept.borrow().values().map(|r| r.len).sum();
+        assert_eq!(held as u64, b + p + 2 * p);
+        assert_eq!(read(&c, 3 * b + 16386, 2), want(3 * b + 16386, 2));
+        assert_eq!(read(&c, b + 100, 8), want(b + 100, 8));
+        assert_eq!(c.inner.reads.get(), 3);
+        // An ask beside the pages reads its block in one read, over them.
+        assert_eq!(read(&c, 3 * b + 8192, 4), want(3 * b + 8192, 4));
+        assert_eq!(c.inner.reads.get(), 4);
+        assert_eq!(c.kept.borrow().len(), 3);
+        assert_eq!(read(&c, 3 * b, b as usize), want(3 * b, b as usize));
+        assert_eq!(c.inner.reads.get(), 4);
+    }
+
+    #[test]
+    fn an_ask_across_kept_and_missing_bytes_reads_the_missing_once() {
+        let c = source(4 * BLOCK as usize, None);
+        c.prefetch(&[], &[(BLOCK, 1), (3 * BLOCK - 1, 1)]);
+        assert_eq!(c.inner.reads.get(), 2);
+        // Blocks 1 and 2 are asked: kept at both ends, one read between.
+        let n = 2 * BLOCK as usize;
+        assert_eq!(read(&c, BLOCK, n), want(BLOCK, n));
+        assert_eq!(c.inner.reads.get(), 3);
+        assert_eq!(c.kept.borrow().len(), 3);
     }
 
     #[test]
     fn a_prefetch_that_fails_leaves_the_asks_to_read() {
         let c = source(2 * BLOCK as usize, Some(BLOCK - 4000));
-        c.prefetch(&[(0, 2 * BLOCK)]);
+        c.prefetch(&[(0, 2 * BLOCK)], &[]);
         assert_eq!(read(&c, 0, 512), want(0, 512));
     }
 

@@ -3,7 +3,11 @@
 //! a time. [`THREADS`] more threads open each disk named a few targets
 //! ahead of the one being judged and walk it as the main thread will (its table,
 //! then each data partition's layers), only to bring the blocks those
-//! walks read into the disk's [`BlockCache`]; the main thread then takes
+//! walks read into the disk's [`BlockCache`]. A disk's reads are made in
+//! two submissions of reads in flight together: its table's two ends,
+//! then every region's first block and each format's peeks beyond it
+//! (`stack::first_reads`); the walk then finds them kept. The main
+//! thread then takes
 //! the cache over with its device and finds them there. What the main
 //! thread asks beyond them (an LV followed through a volume group, a
 //! different sector size given by `--topology`) it reads itself. Nothing
@@ -113,6 +117,15 @@ fn read_one(path: &Path) -> Option<BlockCache<FileSource>> {
 fn walk(source: &Rc<BlockCache<FileSource>>) {
     let src: SharedReader = source.clone();
     let lbs = crate::sys::logical_block_size(&source.inner().file).unwrap_or(512);
+    // The table's places, its primary and backup headers, read together.
+    let len = src.len();
+    source.prefetch(
+        &[
+            (0, 4096.min(len)),
+            (len.saturating_sub(4096), 4096.min(len)),
+        ],
+        &[],
+    );
     let Ok(table) = layout::read_table(&*src, u64::from(lbs), true) else {
         return;
     };
@@ -130,17 +143,17 @@ fn walk(source: &Rc<BlockCache<FileSource>>) {
     if table.partitions.is_empty() {
         regions.push((0, src.len()));
     }
-    // What every region's walk reads first, read together: one
-    // partition's end and the next one's start are one read.
-    let first: Vec<(u64, u64)> = regions
-        .iter()
-        .flat_map(|&(offset, len)| {
-            stack::first_reads(len)
-                .into_iter()
-                .map(move |(at, n)| (offset + at, n))
-        })
-        .collect();
-    source.prefetch(&first);
+    // What every region's walk reads first, all in flight together (one
+    // io_uring submission): each region's first block and the few bytes
+    // each format looks at beyond it, so the walks below find them kept.
+    let (mut blocks, mut pages) = (Vec::new(), Vec::new());
+    for &(offset, len) in &regions {
+        let first = stack::first_reads(len);
+        let on_disk = |(at, n): (u64, u64)| (offset + at, n);
+        blocks.extend(first.blocks.into_iter().map(on_disk));
+        pages.extend(first.pages.into_iter().map(on_disk));
+    }
+    source.prefetch(&blocks, &pages);
     let mut pending = Pending::default();
     for (offset, len) in regions {
         let r = Region {

@@ -34,6 +34,7 @@ pub static FORMAT: LayerFormat = LayerFormat {
         what: "bcache superblock",
     }],
     probe,
+    peeks: None,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

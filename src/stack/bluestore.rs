@@ -55,6 +55,7 @@ pub static FORMAT: LayerFormat = LayerFormat {
         what: "Ceph BlueStore device",
     }],
     probe,
+    peeks: None,
 };
 
 /// What the label says, every meta key as written.

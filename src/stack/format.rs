@@ -29,7 +29,15 @@ pub struct LayerFormat {
     /// end) add their own in the signature scan.
     pub magics: &'static [Magic],
     pub probe: Probe,
+    /// Where the probe looks first beyond the region's first block, as
+    /// (offset, length) given the region's length: a few bytes each (md's
+    /// superblocks near the end, ZFS's other labels). Known before any
+    /// probe runs, so every region of a disk is read ahead together.
+    pub peeks: Option<Peeks>,
 }
+
+/// A format's [`LayerFormat::peeks`].
+pub type Peeks = fn(u64) -> Vec<(u64, u64)>;
 
 /// What a probe found at the start of a region.
 pub struct Found {

@@ -134,6 +134,7 @@ pub static FORMAT: LayerFormat = LayerFormat {
             .damaged(LayerKind::Filesystem, e.layer, e)
             .map(Found::from),
     },
+    peeks: None,
 };
 
 /// The filesystem at the start of `src`, if it is one of ext2/3/4, XFS,

@@ -52,6 +52,7 @@ pub static FORMAT: LayerFormat = LayerFormat {
             .damaged(LayerKind::Luks, "LUKS header", e)
             .map(Found::from),
     },
+    peeks: None,
 };
 
 /// The LUKS header on `src`, if there is one.

@@ -75,7 +75,7 @@ pub use region::Region;
 /// The signature scan: what is there when no reader knows it.
 pub use signature::{article, scan_signatures, Unread};
 /// The walk from a region to its layers, and what it leaves to assemble.
-pub use walk::{first_reads, walk_region, Pending};
+pub use walk::{first_reads, walk_region, FirstReads, Pending};
 /// ZFS: a member's labels, their nvlists, and the reader by itself.
 pub use zfs::{
     decode_nvlist, nvlist, phys_offset, read as read_zfs, seal, Encoder, NvList, NvValue, Vdev,

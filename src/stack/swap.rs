@@ -24,6 +24,7 @@ pub static FORMAT: LayerFormat = LayerFormat {
         },
     ],
     probe: |r, src| has_swap(src).then(|| Found::from(r.layer(LayerKind::Swap, "swap"))),
+    peeks: None,
 };
 
 fn has_swap(src: &dyn ReadAt) -> bool {

@@ -47,6 +47,7 @@ pub static FAT: LayerFormat = LayerFormat {
         },
     ],
     probe: probe_fat,
+    peeks: None,
 };
 
 pub static EXFAT: LayerFormat = LayerFormat {
@@ -56,6 +57,7 @@ pub static EXFAT: LayerFormat = LayerFormat {
         what: "exFAT filesystem",
     }],
     probe: probe_exfat,
+    peeks: None,
 };
 
 pub static NTFS: LayerFormat = LayerFormat {
@@ -65,6 +67,7 @@ pub static NTFS: LayerFormat = LayerFormat {
         what: "NTFS filesystem",
     }],
     probe: probe_ntfs,
+    peeks: None,
 };
 
 /// The most a probe reads from the start: exFAT's two boot regions of

@@ -31,17 +31,28 @@ pub struct Pending {
     pub mds: Vec<MdHandle>,
 }
 
-/// The bytes every walk of a region of `len` bytes reads first, as
-/// (offset, length) in the region: those of the first format in the
-/// registry, md, whose superblocks sit at the start and near the end
-/// (the start's read brings the other formats' headers with it). Known
-/// before any probe runs, so a disk's regions can be read together.
-pub fn first_reads(len: u64) -> Vec<(u64, u64)> {
-    super::md::places(len)
-        .into_iter()
-        .filter(|&(at, _)| at < len)
-        .map(|(at, _)| (at, 4096.min(len - at)))
-        .collect()
+/// What every walk of a region of `len` bytes reads first, as (offset,
+/// length) spans in the region, known before any probe runs so a disk's
+/// regions can be read together: the region's first bytes, where every
+/// format's header is (`blocks`: read as whole cache blocks), and the few
+/// bytes each format's probe looks at beyond them (`pages`: md's
+/// superblocks near the end, ZFS's other labels).
+pub struct FirstReads {
+    pub blocks: Vec<(u64, u64)>,
+    pub pages: Vec<(u64, u64)>,
+}
+
+pub fn first_reads(len: u64) -> FirstReads {
+    let pages = FORMATS
+        .iter()
+        .filter_map(|f| f.peeks)
+        .flat_map(|peeks| peeks(len))
+        .filter(|&(at, n)| at.checked_add(n).is_some_and(|end| end <= len))
+        .collect();
+    FirstReads {
+        blocks: vec![(0, 4096.min(len))],
+        pages,
+    }
 }
 
 /// The layer at the start of `r`, if any format of the registry recognises
@@ -85,14 +96,20 @@ mod first_reads_tests {
     use super::*;
 
     #[test]
-    fn md_is_probed_first_so_its_places_are_read_first() {
-        assert!(std::ptr::eq(FORMATS[0], &super::super::md::FORMAT));
+    fn the_start_and_every_formats_peeks_are_read_first() {
         let len = 16 << 20;
         let reads = first_reads(len);
-        assert_eq!(reads[0], (0, 4096));
-        assert!(reads.iter().all(|&(at, n)| at + n <= len));
-        assert!(reads.iter().any(|&(at, _)| at == len - 8192));
-        assert!(reads.iter().any(|&(at, _)| at == len - 65536));
-        assert_eq!(first_reads(1024), [(0, 1024)]);
+        assert_eq!(reads.blocks, [(0, 4096)]);
+        let p = &reads.pages;
+        assert!(p.iter().all(|&(at, n)| at + n <= len));
+        // md 1.0 and 0.90 near the end; ZFS's labels 1 to 3.
+        for at in [len - 8192, len - 65536, (256 + 16) << 10, len - (240 << 10)] {
+            assert!(p.iter().any(|&(a, _)| a == at), "{at}");
+        }
+        assert_eq!(first_reads(1024).blocks, [(0, 1024)]);
+        assert!(first_reads(1024)
+            .pages
+            .iter()
+            .all(|&(at, n)| at + n <= 1024));
     }
 }

@@ -8,6 +8,7 @@
 //! checks).
 
 mod attr_dir;
+mod batch;
 mod blocktrace;
 mod cgroup;
 mod dev;

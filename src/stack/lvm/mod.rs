@@ -23,7 +23,11 @@ pub use vg::{volume_group, Leg, LogicalVolume, Segment, ThinPoolSeg, ThinSeg, Vo
 
 /// LVM2 physical volumes. The label may sit in any of the first four
 /// sectors, so the signature scan looks for it itself.
-pub static FORMAT: LayerFormat = LayerFormat { magics: &[], probe };
+pub static FORMAT: LayerFormat = LayerFormat {
+    magics: &[],
+    probe,
+    peeks: None,
+};
 
 fn probe(r: &Region, src: &dyn ReadAt) -> Option<Found> {
     match read(src) {

@@ -29,6 +29,7 @@ pub static FORMAT: LayerFormat = LayerFormat {
         },
     ],
     probe,
+    peeks: Some(peeks),
 };
 
 fn probe(r: &Region, src: &dyn ReadAt) -> Option<Found> {
@@ -88,4 +89,9 @@ pub struct ArrayMember {
     pub chunk_bytes: u64,
     pub raid_disks: u32,
     pub layout: u32,
+}
+
+/// Each superblock's magic, wherever [`places`] puts one.
+fn peeks(len: u64) -> Vec<(u64, u64)> {
+    places(len).into_iter().map(|(at, _)| (at, 4)).collect()
 }

@@ -85,6 +85,7 @@ pub static FORMAT: LayerFormat = LayerFormat {
         },
     ],
     probe,
+    peeks: Some(peeks),
 };
 
 /// One vdev of the tree a label carries: the top-level vdev this member
@@ -351,6 +352,15 @@ fn looks_like_label(src: &(impl ReadAt + ?Sized), l: usize) -> bool {
     fits(tail, 8)
         && src.read_exact_at(&mut magic, tail).is_ok()
         && (u64::from_le_bytes(magic) == ZEC_MAGIC || u64::from_be_bytes(magic) == ZEC_MAGIC)
+}
+
+/// What [`looks_like_label`] reads of each label: its nvlist's header
+/// and its checksum's magic.
+fn peeks(len: u64) -> Vec<(u64, u64)> {
+    (0..LABELS)
+        .filter_map(|l| phys_offset(len, l))
+        .flat_map(|at| [(at, 4), (at + (PHYS_SIZE - ECK_SIZE) as u64, 8)])
+        .collect()
 }
 
 /// The ZFS labels on `src` (a whole disk, partition or image: a leaf
