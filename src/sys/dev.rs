@@ -260,7 +260,10 @@ mod tests {
         let out = src.read_many(&mut reads);
         assert!(out[0].is_ok() && out[1].is_ok());
         // Short at the end: read again alone, which says so.
-        assert_eq!(out[2].as_ref().unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(
+            out[2].as_ref().unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
         assert_eq!(a, bytes[4096..8192]);
         assert_eq!(b, bytes[7..107]);
         assert!(super::super::stats::Cost::here().since(before).device_reads >= 3);
