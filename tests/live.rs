@@ -341,3 +341,50 @@ fn a_write_through_the_partition_node_is_seen_on_the_disk() {
     let (doc, _) = run_json(&["check", &lo.dev]);
     assert_eq!(block(&doc), 1024, "{doc:#}");
 }
+
+/// Two disks are read ahead, each in io_uring submissions of reads in
+/// flight together; where the kernel refuses io_uring (a container's
+/// seccomp profile) the same reads are made one by one, to the same
+/// verdicts, layers and findings.
+#[test]
+fn disks_read_together_or_one_by_one_say_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = "label: gpt\nstart=2048, size=40960\nstart=43008, size=40960\n";
+    let disks: Vec<LoopDev> = ["a.img", "b.img"]
+        .iter()
+        .map(|name| {
+            let img = image(dir.path(), name, 64 * MIB);
+            sfdisk(&img, table);
+            LoopDev::attach(&img, None)
+        })
+        .collect();
+    sh("mkfs.ext4", &["-q", "-F", &disks[0].part(1)]);
+    sh("mkswap", &[&disks[1].part(2)]);
+    let args = ["check", &disks[0].dev, &disks[1].dev];
+    let (together, code) = run_json(&args);
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(args).arg("--json");
+    without_io_uring(&mut cmd);
+    let (out, err, code_alone) = output_of(&mut cmd);
+    assert_eq!(code, code_alone, "{err}");
+    let alone: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let judged = |doc: &serde_json::Value| {
+        let mut d = doc.clone();
+        d.as_object_mut().unwrap().remove("run");
+        d.as_object_mut().unwrap().remove("started_at");
+        d
+    };
+    assert_eq!(judged(&together), judged(&alone));
+    assert!(
+        format!("{:?}", together["targets"][0]["stack"]).contains("ext4"),
+        "{together:#}"
+    );
+    assert!(
+        format!("{:?}", together["targets"][1]["stack"]).contains("swap"),
+        "{together:#}"
+    );
+    for doc in [&together, &alone] {
+        let reads = &doc["run"]["targets"];
+        assert!(reads[0]["device_reads"].as_u64().unwrap() > 0, "{doc:#}");
+    }
+}

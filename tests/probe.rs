@@ -555,59 +555,11 @@ fn files_whose_reads_skip_the_device_are_refused() {
     probed(&fresh);
 }
 
-/// Run diskalign with io_uring_setup(2) failing with ENOSYS, as under a
-/// container's seccomp profile.
+/// Run diskalign's probe with io_uring_setup(2) failing with ENOSYS.
 fn probe_without_io_uring(args: &[&str]) -> (String, String, i32) {
-    use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(bin());
     cmd.arg("probe").args(args);
-    // SAFETY: only async-signal-safe prctl calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            const NR_IO_URING_SETUP: u32 = 425; // x86_64 and aarch64 alike
-            let filter = [
-                // A = seccomp_data.nr
-                libc::sock_filter {
-                    code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
-                    jt: 0,
-                    jf: 0,
-                    k: 0,
-                },
-                libc::sock_filter {
-                    code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
-                    jt: 0,
-                    jf: 1,
-                    k: NR_IO_URING_SETUP,
-                },
-                libc::sock_filter {
-                    code: (libc::BPF_RET | libc::BPF_K) as u16,
-                    jt: 0,
-                    jf: 0,
-                    k: libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
-                },
-                libc::sock_filter {
-                    code: (libc::BPF_RET | libc::BPF_K) as u16,
-                    jt: 0,
-                    jf: 0,
-                    k: libc::SECCOMP_RET_ALLOW,
-                },
-            ];
-            let prog = libc::sock_fprog {
-                len: filter.len() as u16,
-                filter: filter.as_ptr() as *mut _,
-            };
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-                || libc::prctl(
-                    libc::PR_SET_SECCOMP,
-                    libc::SECCOMP_MODE_FILTER,
-                    &prog as *const libc::sock_fprog,
-                ) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    without_io_uring(&mut cmd);
     output_of(&mut cmd)
 }
 
