@@ -12,7 +12,7 @@
 //! ([`ReadAt::read_many`]), the far bytes as single pages.
 
 use super::ReadAt;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::Mutex;
@@ -41,11 +41,14 @@ const ASK_MAX: u64 = 1 << 20;
 pub struct BlockCache<R: ReadAt + ?Sized> {
     /// Runs of bytes read together, by their first byte's offset.
     kept: RefCell<BTreeMap<u64, Run>>,
+    /// The bytes of the runs kept.
+    held: Cell<u64>,
     inner: R,
 }
 
-/// Bytes read in one read (whole blocks, or a probe's pages), in a buffer whose bytes start on a page, so
-/// a device opened with O_DIRECT reads straight into it.
+/// Bytes read in one read (whole blocks, or a probe's pages), in a
+/// buffer whose bytes start on a page, so a device opened with O_DIRECT
+/// reads straight into it.
 struct Run {
     buf: Vec<u8>,
     skip: usize,
@@ -67,13 +70,17 @@ static POOL: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 impl Run {
     fn new(len: usize) -> Run {
-        let reused = POOL.lock().ok().and_then(|mut p| p.pop());
+        let need = len + PAGE;
+        // A kept buffer of about the size asked: a page's run does not
+        // hold a block's buffer, nor a block's run drop a page's.
+        let fits = |b: &Vec<u8>| (need..=2 * need).contains(&b.len());
+        let reused = POOL.lock().ok().and_then(|mut p| {
+            let at = p.iter().rposition(fits)?;
+            Some(p.swap_remove(at))
+        });
         // A new buffer comes zeroed from calloc, which need not clear
         // memory fresh from the kernel (resize would write every byte).
-        let buf = match reused {
-            Some(b) if b.len() >= len + PAGE => b,
-            _ => vec![0; len + PAGE],
-        };
+        let buf = reused.unwrap_or_else(|| vec![0; need]);
         let skip = buf.as_ptr().align_offset(PAGE).min(PAGE);
         Run { buf, skip, len }
     }
@@ -102,6 +109,7 @@ impl<R: ReadAt> BlockCache<R> {
     pub fn new(inner: R) -> Self {
         BlockCache {
             kept: RefCell::new(BTreeMap::new()),
+            held: Cell::new(0),
             inner,
         }
     }
@@ -139,17 +147,23 @@ impl<R: ReadAt> BlockCache<R> {
                 _ => merged.push((from, to)),
             }
         }
-        // At most ASK_MAX a read, as an ask is kept; all in flight at once.
-        let mut runs: Vec<(u64, u64, Run)> = merged
-            .into_iter()
-            .flat_map(|(from, to)| {
-                (from..to)
-                    .step_by(ASK_MAX as usize)
-                    .map(move |at| (at, to.min(at + ASK_MAX).min(len)))
-            })
-            .filter_map(|(from, to)| self.missing(from, to))
-            .map(|(lo, hi)| (lo, hi, Run::new((hi - lo) as usize)))
-            .collect();
+        // At most ASK_MAX a read, as an ask is kept; all in flight at once,
+        // as many as fit beside what is kept (a table of thousands of
+        // partitions leaves the rest to the asks).
+        let mut room = KEPT_MAX.saturating_sub(self.held.get());
+        let mut runs: Vec<(u64, u64, Run)> = Vec::new();
+        let pieces = merged.into_iter().flat_map(|(from, to)| {
+            (from..to)
+                .step_by(ASK_MAX as usize)
+                .map(move |at| (at, to.min(at + ASK_MAX).min(len)))
+        });
+        for (lo, hi) in pieces.filter_map(|(from, to)| self.missing(from, to)) {
+            let Some(left) = room.checked_sub(hi - lo) else {
+                break;
+            };
+            room = left;
+            runs.push((lo, hi, Run::new((hi - lo) as usize)));
+        }
         let mut reads: Vec<(u64, &mut [u8])> = runs
             .iter_mut()
             .map(|(lo, _, run)| (*lo, run.bytes_mut()))
@@ -204,13 +218,15 @@ impl<R: ReadAt + ?Sized> BlockCache<R> {
     fn keep(&self, from: u64, to: u64, run: Run) {
         let mut kept = self.kept.borrow_mut();
         let inside: Vec<u64> = kept.range(from..to).map(|(&at, _)| at).collect();
+        let mut held = self.held.get();
         for at in inside {
-            kept.remove(&at);
+            held = held.saturating_sub(kept.remove(&at).map_or(0, |r| r.len as u64));
         }
-        let held: u64 = kept.values().map(|r| r.len as u64).sum();
         if held + run.len as u64 > KEPT_MAX {
             kept.clear();
+            held = 0;
         }
+        self.held.set(held + run.len as u64);
         kept.insert(from, run);
     }
 
@@ -259,6 +275,7 @@ impl<R: ReadAt + ?Sized> ReadAt for BlockCache<R> {
 
     fn forget(&self) {
         self.kept.borrow_mut().clear();
+        self.held.set(0);
     }
 
     fn file_offset(&self, at: u64) -> Option<u64> {
@@ -427,5 +444,166 @@ mod tests {
         let r = Run::new(BLOCK as usize);
         assert_eq!(r.bytes().as_ptr() as usize % PAGE, 0);
         assert_eq!(r.bytes().len(), BLOCK as usize);
+    }
+
+    /// A source of varied bytes that fails reads touching `bad` and
+    /// checks every read it gets is in bounds.
+    struct Model {
+        bytes: Vec<u8>,
+        bad: Option<u64>,
+    }
+
+    impl ReadAt for Model {
+        fn len(&self) -> u64 {
+            self.bytes.len() as u64
+        }
+        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+            let end = offset + buf.len() as u64;
+            assert!(
+                end <= self.len(),
+                "read past the end: {offset}+{}",
+                buf.len()
+            );
+            if self.bad.is_some_and(|b| (offset..end).contains(&b)) {
+                return Err(io::ErrorKind::Other.into());
+            }
+            self.bytes.read_exact_at(buf, offset)
+        }
+    }
+
+    /// The kept runs do not overlap, start on a page, end on one or at
+    /// the end, hold the source's bytes, and add up to `held`.
+    fn check_runs(c: &BlockCache<Model>) {
+        let kept = c.kept.borrow();
+        let len = c.inner.len();
+        let (mut prev_end, mut held) = (0u64, 0u64);
+        for (&at, run) in kept.iter() {
+            let end = at + run.len as u64;
+            assert!(
+                run.len > 0 && at >= prev_end && end <= len,
+                "run {at}..{end}"
+            );
+            assert_eq!(at % PAGE as u64, 0, "run start {at} off a page");
+            assert!(end % PAGE as u64 == 0 || end == len, "run end {end}");
+            assert_eq!(run.bytes(), &c.inner.bytes[at as usize..end as usize]);
+            prev_end = end;
+            held += run.len as u64;
+        }
+        assert_eq!(held, c.held.get());
+        assert!(held <= KEPT_MAX + ASK_MAX + BLOCK, "held {held}");
+    }
+
+    /// Random prefetches of blocks and pages, asks and forgets against
+    /// sources of every kind of length, a bad byte in some: every ask
+    /// gets the source's bytes or the error the source gives.
+    #[test]
+    fn random_prefetches_and_asks_read_what_the_source_holds() {
+        for case in 0..120u64 {
+            let mut rng = fastrand::Rng::with_seed(case);
+            let sizes = [
+                rng.u64(1..3 * PAGE as u64),
+                rng.u64(1..4 * BLOCK),
+                rng.u64(1..20 * BLOCK),
+                rng.u64(1..3 * ASK_MAX),
+                rng.u64(0..40) * BLOCK + rng.u64(0..2) * 512 * rng.u64(0..8),
+            ];
+            let len = sizes[rng.usize(..sizes.len())].max(1);
+            let bad = rng
+                .bool()
+                .then(|| rng.u64(0..len))
+                .filter(|_| rng.u8(..) < 60);
+            let c = BlockCache::new(Model {
+                bytes: (0..len)
+                    .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8)
+                    .collect(),
+                bad,
+            });
+            let span = |rng: &mut fastrand::Rng| {
+                let at = match rng.u8(0..4) {
+                    0 => rng.u64(0..len),
+                    1 => len.saturating_sub(rng.u64(0..(2 * PAGE as u64))),
+                    2 => rng.u64(0..len / PAGE as u64 + 1) * PAGE as u64,
+                    _ => rng.u64(0..len + 10),
+                };
+                let n = match rng.u8(0..4) {
+                    0 => rng.u64(0..16),
+                    1 => rng.u64(0..2 * PAGE as u64),
+                    2 => rng.u64(0..2 * BLOCK),
+                    _ => rng.u64(0..ASK_MAX + 3 * BLOCK),
+                };
+                (at, n)
+            };
+            for step in 0..60 {
+                match rng.u8(0..10) {
+                    0..=2 => {
+                        let blocks: Vec<_> = (0..rng.usize(0..5)).map(|_| span(&mut rng)).collect();
+                        let pages: Vec<_> = (0..rng.usize(0..12)).map(|_| span(&mut rng)).collect();
+                        c.prefetch(&blocks, &pages);
+                    }
+                    3 => c.forget(),
+                    _ => {
+                        let (at, n) = span(&mut rng);
+                        let n = n.min(ASK_MAX + 2 * BLOCK) as usize;
+                        let mut buf = vec![0xaa; n];
+                        let r = c.read_exact_at(&mut buf, at);
+                        let end = at + n as u64;
+                        let at_step = format!("case {case} step {step}: {at}+{n} of {len}");
+                        if end > len || (n > 0 && bad.is_some_and(|b| (at..end).contains(&b))) {
+                            assert!(r.is_err(), "{at_step}");
+                        } else {
+                            assert!(r.is_ok(), "{at_step}: {r:?}");
+                            assert_eq!(buf, c.inner.bytes[at as usize..end as usize], "{at_step}");
+                        }
+                    }
+                }
+                check_runs(&c);
+            }
+        }
+    }
+
+    /// A large source of zeros that notes the most bytes one read_many
+    /// was handed.
+    struct Sparse {
+        len: u64,
+        at_once: Cell<u64>,
+    }
+
+    impl ReadAt for Sparse {
+        fn len(&self) -> u64 {
+            self.len
+        }
+        fn read_exact_at(&self, buf: &mut [u8], _: u64) -> io::Result<()> {
+            buf.fill(0);
+            Ok(())
+        }
+        fn read_many(&self, reads: &mut [(u64, &mut [u8])]) -> Vec<io::Result<()>> {
+            let total: u64 = reads.iter().map(|(_, b)| b.len() as u64).sum();
+            self.at_once.set(self.at_once.get().max(total));
+            reads.iter_mut().map(|(_, b)| b.fill(0)).map(Ok).collect()
+        }
+    }
+
+    #[test]
+    fn a_prefetch_of_thousands_of_regions_holds_no_more_than_is_kept() {
+        // A table of 2048 partitions 1 MiB apart: each one's first block,
+        // and pages near its end and at 256 KiB as md's and ZFS's peeks.
+        let c = BlockCache::new(Sparse {
+            len: 4 << 30,
+            at_once: Cell::new(0),
+        });
+        let (mut blocks, mut pages) = (Vec::new(), Vec::new());
+        for k in 0..2048u64 {
+            let at = k << 20;
+            blocks.push((at, 4096));
+            let far = [(256 + 16) << 10, (1 << 20) - 65536, (1 << 20) - 8192];
+            pages.extend(far.map(|p| (at + p, 4)));
+        }
+        c.prefetch(&blocks, &pages);
+        assert!(
+            c.inner.at_once.get() <= KEPT_MAX,
+            "{}",
+            c.inner.at_once.get()
+        );
+        assert!(c.held.get() > KEPT_MAX / 2 && c.held.get() <= KEPT_MAX);
     }
 }

@@ -1,18 +1,17 @@
 //! Reading ahead. A check of many disks spends as long waiting for each
 //! disk's few O_DIRECT reads as it does working: one thread, one read at
 //! a time. [`THREADS`] more threads open each disk named a few targets
-//! ahead of the one being judged and walk it as the main thread will (its table,
-//! then each data partition's layers), only to bring the blocks those
-//! walks read into the disk's [`BlockCache`]. A disk's reads are made in
-//! two submissions of reads in flight together: its table's two ends,
-//! then every region's first block and each format's peeks beyond it
-//! (`stack::first_reads`); the walk then finds them kept. The main
-//! thread then takes
-//! the cache over with its device and finds them there. What the main
-//! thread asks beyond them (an LV followed through a volume group, a
-//! different sector size given by `--topology`) it reads itself. Nothing
-//! found ahead is used but the bytes: every layer is still made by the
-//! main thread's own walk, from the same bytes of the same device.
+//! ahead of the one being judged and walk it as the main thread will (its
+//! table, then each data partition's layers), only to bring the blocks
+//! those walks read into the disk's [`BlockCache`]. A disk's reads are
+//! made in two submissions of reads in flight together: its table's two
+//! ends, then every region's first block and each format's peeks beyond
+//! it (`stack::first_reads`); the walk then finds them kept. The main
+//! thread then takes the cache over with its device and finds them there.
+//! What the main thread asks beyond them (an LV followed through a volume
+//! group, a different sector size given by `--topology`) it reads itself.
+//! Nothing found ahead is used but the bytes: every layer is still made
+//! by the main thread's own walk, from the same bytes of the same device.
 
 use super::resolve::{self, ResolveError, Resolved};
 use super::ReadFor;
@@ -117,12 +116,15 @@ fn read_one(path: &Path) -> Option<BlockCache<FileSource>> {
 fn walk(source: &Rc<BlockCache<FileSource>>) {
     let src: SharedReader = source.clone();
     let lbs = crate::sys::logical_block_size(&source.inner().file).unwrap_or(512);
-    // The table's places, its primary and backup headers, read together.
+    // The table's places, read together: its primary header and entries,
+    // its backup header and entries (16 KiB and more before the last
+    // sector: 64 KiB covers them wherever the disk's last block ends).
     let len = src.len();
+    let tail = 64u64 << 10;
     source.prefetch(
         &[
             (0, 4096.min(len)),
-            (len.saturating_sub(4096), 4096.min(len)),
+            (len.saturating_sub(tail), tail.min(len)),
         ],
         &[],
     );

@@ -53,16 +53,18 @@ impl ReadAt for FileSource {
         let together = super::batch::read_batch(&self.file, reads);
         let mut out = Vec::with_capacity(reads.len());
         for (i, (at, buf)) in reads.iter_mut().enumerate() {
+            // A read the kernel answered reached the device; one that a
+            // failed ring never submitted did not.
             let whole = match together.as_ref().and_then(|t| t.get(i)) {
                 Some(Ok(n)) => {
                     super::stats::count_read(buf.len());
                     *n == buf.len()
                 }
-                Some(Err(_)) => {
+                Some(Err(e)) if e.raw_os_error().is_some() => {
                     super::stats::count_read(buf.len());
                     false
                 }
-                None => false,
+                _ => false,
             };
             out.push(if whole {
                 Ok(())
