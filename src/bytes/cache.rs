@@ -288,7 +288,8 @@ mod tests {
     use super::*;
     use std::cell::Cell;
 
-    /// A source that counts the reads that reach it.
+    /// A source that counts the reads that reach it, fails those touching
+    /// `bad`, and checks each is in bounds.
     struct Counted {
         bytes: Vec<u8>,
         reads: Cell<u32>,
@@ -302,6 +303,11 @@ mod tests {
         fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
             self.reads.set(self.reads.get() + 1);
             let end = offset + buf.len() as u64;
+            assert!(
+                end <= self.len(),
+                "read past the end: {offset}+{}",
+                buf.len()
+            );
             if self.bad.is_some_and(|b| (offset..end).contains(&b)) {
                 return Err(io::ErrorKind::Other.into());
             }
@@ -446,34 +452,9 @@ mod tests {
         assert_eq!(r.bytes().len(), BLOCK as usize);
     }
 
-    /// A source of varied bytes that fails reads touching `bad` and
-    /// checks every read it gets is in bounds.
-    struct Model {
-        bytes: Vec<u8>,
-        bad: Option<u64>,
-    }
-
-    impl ReadAt for Model {
-        fn len(&self) -> u64 {
-            self.bytes.len() as u64
-        }
-        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-            let end = offset + buf.len() as u64;
-            assert!(
-                end <= self.len(),
-                "read past the end: {offset}+{}",
-                buf.len()
-            );
-            if self.bad.is_some_and(|b| (offset..end).contains(&b)) {
-                return Err(io::ErrorKind::Other.into());
-            }
-            self.bytes.read_exact_at(buf, offset)
-        }
-    }
-
     /// The kept runs do not overlap, start on a page, end on one or at
     /// the end, hold the source's bytes, and add up to `held`.
-    fn check_runs(c: &BlockCache<Model>) {
+    fn check_runs(c: &BlockCache<Counted>) {
         let kept = c.kept.borrow();
         let len = c.inner.len();
         let (mut prev_end, mut held) = (0u64, 0u64);
@@ -512,10 +493,11 @@ mod tests {
                 .bool()
                 .then(|| rng.u64(0..len))
                 .filter(|_| rng.u8(..) < 60);
-            let c = BlockCache::new(Model {
+            let c = BlockCache::new(Counted {
                 bytes: (0..len)
                     .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8)
                     .collect(),
+                reads: Cell::new(0),
                 bad,
             });
             let span = |rng: &mut fastrand::Rng| {

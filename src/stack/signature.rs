@@ -6,6 +6,7 @@
 //! what it found but does not read ([`unread`]); says only *what* is
 //! there, not its geometry.
 
+use super::md;
 use super::registry::FORMATS;
 use crate::bytes::ReadAt;
 use serde::{Deserialize, Serialize};
@@ -38,7 +39,6 @@ pub fn scan_signatures(src: &(impl ReadAt + ?Sized)) -> Vec<Signature> {
     let mut found = Vec::new();
     let mut add = |what, offset| found.push(Signature { what, offset });
     let size = src.len();
-    let sectors = size / 512;
     // Partition tables and the filesystems the stack does not read; the
     // stack's own formats bring their magics from the registry.
     let fixed: [(&'static str, u64, &[u8]); 3] = [
@@ -61,16 +61,15 @@ pub fn scan_signatures(src: &(impl ReadAt + ?Sized)) -> Vec<Signature> {
             add("LVM2 physical volume", at);
         }
     }
-    if sectors >= 16 {
-        let at = ((sectors - 16) & !7) * 512;
+    // md's places near the end (1.1 and 1.2 come with the registry).
+    for (at, version) in md::places(size) {
+        let what = match version {
+            "1.0" => "md RAID superblock 1.0",
+            "0.90" => "md RAID superblock 0.90",
+            _ => continue,
+        };
         if has(src, at, &MD_MAGIC) {
-            add("md RAID superblock 1.0", at);
-        }
-    }
-    if sectors >= 128 {
-        let at = ((sectors & !127) - 128) * 512;
-        if has(src, at, &MD_MAGIC) {
-            add("md RAID superblock 0.90", at);
+            add(what, at);
         }
     }
     let gpt = found.iter().any(|s| s.what.starts_with("GPT"));
@@ -155,6 +154,7 @@ mod tests {
         img[536..544].copy_from_slice(b"LVM2 001");
         let n = img.len();
         img[n - 8192..n - 8188].copy_from_slice(&MD_MAGIC);
+        img[n - 65536..n - 65532].copy_from_slice(&MD_MAGIC);
         let got: Vec<_> = scan_signatures(&img[..])
             .into_iter()
             .map(|s| s.what)
@@ -162,6 +162,7 @@ mod tests {
         assert!(got.contains(&"ext2/3/4 filesystem"), "{got:?}");
         assert!(got.contains(&"LVM2 physical volume"), "{got:?}");
         assert!(got.contains(&"md RAID superblock 1.0"), "{got:?}");
+        assert!(got.contains(&"md RAID superblock 0.90"), "{got:?}");
     }
 
     #[test]

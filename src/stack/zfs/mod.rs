@@ -347,7 +347,7 @@ fn looks_like_label(src: &(impl ReadAt + ?Sized), l: usize) -> bool {
     if fits(at, 4) && src.read_exact_at(&mut head, at).is_ok() && head[0] == 1 && head[1] <= 1 {
         return true;
     }
-    let tail = at + (PHYS_SIZE - ECK_SIZE) as u64;
+    let tail = tail_magic(at);
     let mut magic = [0u8; 8];
     fits(tail, 8)
         && src.read_exact_at(&mut magic, tail).is_ok()
@@ -359,8 +359,13 @@ fn looks_like_label(src: &(impl ReadAt + ?Sized), l: usize) -> bool {
 fn peeks(len: u64) -> Vec<(u64, u64)> {
     (0..LABELS)
         .filter_map(|l| phys_offset(len, l))
-        .flat_map(|at| [(at, 4), (at + (PHYS_SIZE - ECK_SIZE) as u64, 8)])
+        .flat_map(|at| [(at, 4), (tail_magic(at), 8)])
         .collect()
+}
+
+/// Where the checksum's magic is in the `vdev_phys_t` starting at `at`.
+fn tail_magic(at: u64) -> u64 {
+    at + (PHYS_SIZE - ECK_SIZE) as u64
 }
 
 /// The ZFS labels on `src` (a whole disk, partition or image: a leaf
